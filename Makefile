@@ -1,0 +1,50 @@
+# mediaspec — contract kit for the media generation API.
+# `make test` is what CI runs; `make lint` adds format, tidiness and the independent spec linter.
+
+GO      ?= go
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+LDFLAGS := -X main.version=$(VERSION)
+PKGS    := ./...
+
+.PHONY: all test vet race build run mock check lint fmt-check tidy-check lint-spec bench clean
+
+all: lint test
+
+## test: go vet, then every test with the race detector (the conformance suite runs against the
+## in-process mock as part of it).
+test: vet
+	$(GO) test -race -count=1 $(PKGS)
+
+vet:
+	$(GO) vet $(PKGS)
+
+build:
+	CGO_ENABLED=0 $(GO) build -ldflags "$(LDFLAGS)" -o bin/mediaspec ./cmd/mediaspec
+
+## run: the main job — check the embedded mock against the rule catalogue.
+run:
+	$(GO) run -ldflags "$(LDFLAGS)" ./cmd/mediaspec check
+
+## lint: formatting, module tidiness, vet, and the independent OpenAPI linter (Redocly, from npm).
+lint: fmt-check tidy-check vet lint-spec
+
+fmt-check:
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+
+tidy-check:
+	@cp go.mod /tmp/mediaspec-go.mod.bak && cp go.sum /tmp/mediaspec-go.sum.bak; \
+	$(GO) mod tidy; \
+	if ! git diff --quiet -- go.mod go.sum; then echo "go mod tidy changes go.mod/go.sum:"; git --no-pager diff -- go.mod go.sum; \
+	  cp /tmp/mediaspec-go.mod.bak go.mod; cp /tmp/mediaspec-go.sum.bak go.sum; exit 1; fi
+
+## lint-spec: lint spec/openapi.yaml and spec/control.yaml with @redocly/cli (pinned in spec/lint).
+lint-spec:
+	cd spec/lint && npm ci --no-audit --no-fund --loglevel=error && \
+	  npx --no-install redocly lint ../openapi.yaml ../control.yaml --config redocly.yaml
+
+## bench: the benchmarks (speed is measured here, never asserted in tests).
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)
+
+clean:
+	rm -rf bin spec/lint/node_modules

@@ -1,0 +1,30 @@
+// Command mediaspec is the contract kit for the media generation API: it prints the contract
+// (spec, rules), runs the stateful mock (mock), checks an implementation against the rules (check),
+// receives signed webhooks (receive) and compares two contract versions (diff). Subcommands appear
+// here only once they work.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := Run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	if err != nil {
+		var ue usageError
+		if !errors.As(err, &ue) || ue.msg != "" {
+			fmt.Fprintln(os.Stderr, "mediaspec:", err)
+		}
+		if errors.As(err, &ue) {
+			os.Exit(2)
+		}
+		os.Exit(1)
+	}
+}

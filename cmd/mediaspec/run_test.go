@@ -1,0 +1,129 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/mediaspec/mediaspec/spec"
+)
+
+func run(t *testing.T, args ...string) (string, string, error) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	err := Run(context.Background(), args, &out, &errOut)
+	return out.String(), errOut.String(), err
+}
+
+func TestUsageErrors(t *testing.T) {
+	for _, args := range [][]string{
+		{}, {"nope"}, {"rules", "--level", "OUGHT"}, {"rules", "--area", "NOPE"}, {"rules", "--need", "magic"},
+		{"rules", "--format", "xml"}, {"spec", "--format", "xml"}, {"rules", "extra"}, {"rules", "--unobservable", "--observable"},
+		{"spec", "--no-such-flag"},
+	} {
+		_, _, err := run(t, args...)
+		var ue usageError
+		if !errors.As(err, &ue) {
+			t.Errorf("%v: err = %v, want a usage error", args, err)
+		}
+	}
+}
+
+func TestHelpListsOnlyWorkingCommands(t *testing.T) {
+	out, _, err := run(t, "help")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name := range commands() {
+		if !strings.Contains(out, "  "+name+" ") {
+			t.Errorf("help does not list %s", name)
+		}
+	}
+}
+
+func TestSpecPrintsTheEmbeddedDocuments(t *testing.T) {
+	out, _, err := run(t, "spec")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out != string(spec.OpenAPIYAML()) {
+		t.Error("spec does not print openapi.yaml as written")
+	}
+	out, _, err = run(t, "spec", "--control")
+	if err != nil || out != string(spec.ControlYAML()) {
+		t.Errorf("spec --control: %v", err)
+	}
+	out, _, err = run(t, "spec", "--format", "json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Info struct{ Version string } `json:"info"`
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil || doc.Info.Version != spec.Version {
+		t.Errorf("spec --format json: version %q, err %v", doc.Info.Version, err)
+	}
+}
+
+func TestRulesFilters(t *testing.T) {
+	cat, err := spec.LoadRules()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, _, err := run(t, "rules")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasSuffix(out, "\n") || !strings.Contains(out, "rules\n") {
+		t.Errorf("no count line in %q", out[len(out)-40:])
+	}
+	lines := strings.Count(out, "\n") - 1
+	if lines != len(cat.Rules) {
+		t.Errorf("rules printed %d lines, catalogue has %d rules", lines, len(cat.Rules))
+	}
+	first := cat.Rules[0]
+	out, _, err = run(t, "rules", "--area", strings.ToLower(first.Area()), "--format", "json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rules []spec.Rule
+	if err := json.Unmarshal([]byte(out), &rules); err != nil {
+		t.Fatal(err)
+	}
+	if len(rules) == 0 {
+		t.Fatal("--area returned nothing")
+	}
+	for _, r := range rules {
+		if r.Area() != first.Area() {
+			t.Errorf("--area %s returned %s", first.Area(), r.ID)
+		}
+	}
+	out, _, err = run(t, "rules", "--id", strings.ToLower(first.ID))
+	if err != nil || !strings.Contains(out, first.Statement[:min(20, len(first.Statement))]) {
+		t.Errorf("--id %s: %v\n%s", first.ID, err, out)
+	}
+	if _, _, err := run(t, "rules", "--id", "NOPE-999"); err == nil {
+		t.Error("--id of a missing rule succeeded")
+	}
+	out, _, err = run(t, "rules", "--unobservable", "--format", "json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rules = nil
+	_ = json.Unmarshal([]byte(out), &rules)
+	if len(rules) == 0 {
+		t.Error("no unobservable rules listed")
+	}
+	for _, r := range rules {
+		if r.Unobservable == "" {
+			t.Errorf("--unobservable listed observable %s", r.ID)
+		}
+	}
+	out, _, err = run(t, "rules", "--areas")
+	if err != nil || !strings.Contains(out, "total") {
+		t.Errorf("--areas: %v %q", err, out)
+	}
+}

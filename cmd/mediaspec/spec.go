@@ -1,0 +1,157 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/mediaspec/mediaspec/spec"
+	yaml "go.yaml.in/yaml/v3"
+)
+
+func runVersion(_ context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("version", "", stderr)
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "mediaspec %s (contract %s)\n", version, spec.Version)
+	return nil
+}
+
+// runSpec prints the embedded REST description (or the control API description) as YAML or JSON.
+func runSpec(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("spec", "[--control] [--format yaml|json]", stderr)
+	control := fs.Bool("control", false, "print the test-control API description instead of the REST description")
+	format := fs.String("format", "yaml", "output format: yaml (as written) or json")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	data := spec.OpenAPIYAML()
+	if *control {
+		data = spec.ControlYAML()
+	}
+	switch strings.ToLower(*format) {
+	case "yaml":
+		_, err := stdout.Write(data)
+		return err
+	case "json":
+		doc, err := spec.LoadDocument(ctx, data)
+		if err != nil {
+			return err
+		}
+		out, err := json.MarshalIndent(doc, "", "  ")
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprintf(stdout, "%s\n", out)
+		return err
+	default:
+		return usageError{msg: fmt.Sprintf("--format %q: want yaml or json", *format)}
+	}
+}
+
+// runRules lists the rule catalogue.
+func runRules(_ context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("rules", "[--area A] [--level L] [--need N] [--grep TEXT] [--unobservable|--observable] [--id ID] [--format table|yaml|json] [--areas]", stderr)
+	area := fs.String("area", "", "only rules of this area prefix (e.g. AUTH)")
+	level := fs.String("level", "", "only rules of this level: MUST, SHOULD or MAY")
+	need := fs.String("need", "", "only rules with this need (e.g. control)")
+	grep := fs.String("grep", "", "only rules whose id, section, statement or interpretation contains this text")
+	unobs := fs.Bool("unobservable", false, "only rules a black-box test cannot observe")
+	obs := fs.Bool("observable", false, "only rules a black-box test can observe")
+	id := fs.String("id", "", "print one rule in full")
+	format := fs.String("format", "table", "output format: table, yaml or json")
+	areas := fs.Bool("areas", false, "list the areas with their rule counts instead of rules")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if *unobs && *obs {
+		return usageError{msg: "--unobservable and --observable exclude each other"}
+	}
+	cat, err := spec.LoadRules()
+	if err != nil {
+		return err
+	}
+	if *areas {
+		counts := map[string]int{}
+		for _, r := range cat.Rules {
+			counts[r.Area()]++
+		}
+		for _, a := range cat.AreaNames() {
+			fmt.Fprintf(stdout, "%-12s %4d  %s\n", a, counts[a], cat.Areas[a])
+		}
+		fmt.Fprintf(stdout, "%-12s %4d\n", "total", len(cat.Rules))
+		return nil
+	}
+	var rules []spec.Rule
+	if *id != "" {
+		r, ok := cat.Get(strings.ToUpper(*id))
+		if !ok {
+			return fmt.Errorf("no rule %q in the catalogue", *id)
+		}
+		rules = []spec.Rule{r}
+		if *format == "table" {
+			*format = "yaml"
+		}
+	} else {
+		f := spec.RuleFilter{Area: *area, Level: *level, Need: *need, Text: *grep}
+		if *unobs || *obs {
+			v := *obs
+			f.Observable = &v
+		}
+		if f.Level != "" && !validLevel(f.Level) {
+			return usageError{msg: fmt.Sprintf("--level %q: want MUST, SHOULD or MAY", f.Level)}
+		}
+		if f.Area != "" {
+			if _, ok := cat.Areas[strings.ToUpper(f.Area)]; !ok {
+				return usageError{msg: fmt.Sprintf("--area %q: not an area of the catalogue (%s)", f.Area, strings.Join(cat.AreaNames(), ", "))}
+			}
+		}
+		if f.Need != "" {
+			if _, ok := cat.Needs[f.Need]; !ok {
+				return usageError{msg: fmt.Sprintf("--need %q: not a need of the catalogue", f.Need)}
+			}
+		}
+		rules = cat.Filter(f)
+	}
+	switch strings.ToLower(*format) {
+	case "table":
+		for _, r := range rules {
+			mark := ""
+			if !r.Observable() {
+				mark = " (unobservable)"
+			}
+			needs := ""
+			if len(r.Needs) > 0 {
+				needs = " [" + strings.Join(r.Needs, ",") + "]"
+			}
+			fmt.Fprintf(stdout, "%-14s %-6s %s%s%s\n", r.ID, r.Level, r.Statement, needs, mark)
+		}
+		fmt.Fprintf(stdout, "%d rules\n", len(rules))
+		return nil
+	case "yaml":
+		enc := yaml.NewEncoder(stdout)
+		enc.SetIndent(2)
+		if err := enc.Encode(rules); err != nil {
+			return err
+		}
+		return enc.Close()
+	case "json":
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(rules)
+	default:
+		return usageError{msg: fmt.Sprintf("--format %q: want table, yaml or json", *format)}
+	}
+}
+
+func validLevel(l string) bool {
+	for _, x := range spec.Levels {
+		if strings.EqualFold(x, l) {
+			return true
+		}
+	}
+	return false
+}
