@@ -1,0 +1,230 @@
+package api
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/mediaspec/mediaspec/mock/apierr"
+)
+
+// MaxBodyBytes is the default body ceiling for DecodeStrict (1 MiB).
+const MaxBodyBytes int64 = 1 << 20
+
+// DecodeStrict reads r's body as one JSON object into dst (a pointer to a
+// struct, or to a map). It refuses, each with 400 invalid_config and a
+// message a person can act on: an empty body, a body over maxBytes (<= 0
+// means MaxBodyBytes), malformed JSON, a body that is not an object,
+// trailing data after the object, an unknown key (Field names the key, with
+// its parent path when nested), and a value of the wrong type (Field names
+// the path). It never answers 500 for anything the client sent.
+func DecodeStrict(r *http.Request, dst any, maxBytes int64) error {
+	if maxBytes <= 0 {
+		maxBytes = MaxBodyBytes
+	}
+	if r.Body == nil {
+		return apierr.InvalidConfig("", "The request body is empty; send a JSON object.")
+	}
+	data, err := io.ReadAll(io.LimitReader(r.Body, maxBytes+1))
+	if err != nil {
+		return apierr.InvalidConfig("", "The request body could not be read.")
+	}
+	if int64(len(data)) > maxBytes {
+		return apierr.InvalidConfig("", fmt.Sprintf("The request body is larger than %d bytes.", maxBytes))
+	}
+	return DecodeStrictBytes(data, dst)
+}
+
+// DecodeStrictBytes is DecodeStrict on bytes already read.
+func DecodeStrictBytes(data []byte, dst any) error {
+	trimmed := bytes.TrimSpace(data)
+	if len(trimmed) == 0 {
+		return apierr.InvalidConfig("", "The request body is empty; send a JSON object.")
+	}
+	if trimmed[0] != '{' {
+		if !json.Valid(trimmed) {
+			return apierr.InvalidConfig("", "The request body is not valid JSON.")
+		}
+		return apierr.InvalidConfig("", "The request body must be a JSON object.")
+	}
+	dec := json.NewDecoder(bytes.NewReader(trimmed))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(dst); err != nil {
+		return decodeError(err)
+	}
+	if rest := bytes.TrimSpace(trimmed[dec.InputOffset():]); len(rest) > 0 {
+		return apierr.InvalidConfig("", "The request body has data after the JSON object; send exactly one object.")
+	}
+	return nil
+}
+
+func decodeError(err error) error {
+	var syn *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	var ae *apierr.Error
+	switch {
+	case errors.As(err, &ae):
+		return ae
+	case errors.As(err, &syn):
+		return apierr.InvalidConfig("", fmt.Sprintf("The request body is not valid JSON (at byte %d).", syn.Offset))
+	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
+		return apierr.InvalidConfig("", "The request body is not valid JSON (it ends early).")
+	case errors.As(err, &typ):
+		field := typ.Field
+		if field == "" {
+			return apierr.InvalidConfig("", "The request body has a value of the wrong type: expected "+jsonKind(typ.Type)+".")
+		}
+		return apierr.InvalidConfig(field, fmt.Sprintf("%s must be %s, not %s.", field, jsonKind(typ.Type), typ.Value))
+	}
+	msg := err.Error()
+	if name, ok := strings.CutPrefix(msg, "json: unknown field "); ok {
+		name = strings.Trim(name, `"`)
+		return apierr.InvalidConfig(name, fmt.Sprintf("Unknown key %q in the request body; send only the documented keys.", name))
+	}
+	return apierr.InvalidConfig("", "The request body could not be read: "+msg)
+}
+
+// jsonKind names a Go type as the JSON a client should send.
+func jsonKind(t reflect.Type) string {
+	for t != nil && t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t == nil {
+		return "a value"
+	}
+	switch t.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "a whole number"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Slice, reflect.Array:
+		return "an array"
+	case reflect.Map, reflect.Struct:
+		return "an object"
+	}
+	return "a value of another type"
+}
+
+// Optional is a body field that distinguishes absent (Set false), null
+// (Set true, Null true) and a value. Use it for PATCH fields where null
+// means "back to the default".
+type Optional[T any] struct {
+	Set   bool
+	Null  bool
+	Value T
+}
+
+// UnmarshalJSON records that the field was present.
+func (o *Optional[T]) UnmarshalJSON(b []byte) error {
+	o.Set = true
+	if string(bytes.TrimSpace(b)) == "null" {
+		o.Null = true
+		return nil
+	}
+	if err := json.Unmarshal(b, &o.Value); err != nil {
+		var typ *json.UnmarshalTypeError
+		if errors.As(err, &typ) {
+			return &json.UnmarshalTypeError{Value: typ.Value, Type: reflect.TypeFor[T](), Offset: typ.Offset}
+		}
+		return err
+	}
+	return nil
+}
+
+// Ptr returns nil when absent or null, else a pointer to the value.
+func (o Optional[T]) Ptr() *T {
+	if !o.Set || o.Null {
+		return nil
+	}
+	v := o.Value
+	return &v
+}
+
+// QueryString returns the trimmed value of name; blank counts as omitted.
+func QueryString(q url.Values, name string) (string, bool) {
+	v := strings.TrimSpace(q.Get(name))
+	return v, v != ""
+}
+
+// QueryLimit reads a page size: omitted, blank or not a positive whole
+// number gives def; a value above max is clamped to max.
+func QueryLimit(q url.Values, name string, def, max int) int {
+	v, ok := QueryString(q, name)
+	if !ok {
+		return def
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n <= 0 {
+		return def
+	}
+	return min(n, max)
+}
+
+// QueryEnum reads name and checks it against allowed; blank counts as
+// omitted; another value is 400 invalid_config naming the field.
+func QueryEnum(q url.Values, name string, allowed ...string) (string, bool, error) {
+	v, ok := QueryString(q, name)
+	if !ok {
+		return "", false, nil
+	}
+	if !slices.Contains(allowed, v) {
+		return "", false, apierr.InvalidConfig(name, fmt.Sprintf("%s must be one of %s.", name, strings.Join(allowed, ", ")))
+	}
+	return v, true, nil
+}
+
+// QueryTime reads a time filter: blank counts as omitted; a date
+// (2006-01-02) is midnight UTC; a date-time needs a zone (Z or ±hh:mm). A
+// zoneless or unreadable value is 400 invalid_config naming the field.
+func QueryTime(q url.Values, name string) (time.Time, bool, error) {
+	v, ok := QueryString(q, name)
+	if !ok {
+		return time.Time{}, false, nil
+	}
+	if t, err := time.Parse(time.DateOnly, v); err == nil {
+		return t.UTC(), true, nil
+	}
+	if t, err := time.Parse(time.RFC3339Nano, v); err == nil {
+		return t.UTC(), true, nil
+	}
+	for _, layout := range []string{"2006-01-02T15:04:05.999999999", "2006-01-02T15:04", "2006-01-02 15:04:05"} {
+		if _, err := time.Parse(layout, v); err == nil {
+			return time.Time{}, false, apierr.InvalidConfig(name, name+" has no time zone; add Z or an offset such as +02:00, or send a date.")
+		}
+	}
+	return time.Time{}, false, apierr.InvalidConfig(name, name+" must be a date (2006-01-02) or a date-time with a zone (2006-01-02T15:04:05Z).")
+}
+
+// WriteJSON writes v as a JSON answer with status, Content-Type
+// application/json and Cache-Control no-store. It encodes before writing,
+// so an unencodable v returns an internal error with nothing written; write
+// errors (the client went away) are not reported.
+func WriteJSON(w http.ResponseWriter, status int, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return apierr.Internal(err, "The service failed to encode its answer.")
+	}
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	_, _ = w.Write(append(b, '\n'))
+	return nil
+}
+
+// FormatTime renders t as RFC 3339 in UTC with a Z suffix.
+func FormatTime(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }

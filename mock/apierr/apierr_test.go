@@ -1,0 +1,169 @@
+package apierr
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+)
+
+// The interface spec's error table, restated independently of `table`.
+var specTable = map[string]struct {
+	status    int
+	retryable bool
+}{
+	"not_authorized": {401, false}, "insufficient_scope": {403, false}, "required_plan": {403, false},
+	"invalid_config": {400, false}, "max_credits_exceeded": {402, false}, "insufficient_credits": {402, false},
+	"spend_limit_exceeded": {402, false}, "capability_unavailable": {404, false}, "not_found": {404, false},
+	"input_not_ready": {409, true}, "submission_in_flight": {409, true}, "estimate_changed": {409, true},
+	"not_priced": {409, false}, "workspace_unavailable": {410, false}, "moderation_blocked": {422, false},
+	"rate_limited": {429, true}, "quota_exceeded": {429, false}, "request_blocked": {429, false},
+	"internal_error": {500, true}, "provider_unavailable": {502, true}, "moderation_unavailable": {503, true},
+	"pricing_unavailable": {503, true},
+}
+
+func TestTableMatchesSpec(t *testing.T) {
+	codes := Codes()
+	if len(codes) != len(specTable) {
+		t.Fatalf("table has %d codes, spec %d", len(codes), len(specTable))
+	}
+	for _, c := range codes {
+		want, ok := specTable[string(c)]
+		if !ok {
+			t.Fatalf("code %q not in the spec", c)
+		}
+		e := New(c, "m")
+		if e.Status != want.status || e.Retryable != want.retryable {
+			t.Errorf("%s: %d/%v, want %d/%v", c, e.Status, e.Retryable, want.status, want.retryable)
+		}
+	}
+	if e := New("bogus", "m"); e.Code != CodeInternalError || e.Status != 500 {
+		t.Fatalf("unknown code rendered %+v", e)
+	}
+}
+
+func render(t *testing.T, err error) (*httptest.ResponseRecorder, map[string]any) {
+	t.Helper()
+	rec := httptest.NewRecorder()
+	req := httptest.NewRequest(http.MethodGet, "/api/v1/x", nil)
+	Write(rec, req, err)
+	var env map[string]map[string]any
+	if e := json.Unmarshal(rec.Body.Bytes(), &env); e != nil {
+		t.Fatalf("body %q: %v", rec.Body.String(), e)
+	}
+	if len(env) != 1 || env["error"] == nil {
+		t.Fatalf("envelope %q has no single error key", rec.Body.String())
+	}
+	return rec, env["error"]
+}
+
+func TestWriteRateLimited(t *testing.T) {
+	rec, b := render(t, RateLimited(7, "slow down"))
+	if rec.Code != 429 || rec.Header().Get("Retry-After") != "7" {
+		t.Fatalf("status %d Retry-After %q", rec.Code, rec.Header().Get("Retry-After"))
+	}
+	if rec.Header().Get("Content-Type") != "application/json" || rec.Header().Get("Cache-Control") != "no-store" {
+		t.Fatalf("headers %v", rec.Header())
+	}
+	if b["ok"] != false || b["code"] != "rate_limited" || b["retryable"] != true ||
+		b["retry_after_seconds"] != float64(7) || b["credits_charged"] != float64(0) || b["message"] != "slow down" {
+		t.Fatalf("body %v", b)
+	}
+}
+
+func TestWriteOmitsUnsetOptionals(t *testing.T) {
+	rec, b := render(t, NotFound("gone"))
+	if rec.Code != 404 || rec.Header().Get("Retry-After") != "" {
+		t.Fatalf("status %d, Retry-After %q", rec.Code, rec.Header().Get("Retry-After"))
+	}
+	for _, k := range []string{"field", "fields", "retry_after_seconds", "limit", "in_flight", "capability_status",
+		"required_plan", "shortfall", "blocked_reason", "asset_ids", "accepted_content_types"} {
+		if _, ok := b[k]; ok {
+			t.Errorf("unset optional %q rendered", k)
+		}
+	}
+	if _, ok := b["credits_charged"]; !ok {
+		t.Fatal("credits_charged missing")
+	}
+}
+
+func TestWriteOptionalFields(t *testing.T) {
+	_, b := render(t, MaxCreditsExceeded(10, 55, "m"))
+	lim := b["limit"].(map[string]any)
+	if lim["bound_by"] != "max_credits" || lim["required_credits"] != float64(55) || lim["limit_credits"] != float64(10) {
+		t.Fatalf("limit %v", lim)
+	}
+	if b["field"] != "max_credits" {
+		t.Fatalf("field %v", b["field"])
+	}
+	_, b = render(t, SpendLimitExceeded(BoundOrgDaily, 2000, 0, "m"))
+	lim = b["limit"].(map[string]any)
+	if lim["bound_by"] != "org_daily" || lim["remaining_credits"] != float64(0) {
+		t.Fatalf("limit %v", lim)
+	}
+	if _, ok := lim["required_credits"]; ok {
+		t.Fatal("required_credits on a spend limit refusal")
+	}
+	_, b = render(t, InsufficientCredits(12, "m"))
+	if b["shortfall"] != float64(12) {
+		t.Fatalf("shortfall %v", b["shortfall"])
+	}
+	rec, b := render(t, SubmissionInFlight(InFlight{GenerationID: "gen_1", Status: "rendering"}, 3, "m"))
+	if rec.Header().Get("Retry-After") != "3" || b["in_flight"].(map[string]any)["generation_id"] != "gen_1" {
+		t.Fatalf("in flight %v %v", rec.Header(), b)
+	}
+	_, b = render(t, RequiredPlan("business", "requires_plan", "m"))
+	if b["required_plan"] != "business" || b["capability_status"] != "requires_plan" {
+		t.Fatalf("plan %v", b)
+	}
+	_, b = render(t, InvalidConfigFields([]string{"config.a", "config.b"}, "m"))
+	if fs := b["fields"].([]any); len(fs) != 2 {
+		t.Fatalf("fields %v", b["fields"])
+	}
+}
+
+func TestWriteUnknownErrorIsInternalAndLogged(t *testing.T) {
+	var logbuf bytes.Buffer
+	l := slog.New(slog.NewTextHandler(&logbuf, nil))
+	rec := httptest.NewRecorder()
+	req := httptest.NewRequest(http.MethodGet, "/api/v1/credits/balance", nil)
+	req = req.WithContext(WithLogger(req.Context(), l))
+	Write(rec, req, errors.New("disk on fire"))
+	if rec.Code != 500 {
+		t.Fatalf("status %d", rec.Code)
+	}
+	if strings.Contains(rec.Body.String(), "disk on fire") {
+		t.Fatal("cause leaked into the body")
+	}
+	if !strings.Contains(logbuf.String(), "disk on fire") || !strings.Contains(logbuf.String(), "/api/v1/credits/balance") {
+		t.Fatalf("not logged: %q", logbuf.String())
+	}
+	var env map[string]map[string]any
+	_ = json.Unmarshal(rec.Body.Bytes(), &env)
+	if env["error"]["code"] != "internal_error" || env["error"]["retryable"] != true {
+		t.Fatalf("body %v", env)
+	}
+}
+
+func TestWrappedErrorKeepsCode(t *testing.T) {
+	wrapped := fmt.Errorf("context: %w", QuotaExceeded("used up"))
+	rec, b := render(t, wrapped)
+	if rec.Code != 429 || b["code"] != "quota_exceeded" || b["retryable"] != false {
+		t.Fatalf("%d %v", rec.Code, b)
+	}
+	if CodeOf(wrapped) != CodeQuotaExceeded || CodeOf(errors.New("x")) != CodeInternalError {
+		t.Fatal("CodeOf")
+	}
+	if !errors.Is(wrapped, New(CodeQuotaExceeded, "")) || errors.Is(wrapped, New(CodeNotFound, "")) {
+		t.Fatal("errors.Is by code")
+	}
+	cause := errors.New("root")
+	if !errors.Is(Internal(cause, "m"), cause) {
+		t.Fatal("Unwrap")
+	}
+}

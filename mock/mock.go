@@ -1,0 +1,376 @@
+// Package mock wires the stateful mock of the media generation service: a
+// Config becomes a *Server, an http.Handler serving /api/v1 (package api)
+// and, unless disabled, the test-control API under /_control/v1 (package
+// control) on the same listener.
+//
+// At start (and on POST /_control/v1/reset) the server builds its start
+// state from its seed: a default workspace (plan pro, Config.Balance
+// credits) with one generate+read key and one read-only key. Because every
+// id and secret comes from one seeded stream (package ids) that reset
+// restarts, the printed keys stay valid across resets and two servers with
+// the same seed hand out the same ids.
+package mock
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mediaspec/mediaspec/mock/api"
+	"github.com/mediaspec/mediaspec/mock/apierr"
+	"github.com/mediaspec/mediaspec/mock/clock"
+	"github.com/mediaspec/mediaspec/mock/control"
+	"github.com/mediaspec/mediaspec/mock/ids"
+	"github.com/mediaspec/mediaspec/mock/ratelimit"
+	"github.com/mediaspec/mediaspec/mock/workspace"
+	"github.com/mediaspec/mediaspec/spec"
+)
+
+// DefaultBalance is the default workspace's starting balance.
+const DefaultBalance int64 = 10000
+
+// Config configures a Server. Zero values mean the documented defaults.
+type Config struct {
+	// Addr is the listen address (default "127.0.0.1:8080"); Serve uses the
+	// listener it is given instead.
+	Addr string `yaml:"addr" env:"MEDIASPEC_MOCK_ADDR"`
+	// PublicURL is the scheme and host written into links and printed
+	// (default: derived from the listener, http://<addr>).
+	PublicURL string `yaml:"public_url" env:"MEDIASPEC_MOCK_PUBLIC_URL"`
+	// Seed fixes ids, keys, rendered bytes and fault decisions. 0 picks a
+	// random seed, reported in StartInfo.
+	Seed uint64 `yaml:"seed" env:"MEDIASPEC_MOCK_SEED"`
+	// TimeScale runs service time this many times faster than wall time
+	// (default 1). Ignored when Clock is set.
+	TimeScale float64 `yaml:"time_scale" env:"MEDIASPEC_MOCK_TIME_SCALE"`
+	// ControlToken protects /_control/v1 (default: random, printed).
+	ControlToken string `yaml:"control_token" env:"MEDIASPEC_MOCK_CONTROL_TOKEN"`
+	// NoControl turns the control API off (its paths then answer 404).
+	NoControl bool `yaml:"no_control" env:"MEDIASPEC_MOCK_NO_CONTROL"`
+	// Balance is the default workspace's starting balance (default 10000;
+	// negative means 0).
+	Balance int64 `yaml:"balance" env:"MEDIASPEC_MOCK_BALANCE"`
+	// ValidateResponses checks every /api/v1 answer against the REST
+	// description (OpenAPIJSON) and logs each violation at error level.
+	ValidateResponses bool `yaml:"validate_responses" env:"MEDIASPEC_MOCK_VALIDATE_RESPONSES"`
+	// LogFormat is "text" (default) or "json"; used when Logger is nil.
+	LogFormat string `yaml:"log_format" env:"MEDIASPEC_MOCK_LOG_FORMAT"`
+
+	// Clock is the injected clock (nil: a scaled real clock at TimeScale).
+	Clock clock.Clock `yaml:"-"`
+	// Logger receives the server's logs (nil: stderr in LogFormat).
+	Logger *slog.Logger `yaml:"-"`
+	// OpenAPIJSON is the REST description served at GET /api/v1/openapi.json
+	// and used by ValidateResponses (nil: the embedded spec/openapi.yaml).
+	OpenAPIJSON []byte `yaml:"-"`
+}
+
+// StartInfo is what `mediaspec mock` prints at start.
+type StartInfo struct {
+	BaseURL            string  `json:"base_url"`
+	GenerateKey        string  `json:"generate_key"`
+	ReadKey            string  `json:"read_key"`
+	ControlURL         string  `json:"control_url,omitempty"`
+	ControlToken       string  `json:"control_token,omitempty"`
+	Balance            int64   `json:"balance"`
+	DefaultWorkspaceID string  `json:"default_workspace_id"`
+	Seed               uint64  `json:"seed"`
+	TimeScale          float64 `json:"time_scale"`
+}
+
+// Format writes the start banner, one "name: value" per line.
+func (i StartInfo) Format(w io.Writer) error {
+	lines := []string{
+		"base url:       " + i.BaseURL,
+		"generate key:   " + i.GenerateKey,
+		"read key:       " + i.ReadKey,
+		fmt.Sprintf("balance:        %d credits", i.Balance),
+		"workspace:      " + i.DefaultWorkspaceID,
+		fmt.Sprintf("seed:           %d", i.Seed),
+		fmt.Sprintf("time scale:     %g", i.TimeScale),
+	}
+	if i.ControlURL != "" {
+		lines = append(lines, "control url:    "+i.ControlURL, "control token:  "+i.ControlToken)
+	} else {
+		lines = append(lines, "control api:    disabled")
+	}
+	_, err := io.WriteString(w, strings.Join(lines, "\n")+"\n")
+	return err
+}
+
+// Server is the mock. Its exported fields are the shared services later
+// handlers build on; they are set by New and never replaced.
+type Server struct {
+	Clock    clock.Clock
+	IDs      *ids.Source
+	Registry *workspace.Registry
+	Limiter  *ratelimit.Limiter
+	// API is the /api/v1 router: register further routes on it before serving.
+	API *api.Router
+	// Control is the control API (nil with NoControl): register further
+	// operations on it before serving.
+	Control *control.Handler
+	Logger  *slog.Logger
+
+	cfg     Config
+	seed    uint64
+	token   string
+	mux     *http.ServeMux
+	handler http.Handler
+
+	mu        sync.Mutex // guards publicURL, start, resetHooks
+	publicURL string
+	start     bootState
+	// resetHooks run after the start state is rebuilt (later packages clear
+	// their own state there).
+	resetHooks []func()
+}
+
+type bootState struct {
+	workspaceID string
+	generateKey string
+	readKey     string
+}
+
+// New builds a server and its start state. It does not listen.
+func New(cfg Config) (*Server, error) {
+	if cfg.TimeScale < 0 {
+		return nil, errors.New("mock: time scale must not be negative")
+	}
+	if cfg.TimeScale == 0 {
+		cfg.TimeScale = 1
+	}
+	if cfg.Balance == 0 {
+		cfg.Balance = DefaultBalance
+	}
+	cfg.Balance = max(cfg.Balance, 0)
+	if cfg.Addr == "" {
+		cfg.Addr = "127.0.0.1:8080"
+	}
+	logger := cfg.Logger
+	if logger == nil {
+		switch cfg.LogFormat {
+		case "", "text":
+			logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
+		case "json":
+			logger = slog.New(slog.NewJSONHandler(os.Stderr, nil))
+		default:
+			return nil, fmt.Errorf("mock: log format %q: want text or json", cfg.LogFormat)
+		}
+	}
+	clk := cfg.Clock
+	if clk == nil {
+		clk = clock.NewScaled(time.Now(), cfg.TimeScale)
+	}
+	seed := cfg.Seed
+	if seed == 0 {
+		var b [8]byte
+		if _, err := rand.Read(b[:]); err != nil {
+			return nil, fmt.Errorf("mock: seed: %w", err)
+		}
+		seed = binary.BigEndian.Uint64(b[:]) | 1
+	}
+	token := cfg.ControlToken
+	if token == "" && !cfg.NoControl {
+		b := make([]byte, 24)
+		if _, err := rand.Read(b); err != nil {
+			return nil, fmt.Errorf("mock: control token: %w", err)
+		}
+		token = "ctl_" + hex.EncodeToString(b)
+	}
+	if cfg.OpenAPIJSON == nil {
+		doc, err := spec.OpenAPIJSON(context.Background())
+		if err != nil {
+			return nil, fmt.Errorf("mock: REST description: %w", err)
+		}
+		cfg.OpenAPIJSON = doc
+	}
+	src := ids.New(seed)
+	s := &Server{
+		Clock:    clk,
+		IDs:      src,
+		Registry: workspace.NewRegistry(clk, src),
+		Limiter:  ratelimit.New(clk, nil),
+		Logger:   logger,
+		cfg:      cfg,
+		seed:     seed,
+		token:    token,
+		mux:      http.NewServeMux(),
+	}
+	s.API = api.NewRouter(api.Deps{Clock: clk, Registry: s.Registry, Limiter: s.Limiter, Logger: logger})
+	s.API.RegisterBase(cfg.OpenAPIJSON)
+	s.API.ReadyCheck("state", func() error {
+		s.mu.Lock()
+		id := s.start.workspaceID
+		s.mu.Unlock()
+		if _, ok := s.Registry.Get(id); !ok {
+			return errors.New("start state missing")
+		}
+		return nil
+	})
+	s.mux.Handle(api.BasePath+"/", s.API)
+	if !cfg.NoControl {
+		s.Control = control.New(control.Deps{
+			Clock: clk, Registry: s.Registry, Limiter: s.Limiter, Token: token,
+			DefaultWorkspaceID: s.DefaultWorkspaceID, Reset: s.Reset, Logger: logger,
+		})
+		s.mux.Handle(control.BasePath+"/", s.Control)
+	}
+	notFound := func(w http.ResponseWriter, r *http.Request) {
+		apierr.Write(w, r, apierr.NotFound("No route "+r.Method+" "+r.URL.Path+"; the API lives under "+api.BasePath+"/."))
+	}
+	s.mux.HandleFunc("/", notFound)
+	// Exact roots: answer 404 instead of ServeMux's redirect to the slash form.
+	s.mux.HandleFunc(api.BasePath, notFound)
+	s.mux.HandleFunc(control.BasePath, notFound)
+	s.handler = s.mux
+	if cfg.ValidateResponses {
+		v, err := newValidator(cfg.OpenAPIJSON, logger)
+		if err != nil {
+			return nil, err
+		}
+		s.handler = v.wrap(s.mux)
+	}
+	s.boot()
+	return s, nil
+}
+
+// boot (re)builds the start state from the seed.
+func (s *Server) boot() {
+	s.IDs.Reseed(s.seed)
+	s.Registry.Reset()
+	s.Limiter.Reset()
+	ws := s.Registry.Create(workspace.CreateParams{Name: "Default workspace", Plan: workspace.PlanPro, Balance: s.cfg.Balance})
+	_, gen, err := s.Registry.CreateKey(ws, workspace.KeyParams{Name: "generate key", Scopes: []workspace.Scope{workspace.ScopeRead, workspace.ScopeGenerate}})
+	if err != nil {
+		panic("mock: default generate key: " + err.Error()) // fixed valid params: cannot fail
+	}
+	_, read, err := s.Registry.CreateKey(ws, workspace.KeyParams{Name: "read key", Scopes: []workspace.Scope{workspace.ScopeRead}})
+	if err != nil {
+		panic("mock: default read key: " + err.Error())
+	}
+	s.mu.Lock()
+	s.start = bootState{workspaceID: ws.ID(), generateKey: gen, readKey: read}
+	s.mu.Unlock()
+}
+
+// Reset restores the start state: every workspace, key and bucket is
+// forgotten, and the default workspace and the printed keys are made again
+// (identical, from the same seed). The clock is not moved back. Reset hooks
+// run afterwards.
+func (s *Server) Reset() {
+	s.boot()
+	s.mu.Lock()
+	hooks := append([]func(){}, s.resetHooks...)
+	s.mu.Unlock()
+	for _, h := range hooks {
+		h()
+	}
+}
+
+// OnReset registers f to run after every Reset (for state kept outside the
+// registry, such as jobs or webhooks).
+func (s *Server) OnReset(f func()) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.resetHooks = append(s.resetHooks, f)
+}
+
+// DefaultWorkspaceID returns the default workspace's id.
+func (s *Server) DefaultWorkspaceID() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.start.workspaceID
+}
+
+// ServeHTTP serves /api/v1, /_control/v1 (unless disabled) and a 404
+// not_found envelope for everything else. No answer carries CORS headers.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }
+
+// SetPublicURL sets the scheme and host printed and written into links
+// (e.g. an httptest server's URL). Config.PublicURL, when set, wins.
+func (s *Server) SetPublicURL(u string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cfg.PublicURL == "" {
+		s.publicURL = strings.TrimRight(u, "/")
+	}
+}
+
+// PublicURL returns the scheme and host of the service.
+func (s *Server) PublicURL() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.publicURLLocked()
+}
+
+func (s *Server) publicURLLocked() string {
+	if s.cfg.PublicURL != "" {
+		return strings.TrimRight(s.cfg.PublicURL, "/")
+	}
+	if s.publicURL != "" {
+		return s.publicURL
+	}
+	addr := s.cfg.Addr
+	if strings.HasPrefix(addr, ":") {
+		addr = "127.0.0.1" + addr
+	}
+	return "http://" + addr
+}
+
+// Info returns what `mediaspec mock` prints.
+func (s *Server) Info() StartInfo {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	base := s.publicURLLocked()
+	i := StartInfo{
+		BaseURL: base + api.BasePath, GenerateKey: s.start.generateKey, ReadKey: s.start.readKey,
+		Balance: s.cfg.Balance, DefaultWorkspaceID: s.start.workspaceID, Seed: s.seed,
+		TimeScale: s.Clock.Scale(),
+	}
+	if !s.cfg.NoControl {
+		i.ControlURL = base + control.BasePath
+		i.ControlToken = s.token
+	}
+	return i
+}
+
+// Serve answers on ln until ctx is done, then shuts down gracefully (up to
+// 5 s). Without Config.PublicURL the public URL becomes http://<ln addr>.
+// It returns nil after a shutdown caused by ctx.
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	s.SetPublicURL("http://" + ln.Addr().String())
+	hs := &http.Server{
+		Handler:           s,
+		ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog:          slog.NewLogLogger(s.Logger.Handler(), slog.LevelWarn),
+		BaseContext:       func(net.Listener) context.Context { return ctx },
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		if err := hs.Shutdown(sctx); err != nil {
+			return err
+		}
+		if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
+			return err
+		}
+		return nil
+	}
+}
