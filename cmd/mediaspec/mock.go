@@ -1,0 +1,96 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"strings"
+
+	"github.com/mediaspec/mediaspec/mock"
+)
+
+// runMock starts the stateful mock and serves until ctx is done (Ctrl-C).
+func runMock(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("mock", "[flags]", stderr)
+	var cfg mock.Config
+	fs.StringVar(&cfg.Addr, "addr", "127.0.0.1:8080", "listen address (use 127.0.0.1:0 for any free port) [$MEDIASPEC_MOCK_ADDR]")
+	fs.StringVar(&cfg.PublicURL, "public-url", "", "scheme and host written into links and printed (default http://<addr>) [$MEDIASPEC_MOCK_PUBLIC_URL]")
+	fs.Uint64Var(&cfg.Seed, "seed", 0, "seed for ids, keys, rendered bytes and fault decisions (0: random, printed) [$MEDIASPEC_MOCK_SEED]")
+	fs.Float64Var(&cfg.TimeScale, "time-scale", 1, "run service time N times faster than wall time [$MEDIASPEC_MOCK_TIME_SCALE]")
+	fs.StringVar(&cfg.ControlToken, "control-token", "", "token for the control API (default: random, printed) [$MEDIASPEC_MOCK_CONTROL_TOKEN]")
+	fs.BoolVar(&cfg.NoControl, "no-control", false, "turn the control API off [$MEDIASPEC_MOCK_NO_CONTROL]")
+	fs.Int64Var(&cfg.Balance, "balance", mock.DefaultBalance, "starting balance of the default workspace, in credits [$MEDIASPEC_MOCK_BALANCE]")
+	fs.BoolVar(&cfg.ValidateResponses, "validate-responses", false, "check every answer against the REST description and log violations [$MEDIASPEC_MOCK_VALIDATE_RESPONSES]")
+	fs.StringVar(&cfg.LogFormat, "log-format", "text", "log format: text or json [$MEDIASPEC_MOCK_LOG_FORMAT]")
+	infoJSON := fs.Bool("json", false, "print the start information as one JSON object instead of text")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if err := applyEnv(fs, "MEDIASPEC_MOCK_"); err != nil {
+		return err
+	}
+	switch cfg.LogFormat {
+	case "text":
+		cfg.Logger = slog.New(slog.NewTextHandler(stderr, nil))
+	case "json":
+		cfg.Logger = slog.New(slog.NewJSONHandler(stderr, nil))
+	default:
+		return usageError{msg: fmt.Sprintf("--log-format %q: want text or json", cfg.LogFormat)}
+	}
+	if cfg.TimeScale <= 0 {
+		return usageError{msg: "--time-scale must be above 0"}
+	}
+	srv, err := mock.New(cfg)
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", cfg.Addr, err)
+	}
+	srv.SetPublicURL("http://" + ln.Addr().String())
+	info := srv.Info()
+	if *infoJSON {
+		enc := json.NewEncoder(stdout)
+		if err := enc.Encode(info); err != nil {
+			_ = ln.Close()
+			return err
+		}
+	} else {
+		fmt.Fprintln(stdout, "mediaspec mock is serving the media generation API. Ctrl-C stops it.")
+		if err := info.Format(stdout); err != nil {
+			_ = ln.Close()
+			return err
+		}
+		fmt.Fprintf(stdout, "\ntry:  curl -s -H 'Authorization: Bearer %s' %s/credits/balance\n", info.GenerateKey, info.BaseURL)
+	}
+	if f, ok := stdout.(*os.File); ok {
+		_ = f.Sync()
+	}
+	return srv.Serve(ctx, ln)
+}
+
+// applyEnv sets every flag that was not given on the command line from the environment variable
+// PREFIX + NAME (upper case, dashes as underscores), when that variable is set.
+func applyEnv(fs *flag.FlagSet, prefix string) error {
+	given := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	var err error
+	fs.VisitAll(func(f *flag.Flag) {
+		if given[f.Name] || err != nil {
+			return
+		}
+		name := prefix + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
+		if v, ok := os.LookupEnv(name); ok {
+			if e := fs.Set(f.Name, v); e != nil {
+				err = usageError{msg: fmt.Sprintf("$%s: %v", name, e)}
+			}
+		}
+	})
+	return err
+}

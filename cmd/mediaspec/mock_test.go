@@ -1,0 +1,84 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+)
+
+// The mock command starts on a free loopback port, prints what a client needs, answers with the
+// printed key, and stops cleanly when its context ends.
+func TestMockCommandServesWithThePrintedKey(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	pr, pw := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		done <- Run(ctx, []string{"mock", "--addr", "127.0.0.1:0", "--json", "--seed", "7", "--balance", "1234"}, pw, io.Discard)
+		_ = pw.Close()
+	}()
+	line, err := bufio.NewReader(pr).ReadString('\n')
+	if err != nil {
+		t.Fatalf("no start line: %v (run: %v)", err, <-done)
+	}
+	go func() { _, _ = io.Copy(io.Discard, pr) }()
+	var info struct {
+		BaseURL      string `json:"base_url"`
+		GenerateKey  string `json:"generate_key"`
+		ReadKey      string `json:"read_key"`
+		ControlURL   string `json:"control_url"`
+		ControlToken string `json:"control_token"`
+		Balance      int64  `json:"balance"`
+		Seed         uint64 `json:"seed"`
+	}
+	if err := json.Unmarshal([]byte(line), &info); err != nil {
+		t.Fatalf("start line is not JSON: %q", line)
+	}
+	if !strings.HasPrefix(info.BaseURL, "http://127.0.0.1:") || !strings.HasSuffix(info.BaseURL, "/api/v1") {
+		t.Errorf("base url %q", info.BaseURL)
+	}
+	if !strings.HasPrefix(info.GenerateKey, "sk_live_") || !strings.HasPrefix(info.ReadKey, "sk_live_") || info.ControlToken == "" {
+		t.Errorf("keys or token missing: %+v", info)
+	}
+	if info.Balance != 1234 || info.Seed != 7 {
+		t.Errorf("balance %d seed %d, want 1234 and 7", info.Balance, info.Seed)
+	}
+	client := &http.Client{Timeout: 10 * time.Second}
+	req, _ := http.NewRequest("GET", info.BaseURL+"/credits/balance", nil)
+	req.Header.Set("Authorization", "Bearer "+info.GenerateKey)
+	res, err := client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var bal struct {
+		Available int64 `json:"available_credits"`
+	}
+	_ = json.NewDecoder(res.Body).Decode(&bal)
+	res.Body.Close()
+	if res.StatusCode != 200 || bal.Available != 1234 {
+		t.Errorf("balance read: %d, available %d", res.StatusCode, bal.Available)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Errorf("mock did not stop cleanly: %v", err)
+	}
+}
+
+func TestMockCommandRefusesBadFlags(t *testing.T) {
+	for _, args := range [][]string{
+		{"mock", "--time-scale", "0"}, {"mock", "--log-format", "xml"}, {"mock", "--seed", "x"},
+	} {
+		if _, _, err := run(t, args...); err == nil {
+			t.Errorf("%v accepted", args)
+		}
+	}
+	t.Setenv("MEDIASPEC_MOCK_BALANCE", "lots")
+	if _, _, err := run(t, "mock", "--addr", "127.0.0.1:0"); err == nil || !strings.Contains(err.Error(), "MEDIASPEC_MOCK_BALANCE") {
+		t.Errorf("a bad environment value was not named: %v", err)
+	}
+}
