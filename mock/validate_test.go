@@ -2,13 +2,17 @@ package mock
 
 import (
 	"bytes"
+	"context"
+	"encoding/json"
 	"log/slog"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/mediaspec/mediaspec/spec"
 )
 
-// syncBuffer is a goroutine-safe log sink.
+// syncBuffer is a bytes.Buffer safe for the logger's concurrent writes.
 type syncBuffer struct {
 	mu sync.Mutex
 	b  bytes.Buffer
@@ -26,69 +30,58 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
-// TestAnswersMatchRESTDescription runs the served routes and the auth
-// refusals through the response validator built from the embedded
-// spec/openapi.yaml: a violation fails the test.
-func TestAnswersMatchRESTDescription(t *testing.T) {
-	var logs syncBuffer
-	e := newEnv(t, func(c *Config) {
-		c.OpenAPIJSON = nil // the embedded REST description
-		c.ValidateResponses = true
-		c.Logger = slog.New(slog.NewTextHandler(&logs, nil))
-	})
-	info := e.s.Info()
-	free := e.newWorkspace(`{"plan":"free"}`)
-	freeKey := e.newKey(free, `{"scopes":["read"]}`)
-	gone := e.newWorkspace(`{}`)
-	goneKey := e.newKey(gone, `{"scopes":["read"]}`)
-	e.control("DELETE", "/workspaces/"+gone, "", 200)
-	quota := e.newKey(info.DefaultWorkspaceID, `{"scopes":["read"],"request_allowance":0}`)
-	limited := e.newKey(info.DefaultWorkspaceID, `{"scopes":["read"],"buckets":{"agent_read":0}}`)
-	budget := e.newKey(info.DefaultWorkspaceID, `{"scopes":["read"],"budget_credits":10}`)
-
+// With --validate-responses the mock logs an answer that drifts from the REST description and
+// stays quiet on answers that match.
+func TestValidateResponsesLogsDrift(t *testing.T) {
+	real, err := spec.OpenAPIJSON(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A description that demands a field the balance answer does not carry.
+	doc, err := spec.LoadOpenAPI(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	bal := doc.Components.Schemas["CreditBalanceResponse"]
+	if bal == nil || bal.Value == nil {
+		t.Fatal("CreditBalanceResponse schema missing")
+	}
+	bal.Value.Required = append(bal.Value.Required, "field_the_mock_never_sends")
+	// The description's own example would now fail to load; drop it so the drift reaches run time.
+	bal.Value.Example = nil
+	if mt := doc.Paths.Value("/credits/balance").Get.Responses.Status(200).Value.Content.Get("application/json"); mt != nil {
+		mt.Example, mt.Examples = nil, nil
+	}
+	drifted, err := json.Marshal(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, c := range []struct {
-		path    string
-		headers []string
-		status  int
-	}{
-		{"/api/v1/health/live", nil, 200},
-		{"/api/v1/health/ready", nil, 200},
-		{"/api/v1/openapi.json", []string{bearer(info.ReadKey)}, 200},
-		{"/api/v1/credits/balance", []string{bearer(info.ReadKey)}, 200},
-		{"/api/v1/credits/balance", []string{"X-API-Key: " + budget}, 200},
-		{"/api/v1/credits/balance", nil, 401},
-		{"/api/v1/credits/balance", []string{bearer(freeKey)}, 403},
-		{"/api/v1/credits/balance", []string{bearer(goneKey)}, 410},
-		{"/api/v1/credits/balance", []string{bearer(quota)}, 429},
-		{"/api/v1/credits/balance", []string{bearer(limited)}, 429},
-	} {
-		r := e.call("GET", c.path, "", c.headers...)
-		if r.code != c.status {
-			t.Fatalf("GET %s: %d %s, want %d", c.path, r.code, r.raw, c.status)
-		}
-	}
-	if strings.Contains(logs.String(), "does not match") {
-		t.Fatalf("answers violate the REST description:\n%s", logs.String())
-	}
-}
-
-func TestValidatorReportsViolations(t *testing.T) {
-	doc := []byte(`{"openapi":"3.0.3","info":{"title":"t","version":"1"},"servers":[{"url":"/api/v1"}],
-	"paths":{"/health/live":{"get":{"responses":{"200":{"description":"x","content":{"application/json":{"schema":{
-	"type":"object","required":["ok","status"],"properties":{"ok":{"type":"boolean"},"status":{"type":"string","enum":["alive"]}}}}}}}}}}}`)
-	var logs syncBuffer
-	e := newEnv(t, func(c *Config) {
-		c.OpenAPIJSON = doc
-		c.ValidateResponses = true
-		c.Logger = slog.New(slog.NewTextHandler(&logs, nil))
-	})
-	if r := e.call("GET", "/api/v1/health/live", ""); r.code != 200 || r.body["status"] != "live" {
-		t.Fatalf("validator changed the answer: %d %s", r.code, r.raw)
-	}
-	if !strings.Contains(logs.String(), "does not match") {
-		t.Fatalf("violation not reported; logs:\n%s", logs.String())
-	}
-	if _, err := New(Config{ValidateResponses: true, OpenAPIJSON: []byte(`{`), Logger: slog.New(slog.DiscardHandler)}); err == nil {
-		t.Fatal("an unreadable description was accepted")
+		name    string
+		doc     []byte
+		wantLog bool
+	}{{"matching description", real, false}, {"drifted description", drifted, true}} {
+		t.Run(c.name, func(t *testing.T) {
+			var logs syncBuffer
+			e := newEnv(t, func(cfg *Config) {
+				cfg.OpenAPIJSON = c.doc
+				cfg.ValidateResponses = true
+				cfg.Logger = slog.New(slog.NewTextHandler(&logs, nil))
+			})
+			info := e.s.Info()
+			r := e.call("GET", "/api/v1/credits/balance", "", bearer(info.GenerateKey))
+			if r.code != 200 {
+				t.Fatalf("balance answered %d: %s", r.code, r.raw)
+			}
+			e.call("GET", "/api/v1/credits/balance", "") // a documented 401
+			e.call("GET", "/api/v1/no-such-route", "")   // an undocumented path answers the envelope
+			logged := strings.Contains(logs.String(), "answer does not match the REST description")
+			if logged != c.wantLog {
+				t.Errorf("violation logged = %v, want %v; logs:\n%s", logged, c.wantLog, logs.String())
+			}
+			if c.wantLog && !strings.Contains(logs.String(), "field_the_mock_never_sends") {
+				t.Errorf("the log does not name the missing field:\n%s", logs.String())
+			}
+		})
 	}
 }
