@@ -24,6 +24,7 @@ type command struct {
 
 func commands() map[string]command {
 	return map[string]command{
+		"check":   {"check a server (or, with no --base-url, the embedded mock) against every rule", runCheck},
 		"mock":    {"start the stateful mock of the whole service (prints a key, a balance and the control token)", runMock},
 		"spec":    {"print the embedded REST description (or the control API with --control)", runSpec},
 		"rules":   {"list the rule catalogue, filtered by area, level, need or text", runRules},

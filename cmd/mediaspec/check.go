@@ -1,0 +1,80 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"time"
+
+	"github.com/mediaspec/mediaspec/conformance"
+	"github.com/mediaspec/mediaspec/mock"
+	"github.com/mediaspec/mediaspec/mock/clock"
+)
+
+// embeddedBudget is the credit budget of a run against the embedded mock, whose credits are free.
+const embeddedBudget = 5000
+
+// runCheck runs the conformance suite against --base-url, or, with no target configured, against
+// the embedded mock it starts on a free loopback port with the control API on and a clock that moves
+// only when a spec advances it (so time-dependent specs run at once and bucket counts are exact).
+func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("check", "[--base-url URL --key KEY ...] [--label-filter EXPR] [--html-report FILE] ...", stderr)
+	flags := conformance.RegisterFlags(fs)
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	cfg, err := conformance.Load(flags, os.Getenv)
+	if err != nil {
+		return usageError{msg: err.Error()}
+	}
+	if cfg.BaseURL == "" {
+		stop, err := startEmbeddedMock(ctx, &cfg, stderr)
+		if err != nil {
+			return err
+		}
+		defer stop()
+		fmt.Fprintf(stdout, "checking the embedded mock at %s (give --base-url to check another server)\n", cfg.BaseURL)
+	} else {
+		fmt.Fprintf(stdout, "checking %s\n", cfg.BaseURL)
+	}
+	_, err = conformance.Run(ctx, cfg, stdout, stderr)
+	return err
+}
+
+// startEmbeddedMock starts the mock on 127.0.0.1:0 and points cfg at it, with control access. The
+// returned stop shuts it down.
+func startEmbeddedMock(ctx context.Context, cfg *conformance.Config, stderr io.Writer) (func(), error) {
+	srv, err := mock.New(mock.Config{
+		Seed:   1,
+		Clock:  clock.NewManual(time.Now().UTC().Truncate(time.Second)),
+		Logger: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelError})),
+	})
+	if err != nil {
+		return nil, err
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, fmt.Errorf("embedded mock: %w", err)
+	}
+	srv.SetPublicURL("http://" + ln.Addr().String())
+	sctx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(sctx, ln) }()
+	info := srv.Info()
+	cfg.BaseURL = info.BaseURL
+	cfg.ControlURL = info.ControlURL
+	cfg.ControlToken = info.ControlToken
+	cfg.Slow = true
+	if cfg.Budget == 0 {
+		cfg.Budget = embeddedBudget
+	}
+	return func() {
+		cancel()
+		if err := <-done; err != nil {
+			fmt.Fprintln(stderr, "mediaspec: embedded mock:", err)
+		}
+	}, nil
+}

@@ -1,0 +1,51 @@
+package main
+
+import (
+	"errors"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// With no target, check starts the embedded mock and runs the selected specs against it; the last
+// lines give the rule and spec tallies. (Ginkgo runs one suite per process, so this is the only test
+// here that runs specs.)
+func TestCheckRunsTheEmbeddedMock(t *testing.T) {
+	out, errOut, err := run(t, "check", "--label-filter", "HEALTH-001 || VER-001")
+	if err != nil {
+		t.Fatalf("check failed: %v\nstdout:\n%s\nstderr:\n%s", err, out, errOut)
+	}
+	if !strings.HasPrefix(out, "checking the embedded mock at http://127.0.0.1:") {
+		t.Errorf("first line does not say what is checked:\n%s", out[:min(200, len(out))])
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	last, rules := lines[len(lines)-1], lines[len(lines)-2]
+	if m := regexp.MustCompile(`^([1-9]\d*) passed, 0 failed, (\d+) skipped$`).FindStringSubmatch(last); m == nil {
+		t.Errorf("last line %q is not 'N passed, 0 failed, N skipped' with N > 0", last)
+	}
+	if !regexp.MustCompile(`^rules: [1-9]\d* passed, 0 failed, \d+ skipped, \d+ not covered, \d+ unobservable$`).MatchString(rules) {
+		t.Errorf("rule tally line %q", rules)
+	}
+	if strings.Contains(out+errOut, "sk_live_") && !strings.Contains(out+errOut, "sk_live_[REDACTED]") {
+		t.Error("a key appears unredacted in the output")
+	}
+}
+
+func TestCheckRefusesABadConfiguration(t *testing.T) {
+	for _, args := range [][]string{
+		{"check", "--base-url", "ftp://example.invalid"}, // not http(s)
+		{"check", "--base-url", "http://127.0.0.1:1"},    // no key and no control API
+		{"check", "--budget", "-1"},                      // negative budget
+		{"check", "--label-filter", "((("},               // not a label filter
+		{"check", "--base-url", "http://127.0.0.1:1", "--key", "k", "--control-url", "http://127.0.0.1:1"}, // control without token
+	} {
+		_, _, err := run(t, args...)
+		if err == nil {
+			t.Errorf("%v: accepted", args)
+		}
+		var ue usageError
+		if errors.As(err, &ue) && ue.msg == "" {
+			t.Errorf("%v: usage error without a message", args)
+		}
+	}
+}

@@ -1,0 +1,102 @@
+package conformance_test
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"regexp"
+	"testing"
+	"time"
+
+	"github.com/onsi/ginkgo/v2"
+
+	"github.com/mediaspec/mediaspec/conformance"
+	"github.com/mediaspec/mediaspec/mock"
+	"github.com/mediaspec/mediaspec/mock/clock"
+	"github.com/mediaspec/mediaspec/spec"
+)
+
+// TestConformance is the in-process harness: it starts the mock on 127.0.0.1:0 with a manual clock
+// and the control API on, and runs the whole suite against it with control access (the suite makes
+// its own workspaces and keys). The clock only moves when a spec advances it through control, so
+// slow specs run at once and every bucket count is exact.
+//
+// Select specs with MEDIASPEC_LABEL_FILTER or -ginkgo.label-filter; MEDIASPEC_HTML_REPORT,
+// MEDIASPEC_JSON_REPORT and MEDIASPEC_JUNIT_REPORT keep the reports (default: the test's temp dir).
+func TestConformance(t *testing.T) {
+	ctx := context.Background()
+	doc, err := spec.OpenAPIJSON(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := mock.New(mock.Config{
+		Seed:         1,
+		Clock:        clock.NewManual(time.Date(2026, 1, 5, 9, 0, 0, 0, time.UTC)),
+		ControlToken: "ctl_conformance_harness",
+		OpenAPIJSON:  doc,
+		Logger:       slog.New(slog.DiscardHandler),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(srv)
+	defer ts.Close()
+	srv.SetPublicURL(ts.URL)
+	info := srv.Info()
+
+	dir := t.TempDir()
+	cfg := conformance.Config{
+		BaseURL:      info.BaseURL,
+		ControlURL:   info.ControlURL,
+		ControlToken: info.ControlToken,
+		Budget:       2000,
+		TimeScale:    1,
+		Slow:         true,
+		LabelFilter:  os.Getenv("MEDIASPEC_LABEL_FILTER"),
+		HTMLReport:   envOr("MEDIASPEC_HTML_REPORT", filepath.Join(dir, "report.html")),
+		JSONReport:   envOr("MEDIASPEC_JSON_REPORT", filepath.Join(dir, "report.json")),
+		JUnitReport:  envOr("MEDIASPEC_JUNIT_REPORT", filepath.Join(dir, "junit.xml")),
+	}
+	suite, err := conformance.NewSuite(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc, rc := ginkgo.GinkgoConfiguration()
+	sc, rc = suite.Configure(ctx, sc, rc)
+	suite.RunSpecs(t, sc, rc)
+
+	var out bytes.Buffer
+	sum, err := suite.Finish(&out)
+	t.Log("\n" + out.String())
+	if err != nil {
+		t.Error(err)
+	}
+	if sum.Rules.Passed+sum.Rules.Failed+sum.Rules.Skipped+sum.Rules.NotCovered+sum.Rules.Unobservable != len(sum.Results.Rules) {
+		t.Errorf("rule tallies %+v do not add up to %d rules", sum.Rules, len(sum.Results.Rules))
+	}
+	for _, p := range []string{cfg.HTMLReport, cfg.JSONReport, cfg.JUnitReport} {
+		if st, err := os.Stat(p); err != nil || st.Size() == 0 {
+			t.Errorf("report %s was not written: %v", p, err)
+		}
+	}
+	if html, err := os.ReadFile(cfg.HTMLReport); err == nil {
+		for _, secret := range []string{info.ControlToken, info.GenerateKey, info.ReadKey} {
+			if bytes.Contains(html, []byte(secret)) {
+				t.Error("the HTML report contains a secret")
+			}
+		}
+		if m := regexp.MustCompile(`sk_live_[A-Za-z0-9]{8}`).Find(html); m != nil {
+			t.Errorf("the HTML report holds an unredacted key starting %.12s", m)
+		}
+	}
+}
+
+func envOr(name, def string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	return def
+}

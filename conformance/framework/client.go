@@ -1,0 +1,359 @@
+package framework
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2" //nolint:revive // the DSL reads best unqualified
+	. "github.com/onsi/gomega"    //nolint:revive
+
+	"github.com/mediaspec/mediaspec/spec"
+)
+
+// AuthScheme is how a Client presents its key.
+type AuthScheme int
+
+// The ways to send a key.
+const (
+	Bearer    AuthScheme = iota // Authorization: Bearer <key>
+	APIKeyHdr                   // X-API-Key: <key>
+	NoAuth                      // no key at all
+)
+
+// Client calls the service under test with one key. Every exchange under the API root goes through
+// the REST description's validating transport and into the current spec's transcript. A response
+// that breaks the description fails the spec that made the call; so does a request that breaks it,
+// unless the call is marked Invalid.
+//
+// Client methods must be called from a running spec (they fail it through Ginkgo); a Client is
+// safe for concurrent use.
+type Client struct {
+	f      *Framework
+	key    string
+	scheme AuthScheme
+	shared bool // the key is shared by specs: wait out bucket refusals
+}
+
+// WithScheme returns a copy of c that sends its key the given way.
+func (c *Client) WithScheme(s AuthScheme) *Client {
+	cp := *c
+	cp.scheme = s
+	return &cp
+}
+
+// Key returns the client's key. Never print it: transcripts and reports redact it.
+func (c *Client) Key() string { return c.key }
+
+// CallOption adjusts one call.
+type CallOption func(*call)
+
+type call struct {
+	query       url.Values
+	header      http.Header
+	body        []byte
+	contentType string
+	hasBody     bool
+	invalid     bool
+}
+
+// Query adds a query parameter.
+func Query(name, value string) CallOption {
+	return func(c *call) { c.query.Add(name, value) }
+}
+
+// Header sets a request header; it overrides the key header when it names the same header.
+func Header(name, value string) CallOption {
+	return func(c *call) { c.header.Set(name, value) }
+}
+
+// JSONBody sends v encoded as JSON with Content-Type application/json.
+func JSONBody(v any) CallOption {
+	return func(c *call) {
+		b, err := json.Marshal(v)
+		if err != nil {
+			panic(fmt.Sprintf("framework: JSONBody: %v", err))
+		}
+		c.body, c.contentType, c.hasBody = b, "application/json", true
+	}
+}
+
+// RawBody sends body as given with the Content-Type given (none when empty).
+func RawBody(body []byte, contentType string) CallOption {
+	return func(c *call) { c.body, c.contentType, c.hasBody = body, contentType, true }
+}
+
+// Invalid marks the request as deliberately breaking the REST description (a bad body, an unknown
+// key, a malformed key): its request violations are recorded but do not fail the spec. Response
+// violations still do.
+func Invalid() CallOption {
+	return func(c *call) { c.invalid = true }
+}
+
+// Get calls GET path (relative to the API root; it may carry a query string).
+func (c *Client) Get(ctx context.Context, path string, opts ...CallOption) *Response {
+	GinkgoHelper()
+	return c.Do(ctx, http.MethodGet, path, opts...)
+}
+
+// Post calls POST path with body encoded as JSON; a nil body sends no body.
+func (c *Client) Post(ctx context.Context, path string, body any, opts ...CallOption) *Response {
+	GinkgoHelper()
+	if body != nil {
+		opts = append([]CallOption{JSONBody(body)}, opts...)
+	}
+	return c.Do(ctx, http.MethodPost, path, opts...)
+}
+
+// Delete calls DELETE path.
+func (c *Client) Delete(ctx context.Context, path string, opts ...CallOption) *Response {
+	GinkgoHelper()
+	return c.Do(ctx, http.MethodDelete, path, opts...)
+}
+
+// Do makes one call to path below the API root. A transport error fails the spec.
+func (c *Client) Do(ctx context.Context, method, path string, opts ...CallOption) *Response {
+	GinkgoHelper()
+	for attempt := 0; ; attempt++ {
+		u := c.f.resolve(c.f.apiRoot, path)
+		res, err := c.f.exchange(ctx, c.f.validator, method, u, c.key, c.scheme, opts)
+		if err != nil {
+			Fail(err.Error())
+		}
+		wait, again := c.sharedBackoff(res)
+		if !again || attempt >= 3 {
+			return res
+		}
+		select {
+		case <-ctx.Done():
+			return res
+		case <-time.After(wait):
+		}
+	}
+}
+
+// sharedBackoff says how long to wait before retrying a shared-key call refused by a bucket.
+func (c *Client) sharedBackoff(r *Response) (time.Duration, bool) {
+	if !c.shared || r.Status != http.StatusTooManyRequests {
+		return 0, false
+	}
+	doc, err := decodeObject(r.Body)
+	if err != nil {
+		return 0, false
+	}
+	e, _ := doc["error"].(map[string]any)
+	if e == nil || e["code"] != "rate_limited" {
+		return 0, false
+	}
+	n, ok := AsInt(e["retry_after_seconds"])
+	if !ok || n <= 0 {
+		return 0, false
+	}
+	return time.Duration(float64(n)*float64(time.Second)/c.f.cfg.TimeScale) + 100*time.Millisecond, true
+}
+
+// Response is one answer, with the exchange that produced it.
+type Response struct {
+	Status   int
+	Header   http.Header
+	Body     []byte
+	Exchange *Exchange
+
+	doc    any
+	docErr error
+	parsed bool
+}
+
+// Describe renders the exchange for a failure message.
+func (r *Response) Describe() string { return "\n" + r.Exchange.String() }
+
+// Doc is the body decoded as JSON (numbers as json.Number); it fails the spec when the body is not
+// JSON.
+func (r *Response) Doc() any {
+	GinkgoHelper()
+	if !r.parsed {
+		r.parsed = true
+		dec := json.NewDecoder(bytes.NewReader(r.Body))
+		dec.UseNumber()
+		r.docErr = dec.Decode(&r.doc)
+	}
+	Expect(r.docErr).NotTo(HaveOccurred(), "the body is not JSON"+r.Describe())
+	return r.doc
+}
+
+// Lookup returns the value at a dotted path of the decoded body ("error.code", "items.0.id") and
+// whether it is present. A present JSON null is (nil, true).
+func (r *Response) Lookup(path string) (any, bool) {
+	GinkgoHelper()
+	return Lookup(r.Doc(), path)
+}
+
+// Field returns the value at path, failing the spec when it is absent.
+func (r *Response) Field(path string) any {
+	GinkgoHelper()
+	v, ok := r.Lookup(path)
+	Expect(ok).To(BeTrue(), fmt.Sprintf("the body has no %q", path)+r.Describe())
+	return v
+}
+
+// String returns the string at path, failing the spec when it is absent or not a string.
+func (r *Response) String(path string) string {
+	GinkgoHelper()
+	v := r.Field(path)
+	s, ok := v.(string)
+	Expect(ok).To(BeTrue(), fmt.Sprintf("%q is %s, want a string", path, jsonType(v))+r.Describe())
+	return s
+}
+
+// Int returns the integer at path, failing the spec when it is absent or not a whole number.
+func (r *Response) Int(path string) int64 {
+	GinkgoHelper()
+	v := r.Field(path)
+	n, ok := AsInt(v)
+	Expect(ok).To(BeTrue(), fmt.Sprintf("%q is %s %v, want an integer", path, jsonType(v), v)+r.Describe())
+	return n
+}
+
+// Bool returns the boolean at path, failing the spec when it is absent or not a boolean.
+func (r *Response) Bool(path string) bool {
+	GinkgoHelper()
+	v := r.Field(path)
+	b, ok := v.(bool)
+	Expect(ok).To(BeTrue(), fmt.Sprintf("%q is %s, want a boolean", path, jsonType(v))+r.Describe())
+	return b
+}
+
+// Array returns the array at path, failing the spec when it is absent or not an array.
+func (r *Response) Array(path string) []any {
+	GinkgoHelper()
+	v := r.Field(path)
+	a, ok := v.([]any)
+	Expect(ok).To(BeTrue(), fmt.Sprintf("%q is %s, want an array", path, jsonType(v))+r.Describe())
+	return a
+}
+
+// ExpectStatus fails the spec unless the answer has the status.
+func (r *Response) ExpectStatus(status int) *Response {
+	GinkgoHelper()
+	Expect(r.Status).To(Equal(status), fmt.Sprintf("want HTTP %d", status)+r.Describe())
+	return r
+}
+
+// ExpectOK fails the spec unless the answer has the status and a JSON object body with ok true.
+func (r *Response) ExpectOK(status int) *Response {
+	GinkgoHelper()
+	r.ExpectStatus(status)
+	Expect(r.Field("ok")).To(Equal(true), "want ok: true"+r.Describe())
+	return r
+}
+
+// ExpectError fails the spec unless the answer is the error envelope with the status and code, and
+// the envelope is right for that code: ok false, a non-empty message, retryable exactly as the
+// error table says, credits_charged 0, a JSON Content-Type and Cache-Control: no-store; and for a
+// 429 rate_limited or 409 submission_in_flight carrying retry_after_seconds, a Retry-After header
+// with the same whole number.
+func (r *Response) ExpectError(status int, code string) *Response {
+	GinkgoHelper()
+	Expect(r.Status).To(Equal(status), fmt.Sprintf("want HTTP %d %s", status, code)+r.Describe())
+	CheckErrorEnvelope(r, code)
+	return r
+}
+
+// CheckErrorEnvelope checks the error envelope of r for code (the status is the caller's concern).
+func CheckErrorEnvelope(r *Response, code string) {
+	GinkgoHelper()
+	Expect(r.Header.Get("Content-Type")).To(HavePrefix("application/json"), "an error answer is JSON"+r.Describe())
+	doc, ok := r.Doc().(map[string]any)
+	Expect(ok).To(BeTrue(), "an error body is a JSON object"+r.Describe())
+	Expect(doc).To(And(HaveKey("error"), HaveLen(1)), "an error body is {\"error\": {...}} and nothing else"+r.Describe())
+	Expect(r.Field("error.code")).To(Equal(code), fmt.Sprintf("want error.code %q", code)+r.Describe())
+	Expect(r.Field("error.ok")).To(Equal(false), "error.ok is false"+r.Describe())
+	Expect(r.String("error.message")).NotTo(BeEmpty(), "error.message is a sentence"+r.Describe())
+	row, known := spec.LookupErrorCode(code)
+	Expect(known).To(BeTrue(), "the spec asked for an error code the table does not have: "+code)
+	Expect(r.Bool("error.retryable")).To(Equal(row.Retryable), fmt.Sprintf("error.retryable for %s is %v", code, row.Retryable)+r.Describe())
+	Expect(r.Int("error.credits_charged")).To(BeZero(), "a refusal charges nothing"+r.Describe())
+	Expect(r.Header.Values("Cache-Control")).To(ContainElement(ContainSubstring("no-store")), "error answers carry Cache-Control: no-store"+r.Describe())
+	if ras, has := r.Lookup("error.retry_after_seconds"); has && (code == "rate_limited" || code == "submission_in_flight") {
+		n, isInt := AsInt(ras)
+		Expect(isInt).To(BeTrue(), "error.retry_after_seconds is a whole number"+r.Describe())
+		Expect(r.Header.Get("Retry-After")).To(Equal(strconv.FormatInt(n, 10)), "Retry-After equals error.retry_after_seconds"+r.Describe())
+	}
+}
+
+// Lookup walks a decoded JSON document along a dotted path; numeric segments index arrays.
+func Lookup(doc any, path string) (any, bool) {
+	cur := doc
+	if path == "" {
+		return cur, true
+	}
+	for _, seg := range strings.Split(path, ".") {
+		switch v := cur.(type) {
+		case map[string]any:
+			next, ok := v[seg]
+			if !ok {
+				return nil, false
+			}
+			cur = next
+		case []any:
+			i, err := strconv.Atoi(seg)
+			if err != nil || i < 0 || i >= len(v) {
+				return nil, false
+			}
+			cur = v[i]
+		default:
+			return nil, false
+		}
+	}
+	return cur, true
+}
+
+// AsInt reports whether v (a decoded JSON value) is a whole number and returns it.
+func AsInt(v any) (int64, bool) {
+	switch n := v.(type) {
+	case json.Number:
+		i, err := strconv.ParseInt(n.String(), 10, 64)
+		return i, err == nil
+	case float64:
+		return int64(n), n == float64(int64(n))
+	case int:
+		return int64(n), true
+	case int64:
+		return n, true
+	}
+	return 0, false
+}
+
+func jsonType(v any) string {
+	switch v.(type) {
+	case nil:
+		return "null"
+	case string:
+		return "a string"
+	case bool:
+		return "a boolean"
+	case json.Number, float64, int, int64:
+		return "a number"
+	case []any:
+		return "an array"
+	case map[string]any:
+		return "an object"
+	}
+	return fmt.Sprintf("%T", v)
+}
+
+// readAll reads and closes a body.
+func readAll(rc io.ReadCloser) ([]byte, error) {
+	if rc == nil {
+		return nil, nil
+	}
+	defer rc.Close()
+	return io.ReadAll(rc)
+}

@@ -1,0 +1,238 @@
+package framework
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"reflect"
+	"strconv"
+	"strings"
+
+	yaml "go.yaml.in/yaml/v3"
+)
+
+// Config is everything a conformance run needs to know about its target and its outputs. It is
+// loaded once (Load) and passed down; nothing reads the environment or flags after that.
+//
+// Precedence, lowest first: zero values and defaults, the YAML file, environment variables, flags
+// that were set on the command line.
+type Config struct {
+	// BaseURL is the versioned API root of the service under test (ends in /api/v1). A URL without a
+	// path gets /api/v1 appended.
+	BaseURL string `yaml:"base_url" env:"MEDIASPEC_BASE_URL"`
+	// Key is an API key with read and generate scopes. Empty with control access: the suite makes
+	// its own workspace and keys.
+	Key string `yaml:"key" env:"MEDIASPEC_KEY"`
+	// ReadKey is a key with only the read scope in the same workspace as Key.
+	ReadKey string `yaml:"read_key" env:"MEDIASPEC_READ_KEY"`
+	// OtherKey is a read+generate key of a second workspace, for isolation specs.
+	OtherKey string `yaml:"other_key" env:"MEDIASPEC_OTHER_KEY"`
+	// ControlURL is the root of the optional test-control API (ends in /_control/v1; a URL without
+	// that path gets it appended). Empty: specs that need control are skipped.
+	ControlURL string `yaml:"control_url" env:"MEDIASPEC_CONTROL_URL"`
+	// ControlToken is the bearer token of the control API.
+	ControlToken string `yaml:"control_token" env:"MEDIASPEC_CONTROL_TOKEN"`
+	// Budget is the most credits the run may spend; 0 skips every spec that spends.
+	Budget int `yaml:"budget" env:"MEDIASPEC_BUDGET"`
+	// LabelFilter is a Ginkgo label filter expression selecting specs (e.g. "AUTH-001 || health").
+	LabelFilter string `yaml:"label_filter" env:"MEDIASPEC_LABEL_FILTER"`
+	// JSONReport, JUnitReport and HTMLReport are output paths; empty writes no such report.
+	JSONReport  string `yaml:"json_report" env:"MEDIASPEC_JSON_REPORT"`
+	JUnitReport string `yaml:"junit_report" env:"MEDIASPEC_JUNIT_REPORT"`
+	HTMLReport  string `yaml:"html_report" env:"MEDIASPEC_HTML_REPORT"`
+	// TimeScale is how many times faster than real time the target's clock runs (1 for a real
+	// service); waits on the target's behalf are divided by it.
+	TimeScale float64 `yaml:"time_scale" env:"MEDIASPEC_TIME_SCALE"`
+	// Slow enables specs labelled slow.
+	Slow bool `yaml:"slow" env:"MEDIASPEC_SLOW"`
+	// Randomize runs all specs in random order (not only top-level containers); Seed fixes the order.
+	Randomize bool  `yaml:"randomize" env:"MEDIASPEC_RANDOMIZE"`
+	Seed      int64 `yaml:"seed" env:"MEDIASPEC_SEED"`
+}
+
+// Flags is the handle RegisterFlags returns; pass it to Load after the FlagSet is parsed.
+type Flags struct {
+	fs         *flag.FlagSet
+	configFile string
+	values     Config
+}
+
+// flagNames maps Config fields to their command-line flag names.
+var flagNames = map[string]string{
+	"BaseURL": "base-url", "Key": "key", "ReadKey": "read-key", "OtherKey": "other-key",
+	"ControlURL": "control-url", "ControlToken": "control-token", "Budget": "budget",
+	"LabelFilter": "label-filter", "JSONReport": "json-report", "JUnitReport": "junit-report",
+	"HTMLReport": "html-report", "TimeScale": "time-scale", "Slow": "slow",
+	"Randomize": "randomize", "Seed": "seed",
+}
+
+// RegisterFlags defines the suite's flags on fs (--config plus one per Config field) and returns
+// the handle Load reads them from.
+func RegisterFlags(fs *flag.FlagSet) *Flags {
+	f := &Flags{fs: fs}
+	fs.StringVar(&f.configFile, "config", "", "YAML file with the suite configuration (env MEDIASPEC_CONFIG)")
+	v := &f.values
+	fs.StringVar(&v.BaseURL, "base-url", "", "versioned API root of the service under test, e.g. http://127.0.0.1:8080/api/v1")
+	fs.StringVar(&v.Key, "key", "", "API key with read and generate scopes (never printed)")
+	fs.StringVar(&v.ReadKey, "read-key", "", "read-only API key of the same workspace")
+	fs.StringVar(&v.OtherKey, "other-key", "", "API key of a second workspace, for isolation specs")
+	fs.StringVar(&v.ControlURL, "control-url", "", "root of the test-control API, e.g. http://127.0.0.1:8080/_control/v1")
+	fs.StringVar(&v.ControlToken, "control-token", "", "bearer token of the control API (never printed)")
+	fs.IntVar(&v.Budget, "budget", 0, "most credits the run may spend; 0 skips specs that spend")
+	fs.StringVar(&v.LabelFilter, "label-filter", "", "Ginkgo label filter selecting specs, e.g. 'AUTH-001 || health'")
+	fs.StringVar(&v.JSONReport, "json-report", "", "write the JSON report to this path")
+	fs.StringVar(&v.JUnitReport, "junit-report", "", "write the JUnit report to this path")
+	fs.StringVar(&v.HTMLReport, "html-report", "", "write the HTML rule report to this path")
+	fs.Float64Var(&v.TimeScale, "time-scale", 1, "how many times faster than real time the target's clock runs")
+	fs.BoolVar(&v.Slow, "slow", false, "run specs labelled slow")
+	fs.BoolVar(&v.Randomize, "randomize", false, "randomize the order of all specs")
+	fs.Int64Var(&v.Seed, "seed", 0, "random seed for the spec order (0: from the clock)")
+	return f
+}
+
+// Load builds the Config: defaults, then the YAML file named by --config (or MEDIASPEC_CONFIG), then
+// environment variables read through getenv (os.Getenv when nil), then the flags set on the command
+// line. flags may be nil (no flags). The result is not checked: New checks it with Validate, so a
+// caller may fill in what is missing (mediaspec check fills in its embedded mock) before that.
+func Load(flags *Flags, getenv func(string) string) (Config, error) {
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	cfg := Config{TimeScale: 1}
+	file := getenv("MEDIASPEC_CONFIG")
+	if flags != nil && flags.configFile != "" {
+		file = flags.configFile
+	}
+	if file != "" {
+		data, err := os.ReadFile(file)
+		if err != nil {
+			return Config{}, fmt.Errorf("conformance: config: %w", err)
+		}
+		if err := ParseConfigYAML(data, &cfg); err != nil {
+			return Config{}, err
+		}
+	}
+	if err := applyEnv(&cfg, getenv); err != nil {
+		return Config{}, err
+	}
+	if flags != nil {
+		set := map[string]bool{}
+		flags.fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+		src := reflect.ValueOf(flags.values)
+		dst := reflect.ValueOf(&cfg).Elem()
+		for i := 0; i < dst.NumField(); i++ {
+			if set[flagNames[dst.Type().Field(i).Name]] {
+				dst.Field(i).Set(src.Field(i))
+			}
+		}
+	}
+	return cfg, nil
+}
+
+// ParseConfigYAML reads a YAML config over cfg; unknown keys are refused.
+func ParseConfigYAML(data []byte, cfg *Config) error {
+	dec := yaml.NewDecoder(strings.NewReader(string(data)))
+	dec.KnownFields(true)
+	if err := dec.Decode(cfg); err != nil && !errors.Is(err, io.EOF) {
+		return fmt.Errorf("conformance: config file: %w", err)
+	}
+	return nil
+}
+
+func applyEnv(cfg *Config, getenv func(string) string) error {
+	v := reflect.ValueOf(cfg).Elem()
+	t := v.Type()
+	for i := 0; i < t.NumField(); i++ {
+		name := t.Field(i).Tag.Get("env")
+		raw := getenv(name)
+		if name == "" || raw == "" {
+			continue
+		}
+		f := v.Field(i)
+		switch f.Kind() {
+		case reflect.String:
+			f.SetString(raw)
+		case reflect.Int, reflect.Int64:
+			n, err := strconv.ParseInt(raw, 10, 64)
+			if err != nil {
+				return fmt.Errorf("conformance: %s: not an integer: %q", name, raw)
+			}
+			f.SetInt(n)
+		case reflect.Float64:
+			x, err := strconv.ParseFloat(raw, 64)
+			if err != nil {
+				return fmt.Errorf("conformance: %s: not a number: %q", name, raw)
+			}
+			f.SetFloat(x)
+		case reflect.Bool:
+			b, err := strconv.ParseBool(raw)
+			if err != nil {
+				return fmt.Errorf("conformance: %s: not a boolean: %q", name, raw)
+			}
+			f.SetBool(b)
+		}
+	}
+	return nil
+}
+
+// Validate checks that the Config names a target and can authenticate: a base URL, and either a key
+// or control access to make one. Secrets are never part of an error message.
+func (c Config) Validate() error {
+	if c.BaseURL == "" {
+		return errors.New("conformance: no base URL: give --base-url or MEDIASPEC_BASE_URL")
+	}
+	if _, err := c.APIRoot(); err != nil {
+		return err
+	}
+	if c.ControlURL != "" {
+		if _, err := c.ControlRoot(); err != nil {
+			return err
+		}
+		if c.ControlToken == "" {
+			return errors.New("conformance: a control URL needs a control token: give --control-token or MEDIASPEC_CONTROL_TOKEN")
+		}
+	}
+	if c.Key == "" && c.ControlURL == "" {
+		return errors.New("conformance: no API key and no control API: give --key (MEDIASPEC_KEY) or --control-url and --control-token so the suite can make its own workspace")
+	}
+	if c.Budget < 0 {
+		return errors.New("conformance: budget must be zero or more")
+	}
+	if c.TimeScale <= 0 {
+		return errors.New("conformance: time scale must be above zero")
+	}
+	return nil
+}
+
+// APIRoot is BaseURL parsed, with /api/v1 appended when it has no path.
+func (c Config) APIRoot() (*url.URL, error) {
+	return root(c.BaseURL, "/api/v1", "base URL")
+}
+
+// ControlRoot is ControlURL parsed, with /_control/v1 appended when it does not end in it.
+func (c Config) ControlRoot() (*url.URL, error) {
+	u, err := root(c.ControlURL, "/_control/v1", "control URL")
+	if err != nil {
+		return nil, err
+	}
+	if !strings.HasSuffix(u.Path, "/_control/v1") {
+		u.Path = strings.TrimRight(u.Path, "/") + "/_control/v1"
+	}
+	return u, nil
+}
+
+func root(raw, defPath, what string) (*url.URL, error) {
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("conformance: %s %q is not an http(s) URL", what, raw)
+	}
+	u.Path = strings.TrimRight(u.Path, "/")
+	if u.Path == "" {
+		u.Path = defPath
+	}
+	u.RawQuery, u.Fragment = "", ""
+	return u, nil
+}

@@ -1,0 +1,304 @@
+package framework
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+
+	. "github.com/onsi/ginkgo/v2" //nolint:revive
+	"github.com/onsi/ginkgo/v2/types"
+	. "github.com/onsi/gomega" //nolint:revive
+)
+
+// TranscriptEntry is the name of the report entry that carries a failed spec's transcript.
+const TranscriptEntry = "transcript"
+
+// Decl is a spec declaration under construction: the rules it checks and what it needs. Make one
+// with Framework.Rule; finish it with It.
+type Decl struct {
+	f     *Framework
+	rules []string
+	needs []Need
+}
+
+// Rule starts a spec declaration that checks the given rules. It panics — at tree construction,
+// before any spec runs — when an id is not in the catalogue or names a rule marked unobservable, so
+// a typo cannot silently cover nothing.
+func (f *Framework) Rule(ids ...string) *Decl {
+	if err := f.CheckRules(ids); err != nil {
+		panic(err.Error())
+	}
+	d := &Decl{f: f, rules: append([]string(nil), ids...)}
+	for _, id := range ids {
+		r, _ := f.catalogue.Get(id)
+		for _, n := range r.Needs {
+			d.needs = appendNeed(d.needs, Need(n))
+		}
+	}
+	return d
+}
+
+// CheckRules reports the first id that is missing from the catalogue or unobservable, and refuses
+// an empty list.
+func (f *Framework) CheckRules(ids []string) error {
+	if len(ids) == 0 {
+		return errors.New("conformance: a spec must name at least one rule id")
+	}
+	for _, id := range ids {
+		r, ok := f.catalogue.Get(id)
+		if !ok {
+			return fmt.Errorf("conformance: rule %q is not in spec/rules.yaml: a spec cannot cover a rule that does not exist", id)
+		}
+		if !r.Observable() {
+			return fmt.Errorf("conformance: rule %s is marked unobservable (%s): no spec can check it", id, r.Unobservable)
+		}
+	}
+	return nil
+}
+
+// Needs adds needs beyond those the rules declare. It panics on a need the suite does not know.
+func (d *Decl) Needs(needs ...Need) *Decl {
+	for _, n := range needs {
+		known := false
+		for _, k := range AllNeeds {
+			if n == k {
+				known = true
+			}
+		}
+		if !known {
+			panic(fmt.Sprintf("conformance: unknown need %q", n))
+		}
+		d.needs = appendNeed(d.needs, n)
+	}
+	return d
+}
+
+func appendNeed(list []Need, n Need) []Need {
+	for _, x := range list {
+		if x == n {
+			return list
+		}
+	}
+	return append(list, n)
+}
+
+// Labels are the Ginkgo labels the declaration gives its spec: the rule ids, then the needs.
+func (d *Decl) Labels() []string {
+	out := append([]string(nil), d.rules...)
+	needs := make([]string, 0, len(d.needs))
+	for _, n := range d.needs {
+		needs = append(needs, string(n))
+	}
+	sort.Strings(needs)
+	return append(out, needs...)
+}
+
+// It declares the spec. Before body runs, an unmet need skips the spec with the reason. body gets
+// the spec's context (cancelled on timeout or interrupt) and its handle. Extra Ginkgo decorators
+// (SpecTimeout, Serial, ...) may follow.
+func (d *Decl) It(text string, body func(ctx context.Context, s *Spec), decorators ...any) bool {
+	args := []any{Label(d.Labels()...)}
+	args = append(args, decorators...)
+	needs := append([]Need(nil), d.needs...)
+	f := d.f
+	args = append(args, func(ctx SpecContext) {
+		if reason := f.Capabilities().Unmet(needs); reason != "" {
+			Skip(reason)
+		}
+		body(ctx, &Spec{f: f})
+	})
+	return It(text, args...)
+}
+
+// BeforeAll registers a Ginkgo BeforeAll for an Ordered container whose specs share what body sets
+// up. When needs are unmet it does nothing: the container's specs, declared with the same needs,
+// then skip with the reason instead of failing on a setup that could not run.
+func (f *Framework) BeforeAll(needs []Need, body func(ctx context.Context, s *Spec)) bool {
+	needs = append([]Need(nil), needs...)
+	return BeforeAll(func(ctx SpecContext) {
+		if f.Capabilities().Unmet(needs) != "" {
+			return
+		}
+		body(ctx, &Spec{f: f})
+	})
+}
+
+// Spec is the handle a running spec uses: its clients, the control API and the budget. Its
+// methods fail or skip the spec through Ginkgo.
+//
+// When the run made its own workspaces through control, each spec gets keys of its own (made on
+// first use), so one spec's calls never fill another spec's rate-limit buckets and every count a
+// spec makes is exact. Otherwise specs share the configured keys, and a shared-key call answered
+// 429 rate_limited with retry_after_seconds is retried after that wait (scaled by the time scale).
+type Spec struct {
+	f                 *Framework
+	main, read, other *Client
+}
+
+// Client returns a client with a read+generate key of the main workspace, sent as a bearer token.
+func (s *Spec) Client() *Client {
+	GinkgoHelper()
+	if s.main == nil {
+		s.main = s.key(func(e environment) (string, string) { return e.workspaceID, e.key }, []string{"read", "generate"})
+	}
+	return s.main
+}
+
+// FreshClient returns a client with a new read+generate key of the main workspace (its buckets
+// empty) when the run made its own workspace, else the shared client.
+func (s *Spec) FreshClient() *Client {
+	GinkgoHelper()
+	return s.key(func(e environment) (string, string) { return e.workspaceID, e.key }, []string{"read", "generate"})
+}
+
+// ReadClient returns a client with a read-only key of the main workspace. The spec must need
+// ReadKey.
+func (s *Spec) ReadClient() *Client {
+	GinkgoHelper()
+	if s.read == nil {
+		s.read = s.key(func(e environment) (string, string) { return e.workspaceID, e.readKey }, []string{"read"})
+	}
+	return s.read
+}
+
+// OtherClient returns a client with a read+generate key of the second workspace. The spec must
+// need SecondWorkspace.
+func (s *Spec) OtherClient() *Client {
+	GinkgoHelper()
+	if s.other == nil {
+		s.other = s.key(func(e environment) (string, string) { return e.otherWorkspaceID, e.otherKey }, []string{"read", "generate"})
+	}
+	return s.other
+}
+
+// key makes a per-spec key in the workspace pick names, or falls back to the shared key.
+func (s *Spec) key(pick func(environment) (workspaceID, shared string), scopes []string) *Client {
+	GinkgoHelper()
+	ws, shared := pick(s.f.envCopy())
+	if ws != "" {
+		if ctl := s.f.control(); ctl != nil {
+			k, err := ctl.CreateKey(context.Background(), ws, KeyOptions{Name: "conformance spec", Scopes: scopes})
+			Expect(err).NotTo(HaveOccurred(), "make a key for the spec")
+			return s.f.client(k.Key)
+		}
+	}
+	Expect(shared).NotTo(BeEmpty(), "the spec uses a key the run does not have; declare the need (ReadKey, SecondWorkspace)")
+	c := s.f.client(shared)
+	c.shared = true
+	return c
+}
+
+// Anonymous returns a client that sends no key.
+func (s *Spec) Anonymous() *Client { return &Client{f: s.f, scheme: NoAuth} }
+
+// WithKey returns a client that sends key (deliberately wrong, unknown or malformed) as a bearer
+// token. Transcripts redact it like any key when it has the sk_live_ form; a malformed key is shown
+// as sent, since it is no secret.
+func (s *Spec) WithKey(key string) *Client {
+	return s.f.client(key)
+}
+
+// Control returns the control client. The spec must need Control.
+func (s *Spec) Control() *ControlAPI {
+	GinkgoHelper()
+	c := s.f.control()
+	Expect(c).NotTo(BeNil(), "the spec uses the control API without declaring Needs(Control)")
+	return c
+}
+
+// Spend reserves n credits from the run's budget, skipping the spec with the reason when the
+// budget would be exceeded.
+func (s *Spec) Spend(n int) {
+	if err := s.f.budget.Take(n); err != nil {
+		Skip(err.Error())
+	}
+}
+
+// TimeScale is how many times faster than real time the target's clock runs.
+func (s *Spec) TimeScale() float64 { return s.f.cfg.TimeScale }
+
+// NewWorkspace makes a fresh workspace through control, deleted when the spec ends. It fails the
+// spec when control refuses.
+func (s *Spec) NewWorkspace(ctx context.Context, o WorkspaceOptions) *TestWorkspace {
+	GinkgoHelper()
+	ctl := s.Control()
+	if o.Name == "" {
+		o.Name = "conformance " + CurrentSpecReport().LeafNodeText
+	}
+	ws, err := ctl.CreateWorkspace(ctx, o)
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(func(ctx SpecContext) {
+		// The spec may have deleted it already; a 404 or 410 then is fine.
+		r, err := ctl.Call(ctx, "DELETE", "/workspaces/"+ws.ID, nil)
+		if err == nil && r.Status != 200 && r.Status != 404 && r.Status != 410 {
+			Fail("control DELETE /workspaces/{id} answered " + fmt.Sprint(r.Status) + r.Describe())
+		}
+	})
+	return &TestWorkspace{s: s, ctl: ctl, Workspace: ws}
+}
+
+// TestWorkspace is a workspace a spec made.
+type TestWorkspace struct {
+	Workspace
+	s   *Spec
+	ctl *ControlAPI
+}
+
+// NewKey makes a key in the workspace and returns a client for it and the key's id.
+func (w *TestWorkspace) NewKey(ctx context.Context, o KeyOptions) (*Client, Key) {
+	GinkgoHelper()
+	if o.Name == "" {
+		o.Name = "conformance"
+	}
+	k, err := w.ctl.CreateKey(ctx, w.ID, o)
+	Expect(err).NotTo(HaveOccurred())
+	return w.s.f.client(k.Key), k
+}
+
+// Delete deletes the workspace through control.
+func (w *TestWorkspace) Delete(ctx context.Context) {
+	GinkgoHelper()
+	Expect(w.ctl.DeleteWorkspace(ctx, w.ID)).To(Succeed())
+}
+
+func (f *Framework) envCopy() environment {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.env
+}
+
+// RegisterSuiteNodes adds the suite-level Ginkgo nodes: a BeforeSuite that runs Setup, an
+// AfterSuite that runs Teardown, per-spec transcript handling (reset before each spec; attached as
+// a report entry to a failed spec), and a ReportAfterSuite that hands the final report to
+// onReport. Call it once, before RunSpecs.
+func (f *Framework) RegisterSuiteNodes(onReport func(types.Report)) {
+	BeforeSuite(func(ctx SpecContext) {
+		Expect(f.Setup(ctx)).To(Succeed(), "set up the run's workspaces and keys")
+	})
+	AfterSuite(func(ctx SpecContext) {
+		Expect(f.Teardown(ctx)).To(Succeed(), "delete the run's workspaces")
+	})
+	ReportBeforeEach(func(SpecReport) { f.transcript.Reset() })
+	AfterEach(func() {
+		if CurrentSpecReport().Failed() && len(f.transcript.Exchanges()) > 0 {
+			AddReportEntry(TranscriptEntry, f.transcript.String(), ReportEntryVisibilityFailureOrVerbose)
+		}
+	})
+	ReportAfterSuite("conformance rule report", func(r Report) { onReport(r) })
+}
+
+func decodeObject(b []byte) (map[string]any, error) {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	var m map[string]any
+	if err := dec.Decode(&m); err != nil {
+		return nil, fmt.Errorf("the body is not a JSON object: %w", err)
+	}
+	if m == nil {
+		return nil, errors.New("the body is null, want a JSON object")
+	}
+	return m, nil
+}

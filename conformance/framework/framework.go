@@ -1,0 +1,311 @@
+// Package framework is the machinery of the conformance suite: configuration, the validating and
+// recording HTTP client, the control-API client, needs and the credit budget, the one wrapper that
+// labels every spec with its rule ids and needs, and the rule verdicts and reports built from a
+// Ginkgo report.
+//
+// It speaks HTTP only; it never imports an implementation of the service.
+package framework
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+
+	"github.com/mediaspec/mediaspec/spec"
+)
+
+// Framework is one conformance run's shared state: the configuration, the documents traffic is
+// checked against, the keys the run uses, the budget and the current spec's transcript. Create it
+// with New, register its suite nodes with RegisterSuiteNodes, and hand it to the spec registrars.
+type Framework struct {
+	cfg         Config
+	catalogue   *spec.Catalogue
+	validator   *spec.Validator
+	ctlValid    *spec.Validator // nil without control access
+	apiRoot     *url.URL
+	controlRoot *url.URL // nil without control access
+	redactor    *Redactor
+	transcript  *Transcript
+	budget      *Budget
+	base        http.RoundTripper
+
+	mu      sync.Mutex // guards env, caps, created
+	env     environment
+	caps    Capabilities
+	created []string // workspaces this run made through control, deleted at teardown
+}
+
+// environment is the keys and workspaces the run uses, known after Setup.
+type environment struct {
+	key, readKey, otherKey string
+	workspaceID            string // the main workspace, when the run made it
+	otherWorkspaceID       string
+}
+
+// New prepares a Framework for cfg: it loads the REST description, the control description (when
+// a control URL is set) and the rule catalogue. It makes no network call.
+func New(ctx context.Context, cfg Config) (*Framework, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	cat, err := spec.LoadRules()
+	if err != nil {
+		return nil, err
+	}
+	f := &Framework{
+		cfg:        cfg,
+		catalogue:  cat,
+		redactor:   &Redactor{},
+		transcript: &Transcript{},
+		budget:     NewBudget(cfg.Budget),
+		base:       http.DefaultTransport.(*http.Transport).Clone(),
+	}
+	f.redactor.Add(cfg.Key, cfg.ReadKey, cfg.OtherKey, cfg.ControlToken)
+	if f.apiRoot, err = cfg.APIRoot(); err != nil {
+		return nil, err
+	}
+	doc, err := spec.LoadOpenAPI(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if f.validator, err = spec.NewValidator(doc, spec.WithBasePath(f.apiRoot.Path)); err != nil {
+		return nil, err
+	}
+	if cfg.ControlURL != "" {
+		if f.controlRoot, err = cfg.ControlRoot(); err != nil {
+			return nil, err
+		}
+		ctl, err := spec.LoadControl(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if f.ctlValid, err = spec.NewValidator(ctl, spec.WithBasePath(f.controlRoot.Path)); err != nil {
+			return nil, err
+		}
+	}
+	return f, nil
+}
+
+// Config returns the run's configuration.
+func (f *Framework) Config() Config { return f.cfg }
+
+// Catalogue returns the rule catalogue the run checks.
+func (f *Framework) Catalogue() *spec.Catalogue { return f.catalogue }
+
+// Redactor returns the run's redactor; every key the run learns is registered with it.
+func (f *Framework) Redactor() *Redactor { return f.redactor }
+
+// Budget returns the run's credit budget.
+func (f *Framework) Budget() *Budget { return f.budget }
+
+// Capabilities returns what the run can offer specs; it is complete after Setup.
+func (f *Framework) Capabilities() Capabilities {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.caps
+}
+
+// Setup makes the run's keys: with control access and no key given, it creates a main workspace
+// with a read+generate key and a read-only key, and a second workspace with its own key; keys given
+// in the configuration are used as they are. It then records what the run can offer.
+func (f *Framework) Setup(ctx context.Context) error {
+	env := environment{key: f.cfg.Key, readKey: f.cfg.ReadKey, otherKey: f.cfg.OtherKey}
+	ctl := f.control()
+	if ctl != nil {
+		if env.key == "" {
+			ws, err := ctl.CreateWorkspace(ctx, WorkspaceOptions{Name: "conformance main"})
+			if err != nil {
+				return fmt.Errorf("make the main workspace: %w", err)
+			}
+			f.remember(ws.ID)
+			env.workspaceID = ws.ID
+			k, err := ctl.CreateKey(ctx, ws.ID, KeyOptions{Name: "conformance", Scopes: []string{"read", "generate"}})
+			if err != nil {
+				return fmt.Errorf("make the main key: %w", err)
+			}
+			env.key = k.Key
+			if env.readKey == "" {
+				rk, err := ctl.CreateKey(ctx, ws.ID, KeyOptions{Name: "conformance read", Scopes: []string{"read"}})
+				if err != nil {
+					return fmt.Errorf("make the read key: %w", err)
+				}
+				env.readKey = rk.Key
+			}
+		}
+		if env.otherKey == "" {
+			ws, err := ctl.CreateWorkspace(ctx, WorkspaceOptions{Name: "conformance other"})
+			if err != nil {
+				return fmt.Errorf("make the second workspace: %w", err)
+			}
+			f.remember(ws.ID)
+			env.otherWorkspaceID = ws.ID
+			k, err := ctl.CreateKey(ctx, ws.ID, KeyOptions{Name: "conformance other", Scopes: []string{"read", "generate"}})
+			if err != nil {
+				return fmt.Errorf("make the second workspace's key: %w", err)
+			}
+			env.otherKey = k.Key
+		}
+	}
+	if env.key == "" {
+		return errors.New("no API key: give --key or control access")
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.env = env
+	f.caps = Capabilities{
+		Control:         ctl != nil,
+		SecondWorkspace: env.otherKey != "",
+		ReadKey:         env.readKey != "",
+		Budget:          f.cfg.Budget,
+		Slow:            f.cfg.Slow,
+		Uploads:         true,
+	}
+	return nil
+}
+
+func (f *Framework) remember(workspaceID string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.created = append(f.created, workspaceID)
+}
+
+// Teardown deletes the workspaces the run made. It returns the first error and tries them all.
+func (f *Framework) Teardown(ctx context.Context) error {
+	ctl := f.control()
+	if ctl == nil {
+		return nil
+	}
+	f.mu.Lock()
+	ids := f.created
+	f.created = nil
+	f.mu.Unlock()
+	var first error
+	for _, id := range ids {
+		if err := ctl.DeleteWorkspace(ctx, id); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
+func (f *Framework) control() *ControlAPI {
+	if f.controlRoot == nil {
+		return nil
+	}
+	return &ControlAPI{f: f}
+}
+
+func (f *Framework) client(key string) *Client { return &Client{f: f, key: key} }
+
+// resolve joins a path (with an optional query string) below a root URL.
+func (f *Framework) resolve(root *url.URL, path string) *url.URL {
+	u := *root
+	p, q, _ := strings.Cut(path, "?")
+	u.Path = strings.TrimRight(root.Path, "/") + "/" + strings.TrimLeft(p, "/")
+	if p == "" {
+		u.Path = root.Path
+	}
+	u.RawQuery = q
+	return &u
+}
+
+// exchange makes one call through v's validating transport, records it in the transcript and turns
+// violations into an error that carries the exchange. v nil checks nothing.
+func (f *Framework) exchange(ctx context.Context, v *spec.Validator, method string, u *url.URL, key string, scheme AuthScheme, opts []CallOption) (*Response, error) {
+	c := &call{query: url.Values{}, header: http.Header{}}
+	for _, o := range opts {
+		o(c)
+	}
+	if len(c.query) > 0 {
+		q := u.Query()
+		for k, vals := range c.query {
+			for _, val := range vals {
+				q.Add(k, val)
+			}
+		}
+		u.RawQuery = q.Encode()
+	}
+	var body *bytes.Reader
+	if c.hasBody {
+		body = bytes.NewReader(c.body)
+	}
+	var req *http.Request
+	var err error
+	if body != nil {
+		req, err = http.NewRequestWithContext(ctx, method, u.String(), body)
+	} else {
+		req, err = http.NewRequestWithContext(ctx, method, u.String(), nil)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("build request %s %s: %w", method, f.redactor.String(u.String()), err)
+	}
+	if key != "" {
+		switch scheme {
+		case Bearer:
+			req.Header.Set("Authorization", "Bearer "+key)
+		case APIKeyHdr:
+			req.Header.Set("X-API-Key", key)
+		}
+	}
+	if c.contentType != "" {
+		req.Header.Set("Content-Type", c.contentType)
+	}
+	req.Header.Set("Accept", "application/json")
+	for k, vals := range c.header {
+		req.Header[k] = vals
+	}
+
+	var mu sync.Mutex
+	var violations []spec.Violation
+	rt := f.base
+	if v != nil {
+		rt = v.Transport(f.base, func(viol spec.Violation) {
+			mu.Lock()
+			defer mu.Unlock()
+			violations = append(violations, viol)
+		})
+	}
+	hc := &http.Client{Transport: rt, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	reqHeader := req.Header.Clone()
+	res, err := hc.Do(req)
+	if err != nil {
+		ex := newExchange(f.redactor, method, u.String(), reqHeader, c.body, 0, nil, nil)
+		ex.Err = f.redactor.String(err.Error())
+		ex.Invalid = c.invalid
+		f.transcript.Add(ex)
+		return nil, fmt.Errorf("no answer to %s %s: %s", method, ex.URL, ex.Err)
+	}
+	resBody, err := readAll(res.Body)
+	if err != nil {
+		return nil, fmt.Errorf("read the answer to %s %s: %w", method, f.redactor.String(u.String()), err)
+	}
+	ex := newExchange(f.redactor, method, u.String(), reqHeader, c.body, res.StatusCode, res.Header, resBody)
+	ex.Invalid = c.invalid
+	var fatal []string
+	mu.Lock()
+	for _, viol := range violations {
+		msg := f.redactor.String(viol.Error())
+		ex.Violations = append(ex.Violations, msg)
+		if viol.Kind == "response" || !c.invalid {
+			fatal = append(fatal, msg)
+		}
+	}
+	mu.Unlock()
+	f.transcript.Add(ex)
+	r := &Response{Status: res.StatusCode, Header: res.Header, Body: resBody, Exchange: ex}
+	if len(fatal) > 0 {
+		hint := ""
+		for _, viol := range violations {
+			if viol.Kind == "request" && !c.invalid {
+				hint = "\n(a request the spec sends on purpose against the description must be marked framework.Invalid())"
+			}
+		}
+		return r, fmt.Errorf("the exchange broke the REST description:\n  - %s%s\n\n%s", strings.Join(fatal, "\n  - "), hint, ex.String())
+	}
+	return r, nil
+}

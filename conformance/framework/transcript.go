@@ -1,0 +1,131 @@
+package framework
+
+import (
+	"fmt"
+	"net/http"
+	"sort"
+	"strings"
+	"sync"
+)
+
+// maxBodyInTranscript is how much of a body a transcript keeps; the rest is elided.
+const maxBodyInTranscript = 4096
+
+// Exchange is one HTTP call as a transcript shows it. Every field is already redacted.
+type Exchange struct {
+	Method         string      `json:"method"`
+	URL            string      `json:"url"`
+	RequestHeader  http.Header `json:"request_header,omitempty"`
+	RequestBody    string      `json:"request_body,omitempty"`
+	Status         int         `json:"status"`
+	ResponseHeader http.Header `json:"response_header,omitempty"`
+	ResponseBody   string      `json:"response_body,omitempty"`
+	// Err is the transport error when no response arrived.
+	Err string `json:"error,omitempty"`
+	// Violations are the ways the exchange broke the REST description.
+	Violations []string `json:"violations,omitempty"`
+	// Invalid marks a request the spec sent deliberately against the description.
+	Invalid bool `json:"deliberately_invalid,omitempty"`
+}
+
+// newExchange redacts a call into an Exchange.
+func newExchange(red *Redactor, method, url string, reqH http.Header, reqBody []byte, status int, resH http.Header, resBody []byte) *Exchange {
+	return &Exchange{
+		Method:         method,
+		URL:            red.String(url),
+		RequestHeader:  red.Header(reqH),
+		RequestBody:    clip(red.String(string(reqBody))),
+		Status:         status,
+		ResponseHeader: red.Header(resH),
+		ResponseBody:   clip(red.String(string(resBody))),
+	}
+}
+
+func clip(s string) string {
+	if len(s) <= maxBodyInTranscript {
+		return s
+	}
+	return s[:maxBodyInTranscript] + fmt.Sprintf("\n... (%d more bytes)", len(s)-maxBodyInTranscript)
+}
+
+// String renders the exchange the way curl -v does: > for the request, < for the response.
+func (e *Exchange) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "> %s %s\n", e.Method, e.URL)
+	if e.Invalid {
+		b.WriteString("> (deliberately invalid request)\n")
+	}
+	writeHeader(&b, "> ", e.RequestHeader)
+	if e.RequestBody != "" {
+		b.WriteString(">\n")
+		for _, line := range strings.Split(e.RequestBody, "\n") {
+			b.WriteString("> " + line + "\n")
+		}
+	}
+	if e.Err != "" {
+		fmt.Fprintf(&b, "< (no response: %s)\n", e.Err)
+	} else {
+		fmt.Fprintf(&b, "< %d %s\n", e.Status, http.StatusText(e.Status))
+		writeHeader(&b, "< ", e.ResponseHeader)
+		if e.ResponseBody != "" {
+			b.WriteString("<\n")
+			for _, line := range strings.Split(e.ResponseBody, "\n") {
+				b.WriteString("< " + line + "\n")
+			}
+		}
+	}
+	for _, v := range e.Violations {
+		b.WriteString("! " + v + "\n")
+	}
+	return b.String()
+}
+
+func writeHeader(b *strings.Builder, prefix string, h http.Header) {
+	keys := make([]string, 0, len(h))
+	for k := range h {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		for _, v := range h[k] {
+			fmt.Fprintf(b, "%s%s: %s\n", prefix, k, v)
+		}
+	}
+}
+
+// Transcript collects the exchanges of one spec. It is safe for concurrent use.
+type Transcript struct {
+	mu        sync.Mutex // guards exchanges
+	exchanges []*Exchange
+}
+
+// Add appends an exchange.
+func (t *Transcript) Add(e *Exchange) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.exchanges = append(t.exchanges, e)
+}
+
+// Reset forgets every exchange.
+func (t *Transcript) Reset() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.exchanges = nil
+}
+
+// Exchanges returns the exchanges so far, oldest first.
+func (t *Transcript) Exchanges() []*Exchange {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return append([]*Exchange(nil), t.exchanges...)
+}
+
+// String renders every exchange, numbered.
+func (t *Transcript) String() string {
+	ex := t.Exchanges()
+	var b strings.Builder
+	for i, e := range ex {
+		fmt.Fprintf(&b, "--- call %d of %d ---\n%s", i+1, len(ex), e.String())
+	}
+	return b.String()
+}

@@ -1,0 +1,133 @@
+package conformance_test
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mediaspec/mediaspec/conformance"
+	"github.com/mediaspec/mediaspec/mock"
+	"github.com/mediaspec/mediaspec/mock/clock"
+	"github.com/mediaspec/mediaspec/spec"
+)
+
+// runHelperEnv makes the test binary act as the mediaspec check command: TestRun re-executes the
+// binary with it, because Ginkgo runs specs once per process.
+const runHelperEnv = "MEDIASPEC_CONFORMANCE_RUN_HELPER"
+
+// TestRun checks conformance.Run end to end in a child process: the console ends with the rule
+// tally and then the spec tally, a passing selection returns no error, and a selection that runs
+// nothing fails.
+func TestRun(t *testing.T) {
+	if filter, ok := os.LookupEnv(runHelperEnv); ok {
+		runHelper(t, filter)
+		return
+	}
+	if testing.Short() {
+		t.Skip("starts child processes")
+	}
+	tests := []struct {
+		name, filter string
+		noControl    bool
+		wantErr      string
+		wantLines    []string
+		wantSkip     string // a reason the JSON report must give for a skipped spec
+	}{
+		{"passing selection", "HEALTH-001 || HEALTH-002", false, "", []string{`^rules: [1-9]\d* passed, 0 failed, \d+ skipped, \d+ not covered, \d+ unobservable$`, `^[1-9]\d* passed, 0 failed, \d+ skipped$`}, ""},
+		{"without control, control specs skip with the reason", "HEALTH-001 || AUTH-004", true, "",
+			[]string{`^rules: [1-9]\d* passed, 0 failed, \d+ skipped`, `^1 passed, 0 failed, \d+ skipped$`},
+			"unsupported: needs the control API: no --control-url given"},
+		{"empty selection fails", "NO-SUCH-LABEL", false, "no spec executed", []string{`^rules: 0 passed, 0 failed, \d+ skipped, \d+ not covered, \d+ unobservable$`, `^0 passed, 0 failed, \d+ skipped$`}, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			report := filepath.Join(t.TempDir(), "report.json")
+			cmd := exec.Command(os.Args[0], "-test.run=^TestRun$")
+			cmd.Env = append(os.Environ(), runHelperEnv+"="+tc.filter, "MEDIASPEC_JSON_REPORT="+report)
+			if tc.noControl {
+				cmd.Env = append(cmd.Env, "HELPER_NO_CONTROL=1")
+			}
+			out, _ := cmd.CombinedOutput()
+			text := string(out)
+			for _, key := range regexp.MustCompile(`sk_live_[A-Za-z0-9]{8}`).FindAllString(text, -1) {
+				t.Errorf("the console shows a key: %.12s...", key)
+			}
+			lines := strings.Split(strings.TrimSpace(text), "\n")
+			// The helper prints RUN-ERROR: <err> after Run returns, then the test framework's verdict.
+			var console []string
+			var runErr string
+			for _, l := range lines {
+				if strings.HasPrefix(l, "RUN-ERROR: ") {
+					runErr = strings.TrimPrefix(l, "RUN-ERROR: ")
+					break
+				}
+				console = append(console, l)
+			}
+			if len(console) < 2 {
+				t.Fatalf("too little output:\n%s", text)
+			}
+			last2 := console[len(console)-2:]
+			for i, re := range tc.wantLines {
+				if !regexp.MustCompile(re).MatchString(last2[i]) {
+					t.Errorf("console line %d from the end is %q, want %s\n%s", 2-i, last2[i], re, text)
+				}
+			}
+			if tc.wantErr == "" && runErr != "<nil>" {
+				t.Errorf("Run error %q, want none\n%s", runErr, text)
+			}
+			if tc.wantErr != "" && !strings.Contains(runErr, tc.wantErr) {
+				t.Errorf("Run error %q, want it to mention %q", runErr, tc.wantErr)
+			}
+			if tc.wantSkip != "" {
+				data, err := os.ReadFile(report)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !strings.Contains(string(data), tc.wantSkip) {
+					t.Errorf("the JSON report gives no skip reason %q", tc.wantSkip)
+				}
+			}
+		})
+	}
+}
+
+// runHelper is the child: it serves the mock and calls conformance.Run as the check command would.
+func runHelper(t *testing.T, filter string) {
+	ctx := context.Background()
+	doc, err := spec.OpenAPIJSON(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := mock.New(mock.Config{Seed: 2, Clock: clock.NewManual(time.Date(2026, 1, 5, 9, 0, 0, 0, time.UTC)),
+		OpenAPIJSON: doc, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(srv)
+	defer ts.Close()
+	srv.SetPublicURL(ts.URL)
+	info := srv.Info()
+	cfg := conformance.Config{
+		BaseURL: info.BaseURL, ControlURL: info.ControlURL, ControlToken: info.ControlToken,
+		TimeScale: 1, LabelFilter: filter, JSONReport: os.Getenv("MEDIASPEC_JSON_REPORT"),
+	}
+	if os.Getenv("HELPER_NO_CONTROL") != "" {
+		cfg.ControlURL, cfg.ControlToken, cfg.Key = "", "", info.GenerateKey
+	}
+	var stdout bytes.Buffer
+	_, runErr := conformance.Run(ctx, cfg, &stdout, os.Stderr)
+	os.Stdout.Write(stdout.Bytes())
+	if runErr != nil {
+		os.Stdout.WriteString("RUN-ERROR: " + runErr.Error() + "\n")
+	} else {
+		os.Stdout.WriteString("RUN-ERROR: <nil>\n")
+	}
+}

@@ -1,0 +1,215 @@
+package specs
+
+import (
+	"context"
+	"net/http"
+
+	. "github.com/onsi/ginkgo/v2" //nolint:revive
+	. "github.com/onsi/gomega"    //nolint:revive
+
+	"github.com/mediaspec/mediaspec/conformance/framework"
+)
+
+// envelopeRules are the error-envelope rules every refusal a spec triggers checks (through
+// Response.ExpectError).
+var envelopeRules = []string{"ERR-001", "ERR-002", "ERR-003", "ERR-005", "ERR-007", "CORE-003", "CORE-018"}
+
+func rules(ids ...string) []string { return append(append([]string(nil), ids...), envelopeRules...) }
+
+func ptr[T any](v T) *T { return &v }
+
+func auth(f *framework.Framework) {
+	Describe("authentication", func() {
+		f.Rule(rules("AUTH-001", "ERR-021")...).It("a call without a key answers 401 not_authorized", func(ctx context.Context, s *framework.Spec) {
+			s.Anonymous().Get(ctx, "/credits/balance").ExpectError(http.StatusUnauthorized, "not_authorized")
+			s.Anonymous().Post(ctx, "/estimates", map[string]any{"capability_id": "tts", "config": map[string]any{}}).
+				ExpectError(http.StatusUnauthorized, "not_authorized")
+		})
+
+		f.Rule(rules("AUTH-002", "ERR-021")...).It("a key not of the sk_live_ form answers 401 not_authorized, in either header", func(ctx context.Context, s *framework.Spec) {
+			for _, bad := range []string{"not-a-key", "sk_test_" + randomHex(40), "sk_live_", "sk_live_" + "!!!!" + randomHex(36)} {
+				c := s.WithKey(bad)
+				c.Get(ctx, "/credits/balance", framework.Invalid()).ExpectError(http.StatusUnauthorized, "not_authorized")
+				c.WithScheme(framework.APIKeyHdr).Get(ctx, "/credits/balance", framework.Invalid()).ExpectError(http.StatusUnauthorized, "not_authorized")
+			}
+		})
+
+		f.Rule(rules("AUTH-003", "ERR-021")...).It("a well-formed unknown sk_live_ key answers 401 not_authorized", func(ctx context.Context, s *framework.Spec) {
+			c := s.WithKey(unknownKey())
+			c.Get(ctx, "/credits/balance").ExpectError(http.StatusUnauthorized, "not_authorized")
+			c.WithScheme(framework.APIKeyHdr).Get(ctx, "/credits/balance").ExpectError(http.StatusUnauthorized, "not_authorized")
+		})
+
+		f.Rule(rules("AUTH-008")...).It("an Authorization header with another scheme (Basic, or the key without Bearer) answers 401", func(ctx context.Context, s *framework.Spec) {
+			key := s.Client().Key()
+			a := s.Anonymous()
+			a.Get(ctx, "/credits/balance", framework.Header("Authorization", "Basic dXNlcjpwYXNz"), framework.Invalid()).
+				ExpectError(http.StatusUnauthorized, "not_authorized")
+			a.Get(ctx, "/credits/balance", framework.Header("Authorization", "Token "+key), framework.Invalid()).
+				ExpectError(http.StatusUnauthorized, "not_authorized")
+			a.Get(ctx, "/credits/balance", framework.Header("Authorization", key), framework.Invalid()).
+				ExpectError(http.StatusUnauthorized, "not_authorized")
+		})
+
+		f.Rule("AUTH-006", "AUTH-007", "AUTH-011").It("accepts the key as a bearer token and in X-API-Key alike, and never echoes it", func(ctx context.Context, s *framework.Spec) {
+			c := s.Client()
+			bearer := c.Get(ctx, "/credits/balance").ExpectOK(http.StatusOK)
+			header := c.WithScheme(framework.APIKeyHdr).Get(ctx, "/credits/balance").ExpectOK(http.StatusOK)
+			Expect(header.Int("available_credits")).To(Equal(bearer.Int("available_credits")), "both schemes reach the same workspace"+header.Describe())
+			Expect(header.Int("held_credits")).To(Equal(bearer.Int("held_credits")), header.Describe())
+			for _, r := range []*framework.Response{bearer, header, c.Get(ctx, "/openapi.json").ExpectStatus(http.StatusOK)} {
+				noKeyIn(r, c.Key())
+			}
+		})
+
+		f.Rule(rules("AUTH-004", "ERR-021")...).It("a revoked key answers 401 not_authorized", func(ctx context.Context, s *framework.Spec) {
+			ws := s.NewWorkspace(ctx, framework.WorkspaceOptions{})
+			c, k := ws.NewKey(ctx, framework.KeyOptions{Scopes: []string{"read", "generate"}})
+			c.Get(ctx, "/credits/balance").ExpectOK(http.StatusOK)
+			Expect(s.Control().RevokeKey(ctx, k.ID)).To(Succeed())
+			c.Get(ctx, "/credits/balance").ExpectError(http.StatusUnauthorized, "not_authorized")
+			c.WithScheme(framework.APIKeyHdr).Get(ctx, "/credits/balance").ExpectError(http.StatusUnauthorized, "not_authorized")
+		})
+
+		f.Rule(rules("AUTH-021", "ERR-034")...).It("a key whose workspace was deleted answers 410 workspace_unavailable", func(ctx context.Context, s *framework.Spec) {
+			ws := s.NewWorkspace(ctx, framework.WorkspaceOptions{})
+			c, _ := ws.NewKey(ctx, framework.KeyOptions{Scopes: []string{"read", "generate"}})
+			c.Get(ctx, "/credits/balance").ExpectOK(http.StatusOK)
+			ws.Delete(ctx)
+			c.Get(ctx, "/credits/balance").ExpectError(http.StatusGone, "workspace_unavailable")
+			c.Post(ctx, "/estimates", map[string]any{"capability_id": "tts", "config": map[string]any{}}).
+				ExpectError(http.StatusGone, "workspace_unavailable")
+		})
+
+		f.Rule(rules("AUTH-024")...).It("a revoked key of a deleted workspace answers 401, not 410", func(ctx context.Context, s *framework.Spec) {
+			ws := s.NewWorkspace(ctx, framework.WorkspaceOptions{})
+			c, k := ws.NewKey(ctx, framework.KeyOptions{Scopes: []string{"read"}})
+			Expect(s.Control().RevokeKey(ctx, k.ID)).To(Succeed())
+			ws.Delete(ctx)
+			c.Get(ctx, "/credits/balance").ExpectError(http.StatusUnauthorized, "not_authorized")
+		})
+
+		f.Rule(rules("AUTH-022", "ERR-023", "ERR-017")...).It("a free-plan workspace's key answers 403 required_plan naming pro", func(ctx context.Context, s *framework.Spec) {
+			ws := s.NewWorkspace(ctx, framework.WorkspaceOptions{Plan: "free"})
+			c, _ := ws.NewKey(ctx, framework.KeyOptions{Scopes: []string{"read", "generate"}})
+			for _, r := range []*framework.Response{
+				c.Get(ctx, "/credits/balance"),
+				c.Get(ctx, "/openapi.json"),
+				c.Post(ctx, "/estimates", map[string]any{"capability_id": "tts", "config": map[string]any{}}),
+			} {
+				r.ExpectError(http.StatusForbidden, "required_plan")
+				Expect(r.String("error.required_plan")).To(Equal("pro"), r.Describe())
+			}
+		})
+
+		f.Rule(rules("AUTH-025")...).It("a deleted free-plan workspace answers 410, the workspace check before the plan", func(ctx context.Context, s *framework.Spec) {
+			ws := s.NewWorkspace(ctx, framework.WorkspaceOptions{Plan: "free"})
+			c, _ := ws.NewKey(ctx, framework.KeyOptions{Scopes: []string{"read"}})
+			ws.Delete(ctx)
+			c.Get(ctx, "/credits/balance").ExpectError(http.StatusGone, "workspace_unavailable")
+		})
+
+		f.Rule(rules("AUTH-023", "ERR-037")...).It("a key that used its request allowance answers 429 quota_exceeded, not retryable", func(ctx context.Context, s *framework.Spec) {
+			ws := s.NewWorkspace(ctx, framework.WorkspaceOptions{})
+			c, _ := ws.NewKey(ctx, framework.KeyOptions{Scopes: []string{"read"}, RequestAllowance: ptr(3)})
+			for i := 0; i < 3; i++ {
+				c.Get(ctx, "/credits/balance").ExpectOK(http.StatusOK)
+			}
+			r := c.Get(ctx, "/credits/balance").ExpectError(http.StatusTooManyRequests, "quota_exceeded")
+			Expect(r.Bool("error.retryable")).To(BeFalse())
+			c.Get(ctx, "/openapi.json").ExpectError(http.StatusTooManyRequests, "quota_exceeded")
+		})
+
+		f.Rule(rules("AUTH-027")...).It("the request allowance is checked before the bucket: both spent answers quota_exceeded", func(ctx context.Context, s *framework.Spec) {
+			ws := s.NewWorkspace(ctx, framework.WorkspaceOptions{})
+			c, _ := ws.NewKey(ctx, framework.KeyOptions{Scopes: []string{"read"}, RequestAllowance: ptr(2), Buckets: map[string]int{"agent_read": 2}})
+			c.Get(ctx, "/credits/balance").ExpectOK(http.StatusOK)
+			c.Get(ctx, "/credits/balance").ExpectOK(http.StatusOK)
+			c.Get(ctx, "/credits/balance").ExpectError(http.StatusTooManyRequests, "quota_exceeded")
+		})
+
+		f.Rule(rules("ERR-029", "AUTH-001")...).It("an id that names nothing answers 404 not_found, after the key check", func(ctx context.Context, s *framework.Spec) {
+			c := s.Client()
+			for _, path := range []string{"/generations/gen_" + randomHex(32), "/batches/bg_" + randomHex(32), "/assets/ast_" + randomHex(32), "/workflow-runs/wfr_" + randomHex(32)} {
+				// The route is a keyed operation, not a catch-all: without a key it answers 401.
+				s.Anonymous().Get(ctx, path).ExpectError(http.StatusUnauthorized, "not_authorized")
+				r := c.Get(ctx, path).ExpectError(http.StatusNotFound, "not_found")
+				noKeyIn(r, c.Key())
+			}
+		})
+	})
+}
+
+// uploadReservation is a valid POST /uploads body.
+func uploadReservation() map[string]any {
+	return map[string]any{"filename": "conformance.png", "content_type": "image/png", "size_bytes": 1024}
+}
+
+func scopes(f *framework.Framework) {
+	Describe("scopes", func() {
+		f.Rule(rules("AUTH-016", "AUTH-017", "AUTH-018", "AUTH-020", "ERR-022")...).It("generate routes refuse a read-only key with 403 insufficient_scope", func(ctx context.Context, s *framework.Spec) {
+			c := s.ReadClient()
+			calls := []struct {
+				path string
+				body map[string]any
+			}{
+				{"/generations", map[string]any{"capability_id": "tts", "config": map[string]any{"script": "Hello."}, "max_credits": 10}},
+				{"/uploads", uploadReservation()},
+				{"/uploads/ast_" + randomHex(32) + "/finalize", nil},
+				{"/uploads/from-url", map[string]any{"url": "https://example.com/a.png"}},
+				{"/webhooks", map[string]any{"url": "https://example.com/hook", "events": []string{"generation.completed"}}},
+				{"/workflows/wf_" + randomHex(32) + "/invoke", map[string]any{"inputs": map[string]any{}, "max_credits": 10}},
+				{"/workflows/templates/conformance_template/invoke", map[string]any{"inputs": map[string]any{}, "max_credits": 10}},
+			}
+			for _, call := range calls {
+				c.Post(ctx, call.path, call.body).ExpectError(http.StatusForbidden, "insufficient_scope")
+			}
+			c.Delete(ctx, "/webhooks/wh_"+randomHex(32)).ExpectError(http.StatusForbidden, "insufficient_scope")
+		})
+
+		f.Rule(rules("AUTH-029")...).It("the scope check comes before the body check: a read-only key with a bad body gets 403", func(ctx context.Context, s *framework.Spec) {
+			c := s.ReadClient()
+			c.Post(ctx, "/uploads", map[string]any{"bogus": true}, framework.Invalid()).ExpectError(http.StatusForbidden, "insufficient_scope")
+			c.Do(ctx, http.MethodPost, "/webhooks", framework.RawBody([]byte(`{"url":`), "application/json"), framework.Invalid()).
+				ExpectError(http.StatusForbidden, "insufficient_scope")
+		})
+
+		f.Rule("AUTH-013", "AUTH-019", "LEDGER-023").It("read endpoints accept a read-only key", func(ctx context.Context, s *framework.Spec) {
+			c := s.ReadClient()
+			c.Get(ctx, "/credits/balance").ExpectOK(http.StatusOK)
+			c.Get(ctx, "/webhooks").ExpectOK(http.StatusOK)
+			c.Get(ctx, "/capabilities").ExpectOK(http.StatusOK)
+			c.Get(ctx, "/generations").ExpectOK(http.StatusOK)
+			c.Get(ctx, "/actors").ExpectOK(http.StatusOK)
+			c.Get(ctx, "/voices").ExpectOK(http.StatusOK)
+			c.Get(ctx, "/presets").ExpectOK(http.StatusOK)
+			c.Get(ctx, "/assets").ExpectOK(http.StatusOK)
+			c.Get(ctx, "/workflows/templates").ExpectOK(http.StatusOK)
+			c.Get(ctx, "/workflow-runs").ExpectOK(http.StatusOK)
+		})
+
+		f.Rule("AUTH-014").It("read endpoints accept a key holding only the generate scope", func(ctx context.Context, s *framework.Spec) {
+			ws := s.NewWorkspace(ctx, framework.WorkspaceOptions{})
+			c, _ := ws.NewKey(ctx, framework.KeyOptions{Scopes: []string{"generate"}})
+			c.Get(ctx, "/credits/balance").ExpectOK(http.StatusOK)
+			c.Get(ctx, "/openapi.json").ExpectStatus(http.StatusOK)
+		})
+	})
+}
+
+func isolation(f *framework.Framework) {
+	Describe("workspace isolation", func() {
+		f.Rule(rules("AUTH-030", "ID-016", "ERR-029")...).It("another workspace's upload id answers 404 not_found, never 403", func(ctx context.Context, s *framework.Spec) {
+			mine := s.Client()
+			res := mine.Post(ctx, "/uploads", uploadReservation()).ExpectOK(http.StatusCreated)
+			id := res.String("asset_id")
+			Expect(id).To(MatchRegexp(`^ast_[0-9a-f]{32}$`), res.Describe())
+			other := s.OtherClient()
+			other.Post(ctx, "/uploads/"+id+"/finalize", nil).ExpectError(http.StatusNotFound, "not_found")
+			other.Get(ctx, "/assets/"+id).ExpectError(http.StatusNotFound, "not_found")
+			// The owner is not told not_found: the bytes never arrived and the link is live.
+			own := mine.Post(ctx, "/uploads/"+id+"/finalize", nil)
+			Expect(own.Status).NotTo(Equal(http.StatusNotFound), "the owner's own reservation must not read as missing"+own.Describe())
+		})
+	})
+}

@@ -1,0 +1,250 @@
+package specs
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+
+	. "github.com/onsi/ginkgo/v2" //nolint:revive
+	. "github.com/onsi/gomega"    //nolint:revive
+	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/mediaspec/mediaspec/conformance/framework"
+)
+
+var categoryOrder = []string{"avatar", "video", "image", "preset", "tool"}
+
+// catalogue walks GET /capabilities with limit 50 and returns every row.
+func catalogue(ctx context.Context, c *framework.Client) []map[string]any {
+	GinkgoHelper()
+	rows, _ := walk(ctx, c, "/capabilities", "capabilities", 50, 100)
+	return rows
+}
+
+// withStatus returns the first row with the status, or nil.
+func withStatus(rows []map[string]any, status string) map[string]any {
+	for _, r := range rows {
+		if r["status"] == status {
+			return r
+		}
+	}
+	return nil
+}
+
+// availableDetails reads the detail of up to n available capabilities, in catalogue order, skipping
+// the spec when the target lists none.
+func availableDetails(ctx context.Context, c *framework.Client, n int) []*framework.Response {
+	GinkgoHelper()
+	var out []*framework.Response
+	for _, row := range catalogue(ctx, c) {
+		if row["status"] != "available" {
+			continue
+		}
+		id, _ := row["capability_id"].(string)
+		out = append(out, c.Get(ctx, "/capabilities/"+id).ExpectOK(http.StatusOK))
+		if len(out) == n {
+			break
+		}
+	}
+	if len(out) == 0 {
+		Skip("unsupported: the target lists no available capability")
+	}
+	return out
+}
+
+// checkCapabilityRow checks the fields of a list row or a detail answer.
+func checkCapabilityRow(r *framework.Response, row map[string]any, what string) {
+	GinkgoHelper()
+	stringField(r, row, "capability_id", what)
+	stringField(r, row, "name", what)
+	nullableString(r, row, "description", what)
+	Expect(stringField(r, row, "category", what)).To(oneOf(categoryOrder...), what+r.Describe())
+	Expect(stringField(r, row, "output_kind", what)).To(oneOf("image", "video", "audio", "text"), what+r.Describe())
+	status := stringField(r, row, "status", what)
+	Expect(status).To(oneOf("available", "requires_plan", "coming_soon", "retired", "unknown"), what+r.Describe())
+	Expect(intField(r, row, "max_variants", what)).To(BeNumerically(">=", 1), what+r.Describe())
+	Expect(stringField(r, row, "pricing_unit", what)).To(oneOf("second", "image", "thousand_chars", "million_tokens", "request"), what+r.Describe())
+	if status == "requires_plan" {
+		Expect(stringField(r, row, "required_plan", what)).NotTo(BeEmpty(), what+r.Describe())
+	} else {
+		Expect(row).NotTo(HaveKey("required_plan"), what+": required_plan appears only with status requires_plan"+r.Describe())
+	}
+	for _, link := range []string{"url", "download_url", "upload_url"} {
+		Expect(row).NotTo(HaveKey(link), what+": list rows carry no file link"+r.Describe())
+	}
+}
+
+func capabilities(f *framework.Framework) {
+	Describe("capability list", func() {
+		f.Rule("CAP-001", "CAP-002", "CAP-003", "CAP-004", "CAP-005", "CAP-014", "CORE-013").It("answers rows with the documented fields and values, no retired row and no link", func(ctx context.Context, s *framework.Spec) {
+			c := s.Client()
+			rows, pages := walk(ctx, c, "/capabilities", "capabilities", 50, 100)
+			if len(rows) == 0 {
+				Skip("unsupported: the target lists no capability")
+			}
+			i := 0
+			for _, p := range pages {
+				for _, row := range p.rows {
+					checkCapabilityRow(p.r, row, fmt.Sprintf("capabilities row %d", i))
+					Expect(row["status"]).NotTo(Equal("retired"), "retired capabilities are not listed"+p.r.Describe())
+					i++
+				}
+			}
+		})
+
+		f.Rule("CAP-006", "CAP-007", "CAP-008").It("pages hold 25 by default, clamp limit to 50, and treat a limit that is not a positive whole number as omitted", func(ctx context.Context, s *framework.Spec) {
+			c := s.Client()
+			all := catalogue(ctx, c)
+			def := getPage(ctx, c, "/capabilities", "capabilities")
+			Expect(len(def.rows)).To(BeNumerically("<=", 25), def.r.Describe())
+			if len(all) > 25 {
+				Expect(def.rows).To(HaveLen(25), "a default page of a longer list holds 25"+def.r.Describe())
+			}
+			big := getPage(ctx, c, "/capabilities", "capabilities", framework.Query("limit", "500"))
+			Expect(len(big.rows)).To(BeNumerically("<=", 50), "limit is clamped to 50"+big.r.Describe())
+			Expect(len(big.rows)).To(Equal(min(len(all), 50)), "limit=500 is clamped, not refused nor ignored"+big.r.Describe())
+			for _, bad := range []string{"0", "-3", "2.5", "abc", ""} {
+				p := getPage(ctx, c, "/capabilities", "capabilities", framework.Query("limit", bad))
+				Expect(ids(p.rows, "capability_id")).To(Equal(ids(def.rows, "capability_id")),
+					fmt.Sprintf("limit=%q counts as omitted: the default page", bad)+p.r.Describe())
+			}
+		})
+
+		f.Rule("CAP-009", "CAP-013", "CAP-017", "CORE-012").It("next_cursor walks every row once in category then id order and ends with null", func(ctx context.Context, s *framework.Spec) {
+			c := s.Client()
+			rows, pages := walk(ctx, c, "/capabilities", "capabilities", 7, 200)
+			seen := map[string]bool{}
+			for _, p := range pages {
+				if p.cursor != nil {
+					Expect(p.rows).NotTo(BeEmpty(), "a page with a next_cursor has rows"+p.r.Describe())
+					last, _ := p.rows[len(p.rows)-1]["capability_id"].(string)
+					Expect(*p.cursor).To(Equal(last), "next_cursor is the last row's capability_id"+p.r.Describe())
+				}
+				for _, row := range p.rows {
+					id, _ := row["capability_id"].(string)
+					Expect(seen[id]).To(BeFalse(), "row "+id+" repeated across pages"+p.r.Describe())
+					seen[id] = true
+				}
+			}
+			for i := 1; i < len(rows); i++ {
+				a, b := rows[i-1], rows[i]
+				ca, cb := slices.Index(categoryOrder, a["category"].(string)), slices.Index(categoryOrder, b["category"].(string))
+				ia, ib := a["capability_id"].(string), b["capability_id"].(string)
+				Expect(ca < cb || (ca == cb && ia < ib)).To(BeTrue(), fmt.Sprintf("order: %s (%s) before %s (%s)", ia, a["category"], ib, b["category"]))
+			}
+			Expect(ids(rows, "capability_id")).To(Equal(ids(catalogue(ctx, c), "capability_id")), "pages of 7 and pages of 50 list the same rows")
+		})
+
+		f.Rule("CAP-010", "CAP-011", "CAP-012").It("trims the cursor, reads a blank cursor as omitted and restarts on a cursor naming nothing", func(ctx context.Context, s *framework.Spec) {
+			c := s.Client()
+			first := getPage(ctx, c, "/capabilities", "capabilities", framework.Query("limit", "3"))
+			if first.cursor == nil {
+				Skip("unsupported: the target lists at most 3 capabilities, one page")
+			}
+			bare := getPage(ctx, c, "/capabilities", "capabilities", framework.Query("limit", "3"), framework.Query("cursor", *first.cursor))
+			padded := getPage(ctx, c, "/capabilities", "capabilities", framework.Query("limit", "3"), framework.Query("cursor", "  "+*first.cursor+" "))
+			Expect(ids(padded.rows, "capability_id")).To(Equal(ids(bare.rows, "capability_id")), "a padded cursor is trimmed"+padded.r.Describe())
+			for _, cur := range []string{"", "   ", "no_such_capability_" + randomHex(8)} {
+				p := getPage(ctx, c, "/capabilities", "capabilities", framework.Query("limit", "3"), framework.Query("cursor", cur))
+				Expect(ids(p.rows, "capability_id")).To(Equal(ids(first.rows, "capability_id")), fmt.Sprintf("cursor %q restarts from the first page", cur)+p.r.Describe())
+			}
+		})
+	})
+
+	Describe("capability detail", func() {
+		f.Rule("CAP-019", "CAP-020", "CAP-021", "CAP-022", "CAP-024", "VER-013").It("answers each listed capability with a strict, price-free config_schema and an example_config that validates", func(ctx context.Context, s *framework.Spec) {
+			c := s.Client()
+			rows := catalogue(ctx, c)
+			checked := 0
+			for _, row := range rows {
+				id, _ := row["capability_id"].(string)
+				st := row["status"]
+				if st != "available" && st != "unknown" {
+					continue
+				}
+				if checked == 40 {
+					break // stays inside one key's read bucket with the list pages
+				}
+				checked++
+				r := c.Get(ctx, "/capabilities/"+id).ExpectOK(http.StatusOK)
+				Expect(r.String("capability_id")).To(Equal(id), "the detail names the capability asked for"+r.Describe())
+				doc := asObject(r, r.Doc(), "the answer")
+				checkCapabilityRow(r, doc, id)
+				Expect(r.String("next_action")).NotTo(BeEmpty(), r.Describe())
+				schema := objectAt(r, "config_schema")
+				Expect(schema["additionalProperties"]).To(Equal(false), id+": config_schema is strict"+r.Describe())
+				props, _ := schema["properties"].(map[string]any)
+				for _, res := range []string{"actor_id", "actor_image_asset_id", "voice_id", "approved_voice_generation_id"} {
+					Expect(props).NotTo(HaveKey(res), id+": "+res+" goes on the submit body, never in config"+r.Describe())
+				}
+				for name := range props {
+					l := strings.ToLower(name)
+					Expect(l == "price" || l == "credits" || strings.HasPrefix(l, "price_")).To(BeFalse(), id+": config_schema carries a price property "+name)
+				}
+				example := objectAt(r, "example_config")
+				comp := jsonschema.NewCompiler()
+				Expect(comp.AddResource("config_schema.json", schema)).To(Succeed(), id+r.Describe())
+				sch, err := comp.Compile("config_schema.json")
+				Expect(err).NotTo(HaveOccurred(), id+": config_schema is not a JSON Schema"+r.Describe())
+				Expect(sch.Validate(example)).To(Succeed(), id+": example_config does not validate against config_schema"+r.Describe())
+			}
+			if checked == 0 {
+				Skip("unsupported: the target lists no available capability")
+			}
+		})
+
+		f.Rule(rules("CAP-025", "ERR-016", "ERR-028")...).It("an unknown capability id answers 404 capability_unavailable with capability_status unknown", func(ctx context.Context, s *framework.Spec) {
+			r := s.Client().Get(ctx, "/capabilities/no_such_capability_"+randomHex(8)).ExpectError(http.StatusNotFound, "capability_unavailable")
+			Expect(r.String("error.capability_status")).To(Equal("unknown"), r.Describe())
+		})
+
+		f.Rule(rules("CAP-027", "CAP-016", "ERR-016")...).It("a coming_soon capability is listed and its detail answers 404 capability_unavailable coming_soon", func(ctx context.Context, s *framework.Spec) {
+			c := s.Client()
+			row := withStatus(catalogue(ctx, c), "coming_soon")
+			if row == nil {
+				Skip("unsupported: the target lists no coming_soon capability")
+			}
+			r := c.Get(ctx, "/capabilities/"+row["capability_id"].(string)).ExpectError(http.StatusNotFound, "capability_unavailable")
+			Expect(r.String("error.capability_status")).To(Equal("coming_soon"), r.Describe())
+		})
+
+		f.Rule(rules("CAP-028", "CAP-016", "ERR-017")...).It("a requires_plan capability is listed and its detail answers 403 required_plan naming the plan", func(ctx context.Context, s *framework.Spec) {
+			c := s.Client()
+			row := withStatus(catalogue(ctx, c), "requires_plan")
+			if row == nil {
+				Skip("unsupported: the target lists no requires_plan capability for the run's workspace")
+			}
+			r := c.Get(ctx, "/capabilities/"+row["capability_id"].(string)).ExpectError(http.StatusForbidden, "required_plan")
+			Expect(r.String("error.capability_status")).To(Equal("requires_plan"), r.Describe())
+			Expect(r.String("error.required_plan")).To(Equal(row["required_plan"]), "the refusal names the plan the row names"+r.Describe())
+		})
+
+		f.Rule(rules("CAP-029", "CAP-016")...).It("a capability listed as unknown answers its detail 200 but the estimate refuses it with capability_unavailable unknown", func(ctx context.Context, s *framework.Spec) {
+			c := s.Client()
+			row := withStatus(catalogue(ctx, c), "unknown")
+			if row == nil {
+				Skip("unsupported: the target lists no capability with status unknown")
+			}
+			id := row["capability_id"].(string)
+			d := c.Get(ctx, "/capabilities/"+id).ExpectOK(http.StatusOK)
+			Expect(d.String("status")).To(Equal("unknown"), d.Describe())
+			r := c.Post(ctx, "/estimates", map[string]any{"capability_id": id, "config": objectAt(d, "example_config")}).
+				ExpectError(http.StatusNotFound, "capability_unavailable")
+			Expect(r.String("error.capability_status")).To(Equal("unknown"), r.Describe())
+		})
+
+		f.Rule("CAP-030").It("a business workspace reads a requires_plan capability as available", func(ctx context.Context, s *framework.Spec) {
+			row := withStatus(catalogue(ctx, s.Client()), "requires_plan")
+			if row == nil || row["required_plan"] != "business" {
+				Skip("unsupported: the target lists no capability requiring the business plan")
+			}
+			ws := s.NewWorkspace(ctx, framework.WorkspaceOptions{Plan: "business"})
+			c, _ := ws.NewKey(ctx, framework.KeyOptions{Scopes: []string{"read"}})
+			r := c.Get(ctx, "/capabilities/"+row["capability_id"].(string)).ExpectOK(http.StatusOK)
+			Expect(r.String("status")).To(Equal("available"), r.Describe())
+			Expect(r.Doc()).NotTo(HaveKey("required_plan"), r.Describe())
+		})
+	})
+}
