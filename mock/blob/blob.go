@@ -1,0 +1,185 @@
+// Package blob keeps the bytes of the mock's files — finished outputs and uploaded media — and the
+// links to them: HMAC-signed, expiring download links (GET) and single-use upload links (PUT), both
+// served by the mock itself outside /api/v1 (DESIGN.md: Links).
+//
+// A download link is {public}/files/{asset_id}/{file_name}?expires={unix}&sig={hmac}; appending
+// download=1 makes it answer with Content-Disposition: attachment. An upload link is
+// {public}/upload-slots/{asset_id}?expires={unix}&sig={hmac}. Signatures cover the path and the
+// expiry, so a link cannot be re-pointed or extended. Expiry is judged on the injected clock.
+//
+// A Store is safe for concurrent use.
+package blob
+
+import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net/url"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/mediaspec/mediaspec/mock/clock"
+)
+
+// Path prefixes the Store's handler serves.
+const (
+	FilesPath  = "/files/"
+	UploadPath = "/upload-slots/"
+)
+
+// Object is one stored file.
+type Object struct {
+	AssetID     string
+	WorkspaceID string
+	ContentType string
+	FileName    string
+	Bytes       []byte
+	StoredAt    time.Time
+}
+
+// Slot is an upload link's contract: one PUT of exactly Size bytes of ContentType before ExpiresAt.
+type Slot struct {
+	AssetID     string
+	WorkspaceID string
+	ContentType string
+	FileName    string
+	Size        int64
+	ExpiresAt   time.Time
+}
+
+// SlotState is what became of an upload slot, for finalize to judge. A PUT that broke a rule of
+// the slot is recorded (Violation) and its bytes are not stored as the file.
+type SlotState struct {
+	Slot
+	Used      bool      // a PUT was accepted for this slot (the link is spent)
+	Received  bool      // the bytes are stored as the slot's object
+	Violation string    // why the accepted PUT did not store the file ("" when it did)
+	PutAt     time.Time // when the PUT arrived
+	Expired   bool      // the slot's lifetime has passed (at the time of the query)
+}
+
+// Store holds objects and upload slots in memory.
+type Store struct {
+	clock     clock.Clock
+	key       []byte
+	publicURL func() string
+
+	mu    sync.Mutex // guards objs, slots
+	objs  map[string]*Object
+	slots map[string]*SlotState
+}
+
+// New makes a Store whose links are signed with key and start with publicURL() (scheme and host,
+// read at each link so a late-bound listener address works).
+func New(clk clock.Clock, key []byte, publicURL func() string) *Store {
+	if len(key) == 0 {
+		panic("blob: empty signing key")
+	}
+	return &Store{clock: clk, key: append([]byte(nil), key...), publicURL: publicURL,
+		objs: map[string]*Object{}, slots: map[string]*SlotState{}}
+}
+
+// Put stores (or replaces) an object under its asset id.
+func (s *Store) Put(o Object) {
+	o.Bytes = append([]byte(nil), o.Bytes...)
+	if o.StoredAt.IsZero() {
+		o.StoredAt = s.clock.Now()
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.objs[o.AssetID] = &o
+}
+
+// Get returns a copy of the object's metadata and its bytes (shared; callers must not modify them).
+func (s *Store) Get(assetID string) (Object, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	o, ok := s.objs[assetID]
+	if !ok {
+		return Object{}, false
+	}
+	return *o, true
+}
+
+// Delete forgets an object and its upload slot; links to it then answer 404.
+func (s *Store) Delete(assetID string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.objs, assetID)
+	delete(s.slots, assetID)
+}
+
+// Reset forgets everything.
+func (s *Store) Reset() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.objs = map[string]*Object{}
+	s.slots = map[string]*SlotState{}
+}
+
+// DownloadURL signs a link to the object lasting ttl from now. It does not check that the object
+// exists: a link to a deleted object answers 404.
+func (s *Store) DownloadURL(assetID, fileName string, ttl time.Duration) (link string, expiresAt time.Time) {
+	expiresAt = s.clock.Now().Add(ttl).Truncate(time.Second)
+	p := FilesPath + assetID + "/" + url.PathEscape(fileName)
+	return s.sign(p, expiresAt), expiresAt
+}
+
+// ReserveUpload records an upload slot and returns its single-use PUT link.
+func (s *Store) ReserveUpload(slot Slot) string {
+	slot.ExpiresAt = slot.ExpiresAt.Truncate(time.Second)
+	s.mu.Lock()
+	s.slots[slot.AssetID] = &SlotState{Slot: slot}
+	s.mu.Unlock()
+	return s.sign(UploadPath+slot.AssetID, slot.ExpiresAt)
+}
+
+// SlotState reports what became of the upload slot of assetID.
+func (s *Store) SlotState(assetID string) (SlotState, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st, ok := s.slots[assetID]
+	if !ok {
+		return SlotState{}, false
+	}
+	out := *st
+	out.Expired = !s.clock.Now().Before(st.ExpiresAt)
+	return out, true
+}
+
+func (s *Store) sign(path string, expiresAt time.Time) string {
+	exp := strconv.FormatInt(expiresAt.Unix(), 10)
+	q := url.Values{"expires": {exp}, "sig": {s.mac(path, exp)}}
+	return s.publicURL() + path + "?" + q.Encode()
+}
+
+func (s *Store) mac(path, exp string) string {
+	m := hmac.New(sha256.New, s.key)
+	fmt.Fprintf(m, "%s\n%s", path, exp)
+	return hex.EncodeToString(m.Sum(nil))
+}
+
+// Link errors, as the handler reports them.
+var (
+	ErrBadSignature = errors.New("the link's signature does not match: use the link exactly as given")
+	ErrExpired      = errors.New("the link has expired: read the resource again for a fresh link")
+)
+
+// verify checks a link's signature and expiry for path.
+func (s *Store) verify(path string, q url.Values) error {
+	exp, sig := q.Get("expires"), q.Get("sig")
+	if exp == "" || sig == "" || !hmac.Equal([]byte(sig), []byte(s.mac(path, exp))) {
+		return ErrBadSignature
+	}
+	n, err := strconv.ParseInt(exp, 10, 64)
+	if err != nil {
+		return ErrBadSignature
+	}
+	if !s.clock.Now().Before(time.Unix(n, 0)) {
+		return ErrExpired
+	}
+	return nil
+}

@@ -1,0 +1,157 @@
+package blob
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/mediaspec/mediaspec/mock/apierr"
+)
+
+// Handler serves download links (GET and HEAD under FilesPath) and upload links (PUT under
+// UploadPath). Refusals use the API's error envelope so clients parse one shape: 403 for a bad
+// signature or an expired or spent link, 404 for a file that is gone, 405 for another method.
+// No key is needed: the signature is the authority.
+func (s *Store) Handler() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch {
+		case strings.HasPrefix(r.URL.Path, FilesPath) && (r.Method == http.MethodGet || r.Method == http.MethodHead):
+			s.serveFile(w, r)
+		case strings.HasPrefix(r.URL.Path, UploadPath) && r.Method == http.MethodPut:
+			s.receiveUpload(w, r)
+		default:
+			writeLinkError(w, r, http.StatusMethodNotAllowed, apierr.CodeNotFound, "This link does not answer "+r.Method+".")
+		}
+	})
+}
+
+func writeLinkError(w http.ResponseWriter, r *http.Request, status int, code apierr.Code, msg string) {
+	_, v := apierr.Envelope(apierr.New(code, msg))
+	body, _ := json.Marshal(v)
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	if r.Method != http.MethodHead {
+		_, _ = w.Write(body)
+	}
+}
+
+func (s *Store) serveFile(w http.ResponseWriter, r *http.Request) {
+	if err := s.verify(r.URL.EscapedPath(), r.URL.Query()); err != nil {
+		writeLinkError(w, r, http.StatusForbidden, apierr.CodeNotAuthorized, err.Error())
+		return
+	}
+	rest := strings.TrimPrefix(r.URL.Path, FilesPath)
+	assetID, _, _ := strings.Cut(rest, "/")
+	o, ok := s.Get(assetID)
+	if !ok {
+		writeLinkError(w, r, http.StatusNotFound, apierr.CodeNotFound, "The file is gone.")
+		return
+	}
+	h := w.Header()
+	h.Set("Content-Type", o.ContentType)
+	h.Set("Content-Length", strconv.Itoa(len(o.Bytes)))
+	h.Set("Cache-Control", "private, max-age=0")
+	if r.URL.Query().Get("download") == "1" {
+		h.Set("Content-Disposition", mime.FormatMediaType("attachment", map[string]string{"filename": o.FileName}))
+	} else {
+		h.Set("Content-Disposition", mime.FormatMediaType("inline", map[string]string{"filename": o.FileName}))
+	}
+	w.WriteHeader(http.StatusOK)
+	if r.Method != http.MethodHead {
+		_, _ = w.Write(o.Bytes)
+	}
+}
+
+// receiveUpload takes the one PUT an upload slot allows. The bytes are stored as the slot's file
+// only when the PUT keeps every rule (declared content type, exact length); a PUT that breaks one
+// spends the link and is recorded, so finalize can refuse with the reason. A late PUT, a second PUT
+// and a tampered link are refused without spending anything.
+func (s *Store) receiveUpload(w http.ResponseWriter, r *http.Request) {
+	if err := s.verify(r.URL.EscapedPath(), r.URL.Query()); err != nil {
+		writeLinkError(w, r, http.StatusForbidden, apierr.CodeNotAuthorized, err.Error())
+		return
+	}
+	assetID := strings.TrimPrefix(r.URL.Path, UploadPath)
+	s.mu.Lock()
+	st, ok := s.slots[assetID]
+	if ok && st.Used {
+		s.mu.Unlock()
+		writeLinkError(w, r, http.StatusForbidden, apierr.CodeNotAuthorized, "This upload link was already used; reserve again to upload another file.")
+		return
+	}
+	if ok {
+		st.Used = true // claim the link before reading, so a concurrent second PUT is refused
+	}
+	s.mu.Unlock()
+	if !ok {
+		writeLinkError(w, r, http.StatusNotFound, apierr.CodeNotFound, "No upload is reserved for this link.")
+		return
+	}
+	// Read at most one byte more than declared, to tell "too long" from "exact".
+	data, err := io.ReadAll(io.LimitReader(r.Body, st.Size+1))
+	violation := ""
+	switch {
+	case err != nil:
+		violation = "the upload was interrupted: " + err.Error()
+	case !sameMediaType(r.Header.Get("Content-Type"), st.ContentType):
+		violation = fmt.Sprintf("the PUT declared Content-Type %q, the reservation %q", r.Header.Get("Content-Type"), st.ContentType)
+	case int64(len(data)) != st.Size:
+		violation = fmt.Sprintf("the PUT sent %s bytes, the reservation declared exactly %d", sizeWord(len(data), st.Size), st.Size)
+	}
+	now := s.clock.Now()
+	s.mu.Lock()
+	st.PutAt = now
+	if violation != "" {
+		st.Violation = violation
+	} else {
+		st.Received = true
+		s.objs[assetID] = &Object{AssetID: assetID, WorkspaceID: st.WorkspaceID, ContentType: st.ContentType,
+			FileName: st.FileName, Bytes: bytes.Clone(data), StoredAt: now}
+	}
+	s.mu.Unlock()
+	if violation != "" {
+		writeLinkError(w, r, http.StatusBadRequest, apierr.CodeInvalidConfig, "The upload broke its reservation: "+violation+". Finalize will refuse it; reserve again.")
+		return
+	}
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(http.StatusOK)
+}
+
+func sizeWord(got int, want int64) string {
+	if int64(got) > want {
+		return "more than " + strconv.FormatInt(want, 10)
+	}
+	return strconv.Itoa(got)
+}
+
+// sameMediaType compares two content types with parameters stripped and case folded.
+func sameMediaType(a, b string) bool {
+	pa, _, errA := mime.ParseMediaType(a)
+	pb, _, errB := mime.ParseMediaType(b)
+	return errA == nil && errB == nil && strings.EqualFold(pa, pb)
+}
+
+// ParseLink returns the asset id a download or upload link names, for tests and diagnostics. It
+// does not verify the signature.
+func ParseLink(link string) (assetID string, err error) {
+	u, err := url.Parse(link)
+	if err != nil {
+		return "", err
+	}
+	switch {
+	case strings.HasPrefix(u.Path, FilesPath):
+		id, _, _ := strings.Cut(strings.TrimPrefix(u.Path, FilesPath), "/")
+		return id, nil
+	case strings.HasPrefix(u.Path, UploadPath):
+		return strings.TrimPrefix(u.Path, UploadPath), nil
+	}
+	return "", errors.New("blob: not a file or upload link")
+}
