@@ -27,10 +27,13 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mediaspec/mediaspec/fixtures"
 	"github.com/mediaspec/mediaspec/mock/api"
 	"github.com/mediaspec/mediaspec/mock/apierr"
+	"github.com/mediaspec/mediaspec/mock/catalog"
 	"github.com/mediaspec/mediaspec/mock/clock"
 	"github.com/mediaspec/mediaspec/mock/control"
+	"github.com/mediaspec/mediaspec/mock/faults"
 	"github.com/mediaspec/mediaspec/mock/ids"
 	"github.com/mediaspec/mediaspec/mock/ratelimit"
 	"github.com/mediaspec/mediaspec/mock/workspace"
@@ -74,6 +77,9 @@ type Config struct {
 	// OpenAPIJSON is the REST description served at GET /api/v1/openapi.json
 	// and used by ValidateResponses (nil: the embedded spec/openapi.yaml).
 	OpenAPIJSON []byte `yaml:"-"`
+	// Fixtures is the capability catalogue served (nil: the embedded
+	// fixtures.Load()).
+	Fixtures *fixtures.Catalog `yaml:"-"`
 }
 
 // StartInfo is what `mediaspec mock` prints at start.
@@ -121,7 +127,11 @@ type Server struct {
 	// Control is the control API (nil with NoControl): register further
 	// operations on it before serving.
 	Control *control.Handler
-	Logger  *slog.Logger
+	// Catalog serves capabilities, presets, actors, voices and estimates.
+	Catalog *catalog.Catalog
+	// Faults is the queue of injected faults (control API /faults).
+	Faults *faults.Store
+	Logger *slog.Logger
 
 	cfg     Config
 	seed    uint64
@@ -196,6 +206,13 @@ func New(cfg Config) (*Server, error) {
 		}
 		cfg.OpenAPIJSON = doc
 	}
+	fx := cfg.Fixtures
+	if fx == nil {
+		var err error
+		if fx, err = fixtures.Load(); err != nil {
+			return nil, fmt.Errorf("mock: %w", err)
+		}
+	}
 	src := ids.New(seed)
 	s := &Server{
 		Clock:    clk,
@@ -210,6 +227,10 @@ func New(cfg Config) (*Server, error) {
 	}
 	s.API = api.NewRouter(api.Deps{Clock: clk, Registry: s.Registry, Limiter: s.Limiter, Logger: logger})
 	s.API.RegisterBase(cfg.OpenAPIJSON)
+	s.Faults = faults.New(clk, src, faults.PricingUnavailable, faults.ProviderUnavailable)
+	s.Catalog = catalog.New(catalog.Deps{Fixtures: fx, DefaultWorkspaceID: s.DefaultWorkspaceID, Faults: s.Faults})
+	s.API.RegisterCatalog(s.Catalog)
+	s.OnReset(func() { s.Faults.Clear() })
 	s.API.ReadyCheck("state", func() error {
 		s.mu.Lock()
 		id := s.start.workspaceID
@@ -223,7 +244,7 @@ func New(cfg Config) (*Server, error) {
 	if !cfg.NoControl {
 		s.Control = control.New(control.Deps{
 			Clock: clk, Registry: s.Registry, Limiter: s.Limiter, Token: token,
-			DefaultWorkspaceID: s.DefaultWorkspaceID, Reset: s.Reset, Logger: logger,
+			DefaultWorkspaceID: s.DefaultWorkspaceID, Reset: s.Reset, Faults: s.Faults, Logger: logger,
 		})
 		s.mux.Handle(control.BasePath+"/", s.Control)
 	}

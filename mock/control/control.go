@@ -3,7 +3,8 @@
 // reset. Every call needs `Authorization: Bearer <control token>` (compared
 // in constant time); errors use the same envelope as /api/v1.
 //
-// Later packages add operations (faults, job cancel/recover, webhook test,
+// The fault queue (GET, POST, DELETE /faults) is served when Deps.Faults is
+// set. Later packages add operations (job cancel/recover, webhook test,
 // rotate, enable and deliveries) with Handler.Handle.
 package control
 
@@ -19,6 +20,7 @@ import (
 	"github.com/mediaspec/mediaspec/mock/api"
 	"github.com/mediaspec/mediaspec/mock/apierr"
 	"github.com/mediaspec/mediaspec/mock/clock"
+	"github.com/mediaspec/mediaspec/mock/faults"
 	"github.com/mediaspec/mediaspec/mock/ledger"
 	"github.com/mediaspec/mediaspec/mock/ratelimit"
 	"github.com/mediaspec/mediaspec/mock/workspace"
@@ -40,7 +42,9 @@ type Deps struct {
 	// DefaultWorkspaceID reports the current default workspace.
 	DefaultWorkspaceID func() string
 	// Reset restores the start state (default workspace and printed keys).
-	Reset  func()
+	Reset func()
+	// Faults, when set, is served as GET, POST and DELETE /faults.
+	Faults *faults.Store
 	Logger *slog.Logger
 }
 
@@ -73,6 +77,9 @@ func New(d Deps) *Handler {
 	h.Handle("GET /clock", h.getClock)
 	h.Handle("POST /clock/advance", h.advance)
 	h.Handle("POST /reset", h.reset)
+	if d.Faults != nil {
+		h.registerFaults(d.Faults)
+	}
 	return h
 }
 

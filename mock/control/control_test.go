@@ -15,6 +15,7 @@ import (
 	"github.com/getkin/kin-openapi/routers/legacy"
 
 	"github.com/mediaspec/mediaspec/mock/clock"
+	"github.com/mediaspec/mediaspec/mock/faults"
 	"github.com/mediaspec/mediaspec/mock/ids"
 	"github.com/mediaspec/mediaspec/mock/ratelimit"
 	"github.com/mediaspec/mediaspec/mock/workspace"
@@ -45,6 +46,7 @@ func newHandler(t *testing.T) (*Handler, *workspace.Registry) {
 		Clock: clk, Registry: reg, Limiter: ratelimit.New(clk, nil), Token: token,
 		DefaultWorkspaceID: func() string { return def.ID() },
 		Reset:              func() { resets++ },
+		Faults:             faults.New(clk, ids.New(4), faults.PricingUnavailable, faults.ProviderUnavailable),
 	})
 	return h, reg
 }
@@ -176,6 +178,21 @@ func TestAnswersMatchDocument(t *testing.T) {
 	mustStatus(400, "POST", "/clock/advance", `{"seconds":-1}`)
 	mustStatus(200, "DELETE", "/workspaces/{id}", "")
 	mustStatus(404, "DELETE", "/workspaces/{id}", "")
+	mustStatus(200, "GET", "/faults", "")
+	flt := mustStatus(201, "POST", "/faults", `{"kind":"pricing_unavailable","capability_id":"tts","count":2}`)
+	if !strings.Contains(flt, `"remaining":2`) || !strings.Contains(flt, `"code":null`) {
+		t.Fatalf("queued fault: %s", flt)
+	}
+	mustStatus(201, "POST", "/faults", `{"kind":"provider_unavailable"}`)
+	for _, bad := range []string{`{}`, `{"kind":"render_fail"}`, `{"kind":"pricing_unavailable","count":0}`, `{"kind":"pricing_unavailable","code":"timeout"}`, `{"kind":"pricing_unavailable","extra":1}`} {
+		mustStatus(400, "POST", "/faults", bad)
+	}
+	if b := mustStatus(200, "GET", "/faults", ""); strings.Count(b, "fault_id") != 2 {
+		t.Fatalf("faults: %s", b)
+	}
+	if b := mustStatus(200, "DELETE", "/faults", ""); !strings.Contains(b, `"cleared":2`) {
+		t.Fatalf("clear: %s", b)
+	}
 	mustStatus(200, "POST", "/reset", "")
 	vars["id"] = "ws_ffffffffffffffffffffffffffffffff"
 	mustStatus(404, "GET", "/workspaces/{id}", "")

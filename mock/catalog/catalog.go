@@ -1,0 +1,217 @@
+// Package catalog serves the capability catalogue (package fixtures) the way
+// the agent API shows it: capabilities, presets and templates, actors and
+// voices, visible by workspace and plan and paged; and the estimator that
+// prices a config (Estimate, Quote).
+//
+// Domain errors are *apierr.Error values (capability_unavailable,
+// required_plan, not_found, invalid_config, input_not_ready, not_priced,
+// pricing_unavailable); the HTTP layer (package api) renders them. A
+// *Catalog is read-only after New and safe for concurrent use; the lookups
+// it is given (AssetLookup, VoiceGenerationLookup, the fault store) must be
+// safe for concurrent use too.
+package catalog
+
+import (
+	"slices"
+	"strings"
+
+	"github.com/mediaspec/mediaspec/fixtures"
+	"github.com/mediaspec/mediaspec/mock/apierr"
+	"github.com/mediaspec/mediaspec/mock/faults"
+)
+
+// Page sizes of the lists (interface spec "Limits").
+const (
+	DefaultLimit   = 25
+	MaxLimit       = 50
+	MaxActorsPage  = 48
+	PresetPreviewN = 20 // templates carried on a preset row
+)
+
+// Viewer is the workspace a list or estimate is answered for.
+type Viewer struct {
+	WorkspaceID string
+	Plan        fixtures.Plan
+}
+
+// Deps are what a Catalog serves from.
+type Deps struct {
+	// Fixtures is the loaded catalogue; required.
+	Fixtures *fixtures.Catalog
+	// DefaultWorkspaceID reports the mock's default workspace: the owner of
+	// what the fixtures' workspace (workspace.yaml) owns (own actors, cloned
+	// voices). nil: the fixtures' workspace id itself.
+	DefaultWorkspaceID func() string
+	// Assets finds uploads named in a config; nil: every upload is unknown.
+	Assets AssetLookup
+	// VoiceGenerations finds approved tts generations; nil: every one is unknown.
+	VoiceGenerations VoiceGenerationLookup
+	// Faults, when set, is consulted for pricing_unavailable at the last
+	// step of an estimate (and of Quote for submit).
+	Faults *faults.Store
+}
+
+// Catalog is the served catalogue.
+type Catalog struct {
+	d Deps
+}
+
+// New returns a catalog over d. It panics when d.Fixtures is nil.
+func New(d Deps) *Catalog {
+	if d.Fixtures == nil {
+		panic("catalog: Deps.Fixtures is required")
+	}
+	return &Catalog{d: d}
+}
+
+// Fixtures returns the underlying catalogue (read-only).
+func (c *Catalog) Fixtures() *fixtures.Catalog { return c.d.Fixtures }
+
+// owns reports whether the viewer's workspace owns something the fixtures
+// assign to fixturesWorkspaceID.
+func (c *Catalog) owns(v Viewer, fixturesWorkspaceID *string) bool {
+	if fixturesWorkspaceID == nil {
+		return false
+	}
+	id := *fixturesWorkspaceID
+	if id == c.d.Fixtures.Workspace.ID && c.d.DefaultWorkspaceID != nil {
+		id = c.d.DefaultWorkspaceID()
+	}
+	return id == v.WorkspaceID
+}
+
+// CapabilityRow is a capability list row (openapi CapabilityRow).
+type CapabilityRow struct {
+	CapabilityID string  `json:"capability_id"`
+	Name         string  `json:"name"`
+	Description  *string `json:"description"`
+	Category     string  `json:"category"`
+	OutputKind   string  `json:"output_kind"`
+	Status       string  `json:"status"`
+	RequiredPlan string  `json:"required_plan,omitempty"`
+	MaxVariants  int     `json:"max_variants"`
+	PricingUnit  string  `json:"pricing_unit"`
+}
+
+// StatusFor is the capability's status as the viewer sees it: a
+// requires_plan capability reads available for a workspace whose plan
+// covers it (rule CAP-030).
+func StatusFor(cp *fixtures.Capability, v Viewer) fixtures.Status {
+	if cp.Status == fixtures.StatusRequiresPlan && v.Plan.Covers(cp.RequiredPlan) {
+		return fixtures.StatusAvailable
+	}
+	return cp.Status
+}
+
+func rowOf(cp *fixtures.Capability, v Viewer) CapabilityRow {
+	st := StatusFor(cp, v)
+	r := CapabilityRow{
+		CapabilityID: cp.ID, Name: cp.Name, Description: cp.Description, Category: string(cp.Category),
+		OutputKind: string(cp.OutputKind), Status: string(st), MaxVariants: cp.MaxVariants,
+		PricingUnit: string(cp.Pricing.Unit),
+	}
+	if st == fixtures.StatusRequiresPlan {
+		r.RequiredPlan = string(cp.RequiredPlan)
+	}
+	return r
+}
+
+// pageAfter returns up to limit items after the one whose key is cursor
+// (from the start when cursor names none) and the next cursor ("" at the
+// end).
+func pageAfter[T any](items []T, key func(T) string, limit int, cursor string) ([]T, string) {
+	start := 0
+	if cursor != "" {
+		if i := slices.IndexFunc(items, func(it T) bool { return key(it) == cursor }); i >= 0 {
+			start = i + 1
+		}
+	}
+	end := min(start+limit, len(items))
+	page := items[start:end]
+	next := ""
+	if end < len(items) && len(page) > 0 {
+		next = key(page[len(page)-1])
+	}
+	return page, next
+}
+
+// ClampLimit applies the list rules: a non-positive limit means
+// DefaultLimit; above MaxLimit is clamped.
+func ClampLimit(limit int) int {
+	if limit <= 0 {
+		return DefaultLimit
+	}
+	return min(limit, MaxLimit)
+}
+
+// ListCapabilities answers one page of GET /capabilities: listed
+// capabilities (offered, not retired) in list order; cursor is the previous
+// page's last capability_id (trimmed by the caller; one naming no listed
+// capability restarts from the first page). next is "" on the last page.
+func (c *Catalog) ListCapabilities(v Viewer, limit int, cursor string) (rows []CapabilityRow, next string) {
+	page, next := pageAfter(c.d.Fixtures.ListedCapabilities(), func(cp *fixtures.Capability) string { return cp.ID }, ClampLimit(limit), cursor)
+	rows = make([]CapabilityRow, len(page))
+	for i, cp := range page {
+		rows[i] = rowOf(cp, v)
+	}
+	return rows, next
+}
+
+// CapabilityDetail is the answer of GET /capabilities/{id} without ok.
+type CapabilityDetail struct {
+	CapabilityRow
+	ConfigSchema  map[string]any `json:"config_schema"`
+	ExampleConfig map[string]any `json:"example_config"`
+	NextAction    string         `json:"next_action"`
+}
+
+// unavailable answers the availability of cp for reading: nil, or 404
+// capability_unavailable (unknown/not offered, retired, coming_soon) or 403
+// required_plan. A catalogue status unknown is readable (nil).
+func (c *Catalog) readable(id string, v Viewer) (*fixtures.Capability, error) {
+	cp, ok := c.d.Fixtures.Capability(id)
+	if !ok || !cp.OfferedToAgents {
+		return nil, apierr.CapabilityUnavailable(string(fixtures.StatusUnknown), "No capability "+quote(id)+" is offered; read GET /capabilities for the current ids.")
+	}
+	switch cp.Status {
+	case fixtures.StatusRetired:
+		return nil, apierr.CapabilityUnavailable(string(fixtures.StatusRetired), "Capability "+id+" is retired; pick another from GET /capabilities.")
+	case fixtures.StatusComingSoon:
+		return nil, apierr.CapabilityUnavailable(string(fixtures.StatusComingSoon), "Capability "+id+" is coming soon and cannot be used yet.")
+	case fixtures.StatusRequiresPlan:
+		if !v.Plan.Covers(cp.RequiredPlan) {
+			return nil, apierr.RequiredPlan(string(cp.RequiredPlan), string(fixtures.StatusRequiresPlan),
+				"Capability "+id+" needs the "+string(cp.RequiredPlan)+" plan; this workspace is on "+string(v.Plan)+".")
+		}
+	}
+	return cp, nil
+}
+
+// Capability answers GET /capabilities/{id}: 404 capability_unavailable
+// with capability_status unknown (not in the catalogue or not offered to
+// agents), retired or coming_soon; 403 required_plan (capability_status
+// requires_plan) when the viewer's plan is too low. A capability whose
+// catalogue status is unknown answers its detail.
+func (c *Catalog) Capability(v Viewer, id string) (CapabilityDetail, error) {
+	cp, err := c.readable(id, v)
+	if err != nil {
+		return CapabilityDetail{}, err
+	}
+	d := CapabilityDetail{CapabilityRow: rowOf(cp, v), ConfigSchema: cp.ConfigSchema, ExampleConfig: cp.ExampleConfig}
+	switch {
+	case cp.Status == fixtures.StatusUnknown:
+		d.NextAction = "This capability's status could not be determined, so it cannot be estimated or run now; pick another from GET /capabilities."
+	case cp.IsPreset() && cp.RequiresTemplate:
+		d.NextAction = "Read the templates with GET /presets/" + cp.ID + "/templates, then POST /estimates with config.template_id and submit with max_credits set to max_credits_needed."
+	default:
+		d.NextAction = "Build a config from config_schema (example_config is the smallest valid one), POST /estimates, then POST /generations with max_credits set to max_credits_needed."
+	}
+	return d, nil
+}
+
+func quote(s string) string {
+	if len(s) > 80 {
+		s = s[:80] + "..."
+	}
+	return `"` + strings.ReplaceAll(s, `"`, `'`) + `"`
+}
