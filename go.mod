@@ -3,10 +3,12 @@ module github.com/mediaspec/mediaspec
 go 1.26
 
 require (
+	github.com/Eyevinn/mp4ff v0.56.0
 	github.com/getkin/kin-openapi v0.152.0
 	github.com/onsi/ginkgo/v2 v2.34.0
 	github.com/onsi/gomega v1.44.0
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3
+	github.com/standard-webhooks/standard-webhooks/libraries v0.0.1
 	go.yaml.in/yaml/v3 v3.0.5
 	golang.org/x/text v0.38.0
 )
