@@ -14,6 +14,7 @@ package mock
 import (
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
 	"errors"
@@ -30,6 +31,8 @@ import (
 	"github.com/mediaspec/mediaspec/fixtures"
 	"github.com/mediaspec/mediaspec/mock/api"
 	"github.com/mediaspec/mediaspec/mock/apierr"
+	"github.com/mediaspec/mediaspec/mock/assets"
+	"github.com/mediaspec/mediaspec/mock/blob"
 	"github.com/mediaspec/mediaspec/mock/catalog"
 	"github.com/mediaspec/mediaspec/mock/clock"
 	"github.com/mediaspec/mediaspec/mock/control"
@@ -131,6 +134,11 @@ type Server struct {
 	Catalog *catalog.Catalog
 	// Faults is the queue of injected faults (control API /faults).
 	Faults *faults.Store
+	// Blob holds the bytes of outputs and uploads and serves their signed links
+	// (/files/ and /upload-slots/ on the same listener).
+	Blob *blob.Store
+	// Assets is the asset registry uploads and outputs share (GET /assets).
+	Assets *assets.Registry
 	Logger *slog.Logger
 
 	cfg     Config
@@ -231,6 +239,11 @@ func New(cfg Config) (*Server, error) {
 	s.Catalog = catalog.New(catalog.Deps{Fixtures: fx, DefaultWorkspaceID: s.DefaultWorkspaceID, Faults: s.Faults})
 	s.API.RegisterCatalog(s.Catalog)
 	s.OnReset(func() { s.Faults.Clear() })
+	// Links are signed with a key derived from the seed, so a seeded run hands out the same links.
+	linkKey := sha256.Sum256(fmt.Appendf(nil, "mediaspec links %d", seed))
+	s.Blob = blob.New(clk, linkKey[:], s.PublicURL)
+	s.Assets = assets.NewRegistry()
+	s.OnReset(func() { s.Blob.Reset(); s.Assets.Reset() })
 	s.API.ReadyCheck("state", func() error {
 		s.mu.Lock()
 		id := s.start.workspaceID
@@ -241,6 +254,8 @@ func New(cfg Config) (*Server, error) {
 		return nil
 	})
 	s.mux.Handle(api.BasePath+"/", s.API)
+	s.mux.Handle(blob.FilesPath, s.Blob.Handler())
+	s.mux.Handle(blob.UploadPath, s.Blob.Handler())
 	if !cfg.NoControl {
 		s.Control = control.New(control.Deps{
 			Clock: clk, Registry: s.Registry, Limiter: s.Limiter, Token: token,
