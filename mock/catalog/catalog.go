@@ -165,10 +165,23 @@ type CapabilityDetail struct {
 	NextAction    string         `json:"next_action"`
 }
 
-// unavailable answers the availability of cp for reading: nil, or 404
-// capability_unavailable (unknown/not offered, retired, coming_soon) or 403
-// required_plan. A catalogue status unknown is readable (nil).
+// readable answers the availability of capability id for reading its detail: 404
+// capability_unavailable (unknown or not offered, retired, coming_soon) or 403 required_plan. A
+// catalogue status unknown is readable.
 func (c *Catalog) readable(id string, v Viewer) (*fixtures.Capability, error) {
+	cp, err := c.offered(id)
+	if err != nil {
+		return nil, err
+	}
+	if err := PlanAllows(cp, v); err != nil {
+		return nil, err
+	}
+	return cp, nil
+}
+
+// offered returns capability id when it is in the catalogue, offered to agents, and neither
+// retired nor coming soon; otherwise 404 capability_unavailable naming its status.
+func (c *Catalog) offered(id string) (*fixtures.Capability, error) {
 	cp, ok := c.d.Fixtures.Capability(id)
 	if !ok || !cp.OfferedToAgents {
 		return nil, apierr.CapabilityUnavailable(string(fixtures.StatusUnknown), "No capability "+quote(id)+" is offered; read GET /capabilities for the current ids.")
@@ -178,11 +191,6 @@ func (c *Catalog) readable(id string, v Viewer) (*fixtures.Capability, error) {
 		return nil, apierr.CapabilityUnavailable(string(fixtures.StatusRetired), "Capability "+id+" is retired; pick another from GET /capabilities.")
 	case fixtures.StatusComingSoon:
 		return nil, apierr.CapabilityUnavailable(string(fixtures.StatusComingSoon), "Capability "+id+" is coming soon and cannot be used yet.")
-	case fixtures.StatusRequiresPlan:
-		if !v.Plan.Covers(cp.RequiredPlan) {
-			return nil, apierr.RequiredPlan(string(cp.RequiredPlan), string(fixtures.StatusRequiresPlan),
-				"Capability "+id+" needs the "+string(cp.RequiredPlan)+" plan; this workspace is on "+string(v.Plan)+".")
-		}
 	}
 	return cp, nil
 }

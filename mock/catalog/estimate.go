@@ -118,16 +118,11 @@ func Pad(price int64) int64 { return (price*11 + 9) / 10 }
 // catalogue, not offered to agents, or catalogue status unknown), retired or
 // coming_soon. It does not check the plan (PlanAllows).
 func (c *Catalog) Runnable(id string) (*fixtures.Capability, error) {
-	cp, ok := c.d.Fixtures.Capability(id)
-	if !ok || !cp.OfferedToAgents {
-		return nil, apierr.CapabilityUnavailable(string(fixtures.StatusUnknown), "No capability "+quote(id)+" is offered; read GET /capabilities for the current ids.")
+	cp, err := c.offered(id)
+	if err != nil {
+		return nil, err
 	}
-	switch cp.Status {
-	case fixtures.StatusRetired:
-		return nil, apierr.CapabilityUnavailable(string(fixtures.StatusRetired), "Capability "+id+" is retired; pick another from GET /capabilities.")
-	case fixtures.StatusComingSoon:
-		return nil, apierr.CapabilityUnavailable(string(fixtures.StatusComingSoon), "Capability "+id+" is coming soon and cannot be used yet.")
-	case fixtures.StatusUnknown:
+	if cp.Status == fixtures.StatusUnknown {
 		return nil, apierr.CapabilityUnavailable(string(fixtures.StatusUnknown), "Capability "+id+" has an unknown status and cannot be estimated or run now.")
 	}
 	return cp, nil

@@ -17,6 +17,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mediaspec/mediaspec/fixtures"
 	"github.com/mediaspec/mediaspec/mock/apierr"
 	"github.com/mediaspec/mediaspec/mock/clock"
 	"github.com/mediaspec/mediaspec/mock/ids"
@@ -24,31 +25,16 @@ import (
 	"github.com/mediaspec/mediaspec/mock/ratelimit"
 )
 
-// Plan is a workspace plan.
-type Plan string
+// Plan is a workspace plan. The plan vocabulary belongs to the catalogue (capabilities and actors
+// name the plan they need), so the workspace uses the same type.
+type Plan = fixtures.Plan
 
 // Plans. Free lacks the agent API; business unlocks requires_plan capabilities.
 const (
-	PlanFree     Plan = "free"
-	PlanPro      Plan = "pro"
-	PlanBusiness Plan = "business"
+	PlanFree     = fixtures.PlanFree
+	PlanPro      = fixtures.PlanPro
+	PlanBusiness = fixtures.PlanBusiness
 )
-
-// Valid reports whether p is a known plan.
-func (p Plan) Valid() bool { return p == PlanFree || p == PlanPro || p == PlanBusiness }
-
-// Rank orders plans: free 0, pro 1, business 2, unknown -1.
-func (p Plan) Rank() int {
-	switch p {
-	case PlanFree:
-		return 0
-	case PlanPro:
-		return 1
-	case PlanBusiness:
-		return 2
-	}
-	return -1
-}
 
 // Scope is an API key scope.
 type Scope string
