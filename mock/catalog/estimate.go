@@ -17,9 +17,12 @@ type Upload struct {
 	AssetID string
 	// Kind is image, video or audio.
 	Kind string
-	// Ready is true once the upload is finalized and its scan finished;
-	// false answers input_not_ready.
+	// Ready is true once the upload is finalized and its scan found it
+	// clean; false answers input_not_ready (unless Flagged).
 	Ready bool
+	// Flagged is true when the content check refused the file (scan_status
+	// flagged): it is never usable and answers 422 moderation_blocked.
+	Flagged bool
 	// DurationMS is the measured length of audio and video; nil when unknown
 	// or not applicable.
 	DurationMS *int64
@@ -213,8 +216,9 @@ type Resources struct {
 }
 
 // CheckResources looks up what req names for the viewer: uploads in config
-// and actor_image_asset_id (404 not_found naming the missing ones in
-// asset_ids), actor_id (a visible actor), voice_id and config.voiceId (a
+// and actor_image_asset_id (422 moderation_blocked naming the ones the
+// content check flagged, then 404 not_found naming the missing ones, both
+// in asset_ids), actor_id (a visible actor), voice_id and config.voiceId (a
 // visible voice), approved_voice_generation_id (404 not_found when unknown;
 // 400 invalid_config when it is not a completed tts generation with the
 // same script and voice); then readiness (409 input_not_ready naming the
@@ -225,7 +229,7 @@ func (c *Catalog) CheckResources(v Viewer, req Request) (Resources, error) {
 	if req.ActorImageAssetID != "" && !slices.Contains(ids, req.ActorImageAssetID) {
 		ids = append(ids, req.ActorImageAssetID)
 	}
-	var missing, notReady []string
+	var missing, notReady, flagged []string
 	for _, id := range ids {
 		var u Upload
 		ok := false
@@ -237,9 +241,16 @@ func (c *Catalog) CheckResources(v Viewer, req Request) (Resources, error) {
 			continue
 		}
 		res.Uploads[id] = u
-		if !u.Ready {
+		switch {
+		case u.Flagged:
+			flagged = append(flagged, id)
+		case !u.Ready:
 			notReady = append(notReady, id)
 		}
+	}
+	if len(flagged) > 0 {
+		// Moderation comes before upload readiness and ownership (CHECK-001).
+		return res, apierr.ModerationBlocked(flagged, "Upload "+strings.Join(flagged, ", ")+" was refused by the content check and is never usable; upload another file.")
 	}
 	if len(missing) > 0 {
 		e := apierr.NotFound("No upload " + strings.Join(missing, ", ") + " in this workspace; upload and finalize the file first.")

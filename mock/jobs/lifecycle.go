@@ -1,0 +1,628 @@
+package jobs
+
+import (
+	"fmt"
+	"math"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/mediaspec/mediaspec/fixtures"
+	"github.com/mediaspec/mediaspec/mock/apierr"
+	"github.com/mediaspec/mediaspec/mock/assets"
+	"github.com/mediaspec/mediaspec/mock/blob"
+	"github.com/mediaspec/mediaspec/mock/catalog"
+	"github.com/mediaspec/mediaspec/mock/clock"
+	"github.com/mediaspec/mediaspec/mock/faults"
+	"github.com/mediaspec/mediaspec/mock/ledger"
+	"github.com/mediaspec/mediaspec/mock/render"
+)
+
+// planFor works out what one generation renders (fixtures README "Output").
+func (s *Store) planFor(workspaceID string, cp *fixtures.Capability, config map[string]any, res catalog.Resources, takes int) plan {
+	pl := plan{kind: string(cp.OutputKind), format: cp.Output.Format, outputs: 1}
+	switch {
+	case cp.OutputKind == fixtures.OutputText:
+		pl.outputs = 0
+	case cp.VariantMode == fixtures.VariantOutputs:
+		pl.outputs = max(takes, 1)
+	}
+	uploadIDs := func(f string) []string {
+		var out []string
+		arr, _ := config[f].([]any)
+		for _, e := range arr {
+			switch x := e.(type) {
+			case string:
+				out = append(out, x)
+			case map[string]any:
+				if id, ok := x["assetId"].(string); ok {
+					out = append(out, id)
+				}
+			}
+		}
+		return out
+	}
+	uploadSize := func(f string) (int, int, bool) {
+		for _, id := range uploadIDs(f) {
+			if a, ok := s.d.Assets.Get(workspaceID, id); ok && a.Width != nil && a.Height != nil {
+				return *a.Width, *a.Height, true
+			}
+		}
+		return 0, 0, false
+	}
+	uploadMS := func(f string) int64 {
+		var ms int64
+		for _, id := range uploadIDs(f) {
+			if u, ok := res.Uploads[id]; ok && u.DurationMS != nil {
+				ms += *u.DurationMS
+			} else if a, ok := s.d.Assets.Get(workspaceID, id); ok && a.DurationMS != nil {
+				ms += *a.DurationMS
+			}
+		}
+		return ms
+	}
+	num := func(f string) float64 {
+		v, _ := fieldOrDefault(cp, config, f)
+		n, _ := number(v)
+		return n
+	}
+	pl.width, pl.height = cp.Output.Width, cp.Output.Height
+	if d, err := fixtures.ParseDimensionsSource(cp.Output.DimensionsFrom); err == nil {
+		switch d.Kind {
+		case fixtures.DimensionsNone:
+			pl.width, pl.height = 0, 0
+		case fixtures.DimensionsAspectRatio:
+			v, _ := fieldOrDefault(cp, config, d.Fields[0])
+			if k, ok := v.(string); ok {
+				if sz, ok := cp.Output.Sizes[k]; ok {
+					pl.width, pl.height = sz.Width, sz.Height
+				}
+			}
+		case fixtures.DimensionsUpload:
+			if w, h, ok := uploadSize(d.Fields[0]); ok {
+				pl.width, pl.height = w, h
+			}
+		case fixtures.DimensionsUploadScaled:
+			f := num(d.Fields[1])
+			if f <= 0 {
+				f = 1
+			}
+			if w, h, ok := uploadSize(d.Fields[0]); ok {
+				pl.width, pl.height = w, h
+			}
+			pl.width, pl.height = int(math.Round(float64(pl.width)*f)), int(math.Round(float64(pl.height)*f))
+		case fixtures.DimensionsFields:
+			if w, h := num(d.Fields[0]), num(d.Fields[1]); w > 0 && h > 0 {
+				pl.width, pl.height = int(w), int(h)
+			}
+		}
+	}
+	if cp.OutputKind == fixtures.OutputVideo || cp.OutputKind == fixtures.OutputAudio {
+		secs := 0.0
+		if d, err := fixtures.ParseDurationSource(cp.Output.DurationFrom); err == nil {
+			switch d.Kind {
+			case fixtures.DurationField:
+				secs = num(d.Fields[0])
+			case fixtures.DurationScriptSeconds:
+				secs = float64(utf8.RuneCountInString(stringAt(config, d.Fields[0]))) / fixtures.CharsPerScriptSecond
+				if len(d.Fields) > 1 {
+					if sp := num(d.Fields[1]); sp > 0 {
+						secs /= sp
+					}
+				}
+			case fixtures.DurationUploadDuration:
+				secs = float64(uploadMS(d.Fields[0])) / 1000
+			case fixtures.DurationVoice:
+				switch {
+				case res.ApprovedTT != nil:
+					secs = float64(res.ApprovedTT.DurationMS) / 1000
+				case config["voice_audio"] != nil:
+					secs = float64(uploadMS("voice_audio")) / 1000
+				default:
+					secs = float64(utf8.RuneCountInString(stringAt(config, "script"))) / fixtures.CharsPerScriptSecond
+				}
+			case fixtures.DurationFixed:
+				secs = d.Seconds
+			case fixtures.DurationSpan:
+				end := num(d.Fields[1])
+				if l := float64(uploadMS(d.Fields[2])) / 1000; l > 0 && l < end {
+					end = l
+				}
+				secs = end - num(d.Fields[0])
+			}
+		}
+		pl.durationMS = int64(math.Round(secs * 1000))
+		if pl.durationMS <= 0 {
+			pl.durationMS = 1000
+		}
+	}
+	var parts []string
+	for _, f := range cp.ModeratedFields {
+		if v := stringAt(config, f); v != "" {
+			parts = append(parts, v)
+		}
+	}
+	pl.text = strings.Join(parts, "\n")
+	if pl.text == "" {
+		pl.text = cp.Name
+	}
+	if n := num("ideas"); n > 0 {
+		pl.listItems = int(n)
+	}
+	return pl
+}
+
+// accept holds credits and creates the generations of a submit that
+// passed every check.
+func (s *Store) accept(p SubmitParams, cp *fixtures.Capability, q catalog.Quote, res catalog.Resources, voice, canon string) (SubmitAnswer, error) {
+	ws, ok := s.d.Registry.Get(p.WorkspaceID)
+	if !ok {
+		return SubmitAnswer{}, apierr.NotFound("No workspace " + p.WorkspaceID + ".")
+	}
+	outputs := 1
+	if cp.VariantMode == fixtures.VariantOutputs {
+		outputs = q.Takes
+	}
+	pl := s.planFor(p.WorkspaceID, cp, p.Config, res, outputs)
+	if cp.ID == "tts" {
+		voice = p.VoiceID
+		if voice == "" {
+			voice = stringAt(p.Config, "voiceId")
+		}
+	}
+	ws.Lock()
+	defer ws.Unlock()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	replay, err := s.inFlightLocked(p, canon, len(q.Generations))
+	if err != nil {
+		return SubmitAnswer{}, err
+	}
+	w := ws.Wallet()
+	if replay != nil {
+		bal := w.Available()
+		replay.Credits.WalletBalance = &bal
+		return *replay, nil
+	}
+	sp := ledger.Spender{KeyID: p.KeyID, KeyBudget: p.KeyBudget}
+	holds := make([]ledger.HoldID, 0, len(q.Generations))
+	for _, l := range q.Generations {
+		var id ledger.HoldID
+		var err error
+		if l.Hold > 0 {
+			id, err = w.Hold(l.Hold, sp)
+		}
+		if err != nil {
+			for _, h := range holds {
+				_ = w.Release(h)
+			}
+			return SubmitAnswer{}, err
+		}
+		holds = append(holds, id)
+	}
+	now := s.d.Clock.Now()
+	bg := ""
+	if len(q.Generations) > 1 {
+		bg = s.d.IDs.ID("bg_")
+	}
+	genIDs := make([]string, len(q.Generations))
+	for i, l := range q.Generations {
+		g := &generation{
+			id: s.d.IDs.ID("gen_"), workspaceID: p.WorkspaceID, keyID: p.KeyID, cp: cp,
+			source: p.Source, purpose: p.Purpose, workflowRunID: p.WorkflowRunID, fanOutLabel: l.FanOut,
+			batchGroupID: bg, batchIndex: i, canonical: canon, config: p.Config,
+			script: stringAt(p.Config, "script"), voiceID: voice, plan: pl,
+			status: StatusQueued, estimated: l.Credits, holdAmount: l.Hold, hold: holds[i], settlement: "open",
+			createdAt: now, updatedAt: now, finishAt: now.Add(dur(cp.RenderSeconds)), done: make(chan struct{}),
+		}
+		s.seq++
+		g.seq = s.seq
+		s.gens[g.id] = g
+		s.order = append(s.order, g)
+		genIDs[i] = g.id
+		s.scheduleLocked(g)
+	}
+	if bg != "" {
+		s.batches[bg] = &batch{id: bg, workspaceID: p.WorkspaceID, genIDs: genIDs}
+	}
+	if p.KeyID != "" {
+		s.slots[p.KeyID] = &slot{genIDs: genIDs, canonical: canon, acceptedAt: now}
+	}
+	a := s.submitAnswerLocked(genIDs, false)
+	bal := w.Available()
+	a.Credits.WalletBalance = &bal
+	return a, nil
+}
+
+// submitAnswerLocked builds the submit answer of the generations ids (the
+// first is the one to wait on). Called with s.mu held; the caller fills
+// Credits.WalletBalance.
+func (s *Store) submitAnswerLocked(ids []string, replay bool) SubmitAnswer {
+	first := s.gens[ids[0]]
+	cp := first.cp
+	var held int64
+	for _, id := range ids {
+		held += s.gens[id].holdAmount
+	}
+	a := SubmitAnswer{
+		OK: true, GenerationID: first.id, GenerationIDs: append([]string(nil), ids...), Replay: replay,
+		Credits:      Credits{CreditsHeld: held, Settlement: "open"},
+		CapabilityID: cp.ID, CapabilityName: cp.Name, OutputKind: string(cp.OutputKind),
+		OutputsExpected: expected(first),
+	}
+	if first.runID != "" {
+		r := first.runID
+		a.RunID = &r
+	}
+	if len(ids) > 1 {
+		a.BatchGroupID = first.batchGroupID
+	}
+	a.ChargeSummary = fmt.Sprintf("%d credits are held; the final charge is settled when the job ends and is never more than the hold.", held)
+	if len(ids) > 1 {
+		a.NextAction = fmt.Sprintf("Call GET /generations/%s/wait until still_running is false, then read GET /batches/%s for all %d generations.", first.id, first.batchGroupID, len(ids))
+		a.Summary = fmt.Sprintf("Accepted %d %s generations in batch %s.", len(ids), cp.ID, first.batchGroupID)
+	} else {
+		a.NextAction = fmt.Sprintf("Call GET /generations/%s/wait until still_running is false.", first.id)
+		a.Summary = fmt.Sprintf("Accepted one %s job.", cp.ID)
+	}
+	if replay {
+		a.Summary = "This identical request is already running; its job was returned and nothing new was held."
+		a.ChargeSummary = fmt.Sprintf("%d credits are held for the running job; nothing new was held.", held)
+	}
+	return a
+}
+
+// expected is outputs_expected of a generation (a text result counts as one).
+func expected(g *generation) int {
+	if g.plan.outputs == 0 {
+		return 1
+	}
+	return g.plan.outputs
+}
+
+// scheduleLocked arms the timers of a queued generation.
+func (s *Store) scheduleLocked(g *generation) {
+	r := g.cp.RenderSeconds
+	gen := s.resetGen
+	id := g.id
+	g.timers = []clock.Timer{
+		s.d.Clock.AfterFunc(dur(r*queuedShare), func() { s.startRendering(id, gen) }),
+		s.d.Clock.AfterFunc(dur(r*(queuedShare+renderingShare)), func() { s.step(id, gen, StatusRendering, StatusPostProcessing) }),
+		s.d.Clock.AfterFunc(dur(r), func() { s.complete(id, gen) }),
+	}
+}
+
+func (s *Store) stopTimersLocked(g *generation) {
+	for _, t := range g.timers {
+		t.Stop()
+	}
+	g.timers = nil
+}
+
+// live returns the generation when it is still part of this reset
+// generation. Called with s.mu held.
+func (s *Store) liveLocked(id string, gen int64) *generation {
+	if gen != s.resetGen {
+		return nil
+	}
+	return s.gens[id]
+}
+
+// step moves a generation from one running status to the next.
+func (s *Store) step(id string, gen int64, from, to Status) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	g := s.liveLocked(id, gen)
+	if g == nil || g.status != from {
+		return
+	}
+	g.status = to
+	g.updatedAt = s.d.Clock.Now()
+}
+
+// startRendering moves queued → rendering, or fails the job when the
+// capability always fails or a render_fail fault is queued for it.
+func (s *Store) startRendering(id string, gen int64) {
+	s.mu.Lock()
+	g := s.liveLocked(id, gen)
+	if g == nil || g.status != StatusQueued {
+		s.mu.Unlock()
+		return
+	}
+	cpID := g.cp.ID
+	rf := g.cp.RenderFailure
+	g.status = StatusRendering
+	g.runID = s.d.IDs.ID("run_")
+	g.updatedAt = s.d.Clock.Now()
+	s.mu.Unlock()
+	var fail *GenError
+	if rf != nil {
+		fail = &GenError{Code: rf.Code, Message: rf.Message}
+	} else if f, ok := s.d.Faults.Take(faults.RenderFail, cpID); ok {
+		fail = &GenError{Code: f.Code, Message: "The render failed (" + f.Code + "); nothing was charged."}
+	}
+	if fail != nil {
+		s.fail(id, gen, *fail, true)
+	}
+}
+
+// fail moves a running generation to failed and releases its hold.
+// counts says whether the failure counts towards request blocking. It
+// reports whether the generation changed.
+func (s *Store) fail(id string, gen int64, e GenError, counts bool) bool {
+	s.mu.Lock()
+	g := s.liveLocked(id, gen)
+	if g == nil || !g.status.Running() {
+		s.mu.Unlock()
+		return false
+	}
+	wsID := g.workspaceID
+	s.mu.Unlock()
+	ws, ok := s.d.Registry.Get(wsID)
+	if !ok {
+		return false
+	}
+	ws.Lock()
+	s.mu.Lock()
+	g = s.liveLocked(id, gen)
+	if g == nil || !g.status.Running() {
+		s.mu.Unlock()
+		ws.Unlock()
+		return false
+	}
+	w := ws.Wallet()
+	if g.holdAmount > 0 {
+		if err := w.Release(g.hold); err != nil {
+			s.d.Logger.Error("jobs: release", "generation", g.id, "err", err)
+		}
+	}
+	now := s.d.Clock.Now()
+	zero := int64(0)
+	left := w.Available()
+	g.status, g.err, g.charged, g.terminal, g.creditsLeft = StatusFailed, &e, &zero, true, &left
+	g.updatedAt, g.completedAt = now, &now
+	s.stopTimersLocked(g)
+	s.finishLocked(g)
+	if counts {
+		s.recordOutcomeLocked(g, true)
+	}
+	notes := s.settledNotesLocked(g, EventGenerationFailed)
+	s.mu.Unlock()
+	ws.Unlock()
+	s.emit(notes)
+	return true
+}
+
+func (s *Store) finishLocked(g *generation) {
+	if !g.closed {
+		g.closed = true
+		close(g.done)
+	}
+}
+
+// settledNotesLocked returns the generation event and, when g was the last
+// sibling of its batch to finish, batch.settled (once).
+func (s *Store) settledNotesLocked(g *generation, event string) []note {
+	notes := []note{{workspaceID: g.workspaceID, eventType: event, data: GenerationEventData(s.viewLocked(g)), settledID: g.id}}
+	if b, ok := s.batches[g.batchGroupID]; ok && !b.settled {
+		for _, id := range b.genIDs {
+			if s.gens[id].status.Running() {
+				return notes
+			}
+		}
+		b.settled = true
+		notes = append(notes, note{workspaceID: g.workspaceID, eventType: EventBatchSettled, data: BatchEventData(s.batchViewLocked(b))})
+	}
+	return notes
+}
+
+// rendered is the made output of one generation, before it is recorded.
+type rendered struct {
+	outputs []Output
+	text    *string
+	result  []byte
+}
+
+// renderAll renders and stores every output of g's plan (no lock held).
+func (s *Store) renderAll(id, workspaceID, capID string, pl plan) (rendered, error) {
+	seed := s.renderSeed(id)
+	var out rendered
+	if pl.kind == render.KindText {
+		o, err := render.Render(render.Request{Seed: seed, Kind: render.KindText, Text: pl.text, JSON: pl.format == "json", CapabilityID: capID, Count: pl.listItems})
+		if err != nil {
+			return out, err
+		}
+		t := o.Text
+		out.text = &t
+		if len(o.Result) > 0 {
+			out.result = o.Result
+		}
+		return out, nil
+	}
+	for i := range pl.outputs {
+		o, err := render.Render(render.Request{
+			Seed: seed, Kind: pl.kind, Width: pl.width, Height: pl.height, DurationMS: pl.durationMS,
+			Text: pl.text, Index: i, CapabilityID: capID,
+		})
+		if err != nil {
+			return out, err
+		}
+		assetID := s.d.IDs.ID("ast_")
+		now := s.d.Clock.Now()
+		s.d.Blob.Put(blob.Object{AssetID: assetID, WorkspaceID: workspaceID, ContentType: o.ContentType, FileName: o.FileName, Bytes: o.Bytes, StoredAt: now})
+		a := assets.Asset{
+			ID: assetID, WorkspaceID: workspaceID, Kind: pl.kind, Source: assets.SourceOutput, FileName: o.FileName,
+			ContentType: o.ContentType, SizeBytes: int64(len(o.Bytes)), Usable: true, GenerationID: id, Listed: true, CreatedAt: now,
+		}
+		out1 := Output{Index: i, Kind: pl.kind, AssetID: assetID, FileName: o.FileName, ContentType: o.ContentType}
+		if pl.kind == render.KindImage || pl.kind == render.KindVideo {
+			w, h := o.Width, o.Height
+			a.Width, a.Height, out1.Width, out1.Height = &w, &h, &w, &h
+		}
+		if pl.kind == render.KindAudio || pl.kind == render.KindVideo {
+			d := o.DurationMS
+			a.DurationMS, out1.DurationMS = &d, &d
+		}
+		s.d.Assets.Put(a)
+		out.outputs = append(out.outputs, out1)
+	}
+	return out, nil
+}
+
+func (s *Store) discard(workspaceID string, r rendered) {
+	for _, o := range r.outputs {
+		s.d.Blob.Delete(o.AssetID)
+		s.d.Assets.Delete(workspaceID, o.AssetID)
+	}
+}
+
+// complete renders the outputs of a post-processed generation, captures its
+// price and marks it completed.
+func (s *Store) complete(id string, gen int64) {
+	s.mu.Lock()
+	g := s.liveLocked(id, gen)
+	if g == nil || !g.status.Running() {
+		s.mu.Unlock()
+		return
+	}
+	wsID, capID, pl := g.workspaceID, g.cp.ID, g.plan
+	s.mu.Unlock()
+	r, err := s.renderAll(id, wsID, capID, pl)
+	if err != nil {
+		s.d.Logger.Error("jobs: render", "generation", id, "err", err)
+		s.fail(id, gen, GenError{Code: ErrorCodeProviderError, Message: "The render failed; nothing was charged."}, true)
+		return
+	}
+	ws, ok := s.d.Registry.Get(wsID)
+	if !ok {
+		return
+	}
+	ws.Lock()
+	s.mu.Lock()
+	g = s.liveLocked(id, gen)
+	if g == nil || !g.status.Running() {
+		s.mu.Unlock()
+		ws.Unlock()
+		s.discard(wsID, r)
+		return
+	}
+	w := ws.Wallet()
+	charge := min(g.estimated, g.holdAmount)
+	if g.holdAmount > 0 {
+		if err := w.Capture(g.hold, charge); err != nil {
+			s.d.Logger.Error("jobs: capture", "generation", g.id, "err", err)
+		}
+	}
+	s.applyCompletedLocked(g, r, charge, w.Available())
+	notes := s.settledNotesLocked(g, EventGenerationCompleted)
+	s.mu.Unlock()
+	ws.Unlock()
+	s.emit(notes)
+}
+
+func (s *Store) applyCompletedLocked(g *generation, r rendered, charge, available int64) {
+	now := s.d.Clock.Now()
+	g.status, g.err = StatusCompleted, nil
+	g.outputs, g.outputText, g.result = r.outputs, r.text, r.result
+	g.charged, g.settlement, g.terminal, g.creditsLeft = &charge, "captured", true, &available
+	g.updatedAt, g.completedAt = now, &now
+	if g.runID == "" {
+		g.runID = s.d.IDs.ID("run_")
+	}
+	s.stopTimersLocked(g)
+	s.finishLocked(g)
+	s.recordOutcomeLocked(g, false)
+}
+
+// Cancel cancels a running generation as the app does: it reads failed with
+// error code canceled, its hold is released and generation.failed is sent.
+// It reports the status after the call and whether it changed; unknown ids
+// answer not_found.
+func (s *Store) Cancel(id string) (Status, bool, error) {
+	return s.control(id, func(gen int64) bool {
+		return s.fail(id, gen, GenError{Code: ErrorCodeCanceled, Message: "The job was canceled; nothing was charged."}, false)
+	})
+}
+
+// Fail fails a running generation now with code (default provider_error)
+// and message; see Cancel for the answer.
+func (s *Store) Fail(id, code, message string) (Status, bool, error) {
+	if code == "" {
+		code = ErrorCodeProviderError
+	}
+	if message == "" {
+		message = "The render failed (" + code + "); nothing was charged."
+	}
+	return s.control(id, func(gen int64) bool { return s.fail(id, gen, GenError{Code: code, Message: message}, true) })
+}
+
+func (s *Store) control(id string, f func(gen int64) bool) (Status, bool, error) {
+	s.mu.Lock()
+	_, ok := s.gens[id]
+	gen := s.resetGen
+	s.mu.Unlock()
+	if !ok {
+		return "", false, apierr.NotFound("No generation " + id + ".")
+	}
+	changed := f(gen)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	g, ok := s.gens[id]
+	if !ok {
+		return "", false, apierr.NotFound("No generation " + id + ".")
+	}
+	return g.status, changed, nil
+}
+
+// Recover turns a failed generation into a completed one: its outputs are
+// rendered and delivered, and it is charged its price, taken from available
+// credits (at most what is available; no spend limit applies to a started
+// job), then generation.completed is sent. Any other status is left as is
+// (changed false).
+func (s *Store) Recover(id string) (Status, bool, error) {
+	return s.control(id, func(gen int64) bool {
+		s.mu.Lock()
+		g := s.liveLocked(id, gen)
+		if g == nil || g.status != StatusFailed {
+			s.mu.Unlock()
+			return false
+		}
+		wsID, capID, pl := g.workspaceID, g.cp.ID, g.plan
+		s.mu.Unlock()
+		r, err := s.renderAll(id, wsID, capID, pl)
+		if err != nil {
+			s.d.Logger.Error("jobs: render on recovery", "generation", id, "err", err)
+			return false
+		}
+		ws, ok := s.d.Registry.Get(wsID)
+		if !ok {
+			return false
+		}
+		ws.Lock()
+		s.mu.Lock()
+		g = s.liveLocked(id, gen)
+		if g == nil || g.status != StatusFailed {
+			s.mu.Unlock()
+			ws.Unlock()
+			s.discard(wsID, r)
+			return false
+		}
+		w := ws.Wallet()
+		charge := min(g.estimated, w.Available())
+		if charge > 0 {
+			h, err := w.Hold(charge, ledger.Spender{})
+			if err == nil {
+				err = w.Capture(h, charge)
+			}
+			if err != nil {
+				s.d.Logger.Error("jobs: charge on recovery", "generation", id, "err", err)
+				charge = 0
+			}
+		}
+		s.applyCompletedLocked(g, r, charge, w.Available())
+		notes := []note{{workspaceID: g.workspaceID, eventType: EventGenerationCompleted, data: GenerationEventData(s.viewLocked(g)), settledID: g.id}}
+		s.mu.Unlock()
+		ws.Unlock()
+		s.emit(notes)
+		return true
+	})
+}

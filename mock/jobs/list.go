@@ -1,0 +1,137 @@
+package jobs
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"sort"
+	"time"
+)
+
+// Filter selects rows of GET /generations; zero fields match everything.
+type Filter struct {
+	Status        Status
+	CapabilityID  string
+	Source        string
+	CreatedBefore *time.Time // strictly before
+	UpdatedSince  *time.Time // strictly after; orders oldest first by updated_at
+}
+
+// Row is a GET /generations row (openapi GenerationListRow).
+type Row struct {
+	GenerationID     string   `json:"generation_id"`
+	CapabilityID     *string  `json:"capability_id"`
+	Status           Status   `json:"status"`
+	Source           string   `json:"source"`
+	Purpose          *string  `json:"purpose"`
+	OutputKind       *string  `json:"output_kind"`
+	BatchGroupID     *string  `json:"batch_group_id"`
+	BatchIndex       *int     `json:"batch_index"`
+	CreditsEstimated int64    `json:"credits_estimated"`
+	CreditsCharged   *int64   `json:"credits_charged"`
+	OutputAssetIDs   []string `json:"output_asset_ids"`
+	CreatedAt        string   `json:"created_at"`
+	UpdatedAt        string   `json:"updated_at"`
+	CompletedAt      *string  `json:"completed_at"`
+}
+
+// RowOf renders a view as a list row (no link).
+func RowOf(v View) Row {
+	r := Row{
+		GenerationID: v.GenerationID, CapabilityID: strPtr(v.CapabilityID), Status: v.Status, Source: v.Source,
+		Purpose: strPtr(v.Purpose), OutputKind: strPtr(v.OutputKind), CreditsEstimated: v.CreditsEstimated,
+		CreditsCharged: v.heldCredits().CreditsCharged, OutputAssetIDs: v.OutputAssetIDs(),
+		CreatedAt: ts(v.CreatedAt), UpdatedAt: ts(v.UpdatedAt), CompletedAt: tsPtr(v.CompletedAt),
+	}
+	if v.BatchGroupID != "" {
+		r.BatchGroupID = strPtr(v.BatchGroupID)
+		i := v.BatchIndex
+		r.BatchIndex = &i
+	}
+	return r
+}
+
+// cursor is the opaque position after one row.
+type cursor struct {
+	ID string `json:"g"`
+}
+
+func encodeCursor(id string) string {
+	b, _ := json.Marshal(cursor{ID: id})
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+func decodeCursor(s string) string {
+	b, err := base64.RawURLEncoding.DecodeString(s)
+	if err != nil {
+		return ""
+	}
+	var c cursor
+	if json.Unmarshal(b, &c) != nil {
+		return ""
+	}
+	return c.ID
+}
+
+// List answers one page of GET /generations for workspaceID: only
+// deliverables (purpose deliverable or null), filtered, newest first by
+// created_at (ties: later submits first), or oldest first by updated_at
+// with UpdatedSince. cursor is the previous page's next cursor; an
+// unreadable one, or one naming no row of the current order, restarts from
+// the first page. next is "" on the last page.
+func (s *Store) List(workspaceID string, f Filter, cur string, limit int) (rows []Row, next string) {
+	s.mu.Lock()
+	var gs []*generation
+	for _, g := range s.order {
+		if g.workspaceID != workspaceID || (g.purpose != "" && g.purpose != "deliverable") {
+			continue
+		}
+		if (f.Status != "" && g.status != f.Status) || (f.CapabilityID != "" && g.cp.ID != f.CapabilityID) ||
+			(f.Source != "" && g.source != f.Source) ||
+			(f.CreatedBefore != nil && !g.createdAt.Before(*f.CreatedBefore)) ||
+			(f.UpdatedSince != nil && !g.updatedAt.After(*f.UpdatedSince)) {
+			continue
+		}
+		gs = append(gs, g)
+	}
+	if f.UpdatedSince != nil {
+		sort.SliceStable(gs, func(i, j int) bool {
+			if !gs[i].updatedAt.Equal(gs[j].updatedAt) {
+				return gs[i].updatedAt.Before(gs[j].updatedAt)
+			}
+			return gs[i].seq < gs[j].seq
+		})
+	} else {
+		sort.SliceStable(gs, func(i, j int) bool {
+			if !gs[i].createdAt.Equal(gs[j].createdAt) {
+				return gs[i].createdAt.After(gs[j].createdAt)
+			}
+			return gs[i].seq > gs[j].seq
+		})
+	}
+	views := make([]View, len(gs))
+	for i, g := range gs {
+		views[i] = s.viewLocked(g)
+	}
+	s.mu.Unlock()
+	start := 0
+	if id := decodeCursor(cur); id != "" {
+		for i, v := range views {
+			if v.GenerationID == id {
+				start = i + 1
+				break
+			}
+		}
+	}
+	if limit <= 0 {
+		limit = 25
+	}
+	end := min(start+limit, len(views))
+	rows = make([]Row, 0, end-start)
+	for _, v := range views[start:end] {
+		rows = append(rows, RowOf(v))
+	}
+	if end < len(views) && len(rows) > 0 {
+		next = encodeCursor(rows[len(rows)-1].GenerationID)
+	}
+	return rows, next
+}

@@ -1,0 +1,559 @@
+package jobs
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/mediaspec/mediaspec/fixtures"
+	"github.com/mediaspec/mediaspec/mock/apierr"
+	"github.com/mediaspec/mediaspec/mock/catalog"
+	"github.com/mediaspec/mediaspec/mock/faults"
+	"github.com/mediaspec/mediaspec/mock/ledger"
+)
+
+// SubmitParams is one submit: a POST /generations body that passed its shape
+// check, or a workflow step.
+type SubmitParams struct {
+	WorkspaceID string
+	// KeyID is the submitting API key; "" is an app or workflow submit: it
+	// holds no slot, is never replayed or blocked, and no spend limit or
+	// render-concurrency brake applies.
+	KeyID string
+	// KeyBudget is the key's rolling 24 h budget (nil: none).
+	KeyBudget *int64
+	// Plan is the workspace plan (capability plan checks).
+	Plan fixtures.Plan
+	// Source is the generation's source (default "api" with a key, else
+	// "ui"); workflow steps pass "workflow".
+	Source string
+	// Purpose is deliverable, preview, intermediate or "" (null).
+	Purpose string
+	// WorkflowRunID is set for a workflow step.
+	WorkflowRunID string
+
+	CapabilityID string
+	Config       map[string]any
+	// MaxCredits caps the hold; 0 means no cap (workflow steps, whose
+	// invoke checked its own cap).
+	MaxCredits int64
+	// Variants is the body's variants; nil when absent.
+	Variants *int
+
+	ActorID                   string
+	ActorImageAssetID         string
+	VoiceID                   string
+	ApprovedVoiceGenerationID string
+}
+
+// Credits is the credits object of a submit or read answer.
+type Credits struct {
+	CreditsHeld    int64  `json:"credits_held"`
+	CreditsCharged *int64 `json:"credits_charged"`
+	Settlement     string `json:"settlement"`
+	Terminal       bool   `json:"terminal"`
+	WalletBalance  *int64 `json:"wallet_balance,omitempty"`
+}
+
+// SubmitAnswer is the submit answer (openapi GenerationSubmitResponse).
+type SubmitAnswer struct {
+	OK              bool     `json:"ok"`
+	GenerationID    string   `json:"generation_id"`
+	GenerationIDs   []string `json:"generation_ids"`
+	RunID           *string  `json:"run_id"`
+	BatchGroupID    string   `json:"batch_group_id,omitempty"`
+	Replay          bool     `json:"replay"`
+	Credits         Credits  `json:"credits"`
+	CapabilityID    string   `json:"capability_id"`
+	CapabilityName  string   `json:"capability_name"`
+	OutputKind      string   `json:"output_kind"`
+	OutputsExpected int      `json:"outputs_expected"`
+	ChargeSummary   string   `json:"charge_summary"`
+	NextAction      string   `json:"next_action"`
+	Summary         string   `json:"summary"`
+}
+
+// canonical is the identity of a request for replay and blocking: the
+// JSON of its fields with keys sorted (encoding/json sorts map keys at every
+// level), numbers as JSON numbers.
+func canonical(p SubmitParams) string {
+	m := map[string]any{"capability_id": p.CapabilityID, "config": p.Config, "max_credits": p.MaxCredits}
+	if p.Variants != nil {
+		m["variants"] = *p.Variants
+	}
+	for k, v := range map[string]string{
+		"actor_id": p.ActorID, "actor_image_asset_id": p.ActorImageAssetID,
+		"voice_id": p.VoiceID, "approved_voice_generation_id": p.ApprovedVoiceGenerationID,
+	} {
+		if v != "" {
+			m[k] = v
+		}
+	}
+	b, err := json.Marshal(m)
+	if err != nil {
+		return fmt.Sprintf("%v", m)
+	}
+	return string(b)
+}
+
+// pricingFields are the config fields the price reads: a schema failure on
+// one of them leaves no computable price (rule CHECK-020).
+func pricingFields(cp *fixtures.Capability) []string {
+	var out []string
+	for _, src := range []string{cp.Pricing.QuantityFrom, cp.Pricing.ExactQuantityFrom} {
+		if q, err := fixtures.ParseQuantitySource(src); err == nil {
+			for _, f := range q.Fields {
+				out = append(out, "config."+f)
+			}
+		}
+	}
+	out = append(out, "config.count")
+	if cp.FanOutField != "" {
+		out = append(out, "config."+cp.FanOutField)
+	}
+	return out
+}
+
+func onField(err error, fields []string) bool {
+	var e *apierr.Error
+	if !errors.As(err, &e) {
+		return false
+	}
+	for _, f := range fields {
+		if e.Field == f || strings.HasPrefix(e.Field, f+"[") || strings.HasPrefix(e.Field, f+".") {
+			return true
+		}
+	}
+	return false
+}
+
+// variantsError checks variants against the capability: refused (never
+// clamped) on a capability that makes one result, or above the smaller of
+// its ceiling and 4.
+func variantsError(cp *fixtures.Capability, v *int) error {
+	if v == nil {
+		return nil
+	}
+	if cp.VariantMode == fixtures.VariantNone || cp.MaxVariants <= 1 {
+		return apierr.InvalidConfig("variants", cp.ID+" makes one result and does not take variants; leave it out.")
+	}
+	ceiling := min(cp.MaxVariants, fixtures.MaxVariantsCeiling)
+	if *v < 1 || *v > ceiling {
+		return apierr.InvalidConfig("variants", fmt.Sprintf("variants must be 1 to %d for %s; it is refused, never clamped.", ceiling, cp.ID))
+	}
+	return nil
+}
+
+func stringAt(config map[string]any, name string) string {
+	s, _ := config[name].(string)
+	return s
+}
+
+// fieldOrDefault is config[name], else the schema default.
+func fieldOrDefault(cp *fixtures.Capability, config map[string]any, name string) (any, bool) {
+	if v, ok := config[name]; ok {
+		return v, true
+	}
+	props, _ := cp.ConfigSchema["properties"].(map[string]any)
+	prop, _ := props[name].(map[string]any)
+	v, ok := prop["default"]
+	return v, ok
+}
+
+func number(v any) (float64, bool) {
+	switch x := v.(type) {
+	case float64:
+		return x, true
+	case json.Number:
+		f, err := x.Float64()
+		return f, err == nil
+	case int:
+		return float64(x), true
+	case int64:
+		return float64(x), true
+	}
+	return 0, false
+}
+
+// talkCheck applies the talking-actor rules (config validity): voice
+// resolution, approval match, voice_audio exclusivity and the voice length
+// limits, all before any hold. It returns the voice spoken ("" when a
+// recording drives the actor).
+func (s *Store) talkCheck(cp *fixtures.Capability, p SubmitParams, res catalog.Resources) (string, error) {
+	ta := cp.TalkingActor
+	if ta == nil {
+		return "", nil
+	}
+	seconds := func(ms int64) float64 { return float64(ms) / 1000 }
+	lengthErr := func(field string, secs float64) error {
+		bound := fmt.Sprintf("%g to %g seconds", ta.MinVoiceSeconds, ta.MaxVoiceSeconds)
+		if ta.MaxExclusive {
+			bound = fmt.Sprintf("under %g seconds", ta.MaxVoiceSeconds)
+		}
+		return apierr.InvalidConfig(field, fmt.Sprintf("%s takes a voice of %s; this one is %.1f seconds.", cp.ID, bound, secs))
+	}
+	if ta.VoiceMode == fixtures.VoiceModeOwnVoice {
+		if p.ApprovedVoiceGenerationID != "" {
+			return "", apierr.InvalidConfig("approved_voice_generation_id", cp.ID+" makes its own voice from the script and does not take approved_voice_generation_id.")
+		}
+		secs := float64(utf8.RuneCountInString(stringAt(p.Config, "script"))) / fixtures.CharsPerScriptSecond
+		if !ta.VoiceSecondsOK(secs) {
+			return "", lengthErr("config.script", secs)
+		}
+		return "", nil
+	}
+	if _, has := p.Config["voice_audio"]; has {
+		switch {
+		case !ta.AcceptsVoiceAudio:
+			return "", apierr.InvalidConfig("config.voice_audio", cp.ID+" does not take a recording.")
+		case stringAt(p.Config, "script") != "":
+			return "", apierr.InvalidConfig("config.voice_audio", "Send config.voice_audio or a script, not both.")
+		case p.VoiceID != "" || stringAt(p.Config, "voiceId") != "":
+			return "", apierr.InvalidConfig("voice_id", "A recording in config.voice_audio replaces the voice; send no voice_id.")
+		case p.ApprovedVoiceGenerationID != "":
+			return "", apierr.InvalidConfig("approved_voice_generation_id", "A recording in config.voice_audio replaces the approved tts; send one or the other.")
+		}
+		var ms int64
+		known := true
+		arr, _ := p.Config["voice_audio"].([]any)
+		for _, e := range arr {
+			id, _ := e.(string)
+			u, ok := res.Uploads[id]
+			if !ok || u.DurationMS == nil {
+				known = false
+				continue
+			}
+			ms += *u.DurationMS
+		}
+		if known && !ta.VoiceSecondsOK(seconds(ms)) {
+			return "", lengthErr("config.voice_audio", seconds(ms))
+		}
+		return "", nil
+	}
+	if p.ApprovedVoiceGenerationID == "" {
+		return "", apierr.InvalidConfig("approved_voice_generation_id", "Submit tts with the script and voice first, wait for it, then send its generation_id as approved_voice_generation_id.")
+	}
+	voice := p.VoiceID
+	if voice == "" {
+		voice = stringAt(p.Config, "voiceId")
+	}
+	if voice == "" && p.ActorID != "" {
+		if a, ok := s.d.Catalog.Fixtures().Actor(p.ActorID); ok && a.DefaultVoiceID != nil {
+			voice = *a.DefaultVoiceID
+		}
+	}
+	if voice == "" {
+		return "", apierr.InvalidConfig("voice_id", "No voice: send voice_id, config.voiceId, or an actor with a default voice.")
+	}
+	if g, ok := s.LookupVoiceGeneration(p.WorkspaceID, p.ApprovedVoiceGenerationID); ok && g.CapabilityID == "tts" && g.Completed {
+		if g.VoiceID != voice {
+			return "", apierr.InvalidConfig("approved_voice_generation_id", "The approved tts generation used another voice; send the same voice.")
+		}
+		if !ta.VoiceSecondsOK(seconds(g.DurationMS)) {
+			return "", lengthErr("approved_voice_generation_id", seconds(g.DurationMS))
+		}
+	}
+	return voice, nil
+}
+
+// templateCheck applies the preset template rules: not a template of this
+// preset → 404 not_found; withdrawn → 404 capability_unavailable.
+func (s *Store) templateCheck(cp *fixtures.Capability, config map[string]any) error {
+	id := stringAt(config, "template_id")
+	if !cp.IsPreset() || id == "" {
+		return nil
+	}
+	t, ok := s.d.Catalog.Fixtures().Template(id)
+	if !ok || t.CapabilityID != cp.ID {
+		return apierr.NotFound("No template " + id + " of " + cp.ID + "; read GET /presets/" + cp.ID + "/templates.")
+	}
+	if !t.Live {
+		return apierr.CapabilityUnavailable(string(fixtures.StatusRetired), "Template "+id+" was withdrawn; pick a live one from GET /presets/"+cp.ID+"/templates.")
+	}
+	return nil
+}
+
+// moderate is the content check: a queued moderation_unavailable fault
+// (503), the marker word in a moderated field or a queued moderation_block
+// fault (422).
+func (s *Store) moderate(cp *fixtures.Capability, config map[string]any) error {
+	if _, ok := s.d.Faults.Take(faults.ModerationUnavailable, cp.ID); ok {
+		return apierr.ModerationUnavailable("Content checks are not running right now; nothing was held or charged. Try again shortly.")
+	}
+	for _, f := range cp.ModeratedFields {
+		if strings.Contains(stringAt(config, f), fixtures.ModerationMarker) {
+			return apierr.ModerationBlocked(nil, "The content policy refused config."+f+". Do not reword it to get past the check.")
+		}
+	}
+	if _, ok := s.d.Faults.Take(faults.ModerationBlock, cp.ID); ok {
+		return apierr.ModerationBlocked(nil, "The content policy refused this request. Do not reword it to get past the check.")
+	}
+	return nil
+}
+
+// Submit runs the submit checks in the documented order (the body shape was
+// checked by the caller) and, when every check passes, holds credits and
+// starts the generations. Order, first failing wins: max_credits (402
+// max_credits_exceeded), spend caps (402 spend_limit_exceeded), credits (402
+// insufficient_credits), config validity (400 invalid_config), capability
+// availability and plan (404 capability_unavailable / 403 required_plan),
+// moderation (503 moderation_unavailable / 422 moderation_blocked), uploads
+// and ownership (404 not_found / 409 input_not_ready), in-flight (409
+// submission_in_flight, or 201 replay; 429 rate_limited for render
+// concurrency), blocked request (429 request_blocked), estimate change
+// (409), not priced (409), pricing (503), provider (502). A request whose
+// price cannot be computed (unknown capability, a pricing field of the wrong
+// type, variants out of range) skips the three price checks. Every refusal
+// holds nothing.
+func (s *Store) Submit(p SubmitParams) (SubmitAnswer, error) {
+	cat := s.d.Catalog
+	viewer := catalog.Viewer{WorkspaceID: p.WorkspaceID, Plan: p.Plan}
+	ws, ok := s.d.Registry.Get(p.WorkspaceID)
+	if !ok {
+		return SubmitAnswer{}, apierr.NotFound("No workspace " + p.WorkspaceID + ".")
+	}
+	if p.Source == "" {
+		p.Source = "ui"
+		if p.KeyID != "" {
+			p.Source = "api"
+		}
+	}
+	if p.Config == nil {
+		p.Config = map[string]any{}
+	}
+	req := catalog.Request{
+		CapabilityID: p.CapabilityID, Config: p.Config, ActorID: p.ActorID, ActorImageAssetID: p.ActorImageAssetID,
+		VoiceID: p.VoiceID, ApprovedVoiceGenerationID: p.ApprovedVoiceGenerationID,
+	}
+	cp, availErr := cat.Runnable(p.CapabilityID)
+	var (
+		configErr error
+		res       catalog.Resources
+		resErr    error
+		q         catalog.Quote
+		priced    bool
+	)
+	variants := 0
+	if p.Variants != nil {
+		variants = *p.Variants
+	}
+	if cp != nil {
+		configErr = cat.CheckConfig(cp, req)
+		res, resErr = cat.CheckResources(viewer, req)
+		if variantsError(cp, p.Variants) == nil && !onField(configErr, pricingFields(cp)) {
+			if qq, err := catalog.Price(cp, p.Config, variants, res); err == nil {
+				q, priced = qq, true
+			}
+		}
+	}
+	sp := ledger.Spender{KeyID: p.KeyID, KeyBudget: p.KeyBudget}
+	if priced {
+		if p.MaxCredits > 0 && q.MaxCreditsNeeded > p.MaxCredits {
+			return SubmitAnswer{}, apierr.MaxCreditsExceeded(p.MaxCredits, q.MaxCreditsNeeded, fmt.Sprintf(
+				"This request needs a hold of %d credits (the estimate plus the 10%% hold pad on every take) and max_credits is %d. Send max_credits %d (the estimate's max_credits_needed); nothing was started.",
+				q.MaxCreditsNeeded, p.MaxCredits, q.MaxCreditsNeeded))
+		}
+		ws.Lock()
+		w := ws.Wallet()
+		var err error
+		if e := w.CheckLimits(q.MaxCreditsNeeded, sp); e != nil {
+			err = e
+		} else if q.MaxCreditsNeeded > w.Available() {
+			short := q.MaxCreditsNeeded - w.Available()
+			err = apierr.InsufficientCredits(short, fmt.Sprintf("The workspace has %d credits available and this request needs a hold of %d (%d short). Top up, or make the request cheaper.", w.Available(), q.MaxCreditsNeeded, short))
+		}
+		ws.Unlock()
+		if err != nil {
+			return SubmitAnswer{}, err
+		}
+	}
+	// Config validity.
+	if cp == nil {
+		return SubmitAnswer{}, availErr
+	}
+	if configErr != nil {
+		return SubmitAnswer{}, configErr
+	}
+	if err := variantsError(cp, p.Variants); err != nil {
+		return SubmitAnswer{}, err
+	}
+	if cp.FanOutField != "" {
+		if arr, _ := p.Config[cp.FanOutField].([]any); len(arr) > fixtures.MaxFanOutValues {
+			return SubmitAnswer{}, apierr.InvalidConfig("config."+cp.FanOutField, fmt.Sprintf("config.%s takes at most %d values, one job each.", cp.FanOutField, fixtures.MaxFanOutValues))
+		}
+	}
+	if resErr != nil && apierr.CodeOf(resErr) == apierr.CodeInvalidConfig {
+		return SubmitAnswer{}, resErr
+	}
+	voice, err := s.talkCheck(cp, p, res)
+	if err != nil {
+		return SubmitAnswer{}, err
+	}
+	// Capability availability and plan.
+	if err := catalog.PlanAllows(cp, viewer); err != nil {
+		return SubmitAnswer{}, err
+	}
+	if err := s.templateCheck(cp, p.Config); err != nil {
+		if apierr.CodeOf(err) == apierr.CodeCapabilityUnavailable {
+			return SubmitAnswer{}, err
+		}
+		if resErr == nil {
+			resErr = err // not_found: reported at the ownership step
+		}
+	}
+	// Moderation (a named upload the content check flagged is refused here).
+	if err := s.moderate(cp, p.Config); err != nil {
+		return SubmitAnswer{}, err
+	}
+	if resErr != nil && apierr.CodeOf(resErr) == apierr.CodeModerationBlocked {
+		return SubmitAnswer{}, resErr
+	}
+	// Upload readiness and ownership (and the actor, voice, approved
+	// generation and template the request names).
+	if resErr != nil {
+		var e *apierr.Error
+		if errors.As(resErr, &e) {
+			return SubmitAnswer{}, e
+		}
+		return SubmitAnswer{}, resErr
+	}
+	canon := canonical(p)
+	// In-flight: replay, slot, identical request of another key, render
+	// concurrency.
+	takes := 1
+	if priced {
+		takes = len(q.Generations)
+	}
+	s.mu.Lock()
+	replay, err := s.inFlightLocked(p, canon, takes)
+	if err == nil && replay == nil {
+		err = s.blockedLocked(p.KeyID, canon)
+	}
+	s.mu.Unlock()
+	if err != nil {
+		return SubmitAnswer{}, err
+	}
+	if replay != nil {
+		bal := ws.Snapshot().AvailableCredits
+		replay.Credits.WalletBalance = &bal
+		return *replay, nil
+	}
+	if _, ok := s.d.Faults.Take(faults.EstimateChanged, cp.ID); ok {
+		return SubmitAnswer{}, apierr.EstimateChanged("The published price changed while this request was placed; estimate again and resubmit. Nothing was held.")
+	}
+	if cp.Pricing.NotPriced {
+		return SubmitAnswer{}, apierr.NotPriced("Capability " + cp.ID + " has no published price yet; it cannot be run.")
+	}
+	if err := cat.PricingAvailable(cp.ID); err != nil {
+		return SubmitAnswer{}, err
+	}
+	if _, ok := s.d.Faults.Take(faults.ProviderUnavailable, cp.ID); ok {
+		return SubmitAnswer{}, apierr.ProviderUnavailable("The provider for " + cp.ID + " failed before the job was accepted; nothing was held. Try again.")
+	}
+	if !priced {
+		q, err = catalog.Price(cp, p.Config, variants, res)
+		if err != nil {
+			return SubmitAnswer{}, err
+		}
+	}
+	return s.accept(p, cp, q, res, voice, canon)
+}
+
+// inFlightLocked decides the in-flight step. It returns a replay answer
+// (an identical request of the same key whose job runs), or an error, or
+// (nil, nil) to go on. Called with s.mu held.
+func (s *Store) inFlightLocked(p SubmitParams, canon string, takes int) (*SubmitAnswer, error) {
+	if p.KeyID == "" {
+		return nil, nil
+	}
+	now := s.d.Clock.Now()
+	if sl, ok := s.slots[p.KeyID]; ok && now.Before(sl.acceptedAt.Add(SlotLifetime)) {
+		if first := s.firstRunningLocked(sl.genIDs); first != nil {
+			if sl.canonical == canon {
+				a := s.submitAnswerLocked(sl.genIDs, true)
+				return &a, nil
+			}
+			return nil, apierr.SubmissionInFlight(apierr.InFlight{GenerationID: first.id, Status: string(first.status)}, 0,
+				"This key already has generation "+first.id+" running; wait for it (GET /generations/"+first.id+"/wait) before submitting another.")
+		}
+	}
+	running := 0
+	for _, g := range s.order {
+		if g.workspaceID != p.WorkspaceID || !g.status.Running() {
+			continue
+		}
+		running++
+		if g.keyID != "" && g.keyID != p.KeyID && g.canonical == canon {
+			wait := max(1, int(math.Ceil(g.finishAt.Sub(now).Seconds())))
+			return nil, apierr.SubmissionInFlight(apierr.InFlight{GenerationID: g.id, Status: string(g.status)}, wait,
+				"An identical request from another key of this workspace is running as "+g.id+"; read it instead, or retry after retry_after_seconds.")
+		}
+	}
+	if limit := s.maxRunsLocked(p.WorkspaceID); running+takes > limit {
+		return nil, apierr.RateLimited(0, fmt.Sprintf("The workspace has %d renders running and allows %d at once; try again when one finishes.", running, limit))
+	}
+	return nil, nil
+}
+
+func (s *Store) firstRunningLocked(ids []string) *generation {
+	for _, id := range ids {
+		if g, ok := s.gens[id]; ok && g.status.Running() {
+			return g
+		}
+	}
+	return nil
+}
+
+func failKey(keyID, canon string) string { return keyID + "\x00" + canon }
+
+// blockedLocked answers request_blocked when the same request of the same
+// key failed BlockAfterFailures times in a row within BlockWindow, for
+// BlockDuration after the last failure.
+func (s *Store) blockedLocked(keyID, canon string) error {
+	if keyID == "" {
+		return nil
+	}
+	f, ok := s.fails[failKey(keyID, canon)]
+	if !ok || len(f.times) < BlockAfterFailures {
+		return nil
+	}
+	last := f.times[len(f.times)-1]
+	first := f.times[len(f.times)-BlockAfterFailures]
+	now := s.d.Clock.Now()
+	if last.Sub(first) > BlockWindow || !now.Before(last.Add(BlockDuration)) {
+		return nil
+	}
+	wait := max(1, int(math.Ceil(last.Add(BlockDuration).Sub(now).Seconds())))
+	return apierr.RequestBlocked(BlockedReason, wait, fmt.Sprintf(
+		"This exact request failed %d times in a row; it is blocked for %d more seconds. Change the request instead of retrying it.", BlockAfterFailures, wait))
+}
+
+// recordOutcomeLocked counts a failed job of a key's request (canceled jobs
+// do not count) or clears the count on a completion.
+func (s *Store) recordOutcomeLocked(g *generation, failed bool) {
+	if g.keyID == "" {
+		return
+	}
+	k := failKey(g.keyID, g.canonical)
+	if !failed {
+		delete(s.fails, k)
+		return
+	}
+	f := s.fails[k]
+	if f == nil {
+		f = &failures{}
+		s.fails[k] = f
+	}
+	f.times = append(f.times, s.d.Clock.Now())
+	if len(f.times) > BlockAfterFailures {
+		f.times = slices.Delete(f.times, 0, len(f.times)-BlockAfterFailures)
+	}
+}
+
+// dur converts seconds to a Duration.
+func dur(sec float64) time.Duration { return time.Duration(sec * float64(time.Second)) }
