@@ -38,7 +38,11 @@ import (
 	"github.com/mediaspec/mediaspec/mock/control"
 	"github.com/mediaspec/mediaspec/mock/faults"
 	"github.com/mediaspec/mediaspec/mock/ids"
+	"github.com/mediaspec/mediaspec/mock/jobs"
+	"github.com/mediaspec/mediaspec/mock/ledger"
 	"github.com/mediaspec/mediaspec/mock/ratelimit"
+	"github.com/mediaspec/mediaspec/mock/uploads"
+	"github.com/mediaspec/mediaspec/mock/webhook"
 	"github.com/mediaspec/mediaspec/mock/workspace"
 	"github.com/mediaspec/mediaspec/spec"
 )
@@ -70,6 +74,12 @@ type Config struct {
 	// ValidateResponses checks every /api/v1 answer against the REST
 	// description (OpenAPIJSON) and logs each violation at error level.
 	ValidateResponses bool `yaml:"validate_responses" env:"MEDIASPEC_MOCK_VALIDATE_RESPONSES"`
+	// AllowLoopbackWebhooks also admits webhook URLs on http(s)://127.0.0.1:* and
+	// http(s)://localhost:*, so local receivers work; no other private address is admitted.
+	AllowLoopbackWebhooks bool `yaml:"allow_loopback_webhooks" env:"MEDIASPEC_MOCK_ALLOW_LOOPBACK_WEBHOOKS"`
+	// AllowLoopbackFetch lets POST /uploads/from-url fetch from loopback addresses (127.0.0.0/8,
+	// ::1, localhost) so local file servers work; no other private address is ever admitted.
+	AllowLoopbackFetch bool `yaml:"allow_loopback_fetch" env:"MEDIASPEC_MOCK_ALLOW_LOOPBACK_FETCH"`
 	// LogFormat is "text" (default) or "json"; used when Logger is nil.
 	LogFormat string `yaml:"log_format" env:"MEDIASPEC_MOCK_LOG_FORMAT"`
 
@@ -139,6 +149,14 @@ type Server struct {
 	Blob *blob.Store
 	// Assets is the asset registry uploads and outputs share (GET /assets).
 	Assets *assets.Registry
+	// Uploads reserves, finalizes and imports uploads; it is the catalogue's AssetLookup.
+	Uploads *uploads.Service
+	// Webhooks holds webhook endpoints and sends their signed deliveries; Webhooks.Emit(workspaceID,
+	// eventType, data) fans an event out to the workspace's subscribed endpoints.
+	Webhooks *webhook.Service
+	// Jobs is the generations engine (POST /generations, reads, batches;
+	// control cancel/fail/recover); its OnEvent feeds Webhooks.
+	Jobs   *jobs.Store
 	Logger *slog.Logger
 
 	cfg     Config
@@ -236,14 +254,25 @@ func New(cfg Config) (*Server, error) {
 	s.API = api.NewRouter(api.Deps{Clock: clk, Registry: s.Registry, Limiter: s.Limiter, Logger: logger})
 	s.API.RegisterBase(cfg.OpenAPIJSON)
 	s.Faults = faults.New(clk, src, faults.PricingUnavailable, faults.ProviderUnavailable)
-	s.Catalog = catalog.New(catalog.Deps{Fixtures: fx, DefaultWorkspaceID: s.DefaultWorkspaceID, Faults: s.Faults})
-	s.API.RegisterCatalog(s.Catalog)
-	s.OnReset(func() { s.Faults.Clear() })
 	// Links are signed with a key derived from the seed, so a seeded run hands out the same links.
 	linkKey := sha256.Sum256(fmt.Appendf(nil, "mediaspec links %d", seed))
 	s.Blob = blob.New(clk, linkKey[:], s.PublicURL)
 	s.Assets = assets.NewRegistry()
 	s.OnReset(func() { s.Blob.Reset(); s.Assets.Reset() })
+	// Uploads come before the catalogue: estimates and submits look uploads up through it.
+	s.Uploads = uploads.New(uploads.Deps{Clock: clk, IDs: src, Blob: s.Blob, Assets: s.Assets, Faults: s.Faults,
+		Logger: logger, AllowLoopbackFetch: cfg.AllowLoopbackFetch})
+	s.OnReset(s.Uploads.Reset)
+	s.API.RegisterUploads(s.Uploads)
+	s.API.RegisterAssets(s.Assets, s.Blob)
+	s.Catalog = catalog.New(catalog.Deps{Fixtures: fx, DefaultWorkspaceID: s.DefaultWorkspaceID, Faults: s.Faults, Assets: s.Uploads,
+		VoiceGenerations: jobs.VoiceLookupFunc(func(ws, id string) (catalog.VoiceGeneration, bool) { return s.Jobs.LookupVoiceGeneration(ws, id) })})
+	s.API.RegisterCatalog(s.Catalog)
+	s.Jobs = jobs.New(jobs.Deps{Clock: clk, IDs: src, Registry: s.Registry, Catalog: s.Catalog, Faults: s.Faults,
+		Blob: s.Blob, Assets: s.Assets, Seed: seed, Logger: logger})
+	s.OnReset(s.Jobs.Reset)
+	s.API.RegisterGenerations(s.Jobs)
+	s.OnReset(func() { s.Faults.Clear() })
 	s.API.ReadyCheck("state", func() error {
 		s.mu.Lock()
 		id := s.start.workspaceID
@@ -253,6 +282,15 @@ func New(cfg Config) (*Server, error) {
 		}
 		return nil
 	})
+	// Webhooks: endpoints, signed deliveries, and credits.low from every wallet's low-balance hook
+	// (set before boot creates the first workspace).
+	s.Webhooks = webhook.New(webhook.Config{Clock: clk, IDs: src, Logger: logger, AllowLoopback: cfg.AllowLoopbackWebhooks})
+	s.Registry.OnLow = func(workspaceID string, l ledger.Low) {
+		s.Webhooks.Emit(workspaceID, webhook.EventCreditsLow, webhook.CreditsLowData{AvailableCredits: l.AvailableCredits, ThresholdCredits: l.ThresholdCredits})
+	}
+	s.API.RegisterWebhooks(s.Webhooks)
+	s.Jobs.OnEvent(s.Webhooks.Emit)
+	s.OnReset(s.Webhooks.Reset)
 	s.mux.Handle(api.BasePath+"/", s.API)
 	s.mux.Handle(blob.FilesPath, s.Blob.Handler())
 	s.mux.Handle(blob.UploadPath, s.Blob.Handler())
@@ -261,6 +299,8 @@ func New(cfg Config) (*Server, error) {
 			Clock: clk, Registry: s.Registry, Limiter: s.Limiter, Token: token,
 			DefaultWorkspaceID: s.DefaultWorkspaceID, Reset: s.Reset, Faults: s.Faults, Logger: logger,
 		})
+		s.Control.RegisterWebhooks(s.Webhooks)
+		s.Control.RegisterJobs(s.Jobs)
 		s.mux.Handle(control.BasePath+"/", s.Control)
 	}
 	notFound := func(w http.ResponseWriter, r *http.Request) {

@@ -48,9 +48,12 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 // returned stop shuts it down.
 func startEmbeddedMock(ctx context.Context, cfg *conformance.Config, stderr io.Writer) (func(), error) {
 	srv, err := mock.New(mock.Config{
-		Seed:   1,
-		Clock:  clock.NewManual(time.Now().UTC().Truncate(time.Second)),
-		Logger: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelError})),
+		Seed:  1,
+		Clock: clock.NewManual(time.Now().UTC().Truncate(time.Second)),
+		// The suite's webhook receiver and media file server listen on loopback.
+		AllowLoopbackWebhooks: true,
+		AllowLoopbackFetch:    true,
+		Logger:                slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelError})),
 	})
 	if err != nil {
 		return nil, err

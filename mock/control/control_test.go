@@ -17,7 +17,9 @@ import (
 	"github.com/mediaspec/mediaspec/mock/clock"
 	"github.com/mediaspec/mediaspec/mock/faults"
 	"github.com/mediaspec/mediaspec/mock/ids"
+	"github.com/mediaspec/mediaspec/mock/jobs"
 	"github.com/mediaspec/mediaspec/mock/ratelimit"
+	"github.com/mediaspec/mediaspec/mock/webhook"
 	"github.com/mediaspec/mediaspec/mock/workspace"
 )
 
@@ -48,6 +50,8 @@ func newHandler(t *testing.T) (*Handler, *workspace.Registry) {
 		Reset:              func() { resets++ },
 		Faults:             faults.New(clk, ids.New(4), faults.PricingUnavailable, faults.ProviderUnavailable),
 	})
+	h.RegisterWebhooks(webhook.New(webhook.Config{Clock: clk, IDs: ids.New(5)}))
+	h.RegisterJobs(jobs.New(jobs.Deps{Clock: clk, IDs: ids.New(6), Registry: reg}))
 	return h, reg
 }
 
