@@ -38,6 +38,10 @@ func TestConformance(t *testing.T) {
 		ControlToken: "ctl_conformance_harness",
 		OpenAPIJSON:  doc,
 		Logger:       slog.New(slog.DiscardHandler),
+		// The suite's webhook receiver listens on 127.0.0.1.
+		AllowLoopbackWebhooks: true,
+		// The from-url specs give the mock links to a file server the suite runs on loopback.
+		AllowLoopbackFetch: true,
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -35,6 +35,12 @@ type Config struct {
 	ControlURL string `yaml:"control_url" env:"MEDIASPEC_CONTROL_URL"`
 	// ControlToken is the bearer token of the control API.
 	ControlToken string `yaml:"control_token" env:"MEDIASPEC_CONTROL_TOKEN"`
+	// ReceiverListen is where the suite's webhook receiver listens (default 127.0.0.1:0; "off"
+	// starts none, and specs that need a receiver are skipped).
+	ReceiverListen string `yaml:"receiver_listen" env:"MEDIASPEC_RECEIVER_LISTEN"`
+	// ReceiverPublicURL is the scheme and host the target should deliver to (e.g. a public https
+	// tunnel to ReceiverListen); default: the listener's own http://host:port.
+	ReceiverPublicURL string `yaml:"receiver_url" env:"MEDIASPEC_RECEIVER_URL"`
 	// Budget is the most credits the run may spend; 0 skips every spec that spends.
 	Budget int `yaml:"budget" env:"MEDIASPEC_BUDGET"`
 	// LabelFilter is a Ginkgo label filter expression selecting specs (e.g. "AUTH-001 || health").
@@ -64,6 +70,7 @@ type Flags struct {
 var flagNames = map[string]string{
 	"BaseURL": "base-url", "Key": "key", "ReadKey": "read-key", "OtherKey": "other-key",
 	"ControlURL": "control-url", "ControlToken": "control-token", "Budget": "budget",
+	"ReceiverListen": "receiver-listen", "ReceiverPublicURL": "receiver-url",
 	"LabelFilter": "label-filter", "JSONReport": "json-report", "JUnitReport": "junit-report",
 	"HTMLReport": "html-report", "TimeScale": "time-scale", "Slow": "slow",
 	"Randomize": "randomize", "Seed": "seed",
@@ -81,6 +88,8 @@ func RegisterFlags(fs *flag.FlagSet) *Flags {
 	fs.StringVar(&v.OtherKey, "other-key", "", "API key of a second workspace, for isolation specs")
 	fs.StringVar(&v.ControlURL, "control-url", "", "root of the test-control API, e.g. http://127.0.0.1:8080/_control/v1")
 	fs.StringVar(&v.ControlToken, "control-token", "", "bearer token of the control API (never printed)")
+	fs.StringVar(&v.ReceiverListen, "receiver-listen", "", "listen address of the suite's webhook receiver (default 127.0.0.1:0; off: none)")
+	fs.StringVar(&v.ReceiverPublicURL, "receiver-url", "", "URL the target delivers webhooks to (default: the receiver's listener URL)")
 	fs.IntVar(&v.Budget, "budget", 0, "most credits the run may spend; 0 skips specs that spend")
 	fs.StringVar(&v.LabelFilter, "label-filter", "", "Ginkgo label filter selecting specs, e.g. 'AUTH-001 || health'")
 	fs.StringVar(&v.JSONReport, "json-report", "", "write the JSON report to this path")

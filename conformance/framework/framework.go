@@ -38,6 +38,7 @@ type Framework struct {
 	env     environment
 	caps    Capabilities
 	created []string // workspaces this run made through control, deleted at teardown
+	hooks   *Hooks   // the webhook receiver, when one runs (receiver.go)
 }
 
 // environment is the keys and workspaces the run uses, known after Setup.
@@ -154,6 +155,10 @@ func (f *Framework) Setup(ctx context.Context) error {
 	if env.key == "" {
 		return errors.New("no API key: give --key or control access")
 	}
+	receiverOK, err := f.startReceiver(ctx, env.key)
+	if err != nil {
+		return err
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.env = env
@@ -164,6 +169,7 @@ func (f *Framework) Setup(ctx context.Context) error {
 		Budget:          f.cfg.Budget,
 		Slow:            f.cfg.Slow,
 		Uploads:         true,
+		Receiver:        receiverOK,
 	}
 	return nil
 }
@@ -176,6 +182,7 @@ func (f *Framework) remember(workspaceID string) {
 
 // Teardown deletes the workspaces the run made. It returns the first error and tries them all.
 func (f *Framework) Teardown(ctx context.Context) error {
+	f.stopReceiver(ctx)
 	ctl := f.control()
 	if ctl == nil {
 		return nil

@@ -37,6 +37,18 @@ func Register(f *framework.Framework) {
 	presets(f)
 	estimates(f)
 	balance(f)
+	uploads(f)
+	fromURL(f)
+	assetSpecs(f)
+	webhookSpecs(f)
+	deliverySpecs(f)
+	generationSpecs(f)
+	genListSpecs(f)
+	submitSpecs(f)
+	batchSpecs(f)
+	talkingSpecs(f)
+	ledgerSpecs(f)
+	linkSpecs(f)
 }
 
 // randomHex returns n random lowercase hex characters.

@@ -1,0 +1,246 @@
+package framework
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2" //nolint:revive
+	. "github.com/onsi/gomega"    //nolint:revive
+
+	"github.com/getkin/kin-openapi/openapi3"
+
+	"github.com/mediaspec/mediaspec/receiver"
+)
+
+// ReceiverOff as Config.ReceiverListen starts no receiver.
+const ReceiverOff = "off"
+
+// receiverProbePath is the path of the registration Setup makes to learn whether the target admits
+// the receiver's URL.
+const receiverProbePath = "/conformance-probe"
+
+// Hooks is the run's webhook receiver: one receiver.Receiver on ReceiverListen that stands for
+// every endpoint the specs register. Each spec registers its endpoints on paths of its own
+// (NewURL), tells the receiver their secrets (Trust) and, when it wants misbehaviour, sets a
+// Behavior for its path (Behave). The receiver checks webhook-timestamp against the target's
+// clock (read through the control API when there is one, else the local clock), so a target on a
+// jumped or scaled clock is judged by its own time. It is safe for concurrent use.
+type Hooks struct {
+	rcv    *receiver.Receiver
+	srv    *http.Server
+	public string // scheme and host the target delivers to
+
+	mu        sync.Mutex // guards secrets, behaviors
+	secrets   []string
+	behaviors map[string]receiver.Behavior
+}
+
+// startReceiver starts the receiver (unless ReceiverListen is "off") and reports whether the
+// target admits its URL: it registers an endpoint there with key and deletes it again. A refusal
+// is written to the Ginkgo writer and leaves the Receiver need unmet.
+func (f *Framework) startReceiver(ctx context.Context, key string) (bool, error) {
+	listen := f.cfg.ReceiverListen
+	if listen == ReceiverOff {
+		return false, nil
+	}
+	if listen == "" {
+		listen = "127.0.0.1:0"
+	}
+	placeholder := make([]byte, 32)
+	_, _ = rand.Read(placeholder)
+	h := &Hooks{behaviors: map[string]receiver.Behavior{}, secrets: []string{"whsec_" + base64.StdEncoding.EncodeToString(placeholder)}}
+	rcv, err := receiver.New(receiver.Config{Secrets: h.secrets, Now: f.targetNow, Behavior: h.behave})
+	if err != nil {
+		return false, err
+	}
+	ln, err := net.Listen("tcp", listen)
+	if err != nil {
+		return false, fmt.Errorf("webhook receiver: listen on %s: %w", listen, err)
+	}
+	h.rcv = rcv
+	h.srv = &http.Server{Handler: rcv, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = h.srv.Serve(ln) }()
+	h.public = strings.TrimRight(f.cfg.ReceiverPublicURL, "/")
+	if h.public == "" {
+		h.public = "http://" + ln.Addr().String()
+	}
+	f.mu.Lock()
+	f.hooks = h
+	f.mu.Unlock()
+
+	u := f.resolve(f.apiRoot, "/webhooks")
+	body := map[string]any{"url": h.public + receiverProbePath, "events": []string{"credits.low"}, "description": "conformance probe"}
+	r, err := f.exchange(ctx, f.validator, http.MethodPost, u, key, Bearer, []CallOption{JSONBody(body)})
+	if err != nil {
+		return false, fmt.Errorf("webhook receiver: probe registration: %w", err)
+	}
+	if r.Status != http.StatusCreated {
+		fmt.Fprintf(GinkgoWriter, "the target refuses the receiver URL %s (HTTP %d); specs that need a receiver are skipped\n", h.public, r.Status)
+		return false, nil
+	}
+	var doc struct {
+		Webhook struct {
+			ID string `json:"webhook_id"`
+		} `json:"webhook"`
+	}
+	if err := json.Unmarshal(r.Body, &doc); err != nil || doc.Webhook.ID == "" {
+		return false, errors.New("webhook receiver: the probe registration answered 201 without webhook.webhook_id")
+	}
+	if _, err := f.exchange(ctx, f.validator, http.MethodDelete, f.resolve(f.apiRoot, "/webhooks/"+doc.Webhook.ID), key, Bearer, nil); err != nil {
+		return false, fmt.Errorf("webhook receiver: delete the probe registration: %w", err)
+	}
+	return true, nil
+}
+
+// stopReceiver stops the receiver, if one runs.
+func (f *Framework) stopReceiver(ctx context.Context) {
+	f.mu.Lock()
+	h := f.hooks
+	f.hooks = nil
+	f.mu.Unlock()
+	if h == nil {
+		return
+	}
+	_ = h.rcv.Close()
+	_ = h.srv.Shutdown(ctx)
+}
+
+// targetNow is the target's service time: GET /clock of the control API when there is one (not
+// recorded in transcripts), else the local clock.
+func (f *Framework) targetNow() time.Time {
+	if f.controlRoot == nil {
+		return time.Now()
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, f.resolve(f.controlRoot, "/clock").String(), nil)
+	if err != nil {
+		return time.Now()
+	}
+	req.Header.Set("Authorization", "Bearer "+f.cfg.ControlToken)
+	res, err := (&http.Client{Transport: f.base}).Do(req)
+	if err != nil {
+		return time.Now()
+	}
+	defer res.Body.Close()
+	var doc struct {
+		Now time.Time `json:"now"`
+	}
+	if res.StatusCode != http.StatusOK || json.NewDecoder(res.Body).Decode(&doc) != nil || doc.Now.IsZero() {
+		return time.Now()
+	}
+	return doc.Now
+}
+
+func (h *Hooks) behave(a receiver.Attempt) receiver.Response {
+	h.mu.Lock()
+	b := h.behaviors[a.Path]
+	h.mu.Unlock()
+	if b == nil {
+		return receiver.Response{}
+	}
+	return b(a)
+}
+
+// Hooks returns the run's receiver. The spec must need Receiver.
+func (s *Spec) Hooks() *Hooks {
+	GinkgoHelper()
+	s.f.mu.Lock()
+	h := s.f.hooks
+	s.f.mu.Unlock()
+	Expect(h).NotTo(BeNil(), "the spec uses the webhook receiver without declaring the receiver need")
+	return h
+}
+
+// NewURL returns a fresh path on the receiver and the URL the target should deliver to it.
+func (h *Hooks) NewURL() (path, url string) {
+	b := make([]byte, 8)
+	_, _ = rand.Read(b)
+	path = fmt.Sprintf("/hooks/%x", b)
+	return path, h.public + path
+}
+
+// Trust makes the receiver accept signatures made with secret (besides every secret trusted
+// before). A malformed secret fails the spec.
+func (h *Hooks) Trust(secret string) {
+	GinkgoHelper()
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	Expect(h.rcv.SetSecrets(append(append([]string(nil), h.secrets...), secret)...)).To(Succeed(), "the signing secret is not a whsec_ secret")
+	h.secrets = append(h.secrets, secret)
+}
+
+// Behave sets how the receiver answers attempts on path (nil: verify and answer 204). It is reset
+// when the spec ends.
+func (h *Hooks) Behave(path string, b receiver.Behavior) {
+	h.mu.Lock()
+	h.behaviors[path] = b
+	h.mu.Unlock()
+	DeferCleanup(func() {
+		h.mu.Lock()
+		delete(h.behaviors, path)
+		h.mu.Unlock()
+	})
+}
+
+// Await waits up to timeout (real time) for a verified event matching m.
+func (h *Hooks) Await(ctx context.Context, m receiver.Match, timeout time.Duration) (receiver.Event, error) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	return h.rcv.Await(ctx, m)
+}
+
+// AwaitAttempts waits up to timeout (real time) until n attempts of deliveryID arrived, and
+// returns them in arrival order (the latest may not be answered yet).
+func (h *Hooks) AwaitAttempts(ctx context.Context, deliveryID string, n int, timeout time.Duration) ([]receiver.Attempt, error) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	return h.rcv.AwaitAttempts(ctx, deliveryID, n)
+}
+
+// Attempts returns every attempt that arrived on path, in arrival order.
+func (h *Hooks) Attempts(path string) []receiver.Attempt {
+	var out []receiver.Attempt
+	for _, a := range h.rcv.Attempts() {
+		if a.Path == path {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// Events returns the verified events that arrived on path, ordered by created_at.
+func (h *Hooks) Events(path string) []receiver.Event {
+	return h.rcv.Find(receiver.Match{Path: path})
+}
+
+// EventSchema returns the schema the REST description's x-webhooks extension names for
+// eventType (the whole envelope), or nil when it names none.
+func (s *Spec) EventSchema(eventType string) *openapi3.Schema {
+	doc := s.f.validator.Document()
+	hooks, _ := doc.Extensions["x-webhooks"].(map[string]any)
+	entry, _ := hooks[eventType].(map[string]any)
+	ref, _ := entry["$ref"].(string)
+	name := ref[strings.LastIndex(ref, "/")+1:]
+	if ref == "" || doc.Components == nil || doc.Components.Schemas[name] == nil {
+		return nil
+	}
+	return doc.Components.Schemas[name].Value
+}
+
+// AttemptsFor returns every attempt of delivery id that arrived, in arrival order.
+func (h *Hooks) AttemptsFor(deliveryID string) []receiver.Attempt {
+	return h.rcv.AttemptsFor(deliveryID)
+}
+
+// Find returns the verified events matching m, ordered by created_at.
+func (h *Hooks) Find(m receiver.Match) []receiver.Event { return h.rcv.Find(m) }

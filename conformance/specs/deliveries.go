@@ -1,0 +1,488 @@
+package specs
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2" //nolint:revive
+	. "github.com/onsi/gomega"    //nolint:revive
+	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
+
+	"github.com/mediaspec/mediaspec/conformance/framework"
+	"github.com/mediaspec/mediaspec/receiver"
+)
+
+// retryWaits are the documented waits before attempts 2 to 5.
+var retryWaits = []time.Duration{5 * time.Minute, 30 * time.Minute, 2 * time.Hour, 12 * time.Hour}
+
+// arrival is how long (real time, divided by the time scale) a spec waits for a delivery.
+func arrival(s *framework.Spec) time.Duration {
+	return time.Duration(float64(60*time.Second)/s.TimeScale()) + 30*time.Second
+}
+
+// quiet is the real time a spec waits to see that nothing more arrives.
+const quiet = 400 * time.Millisecond
+
+// sendTest queues webhook.test for endpoint id through control and returns the delivery id.
+func sendTest(ctx context.Context, s *framework.Spec, id string) string {
+	GinkgoHelper()
+	r, err := s.Control().Call(ctx, http.MethodPost, "/webhooks/"+id+"/test", nil)
+	Expect(err).NotTo(HaveOccurred())
+	if r.Status == http.StatusNotFound {
+		// The endpoint exists (the spec registered it), so a 404 means the operation is missing.
+		var doc map[string]any
+		_ = json.Unmarshal(r.Body, &doc)
+		Skip("unsupported: the control API does not send webhook.test (POST /webhooks/{id}/test answered 404)")
+	}
+	Expect(r.Status).To(Equal(http.StatusAccepted), "control POST /webhooks/{id}/test"+r.Describe())
+	var doc struct {
+		DeliveryID string `json:"delivery_id"`
+	}
+	Expect(json.Unmarshal(r.Body, &doc)).To(Succeed(), r.Describe())
+	Expect(doc.DeliveryID).To(MatchRegexp(deliveryIDPattern.String()), r.Describe())
+	return doc.DeliveryID
+}
+
+// controlHook calls a control webhook operation (rotate, enable, disable) and returns the answer.
+func controlHook(ctx context.Context, s *framework.Spec, id, op string) map[string]any {
+	GinkgoHelper()
+	r, err := s.Control().Call(ctx, http.MethodPost, "/webhooks/"+id+"/"+op, nil)
+	Expect(err).NotTo(HaveOccurred())
+	if r.Status == http.StatusNotFound {
+		Skip("unsupported: the control API does not offer POST /webhooks/{id}/" + op)
+	}
+	Expect(r.Status).To(Equal(http.StatusOK), "control POST /webhooks/{id}/"+op+r.Describe())
+	var doc map[string]any
+	Expect(json.Unmarshal(r.Body, &doc)).To(Succeed(), r.Describe())
+	return doc
+}
+
+// attempts waits for n attempts of delivery id and returns them.
+func attempts(ctx context.Context, s *framework.Spec, id string, n int) []receiver.Attempt {
+	GinkgoHelper()
+	atts, err := s.Hooks().AwaitAttempts(ctx, id, n, arrival(s))
+	Expect(err).NotTo(HaveOccurred(), fmt.Sprintf("attempt %d of delivery %s did not arrive", n, id))
+	return atts
+}
+
+// noMore checks, after a short real wait, that delivery id has exactly n attempts.
+func noMore(s *framework.Spec, id string, n int, why string) {
+	GinkgoHelper()
+	time.Sleep(quiet)
+	Expect(s.Hooks().AttemptsFor(id)).To(HaveLen(n), why)
+}
+
+// timestampOf reads an attempt's webhook-timestamp.
+func timestampOf(a receiver.Attempt) int64 {
+	GinkgoHelper()
+	n, err := strconv.ParseInt(a.Header.Get("webhook-timestamp"), 10, 64)
+	Expect(err).NotTo(HaveOccurred(), "webhook-timestamp is integer Unix seconds: "+a.Header.Get("webhook-timestamp"))
+	return n
+}
+
+// checkAttempt checks one delivery POST: the headers, and the signature against secret on the raw
+// body (not merely any secret the receiver trusts).
+func checkAttempt(a receiver.Attempt, secret string) {
+	GinkgoHelper()
+	h := a.Header
+	Expect(a.Method).To(Equal(http.MethodPost))
+	Expect(h.Values("content-type")).To(Equal([]string{"application/json"}), "content-type")
+	Expect(h.Values("user-agent")).To(Equal([]string{"Mediaspec-Webhooks/1.0"}), "user-agent")
+	Expect(h.Get("webhook-id")).To(MatchRegexp(deliveryIDPattern.String()), "webhook-id")
+	Expect(h.Get("webhook-timestamp")).To(MatchRegexp(`^[0-9]+$`), "webhook-timestamp")
+	Expect(h.Get("webhook-signature")).To(MatchRegexp(`^v1,[A-Za-z0-9+/]+=*$`), "webhook-signature")
+	for name := range h {
+		if strings.Contains(strings.ToLower(name), "signature") {
+			Expect(strings.ToLower(name)).To(Equal("webhook-signature"), "a second signature header: "+name)
+		}
+	}
+	wh, err := standardwebhooks.NewWebhook(secret)
+	Expect(err).NotTo(HaveOccurred())
+	Expect(wh.VerifyIgnoringTimestamp(a.Body, h)).To(Succeed(), "webhook-signature verifies against the raw body with the endpoint's secret")
+	Expect(a.Verdict.Accepted()).To(BeTrue(), "the receiver refused the attempt: "+string(a.Verdict)+" "+a.Detail)
+	var env map[string]any
+	Expect(json.Unmarshal(a.Body, &env)).To(Succeed(), "the body is JSON")
+	Expect(env["id"]).To(Equal(h.Get("webhook-id")), "webhook-id equals the body id")
+}
+
+// checkEnvelope validates the whole body against the x-webhooks schema of its type and checks the
+// envelope keys.
+func checkEnvelope(s *framework.Spec, ev receiver.Event) map[string]any {
+	GinkgoHelper()
+	var doc map[string]any
+	Expect(json.Unmarshal(ev.Raw, &doc)).To(Succeed())
+	Expect(doc).To(HaveLen(4), "the envelope is {id, type, created_at, data}: "+string(ev.Raw))
+	for _, k := range []string{"id", "type", "created_at", "data"} {
+		Expect(doc).To(HaveKey(k), string(ev.Raw))
+	}
+	sch := s.EventSchema(ev.Type)
+	Expect(sch).NotTo(BeNil(), "x-webhooks names no schema for "+ev.Type)
+	Expect(sch.VisitJSON(doc)).To(Succeed(), "the "+ev.Type+" body breaks its x-webhooks schema: "+string(ev.Raw))
+	data, ok := doc["data"].(map[string]any)
+	Expect(ok).To(BeTrue(), string(ev.Raw))
+	return data
+}
+
+// noKeyAnywhere fails when any object key in v (at any depth) is one of keys.
+func noKeyAnywhere(v any, where string, keys ...string) {
+	GinkgoHelper()
+	switch x := v.(type) {
+	case map[string]any:
+		for k, val := range x {
+			for _, bad := range keys {
+				Expect(k).NotTo(Equal(bad), fmt.Sprintf("%s carries %q", where, bad))
+			}
+			noKeyAnywhere(val, where+"."+k, keys...)
+		}
+	case []any:
+		for i, val := range x {
+			noKeyAnywhere(val, fmt.Sprintf("%s[%d]", where, i), keys...)
+		}
+	}
+}
+
+// hookStatus reads an endpoint's status and consecutive_failures from GET /webhooks.
+func hookStatus(ctx context.Context, c *framework.Client, id string) (string, int64) {
+	GinkgoHelper()
+	row := hookRow(ctx, c, id)
+	Expect(row).NotTo(BeNil(), "endpoint "+id+" is not listed")
+	n, _ := framework.AsInt(row["consecutive_failures"])
+	return row["status"].(string), n
+}
+
+// exhaustAll drives the deliveries ids (all failing) through their five attempts, moving the clock
+// through the retry schedule.
+func exhaustAll(ctx context.Context, s *framework.Spec, ids []string) {
+	GinkgoHelper()
+	for n := 1; n <= 5; n++ {
+		for _, id := range ids {
+			attempts(ctx, s, id, n)
+		}
+		if n < 5 {
+			s.Advance(ctx, retryWaits[n-1].Seconds())
+		}
+	}
+	// Let the target record the last answers before the caller reads the endpoint.
+	time.Sleep(quiet)
+}
+
+func deliverySpecs(f *framework.Framework) {
+	Describe("webhook deliveries", func() {
+		f.Rule("EVT-008", "ID-008").It("webhook.test arrives signed, with {webhook_id, message} and the documented headers", func(ctx context.Context, s *framework.Spec) {
+			h := registerHook(ctx, s, s.Client(), "credits.low")
+			id := sendTest(ctx, s, h.id)
+			ev, err := s.Hooks().Await(ctx, receiver.Match{Type: "webhook.test", Path: h.path}, arrival(s))
+			Expect(err).NotTo(HaveOccurred())
+			Expect(ev.ID).To(Equal(id))
+			atts := attempts(ctx, s, id, 1)
+			checkAttempt(atts[0], h.secret)
+			data := checkEnvelope(s, ev)
+			Expect(data["webhook_id"]).To(Equal(h.id), string(ev.Raw))
+			Expect(data["message"]).To(BeAssignableToTypeOf(""), string(ev.Raw))
+		})
+
+		f.Rule("DLV-004", "DLV-005", "DLV-009", "DLV-014", "DLV-015", "DLV-016", "DLV-017", "DLV-018", "DLV-019", "EVT-017", "RECV-003").It(
+			"a failing delivery is retried 5, 30, 120 and 720 minutes apart with the same id and fresh timestamps, then never again", func(ctx context.Context, s *framework.Spec) {
+				c := s.Client()
+				h := registerHook(ctx, s, c, "credits.low")
+				s.Hooks().Behave(h.path, receiver.Always(http.StatusInternalServerError))
+				id := sendTest(ctx, s, h.id)
+				atts := attempts(ctx, s, id, 1)
+				for n := 1; n <= 4; n++ {
+					wait := retryWaits[n-1]
+					// Not before its delay.
+					s.Advance(ctx, wait.Seconds()*0.8)
+					noMore(s, id, n, fmt.Sprintf("attempt %d came before about %s", n+1, wait))
+					s.Advance(ctx, wait.Seconds()*0.3)
+					atts = attempts(ctx, s, id, n+1)
+					gap := time.Duration(timestampOf(atts[n])-timestampOf(atts[n-1])) * time.Second
+					Expect(gap).To(BeNumerically(">=", wait*8/10), fmt.Sprintf("attempt %d came %s after attempt %d", n+1, gap, n))
+					Expect(gap).To(BeNumerically("<=", wait*12/10), fmt.Sprintf("attempt %d came %s after attempt %d", n+1, gap, n))
+				}
+				var created string
+				for i, a := range atts {
+					checkAttempt(a, h.secret)
+					Expect(a.DeliveryID).To(Equal(id), "webhook-id is the same on every retry")
+					Expect(a.Verdict.Accepted()).To(BeTrue(), fmt.Sprintf("attempt %d: %s %s (its timestamp must be within 5 minutes of the service clock)", i+1, a.Verdict, a.Detail))
+					var env map[string]any
+					Expect(json.Unmarshal(a.Body, &env)).To(Succeed())
+					if i == 0 {
+						created = env["created_at"].(string)
+					}
+					Expect(env["created_at"]).To(Equal(created), "created_at is the same on every retry")
+					if i > 0 {
+						Expect(timestampOf(a)).To(BeNumerically(">", timestampOf(atts[i-1])), "webhook-timestamp is fresh on each retry")
+					}
+				}
+				// Exhausted: never sent again, even once the endpoint answers 2XX.
+				s.Hooks().Behave(h.path, nil)
+				s.Advance(ctx, (24 * time.Hour).Seconds())
+				noMore(s, id, 5, "an exhausted delivery was sent again")
+				next := sendTest(ctx, s, h.id)
+				attempts(ctx, s, next, 1)
+				noMore(s, id, 5, "an exhausted delivery was replayed after a 2XX")
+			}, Label("slow"))
+
+		f.Rule("DLV-011", "DLV-012").It("a dropped connection and a redirect are failed attempts, retried, and the redirect is not followed", func(ctx context.Context, s *framework.Spec) {
+			c := s.Client()
+			h := registerHook(ctx, s, c, "credits.low")
+			targetPath, targetURL := s.Hooks().NewURL()
+			for _, b := range []receiver.Behavior{
+				receiver.DropFirst(1),
+				receiver.RedirectFirst(1, http.StatusFound, targetURL),
+				receiver.RedirectFirst(1, http.StatusPermanentRedirect, targetURL),
+			} {
+				s.Hooks().Behave(h.path, b)
+				id := sendTest(ctx, s, h.id)
+				attempts(ctx, s, id, 1)
+				s.Advance(ctx, retryWaits[0].Seconds()*1.1)
+				atts := attempts(ctx, s, id, 2)
+				Expect(atts[1].Path).To(Equal(h.path))
+			}
+			time.Sleep(quiet)
+			Expect(s.Hooks().Attempts(targetPath)).To(BeEmpty(), "the redirect target received a delivery")
+		})
+
+		f.Rule("DLV-010", "DLV-020").It("no 2XX within 10 seconds is a failed attempt; a 2XX after 9 seconds counts", func(ctx context.Context, s *framework.Spec) {
+			h := registerHook(ctx, s, s.Client(), "credits.low")
+			s.Hooks().Behave(h.path, receiver.TimeoutFirst(1, 11*time.Second))
+			id := sendTest(ctx, s, h.id)
+			attempts(ctx, s, id, 1)
+			s.Advance(ctx, retryWaits[0].Seconds()*1.1)
+			attempts(ctx, s, id, 2)
+			s.Hooks().Behave(h.path, func(a receiver.Attempt) receiver.Response {
+				return receiver.Response{Status: http.StatusOK, Hold: 8 * time.Second}
+			})
+			id2 := sendTest(ctx, s, h.id)
+			atts := attempts(ctx, s, id2, 1)
+			time.Sleep(9 * time.Second)
+			s.Advance(ctx, retryWaits[0].Seconds()*1.1)
+			noMore(s, id2, 1, "a 2XX within 10 seconds was retried")
+			Expect(atts).To(HaveLen(1))
+		}, Label("slow"))
+
+		f.Rule("RECV-006").It("a rotated secret signs the pending retries at once", func(ctx context.Context, s *framework.Spec) {
+			h := registerHook(ctx, s, s.Client(), "credits.low")
+			s.Hooks().Behave(h.path, receiver.FailFirst(1, http.StatusServiceUnavailable))
+			id := sendTest(ctx, s, h.id)
+			attempts(ctx, s, id, 1)
+			rot := controlHook(ctx, s, h.id, "rotate")
+			secret, _ := rot["secret"].(string)
+			Expect(secret).To(MatchRegexp(secretPattern.String()))
+			Expect(secret).NotTo(Equal(h.secret))
+			s.Hooks().Trust(secret)
+			s.Advance(ctx, retryWaits[0].Seconds()*1.1)
+			atts := attempts(ctx, s, id, 2)
+			checkAttempt(atts[1], secret)
+			old, _ := standardwebhooks.NewWebhook(h.secret)
+			Expect(old.VerifyIgnoringTimestamp(atts[1].Body, atts[1].Header)).NotTo(Succeed(), "the retry is still signed with the old secret")
+		})
+
+		f.Rule("WH-022").It("deleting an endpoint removes its pending deliveries", func(ctx context.Context, s *framework.Spec) {
+			c := s.Client()
+			h := registerHook(ctx, s, c, "credits.low")
+			s.Hooks().Behave(h.path, receiver.Always(http.StatusInternalServerError))
+			id := sendTest(ctx, s, h.id)
+			attempts(ctx, s, id, 1)
+			c.Delete(ctx, "/webhooks/"+h.id).ExpectOK(http.StatusOK)
+			s.Advance(ctx, (15 * time.Hour).Seconds())
+			noMore(s, id, 1, "a retry arrived after the endpoint was deleted")
+		})
+
+		f.Rule("EVT-006", "EVT-032").It("credits.low fires when credits fall below the threshold, once per refill", func(ctx context.Context, s *framework.Spec) {
+			ws := s.NewWorkspace(ctx, framework.WorkspaceOptions{Balance: ptr(1000)})
+			c, _ := ws.NewKey(ctx, framework.KeyOptions{Scopes: []string{"read", "generate"}})
+			Expect(s.Control().PatchWorkspace(ctx, ws.ID, map[string]any{"low_balance_threshold_credits": 500})).To(Succeed())
+			h := registerHook(ctx, s, c, "credits.low")
+			s.SetCredits(ctx, ws.ID, 100)
+			first, err := s.Hooks().Await(ctx, receiver.Match{Type: "credits.low", Path: h.path}, arrival(s))
+			Expect(err).NotTo(HaveOccurred(), "no credits.low after the balance fell below the threshold")
+			data := checkEnvelope(s, first)
+			Expect(data["available_credits"]).To(BeNumerically("==", 100), string(first.Raw))
+			Expect(data["threshold_credits"]).To(BeNumerically("==", 500), string(first.Raw))
+			s.SetCredits(ctx, ws.ID, 50) // still low: no second event
+			s.SetCredits(ctx, ws.ID, 1000)
+			s.SetCredits(ctx, ws.ID, 10)
+			second, err := s.Hooks().Await(ctx, receiver.Match{Type: "credits.low", Path: h.path, Where: func(e receiver.Event) bool { return e.ID != first.ID }}, arrival(s))
+			Expect(err).NotTo(HaveOccurred(), "no credits.low after a refill and a new fall")
+			Expect(checkEnvelope(s, second)["available_credits"]).To(BeNumerically("==", 10), string(second.Raw))
+			time.Sleep(quiet)
+			Expect(s.Hooks().Events(h.path)).To(HaveLen(2), "credits.low fires once per refill")
+		})
+
+		f.Rule("DLV-021", "DLV-022", "DLV-023", "DLV-024", "DLV-025", "DLV-026", "DLV-027").It(
+			"an endpoint goes failing after 3 exhausted deliveries, disabled after 20, back to active on a 2XX", func(ctx context.Context, s *framework.Spec) {
+				ws := s.NewWorkspace(ctx, framework.WorkspaceOptions{Balance: ptr(1000)})
+				c, _ := ws.NewKey(ctx, framework.KeyOptions{Scopes: []string{"read", "generate"}})
+				h := registerHook(ctx, s, c, "credits.low")
+				witness := registerHook(ctx, s, c, "credits.low")
+				s.Hooks().Behave(h.path, receiver.Always(http.StatusInternalServerError))
+				send := func(n int) []string {
+					var ids []string
+					for range n {
+						ids = append(ids, sendTest(ctx, s, h.id))
+					}
+					return ids
+				}
+				exhaustAll(ctx, s, send(3))
+				st, n := hookStatus(ctx, c, h.id)
+				Expect([]any{st, n}).To(Equal([]any{"failing", int64(3)}), "after 3 exhausted deliveries")
+				// Still receives events; a failed attempt still being retried leaves the count alone.
+				pending := send(1)
+				attempts(ctx, s, pending[0], 1)
+				time.Sleep(quiet)
+				st, n = hookStatus(ctx, c, h.id)
+				Expect([]any{st, n}).To(Equal([]any{"failing", int64(3)}), "a failed attempt that is still retried")
+				// A 2XX: failing -> active, count 0.
+				s.Hooks().Behave(h.path, nil)
+				s.Advance(ctx, retryWaits[0].Seconds()*1.1)
+				attempts(ctx, s, pending[0], 2)
+				time.Sleep(quiet)
+				st, n = hookStatus(ctx, c, h.id)
+				Expect([]any{st, n}).To(Equal([]any{"active", int64(0)}), "a 2XX moves a failing endpoint back")
+				// Active with one exhausted delivery, then a 2XX: count back to 0.
+				s.Hooks().Behave(h.path, receiver.Always(http.StatusInternalServerError))
+				exhaustAll(ctx, s, send(1))
+				st, n = hookStatus(ctx, c, h.id)
+				Expect([]any{st, n}).To(Equal([]any{"active", int64(1)}))
+				s.Hooks().Behave(h.path, nil)
+				attempts(ctx, s, send(1)[0], 1)
+				time.Sleep(quiet)
+				st, n = hookStatus(ctx, c, h.id)
+				Expect([]any{st, n}).To(Equal([]any{"active", int64(0)}), "a 2XX resets an active endpoint's count")
+				// 20 in a row: disabled, and then it receives nothing.
+				s.Hooks().Behave(h.path, receiver.Always(http.StatusInternalServerError))
+				exhaustAll(ctx, s, send(20))
+				st, n = hookStatus(ctx, c, h.id)
+				Expect(st).To(Equal("disabled"), "after 20 exhausted deliveries")
+				Expect(n).To(BeNumerically(">=", 20))
+				s.Hooks().Behave(h.path, nil)
+				Expect(s.Control().PatchWorkspace(ctx, ws.ID, map[string]any{"low_balance_threshold_credits": 500})).To(Succeed())
+				s.SetCredits(ctx, ws.ID, 100)
+				low, err := s.Hooks().Await(ctx, receiver.Match{Type: "credits.low", Path: witness.path}, arrival(s))
+				Expect(err).NotTo(HaveOccurred(), "the witness endpoint got no credits.low")
+				time.Sleep(quiet)
+				Expect(s.Hooks().Find(receiver.Match{Type: "credits.low", Path: h.path})).To(BeEmpty(), "a disabled endpoint received an event")
+				// Only the app (control) re-enables; the disabled time is not replayed.
+				en := controlHook(ctx, s, h.id, "enable")
+				Expect(en["status"]).To(Equal("active"))
+				s.Advance(ctx, (15 * time.Hour).Seconds())
+				time.Sleep(quiet)
+				Expect(s.Hooks().Find(receiver.Match{Type: "credits.low", Path: h.path})).To(BeEmpty(), "the event "+low.ID+" of the disabled time was replayed")
+				st, n = hookStatus(ctx, c, h.id)
+				Expect([]any{st, n}).To(Equal([]any{"active", int64(0)}))
+			}, Label("slow"))
+
+		generationEventSpecs(f)
+	})
+}
+
+// generationEventSpecs are the specs of events that need a generation (they spend credits).
+func generationEventSpecs(f *framework.Framework) {
+	f.Rule("EVT-001", "EVT-011", "EVT-013", "EVT-016", "EVT-018", "EVT-019", "EVT-020", "EVT-021", "EVT-022", "EVT-023", "EVT-024", "EVT-025",
+		"DLV-001", "DLV-002", "DLV-003", "DLV-006", "DLV-007", "DLV-008", "DLV-020", "DLV-029", "ID-009").It(
+		"generation.completed reaches every subscribed endpoint once, signed, with the documented data and no link", func(ctx context.Context, s *framework.Spec) {
+			sp := newSpender(ctx, s)
+			a := registerHook(ctx, s, sp.c, "generation.completed", "generation.failed")
+			b := registerHook(ctx, s, sp.c, "generation.completed")
+			other := registerHook(ctx, s, sp.c, "batch.settled")
+			d := imageModel(ctx, sp.c)
+			j := submit(ctx, s, sp.c, d.String("capability_id"), cheapConfig(d), nil)
+			s.Finish(ctx, sp.c, j.id)
+			var seen []string
+			for _, h := range []hook{a, b} {
+				ev, err := s.Hooks().Await(ctx, receiver.Match{Type: "generation.completed", Path: h.path, ResourceID: j.id}, arrival(s))
+				Expect(err).NotTo(HaveOccurred(), "no generation.completed for "+j.id)
+				Expect(ev.ID).NotTo(BeElementOf(seen), "each endpoint gets its own delivery id")
+				seen = append(seen, ev.ID)
+				atts := attempts(ctx, s, ev.ID, 1)
+				checkAttempt(atts[0], h.secret)
+				data := checkEnvelope(s, ev)
+				Expect(data["generation_id"]).To(Equal(j.id))
+				Expect(data["status"]).To(Equal("completed"))
+				Expect(data["error"]).To(BeNil())
+				Expect(data["batch_group_id"]).To(BeNil())
+				Expect(data["batch_index"]).To(BeNil())
+				Expect(data["workflow_run_id"]).To(BeNil())
+				Expect(data["purpose"]).To(Or(BeNil(), BeElementOf("deliverable", "preview", "intermediate")))
+				Expect(data["disclosure"]).To(And(BeAssignableToTypeOf(""), Not(BeEmpty())))
+				credits, _ := data["credits"].(map[string]any)
+				Expect(credits).To(HaveKey("credits_held"))
+				noKeyAnywhere(data, "data", "url", "download_url", "upload_url", "output_text", "result", "wallet_balance")
+				raw, _ := json.Marshal(data)
+				Expect(bytes.Contains(raw, []byte("http://")) || bytes.Contains(raw, []byte("https://"))).To(BeFalse(), "data carries a link: "+string(raw))
+			}
+			time.Sleep(quiet)
+			for _, id := range seen {
+				noMore(s, id, 1, "a delivery answered 204 was sent again")
+			}
+			Expect(s.Hooks().Find(receiver.Match{Path: other.path, ResourceID: j.id})).To(BeEmpty(), "an endpoint got an event type it did not subscribe to")
+		})
+
+	f.Rule("EVT-002", "EVT-026").Needs(framework.Control).It("generation.failed carries status failed and error {code, message}", func(ctx context.Context, s *framework.Spec) {
+		sp := newSpender(ctx, s)
+		h := registerHook(ctx, s, sp.c, "generation.failed")
+		d := imageModel(ctx, sp.c)
+		j := submit(ctx, s, sp.c, d.String("capability_id"), cheapConfig(d), nil)
+		s.JobHook(ctx, j.id, "fail", map[string]any{"code": "provider_error"})
+		ev, err := s.Hooks().Await(ctx, receiver.Match{Type: "generation.failed", Path: h.path, ResourceID: j.id}, arrival(s))
+		Expect(err).NotTo(HaveOccurred(), "no generation.failed for "+j.id)
+		data := checkEnvelope(s, ev)
+		Expect(data["status"]).To(Equal("failed"))
+		e, _ := data["error"].(map[string]any)
+		Expect(e).To(HaveKey("code"))
+		Expect(e).To(HaveKey("message"))
+		Expect(data["outputs"]).To(BeEmpty())
+	})
+
+	f.Rule("EVT-003", "EVT-009", "EVT-027", "EVT-028").It("a video variants submit sends one generation event per sibling and one batch.settled", func(ctx context.Context, s *framework.Spec) {
+		sp := newSpender(ctx, s)
+		h := registerHook(ctx, s, sp.c, "generation.completed", "generation.failed", "batch.settled")
+		j := videoBatch(ctx, s, sp.c)
+		finishAll(ctx, s, sp.c, j.ids)
+		bg := j.r.String("batch_group_id")
+		ev, err := s.Hooks().Await(ctx, receiver.Match{Type: "batch.settled", Path: h.path, ResourceID: bg}, arrival(s))
+		Expect(err).NotTo(HaveOccurred(), "no batch.settled for "+bg)
+		data := checkEnvelope(s, ev)
+		Expect(data["status"]).To(BeElementOf("completed", "failed", "partial"))
+		gens, _ := data["generations"].([]any)
+		Expect(gens).To(HaveLen(len(j.ids)))
+		for _, g := range gens {
+			Expect(g).NotTo(HaveKey("disclosure"))
+		}
+		for _, id := range j.ids {
+			_, err := s.Hooks().Await(ctx, receiver.Match{Path: h.path, ResourceID: id}, arrival(s))
+			Expect(err).NotTo(HaveOccurred(), "no generation event for sibling "+id)
+		}
+		time.Sleep(quiet)
+		Expect(s.Hooks().Find(receiver.Match{Type: "batch.settled", Path: h.path, ResourceID: bg})).To(HaveLen(1), "batch.settled fires once")
+	})
+
+	f.Rule("EVT-012").It("image-model variants make one generation: generation.* and never batch.settled", func(ctx context.Context, s *framework.Spec) {
+		sp := newSpender(ctx, s)
+		h := registerHook(ctx, s, sp.c, "generation.completed", "generation.failed", "batch.settled")
+		d := imageModel(ctx, sp.c)
+		j := submit(ctx, s, sp.c, d.String("capability_id"), cheapConfig(d), map[string]any{"variants": 2})
+		s.Finish(ctx, sp.c, j.id)
+		_, err := s.Hooks().Await(ctx, receiver.Match{Path: h.path, ResourceID: j.id}, arrival(s))
+		Expect(err).NotTo(HaveOccurred(), "no generation event for "+j.id)
+		time.Sleep(quiet)
+		Expect(s.Hooks().Find(receiver.Match{Type: "batch.settled", Path: h.path})).To(BeEmpty())
+	})
+
+	f.Rule("EVT-014").It("another workspace's generations never reach this workspace's endpoints", func(ctx context.Context, s *framework.Spec) {
+		h := registerHook(ctx, s, s.Client(), "generation.completed", "generation.failed")
+		oc := s.OtherClient()
+		d := imageModel(ctx, oc)
+		j := submit(ctx, s, oc, d.String("capability_id"), cheapConfig(d), nil)
+		s.Finish(ctx, oc, j.id)
+		time.Sleep(quiet)
+		Expect(s.Hooks().Find(receiver.Match{Path: h.path, ResourceID: j.id})).To(BeEmpty())
+	})
+}

@@ -1,0 +1,203 @@
+package specs
+
+import (
+	"context"
+	"net/http"
+	"sort"
+	"strconv"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2" //nolint:revive
+	. "github.com/onsi/gomega"    //nolint:revive
+
+	"github.com/mediaspec/mediaspec/conformance/framework"
+)
+
+// listIDs reads every page of GET /generations with the query and returns the ids in order.
+func listIDs(ctx context.Context, c *framework.Client, query ...[2]string) []string {
+	GinkgoHelper()
+	out := []string{}
+	cursor := ""
+	for i := 0; i < 40; i++ {
+		opts := []framework.CallOption{framework.Query("limit", "50")}
+		for _, q := range query {
+			opts = append(opts, framework.Query(q[0], q[1]))
+		}
+		if cursor != "" {
+			opts = append(opts, framework.Query("cursor", cursor))
+		}
+		p := getPage(ctx, c, "/generations", "generations", opts...)
+		out = append(out, ids(p.rows, "generation_id")...)
+		if p.cursor == nil {
+			return out
+		}
+		cursor = *p.cursor
+	}
+	Fail("GET /generations: next_cursor did not end after 40 pages")
+	return nil
+}
+
+func parseTime(r *framework.Response, path string) time.Time {
+	GinkgoHelper()
+	t, err := time.Parse(time.RFC3339Nano, r.String(path))
+	Expect(err).NotTo(HaveOccurred(), path+" is RFC 3339"+r.Describe())
+	return t
+}
+
+func genListSpecs(f *framework.Framework) {
+	Describe("generation list", func() {
+		f.Rule(rules("GEN-037", "GEN-044", "GEN-047", "GEN-048", "GEN-049", "GEN-046", "ERR-020", "ERR-024")...).It("refuses zoneless times and invalid enums naming the field; blank values, bad limits and unreadable cursors count as omitted", func(ctx context.Context, s *framework.Spec) {
+			c := s.Client()
+			first := getPage(ctx, c, "/generations", "generations")
+			Expect(len(first.rows)).To(BeNumerically("<=", 25), first.r.Describe())
+			base := ids(first.rows, "generation_id")
+			for _, field := range []string{"created_before", "updated_since"} {
+				for _, bad := range []string{"2026-01-05T09:00:00", "2026-01-05 09:00", "yesterday"} {
+					r := c.Get(ctx, "/generations", framework.Query(field, bad)).ExpectError(http.StatusBadRequest, "invalid_config")
+					expectField(r, field)
+				}
+				for _, good := range []string{"2026-01-05T09:00:00Z", "2026-01-05T11:00:00+02:00", "2026-01-05"} {
+					c.Get(ctx, "/generations", framework.Query(field, good)).ExpectOK(http.StatusOK)
+				}
+			}
+			for _, field := range []string{"status", "source"} {
+				expectField(c.Get(ctx, "/generations", framework.Query(field, "bogus")).ExpectError(http.StatusBadRequest, "invalid_config"), field)
+			}
+			expectField(c.Get(ctx, "/generations", framework.Query("status", "canceled")).ExpectError(http.StatusBadRequest, "invalid_config"), "status")
+			for _, blank := range []string{"status", "source", "capability_id", "created_before", "updated_since", "cursor"} {
+				p := getPage(ctx, c, "/generations", "generations", framework.Query(blank, ""))
+				Expect(ids(p.rows, "generation_id")).To(Equal(base), blank+"= counts as omitted"+p.r.Describe())
+			}
+			for _, lim := range []string{"0", "-1", "abc"} {
+				p := getPage(ctx, c, "/generations", "generations", framework.Query("limit", lim))
+				Expect(ids(p.rows, "generation_id")).To(Equal(base), "limit="+lim+" counts as omitted"+p.r.Describe())
+			}
+			p := getPage(ctx, c, "/generations", "generations", framework.Query("cursor", "!!not-a-cursor!!"))
+			Expect(ids(p.rows, "generation_id")).To(Equal(base), "an unreadable cursor restarts from the first page"+p.r.Describe())
+			big := getPage(ctx, c, "/generations", "generations", framework.Query("limit", "500"))
+			Expect(len(big.rows)).To(BeNumerically("<=", 50), "limit is clamped to 50"+big.r.Describe())
+		})
+
+		Describe("filters and order", Ordered, func() {
+			var sp spender
+			var a, b, fl *framework.Response // reads of: a completed tts, a completed image, a failed image
+			f.BeforeAll([]framework.Need{framework.Spends, framework.Control}, func(ctx context.Context, s *framework.Spec) {
+				sp = newSpender(ctx, s)
+				d := imageModel(ctx, sp.c)
+				ja := submit(ctx, s, sp.c, "tts", ttsConfig(), map[string]any{"voice_id": firstVoice(ctx, sp.c)})
+				s.Finish(ctx, sp.c, ja.id)
+				s.Advance(ctx, 3)
+				jb := submit(ctx, s, sp.c, d.String("capability_id"), cheapConfig(d), nil)
+				s.Finish(ctx, sp.c, jb.id)
+				s.Advance(ctx, 3)
+				s.QueueFault(ctx, "render_fail", d.String("capability_id"), 1, "")
+				jf := submit(ctx, s, sp.c, d.String("capability_id"), cheapConfig(d), nil)
+				s.Finish(ctx, sp.c, jf.id)
+				a, b, fl = readGen(ctx, sp.c, ja.id), readGen(ctx, sp.c, jb.id), readGen(ctx, sp.c, jf.id)
+			})
+			id := func(r *framework.Response) string { return r.String("generation.generation_id") }
+
+			f.Rule("GEN-038", "GEN-039", "GEN-054", "GEN-042", "GEN-052", "CORE-013", "CORE-012", "ID-002").Needs(framework.Spends, framework.Control).It("lists rows newest first with the documented fields, no link, paged by cursor", func(ctx context.Context, s *framework.Spec) {
+				Expect(fl).NotTo(BeNil(), "the setup did not make its generations")
+				Expect(listIDs(ctx, sp.c)).To(Equal([]string{id(fl), id(b), id(a)}), "newest first by created_at")
+				p := getPage(ctx, sp.c, "/generations", "generations")
+				reads := map[string]*framework.Response{id(a): a, id(b): b, id(fl): fl}
+				for _, row := range p.rows {
+					gid := stringField(p.r, row, "generation_id", "row")
+					Expect(gid).To(MatchRegexp(genIDPattern), p.r.Describe())
+					g := reads[gid]
+					for _, k := range []string{"capability_id", "status", "source", "purpose", "output_kind", "batch_group_id", "batch_index", "credits_estimated", "credits_charged", "output_asset_ids", "created_at", "updated_at", "completed_at"} {
+						Expect(row).To(HaveKey(k), "a row carries "+k+p.r.Describe())
+					}
+					for _, k := range []string{"url", "download_url", "upload_url", "outputs"} {
+						Expect(row).NotTo(HaveKey(k), "a list row carries no link"+p.r.Describe())
+					}
+					Expect(row["source"]).To(Equal("api"), p.r.Describe())
+					Expect(row["purpose"]).To(Or(BeNil(), Equal("deliverable")), "only deliverables are listed"+p.r.Describe())
+					Expect(row["status"]).To(Equal(g.String("generation.status")), p.r.Describe())
+					charged, _ := framework.AsInt(row["credits_charged"])
+					Expect(charged).To(Equal(g.Int("generation.credits.credits_charged")), "the row's credits_charged is the read's"+p.r.Describe())
+					var assets []string
+					for i := range g.Array("generation.outputs") {
+						if v, _ := g.Lookup("generation.outputs." + strconv.Itoa(i) + ".asset_id"); v != nil {
+							assets = append(assets, v.(string))
+						}
+					}
+					Expect(stringList(p.r, row, "output_asset_ids", "row")).To(Equal(orEmpty(assets)), "output_asset_ids are the outputs' asset ids"+p.r.Describe())
+				}
+				var paged []string
+				cursor := ""
+				for i := 0; i < 10; i++ {
+					opts := []framework.CallOption{framework.Query("limit", "1")}
+					if cursor != "" {
+						opts = append(opts, framework.Query("cursor", cursor))
+					}
+					pg := getPage(ctx, sp.c, "/generations", "generations", opts...)
+					Expect(len(pg.rows)).To(BeNumerically("<=", 1), pg.r.Describe())
+					paged = append(paged, ids(pg.rows, "generation_id")...)
+					if pg.cursor == nil {
+						break
+					}
+					cursor = *pg.cursor
+				}
+				Expect(paged).To(Equal([]string{id(fl), id(b), id(a)}), "limit=1 pages visit every row once")
+			})
+
+			f.Rule("GEN-040", "GEN-041", "GEN-042", "GEN-050").Needs(framework.Spends, framework.Control).It("filters by status, capability_id and source, combined", func(ctx context.Context, s *framework.Spec) {
+				Expect(fl).NotTo(BeNil(), "the setup did not make its generations")
+				Expect(listIDs(ctx, sp.c, [2]string{"status", "completed"})).To(Equal([]string{id(b), id(a)}))
+				Expect(listIDs(ctx, sp.c, [2]string{"status", "failed"})).To(Equal([]string{id(fl)}))
+				Expect(listIDs(ctx, sp.c, [2]string{"status", "queued"})).To(BeEmpty())
+				Expect(listIDs(ctx, sp.c, [2]string{"capability_id", "tts"})).To(Equal([]string{id(a)}))
+				Expect(listIDs(ctx, sp.c, [2]string{"source", "api"})).To(HaveLen(3))
+				Expect(listIDs(ctx, sp.c, [2]string{"source", "ui"})).To(BeEmpty())
+				Expect(listIDs(ctx, sp.c, [2]string{"status", "completed"}, [2]string{"capability_id", b.String("generation.capability_id")})).To(Equal([]string{id(b)}))
+				Expect(listIDs(ctx, sp.c, [2]string{"status", "failed"}, [2]string{"capability_id", "tts"})).To(BeEmpty())
+			})
+
+			f.Rule("GEN-043", "GEN-045", "GEN-044").Needs(framework.Spends, framework.Control).It("created_before is strictly before (a date is midnight UTC); updated_since is strictly after, oldest first", func(ctx context.Context, s *framework.Spec) {
+				Expect(fl).NotTo(BeNil(), "the setup did not make its generations")
+				bCreated := parseTime(b, "generation.created_at")
+				Expect(listIDs(ctx, sp.c, [2]string{"created_before", b.String("generation.created_at")})).To(Equal([]string{id(a)}), "strictly before B's created_at")
+				day := parseTime(a, "generation.created_at").UTC()
+				Expect(listIDs(ctx, sp.c, [2]string{"created_before", day.Format("2006-01-02")})).To(BeEmpty(), "a date is midnight UTC of that day")
+				Expect(listIDs(ctx, sp.c, [2]string{"created_before", day.AddDate(0, 0, 1).Format("2006-01-02")})).To(HaveLen(3))
+				zoned := bCreated.In(time.FixedZone("", 2*3600)).Format(time.RFC3339Nano)
+				Expect(listIDs(ctx, sp.c, [2]string{"created_before", zoned})).To(Equal([]string{id(a)}), "an offset time names the same instant")
+
+				since := a.String("generation.updated_at")
+				got := listIDs(ctx, sp.c, [2]string{"updated_since", since})
+				type upd struct {
+					id string
+					at time.Time
+				}
+				var want []upd
+				for _, r := range []*framework.Response{a, b, fl} {
+					if at := parseTime(r, "generation.updated_at"); at.After(parseTime(a, "generation.updated_at")) {
+						want = append(want, upd{id(r), at})
+					}
+				}
+				sort.SliceStable(want, func(i, j int) bool { return want[i].at.Before(want[j].at) })
+				var wantIDs []string
+				for _, w := range want {
+					wantIDs = append(wantIDs, w.id)
+				}
+				Expect(got).To(Equal(orEmpty(wantIDs)), "updated_since keeps rows updated strictly after, oldest first")
+				Expect(got).NotTo(ContainElement(id(a)), "strictly after: the row updated at the instant is not kept")
+			})
+
+			f.Rule("GEN-053").Needs(framework.Spends, framework.Control).It("another workspace does not list them", func(ctx context.Context, s *framework.Spec) {
+				Expect(fl).NotTo(BeNil(), "the setup did not make its generations")
+				rows, _ := walk(ctx, s.Client(), "/generations", "generations", 50, 40)
+				Expect(ids(rows, "generation_id")).NotTo(ContainElements(id(a), id(b), id(fl)))
+			})
+		})
+	})
+}
+
+func orEmpty(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}

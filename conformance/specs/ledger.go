@@ -1,0 +1,168 @@
+package specs
+
+import (
+	"context"
+	"net/http"
+
+	. "github.com/onsi/ginkgo/v2" //nolint:revive
+	. "github.com/onsi/gomega"    //nolint:revive
+
+	"github.com/mediaspec/mediaspec/conformance/framework"
+)
+
+// spendRefusal checks a 402 spend_limit_exceeded naming the cap, its value and what it still allows.
+func spendRefusal(r *framework.Response, boundBy string, limit, remaining int64) {
+	GinkgoHelper()
+	Expect(r.String("error.limit.bound_by")).To(Equal(boundBy), r.Describe())
+	Expect(r.Int("error.limit.limit_credits")).To(Equal(limit), r.Describe())
+	Expect(r.Int("error.limit.remaining_credits")).To(Equal(remaining), r.Describe())
+}
+
+func ledgerSpecs(f *framework.Framework) {
+	Describe("holds and charges", func() {
+		f.Rule("LEDGER-001", "SUBMIT-007", "SUBMIT-008", "LEDGER-019").Needs(framework.Spends, framework.Control).It("a submit holds the padded estimate, not max_credits: available falls and held rises by credits_held", func(ctx context.Context, s *framework.Spec) {
+			sp := newSpender(ctx, s)
+			cfg := ttsConfig()
+			_, need := estimateOf(ctx, sp.c, "tts", cfg, nil)
+			a0, h0 := balanceOf(ctx, sp.c)
+			s.Spend(int(need))
+			r := sp.c.Post(ctx, "/generations", submitBody("tts", cfg, need+25, nil)).ExpectOK(http.StatusCreated)
+			Expect(r.Int("credits.credits_held")).To(Equal(need), "the hold is max_credits_needed; max_credits is only a cap"+r.Describe())
+			a1, h1 := balanceOf(ctx, sp.c)
+			Expect(a0-a1).To(Equal(need), "available_credits falls by the hold")
+			Expect(h1-h0).To(Equal(need), "held_credits rises by the hold")
+			Expect(r.Int("credits.wallet_balance")).To(Equal(a1), "wallet_balance is available_credits right after the hold"+r.Describe())
+		})
+
+		f.Rule("LEDGER-014", "LEDGER-002").Needs(framework.Spends, framework.Control).It("lowering a limit below a running job's hold does not stop it: it settles", func(ctx context.Context, s *framework.Spec) {
+			sp := newSpender(ctx, s)
+			a0, _ := balanceOf(ctx, sp.c)
+			j := submit(ctx, s, sp.c, "tts", ttsConfig(), nil)
+			s.SetLimits(ctx, sp.ws.ID, map[string]any{"per_generation_credits": 0, "daily_credits": 0})
+			w := s.Finish(ctx, sp.c, j.id)
+			Expect(w.String("generation.status")).To(Equal("completed"), w.Describe())
+			a1, h1 := balanceOf(ctx, sp.c)
+			Expect(a0 - a1).To(Equal(w.Int("generation.credits.credits_charged")))
+			Expect(h1).To(BeZero())
+		})
+	})
+
+	Describe("spend limits", func() {
+		f.Rule(rules("LEDGER-005", "LEDGER-007", "ERR-027", "ERR-014")...).It("the default per-generation cap of 600 refuses a hold above it even within max_credits", func(ctx context.Context, s *framework.Spec) {
+			sp := newSpender(ctx, s)
+			id, cfg, need := overCapConfig(ctx, sp.c)
+			r := refuse(ctx, sp.c, submitBody(id, cfg, need, nil), http.StatusPaymentRequired, "spend_limit_exceeded")
+			Expect(r.String("error.limit.bound_by")).To(Equal("org_per_generation"), r.Describe())
+			Expect(r.Int("error.limit.limit_credits")).To(Equal(int64(600)), r.Describe())
+		})
+
+		f.Rule(rules("LEDGER-006", "ERR-018", "ERR-026")...).Needs(framework.Control).It("a hold above available credits answers 402 insufficient_credits with the shortfall", func(ctx context.Context, s *framework.Spec) {
+			sp := newSpender(ctx, s)
+			cfg := ttsConfig()
+			_, need := estimateOf(ctx, sp.c, "tts", cfg, nil)
+			s.SetCredits(ctx, sp.ws.ID, int(need-1))
+			r := refuse(ctx, sp.c, submitBody("tts", cfg, need, nil), http.StatusPaymentRequired, "insufficient_credits")
+			Expect(r.Int("error.shortfall")).To(Equal(int64(1)), "shortfall = padded hold - available"+r.Describe())
+		})
+
+		f.Rule(rules("LEDGER-008", "ERR-014", "ERR-027")...).Needs(framework.Control).It("a key budget refuses a hold above it with bound_by api_key_budget", func(ctx context.Context, s *framework.Spec) {
+			sp := newSpender(ctx, s)
+			cfg := ttsConfig()
+			_, need := estimateOf(ctx, sp.c, "tts", cfg, nil)
+			c, _ := sp.newKey(ctx, framework.KeyOptions{BudgetCredits: ptr(int(need - 1))})
+			r := refuse(ctx, c, submitBody("tts", cfg, need, nil), http.StatusPaymentRequired, "spend_limit_exceeded")
+			spendRefusal(r, "api_key_budget", need-1, need-1)
+		})
+
+		f.Rule(rules("LEDGER-012", "ERR-027")...).Needs(framework.Control).It("a limit of 0 means no spend at all", func(ctx context.Context, s *framework.Spec) {
+			sp := newSpender(ctx, s)
+			cfg := ttsConfig()
+			_, need := estimateOf(ctx, sp.c, "tts", cfg, nil)
+			zero, _ := sp.newKey(ctx, framework.KeyOptions{BudgetCredits: ptr(0)})
+			spendRefusal(refuse(ctx, zero, submitBody("tts", cfg, need, nil), http.StatusPaymentRequired, "spend_limit_exceeded"), "api_key_budget", 0, 0)
+			s.SetLimits(ctx, sp.ws.ID, map[string]any{"daily_credits": 0})
+			spendRefusal(refuse(ctx, sp.c, submitBody("tts", cfg, need, nil), http.StatusPaymentRequired, "spend_limit_exceeded"), "org_daily", 0, 0)
+			s.SetLimits(ctx, sp.ws.ID, map[string]any{"daily_credits": nil, "per_generation_credits": 0})
+			r := refuse(ctx, sp.c, submitBody("tts", cfg, need, nil), http.StatusPaymentRequired, "spend_limit_exceeded")
+			Expect(r.String("error.limit.bound_by")).To(Equal("org_per_generation"), r.Describe())
+			Expect(r.Int("error.limit.limit_credits")).To(BeZero(), r.Describe())
+		})
+
+		f.Rule(rules("LEDGER-013", "ERR-027")...).Needs(framework.Control).It("the smallest limit the hold exceeds names the refusal", func(ctx context.Context, s *framework.Spec) {
+			sp := newSpender(ctx, s)
+			d := videoModel(ctx, sp.c)
+			cfg := cheapConfig(d)
+			id := d.String("capability_id")
+			_, need := estimateOf(ctx, sp.c, id, cfg, nil)
+			if need < 4 {
+				Skip("unsupported: the cheapest video take holds under 4 credits; three distinct caps below it do not fit")
+			}
+			s.SetLimits(ctx, sp.ws.ID, map[string]any{"per_generation_credits": need - 1, "daily_credits": need - 2})
+			c, k := sp.newKey(ctx, framework.KeyOptions{BudgetCredits: ptr(int(need - 3))})
+			spendRefusal(refuse(ctx, c, submitBody(id, cfg, need, nil), http.StatusPaymentRequired, "spend_limit_exceeded"), "api_key_budget", need-3, need-3)
+			s.PatchKey(ctx, k.ID, map[string]any{"budget_credits": nil})
+			spendRefusal(refuse(ctx, c, submitBody(id, cfg, need, nil), http.StatusPaymentRequired, "spend_limit_exceeded"), "org_daily", need-2, need-2)
+			s.SetLimits(ctx, sp.ws.ID, map[string]any{"daily_credits": nil})
+			r := refuse(ctx, c, submitBody(id, cfg, need, nil), http.StatusPaymentRequired, "spend_limit_exceeded")
+			Expect(r.String("error.limit.bound_by")).To(Equal("org_per_generation"), r.Describe())
+			Expect(r.Int("error.limit.limit_credits")).To(Equal(need-1), r.Describe())
+		})
+
+		f.Rule("LEDGER-010", "LEDGER-020").Needs(framework.Control).It("an empty (null) workspace limit means the default", func(ctx context.Context, s *framework.Spec) {
+			sp := newSpender(ctx, s)
+			s.SetLimits(ctx, sp.ws.ID, map[string]any{"per_generation_credits": 5, "daily_credits": 7})
+			r := sp.c.Get(ctx, "/credits/balance").ExpectOK(http.StatusOK)
+			Expect(r.Int("limits.per_generation_credits")).To(Equal(int64(5)), r.Describe())
+			Expect(r.Int("limits.daily_credits")).To(Equal(int64(7)), r.Describe())
+			s.SetLimits(ctx, sp.ws.ID, map[string]any{"per_generation_credits": nil, "daily_credits": nil})
+			r = sp.c.Get(ctx, "/credits/balance").ExpectOK(http.StatusOK)
+			Expect(r.Int("limits.per_generation_credits")).To(Equal(int64(600)), r.Describe())
+			Expect(r.Int("limits.daily_credits")).To(Equal(int64(2000)), r.Describe())
+		})
+
+		f.Rule(rules("LEDGER-016", "LEDGER-009", "LEDGER-022", "LEDGER-021", "ERR-027")...).Needs(framework.Spends, framework.Control).It("the daily window counts holds of all keys, gives a released hold back and keeps a captured amount", func(ctx context.Context, s *framework.Spec) {
+			sp := newSpender(ctx, s)
+			cfg := ttsConfig()
+			_, h := estimateOf(ctx, sp.c, "tts", cfg, nil)
+			s.SetLimits(ctx, sp.ws.ID, map[string]any{"daily_credits": 2*h - 1})
+			s.QueueFault(ctx, "render_fail", "tts", 1, "")
+			first := submit(ctx, s, sp.c, "tts", cfg, nil)
+			bal := sp.c.Get(ctx, "/credits/balance").ExpectOK(http.StatusOK)
+			Expect(bal.Int("limits.daily_spent_credits")).To(Equal(h), "the hold counts in the daily window"+bal.Describe())
+			Expect(bal.Int("limits.daily_remaining_credits")).To(Equal(h-1), bal.Describe())
+			Expect(bal.Int("limits.key_spent_credits")).To(Equal(h), "key_spent_credits counts this key's holds"+bal.Describe())
+			Expect(bal.Field("limits.key_remaining_credits")).To(BeNil(), "no key budget: key_remaining_credits is null"+bal.Describe())
+
+			second, _ := sp.newKey(ctx, framework.KeyOptions{BudgetCredits: ptr(100)})
+			cfg2 := ttsConfig()
+			spendRefusal(refuse(ctx, second, submitBody("tts", cfg2, h, nil), http.StatusPaymentRequired, "spend_limit_exceeded"), "org_daily", 2*h-1, h-1)
+
+			Expect(s.Finish(ctx, sp.c, first.id).String("generation.status")).To(Equal("failed"))
+			bal = sp.c.Get(ctx, "/credits/balance").ExpectOK(http.StatusOK)
+			Expect(bal.Int("limits.daily_spent_credits")).To(BeZero(), "a released hold is given back to the window"+bal.Describe())
+
+			j := submit(ctx, s, second, "tts", cfg2, nil)
+			kb := second.Get(ctx, "/credits/balance").ExpectOK(http.StatusOK)
+			Expect(kb.Int("limits.key_spent_credits")).To(Equal(h), kb.Describe())
+			Expect(kb.Int("limits.key_remaining_credits")).To(Equal(100-h), "key_remaining = budget - spent"+kb.Describe())
+			w := s.Finish(ctx, second, j.id)
+			charged := w.Int("generation.credits.credits_charged")
+			bal = sp.c.Get(ctx, "/credits/balance").ExpectOK(http.StatusOK)
+			Expect(bal.Int("limits.daily_spent_credits")).To(Equal(charged), "a captured amount stays in the window"+bal.Describe())
+		})
+
+		f.Rule("LEDGER-017").Needs(framework.Spends, framework.Control, framework.Slow).It("spend leaves the rolling 24 hour window 24 hours after its hold", func(ctx context.Context, s *framework.Spec) {
+			sp := newSpender(ctx, s)
+			cfg := ttsConfig()
+			_, h := estimateOf(ctx, sp.c, "tts", cfg, nil)
+			s.SetLimits(ctx, sp.ws.ID, map[string]any{"daily_credits": h})
+			j := submit(ctx, s, sp.c, "tts", cfg, nil)
+			s.Finish(ctx, sp.c, j.id)
+			next := submitBody("tts", ttsConfig(), h, nil)
+			refuse(ctx, sp.c, next, http.StatusPaymentRequired, "spend_limit_exceeded")
+			s.Advance(ctx, 24*3600+60)
+			s.Spend(int(h))
+			sp.c.Post(ctx, "/generations", next).ExpectOK(http.StatusCreated)
+		})
+	})
+}

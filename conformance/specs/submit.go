@@ -1,0 +1,518 @@
+package specs
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+
+	. "github.com/onsi/ginkgo/v2" //nolint:revive
+	. "github.com/onsi/gomega"    //nolint:revive
+
+	"github.com/mediaspec/mediaspec/conformance/framework"
+)
+
+// rotating hands out clients of the main workspace, a fresh key every 15 submits, so that a spec
+// sending many refused submits stays inside each key's agent_submit bucket (20 a minute).
+type rotating struct {
+	s *framework.Spec
+	c *framework.Client
+	n int
+}
+
+func (r *rotating) client() *framework.Client {
+	GinkgoHelper()
+	if r.c == nil || r.n >= 15 {
+		r.c, r.n = r.s.FreshClient(), 0
+	}
+	r.n++
+	return r.c
+}
+
+// snapshot is what a refused submit must leave unchanged: the balance and the newest generations.
+type snapshot struct {
+	available, held int64
+	newest          []string
+}
+
+func takeSnapshot(ctx context.Context, c *framework.Client) snapshot {
+	GinkgoHelper()
+	a, h := balanceOf(ctx, c)
+	return snapshot{available: a, held: h, newest: ids(getPage(ctx, c, "/generations", "generations").rows, "generation_id")}
+}
+
+// refuse sends a submit that must be refused with status and code and checks that it started
+// nothing and moved no credit. body is a map (sent as JSON) or []byte (sent as is).
+func refuse(ctx context.Context, c *framework.Client, body any, status int, code string, opts ...framework.CallOption) *framework.Response {
+	GinkgoHelper()
+	before := takeSnapshot(ctx, c)
+	switch b := body.(type) {
+	case []byte:
+		opts = append([]framework.CallOption{framework.RawBody(b, "application/json")}, opts...)
+	default:
+		opts = append([]framework.CallOption{framework.JSONBody(b)}, opts...)
+	}
+	r := c.Do(ctx, http.MethodPost, "/generations", opts...).ExpectError(status, code)
+	after := takeSnapshot(ctx, c)
+	Expect(after.available).To(Equal(before.available), "a refused submit leaves available_credits unchanged"+r.Describe())
+	Expect(after.held).To(Equal(before.held), "a refused submit holds nothing"+r.Describe())
+	Expect(after.newest).To(Equal(before.newest), "a refused submit starts no generation"+r.Describe())
+	return r
+}
+
+// expectField checks error.field.
+func expectField(r *framework.Response, field string) {
+	GinkgoHelper()
+	Expect(r.String("error.field")).To(Equal(field), "the refusal names the field at fault"+r.Describe())
+}
+
+// ttsBody is a valid tts submit body with max_credits.
+func ttsBody(maxCredits int64) map[string]any {
+	return submitBody("tts", ttsConfig(), maxCredits, nil)
+}
+
+// overCapConfig finds an available video model config whose hold is above 600 credits (the
+// default per-generation cap): the duration at its schema maximum. It skips the spec when none is.
+func overCapConfig(ctx context.Context, c *framework.Client) (string, map[string]any, int64) {
+	GinkgoHelper()
+	for _, row := range catalogue(ctx, c) {
+		if row["status"] != "available" || row["category"] != "video" {
+			continue
+		}
+		d := c.Get(ctx, "/capabilities/"+row["capability_id"].(string)).ExpectOK(http.StatusOK)
+		props, _ := objectAt(d, "config_schema")["properties"].(map[string]any)
+		p, ok := props["duration"].(map[string]any)
+		if !ok {
+			continue
+		}
+		hi, ok := framework.AsInt(p["maximum"])
+		if !ok {
+			continue
+		}
+		cfg := cheapConfig(d)
+		cfg["duration"] = hi
+		if namesUpload(cfg) {
+			continue
+		}
+		_, need := estimateOf(ctx, c, d.String("capability_id"), cfg, nil)
+		if need > 600 {
+			return d.String("capability_id"), cfg, need
+		}
+	}
+	Skip("unsupported: no available video model's config holds more than 600 credits")
+	return "", nil, 0
+}
+
+func submitSpecs(f *framework.Framework) {
+	Describe("submit body", func() {
+		f.Rule(rules("SUBMIT-010", "SUBMIT-011", "CHECK-005", "CHECK-001", "CHECK-018", "SUBMIT-030", "ERR-020", "ERR-024", "VER-005")...).It("refuses each field that does not exist with 400 invalid_config naming it, before max_credits is compared", func(ctx context.Context, s *framework.Spec) {
+			rc := &rotating{s: s}
+			for _, key := range []string{"project_id", "organization_id", "quote", "source", "purpose", "idempotency_key", "workflow_run_id", "pending_actor", "webhook_url", "callback_url", "maxCredits", "conformance_bogus"} {
+				body := ttsBody(1)
+				body[key] = "x"
+				if key == "maxCredits" {
+					body[key] = 10
+				}
+				expectField(refuse(ctx, rc.client(), body, http.StatusBadRequest, "invalid_config", framework.Invalid()), key)
+			}
+		})
+
+		f.Rule(rules("SUBMIT-012", "SUBMIT-013", "CHECK-004", "CHECK-006", "ERR-020", "ERR-024")...).It("refuses a missing field, a bad max_credits, a config that is no object and malformed JSON with 400 invalid_config", func(ctx context.Context, s *framework.Spec) {
+			rc := &rotating{s: s}
+			for _, missing := range []string{"capability_id", "config", "max_credits"} {
+				body := ttsBody(50)
+				delete(body, missing)
+				expectField(refuse(ctx, rc.client(), body, http.StatusBadRequest, "invalid_config", framework.Invalid()), missing)
+			}
+			for _, bad := range []any{0, -5, 2.5, "100", nil} {
+				body := ttsBody(1)
+				body["max_credits"] = bad
+				expectField(refuse(ctx, rc.client(), body, http.StatusBadRequest, "invalid_config", framework.Invalid()), "max_credits")
+			}
+			for _, bad := range []any{"x", []any{}, nil, 5} {
+				body := ttsBody(1)
+				body["config"] = bad
+				expectField(refuse(ctx, rc.client(), body, http.StatusBadRequest, "invalid_config", framework.Invalid()), "config")
+			}
+			for _, raw := range []string{`{"capability_id":"tts",`, `not json`, `[]`} {
+				refuse(ctx, rc.client(), []byte(raw), http.StatusBadRequest, "invalid_config", framework.Invalid())
+			}
+		})
+
+		f.Rule(rules("SUBMIT-015", "SUBMIT-016", "SUBMIT-017", "ERR-020", "ERR-024")...).It("checks config against the capability's schema: unknown key, wrong type, outside the enum, missing required", func(ctx context.Context, s *framework.Spec) {
+			rc := &rotating{s: s}
+			d := imageModel(ctx, s.Client())
+			id := d.String("capability_id")
+			base := cheapConfig(d)
+			_, need := estimateOf(ctx, s.Client(), id, base, nil)
+			schema := objectAt(d, "config_schema")
+			props, _ := schema["properties"].(map[string]any)
+
+			cfg := clone(base)
+			cfg["conformance_bogus"] = true
+			expectField(refuse(ctx, rc.client(), submitBody(id, cfg, need, nil), http.StatusBadRequest, "invalid_config"), "config.conformance_bogus")
+
+			if p, ok := props["prompt"].(map[string]any); ok && p["type"] == "string" {
+				cfg = clone(base)
+				cfg["prompt"] = 12345
+				refuse(ctx, rc.client(), submitBody(id, cfg, need, nil), http.StatusBadRequest, "invalid_config")
+			}
+			for name, v := range props {
+				p, _ := v.(map[string]any)
+				if _, hasEnum := p["enum"]; hasEnum && p["type"] == "string" {
+					cfg = clone(base)
+					cfg[name] = "conformance-not-in-enum"
+					refuse(ctx, rc.client(), submitBody(id, cfg, need, nil), http.StatusBadRequest, "invalid_config")
+					break
+				}
+			}
+			req, _ := schema["required"].([]any)
+			if len(req) > 0 {
+				cfg = clone(base)
+				delete(cfg, req[0].(string))
+				refuse(ctx, rc.client(), submitBody(id, cfg, need, nil), http.StatusBadRequest, "invalid_config")
+			}
+		})
+
+		f.Rule(rules("SUBMIT-027", "SUBMIT-028", "ERR-024")...).It("file fields: tools take plain id arrays, image models take {assetId, alias, role} objects; the other form is 400", func(ctx context.Context, s *framework.Spec) {
+			rc := &rotating{s: s}
+			c := s.Client()
+			checked := 0
+			for _, row := range catalogue(ctx, c) {
+				if row["status"] != "available" {
+					continue
+				}
+				cat := row["category"]
+				if cat != "tool" && cat != "image" {
+					continue
+				}
+				d := c.Get(ctx, "/capabilities/"+row["capability_id"].(string)).ExpectOK(http.StatusOK)
+				props, _ := objectAt(d, "config_schema")["properties"].(map[string]any)
+				for name, v := range props {
+					p, _ := v.(map[string]any)
+					items, _ := p["items"].(map[string]any)
+					if p["type"] != "array" || items == nil {
+						continue
+					}
+					cfg := clone(objectAt(d, "example_config"))
+					switch {
+					case cat == "tool" && items["type"] == "string":
+						cfg[name] = []any{map[string]any{"assetId": "ast_" + randomHex(32), "alias": "file1"}}
+						refuse(ctx, rc.client(), submitBody(d.String("capability_id"), cfg, 100, nil), http.StatusBadRequest, "invalid_config")
+						checked |= 1
+					case cat == "image" && items["type"] == "object" && !namesUpload(cfg):
+						_, need := estimateOf(ctx, c, d.String("capability_id"), cfg, nil)
+						cfg[name] = []any{"ast_" + randomHex(32)}
+						refuse(ctx, rc.client(), submitBody(d.String("capability_id"), cfg, need, nil), http.StatusBadRequest, "invalid_config")
+						checked |= 2
+					}
+				}
+				if checked == 3 {
+					break
+				}
+			}
+			if checked == 0 {
+				Skip("unsupported: no available tool or image model has a file field")
+			}
+		})
+
+		f.Rule(rules("SUBMIT-036", "ERR-029")...).It("an unknown voice_id answers 404 not_found", func(ctx context.Context, s *framework.Spec) {
+			c := s.Client()
+			cfg := ttsConfig()
+			_, need := estimateOf(ctx, c, "tts", cfg, nil)
+			refuse(ctx, c, submitBody("tts", cfg, need, map[string]any{"voice_id": "voc_" + randomHex(32)}), http.StatusNotFound, "not_found")
+		})
+	})
+
+	Describe("submit check order", func() {
+		f.Rule(rules("CHECK-002", "CHECK-001", "RATE-003", "ERR-036")...).Needs(framework.ReadKey).It("rate limit before scope: a read-only key past its 20 agent_submit calls gets 429, not 403", func(ctx context.Context, s *framework.Spec) {
+			c := s.ReadClient()
+			for i := 0; i < 20; i++ {
+				c.Post(ctx, "/generations", ttsBody(10)).ExpectError(http.StatusForbidden, "insufficient_scope")
+			}
+			expectBucketRefusal(c.Post(ctx, "/generations", ttsBody(10)))
+		})
+
+		f.Rule(rules("CHECK-003", "CHECK-001", "ERR-022")...).Needs(framework.ReadKey).It("scope before body: a read-only key sending malformed JSON gets 403 insufficient_scope", func(ctx context.Context, s *framework.Spec) {
+			s.ReadClient().Do(ctx, http.MethodPost, "/generations", framework.RawBody([]byte(`{"capability_id":`), "application/json"), framework.Invalid()).
+				ExpectError(http.StatusForbidden, "insufficient_scope")
+		})
+
+		f.Rule(rules("SUBMIT-014", "CHECK-019", "ERR-011", "ERR-012", "ERR-025")...).It("max_credits one below max_credits_needed answers 402 max_credits_exceeded naming the number that passes", func(ctx context.Context, s *framework.Spec) {
+			c := s.Client()
+			d := imageModel(ctx, c)
+			cfg := cheapConfig(d)
+			delete(cfg, "count") // schema defaults fill missing pricing fields
+			_, need := estimateOf(ctx, c, d.String("capability_id"), cfg, nil)
+			r := refuse(ctx, c, submitBody(d.String("capability_id"), cfg, need-1, nil), http.StatusPaymentRequired, "max_credits_exceeded")
+			Expect(r.String("error.limit.bound_by")).To(Equal("max_credits"), r.Describe())
+			Expect(r.Int("error.limit.required_credits")).To(Equal(need), "required_credits is the estimate's max_credits_needed"+r.Describe())
+		})
+
+		f.Rule(rules("ERR-013", "CORE-019")...).Needs(framework.Spends).It("resubmitting with max_credits equal to limit.required_credits is accepted", func(ctx context.Context, s *framework.Spec) {
+			c := s.Client()
+			cfg := ttsConfig()
+			voice := firstVoice(ctx, c)
+			r := refuse(ctx, c, submitBody("tts", cfg, 1, map[string]any{"voice_id": voice}), http.StatusPaymentRequired, "max_credits_exceeded")
+			need := r.Int("error.limit.required_credits")
+			s.Spend(int(need))
+			c.Post(ctx, "/generations", submitBody("tts", cfg, need, map[string]any{"voice_id": voice})).ExpectOK(http.StatusCreated)
+		})
+
+		f.Rule(rules("CHECK-007", "CHECK-001", "ERR-025")...).It("max_credits before spend caps: a config above the 600-credit cap sent with max_credits 1 gets max_credits_exceeded", func(ctx context.Context, s *framework.Spec) {
+			c := s.Client()
+			id, cfg, need := overCapConfig(ctx, c)
+			r := refuse(ctx, c, submitBody(id, cfg, 1, nil), http.StatusPaymentRequired, "max_credits_exceeded")
+			Expect(r.String("error.limit.bound_by")).To(Equal("max_credits"), r.Describe())
+			Expect(r.Int("error.limit.required_credits")).To(Equal(need), r.Describe())
+		})
+
+		f.Rule(rules("CHECK-008", "CHECK-001", "ERR-027", "ERR-014")...).Needs(framework.Control).It("spend caps before credits: an empty wallet and a hold above the cap answer spend_limit_exceeded", func(ctx context.Context, s *framework.Spec) {
+			sp := newSpender(ctx, s)
+			s.SetCredits(ctx, sp.ws.ID, 0)
+			s.SetLimits(ctx, sp.ws.ID, map[string]any{"per_generation_credits": 1})
+			cfg := ttsConfig()
+			_, need := estimateOf(ctx, sp.c, "tts", cfg, nil)
+			r := refuse(ctx, sp.c, submitBody("tts", cfg, need, nil), http.StatusPaymentRequired, "spend_limit_exceeded")
+			Expect(r.String("error.limit.bound_by")).To(Equal("org_per_generation"), r.Describe())
+			Expect(r.Int("error.limit.limit_credits")).To(Equal(int64(1)), r.Describe())
+			r.Int("error.limit.remaining_credits")
+		})
+
+		f.Rule(rules("CHECK-009", "CHECK-001", "ERR-026", "ERR-018")...).Needs(framework.Control).It("credits before config validity: an empty wallet and an unknown config key answer insufficient_credits", func(ctx context.Context, s *framework.Spec) {
+			sp := newSpender(ctx, s)
+			s.SetCredits(ctx, sp.ws.ID, 0)
+			cfg := ttsConfig()
+			_, need := estimateOf(ctx, sp.c, "tts", cfg, nil)
+			cfg["conformance_bogus"] = true
+			r := refuse(ctx, sp.c, submitBody("tts", cfg, need, nil), http.StatusPaymentRequired, "insufficient_credits")
+			Expect(r.Int("error.shortfall")).To(Equal(need), "shortfall = padded hold - available (0)"+r.Describe())
+		})
+
+		Describe("with a requires_plan capability", func() {
+			// planSetup finds a requires_plan capability, reads its detail through a workspace on the
+			// plan it needs, and returns a spender on the default plan whose caps and wallet cannot refuse.
+			planSetup := func(ctx context.Context, s *framework.Spec) (spender, string, map[string]any) {
+				GinkgoHelper()
+				row := withStatus(catalogue(ctx, s.Client()), "requires_plan")
+				if row == nil {
+					Skip("unsupported: the target lists no requires_plan capability")
+				}
+				rich := s.NewWorkspace(ctx, framework.WorkspaceOptions{Plan: row["required_plan"].(string)})
+				rc, _ := rich.NewKey(ctx, framework.KeyOptions{Scopes: []string{"read"}})
+				d := rc.Get(ctx, "/capabilities/"+row["capability_id"].(string)).ExpectOK(http.StatusOK)
+				sp := newSpender(ctx, s)
+				s.SetLimits(ctx, sp.ws.ID, map[string]any{"per_generation_credits": 1000000, "daily_credits": 1000000})
+				s.SetCredits(ctx, sp.ws.ID, 1000000)
+				return sp, d.String("capability_id"), clone(objectAt(d, "example_config"))
+			}
+
+			f.Rule(rules("CHECK-010", "CHECK-001")...).Needs(framework.Control).It("config validity before plan: an invalid config for a requires_plan capability gets 400 invalid_config", func(ctx context.Context, s *framework.Spec) {
+				sp, id, cfg := planSetup(ctx, s)
+				cfg["conformance_bogus"] = true
+				refuse(ctx, sp.c, submitBody(id, cfg, 100000, nil), http.StatusBadRequest, "invalid_config")
+			})
+
+			f.Rule(rules("CHECK-011", "CHECK-001", "ERR-023", "ERR-017")...).Needs(framework.Control).It("plan before moderation: a requires_plan capability with a refused prompt gets 403 required_plan", func(ctx context.Context, s *framework.Spec) {
+				sp, id, cfg := planSetup(ctx, s)
+				s.QueueFault(ctx, "moderation_block", id, 1, "")
+				r := refuse(ctx, sp.c, submitBody(id, cfg, 100000, nil), http.StatusForbidden, "required_plan")
+				Expect(r.String("error.capability_status")).To(Equal("requires_plan"), r.Describe())
+				r.String("error.required_plan")
+			})
+		})
+
+		f.Rule(rules("CHECK-012", "CHECK-001", "ERR-035", "ERR-030")...).Needs(framework.Control, framework.Uploads).It("moderation before upload readiness: a refused prompt naming a not-finalized upload gets 422, without the fault 409 input_not_ready", func(ctx context.Context, s *framework.Spec) {
+			sp := newSpender(ctx, s)
+			d := imageModel(ctx, sp.c)
+			props, _ := objectAt(d, "config_schema")["properties"].(map[string]any)
+			if _, ok := props["reference_images"]; !ok {
+				Skip("unsupported: the image model has no reference_images field")
+			}
+			base := cheapConfig(d)
+			_, need := estimateOf(ctx, sp.c, d.String("capability_id"), base, nil)
+			up := sp.c.Post(ctx, "/uploads", uploadReservation()).ExpectOK(http.StatusCreated)
+			cfg := clone(base)
+			cfg["reference_images"] = []any{map[string]any{"assetId": up.String("asset_id"), "alias": "image1"}}
+			r := refuse(ctx, sp.c, submitBody(d.String("capability_id"), cfg, need, nil), http.StatusConflict, "input_not_ready")
+			Expect(r.Field("error.asset_ids")).To(ContainElement(up.String("asset_id")), r.Describe())
+			s.QueueFault(ctx, "moderation_block", d.String("capability_id"), 1, "")
+			refuse(ctx, sp.c, submitBody(d.String("capability_id"), cfg, need, nil), http.StatusUnprocessableEntity, "moderation_blocked")
+		})
+
+		f.Rule(rules("CHECK-020")...).It("a config whose price cannot be computed (pricing field of the wrong type) fails at config validity even with max_credits 1", func(ctx context.Context, s *framework.Spec) {
+			c := s.Client()
+			r := refuse(ctx, c, submitBody("tts", map[string]any{"script": 12345}, 1, nil), http.StatusBadRequest, "invalid_config")
+			expectField(r, "config.script")
+			d := imageModel(ctx, c)
+			cfg := cheapConfig(d)
+			cfg["count"] = "two"
+			refuse(ctx, c, submitBody(d.String("capability_id"), cfg, 1, nil), http.StatusBadRequest, "invalid_config")
+		})
+
+		f.Rule(rules("CHECK-021", "ERR-016", "ERR-028")...).It("a capability that will not run has no price: max_credits 1 gets 404 capability_unavailable, not 402", func(ctx context.Context, s *framework.Spec) {
+			c := s.Client()
+			r := refuse(ctx, c, submitBody("no_such_capability_"+randomHex(8), map[string]any{}, 1, nil), http.StatusNotFound, "capability_unavailable")
+			Expect(r.String("error.capability_status")).To(Equal("unknown"), r.Describe())
+			rows := catalogue(ctx, c)
+			for _, st := range []string{"coming_soon", "unknown"} {
+				if row := withStatus(rows, st); row != nil {
+					r := refuse(ctx, c, submitBody(row["capability_id"].(string), map[string]any{}, 1, nil), http.StatusNotFound, "capability_unavailable")
+					Expect(r.String("error.capability_status")).To(Equal(st), r.Describe())
+				}
+			}
+		})
+
+		Describe("faults", func() {
+			fault := func(rule, kind string, status int, code string, extra ...string) {
+				f.Rule(rules(append([]string{rule}, extra...)...)...).Needs(framework.Control).It(fmt.Sprintf("with control fault %s a submit answers %d %s and spends nothing", kind, status, code), func(ctx context.Context, s *framework.Spec) {
+					c := s.Client()
+					cfg := ttsConfig()
+					_, need := estimateOf(ctx, c, "tts", cfg, nil)
+					s.QueueFault(ctx, kind, "tts", 1, "")
+					refuse(ctx, c, submitBody("tts", cfg, need, nil), status, code)
+				})
+			}
+			fault("SUBMIT-032", "moderation_unavailable", http.StatusServiceUnavailable, "moderation_unavailable", "ERR-041")
+			fault("SUBMIT-033", "estimate_changed", http.StatusConflict, "estimate_changed", "ERR-032")
+			fault("SUBMIT-034", "moderation_block", http.StatusUnprocessableEntity, "moderation_blocked", "ERR-035")
+			fault("ERR-040", "provider_unavailable", http.StatusBadGateway, "provider_unavailable")
+			fault("ERR-042", "pricing_unavailable", http.StatusServiceUnavailable, "pricing_unavailable")
+
+			notPriced := func(ctx context.Context, c *framework.Client) string {
+				GinkgoHelper()
+				for _, row := range catalogue(ctx, c) {
+					if row["status"] != "available" {
+						continue
+					}
+					d := c.Get(ctx, "/capabilities/"+row["capability_id"].(string)).ExpectOK(http.StatusOK)
+					cfg := objectAt(d, "example_config")
+					if namesUpload(cfg) {
+						continue
+					}
+					if r := c.Post(ctx, "/estimates", map[string]any{"capability_id": d.String("capability_id"), "config": cfg}); r.Status == http.StatusConflict {
+						r.ExpectError(http.StatusConflict, "not_priced")
+						return d.String("capability_id")
+					}
+				}
+				Skip("unsupported: the target has no available capability without a published price")
+				return ""
+			}
+
+			f.Rule(rules("CHECK-016", "CHECK-001", "ERR-032")...).Needs(framework.Control).It("estimate change before not priced: both at once answer 409 estimate_changed", func(ctx context.Context, s *framework.Spec) {
+				c := s.Client()
+				id := notPriced(ctx, c)
+				d := c.Get(ctx, "/capabilities/"+id).ExpectOK(http.StatusOK)
+				s.QueueFault(ctx, "estimate_changed", id, 1, "")
+				refuse(ctx, c, submitBody(id, objectAt(d, "example_config"), 50, nil), http.StatusConflict, "estimate_changed")
+			})
+
+			f.Rule(rules("CHECK-017", "CHECK-001", "ERR-033")...).Needs(framework.Control).It("not priced before pricing: both at once answer 409 not_priced, not 503", func(ctx context.Context, s *framework.Spec) {
+				c := s.Client()
+				id := notPriced(ctx, c)
+				d := c.Get(ctx, "/capabilities/"+id).ExpectOK(http.StatusOK)
+				s.QueueFault(ctx, "pricing_unavailable", id, 1, "")
+				refuse(ctx, c, submitBody(id, objectAt(d, "example_config"), 50, nil), http.StatusConflict, "not_priced")
+			})
+		})
+	})
+
+	Describe("one job per key", func() {
+		f.Rule(rules("SUBMIT-018", "SUBMIT-022", "SUBMIT-023", "ERR-015", "ERR-031", "CHECK-001")...).Needs(framework.Spends).It("while a job runs: the identical request replays it, a different one gets 409 submission_in_flight naming it", func(ctx context.Context, s *framework.Spec) {
+			sp := newSpender(ctx, s)
+			d := videoModel(ctx, sp.c)
+			j := submit(ctx, s, sp.c, d.String("capability_id"), cheapConfig(d), nil)
+			a, h := balanceOf(ctx, sp.c)
+			again := sp.c.Post(ctx, "/generations", j.body).ExpectOK(http.StatusCreated)
+			Expect(again.Bool("replay")).To(BeTrue(), "the identical request while the job runs is a replay"+again.Describe())
+			Expect(again.String("generation_id")).To(Equal(j.id), again.Describe())
+			Expect(again.Field("generation_ids")).To(Equal(j.r.Field("generation_ids")), again.Describe())
+			a2, h2 := balanceOf(ctx, sp.c)
+			Expect([]int64{a2, h2}).To(Equal([]int64{a, h}), "a replay charges and holds nothing new")
+			cfg := ttsConfig()
+			_, need := estimateOf(ctx, sp.c, "tts", cfg, nil)
+			r := refuse(ctx, sp.c, submitBody("tts", cfg, need, nil), http.StatusConflict, "submission_in_flight")
+			Expect(r.String("error.in_flight.generation_id")).To(Equal(j.id), r.Describe())
+			Expect(r.String("error.in_flight.status")).To(oneOf(runningStatuses...), r.Describe())
+		})
+
+		f.Rule(rules("SUBMIT-024", "ERR-010", "ERR-008", "ERR-031")...).Needs(framework.Spends, framework.Control).It("the identical request from another key of the workspace gets 409 submission_in_flight with retry_after_seconds", func(ctx context.Context, s *framework.Spec) {
+			sp := newSpender(ctx, s)
+			d := videoModel(ctx, sp.c)
+			j := submit(ctx, s, sp.c, d.String("capability_id"), cheapConfig(d), nil)
+			other, _ := sp.newKey(ctx, framework.KeyOptions{})
+			r := refuse(ctx, other, j.body, http.StatusConflict, "submission_in_flight")
+			Expect(r.Int("error.retry_after_seconds")).To(BeNumerically(">=", 0), r.Describe())
+		})
+
+		f.Rule(rules("CHECK-013", "CHECK-001", "ERR-030")...).Needs(framework.Spends, framework.Uploads).It("upload readiness before in-flight: while a job runs, a submit naming a not-finalized upload gets 409 input_not_ready", func(ctx context.Context, s *framework.Spec) {
+			sp := newSpender(ctx, s)
+			d := imageModel(ctx, sp.c)
+			props, _ := objectAt(d, "config_schema")["properties"].(map[string]any)
+			if _, ok := props["reference_images"]; !ok {
+				Skip("unsupported: the image model has no reference_images field")
+			}
+			v := videoModel(ctx, sp.c)
+			submit(ctx, s, sp.c, v.String("capability_id"), cheapConfig(v), nil)
+			cfg := cheapConfig(d)
+			_, need := estimateOf(ctx, sp.c, d.String("capability_id"), cfg, nil)
+			up := sp.c.Post(ctx, "/uploads", uploadReservation()).ExpectOK(http.StatusCreated)
+			cfg["reference_images"] = []any{map[string]any{"assetId": up.String("asset_id"), "alias": "image1"}}
+			refuse(ctx, sp.c, submitBody(d.String("capability_id"), cfg, need, nil), http.StatusConflict, "input_not_ready")
+		})
+
+		f.Rule(rules("CHECK-014", "CHECK-015", "CHECK-001", "ERR-019", "ERR-038", "ERR-008")...).Needs(framework.Spends, framework.Control).It("a request that failed repeatedly is blocked; the block comes after in-flight and before estimate change", func(ctx context.Context, s *framework.Spec) {
+			sp := newSpender(ctx, s)
+			d := imageModel(ctx, sp.c)
+			id := d.String("capability_id")
+			cfg := cheapConfig(d)
+			_, need := estimateOf(ctx, sp.c, id, cfg, nil)
+			body := submitBody(id, cfg, need, nil)
+			s.QueueFault(ctx, "render_fail", id, 10, "")
+			var blocked *framework.Response
+			for i := 0; i < 10 && blocked == nil; i++ {
+				s.Spend(int(need))
+				r := sp.c.Post(ctx, "/generations", body)
+				if r.Status == http.StatusTooManyRequests {
+					blocked = r
+					break
+				}
+				r.ExpectOK(http.StatusCreated)
+				Expect(s.Finish(ctx, sp.c, r.String("generation_id")).String("generation.status")).To(Equal("failed"))
+			}
+			if blocked == nil {
+				Skip("unsupported: the same request failing 10 times in a row was not blocked")
+			}
+			s.ClearFaults(ctx)
+			blocked.ExpectError(http.StatusTooManyRequests, "request_blocked")
+			Expect(blocked.String("error.blocked_reason")).NotTo(BeEmpty(), blocked.Describe())
+			if ras, has := blocked.Lookup("error.retry_after_seconds"); has {
+				n, ok := framework.AsInt(ras)
+				Expect(ok && n >= 0).To(BeTrue(), blocked.Describe())
+				Expect(blocked.Header.Get("Retry-After")).To(Equal(fmt.Sprint(n)), "a temporary block carries Retry-After with retry_after_seconds"+blocked.Describe())
+			}
+			s.QueueFault(ctx, "estimate_changed", id, 1, "")
+			refuse(ctx, sp.c, body, http.StatusTooManyRequests, "request_blocked")
+			s.ClearFaults(ctx)
+			running := submit(ctx, s, sp.c, "tts", ttsConfig(), nil)
+			r := refuse(ctx, sp.c, body, http.StatusConflict, "submission_in_flight")
+			Expect(r.String("error.in_flight.generation_id")).To(Equal(running.id), r.Describe())
+		})
+
+		f.Rule("SUBMIT-025").Needs(framework.Spends).It("resending after the job finished starts and charges a second job", func(ctx context.Context, s *framework.Spec) {
+			sp := newSpender(ctx, s)
+			d := imageModel(ctx, sp.c)
+			j := submit(ctx, s, sp.c, d.String("capability_id"), cheapConfig(d), nil)
+			s.Finish(ctx, sp.c, j.id)
+			a, h := balanceOf(ctx, sp.c)
+			s.Spend(int(j.need))
+			again := sp.c.Post(ctx, "/generations", j.body).ExpectOK(http.StatusCreated)
+			Expect(again.Bool("replay")).To(BeFalse(), again.Describe())
+			Expect(again.String("generation_id")).NotTo(Equal(j.id), "a new job, a new id"+again.Describe())
+			if sp.ws != nil {
+				a2, h2 := balanceOf(ctx, sp.c)
+				Expect(a-a2).To(Equal(j.need), "the second job holds again")
+				Expect(h2 - h).To(Equal(j.need))
+			}
+		})
+	})
+}

@@ -1,0 +1,524 @@
+package specs
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"fmt"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2" //nolint:revive
+	. "github.com/onsi/gomega"    //nolint:revive
+
+	"github.com/mediaspec/mediaspec/conformance/framework"
+	fixtures "github.com/mediaspec/mediaspec/fixtures/media"
+)
+
+// acceptedTypes are the accepted upload types of the interface spec with their kind and ceiling.
+var acceptedTypes = []struct {
+	ct, kind string
+	max      int64
+}{
+	{"image/jpeg", "image", 20971520}, {"image/png", "image", 20971520}, {"image/webp", "image", 20971520},
+	{"image/gif", "image", 20971520}, {"video/mp4", "video", 104857600}, {"video/webm", "video", 104857600},
+	{"video/quicktime", "video", 104857600}, {"audio/mpeg", "audio", 26214400}, {"audio/mp3", "audio", 26214400},
+	{"audio/wav", "audio", 26214400}, {"audio/x-wav", "audio", 26214400}, {"audio/webm", "audio", 26214400},
+	{"audio/ogg", "audio", 26214400},
+}
+
+// reserve calls POST /uploads and requires 201.
+func reserve(ctx context.Context, c *framework.Client, name, ct string, size int, extra ...any) *framework.Response {
+	GinkgoHelper()
+	body := map[string]any{"filename": name, "content_type": ct, "size_bytes": size}
+	for i := 0; i+1 < len(extra); i += 2 {
+		body[extra[i].(string)] = extra[i+1]
+	}
+	return c.Post(ctx, "/uploads", body).ExpectOK(http.StatusCreated)
+}
+
+// putFile PUTs data to an upload link with no key.
+func putFile(ctx context.Context, s *framework.Spec, link string, data []byte, ct string) *framework.Response {
+	GinkgoHelper()
+	return s.Link(ctx, http.MethodPut, link, framework.RawBody(data, ct))
+}
+
+// finalizeUpload calls POST /uploads/{id}/finalize.
+func finalizeUpload(ctx context.Context, c *framework.Client, id string) *framework.Response {
+	GinkgoHelper()
+	return c.Post(ctx, "/uploads/"+id+"/finalize", nil)
+}
+
+// uploadFixture reserves a fixture as its manifest type, PUTs it and finalizes it; it returns the
+// asset id and the finalize answer.
+func uploadFixture(ctx context.Context, s *framework.Spec, c *framework.Client, name string) (string, *framework.Response) {
+	GinkgoHelper()
+	f, data := fixtures.Get(name)
+	r := reserve(ctx, c, f.Name, f.ContentType, len(data))
+	id := r.String("asset_id")
+	put := putFile(ctx, s, r.String("upload_url"), data, f.ContentType)
+	Expect(put.Status).To(BeNumerically("<", 300), "a PUT keeping every rule of the reservation is accepted"+put.Describe())
+	return id, finalizeUpload(ctx, c, id)
+}
+
+// expectFinalizeOutcome checks a finalize answer against the manifest entry of its file.
+func expectFinalizeOutcome(r *framework.Response, f fixtures.File, id string) {
+	GinkgoHelper()
+	if f.Outcome == fixtures.OutcomeRefused {
+		r.ExpectError(http.StatusBadRequest, "invalid_config")
+		return
+	}
+	r.ExpectOK(http.StatusOK)
+	Expect(r.String("asset_id")).To(Equal(id), r.Describe())
+	Expect(r.String("scan_status")).To(Equal(f.Outcome), "scan_status of "+f.Name+r.Describe())
+	Expect(r.Bool("usable")).To(Equal(f.Outcome == fixtures.OutcomeClean), "usable is true only when clean"+r.Describe())
+	Expect(r.String("kind")).To(Equal(f.Kind), "kind is measured from the bytes"+r.Describe())
+	Expect(r.String("next_action")).NotTo(BeEmpty(), r.Describe())
+	expectDuration(r, r.Field("duration_ms"), f)
+}
+
+// expectDuration checks a duration_ms value against the manifest (null for images and for files
+// that cannot be probed; else within the manifest's tolerance).
+func expectDuration(r *framework.Response, v any, f fixtures.File) {
+	GinkgoHelper()
+	if f.DurationMS == nil {
+		Expect(v).To(BeNil(), "duration_ms of "+f.Name+" is null"+r.Describe())
+		return
+	}
+	ms, ok := framework.AsInt(v)
+	Expect(ok).To(BeTrue(), "duration_ms of "+f.Name+" is an integer"+r.Describe())
+	Expect(ms).To(BeNumerically("~", *f.DurationMS, 50), "duration_ms of "+f.Name+r.Describe())
+}
+
+// uploadClient returns a client for a spec that makes about n upload calls: with control, a key of
+// a fresh workspace whose upload buckets leave room for them; without, the shared client (which
+// waits out bucket refusals).
+func uploadClient(ctx context.Context, s *framework.Spec, n int) *framework.Client {
+	GinkgoHelper()
+	if !s.HasControl() {
+		return s.Client()
+	}
+	return uploadKey(ctx, s, n)
+}
+
+// uploadKey makes a fresh workspace (through control) and a key whose upload buckets leave room
+// for n calls.
+func uploadKey(ctx context.Context, s *framework.Spec, n int) *framework.Client {
+	GinkgoHelper()
+	ws := s.NewWorkspace(ctx, framework.WorkspaceOptions{})
+	c, _ := ws.NewKey(ctx, framework.KeyOptions{Scopes: []string{"read", "generate"},
+		Buckets: map[string]int{"uploads": n, "reservations": n, "agent_read": max(n, 120)}})
+	return c
+}
+
+func uploads(f *framework.Framework) {
+	Describe("uploads", func() {
+		f.Rule("UPLOAD-001", "UPLOAD-002", "UPLOAD-003", "UPLOAD-004", "UPLOAD-005", "UPLOAD-006", "UPLOAD-009", "UPLOAD-010").
+			It("every accepted type is reserved with 201, no Location, its kind, its ceiling and a 300 s link", func(ctx context.Context, s *framework.Spec) {
+				c := uploadClient(ctx, s, 40)
+				check := func(sent, echo, kind string, max int64) {
+					before := time.Now()
+					r := reserve(ctx, c, "file", sent, 1234)
+					Expect(r.Header.Get("Location")).To(BeEmpty(), "a reservation has no Location header"+r.Describe())
+					Expect(r.String("asset_id")).To(MatchRegexp(`^ast_[0-9a-f]{32}$`), r.Describe())
+					Expect(r.String("upload_url")).To(HavePrefix("http"), r.Describe())
+					Expect(r.Int("upload_expires_in_seconds")).To(Equal(int64(300)), r.Describe())
+					Expect(r.String("kind")).To(Equal(kind), r.Describe())
+					Expect(r.String("content_type")).To(Equal(echo), r.Describe())
+					Expect(r.Int("size_bytes")).To(Equal(int64(1234)), r.Describe())
+					Expect(r.Int("max_bytes_for_kind")).To(Equal(max), r.Describe())
+					Expect(r.Bool("content_checked")).To(Equal(kind == "image"), "content_checked is true for images only"+r.Describe())
+					Expect(r.String("next_action")).NotTo(BeEmpty(), r.Describe())
+					exp, err := time.Parse(time.RFC3339, r.String("upload_expires_at"))
+					Expect(err).NotTo(HaveOccurred(), r.Describe())
+					if !s.HasControl() {
+						Expect(exp.Sub(before)).To(BeNumerically("~", 300*time.Second, 30*time.Second), r.Describe())
+					}
+				}
+				var now time.Time
+				if s.HasControl() {
+					// The service clock is the target's: compare with its own reading.
+					r, err := s.Control().Call(ctx, http.MethodGet, "/clock", nil)
+					Expect(err).NotTo(HaveOccurred())
+					now, err = time.Parse(time.RFC3339Nano, r.String("now"))
+					Expect(err).NotTo(HaveOccurred(), r.Describe())
+					r2 := reserve(ctx, c, "file", "image/png", 10)
+					exp, _ := time.Parse(time.RFC3339, r2.String("upload_expires_at"))
+					Expect(exp.Sub(now)).To(BeNumerically("~", 300*time.Second, 2*time.Second), "upload_expires_at is 300 s after the reservation"+r2.Describe())
+				}
+				for _, a := range acceptedTypes {
+					check(a.ct, a.ct, a.kind, a.max)
+				}
+				check("IMAGE/PNG; charset=binary", "image/png", "image", 20971520)
+				check("Audio/Ogg", "audio/ogg", "audio", 26214400)
+			})
+
+		f.Rule(rules("UPLOAD-007", "UPLOAD-008", "UPLOAD-011", "UPLOAD-012", "UPLOAD-013", "UPLOAD-014", "UPLOAD-015", "UPLOAD-016", "ERR-020")...).
+			It("the reserve body is strict and bounded: refusals answer 400 invalid_config naming the field", func(ctx context.Context, s *framework.Spec) {
+				c := uploadClient(ctx, s, 40)
+				refuse := func(body map[string]any, field string) *framework.Response {
+					GinkgoHelper()
+					r := c.Post(ctx, "/uploads", body, framework.Invalid()).ExpectError(http.StatusBadRequest, "invalid_config")
+					Expect(r.String("error.field")).To(Equal(field), "the refusal names the field"+r.Describe())
+					return r
+				}
+				b := func(kv ...any) map[string]any {
+					m := map[string]any{"filename": "a.png", "content_type": "image/png", "size_bytes": 10}
+					for i := 0; i+1 < len(kv); i += 2 {
+						m[kv[i].(string)] = kv[i+1]
+					}
+					return m
+				}
+				refuse(b("bogus", 1), "bogus")
+				refuse(b("filename", ""), "filename")
+				refuse(b("filename", strings.Repeat("a", 256)), "filename")
+				reserve(ctx, c, strings.Repeat("a", 255), "image/png", 10)
+				for _, ct := range []string{"application/pdf", "text/html", "image/tiff", "video/x-matroska"} {
+					r := refuse(b("content_type", ct), "content_type")
+					list := stringList(r, objectAt(r, "error"), "accepted_content_types", "error")
+					want := make([]string, 0, len(acceptedTypes))
+					for _, a := range acceptedTypes {
+						want = append(want, a.ct)
+						Expect(r.String("error.message")).To(ContainSubstring(a.ct), "the message lists the accepted types"+r.Describe())
+					}
+					Expect(list).To(ConsistOf(want), r.Describe())
+				}
+				refuse(b("size_bytes", 0), "size_bytes")
+				refuse(b("size_bytes", -5), "size_bytes")
+				for _, lim := range []struct {
+					ct  string
+					max int
+				}{{"image/png", 20971520}, {"video/mp4", 104857600}, {"audio/wav", 26214400}} {
+					reserve(ctx, c, "a", lim.ct, lim.max)
+					refuse(b("content_type", lim.ct, "size_bytes", lim.max+1), "size_bytes")
+				}
+				sum := sha256.Sum256([]byte("x"))
+				reserve(ctx, c, "a.png", "image/png", 10, "checksum_sha256", base64.StdEncoding.EncodeToString(sum[:]))
+				refuse(b("checksum_sha256", "not base64!"), "checksum_sha256")
+				refuse(b("checksum_sha256", base64.StdEncoding.EncodeToString(sum[:16])), "checksum_sha256")
+			})
+
+		f.Rule("UPLOAD-017", "UPLOAD-021", "UPLOAD-022", "UPLOAD-023", "UPLOAD-025", "UPLOAD-026", "UPLOAD-027", "UPLOAD-028", "UPLOAD-029",
+			"UPLOAD-030", "UPLOAD-031", "UPLOAD-032", "UPLOAD-033", "UPLOAD-034", "ERR-024").
+			It("finalize answers each sample file's outcome; a repeat answers the same; a refused file is gone", func(ctx context.Context, s *framework.Spec) {
+				c := uploadClient(ctx, s, 100)
+				for _, fx := range fixtures.Files() {
+					if fx.SizeBytes == 0 || fx.Reason == "not_accepted" || fx.Outcome == fixtures.OutcomeFlagged {
+						continue // from-url cases, and the flagged files of the next spec
+					}
+					id, r := uploadFixture(ctx, s, c, fx.Name)
+					expectFinalizeOutcome(r, fx, id)
+					again := finalizeUpload(ctx, c, id)
+					if fx.Outcome == fixtures.OutcomeRefused {
+						again.ExpectError(http.StatusNotFound, "not_found")
+						continue
+					}
+					again.ExpectOK(http.StatusOK)
+					for _, k := range []string{"scan_status", "usable", "kind", "duration_ms"} {
+						Expect(fmt.Sprint(again.Field(k))).To(Equal(fmt.Sprint(r.Field(k))), "a repeat finalize answers the same "+k+again.Describe())
+					}
+				}
+			})
+
+		f.Rule("UPLOAD-024", "UPLOAD-025", "UPLOAD-027").It("a file the content check refuses answers 200 flagged, not usable, and stays so", func(ctx context.Context, s *framework.Spec) {
+			c := uploadClient(ctx, s, 20)
+			for _, fx := range fixtures.Files() {
+				if fx.Outcome != fixtures.OutcomeFlagged {
+					continue
+				}
+				id, r := uploadFixture(ctx, s, c, fx.Name)
+				expectFinalizeOutcome(r, fx, id)
+				again := finalizeUpload(ctx, c, id).ExpectOK(http.StatusOK)
+				Expect(again.String("scan_status")).To(Equal("flagged"), again.Describe())
+				Expect(again.Bool("usable")).To(BeFalse(), again.Describe())
+			}
+		})
+
+		f.Rule(rules("UPLOAD-018", "UPLOAD-016", "UPLOAD-034")...).It("a PUT of the wrong length or type, or bytes not matching checksum_sha256, fail at finalize with 400", func(ctx context.Context, s *framework.Spec) {
+			c := uploadClient(ctx, s, 40)
+			_, png := fixtures.Get("image.png")
+			broken := func(what string, data []byte, ct string, extra ...any) {
+				r := reserve(ctx, c, "a.png", "image/png", len(png), extra...)
+				putFile(ctx, s, r.String("upload_url"), data, ct)
+				fin := finalizeUpload(ctx, c, r.String("asset_id"))
+				fin.ExpectError(http.StatusBadRequest, "invalid_config")
+				finalizeUpload(ctx, c, r.String("asset_id")).ExpectError(http.StatusNotFound, "not_found")
+			}
+			broken("short", png[:len(png)-1], "image/png")
+			broken("long", append(append([]byte(nil), png...), 0), "image/png")
+			broken("type", png, "image/jpeg")
+			other := sha256.Sum256([]byte("other bytes"))
+			broken("checksum", png, "image/png", "checksum_sha256", base64.StdEncoding.EncodeToString(other[:]))
+			right := sha256.Sum256(png)
+			r := reserve(ctx, c, "a.png", "image/png", len(png), "checksum_sha256", base64.StdEncoding.EncodeToString(right[:]))
+			putFile(ctx, s, r.String("upload_url"), png, "image/png")
+			finalizeUpload(ctx, c, r.String("asset_id")).ExpectOK(http.StatusOK)
+		})
+
+		f.Rule("UPLOAD-019").It("upload_url is single use: a second PUT does not replace the first file", func(ctx context.Context, s *framework.Spec) {
+			c := uploadClient(ctx, s, 10)
+			_, png := fixtures.Get("image.png")
+			_, flagged := fixtures.Get("flagged.png")
+			r := reserve(ctx, c, "a.png", "image/png", len(png))
+			putFile(ctx, s, r.String("upload_url"), png, "image/png")
+			putFile(ctx, s, r.String("upload_url"), flagged[:len(png)], "image/png")
+			fin := finalizeUpload(ctx, c, r.String("asset_id")).ExpectOK(http.StatusOK)
+			Expect(fin.String("scan_status")).To(Equal("clean"), "finalize reports the first file"+fin.Describe())
+		})
+
+		f.Rule(rules("UPLOAD-035", "ERR-030")...).It("finalize before the bytes arrived answers 409 input_not_ready while the link lives", func(ctx context.Context, s *framework.Spec) {
+			c := uploadClient(ctx, s, 10)
+			_, wav := fixtures.Get("audio.wav")
+			r := reserve(ctx, c, "a.wav", "audio/wav", len(wav))
+			finalizeUpload(ctx, c, r.String("asset_id")).ExpectError(http.StatusConflict, "input_not_ready")
+			putFile(ctx, s, r.String("upload_url"), wav, "audio/wav")
+			finalizeUpload(ctx, c, r.String("asset_id")).ExpectOK(http.StatusOK)
+		})
+
+		f.Rule(rules("UPLOAD-036")...).Needs(framework.Control, framework.Slow).It("finalize after the link expired without the bytes answers 400 invalid_config", func(ctx context.Context, s *framework.Spec) {
+			c := uploadClient(ctx, s, 10)
+			r := reserve(ctx, c, "a.png", "image/png", 217)
+			s.Advance(ctx, 301)
+			finalizeUpload(ctx, c, r.String("asset_id")).ExpectError(http.StatusBadRequest, "invalid_config")
+		})
+
+		f.Rule(rules("UPLOAD-020")...).Needs(framework.Control, framework.Slow).It("a PUT after the 300 seconds does not store the file: finalize answers 400", func(ctx context.Context, s *framework.Spec) {
+			c := uploadClient(ctx, s, 10)
+			_, png := fixtures.Get("image.png")
+			r := reserve(ctx, c, "a.png", "image/png", len(png))
+			s.Advance(ctx, 301)
+			putFile(ctx, s, r.String("upload_url"), png, "image/png")
+			finalizeUpload(ctx, c, r.String("asset_id")).ExpectError(http.StatusBadRequest, "invalid_config")
+		})
+
+		f.Rule(rules("UPLOAD-038", "ERR-040")...).Needs(framework.Control).It("a finalize whose inspection failed answers 502 provider_unavailable and changes nothing", func(ctx context.Context, s *framework.Spec) {
+			c := uploadClient(ctx, s, 10)
+			_, png := fixtures.Get("image.jpg")
+			r := reserve(ctx, c, "a.jpg", "image/jpeg", len(png))
+			putFile(ctx, s, r.String("upload_url"), png, "image/jpeg")
+			s.QueueFault(ctx, "provider_unavailable", "", 1, "")
+			finalizeUpload(ctx, c, r.String("asset_id")).ExpectError(http.StatusBadGateway, "provider_unavailable")
+			finalizeUpload(ctx, c, r.String("asset_id")).ExpectOK(http.StatusOK)
+		})
+
+		f.Rule(rules("UPLOAD-039", "ERR-029")...).It("finalize of an unknown ast_ id or a wrong prefix answers 404 not_found", func(ctx context.Context, s *framework.Spec) {
+			c := s.Client()
+			for _, id := range []string{"ast_" + randomHex(32), "gen_" + randomHex(32), "ast_" + strings.ToUpper(randomHex(32)), "upload"} {
+				finalizeUpload(ctx, c, id).ExpectError(http.StatusNotFound, "not_found")
+			}
+		})
+
+		f.Rule(rules("UPLOAD-040", "ASSET-010")...).It("another workspace's upload answers 404 not_found on finalize and on the asset reads", func(ctx context.Context, s *framework.Spec) {
+			id, r := uploadFixture(ctx, s, s.Client(), "image.gif")
+			r.ExpectOK(http.StatusOK)
+			other := s.OtherClient()
+			finalizeUpload(ctx, other, id).ExpectError(http.StatusNotFound, "not_found")
+			other.Get(ctx, "/assets/"+id).ExpectError(http.StatusNotFound, "not_found")
+			other.Get(ctx, "/assets/"+id+"/download").ExpectError(http.StatusNotFound, "not_found")
+			reserved := reserve(ctx, s.Client(), "a.png", "image/png", 10).String("asset_id")
+			finalizeUpload(ctx, other, reserved).ExpectError(http.StatusNotFound, "not_found")
+		})
+
+		f.Rule("UPLOAD-044").It("there is no upload list and no upload delete", func(ctx context.Context, s *framework.Spec) {
+			c := s.Client()
+			r := c.Get(ctx, "/uploads", framework.Invalid())
+			Expect(r.Status).To(BeElementOf(http.StatusNotFound, http.StatusMethodNotAllowed), r.Describe())
+			r = c.Delete(ctx, "/uploads/ast_"+randomHex(32), framework.Invalid())
+			Expect(r.Status).To(BeElementOf(http.StatusNotFound, http.StatusMethodNotAllowed), r.Describe())
+		})
+
+		f.Rule(rules("UPLOAD-045", "FROMURL-013", "ERR-037")...).It("the 51st pending upload of a workspace answers 429 quota_exceeded; a finalized one frees a place", func(ctx context.Context, s *framework.Spec) {
+			c := uploadClient(ctx, s, 200)
+			_, png := fixtures.Get("image.png")
+			var last *framework.Response
+			for i := 0; i < 50; i++ {
+				last = reserve(ctx, c, "a.png", "image/png", len(png))
+			}
+			c.Post(ctx, "/uploads", map[string]any{"filename": "a.png", "content_type": "image/png", "size_bytes": len(png)}).
+				ExpectError(http.StatusTooManyRequests, "quota_exceeded")
+			c.Post(ctx, "/uploads/from-url", map[string]any{"url": "https://example.com/image.png"}).
+				ExpectError(http.StatusTooManyRequests, "quota_exceeded")
+			putFile(ctx, s, last.String("upload_url"), png, "image/png")
+			finalizeUpload(ctx, c, last.String("asset_id")).ExpectOK(http.StatusOK)
+			reserve(ctx, c, "a.png", "image/png", len(png))
+		})
+
+		f.Rule(rules("UPLOAD-046")...).It("an abandoned reservation stops counting toward the cap after 15 minutes", func(ctx context.Context, s *framework.Spec) {
+			c := uploadClient(ctx, s, 200)
+			for i := 0; i < 50; i++ {
+				reserve(ctx, c, "a.png", "image/png", 10)
+			}
+			c.Post(ctx, "/uploads", map[string]any{"filename": "a.png", "content_type": "image/png", "size_bytes": 10}).
+				ExpectError(http.StatusTooManyRequests, "quota_exceeded")
+			s.Advance(ctx, 15*60+1)
+			reserve(ctx, c, "a.png", "image/png", 10)
+		})
+
+		f.Rule(rules("RATE-009", "RATE-013")...).Needs(framework.Control).It("from-url counts against the 30 upload calls a minute", func(ctx context.Context, s *framework.Spec) {
+			ws := s.NewWorkspace(ctx, framework.WorkspaceOptions{})
+			c, _ := ws.NewKey(ctx, framework.KeyOptions{Scopes: []string{"read", "generate"}})
+			for i := 0; i < 30; i++ {
+				r := c.Post(ctx, "/uploads/from-url", map[string]any{"url": "ftp://example.com/a.png"})
+				Expect(r.Status).To(Equal(http.StatusBadRequest), fmt.Sprintf("call %d inside the bucket", i+1)+r.Describe())
+			}
+			expectBucketRefusal(uploadCall.do(ctx, c))
+		})
+
+		f.Rule(rules("RATE-010", "RATE-013")...).It("reservations are braked at 30 a minute even when the upload-calls bucket has room", func(ctx context.Context, s *framework.Spec) {
+			ws := s.NewWorkspace(ctx, framework.WorkspaceOptions{})
+			c, _ := ws.NewKey(ctx, framework.KeyOptions{Scopes: []string{"read", "generate"}, Buckets: map[string]int{"uploads": 100}})
+			fill(ctx, c, uploadCall, 30)
+			expectBucketRefusal(uploadCall.do(ctx, c))
+			finalizeUpload(ctx, c, "ast_"+randomHex(32)).ExpectError(http.StatusNotFound, "not_found")
+		})
+	})
+}
+
+// fileServer serves the fixture media files for from-url and returns its base URL:
+//
+//	/f/{name}       the file with its manifest content type; ?type=X serves it as X
+//	/r/{n}/{name}   n redirects, then /f/{name}
+//	/big            an image/png one byte over the image ceiling, streamed without a length
+func fileServer(s *framework.Spec) string {
+	GinkgoHelper()
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /f/{name}", func(w http.ResponseWriter, r *http.Request) {
+		f, b, err := fixtures.Lookup(r.PathValue("name"))
+		if err != nil {
+			http.NotFound(w, r)
+			return
+		}
+		ct := f.ContentType
+		if t := r.URL.Query().Get("type"); t != "" {
+			ct = t
+		}
+		w.Header().Set("Content-Type", ct)
+		_, _ = w.Write(b)
+	})
+	mux.HandleFunc("GET /r/{n}/{name}", func(w http.ResponseWriter, r *http.Request) {
+		var n int
+		_, _ = fmt.Sscan(r.PathValue("n"), &n)
+		next := "/f/" + r.PathValue("name")
+		if n > 1 {
+			next = fmt.Sprintf("/r/%d/%s", n-1, r.PathValue("name"))
+		}
+		http.Redirect(w, r, next, http.StatusFound)
+	})
+	mux.HandleFunc("GET /big", func(w http.ResponseWriter, r *http.Request) {
+		_, png := fixtures.Get("image.png")
+		w.Header().Set("Content-Type", "image/png")
+		_, _ = w.Write(png)
+		chunk := make([]byte, 1<<20)
+		for left := 20971521 - len(png); left > 0; left -= len(chunk) {
+			if _, err := w.Write(chunk[:min(left, len(chunk))]); err != nil {
+				return
+			}
+		}
+	})
+	return s.ServeFiles(mux)
+}
+
+// reachableFileServer starts the fixture file server and imports image.png from it once; it skips
+// the spec when the target refuses the loopback link (as a real service must) and returns the base
+// URL and the import answer.
+func reachableFileServer(ctx context.Context, s *framework.Spec, c *framework.Client) (string, *framework.Response) {
+	GinkgoHelper()
+	base := fileServer(s)
+	r := c.Post(ctx, "/uploads/from-url", map[string]any{"url": base + "/f/image.png"})
+	if r.Status == http.StatusBadRequest {
+		Skip("unsupported: the target refuses links to the suite's loopback file server (correct for a real service; the mock admits loopback with --allow-loopback-fetch)")
+	}
+	return base, r
+}
+
+func fromURL(f *framework.Framework) {
+	Describe("uploads from a URL", func() {
+		f.Rule("FROMURL-001", "FROMURL-011", "ASSET-002").It("imports every accepted sample file with 201 and the measured fields, named from the URL", func(ctx context.Context, s *framework.Spec) {
+			c := uploadClient(ctx, s, 60)
+			base, _ := reachableFileServer(ctx, s, c)
+			for _, fx := range fixtures.Files() {
+				if fx.Outcome == fixtures.OutcomeRefused {
+					continue
+				}
+				link := base + "/f/" + fx.Name
+				r := c.Post(ctx, "/uploads/from-url", map[string]any{"url": link}).ExpectOK(http.StatusCreated)
+				Expect(r.Header.Get("Location")).To(BeEmpty(), r.Describe())
+				Expect(r.String("asset_id")).To(MatchRegexp(`^ast_[0-9a-f]{32}$`), r.Describe())
+				Expect(r.String("source_url")).To(Equal(link), r.Describe())
+				Expect(r.String("kind")).To(Equal(fx.Kind), r.Describe())
+				Expect(r.String("content_type")).To(Equal(fx.ContentType), r.Describe())
+				Expect(r.Int("size_bytes")).To(Equal(int64(fx.SizeBytes)), r.Describe())
+				Expect(r.String("scan_status")).To(Equal(fx.Outcome), r.Describe())
+				Expect(r.Bool("usable")).To(Equal(fx.Outcome == fixtures.OutcomeClean), r.Describe())
+				Expect(r.String("next_action")).NotTo(BeEmpty(), r.Describe())
+				expectDuration(r, r.Field("duration_ms"), fx)
+				a := c.Get(ctx, "/assets/"+r.String("asset_id")).ExpectOK(http.StatusOK)
+				Expect(a.String("asset.file_name")).To(Equal(fx.Name), "file_name defaults to the last segment of the URL path"+a.Describe())
+				Expect(a.String("asset.source")).To(Equal("upload"), a.Describe())
+			}
+			named := c.Post(ctx, "/uploads/from-url", map[string]any{"url": base + "/r/2/image.webp", "filename": "hero.webp"}).ExpectOK(http.StatusCreated)
+			a := c.Get(ctx, "/assets/"+named.String("asset_id")).ExpectOK(http.StatusOK)
+			Expect(a.String("asset.file_name")).To(Equal("hero.webp"), a.Describe())
+		})
+
+		f.Rule(rules("FROMURL-007", "FROMURL-008", "FROMURL-009", "FROMURL-012")...).It("refuses a web page, a type not accepted, an over-ceiling file, a signature mismatch, pixel bounds and a wrong content_type", func(ctx context.Context, s *framework.Spec) {
+			c := uploadClient(ctx, s, 60)
+			base, _ := reachableFileServer(ctx, s, c)
+			refused := func(body map[string]any) *framework.Response {
+				GinkgoHelper()
+				return c.Post(ctx, "/uploads/from-url", body).ExpectError(http.StatusBadRequest, "invalid_config")
+			}
+			for _, fx := range fixtures.Files() {
+				if fx.Outcome == fixtures.OutcomeRefused {
+					refused(map[string]any{"url": base + "/f/" + fx.Name})
+				}
+			}
+			refused(map[string]any{"url": base + "/f/image.png?type=application/pdf"})
+			refused(map[string]any{"url": base + "/big"})
+			refused(map[string]any{"url": base + "/f/image.png", "content_type": "image/jpeg"})
+			c.Post(ctx, "/uploads/from-url", map[string]any{"url": base + "/f/image.png", "content_type": "IMAGE/PNG"}).ExpectOK(http.StatusCreated)
+		})
+
+		f.Rule(rules("FROMURL-010")...).It("a fetch that fails answers 502 provider_unavailable", func(ctx context.Context, s *framework.Spec) {
+			c := uploadClient(ctx, s, 10)
+			reachableFileServer(ctx, s, c)
+			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			Expect(err).NotTo(HaveOccurred())
+			closed := "http://" + ln.Addr().String() + "/image.png"
+			Expect(ln.Close()).To(Succeed())
+			c.Post(ctx, "/uploads/from-url", map[string]any{"url": closed}).ExpectError(http.StatusBadGateway, "provider_unavailable")
+		})
+
+		f.Rule(rules("FROMURL-002", "FROMURL-003", "FROMURL-004", "FROMURL-005", "FROMURL-006", "ERR-020")...).
+			It("the body is strict and the link must be public http(s) without userinfo", func(ctx context.Context, s *framework.Spec) {
+				c := uploadClient(ctx, s, 60)
+				refused := func(body map[string]any, field string) {
+					GinkgoHelper()
+					r := c.Post(ctx, "/uploads/from-url", body, framework.Invalid()).ExpectError(http.StatusBadRequest, "invalid_config")
+					if field != "" {
+						Expect(r.String("error.field")).To(Equal(field), r.Describe())
+					}
+				}
+				refused(map[string]any{"url": "https://example.com/a.png", "bogus": true}, "bogus")
+				refused(map[string]any{"filename": "a.png"}, "url")
+				refused(map[string]any{"url": ""}, "url")
+				refused(map[string]any{"url": "https://example.com/a.png?" + strings.Repeat("q", 2048)}, "url")
+				for _, u := range []string{"ftp://example.com/a.png", "file:///etc/hosts", "data:image/png;base64,iVBORw0KGgo=",
+					"https://user:secret@example.com/a.png", "https://user@example.com/a.png",
+					"http://10.0.0.1/a.png", "http://169.254.169.254/latest/meta-data", "http://192.168.0.10/a.png", "http://[fd00::1]/a.png"} {
+					refused(map[string]any{"url": u}, "")
+				}
+				// Loopback too, unless the target was told to admit it for local testing.
+				probe := c.Post(ctx, "/uploads/from-url", map[string]any{"url": fileServer(s) + "/f/image.png"})
+				if probe.Status == http.StatusCreated {
+					AddReportEntry("loopback", "the target admits loopback links (a test setting); 127.0.0.1 and [::1] were not checked")
+					return
+				}
+				for _, u := range []string{"http://127.0.0.1/a.png", "http://[::1]/a.png"} {
+					refused(map[string]any{"url": u}, "")
+				}
+			})
+	})
+}
