@@ -284,7 +284,14 @@ func New(cfg Config) (*Server, error) {
 	})
 	// Webhooks: endpoints, signed deliveries, and credits.low from every wallet's low-balance hook
 	// (set before boot creates the first workspace).
-	s.Webhooks = webhook.New(webhook.Config{Clock: clk, IDs: src, Logger: logger, AllowLoopback: cfg.AllowLoopbackWebhooks})
+	// A running clock (real or scaled) stamps deliveries with the wall clock, which is what
+	// receivers check webhook-timestamp against; a manual clock stamps its own time, which a
+	// test's receiver reads through the control API (GET /clock answers time_scale 0).
+	var stamp func() time.Time
+	if clk.Scale() > 0 {
+		stamp = time.Now
+	}
+	s.Webhooks = webhook.New(webhook.Config{Clock: clk, IDs: src, Logger: logger, AllowLoopback: cfg.AllowLoopbackWebhooks, Stamp: stamp})
 	s.Registry.OnLow = func(workspaceID string, l ledger.Low) {
 		s.Webhooks.Emit(workspaceID, webhook.EventCreditsLow, webhook.CreditsLowData{AvailableCredits: l.AvailableCredits, ThresholdCredits: l.ThresholdCredits})
 	}

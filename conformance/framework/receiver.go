@@ -114,8 +114,10 @@ func (f *Framework) stopReceiver(ctx context.Context) {
 	_ = h.srv.Shutdown(ctx)
 }
 
-// targetNow is the target's service time: GET /clock of the control API when there is one (not
-// recorded in transcripts), else the local clock.
+// targetNow is the time the target stamps deliveries with: the wall clock, unless the control API
+// reports a manual clock (time_scale 0) — a simulated time that moves only on command, which such a
+// target stamps instead (GET /clock; not recorded in transcripts). A real service's clock runs, so
+// it is judged by the wall clock like any receiver would.
 func (f *Framework) targetNow() time.Time {
 	if f.controlRoot == nil {
 		return time.Now()
@@ -133,9 +135,13 @@ func (f *Framework) targetNow() time.Time {
 	}
 	defer res.Body.Close()
 	var doc struct {
-		Now time.Time `json:"now"`
+		Now       time.Time `json:"now"`
+		TimeScale *float64  `json:"time_scale"`
 	}
 	if res.StatusCode != http.StatusOK || json.NewDecoder(res.Body).Decode(&doc) != nil || doc.Now.IsZero() {
+		return time.Now()
+	}
+	if doc.TimeScale != nil && *doc.TimeScale > 0 {
 		return time.Now()
 	}
 	return doc.Now

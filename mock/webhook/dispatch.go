@@ -249,7 +249,8 @@ func (s *Service) attempt(j job) (a Attempt, serviceSide bool) {
 		a.Error = classify(err)
 		return a, false
 	}
-	sig, err := j.sign(j.d.id, sentAt, j.body)
+	stamped := s.stamp()
+	sig, err := j.sign(j.d.id, stamped, j.body)
 	if err != nil {
 		a.Error = "sign: " + err.Error()
 		return a, true
@@ -263,7 +264,7 @@ func (s *Service) attempt(j job) (a Attempt, serviceSide bool) {
 	h.Set("Content-Type", "application/json")
 	h.Set("User-Agent", UserAgent)
 	h.Set("Webhook-Id", j.d.id)
-	h.Set("Webhook-Timestamp", strconv.FormatInt(sentAt.Unix(), 10))
+	h.Set("Webhook-Timestamp", strconv.FormatInt(stamped.Unix(), 10))
 	h.Set("Webhook-Signature", sig)
 	res, err := s.client.Do(req)
 	if err != nil {

@@ -7,7 +7,7 @@
 // Time: the retry schedule (attempt 2 five minutes after attempt 1, then 30 minutes, 2 hours and
 // 12 hours) runs on the injected clock, so tests and the control API jump it; the 10 second
 // receiver timeout of one attempt is real (wall) time, scaled by nothing, because it bounds a real
-// HTTP exchange. Each attempt's webhook-timestamp is the service clock's time when it is sent.
+// HTTP exchange. Each attempt's webhook-timestamp is the time it is sent (Config.Stamp).
 //
 // Concurrency: a Service is safe for concurrent use. Emit never blocks on the network: it records
 // the deliveries and hands them to the worker pool through a bounded queue. A slow or dead
@@ -112,6 +112,12 @@ type Config struct {
 	// History is how many deliveries per endpoint the history keeps (default 500); older finished
 	// deliveries are forgotten.
 	History int
+	// Stamp is the clock each attempt's webhook-timestamp (and so its signature) is read from
+	// (nil: Clock.Now). A receiver checks that timestamp against its own clock, as every Standard
+	// Webhooks library does; when service time runs faster than wall time (the mock's
+	// --time-scale) the mock stamps with the wall clock, or every receiver would refuse deliveries
+	// within seconds. Retry timing and history stay on the service clock.
+	Stamp func() time.Time
 }
 
 // Endpoint is a snapshot of a webhook endpoint. It never carries the secret.
@@ -149,7 +155,8 @@ const (
 // Attempt is one delivery attempt as the service saw it.
 type Attempt struct {
 	Number int
-	// SentAt is the service time the attempt was sent (its webhook-timestamp).
+	// SentAt is the service time the attempt was sent (its webhook-timestamp, unless Config.Stamp
+	// reads another clock).
 	SentAt time.Time
 	// StatusCode is the receiver's status, 0 when no response came.
 	StatusCode int
@@ -174,6 +181,7 @@ type Delivery struct {
 // Service holds every workspace's endpoints and deliveries and sends the deliveries.
 type Service struct {
 	clock    clock.Clock
+	stamp    func() time.Time // webhook-timestamp of an attempt (Config.Stamp)
 	ids      *ids.Source
 	log      *slog.Logger
 	guard    guard
@@ -246,9 +254,12 @@ func New(cfg Config) *Service {
 	if cfg.History <= 0 {
 		cfg.History = defaultHistory
 	}
+	if cfg.Stamp == nil {
+		cfg.Stamp = cfg.Clock.Now
+	}
 	g := guard{resolver: cfg.Resolver, allowLoopback: cfg.AllowLoopback, lookupTimeout: defaultLookupTime}
 	s := &Service{
-		clock: cfg.Clock, ids: cfg.IDs, log: cfg.Logger, guard: g,
+		clock: cfg.Clock, stamp: cfg.Stamp, ids: cfg.IDs, log: cfg.Logger, guard: g,
 		schedule: append([]time.Duration(nil), cfg.Schedule...),
 		workers:  cfg.Workers, perEP: cfg.PerEndpoint, history: cfg.History,
 		queue: make(chan string, cfg.QueueSize), stop: make(chan struct{}),

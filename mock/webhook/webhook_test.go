@@ -733,3 +733,38 @@ func TestSameSeedSameSecrets(t *testing.T) {
 		t.Fatal("the seeded stream does not fix ids and secrets")
 	}
 }
+
+// With Config.Stamp (the mock on a running, scaled clock), webhook-timestamp and the signature carry
+// the stamp clock's time — what a receiver compares with its own clock — while the envelope's
+// created_at and the delivery history stay on the service clock.
+func TestStampClockSignsTheTimestamp(t *testing.T) {
+	wall := time.Date(2026, 2, 1, 9, 0, 0, 0, time.UTC) // an hour behind the service clock
+	e := newEnv(t, func(c *Config) { c.Stamp = func() time.Time { return wall } })
+	placeholder, _ := e.svc.newSecret()
+	r, err := receiver.New(receiver.Config{Secrets: []string{placeholder}, Now: func() time.Time { return wall }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(r)
+	t.Cleanup(func() { _ = r.Close(); ts.Close() })
+	_, secret := e.register(ts.URL + "/hooks")
+	if err := r.SetSecrets(secret); err != nil {
+		t.Fatal(err)
+	}
+	created := e.clk.Now()
+	e.svc.Emit(ws, EventCreditsLow, CreditsLowData{AvailableCredits: 1, ThresholdCredits: 2})
+	ev, err := r.Await(e.ctx(), receiver.Match{Type: EventCreditsLow})
+	if err != nil {
+		t.Fatalf("a receiver on the stamp clock did not verify the delivery: %v (attempts %+v)", err, r.Attempts())
+	}
+	if got := r.AttemptsFor(ev.ID)[0].Header.Get("Webhook-Timestamp"); got != strconv.FormatInt(wall.Unix(), 10) {
+		t.Errorf("webhook-timestamp %s, want the stamp clock's %d", got, wall.Unix())
+	}
+	if !ev.CreatedAt.Equal(created) {
+		t.Errorf("created_at %s, want service time %s", ev.CreatedAt, created)
+	}
+	d := e.delivery(ev.ID, "delivered", func(d *delivery) bool { return d.status == DeliveryDelivered })
+	if !d.Attempts[0].SentAt.Equal(created) {
+		t.Errorf("history SentAt %s, want service time %s", d.Attempts[0].SentAt, created)
+	}
+}
