@@ -49,6 +49,11 @@ type Deps struct {
 	// Faults, when set, is consulted for pricing_unavailable at the last
 	// step of an estimate (and of Quote for submit).
 	Faults *faults.Store
+	// PreviewBase, when set, reports the scheme and host the mock serves
+	// template previews on (PreviewHandler at PreviewPath): every
+	// preview_url then names the mock itself, so it can be fetched. nil:
+	// preview_url is the fixtures' link as written (an unreachable host).
+	PreviewBase func() string
 }
 
 // Catalog is the served catalogue.

@@ -210,3 +210,23 @@ func TestListCapabilitiesDirect(t *testing.T) {
 		t.Fatalf("%d rows, next %q", len(rows), next)
 	}
 }
+
+// A pricing fault scoped to one workspace fails that workspace's next estimate only; another
+// workspace's estimates keep being priced and do not use it up.
+func TestPricingFaultIsScopedToItsWorkspace(t *testing.T) {
+	c, st := newCatalog(t)
+	if _, err := st.Add(faults.Spec{Kind: faults.PricingUnavailable, WorkspaceID: wsA}); err != nil {
+		t.Fatal(err)
+	}
+	req := Request{CapabilityID: "tts", Config: map[string]any{"script": script}}
+	if _, err := c.Estimate(Viewer{WorkspaceID: wsB, Plan: fixtures.PlanPro}, req); err != nil {
+		t.Fatalf("workspace B took A's fault: %v", err)
+	}
+	_, err := c.Estimate(Viewer{WorkspaceID: wsA, Plan: fixtures.PlanPro}, req)
+	if apierr.CodeOf(err) != apierr.CodePricingUnavailable {
+		t.Fatalf("workspace A: %v, want pricing_unavailable", err)
+	}
+	if _, err := c.Estimate(Viewer{WorkspaceID: wsA, Plan: fixtures.PlanPro}, req); err != nil {
+		t.Fatalf("the fault was not used up: %v", err)
+	}
+}

@@ -302,12 +302,12 @@ func (c *Catalog) CheckResources(v Viewer, req Request) (Resources, error) {
 }
 
 // PricingAvailable consumes a queued pricing_unavailable fault for the
-// capability, if any: 503 pricing_unavailable.
-func (c *Catalog) PricingAvailable(capabilityID string) error {
+// workspace and capability, if any: 503 pricing_unavailable.
+func (c *Catalog) PricingAvailable(workspaceID, capabilityID string) error {
 	if c.d.Faults == nil {
 		return nil
 	}
-	if _, ok := c.d.Faults.Take(faults.PricingUnavailable, capabilityID); ok {
+	if _, ok := c.d.Faults.TakeFor(faults.PricingUnavailable, workspaceID, capabilityID); ok {
 		return apierr.PricingUnavailable("Pricing failed for a moment; nothing was charged. Try again.")
 	}
 	return nil
@@ -342,7 +342,7 @@ func (c *Catalog) Estimate(v Viewer, req Request) (Estimate, error) {
 	if cp.Pricing.NotPriced {
 		return Estimate{}, apierr.NotPriced("Capability " + cp.ID + " has no published price yet; it cannot be estimated or run.")
 	}
-	if err := c.PricingAvailable(cp.ID); err != nil {
+	if err := c.PricingAvailable(v.WorkspaceID, cp.ID); err != nil {
 		return Estimate{}, err
 	}
 	q, err := Price(cp, req.Config, 0, res)

@@ -42,20 +42,20 @@ type PresetTemplates struct {
 	NextAction       string     `json:"next_action"`
 }
 
-func templateOf(t *fixtures.Template) Template {
+func (c *Catalog) templateOf(t *fixtures.Template) Template {
 	return Template{
 		TemplateID: t.ID, Name: t.Name, Description: t.Description, Category: t.Category,
-		PreviewURL: t.PreviewURL, PreviewKind: t.PreviewKind,
+		PreviewURL: c.previewURL(t), PreviewKind: t.PreviewKind,
 	}
 }
 
-func templatesOf(ts []*fixtures.Template, n int) []Template {
+func (c *Catalog) templatesOf(ts []*fixtures.Template, n int) []Template {
 	if n >= 0 && len(ts) > n {
 		ts = ts[:n]
 	}
 	out := make([]Template, len(ts))
 	for i, t := range ts {
-		out[i] = templateOf(t)
+		out[i] = c.templateOf(t)
 	}
 	return out
 }
@@ -109,7 +109,7 @@ func (c *Catalog) ListPresets(v Viewer, limit int, cursor string) (rows []Preset
 		r := PresetRow{
 			CapabilityID: cp.ID, Name: cp.Name, Description: cp.DescriptionText(), OutputKind: string(cp.OutputKind),
 			Status: string(st), RequiresTemplate: cp.RequiresTemplate,
-			Templates: templatesOf(live, PresetPreviewN), TemplatesTotal: len(live),
+			Templates: c.templatesOf(live, PresetPreviewN), TemplatesTotal: len(live),
 			NextAction: presetAdvice(cp, st, len(live)),
 		}
 		if st == fixtures.StatusRequiresPlan {
@@ -133,7 +133,7 @@ func (c *Catalog) PresetTemplates(v Viewer, id string) (PresetTemplates, error) 
 	live := c.d.Fixtures.LiveTemplatesOf(cp.ID)
 	out := PresetTemplates{
 		CapabilityID: cp.ID, Name: cp.Name, Status: string(st), RequiresTemplate: cp.RequiresTemplate,
-		Templates: templatesOf(live, -1), NextAction: presetAdvice(cp, st, len(live)),
+		Templates: c.templatesOf(live, -1), NextAction: presetAdvice(cp, st, len(live)),
 	}
 	if st == fixtures.StatusRequiresPlan {
 		out.RequiredPlan = string(cp.RequiredPlan)

@@ -4,12 +4,15 @@
 //
 // A fault makes its next Count matching events go wrong. Faults of one kind
 // are consumed oldest first; a fault scoped to a capability matches only
-// events for that capability. A Store accepts only the kinds it was told are
-// consumed somewhere (New's kinds, or Enable), so a test never queues a
-// fault that nothing would honour.
+// events for that capability, and a fault scoped to a workspace matches only
+// events of that workspace (so a job another test left running elsewhere
+// cannot take it). A Store accepts only the kinds it was told are consumed
+// somewhere (New's kinds, or Enable), so a test never queues a fault that
+// nothing would honour.
 package faults
 
 import (
+	"fmt"
 	"slices"
 	"sync"
 	"time"
@@ -31,10 +34,19 @@ const (
 	ModerationBlock       Kind = "moderation_block"
 	EstimateChanged       Kind = "estimate_changed"
 	NotReady              Kind = "not_ready"
+	// SlowRender makes the next matching job render Seconds longer than
+	// its capability's render time.
+	SlowRender Kind = "slow_render"
+	// InternalError answers the next keyed API call (of the workspace, when scoped) with 500
+	// internal_error, after the key checks.
+	InternalError Kind = "internal_error"
 )
 
 // Kinds lists every documented kind.
-var Kinds = []Kind{RenderFail, ProviderUnavailable, PricingUnavailable, ModerationUnavailable, ModerationBlock, EstimateChanged, NotReady}
+var Kinds = []Kind{RenderFail, ProviderUnavailable, PricingUnavailable, ModerationUnavailable, ModerationBlock, EstimateChanged, NotReady, SlowRender, InternalError}
+
+// MaxSlowSeconds is the most seconds a slow_render fault may add.
+const MaxSlowSeconds = 86400
 
 // Render-failure codes a render_fail fault may carry.
 var RenderCodes = []string{"provider_error", "moderation", "timeout", "unknown"}
@@ -51,8 +63,12 @@ type Fault struct {
 	Kind Kind
 	// CapabilityID scopes the fault; "" matches every capability.
 	CapabilityID string
+	// WorkspaceID scopes the fault; "" matches every workspace.
+	WorkspaceID string
 	// Code is the render-failure code of a render_fail fault, else "".
 	Code string
+	// Seconds is the extra render time of a slow_render fault, else 0.
+	Seconds float64
 	// Count is how many events the fault affects; Remaining how many are left.
 	Count     int
 	Remaining int
@@ -93,10 +109,32 @@ func (s *Store) Enabled(kind Kind) bool {
 	return s.enabled[kind]
 }
 
-// Queue adds a fault. count 0 means 1. It answers invalid_config naming the
-// field for an unknown or not-enabled kind, a code on a kind other than
-// render_fail or outside RenderCodes, or a count outside 1..MaxCount.
+// Spec describes a fault to queue (the body of control POST /faults).
+type Spec struct {
+	Kind Kind
+	// CapabilityID and WorkspaceID scope the fault; "" matches every one.
+	CapabilityID string
+	WorkspaceID  string
+	// Code is a render_fail fault's error code ("": provider_error).
+	Code string
+	// Count is how many events the fault affects (0: 1).
+	Count int
+	// Seconds is the extra render time of a slow_render fault (required
+	// for that kind, refused on the others).
+	Seconds float64
+}
+
+// Queue adds a fault scoped to a capability only. count 0 means 1. See Add.
 func (s *Store) Queue(kind Kind, capabilityID, code string, count int) (Fault, error) {
+	return s.Add(Spec{Kind: kind, CapabilityID: capabilityID, Code: code, Count: count})
+}
+
+// Add queues a fault. It answers invalid_config naming the field for an
+// unknown or not-enabled kind, a code on a kind other than render_fail or
+// outside RenderCodes, a count outside 1..MaxCount, or seconds missing or
+// outside (0, MaxSlowSeconds] on slow_render or present on another kind.
+func (s *Store) Add(sp Spec) (Fault, error) {
+	kind, code, count := sp.Kind, sp.Code, sp.Count
 	if !slices.Contains(Kinds, kind) {
 		return Fault{}, apierr.InvalidConfig("kind", "kind must be one of the documented fault kinds.")
 	}
@@ -114,14 +152,20 @@ func (s *Store) Queue(kind Kind, capabilityID, code string, count int) (Fault, e
 	case kind == RenderFail && code == "":
 		code = "provider_error"
 	}
+	switch {
+	case kind == SlowRender && (sp.Seconds <= 0 || sp.Seconds > MaxSlowSeconds):
+		return Fault{}, apierr.InvalidConfig("seconds", fmt.Sprintf("slow_render needs seconds above 0 and at most %d.", MaxSlowSeconds))
+	case kind != SlowRender && sp.Seconds != 0:
+		return Fault{}, apierr.InvalidConfig("seconds", "seconds applies to slow_render faults only.")
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if !s.enabled[kind] {
 		return Fault{}, apierr.InvalidConfig("kind", "This mock does not implement fault kind "+string(kind)+" yet.")
 	}
 	f := &Fault{
-		ID: s.ids.ID(IDPrefix), Kind: kind, CapabilityID: capabilityID, Code: code,
-		Count: count, Remaining: count, CreatedAt: s.clock.Now(),
+		ID: s.ids.ID(IDPrefix), Kind: kind, CapabilityID: sp.CapabilityID, WorkspaceID: sp.WorkspaceID, Code: code,
+		Seconds: sp.Seconds, Count: count, Remaining: count, CreatedAt: s.clock.Now(),
 	}
 	s.queue = append(s.queue, f)
 	return *f, nil
@@ -148,14 +192,26 @@ func (s *Store) Clear() int {
 }
 
 // Take consumes one event of the oldest fault of kind matching
-// capabilityID (a fault with no capability matches every one). It reports
-// the fault as it was before the event was taken, and false when none
-// matches. A fault whose events are used up leaves the queue.
+// capabilityID, in any workspace. It is TakeFor with an unknown workspace.
 func (s *Store) Take(kind Kind, capabilityID string) (Fault, bool) {
+	return s.TakeFor(kind, "", capabilityID)
+}
+
+// TakeFor consumes one event of the oldest fault of kind matching the
+// event's workspace and capability. A fault with no capability matches
+// every capability; a fault with no workspace matches every workspace; an
+// event whose workspace is unknown (workspaceID "", a consumer that does
+// not pass it) matches faults of every workspace. It reports the fault as
+// it was before the event was taken, and false when none matches. A fault
+// whose events are used up leaves the queue.
+func (s *Store) TakeFor(kind Kind, workspaceID, capabilityID string) (Fault, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for i, f := range s.queue {
 		if f.Kind != kind || (f.CapabilityID != "" && f.CapabilityID != capabilityID) {
+			continue
+		}
+		if f.WorkspaceID != "" && workspaceID != "" && f.WorkspaceID != workspaceID {
 			continue
 		}
 		snap := *f

@@ -76,3 +76,63 @@ func TestTakeOrderAndScope(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+func TestWorkspaceScope(t *testing.T) {
+	s := newStore()
+	mine, err := s.Add(Spec{Kind: RenderFail, WorkspaceID: "ws_a", Count: 2})
+	if err != nil || mine.WorkspaceID != "ws_a" {
+		t.Fatalf("%+v %v", mine, err)
+	}
+	if _, ok := s.TakeFor(RenderFail, "ws_b", "tts"); ok {
+		t.Fatal("a fault scoped to ws_a was taken by an event of ws_b")
+	}
+	if f, ok := s.TakeFor(RenderFail, "ws_a", "tts"); !ok || f.ID != mine.ID {
+		t.Fatalf("the scoped fault must match its workspace: %+v", f)
+	}
+	// A consumer that does not know the workspace matches every workspace.
+	if f, ok := s.Take(RenderFail, "tts"); !ok || f.ID != mine.ID {
+		t.Fatalf("an event of unknown workspace matches a scoped fault: %+v", f)
+	}
+	unscoped, _ := s.Add(Spec{Kind: RenderFail})
+	if f, ok := s.TakeFor(RenderFail, "ws_b", "tts"); !ok || f.ID != unscoped.ID {
+		t.Fatalf("an unscoped fault matches every workspace: %+v", f)
+	}
+	// Both scopes at once.
+	both, _ := s.Add(Spec{Kind: RenderFail, WorkspaceID: "ws_a", CapabilityID: "tts"})
+	if _, ok := s.TakeFor(RenderFail, "ws_a", "image_fast"); ok {
+		t.Fatal("capability scope ignored")
+	}
+	if _, ok := s.TakeFor(RenderFail, "ws_b", "tts"); ok {
+		t.Fatal("workspace scope ignored")
+	}
+	if f, ok := s.TakeFor(RenderFail, "ws_a", "tts"); !ok || f.ID != both.ID {
+		t.Fatalf("%+v", f)
+	}
+}
+
+func TestSlowRenderSeconds(t *testing.T) {
+	s := newStore()
+	s.Enable(SlowRender)
+	for _, c := range []struct {
+		sp    Spec
+		field string
+	}{
+		{Spec{Kind: SlowRender}, "seconds"},
+		{Spec{Kind: SlowRender, Seconds: -1}, "seconds"},
+		{Spec{Kind: SlowRender, Seconds: MaxSlowSeconds + 1}, "seconds"},
+		{Spec{Kind: RenderFail, Seconds: 5}, "seconds"},
+	} {
+		_, err := s.Add(c.sp)
+		var e *apierr.Error
+		if !errors.As(err, &e) || e.Code != apierr.CodeInvalidConfig || e.Field != c.field {
+			t.Errorf("%+v: %v", c.sp, err)
+		}
+	}
+	f, err := s.Add(Spec{Kind: SlowRender, CapabilityID: "video_fast", Seconds: 900})
+	if err != nil || f.Seconds != 900 || f.Code != "" {
+		t.Fatalf("%+v %v", f, err)
+	}
+	if got, ok := s.TakeFor(SlowRender, "ws_a", "video_fast"); !ok || got.Seconds != 900 {
+		t.Fatalf("%+v", got)
+	}
+}

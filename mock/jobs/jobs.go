@@ -203,7 +203,10 @@ type generation struct {
 	updatedAt   time.Time
 	completedAt *time.Time
 	finishAt    time.Time // expected end of the render
-	seq         int64
+	// renderSeconds is this job's render time: the capability's, plus a
+	// slow_render fault's seconds.
+	renderSeconds float64
+	seq           int64
 
 	timers []clock.Timer
 	done   chan struct{} // closed at the first finish
@@ -251,7 +254,8 @@ type Store struct {
 
 // New returns an empty store over d and enables the fault kinds it
 // consumes (render_fail, moderation_unavailable, moderation_block,
-// estimate_changed, provider_unavailable).
+// estimate_changed, provider_unavailable, slow_render). Every fault is taken
+// for the workspace of the submit or job it affects.
 func New(d Deps) *Store {
 	if d.Logger == nil {
 		d.Logger = slog.New(slog.DiscardHandler)
@@ -260,7 +264,7 @@ func New(d Deps) *Store {
 		d.MaxConcurrentRenders = DefaultMaxConcurrentRenders
 	}
 	if d.Faults != nil {
-		d.Faults.Enable(faults.RenderFail, faults.ModerationUnavailable, faults.ModerationBlock, faults.EstimateChanged, faults.ProviderUnavailable)
+		d.Faults.Enable(faults.RenderFail, faults.ModerationUnavailable, faults.ModerationBlock, faults.EstimateChanged, faults.ProviderUnavailable, faults.SlowRender)
 	}
 	s := &Store{d: d}
 	s.resetLocked()

@@ -183,7 +183,7 @@ func (s *Store) accept(p SubmitParams, cp *fixtures.Capability, q catalog.Quote,
 		replay.Credits.WalletBalance = &bal
 		return *replay, nil
 	}
-	sp := ledger.Spender{KeyID: p.KeyID, KeyBudget: p.KeyBudget}
+	sp := p.spender()
 	holds := make([]ledger.HoldID, 0, len(q.Generations))
 	for _, l := range q.Generations {
 		var id ledger.HoldID
@@ -206,13 +206,17 @@ func (s *Store) accept(p SubmitParams, cp *fixtures.Capability, q catalog.Quote,
 	}
 	genIDs := make([]string, len(q.Generations))
 	for i, l := range q.Generations {
+		renderSeconds := cp.RenderSeconds
+		if f, ok := s.d.Faults.TakeFor(faults.SlowRender, p.WorkspaceID, cp.ID); ok {
+			renderSeconds += f.Seconds
+		}
 		g := &generation{
 			id: s.d.IDs.ID("gen_"), workspaceID: p.WorkspaceID, keyID: p.KeyID, cp: cp,
 			source: p.Source, purpose: p.Purpose, workflowRunID: p.WorkflowRunID, fanOutLabel: l.FanOut,
 			batchGroupID: bg, batchIndex: i, canonical: canon, config: p.Config,
 			script: stringAt(p.Config, "script"), voiceID: voice, plan: pl,
 			status: StatusQueued, estimated: l.Credits, holdAmount: l.Hold, hold: holds[i], settlement: "open",
-			createdAt: now, updatedAt: now, finishAt: now.Add(dur(cp.RenderSeconds)), done: make(chan struct{}),
+			createdAt: now, updatedAt: now, finishAt: now.Add(dur(renderSeconds)), renderSeconds: renderSeconds, done: make(chan struct{}),
 		}
 		s.seq++
 		g.seq = s.seq
@@ -281,7 +285,7 @@ func expected(g *generation) int {
 
 // scheduleLocked arms the timers of a queued generation.
 func (s *Store) scheduleLocked(g *generation) {
-	r := g.cp.RenderSeconds
+	r := g.renderSeconds
 	gen := s.resetGen
 	id := g.id
 	g.timers = []clock.Timer{
@@ -329,6 +333,7 @@ func (s *Store) startRendering(id string, gen int64) {
 		return
 	}
 	cpID := g.cp.ID
+	wsID := g.workspaceID
 	rf := g.cp.RenderFailure
 	g.status = StatusRendering
 	g.runID = s.d.IDs.ID("run_")
@@ -337,7 +342,7 @@ func (s *Store) startRendering(id string, gen int64) {
 	var fail *GenError
 	if rf != nil {
 		fail = &GenError{Code: rf.Code, Message: rf.Message}
-	} else if f, ok := s.d.Faults.Take(faults.RenderFail, cpID); ok {
+	} else if f, ok := s.d.Faults.TakeFor(faults.RenderFail, wsID, cpID); ok {
 		fail = &GenError{Code: f.Code, Message: "The render failed (" + f.Code + "); nothing was charged."}
 	}
 	if fail != nil {

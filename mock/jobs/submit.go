@@ -36,6 +36,12 @@ type SubmitParams struct {
 	Purpose string
 	// WorkflowRunID is set for a workflow step.
 	WorkflowRunID string
+	// SpendKeyID, on a workflow step (KeyID ""), is the API key that invoked
+	// the run: the step's hold is taken under that key's spend limits and
+	// counted in its rolling windows (SpendKeyBudget is its budget), but the
+	// step still holds no slot and is never replayed or blocked.
+	SpendKeyID     string
+	SpendKeyBudget *int64
 
 	CapabilityID string
 	Config       map[string]any
@@ -76,6 +82,15 @@ type SubmitAnswer struct {
 	ChargeSummary   string   `json:"charge_summary"`
 	NextAction      string   `json:"next_action"`
 	Summary         string   `json:"summary"`
+}
+
+// spender is who the holds of p count against: the submitting key, else
+// the invoking key of a workflow step, else nobody (an app submit).
+func (p SubmitParams) spender() ledger.Spender {
+	if p.KeyID == "" && p.SpendKeyID != "" {
+		return ledger.Spender{KeyID: p.SpendKeyID, KeyBudget: p.SpendKeyBudget}
+	}
+	return ledger.Spender{KeyID: p.KeyID, KeyBudget: p.KeyBudget}
 }
 
 // canonical is the identity of a request for replay and blocking: the
@@ -278,11 +293,11 @@ func (s *Store) templateCheck(cp *fixtures.Capability, config map[string]any) er
 	return nil
 }
 
-// moderate is the content check: a queued moderation_unavailable fault
-// (503), the marker word in a moderated field or a queued moderation_block
-// fault (422).
-func (s *Store) moderate(cp *fixtures.Capability, config map[string]any) error {
-	if _, ok := s.d.Faults.Take(faults.ModerationUnavailable, cp.ID); ok {
+// moderate is the content check of a submit of workspaceID: a queued
+// moderation_unavailable fault (503), the marker word in a moderated field or
+// a queued moderation_block fault (422).
+func (s *Store) moderate(workspaceID string, cp *fixtures.Capability, config map[string]any) error {
+	if _, ok := s.d.Faults.TakeFor(faults.ModerationUnavailable, workspaceID, cp.ID); ok {
 		return apierr.ModerationUnavailable("Content checks are not running right now; nothing was held or charged. Try again shortly.")
 	}
 	for _, f := range cp.ModeratedFields {
@@ -290,7 +305,7 @@ func (s *Store) moderate(cp *fixtures.Capability, config map[string]any) error {
 			return apierr.ModerationBlocked(nil, "The content policy refused config."+f+". Do not reword it to get past the check.")
 		}
 	}
-	if _, ok := s.d.Faults.Take(faults.ModerationBlock, cp.ID); ok {
+	if _, ok := s.d.Faults.TakeFor(faults.ModerationBlock, workspaceID, cp.ID); ok {
 		return apierr.ModerationBlocked(nil, "The content policy refused this request. Do not reword it to get past the check.")
 	}
 	return nil
@@ -351,7 +366,7 @@ func (s *Store) Submit(p SubmitParams) (SubmitAnswer, error) {
 			}
 		}
 	}
-	sp := ledger.Spender{KeyID: p.KeyID, KeyBudget: p.KeyBudget}
+	sp := p.spender()
 	if priced {
 		if p.MaxCredits > 0 && q.MaxCreditsNeeded > p.MaxCredits {
 			return SubmitAnswer{}, apierr.MaxCreditsExceeded(p.MaxCredits, q.MaxCreditsNeeded, fmt.Sprintf(
@@ -407,7 +422,7 @@ func (s *Store) Submit(p SubmitParams) (SubmitAnswer, error) {
 		}
 	}
 	// Moderation (a named upload the content check flagged is refused here).
-	if err := s.moderate(cp, p.Config); err != nil {
+	if err := s.moderate(p.WorkspaceID, cp, p.Config); err != nil {
 		return SubmitAnswer{}, err
 	}
 	if resErr != nil && apierr.CodeOf(resErr) == apierr.CodeModerationBlocked {
@@ -443,16 +458,16 @@ func (s *Store) Submit(p SubmitParams) (SubmitAnswer, error) {
 		replay.Credits.WalletBalance = &bal
 		return *replay, nil
 	}
-	if _, ok := s.d.Faults.Take(faults.EstimateChanged, cp.ID); ok {
+	if _, ok := s.d.Faults.TakeFor(faults.EstimateChanged, p.WorkspaceID, cp.ID); ok {
 		return SubmitAnswer{}, apierr.EstimateChanged("The published price changed while this request was placed; estimate again and resubmit. Nothing was held.")
 	}
 	if cp.Pricing.NotPriced {
 		return SubmitAnswer{}, apierr.NotPriced("Capability " + cp.ID + " has no published price yet; it cannot be run.")
 	}
-	if err := cat.PricingAvailable(cp.ID); err != nil {
+	if err := cat.PricingAvailable(p.WorkspaceID, cp.ID); err != nil {
 		return SubmitAnswer{}, err
 	}
-	if _, ok := s.d.Faults.Take(faults.ProviderUnavailable, cp.ID); ok {
+	if _, ok := s.d.Faults.TakeFor(faults.ProviderUnavailable, p.WorkspaceID, cp.ID); ok {
 		return SubmitAnswer{}, apierr.ProviderUnavailable("The provider for " + cp.ID + " failed before the job was accepted; nothing was held. Try again.")
 	}
 	if !priced {

@@ -96,7 +96,7 @@ func (s *Service) FromURL(ctx context.Context, workspaceID string, req FromURLRe
 	if err != nil {
 		return Imported{}, err
 	}
-	if err := s.providerFault(); err != nil {
+	if err := s.providerFault(workspaceID); err != nil {
 		return Imported{}, err
 	}
 

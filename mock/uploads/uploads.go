@@ -404,7 +404,7 @@ func (s *Service) finalize(_ context.Context, u *upload) (media.Result, error) {
 			return media.Result{}, refuse("checksum_mismatch", "The bytes do not match checksum_sha256 of the reservation; the file was deleted. Reserve again.")
 		}
 	}
-	if err := s.providerFault(); err != nil {
+	if err := s.providerFault(u.workspaceID); err != nil {
 		return media.Result{}, err
 	}
 	res, err := s.d.Inspect(u.contentType, obj.Bytes)
@@ -454,12 +454,13 @@ func reasonText(c media.Code) string {
 	return string(c) + ": the file is malformed"
 }
 
-// providerFault consumes a queued unscoped provider_unavailable fault: 502.
-func (s *Service) providerFault() error {
+// providerFault consumes a queued provider_unavailable fault that is not
+// scoped to a capability and matches workspaceID: 502.
+func (s *Service) providerFault(workspaceID string) error {
 	if s.d.Faults == nil {
 		return nil
 	}
-	if _, ok := s.d.Faults.Take(faults.ProviderUnavailable, ""); ok {
+	if _, ok := s.d.Faults.TakeFor(faults.ProviderUnavailable, workspaceID, ""); ok {
 		return apierr.ProviderUnavailable("A dependency failed while handling the file; nothing changed. Try again.")
 	}
 	return nil

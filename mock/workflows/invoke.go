@@ -1,0 +1,299 @@
+package workflows
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/mediaspec/mediaspec/fixtures"
+	"github.com/mediaspec/mediaspec/mock/apierr"
+	"github.com/mediaspec/mediaspec/mock/catalog"
+	"github.com/mediaspec/mediaspec/mock/ledger"
+)
+
+// InvokeParams is one invoke whose body passed its shape check.
+type InvokeParams struct {
+	WorkspaceID string
+	// KeyID and KeyBudget are the invoking key: spend limits are checked
+	// on the sum and every step's hold counts against them.
+	KeyID     string
+	KeyBudget *int64
+	Plan      fixtures.Plan
+	// Exactly one of WorkflowID (wf_) and TemplateKey names the workflow.
+	WorkflowID  string
+	TemplateKey string
+	Inputs      map[string]any
+	MaxCredits  int64
+}
+
+// Credits is the credits object of a run (openapi RunCredits).
+type Credits struct {
+	CreditsEstimated int64  `json:"credits_estimated"`
+	CreditsCharged   *int64 `json:"credits_charged"`
+	Settlement       string `json:"settlement"`
+	Terminal         bool   `json:"terminal"`
+}
+
+// InvokeAnswer is the invoke answer (openapi WorkflowInvokeResponse).
+type InvokeAnswer struct {
+	OK            bool    `json:"ok"`
+	WorkflowRunID string  `json:"workflow_run_id"`
+	WorkflowID    *string `json:"workflow_id"`
+	TemplateKey   *string `json:"template_key"`
+	Status        Status  `json:"status"`
+	Credits       Credits `json:"credits"`
+	NextAction    string  `json:"next_action"`
+	Summary       string  `json:"summary"`
+}
+
+// NodeQuote is the price of one node at invoke.
+type NodeQuote struct {
+	NodeID string
+	// Credits is the estimated price, Hold its padded hold (the sum of
+	// ceil(price x 1.1) over the node's generations).
+	Credits int64
+	Hold    int64
+}
+
+// standInGen and standInAsset are ids that stand for outputs not made yet;
+// they are only priced, never stored.
+func standInGen(node int) string { return fmt.Sprintf("gen_%032x", node+1) }
+
+func standInAsset(node, i int) string { return fmt.Sprintf("ast_%028x%04x", node+1, i) }
+
+// inputField names the run input a node field is bound to ("inputs.x"),
+// else "inputs".
+func inputField(n *fixtures.WorkflowNode, key string) string {
+	b, ok := n.Config[key]
+	if !ok {
+		b, ok = n.Body[key]
+	}
+	if name, cut := strings.CutPrefix(b.From, "inputs."); ok && cut {
+		return "inputs." + name
+	}
+	return "inputs"
+}
+
+// fieldKey is the last key of a "config.key..." or "body" field path.
+func fieldKey(field string) string {
+	f := strings.TrimPrefix(field, "config.")
+	if i := strings.IndexAny(f, ".["); i >= 0 {
+		f = f[:i]
+	}
+	return f
+}
+
+// quote prices every node of d with inputs (see the package comment's
+// pricing rule) and runs the checks that need no credits: capability,
+// config built from the inputs, resources the inputs name, talking-actor
+// voice length, plan and content check. It returns the node quotes in node
+// order; the plan and content errors come back separately so that the
+// caller can order them after the credit checks.
+func (e *Engine) quote(d *definition, v catalog.Viewer, inputs map[string]any) (quotes []NodeQuote, later error, err error) {
+	cat := e.d.Catalog
+	standIn := map[string]fixtures.NodeResult{}
+	uploads := map[string]catalog.Upload{}
+	durMS := map[string]int64{} // node id -> estimated output length
+	for i := range d.tpl.Nodes {
+		n := &d.tpl.Nodes[i]
+		cp, err := cat.Runnable(n.CapabilityID)
+		if err != nil {
+			return nil, nil, err
+		}
+		cfg, body, err := d.tpl.ResolveNode(n.ID, inputs, standIn)
+		if err != nil {
+			return nil, nil, apierr.Internal(err, "The workflow could not be built from its inputs.")
+		}
+		req := catalog.Request{CapabilityID: cp.ID, Config: cfg}
+		req.ActorID, _ = body["actor_id"].(string)
+		req.ActorImageAssetID, _ = body["actor_image_asset_id"].(string)
+		req.VoiceID, _ = body["voice_id"].(string)
+		req.ApprovedVoiceGenerationID, _ = body["approved_voice_generation_id"].(string)
+		if err := cat.CheckConfig(cp, req); err != nil {
+			var ae *apierr.Error
+			if errors.As(err, &ae) && ae.Code == apierr.CodeInvalidConfig {
+				return nil, nil, apierr.InvalidConfig(inputField(n, fieldKey(ae.Field)), "Step "+n.ID+" ("+cp.ID+") cannot take these inputs: "+ae.Message)
+			}
+			return nil, nil, err
+		}
+		// The resources the inputs name themselves (not earlier outputs).
+		own := req
+		own.Config = map[string]any{}
+		for k, val := range cfg {
+			if b := n.Config[k]; !strings.HasPrefix(b.From, "nodes.") {
+				own.Config[k] = val
+			}
+		}
+		if b := n.Body["approved_voice_generation_id"]; strings.HasPrefix(b.From, "nodes.") {
+			own.ApprovedVoiceGenerationID = ""
+		}
+		if b := n.Body["actor_image_asset_id"]; strings.HasPrefix(b.From, "nodes.") {
+			own.ActorImageAssetID = ""
+		}
+		res, rerr := cat.CheckResources(v, own)
+		if rerr != nil {
+			return nil, nil, rerr
+		}
+		for id, u := range uploads {
+			res.Uploads[id] = u
+		}
+		if b := n.Body["approved_voice_generation_id"]; strings.HasPrefix(b.From, "nodes.") {
+			src := strings.Split(b.From, ".")[1]
+			res.ApprovedTT = &catalog.VoiceGeneration{
+				GenerationID: req.ApprovedVoiceGenerationID, CapabilityID: "tts", Completed: true,
+				Script: stringAt(cfg, "script"), VoiceID: req.VoiceID, DurationMS: durMS[src],
+			}
+		}
+		if ta := cp.TalkingActor; ta != nil && res.ApprovedTT != nil && !ta.VoiceSecondsOK(float64(res.ApprovedTT.DurationMS)/1000) {
+			return nil, nil, apierr.InvalidConfig(inputField(n, "script"), fmt.Sprintf("Step %s (%s) takes a voice within its length limits; this script speaks for about %.1f seconds.", n.ID, cp.ID, float64(res.ApprovedTT.DurationMS)/1000))
+		}
+		q, err := catalog.Price(cp, cfg, 0, res)
+		if err != nil {
+			return nil, nil, err
+		}
+		quotes = append(quotes, NodeQuote{NodeID: n.ID, Credits: q.Credits, Hold: q.MaxCreditsNeeded})
+		if later == nil {
+			if perr := catalog.PlanAllows(cp, v); perr != nil {
+				later = perr
+			} else {
+				for _, f := range cp.ModeratedFields {
+					if strings.Contains(stringAt(cfg, f), fixtures.ModerationMarker) {
+						later = apierr.ModerationBlocked(nil, "The content policy refused "+inputField(n, f)+" (step "+n.ID+"). Do not reword it to get past the check.")
+						break
+					}
+				}
+			}
+		}
+		// Stand-in results for later nodes: as many outputs as the step
+		// makes, each as long as its estimated output.
+		outs := 1
+		if cp.VariantMode == fixtures.VariantOutputs {
+			outs = max(q.Takes, 1)
+		}
+		if cp.OutputKind == fixtures.OutputText {
+			outs = 0
+		}
+		var ms int64
+		if q.Seconds != nil {
+			ms = int64(math.Round(*q.Seconds * 1000))
+		}
+		durMS[n.ID] = ms
+		r := fixtures.NodeResult{GenerationID: standInGen(i), OutputText: "stand-in"}
+		for k := range outs {
+			id := standInAsset(i, k)
+			r.OutputAssetIDs = append(r.OutputAssetIDs, id)
+			u := catalog.Upload{AssetID: id, Kind: string(cp.OutputKind), Ready: true}
+			if ms > 0 {
+				m := ms
+				u.DurationMS = &m
+			}
+			uploads[id] = u
+		}
+		standIn[n.ID] = r
+	}
+	return quotes, later, nil
+}
+
+func stringAt(m map[string]any, k string) string {
+	s, _ := m[k].(string)
+	return s
+}
+
+// Invoke starts a run after the checks of the package comment. Unknown
+// (or another workspace's) wf_ ids and unknown template keys answer 404
+// not_found.
+func (e *Engine) Invoke(p InvokeParams) (InvokeAnswer, error) {
+	var d *definition
+	var ok bool
+	if p.TemplateKey != "" {
+		if d, ok = e.templateDef(p.TemplateKey); !ok {
+			return InvokeAnswer{}, apierr.NotFound("No workflow template " + p.TemplateKey + "; read GET /workflows/templates.")
+		}
+	} else if d, ok = e.savedDef(p.WorkspaceID, p.WorkflowID); !ok {
+		return InvokeAnswer{}, apierr.NotFound("No workflow " + p.WorkflowID + " in this workspace.")
+	}
+	ws, ok := e.d.Registry.Get(p.WorkspaceID)
+	if !ok {
+		return InvokeAnswer{}, apierr.NotFound("No workspace " + p.WorkspaceID + ".")
+	}
+	if p.Inputs == nil {
+		p.Inputs = map[string]any{}
+	}
+	if err := d.validate(p.Inputs); err != nil {
+		return InvokeAnswer{}, err
+	}
+	v := catalog.Viewer{WorkspaceID: p.WorkspaceID, Plan: p.Plan}
+	quotes, later, err := e.quote(d, v, p.Inputs)
+	if err != nil {
+		return InvokeAnswer{}, err
+	}
+	var estimated, required int64
+	for _, q := range quotes {
+		estimated += q.Credits
+		required += q.Hold
+	}
+	if required > p.MaxCredits {
+		return InvokeAnswer{}, apierr.MaxCreditsExceeded(p.MaxCredits, required, fmt.Sprintf(
+			"This workflow needs %d credits: every step padded by 10%% (the sum over its %d steps of ceil(price x 1.1)), and max_credits is %d. Send max_credits %d; nothing was started.",
+			required, len(quotes), p.MaxCredits, required))
+	}
+	ws.Lock()
+	w := ws.Wallet()
+	if lerr := w.CheckLimits(required, ledger.Spender{KeyID: p.KeyID, KeyBudget: p.KeyBudget}); lerr != nil {
+		err = lerr
+	} else if required > w.Available() {
+		short := required - w.Available()
+		err = apierr.InsufficientCredits(short, fmt.Sprintf("The workspace has %d credits available and this workflow needs %d (%d short). Top up, or invoke with cheaper inputs.", w.Available(), required, short))
+	}
+	ws.Unlock()
+	if err != nil {
+		return InvokeAnswer{}, err
+	}
+	if later != nil {
+		return InvokeAnswer{}, later
+	}
+	now := e.d.Clock.Now()
+	r := &run{
+		workspaceID: p.WorkspaceID, def: d, inputs: p.Inputs, keyID: p.KeyID, keyBudget: p.KeyBudget, plan: p.Plan,
+		status: StatusQueued, results: map[string]fixtures.NodeResult{}, estimated: estimated, createdAt: now,
+	}
+	dependents := map[string]bool{}
+	for _, n := range d.tpl.Nodes {
+		for _, dep := range n.DependsOn {
+			dependents[dep] = true
+		}
+	}
+	for i := range d.tpl.Nodes {
+		n := &d.tpl.Nodes[i]
+		purpose := "intermediate"
+		if !dependents[n.ID] {
+			purpose = "deliverable"
+		}
+		r.nodes = append(r.nodes, &node{def: n, purpose: purpose, status: NodePending, genIDs: []string{}, settled: map[string]bool{}})
+	}
+	e.mu.Lock()
+	e.settleGraphLocked(r) // nodes with no inputs read ready
+	r.id = e.d.IDs.ID("wfr_")
+	e.seq++
+	r.seq = e.seq
+	e.runs[r.id] = r
+	e.order = append(e.order, r)
+	gen, id := e.resetGen, r.id
+	r.timer = e.d.Clock.AfterFunc(StartDelay, func() { e.start(id, gen) })
+	a := InvokeAnswer{
+		OK: true, WorkflowRunID: r.id, WorkflowID: strPtr(d.workflowID), TemplateKey: strPtr(p.TemplateKey),
+		Status: StatusQueued, Credits: Credits{CreditsEstimated: estimated, Settlement: "open"},
+		NextAction: "Read GET /workflow-runs/" + r.id + " about every 30 seconds until still_running is false, or subscribe to workflow_run.* webhooks.",
+		Summary:    fmt.Sprintf("Accepted a run of %d steps estimated at %d credits; each step holds its own credits when it starts.", len(r.nodes), estimated),
+	}
+	e.mu.Unlock()
+	return a, nil
+}
+
+func strPtr(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
