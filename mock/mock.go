@@ -43,6 +43,7 @@ import (
 	"github.com/mediaspec/mediaspec/mock/ratelimit"
 	"github.com/mediaspec/mediaspec/mock/uploads"
 	"github.com/mediaspec/mediaspec/mock/webhook"
+	"github.com/mediaspec/mediaspec/mock/workflows"
 	"github.com/mediaspec/mediaspec/mock/workspace"
 	"github.com/mediaspec/mediaspec/spec"
 )
@@ -156,8 +157,12 @@ type Server struct {
 	Webhooks *webhook.Service
 	// Jobs is the generations engine (POST /generations, reads, batches;
 	// control cancel/fail/recover); its OnEvent feeds Webhooks.
-	Jobs   *jobs.Store
-	Logger *slog.Logger
+	Jobs *jobs.Store
+	// Workflows runs workflow templates and saved workflows (invokes, runs,
+	// control save/cancel); its steps are Jobs generations and its events go
+	// to Webhooks.
+	Workflows *workflows.Engine
+	Logger    *slog.Logger
 
 	cfg     Config
 	seed    uint64
@@ -251,9 +256,9 @@ func New(cfg Config) (*Server, error) {
 		token:    token,
 		mux:      http.NewServeMux(),
 	}
-	s.API = api.NewRouter(api.Deps{Clock: clk, Registry: s.Registry, Limiter: s.Limiter, Logger: logger})
+	s.Faults = faults.New(clk, src, faults.PricingUnavailable, faults.ProviderUnavailable, faults.InternalError)
+	s.API = api.NewRouter(api.Deps{Clock: clk, Registry: s.Registry, Limiter: s.Limiter, Logger: logger, Faults: s.Faults})
 	s.API.RegisterBase(cfg.OpenAPIJSON)
-	s.Faults = faults.New(clk, src, faults.PricingUnavailable, faults.ProviderUnavailable)
 	// Links are signed with a key derived from the seed, so a seeded run hands out the same links.
 	linkKey := sha256.Sum256(fmt.Appendf(nil, "mediaspec links %d", seed))
 	s.Blob = blob.New(clk, linkKey[:], s.PublicURL)
@@ -265,13 +270,20 @@ func New(cfg Config) (*Server, error) {
 	s.OnReset(s.Uploads.Reset)
 	s.API.RegisterUploads(s.Uploads)
 	s.API.RegisterAssets(s.Assets, s.Blob)
-	s.Catalog = catalog.New(catalog.Deps{Fixtures: fx, DefaultWorkspaceID: s.DefaultWorkspaceID, Faults: s.Faults, Assets: s.Uploads,
+	s.Catalog = catalog.New(catalog.Deps{Fixtures: fx, DefaultWorkspaceID: s.DefaultWorkspaceID, Faults: s.Faults,
+		// Template previews are served by the mock itself (PreviewPath), so preview_url can be fetched.
+		PreviewBase: s.PublicURL,
+		// Uploads first, then generated outputs: a workflow step names an earlier step's output.
+		Assets:           workflows.AssetLookup{Uploads: s.Uploads, Assets: s.Assets},
 		VoiceGenerations: jobs.VoiceLookupFunc(func(ws, id string) (catalog.VoiceGeneration, bool) { return s.Jobs.LookupVoiceGeneration(ws, id) })})
 	s.API.RegisterCatalog(s.Catalog)
 	s.Jobs = jobs.New(jobs.Deps{Clock: clk, IDs: src, Registry: s.Registry, Catalog: s.Catalog, Faults: s.Faults,
 		Blob: s.Blob, Assets: s.Assets, Seed: seed, Logger: logger})
 	s.OnReset(s.Jobs.Reset)
 	s.API.RegisterGenerations(s.Jobs)
+	s.Workflows = workflows.New(workflows.Deps{Clock: clk, IDs: src, Registry: s.Registry, Catalog: s.Catalog, Jobs: s.Jobs, Logger: logger})
+	s.OnReset(s.Workflows.Reset)
+	s.API.RegisterWorkflows(s.Workflows)
 	s.OnReset(func() { s.Faults.Clear() })
 	s.API.ReadyCheck("state", func() error {
 		s.mu.Lock()
@@ -279,6 +291,14 @@ func New(cfg Config) (*Server, error) {
 		s.mu.Unlock()
 		if _, ok := s.Registry.Get(id); !ok {
 			return errors.New("start state missing")
+		}
+		return nil
+	})
+	// A queued not_ready fault fails the "faults" check of its next count readiness probes.
+	s.Faults.Enable(faults.NotReady)
+	s.API.ReadyCheck("faults", func() error {
+		if _, ok := s.Faults.Take(faults.NotReady, ""); ok {
+			return errors.New("a not_ready fault is queued")
 		}
 		return nil
 	})
@@ -297,10 +317,12 @@ func New(cfg Config) (*Server, error) {
 	}
 	s.API.RegisterWebhooks(s.Webhooks)
 	s.Jobs.OnEvent(s.Webhooks.Emit)
+	s.Workflows.OnEvent(s.Webhooks.Emit)
 	s.OnReset(s.Webhooks.Reset)
 	s.mux.Handle(api.BasePath+"/", s.API)
 	s.mux.Handle(blob.FilesPath, s.Blob.Handler())
 	s.mux.Handle(blob.UploadPath, s.Blob.Handler())
+	s.mux.Handle(catalog.PreviewPath, s.Catalog.PreviewHandler())
 	if !cfg.NoControl {
 		s.Control = control.New(control.Deps{
 			Clock: clk, Registry: s.Registry, Limiter: s.Limiter, Token: token,
@@ -308,6 +330,7 @@ func New(cfg Config) (*Server, error) {
 		})
 		s.Control.RegisterWebhooks(s.Webhooks)
 		s.Control.RegisterJobs(s.Jobs)
+		s.Control.RegisterWorkflows(s.Workflows)
 		s.mux.Handle(control.BasePath+"/", s.Control)
 	}
 	notFound := func(w http.ResponseWriter, r *http.Request) {

@@ -19,6 +19,7 @@ import (
 
 	"github.com/mediaspec/mediaspec/mock/apierr"
 	"github.com/mediaspec/mediaspec/mock/clock"
+	"github.com/mediaspec/mediaspec/mock/faults"
 	"github.com/mediaspec/mediaspec/mock/ratelimit"
 	"github.com/mediaspec/mediaspec/mock/workspace"
 )
@@ -37,6 +38,9 @@ type Deps struct {
 	Registry *workspace.Registry
 	Limiter  *ratelimit.Limiter
 	Logger   *slog.Logger
+	// Faults, when set, is consulted for a queued internal_error fault after the key checks of
+	// every keyed call.
+	Faults *faults.Store
 }
 
 // Router serves /api/v1. Register every route before serving; Handle and
@@ -215,6 +219,11 @@ func (rt *Router) authorize(r *http.Request, scope workspace.Scope, buckets []ra
 	}
 	if !key.HasScope(scope) {
 		return nil, apierr.InsufficientScope("This route needs a key with the " + string(scope) + " scope; this key has " + scopeList(key.Scopes) + ".")
+	}
+	if rt.deps.Faults != nil {
+		if _, ok := rt.deps.Faults.TakeFor(faults.InternalError, ws.ID(), ""); ok {
+			return nil, apierr.Internal(nil, "The service failed on its side; this is not a problem with your balance, key or request. Nothing was charged; try again.")
+		}
 	}
 	return &CallerInfo{Workspace: ws, Key: key, Plan: plan}, nil
 }

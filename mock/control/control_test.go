@@ -20,6 +20,7 @@ import (
 	"github.com/mediaspec/mediaspec/mock/jobs"
 	"github.com/mediaspec/mediaspec/mock/ratelimit"
 	"github.com/mediaspec/mediaspec/mock/webhook"
+	"github.com/mediaspec/mediaspec/mock/workflows"
 	"github.com/mediaspec/mediaspec/mock/workspace"
 )
 
@@ -48,10 +49,12 @@ func newHandler(t *testing.T) (*Handler, *workspace.Registry) {
 		Clock: clk, Registry: reg, Limiter: ratelimit.New(clk, nil), Token: token,
 		DefaultWorkspaceID: func() string { return def.ID() },
 		Reset:              func() { resets++ },
-		Faults:             faults.New(clk, ids.New(4), faults.PricingUnavailable, faults.ProviderUnavailable),
+		Faults:             faults.New(clk, ids.New(4), faults.PricingUnavailable, faults.ProviderUnavailable, faults.SlowRender),
 	})
 	h.RegisterWebhooks(webhook.New(webhook.Config{Clock: clk, IDs: ids.New(5)}))
-	h.RegisterJobs(jobs.New(jobs.Deps{Clock: clk, IDs: ids.New(6), Registry: reg}))
+	js := jobs.New(jobs.Deps{Clock: clk, IDs: ids.New(6), Registry: reg})
+	h.RegisterJobs(js)
+	h.RegisterWorkflows(workflows.New(workflows.Deps{Clock: clk, IDs: ids.New(7), Registry: reg, Jobs: js}))
 	return h, reg
 }
 
@@ -188,13 +191,23 @@ func TestAnswersMatchDocument(t *testing.T) {
 		t.Fatalf("queued fault: %s", flt)
 	}
 	mustStatus(201, "POST", "/faults", `{"kind":"provider_unavailable"}`)
-	for _, bad := range []string{`{}`, `{"kind":"render_fail"}`, `{"kind":"pricing_unavailable","count":0}`, `{"kind":"pricing_unavailable","code":"timeout"}`, `{"kind":"pricing_unavailable","extra":1}`} {
+	scoped := mustStatus(201, "POST", "/faults", `{"kind":"provider_unavailable","workspace_id":"`+def.ID()+`"}`)
+	if !strings.Contains(scoped, `"workspace_id":"`+def.ID()+`"`) || !strings.Contains(scoped, `"seconds":null`) {
+		t.Fatalf("scoped fault: %s", scoped)
+	}
+	slow := mustStatus(201, "POST", "/faults", `{"kind":"slow_render","capability_id":"video_fast","seconds":900}`)
+	if !strings.Contains(slow, `"seconds":900`) || !strings.Contains(slow, `"workspace_id":null`) {
+		t.Fatalf("slow_render fault: %s", slow)
+	}
+	mustStatus(404, "POST", "/faults", `{"kind":"provider_unavailable","workspace_id":"ws_ffffffffffffffffffffffffffffffff"}`)
+	for _, bad := range []string{`{}`, `{"kind":"render_fail"}`, `{"kind":"pricing_unavailable","count":0}`, `{"kind":"pricing_unavailable","code":"timeout"}`, `{"kind":"pricing_unavailable","extra":1}`,
+		`{"kind":"slow_render"}`, `{"kind":"slow_render","seconds":0}`, `{"kind":"pricing_unavailable","seconds":5}`} {
 		mustStatus(400, "POST", "/faults", bad)
 	}
-	if b := mustStatus(200, "GET", "/faults", ""); strings.Count(b, "fault_id") != 2 {
+	if b := mustStatus(200, "GET", "/faults", ""); strings.Count(b, "fault_id") != 4 {
 		t.Fatalf("faults: %s", b)
 	}
-	if b := mustStatus(200, "DELETE", "/faults", ""); !strings.Contains(b, `"cleared":2`) {
+	if b := mustStatus(200, "DELETE", "/faults", ""); !strings.Contains(b, `"cleared":4`) {
 		t.Fatalf("clear: %s", b)
 	}
 	mustStatus(200, "POST", "/reset", "")

@@ -22,8 +22,10 @@ func (h *Handler) registerFaults(s *faults.Store) {
 		var b struct {
 			Kind         *faults.Kind `json:"kind"`
 			CapabilityID *string      `json:"capability_id"`
+			WorkspaceID  *string      `json:"workspace_id"`
 			Code         *string      `json:"code"`
 			Count        *int         `json:"count"`
+			Seconds      *float64     `json:"seconds"`
 		}
 		if err := api.DecodeStrict(r, &b, 0); err != nil {
 			return err
@@ -31,9 +33,25 @@ func (h *Handler) registerFaults(s *faults.Store) {
 		if b.Kind == nil {
 			return apierr.InvalidConfig("kind", "kind is required: one of the documented fault kinds.")
 		}
-		var capID, code string
+		var capID, wsID, code string
+		var seconds float64
 		if b.CapabilityID != nil {
 			capID = *b.CapabilityID
+		}
+		if b.WorkspaceID != nil {
+			wsID = *b.WorkspaceID
+			if wsID == "" {
+				return apierr.InvalidConfig("workspace_id", "workspace_id must name a workspace; leave it out to match every workspace.")
+			}
+			if _, ok := h.deps.Registry.Get(wsID); !ok {
+				return apierr.NotFound("No workspace " + wsID + ".")
+			}
+		}
+		if b.Seconds != nil {
+			seconds = *b.Seconds
+			if seconds == 0 {
+				seconds = -1 // 0 is out of range, not "absent"
+			}
 		}
 		if b.Code != nil {
 			code = *b.Code
@@ -45,7 +63,7 @@ func (h *Handler) registerFaults(s *faults.Store) {
 				count = -1 // 0 is out of range, not "default"
 			}
 		}
-		f, err := s.Queue(*b.Kind, capID, code, count)
+		f, err := s.Add(faults.Spec{Kind: *b.Kind, CapabilityID: capID, WorkspaceID: wsID, Code: code, Count: count, Seconds: seconds})
 		if err != nil {
 			return err
 		}
@@ -57,15 +75,21 @@ func (h *Handler) registerFaults(s *faults.Store) {
 }
 
 func faultJSON(f faults.Fault) map[string]any {
-	var capID, code any
+	var capID, wsID, code, seconds any
 	if f.CapabilityID != "" {
 		capID = f.CapabilityID
+	}
+	if f.WorkspaceID != "" {
+		wsID = f.WorkspaceID
+	}
+	if f.Kind == faults.SlowRender {
+		seconds = f.Seconds
 	}
 	if f.Code != "" {
 		code = f.Code
 	}
 	return map[string]any{
-		"fault_id": f.ID, "kind": f.Kind, "capability_id": capID, "code": code,
+		"fault_id": f.ID, "kind": f.Kind, "capability_id": capID, "workspace_id": wsID, "code": code, "seconds": seconds,
 		"count": f.Count, "remaining": f.Remaining, "created_at": ts(f.CreatedAt),
 	}
 }
