@@ -59,10 +59,12 @@ func TestConformance(t *testing.T) {
 		Budget:       2000,
 		TimeScale:    1,
 		Slow:         true,
-		LabelFilter:  os.Getenv("MEDIASPEC_LABEL_FILTER"),
-		HTMLReport:   envOr("MEDIASPEC_HTML_REPORT", filepath.Join(dir, "report.html")),
-		JSONReport:   envOr("MEDIASPEC_JSON_REPORT", filepath.Join(dir, "report.json")),
-		JUnitReport:  envOr("MEDIASPEC_JUNIT_REPORT", filepath.Join(dir, "junit.xml")),
+		// Retired ids are not listed; the harness knows the catalogue of the mock it starts.
+		RetiredCapabilityID: "actor_classic",
+		LabelFilter:         os.Getenv("MEDIASPEC_LABEL_FILTER"),
+		HTMLReport:          envOr("MEDIASPEC_HTML_REPORT", filepath.Join(dir, "report.html")),
+		JSONReport:          envOr("MEDIASPEC_JSON_REPORT", filepath.Join(dir, "report.json")),
+		JUnitReport:         envOr("MEDIASPEC_JUNIT_REPORT", filepath.Join(dir, "junit.xml")),
 	}
 	suite, err := conformance.NewSuite(ctx, cfg)
 	if err != nil {

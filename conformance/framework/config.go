@@ -57,6 +57,9 @@ type Config struct {
 	// Randomize runs all specs in random order (not only top-level containers); Seed fixes the order.
 	Randomize bool  `yaml:"randomize" env:"MEDIASPEC_RANDOMIZE"`
 	Seed      int64 `yaml:"seed" env:"MEDIASPEC_SEED"`
+	// RetiredCapabilityID is a capability id the target has retired. Retired ids are not listed,
+	// so the suite cannot discover one; empty skips the specs that need one (with the reason).
+	RetiredCapabilityID string `yaml:"retired_capability_id" env:"MEDIASPEC_RETIRED_CAPABILITY_ID"`
 }
 
 // Flags is the handle RegisterFlags returns; pass it to Load after the FlagSet is parsed.
@@ -73,7 +76,7 @@ var flagNames = map[string]string{
 	"ReceiverListen": "receiver-listen", "ReceiverPublicURL": "receiver-url",
 	"LabelFilter": "label-filter", "JSONReport": "json-report", "JUnitReport": "junit-report",
 	"HTMLReport": "html-report", "TimeScale": "time-scale", "Slow": "slow",
-	"Randomize": "randomize", "Seed": "seed",
+	"Randomize": "randomize", "Seed": "seed", "RetiredCapabilityID": "retired-capability-id",
 }
 
 // RegisterFlags defines the suite's flags on fs (--config plus one per Config field) and returns
@@ -99,6 +102,7 @@ func RegisterFlags(fs *flag.FlagSet) *Flags {
 	fs.BoolVar(&v.Slow, "slow", false, "run specs labelled slow")
 	fs.BoolVar(&v.Randomize, "randomize", false, "randomize the order of all specs")
 	fs.Int64Var(&v.Seed, "seed", 0, "random seed for the spec order (0: from the clock)")
+	fs.StringVar(&v.RetiredCapabilityID, "retired-capability-id", "", "a capability id the target has retired (not listed, so not discoverable); empty skips the specs that need one")
 	return f
 }
 

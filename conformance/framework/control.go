@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"time"
 )
 
 // ControlAPI calls the optional test-control API (spec/control.yaml) with the run's control token.
@@ -34,6 +35,7 @@ type KeyOptions struct {
 	BudgetCredits    *int
 	RequestAllowance *int
 	Buckets          map[string]int // bucket name -> calls per minute
+	ExpiresAt        *time.Time     // when the key stops working; nil: never
 }
 
 // Key is a key made through control. Key is the secret; it is registered with the redactor.
@@ -109,6 +111,9 @@ func (c *ControlAPI) CreateKey(ctx context.Context, workspaceID string, o KeyOpt
 	}
 	if len(o.Buckets) > 0 {
 		body["buckets"] = o.Buckets
+	}
+	if o.ExpiresAt != nil {
+		body["expires_at"] = o.ExpiresAt.UTC().Format(time.RFC3339)
 	}
 	doc, r, err := c.expect(ctx, http.MethodPost, "/workspaces/"+workspaceID+"/keys", body, http.StatusCreated)
 	if err != nil {

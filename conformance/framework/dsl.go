@@ -136,6 +136,9 @@ func (f *Framework) BeforeAll(needs []Need, body func(ctx context.Context, s *Sp
 type Spec struct {
 	f                 *Framework
 	main, read, other *Client
+	// workspaceID is the workspace the spec made last (NewWorkspace), which QueueFault scopes
+	// its faults to; "" when it made none.
+	workspaceID string
 }
 
 // Client returns a client with a read+generate key of the main workspace, sent as a bearer token.
@@ -230,6 +233,7 @@ func (s *Spec) NewWorkspace(ctx context.Context, o WorkspaceOptions) *TestWorksp
 	}
 	ws, err := ctl.CreateWorkspace(ctx, o)
 	Expect(err).NotTo(HaveOccurred())
+	s.workspaceID = ws.ID
 	DeferCleanup(func(ctx SpecContext) {
 		// The spec may have deleted it already; a 404 or 410 then is fine.
 		r, err := ctl.Call(ctx, "DELETE", "/workspaces/"+ws.ID, nil)

@@ -141,14 +141,32 @@ func (s *Spec) FetchLink(ctx context.Context, link string) *Response {
 // default). It fails the spec when control refuses, so a target that cannot inject the fault makes
 // the spec fail loudly rather than pass on a fault that never fired.
 //
+// The fault is scoped to the spec's workspace: the one it made last with NewWorkspace, else the
+// run's main workspace when the run made it (so a job another spec left running in another
+// workspace cannot take it); unscoped when the run made no workspace.
+//
 // Before it queues a render_fail it moves the service clock forward an hour, so that every job an
 // earlier spec left running has finished and cannot take the fault (specs run one at a time).
 func (s *Spec) QueueFault(ctx context.Context, kind, capabilityID string, count int, code string) {
 	GinkgoHelper()
+	ws := s.workspaceID
+	if ws == "" {
+		ws = s.f.envCopy().workspaceID
+	}
+	s.QueueFaultIn(ctx, ws, map[string]any{"kind": kind}, capabilityID, count, code)
+}
+
+// QueueFaultIn queues a fault as QueueFault does, scoped to workspaceID (empty: every workspace),
+// with body holding kind and any kind-specific fields (such as slow_render's seconds).
+func (s *Spec) QueueFaultIn(ctx context.Context, workspaceID string, body map[string]any, capabilityID string, count int, code string) {
+	GinkgoHelper()
+	kind, _ := body["kind"].(string)
 	if kind == "render_fail" {
 		s.Advance(ctx, 3600)
 	}
-	body := map[string]any{"kind": kind}
+	if workspaceID != "" {
+		body["workspace_id"] = workspaceID
+	}
 	if capabilityID != "" {
 		body["capability_id"] = capabilityID
 	}

@@ -49,6 +49,13 @@ func Register(f *framework.Framework) {
 	talkingSpecs(f)
 	ledgerSpecs(f)
 	linkSpecs(f)
+	coverageCatalogSpecs(f)
+	coveragePlatformSpecs(f)
+	coverageTalkingSpecs(f)
+	coverageFanOutSpecs(f)
+	coverageSubmitSpecs(f)
+	coverageRunSpecs(f)
+	workflowSpecs(f)
 }
 
 // randomHex returns n random lowercase hex characters.
