@@ -14,6 +14,7 @@ import (
 	"github.com/onsi/ginkgo/v2"
 
 	"github.com/mediaspec/mediaspec/conformance"
+	"github.com/mediaspec/mediaspec/conformance/framework"
 	"github.com/mediaspec/mediaspec/mock"
 	"github.com/mediaspec/mediaspec/mock/clock"
 	"github.com/mediaspec/mediaspec/spec"
@@ -82,6 +83,22 @@ func TestConformance(t *testing.T) {
 	}
 	if sum.Rules.Passed+sum.Rules.Failed+sum.Rules.Skipped+sum.Rules.NotCovered+sum.Rules.Unobservable != len(sum.Results.Rules) {
 		t.Errorf("rule tallies %+v do not add up to %d rules", sum.Rules, len(sum.Results.Rules))
+	}
+	// Every rule is covered by a spec or marked unobservable with the reason, and the mock meets
+	// every need the suite has, so a full run here leaves nothing uncovered and skips nothing: a new
+	// rule without a spec, or a spec that quietly stopped running, fails the build.
+	if cfg.LabelFilter == "" {
+		for _, r := range sum.Results.Rules {
+			switch r.Verdict {
+			case framework.NotCovered:
+				t.Errorf("rule %s is covered by no spec and not marked unobservable", r.Rule.ID)
+			case framework.Skipped:
+				t.Errorf("rule %s was skipped against the in-process mock", r.Rule.ID)
+			}
+		}
+		if sum.Specs.Skipped != 0 {
+			t.Errorf("%d specs were skipped against the in-process mock, which meets every need", sum.Specs.Skipped)
+		}
 	}
 	for _, p := range []string{cfg.HTMLReport, cfg.JSONReport, cfg.JUnitReport} {
 		if st, err := os.Stat(p); err != nil || st.Size() == 0 {
