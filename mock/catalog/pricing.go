@@ -48,7 +48,8 @@ func intValue(v any) (int64, bool) {
 	return 0, false
 }
 
-func floatValue(v any) (float64, bool) {
+// Number reads a JSON-native number (float64, json.Number, or an int a Go caller built) as float64.
+func Number(v any) (float64, bool) {
 	switch x := v.(type) {
 	case float64:
 		return x, true
@@ -114,7 +115,7 @@ func quantity(cp *fixtures.Capability, config map[string]any, src fixtures.Quant
 		if n, ok := intValue(v); ok {
 			return ratio{max(n, 0), 1}, nil
 		}
-		if f, ok := floatValue(v); ok && f >= 0 {
+		if f, ok := Number(v); ok && f >= 0 {
 			return ratio{int64(math.Ceil(f * 1000)), 1000}, nil
 		}
 		return ratio{}, apierr.InvalidConfig("config."+src.Fields[0], "config."+src.Fields[0]+" must be a number.")
@@ -291,12 +292,12 @@ func seconds(cp *fixtures.Capability, config map[string]any, q ratio, exactMS in
 			s = d.Seconds
 		case fixtures.DurationField:
 			v, _ := field(cp, config, d.Fields[0])
-			s, _ = floatValue(v)
+			s, _ = Number(v)
 		case fixtures.DurationScriptSeconds:
 			s = float64(chars(cp, config, d.Fields[0])) / fixtures.CharsPerScriptSecond
 			if len(d.Fields) > 1 {
 				v, _ := field(cp, config, d.Fields[1])
-				if sp, ok := floatValue(v); ok && sp > 0 {
+				if sp, ok := Number(v); ok && sp > 0 {
 					s /= sp
 				}
 			}

@@ -62,7 +62,7 @@ func (s *Store) planFor(workspaceID string, cp *fixtures.Capability, config map[
 	}
 	num := func(f string) float64 {
 		v, _ := fieldOrDefault(cp, config, f)
-		n, _ := number(v)
+		n, _ := catalog.Number(v)
 		return n
 	}
 	pl.width, pl.height = cp.Output.Width, cp.Output.Height

@@ -1,10 +1,10 @@
 package jobs
 
 import (
-	"encoding/base64"
-	"encoding/json"
 	"sort"
 	"time"
+
+	"github.com/mediaspec/mediaspec/mock/paging"
 )
 
 // Filter selects rows of GET /generations; zero fields match everything.
@@ -50,28 +50,6 @@ func RowOf(v View) Row {
 	return r
 }
 
-// cursor is the opaque position after one row.
-type cursor struct {
-	ID string `json:"g"`
-}
-
-func encodeCursor(id string) string {
-	b, _ := json.Marshal(cursor{ID: id})
-	return base64.RawURLEncoding.EncodeToString(b)
-}
-
-func decodeCursor(s string) string {
-	b, err := base64.RawURLEncoding.DecodeString(s)
-	if err != nil {
-		return ""
-	}
-	var c cursor
-	if json.Unmarshal(b, &c) != nil {
-		return ""
-	}
-	return c.ID
-}
-
 // List answers one page of GET /generations for workspaceID: only
 // deliverables (purpose deliverable or null), filtered, newest first by
 // created_at (ties: later submits first), or oldest first by updated_at
@@ -114,7 +92,7 @@ func (s *Store) List(workspaceID string, f Filter, cur string, limit int) (rows 
 	}
 	s.mu.Unlock()
 	start := 0
-	if id := decodeCursor(cur); id != "" {
+	if id := paging.Decode(cur); id != "" {
 		for i, v := range views {
 			if v.GenerationID == id {
 				start = i + 1
@@ -131,7 +109,7 @@ func (s *Store) List(workspaceID string, f Filter, cur string, limit int) (rows 
 		rows = append(rows, RowOf(v))
 	}
 	if end < len(views) && len(rows) > 0 {
-		next = encodeCursor(rows[len(rows)-1].GenerationID)
+		next = paging.Encode(rows[len(rows)-1].GenerationID)
 	}
 	return rows, next
 }

@@ -180,21 +180,6 @@ func fieldOrDefault(cp *fixtures.Capability, config map[string]any, name string)
 	return v, ok
 }
 
-func number(v any) (float64, bool) {
-	switch x := v.(type) {
-	case float64:
-		return x, true
-	case json.Number:
-		f, err := x.Float64()
-		return f, err == nil
-	case int:
-		return float64(x), true
-	case int64:
-		return float64(x), true
-	}
-	return 0, false
-}
-
 // talkCheck applies the talking-actor rules (config validity): voice
 // resolution, approval match, voice_audio exclusivity and the voice length
 // limits, all before any hold. It returns the voice spoken ("" when a

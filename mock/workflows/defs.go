@@ -5,12 +5,10 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
-	"github.com/santhosh-tekuri/jsonschema/v6/kind"
 
 	"github.com/mediaspec/mediaspec/fixtures"
 	"github.com/mediaspec/mediaspec/mock/apierr"
@@ -188,7 +186,7 @@ func (e *Engine) customDef(p SaveParams) (*definition, error) {
 	if p.InputsSchema["type"] != "object" || p.InputsSchema["additionalProperties"] != false {
 		return nil, apierr.InvalidConfig("inputs_schema", "inputs_schema must have type object and additionalProperties false.")
 	}
-	sch, err := compile(p.InputsSchema)
+	sch, err := fixtures.CompileSchema(p.InputsSchema)
 	if err != nil {
 		return nil, apierr.InvalidConfig("inputs_schema", "inputs_schema does not compile: "+err.Error())
 	}
@@ -268,74 +266,18 @@ func checkBinding(b fixtures.Binding, props map[string]any) error {
 	return nil
 }
 
-func compile(doc map[string]any) (*jsonschema.Schema, error) {
-	c := jsonschema.NewCompiler()
-	c.DefaultDraft(jsonschema.Draft2020)
-	const url = "mem://workflow/inputs.json"
-	if err := c.AddResource(url, doc); err != nil {
-		return nil, err
-	}
-	return c.Compile(url)
-}
-
-// schemaError validates doc and names the first failing field the way
-// invalid_config does: prefix, then .key per object key and [i] per index;
-// unknown keys first, then by path.
+// schemaError validates doc against sch and answers invalid_config naming the first failing field
+// below prefix, exactly as config validation does (fixtures.ValidateDocument).
 func schemaError(prefix string, sch *jsonschema.Schema, doc map[string]any) error {
-	var v any = doc
-	if doc == nil {
-		v = map[string]any{}
-	}
-	err := sch.Validate(v)
+	err := fixtures.ValidateDocument(sch, prefix, doc)
 	if err == nil {
 		return nil
 	}
-	var ve *jsonschema.ValidationError
-	if !errors.As(err, &ve) {
-		return apierr.InvalidConfig(prefix, prefix+": "+err.Error())
+	var ce *fixtures.ConfigError
+	if errors.As(err, &ce) {
+		return apierr.InvalidConfig(ce.Field, ce.Message)
 	}
-	type fail struct {
-		path    string
-		unknown bool
-		msg     string
-	}
-	var fails []fail
-	var walk func(e *jsonschema.ValidationError)
-	walk = func(e *jsonschema.ValidationError) {
-		if len(e.Causes) > 0 {
-			for _, c := range e.Causes {
-				walk(c)
-			}
-			return
-		}
-		base := prefix
-		for _, seg := range e.InstanceLocation {
-			base += "." + seg
-		}
-		switch k := e.ErrorKind.(type) {
-		case *kind.AdditionalProperties:
-			for _, name := range k.Properties {
-				fails = append(fails, fail{base + "." + name, true, fmt.Sprintf("%s.%s: unknown key %q is not allowed", base, name, name)})
-			}
-		case *kind.Required:
-			for _, name := range k.Missing {
-				fails = append(fails, fail{base + "." + name, false, fmt.Sprintf("%s.%s: required key %q is missing", base, name, name)})
-			}
-		default:
-			fails = append(fails, fail{base, false, base + ": " + e.Error()})
-		}
-	}
-	walk(ve)
-	if len(fails) == 0 {
-		return apierr.InvalidConfig(prefix, prefix+": "+ve.Error())
-	}
-	sort.SliceStable(fails, func(i, j int) bool {
-		if fails[i].unknown != fails[j].unknown {
-			return fails[i].unknown
-		}
-		return fails[i].path < fails[j].path
-	})
-	return apierr.InvalidConfig(fails[0].path, fails[0].msg)
+	return apierr.InvalidConfig(prefix, prefix+": "+err.Error())
 }
 
 func ts(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }

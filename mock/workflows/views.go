@@ -1,12 +1,11 @@
 package workflows
 
 import (
-	"encoding/base64"
-	"encoding/json"
 	"fmt"
 	"slices"
 
 	"github.com/mediaspec/mediaspec/mock/apierr"
+	"github.com/mediaspec/mediaspec/mock/paging"
 )
 
 // NodeDoc is one step of a run read (openapi WorkflowRunNode).
@@ -188,27 +187,6 @@ type Filter struct {
 	WorkflowID string
 }
 
-type cursor struct {
-	ID string `json:"r"`
-}
-
-func encodeCursor(id string) string {
-	b, _ := json.Marshal(cursor{ID: id})
-	return base64.RawURLEncoding.EncodeToString(b)
-}
-
-func decodeCursor(s string) string {
-	b, err := base64.RawURLEncoding.DecodeString(s)
-	if err != nil {
-		return ""
-	}
-	var c cursor
-	if json.Unmarshal(b, &c) != nil {
-		return ""
-	}
-	return c.ID
-}
-
 // List answers one page of GET /workflow-runs for workspaceID, newest first
 // (by creation; ties: later invokes first). cur is the previous page's
 // next cursor; an unreadable one, or one naming no run of the current
@@ -236,7 +214,7 @@ func (e *Engine) List(workspaceID string, f Filter, cur string, limit int) (rows
 	}
 	e.mu.Unlock()
 	start := 0
-	if id := decodeCursor(cur); id != "" {
+	if id := paging.Decode(cur); id != "" {
 		for i, d := range docs {
 			if d.WorkflowRunID == id {
 				start = i + 1
@@ -250,7 +228,7 @@ func (e *Engine) List(workspaceID string, f Filter, cur string, limit int) (rows
 	end := min(start+limit, len(docs))
 	rows = append([]SummaryDoc{}, docs[start:end]...)
 	if end < len(docs) && len(rows) > 0 {
-		next = encodeCursor(rows[len(rows)-1].WorkflowRunID)
+		next = paging.Encode(rows[len(rows)-1].WorkflowRunID)
 	}
 	return rows, next
 }

@@ -37,15 +37,17 @@ func fieldOf(t *testing.T, err error) string {
 }
 
 func TestSchemaErrorNamesField(t *testing.T) {
-	sch, err := compile(map[string]any{"type": "object", "additionalProperties": false, "required": []any{"a"},
-		"properties": map[string]any{"a": map[string]any{"type": "string"}, "b": map[string]any{"type": "integer"}}})
+	sch, err := fixtures.CompileSchema(map[string]any{"type": "object", "additionalProperties": false, "required": []any{"a"},
+		"properties": map[string]any{"a": map[string]any{"type": "string"}, "b": map[string]any{"type": "integer"},
+			"c": map[string]any{"type": "array", "items": map[string]any{"type": "string"}}}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for in, want := range map[string]map[string]any{
-		"inputs.a": {},
-		"inputs.x": {"a": "s", "x": 1, "b": "no"}, // unknown keys come first
-		"inputs.b": {"a": "s", "b": "no"},
+		"inputs.a":    {},
+		"inputs.x":    {"a": "s", "x": 1, "b": "no"}, // unknown keys come first
+		"inputs.b":    {"a": "s", "b": "no"},
+		"inputs.c[1]": {"a": "s", "c": []any{"ok", 2}}, // array items as [i], as config validation names them
 	} {
 		if got := fieldOf(t, schemaError("inputs", sch, want)); got != in {
 			t.Errorf("%v: field %q, want %q", want, got, in)
