@@ -6,7 +6,7 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X main.version=$(VERSION)
 PKGS    := ./...
 
-.PHONY: all test vet race build run mock check lint fmt-check tidy-check lint-spec bench clean
+.PHONY: all test vet race build run mock check lint fmt-check tidy-check staticcheck lint-spec bench clean
 
 all: lint test
 
@@ -25,8 +25,9 @@ build:
 run:
 	$(GO) run -ldflags "$(LDFLAGS)" ./cmd/mediaspec check
 
-## lint: formatting, module tidiness, vet, and the independent OpenAPI linter (Redocly, from npm).
-lint: fmt-check tidy-check vet lint-spec
+## lint: formatting, module tidiness, vet, staticcheck, and the independent OpenAPI linter (Redocly,
+## from npm).
+lint: fmt-check tidy-check vet staticcheck lint-spec
 
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
@@ -36,6 +37,11 @@ tidy-check:
 	$(GO) mod tidy; \
 	if ! git diff --quiet -- go.mod go.sum; then echo "go mod tidy changes go.mod/go.sum:"; git --no-pager diff -- go.mod go.sum; \
 	  cp /tmp/mediaspec-go.mod.bak go.mod; cp /tmp/mediaspec-go.sum.bak go.sum; exit 1; fi
+
+STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
+
+staticcheck:
+	$(GO) run $(STATICCHECK) $(PKGS)
 
 ## lint-spec: lint spec/openapi.yaml and spec/control.yaml with @redocly/cli (pinned in spec/lint).
 lint-spec:

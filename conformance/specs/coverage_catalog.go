@@ -305,9 +305,9 @@ func coverageCatalogSpecs(f *framework.Framework) {
 			Expect(r.String("capability_id")).To(Equal("actor_ultra"), r.Describe())
 			// The other two name things that do not exist: read as fields (404 for what they name),
 			// never refused as unknown body keys.
-			r = c.Post(ctx, "/estimates", map[string]any{"capability_id": "actor_ultra", "config": cfg, "actor_id": actor, "voice_id": voice,
+			c.Post(ctx, "/estimates", map[string]any{"capability_id": "actor_ultra", "config": cfg, "actor_id": actor, "voice_id": voice,
 				"actor_image_asset_id": "ast_" + randomHex(32)}).ExpectError(http.StatusNotFound, "not_found")
-			r = c.Post(ctx, "/estimates", map[string]any{"capability_id": "actor_ultra", "config": cfg, "actor_id": actor, "voice_id": voice,
+			c.Post(ctx, "/estimates", map[string]any{"capability_id": "actor_ultra", "config": cfg, "actor_id": actor, "voice_id": voice,
 				"approved_voice_generation_id": "gen_" + randomHex(32)}).ExpectError(http.StatusNotFound, "not_found")
 		})
 

@@ -71,7 +71,7 @@ func TestJobOperations(t *testing.T) {
 	if after := ws.Snapshot(); after.AvailableCredits != before.AvailableCredits || after.HeldCredits != before.HeldCredits {
 		t.Fatalf("cancel did not release: %+v", after)
 	}
-	if code, m = call(t, s, "POST", "/_control/v1/generations/"+id+"/cancel", ctl, ""); m["changed"] != false {
+	if code, m = call(t, s, "POST", "/_control/v1/generations/"+id+"/cancel", ctl, ""); code != 200 || m["changed"] != false {
 		t.Fatalf("second cancel %v", m)
 	}
 	// The canceled job freed the slot: the same key submits again.

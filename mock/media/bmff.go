@@ -2,7 +2,6 @@ package media
 
 import "encoding/binary"
 
-func be16(b []byte) uint16 { return binary.BigEndian.Uint16(b) }
 func be32(b []byte) uint32 { return binary.BigEndian.Uint32(b) }
 func be64(b []byte) uint64 { return binary.BigEndian.Uint64(b) }
 

@@ -560,7 +560,7 @@ func TestRegistrationValidation(t *testing.T) {
 			t.Fatal("list is not newest first")
 		}
 	}
-	if list[len(list)-1].URL != long[:len(long)] {
+	if list[len(list)-1].URL != long {
 		t.Fatal("the oldest endpoint is not last")
 	}
 }
