@@ -145,7 +145,7 @@ func batchSpecs(f *framework.Framework) {
 				id := d.String("capability_id")
 				_, one := estimateOf(ctx, c, id, cheapConfig(d), nil)
 				_, two := estimateOf(ctx, c, id, cheapConfig(d), map[string]any{"variants": 2})
-				Expect(two).To(BeNumerically(">", one), "two takes hold more than one")
+				Expect(two).To(Equal(2*one), "every take is padded on its own: two takes hold twice one padded take")
 				r := refuse(ctx, c, submitBody(id, cheapConfig(d), two-1, map[string]any{"variants": 2}), http.StatusPaymentRequired, "max_credits_exceeded")
 				Expect(r.Int("error.limit.required_credits")).To(Equal(two), r.Describe())
 			}

@@ -101,7 +101,7 @@ func actors(f *framework.Framework) {
 				for _, row := range rows {
 					n, _ := row["name"].(string)
 					d, _ := row["description"].(string)
-					Expect(n+d).To(ContainSubstring(wild), wild+" is literal, not a wildcard")
+					Expect(n+d).To(ContainSubstring(wild), "%s is literal, not a wildcard", wild)
 				}
 			}
 		})

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"math"
 	"net/http"
 	"strings"
 
@@ -135,7 +134,7 @@ func estimates(f *framework.Framework) {
 				}
 				r.ExpectOK(http.StatusOK)
 				credits, _ := framework.AsInt(r.Field("credits"))
-				Expect(r.Int("max_credits_needed")).To(Equal(int64(math.Ceil(float64(credits)*1.1))), "one take: ceil(price x 1.1)"+r.Describe())
+				Expect(r.Int("max_credits_needed")).To(Equal(ceilPad(credits)), "one take: ceil(price x 1.1)"+r.Describe())
 				checked++
 			}
 			if checked == 0 {

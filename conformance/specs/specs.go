@@ -51,6 +51,8 @@ func Register(f *framework.Framework) {
 	linkSpecs(f)
 	coverageCatalogSpecs(f)
 	coveragePlatformSpecs(f)
+	mutationPlatformSpecs(f)
+	mutationGenerationSpecs(f)
 	coverageTalkingSpecs(f)
 	coverageFanOutSpecs(f)
 	coverageSubmitSpecs(f)
