@@ -177,11 +177,18 @@ func deliverySpecs(f *framework.Framework) {
 		f.Rule("EVT-008", "ID-008").It("webhook.test arrives signed, with {webhook_id, message} and the documented headers", func(ctx context.Context, s *framework.Spec) {
 			h := registerHook(ctx, s, s.Client(), "credits.low")
 			id := sendTest(ctx, s, h.id)
+			// Check the attempt first: a wrongly signed one is refused by the receiver and never
+			// becomes an event, and the failure should say why.
+			atts := attempts(ctx, s, id, 1)
+			checkAttempt(atts[0], h.secret)
+			// webhook-timestamp is the time of this attempt: the receiver's clock stands for the
+			// target's, and the attempt was sent just before it arrived.
+			sent := time.Unix(timestampOf(atts[0]), 0)
+			Expect(atts[0].Time.Sub(sent)).To(BeNumerically("~", 0, 60*time.Second),
+				fmt.Sprintf("webhook-timestamp %s is not the time of the attempt (it arrived at %s on the service clock)", sent.UTC(), atts[0].Time.UTC()))
 			ev, err := s.Hooks().Await(ctx, receiver.Match{Type: "webhook.test", Path: h.path}, arrival(s))
 			Expect(err).NotTo(HaveOccurred())
 			Expect(ev.ID).To(Equal(id))
-			atts := attempts(ctx, s, id, 1)
-			checkAttempt(atts[0], h.secret)
 			data := checkEnvelope(s, ev)
 			Expect(data["webhook_id"]).To(Equal(h.id), string(ev.Raw))
 			Expect(data["message"]).To(BeAssignableToTypeOf(""), string(ev.Raw))
@@ -257,11 +264,14 @@ func deliverySpecs(f *framework.Framework) {
 			s.Advance(ctx, retryWaits[0].Seconds()*1.1)
 			attempts(ctx, s, id, 2)
 			s.Hooks().Behave(h.path, func(a receiver.Attempt) receiver.Response {
-				return receiver.Response{Status: http.StatusOK, Hold: 8 * time.Second}
+				return receiver.Response{Status: http.StatusOK, Hold: 9 * time.Second}
 			})
 			id2 := sendTest(ctx, s, h.id)
 			atts := attempts(ctx, s, id2, 1)
-			time.Sleep(9 * time.Second)
+			Eventually(func() bool { return s.Hooks().AttemptsFor(id2)[0].Settled() }).WithTimeout(15*time.Second).WithPolling(100*time.Millisecond).
+				Should(BeTrue(), "the receiver's 200 after 9 seconds was not settled")
+			Expect(s.Hooks().AttemptsFor(id2)[0].Abandoned).To(BeFalse(), "the target gave up on an attempt answered 200 after 9 seconds")
+			time.Sleep(quiet)
 			s.Advance(ctx, retryWaits[0].Seconds()*1.1)
 			noMore(s, id2, 1, "a 2XX within 10 seconds was retried")
 			Expect(atts).To(HaveLen(1))
@@ -330,8 +340,11 @@ func deliverySpecs(f *framework.Framework) {
 					}
 					return ids
 				}
-				exhaustAll(ctx, s, send(3))
+				exhaustAll(ctx, s, send(2))
 				st, n := hookStatus(ctx, c, h.id)
+				Expect([]any{st, n}).To(Equal([]any{"active", int64(2)}), "after 2 exhausted deliveries (failing needs 3)")
+				exhaustAll(ctx, s, send(1))
+				st, n = hookStatus(ctx, c, h.id)
 				Expect([]any{st, n}).To(Equal([]any{"failing", int64(3)}), "after 3 exhausted deliveries")
 				// Still receives events; a failed attempt still being retried leaves the count alone.
 				pending := send(1)
@@ -358,7 +371,10 @@ func deliverySpecs(f *framework.Framework) {
 				Expect([]any{st, n}).To(Equal([]any{"active", int64(0)}), "a 2XX resets an active endpoint's count")
 				// 20 in a row: disabled, and then it receives nothing.
 				s.Hooks().Behave(h.path, receiver.Always(http.StatusInternalServerError))
-				exhaustAll(ctx, s, send(20))
+				exhaustAll(ctx, s, send(19))
+				st, n = hookStatus(ctx, c, h.id)
+				Expect([]any{st, n}).To(Equal([]any{"failing", int64(19)}), "after 19 exhausted deliveries (disabled needs 20)")
+				exhaustAll(ctx, s, send(1))
 				st, n = hookStatus(ctx, c, h.id)
 				Expect(st).To(Equal("disabled"), "after 20 exhausted deliveries")
 				Expect(n).To(BeNumerically(">=", 20))

@@ -42,6 +42,7 @@ func Register(f *framework.Framework) {
 	assetSpecs(f)
 	webhookSpecs(f)
 	deliverySpecs(f)
+	mutationDeliverySpecs(f)
 	generationSpecs(f)
 	genListSpecs(f)
 	submitSpecs(f)

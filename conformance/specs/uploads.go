@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
@@ -233,22 +234,37 @@ func uploads(f *framework.Framework) {
 				again := finalizeUpload(ctx, c, id).ExpectOK(http.StatusOK)
 				Expect(again.String("scan_status")).To(Equal("flagged"), again.Describe())
 				Expect(again.Bool("usable")).To(BeFalse(), again.Describe())
+				// The asset record of the file says the same: flagged, never usable.
+				a := c.Get(ctx, "/assets/"+id).ExpectOK(http.StatusOK)
+				Expect(a.String("asset.scan_status")).To(Equal("flagged"), "the asset of a flagged upload reads flagged"+a.Describe())
+				Expect(a.Bool("asset.usable")).To(BeFalse(), "the asset of a flagged upload is not usable"+a.Describe())
 			}
 		})
 
 		f.Rule(rules("UPLOAD-018", "UPLOAD-016", "UPLOAD-034")...).It("a PUT of the wrong length or type, or bytes not matching checksum_sha256, fail at finalize with 400", func(ctx context.Context, s *framework.Spec) {
 			c := uploadClient(ctx, s, 40)
 			_, png := fixtures.Get("image.png")
-			broken := func(what string, data []byte, ct string, extra ...any) {
-				r := reserve(ctx, c, "a.png", "image/png", len(png), extra...)
+			brokenAs := func(what, declared string, size int, data []byte, ct string, extra ...any) {
+				GinkgoHelper()
+				By("a PUT broken by its " + what)
+				r := reserve(ctx, c, "a", declared, size, extra...)
 				putFile(ctx, s, r.String("upload_url"), data, ct)
 				fin := finalizeUpload(ctx, c, r.String("asset_id"))
+				Expect(fin.Status).To(Equal(http.StatusBadRequest), "finalize after a PUT broken by its "+what+" answers 400"+fin.Describe())
 				fin.ExpectError(http.StatusBadRequest, "invalid_config")
 				finalizeUpload(ctx, c, r.String("asset_id")).ExpectError(http.StatusNotFound, "not_found")
 			}
-			broken("short", png[:len(png)-1], "image/png")
-			broken("long", append(append([]byte(nil), png...), 0), "image/png")
-			broken("type", png, "image/jpeg")
+			broken := func(what string, data []byte, ct string, extra ...any) {
+				GinkgoHelper()
+				brokenAs(what, "image/png", len(png), data, ct, extra...)
+			}
+			broken("short length", png[:len(png)-1], "image/png")
+			broken("long length", append(append([]byte(nil), png...), 0), "image/png")
+			broken("content type", png, "image/jpeg")
+			// Audio contents are never read, so only the length rule can refuse these.
+			_, wav := fixtures.Get("audio.wav")
+			brokenAs("short length (audio)", "audio/wav", len(wav), wav[:len(wav)-1], "audio/wav")
+			brokenAs("long length (audio)", "audio/wav", len(wav), append(append([]byte(nil), wav...), 0), "audio/wav")
 			other := sha256.Sum256([]byte("other bytes"))
 			broken("checksum", png, "image/png", "checksum_sha256", base64.StdEncoding.EncodeToString(other[:]))
 			right := sha256.Sum256(png)
@@ -288,7 +304,13 @@ func uploads(f *framework.Framework) {
 			c := uploadClient(ctx, s, 10)
 			_, png := fixtures.Get("image.png")
 			r := reserve(ctx, c, "a.png", "image/png", len(png))
-			s.Advance(ctx, 301)
+			inTime := reserve(ctx, c, "b.png", "image/png", len(png))
+			// Within the 300 s the link still stores the file.
+			s.Advance(ctx, 290)
+			putFile(ctx, s, inTime.String("upload_url"), png, "image/png")
+			fin := finalizeUpload(ctx, c, inTime.String("asset_id"))
+			Expect(fin.Status).To(Equal(http.StatusOK), "a PUT 290 s after the reservation is within the link's 300 s"+fin.Describe())
+			s.Advance(ctx, 11)
 			putFile(ctx, s, r.String("upload_url"), png, "image/png")
 			finalizeUpload(ctx, c, r.String("asset_id")).ExpectError(http.StatusBadRequest, "invalid_config")
 		})
@@ -352,7 +374,12 @@ func uploads(f *framework.Framework) {
 			}
 			c.Post(ctx, "/uploads", map[string]any{"filename": "a.png", "content_type": "image/png", "size_bytes": 10}).
 				ExpectError(http.StatusTooManyRequests, "quota_exceeded")
-			s.Advance(ctx, 15*60+1)
+			// 14 minutes on, the abandoned reservations still count.
+			s.Advance(ctx, 14*60)
+			r := c.Post(ctx, "/uploads", map[string]any{"filename": "a.png", "content_type": "image/png", "size_bytes": 10})
+			Expect(r.Status).To(Equal(http.StatusTooManyRequests), "reservations 14 minutes old still count toward the cap"+r.Describe())
+			r.ExpectError(http.StatusTooManyRequests, "quota_exceeded")
+			s.Advance(ctx, 60+1)
 			reserve(ctx, c, "a.png", "image/png", 10)
 		})
 
@@ -476,6 +503,9 @@ func fromURL(f *framework.Framework) {
 				}
 			}
 			refused(map[string]any{"url": base + "/f/image.png?type=application/pdf"})
+			// A link answering text/html is a web page, refused even when its bytes look like media.
+			refused(map[string]any{"url": base + "/f/image.png?type=text/html"})
+			refused(map[string]any{"url": base + "/f/image.png?type=" + url.QueryEscape("text/html; charset=utf-8")})
 			refused(map[string]any{"url": base + "/big"})
 			refused(map[string]any{"url": base + "/f/image.png", "content_type": "image/jpeg"})
 			c.Post(ctx, "/uploads/from-url", map[string]any{"url": base + "/f/image.png", "content_type": "IMAGE/PNG"}).ExpectOK(http.StatusCreated)

@@ -3,6 +3,7 @@ package specs
 import (
 	"context"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -126,31 +127,52 @@ func webhookSpecs(f *framework.Framework) {
 				Expect(after).To(Equal(before), "registering and deleting cost nothing")
 			})
 
-		refusal := func(rule, text string, body map[string]any) {
-			f.Rule(rules(rule, "ERR-024")...).It(text, func(ctx context.Context, s *framework.Spec) {
+		// goodURL is a url the target must admit: the receiver's when the target admits it, so
+		// that a refusal can only come from the fault under test; else a public https url, which
+		// may not resolve where the suite runs (then a refusal may have two causes).
+		goodURL := func(s *framework.Spec) (string, bool) {
+			if s.HasReceiver() {
+				_, u := s.Hooks().NewURL()
+				return u, true
+			}
+			return "https://hooks.example.com/mediaspec", false
+		}
+		// refusal registers body (its url "GOOD" replaced by goodURL) and requires 400
+		// invalid_config naming field (ERR-020) when the url is known good or at fault itself.
+		refusal := func(rule, text string, body map[string]any, field string) {
+			f.Rule(rules(rule, "ERR-024", "ERR-020")...).It(text, func(ctx context.Context, s *framework.Spec) {
 				c := s.FreshClient()
-				r := c.Post(ctx, "/webhooks", body, framework.Invalid())
+				u, known := goodURL(s)
+				sent := maps.Clone(body)
+				if sent["url"] == "GOOD" {
+					sent["url"] = u
+				}
+				r := c.Post(ctx, "/webhooks", sent, framework.Invalid())
 				if r.Status == http.StatusCreated {
 					c.Delete(ctx, "/webhooks/"+r.String("webhook.webhook_id"))
 				}
 				r.ExpectError(http.StatusBadRequest, "invalid_config")
+				if known || field == "url" {
+					Expect(r.String("error.field")).To(Equal(field), "the refusal names the field at fault"+r.Describe())
+				}
 			})
 		}
-		good := "https://hooks.example.com/mediaspec"
+		good := "GOOD"
 		ev := []string{"generation.completed"}
-		refusal("WH-008", "an unknown key in the register body answers 400 invalid_config", map[string]any{"url": good, "events": ev, "secret": "mine"})
-		refusal("WH-009", "a register body without url answers 400 invalid_config", map[string]any{"events": ev})
-		refusal("WH-010", "a url over 2048 characters answers 400 invalid_config", map[string]any{"url": good + "/" + strings.Repeat("a", 2048), "events": ev})
-		refusal("WH-011", "a plain http url to a public host answers 400 invalid_config", map[string]any{"url": "http://example.com/hooks", "events": ev})
-		refusal("WH-012", "a url with a username and password answers 400 invalid_config", map[string]any{"url": "https://user:secret@example.com/hooks", "events": ev})
+		refusal("WH-008", "an unknown key in the register body answers 400 invalid_config", map[string]any{"url": good, "events": ev, "secret": "mine"}, "secret")
+		refusal("WH-009", "a register body without url answers 400 invalid_config", map[string]any{"events": ev}, "url")
+		refusal("WH-010", "a url over 2048 characters answers 400 invalid_config", map[string]any{"url": "https://hooks.example.com/" + strings.Repeat("a", 2048), "events": ev}, "url")
+		refusal("WH-011", "a plain http url to a public host answers 400 invalid_config", map[string]any{"url": "http://example.com/hooks", "events": ev}, "url")
+		refusal("WH-012", "a url with a username and password answers 400 invalid_config", map[string]any{"url": "https://user:secret@example.com/hooks", "events": ev}, "url")
 		for _, addr := range []string{"10.0.0.1", "192.168.1.1", "169.254.169.254"} {
-			refusal("WH-013", "a url naming the private or local address "+addr+" answers 400 invalid_config", map[string]any{"url": "https://" + addr + "/hooks", "events": ev})
+			refusal("WH-013", "a url naming the private or local address "+addr+" answers 400 invalid_config", map[string]any{"url": "https://" + addr + "/hooks", "events": ev}, "url")
 		}
-		refusal("WH-014", "a url whose hostname does not resolve answers 400 invalid_config", map[string]any{"url": "https://mediaspec-conformance-" + randomHex(12) + ".invalid/hooks", "events": ev})
-		refusal("WH-015", "a register body without events answers 400 invalid_config", map[string]any{"url": good})
-		refusal("WH-015", "an empty events list answers 400 invalid_config", map[string]any{"url": good, "events": []string{}})
-		refusal("WH-016", "an unknown event name answers 400 invalid_config", map[string]any{"url": good, "events": []string{"generation.started"}})
-		refusal("WH-017", "webhook.test is not subscribable: 400 invalid_config", map[string]any{"url": good, "events": []string{"webhook.test"}})
+		refusal("WH-014", "a url whose hostname does not resolve answers 400 invalid_config", map[string]any{"url": "https://mediaspec-conformance-" + randomHex(12) + ".invalid/hooks", "events": ev}, "url")
+		refusal("WH-015", "a register body without events answers 400 invalid_config", map[string]any{"url": good}, "events")
+		refusal("WH-015", "an empty events list answers 400 invalid_config", map[string]any{"url": good, "events": []string{}}, "events")
+		refusal("WH-016", "an unknown event name answers 400 invalid_config", map[string]any{"url": good, "events": []string{"generation.started"}}, "events")
+		refusal("WH-017", "webhook.test is not subscribable: 400 invalid_config", map[string]any{"url": good, "events": []string{"webhook.test"}}, "events")
+		refusal("WH-017", "webhook.test is not subscribable beside a subscribable event: 400 invalid_config", map[string]any{"url": good, "events": []string{"credits.low", "webhook.test"}}, "events")
 
 		f.Rule(rules("WH-018", "ERR-024")...).It("description is optional and at most 200 characters", func(ctx context.Context, s *framework.Spec) {
 			c := s.Client()
