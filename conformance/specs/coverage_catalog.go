@@ -2,7 +2,6 @@ package specs
 
 import (
 	"context"
-	"encoding/binary"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -20,44 +19,6 @@ import (
 // Specs of the catalogue rules no other spec file carries: estimates (file-based, length-priced,
 // talking-actor and refused estimates), presets and templates, retired capabilities, deprecated
 // schema fields, the actor cast by plan, and the id rules of config and catalogue ids.
-
-// wavOf synthesizes a PCM WAVE file (8 kHz, mono, 8 bit: 8 bytes a millisecond) lasting ms
-// milliseconds, so a spec can upload audio of exactly the length it prices.
-func wavOf(ms int) []byte {
-	const rate = 8000
-	n := rate * ms / 1000
-	b := make([]byte, 44+n)
-	le := binary.LittleEndian
-	copy(b[0:], "RIFF")
-	le.PutUint32(b[4:], uint32(36+n))
-	copy(b[8:], "WAVEfmt ")
-	le.PutUint32(b[16:], 16)
-	le.PutUint16(b[20:], 1) // PCM
-	le.PutUint16(b[22:], 1) // mono
-	le.PutUint32(b[24:], rate)
-	le.PutUint32(b[28:], rate) // byte rate
-	le.PutUint16(b[32:], 1)    // block align
-	le.PutUint16(b[34:], 8)    // bits a sample
-	copy(b[36:], "data")
-	le.PutUint32(b[40:], uint32(n))
-	for i := 0; i < n; i++ {
-		b[44+i] = byte(128 + (i%16)*4) // a quiet sawtooth
-	}
-	return b
-}
-
-// uploadBytes reserves, PUTs and finalizes data and requires a usable file; it returns the asset
-// id and the finalize answer.
-func uploadBytes(ctx context.Context, s *framework.Spec, c *framework.Client, name, ct string, data []byte) (string, *framework.Response) {
-	GinkgoHelper()
-	r := reserve(ctx, c, name, ct, len(data))
-	id := r.String("asset_id")
-	put := putFile(ctx, s, r.String("upload_url"), data, ct)
-	Expect(put.Status).To(BeNumerically("<", 300), "a PUT keeping every rule of the reservation is accepted"+put.Describe())
-	fin := finalizeUpload(ctx, c, id).ExpectOK(http.StatusOK)
-	Expect(fin.Bool("usable")).To(BeTrue(), "the uploaded file is usable"+fin.Describe())
-	return id, fin
-}
 
 // fileCap is an available capability whose example_config names an upload as a plain id array.
 type fileCap struct {
@@ -221,7 +182,7 @@ func readyConfig(ctx context.Context, s *framework.Spec, c *framework.Client, co
 		return clone(config)
 	}
 	name, ct, data := sampleFor("image", 0)
-	id, _ := uploadBytes(ctx, s, c, name, ct, data)
+	id, _ := uploadClean(ctx, s, c, name, ct, data)
 	return withAsset(config, id)
 }
 
@@ -395,7 +356,7 @@ func coverageCatalogSpecs(f *framework.Framework) {
 			}
 			fc := caps[0]
 			name, ct, data := sampleFor(fc.kind, 2000)
-			theirs, _ := uploadBytes(ctx, s, s.OtherClient(), name, ct, data)
+			theirs, _ := uploadClean(ctx, s, s.OtherClient(), name, ct, data)
 			cfg := withAsset(objectAt(fc.d, "example_config"), theirs)
 			c.Post(ctx, "/estimates", map[string]any{"capability_id": fc.id, "config": cfg}).ExpectError(http.StatusNotFound, "not_found")
 			own := s.OtherClient().Post(ctx, "/estimates", map[string]any{"capability_id": fc.id, "config": cfg})
@@ -442,7 +403,7 @@ func coverageCatalogSpecs(f *framework.Framework) {
 			var seen []float64
 			for _, ms := range lengths {
 				name, ct, data := sampleFor(fc.kind, ms)
-				id, fin := uploadBytes(ctx, s, c, name, ct, data)
+				id, fin := uploadClean(ctx, s, c, name, ct, data)
 				dur := fin.Int("duration_ms")
 				if fc.kind == "audio" {
 					Expect(dur).To(BeNumerically("~", ms, 50), "finalize measures the synthesized WAV"+fin.Describe())
@@ -471,7 +432,7 @@ func coverageCatalogSpecs(f *framework.Framework) {
 		f.Rule("EST-024").It("an actor_ultra estimate with an uploaded audio id in config.voice_audio is exact: is_ceiling false", func(ctx context.Context, s *framework.Spec) {
 			c := uploadClient(ctx, s, 10)
 			actor, _, _, _ := talkingCast(ctx, c)
-			id, fin := uploadBytes(ctx, s, c, "voice.wav", "audio/wav", wavOf(4500))
+			id, fin := uploadClean(ctx, s, c, "voice.wav", "audio/wav", wavOf(4500))
 			r := c.Post(ctx, "/estimates", map[string]any{"capability_id": "actor_ultra", "config": map[string]any{"voice_audio": []string{id}}, "actor_id": actor}).ExpectOK(http.StatusOK)
 			Expect(r.Bool("is_ceiling")).To(BeFalse(), "a recording's length is known: the price is exact"+r.Describe())
 			if v, has := r.Lookup("seconds"); has {

@@ -2,7 +2,6 @@ package specs
 
 import (
 	"context"
-	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -18,50 +17,11 @@ import (
 // Specs of the talking-actor limits: voice lengths per actor, the script-only actor's refusals, a
 // recording instead of tts and an uploaded face.
 
-// wavRate is the sample rate of the WAV files the specs make (8-bit mono PCM: one byte a sample).
-const wavRate = 8000
-
-// silentWAV returns a RIFF WAVE file of the given whole seconds of silence (8 kHz, 8-bit, mono).
-func silentWAV(seconds int) []byte {
-	n := seconds * wavRate
-	b := make([]byte, 44+n)
-	copy(b[0:], "RIFF")
-	binary.LittleEndian.PutUint32(b[4:], uint32(36+n))
-	copy(b[8:], "WAVEfmt ")
-	binary.LittleEndian.PutUint32(b[16:], 16) // fmt chunk size
-	binary.LittleEndian.PutUint16(b[20:], 1)  // PCM
-	binary.LittleEndian.PutUint16(b[22:], 1)  // mono
-	binary.LittleEndian.PutUint32(b[24:], wavRate)
-	binary.LittleEndian.PutUint32(b[28:], wavRate) // byte rate
-	binary.LittleEndian.PutUint16(b[32:], 1)       // block align
-	binary.LittleEndian.PutUint16(b[34:], 8)       // bits per sample
-	copy(b[36:], "data")
-	binary.LittleEndian.PutUint32(b[40:], uint32(n))
-	for i := 44; i < len(b); i++ {
-		b[i] = 0x80 // the zero level of 8-bit PCM
-	}
-	return b
-}
-
-// uploadClean reserves, PUTs and finalizes data as a file of type ct, requires the finalize to
-// answer 200 clean and usable, and returns the asset id and the finalize answer.
-func uploadClean(ctx context.Context, s *framework.Spec, c *framework.Client, name, ct string, data []byte) (string, *framework.Response) {
-	GinkgoHelper()
-	r := reserve(ctx, c, name, ct, len(data))
-	id := r.String("asset_id")
-	put := putFile(ctx, s, r.String("upload_url"), data, ct)
-	Expect(put.Status).To(BeNumerically("<", 300), "a PUT keeping every rule of the reservation is accepted"+put.Describe())
-	fin := finalizeUpload(ctx, c, id).ExpectOK(http.StatusOK)
-	Expect(fin.String("scan_status")).To(Equal("clean"), "the upload "+name+" is clean"+fin.Describe())
-	Expect(fin.Bool("usable")).To(BeTrue(), fin.Describe())
-	return id, fin
-}
-
-// uploadRecording uploads seconds of silence as audio/wav and returns its asset id. It checks the
+// uploadRecording uploads seconds of audio as audio/wav and returns its asset id. It checks the
 // service measured the length it was sent (within 50 ms).
 func uploadRecording(ctx context.Context, s *framework.Spec, c *framework.Client, seconds int) string {
 	GinkgoHelper()
-	id, fin := uploadClean(ctx, s, c, fmt.Sprintf("voice-%ds.wav", seconds), "audio/wav", silentWAV(seconds))
+	id, fin := uploadClean(ctx, s, c, fmt.Sprintf("voice-%ds.wav", seconds), "audio/wav", wavOf(seconds*1000))
 	Expect(fin.String("kind")).To(Equal("audio"), fin.Describe())
 	Expect(fin.Int("duration_ms")).To(BeNumerically("~", seconds*1000, 50), "the service measures the recording's length"+fin.Describe())
 	return id

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/base64"
+	"encoding/binary"
 	"fmt"
 	"net"
 	"net/http"
@@ -57,11 +58,53 @@ func finalizeUpload(ctx context.Context, c *framework.Client, id string) *framew
 func uploadFixture(ctx context.Context, s *framework.Spec, c *framework.Client, name string) (string, *framework.Response) {
 	GinkgoHelper()
 	f, data := fixtures.Get(name)
-	r := reserve(ctx, c, f.Name, f.ContentType, len(data))
+	return uploadBytes(ctx, s, c, f.Name, f.ContentType, data)
+}
+
+// uploadBytes reserves data as a file of type ct, PUTs it (requiring the PUT to be accepted) and
+// finalizes it; it returns the asset id and the finalize answer, unchecked.
+func uploadBytes(ctx context.Context, s *framework.Spec, c *framework.Client, name, ct string, data []byte) (string, *framework.Response) {
+	GinkgoHelper()
+	r := reserve(ctx, c, name, ct, len(data))
 	id := r.String("asset_id")
-	put := putFile(ctx, s, r.String("upload_url"), data, f.ContentType)
+	put := putFile(ctx, s, r.String("upload_url"), data, ct)
 	Expect(put.Status).To(BeNumerically("<", 300), "a PUT keeping every rule of the reservation is accepted"+put.Describe())
 	return id, finalizeUpload(ctx, c, id)
+}
+
+// uploadClean is uploadBytes requiring the finalize to answer 200, clean and usable.
+func uploadClean(ctx context.Context, s *framework.Spec, c *framework.Client, name, ct string, data []byte) (string, *framework.Response) {
+	GinkgoHelper()
+	id, fin := uploadBytes(ctx, s, c, name, ct, data)
+	fin.ExpectOK(http.StatusOK)
+	Expect(fin.String("scan_status")).To(Equal("clean"), "the upload "+name+" is clean"+fin.Describe())
+	Expect(fin.Bool("usable")).To(BeTrue(), "the uploaded file is usable"+fin.Describe())
+	return id, fin
+}
+
+// wavOf synthesizes a PCM WAVE file (8 kHz, mono, 8 bit: 8 bytes a millisecond) lasting ms
+// milliseconds, so a spec can upload audio of exactly the length it needs.
+func wavOf(ms int) []byte {
+	const rate = 8000
+	n := rate * ms / 1000
+	b := make([]byte, 44+n)
+	le := binary.LittleEndian
+	copy(b[0:], "RIFF")
+	le.PutUint32(b[4:], uint32(36+n))
+	copy(b[8:], "WAVEfmt ")
+	le.PutUint32(b[16:], 16)
+	le.PutUint16(b[20:], 1) // PCM
+	le.PutUint16(b[22:], 1) // mono
+	le.PutUint32(b[24:], rate)
+	le.PutUint32(b[28:], rate) // byte rate
+	le.PutUint16(b[32:], 1)    // block align
+	le.PutUint16(b[34:], 8)    // bits a sample
+	copy(b[36:], "data")
+	le.PutUint32(b[40:], uint32(n))
+	for i := 0; i < n; i++ {
+		b[44+i] = byte(128 + (i%16)*4) // a quiet sawtooth
+	}
+	return b
 }
 
 // expectFinalizeOutcome checks a finalize answer against the manifest entry of its file.
