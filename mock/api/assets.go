@@ -8,6 +8,7 @@ import (
 	"github.com/mediaspec/mediaspec/mock/assets"
 	"github.com/mediaspec/mediaspec/mock/blob"
 	"github.com/mediaspec/mediaspec/mock/catalog"
+	"github.com/mediaspec/mediaspec/mock/clock"
 	"github.com/mediaspec/mediaspec/mock/ratelimit"
 	"github.com/mediaspec/mediaspec/mock/workspace"
 )
@@ -54,7 +55,7 @@ func RowOf(a assets.Asset) AssetRow {
 		AssetID: a.ID, Kind: a.Kind, Source: string(a.Source), FileName: nullable(a.FileName),
 		ContentType: nullable(a.ContentType), Width: a.Width, Height: a.Height, DurationMS: a.DurationMS,
 		ScanStatus: nullable(a.ScanStatus), Usable: a.Usable, GenerationID: nullable(a.GenerationID),
-		CreatedAt: FormatTime(a.CreatedAt),
+		CreatedAt: clock.Format(a.CreatedAt),
 	}
 	if a.SizeBytes > 0 || a.Source == assets.SourceUpload {
 		n := a.SizeBytes
@@ -139,7 +140,7 @@ func (h assetHandlers) get(w http.ResponseWriter, r *http.Request) error {
 		Expires *int   `json:"output_urls_expire_in_seconds,omitempty"`
 	}{OK: true, Asset: detail{AssetRow: RowOf(a)}}
 	if link, exp, _, ok := h.link(a); ok {
-		at := FormatTime(exp)
+		at := clock.Format(exp)
 		secs := int(AssetLinkLifetime / time.Second)
 		out.Asset.URL, out.Asset.URLExpiresAt, out.Expires = &link, &at, &secs
 	}
@@ -171,5 +172,5 @@ func (h assetHandlers) download(w http.ResponseWriter, r *http.Request) error {
 		FileName         string `json:"file_name"`
 		ExpiresAt        string `json:"expires_at"`
 		ExpiresInSeconds int    `json:"expires_in_seconds"`
-	}{true, a.ID, link, name, FormatTime(exp), int(AssetLinkLifetime / time.Second)})
+	}{true, a.ID, link, name, clock.Format(exp), int(AssetLinkLifetime / time.Second)})
 }

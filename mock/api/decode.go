@@ -225,6 +225,3 @@ func WriteJSON(w http.ResponseWriter, status int, v any) error {
 	_, _ = w.Write(append(b, '\n'))
 	return nil
 }
-
-// FormatTime renders t as RFC 3339 in UTC with a Z suffix.
-func FormatTime(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }

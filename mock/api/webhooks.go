@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/mediaspec/mediaspec/mock/clock"
 	"github.com/mediaspec/mediaspec/mock/ratelimit"
 	"github.com/mediaspec/mediaspec/mock/webhook"
 	"github.com/mediaspec/mediaspec/mock/workspace"
@@ -41,7 +42,7 @@ func EndpointJSON(e webhook.Endpoint) WebhookJSON {
 	return WebhookJSON{
 		WebhookID: e.ID, URL: e.URL, Events: e.Events, Status: string(e.Status),
 		ConsecutiveFailures: e.ConsecutiveFailures, Description: e.Description,
-		CreatedAt: FormatTime(e.CreatedAt), UpdatedAt: FormatTime(e.UpdatedAt),
+		CreatedAt: clock.Format(e.CreatedAt), UpdatedAt: clock.Format(e.UpdatedAt),
 	}
 }
 

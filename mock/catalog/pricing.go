@@ -69,8 +69,9 @@ func stringValue(v any) string {
 	return s
 }
 
-// field returns config[name], else the schema default of that property.
-func field(cp *fixtures.Capability, config map[string]any, name string) (any, bool) {
+// Field returns config[name], else the schema default of that property of the capability's
+// config_schema.
+func Field(cp *fixtures.Capability, config map[string]any, name string) (any, bool) {
 	if v, ok := config[name]; ok {
 		return v, true
 	}
@@ -81,7 +82,7 @@ func field(cp *fixtures.Capability, config map[string]any, name string) (any, bo
 }
 
 func chars(cp *fixtures.Capability, config map[string]any, name string) int64 {
-	v, _ := field(cp, config, name)
+	v, _ := Field(cp, config, name)
 	return int64(utf8.RuneCountInString(stringValue(v)))
 }
 
@@ -111,7 +112,7 @@ func quantity(cp *fixtures.Capability, config map[string]any, src fixtures.Quant
 	case fixtures.QuantityOne:
 		return ratio{1, 1}, nil
 	case fixtures.QuantityField:
-		v, _ := field(cp, config, src.Fields[0])
+		v, _ := Field(cp, config, src.Fields[0])
 		if n, ok := intValue(v); ok {
 			return ratio{max(n, 0), 1}, nil
 		}
@@ -123,7 +124,7 @@ func quantity(cp *fixtures.Capability, config map[string]any, src fixtures.Quant
 		if count > 0 {
 			return ratio{count, 1}, nil
 		}
-		v, _ := field(cp, config, src.Fields[0])
+		v, _ := Field(cp, config, src.Fields[0])
 		n, ok := intValue(v)
 		if !ok {
 			n = 1
@@ -144,7 +145,7 @@ func quantity(cp *fixtures.Capability, config map[string]any, src fixtures.Quant
 		for _, f := range src.Fields[:len(src.Fields)-1] {
 			c += chars(cp, config, f)
 		}
-		v, _ := field(cp, config, src.Fields[len(src.Fields)-1])
+		v, _ := Field(cp, config, src.Fields[len(src.Fields)-1])
 		m, _ := intValue(v)
 		return ratio{ceilDiv(c, fixtures.CharsPerToken) + max(m, 0), 1_000_000}, nil
 	}
@@ -220,7 +221,7 @@ func Price(cp *fixtures.Capability, config map[string]any, variants int, res Res
 	case fixtures.VariantBatch:
 		takes := count
 		if takes <= 0 {
-			v, _ := field(cp, config, "count")
+			v, _ := Field(cp, config, "count")
 			n, ok := intValue(v)
 			if !ok {
 				n = 1
@@ -291,12 +292,12 @@ func seconds(cp *fixtures.Capability, config map[string]any, q ratio, exactMS in
 		case fixtures.DurationFixed:
 			s = d.Seconds
 		case fixtures.DurationField:
-			v, _ := field(cp, config, d.Fields[0])
+			v, _ := Field(cp, config, d.Fields[0])
 			s, _ = Number(v)
 		case fixtures.DurationScriptSeconds:
 			s = float64(chars(cp, config, d.Fields[0])) / fixtures.CharsPerScriptSecond
 			if len(d.Fields) > 1 {
-				v, _ := field(cp, config, d.Fields[1])
+				v, _ := Field(cp, config, d.Fields[1])
 				if sp, ok := Number(v); ok && sp > 0 {
 					s /= sp
 				}

@@ -123,12 +123,10 @@ func (h *Handler) checkToken(r *http.Request) error {
 	return nil
 }
 
-func ts(t time.Time) string { return api.FormatTime(t) }
-
 // state serves GET /_control/v1/state.
 func (h *Handler) state(w http.ResponseWriter, _ *http.Request) error {
 	return api.WriteJSON(w, http.StatusOK, map[string]any{
-		"ok": true, "now": ts(h.deps.Clock.Now()), "time_scale": h.deps.Clock.Scale(),
+		"ok": true, "now": clock.Format(h.deps.Clock.Now()), "time_scale": h.deps.Clock.Scale(),
 		"default_workspace_id": h.deps.DefaultWorkspaceID(),
 	})
 }
@@ -183,7 +181,7 @@ func workspaceJSON(i workspace.Info) map[string]any {
 			"per_generation_credits": i.Limits.PerGeneration, "daily_credits": i.Limits.Daily,
 		},
 		"low_balance_threshold_credits": i.LowBalanceThreshold,
-		"deleted":                       i.Deleted, "created_at": ts(i.CreatedAt),
+		"deleted":                       i.Deleted, "created_at": clock.Format(i.CreatedAt),
 	}
 }
 
@@ -349,12 +347,12 @@ func keyJSON(k workspace.KeyInfo) map[string]any {
 	}
 	var expires any
 	if k.ExpiresAt != nil {
-		expires = ts(*k.ExpiresAt)
+		expires = clock.Format(*k.ExpiresAt)
 	}
 	return map[string]any{
 		"ok": true, "key_id": k.KeyID, "workspace_id": k.WorkspaceID, "name": k.Name, "scopes": k.Scopes,
 		"budget_credits": k.BudgetCredits, "request_allowance": k.RequestAllowance, "requests_used": k.RequestsUsed,
-		"buckets": buckets, "expires_at": expires, "revoked": k.Revoked, "created_at": ts(k.CreatedAt),
+		"buckets": buckets, "expires_at": expires, "revoked": k.Revoked, "created_at": clock.Format(k.CreatedAt),
 	}
 }
 
@@ -469,7 +467,7 @@ func (h *Handler) revokeKey(w http.ResponseWriter, r *http.Request) error {
 // getClock serves GET /_control/v1/clock.
 func (h *Handler) getClock(w http.ResponseWriter, _ *http.Request) error {
 	return api.WriteJSON(w, http.StatusOK, map[string]any{
-		"ok": true, "now": ts(h.deps.Clock.Now()), "time_scale": h.deps.Clock.Scale(),
+		"ok": true, "now": clock.Format(h.deps.Clock.Now()), "time_scale": h.deps.Clock.Scale(),
 	})
 }
 
@@ -486,7 +484,7 @@ func (h *Handler) advance(w http.ResponseWriter, r *http.Request) error {
 		return apierr.InvalidConfig("seconds", fmt.Sprintf("seconds is required: a number above 0 and at most %.0f.", maxAdvance.Seconds()))
 	}
 	h.deps.Clock.Advance(time.Duration(*b.Seconds * float64(time.Second)))
-	return api.WriteJSON(w, http.StatusOK, map[string]any{"ok": true, "now": ts(h.deps.Clock.Now())})
+	return api.WriteJSON(w, http.StatusOK, map[string]any{"ok": true, "now": clock.Format(h.deps.Clock.Now())})
 }
 
 // reset serves POST /_control/v1/reset.

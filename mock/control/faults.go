@@ -5,6 +5,7 @@ import (
 
 	"github.com/mediaspec/mediaspec/mock/api"
 	"github.com/mediaspec/mediaspec/mock/apierr"
+	"github.com/mediaspec/mediaspec/mock/clock"
 	"github.com/mediaspec/mediaspec/mock/faults"
 )
 
@@ -90,6 +91,6 @@ func faultJSON(f faults.Fault) map[string]any {
 	}
 	return map[string]any{
 		"fault_id": f.ID, "kind": f.Kind, "capability_id": capID, "workspace_id": wsID, "code": code, "seconds": seconds,
-		"count": f.Count, "remaining": f.Remaining, "created_at": ts(f.CreatedAt),
+		"count": f.Count, "remaining": f.Remaining, "created_at": clock.Format(f.CreatedAt),
 	}
 }

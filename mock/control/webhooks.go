@@ -4,6 +4,7 @@ import (
 	"net/http"
 
 	"github.com/mediaspec/mediaspec/mock/api"
+	"github.com/mediaspec/mediaspec/mock/clock"
 	"github.com/mediaspec/mediaspec/mock/webhook"
 )
 
@@ -77,16 +78,16 @@ func deliveryJSON(d webhook.Delivery) map[string]any {
 			msg = a.Error
 		}
 		atts[i] = map[string]any{
-			"attempt": a.Number, "sent_at": ts(a.SentAt), "status_code": code, "error": msg,
+			"attempt": a.Number, "sent_at": clock.Format(a.SentAt), "status_code": code, "error": msg,
 			"duration_ms": a.Duration.Milliseconds(),
 		}
 	}
 	var next any
 	if d.NextAttempt != nil {
-		next = ts(*d.NextAttempt)
+		next = clock.Format(*d.NextAttempt)
 	}
 	return map[string]any{
-		"delivery_id": d.ID, "webhook_id": d.WebhookID, "event_type": d.EventType, "created_at": ts(d.CreatedAt),
+		"delivery_id": d.ID, "webhook_id": d.WebhookID, "event_type": d.EventType, "created_at": clock.Format(d.CreatedAt),
 		"status": d.Status, "attempts": atts, "next_attempt_at": next,
 	}
 }

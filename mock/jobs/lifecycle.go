@@ -61,7 +61,7 @@ func (s *Store) planFor(workspaceID string, cp *fixtures.Capability, config map[
 		return ms
 	}
 	num := func(f string) float64 {
-		v, _ := fieldOrDefault(cp, config, f)
+		v, _ := catalog.Field(cp, config, f)
 		n, _ := catalog.Number(v)
 		return n
 	}
@@ -71,7 +71,7 @@ func (s *Store) planFor(workspaceID string, cp *fixtures.Capability, config map[
 		case fixtures.DimensionsNone:
 			pl.width, pl.height = 0, 0
 		case fixtures.DimensionsAspectRatio:
-			v, _ := fieldOrDefault(cp, config, d.Fields[0])
+			v, _ := catalog.Field(cp, config, d.Fields[0])
 			if k, ok := v.(string); ok {
 				if sz, ok := cp.Output.Sizes[k]; ok {
 					pl.width, pl.height = sz.Width, sz.Height

@@ -4,6 +4,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/mediaspec/mediaspec/mock/clock"
 	"github.com/mediaspec/mediaspec/mock/paging"
 )
 
@@ -40,7 +41,7 @@ func RowOf(v View) Row {
 		GenerationID: v.GenerationID, CapabilityID: strPtr(v.CapabilityID), Status: v.Status, Source: v.Source,
 		Purpose: strPtr(v.Purpose), OutputKind: strPtr(v.OutputKind), CreditsEstimated: v.CreditsEstimated,
 		CreditsCharged: v.heldCredits().CreditsCharged, OutputAssetIDs: v.OutputAssetIDs(),
-		CreatedAt: ts(v.CreatedAt), UpdatedAt: ts(v.UpdatedAt), CompletedAt: tsPtr(v.CompletedAt),
+		CreatedAt: clock.Format(v.CreatedAt), UpdatedAt: clock.Format(v.UpdatedAt), CompletedAt: clock.FormatPtr(v.CompletedAt),
 	}
 	if v.BatchGroupID != "" {
 		r.BatchGroupID = strPtr(v.BatchGroupID)

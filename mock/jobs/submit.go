@@ -169,17 +169,6 @@ func stringAt(config map[string]any, name string) string {
 	return s
 }
 
-// fieldOrDefault is config[name], else the schema default.
-func fieldOrDefault(cp *fixtures.Capability, config map[string]any, name string) (any, bool) {
-	if v, ok := config[name]; ok {
-		return v, true
-	}
-	props, _ := cp.ConfigSchema["properties"].(map[string]any)
-	prop, _ := props[name].(map[string]any)
-	v, ok := prop["default"]
-	return v, ok
-}
-
 // talkCheck applies the talking-actor rules (config validity): voice
 // resolution, approval match, voice_audio exclusivity and the voice length
 // limits, all before any hold. It returns the voice spoken ("" when a

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"time"
+
+	"github.com/mediaspec/mediaspec/mock/clock"
 )
 
 // View is a snapshot of one generation.
@@ -193,16 +195,6 @@ func (b BatchView) chargeSummary() string {
 	return fmt.Sprintf("Charged %d credits for the delivered generations; failed ones cost nothing.", *c.CreditsCharged)
 }
 
-func ts(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
-
-func tsPtr(t *time.Time) *string {
-	if t == nil {
-		return nil
-	}
-	s := ts(*t)
-	return &s
-}
-
 func strPtr(s string) *string {
 	if s == "" {
 		return nil
@@ -291,7 +283,7 @@ func (s *Store) Doc(v View, walletBalance int64) (doc GenerationDoc, hasLink boo
 		OutputKind: strPtr(v.OutputKind), Outputs: outs, OutputsExpected: v.OutputsExpected,
 		OutputsDelivered: v.OutputsDelivered, ChargeSummary: v.ChargeSummary(), CreditsEstimated: v.CreditsEstimated,
 		Error: errDoc(v.Error), HasResult: v.OutputText != nil, OutputText: v.OutputText, Result: v.Result,
-		CreatedAt: ts(v.CreatedAt), UpdatedAt: ts(v.UpdatedAt), CompletedAt: tsPtr(v.CompletedAt),
+		CreatedAt: clock.Format(v.CreatedAt), UpdatedAt: clock.Format(v.UpdatedAt), CompletedAt: clock.FormatPtr(v.CompletedAt),
 	}
 	h := v.heldCredits()
 	bal := walletBalance
@@ -352,7 +344,7 @@ func (s *Store) BatchDoc(b BatchView) BatchDoc {
 		d.Generations = append(d.Generations, BatchGenerationDoc{
 			GenerationID: g.GenerationID, BatchIndex: g.BatchIndex, Status: g.Status, FanOutLabel: strPtr(g.FanOutLabel),
 			Outputs: outs, OutputsExpected: g.OutputsExpected, OutputsDelivered: g.OutputsDelivered, Credits: g.heldCredits(),
-			Error: errDoc(g.Error), CreatedAt: ts(g.CreatedAt), CompletedAt: tsPtr(g.CompletedAt),
+			Error: errDoc(g.Error), CreatedAt: clock.Format(g.CreatedAt), CompletedAt: clock.FormatPtr(g.CompletedAt),
 		})
 	}
 	if anyLink {
@@ -400,7 +392,7 @@ func generationEventCore(v View) map[string]any {
 		"output_kind": strPtr(v.OutputKind), "outputs": outs, "outputs_expected": v.OutputsExpected,
 		"outputs_delivered": v.OutputsDelivered, "credits": v.heldCredits(), "charge_summary": v.ChargeSummary(),
 		"batch_group_id": bg, "batch_index": bi, "workflow_run_id": strPtr(v.WorkflowRunID), "purpose": strPtr(v.Purpose),
-		"error": errDoc(v.Error), "created_at": ts(v.CreatedAt), "completed_at": tsPtr(v.CompletedAt),
+		"error": errDoc(v.Error), "created_at": clock.Format(v.CreatedAt), "completed_at": clock.FormatPtr(v.CompletedAt),
 	}
 }
 

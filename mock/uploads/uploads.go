@@ -175,9 +175,6 @@ type Finalized struct {
 	NextAction string `json:"next_action"`
 }
 
-// timestamp renders t as RFC 3339 UTC with Z.
-func timestamp(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
-
 // checkFileName enforces 1..MaxFileName characters on field.
 func checkFileName(field, name string) error {
 	n := utf8.RuneCountInString(name)
@@ -283,7 +280,7 @@ func (s *Service) Reserve(workspaceID string, req ReserveRequest) (Reservation, 
 	s.d.Assets.Put(assets.Asset{ID: id, WorkspaceID: workspaceID, Kind: kind, Source: assets.SourceUpload,
 		FileName: u.fileName, ContentType: ct, SizeBytes: size, ScanStatus: ScanPending, CreatedAt: now})
 	return Reservation{
-		AssetID: id, UploadURL: link, UploadExpiresAt: timestamp(expires),
+		AssetID: id, UploadURL: link, UploadExpiresAt: clock.Format(expires),
 		UploadExpiresInSeconds: int(PutLifetime / time.Second), Kind: kind, ContentType: ct,
 		SizeBytes: size, MaxBytesForKind: ceiling, ContentChecked: kind == media.KindImage,
 		NextAction: fmt.Sprintf("PUT exactly %d bytes to upload_url with Content-Type %s and no key within %d seconds, then call POST /uploads/%s/finalize.",

@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"syscall"
 	"time"
+
+	"github.com/mediaspec/mediaspec/mock/clock"
 )
 
 // envelope is the body of every delivery.
@@ -89,7 +91,7 @@ func (s *Service) SendTest(id string) (string, error) {
 // newDeliveryLocked records a pending delivery and trims ep's history.
 func (s *Service) newDeliveryLocked(ep *endpoint, eventType string, at time.Time, data json.RawMessage, test bool) *delivery {
 	id := s.newID("whd_")
-	body, _ := json.Marshal(envelope{ID: id, Type: eventType, CreatedAt: at.UTC().Format(time.RFC3339Nano), Data: data})
+	body, _ := json.Marshal(envelope{ID: id, Type: eventType, CreatedAt: clock.Format(at), Data: data})
 	d := &delivery{id: id, ep: ep, eventType: eventType, createdAt: at, body: body, test: test, status: DeliveryPending}
 	s.deliveries[id] = d
 	ep.history = append(ep.history, d)

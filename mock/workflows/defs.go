@@ -6,12 +6,12 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/mediaspec/mediaspec/fixtures"
 	"github.com/mediaspec/mediaspec/mock/apierr"
+	"github.com/mediaspec/mediaspec/mock/clock"
 )
 
 // MaxNodes is the most steps a saved workflow may have.
@@ -114,7 +114,7 @@ type Saved struct {
 }
 
 func savedDoc(d *definition) Saved {
-	s := Saved{WorkflowID: d.workflowID, WorkspaceID: d.workspaceID, Name: d.name, Nodes: nodeDocs(d.tpl), CreatedAt: ts(d.createdAt)}
+	s := Saved{WorkflowID: d.workflowID, WorkspaceID: d.workspaceID, Name: d.name, Nodes: nodeDocs(d.tpl), CreatedAt: clock.Format(d.createdAt)}
 	if d.templateKey != "" {
 		k := d.templateKey
 		s.TemplateKey = &k
@@ -278,14 +278,4 @@ func schemaError(prefix string, sch *jsonschema.Schema, doc map[string]any) erro
 		return apierr.InvalidConfig(ce.Field, ce.Message)
 	}
 	return apierr.InvalidConfig(prefix, prefix+": "+err.Error())
-}
-
-func ts(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
-
-func tsPtr(t *time.Time) *string {
-	if t == nil {
-		return nil
-	}
-	s := ts(*t)
-	return &s
 }

@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/mediaspec/mediaspec/mock/apierr"
+	"github.com/mediaspec/mediaspec/mock/clock"
 	"github.com/mediaspec/mediaspec/mock/paging"
 )
 
@@ -105,8 +106,8 @@ func (r *run) summaryText() string {
 func (r *run) summaryDoc() SummaryDoc {
 	return SummaryDoc{
 		WorkflowRunID: r.id, WorkflowID: strPtr(r.def.workflowID), TemplateKey: r.templateKey(), Status: r.status,
-		StillRunning: !r.status.Finished(), Credits: r.credits(), CreatedAt: ts(r.createdAt),
-		StartedAt: tsPtr(r.startedAt), FinishedAt: tsPtr(r.finishedAt), Summary: r.summaryText(),
+		StillRunning: !r.status.Finished(), Credits: r.credits(), CreatedAt: clock.Format(r.createdAt),
+		StartedAt: clock.FormatPtr(r.startedAt), FinishedAt: clock.FormatPtr(r.finishedAt), Summary: r.summaryText(),
 	}
 }
 
@@ -144,11 +145,11 @@ func (r *run) doc() RunDoc {
 func (r *run) eventData() RunEventData {
 	d := RunEventData{
 		WorkflowRunID: r.id, WorkflowID: strPtr(r.def.workflowID), TemplateKey: r.templateKey(), Status: r.status,
-		Credits: r.credits(), StartedAt: tsPtr(r.startedAt), Disclosure: Disclosure,
+		Credits: r.credits(), StartedAt: clock.FormatPtr(r.startedAt), Disclosure: Disclosure,
 		Nodes: make([]RunEventNode, 0, len(r.nodes)),
 	}
 	if r.finishedAt != nil {
-		d.FinishedAt = ts(*r.finishedAt)
+		d.FinishedAt = clock.Format(*r.finishedAt)
 	}
 	for _, n := range r.nodes {
 		d.Nodes = append(d.Nodes, RunEventNode{
