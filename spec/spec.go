@@ -7,11 +7,13 @@
 package spec
 
 import (
+	"bytes"
 	"context"
 	"embed"
 	"encoding/json"
 	"fmt"
 	"os"
+	"sync"
 
 	"github.com/getkin/kin-openapi/openapi3"
 )
@@ -80,11 +82,17 @@ func LoadControl(ctx context.Context) (*openapi3.T, error) {
 }
 
 // OpenAPIJSON returns the embedded REST description as JSON, the body a service answers on
-// GET /openapi.json.
+// GET /openapi.json. The embedded document never changes, so it is loaded, validated and encoded
+// once per process; each call returns its own copy.
 func OpenAPIJSON(ctx context.Context) ([]byte, error) {
-	doc, err := LoadOpenAPI(ctx)
+	b, err := openAPIJSON()
+	return bytes.Clone(b), err
+}
+
+var openAPIJSON = sync.OnceValues(func() ([]byte, error) {
+	doc, err := LoadOpenAPI(context.Background())
 	if err != nil {
 		return nil, err
 	}
 	return json.Marshal(doc)
-}
+})
