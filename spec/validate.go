@@ -28,9 +28,9 @@ type Violation struct {
 
 func (v Violation) Error() string {
 	if v.Kind == "request" {
-		return fmt.Sprintf("request %s %s does not match the REST description: %v", v.Method, v.Path, v.Err)
+		return fmt.Sprintf("request %s %s does not match the OpenAPI description: %v", v.Method, v.Path, v.Err)
 	}
-	return fmt.Sprintf("response %d to %s %s does not match the REST description: %v", v.Status, v.Method, v.Path, v.Err)
+	return fmt.Sprintf("response %d to %s %s does not match the OpenAPI description: %v", v.Status, v.Method, v.Path, v.Err)
 }
 
 func (v Violation) Unwrap() error { return v.Err }

@@ -1,19 +1,12 @@
 package control_test
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
-	"io"
 	"log/slog"
 	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/getkin/kin-openapi/openapi3"
-	"github.com/getkin/kin-openapi/openapi3filter"
-	legacy "github.com/getkin/kin-openapi/routers/legacy"
 
 	"github.com/mediaspec/mediaspec/mock"
 	"github.com/mediaspec/mediaspec/mock/clock"
@@ -25,15 +18,6 @@ const wfToken = "ctl_workflows_test"
 // TestWorkflowOperations saves workflows and cancels runs through the
 // control API, checking every answer against control.yaml.
 func TestWorkflowOperations(t *testing.T) {
-	loader := openapi3.NewLoader()
-	doc, err := loader.LoadFromFile("../../spec/control.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	router, err := legacy.NewRouter(doc)
-	if err != nil {
-		t.Fatal(err)
-	}
 	clk := clock.NewManual(time.Date(2026, 2, 1, 0, 0, 0, 0, time.UTC))
 	s, err := mock.New(mock.Config{Seed: 9, Clock: clk, ControlToken: wfToken, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
@@ -48,25 +32,7 @@ func TestWorkflowOperations(t *testing.T) {
 		req.Header.Set("Content-Type", "application/json")
 		rec := httptest.NewRecorder()
 		s.ServeHTTP(rec, req)
-		vreq := httptest.NewRequest(method, control.BasePath+path, strings.NewReader(body))
-		vreq.Header = req.Header.Clone()
-		route, params, err := router.FindRoute(vreq)
-		if err != nil {
-			t.Fatalf("%s %s: no route in control.yaml: %v", method, path, err)
-		}
-		opts := &openapi3filter.Options{AuthenticationFunc: openapi3filter.NoopAuthenticationFunc, IncludeResponseStatus: true, MultiError: true}
-		rvi := &openapi3filter.RequestValidationInput{Request: vreq, PathParams: params, Route: route, Options: opts}
-		if rec.Code < 400 {
-			if err := openapi3filter.ValidateRequest(context.Background(), rvi); err != nil {
-				t.Fatalf("%s %s: request does not match control.yaml: %v", method, path, err)
-			}
-		}
-		if err := openapi3filter.ValidateResponse(context.Background(), &openapi3filter.ResponseValidationInput{
-			RequestValidationInput: rvi, Status: rec.Code, Header: rec.Header(),
-			Body: io.NopCloser(bytes.NewReader(rec.Body.Bytes())), Options: opts,
-		}); err != nil {
-			t.Fatalf("%s %s -> %d %s: answer does not match control.yaml: %v", method, path, rec.Code, rec.Body.String(), err)
-		}
+		control.CheckAgainstDocument(t, method, path, body, req.Header, rec)
 		var m map[string]any
 		_ = json.Unmarshal(rec.Body.Bytes(), &m)
 		return rec.Code, m
