@@ -405,3 +405,32 @@ func TestRuleSectionsAreInterfaceSpecHeadings(t *testing.T) {
 		}
 	}
 }
+
+// The Go error table (what services built on this package answer) says exactly what the REST
+// description's x-error-table publishes: the same codes, statuses and retryable verdicts.
+func TestErrorTableMatchesTheDocument(t *testing.T) {
+	doc := mustLoadOpenAPI(t)
+	code := doc.Components.Schemas["ErrorCode"]
+	if code == nil || code.Value == nil {
+		t.Fatal("components.schemas.ErrorCode missing")
+	}
+	published, ok := code.Value.Extensions["x-error-table"].(map[string]any)
+	if !ok {
+		t.Fatal("ErrorCode has no x-error-table")
+	}
+	if len(published) != len(ErrorCodes) {
+		t.Errorf("x-error-table has %d codes, ErrorCodes %d", len(published), len(ErrorCodes))
+	}
+	for _, e := range ErrorCodes {
+		row, ok := published[e.Code].(map[string]any)
+		if !ok {
+			t.Errorf("x-error-table lacks %s", e.Code)
+			continue
+		}
+		status, _ := row["status"].(float64)
+		retryable, _ := row["retryable"].(bool)
+		if int(status) != e.Status || retryable != e.Retryable {
+			t.Errorf("%s: x-error-table says %v/%v, ErrorCodes %d/%v", e.Code, row["status"], row["retryable"], e.Status, e.Retryable)
+		}
+	}
+}

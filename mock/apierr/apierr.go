@@ -16,6 +16,8 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+
+	"github.com/mediaspec/mediaspec/spec"
 )
 
 // Code is a machine reason from the interface spec's error table.
@@ -52,32 +54,15 @@ type verdict struct {
 	retryable bool
 }
 
-// table is the interface spec's error table: the only place a status or a
-// retryable verdict is chosen.
-var table = map[Code]verdict{
-	CodeNotAuthorized:         {http.StatusUnauthorized, false},
-	CodeInsufficientScope:     {http.StatusForbidden, false},
-	CodeRequiredPlan:          {http.StatusForbidden, false},
-	CodeInvalidConfig:         {http.StatusBadRequest, false},
-	CodeMaxCreditsExceeded:    {http.StatusPaymentRequired, false},
-	CodeInsufficientCredits:   {http.StatusPaymentRequired, false},
-	CodeSpendLimitExceeded:    {http.StatusPaymentRequired, false},
-	CodeCapabilityUnavailable: {http.StatusNotFound, false},
-	CodeNotFound:              {http.StatusNotFound, false},
-	CodeInputNotReady:         {http.StatusConflict, true},
-	CodeSubmissionInFlight:    {http.StatusConflict, true},
-	CodeEstimateChanged:       {http.StatusConflict, true},
-	CodeNotPriced:             {http.StatusConflict, false},
-	CodeWorkspaceUnavailable:  {http.StatusGone, false},
-	CodeModerationBlocked:     {http.StatusUnprocessableEntity, false},
-	CodeRateLimited:           {http.StatusTooManyRequests, true},
-	CodeQuotaExceeded:         {http.StatusTooManyRequests, false},
-	CodeRequestBlocked:        {http.StatusTooManyRequests, false},
-	CodeInternalError:         {http.StatusInternalServerError, true},
-	CodeProviderUnavailable:   {http.StatusBadGateway, true},
-	CodeModerationUnavailable: {http.StatusServiceUnavailable, true},
-	CodePricingUnavailable:    {http.StatusServiceUnavailable, true},
-}
+// table is the interface spec's error table (spec.ErrorCodes, which the REST description's
+// x-error-table is held to): the only place a status or a retryable verdict comes from.
+var table = func() map[Code]verdict {
+	m := make(map[Code]verdict, len(spec.ErrorCodes))
+	for _, e := range spec.ErrorCodes {
+		m[Code(e.Code)] = verdict{e.Status, e.Retryable}
+	}
+	return m
+}()
 
 // Codes returns every code of the table, sorted (for tests and documents).
 func Codes() []Code {

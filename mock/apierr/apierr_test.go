@@ -10,36 +10,31 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/mediaspec/mediaspec/spec"
 )
 
-// The interface spec's error table, restated independently of `table`.
-var specTable = map[string]struct {
-	status    int
-	retryable bool
-}{
-	"not_authorized": {401, false}, "insufficient_scope": {403, false}, "required_plan": {403, false},
-	"invalid_config": {400, false}, "max_credits_exceeded": {402, false}, "insufficient_credits": {402, false},
-	"spend_limit_exceeded": {402, false}, "capability_unavailable": {404, false}, "not_found": {404, false},
-	"input_not_ready": {409, true}, "submission_in_flight": {409, true}, "estimate_changed": {409, true},
-	"not_priced": {409, false}, "workspace_unavailable": {410, false}, "moderation_blocked": {422, false},
-	"rate_limited": {429, true}, "quota_exceeded": {429, false}, "request_blocked": {429, false},
-	"internal_error": {500, true}, "provider_unavailable": {502, true}, "moderation_unavailable": {503, true},
-	"pricing_unavailable": {503, true},
-}
-
+// Every code constant is a code of the interface spec's error table, every code of the table has a
+// constant, and New takes status and retryable from the table.
 func TestTableMatchesSpec(t *testing.T) {
-	codes := Codes()
-	if len(codes) != len(specTable) {
-		t.Fatalf("table has %d codes, spec %d", len(codes), len(specTable))
+	constants := []Code{
+		CodeNotAuthorized, CodeInsufficientScope, CodeRequiredPlan, CodeInvalidConfig, CodeMaxCreditsExceeded,
+		CodeInsufficientCredits, CodeSpendLimitExceeded, CodeCapabilityUnavailable, CodeNotFound,
+		CodeInputNotReady, CodeSubmissionInFlight, CodeEstimateChanged, CodeNotPriced, CodeWorkspaceUnavailable,
+		CodeModerationBlocked, CodeRateLimited, CodeQuotaExceeded, CodeRequestBlocked, CodeInternalError,
+		CodeProviderUnavailable, CodeModerationUnavailable, CodePricingUnavailable,
 	}
-	for _, c := range codes {
-		want, ok := specTable[string(c)]
+	if len(constants) != len(spec.ErrorCodes) || len(Codes()) != len(spec.ErrorCodes) {
+		t.Fatalf("%d constants, %d table codes, %d in the spec", len(constants), len(Codes()), len(spec.ErrorCodes))
+	}
+	for _, c := range constants {
+		want, ok := spec.LookupErrorCode(string(c))
 		if !ok {
-			t.Fatalf("code %q not in the spec", c)
+			t.Fatalf("constant %q is not a code of the spec", c)
 		}
 		e := New(c, "m")
-		if e.Status != want.status || e.Retryable != want.retryable {
-			t.Errorf("%s: %d/%v, want %d/%v", c, e.Status, e.Retryable, want.status, want.retryable)
+		if e.Status != want.Status || e.Retryable != want.Retryable {
+			t.Errorf("%s: %d/%v, want %d/%v", c, e.Status, e.Retryable, want.Status, want.Retryable)
 		}
 	}
 	if e := New("bogus", "m"); e.Code != CodeInternalError || e.Status != 500 {
