@@ -10,8 +10,10 @@ import (
 	"net"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/mediaspec/mediaspec/mock"
+	"github.com/mediaspec/mediaspec/mock/clock"
 )
 
 // runMock starts the stateful mock and serves until ctx is done (Ctrl-C).
@@ -22,6 +24,7 @@ func runMock(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	fs.StringVar(&cfg.PublicURL, "public-url", "", "scheme and host written into links and printed (default http://<addr>) [$MEDIASPEC_MOCK_PUBLIC_URL]")
 	fs.Uint64Var(&cfg.Seed, "seed", 0, "seed for ids, keys, rendered bytes and fault decisions (0: random, printed) [$MEDIASPEC_MOCK_SEED]")
 	fs.Float64Var(&cfg.TimeScale, "time-scale", 1, "run service time N times faster than wall time [$MEDIASPEC_MOCK_TIME_SCALE]")
+	clockMode := fs.String("clock", "real", "service clock: real (wall time times --time-scale) or manual (moves only through POST /_control/v1/clock/advance) [$MEDIASPEC_MOCK_CLOCK]")
 	fs.StringVar(&cfg.ControlToken, "control-token", "", "token for the control API (default: random, printed) [$MEDIASPEC_MOCK_CONTROL_TOKEN]")
 	fs.BoolVar(&cfg.NoControl, "no-control", false, "turn the control API off [$MEDIASPEC_MOCK_NO_CONTROL]")
 	fs.Int64Var(&cfg.Balance, "balance", mock.DefaultBalance, "starting balance of the default workspace, in credits [$MEDIASPEC_MOCK_BALANCE]")
@@ -46,6 +49,19 @@ func runMock(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	if cfg.TimeScale <= 0 {
 		return usageError{msg: "--time-scale must be above 0"}
+	}
+	switch *clockMode {
+	case "real":
+	case "manual":
+		// Service time starts at the wall clock's whole second and moves only when the control API
+		// advances it, so an out-of-process conformance run is as deterministic as the in-process
+		// harness.
+		if cfg.NoControl {
+			return usageError{msg: "--clock manual needs the control API (it is the only way to move time): drop --no-control"}
+		}
+		cfg.Clock = clock.NewManual(time.Now().UTC().Truncate(time.Second))
+	default:
+		return usageError{msg: fmt.Sprintf("--clock %q: want real or manual", *clockMode)}
 	}
 	srv, err := mock.New(cfg)
 	if err != nil {

@@ -16,17 +16,7 @@ import (
 func TestMockCommandServesWithThePrintedKey(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	pr, pw := io.Pipe()
-	done := make(chan error, 1)
-	go func() {
-		done <- Run(ctx, []string{"mock", "--addr", "127.0.0.1:0", "--json", "--seed", "7", "--balance", "1234"}, pw, io.Discard)
-		_ = pw.Close()
-	}()
-	line, err := bufio.NewReader(pr).ReadString('\n')
-	if err != nil {
-		t.Fatalf("no start line: %v (run: %v)", err, <-done)
-	}
-	go func() { _, _ = io.Copy(io.Discard, pr) }()
+	line, done := startMockCommand(ctx, t, "--json", "--seed", "7", "--balance", "1234")
 	var info struct {
 		BaseURL      string `json:"base_url"`
 		GenerateKey  string `json:"generate_key"`
@@ -72,6 +62,7 @@ func TestMockCommandServesWithThePrintedKey(t *testing.T) {
 func TestMockCommandRefusesBadFlags(t *testing.T) {
 	for _, args := range [][]string{
 		{"mock", "--time-scale", "0"}, {"mock", "--log-format", "xml"}, {"mock", "--seed", "x"},
+		{"mock", "--clock", "fast"}, {"mock", "--clock", "manual", "--no-control"},
 	} {
 		if _, _, err := run(t, args...); err == nil {
 			t.Errorf("%v accepted", args)
@@ -81,4 +72,69 @@ func TestMockCommandRefusesBadFlags(t *testing.T) {
 	if _, _, err := run(t, "mock", "--addr", "127.0.0.1:0"); err == nil || !strings.Contains(err.Error(), "MEDIASPEC_MOCK_BALANCE") {
 		t.Errorf("a bad environment value was not named: %v", err)
 	}
+}
+
+// With --clock manual the service clock reports time_scale 0 and moves exactly by what the control
+// API advances it.
+func TestMockCommandManualClock(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	line, done := startMockCommand(ctx, t, "--json", "--clock", "manual", "--control-token", "ctl_t")
+	var info struct {
+		ControlURL string `json:"control_url"`
+	}
+	if err := json.Unmarshal([]byte(line), &info); err != nil {
+		t.Fatalf("start line is not JSON: %q", line)
+	}
+	type clockDoc struct {
+		Now       time.Time `json:"now"`
+		TimeScale float64   `json:"time_scale"`
+	}
+	call := func(method, path, body string) clockDoc {
+		t.Helper()
+		req, _ := http.NewRequest(method, info.ControlURL+path, strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer ctl_t")
+		req.Header.Set("Content-Type", "application/json")
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		var d clockDoc
+		if err := json.NewDecoder(res.Body).Decode(&d); err != nil || res.StatusCode != 200 {
+			t.Fatalf("%s %s: %d %v", method, path, res.StatusCode, err)
+		}
+		return d
+	}
+	before := call("GET", "/clock", "")
+	if before.TimeScale != 0 {
+		t.Errorf("time_scale %v, want 0 for a manual clock", before.TimeScale)
+	}
+	call("POST", "/clock/advance", `{"seconds": 90}`)
+	after := call("GET", "/clock", "")
+	if got := after.Now.Sub(before.Now); got != 90*time.Second {
+		t.Errorf("the clock moved %v after an advance of 90 s, want exactly 90 s", got)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Errorf("mock did not stop cleanly: %v", err)
+	}
+}
+
+// startMockCommand runs `mediaspec mock --addr 127.0.0.1:0 args...` until ctx ends and returns its
+// first line of output and the channel its result arrives on.
+func startMockCommand(ctx context.Context, t *testing.T, args ...string) (string, <-chan error) {
+	t.Helper()
+	pr, pw := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		done <- Run(ctx, append([]string{"mock", "--addr", "127.0.0.1:0"}, args...), pw, io.Discard)
+		_ = pw.Close()
+	}()
+	line, err := bufio.NewReader(pr).ReadString('\n')
+	if err != nil {
+		t.Fatalf("no start line: %v (run: %v)", err, <-done)
+	}
+	go func() { _, _ = io.Copy(io.Discard, pr) }()
+	return line, done
 }
