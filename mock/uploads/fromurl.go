@@ -19,6 +19,7 @@ import (
 	"github.com/mediaspec/mediaspec/mock/assets"
 	"github.com/mediaspec/mediaspec/mock/blob"
 	"github.com/mediaspec/mediaspec/mock/media"
+	"github.com/mediaspec/mediaspec/mock/netguard"
 )
 
 // MaxRedirects is how many redirects a from-url fetch follows; each hop is checked like the link.
@@ -189,7 +190,7 @@ func (s *Service) checkLink(u *url.URL) error {
 		if why := addrRefusal(ip, s.d.AllowLoopbackFetch); why != "" {
 			return privateRefusal(&addrError{addr: host, why: why})
 		}
-	} else if (host == "localhost" || strings.HasSuffix(host, ".localhost")) && !s.d.AllowLoopbackFetch {
+	} else if netguard.LocalName(host) && !s.d.AllowLoopbackFetch {
 		return privateRefusal(&addrError{addr: host, why: "a loopback name"})
 	}
 	return nil

@@ -81,20 +81,16 @@ func (e *env) reserveFixture(t *testing.T, ws, name string) string {
 	return r.AssetID
 }
 
-func TestAddrRefusal(t *testing.T) {
+// The table itself is tested in package netguard; this checks the loopback allowance.
+func TestAddrRefusalLoopbackOption(t *testing.T) {
 	for _, c := range []struct {
 		ip       string
 		loopback bool // admitted with AllowLoopbackFetch
 		public   bool // admitted always
 	}{
 		{"127.0.0.1", true, false}, {"127.255.0.9", true, false}, {"::1", true, false}, {"::ffff:127.0.0.1", true, false},
-		{"10.0.0.1", false, false}, {"172.16.0.1", false, false}, {"192.168.0.1", false, false}, {"169.254.169.254", false, false},
-		{"100.64.0.1", false, false}, {"100.127.255.255", false, false}, {"0.0.0.0", false, false}, {"0.1.2.3", false, false},
-		{"224.0.0.1", false, false}, {"255.255.255.255", false, false}, {"240.0.0.1", false, false}, {"198.18.0.1", false, false},
-		{"192.0.2.1", false, false}, {"::", false, false}, {"fe80::1", false, false}, {"fd12::1", false, false}, {"fc00::1", false, false},
-		{"ff02::1", false, false}, {"::ffff:10.0.0.1", false, false}, {"64:ff9b::a00:1", false, false}, {"2002:a00:1::", false, false},
-		{"2001:db8::1", false, false}, {"fec0::1", false, false},
-		{"8.8.8.8", true, true}, {"100.128.0.1", true, true}, {"2606:4700::1111", true, true}, {"172.32.0.1", true, true},
+		{"10.0.0.1", false, false}, {"169.254.169.254", false, false}, {"192.0.2.1", false, false}, {"192.88.99.1", false, false},
+		{"8.8.8.8", true, true}, {"2606:4700::1111", true, true},
 	} {
 		ip := netip.MustParseAddr(c.ip)
 		if got := addrRefusal(ip, false) == ""; got != c.public {

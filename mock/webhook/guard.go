@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/mediaspec/mediaspec/mock/netguard"
 )
 
 // Resolver looks up a hostname's addresses. *net.Resolver satisfies it; tests inject a fake so
@@ -31,51 +33,12 @@ var (
 	ErrUnresolvable = errors.New("unresolvable")
 )
 
-// guard is the address policy: which URLs may be registered and which addresses may be dialled.
+// guard applies the address policy (package netguard) to webhooks: which URLs may be registered and which addresses may be dialled.
 // Its methods are safe for concurrent use (it holds no mutable state).
 type guard struct {
 	resolver      Resolver
 	allowLoopback bool
 	lookupTimeout time.Duration
-}
-
-// nonPublic lists the ranges that are never a public receiver, besides what netip.Addr's own
-// predicates (loopback, private, link-local, multicast, unspecified) report.
-var nonPublic = []netip.Prefix{
-	netip.MustParsePrefix("0.0.0.0/8"),      // "this network"
-	netip.MustParsePrefix("100.64.0.0/10"),  // carrier-grade NAT
-	netip.MustParsePrefix("192.0.0.0/24"),   // IETF protocol assignments
-	netip.MustParsePrefix("198.18.0.0/15"),  // benchmarking
-	netip.MustParsePrefix("240.0.0.0/4"),    // reserved, and the broadcast address
-	netip.MustParsePrefix("fec0::/10"),      // deprecated site-local
-	netip.MustParsePrefix("64:ff9b:1::/48"), // local-use NAT64
-	netip.MustParsePrefix("100::/64"),       // discard-only
-	netip.MustParsePrefix("2001:db8::/32"),  // documentation
-	netip.MustParsePrefix("192.88.99.0/24"), // deprecated 6to4 relay anycast
-	netip.MustParsePrefix("::ffff:0:0/96"),  // IPv4-mapped (unmapped before the check)
-	netip.MustParsePrefix("2001:10::/28"),   // ORCHID
-	netip.MustParsePrefix("2001::/32"),      // Teredo
-	netip.MustParsePrefix("2002::/16"),      // 6to4
-	netip.MustParsePrefix("64:ff9b::/96"),   // NAT64 well-known prefix
-	netip.MustParsePrefix("fc00::/7"),       // unique local
-	netip.MustParsePrefix("fe80::/10"),      // link-local
-	netip.MustParsePrefix("ff00::/8"),       // multicast
-	netip.MustParsePrefix("255.255.255.255/32"),
-}
-
-// isPublic reports whether ip may receive deliveries.
-func isPublic(ip netip.Addr) bool {
-	ip = ip.Unmap()
-	if !ip.IsValid() || ip.IsLoopback() || ip.IsPrivate() || ip.IsLinkLocalUnicast() ||
-		ip.IsLinkLocalMulticast() || ip.IsInterfaceLocalMulticast() || ip.IsMulticast() || ip.IsUnspecified() {
-		return false
-	}
-	for _, p := range nonPublic {
-		if p.Contains(ip) {
-			return false
-		}
-	}
-	return true
 }
 
 // loopbackHost reports whether host is one of the two loopback hosts --allow-loopback-webhooks
@@ -130,10 +93,10 @@ func (g guard) normalize(raw string) (*url.URL, error) {
 	u.Host = hostPort
 	u.Fragment, u.RawFragment = "", ""
 	if !loop {
-		if ip, err := netip.ParseAddr(host); err == nil && !isPublic(ip) {
+		if ip, err := netip.ParseAddr(host); err == nil && !netguard.Public(ip) {
 			return nil, fmt.Errorf("url names %s, a private or local address: %w", host, ErrPrivateAddress)
 		}
-		if host == "localhost" || strings.HasSuffix(host, ".localhost") {
+		if netguard.LocalName(host) {
 			return nil, fmt.Errorf("url names %s, a local address: %w", host, ErrPrivateAddress)
 		}
 	}
@@ -154,15 +117,15 @@ func (g guard) resolve(ctx context.Context, host string) ([]netip.Addr, error) {
 		return []netip.Addr{netip.MustParseAddr("127.0.0.1")}, nil
 	}
 	if ip, err := netip.ParseAddr(host); err == nil {
-		if !isPublic(ip) {
+		if !netguard.Public(ip) {
 			return nil, fmt.Errorf("%s: %w", host, ErrPrivateAddress)
 		}
 		return []netip.Addr{ip.Unmap()}, nil
 	}
-	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
+	if netguard.LocalName(host) {
 		return nil, fmt.Errorf("%s: %w", host, ErrPrivateAddress)
 	}
-	if host == "invalid" || strings.HasSuffix(host, ".invalid") {
+	if netguard.InvalidName(host) {
 		return nil, fmt.Errorf("%s: %w", host, ErrUnresolvable)
 	}
 	lctx, cancel := context.WithTimeout(ctx, g.lookupTimeout)
@@ -174,7 +137,7 @@ func (g guard) resolve(ctx context.Context, host string) ([]netip.Addr, error) {
 	out := make([]netip.Addr, 0, len(addrs))
 	for _, a := range addrs {
 		ip, ok := netip.AddrFromSlice(a.IP)
-		if !ok || !isPublic(ip) {
+		if !ok || !netguard.Public(ip) {
 			return nil, fmt.Errorf("%s resolves to %s: %w", host, a.IP, ErrPrivateAddress)
 		}
 		out = append(out, ip.Unmap())

@@ -513,6 +513,7 @@ func TestRegistrationValidation(t *testing.T) {
 		{"user only", CreateParams{URL: ptr("https://u@hooks.example.com/"), Events: &ev}, "url"},
 		{"private literal", CreateParams{URL: ptr("https://10.0.0.1/"), Events: &ev}, "url"},
 		{"mapped private", CreateParams{URL: ptr("https://[::ffff:10.0.0.1]/"), Events: &ev}, "url"},
+		{"documentation literal", CreateParams{URL: ptr("https://192.0.2.10/"), Events: &ev}, "url"},
 		{"resolves private", CreateParams{URL: ptr("https://inside.example.com/"), Events: &ev}, "url"},
 		{"resolves mixed", CreateParams{URL: ptr("https://mixed.example.com/"), Events: &ev}, "url"},
 		{"does not resolve", CreateParams{URL: ptr("https://nowhere.example.com/"), Events: &ev}, "url"},
