@@ -3,31 +3,21 @@ package specs
 import (
 	"context"
 	"net/http"
+	"net/url"
+	"strings"
 	"time"
-
-	. "github.com/onsi/ginkgo/v2" //nolint:revive
-	. "github.com/onsi/gomega"    //nolint:revive
 
 	"github.com/mediaspec/mediaspec/conformance/framework"
 	fixtures "github.com/mediaspec/mediaspec/fixtures/media"
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
 )
 
-// assetRowKeys are the fields every asset row carries.
-var assetRowKeys = []string{"asset_id", "kind", "source", "file_name", "content_type", "size_bytes", "width", "height",
-	"duration_ms", "scan_status", "usable", "generation_id", "created_at"}
-
-// findRow returns the row of id in rows, or nil.
-func findRow(rows []map[string]any, id string) map[string]any {
-	for _, r := range rows {
-		if r["asset_id"] == id {
-			return r
-		}
-	}
-	return nil
-}
-
+// assetSpecs registers the specs of assets and file links.
 func assetSpecs(f *framework.Framework) {
+
 	Describe("assets", func() {
+
 		f.Rule("ASSET-001", "ASSET-002", "ASSET-005").It("finalized uploads are listed newest first with every row field and no link; a reservation is not", func(ctx context.Context, s *framework.Spec) {
 			c := uploadClient(ctx, s, 20)
 			first, r := uploadFixture(ctx, s, c, "audio.wav")
@@ -144,6 +134,34 @@ func assetSpecs(f *framework.Framework) {
 			rc.Get(ctx, "/assets").ExpectOK(http.StatusOK)
 		})
 
+		f.Rule("ASSET-008", "ASSET-009").Needs(framework.Control, framework.Slow, framework.Uploads).It(
+			"an asset read's and a download's links last the 600 s they state: they serve the file 590 s later and not after 600", func(ctx context.Context, s *framework.Spec) {
+				c := uploadClient(ctx, s, 10)
+				id, r := uploadFixture(ctx, s, c, "image.png")
+				r.ExpectOK(http.StatusOK)
+				_, want := fixtures.Get("image.png")
+				now := serviceNow(ctx, s)
+				a := c.Get(ctx, "/assets/"+id).ExpectOK(http.StatusOK)
+				dl := c.Get(ctx, "/assets/"+id+"/download").ExpectOK(http.StatusOK)
+				links := map[string]string{"asset.url": a.String("asset.url"), "download url": dl.String("url")}
+				for what, at := range map[string]*framework.Response{"asset.url_expires_at": a, "expires_at": dl} {
+					exp, err := time.Parse(time.RFC3339, at.String(what))
+					Expect(err).NotTo(HaveOccurred(), at.Describe())
+					Expect(exp.Sub(now)).To(BeNumerically("~", 600*time.Second, 2*time.Second), what+" is 600 s after the read"+at.Describe())
+				}
+				s.Advance(ctx, 590)
+				for what, link := range links {
+					got := s.FetchLink(ctx, link)
+					Expect(got.Status).To(Equal(http.StatusOK), "the "+what+" 590 s after the read"+got.Describe())
+					Expect(got.Body).To(Equal(want), "the "+what+" serves the uploaded bytes")
+				}
+				s.Advance(ctx, 11)
+				for what, link := range links {
+					got := s.FetchLink(ctx, link)
+					Expect(got.Status).To(BeNumerically(">=", 400), "the "+what+" more than 600 s after the read is refused"+got.Describe())
+				}
+			})
+
 		f.Rule(rules("ASSET-010", "ERR-029")...).It("an unknown asset id answers 404 on the read and the download", func(ctx context.Context, s *framework.Spec) {
 			c := s.Client()
 			for _, id := range []string{"ast_" + randomHex(32), "gen_" + randomHex(32)} {
@@ -151,5 +169,66 @@ func assetSpecs(f *framework.Framework) {
 				c.Get(ctx, "/assets/"+id+"/download").ExpectError(http.StatusNotFound, "not_found")
 			}
 		})
+
 	})
+
+	Describe("output assets", func() {
+		f.Rule("ASSET-006").It("an output asset has source output, scan_status null and generation_id naming its generation", func(ctx context.Context, s *framework.Spec) {
+			sp := newSpender(ctx, s)
+			g := completedImage(ctx, s, sp)
+			genID := g.String("generation.generation_id")
+			id := g.String("generation.outputs.0.asset_id")
+			a := sp.c.Get(ctx, "/assets/"+id).ExpectOK(http.StatusOK)
+			Expect(a.String("asset.source")).To(Equal("output"), a.Describe())
+			Expect(a.Field("asset.scan_status")).To(BeNil(), "an output has no scan: scan_status null"+a.Describe())
+			Expect(a.String("asset.generation_id")).To(Equal(genID), a.Describe())
+			rows, _ := walk(ctx, sp.c, "/assets?source=output", "assets", 50, 20)
+			row := findRow(rows, id)
+			Expect(row).NotTo(BeNil(), "the output is listed with source=output")
+			Expect(row["source"]).To(Equal("output"))
+			Expect(row).To(HaveKeyWithValue("scan_status", BeNil()))
+			Expect(row["generation_id"]).To(Equal(genID))
+		})
+	})
+
+	Describe("file links", func() {
+		f.Rule("LINK-002", "LINK-005", "LINK-006", "LINK-007", "LINK-001").Needs(framework.Spends).It("an output link answers its bytes without a key, refuses an altered signature and saves with download=1", func(ctx context.Context, s *framework.Spec) {
+			sp := newSpender(ctx, s)
+			r := completedImage(ctx, s, sp)
+			link := r.String("generation.outputs.0.url")
+			apiPrefix := s.APIPath("/")
+			if u, err := url.Parse(link); err == nil {
+				Expect(strings.HasPrefix(u.Path, apiPrefix)).To(BeFalse(), "file links are served outside the API root"+r.Describe())
+			}
+			plain := s.FetchLink(ctx, link)
+			expectPNG(plain, 0, 0)
+			Expect(plain.Header.Get("Content-Disposition")).NotTo(HavePrefix("attachment"), "without download=1 the file is not forced to save"+plain.Describe())
+			bad := s.FetchLink(ctx, tamper(link))
+			Expect(bad.Status).To(BeNumerically(">=", 400), "a link with its signature altered is refused"+bad.Describe())
+			save := s.FetchLink(ctx, withQuery(link, "download", "1"))
+			Expect(save.Status).To(Equal(http.StatusOK), save.Describe())
+			Expect(save.Header.Get("Content-Disposition")).To(HavePrefix("attachment"), "download=1 answers Content-Disposition: attachment"+save.Describe())
+			Expect(save.Body).To(Equal(plain.Body), "download=1 serves the same bytes")
+		})
+
+		f.Rule("LINK-004", "LINK-003", "LINK-001").Needs(framework.Spends, framework.Control, framework.Slow).It("each read gives a fresh link whose 600 s start at that read; an older link expires", func(ctx context.Context, s *framework.Spec) {
+			sp := newSpender(ctx, s)
+			r := completedImage(ctx, s, sp)
+			id := r.String("generation.generation_id")
+			first := r.String("generation.outputs.0.url")
+			s.Advance(ctx, 300)
+			second := readGen(ctx, sp.c, id)
+			Expect(second.Int("output_urls_expire_in_seconds")).To(Equal(int64(600)), second.Describe())
+			fresh := second.String("generation.outputs.0.url")
+			Expect(fresh).NotTo(Equal(first), "a later read gives a fresh link"+second.Describe())
+			s.Advance(ctx, 301)
+			old := s.FetchLink(ctx, first)
+			Expect(old.Status).To(BeNumerically(">=", 400), "a link more than 600 s old is refused"+old.Describe())
+			expectPNG(s.FetchLink(ctx, fresh), 0, 0)
+			s.Advance(ctx, 300)
+			gone := s.FetchLink(ctx, fresh)
+			Expect(gone.Status).To(BeNumerically(">=", 400), "the fresh link too lasts about 600 s"+gone.Describe())
+		})
+	})
+
 }

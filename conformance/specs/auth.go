@@ -3,22 +3,18 @@ package specs
 import (
 	"context"
 	"net/http"
-
-	. "github.com/onsi/ginkgo/v2" //nolint:revive
-	. "github.com/onsi/gomega"    //nolint:revive
+	"regexp"
+	"strings"
+	"time"
 
 	"github.com/mediaspec/mediaspec/conformance/framework"
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
 )
 
-// envelopeRules are the error-envelope rules every refusal a spec triggers checks (through
-// Response.ExpectError).
-var envelopeRules = []string{"ERR-001", "ERR-002", "ERR-003", "ERR-005", "ERR-007", "CORE-003", "CORE-018"}
+// authSpecs registers the specs of authentication, keys, scopes and workspace isolation.
+func authSpecs(f *framework.Framework) {
 
-func rules(ids ...string) []string { return append(append([]string(nil), ids...), envelopeRules...) }
-
-func ptr[T any](v T) *T { return &v }
-
-func auth(f *framework.Framework) {
 	Describe("authentication", func() {
 		f.Rule(rules("AUTH-001", "ERR-021")...).It("a call without a key answers 401 not_authorized", func(ctx context.Context, s *framework.Spec) {
 			s.Anonymous().Get(ctx, "/credits/balance").ExpectError(http.StatusUnauthorized, "not_authorized")
@@ -138,14 +134,64 @@ func auth(f *framework.Framework) {
 			}
 		})
 	})
-}
 
-// uploadReservation is a valid POST /uploads body.
-func uploadReservation() map[string]any {
-	return map[string]any{"filename": "conformance.png", "content_type": "image/png", "size_bytes": 1024}
-}
+	Describe("keys", func() {
+		f.Rule(rules("AUTH-005", "ERR-021")...).It("an expired key answers 401 not_authorized", func(ctx context.Context, s *framework.Spec) {
+			ws := s.NewWorkspace(ctx, framework.WorkspaceOptions{})
+			now := serviceNow(ctx, s)
+			past := now.Add(-time.Minute)
+			old, _ := ws.NewKey(ctx, framework.KeyOptions{Scopes: []string{"read"}, ExpiresAt: &past})
+			old.Get(ctx, "/credits/balance").ExpectError(http.StatusUnauthorized, "not_authorized")
+			soon := now.Add(2 * time.Minute)
+			c, _ := ws.NewKey(ctx, framework.KeyOptions{Scopes: []string{"read", "generate"}, ExpiresAt: &soon})
+			c.Get(ctx, "/credits/balance").ExpectOK(http.StatusOK)
+			s.Advance(ctx, 121)
+			c.Get(ctx, "/credits/balance").ExpectError(http.StatusUnauthorized, "not_authorized")
+			c.WithScheme(framework.APIKeyHdr).Get(ctx, "/credits/balance").ExpectError(http.StatusUnauthorized, "not_authorized")
+			c.Post(ctx, "/estimates", map[string]any{"capability_id": "tts", "config": map[string]any{"script": "Hi."}}).
+				ExpectError(http.StatusUnauthorized, "not_authorized")
+		})
 
-func scopes(f *framework.Framework) {
+		f.Rule("AUTH-010").It("keys issued for the service are live keys: sk_live_ and letters and digits, and they work", func(ctx context.Context, s *framework.Spec) {
+			ws := s.NewWorkspace(ctx, framework.WorkspaceOptions{})
+			live := regexp.MustCompile(`^sk_live_[A-Za-z0-9]{32,64}$`)
+			for _, scopes := range [][]string{{"read", "generate"}, {"read"}, {"generate"}} {
+				c, k := ws.NewKey(ctx, framework.KeyOptions{Scopes: scopes})
+				// Booleans only: a failure message must not print the key.
+				Expect(strings.HasPrefix(k.Key, "sk_live_")).To(BeTrue(), "a key made for "+strings.Join(scopes, "+")+" starts with sk_live_")
+				Expect(live.MatchString(k.Key)).To(BeTrue(), "a key is sk_live_ and 32 to 64 letters and digits")
+				c.Get(ctx, "/credits/balance").ExpectOK(http.StatusOK)
+			}
+		})
+
+		f.Rule(rules("AUTH-026", "ERR-023", "ERR-037")...).It("the plan check comes before the request allowance: a free-plan key with its allowance used answers 403 required_plan", func(ctx context.Context, s *framework.Spec) {
+			ws := s.NewWorkspace(ctx, framework.WorkspaceOptions{Plan: "free"})
+			c, _ := ws.NewKey(ctx, framework.KeyOptions{Scopes: []string{"read", "generate"}, RequestAllowance: ptr(0)})
+			for i := 0; i < 3; i++ {
+				r := c.Get(ctx, "/credits/balance").ExpectError(http.StatusForbidden, "required_plan")
+				Expect(r.String("error.required_plan")).To(Equal("pro"), r.Describe())
+			}
+			c.Post(ctx, "/estimates", map[string]any{"capability_id": "tts", "config": map[string]any{"script": "Hi."}}).
+				ExpectError(http.StatusForbidden, "required_plan")
+			// The allowance really is used: once the plan allows the API, the key is over it.
+			Expect(s.Control().PatchWorkspace(ctx, ws.ID, map[string]any{"plan": "pro"})).To(Succeed())
+			c.Get(ctx, "/credits/balance").ExpectError(http.StatusTooManyRequests, "quota_exceeded")
+		})
+	})
+
+	Describe("key checks before the workspace check", func() {
+		f.Rule(rules("AUTH-024", "AUTH-005", "ERR-021")...).It("an expired key of a deleted workspace answers 401, not 410", func(ctx context.Context, s *framework.Spec) {
+			ws := s.NewWorkspace(ctx, framework.WorkspaceOptions{})
+			soon := serviceNow(ctx, s).Add(time.Minute)
+			c, _ := ws.NewKey(ctx, framework.KeyOptions{Scopes: []string{"read"}, ExpiresAt: &soon})
+			c.Get(ctx, "/credits/balance").ExpectOK(http.StatusOK)
+			s.Advance(ctx, 61)
+			ws.Delete(ctx)
+			c.Get(ctx, "/credits/balance").ExpectError(http.StatusUnauthorized, "not_authorized")
+			c.WithScheme(framework.APIKeyHdr).Get(ctx, "/credits/balance").ExpectError(http.StatusUnauthorized, "not_authorized")
+		})
+	})
+
 	Describe("scopes", func() {
 		f.Rule(rules("AUTH-016", "AUTH-017", "AUTH-018", "AUTH-020", "ERR-022")...).It("generate routes refuse a read-only key with 403 insufficient_scope", func(ctx context.Context, s *framework.Spec) {
 			c := s.ReadClient()
@@ -195,9 +241,7 @@ func scopes(f *framework.Framework) {
 			c.Get(ctx, "/openapi.json").ExpectStatus(http.StatusOK)
 		})
 	})
-}
 
-func isolation(f *framework.Framework) {
 	Describe("workspace isolation", func() {
 		f.Rule(rules("AUTH-030", "ID-016", "ERR-029")...).It("another workspace's upload id answers 404 not_found, never 403", func(ctx context.Context, s *framework.Spec) {
 			mine := s.Client()
@@ -212,4 +256,5 @@ func isolation(f *framework.Framework) {
 			Expect(own.Status).NotTo(Equal(http.StatusNotFound), "the owner's own reservation must not read as missing"+own.Describe())
 		})
 	})
+
 }

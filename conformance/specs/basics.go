@@ -5,13 +5,25 @@ import (
 	"net/http"
 	"strings"
 
-	. "github.com/onsi/ginkgo/v2" //nolint:revive
-	. "github.com/onsi/gomega"    //nolint:revive
-
 	"github.com/mediaspec/mediaspec/conformance/framework"
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
 )
 
-func health(f *framework.Framework) {
+// interfacePaths are the REST paths the interface spec names (endpoint table, the paths named
+// without a shape, and the two probes), below /api/v1.
+var interfacePaths = []string{
+	"/capabilities", "/capabilities/{id}", "/estimates", "/generations", "/generations/{id}",
+	"/generations/{id}/wait", "/batches/{id}", "/presets", "/presets/{id}/templates", "/actors",
+	"/voices", "/uploads", "/uploads/{assetId}/finalize", "/uploads/from-url", "/webhooks",
+	"/webhooks/{id}", "/assets", "/assets/{id}", "/assets/{id}/download", "/credits/balance",
+	"/workflows/templates", "/workflows/{id}/invoke", "/workflows/templates/{key}/invoke",
+	"/workflow-runs", "/workflow-runs/{id}", "/health/live", "/health/ready",
+}
+
+// basicsSpecs registers the specs of the health probes, the live description, CORS, the base path and the formats every answer shares.
+func basicsSpecs(f *framework.Framework) {
+
 	Describe("health probes", func() {
 		f.Rule("HEALTH-001", "AUTH-009").It("GET /health/live answers 200 {ok: true, status: live} without a key", func(ctx context.Context, s *framework.Spec) {
 			r := s.Anonymous().Get(ctx, "/health/live").ExpectOK(http.StatusOK)
@@ -40,20 +52,29 @@ func health(f *framework.Framework) {
 			r.ExpectOK(http.StatusOK)
 		})
 	})
-}
 
-// interfacePaths are the REST paths the interface spec names (endpoint table, the paths named
-// without a shape, and the two probes), below /api/v1.
-var interfacePaths = []string{
-	"/capabilities", "/capabilities/{id}", "/estimates", "/generations", "/generations/{id}",
-	"/generations/{id}/wait", "/batches/{id}", "/presets", "/presets/{id}/templates", "/actors",
-	"/voices", "/uploads", "/uploads/{assetId}/finalize", "/uploads/from-url", "/webhooks",
-	"/webhooks/{id}", "/assets", "/assets/{id}", "/assets/{id}/download", "/credits/balance",
-	"/workflows/templates", "/workflows/{id}/invoke", "/workflows/templates/{key}/invoke",
-	"/workflow-runs", "/workflow-runs/{id}", "/health/live", "/health/ready",
-}
+	Describe("readiness", func() {
+		f.Rule("HEALTH-003").It("a service that is not ready answers 503 {ok: false, status: not_ready, checks}, not the error envelope", func(ctx context.Context, s *framework.Spec) {
+			s.QueueFault(ctx, "not_ready", "", 1, "")
+			r := s.Anonymous().Get(ctx, "/health/ready").ExpectStatus(http.StatusServiceUnavailable)
+			Expect(r.Header.Get("Content-Type")).To(HavePrefix("application/json"), r.Describe())
+			Expect(r.Field("ok")).To(Equal(false), r.Describe())
+			Expect(r.String("status")).To(Equal("not_ready"), r.Describe())
+			_, isErr := r.Lookup("error")
+			Expect(isErr).To(BeFalse(), "a probe answer is not the error envelope"+r.Describe())
+			failing := 0
+			for name, v := range objectAt(r, "checks") {
+				Expect(v).To(oneOf("ok", "failing"), "check "+name+r.Describe())
+				if v == "failing" {
+					failing++
+				}
+			}
+			Expect(failing).To(BeNumerically(">=", 1), "a service that is not ready names a failing check"+r.Describe())
+			s.ClearFaults(ctx)
+			s.Anonymous().Get(ctx, "/health/ready").ExpectOK(http.StatusOK)
+		})
+	})
 
-func description(f *framework.Framework) {
 	Describe("live REST description", func() {
 		f.Rule("VER-001", "VER-003").It("GET /openapi.json answers the OpenAPI 3.0.3 document, info.version 1.2.0, servers under /api/v1", func(ctx context.Context, s *framework.Spec) {
 			r := s.Client().Get(ctx, "/openapi.json").ExpectStatus(http.StatusOK)
@@ -82,9 +103,7 @@ func description(f *framework.Framework) {
 			Expect(r.String("info.version")).To(Equal("1.2.0"), r.Describe())
 		})
 	})
-}
 
-func cors(f *framework.Framework) {
 	Describe("CORS", func() {
 		f.Rule("CORE-004").It("sends no CORS headers, on answers to a cross-origin request and on an OPTIONS preflight", func(ctx context.Context, s *framework.Spec) {
 			origin := framework.Header("Origin", "https://attacker.example")
@@ -100,4 +119,78 @@ func cors(f *framework.Framework) {
 			}
 		})
 	})
+
+	Describe("base path", func() {
+		f.Rule("CORE-001").It("the REST paths are served under /api/v1 and the same paths without the prefix are not API routes", func(ctx context.Context, s *framework.Spec) {
+			c := s.Client()
+			root := s.APIRoot()
+			Expect(root.Path).To(HaveSuffix("/api/v1"), "the versioned API root ends in /api/v1")
+			bare := *root
+			bare.Path = strings.TrimSuffix(root.Path, "/api/v1")
+			auth := framework.Header("Authorization", "Bearer "+c.Key())
+			for _, p := range []string{"/capabilities", "/credits/balance", "/openapi.json", "/presets", "/generations"} {
+				c.Get(ctx, p).ExpectStatus(http.StatusOK)
+				u := bare
+				u.Path = bare.Path + p
+				r := s.Link(ctx, http.MethodGet, u.String(), auth)
+				Expect(r.Status).To(Equal(http.StatusNotFound), p+" without /api/v1 is not an API route"+r.Describe())
+				Expect(string(r.Body)).NotTo(ContainSubstring(`"ok":true`), r.Describe())
+			}
+			u := bare
+			u.Path = bare.Path + "/estimates"
+			r := s.Link(ctx, http.MethodPost, u.String(), auth, framework.JSONBody(map[string]any{"capability_id": "tts", "config": map[string]any{"script": "Hi."}}))
+			Expect(r.Status).To(BeElementOf(http.StatusNotFound, http.StatusMethodNotAllowed), "POST /estimates without /api/v1 is not an API route"+r.Describe())
+		})
+	})
+
+	Describe("answer formats", func() {
+		f.Rule("CORE-017").Needs(framework.Uploads).It("every timestamp in an answer is RFC 3339 in UTC with a Z suffix", func(ctx context.Context, s *framework.Spec) {
+			c := uploadClient(ctx, s, 10)
+			seen := 0
+			res := reserve(ctx, c, "pending.png", "image/png", 100)
+			seen += checkTimestamps(res, res.Doc(), "reserve")
+			id, fin := uploadFixture(ctx, s, c, "audio.wav")
+			fin.ExpectOK(http.StatusOK)
+			for _, r := range []*framework.Response{
+				c.Get(ctx, "/assets/"+id).ExpectOK(http.StatusOK),
+				c.Get(ctx, "/assets/"+id+"/download").ExpectOK(http.StatusOK),
+				c.Get(ctx, "/assets").ExpectOK(http.StatusOK),
+				s.Client().Get(ctx, "/generations").ExpectOK(http.StatusOK),
+				s.Client().Get(ctx, "/webhooks").ExpectOK(http.StatusOK),
+				s.Client().Get(ctx, "/workflow-runs").ExpectOK(http.StatusOK),
+			} {
+				seen += checkTimestamps(r, r.Doc(), "answer")
+			}
+			if gens := getPage(ctx, s.Client(), "/generations", "generations"); len(gens.rows) > 0 {
+				g := s.Client().Get(ctx, "/generations/"+gens.rows[0]["generation_id"].(string)).ExpectOK(http.StatusOK)
+				seen += checkTimestamps(g, g.Doc(), "generation read")
+			}
+			Expect(seen).To(BeNumerically(">=", 4), "the answers carried timestamps to check")
+		})
+
+		f.Rule("ID-001").It("every prefixed id in answers is its prefix and 32 lowercase hex", func(ctx context.Context, s *framework.Spec) {
+			c := uploadClient(ctx, s, 10)
+			main := s.Client()
+			seen := 0
+			res := reserve(ctx, c, "pending.png", "image/png", 100)
+			seen += checkIDs(res, res.Doc(), "reserve")
+			for _, r := range []*framework.Response{
+				main.Get(ctx, "/actors", framework.Query("limit", "48")).ExpectOK(http.StatusOK),
+				main.Get(ctx, "/voices", framework.Query("limit", "50")).ExpectOK(http.StatusOK),
+				main.Get(ctx, "/presets", framework.Query("limit", "50")).ExpectOK(http.StatusOK),
+				main.Get(ctx, "/generations", framework.Query("limit", "50")).ExpectOK(http.StatusOK),
+				main.Get(ctx, "/assets", framework.Query("limit", "50")).ExpectOK(http.StatusOK),
+				main.Get(ctx, "/webhooks").ExpectOK(http.StatusOK),
+				main.Get(ctx, "/workflow-runs").ExpectOK(http.StatusOK),
+			} {
+				seen += checkIDs(r, r.Doc(), "answer")
+			}
+			if gens := getPage(ctx, main, "/generations", "generations"); len(gens.rows) > 0 {
+				g := main.Get(ctx, "/generations/"+gens.rows[0]["generation_id"].(string)).ExpectOK(http.StatusOK)
+				seen += checkIDs(g, g.Doc(), "generation read")
+			}
+			Expect(seen).To(BeNumerically(">=", 3), "the answers carried ids to check")
+		})
+	})
+
 }

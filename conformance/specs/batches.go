@@ -5,116 +5,16 @@ import (
 	"fmt"
 	"net/http"
 
-	. "github.com/onsi/ginkgo/v2" //nolint:revive
-	. "github.com/onsi/gomega"    //nolint:revive
-
 	"github.com/mediaspec/mediaspec/conformance/framework"
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
 )
 
-// variantCeiling is the largest variants a capability allows: the smaller of max_variants and 4.
-func variantCeiling(d *framework.Response) int64 { return min(d.Int("max_variants"), 4) }
-
-// checkBatch checks a batch answer's fields and its roll-ups against its siblings' reads; it
-// returns the siblings' reads.
-func checkBatch(ctx context.Context, c *framework.Client, b *framework.Response, siblings []string) []*framework.Response {
-	GinkgoHelper()
-	Expect(b.String("batch_group_id")).To(MatchRegexp(bgIDPattern), b.Describe())
-	Expect(b.Int("variants")).To(Equal(int64(len(siblings))), "variants is the number of siblings"+b.Describe())
-	Expect(b.Doc()).NotTo(HaveKey("wallet_balance"), b.Describe())
-	Expect(objectAt(b, "credits")).NotTo(HaveKey("wallet_balance"), "batch credits carry no wallet balance"+b.Describe())
-	Expect(b.String("charge_summary")).NotTo(BeEmpty(), b.Describe())
-	Expect(b.String("next_action")).NotTo(BeEmpty(), b.Describe())
-	gens := b.Array("generations")
-	Expect(gens).To(HaveLen(len(siblings)), b.Describe())
-	byID := map[string]map[string]any{}
-	for i, g := range gens {
-		m := asObject(b, g, fmt.Sprintf("generations[%d]", i))
-		id := stringField(b, m, "generation_id", "batch generation")
-		intField(b, m, "batch_index", "batch generation")
-		stringField(b, m, "status", "batch generation")
-		byID[id] = m
-	}
-	var reads []*framework.Response
-	var held, delivered, charged int64
-	finished, completed, failed, allTerminal := 0, 0, 0, true
-	linked := false
-	for i, id := range siblings {
-		Expect(byID).To(HaveKey(id), "the batch lists every sibling"+b.Describe())
-		r := readGen(ctx, c, id)
-		reads = append(reads, r)
-		Expect(r.String("generation.batch_group_id")).To(Equal(b.String("batch_group_id")), r.Describe())
-		Expect(r.Int("generation.batch_index")).To(Equal(int64(i)), "batch_index is the sibling's position, from 0"+r.Describe())
-		Expect(intField(b, byID[id], "batch_index", "batch generation")).To(Equal(int64(i)), b.Describe())
-		held += r.Int("generation.credits.credits_held")
-		if n, ok := framework.AsInt(r.Field("generation.outputs_delivered")); ok {
-			delivered += n
-		}
-		switch r.String("generation.status") {
-		case "completed":
-			finished++
-			completed++
-		case "failed":
-			finished++
-			failed++
-		}
-		if r.Bool("generation.credits.terminal") {
-			charged += r.Int("generation.credits.credits_charged")
-		} else {
-			allTerminal = false
-		}
-		linked = linked || anyLink(r, "generation")
-	}
-	Expect(b.Int("variants_finished")).To(Equal(int64(finished)), "variants_finished counts siblings completed or failed"+b.Describe())
-	Expect(b.Int("outputs_delivered")).To(Equal(delivered), "outputs_delivered is the siblings' sum"+b.Describe())
-	Expect(b.Int("credits.credits_held")).To(Equal(held), "credits_held is the siblings' sum"+b.Describe())
-	want := "running"
-	switch {
-	case finished < len(siblings):
-	case completed == len(siblings):
-		want = "completed"
-	case failed == len(siblings):
-		want = "failed"
-	default:
-		want = "partial"
-	}
-	Expect(b.String("status")).To(Equal(want), "the batch status is derived from its siblings"+b.Describe())
-	if allTerminal && finished == len(siblings) {
-		Expect(b.Bool("credits.terminal")).To(BeTrue(), b.Describe())
-		Expect(b.Int("credits.credits_charged")).To(Equal(charged), "the batch charge is the siblings' sum"+b.Describe())
-	} else {
-		Expect(b.Field("credits.credits_charged")).To(BeNil(), "the batch credits_charged stays null until every sibling is done"+b.Describe())
-		Expect(b.Bool("credits.terminal")).To(BeFalse(), b.Describe())
-	}
-	v, has := b.Lookup("output_urls_expire_in_seconds")
-	if linked {
-		Expect(has).To(BeTrue(), "output_urls_expire_in_seconds is present when a sibling has a link"+b.Describe())
-		n, _ := framework.AsInt(v)
-		Expect(n).To(Equal(int64(600)), b.Describe())
-	} else {
-		Expect(has).To(BeFalse(), "no sibling has a link yet"+b.Describe())
-	}
-	return reads
-}
-
-// videoBatch submits the cheapest config of a video model with variants 2 and returns the job.
-func videoBatch(ctx context.Context, s *framework.Spec, c *framework.Client) job {
-	GinkgoHelper()
-	d := videoModel(ctx, c)
-	j := submit(ctx, s, c, d.String("capability_id"), cheapConfig(d), map[string]any{"variants": 2})
-	Expect(j.ids).To(HaveLen(2), "variants 2 on a video model answers two generation_ids"+j.r.Describe())
-	return j
-}
-
-// finishAll drives every sibling to its end.
-func finishAll(ctx context.Context, s *framework.Spec, c *framework.Client, ids []string) {
-	GinkgoHelper()
-	for _, id := range ids {
-		s.Finish(ctx, c, id)
-	}
-}
-
+// batchSpecs registers the specs of variants, batches and fan-out list settings.
 func batchSpecs(f *framework.Framework) {
+
 	Describe("variants", func() {
+
 		f.Rule(rules("VAR-002", "VAR-003", "ERR-020", "ERR-024")...).It("variants above the ceiling, zero, negative or not whole answer 400 invalid_config naming variants, never clamped", func(ctx context.Context, s *framework.Spec) {
 			rc := &rotating{s: s}
 			c := s.Client()
@@ -127,6 +27,36 @@ func batchSpecs(f *framework.Framework) {
 			for _, bad := range []any{0, -1, 1.5, "2"} {
 				body := submitBody(id, cheapConfig(d), need, map[string]any{"variants": bad})
 				expectField(refuse(ctx, rc.client(), body, http.StatusBadRequest, "invalid_config", framework.Invalid()), "variants")
+			}
+		})
+
+		f.Rule(rules("VAR-002", "ERR-020", "ERR-024")...).It("variants above a capability's own max_variants (below 4) answer 400 invalid_config naming variants, never clamped", func(ctx context.Context, s *framework.Spec) {
+			rc := &rotating{s: s}
+			c := s.Client()
+			checked := 0
+			for _, row := range catalogue(ctx, c) {
+				mv := maxVariants(row)
+				if row["status"] != "available" || mv <= 1 || mv >= 4 {
+					continue
+				}
+				d := c.Get(ctx, "/capabilities/"+row["capability_id"].(string)).ExpectOK(http.StatusOK)
+				cfg := cheapConfig(d)
+				if namesUpload(cfg) {
+					continue
+				}
+				id := d.String("capability_id")
+				est := clone(cfg)
+				est["count"] = mv
+				r := c.Post(ctx, "/estimates", map[string]any{"capability_id": id, "config": est})
+				if r.Status != http.StatusOK {
+					continue
+				}
+				over := submitBody(id, cfg, r.Int("max_credits_needed")*4, map[string]any{"variants": mv + 1})
+				expectField(refuse(ctx, rc.client(), over, http.StatusBadRequest, "invalid_config"), "variants")
+				checked++
+			}
+			if checked == 0 {
+				Skip("unsupported: no available capability with max_variants 2 or 3 can be priced without an upload")
 			}
 		})
 
@@ -171,9 +101,11 @@ func batchSpecs(f *framework.Framework) {
 				expectPNG(s.FetchLink(ctx, link), 0, 0)
 			}
 		})
+
 	})
 
 	Describe("batches", func() {
+
 		f.Rule("VAR-006", "VAR-007", "VAR-010", "ID-003", "BATCH-001", "BATCH-002", "BATCH-003", "BATCH-006", "BATCH-007", "BATCH-008", "BATCH-009", "BATCH-010", "BATCH-011", "BATCH-012", "LINK-001").Needs(framework.Spends).It("a video model with variants 2 fans out under one bg_ id; the batch rolls its siblings up and completes", func(ctx context.Context, s *framework.Spec) {
 			sp := newSpender(ctx, s)
 			j := videoBatch(ctx, s, sp.c)
@@ -243,6 +175,45 @@ func batchSpecs(f *framework.Framework) {
 			Expect(b.Field("credits.credits_charged")).To(BeNil(), "null until every sibling is done, not the finished sibling's 0"+b.Describe())
 		})
 
+		f.Rule("BATCH-002", "BATCH-009", "BATCH-007", "SUBMIT-001").Needs(framework.Spends, framework.Control).It("a batch with one sibling completed and one still running reads running with no charge; its submit's Location names generation_id", func(ctx context.Context, s *framework.Spec) {
+			sp := newSpender(ctx, s)
+			d := videoModel(ctx, sp.c)
+			s.QueueFaultIn(ctx, sp.ws.ID, map[string]any{"kind": "slow_render", "seconds": 1800}, d.String("capability_id"), 1, "")
+			j := videoBatch(ctx, s, sp.c)
+			loc := j.r.Header.Get("Location")
+			Expect(loc).To(Or(Equal(s.APIPath("/generations/"+j.id)), HaveSuffix("://"+hostOf(j.r)+s.APIPath("/generations/"+j.id))),
+				"a batch submit's Location names generation_id, the sibling to wait on"+j.r.Describe())
+			var completed, running string
+			for elapsed := 0; elapsed < 1700 && completed == ""; elapsed += 5 {
+				sts := map[string]string{}
+				for _, id := range j.ids {
+					sts[id] = readGen(ctx, sp.c, id).String("generation.status")
+				}
+				completed, running = "", ""
+				for id, st := range sts {
+					switch {
+					case st == "completed":
+						completed = id
+					case st != "failed":
+						running = id
+					}
+				}
+				if completed != "" && running == "" {
+					Skip("unsupported: both siblings ended together; the slow_render fault did not hold one back")
+				}
+				if completed == "" {
+					s.Advance(ctx, 5)
+				}
+			}
+			Expect(completed).NotTo(BeEmpty(), "no sibling completed within 1700 s of service time")
+			b := sp.c.Get(ctx, "/batches/"+j.r.String("batch_group_id")).ExpectOK(http.StatusOK)
+			checkBatch(ctx, sp.c, b, j.ids)
+			Expect(b.String("status")).To(Equal("running"), "a batch runs while any sibling runs, even when another completed"+b.Describe())
+			Expect(b.Int("variants_finished")).To(Equal(int64(1)), b.Describe())
+			Expect(b.Field("credits.credits_charged")).To(BeNil(), "the batch charge stays null until every sibling is done"+b.Describe())
+			Expect(b.Bool("credits.terminal")).To(BeFalse(), b.Describe())
+		})
+
 		f.Rule(rules("BATCH-014", "ERR-029")...).It("an unknown bg_ id answers 404 not_found", func(ctx context.Context, s *framework.Spec) {
 			s.Client().Get(ctx, "/batches/bg_"+randomHex(32)).ExpectError(http.StatusNotFound, "not_found")
 		})
@@ -280,5 +251,66 @@ func batchSpecs(f *framework.Framework) {
 			cfg["languages"] = values
 			refuse(ctx, c, submitBody(target.String("capability_id"), cfg, 600, nil), http.StatusBadRequest, "invalid_config")
 		})
+
 	})
+
+	Describe("fan-out list settings", func() {
+		f.Rule("VAR-012", "VAR-013").Needs(framework.Spends, framework.Uploads).It("two values answer a batch_group_id and one generation per value, each labelled with its value and charged on its own", func(ctx context.Context, s *framework.Spec) {
+			sp := newSpender(ctx, s)
+			fo := fanOutCapability(ctx, s, sp.c)
+			two := fo.values[:2]
+			one, needOne := estimateOf(ctx, sp.c, fo.id, fo.withValues(two[0]), nil)
+			priceOne, _ := framework.AsInt(one.Field("credits"))
+			before, _ := balanceOf(ctx, sp.c)
+			j := submit(ctx, s, sp.c, fo.id, fo.withValues(two...), nil)
+			Expect(j.r.String("batch_group_id")).To(MatchRegexp(bgIDPattern), "two values fan out into a batch"+j.r.Describe())
+			Expect(j.ids).To(HaveLen(2), "one generation per value"+j.r.Describe())
+			Expect(j.ids[0]).NotTo(Equal(j.ids[1]), j.r.Describe())
+			Expect(j.ids).To(ContainElement(j.id), "generation_id is one of generation_ids"+j.r.Describe())
+			Expect(j.need).To(Equal(2*needOne), "the hold is one padded price per value")
+			Expect(j.r.Int("credits.credits_held")).To(Equal(2*needOne), "each value holds its own padded price"+j.r.Describe())
+			labels := map[string]string{}
+			for i, id := range j.ids {
+				r := readGen(ctx, sp.c, id)
+				checkGeneration(r, "generation")
+				Expect(r.String("generation.batch_group_id")).To(Equal(j.r.String("batch_group_id")), r.Describe())
+				Expect(r.Int("generation.batch_index")).To(Equal(int64(i)), r.Describe())
+				label := r.String("generation.fan_out_label")
+				Expect(label).To(BeElementOf(two[0], two[1]), "fan_out_label names the generation's value"+r.Describe())
+				labels[label] = id
+				Expect(r.Int("generation.credits.credits_held")).To(Equal(needOne), "each fanned-out generation holds one value's padded price"+r.Describe())
+				Expect(r.Int("generation.credits_estimated")).To(Equal(priceOne), "each fanned-out generation is priced as one value"+r.Describe())
+			}
+			Expect(labels).To(HaveLen(2), fmt.Sprintf("each value labels one generation: %v", labels))
+			var charged int64
+			for _, id := range j.ids {
+				s.Finish(ctx, sp.c, id)
+				r := readGen(ctx, sp.c, id)
+				Expect(r.Bool("generation.credits.terminal")).To(BeTrue(), r.Describe())
+				c := r.Int("generation.credits.credits_charged")
+				if r.String("generation.status") == "completed" {
+					Expect(c).To(Equal(priceOne), "each completed value is charged its own price"+r.Describe())
+				}
+				charged += c
+			}
+			if sp.ws != nil {
+				after, held := balanceOf(ctx, sp.c)
+				Expect(held).To(BeZero())
+				Expect(before-after).To(Equal(charged), "the balance moved by the sum of the values' charges")
+			}
+		})
+
+		f.Rule("VAR-015", "SUBMIT-004").Needs(framework.Spends, framework.Uploads).It("a single value makes one generation without batch_group_id", func(ctx context.Context, s *framework.Spec) {
+			sp := newSpender(ctx, s)
+			fo := fanOutCapability(ctx, s, sp.c)
+			j := submit(ctx, s, sp.c, fo.id, fo.withValues(fo.values[0]), nil)
+			Expect(j.r.Doc()).NotTo(HaveKey("batch_group_id"), "one value is no batch"+j.r.Describe())
+			Expect(j.ids).To(Equal([]string{j.id}), "generation_ids is [generation_id]"+j.r.Describe())
+			r := readGen(ctx, sp.c, j.id)
+			checkGeneration(r, "generation")
+			Expect(r.Field("generation.batch_group_id")).To(BeNil(), r.Describe())
+			Expect(r.Field("generation.batch_index")).To(BeNil(), r.Describe())
+		})
+	})
+
 }

@@ -4,61 +4,16 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"strconv"
-
-	. "github.com/onsi/ginkgo/v2" //nolint:revive
-	. "github.com/onsi/gomega"    //nolint:revive
+	"slices"
 
 	"github.com/mediaspec/mediaspec/conformance/framework"
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
 )
 
-// bucketCall is one call that counts against a bucket; want is the status it answers while the
-// bucket has room.
-type bucketCall struct {
-	name string
-	do   func(ctx context.Context, c *framework.Client) *framework.Response
-	want int
-}
+// bucketSpecs registers the specs of the rate-limit buckets.
+func bucketSpecs(f *framework.Framework) {
 
-var (
-	readCall = bucketCall{"GET /credits/balance", func(ctx context.Context, c *framework.Client) *framework.Response {
-		return c.Get(ctx, "/credits/balance")
-	}, http.StatusOK}
-	// An estimate without config is refused with 400 after the bucket check, so it counts and
-	// needs no catalogue knowledge.
-	estimateCall = bucketCall{"POST /estimates", func(ctx context.Context, c *framework.Client) *framework.Response {
-		return c.Post(ctx, "/estimates", map[string]any{"capability_id": "tts"}, framework.Invalid())
-	}, http.StatusBadRequest}
-	webhookCall = bucketCall{"POST /webhooks", func(ctx context.Context, c *framework.Client) *framework.Response {
-		return c.Post(ctx, "/webhooks", map[string]any{"events": []string{"generation.completed"}}, framework.Invalid())
-	}, http.StatusBadRequest}
-	uploadCall = bucketCall{"POST /uploads", func(ctx context.Context, c *framework.Client) *framework.Response {
-		return c.Post(ctx, "/uploads", map[string]any{"filename": "a.png"}, framework.Invalid())
-	}, http.StatusBadRequest}
-)
-
-// fill makes n calls that must all answer call.want.
-func fill(ctx context.Context, c *framework.Client, call bucketCall, n int) {
-	GinkgoHelper()
-	for i := 0; i < n; i++ {
-		r := call.do(ctx, c)
-		Expect(r.Status).To(Equal(call.want), fmt.Sprintf("%s call %d of %d, inside the bucket", call.name, i+1, n)+r.Describe())
-	}
-}
-
-// expectBucketRefusal checks a 429 rate_limited with retry_after_seconds in 1..60 and an equal
-// Retry-After header, and returns the wait.
-func expectBucketRefusal(r *framework.Response) int64 {
-	GinkgoHelper()
-	r.ExpectError(http.StatusTooManyRequests, "rate_limited")
-	Expect(r.Bool("error.retryable")).To(BeTrue(), r.Describe())
-	wait := r.Int("error.retry_after_seconds")
-	Expect(wait).To(And(BeNumerically(">=", 1), BeNumerically("<=", 60)), "retry_after_seconds is 1..60 on a 60 s window"+r.Describe())
-	Expect(r.Header.Get("Retry-After")).To(Equal(strconv.FormatInt(wait, 10)), "Retry-After equals retry_after_seconds"+r.Describe())
-	return wait
-}
-
-func buckets(f *framework.Framework) {
 	Describe("rate-limit buckets", func() {
 		exact := func(rule string, call bucketCall, size int, scopes ...string) {
 			f.Rule(rules(rule, "RATE-013", "ERR-009", "ERR-036")...).Needs(framework.Control).It(
@@ -151,4 +106,75 @@ func buckets(f *framework.Framework) {
 			expectBucketRefusal(webhookCall.do(ctx, c))
 		})
 	})
+
+	Describe("the bucket window slides", func() {
+		f.Rule(rules("RATE-013", "RATE-014", "RATE-001")...).Needs(framework.Control).It("the wait counts from the oldest call in the window, and only the calls that left it free room", func(ctx context.Context, s *framework.Spec) {
+			ws := s.NewWorkspace(ctx, framework.WorkspaceOptions{})
+			c, _ := ws.NewKey(ctx, framework.KeyOptions{Scopes: []string{"read"}})
+			fill(ctx, c, readCall, 60)
+			s.Advance(ctx, 20)
+			fill(ctx, c, readCall, 60)
+			// The oldest 60 calls are 20 s old: they leave the window in 40 s.
+			expectWait(readCall.do(ctx, c), 40)
+			s.Advance(ctx, 40)
+			// The first 60 left; the 60 made 40 s ago are still in the window (a refused call may or
+			// may not count, so one fewer pass is accepted).
+			passed := 0
+			var refusal *framework.Response
+			for i := 0; i < 61; i++ {
+				r := readCall.do(ctx, c)
+				if r.Status != http.StatusOK {
+					refusal = r
+					break
+				}
+				passed++
+			}
+			Expect(passed).To(BeElementOf(59, 60), "after the oldest calls left, only their room is free, not a fresh window of 120")
+			Expect(refusal).NotTo(BeNil(), "the window still holds the later calls: the bucket fills again")
+			expectWait(refusal, 20)
+		})
+	})
+
+	Describe("buckets shared by several routes", func() {
+		f.Rule(rules("RATE-004", "RATE-013", "ERR-036")...).Needs(framework.Control).It("POST /generations and both workflow invokes share the 20-a-minute agent_submit bucket", func(ctx context.Context, s *framework.Spec) {
+			ws := s.NewWorkspace(ctx, framework.WorkspaceOptions{})
+			c, _ := ws.NewKey(ctx, framework.KeyOptions{Scopes: []string{"read", "generate"}})
+			for i := 0; i < 20; i++ {
+				call := submitBucketCalls[i%3]
+				r := call.do(ctx, c)
+				Expect(r.Status).To(BeElementOf(http.StatusBadRequest, http.StatusNotFound), fmt.Sprintf("%s, call %d of 20 inside the bucket", call.name, i+1)+r.Describe())
+			}
+			for _, call := range submitBucketCalls {
+				expectBucketRefusal(call.do(ctx, c))
+			}
+			readCall.do(ctx, c).ExpectOK(http.StatusOK)
+		})
+
+		f.Rule(rules("RATE-006", "RATE-013")...).Needs(framework.Control).It("GET /webhooks counts against agent_read, not webhook_manage", func(ctx context.Context, s *framework.Spec) {
+			ws := s.NewWorkspace(ctx, framework.WorkspaceOptions{})
+			c, _ := ws.NewKey(ctx, framework.KeyOptions{Scopes: []string{"read", "generate"}})
+			for i := 0; i < 25; i++ {
+				c.Get(ctx, "/webhooks").ExpectOK(http.StatusOK)
+			}
+			r := webhookCall.do(ctx, c)
+			Expect(r.Status).To(Equal(http.StatusBadRequest), "25 webhook reads leave webhook_manage (20 a minute) untouched"+r.Describe())
+			fill(ctx, c, readCall, 95)
+			expectBucketRefusal(c.Get(ctx, "/webhooks"))
+			expectBucketRefusal(readCall.do(ctx, c))
+		})
+
+		f.Rule(rules("RATE-007", "RATE-001", "RATE-013")...).Needs(framework.Control).It("reads of every kind share the one agent_read bucket", func(ctx context.Context, s *framework.Spec) {
+			ws := s.NewWorkspace(ctx, framework.WorkspaceOptions{})
+			c, _ := ws.NewKey(ctx, framework.KeyOptions{Scopes: []string{"read"}})
+			for i := 0; i < 120; i++ {
+				call := readKinds[i%len(readKinds)]
+				r := call.do(ctx, c)
+				Expect(r.Status).To(Equal(http.StatusOK), fmt.Sprintf("%s, read %d of 120", call.name, i+1)+r.Describe())
+			}
+			for _, call := range append(slices.Clone(readKinds), readCall) {
+				expectBucketRefusal(call.do(ctx, c))
+			}
+		})
+	})
+
 }

@@ -7,76 +7,15 @@ import (
 	"slices"
 	"strings"
 
-	. "github.com/onsi/ginkgo/v2" //nolint:revive
-	. "github.com/onsi/gomega"    //nolint:revive
-	"github.com/santhosh-tekuri/jsonschema/v6"
-
 	"github.com/mediaspec/mediaspec/conformance/framework"
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
-var categoryOrder = []string{"avatar", "video", "image", "preset", "tool"}
+// capabilitySpecs registers the specs of the capability list and detail, retired capabilities and catalogue ids.
+func capabilitySpecs(f *framework.Framework) {
 
-// catalogue walks GET /capabilities with limit 50 and returns every row.
-func catalogue(ctx context.Context, c *framework.Client) []map[string]any {
-	GinkgoHelper()
-	rows, _ := walk(ctx, c, "/capabilities", "capabilities", 50, 100)
-	return rows
-}
-
-// withStatus returns the first row with the status, or nil.
-func withStatus(rows []map[string]any, status string) map[string]any {
-	for _, r := range rows {
-		if r["status"] == status {
-			return r
-		}
-	}
-	return nil
-}
-
-// availableDetails reads the detail of up to n available capabilities, in catalogue order, skipping
-// the spec when the target lists none.
-func availableDetails(ctx context.Context, c *framework.Client, n int) []*framework.Response {
-	GinkgoHelper()
-	var out []*framework.Response
-	for _, row := range catalogue(ctx, c) {
-		if row["status"] != "available" {
-			continue
-		}
-		id, _ := row["capability_id"].(string)
-		out = append(out, c.Get(ctx, "/capabilities/"+id).ExpectOK(http.StatusOK))
-		if len(out) == n {
-			break
-		}
-	}
-	if len(out) == 0 {
-		Skip("unsupported: the target lists no available capability")
-	}
-	return out
-}
-
-// checkCapabilityRow checks the fields of a list row or a detail answer.
-func checkCapabilityRow(r *framework.Response, row map[string]any, what string) {
-	GinkgoHelper()
-	stringField(r, row, "capability_id", what)
-	stringField(r, row, "name", what)
-	nullableString(r, row, "description", what)
-	Expect(stringField(r, row, "category", what)).To(oneOf(categoryOrder...), what+r.Describe())
-	Expect(stringField(r, row, "output_kind", what)).To(oneOf("image", "video", "audio", "text"), what+r.Describe())
-	status := stringField(r, row, "status", what)
-	Expect(status).To(oneOf("available", "requires_plan", "coming_soon", "retired", "unknown"), what+r.Describe())
-	Expect(intField(r, row, "max_variants", what)).To(BeNumerically(">=", 1), what+r.Describe())
-	Expect(stringField(r, row, "pricing_unit", what)).To(oneOf("second", "image", "thousand_chars", "million_tokens", "request"), what+r.Describe())
-	if status == "requires_plan" {
-		Expect(stringField(r, row, "required_plan", what)).NotTo(BeEmpty(), what+r.Describe())
-	} else {
-		Expect(row).NotTo(HaveKey("required_plan"), what+": required_plan appears only with status requires_plan"+r.Describe())
-	}
-	for _, link := range []string{"url", "download_url", "upload_url"} {
-		Expect(row).NotTo(HaveKey(link), what+": list rows carry no file link"+r.Describe())
-	}
-}
-
-func capabilities(f *framework.Framework) {
 	Describe("capability list", func() {
 		f.Rule("CAP-001", "CAP-002", "CAP-003", "CAP-004", "CAP-005", "CAP-014", "CORE-013").It("answers rows with the documented fields and values, no retired row and no link", func(ctx context.Context, s *framework.Spec) {
 			c := s.Client()
@@ -247,4 +186,92 @@ func capabilities(f *framework.Framework) {
 			Expect(r.Doc()).NotTo(HaveKey("required_plan"), r.Describe())
 		})
 	})
+
+	Describe("retired capabilities", func() {
+		retired := func(s *framework.Spec) string {
+			id := s.RetiredCapabilityID()
+			if id == "" {
+				Skip("unsupported: retired capabilities are not listed, so the suite cannot find one; set retired_capability_id (--retired-capability-id) to a capability the target retired")
+			}
+			return id
+		}
+		f.Rule(rules("CAP-026", "ERR-016")...).It("a retired capability id answers 404 capability_unavailable with capability_status retired", func(ctx context.Context, s *framework.Spec) {
+			id := retired(s)
+			r := s.Client().Get(ctx, "/capabilities/"+id).ExpectError(http.StatusNotFound, "capability_unavailable")
+			Expect(r.String("error.capability_status")).To(Equal("retired"), r.Describe())
+		})
+
+		f.Rule(rules("VER-010", "ERR-016")...).It("a retired capability is not listed and estimate and submit answer 404 capability_unavailable retired", func(ctx context.Context, s *framework.Spec) {
+			id := retired(s)
+			c := s.Client()
+			Expect(ids(catalogue(ctx, c), "capability_id")).NotTo(ContainElement(id), "a retired capability leaves the list")
+			r := c.Post(ctx, "/estimates", map[string]any{"capability_id": id, "config": map[string]any{}}).
+				ExpectError(http.StatusNotFound, "capability_unavailable")
+			Expect(r.String("error.capability_status")).To(Equal("retired"), r.Describe())
+			r = refuse(ctx, c, submitBody(id, map[string]any{}, 100, nil), http.StatusNotFound, "capability_unavailable")
+			Expect(r.String("error.capability_status")).To(Equal("retired"), r.Describe())
+		})
+	})
+
+	Describe("catalogue and config ids", func() {
+		f.Rule("ID-012").It("capability ids, workflow template keys and node ids are unprefixed slugs", func(ctx context.Context, s *framework.Spec) {
+			c := s.Client()
+			for _, id := range ids(catalogue(ctx, c), "capability_id") {
+				Expect(id).To(MatchRegexp(slugPattern), "capability id "+id+" is a slug")
+			}
+			r := c.Get(ctx, "/workflows/templates").ExpectOK(http.StatusOK)
+			for i, t := range r.Array("templates") {
+				tm := asObject(r, t, fmt.Sprintf("templates[%d]", i))
+				Expect(stringField(r, tm, "template_key", "template")).To(MatchRegexp(slugPattern), r.Describe())
+				nodes, _ := tm["nodes"].([]any)
+				for j, n := range nodes {
+					nm := asObject(r, n, fmt.Sprintf("templates[%d].nodes[%d]", i, j))
+					Expect(stringField(r, nm, "node_id", "node")).To(MatchRegexp(slugPattern), r.Describe())
+					Expect(stringField(r, nm, "capability_id", "node")).To(MatchRegexp(slugPattern), r.Describe())
+				}
+			}
+		})
+
+		f.Rule(rules("ID-013", "ERR-024")...).It("a malformed asset id inside config answers 400 invalid_config", func(ctx context.Context, s *framework.Spec) {
+			c := s.Client()
+			bad := []string{"ast_" + strings.ToUpper(randomHex(32)), "ast_" + randomHex(31), "AST_" + randomHex(32), "asset_" + randomHex(32), "gen_" + randomHex(32), "ast_" + randomHex(32) + " "}
+			checked := 0
+			if caps := plainFileCaps(ctx, c); len(caps) > 0 {
+				fc := caps[0]
+				for _, id := range bad {
+					r := c.Post(ctx, "/estimates", map[string]any{"capability_id": fc.id, "config": withAsset(objectAt(fc.d, "example_config"), id)}).
+						ExpectError(http.StatusBadRequest, "invalid_config")
+					if fld, has := r.Lookup("error.field"); has {
+						Expect(fld).To(HavePrefix("config."), r.Describe())
+					}
+				}
+				checked++
+			}
+			// A file object's assetId, as image and video models take them.
+			for _, d := range availableDetails(ctx, c, 30) {
+				ex := objectAt(d, "example_config")
+				hasObject := false
+				for _, v := range ex {
+					if arr, ok := v.([]any); ok && len(arr) > 0 {
+						if m, ok := arr[0].(map[string]any); ok && m["assetId"] != nil {
+							hasObject = true
+						}
+					}
+				}
+				if !hasObject {
+					continue
+				}
+				for _, id := range bad[:3] {
+					c.Post(ctx, "/estimates", map[string]any{"capability_id": d.String("capability_id"), "config": withAsset(ex, id)}).
+						ExpectError(http.StatusBadRequest, "invalid_config")
+				}
+				checked++
+				break
+			}
+			if checked == 0 {
+				Skip("unsupported: no available capability's example_config names an upload")
+			}
+		})
+	})
+
 }

@@ -6,173 +6,19 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
 
-	. "github.com/onsi/ginkgo/v2" //nolint:revive
-	. "github.com/onsi/gomega"    //nolint:revive
-	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
-
 	"github.com/mediaspec/mediaspec/conformance/framework"
 	"github.com/mediaspec/mediaspec/receiver"
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 )
 
-// retryWaits are the documented waits before attempts 2 to 5.
-var retryWaits = []time.Duration{5 * time.Minute, 30 * time.Minute, 2 * time.Hour, 12 * time.Hour}
-
-// arrival is how long (real time, divided by the time scale) a spec waits for a delivery.
-func arrival(s *framework.Spec) time.Duration {
-	return time.Duration(float64(60*time.Second)/s.TimeScale()) + 30*time.Second
-}
-
-// quiet is the real time a spec waits to see that nothing more arrives.
-const quiet = 400 * time.Millisecond
-
-// sendTest queues webhook.test for endpoint id through control and returns the delivery id.
-func sendTest(ctx context.Context, s *framework.Spec, id string) string {
-	GinkgoHelper()
-	r, err := s.Control().Call(ctx, http.MethodPost, "/webhooks/"+id+"/test", nil)
-	Expect(err).NotTo(HaveOccurred())
-	if r.Status == http.StatusNotFound {
-		// The endpoint exists (the spec registered it), so a 404 means the operation is missing.
-		var doc map[string]any
-		_ = json.Unmarshal(r.Body, &doc)
-		Skip("unsupported: the control API does not send webhook.test (POST /webhooks/{id}/test answered 404)")
-	}
-	Expect(r.Status).To(Equal(http.StatusAccepted), "control POST /webhooks/{id}/test"+r.Describe())
-	var doc struct {
-		DeliveryID string `json:"delivery_id"`
-	}
-	Expect(json.Unmarshal(r.Body, &doc)).To(Succeed(), r.Describe())
-	Expect(doc.DeliveryID).To(MatchRegexp(deliveryIDPattern.String()), r.Describe())
-	return doc.DeliveryID
-}
-
-// controlHook calls a control webhook operation (rotate, enable, disable) and returns the answer.
-func controlHook(ctx context.Context, s *framework.Spec, id, op string) map[string]any {
-	GinkgoHelper()
-	r, err := s.Control().Call(ctx, http.MethodPost, "/webhooks/"+id+"/"+op, nil)
-	Expect(err).NotTo(HaveOccurred())
-	if r.Status == http.StatusNotFound {
-		Skip("unsupported: the control API does not offer POST /webhooks/{id}/" + op)
-	}
-	Expect(r.Status).To(Equal(http.StatusOK), "control POST /webhooks/{id}/"+op+r.Describe())
-	var doc map[string]any
-	Expect(json.Unmarshal(r.Body, &doc)).To(Succeed(), r.Describe())
-	return doc
-}
-
-// attempts waits for n attempts of delivery id and returns them.
-func attempts(ctx context.Context, s *framework.Spec, id string, n int) []receiver.Attempt {
-	GinkgoHelper()
-	atts, err := s.Hooks().AwaitAttempts(ctx, id, n, arrival(s))
-	Expect(err).NotTo(HaveOccurred(), fmt.Sprintf("attempt %d of delivery %s did not arrive", n, id))
-	return atts
-}
-
-// noMore checks, after a short real wait, that delivery id has exactly n attempts.
-func noMore(s *framework.Spec, id string, n int, why string) {
-	GinkgoHelper()
-	time.Sleep(quiet)
-	Expect(s.Hooks().AttemptsFor(id)).To(HaveLen(n), why)
-}
-
-// timestampOf reads an attempt's webhook-timestamp.
-func timestampOf(a receiver.Attempt) int64 {
-	GinkgoHelper()
-	n, err := strconv.ParseInt(a.Header.Get("webhook-timestamp"), 10, 64)
-	Expect(err).NotTo(HaveOccurred(), "webhook-timestamp is integer Unix seconds: "+a.Header.Get("webhook-timestamp"))
-	return n
-}
-
-// checkAttempt checks one delivery POST: the headers, and the signature against secret on the raw
-// body (not merely any secret the receiver trusts).
-func checkAttempt(a receiver.Attempt, secret string) {
-	GinkgoHelper()
-	h := a.Header
-	Expect(a.Method).To(Equal(http.MethodPost))
-	Expect(h.Values("content-type")).To(Equal([]string{"application/json"}), "content-type")
-	Expect(h.Values("user-agent")).To(Equal([]string{"Mediaspec-Webhooks/1.0"}), "user-agent")
-	Expect(h.Get("webhook-id")).To(MatchRegexp(deliveryIDPattern.String()), "webhook-id")
-	Expect(h.Get("webhook-timestamp")).To(MatchRegexp(`^[0-9]+$`), "webhook-timestamp")
-	Expect(h.Get("webhook-signature")).To(MatchRegexp(`^v1,[A-Za-z0-9+/]+=*$`), "webhook-signature")
-	for name := range h {
-		if strings.Contains(strings.ToLower(name), "signature") {
-			Expect(strings.ToLower(name)).To(Equal("webhook-signature"), "a second signature header: "+name)
-		}
-	}
-	wh, err := standardwebhooks.NewWebhook(secret)
-	Expect(err).NotTo(HaveOccurred())
-	Expect(wh.VerifyIgnoringTimestamp(a.Body, h)).To(Succeed(), "webhook-signature verifies against the raw body with the endpoint's secret")
-	Expect(a.Verdict.Accepted()).To(BeTrue(), "the receiver refused the attempt: "+string(a.Verdict)+" "+a.Detail)
-	var env map[string]any
-	Expect(json.Unmarshal(a.Body, &env)).To(Succeed(), "the body is JSON")
-	Expect(env["id"]).To(Equal(h.Get("webhook-id")), "webhook-id equals the body id")
-}
-
-// checkEnvelope validates the whole body against the x-webhooks schema of its type and checks the
-// envelope keys.
-func checkEnvelope(s *framework.Spec, ev receiver.Event) map[string]any {
-	GinkgoHelper()
-	var doc map[string]any
-	Expect(json.Unmarshal(ev.Raw, &doc)).To(Succeed())
-	Expect(doc).To(HaveLen(4), "the envelope is {id, type, created_at, data}: "+string(ev.Raw))
-	for _, k := range []string{"id", "type", "created_at", "data"} {
-		Expect(doc).To(HaveKey(k), string(ev.Raw))
-	}
-	sch := s.EventSchema(ev.Type)
-	Expect(sch).NotTo(BeNil(), "x-webhooks names no schema for "+ev.Type)
-	Expect(sch.VisitJSON(doc)).To(Succeed(), "the "+ev.Type+" body breaks its x-webhooks schema: "+string(ev.Raw))
-	data, ok := doc["data"].(map[string]any)
-	Expect(ok).To(BeTrue(), string(ev.Raw))
-	return data
-}
-
-// noKeyAnywhere fails when any object key in v (at any depth) is one of keys.
-func noKeyAnywhere(v any, where string, keys ...string) {
-	GinkgoHelper()
-	switch x := v.(type) {
-	case map[string]any:
-		for k, val := range x {
-			for _, bad := range keys {
-				Expect(k).NotTo(Equal(bad), fmt.Sprintf("%s carries %q", where, bad))
-			}
-			noKeyAnywhere(val, where+"."+k, keys...)
-		}
-	case []any:
-		for i, val := range x {
-			noKeyAnywhere(val, fmt.Sprintf("%s[%d]", where, i), keys...)
-		}
-	}
-}
-
-// hookStatus reads an endpoint's status and consecutive_failures from GET /webhooks.
-func hookStatus(ctx context.Context, c *framework.Client, id string) (string, int64) {
-	GinkgoHelper()
-	row := hookRow(ctx, c, id)
-	Expect(row).NotTo(BeNil(), "endpoint "+id+" is not listed")
-	n, _ := framework.AsInt(row["consecutive_failures"])
-	return row["status"].(string), n
-}
-
-// exhaustAll drives the deliveries ids (all failing) through their five attempts, moving the clock
-// through the retry schedule.
-func exhaustAll(ctx context.Context, s *framework.Spec, ids []string) {
-	GinkgoHelper()
-	for n := 1; n <= 5; n++ {
-		for _, id := range ids {
-			attempts(ctx, s, id, n)
-		}
-		if n < 5 {
-			s.Advance(ctx, retryWaits[n-1].Seconds())
-		}
-	}
-	// Let the target record the last answers before the caller reads the endpoint.
-	time.Sleep(quiet)
-}
-
+// deliverySpecs registers the specs of webhook deliveries.
 func deliverySpecs(f *framework.Framework) {
+
 	Describe("webhook deliveries", func() {
 		f.Rule("EVT-008", "ID-008").It("webhook.test arrives signed, with {webhook_id, message} and the documented headers", func(ctx context.Context, s *framework.Spec) {
 			h := registerHook(ctx, s, s.Client(), "credits.low")
@@ -397,10 +243,12 @@ func deliverySpecs(f *framework.Framework) {
 
 		generationEventSpecs(f)
 	})
+
 }
 
-// generationEventSpecs are the specs of events that need a generation (they spend credits).
+// generationEventSpecs registers the specs of events that need a generation (they spend credits); deliverySpecs calls it inside its container.
 func generationEventSpecs(f *framework.Framework) {
+
 	f.Rule("EVT-001", "EVT-011", "EVT-013", "EVT-016", "EVT-018", "EVT-019", "EVT-020", "EVT-021", "EVT-022", "EVT-023", "EVT-024", "EVT-025",
 		"DLV-001", "DLV-002", "DLV-003", "DLV-006", "DLV-007", "DLV-008", "DLV-020", "DLV-029", "ID-009").It(
 		"generation.completed reaches every subscribed endpoint once, signed, with the documented data and no link", func(ctx context.Context, s *framework.Spec) {
@@ -439,6 +287,33 @@ func generationEventSpecs(f *framework.Framework) {
 				noMore(s, id, 1, "a delivery answered 204 was sent again")
 			}
 			Expect(s.Hooks().Find(receiver.Match{Path: other.path, ResourceID: j.id})).To(BeEmpty(), "an endpoint got an event type it did not subscribe to")
+		})
+
+	f.Rule("EVT-019", "EVT-022").Needs(framework.Receiver, framework.Spends).It(
+		"a text result's generation.completed carries no outputs and not the text itself", func(ctx context.Context, s *framework.Spec) {
+			sp := newSpender(ctx, s)
+			h := registerHook(ctx, s, sp.c, "generation.completed", "generation.failed")
+			d := textCapability(ctx, sp.c)
+			if namesUpload(objectAt(d, "example_config")) {
+				Skip("unsupported: the text capability's example_config needs an upload")
+			}
+			j := submit(ctx, s, sp.c, d.String("capability_id"), cheapConfig(d), nil)
+			w := s.Finish(ctx, sp.c, j.id)
+			Expect(w.String("generation.status")).To(Equal("completed"), w.Describe())
+			text := w.String("generation.output_text")
+			Expect(text).NotTo(BeEmpty(), "the generation read carries the text result"+w.Describe())
+			ev, err := s.Hooks().Await(ctx, receiver.Match{Type: "generation.completed", Path: h.path, ResourceID: j.id}, arrival(s))
+			Expect(err).NotTo(HaveOccurred(), "no generation.completed for "+j.id)
+			data := checkEnvelope(s, ev)
+			Expect(data["output_kind"]).To(Equal("text"), string(ev.Raw))
+			Expect(data["outputs"]).To(BeEmpty(), "outputs is empty for a text result: "+string(ev.Raw))
+			noKeyAnywhere(data, "data", "output_text", "result", "text", "url")
+			// The text itself, under any name: look for it (JSON-escaped) in the raw body. A very
+			// short text could occur by chance, so only a text of some length is looked for.
+			quoted, _ := json.Marshal(text)
+			if needle := strings.Trim(string(quoted), `"`); len(needle) >= 16 {
+				Expect(strings.Contains(string(ev.Raw), needle)).To(BeFalse(), "the event body carries the text result: "+string(ev.Raw))
+			}
 		})
 
 	f.Rule("EVT-002", "EVT-026").Needs(framework.Control).It("generation.failed carries status failed and error {code, message}", func(ctx context.Context, s *framework.Spec) {
@@ -501,4 +376,5 @@ func generationEventSpecs(f *framework.Framework) {
 		time.Sleep(quiet)
 		Expect(s.Hooks().Find(receiver.Match{Path: h.path, ResourceID: j.id})).To(BeEmpty())
 	})
+
 }

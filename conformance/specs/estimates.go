@@ -1,85 +1,19 @@
 package specs
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"net/http"
-	"strings"
-
-	. "github.com/onsi/ginkgo/v2" //nolint:revive
-	. "github.com/onsi/gomega"    //nolint:revive
+	"slices"
 
 	"github.com/mediaspec/mediaspec/conformance/framework"
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
 )
 
-func strictInput(f *framework.Framework) {
-	Describe("strict request bodies", func() {
-		invalid := func(ctx context.Context, c *framework.Client, body []byte, field string) *framework.Response {
-			GinkgoHelper()
-			r := c.Do(ctx, http.MethodPost, "/estimates", framework.RawBody(body, "application/json"), framework.Invalid()).
-				ExpectError(http.StatusBadRequest, "invalid_config")
-			if field != "" {
-				Expect(r.String("error.field")).To(Equal(field), "the refusal names the field at fault"+r.Describe())
-			}
-			return r
-		}
+// estimateSpecs registers the specs of estimates.
+func estimateSpecs(f *framework.Framework) {
 
-		f.Rule(rules("ERR-024")...).It("malformed JSON answers 400 invalid_config", func(ctx context.Context, s *framework.Spec) {
-			c := s.Client()
-			for _, body := range []string{`{"capability_id": `, `not json`, `["capability_id"]`, `{"capability_id":"tts","config":{}} trailing`} {
-				invalid(ctx, c, []byte(body), "")
-			}
-		})
-
-		f.Rule(rules("EST-006", "ERR-020", "ERR-024", "VER-005")...).It("an unknown body key answers 400 invalid_config naming it in error.field", func(ctx context.Context, s *framework.Spec) {
-			c := s.Client()
-			for _, key := range []string{"bogus", "idempotency_key", "webhook_url", "maxCredits"} {
-				invalid(ctx, c, fmt.Appendf(nil, `{"capability_id":"tts","config":{},%q:1}`, key), key)
-			}
-		})
-
-		f.Rule(rules("EST-007", "ERR-020")...).It("max_credits or variants in an estimate body answers 400 invalid_config naming it", func(ctx context.Context, s *framework.Spec) {
-			c := s.Client()
-			invalid(ctx, c, []byte(`{"capability_id":"tts","config":{},"max_credits":10}`), "max_credits")
-			invalid(ctx, c, []byte(`{"capability_id":"tts","config":{},"variants":2}`), "variants")
-		})
-
-		f.Rule(rules("EST-008", "ERR-020")...).It("a missing capability_id or config answers 400 invalid_config naming it", func(ctx context.Context, s *framework.Spec) {
-			c := s.Client()
-			invalid(ctx, c, []byte(`{"config":{}}`), "capability_id")
-			invalid(ctx, c, []byte(`{"capability_id":"tts"}`), "config")
-			invalid(ctx, c, []byte(`{}`), "")
-		})
-
-		f.Rule(rules("ERR-024", "ERR-020")...).It("a value of the wrong type answers 400 invalid_config naming the field", func(ctx context.Context, s *framework.Spec) {
-			c := s.Client()
-			invalid(ctx, c, []byte(`{"capability_id":5,"config":{}}`), "capability_id")
-			invalid(ctx, c, []byte(`{"capability_id":"tts","config":"x"}`), "config")
-			invalid(ctx, c, []byte(`{"capability_id":"tts","config":null}`), "config")
-		})
-
-		f.Rule(rules("ERR-024")...).It("an oversized body answers 400 invalid_config, not 413 or 500", func(ctx context.Context, s *framework.Spec) {
-			var b bytes.Buffer
-			b.WriteString(`{"capability_id":"tts","config":{"script":"`)
-			b.Write(bytes.Repeat([]byte("a"), 4<<20))
-			b.WriteString(`"}}`)
-			invalid(ctx, s.Client(), b.Bytes(), "")
-		})
-
-		f.Rule(rules("VER-011", "EST-012", "ERR-020")...).It("an unknown config key answers 400 invalid_config naming config.<key>", func(ctx context.Context, s *framework.Spec) {
-			c := s.Client()
-			d := availableDetails(ctx, c, 1)[0]
-			config := objectAt(d, "example_config")
-			config["conformance_bogus"] = 1
-			r := c.Post(ctx, "/estimates", map[string]any{"capability_id": d.String("capability_id"), "config": config}, framework.Invalid()).
-				ExpectError(http.StatusBadRequest, "invalid_config")
-			Expect(r.String("error.field")).To(Equal("config.conformance_bogus"), r.Describe())
-		})
-	})
-}
-
-func estimates(f *framework.Framework) {
 	Describe("estimates", func() {
 		f.Rule("EST-001", "EST-002", "EST-004", "CAP-023", "CORE-005", "CORE-010").It("prices each available capability's example_config with the documented answer", func(ctx context.Context, s *framework.Spec) {
 			c := s.Client()
@@ -197,64 +131,319 @@ func estimates(f *framework.Framework) {
 				ExpectError(http.StatusNotFound, "not_found")
 		})
 	})
-}
 
-func balance(f *framework.Framework) {
-	Describe("credit balance", func() {
-		f.Rule("LEDGER-018", "LEDGER-019", "LEDGER-020", "LEDGER-021", "LEDGER-011", "CORE-002", "CORE-010").It("answers the balance, its sum and the limits with their defaults", func(ctx context.Context, s *framework.Spec) {
-			r := s.Client().Get(ctx, "/credits/balance").ExpectOK(http.StatusOK)
-			Expect(r.Header.Get("Content-Type")).To(HavePrefix("application/json"), r.Describe())
-			avail, held := r.Int("available_credits"), r.Int("held_credits")
-			Expect(r.Int("balance_credits")).To(Equal(avail+held), "balance = available + held"+r.Describe())
-			r.Int("low_balance_threshold_credits")
-			Expect(r.String("summary")).NotTo(BeEmpty(), r.Describe())
-			daily := r.Int("limits.daily_credits")
-			spent := r.Int("limits.daily_spent_credits")
-			Expect(r.Int("limits.daily_remaining_credits")).To(Equal(max(daily-spent, 0)), r.Describe())
-			r.Int("limits.per_generation_credits")
-			r.Int("limits.key_spent_credits")
-			kb, present := r.Lookup("limits.key_budget_credits")
-			Expect(present).To(BeTrue(), "limits.key_budget_credits is present (null without a budget)"+r.Describe())
-			kr, present := r.Lookup("limits.key_remaining_credits")
-			Expect(present).To(BeTrue(), r.Describe())
-			if kb == nil {
-				Expect(kr).To(BeNil(), "without a key budget key_remaining_credits is null, not 0"+r.Describe())
+	Describe("estimates: answer fields and accepted fields", func() {
+		f.Rule("EST-005").It("seconds is present exactly when the capability's output has a duration (video, audio)", func(ctx context.Context, s *framework.Spec) {
+			c := s.Client()
+			seen := map[bool]int{}
+			for _, d := range availableDetails(ctx, c, 30) {
+				cfg := objectAt(d, "example_config")
+				if namesUpload(cfg) {
+					continue
+				}
+				r := c.Post(ctx, "/estimates", map[string]any{"capability_id": d.String("capability_id"), "config": cfg})
+				if r.Status == http.StatusConflict {
+					continue // not_priced: no answer fields to check
+				}
+				r.ExpectOK(http.StatusOK)
+				timed := d.String("output_kind") == "video" || d.String("output_kind") == "audio"
+				secs, has := r.Lookup("seconds")
+				if timed {
+					Expect(has).To(BeTrue(), d.String("capability_id")+" makes "+d.String("output_kind")+": the estimate carries seconds"+r.Describe())
+					_, isNum := secs.(interface{ Float64() (float64, error) })
+					Expect(isNum).To(BeTrue(), "seconds is a number"+r.Describe())
+				} else {
+					Expect(has).To(BeFalse(), d.String("capability_id")+" makes "+d.String("output_kind")+": seconds is absent, not null or 0"+r.Describe())
+				}
+				seen[timed]++
+			}
+			if seen[true] == 0 || seen[false] == 0 {
+				Skip("unsupported: the target does not price both a timed and an untimed capability without an upload")
 			}
 		})
 
-		f.Rule("LEDGER-020", "LEDGER-011", "LEDGER-010").It("a fresh workspace reads the default limits: 600 per generation, 2000 daily, no key budget", func(ctx context.Context, s *framework.Spec) {
-			ws := s.NewWorkspace(ctx, framework.WorkspaceOptions{})
-			c, _ := ws.NewKey(ctx, framework.KeyOptions{Scopes: []string{"read"}})
-			r := c.Get(ctx, "/credits/balance").ExpectOK(http.StatusOK)
-			Expect(r.Int("limits.per_generation_credits")).To(Equal(int64(600)), r.Describe())
-			Expect(r.Int("limits.daily_credits")).To(Equal(int64(2000)), r.Describe())
-			Expect(r.Int("limits.daily_spent_credits")).To(BeZero(), r.Describe())
-			Expect(r.Int("limits.daily_remaining_credits")).To(Equal(int64(2000)), r.Describe())
-			Expect(r.Field("limits.key_budget_credits")).To(BeNil(), "no key budget reads null, not 0"+r.Describe())
-			Expect(r.Field("limits.key_remaining_credits")).To(BeNil(), r.Describe())
-			Expect(r.Int("held_credits")).To(BeZero(), r.Describe())
+		f.Rule(rules("EST-009", "ERR-029")...).It("an estimate body accepts actor_id, actor_image_asset_id, voice_id and approved_voice_generation_id", func(ctx context.Context, s *framework.Spec) {
+			c := s.Client()
+			actor, voice, _, _ := talkingCast(ctx, c)
+			cfg := map[string]any{"script": "Hello from the estimate, " + randomHex(4) + "."}
+			r := c.Post(ctx, "/estimates", map[string]any{"capability_id": "actor_ultra", "config": cfg, "actor_id": actor, "voice_id": voice}).ExpectOK(http.StatusOK)
+			Expect(r.String("capability_id")).To(Equal("actor_ultra"), r.Describe())
+			// The other two name things that do not exist: read as fields (404 for what they name),
+			// never refused as unknown body keys.
+			c.Post(ctx, "/estimates", map[string]any{"capability_id": "actor_ultra", "config": cfg, "actor_id": actor, "voice_id": voice,
+				"actor_image_asset_id": "ast_" + randomHex(32)}).ExpectError(http.StatusNotFound, "not_found")
+			c.Post(ctx, "/estimates", map[string]any{"capability_id": "actor_ultra", "config": cfg, "actor_id": actor, "voice_id": voice,
+				"approved_voice_generation_id": "gen_" + randomHex(32)}).ExpectError(http.StatusNotFound, "not_found")
+		})
+
+		f.Rule(rules("EST-011", "ERR-035")...).Needs(framework.Spends).It("an estimate runs no content check: with a moderation block queued it prices, and the submit then takes the block", func(ctx context.Context, s *framework.Spec) {
+			sp := newSpender(ctx, s)
+			cfg := ttsConfig()
+			s.QueueFault(ctx, "moderation_block", "tts", 1, "")
+			r, need := estimateOf(ctx, sp.c, "tts", cfg, nil)
+			Expect(r.String("capability_id")).To(Equal("tts"), r.Describe())
+			// The block is still queued: the submit (which runs the content check) takes it.
+			s.Spend(int(need))
+			refuse(ctx, sp.c, submitBody("tts", cfg, need, nil), http.StatusUnprocessableEntity, "moderation_blocked")
+		})
+
+		f.Rule(rules("EST-013", "ERR-024")...).It("a config.count above the capability's ceiling is refused by the estimate, never clamped", func(ctx context.Context, s *framework.Spec) {
+			c := s.Client()
+			checked := 0
+			for _, row := range catalogue(ctx, c) {
+				if row["status"] != "available" || checked == 3 {
+					continue
+				}
+				d := c.Get(ctx, "/capabilities/"+row["capability_id"].(string)).ExpectOK(http.StatusOK)
+				props, _ := objectAt(d, "config_schema")["properties"].(map[string]any)
+				if _, has := props["count"]; !has {
+					continue
+				}
+				cfg := cheapConfig(d)
+				if namesUpload(cfg) {
+					continue
+				}
+				ceiling := maxVariants(row)
+				cfg["count"] = ceiling + 1
+				r := c.Post(ctx, "/estimates", map[string]any{"capability_id": d.String("capability_id"), "config": cfg}).
+					ExpectError(http.StatusBadRequest, "invalid_config")
+				if fld, has := r.Lookup("error.field"); has {
+					Expect(fld).To(Equal("config.count"), r.Describe())
+				}
+				cfg["count"] = min(ceiling, 4)
+				ok := c.Post(ctx, "/estimates", map[string]any{"capability_id": d.String("capability_id"), "config": cfg})
+				if ok.Status != http.StatusConflict { // a not_priced capability cannot show the price
+					ok.ExpectOK(http.StatusOK)
+				}
+				checked++
+			}
+			if checked == 0 {
+				Skip("unsupported: no available capability has a count in its config schema and an example without uploads")
+			}
+		})
+
+		f.Rule(rules("EST-016", "ERR-024")...).It("a file-based capability estimated without its upload id answers 400 invalid_config", func(ctx context.Context, s *framework.Spec) {
+			c := s.Client()
+			named := []string{"auto_caption", "change_voice", "remove_background", "resize", "speech_to_speech", "trim_video", "upscale"}
+			checked := 0
+			for _, row := range catalogue(ctx, c) {
+				id, _ := row["capability_id"].(string)
+				if row["status"] != "available" || !slices.Contains(named, id) {
+					continue
+				}
+				d := c.Get(ctx, "/capabilities/"+id).ExpectOK(http.StatusOK)
+				ex := objectAt(d, "example_config")
+				c.Post(ctx, "/estimates", map[string]any{"capability_id": id, "config": withoutUploads(ex)}).
+					ExpectError(http.StatusBadRequest, "invalid_config")
+				empty := clone(ex)
+				for k, v := range empty {
+					if namesUpload(v) {
+						empty[k] = []any{}
+					}
+				}
+				c.Post(ctx, "/estimates", map[string]any{"capability_id": id, "config": empty}).
+					ExpectError(http.StatusBadRequest, "invalid_config")
+				checked++
+			}
+			if checked == 0 {
+				Skip("unsupported: the target lists none of the file-based capabilities the interface names")
+			}
 		})
 	})
-}
 
-// namesUpload reports whether a config names an upload (an ast_ id anywhere in it): such a config
-// can only be priced once the named file exists in the caller's workspace.
-func namesUpload(v any) bool {
-	switch x := v.(type) {
-	case string:
-		return strings.HasPrefix(x, "ast_")
-	case map[string]any:
-		for _, e := range x {
-			if namesUpload(e) {
-				return true
+	Describe("estimates naming uploads", func() {
+		f.Rule(rules("EST-018", "ERR-029", "ID-016")...).It("an estimate naming another workspace's upload answers 404 not_found; the owner's own estimate prices it", func(ctx context.Context, s *framework.Spec) {
+			c := s.Client()
+			caps := plainFileCaps(ctx, c)
+			if len(caps) == 0 {
+				Skip("unsupported: no available capability's example_config names an upload as a plain id array")
 			}
-		}
-	case []any:
-		for _, e := range x {
-			if namesUpload(e) {
-				return true
+			fc := caps[0]
+			name, ct, data := sampleFor(fc.kind, 2000)
+			theirs, _ := uploadClean(ctx, s, s.OtherClient(), name, ct, data)
+			cfg := withAsset(objectAt(fc.d, "example_config"), theirs)
+			c.Post(ctx, "/estimates", map[string]any{"capability_id": fc.id, "config": cfg}).ExpectError(http.StatusNotFound, "not_found")
+			own := s.OtherClient().Post(ctx, "/estimates", map[string]any{"capability_id": fc.id, "config": cfg})
+			Expect(own.Status).NotTo(Equal(http.StatusNotFound), "the owner's estimate finds the upload"+own.Describe())
+		})
+
+		f.Rule(rules("EST-019", "ERR-030")...).It("an estimate naming a reserved but not finalized upload answers 409 input_not_ready", func(ctx context.Context, s *framework.Spec) {
+			c := uploadClient(ctx, s, 10)
+			caps := plainFileCaps(ctx, c)
+			if len(caps) == 0 {
+				Skip("unsupported: no available capability's example_config names an upload as a plain id array")
 			}
-		}
-	}
-	return false
+			fc := caps[0]
+			name, ct, data := sampleFor(fc.kind, 2000)
+			res := reserve(ctx, c, name, ct, len(data))
+			id := res.String("asset_id")
+			cfg := withAsset(objectAt(fc.d, "example_config"), id)
+			c.Post(ctx, "/estimates", map[string]any{"capability_id": fc.id, "config": cfg}).ExpectError(http.StatusConflict, "input_not_ready")
+			putFile(ctx, s, res.String("upload_url"), data, ct)
+			c.Post(ctx, "/estimates", map[string]any{"capability_id": fc.id, "config": cfg}).ExpectError(http.StatusConflict, "input_not_ready")
+			finalizeUpload(ctx, c, id).ExpectOK(http.StatusOK)
+			c.Post(ctx, "/estimates", map[string]any{"capability_id": fc.id, "config": cfg}).ExpectOK(http.StatusOK)
+		})
+
+		f.Rule("EST-022").It("a capability priced by upload length measures it: seconds is the finalized duration_ms / 1000", func(ctx context.Context, s *framework.Spec) {
+			c := uploadClient(ctx, s, 10)
+			var fc *fileCap
+			for _, x := range plainFileCaps(ctx, c) {
+				if x.row["pricing_unit"] != "second" || (x.kind != "audio" && x.kind != "video") {
+					continue
+				}
+				if fc == nil || (x.kind == "audio" && fc.kind != "audio") {
+					x := x
+					fc = &x
+				}
+			}
+			if fc == nil {
+				Skip("unsupported: no available capability priced by the second takes an audio or video upload as a plain id array")
+			}
+			lengths := []int{3250, 7600}
+			if fc.kind == "video" {
+				lengths = lengths[:1] // one sample video; its length is what it is
+			}
+			var seen []float64
+			for _, ms := range lengths {
+				name, ct, data := sampleFor(fc.kind, ms)
+				id, fin := uploadClean(ctx, s, c, name, ct, data)
+				dur := fin.Int("duration_ms")
+				if fc.kind == "audio" {
+					Expect(dur).To(BeNumerically("~", ms, 50), "finalize measures the synthesized WAV"+fin.Describe())
+				}
+				r := c.Post(ctx, "/estimates", map[string]any{"capability_id": fc.id, "config": withAsset(objectAt(fc.d, "example_config"), id)}).ExpectOK(http.StatusOK)
+				secs, ok := r.Field("seconds").(interface{ Float64() (float64, error) })
+				Expect(ok).To(BeTrue(), "seconds is a number"+r.Describe())
+				v, err := secs.Float64()
+				Expect(err).NotTo(HaveOccurred())
+				Expect(v).To(BeNumerically("~", float64(dur)/1000, 0.0005), fmt.Sprintf("seconds is the upload's duration_ms %d / 1000", dur)+r.Describe())
+				seen = append(seen, v)
+			}
+			if len(seen) == 2 {
+				Expect(seen[0]).NotTo(Equal(seen[1]), "two uploads of different lengths price different seconds")
+			}
+		})
+
+		f.Rule("EST-023").It("a script-priced actor_ultra estimate is a ceiling: is_ceiling true", func(ctx context.Context, s *framework.Spec) {
+			c := s.Client()
+			actor, voice, _, _ := talkingCast(ctx, c)
+			r := c.Post(ctx, "/estimates", map[string]any{"capability_id": "actor_ultra",
+				"config": map[string]any{"script": "Meet the bottle that keeps coffee hot. Take " + randomHex(4) + "."}, "actor_id": actor, "voice_id": voice}).ExpectOK(http.StatusOK)
+			Expect(r.Bool("is_ceiling")).To(BeTrue(), "a length read from the script is an upper bound"+r.Describe())
+		})
+
+		f.Rule("EST-024").It("an actor_ultra estimate with an uploaded audio id in config.voice_audio is exact: is_ceiling false", func(ctx context.Context, s *framework.Spec) {
+			c := uploadClient(ctx, s, 10)
+			actor, _, _, _ := talkingCast(ctx, c)
+			id, fin := uploadClean(ctx, s, c, "voice.wav", "audio/wav", wavOf(4500))
+			r := c.Post(ctx, "/estimates", map[string]any{"capability_id": "actor_ultra", "config": map[string]any{"voice_audio": []string{id}}, "actor_id": actor}).ExpectOK(http.StatusOK)
+			Expect(r.Bool("is_ceiling")).To(BeFalse(), "a recording's length is known: the price is exact"+r.Describe())
+			if v, has := r.Lookup("seconds"); has {
+				n, _ := v.(interface{ Float64() (float64, error) })
+				secs, _ := n.Float64()
+				Expect(secs).To(BeNumerically("~", float64(fin.Int("duration_ms"))/1000, 0.0005), "the exact length is the recording's"+r.Describe())
+			}
+		})
+
+		f.Rule(rules("EST-025", "ERR-024")...).It("an approved_voice_generation_id that is not a completed matching tts generation answers 400 invalid_config", func(ctx context.Context, s *framework.Spec) {
+			sp := newSpender(ctx, s)
+			c := sp.c
+			actor, voice, _, otherVoice := talkingCast(ctx, c)
+			script := "Coffee stays hot for twelve hours. Batch " + randomHex(4) + "."
+			j := submit(ctx, s, c, "tts", map[string]any{"script": script}, map[string]any{"voice_id": voice})
+			body := func(cfgScript, v string) map[string]any {
+				return map[string]any{"capability_id": "actor_ultra", "config": map[string]any{"script": cfgScript},
+					"actor_id": actor, "voice_id": v, "approved_voice_generation_id": j.id}
+			}
+			if s.HasControl() {
+				// The service clock stands still: the tts generation has not completed yet.
+				st := readGen(ctx, c, j.id).String("generation.status")
+				if st != "completed" && st != "failed" {
+					c.Post(ctx, "/estimates", body(script, voice)).ExpectError(http.StatusBadRequest, "invalid_config")
+				}
+			}
+			done := s.Finish(ctx, c, j.id)
+			Expect(done.String("generation.status")).To(Equal("completed"), done.Describe())
+			c.Post(ctx, "/estimates", body(script+" And more.", voice)).ExpectError(http.StatusBadRequest, "invalid_config")
+			c.Post(ctx, "/estimates", body(script, otherVoice)).ExpectError(http.StatusBadRequest, "invalid_config")
+			ok := c.Post(ctx, "/estimates", body(script, voice)).ExpectOK(http.StatusOK)
+			Expect(ok.String("capability_id")).To(Equal("actor_ultra"), "the matching approved voice prices"+ok.Describe())
+		})
+	})
+
+	Describe("estimates refused by pricing", func() {
+		f.Rule(rules("EST-020", "ERR-033")...).It("an estimate of a capability without a published price answers 409 not_priced, every other one prices", func(ctx context.Context, s *framework.Spec) {
+			c := s.Client()
+			unpriced := 0
+			for _, d := range availableDetails(ctx, c, 40) {
+				cfg := objectAt(d, "example_config")
+				if namesUpload(cfg) {
+					continue
+				}
+				r := c.Post(ctx, "/estimates", map[string]any{"capability_id": d.String("capability_id"), "config": cfg})
+				if r.Status == http.StatusOK {
+					r.ExpectOK(http.StatusOK)
+					continue
+				}
+				r.ExpectError(http.StatusConflict, "not_priced")
+				Expect(r.Bool("error.retryable")).To(BeFalse(), r.Describe())
+				again := c.Post(ctx, "/estimates", map[string]any{"capability_id": d.String("capability_id"), "config": cfg})
+				again.ExpectError(http.StatusConflict, "not_priced") // a lasting state, not a passing failure
+				unpriced++
+			}
+			if unpriced == 0 {
+				Skip("unsupported: every available capability the suite can price without an upload has a published price")
+			}
+		})
+
+		f.Rule(rules("EST-021", "ERR-042")...).It("an estimate while pricing fails answers 503 pricing_unavailable, retryable; the next one prices", func(ctx context.Context, s *framework.Spec) {
+			c := s.Client()
+			d, _ := pricedWithoutUpload(ctx, c)
+			id := d.String("capability_id")
+			s.QueueFault(ctx, "pricing_unavailable", id, 1, "")
+			r := c.Post(ctx, "/estimates", map[string]any{"capability_id": id, "config": objectAt(d, "example_config")}).
+				ExpectError(http.StatusServiceUnavailable, "pricing_unavailable")
+			Expect(r.Bool("error.retryable")).To(BeTrue(), r.Describe())
+			c.Post(ctx, "/estimates", map[string]any{"capability_id": id, "config": objectAt(d, "example_config")}).ExpectOK(http.StatusOK)
+		})
+	})
+
+	Describe("the hold pad of several takes", func() {
+		f.Rule("EST-003").It("with config.count N, max_credits_needed is N times the one-take value ceil(price x 1.1)", func(ctx context.Context, s *framework.Spec) {
+			c := s.Client()
+			checked := 0
+			for _, d := range countCaps(ctx, c) {
+				id := d.String("capability_id")
+				cfg := cheapConfig(d)
+				row := asObject(d, d.Doc(), "the answer")
+				n := min(maxVariants(row), 4)
+				if n < 2 {
+					continue
+				}
+				cfg["count"] = 1
+				one := c.Post(ctx, "/estimates", map[string]any{"capability_id": id, "config": cfg})
+				if one.Status == http.StatusConflict {
+					one.ExpectError(http.StatusConflict, "not_priced")
+					continue
+				}
+				one.ExpectOK(http.StatusOK)
+				price, ok := framework.AsInt(one.Field("credits"))
+				Expect(ok).To(BeTrue(), "credits is a whole number"+one.Describe())
+				take := one.Int("max_credits_needed")
+				Expect(take).To(Equal(ceilPad(price)), id+": one take holds ceil(price x 1.1)"+one.Describe())
+				for k := int64(2); k <= n; k++ {
+					cfg["count"] = k
+					r := c.Post(ctx, "/estimates", map[string]any{"capability_id": id, "config": cfg}).ExpectOK(http.StatusOK)
+					Expect(r.Int("max_credits_needed")).To(Equal(k*take),
+						fmt.Sprintf("%s with count %d: every take is padded and rounded alone, %d x %d", id, k, k, take)+r.Describe())
+				}
+				checked++
+			}
+			if checked == 0 {
+				Skip("unsupported: no available capability prices a count of 2 or more without an upload")
+			}
+		})
+	})
+
 }

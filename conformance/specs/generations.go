@@ -1,409 +1,19 @@
 package specs
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
-	"image/png"
 	"net/http"
-	"net/url"
 	"time"
 
-	. "github.com/onsi/ginkgo/v2" //nolint:revive
-	. "github.com/onsi/gomega"    //nolint:revive
-
 	"github.com/mediaspec/mediaspec/conformance/framework"
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
 )
 
-// Shared helpers of the generation specs (submit, batches, talking actor, ledger, links) and the
-// specs of the generation read, wait, state machine and list.
-
-const (
-	genIDPattern   = `^gen_[0-9a-f]{32}$`
-	bgIDPattern    = `^bg_[0-9a-f]{32}$`
-	assetIDPattern = `^ast_[0-9a-f]{32}$`
-)
-
-var runningStatuses = []string{"queued", "rendering", "post_processing"}
-
-// statusRank orders the generation statuses along the one forward path.
-var statusRank = map[string]int{"queued": 0, "rendering": 1, "post_processing": 2, "completed": 3}
-
-// spender is a client whose workspace holds only what the spec does: a fresh workspace (and key)
-// when the run has control, else the main client. Balance arithmetic is exact only in the first
-// case; specs that need it declare Control.
-type spender struct {
-	c     *framework.Client
-	ws    *framework.TestWorkspace // nil without control
-	keyID string
-}
-
-func newSpender(ctx context.Context, s *framework.Spec) spender {
-	GinkgoHelper()
-	if s.HasControl() {
-		ws := s.NewWorkspace(ctx, framework.WorkspaceOptions{})
-		c, k := ws.NewKey(ctx, framework.KeyOptions{Scopes: []string{"read", "generate"}})
-		return spender{c: c, ws: ws, keyID: k.ID}
-	}
-	return spender{c: s.Client()}
-}
-
-// newKey makes another read+generate key in the spender's workspace (it needs control).
-func (sp spender) newKey(ctx context.Context, o framework.KeyOptions) (*framework.Client, framework.Key) {
-	GinkgoHelper()
-	Expect(sp.ws).NotTo(BeNil(), "the spec makes keys without declaring Needs(Control)")
-	if len(o.Scopes) == 0 {
-		o.Scopes = []string{"read", "generate"}
-	}
-	return sp.ws.NewKey(ctx, o)
-}
-
-// findDetail reads the detail of the first available capability whose list row pred accepts,
-// skipping the spec when there is none.
-func findDetail(ctx context.Context, c *framework.Client, what string, pred func(row map[string]any) bool) *framework.Response {
-	GinkgoHelper()
-	for _, row := range catalogue(ctx, c) {
-		if row["status"] != "available" || !pred(row) {
-			continue
-		}
-		return c.Get(ctx, "/capabilities/"+row["capability_id"].(string)).ExpectOK(http.StatusOK)
-	}
-	Skip("unsupported: the target lists no available " + what)
-	return nil
-}
-
-func maxVariants(row map[string]any) int64 {
-	n, _ := framework.AsInt(row["max_variants"])
-	return n
-}
-
-// cheapest reads the details of the available capabilities whose list row pred accepts and
-// returns the one whose cheapConfig holds the least (configs naming uploads are passed over),
-// skipping the spec when there is none.
-func cheapest(ctx context.Context, c *framework.Client, what string, pred func(row map[string]any) bool) *framework.Response {
-	GinkgoHelper()
-	var best *framework.Response
-	var bestNeed int64
-	for _, row := range catalogue(ctx, c) {
-		if row["status"] != "available" || !pred(row) {
-			continue
-		}
-		d := c.Get(ctx, "/capabilities/"+row["capability_id"].(string)).ExpectOK(http.StatusOK)
-		cfg := cheapConfig(d)
-		if namesUpload(cfg) {
-			continue
-		}
-		r := c.Post(ctx, "/estimates", map[string]any{"capability_id": d.String("capability_id"), "config": cfg})
-		if r.Status != http.StatusOK {
-			continue
-		}
-		if need := r.Int("max_credits_needed"); best == nil || need < bestNeed {
-			best, bestNeed = d, need
-		}
-	}
-	if best == nil {
-		Skip("unsupported: the target lists no available " + what + " that can be priced without an upload")
-	}
-	return best
-}
-
-// imageModel is the cheapest available image model that makes several takes in one generation.
-func imageModel(ctx context.Context, c *framework.Client) *framework.Response {
-	GinkgoHelper()
-	return cheapest(ctx, c, "image model with max_variants above 1", func(row map[string]any) bool {
-		return row["category"] == "image" && row["output_kind"] == "image" && maxVariants(row) > 1
-	})
-}
-
-// videoModel is the cheapest available video model that fans variants out.
-func videoModel(ctx context.Context, c *framework.Client) *framework.Response {
-	GinkgoHelper()
-	return cheapest(ctx, c, "video model with max_variants above 1", func(row map[string]any) bool {
-		return row["category"] == "video" && row["output_kind"] == "video" && maxVariants(row) > 1
-	})
-}
-
-// textCapability is an available capability whose output is text.
-func textCapability(ctx context.Context, c *framework.Client) *framework.Response {
-	GinkgoHelper()
-	return findDetail(ctx, c, "text capability", func(row map[string]any) bool { return row["output_kind"] == "text" })
-}
-
-// clone deep-copies a JSON object.
-func clone(m map[string]any) map[string]any {
-	b, err := json.Marshal(m)
-	if err != nil {
-		panic(err)
-	}
-	var out map[string]any
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.UseNumber()
-	if err := dec.Decode(&out); err != nil {
-		panic(err)
-	}
-	return out
-}
-
-// cheapConfig is the capability's example_config with a duration set to its schema minimum (the
-// cheapest take of a time-priced model), and a fresh marker in its prompt or script so that two
-// specs never send identical requests.
-func cheapConfig(d *framework.Response) map[string]any {
-	GinkgoHelper()
-	cfg := clone(objectAt(d, "example_config"))
-	props, _ := objectAt(d, "config_schema")["properties"].(map[string]any)
-	if p, ok := props["duration"].(map[string]any); ok && p["type"] == "integer" {
-		if m, ok := framework.AsInt(p["minimum"]); ok {
-			cfg["duration"] = m
-		}
-	}
-	for _, k := range []string{"prompt", "script"} {
-		if v, ok := cfg[k].(string); ok {
-			cfg[k] = v + " Take " + randomHex(6) + "."
-		}
-	}
-	return cfg
-}
-
-// ttsConfig is a tts config speaking a short, unique script.
-func ttsConfig() map[string]any {
-	return map[string]any{"script": "Fresh coffee, every morning. Batch " + randomHex(6) + "."}
-}
-
-// firstVoice returns the id of the first listed voice.
-func firstVoice(ctx context.Context, c *framework.Client) string {
-	GinkgoHelper()
-	p := getPage(ctx, c, "/voices", "voices")
-	if len(p.rows) == 0 {
-		Skip("unsupported: the target lists no voice")
-	}
-	return p.rows[0]["voice_id"].(string)
-}
-
-// estimateOf estimates capID with config and the resource fields of extra (variants become
-// config.count), and returns the answer and max_credits_needed.
-func estimateOf(ctx context.Context, c *framework.Client, capID string, config map[string]any, extra map[string]any) (*framework.Response, int64) {
-	GinkgoHelper()
-	cfg := clone(config)
-	body := map[string]any{"capability_id": capID, "config": cfg}
-	for k, v := range extra {
-		switch k {
-		case "variants":
-			cfg["count"] = v
-		case "actor_id", "actor_image_asset_id", "voice_id", "approved_voice_generation_id":
-			body[k] = v
-		}
-	}
-	r := c.Post(ctx, "/estimates", body).ExpectOK(http.StatusOK)
-	return r, r.Int("max_credits_needed")
-}
-
-// job is an accepted submit.
-type job struct {
-	r     *framework.Response // the submit answer
-	id    string
-	ids   []string
-	need  int64 // the estimate's max_credits_needed, sent as max_credits
-	price int64 // the estimate's credits
-	capID string
-	body  map[string]any // the submit body as sent
-}
-
-// submitBody is a submit body with max_credits.
-func submitBody(capID string, config map[string]any, maxCredits int64, extra map[string]any) map[string]any {
-	body := map[string]any{"capability_id": capID, "config": config, "max_credits": maxCredits}
-	for k, v := range extra {
-		body[k] = v
-	}
-	return body
-}
-
-// submit estimates, reserves the hold from the run's budget, submits with max_credits equal to
-// max_credits_needed and requires 201.
-func submit(ctx context.Context, s *framework.Spec, c *framework.Client, capID string, config map[string]any, extra map[string]any) job {
-	GinkgoHelper()
-	est, need := estimateOf(ctx, c, capID, config, extra)
-	price, ok := framework.AsInt(est.Field("credits"))
-	Expect(ok).To(BeTrue(), "estimate credits is a whole number"+est.Describe())
-	s.Spend(int(need))
-	body := submitBody(capID, config, need, extra)
-	r := c.Post(ctx, "/generations", body).ExpectOK(http.StatusCreated)
-	j := job{r: r, id: r.String("generation_id"), need: need, price: price, capID: capID, body: body}
-	for i, v := range r.Array("generation_ids") {
-		id, isStr := v.(string)
-		Expect(isStr).To(BeTrue(), fmt.Sprintf("generation_ids[%d] is a string", i)+r.Describe())
-		j.ids = append(j.ids, id)
-	}
-	if s.HasControl() {
-		// Leave no job running for the next spec: a running job would take a fault queued for
-		// its capability by another spec.
-		DeferCleanup(func(ctx SpecContext) {
-			for _, id := range j.ids {
-				s.Finish(ctx, c, id)
-			}
-		})
-	}
-	return j
-}
-
-// balanceOf reads available and held credits.
-func balanceOf(ctx context.Context, c *framework.Client) (available, held int64) {
-	GinkgoHelper()
-	r := c.Get(ctx, "/credits/balance").ExpectOK(http.StatusOK)
-	return r.Int("available_credits"), r.Int("held_credits")
-}
-
-// readGen reads a generation and returns the answer.
-func readGen(ctx context.Context, c *framework.Client, id string) *framework.Response {
-	GinkgoHelper()
-	r := c.Get(ctx, "/generations/"+id).ExpectOK(http.StatusOK)
-	Expect(r.String("generation.generation_id")).To(Equal(id), "the read answers the id asked for, exactly"+r.Describe())
-	return r
-}
-
-// checkGeneration checks the fields every generation object carries, at path ("generation").
-func checkGeneration(r *framework.Response, path string) {
-	GinkgoHelper()
-	g := objectAt(r, path)
-	what := path
-	Expect(stringField(r, g, "generation_id", what)).To(MatchRegexp(genIDPattern), r.Describe())
-	nullableString(r, g, "capability_id", what)
-	status := stringField(r, g, "status", what)
-	Expect(status).To(oneOf("queued", "rendering", "post_processing", "completed", "failed"), what+".status"+r.Describe())
-	Expect(stringField(r, g, "source", what)).To(oneOf("ui", "api", "mcp", "cli", "workflow", "agent", "preset"), r.Describe())
-	for _, k := range []string{"purpose", "workflow_run_id", "fan_out_label", "output_kind", "batch_group_id"} {
-		nullableString(r, g, k, what)
-	}
-	if bg, null := nullableString(r, g, "batch_group_id", what); !null {
-		Expect(bg).To(MatchRegexp(bgIDPattern), r.Describe())
-	}
-	Expect(g).To(HaveKey("batch_index"), what+" has batch_index (null when not a sibling)"+r.Describe())
-	Expect(g).To(HaveKey("outputs_expected"), r.Describe())
-	Expect(g).To(HaveKey("outputs_delivered"), r.Describe())
-	Expect(g).To(HaveKey("error"), what+" has error (null unless failed)"+r.Describe())
-	Expect(g).To(HaveKey("completed_at"), what+" has completed_at (null while running)"+r.Describe())
-	intField(r, g, "credits_estimated", what)
-	Expect(stringField(r, g, "charge_summary", what)).NotTo(BeEmpty(), r.Describe())
-	stringField(r, g, "created_at", what)
-	stringField(r, g, "updated_at", what)
-	_, isBool := g["has_result"].(bool)
-	Expect(isBool).To(BeTrue(), what+".has_result is a boolean"+r.Describe())
-	outs, isArr := g["outputs"].([]any)
-	Expect(isArr).To(BeTrue(), what+".outputs is an array"+r.Describe())
-	for i, o := range outs {
-		out := asObject(r, o, fmt.Sprintf("%s.outputs[%d]", what, i))
-		ow := fmt.Sprintf("%s.outputs[%d]", what, i)
-		intField(r, out, "index", ow)
-		Expect(stringField(r, out, "kind", ow)).To(oneOf("image", "video", "audio"), r.Describe())
-		for _, k := range []string{"url", "file_name", "asset_id"} {
-			nullableString(r, out, k, ow)
-		}
-		for _, k := range []string{"width", "height", "duration_ms"} {
-			Expect(out).To(HaveKey(k), ow+" has "+k+r.Describe())
-		}
-	}
-	credits := asObject(r, g["credits"], what+".credits")
-	intField(r, credits, "credits_held", what+".credits")
-	intField(r, credits, "wallet_balance", what+".credits")
-	Expect(stringField(r, credits, "settlement", what+".credits")).To(oneOf("open", "captured"), r.Describe())
-	terminal, isBool := credits["terminal"].(bool)
-	Expect(isBool).To(BeTrue(), r.Describe())
-	charged, present := credits["credits_charged"]
-	Expect(present).To(BeTrue(), what+".credits has credits_charged (null until terminal)"+r.Describe())
-	running := status != "completed" && status != "failed"
-	if running {
-		Expect(charged).To(BeNil(), "credits_charged is null while the job runs (null means unknown, never zero)"+r.Describe())
-		Expect(terminal).To(BeFalse(), "credits.terminal is false while the job runs"+r.Describe())
-		Expect(credits["settlement"]).To(Equal("open"), "settlement is open while the job runs"+r.Describe())
-		Expect(g["completed_at"]).To(BeNil(), "completed_at is null while the job runs"+r.Describe())
-		Expect(g["error"]).To(BeNil(), "error is null unless failed"+r.Describe())
-		Expect(g).NotTo(HaveKey("credits_left"), "credits_left appears once the charge is final"+r.Describe())
-		for i, o := range outs {
-			Expect(o.(map[string]any)["url"]).To(BeNil(), fmt.Sprintf("outputs[%d].url is null until the generation is completed", i)+r.Describe())
-		}
-	}
-	if !terminal {
-		Expect(charged).To(BeNil(), "credits_charged is null until terminal is true"+r.Describe())
-	}
-	if status == "completed" {
-		Expect(g["error"]).To(BeNil(), "error is null unless failed"+r.Describe())
-	}
-}
-
-// anyLink reports whether some output of the generation at path has a url.
-func anyLink(r *framework.Response, path string) bool {
-	GinkgoHelper()
-	for _, o := range r.Array(path + ".outputs") {
-		if m, ok := o.(map[string]any); ok && m["url"] != nil {
-			return true
-		}
-	}
-	return false
-}
-
-// checkExpiry checks output_urls_expire_in_seconds: 600 when some output of the generation at path
-// has a link, absent otherwise.
-func checkExpiry(r *framework.Response, path string) {
-	GinkgoHelper()
-	v, present := r.Lookup("output_urls_expire_in_seconds")
-	if anyLink(r, path) {
-		Expect(present).To(BeTrue(), "output_urls_expire_in_seconds is present when an output has a link"+r.Describe())
-		n, _ := framework.AsInt(v)
-		Expect(n).To(Equal(int64(600)), "output links last 600 seconds"+r.Describe())
-	} else {
-		Expect(present).To(BeFalse(), "output_urls_expire_in_seconds is absent when no output has a link"+r.Describe())
-	}
-}
-
-// checkCompleted checks a completed generation read: every output delivered with a link and an
-// asset id, the charge captured and final, credits_left equal to wallet_balance.
-func checkCompleted(r *framework.Response, path string) {
-	GinkgoHelper()
-	checkGeneration(r, path)
-	Expect(r.String(path+".status")).To(Equal("completed"), r.Describe())
-	expected := r.Int(path + ".outputs_expected")
-	Expect(r.Int(path+".outputs_delivered")).To(Equal(expected), "a completed generation delivered every expected output"+r.Describe())
-	if r.String(path+".output_kind") != "text" {
-		Expect(r.Array(path+".outputs")).To(HaveLen(int(expected)), r.Describe())
-	}
-	for i := range r.Array(path + ".outputs") {
-		p := fmt.Sprintf("%s.outputs.%d", path, i)
-		Expect(r.String(p+".url")).NotTo(BeEmpty(), r.Describe())
-		Expect(r.String(p+".asset_id")).To(MatchRegexp(assetIDPattern), r.Describe())
-	}
-	Expect(r.Bool(path+".credits.terminal")).To(BeTrue(), r.Describe())
-	Expect(r.String(path+".credits.settlement")).To(Equal("captured"), "a completed, charged job's settlement is captured"+r.Describe())
-	charged := r.Int(path + ".credits.credits_charged")
-	Expect(charged).To(BeNumerically("<=", r.Int(path+".credits.credits_held")), "the charge is never more than the hold"+r.Describe())
-	Expect(r.String(path+".completed_at")).NotTo(BeEmpty(), r.Describe())
-	Expect(r.Int(path+".credits_left")).To(Equal(r.Int(path+".credits.wallet_balance")), "credits_left and wallet_balance both mean available credits"+r.Describe())
-	checkExpiry(r, "generation")
-}
-
-// outputLinks returns the output urls of the generation at path.
-func outputLinks(r *framework.Response, path string) []string {
-	GinkgoHelper()
-	var out []string
-	for i := range r.Array(path + ".outputs") {
-		out = append(out, r.String(fmt.Sprintf("%s.outputs.%d.url", path, i)))
-	}
-	return out
-}
-
-// expectPNG checks a fetched file is a PNG of the given size (0: any).
-func expectPNG(r *framework.Response, width, height int64) {
-	GinkgoHelper()
-	Expect(r.Status).To(Equal(http.StatusOK), "the file link answers 200"+r.Describe())
-	Expect(r.Header.Get("Content-Type")).To(HavePrefix("image/"), "an image output's link answers an image type"+r.Describe())
-	img, err := png.Decode(bytes.NewReader(r.Body))
-	Expect(err).NotTo(HaveOccurred(), "the image output decodes as PNG")
-	if width > 0 {
-		Expect(int64(img.Bounds().Dx())).To(Equal(width), "the PNG is as wide as the output says")
-		Expect(int64(img.Bounds().Dy())).To(Equal(height), "the PNG is as high as the output says")
-	}
-}
-
+// generationSpecs registers the specs of the documented flow, generation states and waits.
 func generationSpecs(f *framework.Framework) {
+
 	Describe("the documented flow", Ordered, func() {
 		// The flow runs once, in BeforeAll (so that a label filter selecting any one step still runs
 		// it); each step checks one part of it.
@@ -620,6 +230,7 @@ func generationSpecs(f *framework.Framework) {
 	})
 
 	Describe("generation wait", func() {
+
 		f.Rule("GEN-027", "GEN-029", "GEN-030", "GEN-031", "GEN-034", "GEN-028", "GEN-005").Needs(framework.Spends, framework.Control).It("a wait on a running job answers 200 after about 18 s with still_running true; ?timeout does not shorten it", func(ctx context.Context, s *framework.Spec) {
 			sp := newSpender(ctx, s)
 			d := videoModel(ctx, sp.c)
@@ -686,17 +297,66 @@ func generationSpecs(f *framework.Framework) {
 			rows, _ := walk(ctx, other, "/generations", "generations", 50, 40)
 			Expect(ids(rows, "generation_id")).NotTo(ContainElement(j.id), "only this workspace's generations are listed")
 		})
+
+		f.Rule("GEN-027", "GEN-005", "GEN-030").Needs(framework.Spends, framework.Control).It("a wait answers as soon as the job ends, before its 18 s are up", func(ctx context.Context, s *framework.Spec) {
+			sp := newSpender(ctx, s)
+			d := videoModel(ctx, sp.c)
+			j := submit(ctx, s, sp.c, d.String("capability_id"), cheapConfig(d), nil)
+			done := make(chan *framework.Response, 1)
+			// The wait runs on its own context so that it is never cut off by the spec ending (a
+			// skip below): the cleanup that finishes the job releases it.
+			wctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+			exited := make(chan struct{})
+			DeferCleanup(func(ctx SpecContext) {
+				s.Finish(ctx, sp.c, j.id)
+				select {
+				case <-exited:
+				case <-time.After(10 * time.Second):
+				}
+				cancel()
+			})
+			go func() {
+				defer GinkgoRecover()
+				defer close(exited)
+				done <- sp.c.Get(wctx, "/generations/"+j.id+"/wait")
+			}()
+			// Let the wait start while the job runs: three seconds of service time, slowly.
+			for i := 0; i < 3; i++ {
+				select {
+				case early := <-done:
+					early.ExpectOK(http.StatusOK)
+					Skip("unsupported: the job ended within 3 s of service time; a wait cut short by the job's end cannot be observed" + early.Describe())
+				case <-time.After(50 * time.Millisecond):
+				}
+				s.Advance(ctx, 1)
+			}
+			s.JobHook(ctx, j.id, "fail", map[string]any{"code": "provider_error"})
+			// The service clock stands still from here: only the job's end can release the wait.
+			select {
+			case w := <-done:
+				w.ExpectOK(http.StatusOK)
+				Expect(w.Bool("still_running")).To(BeFalse(), "the wait answers the ended job"+w.Describe())
+				Expect(w.String("generation.status")).To(Equal("failed"), w.Describe())
+				Expect(w.Int("waited_seconds")).To(BeNumerically("<", 15), "the wait ended with the job, not at its 18 s"+w.Describe())
+			case <-time.After(5 * time.Second):
+				s.Advance(ctx, 20)
+				w := <-done
+				Fail("GET /generations/{id}/wait did not answer when the job ended; it answered only once its 18 s had passed" + w.Describe())
+			}
+		})
+
+		f.Rule("GEN-034", "GEN-032").Needs(framework.Spends, framework.Control).It("age_seconds counts from created_at, not from the start of the wait", func(ctx context.Context, s *framework.Spec) {
+			sp := newSpender(ctx, s)
+			d := imageModel(ctx, sp.c)
+			j := submit(ctx, s, sp.c, d.String("capability_id"), cheapConfig(d), nil)
+			s.Finish(ctx, sp.c, j.id)
+			s.Advance(ctx, 120)
+			w := sp.c.Get(ctx, "/generations/"+j.id+"/wait").ExpectOK(http.StatusOK)
+			Expect(w.Bool("still_running")).To(BeFalse(), w.Describe())
+			Expect(w.Int("waited_seconds")).To(BeNumerically("<=", 2), "a finished job's wait answers at once"+w.Describe())
+			Expect(w.Int("age_seconds")).To(BeNumerically(">=", 120), "the job was created more than 120 s of service time ago"+w.Describe())
+		})
+
 	})
-}
 
-// ceilPad is ceil(n x 1.1) in integers.
-func ceilPad(n int64) int64 { return (n*11 + 9) / 10 }
-
-// hostOf is the host the exchange of r was made to.
-func hostOf(r *framework.Response) string {
-	u, err := url.Parse(r.Exchange.URL)
-	if err != nil {
-		return ""
-	}
-	return u.Host
 }

@@ -4,22 +4,52 @@ import (
 	"context"
 	"net/http"
 
-	. "github.com/onsi/ginkgo/v2" //nolint:revive
-	. "github.com/onsi/gomega"    //nolint:revive
-
 	"github.com/mediaspec/mediaspec/conformance/framework"
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
 )
 
-// spendRefusal checks a 402 spend_limit_exceeded naming the cap, its value and what it still allows.
-func spendRefusal(r *framework.Response, boundBy string, limit, remaining int64) {
-	GinkgoHelper()
-	Expect(r.String("error.limit.bound_by")).To(Equal(boundBy), r.Describe())
-	Expect(r.Int("error.limit.limit_credits")).To(Equal(limit), r.Describe())
-	Expect(r.Int("error.limit.remaining_credits")).To(Equal(remaining), r.Describe())
-}
-
+// ledgerSpecs registers the specs of the credit balance, holds, charges and spend limits.
 func ledgerSpecs(f *framework.Framework) {
+
+	Describe("credit balance", func() {
+		f.Rule("LEDGER-018", "LEDGER-019", "LEDGER-020", "LEDGER-021", "LEDGER-011", "CORE-002", "CORE-010").It("answers the balance, its sum and the limits with their defaults", func(ctx context.Context, s *framework.Spec) {
+			r := s.Client().Get(ctx, "/credits/balance").ExpectOK(http.StatusOK)
+			Expect(r.Header.Get("Content-Type")).To(HavePrefix("application/json"), r.Describe())
+			avail, held := r.Int("available_credits"), r.Int("held_credits")
+			Expect(r.Int("balance_credits")).To(Equal(avail+held), "balance = available + held"+r.Describe())
+			r.Int("low_balance_threshold_credits")
+			Expect(r.String("summary")).NotTo(BeEmpty(), r.Describe())
+			daily := r.Int("limits.daily_credits")
+			spent := r.Int("limits.daily_spent_credits")
+			Expect(r.Int("limits.daily_remaining_credits")).To(Equal(max(daily-spent, 0)), r.Describe())
+			r.Int("limits.per_generation_credits")
+			r.Int("limits.key_spent_credits")
+			kb, present := r.Lookup("limits.key_budget_credits")
+			Expect(present).To(BeTrue(), "limits.key_budget_credits is present (null without a budget)"+r.Describe())
+			kr, present := r.Lookup("limits.key_remaining_credits")
+			Expect(present).To(BeTrue(), r.Describe())
+			if kb == nil {
+				Expect(kr).To(BeNil(), "without a key budget key_remaining_credits is null, not 0"+r.Describe())
+			}
+		})
+
+		f.Rule("LEDGER-020", "LEDGER-011", "LEDGER-010").It("a fresh workspace reads the default limits: 600 per generation, 2000 daily, no key budget", func(ctx context.Context, s *framework.Spec) {
+			ws := s.NewWorkspace(ctx, framework.WorkspaceOptions{})
+			c, _ := ws.NewKey(ctx, framework.KeyOptions{Scopes: []string{"read"}})
+			r := c.Get(ctx, "/credits/balance").ExpectOK(http.StatusOK)
+			Expect(r.Int("limits.per_generation_credits")).To(Equal(int64(600)), r.Describe())
+			Expect(r.Int("limits.daily_credits")).To(Equal(int64(2000)), r.Describe())
+			Expect(r.Int("limits.daily_spent_credits")).To(BeZero(), r.Describe())
+			Expect(r.Int("limits.daily_remaining_credits")).To(Equal(int64(2000)), r.Describe())
+			Expect(r.Field("limits.key_budget_credits")).To(BeNil(), "no key budget reads null, not 0"+r.Describe())
+			Expect(r.Field("limits.key_remaining_credits")).To(BeNil(), r.Describe())
+			Expect(r.Int("held_credits")).To(BeZero(), r.Describe())
+		})
+	})
+
 	Describe("holds and charges", func() {
+
 		f.Rule("LEDGER-001", "SUBMIT-007", "SUBMIT-008", "LEDGER-019").Needs(framework.Spends, framework.Control).It("a submit holds the padded estimate, not max_credits: available falls and held rises by credits_held", func(ctx context.Context, s *framework.Spec) {
 			sp := newSpender(ctx, s)
 			cfg := ttsConfig()
@@ -34,6 +64,26 @@ func ledgerSpecs(f *framework.Framework) {
 			Expect(r.Int("credits.wallet_balance")).To(Equal(a1), "wallet_balance is available_credits right after the hold"+r.Describe())
 		})
 
+		f.Rule("LEDGER-002", "GEN-017", "CORE-020").Needs(framework.Spends).It("a completed job with an exact estimate is charged the estimate's credits, not the padded hold", func(ctx context.Context, s *framework.Spec) {
+			sp := newSpender(ctx, s)
+			d := imageModel(ctx, sp.c)
+			cfg := cheapConfig(d)
+			est, _ := estimateOf(ctx, sp.c, d.String("capability_id"), cfg, nil)
+			if est.Bool("is_ceiling") {
+				Skip("unsupported: the image model's estimate is a ceiling, not an exact price")
+			}
+			before, _ := balanceOf(ctx, sp.c)
+			j := submit(ctx, s, sp.c, d.String("capability_id"), cfg, nil)
+			Expect(s.Finish(ctx, sp.c, j.id).String("generation.status")).To(Equal("completed"))
+			r := readGen(ctx, sp.c, j.id)
+			Expect(r.Int("generation.credits.credits_charged")).To(Equal(j.price), "an exact estimate's credits is the price charged; the pad is only held"+r.Describe())
+			if sp.ws != nil {
+				after, held := balanceOf(ctx, sp.c)
+				Expect(held).To(BeZero())
+				Expect(before-after).To(Equal(j.price), "the balance moved by the price, the rest of the hold was released")
+			}
+		})
+
 		f.Rule("LEDGER-014", "LEDGER-002").Needs(framework.Spends, framework.Control).It("lowering a limit below a running job's hold does not stop it: it settles", func(ctx context.Context, s *framework.Spec) {
 			sp := newSpender(ctx, s)
 			a0, _ := balanceOf(ctx, sp.c)
@@ -45,6 +95,7 @@ func ledgerSpecs(f *framework.Framework) {
 			Expect(a0 - a1).To(Equal(w.Int("generation.credits.credits_charged")))
 			Expect(h1).To(BeZero())
 		})
+
 	})
 
 	Describe("spend limits", func() {
@@ -165,4 +216,5 @@ func ledgerSpecs(f *framework.Framework) {
 			sp.c.Post(ctx, "/generations", next).ExpectOK(http.StatusCreated)
 		})
 	})
+
 }

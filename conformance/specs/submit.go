@@ -5,104 +5,15 @@ import (
 	"fmt"
 	"net/http"
 
-	. "github.com/onsi/ginkgo/v2" //nolint:revive
-	. "github.com/onsi/gomega"    //nolint:revive
-
 	"github.com/mediaspec/mediaspec/conformance/framework"
+	fixtures "github.com/mediaspec/mediaspec/fixtures/media"
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
 )
 
-// rotating hands out clients of the main workspace, a fresh key every 15 submits, so that a spec
-// sending many refused submits stays inside each key's agent_submit bucket (20 a minute).
-type rotating struct {
-	s *framework.Spec
-	c *framework.Client
-	n int
-}
-
-func (r *rotating) client() *framework.Client {
-	GinkgoHelper()
-	if r.c == nil || r.n >= 15 {
-		r.c, r.n = r.s.FreshClient(), 0
-	}
-	r.n++
-	return r.c
-}
-
-// snapshot is what a refused submit must leave unchanged: the balance and the newest generations.
-type snapshot struct {
-	available, held int64
-	newest          []string
-}
-
-func takeSnapshot(ctx context.Context, c *framework.Client) snapshot {
-	GinkgoHelper()
-	a, h := balanceOf(ctx, c)
-	return snapshot{available: a, held: h, newest: ids(getPage(ctx, c, "/generations", "generations").rows, "generation_id")}
-}
-
-// refuse sends a submit that must be refused with status and code and checks that it started
-// nothing and moved no credit. body is a map (sent as JSON) or []byte (sent as is).
-func refuse(ctx context.Context, c *framework.Client, body any, status int, code string, opts ...framework.CallOption) *framework.Response {
-	GinkgoHelper()
-	before := takeSnapshot(ctx, c)
-	switch b := body.(type) {
-	case []byte:
-		opts = append([]framework.CallOption{framework.RawBody(b, "application/json")}, opts...)
-	default:
-		opts = append([]framework.CallOption{framework.JSONBody(b)}, opts...)
-	}
-	r := c.Do(ctx, http.MethodPost, "/generations", opts...).ExpectError(status, code)
-	after := takeSnapshot(ctx, c)
-	Expect(after.available).To(Equal(before.available), "a refused submit leaves available_credits unchanged"+r.Describe())
-	Expect(after.held).To(Equal(before.held), "a refused submit holds nothing"+r.Describe())
-	Expect(after.newest).To(Equal(before.newest), "a refused submit starts no generation"+r.Describe())
-	return r
-}
-
-// expectField checks error.field.
-func expectField(r *framework.Response, field string) {
-	GinkgoHelper()
-	Expect(r.String("error.field")).To(Equal(field), "the refusal names the field at fault"+r.Describe())
-}
-
-// ttsBody is a valid tts submit body with max_credits.
-func ttsBody(maxCredits int64) map[string]any {
-	return submitBody("tts", ttsConfig(), maxCredits, nil)
-}
-
-// overCapConfig finds an available video model config whose hold is above 600 credits (the
-// default per-generation cap): the duration at its schema maximum. It skips the spec when none is.
-func overCapConfig(ctx context.Context, c *framework.Client) (string, map[string]any, int64) {
-	GinkgoHelper()
-	for _, row := range catalogue(ctx, c) {
-		if row["status"] != "available" || row["category"] != "video" {
-			continue
-		}
-		d := c.Get(ctx, "/capabilities/"+row["capability_id"].(string)).ExpectOK(http.StatusOK)
-		props, _ := objectAt(d, "config_schema")["properties"].(map[string]any)
-		p, ok := props["duration"].(map[string]any)
-		if !ok {
-			continue
-		}
-		hi, ok := framework.AsInt(p["maximum"])
-		if !ok {
-			continue
-		}
-		cfg := cheapConfig(d)
-		cfg["duration"] = hi
-		if namesUpload(cfg) {
-			continue
-		}
-		_, need := estimateOf(ctx, c, d.String("capability_id"), cfg, nil)
-		if need > 600 {
-			return d.String("capability_id"), cfg, need
-		}
-	}
-	Skip("unsupported: no available video model's config holds more than 600 credits")
-	return "", nil, 0
-}
-
+// submitSpecs registers the specs of the submit body, the submit check order and the one job a key may hold.
 func submitSpecs(f *framework.Framework) {
+
 	Describe("submit body", func() {
 		f.Rule(rules("SUBMIT-010", "SUBMIT-011", "CHECK-005", "CHECK-001", "CHECK-018", "SUBMIT-030", "ERR-020", "ERR-024", "VER-005")...).It("refuses each field that does not exist with 400 invalid_config naming it, before max_credits is compared", func(ctx context.Context, s *framework.Spec) {
 			rc := &rotating{s: s}
@@ -224,6 +135,7 @@ func submitSpecs(f *framework.Framework) {
 	})
 
 	Describe("submit check order", func() {
+
 		f.Rule(rules("CHECK-002", "CHECK-001", "RATE-003", "ERR-036")...).Needs(framework.ReadKey).It("rate limit before scope: a read-only key past its 20 agent_submit calls gets 429, not 403", func(ctx context.Context, s *framework.Spec) {
 			c := s.ReadClient()
 			for i := 0; i < 20; i++ {
@@ -246,6 +158,17 @@ func submitSpecs(f *framework.Framework) {
 			r := refuse(ctx, c, submitBody(d.String("capability_id"), cfg, need-1, nil), http.StatusPaymentRequired, "max_credits_exceeded")
 			Expect(r.String("error.limit.bound_by")).To(Equal("max_credits"), r.Describe())
 			Expect(r.Int("error.limit.required_credits")).To(Equal(need), "required_credits is the estimate's max_credits_needed"+r.Describe())
+		})
+
+		f.Rule(rules("CHECK-019", "CHECK-001", "SUBMIT-014", "ERR-025")...).It("max_credits before config validity: a config with an unknown key sent with max_credits 1 gets 402 max_credits_exceeded", func(ctx context.Context, s *framework.Spec) {
+			c := s.Client()
+			cfg := ttsConfig()
+			_, need := estimateOf(ctx, c, "tts", cfg, nil)
+			bad := clone(cfg)
+			bad["conformance_bogus"] = true
+			r := refuse(ctx, c, submitBody("tts", bad, 1, nil), http.StatusPaymentRequired, "max_credits_exceeded")
+			Expect(r.String("error.limit.bound_by")).To(Equal("max_credits"), r.Describe())
+			Expect(r.Int("error.limit.required_credits")).To(Equal(need), "the price checks price the config as sent, before config validity"+r.Describe())
 		})
 
 		f.Rule(rules("ERR-013", "CORE-019")...).Needs(framework.Spends).It("resubmitting with max_credits equal to limit.required_credits is accepted", func(ctx context.Context, s *framework.Spec) {
@@ -414,6 +337,7 @@ func submitSpecs(f *framework.Framework) {
 				refuse(ctx, c, submitBody(id, objectAt(d, "example_config"), 50, nil), http.StatusConflict, "not_priced")
 			})
 		})
+
 	})
 
 	Describe("one job per key", func() {
@@ -515,4 +439,97 @@ func submitSpecs(f *framework.Framework) {
 			}
 		})
 	})
+
+	Describe("the key slot and the render brake", func() {
+		f.Rule(rules("SUBMIT-020", "ERR-031")...).Needs(framework.Control, framework.Spends, framework.Slow).It("a job stops holding its key's slot 10 minutes after submit, though it still runs", func(ctx context.Context, s *framework.Spec) {
+			sp := newSpender(ctx, s)
+			d := imageModel(ctx, sp.c)
+			capID := d.String("capability_id")
+			s.QueueFaultIn(ctx, sp.ws.ID, map[string]any{"kind": "slow_render", "seconds": 1800}, capID, 1, "")
+			first := submit(ctx, s, sp.c, capID, cheapConfig(d), nil)
+			next := cheapConfig(d)
+			_, need := estimateOf(ctx, sp.c, capID, next, nil)
+			r := refuse(ctx, sp.c, submitBody(capID, next, need, nil), http.StatusConflict, "submission_in_flight")
+			Expect(r.String("error.in_flight.generation_id")).To(Equal(first.id), r.Describe())
+			s.Advance(ctx, 590)
+			refuse(ctx, sp.c, submitBody(capID, next, need, nil), http.StatusConflict, "submission_in_flight")
+			s.Advance(ctx, 15)
+			g := readGen(ctx, sp.c, first.id)
+			Expect(g.String("generation.status")).To(oneOf(runningStatuses...), "the slow_render fault keeps the first job running past 10 minutes"+g.Describe())
+			s.Spend(int(need))
+			again := sp.c.Post(ctx, "/generations", submitBody(capID, next, need, nil)).ExpectOK(http.StatusCreated)
+			Expect(again.Bool("replay")).To(BeFalse(), again.Describe())
+			Expect(again.String("generation_id")).NotTo(Equal(first.id), again.Describe())
+			DeferCleanup(func(ctx SpecContext) { s.Finish(ctx, sp.c, again.String("generation_id")) })
+			Expect(readGen(ctx, sp.c, first.id).String("generation.status")).To(oneOf(runningStatuses...), "the first job still runs")
+		})
+
+		f.Rule(rules("ERR-043", "ERR-036")...).Needs(framework.Control, framework.Spends).It("too many renders at once answers 429 rate_limited without retry_after_seconds; a bucket refusal carries it", func(ctx context.Context, s *framework.Spec) {
+			sp := newSpender(ctx, s)
+			setRenderLimit(ctx, s, sp.ws.ID, 1)
+			v := videoModel(ctx, sp.c)
+			running := submit(ctx, s, sp.c, v.String("capability_id"), cheapConfig(v), nil)
+			Expect(readGen(ctx, sp.c, running.id).String("generation.status")).To(oneOf(runningStatuses...))
+			other, _ := sp.newKey(ctx, framework.KeyOptions{})
+			cfg := ttsConfig()
+			_, need := estimateOf(ctx, other, "tts", cfg, nil)
+			r := refuse(ctx, other, submitBody("tts", cfg, need, nil), http.StatusTooManyRequests, "rate_limited")
+			Expect(r.Bool("error.retryable")).To(BeTrue(), r.Describe())
+			Expect(objectAt(r, "error")).NotTo(HaveKey("retry_after_seconds"), "the render brake carries no retry_after_seconds"+r.Describe())
+			Expect(r.Header.Get("Retry-After")).To(BeEmpty(), "the render brake sends no Retry-After"+r.Describe())
+			// The other flavour: a key over its agent_submit bucket is told how long to wait.
+			small, _ := sp.newKey(ctx, framework.KeyOptions{Buckets: map[string]int{"agent_submit": 1}})
+			small.Post(ctx, "/generations", submitBody("tts", cfg, need, nil)).ExpectError(http.StatusTooManyRequests, "rate_limited")
+			expectBucketRefusal(small.Post(ctx, "/generations", submitBody("tts", cfg, need, nil)))
+			// Once the running job ends, the brake lets the same request through.
+			s.Finish(ctx, sp.c, running.id)
+			s.Spend(int(need))
+			ok := other.Post(ctx, "/generations", submitBody("tts", cfg, need, nil)).ExpectOK(http.StatusCreated)
+			DeferCleanup(func(ctx SpecContext) { s.Finish(ctx, other, ok.String("generation_id")) })
+		})
+	})
+
+	Describe("submits naming uploads", func() {
+		f.Rule(rules("UPLOAD-041", "ERR-030")...).Needs(framework.Uploads).It("an upload reserved but not finalized answers 409 input_not_ready naming it, with or without its bytes", func(ctx context.Context, s *framework.Spec) {
+			c := uploadClient(ctx, s, 10)
+			capID, cfg, need := referenceModel(ctx, c)
+			bare := reserve(ctx, c, "a.png", "image/png", 217).String("asset_id")
+			r := refuse(ctx, c, submitBody(capID, naming(cfg, bare), need*2, nil), http.StatusConflict, "input_not_ready")
+			expectAssetIDs(r, bare)
+			fx, data := fixtures.Get("image.png")
+			put := reserve(ctx, c, fx.Name, fx.ContentType, len(data))
+			sent := putFile(ctx, s, put.String("upload_url"), data, fx.ContentType)
+			Expect(sent.Status).To(BeNumerically("<", 300), sent.Describe())
+			r = refuse(ctx, c, submitBody(capID, naming(cfg, put.String("asset_id")), need*2, nil), http.StatusConflict, "input_not_ready")
+			expectAssetIDs(r, put.String("asset_id"))
+		})
+
+		f.Rule(rules("UPLOAD-042", "ERR-035")...).Needs(framework.Uploads).It("an upload the content check refused answers 422 moderation_blocked naming it", func(ctx context.Context, s *framework.Spec) {
+			c := uploadClient(ctx, s, 10)
+			capID, cfg, need := referenceModel(ctx, c)
+			var flagged string
+			for _, fx := range fixtures.Files() {
+				if fx.Outcome == fixtures.OutcomeFlagged && fx.Kind == "image" {
+					id, fin := uploadFixture(ctx, s, c, fx.Name)
+					fin.ExpectOK(http.StatusOK)
+					Expect(fin.String("scan_status")).To(Equal("flagged"), fin.Describe())
+					flagged = id
+					break
+				}
+			}
+			Expect(flagged).NotTo(BeEmpty(), "the sample media have a flagged image")
+			r := refuse(ctx, c, submitBody(capID, naming(cfg, flagged), need*2, nil), http.StatusUnprocessableEntity, "moderation_blocked")
+			expectAssetIDs(r, flagged)
+		})
+
+		f.Rule(rules("UPLOAD-043", "ERR-029")...).Needs(framework.Uploads).It("another workspace's upload answers 404 not_found naming it", func(ctx context.Context, s *framework.Spec) {
+			c := s.Client()
+			capID, cfg, need := referenceModel(ctx, c)
+			theirs, fin := uploadFixture(ctx, s, s.OtherClient(), "image.png")
+			fin.ExpectOK(http.StatusOK)
+			r := refuse(ctx, c, submitBody(capID, naming(cfg, theirs), need*2, nil), http.StatusNotFound, "not_found")
+			expectAssetIDs(r, theirs)
+		})
+	})
+
 }

@@ -6,82 +6,16 @@ import (
 	"maps"
 	"net/http"
 	"net/url"
-	"regexp"
 	"strings"
 
-	. "github.com/onsi/ginkgo/v2" //nolint:revive
-	. "github.com/onsi/gomega"    //nolint:revive
-
 	"github.com/mediaspec/mediaspec/conformance/framework"
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
 )
 
-var (
-	webhookIDPattern  = regexp.MustCompile(`^wh_[0-9a-f]{32}$`)
-	deliveryIDPattern = regexp.MustCompile(`^whd_[0-9a-f]{32}$`)
-	secretPattern     = regexp.MustCompile(`^whsec_[A-Za-z0-9+/=]{24,}$`)
-)
-
-// hook is an endpoint a spec registered at the run's receiver. It is deleted when the spec ends.
-type hook struct {
-	id, path, url, secret string
-	r                     *framework.Response // the registration answer
-}
-
-// registerHook registers an endpoint at a fresh path of the receiver with c, subscribed to events,
-// requires 201, trusts its secret and deletes it when the spec ends (a 404 then is fine: the spec
-// may have deleted it).
-func registerHook(ctx context.Context, s *framework.Spec, c *framework.Client, events ...string) hook {
-	GinkgoHelper()
-	path, u := s.Hooks().NewURL()
-	r := c.Post(ctx, "/webhooks", map[string]any{"url": u, "events": events}).ExpectOK(http.StatusCreated)
-	h := hook{id: r.String("webhook.webhook_id"), path: path, url: u, secret: r.String("secret"), r: r}
-	s.Hooks().Trust(h.secret)
-	DeferCleanup(func(ctx SpecContext) {
-		d := c.Delete(ctx, "/webhooks/"+h.id)
-		Expect(d.Status).To(BeElementOf(http.StatusOK, http.StatusNotFound), "clean up the spec's webhook endpoint"+d.Describe())
-	})
-	return h
-}
-
-// listHooks reads GET /webhooks and returns its rows.
-func listHooks(ctx context.Context, c *framework.Client) (*framework.Response, []map[string]any) {
-	GinkgoHelper()
-	r := c.Get(ctx, "/webhooks").ExpectOK(http.StatusOK)
-	var rows []map[string]any
-	for i, v := range r.Array("webhooks") {
-		rows = append(rows, asObject(r, v, fmt.Sprintf("webhooks[%d]", i)))
-	}
-	return r, rows
-}
-
-// hookRow returns the listed row of endpoint id, or nil.
-func hookRow(ctx context.Context, c *framework.Client, id string) map[string]any {
-	GinkgoHelper()
-	_, rows := listHooks(ctx, c)
-	for _, row := range rows {
-		if row["webhook_id"] == id {
-			return row
-		}
-	}
-	return nil
-}
-
-// checkHookRow checks the fields every endpoint object carries.
-func checkHookRow(r *framework.Response, m map[string]any, what string) {
-	GinkgoHelper()
-	Expect(stringField(r, m, "webhook_id", what)).To(MatchRegexp(webhookIDPattern.String()), what+".webhook_id"+r.Describe())
-	stringField(r, m, "url", what)
-	stringList(r, m, "events", what)
-	Expect(stringField(r, m, "status", what)).To(oneOf("active", "failing", "disabled"), what+".status"+r.Describe())
-	Expect(intField(r, m, "consecutive_failures", what)).To(BeNumerically(">=", 0), r.Describe())
-	nullableString(r, m, "description", what)
-	for _, k := range []string{"created_at", "updated_at"} {
-		Expect(stringField(r, m, k, what)).NotTo(BeEmpty(), what+"."+k+r.Describe())
-	}
-	Expect(m).NotTo(HaveKey("secret"), what+" carries the secret"+r.Describe())
-}
-
+// webhookSpecs registers the specs of webhook endpoints.
 func webhookSpecs(f *framework.Framework) {
+
 	Describe("webhook endpoints", func() {
 		f.Rule("WH-001", "WH-002", "WH-003", "WH-004", "WH-005", "WH-006", "WH-007", "ID-008", "CORE-008").It(
 			"POST /webhooks answers 201 {ok, webhook, secret} once; the endpoint is active and listed without the secret", func(ctx context.Context, s *framework.Spec) {
@@ -253,4 +187,5 @@ func webhookSpecs(f *framework.Framework) {
 			Expect(r.Status).To(BeElementOf(http.StatusNotFound, http.StatusMethodNotAllowed), r.Describe())
 		})
 	})
+
 }

@@ -5,285 +5,17 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
-	"time"
-
-	. "github.com/onsi/ginkgo/v2" //nolint:revive
-	. "github.com/onsi/gomega"    //nolint:revive
-	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/mediaspec/mediaspec/conformance/framework"
 	"github.com/mediaspec/mediaspec/receiver"
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
-// Specs of workflow templates, invokes and runs (WF), the run events (EVT-004, EVT-005, EVT-010,
-// EVT-031), workflow steps in the generation list (GEN-051, GEN-052) and the recovered-render
-// event (EVT-015).
-
-var (
-	wfRunStatuses   = []string{"queued", "running", "completed", "partial", "failed", "canceled"}
-	wfRunFinished   = []string{"completed", "partial", "failed", "canceled"}
-	wfNodeStatuses  = []string{"pending", "ready", "dispatching", "running", "completed", "failed", "skipped", "canceled"}
-	wfNodeFinished  = []string{"completed", "failed", "skipped", "canceled"}
-	wfNodeStarted   = []string{"ready", "dispatching", "running", "completed", "failed"}
-	wfNodeErrorCode = []string{"provider_error", "moderation", "timeout", "canceled", "insufficient_credits", "invalid_input", "unknown"}
-)
-
-// wfNode is one step of a template as GET /workflows/templates lists it.
-type wfNode struct {
-	id, capID string
-	deps      []string
-}
-
-// wfTemplate is a template whose example inputs can be invoked, with the max_credits they need.
-type wfTemplate struct {
-	key    string
-	inputs map[string]any
-	nodes  []wfNode
-	need   int64
-}
-
-// dependents reports whether another node depends on node id.
-func (t wfTemplate) dependents(id string) bool {
-	for _, n := range t.nodes {
-		if slices.Contains(n.deps, id) {
-			return true
-		}
-	}
-	return false
-}
-
-// capUnique reports whether node i is the only node of its capability.
-func (t wfTemplate) capUnique(i int) bool {
-	for j, n := range t.nodes {
-		if j != i && n.capID == t.nodes[i].capID {
-			return false
-		}
-	}
-	return true
-}
-
-// wfTemplates reads GET /workflows/templates and returns the templates whose example inputs name no
-// upload, each with the max_credits its example inputs need (learnt from the 402
-// max_credits_exceeded that max_credits 1 answers), cheapest first.
-func wfTemplates(ctx context.Context, c *framework.Client) []wfTemplate {
-	GinkgoHelper()
-	r := c.Get(ctx, "/workflows/templates").ExpectOK(http.StatusOK)
-	var out []wfTemplate
-	for i, v := range r.Array("templates") {
-		tm := asObject(r, v, fmt.Sprintf("templates[%d]", i))
-		t := wfTemplate{key: stringField(r, tm, "template_key", "template")}
-		t.inputs = asObject(r, tm["example_inputs"], "example_inputs")
-		if namesUpload(t.inputs) {
-			continue
-		}
-		ns, _ := tm["nodes"].([]any)
-		for j, nv := range ns {
-			nm := asObject(r, nv, fmt.Sprintf("templates[%d].nodes[%d]", i, j))
-			t.nodes = append(t.nodes, wfNode{
-				id: stringField(r, nm, "node_id", "node"), capID: stringField(r, nm, "capability_id", "node"),
-				deps: stringList(r, nm, "depends_on", "node"),
-			})
-		}
-		p := c.Post(ctx, "/workflows/templates/"+t.key+"/invoke", map[string]any{"inputs": t.inputs, "max_credits": 1})
-		if p.Status != http.StatusPaymentRequired {
-			continue
-		}
-		p.ExpectError(http.StatusPaymentRequired, "max_credits_exceeded")
-		t.need = p.Int("error.limit.required_credits")
-		out = append(out, t)
-	}
-	slices.SortStableFunc(out, func(a, b wfTemplate) int { return int(a.need - b.need) })
-	return out
-}
-
-// wfPick returns the cheapest template pred accepts, skipping the spec when there is none.
-func wfPick(ctx context.Context, c *framework.Client, what string, pred func(wfTemplate) bool) wfTemplate {
-	GinkgoHelper()
-	for _, t := range wfTemplates(ctx, c) {
-		if pred == nil || pred(t) {
-			return t
-		}
-	}
-	Skip("unsupported: the target lists no workflow template " + what + " whose example inputs can be invoked without uploads")
-	return wfTemplate{}
-}
-
-// wfChainFailure finds a node with a dependency whose capability no other node uses (a fault on
-// that capability breaks only it); it returns its index or -1.
-func wfChainFailure(t wfTemplate) int {
-	for i, n := range t.nodes {
-		if len(n.deps) > 0 && t.capUnique(i) {
-			return i
-		}
-	}
-	return -1
-}
-
-// wfRootFailure finds the template's only root node when its capability is unique and some node
-// depends on it; it returns its index or -1.
-func wfRootFailure(t wfTemplate) int {
-	root := -1
-	for i, n := range t.nodes {
-		if len(n.deps) == 0 {
-			if root >= 0 {
-				return -1
-			}
-			root = i
-		}
-	}
-	if root < 0 || !t.capUnique(root) || !t.dependents(t.nodes[root].id) {
-		return -1
-	}
-	return root
-}
-
-// wfInvoke invokes template t with its example inputs and the max_credits they need, reserving
-// that from the run's budget, and requires 201. With control, the service clock moves an hour
-// forward when the spec ends so that no step is left running for the next spec.
-func wfInvoke(ctx context.Context, s *framework.Spec, c *framework.Client, t wfTemplate) (*framework.Response, string) {
-	GinkgoHelper()
-	s.Spend(int(t.need))
-	r := c.Post(ctx, "/workflows/templates/"+t.key+"/invoke", map[string]any{"inputs": t.inputs, "max_credits": t.need}).ExpectOK(http.StatusCreated)
-	if s.HasControl() {
-		DeferCleanup(func(ctx SpecContext) { s.Advance(ctx, 3600) })
-	}
-	return r, r.String("workflow_run_id")
-}
-
-// wfCheckRun checks the invariants every read of a run holds (WF-012 to WF-015, WF-017, WF-024,
-// WF-025) and returns the run object.
-func wfCheckRun(r *framework.Response) map[string]any {
-	GinkgoHelper()
-	run := objectAt(r, "run")
-	st := stringField(r, run, "status", "run")
-	Expect(st).To(oneOf(wfRunStatuses...), "WF-012: a run status is one of the six"+r.Describe())
-	finished := slices.Contains(wfRunFinished, st)
-	Expect(run["still_running"]).To(Equal(!finished), "WF-013: still_running is false exactly on a finished status"+r.Describe())
-	if st == "queued" {
-		Expect(run["started_at"]).To(BeNil(), "WF-025: started_at is null while the run is queued"+r.Describe())
-	}
-	if finished {
-		Expect(run["finished_at"]).To(BeAssignableToTypeOf(""), "WF-025: finished_at is set once the run finished"+r.Describe())
-	} else {
-		Expect(run["finished_at"]).To(BeNil(), "finished_at is null while the run works"+r.Describe())
-	}
-	credits := asObject(r, run["credits"], "run.credits")
-	Expect(credits["terminal"]).To(Equal(finished), "run credits are terminal exactly when the run finished"+r.Describe())
-	if !finished {
-		Expect(credits["credits_charged"]).To(BeNil(), "credits_charged is null until the run is terminal"+r.Describe())
-	}
-	byID := map[string]map[string]any{}
-	nodes, _ := run["nodes"].([]any)
-	for i, v := range nodes {
-		n := asObject(r, v, fmt.Sprintf("run.nodes[%d]", i))
-		byID[stringField(r, n, "node_id", "node")] = n
-	}
-	for id, n := range byID {
-		ns := stringField(r, n, "status", "node")
-		Expect(ns).To(oneOf(wfNodeStatuses...), "WF-014: node "+id+" has a documented status"+r.Describe())
-		if e := n["error"]; e != nil {
-			em := asObject(r, e, "node error")
-			Expect(em["code"]).To(BeElementOf(wfNodeErrorCode), "WF-015: node "+id+" error code"+r.Describe())
-			Expect(em["message"]).To(BeAssignableToTypeOf(""), "WF-015: node "+id+" error message"+r.Describe())
-		}
-		if !slices.Contains(wfNodeFinished, ns) {
-			Expect(n["credits"]).To(BeNil(), "WF-024: node "+id+" credits stay null until it settles"+r.Describe())
-		}
-		if slices.Contains(wfNodeStarted, ns) {
-			for _, dep := range stringList(r, n, "depends_on", "node") {
-				Expect(byID).To(HaveKey(dep), "a depends_on entry names a node of the run"+r.Describe())
-				Expect(byID[dep]["status"]).To(Equal("completed"), "WF-017: node "+id+" reads "+ns+" only after "+dep+" completed"+r.Describe())
-			}
-		}
-	}
-	return run
-}
-
-// wfFinish reads run id until it finishes, checking every read, and returns the final read and the
-// run statuses seen. With control it moves the service clock a few seconds between reads;
-// without, it waits (scaled by the time scale). It fails after two hours of service time.
-func wfFinish(ctx context.Context, s *framework.Spec, c *framework.Client, id string) (*framework.Response, []string) {
-	GinkgoHelper()
-	const step = 5
-	var seen []string
-	for elapsed := 0; ; elapsed += step {
-		r := c.Get(ctx, "/workflow-runs/"+id).ExpectOK(http.StatusOK)
-		run := wfCheckRun(r)
-		st := run["status"].(string)
-		if !slices.Contains(seen, st) {
-			seen = append(seen, st)
-		}
-		if slices.Contains(wfRunFinished, st) {
-			return r, seen
-		}
-		Expect(elapsed).To(BeNumerically("<", 7200), "workflow run "+id+" still running after two hours of service time"+r.Describe())
-		if s.HasControl() {
-			s.Advance(ctx, step)
-		} else {
-			time.Sleep(time.Duration(float64(step*time.Second) / s.TimeScale()))
-		}
-	}
-}
-
-// wfNodes returns the run's nodes by node id.
-func wfNodes(r *framework.Response, run map[string]any) map[string]map[string]any {
-	out := map[string]map[string]any{}
-	nodes, _ := run["nodes"].([]any)
-	for i, v := range nodes {
-		n := asObject(r, v, fmt.Sprintf("run.nodes[%d]", i))
-		out[fmt.Sprint(n["node_id"])] = n
-	}
-	return out
-}
-
-// wfGenIDs returns a node's generation ids.
-func wfGenIDs(r *framework.Response, n map[string]any) []string {
-	return stringList(r, n, "generation_ids", "node")
-}
-
-// wfInt reads a whole number, null (or anything else) as 0.
-func wfInt(v any) int64 {
-	n, _ := framework.AsInt(v)
-	return n
-}
-
-// wfSumCredits sums the nodes' credits (null counts as 0).
-func wfSumCredits(run map[string]any) int64 {
-	var sum int64
-	nodes, _ := run["nodes"].([]any)
-	for _, v := range nodes {
-		n, _ := v.(map[string]any)
-		if c, ok := framework.AsInt(n["credits"]); ok {
-			sum += c
-		}
-	}
-	return sum
-}
-
-// wfCancel cancels run id through control, skipping the spec when the control API does not offer
-// the operation.
-func wfCancel(ctx context.Context, s *framework.Spec, id string) *framework.Response {
-	GinkgoHelper()
-	r, err := s.Control().Call(ctx, http.MethodPost, "/workflow-runs/"+id+"/cancel", nil)
-	Expect(err).NotTo(HaveOccurred())
-	if r.Status == http.StatusNotFound {
-		Skip("unsupported: the control API does not offer POST /workflow-runs/{id}/cancel")
-	}
-	Expect(r.Status).To(Equal(http.StatusOK), "control POST /workflow-runs/{id}/cancel"+r.Describe())
-	return r
-}
-
-// wfAwaitRunEvent waits for the run event of id on hook h and checks its envelope and status.
-func wfAwaitRunEvent(ctx context.Context, s *framework.Spec, h hook, eventType, id, status string) map[string]any {
-	GinkgoHelper()
-	ev, err := s.Hooks().Await(ctx, receiver.Match{Type: eventType, Path: h.path, ResourceID: id}, arrival(s))
-	Expect(err).NotTo(HaveOccurred(), "no "+eventType+" for run "+id+" (it ended "+status+")")
-	data := checkEnvelope(s, ev)
-	Expect(data["status"]).To(Equal(status), "EVT-031: the event status is the run's: "+string(ev.Raw))
-	return data
-}
-
+// workflowSpecs registers the specs of workflow templates, invokes, runs and their events.
 func workflowSpecs(f *framework.Framework) {
+
 	Describe("workflow templates", func() {
 		f.Rule("WF-001", "WF-002", "WF-003").It("templates list their nodes, a strict inputs_schema and example inputs that validate", func(ctx context.Context, s *framework.Spec) {
 			r := s.Client().Get(ctx, "/workflows/templates").ExpectOK(http.StatusOK)
@@ -393,6 +125,28 @@ func workflowSpecs(f *framework.Framework) {
 			s.SetCredits(ctx, sp.ws.ID, int(t.need-1))
 			e = sp.c.Post(ctx, path, body).ExpectError(http.StatusPaymentRequired, "insufficient_credits")
 			Expect(e.Int("error.shortfall")).To(BeNumerically(">", 0), e.Describe())
+		})
+	})
+
+	Describe("workflow run ids", func() {
+		f.Rule("ID-006", "ID-007").It("a template invoke answers a wfr_ id named by its Location, with workflow_id null; listed runs carry wf_ ids or null", func(ctx context.Context, s *framework.Spec) {
+			sp := newSpender(ctx, s)
+			run := cheapestTemplateRun(ctx, s, sp.c)
+			id := run.String("workflow_run_id")
+			Expect(id).To(MatchRegexp(`^wfr_[0-9a-f]{32}$`), run.Describe())
+			Expect(run.Header.Get("Location")).To(Equal(s.APIPath("/workflow-runs/"+id)), "the Location header names the run"+run.Describe())
+			Expect(run.Field("workflow_id")).To(BeNil(), "a template invoke runs no saved workflow"+run.Describe())
+			r := sp.c.Get(ctx, "/workflow-runs/"+id).ExpectOK(http.StatusOK)
+			Expect(r.String("run.workflow_run_id")).To(Equal(id), r.Describe())
+			Expect(r.Field("run.workflow_id")).To(BeNil(), r.Describe())
+			rows, _ := walk(ctx, sp.c, "/workflow-runs", "runs", 50, 20)
+			Expect(ids(rows, "workflow_run_id")).To(ContainElement(id))
+			for _, row := range rows {
+				Expect(row["workflow_run_id"]).To(MatchRegexp(`^wfr_[0-9a-f]{32}$`))
+				if w := row["workflow_id"]; w != nil {
+					Expect(w).To(MatchRegexp(`^wf_[0-9a-f]{32}$`))
+				}
+			}
 		})
 	})
 
@@ -583,6 +337,75 @@ func workflowSpecs(f *framework.Framework) {
 		})
 	})
 
+	Describe("workflow run events", func() {
+		f.Rule("EVT-029", "EVT-030").Needs(framework.Receiver, framework.Spends).It("a run's end event carries the documented run data and nodes with ids only", func(ctx context.Context, s *framework.Spec) {
+			sp := newSpender(ctx, s)
+			h := registerHook(ctx, s, sp.c, "workflow_run.completed", "workflow_run.failed")
+			key, inputs, nodeIDs, need := cheapestTemplate(ctx, sp.c)
+			s.Spend(int(need))
+			inv := sp.c.Post(ctx, "/workflows/templates/"+key+"/invoke", map[string]any{"inputs": inputs, "max_credits": need}).ExpectOK(http.StatusCreated)
+			id := inv.String("workflow_run_id")
+			final := finishRun(ctx, s, sp.c, id)
+			status := final.String("run.status")
+			eventType := "workflow_run.completed"
+			if status == "failed" || status == "canceled" {
+				eventType = "workflow_run.failed"
+			}
+			ev, err := s.Hooks().Await(ctx, receiver.Match{Type: eventType, Path: h.path, ResourceID: id}, arrival(s))
+			Expect(err).NotTo(HaveOccurred(), "no "+eventType+" for run "+id+" (it ended "+status+")")
+			data := checkEnvelope(s, ev)
+			raw := string(ev.Raw)
+
+			// EVT-029: the run data.
+			for _, k := range []string{"workflow_run_id", "workflow_id", "status", "credits", "nodes", "started_at", "finished_at", "disclosure"} {
+				Expect(data).To(HaveKey(k), "run event data carries "+k+": "+raw)
+			}
+			Expect(data["workflow_run_id"]).To(Equal(id), raw)
+			Expect(data["workflow_id"]).To(BeNil(), "a template run has no workflow_id: "+raw)
+			Expect(data["status"]).To(Equal(status), "the event status is the run's: "+raw)
+			if eventType == "workflow_run.completed" {
+				Expect(data["status"]).To(BeElementOf("completed", "partial"), raw)
+			}
+			credits, _ := data["credits"].(map[string]any)
+			for _, k := range []string{"credits_estimated", "credits_charged", "settlement", "terminal"} {
+				Expect(credits).To(HaveKey(k), "run event credits carry "+k+": "+raw)
+			}
+			Expect(credits["terminal"]).To(Equal(true), "an ended run's credits are terminal: "+raw)
+			Expect(data["finished_at"]).To(BeAssignableToTypeOf(""), raw)
+			Expect(data["disclosure"]).To(And(BeAssignableToTypeOf(""), Not(BeEmpty())), raw)
+
+			// EVT-030: the nodes, with generation ids only.
+			nodes, _ := data["nodes"].([]any)
+			Expect(nodes).To(HaveLen(len(nodeIDs)), "one entry per node of the template: "+raw)
+			var seen []string
+			for i, n := range nodes {
+				node, ok := n.(map[string]any)
+				Expect(ok).To(BeTrue(), raw)
+				for _, k := range []string{"node_id", "label", "status", "credits", "generation_ids", "error"} {
+					Expect(node).To(HaveKey(k), fmt.Sprintf("nodes[%d] carries %s: %s", i, k, raw))
+				}
+				seen = append(seen, fmt.Sprint(node["node_id"]))
+				Expect(node["label"]).To(And(BeAssignableToTypeOf(""), Not(BeEmpty())), raw)
+				gens, isArr := node["generation_ids"].([]any)
+				Expect(isArr).To(BeTrue(), fmt.Sprintf("nodes[%d].generation_ids is an array: %s", i, raw))
+				for _, g := range gens {
+					gid, isStr := g.(string)
+					Expect(isStr).To(BeTrue(), fmt.Sprintf("nodes[%d].generation_ids holds ids only, not objects: %s", i, raw))
+					Expect(gid).To(MatchRegexp(genIDPattern), raw)
+				}
+				if e := node["error"]; e != nil {
+					em, _ := e.(map[string]any)
+					Expect(em).To(And(HaveKey("code"), HaveKey("message")), fmt.Sprintf("nodes[%d].error is {code, message} or null: %s", i, raw))
+				}
+				if node["status"] == "completed" {
+					Expect(gens).NotTo(BeEmpty(), fmt.Sprintf("a completed node names its generations: %s", raw))
+					Expect(node["error"]).To(BeNil(), raw)
+				}
+			}
+			Expect(seen).To(ConsistOf(nodeIDs), "the event names the template's nodes: "+raw)
+		})
+	})
+
 	Describe("recovered renders", func() {
 		f.Rule("EVT-015").It("a generation that sent generation.failed sends generation.completed when it is recovered", func(ctx context.Context, s *framework.Spec) {
 			sp := newSpender(ctx, s)
@@ -604,10 +427,5 @@ func workflowSpecs(f *framework.Framework) {
 			Expect(readGen(ctx, sp.c, j.id).String("generation.status")).To(Equal("completed"), "the later event is the truth")
 		})
 	})
-}
 
-// wfListed reads the first page (50 rows, newest first) of GET /generations?source=workflow.
-func wfListed(ctx context.Context, c *framework.Client) []map[string]any {
-	GinkgoHelper()
-	return getPage(ctx, c, "/generations", "generations", framework.Query("source", "workflow"), framework.Query("limit", "50")).rows
 }

@@ -2,50 +2,22 @@ package specs
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"sort"
 	"strconv"
 	"time"
 
-	. "github.com/onsi/ginkgo/v2" //nolint:revive
-	. "github.com/onsi/gomega"    //nolint:revive
-
 	"github.com/mediaspec/mediaspec/conformance/framework"
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
 )
 
-// listIDs reads every page of GET /generations with the query and returns the ids in order.
-func listIDs(ctx context.Context, c *framework.Client, query ...[2]string) []string {
-	GinkgoHelper()
-	out := []string{}
-	cursor := ""
-	for i := 0; i < 40; i++ {
-		opts := []framework.CallOption{framework.Query("limit", "50")}
-		for _, q := range query {
-			opts = append(opts, framework.Query(q[0], q[1]))
-		}
-		if cursor != "" {
-			opts = append(opts, framework.Query("cursor", cursor))
-		}
-		p := getPage(ctx, c, "/generations", "generations", opts...)
-		out = append(out, ids(p.rows, "generation_id")...)
-		if p.cursor == nil {
-			return out
-		}
-		cursor = *p.cursor
-	}
-	Fail("GET /generations: next_cursor did not end after 40 pages")
-	return nil
-}
+// listSpecs registers the specs of the generation list and the limits every paged list shares.
+func listSpecs(f *framework.Framework) {
 
-func parseTime(r *framework.Response, path string) time.Time {
-	GinkgoHelper()
-	t, err := time.Parse(time.RFC3339Nano, r.String(path))
-	Expect(err).NotTo(HaveOccurred(), path+" is RFC 3339"+r.Describe())
-	return t
-}
-
-func genListSpecs(f *framework.Framework) {
 	Describe("generation list", func() {
+
 		f.Rule(rules("GEN-037", "GEN-044", "GEN-047", "GEN-048", "GEN-049", "GEN-046", "ERR-020", "ERR-024")...).It("refuses zoneless times and invalid enums naming the field; blank values, bad limits and unreadable cursors count as omitted", func(ctx context.Context, s *framework.Spec) {
 			c := s.Client()
 			first := getPage(ctx, c, "/generations", "generations")
@@ -192,12 +164,45 @@ func genListSpecs(f *framework.Framework) {
 				Expect(ids(rows, "generation_id")).NotTo(ContainElements(id(a), id(b), id(fl)))
 			})
 		})
-	})
-}
 
-func orEmpty(s []string) []string {
-	if s == nil {
-		return []string{}
-	}
-	return s
+		f.Rule("GEN-043").Needs(framework.Spends, framework.Control, framework.Slow).It("created_before with a date cuts at midnight UTC: a job two minutes before it is kept, one two minutes after is not", func(ctx context.Context, s *framework.Spec) {
+			sp := newSpender(ctx, s)
+			voice := firstVoice(ctx, sp.c)
+			now := serviceNow(ctx, s)
+			midnight := now.UTC().Truncate(24 * time.Hour).Add(24 * time.Hour)
+			s.Advance(ctx, midnight.Add(-2*time.Minute).Sub(now).Seconds())
+			before := submit(ctx, s, sp.c, "tts", ttsConfig(), map[string]any{"voice_id": voice})
+			s.Finish(ctx, sp.c, before.id)
+			if gap := midnight.Add(2 * time.Minute).Sub(serviceNow(ctx, s)); gap > 0 {
+				s.Advance(ctx, gap.Seconds())
+			}
+			after := submit(ctx, s, sp.c, "tts", ttsConfig(), map[string]any{"voice_id": voice})
+			s.Finish(ctx, sp.c, after.id)
+			day := midnight.Format("2006-01-02")
+			Expect(listIDs(ctx, sp.c, [2]string{"created_before", day})).To(Equal([]string{before.id}),
+				fmt.Sprintf("created_before=%s keeps what was made before %s midnight UTC and nothing after", day, day))
+			next := midnight.AddDate(0, 0, 1).Format("2006-01-02")
+			Expect(listIDs(ctx, sp.c, [2]string{"created_before", next})).To(Equal([]string{after.id, before.id}), "created_before the next day keeps both, newest first")
+		})
+
+	})
+
+	Describe("limits every paged list shares", func() {
+		f.Rule("CAP-008", "PRESET-007", "VOICE-008", "ACTOR-009").It("a limit that is not a positive whole number counts as omitted on presets, voices and actors too", func(ctx context.Context, s *framework.Spec) {
+			c := s.Client()
+			for _, l := range []struct{ path, field, id string }{
+				{"/presets", "presets", "capability_id"},
+				{"/voices", "voices", "voice_id"},
+				{"/actors", "actors", "actor_id"},
+			} {
+				def := getPage(ctx, c, l.path, l.field)
+				for _, bad := range []string{"0", "-3", "2.5", "abc"} {
+					p := getPage(ctx, c, l.path, l.field, framework.Query("limit", bad))
+					Expect(ids(p.rows, l.id)).To(Equal(ids(def.rows, l.id)),
+						fmt.Sprintf("%s?limit=%s counts as omitted: the default page", l.path, bad)+p.r.Describe())
+				}
+			}
+		})
+	})
+
 }

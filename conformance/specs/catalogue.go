@@ -3,28 +3,18 @@ package specs
 import (
 	"context"
 	"fmt"
-	"net/http"
-	"net/url"
-	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
-	. "github.com/onsi/ginkgo/v2" //nolint:revive
-	. "github.com/onsi/gomega"    //nolint:revive
-
 	"github.com/mediaspec/mediaspec/conformance/framework"
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
 )
 
-var snakeCase = regexp.MustCompile(`^[a-z0-9]+(_[a-z0-9]+)*$`)
+// catalogueSpecs registers the specs of the actor and voice catalogue.
+func catalogueSpecs(f *framework.Framework) {
 
-func checkTags(r *framework.Response, row map[string]any, what string) {
-	GinkgoHelper()
-	for _, t := range stringList(r, row, "tags", what) {
-		Expect(t).To(MatchRegexp(snakeCase.String()), what+": tags are snake_case"+r.Describe())
-	}
-}
-
-func actors(f *framework.Framework) {
 	Describe("actors", func() {
 		f.Rule("ACTOR-001", "ACTOR-002", "ACTOR-003", "ACTOR-004", "ACTOR-005", "ACTOR-006", "ACTOR-011", "ID-005", "CORE-013").It("lists actors with the documented fields, own actors first, no total and no links", func(ctx context.Context, s *framework.Spec) {
 			c := s.Client()
@@ -106,12 +96,7 @@ func actors(f *framework.Framework) {
 			}
 		})
 	})
-}
 
-// urlQuery escapes a query value for a path string.
-func urlQuery(s string) string { return url.QueryEscape(s) }
-
-func voices(f *framework.Framework) {
 	Describe("voices", func() {
 		f.Rule("VOICE-001", "VOICE-002", "VOICE-003", "VOICE-004", "VOICE-005", "VOICE-009", "VOICE-010", "VOICE-011", "ID-005", "CORE-013").It("lists voices with the documented fields, sorted by name, total before paging", func(ctx context.Context, s *framework.Spec) {
 			c := s.Client()
@@ -216,106 +201,113 @@ func voices(f *framework.Framework) {
 			Expect(len(big.rows)).To(Equal(int(min(total, 50))), "limit 999 is clamped to 50"+big.r.Describe())
 		})
 	})
-}
 
-func presets(f *framework.Framework) {
-	Describe("presets", func() {
-		f.Rule("PRESET-001", "PRESET-002", "PRESET-003", "PRESET-004", "PRESET-005", "PRESET-006", "PRESET-008", "PRESET-010", "PRESET-011", "ID-010").It("lists presets with their first templates, total and cursor", func(ctx context.Context, s *framework.Spec) {
+	Describe("voice filters", func() {
+		f.Rule("VOICE-007").It("language is an exact, case-sensitive tag: a shorter prefix or another case of a tag keeps only voices with exactly that tag", func(ctx context.Context, s *framework.Spec) {
 			c := s.Client()
-			rows, pages := walk(ctx, c, "/presets", "presets", 5, 100)
-			if len(rows) == 0 {
-				Skip("unsupported: the target lists no preset")
-			}
-			for _, p := range pages {
-				Expect(p.r.Int("total")).To(Equal(int64(len(rows))), "total counts the presets across all pages"+p.r.Describe())
-				if p.cursor != nil {
-					Expect(*p.cursor).To(Equal(p.rows[len(p.rows)-1]["capability_id"]), "next_cursor is the last row's capability_id"+p.r.Describe())
+			all, _ := walk(ctx, c, "/voices", "voices", 50, 100)
+			byTag := map[string]int{}
+			for _, row := range all {
+				if l, ok := row["language"].(string); ok && l != "" {
+					byTag[l]++
 				}
-				for i, row := range p.rows {
-					what := fmt.Sprintf("presets[%d]", i)
-					Expect(stringField(p.r, row, "capability_id", what)).To(HavePrefix("preset_"), p.r.Describe())
-					stringField(p.r, row, "name", what)
-					Expect(stringField(p.r, row, "output_kind", what)).To(oneOf("image", "video", "audio", "text"), p.r.Describe())
-					status := stringField(p.r, row, "status", what)
-					Expect(status).To(oneOf("available", "requires_plan", "coming_soon"), p.r.Describe())
-					if status == "requires_plan" {
-						stringField(p.r, row, "required_plan", what)
-					} else {
-						Expect(row).NotTo(HaveKey("required_plan"), p.r.Describe())
-					}
-					if d, has := row["description"]; has {
-						Expect(d).To(And(BeAssignableToTypeOf(""), Not(BeEmpty())), what+": description is omitted when empty"+p.r.Describe())
-					}
-					_, ok := row["requires_template"].(bool)
-					Expect(ok).To(BeTrue(), p.r.Describe())
-					Expect(stringField(p.r, row, "next_action", what)).NotTo(BeEmpty(), p.r.Describe())
-					tpls, ok := row["templates"].([]any)
-					Expect(ok).To(BeTrue(), what+".templates is an array"+p.r.Describe())
-					Expect(len(tpls)).To(BeNumerically("<=", 20), p.r.Describe())
-					Expect(intField(p.r, row, "templates_total", what)).To(BeNumerically(">=", len(tpls)), p.r.Describe())
-					for j, t := range tpls {
-						checkTemplate(p.r, asObject(p.r, t, fmt.Sprintf("%s.templates[%d]", what, j)))
-					}
+			}
+			probes := map[string]bool{}
+			for tag := range byTag {
+				if r := []rune(tag); len(r) > 1 {
+					probes[string(r[:len(r)-1])] = true
+				}
+				if up := strings.ToUpper(tag); up != tag {
+					probes[up] = true
+				}
+			}
+			if len(probes) == 0 {
+				Skip("unsupported: the target lists no voice with a language tag of two or more characters")
+			}
+			for probe := range probes {
+				rows, _ := walk(ctx, c, "/voices?language="+urlQuery(probe), "voices", 50, 100)
+				Expect(rows).To(HaveLen(byTag[probe]), "language="+probe+" keeps only the voices tagged exactly "+probe)
+				for _, row := range rows {
+					Expect(row["language"]).To(Equal(probe))
 				}
 			}
 		})
 
-		f.Rule("PRESET-013", "PRESET-014").It("GET /presets/{id}/templates answers every live template", func(ctx context.Context, s *framework.Spec) {
+		f.Rule("VOICE-006").It("search matches only the name: a voice's tag or language that no name contains finds nothing", func(ctx context.Context, s *framework.Spec) {
 			c := s.Client()
-			rows, _ := walk(ctx, c, "/presets", "presets", 50, 100)
-			if len(rows) == 0 {
-				Skip("unsupported: the target lists no preset")
-			}
-			for _, row := range rows[:min(len(rows), 10)] {
-				id := row["capability_id"].(string)
-				r := c.Get(ctx, "/presets/"+id+"/templates").ExpectOK(http.StatusOK)
-				Expect(r.String("capability_id")).To(Equal(id), r.Describe())
-				r.String("name")
-				Expect(r.String("status")).To(Equal(row["status"]), r.Describe())
-				Expect(r.Bool("requires_template")).To(Equal(row["requires_template"]), r.Describe())
-				Expect(r.String("next_action")).NotTo(BeEmpty(), r.Describe())
-				tpls := r.Array("templates")
-				total, _ := framework.AsInt(row["templates_total"])
-				Expect(int64(len(tpls))).To(Equal(total), "every live template: as many as templates_total"+r.Describe())
-				for i, t := range tpls {
-					checkTemplate(r, asObject(r, t, fmt.Sprintf("templates[%d]", i)))
+			all, _ := walk(ctx, c, "/voices", "voices", 50, 100)
+			var names, tags, langs []string
+			for _, row := range all {
+				n, _ := row["name"].(string)
+				names = append(names, n)
+				if l, ok := row["language"].(string); ok {
+					langs = append(langs, l)
 				}
-				if row["status"] == "requires_plan" {
-					Expect(r.String("required_plan")).To(Equal(row["required_plan"]), r.Describe())
-				} else {
-					Expect(r.Doc()).NotTo(HaveKey("required_plan"), r.Describe())
+				if ts, ok := row["tags"].([]any); ok {
+					for _, t := range ts {
+						if str, ok := t.(string); ok {
+							tags = append(tags, str)
+						}
+					}
 				}
 			}
-		})
-
-		f.Rule(rules("PRESET-015", "ERR-029")...).It("a non-preset or misspelt id on GET /presets/{id}/templates answers 404 not_found", func(ctx context.Context, s *framework.Spec) {
-			c := s.Client()
-			c.Get(ctx, "/presets/preset_no_such_"+randomHex(6)+"/templates").ExpectError(http.StatusNotFound, "not_found")
-			for _, row := range catalogue(ctx, c) {
-				if id, _ := row["capability_id"].(string); !strings.HasPrefix(id, "preset_") {
-					c.Get(ctx, "/presets/"+id+"/templates").ExpectError(http.StatusNotFound, "not_found")
-					break
+			checked := 0
+			for _, list := range [][]string{tags, langs} {
+				slices.Sort(list)
+				term := notIn(slices.Compact(list), names)
+				if term == "" {
+					continue
 				}
+				rows, _ := walk(ctx, c, "/voices?search="+urlQuery(term), "voices", 50, 100)
+				Expect(rows).To(BeEmpty(), "search="+term+" names a tag or language, not a name: it matches nothing")
+				checked++
+			}
+			if checked == 0 {
+				Skip("unsupported: every voice tag and language also appears in a voice name")
 			}
 		})
 
-		f.Rule("PRESET-007").It("limit defaults to 25 and clamps to 50", func(ctx context.Context, s *framework.Spec) {
+		f.Rule("ACTOR-007").It("actor search matches only name and description: a tag that neither contains finds nothing", func(ctx context.Context, s *framework.Spec) {
 			c := s.Client()
-			def := getPage(ctx, c, "/presets", "presets")
-			Expect(len(def.rows)).To(BeNumerically("<=", 25), def.r.Describe())
-			total := def.r.Int("total")
-			big := getPage(ctx, c, "/presets", "presets", framework.Query("limit", "999"))
-			Expect(len(big.rows)).To(Equal(int(min(total, 50))), "limit 999 is clamped to 50"+big.r.Describe())
+			all, _ := walk(ctx, c, "/actors", "actors", 48, 100)
+			var texts, tags []string
+			for _, row := range all {
+				n, _ := row["name"].(string)
+				d, _ := row["description"].(string)
+				texts = append(texts, n, d)
+				if ts, ok := row["tags"].([]any); ok {
+					for _, t := range ts {
+						if str, ok := t.(string); ok {
+							tags = append(tags, str)
+						}
+					}
+				}
+			}
+			slices.Sort(tags)
+			term := notIn(slices.Compact(tags), texts)
+			if term == "" {
+				Skip("unsupported: every actor tag also appears in an actor name or description")
+			}
+			rows, _ := walk(ctx, c, "/actors?search="+urlQuery(term), "actors", 48, 100)
+			Expect(rows).To(BeEmpty(), "search="+term+" is a tag, in no name or description: it matches nothing")
 		})
 	})
-}
 
-func checkTemplate(r *framework.Response, t map[string]any) {
-	GinkgoHelper()
-	Expect(stringField(r, t, "template_id", "template")).To(MatchRegexp(`^captpl_[0-9a-f]{32}$`), r.Describe())
-	stringField(r, t, "name", "template")
-	nullableString(r, t, "description", "template")
-	nullableString(r, t, "category", "template")
-	Expect(stringField(r, t, "preview_url", "template")).NotTo(BeEmpty(), r.Describe())
-	Expect(stringField(r, t, "preview_kind", "template")).To(oneOf("video", "image"), r.Describe())
+	Describe("cast by plan", func() {
+		f.Rule("ACTOR-014").It("a business workspace lists at least the actors a pro workspace lists", func(ctx context.Context, s *framework.Spec) {
+			list := func(plan string) []string {
+				ws := s.NewWorkspace(ctx, framework.WorkspaceOptions{Plan: plan})
+				c, _ := ws.NewKey(ctx, framework.KeyOptions{Scopes: []string{"read"}})
+				rows, _ := walk(ctx, c, "/actors", "actors", 48, 40)
+				return ids(rows, "actor_id")
+			}
+			pro, business := list("pro"), list("business")
+			if len(pro) == 0 {
+				Skip("unsupported: a pro workspace lists no actor")
+			}
+			Expect(business).To(ContainElements(pro), "every actor a pro workspace sees, a business workspace sees")
+			Expect(len(business)).To(BeNumerically(">=", len(pro)))
+		})
+	})
+
 }

@@ -1,0 +1,161 @@
+// Checks every answer must pass: no API key, no CORS headers, timestamps and ids in their formats.
+package specs
+
+import (
+	"context"
+	"crypto/rand"
+	"fmt"
+	"math/big"
+	"net/http"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/mediaspec/mediaspec/conformance/framework"
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+)
+
+// unknownKey returns a well-formed sk_live_ key no service issued.
+func unknownKey() string {
+	const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+	var b strings.Builder
+	b.WriteString("sk_live_")
+	for i := 0; i < 40; i++ {
+		n, err := rand.Int(rand.Reader, big.NewInt(int64(len(alphabet))))
+		if err != nil {
+			panic(err)
+		}
+		b.WriteByte(alphabet[n.Int64()])
+	}
+	return b.String()
+}
+
+// noKeyIn fails the spec when key appears anywhere in the raw answer. The check is a boolean so
+// the failure message never prints the key.
+func noKeyIn(r *framework.Response, key string) {
+	GinkgoHelper()
+	if key == "" {
+		return
+	}
+	Expect(strings.Contains(string(r.Body), key)).To(BeFalse(), "the answer body contains the caller's API key (the transcript shows it redacted)"+r.Describe())
+	for name, vals := range r.Header {
+		for _, v := range vals {
+			Expect(strings.Contains(v, key)).To(BeFalse(), "the answer header "+name+" contains the caller's API key"+r.Describe())
+		}
+	}
+}
+
+// noCORS fails the spec when the answer carries any Access-Control-* header.
+func noCORS(r *framework.Response) {
+	GinkgoHelper()
+	for name := range r.Header {
+		Expect(strings.HasPrefix(http.CanonicalHeaderKey(name), "Access-Control-")).To(BeFalse(),
+			"the API sends no CORS headers, but the answer has "+name+r.Describe())
+	}
+}
+
+// noKeyAnywhere fails when any object key in v (at any depth) is one of keys.
+func noKeyAnywhere(v any, where string, keys ...string) {
+	GinkgoHelper()
+	switch x := v.(type) {
+	case map[string]any:
+		for k, val := range x {
+			for _, bad := range keys {
+				Expect(k).NotTo(Equal(bad), fmt.Sprintf("%s carries %q", where, bad))
+			}
+			noKeyAnywhere(val, where+"."+k, keys...)
+		}
+	case []any:
+		for i, val := range x {
+			noKeyAnywhere(val, fmt.Sprintf("%s[%d]", where, i), keys...)
+		}
+	}
+}
+
+// timestampPattern is RFC 3339 in UTC with a Z suffix.
+var timestampPattern = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$`)
+
+// checkTimestamps checks every string under a key ending in _at (and every "now") in doc, and
+// returns how many it checked.
+func checkTimestamps(r *framework.Response, doc any, path string) int {
+	GinkgoHelper()
+	n := 0
+	switch x := doc.(type) {
+	case map[string]any:
+		for k, v := range x {
+			p := path + "." + k
+			if str, ok := v.(string); ok && (strings.HasSuffix(k, "_at") || k == "now") {
+				Expect(str).To(MatchRegexp(timestampPattern.String()), p+" is RFC 3339 in UTC with a Z suffix"+r.Describe())
+				_, err := time.Parse(time.RFC3339Nano, str)
+				Expect(err).NotTo(HaveOccurred(), p+" parses as RFC 3339"+r.Describe())
+				n++
+				continue
+			}
+			n += checkTimestamps(r, v, p)
+		}
+	case []any:
+		for i, v := range x {
+			n += checkTimestamps(r, v, fmt.Sprintf("%s[%d]", path, i))
+		}
+	}
+	return n
+}
+
+// idPrefixes maps id fields of answers to the prefix their values carry.
+var idPrefixes = map[string]string{
+	"generation_id": "gen_", "generation_ids": "gen_", "approved_voice_generation_id": "gen_",
+	"batch_group_id": "bg_",
+	"asset_id":       "ast_", "asset_ids": "ast_", "output_asset_ids": "ast_", "actor_image_asset_id": "ast_",
+	"actor_id": "act_", "voice_id": "voc_", "default_voice_id": "voc_",
+	"workflow_id": "wf_", "workflow_run_id": "wfr_", "webhook_id": "wh_", "template_id": "captpl_",
+}
+
+// checkIDs checks every value of an id field of idPrefixes in doc (a string, a string array, or
+// null) against ^<prefix>[0-9a-f]{32}$ and returns how many ids it checked.
+func checkIDs(r *framework.Response, doc any, path string) int {
+	GinkgoHelper()
+	n := 0
+	one := func(p, prefix string, v any) {
+		str, ok := v.(string)
+		Expect(ok).To(BeTrue(), p+" is a string"+r.Describe())
+		Expect(str).To(MatchRegexp("^"+prefix+"[0-9a-f]{32}$"), p+" is "+prefix+" and 32 lowercase hex"+r.Describe())
+		n++
+	}
+	switch x := doc.(type) {
+	case map[string]any:
+		for k, v := range x {
+			p := path + "." + k
+			prefix, isID := idPrefixes[k]
+			switch {
+			case isID && v == nil:
+			case isID:
+				if arr, ok := v.([]any); ok {
+					for i, e := range arr {
+						one(fmt.Sprintf("%s[%d]", p, i), prefix, e)
+					}
+				} else {
+					one(p, prefix, v)
+				}
+			default:
+				n += checkIDs(r, v, p)
+			}
+		}
+	case []any:
+		for i, v := range x {
+			n += checkIDs(r, v, fmt.Sprintf("%s[%d]", path, i))
+		}
+	}
+	return n
+}
+
+// serviceNow reads the service clock through control.
+func serviceNow(ctx context.Context, s *framework.Spec) time.Time {
+	GinkgoHelper()
+	r, err := s.Control().Call(ctx, http.MethodGet, "/clock", nil)
+	Expect(err).NotTo(HaveOccurred())
+	Expect(r.Status).To(Equal(http.StatusOK), r.Describe())
+	now, err := time.Parse(time.RFC3339Nano, r.String("now"))
+	Expect(err).NotTo(HaveOccurred(), r.Describe())
+	return now
+}

@@ -1,0 +1,538 @@
+// Catalogue discovery: capabilities, models, actors, voices, presets and templates the specs run against.
+package specs
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/mediaspec/mediaspec/conformance/framework"
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+)
+
+var categoryOrder = []string{"avatar", "video", "image", "preset", "tool"}
+
+// catalogue walks GET /capabilities with limit 50 and returns every row.
+func catalogue(ctx context.Context, c *framework.Client) []map[string]any {
+	GinkgoHelper()
+	rows, _ := walk(ctx, c, "/capabilities", "capabilities", 50, 100)
+	return rows
+}
+
+// withStatus returns the first row with the status, or nil.
+func withStatus(rows []map[string]any, status string) map[string]any {
+	for _, r := range rows {
+		if r["status"] == status {
+			return r
+		}
+	}
+	return nil
+}
+
+// availableDetails reads the detail of up to n available capabilities, in catalogue order, skipping
+// the spec when the target lists none.
+func availableDetails(ctx context.Context, c *framework.Client, n int) []*framework.Response {
+	GinkgoHelper()
+	var out []*framework.Response
+	for _, row := range catalogue(ctx, c) {
+		if row["status"] != "available" {
+			continue
+		}
+		id, _ := row["capability_id"].(string)
+		out = append(out, c.Get(ctx, "/capabilities/"+id).ExpectOK(http.StatusOK))
+		if len(out) == n {
+			break
+		}
+	}
+	if len(out) == 0 {
+		Skip("unsupported: the target lists no available capability")
+	}
+	return out
+}
+
+// checkCapabilityRow checks the fields of a list row or a detail answer.
+func checkCapabilityRow(r *framework.Response, row map[string]any, what string) {
+	GinkgoHelper()
+	stringField(r, row, "capability_id", what)
+	stringField(r, row, "name", what)
+	nullableString(r, row, "description", what)
+	Expect(stringField(r, row, "category", what)).To(oneOf(categoryOrder...), what+r.Describe())
+	Expect(stringField(r, row, "output_kind", what)).To(oneOf("image", "video", "audio", "text"), what+r.Describe())
+	status := stringField(r, row, "status", what)
+	Expect(status).To(oneOf("available", "requires_plan", "coming_soon", "retired", "unknown"), what+r.Describe())
+	Expect(intField(r, row, "max_variants", what)).To(BeNumerically(">=", 1), what+r.Describe())
+	Expect(stringField(r, row, "pricing_unit", what)).To(oneOf("second", "image", "thousand_chars", "million_tokens", "request"), what+r.Describe())
+	if status == "requires_plan" {
+		Expect(stringField(r, row, "required_plan", what)).NotTo(BeEmpty(), what+r.Describe())
+	} else {
+		Expect(row).NotTo(HaveKey("required_plan"), what+": required_plan appears only with status requires_plan"+r.Describe())
+	}
+	for _, link := range []string{"url", "download_url", "upload_url"} {
+		Expect(row).NotTo(HaveKey(link), what+": list rows carry no file link"+r.Describe())
+	}
+}
+
+// findDetail reads the detail of the first available capability whose list row pred accepts,
+// skipping the spec when there is none.
+func findDetail(ctx context.Context, c *framework.Client, what string, pred func(row map[string]any) bool) *framework.Response {
+	GinkgoHelper()
+	for _, row := range catalogue(ctx, c) {
+		if row["status"] != "available" || !pred(row) {
+			continue
+		}
+		return c.Get(ctx, "/capabilities/"+row["capability_id"].(string)).ExpectOK(http.StatusOK)
+	}
+	Skip("unsupported: the target lists no available " + what)
+	return nil
+}
+
+func maxVariants(row map[string]any) int64 {
+	n, _ := framework.AsInt(row["max_variants"])
+	return n
+}
+
+// cheapest reads the details of the available capabilities whose list row pred accepts and
+// returns the one whose cheapConfig holds the least (configs naming uploads are passed over),
+// skipping the spec when there is none.
+func cheapest(ctx context.Context, c *framework.Client, what string, pred func(row map[string]any) bool) *framework.Response {
+	GinkgoHelper()
+	var best *framework.Response
+	var bestNeed int64
+	for _, row := range catalogue(ctx, c) {
+		if row["status"] != "available" || !pred(row) {
+			continue
+		}
+		d := c.Get(ctx, "/capabilities/"+row["capability_id"].(string)).ExpectOK(http.StatusOK)
+		cfg := cheapConfig(d)
+		if namesUpload(cfg) {
+			continue
+		}
+		r := c.Post(ctx, "/estimates", map[string]any{"capability_id": d.String("capability_id"), "config": cfg})
+		if r.Status != http.StatusOK {
+			continue
+		}
+		if need := r.Int("max_credits_needed"); best == nil || need < bestNeed {
+			best, bestNeed = d, need
+		}
+	}
+	if best == nil {
+		Skip("unsupported: the target lists no available " + what + " that can be priced without an upload")
+	}
+	return best
+}
+
+// imageModel is the cheapest available image model that makes several takes in one generation.
+func imageModel(ctx context.Context, c *framework.Client) *framework.Response {
+	GinkgoHelper()
+	return cheapest(ctx, c, "image model with max_variants above 1", func(row map[string]any) bool {
+		return row["category"] == "image" && row["output_kind"] == "image" && maxVariants(row) > 1
+	})
+}
+
+// videoModel is the cheapest available video model that fans variants out.
+func videoModel(ctx context.Context, c *framework.Client) *framework.Response {
+	GinkgoHelper()
+	return cheapest(ctx, c, "video model with max_variants above 1", func(row map[string]any) bool {
+		return row["category"] == "video" && row["output_kind"] == "video" && maxVariants(row) > 1
+	})
+}
+
+// textCapability is an available capability whose output is text.
+func textCapability(ctx context.Context, c *framework.Client) *framework.Response {
+	GinkgoHelper()
+	return findDetail(ctx, c, "text capability", func(row map[string]any) bool { return row["output_kind"] == "text" })
+}
+
+// referenceModel is an image model whose config takes reference_images ({assetId, alias}
+// objects), with its cheapest config and hold. It skips the spec when the image model has no such
+// field.
+func referenceModel(ctx context.Context, c *framework.Client) (string, map[string]any, int64) {
+	GinkgoHelper()
+	d := imageModel(ctx, c)
+	if _, ok := schemaProps(d)["reference_images"]; !ok {
+		Skip("unsupported: the image model has no reference_images field")
+	}
+	cfg := cheapConfig(d)
+	_, need := estimateOf(ctx, c, d.String("capability_id"), cfg, nil)
+	return d.String("capability_id"), cfg, need
+}
+
+// cheapConfig is the capability's example_config with a duration set to its schema minimum (the
+// cheapest take of a time-priced model), and a fresh marker in its prompt or script so that two
+// specs never send identical requests.
+func cheapConfig(d *framework.Response) map[string]any {
+	GinkgoHelper()
+	cfg := clone(objectAt(d, "example_config"))
+	props, _ := objectAt(d, "config_schema")["properties"].(map[string]any)
+	if p, ok := props["duration"].(map[string]any); ok && p["type"] == "integer" {
+		if m, ok := framework.AsInt(p["minimum"]); ok {
+			cfg["duration"] = m
+		}
+	}
+	for _, k := range []string{"prompt", "script"} {
+		if v, ok := cfg[k].(string); ok {
+			cfg[k] = v + " Take " + randomHex(6) + "."
+		}
+	}
+	return cfg
+}
+
+// ttsConfig is a tts config speaking a short, unique script.
+func ttsConfig() map[string]any {
+	return map[string]any{"script": "Fresh coffee, every morning. Batch " + randomHex(6) + "."}
+}
+
+// firstVoice returns the id of the first listed voice.
+func firstVoice(ctx context.Context, c *framework.Client) string {
+	GinkgoHelper()
+	p := getPage(ctx, c, "/voices", "voices")
+	if len(p.rows) == 0 {
+		Skip("unsupported: the target lists no voice")
+	}
+	return p.rows[0]["voice_id"].(string)
+}
+
+// overCapConfig finds an available video model config whose hold is above 600 credits (the
+// default per-generation cap): the duration at its schema maximum. It skips the spec when none is.
+func overCapConfig(ctx context.Context, c *framework.Client) (string, map[string]any, int64) {
+	GinkgoHelper()
+	for _, row := range catalogue(ctx, c) {
+		if row["status"] != "available" || row["category"] != "video" {
+			continue
+		}
+		d := c.Get(ctx, "/capabilities/"+row["capability_id"].(string)).ExpectOK(http.StatusOK)
+		props, _ := objectAt(d, "config_schema")["properties"].(map[string]any)
+		p, ok := props["duration"].(map[string]any)
+		if !ok {
+			continue
+		}
+		hi, ok := framework.AsInt(p["maximum"])
+		if !ok {
+			continue
+		}
+		cfg := cheapConfig(d)
+		cfg["duration"] = hi
+		if namesUpload(cfg) {
+			continue
+		}
+		_, need := estimateOf(ctx, c, d.String("capability_id"), cfg, nil)
+		if need > 600 {
+			return d.String("capability_id"), cfg, need
+		}
+	}
+	Skip("unsupported: no available video model's config holds more than 600 credits")
+	return "", nil, 0
+}
+
+// variantCeiling is the largest variants a capability allows: the smaller of max_variants and 4.
+func variantCeiling(d *framework.Response) int64 { return min(d.Int("max_variants"), 4) }
+
+// fanOut is a capability with a list setting, discovered by its schema's shape.
+type fanOut struct {
+	d      *framework.Response
+	id     string
+	field  string   // the list setting: an array of enum strings
+	values []string // its enum values
+	base   map[string]any
+}
+
+// fanOutCapability finds an available capability whose config schema has an array property of
+// enum strings (a list setting such as languages), and returns its example_config with every
+// upload it names replaced by a finalized sample file of the kind the field's name says (video,
+// image or audio). It skips the spec when there is none.
+func fanOutCapability(ctx context.Context, s *framework.Spec, c *framework.Client) fanOut {
+	GinkgoHelper()
+	for _, row := range catalogue(ctx, c) {
+		if row["status"] != "available" {
+			continue
+		}
+		d := c.Get(ctx, "/capabilities/"+row["capability_id"].(string)).ExpectOK(http.StatusOK)
+		props := schemaProps(d)
+		for name, v := range props {
+			p, _ := v.(map[string]any)
+			items, _ := p["items"].(map[string]any)
+			enum, _ := items["enum"].([]any)
+			if p["type"] != "array" || items["type"] != "string" || len(enum) < 2 {
+				continue
+			}
+			if mx, ok := framework.AsInt(p["maxItems"]); ok && mx < 2 {
+				continue
+			}
+			fo := fanOut{d: d, id: d.String("capability_id"), field: name}
+			for _, e := range enum {
+				if str, ok := e.(string); ok {
+					fo.values = append(fo.values, str)
+				}
+			}
+			base, ok := withSampleUploads(ctx, s, c, props, objectAt(d, "example_config"))
+			if !ok {
+				continue
+			}
+			fo.base = base
+			return fo
+		}
+	}
+	Skip("unsupported: the target lists no available capability with a list setting (an array of enum strings) whose uploads the suite can supply")
+	return fanOut{}
+}
+
+// withValues is the fan-out capability's config with the list setting set to values.
+func (fo fanOut) withValues(values ...string) map[string]any {
+	cfg := clone(fo.base)
+	list := make([]any, len(values))
+	for i, v := range values {
+		list[i] = v
+	}
+	cfg[fo.field] = list
+	return cfg
+}
+
+// fileCap is an available capability whose example_config names an upload as a plain id array.
+type fileCap struct {
+	d     *framework.Response // the detail
+	row   map[string]any      // the list row
+	id    string
+	field string // the config field holding the id array
+	kind  string // image, video or audio, read from the field name ("" when it names none)
+}
+
+// fileKind guesses the kind of file a config field takes from its name.
+func fileKind(field string) string {
+	for _, k := range []string{"audio", "video", "image"} {
+		if strings.Contains(field, k) {
+			return k
+		}
+	}
+	return ""
+}
+
+// plainFileCaps reads the details of the available capabilities and returns those whose
+// example_config holds a plain array of upload ids, in catalogue order.
+func plainFileCaps(ctx context.Context, c *framework.Client) []fileCap {
+	GinkgoHelper()
+	var out []fileCap
+	for _, row := range catalogue(ctx, c) {
+		if row["status"] != "available" {
+			continue
+		}
+		id, _ := row["capability_id"].(string)
+		d := c.Get(ctx, "/capabilities/"+id).ExpectOK(http.StatusOK)
+		keys := make([]string, 0)
+		ex := objectAt(d, "example_config")
+		for k := range ex {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			arr, ok := ex[k].([]any)
+			if !ok || len(arr) == 0 {
+				continue
+			}
+			if str, ok := arr[0].(string); ok && strings.HasPrefix(str, "ast_") {
+				out = append(out, fileCap{d: d, row: row, id: id, field: k, kind: fileKind(k)})
+				break
+			}
+		}
+	}
+	return out
+}
+
+// deprecatedProps returns the path of every property schema marked deprecated: true in schema,
+// with the schema and whether its parent lists it in required.
+type deprecatedProp struct {
+	path     string
+	schema   map[string]any
+	required bool
+}
+
+func deprecatedProps(schema map[string]any, path string) []deprecatedProp {
+	var out []deprecatedProp
+	var req []any
+	req, _ = schema["required"].([]any)
+	if props, ok := schema["properties"].(map[string]any); ok {
+		for name, p := range props {
+			ps, ok := p.(map[string]any)
+			if !ok {
+				continue
+			}
+			if ps["deprecated"] == true {
+				out = append(out, deprecatedProp{path: path + "." + name, schema: ps, required: slices.Contains(req, any(name))})
+			}
+			out = append(out, deprecatedProps(ps, path+"."+name)...)
+		}
+	}
+	if items, ok := schema["items"].(map[string]any); ok {
+		out = append(out, deprecatedProps(items, path+"[]")...)
+	}
+	for _, k := range []string{"oneOf", "anyOf", "allOf"} {
+		if list, ok := schema[k].([]any); ok {
+			for i, e := range list {
+				if m, ok := e.(map[string]any); ok {
+					out = append(out, deprecatedProps(m, fmt.Sprintf("%s.%s[%d]", path, k, i))...)
+				}
+			}
+		}
+	}
+	return out
+}
+
+var slugPattern = `^[a-z0-9][a-z0-9_-]*$`
+
+var snakeCase = regexp.MustCompile(`^[a-z0-9]+(_[a-z0-9]+)*$`)
+
+func checkTags(r *framework.Response, row map[string]any, what string) {
+	GinkgoHelper()
+	for _, t := range stringList(r, row, "tags", what) {
+		Expect(t).To(MatchRegexp(snakeCase.String()), what+": tags are snake_case"+r.Describe())
+	}
+}
+
+func checkTemplate(r *framework.Response, t map[string]any) {
+	GinkgoHelper()
+	Expect(stringField(r, t, "template_id", "template")).To(MatchRegexp(`^captpl_[0-9a-f]{32}$`), r.Describe())
+	stringField(r, t, "name", "template")
+	nullableString(r, t, "description", "template")
+	nullableString(r, t, "category", "template")
+	Expect(stringField(r, t, "preview_url", "template")).NotTo(BeEmpty(), r.Describe())
+	Expect(stringField(r, t, "preview_kind", "template")).To(oneOf("video", "image"), r.Describe())
+}
+
+// presetRows walks GET /presets.
+func presetRows(ctx context.Context, c *framework.Client) []map[string]any {
+	GinkgoHelper()
+	rows, _ := walk(ctx, c, "/presets", "presets", 50, 20)
+	return rows
+}
+
+// templatePreset picks an available preset that requires a template and has at least n live
+// templates, and returns its detail and its template ids; it skips the spec when none has.
+func templatePreset(ctx context.Context, c *framework.Client, n int) (*framework.Response, []string) {
+	GinkgoHelper()
+	for _, row := range presetRows(ctx, c) {
+		if row["status"] != "available" || row["requires_template"] != true {
+			continue
+		}
+		if total, _ := framework.AsInt(row["templates_total"]); total < int64(n) {
+			continue
+		}
+		id := row["capability_id"].(string)
+		t := c.Get(ctx, "/presets/"+id+"/templates").ExpectOK(http.StatusOK)
+		var tpls []string
+		for i, v := range t.Array("templates") {
+			tpls = append(tpls, stringField(t, asObject(t, v, fmt.Sprintf("templates[%d]", i)), "template_id", "template"))
+		}
+		if len(tpls) >= n {
+			return c.Get(ctx, "/capabilities/"+id).ExpectOK(http.StatusOK), tpls
+		}
+	}
+	Skip(fmt.Sprintf("unsupported: the target lists no available preset requiring a template with %d live templates", n))
+	return nil, nil
+}
+
+// talkingCast picks an actor with a default voice, an actor without one (nil when none is listed)
+// and a second voice different from the first actor's default.
+func talkingCast(ctx context.Context, c *framework.Client) (actor, voice string, noVoiceActor *string, otherVoice string) {
+	GinkgoHelper()
+	rows, _ := walk(ctx, c, "/actors", "actors", 48, 10)
+	for _, a := range rows {
+		v, _ := a["default_voice_id"].(string)
+		if v != "" && actor == "" {
+			actor, voice = a["actor_id"].(string), v
+		}
+		if a["default_voice_id"] == nil && noVoiceActor == nil {
+			id := a["actor_id"].(string)
+			noVoiceActor = &id
+		}
+	}
+	if actor == "" {
+		Skip("unsupported: the target lists no actor with a default voice")
+	}
+	for _, v := range getPage(ctx, c, "/voices", "voices").rows {
+		if id := v["voice_id"].(string); id != voice {
+			otherVoice = id
+			break
+		}
+	}
+	if otherVoice == "" {
+		Skip("unsupported: the target lists only one voice")
+	}
+	return actor, voice, noVoiceActor, otherVoice
+}
+
+// scriptOnlyActor finds the script-only actor black-box: an available avatar capability other
+// than actor_ultra whose config schema has a script and no voice field, and which estimates with
+// only a script. It skips the spec when the target has none.
+func scriptOnlyActor(ctx context.Context, c *framework.Client) *framework.Response {
+	GinkgoHelper()
+	for _, row := range catalogue(ctx, c) {
+		if row["status"] != "available" || row["category"] != "avatar" || row["capability_id"] == "actor_ultra" {
+			continue
+		}
+		d := c.Get(ctx, "/capabilities/"+row["capability_id"].(string)).ExpectOK(http.StatusOK)
+		props := schemaProps(d)
+		if _, ok := props["script"]; !ok || hasVoiceField(props) {
+			continue
+		}
+		cfg := map[string]any{"script": scriptOf(150)}
+		if c.Post(ctx, "/estimates", map[string]any{"capability_id": d.String("capability_id"), "config": cfg}).Status == http.StatusOK {
+			return d
+		}
+	}
+	Skip("unsupported: the target lists no script-only actor (an available avatar capability other than actor_ultra with a script and no voice field)")
+	return nil
+}
+
+// otherAudioActor finds the other audio-driven actor: an available avatar capability other than
+// actor_ultra whose config schema takes a voice (voiceId or voice_audio). It skips the spec when
+// the target has none.
+func otherAudioActor(ctx context.Context, c *framework.Client) *framework.Response {
+	GinkgoHelper()
+	for _, row := range catalogue(ctx, c) {
+		if row["status"] != "available" || row["category"] != "avatar" || row["capability_id"] == "actor_ultra" {
+			continue
+		}
+		d := c.Get(ctx, "/capabilities/"+row["capability_id"].(string)).ExpectOK(http.StatusOK)
+		if hasVoiceField(schemaProps(d)) {
+			return d
+		}
+	}
+	Skip("unsupported: the target lists no audio-driven actor besides actor_ultra")
+	return nil
+}
+
+// hasVoiceField reports whether a config schema takes a voice (a voice id or a recording).
+func hasVoiceField(props map[string]any) bool {
+	_, voiceID := props["voiceId"]
+	_, audio := props["voice_audio"]
+	return voiceID || audio
+}
+
+// maxLength is the maxLength of a string property (fallback when it has none).
+func maxLength(props map[string]any, name string, fallback int) int {
+	p, _ := props[name].(map[string]any)
+	if n, ok := framework.AsInt(p["maxLength"]); ok {
+		return int(n)
+	}
+	return fallback
+}
+
+// scriptOf returns a plain script of exactly n characters (whole words, then padding), unique to
+// the call.
+func scriptOf(n int) string {
+	words := []string{"fresh", "coffee", "every", "morning", "keeps", "you", "going", "through", "the", "long", "day"}
+	var b strings.Builder
+	b.WriteString("Take " + randomHex(6))
+	for i := 0; b.Len() < n; i++ {
+		b.WriteString(" " + words[i%len(words)])
+	}
+	out := []byte(b.String()[:n])
+	if out[n-1] == ' ' {
+		out[n-1] = '.'
+	}
+	return string(out)
+}

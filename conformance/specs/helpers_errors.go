@@ -1,0 +1,66 @@
+// Helpers for refusals: the envelope rules every refusal checks and the shapes of typed refusals.
+package specs
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+
+	"github.com/mediaspec/mediaspec/conformance/framework"
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+)
+
+// envelopeRules are the error-envelope rules every refusal a spec triggers checks (through
+// Response.ExpectError).
+var envelopeRules = []string{"ERR-001", "ERR-002", "ERR-003", "ERR-005", "ERR-007", "CORE-003", "CORE-018"}
+
+func rules(ids ...string) []string { return append(append([]string(nil), ids...), envelopeRules...) }
+
+// refuse sends a submit that must be refused with status and code and checks that it started
+// nothing and moved no credit. body is a map (sent as JSON) or []byte (sent as is).
+func refuse(ctx context.Context, c *framework.Client, body any, status int, code string, opts ...framework.CallOption) *framework.Response {
+	GinkgoHelper()
+	before := takeSnapshot(ctx, c)
+	switch b := body.(type) {
+	case []byte:
+		opts = append([]framework.CallOption{framework.RawBody(b, "application/json")}, opts...)
+	default:
+		opts = append([]framework.CallOption{framework.JSONBody(b)}, opts...)
+	}
+	r := c.Do(ctx, http.MethodPost, "/generations", opts...).ExpectError(status, code)
+	after := takeSnapshot(ctx, c)
+	Expect(after.available).To(Equal(before.available), "a refused submit leaves available_credits unchanged"+r.Describe())
+	Expect(after.held).To(Equal(before.held), "a refused submit holds nothing"+r.Describe())
+	Expect(after.newest).To(Equal(before.newest), "a refused submit starts no generation"+r.Describe())
+	return r
+}
+
+// expectField checks error.field.
+func expectField(r *framework.Response, field string) {
+	GinkgoHelper()
+	Expect(r.String("error.field")).To(Equal(field), "the refusal names the field at fault"+r.Describe())
+}
+
+// expectAssetIDs checks the refusal names id in error.asset_ids.
+func expectAssetIDs(r *framework.Response, id string) {
+	GinkgoHelper()
+	Expect(stringList(r, objectAt(r, "error"), "asset_ids", "error")).To(ContainElement(id), "the refusal names the upload in error.asset_ids"+r.Describe())
+}
+
+// spendRefusal checks a 402 spend_limit_exceeded naming the cap, its value and what it still allows.
+func spendRefusal(r *framework.Response, boundBy string, limit, remaining int64) {
+	GinkgoHelper()
+	Expect(r.String("error.limit.bound_by")).To(Equal(boundBy), r.Describe())
+	Expect(r.Int("error.limit.limit_credits")).To(Equal(limit), r.Describe())
+	Expect(r.Int("error.limit.remaining_credits")).To(Equal(remaining), r.Describe())
+}
+
+// expectWait checks a bucket refusal and that its wait is want seconds (one second less is
+// accepted: a service clock that ticks between the calls rounds the wait down by a fraction).
+func expectWait(r *framework.Response, want int64) {
+	GinkgoHelper()
+	wait := expectBucketRefusal(r)
+	Expect(wait).To(And(BeNumerically(">=", want-1), BeNumerically("<=", want)),
+		fmt.Sprintf("retry_after_seconds is the seconds until the oldest call leaves the window: %d", want)+r.Describe())
+}

@@ -1,0 +1,405 @@
+// Submitting, reading and checking generations and batches, and the spenders that pay for them.
+package specs
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+
+	"github.com/mediaspec/mediaspec/conformance/framework"
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+)
+
+const (
+	genIDPattern   = `^gen_[0-9a-f]{32}$`
+	bgIDPattern    = `^bg_[0-9a-f]{32}$`
+	assetIDPattern = `^ast_[0-9a-f]{32}$`
+)
+
+var runningStatuses = []string{"queued", "rendering", "post_processing"}
+
+// statusRank orders the generation statuses along the one forward path.
+var statusRank = map[string]int{"queued": 0, "rendering": 1, "post_processing": 2, "completed": 3}
+
+// spender is a client whose workspace holds only what the spec does: a fresh workspace (and key)
+// when the run has control, else the main client. Balance arithmetic is exact only in the first
+// case; specs that need it declare Control.
+type spender struct {
+	c     *framework.Client
+	ws    *framework.TestWorkspace // nil without control
+	keyID string
+}
+
+func newSpender(ctx context.Context, s *framework.Spec) spender {
+	GinkgoHelper()
+	if s.HasControl() {
+		ws := s.NewWorkspace(ctx, framework.WorkspaceOptions{})
+		c, k := ws.NewKey(ctx, framework.KeyOptions{Scopes: []string{"read", "generate"}})
+		return spender{c: c, ws: ws, keyID: k.ID}
+	}
+	return spender{c: s.Client()}
+}
+
+// newKey makes another read+generate key in the spender's workspace (it needs control).
+func (sp spender) newKey(ctx context.Context, o framework.KeyOptions) (*framework.Client, framework.Key) {
+	GinkgoHelper()
+	Expect(sp.ws).NotTo(BeNil(), "the spec makes keys without declaring Needs(Control)")
+	if len(o.Scopes) == 0 {
+		o.Scopes = []string{"read", "generate"}
+	}
+	return sp.ws.NewKey(ctx, o)
+}
+
+// liftCaps raises the spender's per-generation and daily caps and its balance (through control),
+// so that a long recording is judged on its length, not on the spend caps that come first.
+func liftCaps(ctx context.Context, s *framework.Spec, sp spender) {
+	GinkgoHelper()
+	s.SetLimits(ctx, sp.ws.ID, map[string]any{"per_generation_credits": 1000000, "daily_credits": 1000000})
+	s.SetCredits(ctx, sp.ws.ID, 1000000)
+}
+
+// estimateOf estimates capID with config and the resource fields of extra (variants become
+// config.count), and returns the answer and max_credits_needed.
+func estimateOf(ctx context.Context, c *framework.Client, capID string, config map[string]any, extra map[string]any) (*framework.Response, int64) {
+	GinkgoHelper()
+	cfg := clone(config)
+	body := map[string]any{"capability_id": capID, "config": cfg}
+	for k, v := range extra {
+		switch k {
+		case "variants":
+			cfg["count"] = v
+		case "actor_id", "actor_image_asset_id", "voice_id", "approved_voice_generation_id":
+			body[k] = v
+		}
+	}
+	r := c.Post(ctx, "/estimates", body).ExpectOK(http.StatusOK)
+	return r, r.Int("max_credits_needed")
+}
+
+// needOr estimates a request and returns max_credits_needed, or fallback when the estimate does
+// not answer 200 (a service may refuse an out-of-bounds request at estimate time too).
+func needOr(ctx context.Context, c *framework.Client, capID string, cfg, extra map[string]any, fallback int64) int64 {
+	GinkgoHelper()
+	body := map[string]any{"capability_id": capID, "config": cfg}
+	for k, v := range extra {
+		body[k] = v
+	}
+	r := c.Post(ctx, "/estimates", body)
+	if r.Status != http.StatusOK {
+		return fallback
+	}
+	return r.Int("max_credits_needed")
+}
+
+// job is an accepted submit.
+type job struct {
+	r     *framework.Response // the submit answer
+	id    string
+	ids   []string
+	need  int64 // the estimate's max_credits_needed, sent as max_credits
+	price int64 // the estimate's credits
+	capID string
+	body  map[string]any // the submit body as sent
+}
+
+// submitBody is a submit body with max_credits.
+func submitBody(capID string, config map[string]any, maxCredits int64, extra map[string]any) map[string]any {
+	body := map[string]any{"capability_id": capID, "config": config, "max_credits": maxCredits}
+	for k, v := range extra {
+		body[k] = v
+	}
+	return body
+}
+
+// submit estimates, reserves the hold from the run's budget, submits with max_credits equal to
+// max_credits_needed and requires 201.
+func submit(ctx context.Context, s *framework.Spec, c *framework.Client, capID string, config map[string]any, extra map[string]any) job {
+	GinkgoHelper()
+	est, need := estimateOf(ctx, c, capID, config, extra)
+	price, ok := framework.AsInt(est.Field("credits"))
+	Expect(ok).To(BeTrue(), "estimate credits is a whole number"+est.Describe())
+	s.Spend(int(need))
+	body := submitBody(capID, config, need, extra)
+	r := c.Post(ctx, "/generations", body).ExpectOK(http.StatusCreated)
+	j := job{r: r, id: r.String("generation_id"), need: need, price: price, capID: capID, body: body}
+	for i, v := range r.Array("generation_ids") {
+		id, isStr := v.(string)
+		Expect(isStr).To(BeTrue(), fmt.Sprintf("generation_ids[%d] is a string", i)+r.Describe())
+		j.ids = append(j.ids, id)
+	}
+	if s.HasControl() {
+		// Leave no job running for the next spec: a running job would take a fault queued for
+		// its capability by another spec.
+		DeferCleanup(func(ctx SpecContext) {
+			for _, id := range j.ids {
+				s.Finish(ctx, c, id)
+			}
+		})
+	}
+	return j
+}
+
+// ttsBody is a valid tts submit body with max_credits.
+func ttsBody(maxCredits int64) map[string]any {
+	return submitBody("tts", ttsConfig(), maxCredits, nil)
+}
+
+// naming is cfg with reference_images naming the upload id.
+func naming(cfg map[string]any, id string) map[string]any {
+	out := clone(cfg)
+	out["reference_images"] = []any{map[string]any{"assetId": id, "alias": "image1"}}
+	return out
+}
+
+// rotating hands out clients of the main workspace, a fresh key every 15 submits, so that a spec
+// sending many refused submits stays inside each key's agent_submit bucket (20 a minute).
+type rotating struct {
+	s *framework.Spec
+	c *framework.Client
+	n int
+}
+
+func (r *rotating) client() *framework.Client {
+	GinkgoHelper()
+	if r.c == nil || r.n >= 15 {
+		r.c, r.n = r.s.FreshClient(), 0
+	}
+	r.n++
+	return r.c
+}
+
+// snapshot is what a refused submit must leave unchanged: the balance and the newest generations.
+type snapshot struct {
+	available, held int64
+	newest          []string
+}
+
+func takeSnapshot(ctx context.Context, c *framework.Client) snapshot {
+	GinkgoHelper()
+	a, h := balanceOf(ctx, c)
+	return snapshot{available: a, held: h, newest: ids(getPage(ctx, c, "/generations", "generations").rows, "generation_id")}
+}
+
+// balanceOf reads available and held credits.
+func balanceOf(ctx context.Context, c *framework.Client) (available, held int64) {
+	GinkgoHelper()
+	r := c.Get(ctx, "/credits/balance").ExpectOK(http.StatusOK)
+	return r.Int("available_credits"), r.Int("held_credits")
+}
+
+// setRenderLimit sets a workspace's render-concurrency threshold through control, skipping the
+// spec when the control API does not offer it.
+func setRenderLimit(ctx context.Context, s *framework.Spec, workspaceID string, n int) {
+	GinkgoHelper()
+	r, err := s.Control().Call(ctx, http.MethodPut, "/workspaces/"+workspaceID+"/render-limit", map[string]any{"max_concurrent_renders": n})
+	Expect(err).NotTo(HaveOccurred())
+	if r.Status == http.StatusNotFound {
+		Skip("unsupported: the control API does not offer PUT /workspaces/{id}/render-limit")
+	}
+	Expect(r.Status).To(Equal(http.StatusOK), "control PUT /workspaces/{id}/render-limit"+r.Describe())
+}
+
+// readGen reads a generation and returns the answer.
+func readGen(ctx context.Context, c *framework.Client, id string) *framework.Response {
+	GinkgoHelper()
+	r := c.Get(ctx, "/generations/"+id).ExpectOK(http.StatusOK)
+	Expect(r.String("generation.generation_id")).To(Equal(id), "the read answers the id asked for, exactly"+r.Describe())
+	return r
+}
+
+// checkGeneration checks the fields every generation object carries, at path ("generation").
+func checkGeneration(r *framework.Response, path string) {
+	GinkgoHelper()
+	g := objectAt(r, path)
+	what := path
+	Expect(stringField(r, g, "generation_id", what)).To(MatchRegexp(genIDPattern), r.Describe())
+	nullableString(r, g, "capability_id", what)
+	status := stringField(r, g, "status", what)
+	Expect(status).To(oneOf("queued", "rendering", "post_processing", "completed", "failed"), what+".status"+r.Describe())
+	Expect(stringField(r, g, "source", what)).To(oneOf("ui", "api", "mcp", "cli", "workflow", "agent", "preset"), r.Describe())
+	for _, k := range []string{"purpose", "workflow_run_id", "fan_out_label", "output_kind", "batch_group_id"} {
+		nullableString(r, g, k, what)
+	}
+	if bg, null := nullableString(r, g, "batch_group_id", what); !null {
+		Expect(bg).To(MatchRegexp(bgIDPattern), r.Describe())
+	}
+	Expect(g).To(HaveKey("batch_index"), what+" has batch_index (null when not a sibling)"+r.Describe())
+	Expect(g).To(HaveKey("outputs_expected"), r.Describe())
+	Expect(g).To(HaveKey("outputs_delivered"), r.Describe())
+	Expect(g).To(HaveKey("error"), what+" has error (null unless failed)"+r.Describe())
+	Expect(g).To(HaveKey("completed_at"), what+" has completed_at (null while running)"+r.Describe())
+	intField(r, g, "credits_estimated", what)
+	Expect(stringField(r, g, "charge_summary", what)).NotTo(BeEmpty(), r.Describe())
+	stringField(r, g, "created_at", what)
+	stringField(r, g, "updated_at", what)
+	_, isBool := g["has_result"].(bool)
+	Expect(isBool).To(BeTrue(), what+".has_result is a boolean"+r.Describe())
+	outs, isArr := g["outputs"].([]any)
+	Expect(isArr).To(BeTrue(), what+".outputs is an array"+r.Describe())
+	for i, o := range outs {
+		out := asObject(r, o, fmt.Sprintf("%s.outputs[%d]", what, i))
+		ow := fmt.Sprintf("%s.outputs[%d]", what, i)
+		intField(r, out, "index", ow)
+		Expect(stringField(r, out, "kind", ow)).To(oneOf("image", "video", "audio"), r.Describe())
+		for _, k := range []string{"url", "file_name", "asset_id"} {
+			nullableString(r, out, k, ow)
+		}
+		for _, k := range []string{"width", "height", "duration_ms"} {
+			Expect(out).To(HaveKey(k), ow+" has "+k+r.Describe())
+		}
+	}
+	credits := asObject(r, g["credits"], what+".credits")
+	intField(r, credits, "credits_held", what+".credits")
+	intField(r, credits, "wallet_balance", what+".credits")
+	Expect(stringField(r, credits, "settlement", what+".credits")).To(oneOf("open", "captured"), r.Describe())
+	terminal, isBool := credits["terminal"].(bool)
+	Expect(isBool).To(BeTrue(), r.Describe())
+	charged, present := credits["credits_charged"]
+	Expect(present).To(BeTrue(), what+".credits has credits_charged (null until terminal)"+r.Describe())
+	running := status != "completed" && status != "failed"
+	if running {
+		Expect(charged).To(BeNil(), "credits_charged is null while the job runs (null means unknown, never zero)"+r.Describe())
+		Expect(terminal).To(BeFalse(), "credits.terminal is false while the job runs"+r.Describe())
+		Expect(credits["settlement"]).To(Equal("open"), "settlement is open while the job runs"+r.Describe())
+		Expect(g["completed_at"]).To(BeNil(), "completed_at is null while the job runs"+r.Describe())
+		Expect(g["error"]).To(BeNil(), "error is null unless failed"+r.Describe())
+		Expect(g).NotTo(HaveKey("credits_left"), "credits_left appears once the charge is final"+r.Describe())
+		for i, o := range outs {
+			Expect(o.(map[string]any)["url"]).To(BeNil(), fmt.Sprintf("outputs[%d].url is null until the generation is completed", i)+r.Describe())
+		}
+	}
+	if !terminal {
+		Expect(charged).To(BeNil(), "credits_charged is null until terminal is true"+r.Describe())
+	}
+	if status == "completed" {
+		Expect(g["error"]).To(BeNil(), "error is null unless failed"+r.Describe())
+	}
+}
+
+// checkCompleted checks a completed generation read: every output delivered with a link and an
+// asset id, the charge captured and final, credits_left equal to wallet_balance.
+func checkCompleted(r *framework.Response, path string) {
+	GinkgoHelper()
+	checkGeneration(r, path)
+	Expect(r.String(path+".status")).To(Equal("completed"), r.Describe())
+	expected := r.Int(path + ".outputs_expected")
+	Expect(r.Int(path+".outputs_delivered")).To(Equal(expected), "a completed generation delivered every expected output"+r.Describe())
+	if r.String(path+".output_kind") != "text" {
+		Expect(r.Array(path+".outputs")).To(HaveLen(int(expected)), r.Describe())
+	}
+	for i := range r.Array(path + ".outputs") {
+		p := fmt.Sprintf("%s.outputs.%d", path, i)
+		Expect(r.String(p+".url")).NotTo(BeEmpty(), r.Describe())
+		Expect(r.String(p+".asset_id")).To(MatchRegexp(assetIDPattern), r.Describe())
+	}
+	Expect(r.Bool(path+".credits.terminal")).To(BeTrue(), r.Describe())
+	Expect(r.String(path+".credits.settlement")).To(Equal("captured"), "a completed, charged job's settlement is captured"+r.Describe())
+	charged := r.Int(path + ".credits.credits_charged")
+	Expect(charged).To(BeNumerically("<=", r.Int(path+".credits.credits_held")), "the charge is never more than the hold"+r.Describe())
+	Expect(r.String(path+".completed_at")).NotTo(BeEmpty(), r.Describe())
+	Expect(r.Int(path+".credits_left")).To(Equal(r.Int(path+".credits.wallet_balance")), "credits_left and wallet_balance both mean available credits"+r.Describe())
+	checkExpiry(r, "generation")
+}
+
+// checkBatch checks a batch answer's fields and its roll-ups against its siblings' reads; it
+// returns the siblings' reads.
+func checkBatch(ctx context.Context, c *framework.Client, b *framework.Response, siblings []string) []*framework.Response {
+	GinkgoHelper()
+	Expect(b.String("batch_group_id")).To(MatchRegexp(bgIDPattern), b.Describe())
+	Expect(b.Int("variants")).To(Equal(int64(len(siblings))), "variants is the number of siblings"+b.Describe())
+	Expect(b.Doc()).NotTo(HaveKey("wallet_balance"), b.Describe())
+	Expect(objectAt(b, "credits")).NotTo(HaveKey("wallet_balance"), "batch credits carry no wallet balance"+b.Describe())
+	Expect(b.String("charge_summary")).NotTo(BeEmpty(), b.Describe())
+	Expect(b.String("next_action")).NotTo(BeEmpty(), b.Describe())
+	gens := b.Array("generations")
+	Expect(gens).To(HaveLen(len(siblings)), b.Describe())
+	byID := map[string]map[string]any{}
+	for i, g := range gens {
+		m := asObject(b, g, fmt.Sprintf("generations[%d]", i))
+		id := stringField(b, m, "generation_id", "batch generation")
+		intField(b, m, "batch_index", "batch generation")
+		stringField(b, m, "status", "batch generation")
+		byID[id] = m
+	}
+	var reads []*framework.Response
+	var held, delivered, charged int64
+	finished, completed, failed, allTerminal := 0, 0, 0, true
+	linked := false
+	for i, id := range siblings {
+		Expect(byID).To(HaveKey(id), "the batch lists every sibling"+b.Describe())
+		r := readGen(ctx, c, id)
+		reads = append(reads, r)
+		Expect(r.String("generation.batch_group_id")).To(Equal(b.String("batch_group_id")), r.Describe())
+		Expect(r.Int("generation.batch_index")).To(Equal(int64(i)), "batch_index is the sibling's position, from 0"+r.Describe())
+		Expect(intField(b, byID[id], "batch_index", "batch generation")).To(Equal(int64(i)), b.Describe())
+		held += r.Int("generation.credits.credits_held")
+		if n, ok := framework.AsInt(r.Field("generation.outputs_delivered")); ok {
+			delivered += n
+		}
+		switch r.String("generation.status") {
+		case "completed":
+			finished++
+			completed++
+		case "failed":
+			finished++
+			failed++
+		}
+		if r.Bool("generation.credits.terminal") {
+			charged += r.Int("generation.credits.credits_charged")
+		} else {
+			allTerminal = false
+		}
+		linked = linked || anyLink(r, "generation")
+	}
+	Expect(b.Int("variants_finished")).To(Equal(int64(finished)), "variants_finished counts siblings completed or failed"+b.Describe())
+	Expect(b.Int("outputs_delivered")).To(Equal(delivered), "outputs_delivered is the siblings' sum"+b.Describe())
+	Expect(b.Int("credits.credits_held")).To(Equal(held), "credits_held is the siblings' sum"+b.Describe())
+	want := "running"
+	switch {
+	case finished < len(siblings):
+	case completed == len(siblings):
+		want = "completed"
+	case failed == len(siblings):
+		want = "failed"
+	default:
+		want = "partial"
+	}
+	Expect(b.String("status")).To(Equal(want), "the batch status is derived from its siblings"+b.Describe())
+	if allTerminal && finished == len(siblings) {
+		Expect(b.Bool("credits.terminal")).To(BeTrue(), b.Describe())
+		Expect(b.Int("credits.credits_charged")).To(Equal(charged), "the batch charge is the siblings' sum"+b.Describe())
+	} else {
+		Expect(b.Field("credits.credits_charged")).To(BeNil(), "the batch credits_charged stays null until every sibling is done"+b.Describe())
+		Expect(b.Bool("credits.terminal")).To(BeFalse(), b.Describe())
+	}
+	v, has := b.Lookup("output_urls_expire_in_seconds")
+	if linked {
+		Expect(has).To(BeTrue(), "output_urls_expire_in_seconds is present when a sibling has a link"+b.Describe())
+		n, _ := framework.AsInt(v)
+		Expect(n).To(Equal(int64(600)), b.Describe())
+	} else {
+		Expect(has).To(BeFalse(), "no sibling has a link yet"+b.Describe())
+	}
+	return reads
+}
+
+// videoBatch submits the cheapest config of a video model with variants 2 and returns the job.
+func videoBatch(ctx context.Context, s *framework.Spec, c *framework.Client) job {
+	GinkgoHelper()
+	d := videoModel(ctx, c)
+	j := submit(ctx, s, c, d.String("capability_id"), cheapConfig(d), map[string]any{"variants": 2})
+	Expect(j.ids).To(HaveLen(2), "variants 2 on a video model answers two generation_ids"+j.r.Describe())
+	return j
+}
+
+// finishAll drives every sibling to its end.
+func finishAll(ctx context.Context, s *framework.Spec, c *framework.Client, ids []string) {
+	GinkgoHelper()
+	for _, id := range ids {
+		s.Finish(ctx, c, id)
+	}
+}
+
+// ceilPad is ceil(n x 1.1) in integers.
+func ceilPad(n int64) int64 { return (n*11 + 9) / 10 }

@@ -1,0 +1,145 @@
+// File links and the media behind them.
+package specs
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"image/png"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/mediaspec/mediaspec/conformance/framework"
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+)
+
+// anyLink reports whether some output of the generation at path has a url.
+func anyLink(r *framework.Response, path string) bool {
+	GinkgoHelper()
+	for _, o := range r.Array(path + ".outputs") {
+		if m, ok := o.(map[string]any); ok && m["url"] != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// checkExpiry checks output_urls_expire_in_seconds: 600 when some output of the generation at path
+// has a link, absent otherwise.
+func checkExpiry(r *framework.Response, path string) {
+	GinkgoHelper()
+	v, present := r.Lookup("output_urls_expire_in_seconds")
+	if anyLink(r, path) {
+		Expect(present).To(BeTrue(), "output_urls_expire_in_seconds is present when an output has a link"+r.Describe())
+		n, _ := framework.AsInt(v)
+		Expect(n).To(Equal(int64(600)), "output links last 600 seconds"+r.Describe())
+	} else {
+		Expect(present).To(BeFalse(), "output_urls_expire_in_seconds is absent when no output has a link"+r.Describe())
+	}
+}
+
+// outputLinks returns the output urls of the generation at path.
+func outputLinks(r *framework.Response, path string) []string {
+	GinkgoHelper()
+	var out []string
+	for i := range r.Array(path + ".outputs") {
+		out = append(out, r.String(fmt.Sprintf("%s.outputs.%d.url", path, i)))
+	}
+	return out
+}
+
+// hostOf is the host the exchange of r was made to.
+func hostOf(r *framework.Response) string {
+	u, err := url.Parse(r.Exchange.URL)
+	if err != nil {
+		return ""
+	}
+	return u.Host
+}
+
+// completedImage submits and finishes one take of an image model and returns its read.
+func completedImage(ctx context.Context, s *framework.Spec, sp spender) *framework.Response {
+	GinkgoHelper()
+	d := imageModel(ctx, sp.c)
+	j := submit(ctx, s, sp.c, d.String("capability_id"), cheapConfig(d), nil)
+	s.Finish(ctx, sp.c, j.id)
+	r := readGen(ctx, sp.c, j.id)
+	checkCompleted(r, "generation")
+	return r
+}
+
+// tamper alters the signature of an opaque link: the last character of its longest query value
+// (or, without a query, of its path).
+func tamper(link string) string {
+	GinkgoHelper()
+	u, err := url.Parse(link)
+	Expect(err).NotTo(HaveOccurred())
+	flip := func(s string) string {
+		if s == "" {
+			return "x"
+		}
+		last := s[len(s)-1]
+		repl := byte('A')
+		if last == 'A' {
+			repl = 'B'
+		}
+		return s[:len(s)-1] + string(repl)
+	}
+	q := u.Query()
+	longest := ""
+	for k, v := range q {
+		if len(v) > 0 && len(v[0]) > len(q.Get(longest)) {
+			longest = k
+		}
+	}
+	if longest == "" {
+		u.Path = flip(u.Path)
+	} else {
+		q.Set(longest, flip(q.Get(longest)))
+		u.RawQuery = q.Encode()
+	}
+	return u.String()
+}
+
+// withQuery appends name=value to a link.
+func withQuery(link, name, value string) string {
+	sep := "?"
+	if strings.Contains(link, "?") {
+		sep = "&"
+	}
+	return link + sep + url.QueryEscape(name) + "=" + url.QueryEscape(value)
+}
+
+// expectPNG checks a fetched file is a PNG of the given size (0: any).
+func expectPNG(r *framework.Response, width, height int64) {
+	GinkgoHelper()
+	Expect(r.Status).To(Equal(http.StatusOK), "the file link answers 200"+r.Describe())
+	Expect(r.Header.Get("Content-Type")).To(HavePrefix("image/"), "an image output's link answers an image type"+r.Describe())
+	img, err := png.Decode(bytes.NewReader(r.Body))
+	Expect(err).NotTo(HaveOccurred(), "the image output decodes as PNG")
+	if width > 0 {
+		Expect(int64(img.Bounds().Dx())).To(Equal(width), "the PNG is as wide as the output says")
+		Expect(int64(img.Bounds().Dy())).To(Equal(height), "the PNG is as high as the output says")
+	}
+}
+
+// expectWAV checks a fetched file is a WAV file.
+func expectWAV(r *framework.Response) {
+	GinkgoHelper()
+	Expect(r.Status).To(Equal(http.StatusOK), r.Describe())
+	Expect(r.Header.Get("Content-Type")).To(HavePrefix("audio/"), "an audio output's link answers an audio type"+r.Describe())
+	Expect(len(r.Body)).To(BeNumerically(">", 44), "a WAV file is longer than its header")
+	Expect(string(r.Body[0:4])).To(Equal("RIFF"), "a WAV file starts with RIFF")
+	Expect(string(r.Body[8:12])).To(Equal("WAVE"), "a WAV file is a RIFF WAVE")
+}
+
+// expectMP4 checks a fetched file is an MP4 file.
+func expectMP4(r *framework.Response) {
+	GinkgoHelper()
+	Expect(r.Status).To(Equal(http.StatusOK), r.Describe())
+	Expect(r.Header.Get("Content-Type")).To(HavePrefix("video/"), "a video output's link answers a video type"+r.Describe())
+	Expect(len(r.Body)).To(BeNumerically(">", 12))
+	Expect(string(r.Body[4:8])).To(Equal("ftyp"), "an MP4 file starts with an ftyp box")
+}

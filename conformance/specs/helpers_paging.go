@@ -1,0 +1,138 @@
+// Paged list helpers: one page, a walk over pages, and the list filters.
+package specs
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+
+	"github.com/mediaspec/mediaspec/conformance/framework"
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+)
+
+// page is one page of a cursor-paged list.
+type page struct {
+	r      *framework.Response
+	rows   []map[string]any
+	cursor *string // nil when next_cursor is null
+}
+
+// getPage reads one page of a list whose rows are under field.
+func getPage(ctx context.Context, c *framework.Client, path, field string, opts ...framework.CallOption) page {
+	GinkgoHelper()
+	r := c.Get(ctx, path, opts...).ExpectOK(http.StatusOK)
+	p := page{r: r}
+	for i, v := range r.Array(field) {
+		p.rows = append(p.rows, asObject(r, v, fmt.Sprintf("%s[%d]", field, i)))
+	}
+	nc, present := r.Lookup("next_cursor")
+	Expect(present).To(BeTrue(), "the answer has no next_cursor (it must be present, null on the last page)"+r.Describe())
+	if nc != nil {
+		s, ok := nc.(string)
+		Expect(ok).To(BeTrue(), "next_cursor is neither a string nor null"+r.Describe())
+		Expect(s).NotTo(BeEmpty(), "next_cursor is an empty string; the end is null"+r.Describe())
+		p.cursor = &s
+	}
+	return p
+}
+
+// walk follows next_cursor from the first page until it is null and returns every row and the
+// pages. It fails the spec after maxPages pages (a cursor that never ends).
+func walk(ctx context.Context, c *framework.Client, path, field string, limit int, maxPages int) ([]map[string]any, []page) {
+	GinkgoHelper()
+	var rows []map[string]any
+	var pages []page
+	cursor := ""
+	for i := 0; ; i++ {
+		Expect(i).To(BeNumerically("<", maxPages), fmt.Sprintf("%s: next_cursor did not end after %d pages", path, maxPages))
+		opts := []framework.CallOption{}
+		if limit > 0 {
+			opts = append(opts, framework.Query("limit", fmt.Sprint(limit)))
+		}
+		if cursor != "" {
+			opts = append(opts, framework.Query("cursor", cursor))
+		}
+		p := getPage(ctx, c, path, field, opts...)
+		pages = append(pages, p)
+		rows = append(rows, p.rows...)
+		if p.cursor == nil {
+			return rows, pages
+		}
+		cursor = *p.cursor
+	}
+}
+
+// listIDs reads every page of GET /generations with the query and returns the ids in order.
+func listIDs(ctx context.Context, c *framework.Client, query ...[2]string) []string {
+	GinkgoHelper()
+	out := []string{}
+	cursor := ""
+	for i := 0; i < 40; i++ {
+		opts := []framework.CallOption{framework.Query("limit", "50")}
+		for _, q := range query {
+			opts = append(opts, framework.Query(q[0], q[1]))
+		}
+		if cursor != "" {
+			opts = append(opts, framework.Query("cursor", cursor))
+		}
+		p := getPage(ctx, c, "/generations", "generations", opts...)
+		out = append(out, ids(p.rows, "generation_id")...)
+		if p.cursor == nil {
+			return out
+		}
+		cursor = *p.cursor
+	}
+	Fail("GET /generations: next_cursor did not end after 40 pages")
+	return nil
+}
+
+// countCaps returns the details of the available capabilities whose config_schema has a count and
+// whose example_config names no upload, in catalogue order.
+func countCaps(ctx context.Context, c *framework.Client) []*framework.Response {
+	GinkgoHelper()
+	var out []*framework.Response
+	for _, d := range availableDetails(ctx, c, 40) {
+		props, _ := objectAt(d, "config_schema")["properties"].(map[string]any)
+		if _, has := props["count"]; !has || namesUpload(objectAt(d, "example_config")) {
+			continue
+		}
+		out = append(out, d)
+	}
+	return out
+}
+
+// notIn returns the first of candidates that no text contains (case-insensitively), or "";
+// candidates without % or _ come first, so the term means the same to any search.
+func notIn(candidates []string, texts []string) string {
+	plain := func(s string) bool { return !strings.ContainsAny(s, "%_") }
+	ordered := slices.Clone(candidates)
+	slices.SortStableFunc(ordered, func(a, b string) int {
+		switch {
+		case plain(a) && !plain(b):
+			return -1
+		case !plain(a) && plain(b):
+			return 1
+		}
+		return 0
+	})
+	for _, cand := range ordered {
+		l := strings.ToLower(cand)
+		if l == "" {
+			continue
+		}
+		found := false
+		for _, t := range texts {
+			if strings.Contains(strings.ToLower(t), l) {
+				found = true
+				break
+			}
+		}
+		if !found {
+			return cand
+		}
+	}
+	return ""
+}

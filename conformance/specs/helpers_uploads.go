@@ -1,0 +1,374 @@
+// Upload helpers: reservations, file PUTs, finalizes, sample files and configs that name uploads.
+package specs
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/mediaspec/mediaspec/conformance/framework"
+	fixtures "github.com/mediaspec/mediaspec/fixtures/media"
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+)
+
+// assetRowKeys are the fields every asset row carries.
+var assetRowKeys = []string{"asset_id", "kind", "source", "file_name", "content_type", "size_bytes", "width", "height",
+	"duration_ms", "scan_status", "usable", "generation_id", "created_at"}
+
+// acceptedTypes are the accepted upload types of the interface spec with their kind and ceiling.
+var acceptedTypes = []struct {
+	ct, kind string
+	max      int64
+}{
+	{"image/jpeg", "image", 20971520}, {"image/png", "image", 20971520}, {"image/webp", "image", 20971520},
+	{"image/gif", "image", 20971520}, {"video/mp4", "video", 104857600}, {"video/webm", "video", 104857600},
+	{"video/quicktime", "video", 104857600}, {"audio/mpeg", "audio", 26214400}, {"audio/mp3", "audio", 26214400},
+	{"audio/wav", "audio", 26214400}, {"audio/x-wav", "audio", 26214400}, {"audio/webm", "audio", 26214400},
+	{"audio/ogg", "audio", 26214400},
+}
+
+// uploadReservation is a valid POST /uploads body.
+func uploadReservation() map[string]any {
+	return map[string]any{"filename": "conformance.png", "content_type": "image/png", "size_bytes": 1024}
+}
+
+// reserve calls POST /uploads and requires 201.
+func reserve(ctx context.Context, c *framework.Client, name, ct string, size int, extra ...any) *framework.Response {
+	GinkgoHelper()
+	body := map[string]any{"filename": name, "content_type": ct, "size_bytes": size}
+	for i := 0; i+1 < len(extra); i += 2 {
+		body[extra[i].(string)] = extra[i+1]
+	}
+	return c.Post(ctx, "/uploads", body).ExpectOK(http.StatusCreated)
+}
+
+// putFile PUTs data to an upload link with no key.
+func putFile(ctx context.Context, s *framework.Spec, link string, data []byte, ct string) *framework.Response {
+	GinkgoHelper()
+	return s.Link(ctx, http.MethodPut, link, framework.RawBody(data, ct))
+}
+
+// finalizeUpload calls POST /uploads/{id}/finalize.
+func finalizeUpload(ctx context.Context, c *framework.Client, id string) *framework.Response {
+	GinkgoHelper()
+	return c.Post(ctx, "/uploads/"+id+"/finalize", nil)
+}
+
+// uploadFixture reserves a fixture as its manifest type, PUTs it and finalizes it; it returns the
+// asset id and the finalize answer.
+func uploadFixture(ctx context.Context, s *framework.Spec, c *framework.Client, name string) (string, *framework.Response) {
+	GinkgoHelper()
+	f, data := fixtures.Get(name)
+	return uploadBytes(ctx, s, c, f.Name, f.ContentType, data)
+}
+
+// uploadBytes reserves data as a file of type ct, PUTs it (requiring the PUT to be accepted) and
+// finalizes it; it returns the asset id and the finalize answer, unchecked.
+func uploadBytes(ctx context.Context, s *framework.Spec, c *framework.Client, name, ct string, data []byte) (string, *framework.Response) {
+	GinkgoHelper()
+	r := reserve(ctx, c, name, ct, len(data))
+	id := r.String("asset_id")
+	put := putFile(ctx, s, r.String("upload_url"), data, ct)
+	Expect(put.Status).To(BeNumerically("<", 300), "a PUT keeping every rule of the reservation is accepted"+put.Describe())
+	return id, finalizeUpload(ctx, c, id)
+}
+
+// uploadClean is uploadBytes requiring the finalize to answer 200, clean and usable.
+func uploadClean(ctx context.Context, s *framework.Spec, c *framework.Client, name, ct string, data []byte) (string, *framework.Response) {
+	GinkgoHelper()
+	id, fin := uploadBytes(ctx, s, c, name, ct, data)
+	fin.ExpectOK(http.StatusOK)
+	Expect(fin.String("scan_status")).To(Equal("clean"), "the upload "+name+" is clean"+fin.Describe())
+	Expect(fin.Bool("usable")).To(BeTrue(), "the uploaded file is usable"+fin.Describe())
+	return id, fin
+}
+
+// wavOf synthesizes a PCM WAVE file (8 kHz, mono, 8 bit: 8 bytes a millisecond) lasting ms
+// milliseconds, so a spec can upload audio of exactly the length it needs.
+func wavOf(ms int) []byte {
+	const rate = 8000
+	n := rate * ms / 1000
+	b := make([]byte, 44+n)
+	le := binary.LittleEndian
+	copy(b[0:], "RIFF")
+	le.PutUint32(b[4:], uint32(36+n))
+	copy(b[8:], "WAVEfmt ")
+	le.PutUint32(b[16:], 16)
+	le.PutUint16(b[20:], 1) // PCM
+	le.PutUint16(b[22:], 1) // mono
+	le.PutUint32(b[24:], rate)
+	le.PutUint32(b[28:], rate) // byte rate
+	le.PutUint16(b[32:], 1)    // block align
+	le.PutUint16(b[34:], 8)    // bits a sample
+	copy(b[36:], "data")
+	le.PutUint32(b[40:], uint32(n))
+	for i := 0; i < n; i++ {
+		b[44+i] = byte(128 + (i%16)*4) // a quiet sawtooth
+	}
+	return b
+}
+
+// sampleFor returns a file of kind to upload: a synthesized WAV of ms milliseconds for audio, the
+// sample MP4 for video, the sample PNG otherwise.
+func sampleFor(kind string, ms int) (name, ct string, data []byte) {
+	switch kind {
+	case "audio":
+		return "voice.wav", "audio/wav", wavOf(ms)
+	case "video":
+		f, b := fixtures.Get("video.mp4")
+		return f.Name, f.ContentType, b
+	}
+	f, b := fixtures.Get("image.png")
+	return f.Name, f.ContentType, b
+}
+
+// uploadRecording uploads seconds of audio as audio/wav and returns its asset id. It checks the
+// service measured the length it was sent (within 50 ms).
+func uploadRecording(ctx context.Context, s *framework.Spec, c *framework.Client, seconds int) string {
+	GinkgoHelper()
+	id, fin := uploadClean(ctx, s, c, fmt.Sprintf("voice-%ds.wav", seconds), "audio/wav", wavOf(seconds*1000))
+	Expect(fin.String("kind")).To(Equal("audio"), fin.Describe())
+	Expect(fin.Int("duration_ms")).To(BeNumerically("~", seconds*1000, 50), "the service measures the recording's length"+fin.Describe())
+	return id
+}
+
+// uploadFace uploads the sample PNG and returns its asset id.
+func uploadFace(ctx context.Context, s *framework.Spec, c *framework.Client) string {
+	GinkgoHelper()
+	f, data := fixtures.Get("image.png")
+	id, _ := uploadClean(ctx, s, c, f.Name, f.ContentType, data)
+	return id
+}
+
+// expectFinalizeOutcome checks a finalize answer against the manifest entry of its file.
+func expectFinalizeOutcome(r *framework.Response, f fixtures.File, id string) {
+	GinkgoHelper()
+	if f.Outcome == fixtures.OutcomeRefused {
+		r.ExpectError(http.StatusBadRequest, "invalid_config")
+		return
+	}
+	r.ExpectOK(http.StatusOK)
+	Expect(r.String("asset_id")).To(Equal(id), r.Describe())
+	Expect(r.String("scan_status")).To(Equal(f.Outcome), "scan_status of "+f.Name+r.Describe())
+	Expect(r.Bool("usable")).To(Equal(f.Outcome == fixtures.OutcomeClean), "usable is true only when clean"+r.Describe())
+	Expect(r.String("kind")).To(Equal(f.Kind), "kind is measured from the bytes"+r.Describe())
+	Expect(r.String("next_action")).NotTo(BeEmpty(), r.Describe())
+	expectDuration(r, r.Field("duration_ms"), f)
+}
+
+// expectDuration checks a duration_ms value against the manifest (null for images and for files
+// that cannot be probed; else within the manifest's tolerance).
+func expectDuration(r *framework.Response, v any, f fixtures.File) {
+	GinkgoHelper()
+	if f.DurationMS == nil {
+		Expect(v).To(BeNil(), "duration_ms of "+f.Name+" is null"+r.Describe())
+		return
+	}
+	ms, ok := framework.AsInt(v)
+	Expect(ok).To(BeTrue(), "duration_ms of "+f.Name+" is an integer"+r.Describe())
+	Expect(ms).To(BeNumerically("~", *f.DurationMS, 50), "duration_ms of "+f.Name+r.Describe())
+}
+
+// uploadClient returns a client for a spec that makes about n upload calls: with control, a key of
+// a fresh workspace whose upload buckets leave room for them; without, the shared client (which
+// waits out bucket refusals).
+func uploadClient(ctx context.Context, s *framework.Spec, n int) *framework.Client {
+	GinkgoHelper()
+	if !s.HasControl() {
+		return s.Client()
+	}
+	return uploadKey(ctx, s, n)
+}
+
+// uploadKey makes a fresh workspace (through control) and a key whose upload buckets leave room
+// for n calls.
+func uploadKey(ctx context.Context, s *framework.Spec, n int) *framework.Client {
+	GinkgoHelper()
+	ws := s.NewWorkspace(ctx, framework.WorkspaceOptions{})
+	c, _ := ws.NewKey(ctx, framework.KeyOptions{Scopes: []string{"read", "generate"},
+		Buckets: map[string]int{"uploads": n, "reservations": n, "agent_read": max(n, 120)}})
+	return c
+}
+
+// fileServer serves the fixture media files for from-url and returns its base URL:
+//
+//	/f/{name}       the file with its manifest content type; ?type=X serves it as X
+//	/r/{n}/{name}   n redirects, then /f/{name}
+//	/big            an image/png one byte over the image ceiling, streamed without a length
+func fileServer(s *framework.Spec) string {
+	GinkgoHelper()
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /f/{name}", func(w http.ResponseWriter, r *http.Request) {
+		f, b, err := fixtures.Lookup(r.PathValue("name"))
+		if err != nil {
+			http.NotFound(w, r)
+			return
+		}
+		ct := f.ContentType
+		if t := r.URL.Query().Get("type"); t != "" {
+			ct = t
+		}
+		w.Header().Set("Content-Type", ct)
+		_, _ = w.Write(b)
+	})
+	mux.HandleFunc("GET /r/{n}/{name}", func(w http.ResponseWriter, r *http.Request) {
+		var n int
+		_, _ = fmt.Sscan(r.PathValue("n"), &n)
+		next := "/f/" + r.PathValue("name")
+		if n > 1 {
+			next = fmt.Sprintf("/r/%d/%s", n-1, r.PathValue("name"))
+		}
+		http.Redirect(w, r, next, http.StatusFound)
+	})
+	mux.HandleFunc("GET /big", func(w http.ResponseWriter, r *http.Request) {
+		_, png := fixtures.Get("image.png")
+		w.Header().Set("Content-Type", "image/png")
+		_, _ = w.Write(png)
+		chunk := make([]byte, 1<<20)
+		for left := 20971521 - len(png); left > 0; left -= len(chunk) {
+			if _, err := w.Write(chunk[:min(left, len(chunk))]); err != nil {
+				return
+			}
+		}
+	})
+	return s.ServeFiles(mux)
+}
+
+// reachableFileServer starts the fixture file server and imports image.png from it once; it skips
+// the spec when the target refuses the loopback link (as a real service must) and returns the base
+// URL and the import answer.
+func reachableFileServer(ctx context.Context, s *framework.Spec, c *framework.Client) (string, *framework.Response) {
+	GinkgoHelper()
+	base := fileServer(s)
+	r := c.Post(ctx, "/uploads/from-url", map[string]any{"url": base + "/f/image.png"})
+	if r.Status == http.StatusBadRequest {
+		Skip("unsupported: the target refuses links to the suite's loopback file server (correct for a real service; the mock admits loopback with --allow-loopback-fetch)")
+	}
+	return base, r
+}
+
+// namesUpload reports whether a config names an upload (an ast_ id anywhere in it): such a config
+// can only be priced once the named file exists in the caller's workspace.
+func namesUpload(v any) bool {
+	switch x := v.(type) {
+	case string:
+		return strings.HasPrefix(x, "ast_")
+	case map[string]any:
+		for _, e := range x {
+			if namesUpload(e) {
+				return true
+			}
+		}
+	case []any:
+		for _, e := range x {
+			if namesUpload(e) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// withAsset returns a copy of config with every upload id in it (plain ids and file objects'
+// assetId) replaced by id.
+func withAsset(config map[string]any, id string) map[string]any {
+	var walk func(v any) any
+	walk = func(v any) any {
+		switch x := v.(type) {
+		case string:
+			if strings.HasPrefix(x, "ast_") {
+				return id
+			}
+			return x
+		case map[string]any:
+			out := make(map[string]any, len(x))
+			for k, e := range x {
+				out[k] = walk(e)
+			}
+			return out
+		case []any:
+			out := make([]any, len(x))
+			for i, e := range x {
+				out[i] = walk(e)
+			}
+			return out
+		}
+		return v
+	}
+	return walk(clone(config)).(map[string]any)
+}
+
+// withoutUploads returns a copy of config without the fields that name an upload.
+func withoutUploads(config map[string]any) map[string]any {
+	out := clone(config)
+	for k, v := range out {
+		if namesUpload(v) {
+			delete(out, k)
+		}
+	}
+	return out
+}
+
+// withSampleUploads returns config with every plain id array naming an upload replaced by a
+// fresh finalized sample file whose kind the field's name gives; false when a field names no kind.
+func withSampleUploads(ctx context.Context, s *framework.Spec, c *framework.Client, props map[string]any, config map[string]any) (map[string]any, bool) {
+	GinkgoHelper()
+	out := clone(config)
+	for name, v := range out {
+		arr, isArr := v.([]any)
+		if !isArr || !namesUpload(arr) {
+			continue
+		}
+		var sample string
+		switch {
+		case strings.Contains(name, "video"):
+			sample = "video.mp4"
+		case strings.Contains(name, "image"):
+			sample = "image.png"
+		case strings.Contains(name, "audio"):
+			sample = "audio.wav"
+		default:
+			return nil, false
+		}
+		if _, ok := props[name]; !ok {
+			return nil, false
+		}
+		f, data := fixtures.Get(sample)
+		id, _ := uploadClean(ctx, s, c, f.Name, f.ContentType, data)
+		out[name] = []any{id}
+	}
+	return out, true
+}
+
+// pricedWithoutUpload returns the first available capability whose example_config names no upload
+// and is priced (200), with that estimate, skipping the spec when there is none.
+func pricedWithoutUpload(ctx context.Context, c *framework.Client) (*framework.Response, *framework.Response) {
+	GinkgoHelper()
+	for _, d := range availableDetails(ctx, c, 25) {
+		cfg := objectAt(d, "example_config")
+		if namesUpload(cfg) {
+			continue
+		}
+		r := c.Post(ctx, "/estimates", map[string]any{"capability_id": d.String("capability_id"), "config": cfg})
+		if r.Status == http.StatusOK {
+			return d, r
+		}
+	}
+	Skip("unsupported: no available capability's example_config is priced without an upload")
+	return nil, nil
+}
+
+// readyConfig returns config with every upload it names replaced by a usable image uploaded in c's
+// workspace (config unchanged when it names none).
+func readyConfig(ctx context.Context, s *framework.Spec, c *framework.Client, config map[string]any) map[string]any {
+	GinkgoHelper()
+	if !namesUpload(config) {
+		return clone(config)
+	}
+	name, ct, data := sampleFor("image", 0)
+	id, _ := uploadClean(ctx, s, c, name, ct, data)
+	return withAsset(config, id)
+}

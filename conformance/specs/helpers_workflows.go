@@ -1,0 +1,374 @@
+// Workflow helpers: templates, invokes, runs and their nodes.
+package specs
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"slices"
+	"time"
+
+	"github.com/mediaspec/mediaspec/conformance/framework"
+	"github.com/mediaspec/mediaspec/receiver"
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+)
+
+var (
+	wfRunStatuses   = []string{"queued", "running", "completed", "partial", "failed", "canceled"}
+	wfRunFinished   = []string{"completed", "partial", "failed", "canceled"}
+	wfNodeStatuses  = []string{"pending", "ready", "dispatching", "running", "completed", "failed", "skipped", "canceled"}
+	wfNodeFinished  = []string{"completed", "failed", "skipped", "canceled"}
+	wfNodeStarted   = []string{"ready", "dispatching", "running", "completed", "failed"}
+	wfNodeErrorCode = []string{"provider_error", "moderation", "timeout", "canceled", "insufficient_credits", "invalid_input", "unknown"}
+)
+
+// runEnded are the statuses a workflow run ends in.
+var runEnded = []string{"completed", "partial", "failed", "canceled"}
+
+// wfNode is one step of a template as GET /workflows/templates lists it.
+type wfNode struct {
+	id, capID string
+	deps      []string
+}
+
+// wfTemplate is a template whose example inputs can be invoked, with the max_credits they need.
+type wfTemplate struct {
+	key    string
+	inputs map[string]any
+	nodes  []wfNode
+	need   int64
+}
+
+// dependents reports whether another node depends on node id.
+func (t wfTemplate) dependents(id string) bool {
+	for _, n := range t.nodes {
+		if slices.Contains(n.deps, id) {
+			return true
+		}
+	}
+	return false
+}
+
+// capUnique reports whether node i is the only node of its capability.
+func (t wfTemplate) capUnique(i int) bool {
+	for j, n := range t.nodes {
+		if j != i && n.capID == t.nodes[i].capID {
+			return false
+		}
+	}
+	return true
+}
+
+// wfTemplates reads GET /workflows/templates and returns the templates whose example inputs name no
+// upload, each with the max_credits its example inputs need (learnt from the 402
+// max_credits_exceeded that max_credits 1 answers), cheapest first.
+func wfTemplates(ctx context.Context, c *framework.Client) []wfTemplate {
+	GinkgoHelper()
+	r := c.Get(ctx, "/workflows/templates").ExpectOK(http.StatusOK)
+	var out []wfTemplate
+	for i, v := range r.Array("templates") {
+		tm := asObject(r, v, fmt.Sprintf("templates[%d]", i))
+		t := wfTemplate{key: stringField(r, tm, "template_key", "template")}
+		t.inputs = asObject(r, tm["example_inputs"], "example_inputs")
+		if namesUpload(t.inputs) {
+			continue
+		}
+		ns, _ := tm["nodes"].([]any)
+		for j, nv := range ns {
+			nm := asObject(r, nv, fmt.Sprintf("templates[%d].nodes[%d]", i, j))
+			t.nodes = append(t.nodes, wfNode{
+				id: stringField(r, nm, "node_id", "node"), capID: stringField(r, nm, "capability_id", "node"),
+				deps: stringList(r, nm, "depends_on", "node"),
+			})
+		}
+		p := c.Post(ctx, "/workflows/templates/"+t.key+"/invoke", map[string]any{"inputs": t.inputs, "max_credits": 1})
+		if p.Status != http.StatusPaymentRequired {
+			continue
+		}
+		p.ExpectError(http.StatusPaymentRequired, "max_credits_exceeded")
+		t.need = p.Int("error.limit.required_credits")
+		out = append(out, t)
+	}
+	slices.SortStableFunc(out, func(a, b wfTemplate) int { return int(a.need - b.need) })
+	return out
+}
+
+// wfPick returns the cheapest template pred accepts, skipping the spec when there is none.
+func wfPick(ctx context.Context, c *framework.Client, what string, pred func(wfTemplate) bool) wfTemplate {
+	GinkgoHelper()
+	for _, t := range wfTemplates(ctx, c) {
+		if pred == nil || pred(t) {
+			return t
+		}
+	}
+	Skip("unsupported: the target lists no workflow template " + what + " whose example inputs can be invoked without uploads")
+	return wfTemplate{}
+}
+
+// wfChainFailure finds a node with a dependency whose capability no other node uses (a fault on
+// that capability breaks only it); it returns its index or -1.
+func wfChainFailure(t wfTemplate) int {
+	for i, n := range t.nodes {
+		if len(n.deps) > 0 && t.capUnique(i) {
+			return i
+		}
+	}
+	return -1
+}
+
+// wfRootFailure finds the template's only root node when its capability is unique and some node
+// depends on it; it returns its index or -1.
+func wfRootFailure(t wfTemplate) int {
+	root := -1
+	for i, n := range t.nodes {
+		if len(n.deps) == 0 {
+			if root >= 0 {
+				return -1
+			}
+			root = i
+		}
+	}
+	if root < 0 || !t.capUnique(root) || !t.dependents(t.nodes[root].id) {
+		return -1
+	}
+	return root
+}
+
+// wfInvoke invokes template t with its example inputs and the max_credits they need, reserving
+// that from the run's budget, and requires 201. With control, the service clock moves an hour
+// forward when the spec ends so that no step is left running for the next spec.
+func wfInvoke(ctx context.Context, s *framework.Spec, c *framework.Client, t wfTemplate) (*framework.Response, string) {
+	GinkgoHelper()
+	s.Spend(int(t.need))
+	r := c.Post(ctx, "/workflows/templates/"+t.key+"/invoke", map[string]any{"inputs": t.inputs, "max_credits": t.need}).ExpectOK(http.StatusCreated)
+	if s.HasControl() {
+		DeferCleanup(func(ctx SpecContext) { s.Advance(ctx, 3600) })
+	}
+	return r, r.String("workflow_run_id")
+}
+
+// wfCheckRun checks the invariants every read of a run holds (WF-012 to WF-015, WF-017, WF-024,
+// WF-025) and returns the run object.
+func wfCheckRun(r *framework.Response) map[string]any {
+	GinkgoHelper()
+	run := objectAt(r, "run")
+	st := stringField(r, run, "status", "run")
+	Expect(st).To(oneOf(wfRunStatuses...), "WF-012: a run status is one of the six"+r.Describe())
+	finished := slices.Contains(wfRunFinished, st)
+	Expect(run["still_running"]).To(Equal(!finished), "WF-013: still_running is false exactly on a finished status"+r.Describe())
+	if st == "queued" {
+		Expect(run["started_at"]).To(BeNil(), "WF-025: started_at is null while the run is queued"+r.Describe())
+	}
+	if finished {
+		Expect(run["finished_at"]).To(BeAssignableToTypeOf(""), "WF-025: finished_at is set once the run finished"+r.Describe())
+	} else {
+		Expect(run["finished_at"]).To(BeNil(), "finished_at is null while the run works"+r.Describe())
+	}
+	credits := asObject(r, run["credits"], "run.credits")
+	Expect(credits["terminal"]).To(Equal(finished), "run credits are terminal exactly when the run finished"+r.Describe())
+	if !finished {
+		Expect(credits["credits_charged"]).To(BeNil(), "credits_charged is null until the run is terminal"+r.Describe())
+	}
+	byID := map[string]map[string]any{}
+	nodes, _ := run["nodes"].([]any)
+	for i, v := range nodes {
+		n := asObject(r, v, fmt.Sprintf("run.nodes[%d]", i))
+		byID[stringField(r, n, "node_id", "node")] = n
+	}
+	for id, n := range byID {
+		ns := stringField(r, n, "status", "node")
+		Expect(ns).To(oneOf(wfNodeStatuses...), "WF-014: node "+id+" has a documented status"+r.Describe())
+		if e := n["error"]; e != nil {
+			em := asObject(r, e, "node error")
+			Expect(em["code"]).To(BeElementOf(wfNodeErrorCode), "WF-015: node "+id+" error code"+r.Describe())
+			Expect(em["message"]).To(BeAssignableToTypeOf(""), "WF-015: node "+id+" error message"+r.Describe())
+		}
+		if !slices.Contains(wfNodeFinished, ns) {
+			Expect(n["credits"]).To(BeNil(), "WF-024: node "+id+" credits stay null until it settles"+r.Describe())
+		}
+		if slices.Contains(wfNodeStarted, ns) {
+			for _, dep := range stringList(r, n, "depends_on", "node") {
+				Expect(byID).To(HaveKey(dep), "a depends_on entry names a node of the run"+r.Describe())
+				Expect(byID[dep]["status"]).To(Equal("completed"), "WF-017: node "+id+" reads "+ns+" only after "+dep+" completed"+r.Describe())
+			}
+		}
+	}
+	return run
+}
+
+// wfFinish reads run id until it finishes, checking every read, and returns the final read and the
+// run statuses seen. With control it moves the service clock a few seconds between reads;
+// without, it waits (scaled by the time scale). It fails after two hours of service time.
+func wfFinish(ctx context.Context, s *framework.Spec, c *framework.Client, id string) (*framework.Response, []string) {
+	GinkgoHelper()
+	const step = 5
+	var seen []string
+	for elapsed := 0; ; elapsed += step {
+		r := c.Get(ctx, "/workflow-runs/"+id).ExpectOK(http.StatusOK)
+		run := wfCheckRun(r)
+		st := run["status"].(string)
+		if !slices.Contains(seen, st) {
+			seen = append(seen, st)
+		}
+		if slices.Contains(wfRunFinished, st) {
+			return r, seen
+		}
+		Expect(elapsed).To(BeNumerically("<", 7200), "workflow run "+id+" still running after two hours of service time"+r.Describe())
+		if s.HasControl() {
+			s.Advance(ctx, step)
+		} else {
+			time.Sleep(time.Duration(float64(step*time.Second) / s.TimeScale()))
+		}
+	}
+}
+
+// wfNodes returns the run's nodes by node id.
+func wfNodes(r *framework.Response, run map[string]any) map[string]map[string]any {
+	out := map[string]map[string]any{}
+	nodes, _ := run["nodes"].([]any)
+	for i, v := range nodes {
+		n := asObject(r, v, fmt.Sprintf("run.nodes[%d]", i))
+		out[fmt.Sprint(n["node_id"])] = n
+	}
+	return out
+}
+
+// wfGenIDs returns a node's generation ids.
+func wfGenIDs(r *framework.Response, n map[string]any) []string {
+	return stringList(r, n, "generation_ids", "node")
+}
+
+// wfSumCredits sums the nodes' credits (null counts as 0).
+func wfSumCredits(run map[string]any) int64 {
+	var sum int64
+	nodes, _ := run["nodes"].([]any)
+	for _, v := range nodes {
+		n, _ := v.(map[string]any)
+		if c, ok := framework.AsInt(n["credits"]); ok {
+			sum += c
+		}
+	}
+	return sum
+}
+
+// wfCancel cancels run id through control, skipping the spec when the control API does not offer
+// the operation.
+func wfCancel(ctx context.Context, s *framework.Spec, id string) *framework.Response {
+	GinkgoHelper()
+	r, err := s.Control().Call(ctx, http.MethodPost, "/workflow-runs/"+id+"/cancel", nil)
+	Expect(err).NotTo(HaveOccurred())
+	if r.Status == http.StatusNotFound {
+		Skip("unsupported: the control API does not offer POST /workflow-runs/{id}/cancel")
+	}
+	Expect(r.Status).To(Equal(http.StatusOK), "control POST /workflow-runs/{id}/cancel"+r.Describe())
+	return r
+}
+
+// wfAwaitRunEvent waits for the run event of id on hook h and checks its envelope and status.
+func wfAwaitRunEvent(ctx context.Context, s *framework.Spec, h hook, eventType, id, status string) map[string]any {
+	GinkgoHelper()
+	ev, err := s.Hooks().Await(ctx, receiver.Match{Type: eventType, Path: h.path, ResourceID: id}, arrival(s))
+	Expect(err).NotTo(HaveOccurred(), "no "+eventType+" for run "+id+" (it ended "+status+")")
+	data := checkEnvelope(s, ev)
+	Expect(data["status"]).To(Equal(status), "EVT-031: the event status is the run's: "+string(ev.Raw))
+	return data
+}
+
+// wfListed reads the first page (50 rows, newest first) of GET /generations?source=workflow.
+func wfListed(ctx context.Context, c *framework.Client) []map[string]any {
+	GinkgoHelper()
+	return getPage(ctx, c, "/generations", "generations", framework.Query("source", "workflow"), framework.Query("limit", "50")).rows
+}
+
+// cheapestTemplate reads the workflow templates and returns the key, example inputs and node ids
+// of the one whose example inputs need the smallest max_credits (learnt from the 402
+// max_credits_exceeded a max_credits of 1 answers), and that number. It skips the spec when no
+// template's example inputs can be invoked.
+func cheapestTemplate(ctx context.Context, c *framework.Client) (key string, inputs map[string]any, nodes []string, need int64) {
+	GinkgoHelper()
+	r := c.Get(ctx, "/workflows/templates").ExpectOK(http.StatusOK)
+	for i, v := range r.Array("templates") {
+		t := asObject(r, v, fmt.Sprintf("templates[%d]", i))
+		k := stringField(r, t, "template_key", "template")
+		in := asObject(r, t["example_inputs"], "example_inputs")
+		if namesUpload(in) {
+			continue
+		}
+		probe := c.Post(ctx, "/workflows/templates/"+k+"/invoke", map[string]any{"inputs": in, "max_credits": 1})
+		if probe.Status != http.StatusPaymentRequired {
+			continue
+		}
+		probe.ExpectError(http.StatusPaymentRequired, "max_credits_exceeded")
+		n := probe.Int("error.limit.required_credits")
+		if key == "" || n < need {
+			key, inputs, need = k, in, n
+			nodes = nil
+			for j, nv := range t["nodes"].([]any) {
+				nodes = append(nodes, stringField(r, asObject(r, nv, fmt.Sprintf("templates[%d].nodes[%d]", i, j)), "node_id", "node"))
+			}
+		}
+	}
+	if key == "" {
+		Skip("unsupported: no workflow template's example inputs can be invoked without uploads")
+	}
+	return key, inputs, nodes, need
+}
+
+// cheapestTemplateRun finds the workflow template whose example inputs need the fewest credits
+// (read from the 402 max_credits_exceeded refusal of an invoke with max_credits 1, which names
+// the number that passes) and invokes it with that number. It returns the 201 answer.
+func cheapestTemplateRun(ctx context.Context, s *framework.Spec, c *framework.Client) *framework.Response {
+	GinkgoHelper()
+	r := c.Get(ctx, "/workflows/templates").ExpectOK(http.StatusOK)
+	best, bestNeed := "", int64(0)
+	var bestInputs map[string]any
+	for i, t := range r.Array("templates") {
+		tm := asObject(r, t, fmt.Sprintf("templates[%d]", i))
+		key := stringField(r, tm, "template_key", "template")
+		inputs, _ := tm["example_inputs"].(map[string]any)
+		if namesUpload(inputs) {
+			continue
+		}
+		ref := c.Post(ctx, "/workflows/templates/"+key+"/invoke", map[string]any{"inputs": inputs, "max_credits": 1})
+		if ref.Status != http.StatusPaymentRequired {
+			continue // the example inputs do not run as they are (e.g. they name catalogue ids of another target)
+		}
+		ref.ExpectError(http.StatusPaymentRequired, "max_credits_exceeded")
+		need := ref.Int("error.limit.required_credits")
+		if best == "" || need < bestNeed {
+			best, bestNeed, bestInputs = key, need, inputs
+		}
+	}
+	if best == "" {
+		Skip("unsupported: no workflow template's example inputs can be priced as they are (without an upload)")
+	}
+	s.Spend(int(bestNeed))
+	run := c.Post(ctx, "/workflows/templates/"+best+"/invoke", map[string]any{"inputs": bestInputs, "max_credits": bestNeed}).ExpectOK(http.StatusCreated)
+	if s.HasControl() {
+		// Let the run's jobs end before the next spec.
+		DeferCleanup(func(ctx SpecContext) { s.Advance(ctx, 3600) })
+	}
+	return run
+}
+
+// finishRun drives workflow run id to its end and returns its final read: with control it moves
+// the service clock forward between reads; without, it waits (scaled by the time scale). It fails
+// the spec after two hours of service time.
+func finishRun(ctx context.Context, s *framework.Spec, c *framework.Client, id string) *framework.Response {
+	GinkgoHelper()
+	const step = 5
+	for elapsed := 0; ; elapsed += step {
+		r := c.Get(ctx, "/workflow-runs/"+id).ExpectOK(http.StatusOK)
+		if st := r.String("run.status"); st != "queued" && st != "running" {
+			Expect(st).To(oneOf(runEnded...), r.Describe())
+			return r
+		}
+		Expect(elapsed).To(BeNumerically("<", 7200), "workflow run "+id+" still running after two hours of service time"+r.Describe())
+		if s.HasControl() {
+			s.Advance(ctx, step)
+		} else {
+			time.Sleep(time.Duration(float64(step*time.Second) / s.TimeScale()))
+		}
+	}
+}

@@ -1,0 +1,352 @@
+package specs
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/url"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/mediaspec/mediaspec/conformance/framework"
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+)
+
+// presetSpecs registers the specs of presets and their templates.
+func presetSpecs(f *framework.Framework) {
+
+	Describe("presets", func() {
+		f.Rule("PRESET-001", "PRESET-002", "PRESET-003", "PRESET-004", "PRESET-005", "PRESET-006", "PRESET-008", "PRESET-010", "PRESET-011", "ID-010").It("lists presets with their first templates, total and cursor", func(ctx context.Context, s *framework.Spec) {
+			c := s.Client()
+			rows, pages := walk(ctx, c, "/presets", "presets", 5, 100)
+			if len(rows) == 0 {
+				Skip("unsupported: the target lists no preset")
+			}
+			for _, p := range pages {
+				Expect(p.r.Int("total")).To(Equal(int64(len(rows))), "total counts the presets across all pages"+p.r.Describe())
+				if p.cursor != nil {
+					Expect(*p.cursor).To(Equal(p.rows[len(p.rows)-1]["capability_id"]), "next_cursor is the last row's capability_id"+p.r.Describe())
+				}
+				for i, row := range p.rows {
+					what := fmt.Sprintf("presets[%d]", i)
+					Expect(stringField(p.r, row, "capability_id", what)).To(HavePrefix("preset_"), p.r.Describe())
+					stringField(p.r, row, "name", what)
+					Expect(stringField(p.r, row, "output_kind", what)).To(oneOf("image", "video", "audio", "text"), p.r.Describe())
+					status := stringField(p.r, row, "status", what)
+					Expect(status).To(oneOf("available", "requires_plan", "coming_soon"), p.r.Describe())
+					if status == "requires_plan" {
+						stringField(p.r, row, "required_plan", what)
+					} else {
+						Expect(row).NotTo(HaveKey("required_plan"), p.r.Describe())
+					}
+					if d, has := row["description"]; has {
+						Expect(d).To(And(BeAssignableToTypeOf(""), Not(BeEmpty())), what+": description is omitted when empty"+p.r.Describe())
+					}
+					_, ok := row["requires_template"].(bool)
+					Expect(ok).To(BeTrue(), p.r.Describe())
+					Expect(stringField(p.r, row, "next_action", what)).NotTo(BeEmpty(), p.r.Describe())
+					tpls, ok := row["templates"].([]any)
+					Expect(ok).To(BeTrue(), what+".templates is an array"+p.r.Describe())
+					Expect(len(tpls)).To(BeNumerically("<=", 20), p.r.Describe())
+					Expect(intField(p.r, row, "templates_total", what)).To(BeNumerically(">=", len(tpls)), p.r.Describe())
+					for j, t := range tpls {
+						checkTemplate(p.r, asObject(p.r, t, fmt.Sprintf("%s.templates[%d]", what, j)))
+					}
+				}
+			}
+		})
+
+		f.Rule("PRESET-013", "PRESET-014").It("GET /presets/{id}/templates answers every live template", func(ctx context.Context, s *framework.Spec) {
+			c := s.Client()
+			rows, _ := walk(ctx, c, "/presets", "presets", 50, 100)
+			if len(rows) == 0 {
+				Skip("unsupported: the target lists no preset")
+			}
+			for _, row := range rows[:min(len(rows), 10)] {
+				id := row["capability_id"].(string)
+				r := c.Get(ctx, "/presets/"+id+"/templates").ExpectOK(http.StatusOK)
+				Expect(r.String("capability_id")).To(Equal(id), r.Describe())
+				r.String("name")
+				Expect(r.String("status")).To(Equal(row["status"]), r.Describe())
+				Expect(r.Bool("requires_template")).To(Equal(row["requires_template"]), r.Describe())
+				Expect(r.String("next_action")).NotTo(BeEmpty(), r.Describe())
+				tpls := r.Array("templates")
+				total, _ := framework.AsInt(row["templates_total"])
+				Expect(int64(len(tpls))).To(Equal(total), "every live template: as many as templates_total"+r.Describe())
+				for i, t := range tpls {
+					checkTemplate(r, asObject(r, t, fmt.Sprintf("templates[%d]", i)))
+				}
+				if row["status"] == "requires_plan" {
+					Expect(r.String("required_plan")).To(Equal(row["required_plan"]), r.Describe())
+				} else {
+					Expect(r.Doc()).NotTo(HaveKey("required_plan"), r.Describe())
+				}
+			}
+		})
+
+		f.Rule(rules("PRESET-015", "ERR-029")...).It("a non-preset or misspelt id on GET /presets/{id}/templates answers 404 not_found", func(ctx context.Context, s *framework.Spec) {
+			c := s.Client()
+			c.Get(ctx, "/presets/preset_no_such_"+randomHex(6)+"/templates").ExpectError(http.StatusNotFound, "not_found")
+			for _, row := range catalogue(ctx, c) {
+				if id, _ := row["capability_id"].(string); !strings.HasPrefix(id, "preset_") {
+					c.Get(ctx, "/presets/"+id+"/templates").ExpectError(http.StatusNotFound, "not_found")
+					break
+				}
+			}
+		})
+
+		f.Rule("PRESET-007").It("limit defaults to 25 and clamps to 50", func(ctx context.Context, s *framework.Spec) {
+			c := s.Client()
+			def := getPage(ctx, c, "/presets", "presets")
+			Expect(len(def.rows)).To(BeNumerically("<=", 25), def.r.Describe())
+			total := def.r.Int("total")
+			big := getPage(ctx, c, "/presets", "presets", framework.Query("limit", "999"))
+			Expect(len(big.rows)).To(Equal(int(min(total, 50))), "limit 999 is clamped to 50"+big.r.Describe())
+		})
+	})
+
+	Describe("the preset list", func() {
+		f.Rule("PRESET-010").It("total counts every preset on pages of one, not the rows of the page", func(ctx context.Context, s *framework.Spec) {
+			c := s.Client()
+			all := presetRows(ctx, c)
+			if len(all) < 2 {
+				Skip("unsupported: the target lists fewer than two presets")
+			}
+			_, pages := walk(ctx, c, "/presets", "presets", 1, 100)
+			for _, p := range pages {
+				Expect(p.r.Int("total")).To(Equal(int64(len(all))), "total counts every preset, on every page"+p.r.Describe())
+			}
+		})
+
+		f.Rule("PRESET-006", "PRESET-014").It("a preset row inlines min(20, templates_total) live templates, each one GET /presets/{id}/templates lists", func(ctx context.Context, s *framework.Spec) {
+			c := s.Client()
+			checked := 0
+			for _, row := range presetRows(ctx, c) {
+				total, _ := framework.AsInt(row["templates_total"])
+				if total == 0 {
+					continue
+				}
+				id := row["capability_id"].(string)
+				inline, _ := row["templates"].([]any)
+				Expect(int64(len(inline))).To(Equal(min(total, 20)), id+": templates holds the first 20 live templates, or all when fewer")
+				t := c.Get(ctx, "/presets/"+id+"/templates").ExpectOK(http.StatusOK)
+				var live []string
+				for i, v := range t.Array("templates") {
+					live = append(live, stringField(t, asObject(t, v, fmt.Sprintf("templates[%d]", i)), "template_id", "template"))
+				}
+				for _, v := range inline {
+					tid, _ := v.(map[string]any)["template_id"].(string)
+					Expect(live).To(ContainElement(tid), id+": an inlined template is a live template of the preset"+t.Describe())
+				}
+				checked++
+			}
+			if checked == 0 {
+				Skip("unsupported: the target lists no preset with a live template")
+			}
+		})
+	})
+
+	Describe("presets and templates", func() {
+		f.Rule("PRESET-009").It("presets are ordered by capability_id as in the capability list and paged by the last row's id", func(ctx context.Context, s *framework.Spec) {
+			c := s.Client()
+			all := presetRows(ctx, c)
+			if len(all) < 2 {
+				Skip("unsupported: the target lists fewer than two presets")
+			}
+			got := ids(all, "capability_id")
+			Expect(sort.StringsAreSorted(got)).To(BeTrue(), fmt.Sprintf("presets are ordered by capability_id: %v", got))
+			small, pages := walk(ctx, c, "/presets", "presets", 1, 100)
+			Expect(ids(small, "capability_id")).To(Equal(got), "pages of one list the same presets in the same order")
+			for _, p := range pages {
+				if p.cursor != nil {
+					Expect(*p.cursor).To(Equal(p.rows[len(p.rows)-1]["capability_id"]), "next_cursor is the last row's capability_id"+p.r.Describe())
+				}
+			}
+			first := getPage(ctx, c, "/presets", "presets", framework.Query("limit", "1"))
+			Expect(first.cursor).NotTo(BeNil(), first.r.Describe())
+			bare := getPage(ctx, c, "/presets", "presets", framework.Query("limit", "1"), framework.Query("cursor", *first.cursor))
+			padded := getPage(ctx, c, "/presets", "presets", framework.Query("limit", "1"), framework.Query("cursor", " "+*first.cursor+"  "))
+			Expect(ids(padded.rows, "capability_id")).To(Equal(ids(bare.rows, "capability_id")), "the cursor is trimmed"+padded.r.Describe())
+			for _, cur := range []string{"", "  ", "preset_no_such_" + randomHex(6)} {
+				p := getPage(ctx, c, "/presets", "presets", framework.Query("limit", "1"), framework.Query("cursor", cur))
+				Expect(ids(p.rows, "capability_id")).To(Equal(ids(first.rows, "capability_id")), fmt.Sprintf("cursor %q restarts from the first page", cur)+p.r.Describe())
+			}
+			var listed []string
+			for _, row := range catalogue(ctx, c) {
+				if id, _ := row["capability_id"].(string); row["category"] == "preset" && slices.Contains(got, id) {
+					listed = append(listed, id)
+				}
+			}
+			var inList []string
+			for _, id := range got {
+				if slices.Contains(listed, id) {
+					inList = append(inList, id)
+				}
+			}
+			Expect(inList).To(Equal(listed), "presets come in the capability list's order")
+		})
+
+		f.Rule("PRESET-012").It("a template's preview_url is the same on two reads, unsigned, and fetched without a key", func(ctx context.Context, s *framework.Spec) {
+			c := s.Client()
+			links := map[string]string{}
+			for _, row := range presetRows(ctx, c) {
+				for _, t := range row["templates"].([]any) {
+					tm := t.(map[string]any)
+					links[tm["template_id"].(string)] = tm["preview_url"].(string)
+				}
+			}
+			if len(links) == 0 {
+				Skip("unsupported: the target lists no preset template")
+			}
+			for _, row := range presetRows(ctx, c) {
+				id := row["capability_id"].(string)
+				r := c.Get(ctx, "/presets/"+id+"/templates").ExpectOK(http.StatusOK)
+				for i, t := range r.Array("templates") {
+					tm := asObject(r, t, fmt.Sprintf("templates[%d]", i))
+					tid := stringField(r, tm, "template_id", "template")
+					if before, ok := links[tid]; ok {
+						Expect(tm["preview_url"]).To(Equal(before), "preview_url of "+tid+" is the same on every read"+r.Describe())
+					}
+				}
+			}
+			fetched := 0
+			for tid, link := range links {
+				if fetched == 2 {
+					break
+				}
+				u, err := url.Parse(link)
+				Expect(err).NotTo(HaveOccurred(), "preview_url of "+tid+" is a URL")
+				Expect(u.IsAbs()).To(BeTrue(), "preview_url of "+tid+" is absolute")
+				for name := range u.Query() {
+					l := strings.ToLower(name)
+					Expect(strings.Contains(l, "sig") || strings.Contains(l, "expire") || strings.Contains(l, "token") || strings.HasPrefix(l, "x-amz-")).
+						To(BeFalse(), "preview_url of "+tid+" is not signed or expiring, but carries "+name)
+				}
+				res := s.Link(ctx, http.MethodGet, link)
+				if res.Status >= 300 && res.Status < 400 && res.Header.Get("Location") != "" {
+					next, err := u.Parse(res.Header.Get("Location"))
+					Expect(err).NotTo(HaveOccurred(), res.Describe())
+					res = s.Link(ctx, http.MethodGet, next.String())
+				}
+				Expect(res.Status).To(Equal(http.StatusOK), "a public preview is fetched without a key"+res.Describe())
+				Expect(res.Body).NotTo(BeEmpty(), res.Describe())
+				fetched++
+			}
+		})
+
+		f.Rule(rules("PRESET-018", "ERR-024")...).Needs(framework.Uploads).It("a preset submit without config.template_id when the preset requires one answers 400 invalid_config", func(ctx context.Context, s *framework.Spec) {
+			sp := newSpender(ctx, s)
+			d, tpls := templatePreset(ctx, sp.c, 1)
+			id := d.String("capability_id")
+			cfg := readyConfig(ctx, s, sp.c, objectAt(d, "example_config"))
+			cfg["template_id"] = tpls[0]
+			_, need := estimateOf(ctx, sp.c, id, cfg, nil)
+			delete(cfg, "template_id")
+			refuse(ctx, sp.c, submitBody(id, cfg, need, nil), http.StatusBadRequest, "invalid_config")
+		})
+
+		f.Rule(rules("PRESET-019", "ERR-029")...).Needs(framework.Uploads).It("a preset submit with a template_id that is not a template of the preset answers 404 not_found", func(ctx context.Context, s *framework.Spec) {
+			sp := newSpender(ctx, s)
+			d, tpls := templatePreset(ctx, sp.c, 1)
+			id := d.String("capability_id")
+			cfg := readyConfig(ctx, s, sp.c, objectAt(d, "example_config"))
+			cfg["template_id"] = tpls[0]
+			_, need := estimateOf(ctx, sp.c, id, cfg, nil)
+			strangers := []string{"captpl_" + randomHex(32)}
+			for _, row := range presetRows(ctx, sp.c) {
+				if row["capability_id"] == id {
+					continue
+				}
+				for _, t := range row["templates"].([]any) {
+					strangers = append(strangers, t.(map[string]any)["template_id"].(string))
+					break
+				}
+			}
+			for _, tpl := range strangers {
+				cfg["template_id"] = tpl
+				refuse(ctx, sp.c, submitBody(id, cfg, need, nil), http.StatusNotFound, "not_found")
+			}
+		})
+
+		f.Rule(rules("PRESET-021", "ERR-017")...).It("a preset submit on a preset that needs a higher plan answers 403 required_plan naming it", func(ctx context.Context, s *framework.Spec) {
+			sp := newSpender(ctx, s)
+			var row map[string]any
+			for _, p := range presetRows(ctx, sp.c) {
+				if p["status"] == "requires_plan" {
+					row = p
+					break
+				}
+			}
+			if row == nil {
+				Skip("unsupported: the target lists no preset that needs a higher plan than the run's workspace")
+			}
+			id := row["capability_id"].(string)
+			plan, _ := row["required_plan"].(string)
+			cfg := map[string]any{}
+			need := int64(500)
+			if s.HasControl() {
+				// Read the schema and the price where the plan allows them.
+				ws := s.NewWorkspace(ctx, framework.WorkspaceOptions{Plan: plan})
+				hc, _ := ws.NewKey(ctx, framework.KeyOptions{Scopes: []string{"read", "generate"}})
+				d := hc.Get(ctx, "/capabilities/"+id).ExpectOK(http.StatusOK)
+				cfg = objectAt(d, "example_config")
+				if t := row["templates"].([]any); len(t) > 0 {
+					cfg["template_id"] = t[0].(map[string]any)["template_id"]
+				}
+				_, need = estimateOf(ctx, hc, id, readyConfig(ctx, s, hc, cfg), nil)
+				cfg = readyConfig(ctx, s, sp.c, cfg)
+			}
+			r := refuse(ctx, sp.c, submitBody(id, cfg, need, nil), http.StatusForbidden, "required_plan")
+			Expect(r.String("error.required_plan")).To(Equal(plan), "the refusal names the plan the preset row names"+r.Describe())
+		})
+
+		f.Rule("PRESET-022", "PRESET-025").Needs(framework.Uploads).It("a preset is estimated like any capability, and two templates of it cost the same", func(ctx context.Context, s *framework.Spec) {
+			c := uploadClient(ctx, s, 10)
+			d, tpls := templatePreset(ctx, c, 2)
+			id := d.String("capability_id")
+			cfg := readyConfig(ctx, s, c, objectAt(d, "example_config"))
+			var answers []*framework.Response
+			for _, tpl := range tpls[:2] {
+				cfg["template_id"] = tpl
+				r := c.Post(ctx, "/estimates", map[string]any{"capability_id": id, "config": cfg}).ExpectOK(http.StatusOK)
+				Expect(r.String("capability_id")).To(Equal(id), r.Describe())
+				answers = append(answers, r)
+			}
+			a, b := answers[0], answers[1]
+			Expect(b.Field("credits")).To(Equal(a.Field("credits")), "no per-template price: the same credits"+b.Describe())
+			Expect(b.Int("max_credits_needed")).To(Equal(a.Int("max_credits_needed")), b.Describe())
+		})
+
+		f.Rule("PRESET-023").It("a preset that requires a template lists template_id in its config_schema's required", func(ctx context.Context, s *framework.Spec) {
+			c := s.Client()
+			checked := 0
+			for _, row := range presetRows(ctx, c) {
+				if row["status"] != "available" || row["requires_template"] != true {
+					continue
+				}
+				d := c.Get(ctx, "/capabilities/"+row["capability_id"].(string)).ExpectOK(http.StatusOK)
+				req, _ := objectAt(d, "config_schema")["required"].([]any)
+				Expect(req).To(ContainElement("template_id"), "requires_template true: template_id is required"+d.Describe())
+				checked++
+			}
+			if checked == 0 {
+				Skip("unsupported: the target lists no available preset that requires a template")
+			}
+		})
+
+		f.Rule("PRESET-024").It("no endpoint creates presets or templates", func(ctx context.Context, s *framework.Spec) {
+			c := s.Client()
+			r := c.Post(ctx, "/presets", map[string]any{"name": "mine"}, framework.Invalid())
+			Expect(r.Status).To(BeElementOf(http.StatusNotFound, http.StatusMethodNotAllowed), r.Describe())
+			id := "preset_conformance"
+			if rows := presetRows(ctx, c); len(rows) > 0 {
+				id = rows[0]["capability_id"].(string)
+			}
+			r = c.Post(ctx, "/presets/"+id+"/templates", map[string]any{"name": "mine"}, framework.Invalid())
+			Expect(r.Status).To(BeElementOf(http.StatusNotFound, http.StatusMethodNotAllowed), r.Describe())
+		})
+	})
+
+}
