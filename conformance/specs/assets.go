@@ -7,17 +7,23 @@ import (
 	"strings"
 	"time"
 
+	. "github.com/onsi/ginkgo/v2" //nolint:revive
+	. "github.com/onsi/gomega"    //nolint:revive
+
 	"github.com/mediaspec/mediaspec/conformance/framework"
 	fixtures "github.com/mediaspec/mediaspec/fixtures/media"
-	. "github.com/onsi/ginkgo/v2"
-	. "github.com/onsi/gomega"
 )
 
 // assetSpecs registers the specs of assets and file links.
 func assetSpecs(f *framework.Framework) {
+	assetListSpecs(f)
+	outputAssetSpecs(f)
+	fileLinkSpecs(f)
+}
 
+// assetListSpecs registers the specs of the asset list, read and download.
+func assetListSpecs(f *framework.Framework) {
 	Describe("assets", func() {
-
 		f.Rule("ASSET-001", "ASSET-002", "ASSET-005").It("finalized uploads are listed newest first with every row field and no link; a reservation is not", func(ctx context.Context, s *framework.Spec) {
 			c := uploadClient(ctx, s, 20)
 			first, r := uploadFixture(ctx, s, c, "audio.wav")
@@ -172,6 +178,10 @@ func assetSpecs(f *framework.Framework) {
 
 	})
 
+}
+
+// outputAssetSpecs registers the specs of assets made by generations.
+func outputAssetSpecs(f *framework.Framework) {
 	Describe("output assets", func() {
 		f.Rule("ASSET-006").It("an output asset has source output, scan_status null and generation_id naming its generation", func(ctx context.Context, s *framework.Spec) {
 			sp := newSpender(ctx, s)
@@ -191,6 +201,10 @@ func assetSpecs(f *framework.Framework) {
 		})
 	})
 
+}
+
+// fileLinkSpecs registers the specs of signed file links.
+func fileLinkSpecs(f *framework.Framework) {
 	Describe("file links", func() {
 		f.Rule("LINK-002", "LINK-005", "LINK-006", "LINK-007", "LINK-001").Needs(framework.Spends).It("an output link answers its bytes without a key, refuses an altered signature and saves with download=1", func(ctx context.Context, s *framework.Spec) {
 			sp := newSpender(ctx, s)

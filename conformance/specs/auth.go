@@ -7,14 +7,23 @@ import (
 	"strings"
 	"time"
 
+	. "github.com/onsi/ginkgo/v2" //nolint:revive
+	. "github.com/onsi/gomega"    //nolint:revive
+
 	"github.com/mediaspec/mediaspec/conformance/framework"
-	. "github.com/onsi/ginkgo/v2"
-	. "github.com/onsi/gomega"
 )
 
 // authSpecs registers the specs of authentication, keys, scopes and workspace isolation.
 func authSpecs(f *framework.Framework) {
+	authenticationSpecs(f)
+	keySpecs(f)
+	keyCheckOrderSpecs(f)
+	scopeSpecs(f)
+	isolationSpecs(f)
+}
 
+// authenticationSpecs registers the specs of the two authentication schemes and refused keys.
+func authenticationSpecs(f *framework.Framework) {
 	Describe("authentication", func() {
 		f.Rule(rules("AUTH-001", "ERR-021")...).It("a call without a key answers 401 not_authorized", func(ctx context.Context, s *framework.Spec) {
 			s.Anonymous().Get(ctx, "/credits/balance").ExpectError(http.StatusUnauthorized, "not_authorized")
@@ -135,6 +144,10 @@ func authSpecs(f *framework.Framework) {
 		})
 	})
 
+}
+
+// keySpecs registers the specs of key expiry and key form.
+func keySpecs(f *framework.Framework) {
 	Describe("keys", func() {
 		f.Rule(rules("AUTH-005", "ERR-021")...).It("an expired key answers 401 not_authorized", func(ctx context.Context, s *framework.Spec) {
 			ws := s.NewWorkspace(ctx, framework.WorkspaceOptions{})
@@ -179,6 +192,10 @@ func authSpecs(f *framework.Framework) {
 		})
 	})
 
+}
+
+// keyCheckOrderSpecs registers the specs of the key checks that come before the workspace check.
+func keyCheckOrderSpecs(f *framework.Framework) {
 	Describe("key checks before the workspace check", func() {
 		f.Rule(rules("AUTH-024", "AUTH-005", "ERR-021")...).It("an expired key of a deleted workspace answers 401, not 410", func(ctx context.Context, s *framework.Spec) {
 			ws := s.NewWorkspace(ctx, framework.WorkspaceOptions{})
@@ -192,6 +209,10 @@ func authSpecs(f *framework.Framework) {
 		})
 	})
 
+}
+
+// scopeSpecs registers the specs of key scopes.
+func scopeSpecs(f *framework.Framework) {
 	Describe("scopes", func() {
 		f.Rule(rules("AUTH-016", "AUTH-017", "AUTH-018", "AUTH-020", "ERR-022")...).It("generate routes refuse a read-only key with 403 insufficient_scope", func(ctx context.Context, s *framework.Spec) {
 			c := s.ReadClient()
@@ -242,6 +263,10 @@ func authSpecs(f *framework.Framework) {
 		})
 	})
 
+}
+
+// isolationSpecs registers the specs of workspace isolation.
+func isolationSpecs(f *framework.Framework) {
 	Describe("workspace isolation", func() {
 		f.Rule(rules("AUTH-030", "ID-016", "ERR-029")...).It("another workspace's upload id answers 404 not_found, never 403", func(ctx context.Context, s *framework.Spec) {
 			mine := s.Client()

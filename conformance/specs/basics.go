@@ -5,10 +5,21 @@ import (
 	"net/http"
 	"strings"
 
+	. "github.com/onsi/ginkgo/v2" //nolint:revive
+	. "github.com/onsi/gomega"    //nolint:revive
+
 	"github.com/mediaspec/mediaspec/conformance/framework"
-	. "github.com/onsi/ginkgo/v2"
-	. "github.com/onsi/gomega"
 )
+
+// basicsSpecs registers the specs of the health probes, the live description, CORS, the base path and the formats every answer shares.
+func basicsSpecs(f *framework.Framework) {
+	healthSpecs(f)
+	readinessSpecs(f)
+	descriptionSpecs(f)
+	corsSpecs(f)
+	basePathSpecs(f)
+	answerFormatSpecs(f)
+}
 
 // interfacePaths are the REST paths the interface spec names (endpoint table, the paths named
 // without a shape, and the two probes), below /api/v1.
@@ -21,9 +32,8 @@ var interfacePaths = []string{
 	"/workflow-runs", "/workflow-runs/{id}", "/health/live", "/health/ready",
 }
 
-// basicsSpecs registers the specs of the health probes, the live description, CORS, the base path and the formats every answer shares.
-func basicsSpecs(f *framework.Framework) {
-
+// healthSpecs registers the specs of the health probes.
+func healthSpecs(f *framework.Framework) {
 	Describe("health probes", func() {
 		f.Rule("HEALTH-001", "AUTH-009").It("GET /health/live answers 200 {ok: true, status: live} without a key", func(ctx context.Context, s *framework.Spec) {
 			r := s.Anonymous().Get(ctx, "/health/live").ExpectOK(http.StatusOK)
@@ -53,6 +63,10 @@ func basicsSpecs(f *framework.Framework) {
 		})
 	})
 
+}
+
+// readinessSpecs registers the specs of the readiness probe of a service that is not ready.
+func readinessSpecs(f *framework.Framework) {
 	Describe("readiness", func() {
 		f.Rule("HEALTH-003").It("a service that is not ready answers 503 {ok: false, status: not_ready, checks}, not the error envelope", func(ctx context.Context, s *framework.Spec) {
 			s.QueueFault(ctx, "not_ready", "", 1, "")
@@ -75,6 +89,10 @@ func basicsSpecs(f *framework.Framework) {
 		})
 	})
 
+}
+
+// descriptionSpecs registers the specs of the live REST description.
+func descriptionSpecs(f *framework.Framework) {
 	Describe("live REST description", func() {
 		f.Rule("VER-001", "VER-003").It("GET /openapi.json answers the OpenAPI 3.0.3 document, info.version 1.2.0, servers under /api/v1", func(ctx context.Context, s *framework.Spec) {
 			r := s.Client().Get(ctx, "/openapi.json").ExpectStatus(http.StatusOK)
@@ -104,6 +122,10 @@ func basicsSpecs(f *framework.Framework) {
 		})
 	})
 
+}
+
+// corsSpecs registers the specs of CORS.
+func corsSpecs(f *framework.Framework) {
 	Describe("CORS", func() {
 		f.Rule("CORE-004").It("sends no CORS headers, on answers to a cross-origin request and on an OPTIONS preflight", func(ctx context.Context, s *framework.Spec) {
 			origin := framework.Header("Origin", "https://attacker.example")
@@ -120,6 +142,10 @@ func basicsSpecs(f *framework.Framework) {
 		})
 	})
 
+}
+
+// basePathSpecs registers the specs of the /api/v1 base path.
+func basePathSpecs(f *framework.Framework) {
 	Describe("base path", func() {
 		f.Rule("CORE-001").It("the REST paths are served under /api/v1 and the same paths without the prefix are not API routes", func(ctx context.Context, s *framework.Spec) {
 			c := s.Client()
@@ -143,6 +169,10 @@ func basicsSpecs(f *framework.Framework) {
 		})
 	})
 
+}
+
+// answerFormatSpecs registers the specs of the timestamp and id formats of every answer.
+func answerFormatSpecs(f *framework.Framework) {
 	Describe("answer formats", func() {
 		f.Rule("CORE-017").Needs(framework.Uploads).It("every timestamp in an answer is RFC 3339 in UTC with a Z suffix", func(ctx context.Context, s *framework.Spec) {
 			c := uploadClient(ctx, s, 10)

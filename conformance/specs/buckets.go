@@ -6,14 +6,21 @@ import (
 	"net/http"
 	"slices"
 
+	. "github.com/onsi/ginkgo/v2" //nolint:revive
+	. "github.com/onsi/gomega"    //nolint:revive
+
 	"github.com/mediaspec/mediaspec/conformance/framework"
-	. "github.com/onsi/ginkgo/v2"
-	. "github.com/onsi/gomega"
 )
 
 // bucketSpecs registers the specs of the rate-limit buckets.
 func bucketSpecs(f *framework.Framework) {
+	rateLimitSpecs(f)
+	bucketWindowSpecs(f)
+	sharedBucketSpecs(f)
+}
 
+// rateLimitSpecs registers the specs of the rate-limit buckets.
+func rateLimitSpecs(f *framework.Framework) {
 	Describe("rate-limit buckets", func() {
 		exact := func(rule string, call bucketCall, size int, scopes ...string) {
 			f.Rule(rules(rule, "RATE-013", "ERR-009", "ERR-036")...).Needs(framework.Control).It(
@@ -107,6 +114,10 @@ func bucketSpecs(f *framework.Framework) {
 		})
 	})
 
+}
+
+// bucketWindowSpecs registers the specs of the sliding bucket window.
+func bucketWindowSpecs(f *framework.Framework) {
 	Describe("the bucket window slides", func() {
 		f.Rule(rules("RATE-013", "RATE-014", "RATE-001")...).Needs(framework.Control).It("the wait counts from the oldest call in the window, and only the calls that left it free room", func(ctx context.Context, s *framework.Spec) {
 			ws := s.NewWorkspace(ctx, framework.WorkspaceOptions{})
@@ -135,6 +146,10 @@ func bucketSpecs(f *framework.Framework) {
 		})
 	})
 
+}
+
+// sharedBucketSpecs registers the specs of buckets shared by several routes.
+func sharedBucketSpecs(f *framework.Framework) {
 	Describe("buckets shared by several routes", func() {
 		f.Rule(rules("RATE-004", "RATE-013", "ERR-036")...).Needs(framework.Control).It("POST /generations and both workflow invokes share the 20-a-minute agent_submit bucket", func(ctx context.Context, s *framework.Spec) {
 			ws := s.NewWorkspace(ctx, framework.WorkspaceOptions{})

@@ -7,15 +7,23 @@ import (
 	"slices"
 	"strings"
 
+	. "github.com/onsi/ginkgo/v2" //nolint:revive
+	. "github.com/onsi/gomega"    //nolint:revive
+
 	"github.com/mediaspec/mediaspec/conformance/framework"
-	. "github.com/onsi/ginkgo/v2"
-	. "github.com/onsi/gomega"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
 // capabilitySpecs registers the specs of the capability list and detail, retired capabilities and catalogue ids.
 func capabilitySpecs(f *framework.Framework) {
+	capabilityListSpecs(f)
+	capabilityDetailSpecs(f)
+	retiredCapabilitySpecs(f)
+	catalogueIDSpecs(f)
+}
 
+// capabilityListSpecs registers the specs of the capability list.
+func capabilityListSpecs(f *framework.Framework) {
 	Describe("capability list", func() {
 		f.Rule("CAP-001", "CAP-002", "CAP-003", "CAP-004", "CAP-005", "CAP-014", "CORE-013").It("answers rows with the documented fields and values, no retired row and no link", func(ctx context.Context, s *framework.Spec) {
 			c := s.Client()
@@ -92,6 +100,10 @@ func capabilitySpecs(f *framework.Framework) {
 		})
 	})
 
+}
+
+// capabilityDetailSpecs registers the specs of the capability detail.
+func capabilityDetailSpecs(f *framework.Framework) {
 	Describe("capability detail", func() {
 		f.Rule("CAP-019", "CAP-020", "CAP-021", "CAP-022", "CAP-024", "VER-013").It("answers each listed capability with a strict, price-free config_schema and an example_config that validates", func(ctx context.Context, s *framework.Spec) {
 			c := s.Client()
@@ -187,6 +199,10 @@ func capabilitySpecs(f *framework.Framework) {
 		})
 	})
 
+}
+
+// retiredCapabilitySpecs registers the specs of retired capabilities.
+func retiredCapabilitySpecs(f *framework.Framework) {
 	Describe("retired capabilities", func() {
 		retired := func(s *framework.Spec) string {
 			id := s.RetiredCapabilityID()
@@ -213,6 +229,10 @@ func capabilitySpecs(f *framework.Framework) {
 		})
 	})
 
+}
+
+// catalogueIDSpecs registers the specs of catalogue and config ids.
+func catalogueIDSpecs(f *framework.Framework) {
 	Describe("catalogue and config ids", func() {
 		f.Rule("ID-012").It("capability ids, workflow template keys and node ids are unprefixed slugs", func(ctx context.Context, s *framework.Spec) {
 			c := s.Client()

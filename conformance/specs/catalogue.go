@@ -7,14 +7,22 @@ import (
 	"sort"
 	"strings"
 
+	. "github.com/onsi/ginkgo/v2" //nolint:revive
+	. "github.com/onsi/gomega"    //nolint:revive
+
 	"github.com/mediaspec/mediaspec/conformance/framework"
-	. "github.com/onsi/ginkgo/v2"
-	. "github.com/onsi/gomega"
 )
 
 // catalogueSpecs registers the specs of the actor and voice catalogue.
 func catalogueSpecs(f *framework.Framework) {
+	actorSpecs(f)
+	voiceSpecs(f)
+	castSearchSpecs(f)
+	castByPlanSpecs(f)
+}
 
+// actorSpecs registers the specs of actors.
+func actorSpecs(f *framework.Framework) {
 	Describe("actors", func() {
 		f.Rule("ACTOR-001", "ACTOR-002", "ACTOR-003", "ACTOR-004", "ACTOR-005", "ACTOR-006", "ACTOR-011", "ID-005", "CORE-013").It("lists actors with the documented fields, own actors first, no total and no links", func(ctx context.Context, s *framework.Spec) {
 			c := s.Client()
@@ -97,6 +105,10 @@ func catalogueSpecs(f *framework.Framework) {
 		})
 	})
 
+}
+
+// voiceSpecs registers the specs of voices.
+func voiceSpecs(f *framework.Framework) {
 	Describe("voices", func() {
 		f.Rule("VOICE-001", "VOICE-002", "VOICE-003", "VOICE-004", "VOICE-005", "VOICE-009", "VOICE-010", "VOICE-011", "ID-005", "CORE-013").It("lists voices with the documented fields, sorted by name, total before paging", func(ctx context.Context, s *framework.Spec) {
 			c := s.Client()
@@ -202,6 +214,10 @@ func catalogueSpecs(f *framework.Framework) {
 		})
 	})
 
+}
+
+// castSearchSpecs registers the specs of the voice and actor filters and searches.
+func castSearchSpecs(f *framework.Framework) {
 	Describe("voice filters", func() {
 		f.Rule("VOICE-007").It("language is an exact, case-sensitive tag: a shorter prefix or another case of a tag keeps only voices with exactly that tag", func(ctx context.Context, s *framework.Spec) {
 			c := s.Client()
@@ -293,6 +309,10 @@ func catalogueSpecs(f *framework.Framework) {
 		})
 	})
 
+}
+
+// castByPlanSpecs registers the specs of the actor cast by plan.
+func castByPlanSpecs(f *framework.Framework) {
 	Describe("cast by plan", func() {
 		f.Rule("ACTOR-014").It("a business workspace lists at least the actors a pro workspace lists", func(ctx context.Context, s *framework.Spec) {
 			list := func(plan string) []string {

@@ -9,16 +9,16 @@ import (
 	"strings"
 	"time"
 
+	. "github.com/onsi/ginkgo/v2" //nolint:revive
+	. "github.com/onsi/gomega"    //nolint:revive
+
 	"github.com/mediaspec/mediaspec/conformance/framework"
 	"github.com/mediaspec/mediaspec/receiver"
-	. "github.com/onsi/ginkgo/v2"
-	. "github.com/onsi/gomega"
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 )
 
 // deliverySpecs registers the specs of webhook deliveries.
 func deliverySpecs(f *framework.Framework) {
-
 	Describe("webhook deliveries", func() {
 		f.Rule("EVT-008", "ID-008").It("webhook.test arrives signed, with {webhook_id, message} and the documented headers", func(ctx context.Context, s *framework.Spec) {
 			h := registerHook(ctx, s, s.Client(), "credits.low")
@@ -248,7 +248,6 @@ func deliverySpecs(f *framework.Framework) {
 
 // generationEventSpecs registers the specs of events that need a generation (they spend credits); deliverySpecs calls it inside its container.
 func generationEventSpecs(f *framework.Framework) {
-
 	f.Rule("EVT-001", "EVT-011", "EVT-013", "EVT-016", "EVT-018", "EVT-019", "EVT-020", "EVT-021", "EVT-022", "EVT-023", "EVT-024", "EVT-025",
 		"DLV-001", "DLV-002", "DLV-003", "DLV-006", "DLV-007", "DLV-008", "DLV-020", "DLV-029", "ID-009").It(
 		"generation.completed reaches every subscribed endpoint once, signed, with the documented data and no link", func(ctx context.Context, s *framework.Spec) {

@@ -7,15 +7,22 @@ import (
 	"net/http"
 	"slices"
 
+	. "github.com/onsi/ginkgo/v2" //nolint:revive
+	. "github.com/onsi/gomega"    //nolint:revive
+
 	"github.com/mediaspec/mediaspec/conformance/framework"
 	"github.com/mediaspec/mediaspec/spec"
-	. "github.com/onsi/ginkgo/v2"
-	. "github.com/onsi/gomega"
 )
 
 // errorSpecs registers the specs of the error table and of strict request bodies.
 func errorSpecs(f *framework.Framework) {
+	strictInputSpecs(f)
+	internalErrorSpecs(f)
+	errorTableSpecs(f)
+}
 
+// strictInputSpecs registers the specs of strict request bodies.
+func strictInputSpecs(f *framework.Framework) {
 	Describe("strict request bodies", func() {
 		invalid := func(ctx context.Context, c *framework.Client, body []byte, field string) *framework.Response {
 			GinkgoHelper()
@@ -80,6 +87,10 @@ func errorSpecs(f *framework.Framework) {
 		})
 	})
 
+}
+
+// internalErrorSpecs registers the specs of internal errors.
+func internalErrorSpecs(f *framework.Framework) {
 	Describe("internal errors", func() {
 		f.Rule(rules("ERR-039")...).It("an internal_error is answered with HTTP 500 and retryable true, and the next call is served", func(ctx context.Context, s *framework.Spec) {
 			c := s.Client()
@@ -101,6 +112,10 @@ func errorSpecs(f *framework.Framework) {
 		})
 	})
 
+}
+
+// errorTableSpecs registers the specs of the contract sets of the error table.
+func errorTableSpecs(f *framework.Framework) {
 	Describe("the contract sets of the error table", func() {
 		f.Rule(rules("VER-012", "ERR-002", "ERR-011", "ERR-025", "ERR-021", "ERR-028")...).It("the live description's error codes and bound_by values are the contract sets, and refusals keep the table's verdicts", func(ctx context.Context, s *framework.Spec) {
 			c := s.Client()

@@ -6,14 +6,23 @@ import (
 	"net/http"
 	"slices"
 
+	. "github.com/onsi/ginkgo/v2" //nolint:revive
+	. "github.com/onsi/gomega"    //nolint:revive
+
 	"github.com/mediaspec/mediaspec/conformance/framework"
-	. "github.com/onsi/ginkgo/v2"
-	. "github.com/onsi/gomega"
 )
 
 // estimateSpecs registers the specs of estimates.
 func estimateSpecs(f *framework.Framework) {
+	estimatePriceSpecs(f)
+	estimateFieldSpecs(f)
+	estimateUploadSpecs(f)
+	estimateRefusalSpecs(f)
+	holdPadSpecs(f)
+}
 
+// estimatePriceSpecs registers the specs of estimate prices and holds.
+func estimatePriceSpecs(f *framework.Framework) {
 	Describe("estimates", func() {
 		f.Rule("EST-001", "EST-002", "EST-004", "CAP-023", "CORE-005", "CORE-010").It("prices each available capability's example_config with the documented answer", func(ctx context.Context, s *framework.Spec) {
 			c := s.Client()
@@ -132,6 +141,10 @@ func estimateSpecs(f *framework.Framework) {
 		})
 	})
 
+}
+
+// estimateFieldSpecs registers the specs of the estimate's answer fields and accepted fields.
+func estimateFieldSpecs(f *framework.Framework) {
 	Describe("estimates: answer fields and accepted fields", func() {
 		f.Rule("EST-005").It("seconds is present exactly when the capability's output has a duration (video, audio)", func(ctx context.Context, s *framework.Spec) {
 			c := s.Client()
@@ -251,6 +264,10 @@ func estimateSpecs(f *framework.Framework) {
 		})
 	})
 
+}
+
+// estimateUploadSpecs registers the specs of estimates naming uploads.
+func estimateUploadSpecs(f *framework.Framework) {
 	Describe("estimates naming uploads", func() {
 		f.Rule(rules("EST-018", "ERR-029", "ID-016")...).It("an estimate naming another workspace's upload answers 404 not_found; the owner's own estimate prices it", func(ctx context.Context, s *framework.Spec) {
 			c := s.Client()
@@ -372,6 +389,10 @@ func estimateSpecs(f *framework.Framework) {
 		})
 	})
 
+}
+
+// estimateRefusalSpecs registers the specs of estimates refused by pricing.
+func estimateRefusalSpecs(f *framework.Framework) {
 	Describe("estimates refused by pricing", func() {
 		f.Rule(rules("EST-020", "ERR-033")...).It("an estimate of a capability without a published price answers 409 not_priced, every other one prices", func(ctx context.Context, s *framework.Spec) {
 			c := s.Client()
@@ -409,6 +430,10 @@ func estimateSpecs(f *framework.Framework) {
 		})
 	})
 
+}
+
+// holdPadSpecs registers the specs of the hold pad of several takes.
+func holdPadSpecs(f *framework.Framework) {
 	Describe("the hold pad of several takes", func() {
 		f.Rule("EST-003").It("with config.count N, max_credits_needed is N times the one-take value ceil(price x 1.1)", func(ctx context.Context, s *framework.Spec) {
 			c := s.Client()

@@ -6,14 +6,21 @@ import (
 	"net/http"
 	"time"
 
+	. "github.com/onsi/ginkgo/v2" //nolint:revive
+	. "github.com/onsi/gomega"    //nolint:revive
+
 	"github.com/mediaspec/mediaspec/conformance/framework"
-	. "github.com/onsi/ginkgo/v2"
-	. "github.com/onsi/gomega"
 )
 
 // generationSpecs registers the specs of the documented flow, generation states and waits.
 func generationSpecs(f *framework.Framework) {
+	documentedFlowSpecs(f)
+	generationStateSpecs(f)
+	generationWaitSpecs(f)
+}
 
+// documentedFlowSpecs registers the specs of the documented flow.
+func documentedFlowSpecs(f *framework.Framework) {
 	Describe("the documented flow", Ordered, func() {
 		// The flow runs once, in BeforeAll (so that a label filter selecting any one step still runs
 		// it); each step checks one part of it.
@@ -117,6 +124,10 @@ func generationSpecs(f *framework.Framework) {
 		})
 	})
 
+}
+
+// generationStateSpecs registers the specs of generation states.
+func generationStateSpecs(f *framework.Framework) {
 	Describe("generation states", func() {
 		f.Rule("GEN-004", "GEN-005", "GEN-009", "GEN-012", "GEN-015", "GEN-016", "GEN-022", "GEN-008", "CORE-009").Needs(framework.Spends, framework.Control).It("moves forward through queued, rendering, post_processing to completed as the clock advances, and stays completed", func(ctx context.Context, s *framework.Spec) {
 			sp := newSpender(ctx, s)
@@ -229,8 +240,11 @@ func generationSpecs(f *framework.Framework) {
 		})
 	})
 
-	Describe("generation wait", func() {
+}
 
+// generationWaitSpecs registers the specs of generation waits.
+func generationWaitSpecs(f *framework.Framework) {
+	Describe("generation wait", func() {
 		f.Rule("GEN-027", "GEN-029", "GEN-030", "GEN-031", "GEN-034", "GEN-028", "GEN-005").Needs(framework.Spends, framework.Control).It("a wait on a running job answers 200 after about 18 s with still_running true; ?timeout does not shorten it", func(ctx context.Context, s *framework.Spec) {
 			sp := newSpender(ctx, s)
 			d := videoModel(ctx, sp.c)

@@ -1,4 +1,3 @@
-// Checks every answer must pass: no API key, no CORS headers, timestamps and ids in their formats.
 package specs
 
 import (
@@ -11,10 +10,13 @@ import (
 	"strings"
 	"time"
 
+	. "github.com/onsi/ginkgo/v2" //nolint:revive
+	. "github.com/onsi/gomega"    //nolint:revive
+
 	"github.com/mediaspec/mediaspec/conformance/framework"
-	. "github.com/onsi/ginkgo/v2"
-	. "github.com/onsi/gomega"
 )
+
+// Checks every answer must pass: no API key, no CORS headers, timestamps and ids in their formats.
 
 // unknownKey returns a well-formed sk_live_ key no service issued.
 func unknownKey() string {

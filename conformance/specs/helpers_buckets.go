@@ -1,4 +1,3 @@
-// Rate-limit bucket helpers: calls that count against a bucket, and the refusal when one is full.
 package specs
 
 import (
@@ -7,10 +6,13 @@ import (
 	"net/http"
 	"strconv"
 
+	. "github.com/onsi/ginkgo/v2" //nolint:revive
+	. "github.com/onsi/gomega"    //nolint:revive
+
 	"github.com/mediaspec/mediaspec/conformance/framework"
-	. "github.com/onsi/ginkgo/v2"
-	. "github.com/onsi/gomega"
 )
+
+// Rate-limit bucket helpers: calls that count against a bucket, and the refusal when one is full.
 
 // bucketCall is one call that counts against a bucket; want is the status it answers while the
 // bucket has room.

@@ -1,4 +1,3 @@
-// Catalogue discovery: capabilities, models, actors, voices, presets and templates the specs run against.
 package specs
 
 import (
@@ -10,10 +9,14 @@ import (
 	"sort"
 	"strings"
 
+	. "github.com/onsi/ginkgo/v2" //nolint:revive
+	. "github.com/onsi/gomega"    //nolint:revive
+
 	"github.com/mediaspec/mediaspec/conformance/framework"
-	. "github.com/onsi/ginkgo/v2"
-	. "github.com/onsi/gomega"
 )
+
+// Catalogue discovery: capabilities, models, actors, voices, presets and templates the specs run
+// against.
 
 var categoryOrder = []string{"avatar", "video", "image", "preset", "tool"}
 

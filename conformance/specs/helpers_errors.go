@@ -1,4 +1,3 @@
-// Helpers for refusals: the envelope rules every refusal checks and the shapes of typed refusals.
 package specs
 
 import (
@@ -6,10 +5,13 @@ import (
 	"fmt"
 	"net/http"
 
+	. "github.com/onsi/ginkgo/v2" //nolint:revive
+	. "github.com/onsi/gomega"    //nolint:revive
+
 	"github.com/mediaspec/mediaspec/conformance/framework"
-	. "github.com/onsi/ginkgo/v2"
-	. "github.com/onsi/gomega"
 )
+
+// Helpers for refusals: the envelope rules every refusal checks and the shapes of typed refusals.
 
 // envelopeRules are the error-envelope rules every refusal a spec triggers checks (through
 // Response.ExpectError).

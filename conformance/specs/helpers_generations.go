@@ -1,4 +1,3 @@
-// Submitting, reading and checking generations and batches, and the spenders that pay for them.
 package specs
 
 import (
@@ -6,10 +5,13 @@ import (
 	"fmt"
 	"net/http"
 
+	. "github.com/onsi/ginkgo/v2" //nolint:revive
+	. "github.com/onsi/gomega"    //nolint:revive
+
 	"github.com/mediaspec/mediaspec/conformance/framework"
-	. "github.com/onsi/ginkgo/v2"
-	. "github.com/onsi/gomega"
 )
+
+// Submitting, reading and checking generations and batches, and the spenders that pay for them.
 
 const (
 	genIDPattern   = `^gen_[0-9a-f]{32}$`

@@ -1,4 +1,3 @@
-// Field readers and small value helpers shared by every area's specs.
 package specs
 
 import (
@@ -11,10 +10,13 @@ import (
 	"strings"
 	"time"
 
+	. "github.com/onsi/ginkgo/v2" //nolint:revive
+	. "github.com/onsi/gomega"    //nolint:revive
+
 	"github.com/mediaspec/mediaspec/conformance/framework"
-	. "github.com/onsi/ginkgo/v2"
-	. "github.com/onsi/gomega"
 )
+
+// Field readers and small value helpers shared by every area's specs.
 
 // objectAt returns the object at path, failing the spec when it is not one.
 func objectAt(r *framework.Response, path string) map[string]any {

@@ -1,4 +1,3 @@
-// File links and the media behind them.
 package specs
 
 import (
@@ -10,10 +9,13 @@ import (
 	"net/url"
 	"strings"
 
+	. "github.com/onsi/ginkgo/v2" //nolint:revive
+	. "github.com/onsi/gomega"    //nolint:revive
+
 	"github.com/mediaspec/mediaspec/conformance/framework"
-	. "github.com/onsi/ginkgo/v2"
-	. "github.com/onsi/gomega"
 )
+
+// File links and the media behind them.
 
 // anyLink reports whether some output of the generation at path has a url.
 func anyLink(r *framework.Response, path string) bool {

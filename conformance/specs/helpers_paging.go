@@ -1,4 +1,3 @@
-// Paged list helpers: one page, a walk over pages, and the list filters.
 package specs
 
 import (
@@ -8,10 +7,13 @@ import (
 	"slices"
 	"strings"
 
+	. "github.com/onsi/ginkgo/v2" //nolint:revive
+	. "github.com/onsi/gomega"    //nolint:revive
+
 	"github.com/mediaspec/mediaspec/conformance/framework"
-	. "github.com/onsi/ginkgo/v2"
-	. "github.com/onsi/gomega"
 )
+
+// Paged list helpers: one page, a walk over pages, and the list filters.
 
 // page is one page of a cursor-paged list.
 type page struct {

@@ -1,4 +1,3 @@
-// Upload helpers: reservations, file PUTs, finalizes, sample files and configs that name uploads.
 package specs
 
 import (
@@ -8,11 +7,14 @@ import (
 	"net/http"
 	"strings"
 
+	. "github.com/onsi/ginkgo/v2" //nolint:revive
+	. "github.com/onsi/gomega"    //nolint:revive
+
 	"github.com/mediaspec/mediaspec/conformance/framework"
 	fixtures "github.com/mediaspec/mediaspec/fixtures/media"
-	. "github.com/onsi/ginkgo/v2"
-	. "github.com/onsi/gomega"
 )
+
+// Upload helpers: reservations, file PUTs, finalizes, sample files and configs that name uploads.
 
 // assetRowKeys are the fields every asset row carries.
 var assetRowKeys = []string{"asset_id", "kind", "source", "file_name", "content_type", "size_bytes", "width", "height",

@@ -1,4 +1,3 @@
-// Webhook helpers: endpoint registration and reads, and the deliveries the receiver records.
 package specs
 
 import (
@@ -11,12 +10,15 @@ import (
 	"strings"
 	"time"
 
+	. "github.com/onsi/ginkgo/v2" //nolint:revive
+	. "github.com/onsi/gomega"    //nolint:revive
+
 	"github.com/mediaspec/mediaspec/conformance/framework"
 	"github.com/mediaspec/mediaspec/receiver"
-	. "github.com/onsi/ginkgo/v2"
-	. "github.com/onsi/gomega"
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 )
+
+// Webhook helpers: endpoint registration and reads, and the deliveries the receiver records.
 
 var (
 	webhookIDPattern  = regexp.MustCompile(`^wh_[0-9a-f]{32}$`)

@@ -1,4 +1,3 @@
-// Workflow helpers: templates, invokes, runs and their nodes.
 package specs
 
 import (
@@ -8,11 +7,14 @@ import (
 	"slices"
 	"time"
 
+	. "github.com/onsi/ginkgo/v2" //nolint:revive
+	. "github.com/onsi/gomega"    //nolint:revive
+
 	"github.com/mediaspec/mediaspec/conformance/framework"
 	"github.com/mediaspec/mediaspec/receiver"
-	. "github.com/onsi/ginkgo/v2"
-	. "github.com/onsi/gomega"
 )
+
+// Workflow helpers: templates, invokes, runs and their nodes.
 
 var (
 	wfRunStatuses   = []string{"queued", "running", "completed", "partial", "failed", "canceled"}

@@ -4,14 +4,21 @@ import (
 	"context"
 	"net/http"
 
+	. "github.com/onsi/ginkgo/v2" //nolint:revive
+	. "github.com/onsi/gomega"    //nolint:revive
+
 	"github.com/mediaspec/mediaspec/conformance/framework"
-	. "github.com/onsi/ginkgo/v2"
-	. "github.com/onsi/gomega"
 )
 
 // ledgerSpecs registers the specs of the credit balance, holds, charges and spend limits.
 func ledgerSpecs(f *framework.Framework) {
+	balanceSpecs(f)
+	holdSpecs(f)
+	spendLimitSpecs(f)
+}
 
+// balanceSpecs registers the specs of the credit balance.
+func balanceSpecs(f *framework.Framework) {
 	Describe("credit balance", func() {
 		f.Rule("LEDGER-018", "LEDGER-019", "LEDGER-020", "LEDGER-021", "LEDGER-011", "CORE-002", "CORE-010").It("answers the balance, its sum and the limits with their defaults", func(ctx context.Context, s *framework.Spec) {
 			r := s.Client().Get(ctx, "/credits/balance").ExpectOK(http.StatusOK)
@@ -48,8 +55,11 @@ func ledgerSpecs(f *framework.Framework) {
 		})
 	})
 
-	Describe("holds and charges", func() {
+}
 
+// holdSpecs registers the specs of holds and charges.
+func holdSpecs(f *framework.Framework) {
+	Describe("holds and charges", func() {
 		f.Rule("LEDGER-001", "SUBMIT-007", "SUBMIT-008", "LEDGER-019").Needs(framework.Spends, framework.Control).It("a submit holds the padded estimate, not max_credits: available falls and held rises by credits_held", func(ctx context.Context, s *framework.Spec) {
 			sp := newSpender(ctx, s)
 			cfg := ttsConfig()
@@ -98,6 +108,10 @@ func ledgerSpecs(f *framework.Framework) {
 
 	})
 
+}
+
+// spendLimitSpecs registers the specs of spend limits.
+func spendLimitSpecs(f *framework.Framework) {
 	Describe("spend limits", func() {
 		f.Rule(rules("LEDGER-005", "LEDGER-007", "ERR-027", "ERR-014")...).It("the default per-generation cap of 600 refuses a hold above it even within max_credits", func(ctx context.Context, s *framework.Spec) {
 			sp := newSpender(ctx, s)

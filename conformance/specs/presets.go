@@ -9,14 +9,21 @@ import (
 	"sort"
 	"strings"
 
+	. "github.com/onsi/ginkgo/v2" //nolint:revive
+	. "github.com/onsi/gomega"    //nolint:revive
+
 	"github.com/mediaspec/mediaspec/conformance/framework"
-	. "github.com/onsi/ginkgo/v2"
-	. "github.com/onsi/gomega"
 )
 
 // presetSpecs registers the specs of presets and their templates.
 func presetSpecs(f *framework.Framework) {
+	presetListSpecs(f)
+	presetTotalSpecs(f)
+	presetTemplateSpecs(f)
+}
 
+// presetListSpecs registers the specs of the preset list and detail.
+func presetListSpecs(f *framework.Framework) {
 	Describe("presets", func() {
 		f.Rule("PRESET-001", "PRESET-002", "PRESET-003", "PRESET-004", "PRESET-005", "PRESET-006", "PRESET-008", "PRESET-010", "PRESET-011", "ID-010").It("lists presets with their first templates, total and cursor", func(ctx context.Context, s *framework.Spec) {
 			c := s.Client()
@@ -107,6 +114,10 @@ func presetSpecs(f *framework.Framework) {
 		})
 	})
 
+}
+
+// presetTotalSpecs registers the specs of the preset total and inlined templates.
+func presetTotalSpecs(f *framework.Framework) {
 	Describe("the preset list", func() {
 		f.Rule("PRESET-010").It("total counts every preset on pages of one, not the rows of the page", func(ctx context.Context, s *framework.Spec) {
 			c := s.Client()
@@ -148,6 +159,10 @@ func presetSpecs(f *framework.Framework) {
 		})
 	})
 
+}
+
+// presetTemplateSpecs registers the specs of presets and their templates.
+func presetTemplateSpecs(f *framework.Framework) {
 	Describe("presets and templates", func() {
 		f.Rule("PRESET-009").It("presets are ordered by capability_id as in the capability list and paged by the last row's id", func(ctx context.Context, s *framework.Spec) {
 			c := s.Client()

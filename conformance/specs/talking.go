@@ -6,14 +6,20 @@ import (
 	"fmt"
 	"net/http"
 
+	. "github.com/onsi/ginkgo/v2" //nolint:revive
+	. "github.com/onsi/gomega"    //nolint:revive
+
 	"github.com/mediaspec/mediaspec/conformance/framework"
-	. "github.com/onsi/ginkgo/v2"
-	. "github.com/onsi/gomega"
 )
 
 // talkingSpecs registers the specs of the talking actor.
 func talkingSpecs(f *framework.Framework) {
+	talkingFlowSpecs(f)
+	talkingLimitSpecs(f)
+}
 
+// talkingFlowSpecs registers the specs of the talking actor flow.
+func talkingFlowSpecs(f *framework.Framework) {
 	Describe("talking actor", func() {
 		f.Rule(rules("TALK-002", "ERR-024")...).It("actor_ultra with a script but no approved tts generation answers 400 invalid_config", func(ctx context.Context, s *framework.Spec) {
 			c := s.Client()
@@ -140,6 +146,10 @@ func talkingSpecs(f *framework.Framework) {
 		})
 	})
 
+}
+
+// talkingLimitSpecs registers the specs of the talking actor limits.
+func talkingLimitSpecs(f *framework.Framework) {
 	Describe("talking actor limits", func() {
 		f.Rule(rules("TALK-012", "SUBMIT-031", "ERR-024")...).Needs(framework.Control, framework.Uploads).It("actor_ultra refuses a recording of 60 seconds or more with 400 invalid_config, holding nothing", func(ctx context.Context, s *framework.Spec) {
 			sp := newSpender(ctx, s)

@@ -3,14 +3,14 @@ package specs
 import (
 	"context"
 
+	. "github.com/onsi/ginkgo/v2" //nolint:revive
+	. "github.com/onsi/gomega"    //nolint:revive
+
 	"github.com/mediaspec/mediaspec/conformance/framework"
-	. "github.com/onsi/ginkgo/v2"
-	. "github.com/onsi/gomega"
 )
 
 // versioningSpecs registers the specs of schema versioning.
 func versioningSpecs(f *framework.Framework) {
-
 	Describe("versioning of schemas", func() {
 		f.Rule("VER-006").It("every property marked deprecated in a config_schema is optional, has no default and has a description", func(ctx context.Context, s *framework.Spec) {
 			c := s.Client()

@@ -6,16 +6,26 @@ import (
 	"net/http"
 	"slices"
 
+	. "github.com/onsi/ginkgo/v2" //nolint:revive
+	. "github.com/onsi/gomega"    //nolint:revive
+
 	"github.com/mediaspec/mediaspec/conformance/framework"
 	"github.com/mediaspec/mediaspec/receiver"
-	. "github.com/onsi/ginkgo/v2"
-	. "github.com/onsi/gomega"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
 // workflowSpecs registers the specs of workflow templates, invokes, runs and their events.
 func workflowSpecs(f *framework.Framework) {
+	workflowTemplateSpecs(f)
+	workflowInvokeSpecs(f)
+	workflowRunIDSpecs(f)
+	workflowRunSpecs(f)
+	workflowRunEventSpecs(f)
+	recoveredRenderSpecs(f)
+}
 
+// workflowTemplateSpecs registers the specs of workflow templates.
+func workflowTemplateSpecs(f *framework.Framework) {
 	Describe("workflow templates", func() {
 		f.Rule("WF-001", "WF-002", "WF-003").It("templates list their nodes, a strict inputs_schema and example inputs that validate", func(ctx context.Context, s *framework.Spec) {
 			r := s.Client().Get(ctx, "/workflows/templates").ExpectOK(http.StatusOK)
@@ -58,6 +68,10 @@ func workflowSpecs(f *framework.Framework) {
 		})
 	})
 
+}
+
+// workflowInvokeSpecs registers the specs of workflow invokes.
+func workflowInvokeSpecs(f *framework.Framework) {
 	Describe("workflow invokes", func() {
 		f.Rule("WF-007").It("an unknown wf_ id or template key answers 404 not_found", func(ctx context.Context, s *framework.Spec) {
 			c := s.Client()
@@ -128,6 +142,10 @@ func workflowSpecs(f *framework.Framework) {
 		})
 	})
 
+}
+
+// workflowRunIDSpecs registers the specs of workflow run ids.
+func workflowRunIDSpecs(f *framework.Framework) {
 	Describe("workflow run ids", func() {
 		f.Rule("ID-006", "ID-007").It("a template invoke answers a wfr_ id named by its Location, with workflow_id null; listed runs carry wf_ ids or null", func(ctx context.Context, s *framework.Spec) {
 			sp := newSpender(ctx, s)
@@ -150,6 +168,10 @@ func workflowSpecs(f *framework.Framework) {
 		})
 	})
 
+}
+
+// workflowRunSpecs registers the specs of workflow runs.
+func workflowRunSpecs(f *framework.Framework) {
 	Describe("workflow runs", func() {
 		f.Rule("WF-011", "WF-012", "WF-013", "WF-014", "WF-015", "WF-016", "WF-017", "WF-018", "WF-024", "WF-025", "WF-026", "GEN-051", "GEN-052").It(
 			"a run goes queued, running, completed, its steps are workflow generations and only deliverables are listed", func(ctx context.Context, s *framework.Spec) {
@@ -337,6 +359,10 @@ func workflowSpecs(f *framework.Framework) {
 		})
 	})
 
+}
+
+// workflowRunEventSpecs registers the specs of workflow run events.
+func workflowRunEventSpecs(f *framework.Framework) {
 	Describe("workflow run events", func() {
 		f.Rule("EVT-029", "EVT-030").Needs(framework.Receiver, framework.Spends).It("a run's end event carries the documented run data and nodes with ids only", func(ctx context.Context, s *framework.Spec) {
 			sp := newSpender(ctx, s)
@@ -406,6 +432,10 @@ func workflowSpecs(f *framework.Framework) {
 		})
 	})
 
+}
+
+// recoveredRenderSpecs registers the specs of recovered renders.
+func recoveredRenderSpecs(f *framework.Framework) {
 	Describe("recovered renders", func() {
 		f.Rule("EVT-015").It("a generation that sent generation.failed sends generation.completed when it is recovered", func(ctx context.Context, s *framework.Spec) {
 			sp := newSpender(ctx, s)
