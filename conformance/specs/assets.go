@@ -23,7 +23,7 @@ func assetSpecs(f *framework.Framework) {
 
 // assetListSpecs registers the specs of the asset list, read and download.
 func assetListSpecs(f *framework.Framework) {
-	Describe("assets", func() {
+	Describe("assets: list, read and download", func() {
 		f.Rule("ASSET-001", "ASSET-002", "ASSET-005").It("finalized uploads are listed newest first with every row field and no link; a reservation is not", func(ctx context.Context, s *framework.Spec) {
 			c := uploadClient(ctx, s, 20)
 			first, r := uploadFixture(ctx, s, c, "audio.wav")
@@ -182,7 +182,7 @@ func assetListSpecs(f *framework.Framework) {
 
 // outputAssetSpecs registers the specs of assets made by generations.
 func outputAssetSpecs(f *framework.Framework) {
-	Describe("output assets", func() {
+	Describe("assets: outputs of generations", func() {
 		f.Rule("ASSET-006").It("an output asset has source output, scan_status null and generation_id naming its generation", func(ctx context.Context, s *framework.Spec) {
 			sp := newSpender(ctx, s)
 			g := completedImage(ctx, s, sp)
@@ -205,7 +205,7 @@ func outputAssetSpecs(f *framework.Framework) {
 
 // fileLinkSpecs registers the specs of signed file links.
 func fileLinkSpecs(f *framework.Framework) {
-	Describe("file links", func() {
+	Describe("links: signed file links", func() {
 		f.Rule("LINK-002", "LINK-005", "LINK-006", "LINK-007", "LINK-001").Needs(framework.Spends).It("an output link answers its bytes without a key, refuses an altered signature and saves with download=1", func(ctx context.Context, s *framework.Spec) {
 			sp := newSpender(ctx, s)
 			r := completedImage(ctx, s, sp)

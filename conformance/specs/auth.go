@@ -24,7 +24,7 @@ func authSpecs(f *framework.Framework) {
 
 // authenticationSpecs registers the specs of the two authentication schemes and refused keys.
 func authenticationSpecs(f *framework.Framework) {
-	Describe("authentication", func() {
+	Describe("auth: keys, schemes and workspace checks", func() {
 		f.Rule(rules("AUTH-001", "ERR-021")...).It("a call without a key answers 401 not_authorized", func(ctx context.Context, s *framework.Spec) {
 			s.Anonymous().Get(ctx, "/credits/balance").ExpectError(http.StatusUnauthorized, "not_authorized")
 			s.Anonymous().Post(ctx, "/estimates", map[string]any{"capability_id": "tts", "config": map[string]any{}}).
@@ -148,7 +148,7 @@ func authenticationSpecs(f *framework.Framework) {
 
 // keySpecs registers the specs of key expiry and key form.
 func keySpecs(f *framework.Framework) {
-	Describe("keys", func() {
+	Describe("auth: key expiry and key form", func() {
 		f.Rule(rules("AUTH-005", "ERR-021")...).It("an expired key answers 401 not_authorized", func(ctx context.Context, s *framework.Spec) {
 			ws := s.NewWorkspace(ctx, framework.WorkspaceOptions{})
 			now := serviceNow(ctx, s)
@@ -196,7 +196,7 @@ func keySpecs(f *framework.Framework) {
 
 // keyCheckOrderSpecs registers the specs of the key checks that come before the workspace check.
 func keyCheckOrderSpecs(f *framework.Framework) {
-	Describe("key checks before the workspace check", func() {
+	Describe("auth: key checks before the workspace check", func() {
 		f.Rule(rules("AUTH-024", "AUTH-005", "ERR-021")...).It("an expired key of a deleted workspace answers 401, not 410", func(ctx context.Context, s *framework.Spec) {
 			ws := s.NewWorkspace(ctx, framework.WorkspaceOptions{})
 			soon := serviceNow(ctx, s).Add(time.Minute)
@@ -213,7 +213,7 @@ func keyCheckOrderSpecs(f *framework.Framework) {
 
 // scopeSpecs registers the specs of key scopes.
 func scopeSpecs(f *framework.Framework) {
-	Describe("scopes", func() {
+	Describe("auth: scopes", func() {
 		f.Rule(rules("AUTH-016", "AUTH-017", "AUTH-018", "AUTH-020", "ERR-022")...).It("generate routes refuse a read-only key with 403 insufficient_scope", func(ctx context.Context, s *framework.Spec) {
 			c := s.ReadClient()
 			calls := []struct {
@@ -267,7 +267,7 @@ func scopeSpecs(f *framework.Framework) {
 
 // isolationSpecs registers the specs of workspace isolation.
 func isolationSpecs(f *framework.Framework) {
-	Describe("workspace isolation", func() {
+	Describe("auth: workspace isolation", func() {
 		f.Rule(rules("AUTH-030", "ID-016", "ERR-029")...).It("another workspace's upload id answers 404 not_found, never 403", func(ctx context.Context, s *framework.Spec) {
 			mine := s.Client()
 			res := mine.Post(ctx, "/uploads", uploadReservation()).ExpectOK(http.StatusCreated)

@@ -34,7 +34,7 @@ var interfacePaths = []string{
 
 // healthSpecs registers the specs of the health probes.
 func healthSpecs(f *framework.Framework) {
-	Describe("health probes", func() {
+	Describe("basics: health probes", func() {
 		f.Rule("HEALTH-001", "AUTH-009").It("GET /health/live answers 200 {ok: true, status: live} without a key", func(ctx context.Context, s *framework.Spec) {
 			r := s.Anonymous().Get(ctx, "/health/live").ExpectOK(http.StatusOK)
 			Expect(r.Field("status")).To(Equal("live"), r.Describe())
@@ -67,7 +67,7 @@ func healthSpecs(f *framework.Framework) {
 
 // readinessSpecs registers the specs of the readiness probe of a service that is not ready.
 func readinessSpecs(f *framework.Framework) {
-	Describe("readiness", func() {
+	Describe("basics: readiness of a service that is not ready", func() {
 		f.Rule("HEALTH-003").It("a service that is not ready answers 503 {ok: false, status: not_ready, checks}, not the error envelope", func(ctx context.Context, s *framework.Spec) {
 			s.QueueFault(ctx, "not_ready", "", 1, "")
 			r := s.Anonymous().Get(ctx, "/health/ready").ExpectStatus(http.StatusServiceUnavailable)
@@ -93,7 +93,7 @@ func readinessSpecs(f *framework.Framework) {
 
 // descriptionSpecs registers the specs of the live REST description.
 func descriptionSpecs(f *framework.Framework) {
-	Describe("live REST description", func() {
+	Describe("basics: live REST description", func() {
 		f.Rule("VER-001", "VER-003").It("GET /openapi.json answers the OpenAPI 3.0.3 document, info.version 1.2.0, servers under /api/v1", func(ctx context.Context, s *framework.Spec) {
 			r := s.Client().Get(ctx, "/openapi.json").ExpectStatus(http.StatusOK)
 			Expect(r.Header.Get("Content-Type")).To(HavePrefix("application/json"), r.Describe())
@@ -126,7 +126,7 @@ func descriptionSpecs(f *framework.Framework) {
 
 // corsSpecs registers the specs of CORS.
 func corsSpecs(f *framework.Framework) {
-	Describe("CORS", func() {
+	Describe("basics: CORS", func() {
 		f.Rule("CORE-004").It("sends no CORS headers, on answers to a cross-origin request and on an OPTIONS preflight", func(ctx context.Context, s *framework.Spec) {
 			origin := framework.Header("Origin", "https://attacker.example")
 			noCORS(s.Anonymous().Get(ctx, "/health/live", origin).ExpectOK(http.StatusOK))
@@ -146,7 +146,7 @@ func corsSpecs(f *framework.Framework) {
 
 // basePathSpecs registers the specs of the /api/v1 base path.
 func basePathSpecs(f *framework.Framework) {
-	Describe("base path", func() {
+	Describe("basics: base path", func() {
 		f.Rule("CORE-001").It("the REST paths are served under /api/v1 and the same paths without the prefix are not API routes", func(ctx context.Context, s *framework.Spec) {
 			c := s.Client()
 			root := s.APIRoot()
@@ -173,7 +173,7 @@ func basePathSpecs(f *framework.Framework) {
 
 // answerFormatSpecs registers the specs of the timestamp and id formats of every answer.
 func answerFormatSpecs(f *framework.Framework) {
-	Describe("answer formats", func() {
+	Describe("basics: timestamp and id formats", func() {
 		f.Rule("CORE-017").Needs(framework.Uploads).It("every timestamp in an answer is RFC 3339 in UTC with a Z suffix", func(ctx context.Context, s *framework.Spec) {
 			c := uploadClient(ctx, s, 10)
 			seen := 0

@@ -20,7 +20,7 @@ func batchSpecs(f *framework.Framework) {
 
 // variantSpecs registers the specs of variants.
 func variantSpecs(f *framework.Framework) {
-	Describe("variants", func() {
+	Describe("variants: takes, ceilings and charges", func() {
 		f.Rule(rules("VAR-002", "VAR-003", "ERR-020", "ERR-024")...).It("variants above the ceiling, zero, negative or not whole answer 400 invalid_config naming variants, never clamped", func(ctx context.Context, s *framework.Spec) {
 			rc := &rotating{s: s}
 			c := s.Client()
@@ -114,7 +114,7 @@ func variantSpecs(f *framework.Framework) {
 
 // batchGroupSpecs registers the specs of batches of sibling generations.
 func batchGroupSpecs(f *framework.Framework) {
-	Describe("batches", func() {
+	Describe("batches: siblings, status and settlement", func() {
 		f.Rule("VAR-006", "VAR-007", "VAR-010", "ID-003", "BATCH-001", "BATCH-002", "BATCH-003", "BATCH-006", "BATCH-007", "BATCH-008", "BATCH-009", "BATCH-010", "BATCH-011", "BATCH-012", "LINK-001").Needs(framework.Spends).It("a video model with variants 2 fans out under one bg_ id; the batch rolls its siblings up and completes", func(ctx context.Context, s *framework.Spec) {
 			sp := newSpender(ctx, s)
 			j := videoBatch(ctx, s, sp.c)
@@ -267,7 +267,7 @@ func batchGroupSpecs(f *framework.Framework) {
 
 // fanOutSpecs registers the specs of fan-out list settings.
 func fanOutSpecs(f *framework.Framework) {
-	Describe("fan-out list settings", func() {
+	Describe("variants: fan-out list settings", func() {
 		f.Rule("VAR-012", "VAR-013").Needs(framework.Spends, framework.Uploads).It("two values answer a batch_group_id and one generation per value, each labelled with its value and charged on its own", func(ctx context.Context, s *framework.Spec) {
 			sp := newSpender(ctx, s)
 			fo := fanOutCapability(ctx, s, sp.c)

@@ -21,7 +21,7 @@ func bucketSpecs(f *framework.Framework) {
 
 // rateLimitSpecs registers the specs of the rate-limit buckets.
 func rateLimitSpecs(f *framework.Framework) {
-	Describe("rate-limit buckets", func() {
+	Describe("limits: rate-limit buckets", func() {
 		exact := func(rule string, call bucketCall, size int, scopes ...string) {
 			f.Rule(rules(rule, "RATE-013", "ERR-009", "ERR-036")...).Needs(framework.Control).It(
 				fmt.Sprintf("%s: %d calls a minute per key pass, the next answers 429 rate_limited with Retry-After", call.name, size),
@@ -118,7 +118,7 @@ func rateLimitSpecs(f *framework.Framework) {
 
 // bucketWindowSpecs registers the specs of the sliding bucket window.
 func bucketWindowSpecs(f *framework.Framework) {
-	Describe("the bucket window slides", func() {
+	Describe("limits: the bucket window slides", func() {
 		f.Rule(rules("RATE-013", "RATE-014", "RATE-001")...).Needs(framework.Control).It("the wait counts from the oldest call in the window, and only the calls that left it free room", func(ctx context.Context, s *framework.Spec) {
 			ws := s.NewWorkspace(ctx, framework.WorkspaceOptions{})
 			c, _ := ws.NewKey(ctx, framework.KeyOptions{Scopes: []string{"read"}})
@@ -150,7 +150,7 @@ func bucketWindowSpecs(f *framework.Framework) {
 
 // sharedBucketSpecs registers the specs of buckets shared by several routes.
 func sharedBucketSpecs(f *framework.Framework) {
-	Describe("buckets shared by several routes", func() {
+	Describe("limits: buckets shared by several routes", func() {
 		f.Rule(rules("RATE-004", "RATE-013", "ERR-036")...).Needs(framework.Control).It("POST /generations and both workflow invokes share the 20-a-minute agent_submit bucket", func(ctx context.Context, s *framework.Spec) {
 			ws := s.NewWorkspace(ctx, framework.WorkspaceOptions{})
 			c, _ := ws.NewKey(ctx, framework.KeyOptions{Scopes: []string{"read", "generate"}})

@@ -24,7 +24,7 @@ func capabilitySpecs(f *framework.Framework) {
 
 // capabilityListSpecs registers the specs of the capability list.
 func capabilityListSpecs(f *framework.Framework) {
-	Describe("capability list", func() {
+	Describe("capabilities: list", func() {
 		f.Rule("CAP-001", "CAP-002", "CAP-003", "CAP-004", "CAP-005", "CAP-014", "CORE-013").It("answers rows with the documented fields and values, no retired row and no link", func(ctx context.Context, s *framework.Spec) {
 			c := s.Client()
 			rows, pages := walk(ctx, c, "/capabilities", "capabilities", 50, 100)
@@ -104,7 +104,7 @@ func capabilityListSpecs(f *framework.Framework) {
 
 // capabilityDetailSpecs registers the specs of the capability detail.
 func capabilityDetailSpecs(f *framework.Framework) {
-	Describe("capability detail", func() {
+	Describe("capabilities: detail", func() {
 		f.Rule("CAP-019", "CAP-020", "CAP-021", "CAP-022", "CAP-024", "VER-013").It("answers each listed capability with a strict, price-free config_schema and an example_config that validates", func(ctx context.Context, s *framework.Spec) {
 			c := s.Client()
 			rows := catalogue(ctx, c)
@@ -203,7 +203,7 @@ func capabilityDetailSpecs(f *framework.Framework) {
 
 // retiredCapabilitySpecs registers the specs of retired capabilities.
 func retiredCapabilitySpecs(f *framework.Framework) {
-	Describe("retired capabilities", func() {
+	Describe("capabilities: retired capabilities", func() {
 		retired := func(s *framework.Spec) string {
 			id := s.RetiredCapabilityID()
 			if id == "" {
@@ -233,7 +233,7 @@ func retiredCapabilitySpecs(f *framework.Framework) {
 
 // catalogueIDSpecs registers the specs of catalogue and config ids.
 func catalogueIDSpecs(f *framework.Framework) {
-	Describe("catalogue and config ids", func() {
+	Describe("capabilities: catalogue and config ids", func() {
 		f.Rule("ID-012").It("capability ids, workflow template keys and node ids are unprefixed slugs", func(ctx context.Context, s *framework.Spec) {
 			c := s.Client()
 			for _, id := range ids(catalogue(ctx, c), "capability_id") {

@@ -23,7 +23,7 @@ func catalogueSpecs(f *framework.Framework) {
 
 // actorSpecs registers the specs of actors.
 func actorSpecs(f *framework.Framework) {
-	Describe("actors", func() {
+	Describe("actors: list and detail", func() {
 		f.Rule("ACTOR-001", "ACTOR-002", "ACTOR-003", "ACTOR-004", "ACTOR-005", "ACTOR-006", "ACTOR-011", "ID-005", "CORE-013").It("lists actors with the documented fields, own actors first, no total and no links", func(ctx context.Context, s *framework.Spec) {
 			c := s.Client()
 			rows, pages := walk(ctx, c, "/actors", "actors", 48, 100)
@@ -109,7 +109,7 @@ func actorSpecs(f *framework.Framework) {
 
 // voiceSpecs registers the specs of voices.
 func voiceSpecs(f *framework.Framework) {
-	Describe("voices", func() {
+	Describe("voices: list and detail", func() {
 		f.Rule("VOICE-001", "VOICE-002", "VOICE-003", "VOICE-004", "VOICE-005", "VOICE-009", "VOICE-010", "VOICE-011", "ID-005", "CORE-013").It("lists voices with the documented fields, sorted by name, total before paging", func(ctx context.Context, s *framework.Spec) {
 			c := s.Client()
 			rows, pages := walk(ctx, c, "/voices", "voices", 10, 200)
@@ -218,7 +218,7 @@ func voiceSpecs(f *framework.Framework) {
 
 // castSearchSpecs registers the specs of the voice and actor filters and searches.
 func castSearchSpecs(f *framework.Framework) {
-	Describe("voice filters", func() {
+	Describe("actors and voices: filters and search", func() {
 		f.Rule("VOICE-007").It("language is an exact, case-sensitive tag: a shorter prefix or another case of a tag keeps only voices with exactly that tag", func(ctx context.Context, s *framework.Spec) {
 			c := s.Client()
 			all, _ := walk(ctx, c, "/voices", "voices", 50, 100)
@@ -313,7 +313,7 @@ func castSearchSpecs(f *framework.Framework) {
 
 // castByPlanSpecs registers the specs of the actor cast by plan.
 func castByPlanSpecs(f *framework.Framework) {
-	Describe("cast by plan", func() {
+	Describe("actors: cast by plan", func() {
 		f.Rule("ACTOR-014").It("a business workspace lists at least the actors a pro workspace lists", func(ctx context.Context, s *framework.Spec) {
 			list := func(plan string) []string {
 				ws := s.NewWorkspace(ctx, framework.WorkspaceOptions{Plan: plan})

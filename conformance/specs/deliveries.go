@@ -19,7 +19,7 @@ import (
 
 // deliverySpecs registers the specs of webhook deliveries.
 func deliverySpecs(f *framework.Framework) {
-	Describe("webhook deliveries", func() {
+	Describe("deliveries: webhook deliveries", func() {
 		f.Rule("EVT-008", "ID-008").It("webhook.test arrives signed, with {webhook_id, message} and the documented headers", func(ctx context.Context, s *framework.Spec) {
 			h := registerHook(ctx, s, s.Client(), "credits.low")
 			id := sendTest(ctx, s, h.id)

@@ -23,7 +23,7 @@ func errorSpecs(f *framework.Framework) {
 
 // strictInputSpecs registers the specs of strict request bodies.
 func strictInputSpecs(f *framework.Framework) {
-	Describe("strict request bodies", func() {
+	Describe("errors: strict request bodies", func() {
 		invalid := func(ctx context.Context, c *framework.Client, body []byte, field string) *framework.Response {
 			GinkgoHelper()
 			r := c.Do(ctx, http.MethodPost, "/estimates", framework.RawBody(body, "application/json"), framework.Invalid()).
@@ -91,7 +91,7 @@ func strictInputSpecs(f *framework.Framework) {
 
 // internalErrorSpecs registers the specs of internal errors.
 func internalErrorSpecs(f *framework.Framework) {
-	Describe("internal errors", func() {
+	Describe("errors: internal errors", func() {
 		f.Rule(rules("ERR-039")...).It("an internal_error is answered with HTTP 500 and retryable true, and the next call is served", func(ctx context.Context, s *framework.Spec) {
 			c := s.Client()
 			c.Get(ctx, "/credits/balance").ExpectOK(http.StatusOK)
@@ -116,7 +116,7 @@ func internalErrorSpecs(f *framework.Framework) {
 
 // errorTableSpecs registers the specs of the contract sets of the error table.
 func errorTableSpecs(f *framework.Framework) {
-	Describe("the contract sets of the error table", func() {
+	Describe("errors: the contract sets of the error table", func() {
 		f.Rule(rules("VER-012", "ERR-002", "ERR-011", "ERR-025", "ERR-021", "ERR-028")...).It("the live description's error codes and bound_by values are the contract sets, and refusals keep the table's verdicts", func(ctx context.Context, s *framework.Spec) {
 			c := s.Client()
 			doc := c.Get(ctx, "/openapi.json").ExpectStatus(http.StatusOK)

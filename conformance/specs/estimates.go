@@ -23,7 +23,7 @@ func estimateSpecs(f *framework.Framework) {
 
 // estimatePriceSpecs registers the specs of estimate prices and holds.
 func estimatePriceSpecs(f *framework.Framework) {
-	Describe("estimates", func() {
+	Describe("estimates: prices, holds and refusals", func() {
 		f.Rule("EST-001", "EST-002", "EST-004", "CAP-023", "CORE-005", "CORE-010").It("prices each available capability's example_config with the documented answer", func(ctx context.Context, s *framework.Spec) {
 			c := s.Client()
 			priced := 0
@@ -268,7 +268,7 @@ func estimateFieldSpecs(f *framework.Framework) {
 
 // estimateUploadSpecs registers the specs of estimates naming uploads.
 func estimateUploadSpecs(f *framework.Framework) {
-	Describe("estimates naming uploads", func() {
+	Describe("estimates: naming uploads", func() {
 		f.Rule(rules("EST-018", "ERR-029", "ID-016")...).It("an estimate naming another workspace's upload answers 404 not_found; the owner's own estimate prices it", func(ctx context.Context, s *framework.Spec) {
 			c := s.Client()
 			caps := plainFileCaps(ctx, c)
@@ -393,7 +393,7 @@ func estimateUploadSpecs(f *framework.Framework) {
 
 // estimateRefusalSpecs registers the specs of estimates refused by pricing.
 func estimateRefusalSpecs(f *framework.Framework) {
-	Describe("estimates refused by pricing", func() {
+	Describe("estimates: refused by pricing", func() {
 		f.Rule(rules("EST-020", "ERR-033")...).It("an estimate of a capability without a published price answers 409 not_priced, every other one prices", func(ctx context.Context, s *framework.Spec) {
 			c := s.Client()
 			unpriced := 0
@@ -434,7 +434,7 @@ func estimateRefusalSpecs(f *framework.Framework) {
 
 // holdPadSpecs registers the specs of the hold pad of several takes.
 func holdPadSpecs(f *framework.Framework) {
-	Describe("the hold pad of several takes", func() {
+	Describe("estimates: the hold pad of several takes", func() {
 		f.Rule("EST-003").It("with config.count N, max_credits_needed is N times the one-take value ceil(price x 1.1)", func(ctx context.Context, s *framework.Spec) {
 			c := s.Client()
 			checked := 0

@@ -21,7 +21,7 @@ func generationSpecs(f *framework.Framework) {
 
 // documentedFlowSpecs registers the specs of the documented flow.
 func documentedFlowSpecs(f *framework.Framework) {
-	Describe("the documented flow", Ordered, func() {
+	Describe("generations: the documented flow", Ordered, func() {
 		// The flow runs once, in BeforeAll (so that a label filter selecting any one step still runs
 		// it); each step checks one part of it.
 		var sp spender
@@ -128,7 +128,7 @@ func documentedFlowSpecs(f *framework.Framework) {
 
 // generationStateSpecs registers the specs of generation states.
 func generationStateSpecs(f *framework.Framework) {
-	Describe("generation states", func() {
+	Describe("generations: states", func() {
 		f.Rule("GEN-004", "GEN-005", "GEN-009", "GEN-012", "GEN-015", "GEN-016", "GEN-022", "GEN-008", "CORE-009").Needs(framework.Spends, framework.Control).It("moves forward through queued, rendering, post_processing to completed as the clock advances, and stays completed", func(ctx context.Context, s *framework.Spec) {
 			sp := newSpender(ctx, s)
 			d := videoModel(ctx, sp.c)
@@ -244,7 +244,7 @@ func generationStateSpecs(f *framework.Framework) {
 
 // generationWaitSpecs registers the specs of generation waits.
 func generationWaitSpecs(f *framework.Framework) {
-	Describe("generation wait", func() {
+	Describe("generations: waits", func() {
 		f.Rule("GEN-027", "GEN-029", "GEN-030", "GEN-031", "GEN-034", "GEN-028", "GEN-005").Needs(framework.Spends, framework.Control).It("a wait on a running job answers 200 after about 18 s with still_running true; ?timeout does not shorten it", func(ctx context.Context, s *framework.Spec) {
 			sp := newSpender(ctx, s)
 			d := videoModel(ctx, sp.c)

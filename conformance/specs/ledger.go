@@ -19,7 +19,7 @@ func ledgerSpecs(f *framework.Framework) {
 
 // balanceSpecs registers the specs of the credit balance.
 func balanceSpecs(f *framework.Framework) {
-	Describe("credit balance", func() {
+	Describe("ledger: credit balance", func() {
 		f.Rule("LEDGER-018", "LEDGER-019", "LEDGER-020", "LEDGER-021", "LEDGER-011", "CORE-002", "CORE-010").It("answers the balance, its sum and the limits with their defaults", func(ctx context.Context, s *framework.Spec) {
 			r := s.Client().Get(ctx, "/credits/balance").ExpectOK(http.StatusOK)
 			Expect(r.Header.Get("Content-Type")).To(HavePrefix("application/json"), r.Describe())
@@ -59,7 +59,7 @@ func balanceSpecs(f *framework.Framework) {
 
 // holdSpecs registers the specs of holds and charges.
 func holdSpecs(f *framework.Framework) {
-	Describe("holds and charges", func() {
+	Describe("ledger: holds and charges", func() {
 		f.Rule("LEDGER-001", "SUBMIT-007", "SUBMIT-008", "LEDGER-019").Needs(framework.Spends, framework.Control).It("a submit holds the padded estimate, not max_credits: available falls and held rises by credits_held", func(ctx context.Context, s *framework.Spec) {
 			sp := newSpender(ctx, s)
 			cfg := ttsConfig()
@@ -112,7 +112,7 @@ func holdSpecs(f *framework.Framework) {
 
 // spendLimitSpecs registers the specs of spend limits.
 func spendLimitSpecs(f *framework.Framework) {
-	Describe("spend limits", func() {
+	Describe("ledger: spend limits", func() {
 		f.Rule(rules("LEDGER-005", "LEDGER-007", "ERR-027", "ERR-014")...).It("the default per-generation cap of 600 refuses a hold above it even within max_credits", func(ctx context.Context, s *framework.Spec) {
 			sp := newSpender(ctx, s)
 			id, cfg, need := overCapConfig(ctx, sp.c)

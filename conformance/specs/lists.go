@@ -22,7 +22,7 @@ func listSpecs(f *framework.Framework) {
 
 // generationListSpecs registers the specs of the generation list.
 func generationListSpecs(f *framework.Framework) {
-	Describe("generation list", func() {
+	Describe("lists: generation list", func() {
 		f.Rule(rules("GEN-037", "GEN-044", "GEN-047", "GEN-048", "GEN-049", "GEN-046", "ERR-020", "ERR-024")...).It("refuses zoneless times and invalid enums naming the field; blank values, bad limits and unreadable cursors count as omitted", func(ctx context.Context, s *framework.Spec) {
 			c := s.Client()
 			first := getPage(ctx, c, "/generations", "generations")
@@ -196,7 +196,7 @@ func generationListSpecs(f *framework.Framework) {
 
 // pagedListSpecs registers the specs of the limits every paged list shares.
 func pagedListSpecs(f *framework.Framework) {
-	Describe("limits every paged list shares", func() {
+	Describe("lists: limits every paged list shares", func() {
 		f.Rule("CAP-008", "PRESET-007", "VOICE-008", "ACTOR-009").It("a limit that is not a positive whole number counts as omitted on presets, voices and actors too", func(ctx context.Context, s *framework.Spec) {
 			c := s.Client()
 			for _, l := range []struct{ path, field, id string }{

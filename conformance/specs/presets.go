@@ -24,7 +24,7 @@ func presetSpecs(f *framework.Framework) {
 
 // presetListSpecs registers the specs of the preset list and detail.
 func presetListSpecs(f *framework.Framework) {
-	Describe("presets", func() {
+	Describe("presets: list and detail", func() {
 		f.Rule("PRESET-001", "PRESET-002", "PRESET-003", "PRESET-004", "PRESET-005", "PRESET-006", "PRESET-008", "PRESET-010", "PRESET-011", "ID-010").It("lists presets with their first templates, total and cursor", func(ctx context.Context, s *framework.Spec) {
 			c := s.Client()
 			rows, pages := walk(ctx, c, "/presets", "presets", 5, 100)
@@ -118,7 +118,7 @@ func presetListSpecs(f *framework.Framework) {
 
 // presetTotalSpecs registers the specs of the preset total and inlined templates.
 func presetTotalSpecs(f *framework.Framework) {
-	Describe("the preset list", func() {
+	Describe("presets: list total and inlined templates", func() {
 		f.Rule("PRESET-010").It("total counts every preset on pages of one, not the rows of the page", func(ctx context.Context, s *framework.Spec) {
 			c := s.Client()
 			all := presetRows(ctx, c)
@@ -163,7 +163,7 @@ func presetTotalSpecs(f *framework.Framework) {
 
 // presetTemplateSpecs registers the specs of presets and their templates.
 func presetTemplateSpecs(f *framework.Framework) {
-	Describe("presets and templates", func() {
+	Describe("presets: order, templates and preset submits", func() {
 		f.Rule("PRESET-009").It("presets are ordered by capability_id as in the capability list and paged by the last row's id", func(ctx context.Context, s *framework.Spec) {
 			c := s.Client()
 			all := presetRows(ctx, c)

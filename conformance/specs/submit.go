@@ -23,7 +23,7 @@ func submitSpecs(f *framework.Framework) {
 
 // submitBodySpecs registers the specs of the submit body.
 func submitBodySpecs(f *framework.Framework) {
-	Describe("submit body", func() {
+	Describe("submit: body", func() {
 		f.Rule(rules("SUBMIT-010", "SUBMIT-011", "CHECK-005", "CHECK-001", "CHECK-018", "SUBMIT-030", "ERR-020", "ERR-024", "VER-005")...).It("refuses each field that does not exist with 400 invalid_config naming it, before max_credits is compared", func(ctx context.Context, s *framework.Spec) {
 			rc := &rotating{s: s}
 			for _, key := range []string{"project_id", "organization_id", "quote", "source", "purpose", "idempotency_key", "workflow_run_id", "pending_actor", "webhook_url", "callback_url", "maxCredits", "conformance_bogus"} {
@@ -147,7 +147,7 @@ func submitBodySpecs(f *framework.Framework) {
 
 // checkOrderSpecs registers the specs of the submit check order.
 func checkOrderSpecs(f *framework.Framework) {
-	Describe("submit check order", func() {
+	Describe("submit: check order", func() {
 		f.Rule(rules("CHECK-002", "CHECK-001", "RATE-003", "ERR-036")...).Needs(framework.ReadKey).It("rate limit before scope: a read-only key past its 20 agent_submit calls gets 429, not 403", func(ctx context.Context, s *framework.Spec) {
 			c := s.ReadClient()
 			for i := 0; i < 20; i++ {
@@ -356,7 +356,7 @@ func checkOrderSpecs(f *framework.Framework) {
 
 // oneJobPerKeySpecs registers the specs of the one job a key may hold.
 func oneJobPerKeySpecs(f *framework.Framework) {
-	Describe("one job per key", func() {
+	Describe("submit: one job per key", func() {
 		f.Rule(rules("SUBMIT-018", "SUBMIT-022", "SUBMIT-023", "ERR-015", "ERR-031", "CHECK-001")...).Needs(framework.Spends).It("while a job runs: the identical request replays it, a different one gets 409 submission_in_flight naming it", func(ctx context.Context, s *framework.Spec) {
 			sp := newSpender(ctx, s)
 			d := videoModel(ctx, sp.c)
@@ -460,7 +460,7 @@ func oneJobPerKeySpecs(f *framework.Framework) {
 
 // keySlotSpecs registers the specs of the 10-minute key slot and the render brake.
 func keySlotSpecs(f *framework.Framework) {
-	Describe("the key slot and the render brake", func() {
+	Describe("submit: the key slot and the render brake", func() {
 		f.Rule(rules("SUBMIT-020", "ERR-031")...).Needs(framework.Control, framework.Spends, framework.Slow).It("a job stops holding its key's slot 10 minutes after submit, though it still runs", func(ctx context.Context, s *framework.Spec) {
 			sp := newSpender(ctx, s)
 			d := imageModel(ctx, sp.c)
@@ -513,7 +513,7 @@ func keySlotSpecs(f *framework.Framework) {
 
 // unusableUploadSpecs registers the specs of submits naming uploads that are not usable.
 func unusableUploadSpecs(f *framework.Framework) {
-	Describe("submits naming uploads", func() {
+	Describe("submit: naming uploads that are not usable", func() {
 		f.Rule(rules("UPLOAD-041", "ERR-030")...).Needs(framework.Uploads).It("an upload reserved but not finalized answers 409 input_not_ready naming it, with or without its bytes", func(ctx context.Context, s *framework.Spec) {
 			c := uploadClient(ctx, s, 10)
 			capID, cfg, need := referenceModel(ctx, c)

@@ -20,7 +20,7 @@ func talkingSpecs(f *framework.Framework) {
 
 // talkingFlowSpecs registers the specs of the talking actor flow.
 func talkingFlowSpecs(f *framework.Framework) {
-	Describe("talking actor", func() {
+	Describe("talking actor: approved tts and actor_ultra", func() {
 		f.Rule(rules("TALK-002", "ERR-024")...).It("actor_ultra with a script but no approved tts generation answers 400 invalid_config", func(ctx context.Context, s *framework.Spec) {
 			c := s.Client()
 			actor, voice, _, _ := talkingCast(ctx, c)
@@ -150,7 +150,7 @@ func talkingFlowSpecs(f *framework.Framework) {
 
 // talkingLimitSpecs registers the specs of the talking actor limits.
 func talkingLimitSpecs(f *framework.Framework) {
-	Describe("talking actor limits", func() {
+	Describe("talking actor: limits", func() {
 		f.Rule(rules("TALK-012", "SUBMIT-031", "ERR-024")...).Needs(framework.Control, framework.Uploads).It("actor_ultra refuses a recording of 60 seconds or more with 400 invalid_config, holding nothing", func(ctx context.Context, s *framework.Spec) {
 			sp := newSpender(ctx, s)
 			liftCaps(ctx, s, sp)

@@ -27,7 +27,7 @@ func uploadSpecs(f *framework.Framework) {
 
 // uploadFlowSpecs registers the specs of uploads: reserve, put, finalize.
 func uploadFlowSpecs(f *framework.Framework) {
-	Describe("uploads", func() {
+	Describe("uploads: reserve, put and finalize", func() {
 		f.Rule("UPLOAD-001", "UPLOAD-002", "UPLOAD-003", "UPLOAD-004", "UPLOAD-005", "UPLOAD-006", "UPLOAD-009", "UPLOAD-010").
 			It("every accepted type is reserved with 201, no Location, its kind, its ceiling and a 300 s link", func(ctx context.Context, s *framework.Spec) {
 				c := uploadClient(ctx, s, 40)
@@ -318,7 +318,7 @@ func uploadFlowSpecs(f *framework.Framework) {
 
 // freeUploadSpecs registers the specs of uploads costing no credits.
 func freeUploadSpecs(f *framework.Framework) {
-	Describe("uploads are free", func() {
+	Describe("uploads: free of credits", func() {
 		f.Rule("CORE-007").It("reserving, finalizing and importing from a URL leave the balance unchanged", func(ctx context.Context, s *framework.Spec) {
 			c := uploadClient(ctx, s, 10)
 			avail, held := balanceOf(ctx, c)
@@ -342,7 +342,7 @@ func freeUploadSpecs(f *framework.Framework) {
 
 // fromURLSpecs registers the specs of uploads from a URL.
 func fromURLSpecs(f *framework.Framework) {
-	Describe("uploads from a URL", func() {
+	Describe("uploads: from a URL", func() {
 		f.Rule("FROMURL-001", "FROMURL-011", "ASSET-002").It("imports every accepted sample file with 201 and the measured fields, named from the URL", func(ctx context.Context, s *framework.Spec) {
 			c := uploadClient(ctx, s, 60)
 			base, _ := reachableFileServer(ctx, s, c)

@@ -11,7 +11,7 @@ import (
 
 // versioningSpecs registers the specs of schema versioning.
 func versioningSpecs(f *framework.Framework) {
-	Describe("versioning of schemas", func() {
+	Describe("versioning: deprecated schema fields", func() {
 		f.Rule("VER-006").It("every property marked deprecated in a config_schema is optional, has no default and has a description", func(ctx context.Context, s *framework.Spec) {
 			c := s.Client()
 			for _, d := range availableDetails(ctx, c, 40) {

@@ -16,7 +16,7 @@ import (
 
 // webhookSpecs registers the specs of webhook endpoints.
 func webhookSpecs(f *framework.Framework) {
-	Describe("webhook endpoints", func() {
+	Describe("webhooks: endpoint registration", func() {
 		f.Rule("WH-001", "WH-002", "WH-003", "WH-004", "WH-005", "WH-006", "WH-007", "ID-008", "CORE-008").It(
 			"POST /webhooks answers 201 {ok, webhook, secret} once; the endpoint is active and listed without the secret", func(ctx context.Context, s *framework.Spec) {
 				c := s.Client()

@@ -26,7 +26,7 @@ func workflowSpecs(f *framework.Framework) {
 
 // workflowTemplateSpecs registers the specs of workflow templates.
 func workflowTemplateSpecs(f *framework.Framework) {
-	Describe("workflow templates", func() {
+	Describe("workflows: templates", func() {
 		f.Rule("WF-001", "WF-002", "WF-003").It("templates list their nodes, a strict inputs_schema and example inputs that validate", func(ctx context.Context, s *framework.Spec) {
 			r := s.Client().Get(ctx, "/workflows/templates").ExpectOK(http.StatusOK)
 			Expect(r.Field("ok")).To(Equal(true), r.Describe())
@@ -72,7 +72,7 @@ func workflowTemplateSpecs(f *framework.Framework) {
 
 // workflowInvokeSpecs registers the specs of workflow invokes.
 func workflowInvokeSpecs(f *framework.Framework) {
-	Describe("workflow invokes", func() {
+	Describe("workflows: invokes", func() {
 		f.Rule("WF-007").It("an unknown wf_ id or template key answers 404 not_found", func(ctx context.Context, s *framework.Spec) {
 			c := s.Client()
 			body := map[string]any{"inputs": map[string]any{}, "max_credits": 10}
@@ -146,7 +146,7 @@ func workflowInvokeSpecs(f *framework.Framework) {
 
 // workflowRunIDSpecs registers the specs of workflow run ids.
 func workflowRunIDSpecs(f *framework.Framework) {
-	Describe("workflow run ids", func() {
+	Describe("workflows: run ids", func() {
 		f.Rule("ID-006", "ID-007").It("a template invoke answers a wfr_ id named by its Location, with workflow_id null; listed runs carry wf_ ids or null", func(ctx context.Context, s *framework.Spec) {
 			sp := newSpender(ctx, s)
 			run := cheapestTemplateRun(ctx, s, sp.c)
@@ -172,7 +172,7 @@ func workflowRunIDSpecs(f *framework.Framework) {
 
 // workflowRunSpecs registers the specs of workflow runs.
 func workflowRunSpecs(f *framework.Framework) {
-	Describe("workflow runs", func() {
+	Describe("workflows: runs", func() {
 		f.Rule("WF-011", "WF-012", "WF-013", "WF-014", "WF-015", "WF-016", "WF-017", "WF-018", "WF-024", "WF-025", "WF-026", "GEN-051", "GEN-052").It(
 			"a run goes queued, running, completed, its steps are workflow generations and only deliverables are listed", func(ctx context.Context, s *framework.Spec) {
 				sp := newSpender(ctx, s)
@@ -363,7 +363,7 @@ func workflowRunSpecs(f *framework.Framework) {
 
 // workflowRunEventSpecs registers the specs of workflow run events.
 func workflowRunEventSpecs(f *framework.Framework) {
-	Describe("workflow run events", func() {
+	Describe("workflows: run events", func() {
 		f.Rule("EVT-029", "EVT-030").Needs(framework.Receiver, framework.Spends).It("a run's end event carries the documented run data and nodes with ids only", func(ctx context.Context, s *framework.Spec) {
 			sp := newSpender(ctx, s)
 			h := registerHook(ctx, s, sp.c, "workflow_run.completed", "workflow_run.failed")
@@ -436,7 +436,7 @@ func workflowRunEventSpecs(f *framework.Framework) {
 
 // recoveredRenderSpecs registers the specs of recovered renders.
 func recoveredRenderSpecs(f *framework.Framework) {
-	Describe("recovered renders", func() {
+	Describe("workflows: recovered renders", func() {
 		f.Rule("EVT-015").It("a generation that sent generation.failed sends generation.completed when it is recovered", func(ctx context.Context, s *framework.Spec) {
 			sp := newSpender(ctx, s)
 			h := registerHook(ctx, s, sp.c, "generation.completed", "generation.failed")
