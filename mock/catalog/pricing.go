@@ -131,7 +131,8 @@ func quantity(cp *fixtures.Capability, config map[string]any, src fixtures.Quant
 		}
 		return ratio{max(n, 1), 1}, nil
 	case fixtures.QuantityScriptSeconds:
-		return ratio{ceilDiv(chars(cp, config, src.Fields[0]), fixtures.CharsPerScriptSecond), 1}, nil
+		v, _ := Field(cp, config, src.Fields[0])
+		return ratio{int64(math.Ceil(fixtures.ScriptSeconds(stringValue(v)))), 1}, nil
 	case fixtures.QuantityChars:
 		return ratio{ceilDiv(chars(cp, config, src.Fields[0]), 1000), 1}, nil
 	case fixtures.QuantityUploadDuration:
@@ -289,19 +290,10 @@ func seconds(cp *fixtures.Capability, config map[string]any, q ratio, exactMS in
 			return nil
 		}
 		switch d.Kind {
-		case fixtures.DurationFixed:
-			s = d.Seconds
-		case fixtures.DurationField:
-			v, _ := Field(cp, config, d.Fields[0])
-			s, _ = Number(v)
+		case fixtures.DurationFixed, fixtures.DurationField:
+			s, _ = OutputSeconds(cp, config, Lengths{})
 		case fixtures.DurationScriptSeconds:
-			s = float64(chars(cp, config, d.Fields[0])) / fixtures.CharsPerScriptSecond
-			if len(d.Fields) > 1 {
-				v, _ := Field(cp, config, d.Fields[1])
-				if sp, ok := Number(v); ok && sp > 0 {
-					s /= sp
-				}
-			}
+			s, _ = OutputSeconds(cp, config, Lengths{})
 			s = math.Round(s*1000) / 1000
 		default:
 			s = q.float()

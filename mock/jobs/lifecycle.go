@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/mediaspec/mediaspec/fixtures"
 	"github.com/mediaspec/mediaspec/mock/apierr"
@@ -97,39 +96,7 @@ func (s *Store) planFor(workspaceID string, cp *fixtures.Capability, config map[
 		}
 	}
 	if cp.OutputKind == fixtures.OutputVideo || cp.OutputKind == fixtures.OutputAudio {
-		secs := 0.0
-		if d, err := fixtures.ParseDurationSource(cp.Output.DurationFrom); err == nil {
-			switch d.Kind {
-			case fixtures.DurationField:
-				secs = num(d.Fields[0])
-			case fixtures.DurationScriptSeconds:
-				secs = float64(utf8.RuneCountInString(stringAt(config, d.Fields[0]))) / fixtures.CharsPerScriptSecond
-				if len(d.Fields) > 1 {
-					if sp := num(d.Fields[1]); sp > 0 {
-						secs /= sp
-					}
-				}
-			case fixtures.DurationUploadDuration:
-				secs = float64(uploadMS(d.Fields[0])) / 1000
-			case fixtures.DurationVoice:
-				switch {
-				case res.ApprovedTT != nil:
-					secs = float64(res.ApprovedTT.DurationMS) / 1000
-				case config["voice_audio"] != nil:
-					secs = float64(uploadMS("voice_audio")) / 1000
-				default:
-					secs = float64(utf8.RuneCountInString(stringAt(config, "script"))) / fixtures.CharsPerScriptSecond
-				}
-			case fixtures.DurationFixed:
-				secs = d.Seconds
-			case fixtures.DurationSpan:
-				end := num(d.Fields[1])
-				if l := float64(uploadMS(d.Fields[2])) / 1000; l > 0 && l < end {
-					end = l
-				}
-				secs = end - num(d.Fields[0])
-			}
-		}
+		secs, _ := catalog.OutputSeconds(cp, config, catalog.Lengths{UploadMS: uploadMS, Approved: res.ApprovedTT})
 		pl.durationMS = int64(math.Round(secs * 1000))
 		if pl.durationMS <= 0 {
 			pl.durationMS = 1000
@@ -151,37 +118,26 @@ func (s *Store) planFor(workspaceID string, cp *fixtures.Capability, config map[
 	return pl
 }
 
-// accept holds credits and creates the generations of a submit that
-// passed every check.
-func (s *Store) accept(p SubmitParams, cp *fixtures.Capability, q catalog.Quote, res catalog.Resources, voice, canon string) (SubmitAnswer, error) {
-	ws, ok := s.d.Registry.Get(p.WorkspaceID)
-	if !ok {
-		return SubmitAnswer{}, apierr.NotFound("No workspace " + p.WorkspaceID + ".")
-	}
-	outputs := 1
+// outputsOf is how many outputs one generation of quote q makes.
+func outputsOf(cp *fixtures.Capability, q catalog.Quote) int {
 	if cp.VariantMode == fixtures.VariantOutputs {
-		outputs = q.Takes
+		return q.Takes
 	}
-	pl := s.planFor(p.WorkspaceID, cp, p.Config, res, outputs)
+	return 1
+}
+
+// acceptLocked holds credits and creates the generations of a submit that
+// passed every check (submitSteps); pl is what each renders. Called with the
+// workspace lock and s.mu held, the same hold as the checks, so the holds
+// the spend-caps step allowed are taken without asking again.
+func (s *Store) acceptLocked(sub *submission, pl plan, w *ledger.Wallet) (SubmitAnswer, error) {
+	p, cp, q, canon := sub.p, sub.cp, sub.q, sub.canon
+	voice := sub.voice
 	if cp.ID == "tts" {
 		voice = p.VoiceID
 		if voice == "" {
 			voice = stringAt(p.Config, "voiceId")
 		}
-	}
-	ws.Lock()
-	defer ws.Unlock()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	replay, err := s.inFlightLocked(p, canon, len(q.Generations))
-	if err != nil {
-		return SubmitAnswer{}, err
-	}
-	w := ws.Wallet()
-	if replay != nil {
-		bal := w.Available()
-		replay.Credits.WalletBalance = &bal
-		return *replay, nil
 	}
 	sp := p.spender()
 	holds := make([]ledger.HoldID, 0, len(q.Generations))
@@ -189,7 +145,7 @@ func (s *Store) accept(p SubmitParams, cp *fixtures.Capability, q catalog.Quote,
 		var id ledger.HoldID
 		var err error
 		if l.Hold > 0 {
-			id, err = w.Hold(l.Hold, sp)
+			id, err = w.Take(l.Hold, sp)
 		}
 		if err != nil {
 			for _, h := range holds {

@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/mediaspec/mediaspec/fixtures"
 	"github.com/mediaspec/mediaspec/mock/apierr"
@@ -171,9 +170,10 @@ func stringAt(config map[string]any, name string) string {
 
 // talkCheck applies the talking-actor rules (config validity): voice
 // resolution, approval match, voice_audio exclusivity and the voice length
-// limits, all before any hold. It returns the voice spoken ("" when a
-// recording drives the actor).
-func (s *Store) talkCheck(cp *fixtures.Capability, p SubmitParams, res catalog.Resources) (string, error) {
+// limits, all before any hold. approved is the generation named by
+// approved_voice_generation_id (nil when none or unknown). It returns the
+// voice spoken ("" when a recording drives the actor).
+func (s *Store) talkCheck(cp *fixtures.Capability, p SubmitParams, res catalog.Resources, approved *catalog.VoiceGeneration) (string, error) {
 	ta := cp.TalkingActor
 	if ta == nil {
 		return "", nil
@@ -190,7 +190,7 @@ func (s *Store) talkCheck(cp *fixtures.Capability, p SubmitParams, res catalog.R
 		if p.ApprovedVoiceGenerationID != "" {
 			return "", apierr.InvalidConfig("approved_voice_generation_id", cp.ID+" makes its own voice from the script and does not take approved_voice_generation_id.")
 		}
-		secs := float64(utf8.RuneCountInString(stringAt(p.Config, "script"))) / fixtures.CharsPerScriptSecond
+		secs := fixtures.ScriptSeconds(stringAt(p.Config, "script"))
 		if !ta.VoiceSecondsOK(secs) {
 			return "", lengthErr("config.script", secs)
 		}
@@ -239,7 +239,7 @@ func (s *Store) talkCheck(cp *fixtures.Capability, p SubmitParams, res catalog.R
 	if voice == "" {
 		return "", apierr.InvalidConfig("voice_id", "No voice: send voice_id, config.voiceId, or an actor with a default voice.")
 	}
-	if g, ok := s.LookupVoiceGeneration(p.WorkspaceID, p.ApprovedVoiceGenerationID); ok && g.CapabilityID == "tts" && g.Completed {
+	if g := approved; g != nil && g.CapabilityID == "tts" && g.Completed {
 		if g.VoiceID != voice {
 			return "", apierr.InvalidConfig("approved_voice_generation_id", "The approved tts generation used another voice; send the same voice.")
 		}
@@ -285,27 +285,115 @@ func (s *Store) moderate(workspaceID string, cp *fixtures.Capability, config map
 	return nil
 }
 
-// Submit runs the submit checks in the documented order (the body shape was
-// checked by the caller) and, when every check passes, holds credits and
-// starts the generations. Order, first failing wins: max_credits (402
-// max_credits_exceeded), spend caps (402 spend_limit_exceeded), credits (402
-// insufficient_credits), config validity (400 invalid_config), capability
-// availability and plan (404 capability_unavailable / 403 required_plan),
-// moderation (503 moderation_unavailable / 422 moderation_blocked), uploads
-// and ownership (404 not_found / 409 input_not_ready), in-flight (409
-// submission_in_flight, or 201 replay; 429 rate_limited for render
-// concurrency), blocked request (429 request_blocked), estimate change
-// (409), not priced (409), pricing (503), provider (502). A request whose
-// price cannot be computed (unknown capability, a pricing field of the wrong
-// type, variants out of range) skips the three price checks. Every refusal
-// holds nothing.
+// submission is one submit passing its checks: the request, what the
+// catalog says about it (gathered once, by prepare, before any check
+// runs), and what the steps decided.
+type submission struct {
+	p      SubmitParams
+	viewer catalog.Viewer
+	canon  string
+
+	// From the catalog. cp is nil when the capability cannot run
+	// (availErr says why).
+	cp        *fixtures.Capability
+	availErr  error
+	configErr error // the config schema, count and resource-field checks
+	// variantsErr is variants against the capability's ceiling.
+	variantsErr error
+	res         catalog.Resources
+	// resErr is the first refusal of what the request names (uploads,
+	// actor, voice, approved voice): flagged (moderation), invalid_config
+	// (config validity), not_found and input_not_ready (ownership).
+	resErr error
+	// approved is the generation named by approved_voice_generation_id.
+	approved *catalog.VoiceGeneration
+	// q is the price when priced; priceErr why there is none. A request
+	// whose price cannot be computed (unknown capability, a pricing field
+	// of the wrong type, variants out of range) skips the price checks.
+	q        catalog.Quote
+	priced   bool
+	priceErr error
+
+	// Decided by the steps.
+	voice  string
+	replay *SubmitAnswer
+}
+
+// takes is how many generations the submit starts (1 when not priced).
+func (sub *submission) takes() int {
+	if sub.priced {
+		return len(sub.q.Generations)
+	}
+	return 1
+}
+
+// submitStep is one named check of the submit check order. It runs with
+// the workspace lock and s.mu held, on the wallet w.
+type submitStep struct {
+	name  string
+	check func(s *Store, sub *submission, w *ledger.Wallet) error
+}
+
+// submitSteps is the interface's submit check order, the first failing
+// check wins. Rate limit and scope come first and are the HTTP adapter's
+// (mock/api), checked before Submit is called. After pricing, a queued
+// provider fault refuses a job before acceptance. Each runs once.
+var submitSteps = []submitStep{
+	{"max_credits", checkMaxCredits},
+	{"spend caps, credits", checkCanHold},
+	{"config validity", (*Store).checkConfigValidity},
+	{"capability availability and plan", (*Store).checkAvailability},
+	{"moderation", (*Store).checkModeration},
+	{"upload readiness and ownership", checkOwnership},
+	{"in-flight", (*Store).checkInFlight},
+	{"blocked request", (*Store).checkBlocked},
+	{"estimate change", (*Store).checkEstimateChange},
+	{"not priced", checkNotPriced},
+	{"pricing", (*Store).checkPricing},
+	{"provider", (*Store).checkProvider},
+}
+
+// Submit runs the submit checks in the documented order (submitSteps; the
+// body shape was checked by the caller) and, when every check passes,
+// holds credits and starts the generations. The steps and the acceptance
+// run under the workspace lock and s.mu, so what a step decided (the
+// wallet can hold the price, the key has no job running) still holds when
+// the generations start. Every refusal holds nothing.
 func (s *Store) Submit(p SubmitParams) (SubmitAnswer, error) {
-	cat := s.d.Catalog
-	viewer := catalog.Viewer{WorkspaceID: p.WorkspaceID, Plan: p.Plan}
 	ws, ok := s.d.Registry.Get(p.WorkspaceID)
 	if !ok {
 		return SubmitAnswer{}, apierr.NotFound("No workspace " + p.WorkspaceID + ".")
 	}
+	sub := s.prepare(p)
+	var pl plan
+	if sub.priced {
+		pl = s.planFor(p.WorkspaceID, sub.cp, sub.p.Config, sub.res, outputsOf(sub.cp, sub.q))
+	}
+	ws.Lock()
+	defer ws.Unlock()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	w := ws.Wallet()
+	for _, st := range submitSteps {
+		if err := st.check(s, sub, w); err != nil {
+			return SubmitAnswer{}, err
+		}
+		if sub.replay != nil {
+			bal := w.Available()
+			sub.replay.Credits.WalletBalance = &bal
+			return *sub.replay, nil
+		}
+	}
+	if !sub.priced {
+		return SubmitAnswer{}, sub.priceErr
+	}
+	return s.acceptLocked(sub, pl, w)
+}
+
+// prepare normalizes p and asks the catalog, once, everything the checks
+// read. It takes no lock of the Store or the workspace (the catalog's
+// lookups reach the uploads and this Store's generations).
+func (s *Store) prepare(p SubmitParams) *submission {
 	if p.Source == "" {
 		p.Source = "ui"
 		if p.KeyID != "" {
@@ -315,142 +403,158 @@ func (s *Store) Submit(p SubmitParams) (SubmitAnswer, error) {
 	if p.Config == nil {
 		p.Config = map[string]any{}
 	}
+	cat := s.d.Catalog
+	sub := &submission{p: p, viewer: catalog.Viewer{WorkspaceID: p.WorkspaceID, Plan: p.Plan}, canon: canonical(p)}
+	sub.cp, sub.availErr = cat.Runnable(p.CapabilityID)
+	if sub.cp == nil {
+		return sub
+	}
 	req := catalog.Request{
 		CapabilityID: p.CapabilityID, Config: p.Config, ActorID: p.ActorID, ActorImageAssetID: p.ActorImageAssetID,
 		VoiceID: p.VoiceID, ApprovedVoiceGenerationID: p.ApprovedVoiceGenerationID,
 	}
-	cp, availErr := cat.Runnable(p.CapabilityID)
-	var (
-		configErr error
-		res       catalog.Resources
-		resErr    error
-		q         catalog.Quote
-		priced    bool
-	)
+	sub.configErr = cat.CheckConfig(sub.cp, req)
+	sub.variantsErr = variantsError(sub.cp, p.Variants)
+	sub.res, sub.resErr = cat.CheckResources(sub.viewer, req)
+	if sub.cp.TalkingActor != nil && p.ApprovedVoiceGenerationID != "" {
+		if g, ok := s.LookupVoiceGeneration(p.WorkspaceID, p.ApprovedVoiceGenerationID); ok {
+			sub.approved = &g
+		}
+	}
 	variants := 0
 	if p.Variants != nil {
 		variants = *p.Variants
 	}
-	if cp != nil {
-		configErr = cat.CheckConfig(cp, req)
-		res, resErr = cat.CheckResources(viewer, req)
-		if variantsError(cp, p.Variants) == nil && !onField(configErr, pricingFields(cp)) {
-			if qq, err := catalog.Price(cp, p.Config, variants, res); err == nil {
-				q, priced = qq, true
-			}
-		}
+	switch {
+	case sub.variantsErr != nil:
+		sub.priceErr = sub.variantsErr
+	case onField(sub.configErr, pricingFields(sub.cp)):
+		sub.priceErr = sub.configErr
+	default:
+		sub.q, sub.priceErr = catalog.Price(sub.cp, p.Config, variants, sub.res)
+		sub.priced = sub.priceErr == nil
 	}
-	sp := p.spender()
-	if priced {
-		if p.MaxCredits > 0 && q.MaxCreditsNeeded > p.MaxCredits {
-			return SubmitAnswer{}, apierr.MaxCreditsExceeded(p.MaxCredits, q.MaxCreditsNeeded, fmt.Sprintf(
-				"This request needs a hold of %d credits (the estimate plus the 10%% hold pad on every take) and max_credits is %d. Send max_credits %d (the estimate's max_credits_needed); nothing was started.",
-				q.MaxCreditsNeeded, p.MaxCredits, q.MaxCreditsNeeded))
-		}
-		ws.Lock()
-		w := ws.Wallet()
-		var err error
-		if e := w.CheckLimits(q.MaxCreditsNeeded, sp); e != nil {
-			err = e
-		} else if q.MaxCreditsNeeded > w.Available() {
-			short := q.MaxCreditsNeeded - w.Available()
-			err = apierr.InsufficientCredits(short, fmt.Sprintf("The workspace has %d credits available and this request needs a hold of %d (%d short). Top up, or make the request cheaper.", w.Available(), q.MaxCreditsNeeded, short))
-		}
-		ws.Unlock()
-		if err != nil {
-			return SubmitAnswer{}, err
-		}
+	return sub
+}
+
+func checkMaxCredits(_ *Store, sub *submission, _ *ledger.Wallet) error {
+	if !sub.priced || sub.p.MaxCredits <= 0 || sub.q.MaxCreditsNeeded <= sub.p.MaxCredits {
+		return nil
 	}
-	// Config validity.
-	if cp == nil {
-		return SubmitAnswer{}, availErr
+	need := sub.q.MaxCreditsNeeded
+	return apierr.MaxCreditsExceeded(sub.p.MaxCredits, need, fmt.Sprintf(
+		"This request needs a hold of %d credits (the estimate plus the 10%% hold pad on every take) and max_credits is %d. Send max_credits %d (the estimate's max_credits_needed); nothing was started.",
+		need, sub.p.MaxCredits, need))
+}
+
+// checkCanHold is the spend caps and the credits: can the spender hold
+// every generation's hold together.
+func checkCanHold(_ *Store, sub *submission, w *ledger.Wallet) error {
+	if !sub.priced {
+		return nil
 	}
-	if configErr != nil {
-		return SubmitAnswer{}, configErr
+	if err := w.CanHold(sub.q.MaxCreditsNeeded, sub.p.spender()); err != nil {
+		return err
 	}
-	if err := variantsError(cp, p.Variants); err != nil {
-		return SubmitAnswer{}, err
+	return nil
+}
+
+// checkConfigValidity: the capability exists, the config schema, variants,
+// fan-out size, what the request names that is malformed, and the talking
+// actor rules.
+func (s *Store) checkConfigValidity(sub *submission, _ *ledger.Wallet) error {
+	cp := sub.cp
+	switch {
+	case cp == nil:
+		return sub.availErr
+	case sub.configErr != nil:
+		return sub.configErr
+	case sub.variantsErr != nil:
+		return sub.variantsErr
 	}
 	if cp.FanOutField != "" {
-		if arr, _ := p.Config[cp.FanOutField].([]any); len(arr) > fixtures.MaxFanOutValues {
-			return SubmitAnswer{}, apierr.InvalidConfig("config."+cp.FanOutField, fmt.Sprintf("config.%s takes at most %d values, one job each.", cp.FanOutField, fixtures.MaxFanOutValues))
+		if arr, _ := sub.p.Config[cp.FanOutField].([]any); len(arr) > fixtures.MaxFanOutValues {
+			return apierr.InvalidConfig("config."+cp.FanOutField, fmt.Sprintf("config.%s takes at most %d values, one job each.", cp.FanOutField, fixtures.MaxFanOutValues))
 		}
 	}
-	if resErr != nil && apierr.CodeOf(resErr) == apierr.CodeInvalidConfig {
-		return SubmitAnswer{}, resErr
+	if apierr.CodeOf(sub.resErr) == apierr.CodeInvalidConfig {
+		return sub.resErr
 	}
-	voice, err := s.talkCheck(cp, p, res)
-	if err != nil {
-		return SubmitAnswer{}, err
+	voice, err := s.talkCheck(cp, sub.p, sub.res, sub.approved)
+	sub.voice = voice
+	return err
+}
+
+// checkAvailability: the plan, and a preset's template being live (a
+// template that is not this preset's is reported at the ownership step).
+func (s *Store) checkAvailability(sub *submission, _ *ledger.Wallet) error {
+	if err := catalog.PlanAllows(sub.cp, sub.viewer); err != nil {
+		return err
 	}
-	// Capability availability and plan.
-	if err := catalog.PlanAllows(cp, viewer); err != nil {
-		return SubmitAnswer{}, err
-	}
-	if err := s.templateCheck(cp, p.Config); err != nil {
+	if err := s.templateCheck(sub.cp, sub.p.Config); err != nil {
 		if apierr.CodeOf(err) == apierr.CodeCapabilityUnavailable {
-			return SubmitAnswer{}, err
+			return err
 		}
-		if resErr == nil {
-			resErr = err // not_found: reported at the ownership step
-		}
-	}
-	// Moderation (a named upload the content check flagged is refused here).
-	if err := s.moderate(p.WorkspaceID, cp, p.Config); err != nil {
-		return SubmitAnswer{}, err
-	}
-	if resErr != nil && apierr.CodeOf(resErr) == apierr.CodeModerationBlocked {
-		return SubmitAnswer{}, resErr
-	}
-	// Upload readiness and ownership (and the actor, voice, approved
-	// generation and template the request names).
-	if resErr != nil {
-		var e *apierr.Error
-		if errors.As(resErr, &e) {
-			return SubmitAnswer{}, e
-		}
-		return SubmitAnswer{}, resErr
-	}
-	canon := canonical(p)
-	// In-flight: replay, slot, identical request of another key, render
-	// concurrency.
-	takes := 1
-	if priced {
-		takes = len(q.Generations)
-	}
-	s.mu.Lock()
-	replay, err := s.inFlightLocked(p, canon, takes)
-	if err == nil && replay == nil {
-		err = s.blockedLocked(p.KeyID, canon)
-	}
-	s.mu.Unlock()
-	if err != nil {
-		return SubmitAnswer{}, err
-	}
-	if replay != nil {
-		bal := ws.Snapshot().AvailableCredits
-		replay.Credits.WalletBalance = &bal
-		return *replay, nil
-	}
-	if _, ok := s.d.Faults.TakeFor(faults.EstimateChanged, p.WorkspaceID, cp.ID); ok {
-		return SubmitAnswer{}, apierr.EstimateChanged("The published price changed while this request was placed; estimate again and resubmit. Nothing was held.")
-	}
-	if cp.Pricing.NotPriced {
-		return SubmitAnswer{}, apierr.NotPriced("Capability " + cp.ID + " has no published price yet; it cannot be run.")
-	}
-	if err := cat.PricingAvailable(p.WorkspaceID, cp.ID); err != nil {
-		return SubmitAnswer{}, err
-	}
-	if _, ok := s.d.Faults.TakeFor(faults.ProviderUnavailable, p.WorkspaceID, cp.ID); ok {
-		return SubmitAnswer{}, apierr.ProviderUnavailable("The provider for " + cp.ID + " failed before the job was accepted; nothing was held. Try again.")
-	}
-	if !priced {
-		q, err = catalog.Price(cp, p.Config, variants, res)
-		if err != nil {
-			return SubmitAnswer{}, err
+		if sub.resErr == nil {
+			sub.resErr = err // not_found: reported at the ownership step
 		}
 	}
-	return s.accept(p, cp, q, res, voice, canon)
+	return nil
+}
+
+// checkModeration: the content check, then a named upload it flagged.
+func (s *Store) checkModeration(sub *submission, _ *ledger.Wallet) error {
+	if err := s.moderate(sub.p.WorkspaceID, sub.cp, sub.p.Config); err != nil {
+		return err
+	}
+	if apierr.CodeOf(sub.resErr) == apierr.CodeModerationBlocked {
+		return sub.resErr
+	}
+	return nil
+}
+
+// checkOwnership: the uploads, actor, voice, approved generation and
+// template the request names exist, are the caller's and are ready.
+func checkOwnership(_ *Store, sub *submission, _ *ledger.Wallet) error {
+	return sub.resErr
+}
+
+// checkInFlight: a replay of the key's running identical request (sets
+// sub.replay), the key's slot, an identical request of another key, and
+// render concurrency.
+func (s *Store) checkInFlight(sub *submission, _ *ledger.Wallet) error {
+	replay, err := s.inFlightLocked(sub.p, sub.canon, sub.takes())
+	sub.replay = replay
+	return err
+}
+
+func (s *Store) checkBlocked(sub *submission, _ *ledger.Wallet) error {
+	return s.blockedLocked(sub.p.KeyID, sub.canon)
+}
+
+func (s *Store) checkEstimateChange(sub *submission, _ *ledger.Wallet) error {
+	if _, ok := s.d.Faults.TakeFor(faults.EstimateChanged, sub.p.WorkspaceID, sub.cp.ID); ok {
+		return apierr.EstimateChanged("The published price changed while this request was placed; estimate again and resubmit. Nothing was held.")
+	}
+	return nil
+}
+
+func checkNotPriced(_ *Store, sub *submission, _ *ledger.Wallet) error {
+	if sub.cp.Pricing.NotPriced {
+		return apierr.NotPriced("Capability " + sub.cp.ID + " has no published price yet; it cannot be run.")
+	}
+	return nil
+}
+
+func (s *Store) checkPricing(sub *submission, _ *ledger.Wallet) error {
+	return s.d.Catalog.PricingAvailable(sub.p.WorkspaceID, sub.cp.ID)
+}
+
+func (s *Store) checkProvider(sub *submission, _ *ledger.Wallet) error {
+	if _, ok := s.d.Faults.TakeFor(faults.ProviderUnavailable, sub.p.WorkspaceID, sub.cp.ID); ok {
+		return apierr.ProviderUnavailable("The provider for " + sub.cp.ID + " failed before the job was accepted; nothing was held. Try again.")
+	}
+	return nil
 }
 
 // inFlightLocked decides the in-flight step. It returns a replay answer

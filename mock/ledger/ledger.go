@@ -253,20 +253,42 @@ func (w *Wallet) CheckLimits(amount int64, sp Spender) *apierr.Error {
 	return apierr.SpendLimitExceeded(tight.by, tight.limit, tight.remaining, msg)
 }
 
-// Hold takes amount (> 0) from available into held for sp. Refusals, in the
-// submit check order: spend_limit_exceeded (API-key spends), then
-// insufficient_credits with the shortfall. max_credits_exceeded is the
-// caller's check, made before calling Hold.
+// CanHold reports the refusal a hold of amount by sp would meet, in the submit check order:
+// spend_limit_exceeded (API-key spends, CheckLimits), then insufficient_credits with the
+// shortfall; nil when the hold may be taken. It is the one "can this spender hold N credits"
+// of submits, workflow invokes and Hold. max_credits_exceeded is the caller's check, made before.
+func (w *Wallet) CanHold(amount int64, sp Spender) *apierr.Error {
+	if err := w.CheckLimits(amount, sp); err != nil {
+		return err
+	}
+	if amount > w.available {
+		short := amount - w.available
+		return apierr.InsufficientCredits(short, fmt.Sprintf("The workspace has %d credits available and this request needs a hold of %d (%d short). Top up, or make the request cheaper.", w.available, amount, short))
+	}
+	return nil
+}
+
+// Hold takes amount (> 0) from available into held for sp, after CanHold.
 func (w *Wallet) Hold(amount int64, sp Spender) (HoldID, error) {
 	if amount <= 0 {
 		return 0, ErrNotWholeHold
 	}
-	if err := w.CheckLimits(amount, sp); err != nil {
+	if err := w.CanHold(amount, sp); err != nil {
 		return 0, err
 	}
-	if amount > w.available {
-		short := amount - w.available
-		return 0, apierr.InsufficientCredits(short, fmt.Sprintf("The workspace has %d credits available and this request needs a hold of %d (%d short). Top up, or make the request cheaper.", w.available, amount, short))
+	return w.Take(amount, sp)
+}
+
+// Take is Hold without asking CanHold again, for a caller that asked CanHold for at least the
+// total it takes while holding the same workspace lock (a submit asks once, at its spend-caps
+// step, for every generation's hold, and takes one hold per generation when it accepts). It still
+// never takes available credits below zero (ErrBelowZero) or holds nothing (ErrNotWholeHold).
+func (w *Wallet) Take(amount int64, sp Spender) (HoldID, error) {
+	switch {
+	case amount <= 0:
+		return 0, ErrNotWholeHold
+	case amount > w.available:
+		return 0, ErrBelowZero
 	}
 	w.available -= amount
 	w.held += amount

@@ -240,11 +240,8 @@ func (e *Engine) Invoke(p InvokeParams) (InvokeAnswer, error) {
 	}
 	ws.Lock()
 	w := ws.Wallet()
-	if lerr := w.CheckLimits(required, ledger.Spender{KeyID: p.KeyID, KeyBudget: p.KeyBudget}); lerr != nil {
+	if lerr := w.CanHold(required, ledger.Spender{KeyID: p.KeyID, KeyBudget: p.KeyBudget}); lerr != nil {
 		err = lerr
-	} else if required > w.Available() {
-		short := required - w.Available()
-		err = apierr.InsufficientCredits(short, fmt.Sprintf("The workspace has %d credits available and this workflow needs %d (%d short). Top up, or invoke with cheaper inputs.", w.Available(), required, short))
 	}
 	ws.Unlock()
 	if err != nil {
