@@ -305,31 +305,59 @@ func walkSchema(ref *openapi3.SchemaRef, seen map[*openapi3.Schema]bool, f func(
 	walkSchema(s.Not, seen, f)
 }
 
-// Every event type of the interface spec has an envelope schema in x-webhooks.
+var wantEvents = []string{"generation.completed", "generation.failed", "batch.settled", "workflow_run.completed", "workflow_run.failed", "credits.low", "webhook.test"}
+
+// Every event type of the interface spec is an x-webhooks entry in Redocly's 3.0 convention (event
+// name -> Path Item with post.requestBody), whose operation declares the Standard Webhooks headers,
+// and the events callback of POST /webhooks names the same schemas through its discriminator.
 func TestWebhookEventsAreDescribed(t *testing.T) {
 	doc := mustLoadOpenAPI(t)
-	hooks, ok := doc.Extensions["x-webhooks"].(map[string]any)
-	if !ok {
-		t.Fatal("x-webhooks map missing")
+	schemas := EventSchemas(doc)
+	if len(schemas) != len(wantEvents) {
+		t.Errorf("x-webhooks describes %d events, want %d", len(schemas), len(wantEvents))
 	}
-	for _, ev := range []string{"generation.completed", "generation.failed", "batch.settled", "workflow_run.completed", "workflow_run.failed", "credits.low", "webhook.test"} {
-		if hooks[ev] == nil {
-			t.Errorf("x-webhooks lacks %s", ev)
+	hooks, _ := doc.Extensions["x-webhooks"].(map[string]any)
+	for _, ev := range wantEvents {
+		sch := schemas[ev]
+		if sch == nil {
+			t.Errorf("x-webhooks lacks %s (or names no component schema for it)", ev)
+			continue
 		}
-	}
-	headers, ok := doc.Extensions["x-webhook-headers"].(map[string]any)
-	if !ok {
-		t.Fatal("x-webhook-headers missing")
-	}
-	for _, h := range []string{"webhook-id", "webhook-timestamp", "webhook-signature", "content-type", "user-agent"} {
-		found := false
-		for k := range headers {
-			if strings.EqualFold(k, h) {
-				found = true
+		// The schema's own type enum names the event.
+		if err := sch.Value.VisitJSON(map[string]any{"id": "whd_" + strings.Repeat("0", 32), "type": "no.such.event", "created_at": "2026-01-01T00:00:00Z", "data": map[string]any{}}); err == nil {
+			t.Errorf("%s: the schema accepts any type", ev)
+		}
+		var names []string
+		params, _ := dig(hooks[ev], "post", "parameters").([]any)
+		for _, p := range params {
+			ref, _ := dig(p, "$ref").(string)
+			if prm := doc.Components.Parameters[strings.TrimPrefix(ref, "#/components/parameters/")]; prm != nil && prm.Value != nil {
+				names = append(names, prm.Value.Name)
 			}
 		}
-		if !found {
-			t.Errorf("x-webhook-headers lacks %s", h)
+		for _, h := range []string{"webhook-id", "webhook-timestamp", "webhook-signature", "user-agent"} {
+			if !contains(names, h) {
+				t.Errorf("x-webhooks %s does not declare the %s header", ev, h)
+			}
+		}
+	}
+	cb := doc.Paths.Value("/webhooks").Post.Callbacks["events"]
+	if cb == nil || cb.Value == nil {
+		t.Fatal("POST /webhooks has no events callback")
+	}
+	for _, item := range cb.Value.Map() {
+		body := item.Post.RequestBody.Value.Content.Get("application/json").Schema.Value
+		d := body.Discriminator
+		if d == nil || d.PropertyName != "type" {
+			t.Fatal("the events callback body has no discriminator on type")
+		}
+		if len(body.OneOf) != len(wantEvents) || len(d.Mapping) != len(wantEvents) {
+			t.Errorf("the events callback lists %d schemas and maps %d, want %d", len(body.OneOf), len(d.Mapping), len(wantEvents))
+		}
+		for ev, ref := range d.Mapping {
+			if sch := schemas[ev]; sch == nil || doc.Components.Schemas[strings.TrimPrefix(ref.Ref, "#/components/schemas/")] != sch {
+				t.Errorf("the discriminator maps %s to %s, which is not its x-webhooks schema", ev, ref.Ref)
+			}
 		}
 	}
 }

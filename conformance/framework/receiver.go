@@ -19,6 +19,7 @@ import (
 	"github.com/getkin/kin-openapi/openapi3"
 
 	"github.com/mediaspec/mediaspec/receiver"
+	"github.com/mediaspec/mediaspec/spec"
 )
 
 // ReceiverOff as Config.ReceiverListen starts no receiver.
@@ -235,18 +236,13 @@ func (h *Hooks) Events(path string) []receiver.Event {
 	return h.rcv.Find(receiver.Match{Path: path})
 }
 
-// EventSchema returns the schema the REST description's x-webhooks extension names for
-// eventType (the whole envelope), or nil when it names none.
+// EventSchema returns the schema of eventType's whole delivery body (the envelope) as the REST
+// description's x-webhooks names it, or nil when it names none.
 func (s *Spec) EventSchema(eventType string) *openapi3.Schema {
-	doc := s.f.validator.Document()
-	hooks, _ := doc.Extensions["x-webhooks"].(map[string]any)
-	entry, _ := hooks[eventType].(map[string]any)
-	ref, _ := entry["$ref"].(string)
-	name := ref[strings.LastIndex(ref, "/")+1:]
-	if ref == "" || doc.Components == nil || doc.Components.Schemas[name] == nil {
-		return nil
+	if sch := spec.EventSchemas(s.f.validator.Document())[eventType]; sch != nil {
+		return sch.Value
 	}
-	return doc.Components.Schemas[name].Value
+	return nil
 }
 
 // AttemptsFor returns every attempt of delivery id that arrived, in arrival order.
