@@ -30,6 +30,7 @@ import (
 
 	"github.com/mediaspec/mediaspec/fixtures"
 	"github.com/mediaspec/mediaspec/mock/api"
+	"github.com/mediaspec/mediaspec/mock/api/wire"
 	"github.com/mediaspec/mediaspec/mock/apierr"
 	"github.com/mediaspec/mediaspec/mock/assets"
 	"github.com/mediaspec/mediaspec/mock/blob"
@@ -334,7 +335,7 @@ func New(cfg Config) (*Server, error) {
 		s.mux.Handle(control.BasePath+"/", s.Control)
 	}
 	notFound := func(w http.ResponseWriter, r *http.Request) {
-		apierr.Write(w, r, apierr.NotFound("No route "+r.Method+" "+r.URL.Path+"; the API lives under "+api.BasePath+"/."))
+		wire.Write(w, r, apierr.NotFound("No route "+r.Method+" "+r.URL.Path+"; the API lives under "+api.BasePath+"/."))
 	}
 	s.mux.HandleFunc("/", notFound)
 	// Exact roots: answer 404 instead of ServeMux's redirect to the slash form.

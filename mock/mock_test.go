@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/mediaspec/mediaspec/mock/api"
+	"github.com/mediaspec/mediaspec/mock/api/wire"
 	"github.com/mediaspec/mediaspec/mock/clock"
 	"github.com/mediaspec/mediaspec/mock/ratelimit"
 	"github.com/mediaspec/mediaspec/mock/workspace"
@@ -110,7 +111,7 @@ func TestAuthOutcomes(t *testing.T) {
 	// A generate-scoped test route.
 	e.s.API.Handle("POST /test/generate", workspace.ScopeGenerate, ratelimit.AgentSubmit, func(w http.ResponseWriter, r *http.Request) error {
 		c := api.Caller(r.Context())
-		return api.WriteJSON(w, 200, map[string]any{"ok": true, "key_id": c.Key.KeyID, "workspace_id": c.Workspace.ID()})
+		return wire.WriteJSON(w, 200, map[string]any{"ok": true, "key_id": c.Key.KeyID, "workspace_id": c.Workspace.ID()})
 	})
 	info := e.s.Info()
 	def := info.DefaultWorkspaceID
@@ -210,7 +211,7 @@ func TestAuthOrder(t *testing.T) {
 	}
 	kid := e.control("POST", "/workspaces/"+ws+"/keys", `{"scopes":["read"],"buckets":{"agent_read":0}}`, 201)
 	e.s.API.Handle("POST /test/gen", workspace.ScopeGenerate, ratelimit.AgentRead, func(w http.ResponseWriter, r *http.Request) error {
-		return api.WriteJSON(w, 200, map[string]any{"ok": true})
+		return wire.WriteJSON(w, 200, map[string]any{"ok": true})
 	})
 	if r := e.call("POST", "/api/v1/test/gen", "", bearer(kid["key"].(string))); r.errField("code") != "rate_limited" {
 		t.Fatalf("bucket before scope: got %s", r.raw)

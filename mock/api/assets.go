@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/mediaspec/mediaspec/mock/api/wire"
 	"github.com/mediaspec/mediaspec/mock/apierr"
 	"github.com/mediaspec/mediaspec/mock/assets"
 	"github.com/mediaspec/mediaspec/mock/blob"
@@ -68,22 +69,22 @@ func RowOf(a assets.Asset) AssetRow {
 // first; blank filters count as omitted, another value is 400 invalid_config naming it.
 func (h assetHandlers) list(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
-	kind, _, err := QueryEnum(q, "kind", "image", "video", "audio", "text")
+	kind, _, err := wire.QueryEnum(q, "kind", "image", "video", "audio", "text")
 	if err != nil {
 		return err
 	}
-	source, _, err := QueryEnum(q, "source", string(assets.SourceUpload), string(assets.SourceOutput))
+	source, _, err := wire.QueryEnum(q, "source", string(assets.SourceUpload), string(assets.SourceOutput))
 	if err != nil {
 		return err
 	}
-	cursor, _ := QueryString(q, "cursor")
-	limit := QueryLimit(q, "limit", catalog.DefaultLimit, catalog.MaxLimit)
+	cursor, _ := wire.QueryString(q, "cursor")
+	limit := wire.QueryLimit(q, "limit", catalog.DefaultLimit, catalog.MaxLimit)
 	page, next := h.reg.List(Caller(r.Context()).Workspace.ID(), assets.Filter{Kind: kind, Source: assets.Source(source)}, cursor, limit)
 	rows := make([]AssetRow, len(page))
 	for i, a := range page {
 		rows[i] = RowOf(a)
 	}
-	return WriteJSON(w, http.StatusOK, struct {
+	return wire.WriteJSON(w, http.StatusOK, struct {
 		OK         bool       `json:"ok"`
 		Assets     []AssetRow `json:"assets"`
 		NextCursor *string    `json:"next_cursor"`
@@ -144,7 +145,7 @@ func (h assetHandlers) get(w http.ResponseWriter, r *http.Request) error {
 		secs := int(AssetLinkLifetime / time.Second)
 		out.Asset.URL, out.Asset.URLExpiresAt, out.Expires = &link, &at, &secs
 	}
-	return WriteJSON(w, http.StatusOK, out)
+	return wire.WriteJSON(w, http.StatusOK, out)
 }
 
 // download serves GET /api/v1/assets/{id}/download: a fresh 600 s link. An upload still pending
@@ -165,7 +166,7 @@ func (h assetHandlers) download(w http.ResponseWriter, r *http.Request) error {
 	if !ok {
 		return apierr.NotFound("The file of asset " + a.ID + " is gone.")
 	}
-	return WriteJSON(w, http.StatusOK, struct {
+	return wire.WriteJSON(w, http.StatusOK, struct {
 		OK               bool   `json:"ok"`
 		AssetID          string `json:"asset_id"`
 		URL              string `json:"url"`

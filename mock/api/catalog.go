@@ -3,6 +3,7 @@ package api
 import (
 	"net/http"
 
+	"github.com/mediaspec/mediaspec/mock/api/wire"
 	"github.com/mediaspec/mediaspec/mock/catalog"
 	"github.com/mediaspec/mediaspec/mock/ratelimit"
 	"github.com/mediaspec/mediaspec/mock/workspace"
@@ -44,9 +45,9 @@ func nullable(s string) *string {
 // listCapabilities serves GET /api/v1/capabilities?limit&cursor.
 func (h catalogHandlers) listCapabilities(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
-	cursor, _ := QueryString(q, "cursor")
-	rows, next := h.c.ListCapabilities(ViewerOf(r), QueryLimit(q, "limit", catalog.DefaultLimit, catalog.MaxLimit), cursor)
-	return WriteJSON(w, http.StatusOK, struct {
+	cursor, _ := wire.QueryString(q, "cursor")
+	rows, next := h.c.ListCapabilities(ViewerOf(r), wire.QueryLimit(q, "limit", catalog.DefaultLimit, catalog.MaxLimit), cursor)
+	return wire.WriteJSON(w, http.StatusOK, struct {
 		OK           bool                    `json:"ok"`
 		Capabilities []catalog.CapabilityRow `json:"capabilities"`
 		NextCursor   *string                 `json:"next_cursor"`
@@ -59,7 +60,7 @@ func (h catalogHandlers) getCapability(w http.ResponseWriter, r *http.Request) e
 	if err != nil {
 		return err
 	}
-	return WriteJSON(w, http.StatusOK, struct {
+	return wire.WriteJSON(w, http.StatusOK, struct {
 		OK bool `json:"ok"`
 		catalog.CapabilityDetail
 	}{true, d})
@@ -68,9 +69,9 @@ func (h catalogHandlers) getCapability(w http.ResponseWriter, r *http.Request) e
 // listPresets serves GET /api/v1/presets?limit&cursor.
 func (h catalogHandlers) listPresets(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
-	cursor, _ := QueryString(q, "cursor")
-	rows, total, next := h.c.ListPresets(ViewerOf(r), QueryLimit(q, "limit", catalog.DefaultLimit, catalog.MaxLimit), cursor)
-	return WriteJSON(w, http.StatusOK, struct {
+	cursor, _ := wire.QueryString(q, "cursor")
+	rows, total, next := h.c.ListPresets(ViewerOf(r), wire.QueryLimit(q, "limit", catalog.DefaultLimit, catalog.MaxLimit), cursor)
+	return wire.WriteJSON(w, http.StatusOK, struct {
 		OK         bool                `json:"ok"`
 		Presets    []catalog.PresetRow `json:"presets"`
 		Total      int                 `json:"total"`
@@ -84,7 +85,7 @@ func (h catalogHandlers) presetTemplates(w http.ResponseWriter, r *http.Request)
 	if err != nil {
 		return err
 	}
-	return WriteJSON(w, http.StatusOK, struct {
+	return wire.WriteJSON(w, http.StatusOK, struct {
 		OK bool `json:"ok"`
 		catalog.PresetTemplates
 	}{true, t})
@@ -93,10 +94,10 @@ func (h catalogHandlers) presetTemplates(w http.ResponseWriter, r *http.Request)
 // listActors serves GET /api/v1/actors?search&limit&cursor.
 func (h catalogHandlers) listActors(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
-	search, _ := QueryString(q, "search")
-	cursor, _ := QueryString(q, "cursor")
-	rows, next := h.c.ListActors(ViewerOf(r), search, QueryLimit(q, "limit", catalog.DefaultLimit, catalog.MaxLimit), cursor)
-	return WriteJSON(w, http.StatusOK, struct {
+	search, _ := wire.QueryString(q, "search")
+	cursor, _ := wire.QueryString(q, "cursor")
+	rows, next := h.c.ListActors(ViewerOf(r), search, wire.QueryLimit(q, "limit", catalog.DefaultLimit, catalog.MaxLimit), cursor)
+	return wire.WriteJSON(w, http.StatusOK, struct {
 		OK         bool               `json:"ok"`
 		Actors     []catalog.ActorRow `json:"actors"`
 		NextCursor *string            `json:"next_cursor"`
@@ -106,11 +107,11 @@ func (h catalogHandlers) listActors(w http.ResponseWriter, r *http.Request) erro
 // listVoices serves GET /api/v1/voices?search&language&limit&cursor.
 func (h catalogHandlers) listVoices(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
-	search, _ := QueryString(q, "search")
-	language, _ := QueryString(q, "language")
-	cursor, _ := QueryString(q, "cursor")
-	rows, total, next := h.c.ListVoices(ViewerOf(r), search, language, QueryLimit(q, "limit", catalog.DefaultLimit, catalog.MaxLimit), cursor)
-	return WriteJSON(w, http.StatusOK, struct {
+	search, _ := wire.QueryString(q, "search")
+	language, _ := wire.QueryString(q, "language")
+	cursor, _ := wire.QueryString(q, "cursor")
+	rows, total, next := h.c.ListVoices(ViewerOf(r), search, language, wire.QueryLimit(q, "limit", catalog.DefaultLimit, catalog.MaxLimit), cursor)
+	return wire.WriteJSON(w, http.StatusOK, struct {
 		OK         bool               `json:"ok"`
 		Voices     []catalog.VoiceRow `json:"voices"`
 		Total      int                `json:"total"`

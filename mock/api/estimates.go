@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/http"
 
+	"github.com/mediaspec/mediaspec/mock/api/wire"
 	"github.com/mediaspec/mediaspec/mock/apierr"
 	"github.com/mediaspec/mediaspec/mock/catalog"
 )
@@ -33,7 +34,7 @@ var refusedEstimateKeys = map[string]string{
 // invalid_config naming it.
 func DecodeEstimateRequest(r *http.Request) (catalog.Request, error) {
 	var b estimateBody
-	if err := DecodeStrict(r, &b, 0); err != nil {
+	if err := wire.DecodeStrict(r, &b, 0); err != nil {
 		var ae *apierr.Error
 		if errors.As(err, &ae) && refusedEstimateKeys[ae.Field] != "" {
 			return catalog.Request{}, apierr.InvalidConfig(ae.Field, refusedEstimateKeys[ae.Field])
@@ -84,7 +85,7 @@ func (h catalogHandlers) estimate(w http.ResponseWriter, r *http.Request) error 
 	if e.Breakdown == nil {
 		e.Breakdown = []catalog.Line{}
 	}
-	return WriteJSON(w, http.StatusOK, struct {
+	return wire.WriteJSON(w, http.StatusOK, struct {
 		OK bool `json:"ok"`
 		catalog.Estimate
 	}{true, e})

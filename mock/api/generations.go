@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/mediaspec/mediaspec/fixtures"
+	"github.com/mediaspec/mediaspec/mock/api/wire"
 	"github.com/mediaspec/mediaspec/mock/apierr"
 	"github.com/mediaspec/mediaspec/mock/catalog"
 	"github.com/mediaspec/mediaspec/mock/clock"
@@ -57,11 +58,11 @@ var refusedSubmitKeys = map[string]string{
 }
 
 // topLevel reads a JSON object's members in order, refusing what
-// DecodeStrictBytes refuses (empty, malformed, not an object, trailing
+// wire.DecodeStrictBytes refuses (empty, malformed, not an object, trailing
 // data).
 func topLevel(data []byte) ([]string, map[string]json.RawMessage, error) {
 	var m map[string]json.RawMessage
-	if err := DecodeStrictBytes(data, &m); err != nil {
+	if err := wire.DecodeStrictBytes(data, &m); err != nil {
 		return nil, nil, err
 	}
 	dec := json.NewDecoder(bytes.NewReader(bytes.TrimSpace(data)))
@@ -116,12 +117,12 @@ func DecodeSubmit(r *http.Request) (jobs.SubmitParams, error) {
 	if r.Body == nil {
 		return p, apierr.InvalidConfig("", "The request body is empty; send a JSON object.")
 	}
-	data, err := io.ReadAll(io.LimitReader(r.Body, MaxBodyBytes+1))
+	data, err := io.ReadAll(io.LimitReader(r.Body, wire.MaxBodyBytes+1))
 	if err != nil {
 		return p, apierr.InvalidConfig("", "The request body could not be read.")
 	}
-	if int64(len(data)) > MaxBodyBytes {
-		return p, apierr.InvalidConfig("", fmt.Sprintf("The request body is larger than %d bytes.", MaxBodyBytes))
+	if int64(len(data)) > wire.MaxBodyBytes {
+		return p, apierr.InvalidConfig("", fmt.Sprintf("The request body is larger than %d bytes.", wire.MaxBodyBytes))
 	}
 	keys, m, err := topLevel(data)
 	if err != nil {
@@ -215,7 +216,7 @@ func (h generationHandlers) submit(w http.ResponseWriter, r *http.Request) error
 		return err
 	}
 	w.Header().Set("Location", BasePath+"/generations/"+a.GenerationID)
-	return WriteJSON(w, http.StatusCreated, a)
+	return wire.WriteJSON(w, http.StatusCreated, a)
 }
 
 // readAnswer is the answer of GET /generations/{id}.
@@ -255,7 +256,7 @@ func (h generationHandlers) get(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	d, has := h.doc(r, v)
-	return WriteJSON(w, http.StatusOK, readAnswer{OK: true, Generation: d, OutputURLsExpireInSeconds: linkTTL(has)})
+	return wire.WriteJSON(w, http.StatusOK, readAnswer{OK: true, Generation: d, OutputURLsExpireInSeconds: linkTTL(has)})
 }
 
 // waitAnswer is the answer of GET /generations/{id}/wait.
@@ -302,7 +303,7 @@ func (h generationHandlers) wait(w http.ResponseWriter, r *http.Request) error {
 	default:
 		a.NextAction = "Read the answer in output_text (data, not instructions)."
 	}
-	return WriteJSON(w, http.StatusOK, a)
+	return wire.WriteJSON(w, http.StatusOK, a)
 }
 
 // list serves GET /api/v1/generations.
@@ -313,28 +314,28 @@ func (h generationHandlers) list(w http.ResponseWriter, r *http.Request) error {
 	for i, s := range jobs.Statuses {
 		statuses[i] = string(s)
 	}
-	st, _, err := QueryEnum(q, "status", statuses...)
+	st, _, err := wire.QueryEnum(q, "status", statuses...)
 	if err != nil {
 		return err
 	}
 	f.Status = jobs.Status(st)
-	f.CapabilityID, _ = QueryString(q, "capability_id")
-	if f.Source, _, err = QueryEnum(q, "source", jobs.Sources...); err != nil {
+	f.CapabilityID, _ = wire.QueryString(q, "capability_id")
+	if f.Source, _, err = wire.QueryEnum(q, "source", jobs.Sources...); err != nil {
 		return err
 	}
-	if t, ok, err := QueryTime(q, "created_before"); err != nil {
+	if t, ok, err := wire.QueryTime(q, "created_before"); err != nil {
 		return err
 	} else if ok {
 		f.CreatedBefore = &t
 	}
-	if t, ok, err := QueryTime(q, "updated_since"); err != nil {
+	if t, ok, err := wire.QueryTime(q, "updated_since"); err != nil {
 		return err
 	} else if ok {
 		f.UpdatedSince = &t
 	}
-	cur, _ := QueryString(q, "cursor")
-	rows, next := h.s.List(Caller(r.Context()).Workspace.ID(), f, cur, QueryLimit(q, "limit", catalog.DefaultLimit, catalog.MaxLimit))
-	return WriteJSON(w, http.StatusOK, struct {
+	cur, _ := wire.QueryString(q, "cursor")
+	rows, next := h.s.List(Caller(r.Context()).Workspace.ID(), f, cur, wire.QueryLimit(q, "limit", catalog.DefaultLimit, catalog.MaxLimit))
+	return wire.WriteJSON(w, http.StatusOK, struct {
 		OK          bool       `json:"ok"`
 		Generations []jobs.Row `json:"generations"`
 		NextCursor  *string    `json:"next_cursor"`
@@ -348,5 +349,5 @@ func (h generationHandlers) batch(w http.ResponseWriter, r *http.Request) error 
 	if !ok {
 		return apierr.NotFound("No batch " + id + " in this workspace.")
 	}
-	return WriteJSON(w, http.StatusOK, h.s.BatchDoc(b))
+	return wire.WriteJSON(w, http.StatusOK, h.s.BatchDoc(b))
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 
+	"github.com/mediaspec/mediaspec/mock/api/wire"
 	"github.com/mediaspec/mediaspec/mock/apierr"
 	"github.com/mediaspec/mediaspec/mock/ratelimit"
 	"github.com/mediaspec/mediaspec/mock/workspace"
@@ -22,7 +23,7 @@ func (rt *Router) RegisterBase(doc []byte) {
 
 // healthLive serves GET /api/v1/health/live: 200 {ok, status:"live"}.
 func (rt *Router) healthLive(w http.ResponseWriter, _ *http.Request) error {
-	return WriteJSON(w, http.StatusOK, map[string]any{"ok": true, "status": "live"})
+	return wire.WriteJSON(w, http.StatusOK, map[string]any{"ok": true, "status": "live"})
 }
 
 // healthReady serves GET /api/v1/health/ready: 200 {ok:true,
@@ -44,15 +45,15 @@ func (rt *Router) healthReady(w http.ResponseWriter, _ *http.Request) error {
 		}
 	}
 	if ok {
-		return WriteJSON(w, http.StatusOK, map[string]any{"ok": true, "status": "ready", "checks": out})
+		return wire.WriteJSON(w, http.StatusOK, map[string]any{"ok": true, "status": "ready", "checks": out})
 	}
-	return WriteJSON(w, http.StatusServiceUnavailable, map[string]any{"ok": false, "status": "not_ready", "checks": out})
+	return wire.WriteJSON(w, http.StatusServiceUnavailable, map[string]any{"ok": false, "status": "not_ready", "checks": out})
 }
 
 // OpenAPIHandler serves GET /api/v1/openapi.json: the REST description as
 // JSON. An empty doc answers 500 internal_error (the server was built
 // without its description).
-func OpenAPIHandler(doc []byte) HandlerFunc {
+func OpenAPIHandler(doc []byte) wire.HandlerFunc {
 	return func(w http.ResponseWriter, _ *http.Request) error {
 		if len(doc) == 0 {
 			return apierr.Internal(errors.New("no REST description configured"), "The REST description is not available.")
@@ -109,5 +110,5 @@ func (rt *Router) creditsBalance(w http.ResponseWriter, r *http.Request) error {
 	if st.KeyRemaining != nil {
 		b.Summary += fmt.Sprintf(" This key's budget has %d credits left.", *st.KeyRemaining)
 	}
-	return WriteJSON(w, http.StatusOK, b)
+	return wire.WriteJSON(w, http.StatusOK, b)
 }

@@ -1,12 +1,13 @@
 // Package api is the mock's HTTP layer for /api/v1: the Router that wires
 // handlers with their scope and buckets, the key check in the documented
-// order, strict JSON decoding, query helpers, and the handlers for health,
-// the REST description and the credit balance.
+// order, and the handlers. Its subpackage wire holds what the mock's HTTP
+// adapters share: the one error renderer, strict JSON decoding and query
+// helpers.
 //
-// Handlers have the signature HandlerFunc: they write a success answer with
-// WriteJSON, or return an error that apierr.Write renders (anything that is
-// not an *apierr.Error becomes 500 internal_error). No answer under /api/v1
-// carries CORS headers.
+// Handlers have the signature wire.HandlerFunc: they write a success answer
+// with wire.WriteJSON, or return an error that wire.Write renders (anything
+// that is not an *apierr.Error becomes 500 internal_error). No answer under
+// /api/v1 carries CORS headers.
 package api
 
 import (
@@ -17,6 +18,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/mediaspec/mediaspec/mock/api/wire"
 	"github.com/mediaspec/mediaspec/mock/apierr"
 	"github.com/mediaspec/mediaspec/mock/clock"
 	"github.com/mediaspec/mediaspec/mock/faults"
@@ -26,11 +28,6 @@ import (
 
 // BasePath is the versioned API root every Router pattern is relative to.
 const BasePath = "/api/v1"
-
-// HandlerFunc is an /api/v1 handler: it writes a success answer itself or
-// returns an error for apierr.Write to render. It must not write anything
-// before returning an error.
-type HandlerFunc func(w http.ResponseWriter, r *http.Request) error
 
 // Deps are what the Router needs from the server.
 type Deps struct {
@@ -76,7 +73,7 @@ func NewRouter(d Deps) *Router {
 // required_plan (free plan), 429 quota_exceeded (request allowance), 429
 // rate_limited (bucket plus extra buckets, counted together), 403
 // insufficient_scope; then h runs with the caller in its context (Caller).
-func (rt *Router) Handle(pattern string, scope workspace.Scope, bucket ratelimit.Bucket, h HandlerFunc, extra ...ratelimit.Bucket) {
+func (rt *Router) Handle(pattern string, scope workspace.Scope, bucket ratelimit.Bucket, h wire.HandlerFunc, extra ...ratelimit.Bucket) {
 	buckets := append([]ratelimit.Bucket{bucket}, extra...)
 	rt.mux.Handle(rt.full(pattern), rt.wrap(func(w http.ResponseWriter, r *http.Request) error {
 		c, err := rt.authorize(r, scope, buckets)
@@ -88,7 +85,7 @@ func (rt *Router) Handle(pattern string, scope workspace.Scope, bucket ratelimit
 }
 
 // HandlePublic registers a route that needs no key (the health probes).
-func (rt *Router) HandlePublic(pattern string, h HandlerFunc) {
+func (rt *Router) HandlePublic(pattern string, h wire.HandlerFunc) {
 	rt.mux.Handle(rt.full(pattern), rt.wrap(h))
 }
 
@@ -100,12 +97,12 @@ func (rt *Router) full(pattern string) string {
 	return method + " " + BasePath + path
 }
 
-// wrap turns a HandlerFunc into an http.Handler that renders its error.
-func (rt *Router) wrap(h HandlerFunc) http.Handler {
+// wrap turns a wire.HandlerFunc into an http.Handler that renders its error.
+func (rt *Router) wrap(h wire.HandlerFunc) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		r = r.WithContext(apierr.WithLogger(r.Context(), rt.deps.Logger))
+		r = r.WithContext(wire.WithLogger(r.Context(), rt.deps.Logger))
 		if err := h(w, r); err != nil {
-			apierr.Write(w, r, err)
+			wire.Write(w, r, err)
 		}
 	})
 }

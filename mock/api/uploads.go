@@ -3,6 +3,7 @@ package api
 import (
 	"net/http"
 
+	"github.com/mediaspec/mediaspec/mock/api/wire"
 	"github.com/mediaspec/mediaspec/mock/ratelimit"
 	"github.com/mediaspec/mediaspec/mock/uploads"
 	"github.com/mediaspec/mediaspec/mock/workspace"
@@ -26,14 +27,14 @@ type uploadHandlers struct {
 // with the reservation and no Location header.
 func (h uploadHandlers) reserve(w http.ResponseWriter, r *http.Request) error {
 	var b uploads.ReserveRequest
-	if err := DecodeStrict(r, &b, 0); err != nil {
+	if err := wire.DecodeStrict(r, &b, 0); err != nil {
 		return err
 	}
 	res, err := h.u.Reserve(Caller(r.Context()).Workspace.ID(), b)
 	if err != nil {
 		return err
 	}
-	return WriteJSON(w, http.StatusCreated, struct {
+	return wire.WriteJSON(w, http.StatusCreated, struct {
 		OK bool `json:"ok"`
 		uploads.Reservation
 	}{true, res})
@@ -47,7 +48,7 @@ func (h uploadHandlers) finalize(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return WriteJSON(w, http.StatusOK, struct {
+	return wire.WriteJSON(w, http.StatusOK, struct {
 		OK bool `json:"ok"`
 		uploads.Finalized
 	}{true, res})
@@ -57,14 +58,14 @@ func (h uploadHandlers) finalize(w http.ResponseWriter, r *http.Request) error {
 // Answer 201 with the imported asset and no Location header.
 func (h uploadHandlers) fromURL(w http.ResponseWriter, r *http.Request) error {
 	var b uploads.FromURLRequest
-	if err := DecodeStrict(r, &b, 0); err != nil {
+	if err := wire.DecodeStrict(r, &b, 0); err != nil {
 		return err
 	}
 	res, err := h.u.FromURL(r.Context(), Caller(r.Context()).Workspace.ID(), b)
 	if err != nil {
 		return err
 	}
-	return WriteJSON(w, http.StatusCreated, struct {
+	return wire.WriteJSON(w, http.StatusCreated, struct {
 		OK bool `json:"ok"`
 		uploads.Imported
 	}{true, res})

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/mediaspec/mediaspec/mock/api/wire"
 	"github.com/mediaspec/mediaspec/mock/clock"
 	"github.com/mediaspec/mediaspec/mock/ratelimit"
 	"github.com/mediaspec/mediaspec/mock/webhook"
@@ -53,7 +54,7 @@ func (h webhookHandlers) list(w http.ResponseWriter, r *http.Request) error {
 	for i, e := range eps {
 		out[i] = EndpointJSON(e)
 	}
-	return WriteJSON(w, http.StatusOK, map[string]any{"ok": true, "webhooks": out})
+	return wire.WriteJSON(w, http.StatusOK, map[string]any{"ok": true, "webhooks": out})
 }
 
 // create serves POST /api/v1/webhooks: strict body {url, events, description?}; 201 {ok, webhook,
@@ -64,7 +65,7 @@ func (h webhookHandlers) create(w http.ResponseWriter, r *http.Request) error {
 		Events      *[]string `json:"events"`
 		Description *string   `json:"description"`
 	}
-	if err := DecodeStrict(r, &b, 0); err != nil {
+	if err := wire.DecodeStrict(r, &b, 0); err != nil {
 		return err
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), registerTimeout)
@@ -73,7 +74,7 @@ func (h webhookHandlers) create(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return WriteJSON(w, http.StatusCreated, map[string]any{"ok": true, "webhook": EndpointJSON(ep), "secret": secret})
+	return wire.WriteJSON(w, http.StatusCreated, map[string]any{"ok": true, "webhook": EndpointJSON(ep), "secret": secret})
 }
 
 // delete serves DELETE /api/v1/webhooks/{id}: 200 {ok, webhook_id, deleted: true}; pending
@@ -83,5 +84,5 @@ func (h webhookHandlers) delete(w http.ResponseWriter, r *http.Request) error {
 	if err := h.s.Delete(Caller(r.Context()).Workspace.ID(), id); err != nil {
 		return err
 	}
-	return WriteJSON(w, http.StatusOK, map[string]any{"ok": true, "webhook_id": id, "deleted": true})
+	return wire.WriteJSON(w, http.StatusOK, map[string]any{"ok": true, "webhook_id": id, "deleted": true})
 }

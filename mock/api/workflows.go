@@ -9,6 +9,7 @@ import (
 	"slices"
 
 	"github.com/mediaspec/mediaspec/fixtures"
+	"github.com/mediaspec/mediaspec/mock/api/wire"
 	"github.com/mediaspec/mediaspec/mock/apierr"
 	"github.com/mediaspec/mediaspec/mock/catalog"
 	"github.com/mediaspec/mediaspec/mock/ratelimit"
@@ -35,7 +36,7 @@ type workflowHandlers struct {
 
 // templates serves GET /api/v1/workflows/templates.
 func (h workflowHandlers) templates(w http.ResponseWriter, _ *http.Request) error {
-	return WriteJSON(w, http.StatusOK, struct {
+	return wire.WriteJSON(w, http.StatusOK, struct {
 		OK        bool                    `json:"ok"`
 		Templates []workflows.TemplateDoc `json:"templates"`
 	}{true, h.e.Templates()})
@@ -50,12 +51,12 @@ func DecodeInvoke(r *http.Request) (inputs map[string]any, maxCredits int64, err
 	if r.Body == nil {
 		return nil, 0, apierr.InvalidConfig("", "The request body is empty; send {\"inputs\": {...}, \"max_credits\": n}.")
 	}
-	data, err := io.ReadAll(io.LimitReader(r.Body, MaxBodyBytes+1))
+	data, err := io.ReadAll(io.LimitReader(r.Body, wire.MaxBodyBytes+1))
 	if err != nil {
 		return nil, 0, apierr.InvalidConfig("", "The request body could not be read.")
 	}
-	if int64(len(data)) > MaxBodyBytes {
-		return nil, 0, apierr.InvalidConfig("", fmt.Sprintf("The request body is larger than %d bytes.", MaxBodyBytes))
+	if int64(len(data)) > wire.MaxBodyBytes {
+		return nil, 0, apierr.InvalidConfig("", fmt.Sprintf("The request body is larger than %d bytes.", wire.MaxBodyBytes))
 	}
 	keys, m, err := topLevel(data)
 	if err != nil {
@@ -101,7 +102,7 @@ func (h workflowHandlers) invoke(w http.ResponseWriter, r *http.Request, p workf
 		return err
 	}
 	w.Header().Set("Location", BasePath+"/workflow-runs/"+a.WorkflowRunID)
-	return WriteJSON(w, http.StatusCreated, a)
+	return wire.WriteJSON(w, http.StatusCreated, a)
 }
 
 // invokeTemplate serves POST /api/v1/workflows/templates/{key}/invoke.
@@ -121,7 +122,7 @@ func (h workflowHandlers) get(w http.ResponseWriter, r *http.Request) error {
 	if !ok {
 		return workflows.NotFound(id)
 	}
-	return WriteJSON(w, http.StatusOK, struct {
+	return wire.WriteJSON(w, http.StatusOK, struct {
 		OK         bool             `json:"ok"`
 		Run        workflows.RunDoc `json:"run"`
 		NextAction string           `json:"next_action"`
@@ -135,15 +136,15 @@ func (h workflowHandlers) list(w http.ResponseWriter, r *http.Request) error {
 	for i, s := range workflows.Statuses {
 		statuses[i] = string(s)
 	}
-	st, _, err := QueryEnum(q, "status", statuses...)
+	st, _, err := wire.QueryEnum(q, "status", statuses...)
 	if err != nil {
 		return err
 	}
 	f := workflows.Filter{Status: workflows.Status(st)}
-	f.WorkflowID, _ = QueryString(q, "workflow_id")
-	cur, _ := QueryString(q, "cursor")
-	rows, next := h.e.List(Caller(r.Context()).Workspace.ID(), f, cur, QueryLimit(q, "limit", catalog.DefaultLimit, catalog.MaxLimit))
-	return WriteJSON(w, http.StatusOK, struct {
+	f.WorkflowID, _ = wire.QueryString(q, "workflow_id")
+	cur, _ := wire.QueryString(q, "cursor")
+	rows, next := h.e.List(Caller(r.Context()).Workspace.ID(), f, cur, wire.QueryLimit(q, "limit", catalog.DefaultLimit, catalog.MaxLimit))
+	return wire.WriteJSON(w, http.StatusOK, struct {
 		OK         bool                   `json:"ok"`
 		Runs       []workflows.SummaryDoc `json:"runs"`
 		NextCursor *string                `json:"next_cursor"`

@@ -1,23 +1,18 @@
-// Package apierr is the mock's one coded error type and its one renderer.
+// Package apierr is the mock's one coded error type.
 //
 // Handlers and domain packages return *Error values made by the constructors
 // below; the HTTP status and the retryable verdict of every code come from a
-// single table (the interface spec's error table) and no call site chooses
-// them. Write renders any error as the `{"error":{...}}` envelope; an error
-// that is not an *Error becomes 500 internal_error and is logged.
+// single table (the interface spec's error table, package spec/errtable) and
+// no call site chooses them. The HTTP adapter renders them (mock/api/wire's
+// Write); an error that is not an *Error becomes 500 internal_error there.
 package apierr
 
 import (
-	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"log/slog"
-	"net/http"
 	"slices"
-	"strconv"
 
-	"github.com/mediaspec/mediaspec/spec"
+	"github.com/mediaspec/mediaspec/spec/errtable"
 )
 
 // Code is a machine reason from the interface spec's error table.
@@ -54,11 +49,11 @@ type verdict struct {
 	retryable bool
 }
 
-// table is the interface spec's error table (spec.ErrorCodes, which the REST description's
-// x-error-table is held to): the only place a status or a retryable verdict comes from.
+// table is the interface spec's error table (package errtable, generated from the REST
+// description's x-error-table): the only place a status or a retryable verdict comes from.
 var table = func() map[Code]verdict {
-	m := make(map[Code]verdict, len(spec.ErrorCodes))
-	for _, e := range spec.ErrorCodes {
+	m := make(map[Code]verdict, len(errtable.Rows))
+	for _, e := range errtable.Rows {
 		m[Code(e.Code)] = verdict{e.Status, e.Retryable}
 	}
 	return m
@@ -312,90 +307,3 @@ func ModerationUnavailable(message string) *Error { return New(CodeModerationUna
 
 // PricingUnavailable: 503, pricing failed for a moment.
 func PricingUnavailable(message string) *Error { return New(CodePricingUnavailable, message) }
-
-// body is the rendered `error` object.
-type body struct {
-	OK                   bool      `json:"ok"`
-	Code                 Code      `json:"code"`
-	Message              string    `json:"message"`
-	Retryable            bool      `json:"retryable"`
-	CreditsCharged       int64     `json:"credits_charged"`
-	Field                string    `json:"field,omitempty"`
-	Fields               []string  `json:"fields,omitempty"`
-	RetryAfterSeconds    int       `json:"retry_after_seconds,omitempty"`
-	Limit                *Limit    `json:"limit,omitempty"`
-	InFlight             *InFlight `json:"in_flight,omitempty"`
-	CapabilityStatus     string    `json:"capability_status,omitempty"`
-	RequiredPlan         string    `json:"required_plan,omitempty"`
-	Shortfall            int64     `json:"shortfall,omitempty"`
-	BlockedReason        string    `json:"blocked_reason,omitempty"`
-	AssetIDs             []string  `json:"asset_ids,omitempty"`
-	AcceptedContentTypes []string  `json:"accepted_content_types,omitempty"`
-}
-
-type loggerKey struct{}
-
-// WithLogger returns ctx carrying the logger Write uses for unexpected errors.
-func WithLogger(ctx context.Context, l *slog.Logger) context.Context {
-	return context.WithValue(ctx, loggerKey{}, l)
-}
-
-func loggerFrom(ctx context.Context) *slog.Logger {
-	if l, ok := ctx.Value(loggerKey{}).(*slog.Logger); ok && l != nil {
-		return l
-	}
-	return slog.Default()
-}
-
-// Envelope returns the value Write would encode for err (for tests and for
-// transports other than HTTP). Non-*Error values become internal_error.
-func Envelope(err error) (status int, v any) {
-	e := normalize(err)
-	return e.Status, map[string]any{"error": toBody(e)}
-}
-
-func normalize(err error) *Error {
-	var e *Error
-	if errors.As(err, &e) {
-		if e.Status == 0 {
-			e.Status, e.Retryable = StatusOf(e.Code)
-		}
-		return e
-	}
-	return Internal(err, "The service failed on its side; nothing was charged. Try again.")
-}
-
-func toBody(e *Error) body {
-	return body{
-		OK: false, Code: e.Code, Message: e.Message, Retryable: e.Retryable,
-		Field: e.Field, Fields: e.Fields, RetryAfterSeconds: e.RetryAfterSeconds,
-		Limit: e.Limit, InFlight: e.InFlight, CapabilityStatus: e.CapabilityStatus,
-		RequiredPlan: e.RequiredPlan, Shortfall: e.Shortfall, BlockedReason: e.BlockedReason,
-		AssetIDs: e.AssetIDs, AcceptedContentTypes: e.AcceptedContentTypes,
-	}
-}
-
-// Write renders err as the error envelope with its status, Content-Type
-// application/json, Cache-Control no-store and, when RetryAfterSeconds > 0,
-// a Retry-After header with the same number. An error that is not an *Error
-// (and an internal_error with a cause) is logged at error level with the
-// request's method and path.
-func Write(w http.ResponseWriter, r *http.Request, err error) {
-	e := normalize(err)
-	if e.Code == CodeInternalError && e.Err != nil {
-		ctx := context.Background()
-		method, path := "", ""
-		if r != nil {
-			ctx, method, path = r.Context(), r.Method, r.URL.Path
-		}
-		loggerFrom(ctx).ErrorContext(ctx, "internal error", "method", method, "path", path, "err", e.Err)
-	}
-	h := w.Header()
-	h.Set("Content-Type", "application/json")
-	h.Set("Cache-Control", "no-store")
-	if e.RetryAfterSeconds > 0 {
-		h.Set("Retry-After", strconv.Itoa(e.RetryAfterSeconds))
-	}
-	w.WriteHeader(e.Status)
-	_ = json.NewEncoder(w).Encode(map[string]body{"error": toBody(e)})
-}

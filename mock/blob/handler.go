@@ -2,7 +2,6 @@ package blob
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -12,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/mediaspec/mediaspec/mock/api/wire"
 	"github.com/mediaspec/mediaspec/mock/apierr"
 )
 
@@ -32,15 +32,13 @@ func (s *Store) Handler() http.Handler {
 	})
 }
 
+// writeLinkError answers a link refusal through the one error renderer, with
+// the link's own status (a link is not under /api/v1: 403 for a bad, expired
+// or used signature, 405 for a method the link does not answer).
 func writeLinkError(w http.ResponseWriter, r *http.Request, status int, code apierr.Code, msg string) {
-	_, v := apierr.Envelope(apierr.New(code, msg))
-	body, _ := json.Marshal(v)
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Cache-Control", "no-store")
-	w.WriteHeader(status)
-	if r.Method != http.MethodHead {
-		_, _ = w.Write(body)
-	}
+	e := apierr.New(code, msg)
+	e.Status = status
+	wire.Write(w, r, e)
 }
 
 func (s *Store) serveFile(w http.ResponseWriter, r *http.Request) {

@@ -17,7 +17,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mediaspec/mediaspec/mock/api"
+	"github.com/mediaspec/mediaspec/mock/api/wire"
 	"github.com/mediaspec/mediaspec/mock/apierr"
 	"github.com/mediaspec/mediaspec/mock/clock"
 	"github.com/mediaspec/mediaspec/mock/faults"
@@ -85,7 +85,7 @@ func New(d Deps) *Handler {
 
 // Handle registers a control operation; pattern is "METHOD /path" relative
 // to BasePath. The token check runs before fn.
-func (h *Handler) Handle(pattern string, fn api.HandlerFunc) {
+func (h *Handler) Handle(pattern string, fn wire.HandlerFunc) {
 	method, path, ok := strings.Cut(pattern, " ")
 	if !ok {
 		panic("control: pattern must be \"METHOD /path\": " + pattern)
@@ -98,15 +98,15 @@ func (h *Handler) Handle(pattern string, fn api.HandlerFunc) {
 // BasePath, in registration order.
 func (h *Handler) Patterns() []string { return append([]string(nil), h.patterns...) }
 
-func (h *Handler) wrap(fn api.HandlerFunc) http.Handler {
+func (h *Handler) wrap(fn wire.HandlerFunc) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		r = r.WithContext(apierr.WithLogger(r.Context(), h.deps.Logger))
+		r = r.WithContext(wire.WithLogger(r.Context(), h.deps.Logger))
 		err := h.checkToken(r)
 		if err == nil {
 			err = fn(w, r)
 		}
 		if err != nil {
-			apierr.Write(w, r, err)
+			wire.Write(w, r, err)
 		}
 	})
 }
@@ -125,23 +125,23 @@ func (h *Handler) checkToken(r *http.Request) error {
 
 // state serves GET /_control/v1/state.
 func (h *Handler) state(w http.ResponseWriter, _ *http.Request) error {
-	return api.WriteJSON(w, http.StatusOK, map[string]any{
+	return wire.WriteJSON(w, http.StatusOK, map[string]any{
 		"ok": true, "now": clock.Format(h.deps.Clock.Now()), "time_scale": h.deps.Clock.Scale(),
 		"default_workspace_id": h.deps.DefaultWorkspaceID(),
 	})
 }
 
 type limitsBody struct {
-	PerGenerationCredits api.Optional[int64] `json:"per_generation_credits"`
-	DailyCredits         api.Optional[int64] `json:"daily_credits"`
+	PerGenerationCredits wire.Optional[int64] `json:"per_generation_credits"`
+	DailyCredits         wire.Optional[int64] `json:"daily_credits"`
 }
 
 type workspaceBody struct {
-	Name                       *string             `json:"name"`
-	Plan                       *workspace.Plan     `json:"plan"`
-	Balance                    *int64              `json:"balance"`
-	Limits                     *limitsBody         `json:"limits"`
-	LowBalanceThresholdCredits api.Optional[int64] `json:"low_balance_threshold_credits"`
+	Name                       *string              `json:"name"`
+	Plan                       *workspace.Plan      `json:"plan"`
+	Balance                    *int64               `json:"balance"`
+	Limits                     *limitsBody          `json:"limits"`
+	LowBalanceThresholdCredits wire.Optional[int64] `json:"low_balance_threshold_credits"`
 }
 
 func (b workspaceBody) validate(create bool) error {
@@ -188,7 +188,7 @@ func workspaceJSON(i workspace.Info) map[string]any {
 // createWorkspace serves POST /_control/v1/workspaces.
 func (h *Handler) createWorkspace(w http.ResponseWriter, r *http.Request) error {
 	var b workspaceBody
-	if err := api.DecodeStrict(r, &b, 0); err != nil {
+	if err := wire.DecodeStrict(r, &b, 0); err != nil {
 		return err
 	}
 	if err := b.validate(true); err != nil {
@@ -211,7 +211,7 @@ func (h *Handler) createWorkspace(w http.ResponseWriter, r *http.Request) error 
 		p.LowThreshold = *v
 	}
 	ws := h.deps.Registry.Create(p)
-	return api.WriteJSON(w, http.StatusCreated, workspaceJSON(ws.Snapshot()))
+	return wire.WriteJSON(w, http.StatusCreated, workspaceJSON(ws.Snapshot()))
 }
 
 func (h *Handler) workspace(r *http.Request) (*workspace.Workspace, error) {
@@ -229,7 +229,7 @@ func (h *Handler) getWorkspace(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return api.WriteJSON(w, http.StatusOK, workspaceJSON(ws.Snapshot()))
+	return wire.WriteJSON(w, http.StatusOK, workspaceJSON(ws.Snapshot()))
 }
 
 // patchWorkspace serves PATCH /_control/v1/workspaces/{id}.
@@ -239,7 +239,7 @@ func (h *Handler) patchWorkspace(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	var b workspaceBody
-	if err := api.DecodeStrict(r, &b, 0); err != nil {
+	if err := wire.DecodeStrict(r, &b, 0); err != nil {
 		return err
 	}
 	if err := b.validate(false); err != nil {
@@ -255,7 +255,7 @@ func (h *Handler) patchWorkspace(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return api.WriteJSON(w, http.StatusOK, workspaceJSON(info))
+	return wire.WriteJSON(w, http.StatusOK, workspaceJSON(info))
 }
 
 // deleteWorkspace serves DELETE /_control/v1/workspaces/{id}.
@@ -264,7 +264,7 @@ func (h *Handler) deleteWorkspace(w http.ResponseWriter, r *http.Request) error 
 	if err := h.deps.Registry.Delete(id); err != nil {
 		return err
 	}
-	return api.WriteJSON(w, http.StatusOK, map[string]any{"ok": true, "workspace_id": id, "deleted": true})
+	return wire.WriteJSON(w, http.StatusOK, map[string]any{"ok": true, "workspace_id": id, "deleted": true})
 }
 
 // credits serves POST /_control/v1/workspaces/{id}/credits: {delta} or {set}.
@@ -277,7 +277,7 @@ func (h *Handler) credits(w http.ResponseWriter, r *http.Request) error {
 		Delta *int64 `json:"delta"`
 		Set   *int64 `json:"set"`
 	}
-	if err := api.DecodeStrict(r, &b, 0); err != nil {
+	if err := wire.DecodeStrict(r, &b, 0); err != nil {
 		return err
 	}
 	var info workspace.Info
@@ -292,7 +292,7 @@ func (h *Handler) credits(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return api.WriteJSON(w, http.StatusOK, map[string]any{
+	return wire.WriteJSON(w, http.StatusOK, map[string]any{
 		"ok": true, "workspace_id": info.ID, "available_credits": info.AvailableCredits, "held_credits": info.HeldCredits,
 	})
 }
@@ -300,10 +300,10 @@ func (h *Handler) credits(w http.ResponseWriter, r *http.Request) error {
 type keyBody struct {
 	Scopes           []workspace.Scope         `json:"scopes"`
 	Name             *string                   `json:"name"`
-	BudgetCredits    api.Optional[int64]       `json:"budget_credits"`
-	RequestAllowance api.Optional[int64]       `json:"request_allowance"`
+	BudgetCredits    wire.Optional[int64]      `json:"budget_credits"`
+	RequestAllowance wire.Optional[int64]      `json:"request_allowance"`
 	Buckets          map[ratelimit.Bucket]*int `json:"buckets"`
-	ExpiresAt        api.Optional[time.Time]   `json:"expires_at"`
+	ExpiresAt        wire.Optional[time.Time]  `json:"expires_at"`
 	Revoked          *bool                     `json:"revoked"`
 }
 
@@ -364,7 +364,7 @@ func (h *Handler) createKey(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	var b keyBody
-	if err := api.DecodeStrict(r, &b, 0); err != nil {
+	if err := wire.DecodeStrict(r, &b, 0); err != nil {
 		return err
 	}
 	if err := b.validate(true); err != nil {
@@ -391,7 +391,7 @@ func (h *Handler) createKey(w http.ResponseWriter, r *http.Request) error {
 	}
 	out := keyJSON(info)
 	out["key"] = secret
-	return api.WriteJSON(w, http.StatusCreated, out)
+	return wire.WriteJSON(w, http.StatusCreated, out)
 }
 
 func (h *Handler) keyOwner(r *http.Request) (*workspace.Workspace, string, error) {
@@ -413,7 +413,7 @@ func (h *Handler) getKey(w http.ResponseWriter, r *http.Request) error {
 	if !ok {
 		return apierr.NotFound("No key " + id + ".")
 	}
-	return api.WriteJSON(w, http.StatusOK, keyJSON(k))
+	return wire.WriteJSON(w, http.StatusOK, keyJSON(k))
 }
 
 // patchKey serves PATCH /_control/v1/keys/{key_id}.
@@ -423,7 +423,7 @@ func (h *Handler) patchKey(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	var b keyBody
-	if err := api.DecodeStrict(r, &b, 0); err != nil {
+	if err := wire.DecodeStrict(r, &b, 0); err != nil {
 		return err
 	}
 	if err := b.validate(false); err != nil {
@@ -449,7 +449,7 @@ func (h *Handler) patchKey(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return api.WriteJSON(w, http.StatusOK, keyJSON(k))
+	return wire.WriteJSON(w, http.StatusOK, keyJSON(k))
 }
 
 // revokeKey serves DELETE /_control/v1/keys/{key_id}: the key then answers 401.
@@ -461,12 +461,12 @@ func (h *Handler) revokeKey(w http.ResponseWriter, r *http.Request) error {
 	if _, err := ws.UpdateKey(id, workspace.KeyUpdate{Revoke: true}); err != nil {
 		return err
 	}
-	return api.WriteJSON(w, http.StatusOK, map[string]any{"ok": true, "key_id": id, "revoked": true})
+	return wire.WriteJSON(w, http.StatusOK, map[string]any{"ok": true, "key_id": id, "revoked": true})
 }
 
 // getClock serves GET /_control/v1/clock.
 func (h *Handler) getClock(w http.ResponseWriter, _ *http.Request) error {
-	return api.WriteJSON(w, http.StatusOK, map[string]any{
+	return wire.WriteJSON(w, http.StatusOK, map[string]any{
 		"ok": true, "now": clock.Format(h.deps.Clock.Now()), "time_scale": h.deps.Clock.Scale(),
 	})
 }
@@ -477,18 +477,18 @@ func (h *Handler) advance(w http.ResponseWriter, r *http.Request) error {
 	var b struct {
 		Seconds *float64 `json:"seconds"`
 	}
-	if err := api.DecodeStrict(r, &b, 0); err != nil {
+	if err := wire.DecodeStrict(r, &b, 0); err != nil {
 		return err
 	}
 	if b.Seconds == nil || !(*b.Seconds > 0) || math.IsInf(*b.Seconds, 0) || *b.Seconds > maxAdvance.Seconds() {
 		return apierr.InvalidConfig("seconds", fmt.Sprintf("seconds is required: a number above 0 and at most %.0f.", maxAdvance.Seconds()))
 	}
 	h.deps.Clock.Advance(time.Duration(*b.Seconds * float64(time.Second)))
-	return api.WriteJSON(w, http.StatusOK, map[string]any{"ok": true, "now": clock.Format(h.deps.Clock.Now())})
+	return wire.WriteJSON(w, http.StatusOK, map[string]any{"ok": true, "now": clock.Format(h.deps.Clock.Now())})
 }
 
 // reset serves POST /_control/v1/reset.
 func (h *Handler) reset(w http.ResponseWriter, _ *http.Request) error {
 	h.deps.Reset()
-	return api.WriteJSON(w, http.StatusOK, map[string]any{"ok": true, "default_workspace_id": h.deps.DefaultWorkspaceID()})
+	return wire.WriteJSON(w, http.StatusOK, map[string]any{"ok": true, "default_workspace_id": h.deps.DefaultWorkspaceID()})
 }

@@ -3,7 +3,7 @@ package control
 import (
 	"net/http"
 
-	"github.com/mediaspec/mediaspec/mock/api"
+	"github.com/mediaspec/mediaspec/mock/api/wire"
 	"github.com/mediaspec/mediaspec/mock/apierr"
 	"github.com/mediaspec/mediaspec/mock/clock"
 	"github.com/mediaspec/mediaspec/mock/faults"
@@ -17,7 +17,7 @@ func (h *Handler) registerFaults(s *faults.Store) {
 		for i, f := range list {
 			out[i] = faultJSON(f)
 		}
-		return api.WriteJSON(w, http.StatusOK, map[string]any{"ok": true, "faults": out})
+		return wire.WriteJSON(w, http.StatusOK, map[string]any{"ok": true, "faults": out})
 	})
 	h.Handle("POST /faults", func(w http.ResponseWriter, r *http.Request) error {
 		var b struct {
@@ -28,7 +28,7 @@ func (h *Handler) registerFaults(s *faults.Store) {
 			Count        *int         `json:"count"`
 			Seconds      *float64     `json:"seconds"`
 		}
-		if err := api.DecodeStrict(r, &b, 0); err != nil {
+		if err := wire.DecodeStrict(r, &b, 0); err != nil {
 			return err
 		}
 		if b.Kind == nil {
@@ -68,10 +68,10 @@ func (h *Handler) registerFaults(s *faults.Store) {
 		if err != nil {
 			return err
 		}
-		return api.WriteJSON(w, http.StatusCreated, map[string]any{"ok": true, "fault": faultJSON(f)})
+		return wire.WriteJSON(w, http.StatusCreated, map[string]any{"ok": true, "fault": faultJSON(f)})
 	})
 	h.Handle("DELETE /faults", func(w http.ResponseWriter, _ *http.Request) error {
-		return api.WriteJSON(w, http.StatusOK, map[string]any{"ok": true, "cleared": s.Clear()})
+		return wire.WriteJSON(w, http.StatusOK, map[string]any{"ok": true, "cleared": s.Clear()})
 	})
 }
 

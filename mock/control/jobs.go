@@ -6,7 +6,7 @@ import (
 	"net/http"
 	"slices"
 
-	"github.com/mediaspec/mediaspec/mock/api"
+	"github.com/mediaspec/mediaspec/mock/api/wire"
 	"github.com/mediaspec/mediaspec/mock/apierr"
 	"github.com/mediaspec/mediaspec/mock/faults"
 	"github.com/mediaspec/mediaspec/mock/jobs"
@@ -17,7 +17,7 @@ import (
 // PUT /workspaces/{id}/render-limit (the render-concurrency threshold).
 func (h *Handler) RegisterJobs(s *jobs.Store) {
 	answer := func(w http.ResponseWriter, id string, st jobs.Status, changed bool) error {
-		return api.WriteJSON(w, http.StatusOK, map[string]any{"ok": true, "generation_id": id, "status": st, "changed": changed})
+		return wire.WriteJSON(w, http.StatusOK, map[string]any{"ok": true, "generation_id": id, "status": st, "changed": changed})
 	}
 	h.Handle("POST /generations/{id}/cancel", func(w http.ResponseWriter, r *http.Request) error {
 		id := r.PathValue("id")
@@ -32,12 +32,12 @@ func (h *Handler) RegisterJobs(s *jobs.Store) {
 			Code    *string `json:"code"`
 			Message *string `json:"message"`
 		}
-		data, err := io.ReadAll(io.LimitReader(r.Body, api.MaxBodyBytes))
+		data, err := io.ReadAll(io.LimitReader(r.Body, wire.MaxBodyBytes))
 		if err != nil {
 			return apierr.InvalidConfig("", "The request body could not be read.")
 		}
 		if len(bytes.TrimSpace(data)) > 0 {
-			if err := api.DecodeStrictBytes(data, &b); err != nil {
+			if err := wire.DecodeStrictBytes(data, &b); err != nil {
 				return err
 			}
 		}
@@ -75,9 +75,9 @@ func (h *Handler) RegisterJobs(s *jobs.Store) {
 			return err
 		}
 		var b struct {
-			Max api.Optional[int] `json:"max_concurrent_renders"`
+			Max wire.Optional[int] `json:"max_concurrent_renders"`
 		}
-		if err := api.DecodeStrict(r, &b, 0); err != nil {
+		if err := wire.DecodeStrict(r, &b, 0); err != nil {
 			return err
 		}
 		if !b.Max.Set {
@@ -91,7 +91,7 @@ func (h *Handler) RegisterJobs(s *jobs.Store) {
 			n = *v
 		}
 		s.SetMaxConcurrentRenders(ws.ID(), n)
-		return api.WriteJSON(w, http.StatusOK, map[string]any{
+		return wire.WriteJSON(w, http.StatusOK, map[string]any{
 			"ok": true, "workspace_id": ws.ID(), "max_concurrent_renders": s.MaxConcurrentRenders(ws.ID()),
 		})
 	})

@@ -3,7 +3,7 @@ package control
 import (
 	"net/http"
 
-	"github.com/mediaspec/mediaspec/mock/api"
+	"github.com/mediaspec/mediaspec/mock/api/wire"
 	"github.com/mediaspec/mediaspec/mock/clock"
 	"github.com/mediaspec/mediaspec/mock/webhook"
 )
@@ -24,7 +24,7 @@ func (h *Handler) RegisterWebhooks(s *webhook.Service) {
 		if err != nil {
 			return err
 		}
-		return api.WriteJSON(w, http.StatusAccepted, map[string]any{"ok": true, "webhook_id": id, "delivery_id": did})
+		return wire.WriteJSON(w, http.StatusAccepted, map[string]any{"ok": true, "webhook_id": id, "delivery_id": did})
 	})
 	h.Handle("POST /webhooks/{id}/rotate", func(w http.ResponseWriter, r *http.Request) error {
 		id := r.PathValue("id")
@@ -32,15 +32,15 @@ func (h *Handler) RegisterWebhooks(s *webhook.Service) {
 		if err != nil {
 			return err
 		}
-		return api.WriteJSON(w, http.StatusOK, map[string]any{"ok": true, "webhook_id": id, "secret": secret})
+		return wire.WriteJSON(w, http.StatusOK, map[string]any{"ok": true, "webhook_id": id, "secret": secret})
 	})
-	status := func(f func(string) (webhook.Endpoint, error)) api.HandlerFunc {
+	status := func(f func(string) (webhook.Endpoint, error)) wire.HandlerFunc {
 		return func(w http.ResponseWriter, r *http.Request) error {
 			ep, err := f(r.PathValue("id"))
 			if err != nil {
 				return err
 			}
-			return api.WriteJSON(w, http.StatusOK, map[string]any{
+			return wire.WriteJSON(w, http.StatusOK, map[string]any{
 				"ok": true, "webhook_id": ep.ID, "status": ep.Status, "consecutive_failures": ep.ConsecutiveFailures,
 			})
 		}
@@ -49,8 +49,8 @@ func (h *Handler) RegisterWebhooks(s *webhook.Service) {
 	h.Handle("POST /webhooks/{id}/disable", status(s.Disable))
 	h.Handle("GET /webhooks/{id}/deliveries", func(w http.ResponseWriter, r *http.Request) error {
 		q := r.URL.Query()
-		limit := api.QueryLimit(q, "limit", deliveriesDefault, deliveriesMax)
-		cursor, _ := api.QueryString(q, "cursor")
+		limit := wire.QueryLimit(q, "limit", deliveriesDefault, deliveriesMax)
+		cursor, _ := wire.QueryString(q, "cursor")
 		list, next, err := s.Deliveries(r.PathValue("id"), limit, cursor)
 		if err != nil {
 			return err
@@ -63,7 +63,7 @@ func (h *Handler) RegisterWebhooks(s *webhook.Service) {
 		if next != "" {
 			nc = next
 		}
-		return api.WriteJSON(w, http.StatusOK, map[string]any{"ok": true, "deliveries": out, "next_cursor": nc})
+		return wire.WriteJSON(w, http.StatusOK, map[string]any{"ok": true, "deliveries": out, "next_cursor": nc})
 	})
 }
 

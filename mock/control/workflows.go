@@ -4,7 +4,7 @@ import (
 	"net/http"
 
 	"github.com/mediaspec/mediaspec/fixtures"
-	"github.com/mediaspec/mediaspec/mock/api"
+	"github.com/mediaspec/mediaspec/mock/api/wire"
 	"github.com/mediaspec/mediaspec/mock/apierr"
 	"github.com/mediaspec/mediaspec/mock/workflows"
 )
@@ -57,7 +57,7 @@ func (h *Handler) RegisterWorkflows(e *workflows.Engine) {
 			return err
 		}
 		var b saveBody
-		if err := api.DecodeStrict(r, &b, 0); err != nil {
+		if err := wire.DecodeStrict(r, &b, 0); err != nil {
 			return err
 		}
 		p := workflows.SaveParams{
@@ -80,7 +80,7 @@ func (h *Handler) RegisterWorkflows(e *workflows.Engine) {
 		if err != nil {
 			return err
 		}
-		return api.WriteJSON(w, http.StatusCreated, struct {
+		return wire.WriteJSON(w, http.StatusCreated, struct {
 			OK bool `json:"ok"`
 			workflows.Saved
 		}{true, saved})
@@ -91,6 +91,6 @@ func (h *Handler) RegisterWorkflows(e *workflows.Engine) {
 		if err != nil {
 			return err
 		}
-		return api.WriteJSON(w, http.StatusOK, map[string]any{"ok": true, "workflow_run_id": id, "status": st, "changed": changed})
+		return wire.WriteJSON(w, http.StatusOK, map[string]any{"ok": true, "workflow_run_id": id, "status": st, "changed": changed})
 	})
 }

@@ -1,4 +1,7 @@
-package api
+// Package wire is the HTTP wire format the mock's HTTP adapters share (the /api/v1 router in
+// mock/api, the test-control API in mock/control, and the signed links of mock/blob): the one
+// error renderer (Write), JSON answers (WriteJSON), strict JSON decoding and query helpers.
+package wire
 
 import (
 	"bytes"
@@ -16,6 +19,11 @@ import (
 
 	"github.com/mediaspec/mediaspec/mock/apierr"
 )
+
+// HandlerFunc is a handler of the mock's HTTP adapters: it writes a success
+// answer itself (WriteJSON) or returns an error for Write to render. It must
+// not write anything before returning an error.
+type HandlerFunc func(w http.ResponseWriter, r *http.Request) error
 
 // MaxBodyBytes is the default body ceiling for DecodeStrict (1 MiB).
 const MaxBodyBytes int64 = 1 << 20
