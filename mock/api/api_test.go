@@ -8,15 +8,6 @@ import (
 	"github.com/mediaspec/mediaspec/mock/apierr"
 )
 
-func field(t *testing.T, err error) (apierr.Code, string) {
-	t.Helper()
-	e, ok := err.(*apierr.Error)
-	if !ok {
-		t.Fatalf("error %v (%T) is not an *apierr.Error", err, err)
-	}
-	return e.Code, e.Field
-}
-
 func TestPresentedKey(t *testing.T) {
 	for _, c := range []struct {
 		headers [][2]string
