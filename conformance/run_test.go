@@ -111,6 +111,7 @@ func runHelper(t *testing.T, filter string) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer srv.Close()
 	ts := httptest.NewServer(srv)
 	defer ts.Close()
 	srv.SetPublicURL(ts.URL)

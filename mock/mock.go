@@ -84,6 +84,9 @@ type Config struct {
 	AllowLoopbackFetch bool `yaml:"allow_loopback_fetch" env:"MEDIASPEC_MOCK_ALLOW_LOOPBACK_FETCH"`
 	// LogFormat is "text" (default) or "json"; used when Logger is nil.
 	LogFormat string `yaml:"log_format" env:"MEDIASPEC_MOCK_LOG_FORMAT"`
+	// Limits are the server's timeouts, connection cap and shutdown grace (zero fields: the
+	// defaults of DefaultLimits).
+	Limits Limits `yaml:"limits"`
 
 	// Clock is the injected clock (nil: a scaled real clock at TimeScale).
 	Clock clock.Clock `yaml:"-"`
@@ -171,6 +174,11 @@ type Server struct {
 	mux     *http.ServeMux
 	handler http.Handler
 
+	// drain is done once Serve starts to shut down: parked waits answer at once.
+	drain     context.Context
+	drainNow  context.CancelFunc
+	closeOnce sync.Once
+
 	mu        sync.Mutex // guards publicURL, start, resetHooks
 	publicURL string
 	start     bootState
@@ -245,8 +253,12 @@ func New(cfg Config) (*Server, error) {
 			return nil, fmt.Errorf("mock: %w", err)
 		}
 	}
+	cfg.Limits = cfg.Limits.withDefaults()
 	src := ids.New(seed)
+	drain, drainNow := context.WithCancel(context.Background())
 	s := &Server{
+		drain:    drain,
+		drainNow: drainNow,
 		Clock:    clk,
 		IDs:      src,
 		Registry: workspace.NewRegistry(clk, src),
@@ -258,7 +270,7 @@ func New(cfg Config) (*Server, error) {
 		mux:      http.NewServeMux(),
 	}
 	s.Faults = faults.New(clk, src, faults.PricingUnavailable, faults.ProviderUnavailable, faults.InternalError)
-	s.API = api.NewRouter(api.Deps{Clock: clk, Registry: s.Registry, Limiter: s.Limiter, Logger: logger, Faults: s.Faults})
+	s.API = api.NewRouter(api.Deps{Clock: clk, Registry: s.Registry, Limiter: s.Limiter, Logger: logger, Faults: s.Faults, Drain: drain, WaitBudget: cfg.Limits.WaitBudget()})
 	s.API.RegisterBase(cfg.OpenAPIJSON)
 	// Links are signed with a key derived from the seed, so a seeded run hands out the same links.
 	linkKey := sha256.Sum256(fmt.Appendf(nil, "mediaspec links %d", seed))
@@ -275,11 +287,11 @@ func New(cfg Config) (*Server, error) {
 		// Template previews are served by the mock itself (PreviewPath), so preview_url can be fetched.
 		PreviewBase: s.PublicURL,
 		// Uploads first, then generated outputs: a workflow step names an earlier step's output.
-		Assets:           workflows.AssetLookup{Uploads: s.Uploads, Assets: s.Assets},
-		VoiceGenerations: jobs.VoiceLookupFunc(func(ws, id string) (catalog.VoiceGeneration, bool) { return s.Jobs.LookupVoiceGeneration(ws, id) })})
+		Assets: assets.Lookup{Uploads: s.Uploads, Assets: s.Assets}})
 	s.API.RegisterCatalog(s.Catalog)
 	s.Jobs = jobs.New(jobs.Deps{Clock: clk, IDs: src, Registry: s.Registry, Catalog: s.Catalog, Faults: s.Faults,
 		Blob: s.Blob, Assets: s.Assets, Seed: seed, Logger: logger})
+	s.Catalog.UseVoiceGenerations(s.Jobs) // approved_voice_generation_id names a tts generation
 	s.OnReset(s.Jobs.Reset)
 	s.API.RegisterGenerations(s.Jobs)
 	s.Workflows = workflows.New(workflows.Deps{Clock: clk, IDs: src, Registry: s.Registry, Catalog: s.Catalog, Jobs: s.Jobs, Logger: logger})
@@ -453,27 +465,49 @@ func (s *Server) Info() StartInfo {
 	return i
 }
 
-// Serve answers on ln until ctx is done, then shuts down gracefully (up to
-// 5 s). Without Config.PublicURL the public URL becomes http://<ln addr>.
-// It returns nil after a shutdown caused by ctx.
+// Close stops everything the server runs besides answering: the webhook workers (attempts in
+// flight are cancelled, pending retries dropped) and the clock's scheduler (every pending timer of
+// jobs, workflows, links and uploads is dropped unfired; an injected clock is stopped too). Parked
+// waits answer at once. Close does not close listeners (Serve does, when its context ends); it is
+// safe to call more than once, and the server must not serve afterwards.
+func (s *Server) Close() {
+	s.closeOnce.Do(func() {
+		s.drainNow()
+		s.Webhooks.Close()
+		s.Clock.Stop()
+	})
+}
+
+// Serve answers on ln until ctx is done, then drains: it stops accepting, answers every parked
+// wait at once (200, still_running true), lets requests in flight finish within
+// Limits.ShutdownGrace and then closes what is left. Timeouts and the connection cap come from
+// Config.Limits. Without Config.PublicURL the public URL becomes http://<ln addr>. It returns nil
+// after a shutdown caused by ctx (also when the grace ran out: that is logged). Serve does not
+// call Close.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	s.SetPublicURL("http://" + ln.Addr().String())
+	lim := s.cfg.Limits
 	hs := &http.Server{
-		Handler:           s,
-		ReadHeaderTimeout: 10 * time.Second,
+		Handler:           s.limitIO(s),
+		ReadHeaderTimeout: lim.ReadHeaderTimeout,
+		ReadTimeout:       lim.ReadTimeout,
+		WriteTimeout:      lim.WriteTimeout,
+		IdleTimeout:       lim.IdleTimeout,
+		MaxHeaderBytes:    lim.MaxHeaderBytes,
 		ErrorLog:          slog.NewLogLogger(s.Logger.Handler(), slog.LevelWarn),
-		BaseContext:       func(net.Listener) context.Context { return ctx },
 	}
 	errc := make(chan error, 1)
-	go func() { errc <- hs.Serve(ln) }()
+	go func() { errc <- hs.Serve(limitListener(ln, lim.MaxConns)) }()
 	select {
 	case err := <-errc:
 		return err
 	case <-ctx.Done():
-		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		s.drainNow()
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), lim.ShutdownGrace)
 		defer cancel()
 		if err := hs.Shutdown(sctx); err != nil {
-			return err
+			s.Logger.Warn("mock: shutdown grace ran out; closing the connections still open", "grace", lim.ShutdownGrace.String(), "err", err)
+			_ = hs.Close()
 		}
 		if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
 			return err

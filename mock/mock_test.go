@@ -45,6 +45,7 @@ func newEnv(t *testing.T, mut ...func(*Config)) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(s.Close)
 	return &env{t: t, s: s, clk: clk}
 }
 
@@ -619,6 +620,7 @@ func BenchmarkAuth(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	defer s.Close()
 	ws, _ := s.Registry.Get(s.Info().DefaultWorkspaceID)
 	_, key, err := s.Registry.CreateKey(ws, workspace.KeyParams{
 		Scopes: []workspace.Scope{workspace.ScopeRead}, Buckets: map[ratelimit.Bucket]int{ratelimit.AgentRead: 1 << 30},

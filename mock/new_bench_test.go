@@ -12,8 +12,10 @@ import (
 // start state.
 func BenchmarkNewServer(b *testing.B) {
 	for i := 0; i < b.N; i++ {
-		if _, err := New(Config{Seed: 1, Clock: clock.NewManual(time.Unix(0, 0)), Logger: slog.New(slog.DiscardHandler)}); err != nil {
+		s, err := New(Config{Seed: 1, Clock: clock.NewManual(time.Unix(0, 0)), Logger: slog.New(slog.DiscardHandler)})
+		if err != nil {
 			b.Fatal(err)
 		}
+		s.Close()
 	}
 }

@@ -32,6 +32,15 @@ func runMock(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	fs.BoolVar(&cfg.AllowLoopbackWebhooks, "allow-loopback-webhooks", false, "also admit webhook URLs on http(s)://127.0.0.1:* and http(s)://localhost:* (nothing else private) [$MEDIASPEC_MOCK_ALLOW_LOOPBACK_WEBHOOKS]")
 	fs.BoolVar(&cfg.ValidateResponses, "validate-responses", false, "check every answer against the REST description and log violations [$MEDIASPEC_MOCK_VALIDATE_RESPONSES]")
 	fs.StringVar(&cfg.LogFormat, "log-format", "text", "log format: text or json [$MEDIASPEC_MOCK_LOG_FORMAT]")
+	lim := &cfg.Limits
+	d := mock.DefaultLimits
+	fs.DurationVar(&lim.ShutdownGrace, "shutdown-grace", d.ShutdownGrace, "on SIGTERM/SIGINT, how long requests in flight may finish (parked waits answer at once) [$MEDIASPEC_MOCK_SHUTDOWN_GRACE]")
+	fs.DurationVar(&lim.ReadHeaderTimeout, "read-header-timeout", d.ReadHeaderTimeout, "time to read a request's headers [$MEDIASPEC_MOCK_READ_HEADER_TIMEOUT]")
+	fs.DurationVar(&lim.ReadTimeout, "read-timeout", d.ReadTimeout, "time to read a whole request, body included [$MEDIASPEC_MOCK_READ_TIMEOUT]")
+	fs.DurationVar(&lim.WriteTimeout, "write-timeout", d.WriteTimeout, "time from a request's headers to the end of its answer (longer than a wait) [$MEDIASPEC_MOCK_WRITE_TIMEOUT]")
+	fs.DurationVar(&lim.IdleTimeout, "idle-timeout", d.IdleTimeout, "close a keep-alive connection idle this long [$MEDIASPEC_MOCK_IDLE_TIMEOUT]")
+	fs.DurationVar(&lim.UploadTimeout, "upload-timeout", d.UploadTimeout, "read and write time of one PUT to an upload link [$MEDIASPEC_MOCK_UPLOAD_TIMEOUT]")
+	fs.IntVar(&lim.MaxConns, "max-conns", d.MaxConns, "most connections served at once; more wait in the listen backlog [$MEDIASPEC_MOCK_MAX_CONNS]")
 	infoJSON := fs.Bool("json", false, "print the start information as one JSON object instead of text")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -67,6 +76,7 @@ func runMock(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
+	defer srv.Close()
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", cfg.Addr, err)

@@ -48,6 +48,7 @@ func newHarness(t testing.TB) *harness {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(s.Close)
 	validatorOnce.Do(func() { validator, validatorErr = spec.NewEmbeddedValidator(context.Background()) })
 	if validatorErr != nil {
 		t.Fatal(validatorErr)

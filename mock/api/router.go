@@ -17,6 +17,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/mediaspec/mediaspec/mock/api/wire"
 	"github.com/mediaspec/mediaspec/mock/apierr"
@@ -38,6 +39,11 @@ type Deps struct {
 	// Faults, when set, is consulted for a queued internal_error fault after the key checks of
 	// every keyed call.
 	Faults *faults.Store
+	// Drain, when set, is done once the server starts to shut down: parked waits answer at once.
+	Drain context.Context
+	// WaitBudget, when above 0, is the most wall time a wait stays parked before it answers
+	// still_running (so its answer is written before the server's write timeout).
+	WaitBudget time.Duration
 }
 
 // Router serves /api/v1. Register every route before serving; Handle and

@@ -41,6 +41,7 @@ func newUpHarness(t *testing.T, allowLoopback bool) *upHarness {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(s.Close)
 	validatorOnce.Do(func() { validator, validatorErr = spec.NewEmbeddedValidator(context.Background()) })
 	if validatorErr != nil {
 		t.Fatal(validatorErr)

@@ -44,7 +44,8 @@ type Deps struct {
 	DefaultWorkspaceID func() string
 	// Assets finds uploads named in a config; nil: every upload is unknown.
 	Assets AssetLookup
-	// VoiceGenerations finds approved tts generations; nil: every one is unknown.
+	// VoiceGenerations finds approved tts generations; nil: every one is unknown (until
+	// UseVoiceGenerations names the jobs store, which is built after the catalogue).
 	VoiceGenerations VoiceGenerationLookup
 	// Faults, when set, is consulted for pricing_unavailable at the last
 	// step of an estimate (and of Quote for submit).
@@ -68,6 +69,11 @@ func New(d Deps) *Catalog {
 	}
 	return &Catalog{d: d}
 }
+
+// UseVoiceGenerations sets Deps.VoiceGenerations. The jobs store answers those lookups and is
+// built over the catalogue, so it is named here once it exists; call it before serving (it is not
+// safe concurrently with estimates).
+func (c *Catalog) UseVoiceGenerations(l VoiceGenerationLookup) { c.d.VoiceGenerations = l }
 
 // Fixtures returns the underlying catalogue (read-only).
 func (c *Catalog) Fixtures() *fixtures.Catalog { return c.d.Fixtures }

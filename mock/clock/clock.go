@@ -41,6 +41,10 @@ type Clock interface {
 	// Scale is how many seconds of service time pass per wall second:
 	// 1 for a real clock, the factor for a scaled clock, 0 for a manual one.
 	Scale() float64
+	// Stop ends the scheduler: pending timers are dropped unfired, the wall
+	// timer is released and later AfterFunc calls schedule nothing. Now and
+	// Advance keep working. Safe to call more than once.
+	Stop()
 }
 
 // Timer is a scheduled callback.
@@ -104,7 +108,8 @@ type engine struct {
 
 	advMu sync.Mutex // serializes Advance calls; never held by timer callbacks' callers
 
-	mu      sync.Mutex // guards offset, timers, seq, wake, changed, firing
+	mu      sync.Mutex // guards offset, timers, seq, wake, changed, firing, stopped
+	stopped bool
 	offset  time.Duration
 	timers  timerHeap
 	seq     uint64
@@ -146,6 +151,9 @@ func (e *engine) Scale() float64 { return e.scale }
 func (e *engine) AfterFunc(d time.Duration, f func()) Timer {
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	if e.stopped {
+		return &timer{e: e, index: -1} // never fires; Stop reports false
+	}
 	e.seq++
 	t := &timer{e: e, deadline: e.nowLocked().Add(d), seq: e.seq, f: f, index: -1}
 	heap.Push(&e.timers, t)
@@ -161,8 +169,28 @@ func (e *engine) AfterFunc(d time.Duration, f func()) Timer {
 	return t
 }
 
+// Stop ends the clock's scheduler: every pending timer is dropped without firing, the wall timer
+// is released, and later AfterFunc calls schedule nothing. Now and Advance keep working (Advance
+// then only moves time). Stop is safe to call more than once and concurrently with other methods;
+// a callback already running finishes.
+func (e *engine) Stop() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.stopped = true
+	for _, t := range e.timers {
+		t.index = -1
+	}
+	e.timers = nil
+	if e.wake != nil {
+		e.wake.Stop()
+	}
+}
+
 // armLocked points the wall timer at the earliest deadline.
 func (e *engine) armLocked() {
+	if e.stopped {
+		return
+	}
 	if len(e.timers) == 0 {
 		if e.wake != nil {
 			e.wake.Stop()

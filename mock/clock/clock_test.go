@@ -273,3 +273,26 @@ func TestRealClock(t *testing.T) {
 		t.Fatal("Advance did not jump the real clock")
 	}
 }
+
+// Stop drops pending timers unfired, schedules nothing afterwards, and leaves time readable.
+func TestStopEndsTheScheduler(t *testing.T) {
+	for _, c := range []Clock{NewManual(time.Unix(0, 0)), NewScaled(time.Unix(0, 0), 1000)} {
+		fired := make(chan struct{}, 2)
+		c.AfterFunc(time.Hour, func() { fired <- struct{}{} })
+		c.Stop()
+		c.Stop()
+		if c.AfterFunc(time.Second, func() { fired <- struct{}{} }).Stop() {
+			t.Fatal("a timer scheduled after Stop reports it was pending")
+		}
+		before := c.Now()
+		c.Advance(2 * time.Hour)
+		if !c.Now().After(before) {
+			t.Fatal("Advance stopped moving time")
+		}
+		select {
+		case <-fired:
+			t.Fatal("a timer fired after Stop")
+		default:
+		}
+	}
+}

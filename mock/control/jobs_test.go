@@ -38,6 +38,7 @@ func TestJobOperations(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(s.Close)
 	ws, _ := s.Registry.Get(s.DefaultWorkspaceID())
 	var events []string
 	s.Jobs.OnEvent(func(_, typ string, data any) {

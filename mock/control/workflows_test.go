@@ -23,6 +23,7 @@ func TestWorkflowOperations(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(s.Close)
 	wsID := s.DefaultWorkspaceID()
 	key := s.Info().GenerateKey
 	ctl := func(method, path, body string) (int, map[string]any) {

@@ -407,14 +407,4 @@ func (s *Store) LookupVoiceGeneration(workspaceID, generationID string) (catalog
 	return v, true
 }
 
-// VoiceLookupFunc adapts a function to catalog.VoiceGenerationLookup, so a
-// catalog built before the Store can reach it.
-type VoiceLookupFunc func(workspaceID, generationID string) (catalog.VoiceGeneration, bool)
-
-// LookupVoiceGeneration calls f.
-func (f VoiceLookupFunc) LookupVoiceGeneration(workspaceID, generationID string) (catalog.VoiceGeneration, bool) {
-	return f(workspaceID, generationID)
-}
-
 var _ catalog.VoiceGenerationLookup = (*Store)(nil)
-var _ catalog.VoiceGenerationLookup = VoiceLookupFunc(nil)

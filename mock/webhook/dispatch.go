@@ -109,6 +109,11 @@ func (s *Service) newDeliveryLocked(ep *endpoint, eventType string, at time.Time
 // enqueue hands a delivery to the workers without blocking. When the queue is full the attempt is
 // put back on the clock for a minute; that wait is the service's own and counts for nothing.
 func (s *Service) enqueue(id string) {
+	select {
+	case <-s.stop:
+		return // closed: no new workers, nothing more is sent
+	default:
+	}
 	s.startOnce.Do(s.startWorkers)
 	select {
 	case s.queue <- id:
@@ -245,7 +250,7 @@ func (s *Service) attempt(j job) (a Attempt, serviceSide bool) {
 		return a, true
 	}
 	// Re-check the address at each attempt: a hostname now pointing at a private address fails.
-	ctx, cancel := context.WithTimeout(context.Background(), s.client.Timeout)
+	ctx, cancel := context.WithTimeout(s.stopCtx, s.client.Timeout)
 	defer cancel()
 	if _, err := s.guard.resolve(ctx, u.Hostname()); err != nil {
 		a.Error = classify(err)

@@ -194,6 +194,8 @@ type Service struct {
 	queue     chan string // delivery ids due for an attempt
 	startOnce sync.Once
 	stop      chan struct{}
+	stopCtx   context.Context // done once Close starts: attempts in flight give up
+	cancel    context.CancelFunc
 	stopOnce  sync.Once
 	wg        sync.WaitGroup
 
@@ -265,6 +267,7 @@ func New(cfg Config) *Service {
 		queue: make(chan string, cfg.QueueSize), stop: make(chan struct{}),
 		changed: make(chan struct{}),
 	}
+	s.stopCtx, s.cancel = context.WithCancel(context.Background())
 	s.client = &http.Client{
 		Timeout: cfg.AttemptTimeout,
 		Transport: &http.Transport{
@@ -283,10 +286,10 @@ func New(cfg Config) *Service {
 	return s
 }
 
-// Close stops the workers after their current attempts and cancels every pending retry. The
+// Close cancels the attempts in flight, stops the workers and cancels every pending retry. The
 // Service must not be used afterwards.
 func (s *Service) Close() {
-	s.stopOnce.Do(func() { close(s.stop) })
+	s.stopOnce.Do(func() { close(s.stop); s.cancel() })
 	s.wg.Wait()
 	s.mu.Lock()
 	defer s.mu.Unlock()

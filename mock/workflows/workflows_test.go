@@ -6,7 +6,6 @@ import (
 
 	"github.com/mediaspec/mediaspec/fixtures"
 	"github.com/mediaspec/mediaspec/mock/apierr"
-	"github.com/mediaspec/mediaspec/mock/assets"
 	"github.com/mediaspec/mediaspec/mock/catalog"
 	"github.com/mediaspec/mediaspec/mock/clock"
 	"github.com/mediaspec/mediaspec/mock/ids"
@@ -90,27 +89,5 @@ func TestSaveRefusals(t *testing.T) {
 	e.Reset()
 	if _, ok := e.savedDef("ws_1", s.WorkflowID); ok {
 		t.Fatal("reset kept the saved workflow")
-	}
-}
-
-type noUploads struct{}
-
-func (noUploads) LookupUpload(string, string) (catalog.Upload, bool) { return catalog.Upload{}, false }
-
-func TestAssetLookupFindsOutputs(t *testing.T) {
-	reg := assets.NewRegistry()
-	ms := int64(4200)
-	reg.Put(assets.Asset{ID: "ast_out", WorkspaceID: "ws_1", Kind: "video", Source: assets.SourceOutput, Usable: true, DurationMS: &ms})
-	reg.Put(assets.Asset{ID: "ast_up", WorkspaceID: "ws_1", Kind: "image", Source: assets.SourceUpload, Usable: true})
-	l := AssetLookup{Uploads: noUploads{}, Assets: reg}
-	u, ok := l.LookupUpload("ws_1", "ast_out")
-	if !ok || !u.Ready || u.Flagged || u.Kind != "video" || u.DurationMS == nil || *u.DurationMS != ms {
-		t.Fatalf("%+v %v", u, ok)
-	}
-	if _, ok := l.LookupUpload("ws_2", "ast_out"); ok {
-		t.Fatal("another workspace's output found")
-	}
-	if _, ok := l.LookupUpload("ws_1", "ast_up"); ok {
-		t.Fatal("an upload the uploads service does not know was found among outputs")
 	}
 }
