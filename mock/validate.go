@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net/http"
+	"net/http/httptest"
 
 	"github.com/mediaspec/mediaspec/spec"
 )
@@ -33,13 +35,27 @@ func newValidator(doc []byte, logger *slog.Logger) (*validator, error) {
 	return &validator{v: v, logger: logger}, nil
 }
 
-// wrap checks the answers next gives. Requests are not judged: a client's bad request is the
-// client's, and its documented refusal is what gets checked.
+// wrap checks the answers next gives. Requests are not judged (a client's bad request is the
+// client's, and its documented refusal is what gets checked), so the request body is never read
+// here: the handler reads it, bounded and only after the key check, as without the flag.
 func (v *validator) wrap(next http.Handler) http.Handler {
-	return v.v.Middleware(next, func(vi spec.Violation) {
-		if vi.Kind != "response" {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !v.v.Covers(r.URL.Path) {
+			next.ServeHTTP(w, r)
 			return
 		}
-		v.logger.Error("answer does not match the REST description", "method", vi.Method, "path", vi.Path, "status", vi.Status, "err", vi.Err)
+		rec := httptest.NewRecorder()
+		next.ServeHTTP(rec, r)
+		res := rec.Result()
+		if err := v.v.ValidateResponse(r.Context(), r, res.StatusCode, res.Header, rec.Body.Bytes()); err != nil {
+			var vi spec.Violation
+			if !errors.As(err, &vi) {
+				vi = spec.Violation{Kind: "response", Method: r.Method, Path: r.URL.Path, Status: res.StatusCode, Err: err}
+			}
+			v.logger.Error("answer does not match the REST description", "method", vi.Method, "path", vi.Path, "status", vi.Status, "err", vi.Err)
+		}
+		maps.Copy(w.Header(), res.Header)
+		w.WriteHeader(res.StatusCode)
+		_, _ = w.Write(rec.Body.Bytes())
 	})
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -83,5 +84,52 @@ func TestValidateResponsesLogsDrift(t *testing.T) {
 				t.Errorf("the log does not name the missing field:\n%s", logs.String())
 			}
 		})
+	}
+}
+
+// endless is a request body that never ends and counts what was read of it.
+type endless struct{ n int64 }
+
+func (e *endless) Read(p []byte) (int, error) {
+	for i := range p {
+		p[i] = ' '
+	}
+	e.n += int64(len(p))
+	return len(p), nil
+}
+
+// A body without a key is never read, with or without --validate-responses; with a key it is read
+// only up to the body limit.
+func TestBodiesReadBoundedAfterTheKey(t *testing.T) {
+	for _, validate := range []bool{false, true} {
+		e := newEnv(t, func(c *Config) {
+			c.ValidateResponses = validate
+			if validate {
+				doc, err := spec.OpenAPIJSON(context.Background())
+				if err != nil {
+					t.Fatal(err)
+				}
+				c.OpenAPIJSON = doc
+			}
+		})
+		for _, path := range []string{"/api/v1/generations", "/api/v1/estimates", "/api/v1/uploads", "/api/v1/webhooks", "/api/v1/workflows/templates/x/invoke", "/api/v1/uploads/from-url"} {
+			body := &endless{}
+			req := httptest.NewRequest("POST", path, body)
+			req.Header.Set("Content-Type", "application/json")
+			rec := httptest.NewRecorder()
+			e.s.ServeHTTP(rec, req)
+			if rec.Code != 401 || body.n != 0 {
+				t.Fatalf("validate %v, POST %s without a key: %d, %d bytes read", validate, path, rec.Code, body.n)
+			}
+			body = &endless{}
+			req = httptest.NewRequest("POST", path, body)
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Authorization", "Bearer "+e.s.Info().GenerateKey)
+			rec = httptest.NewRecorder()
+			e.s.ServeHTTP(rec, req)
+			if rec.Code < 400 || body.n > 2<<20 {
+				t.Fatalf("validate %v, POST %s with a key: %d, %d bytes read", validate, path, rec.Code, body.n)
+			}
+		}
 	}
 }
