@@ -1,6 +1,7 @@
 package mock
 
 import (
+	"fmt"
 	"net/url"
 	"testing"
 	"time"
@@ -29,4 +30,40 @@ func TestFileLinksAreServedAndReset(t *testing.T) {
 	if r := e.call("GET", u.RequestURI(), ""); r.code != 404 {
 		t.Errorf("after reset the link answered %d, want 404", r.code)
 	}
+}
+
+// An expired link stays expired after any sequence of advances: the clock stops at its bound
+// instead of wrapping, and an advance past the bound is refused naming seconds.
+func TestExpiredLinkStaysExpiredAfter400Years(t *testing.T) {
+	e := newEnv(t)
+	e.s.Blob.Put(blob.Object{AssetID: "ast_1", WorkspaceID: e.s.DefaultWorkspaceID(), ContentType: "audio/wav", FileName: "a.wav", Bytes: []byte("RIFF")})
+	link, _ := e.s.Blob.DownloadURL("ast_1", "a.wav", 600*time.Second)
+	u, err := url.Parse(link)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.control("POST", "/clock/advance", `{"seconds":601}`, 200)
+	if r := e.call("GET", u.RequestURI(), ""); r.code == 200 {
+		t.Fatal("the link answered 200 after it expired")
+	}
+	tenYears := 10 * 365 * 24 * 3600
+	refused := 0
+	for range 40 { // 400 years
+		r := e.call("POST", "/_control/v1/clock/advance", fmt.Sprintf(`{"seconds":%d}`, tenYears), ctl())
+		switch {
+		case r.code == 400 && r.errField("code") == "invalid_config" && r.errField("field") == "seconds":
+			refused++
+		case r.code != 200:
+			t.Fatalf("advance: %d %s", r.code, r.raw)
+		}
+		if r := e.call("GET", u.RequestURI(), ""); r.code == 200 {
+			t.Fatalf("the expired link answered 200 again after %d advances", refused)
+		}
+	}
+	if refused == 0 {
+		t.Fatal("400 years of advances were all accepted")
+	}
+	// The last seconds up to the bound are accepted; one more is refused.
+	e.control("POST", "/clock/advance", fmt.Sprintf(`{"seconds":%.0f}`, e.s.Clock.Headroom().Seconds()), 200)
+	e.control("POST", "/clock/advance", `{"seconds":1}`, 400)
 }

@@ -21,6 +21,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"net"
 	"net/http"
 	"os"
@@ -64,7 +65,7 @@ type Config struct {
 	// random seed, reported in StartInfo.
 	Seed uint64 `yaml:"seed" env:"MEDIASPEC_MOCK_SEED"`
 	// TimeScale runs service time this many times faster than wall time
-	// (default 1). Ignored when Clock is set.
+	// (default 1, at most clock.MaxScale). Ignored when Clock is set.
 	TimeScale float64 `yaml:"time_scale" env:"MEDIASPEC_MOCK_TIME_SCALE"`
 	// ControlToken protects /_control/v1 (default: random, printed).
 	ControlToken string `yaml:"control_token" env:"MEDIASPEC_MOCK_CONTROL_TOKEN"`
@@ -195,8 +196,8 @@ type bootState struct {
 
 // New builds a server and its start state. It does not listen.
 func New(cfg Config) (*Server, error) {
-	if cfg.TimeScale < 0 {
-		return nil, errors.New("mock: time scale must not be negative")
+	if cfg.TimeScale < 0 || math.IsNaN(cfg.TimeScale) || cfg.TimeScale > clock.MaxScale {
+		return nil, fmt.Errorf("mock: time scale %g: want a number above 0 and at most %d", cfg.TimeScale, clock.MaxScale)
 	}
 	if cfg.TimeScale == 0 {
 		cfg.TimeScale = 1

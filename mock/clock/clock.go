@@ -30,7 +30,8 @@ type Clock interface {
 	// f must not block for long: timers fired by Advance run on the caller's
 	// goroutine, timers fired by wall time run on the clock's own goroutine.
 	AfterFunc(d time.Duration, f func()) Timer
-	// Advance jumps service time forward by d (d <= 0 does nothing). Before it
+	// Advance jumps service time forward by d (d <= 0 does nothing; at most
+	// Headroom: service time never passes MaxOffset). Before it
 	// returns it fires, synchronously and in deadline order, every timer whose
 	// deadline falls within the jumped span, including timers those callbacks
 	// schedule within the span; while a callback runs, Now reports that
@@ -41,6 +42,10 @@ type Clock interface {
 	// Scale is how many seconds of service time pass per wall second:
 	// 1 for a real clock, the factor for a scaled clock, 0 for a manual one.
 	Scale() float64
+	// Headroom is how much further service time may move ahead of its start
+	// (MaxOffset minus the advances and scaled wall time so far); Advance
+	// moves at most this far.
+	Headroom() time.Duration
 	// Stop ends the scheduler: pending timers are dropped unfired, the wall
 	// timer is released and later AfterFunc calls schedule nothing. Now and
 	// Advance keep working. Safe to call more than once.
@@ -54,15 +59,25 @@ type Timer interface {
 	Stop() bool
 }
 
+// MaxOffset bounds how far service time ever runs ahead of a clock's start: advances plus scaled
+// wall time. At the bound service time stands still, so it can never wrap around (time.Duration
+// overflows after ~292 years) and an expired link never comes back to life.
+const MaxOffset = 100 * 365 * 24 * time.Hour
+
+// MaxScale bounds a scaled clock's factor (a wall day is then ~27 years of service time).
+const MaxScale = 10000
+
 // NewReal returns a clock whose service time is wall time.
 func NewReal() Clock { return newEngine(time.Now(), 1, false) }
 
 // NewScaled returns a clock that starts at start and runs scale times faster
-// than wall time. scale must be > 0; a non-positive scale is treated as 1.
+// than wall time. scale must be > 0 and at most MaxScale; a non-positive
+// (or NaN) scale is treated as 1, a larger one as MaxScale.
 func NewScaled(start time.Time, scale float64) Clock {
-	if scale <= 0 {
+	if !(scale > 0) {
 		scale = 1
 	}
+	scale = min(scale, MaxScale)
 	return newEngine(start, scale, false)
 }
 
@@ -128,16 +143,28 @@ func newEngine(start time.Time, scale float64, manual bool) *engine {
 	}
 }
 
+// aheadLocked is how far service time is ahead of svcStart, at most MaxOffset; e.mu must be held.
+func (e *engine) aheadLocked() time.Duration {
+	ahead := e.offset // never above MaxOffset (Advance clamps)
+	if !e.manual {
+		// Saturate before converting: a float beyond int64 does not convert to a Duration.
+		ahead += time.Duration(min(float64(time.Since(e.wallStart))*e.scale, float64(MaxOffset)))
+	}
+	return min(ahead, MaxOffset)
+}
+
 // nowLocked computes service time; e.mu must be held.
 func (e *engine) nowLocked() time.Time {
 	if e.firing != nil {
 		return *e.firing
 	}
-	t := e.svcStart.Add(e.offset)
-	if !e.manual {
-		t = t.Add(time.Duration(float64(time.Since(e.wallStart)) * e.scale))
-	}
-	return t
+	return e.svcStart.Add(e.aheadLocked())
+}
+
+func (e *engine) Headroom() time.Duration {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return MaxOffset - e.aheadLocked()
 }
 
 func (e *engine) Now() time.Time {
@@ -234,6 +261,7 @@ func (e *engine) Advance(d time.Duration) {
 	e.advMu.Lock()
 	defer e.advMu.Unlock()
 	e.mu.Lock()
+	d = min(d, MaxOffset-e.aheadLocked())
 	target := e.nowLocked().Add(d)
 	for len(e.timers) > 0 && !e.timers[0].deadline.After(target) {
 		t := heap.Pop(&e.timers).(*timer)
@@ -247,8 +275,8 @@ func (e *engine) Advance(d time.Duration) {
 		e.mu.Lock()
 		e.firing = nil
 	}
-	// Move the base so that Now() == target at this instant.
-	e.offset += target.Sub(e.nowLocked())
+	// Move the base so that Now() == target at this instant (never past MaxOffset).
+	e.offset = min(e.offset+target.Sub(e.nowLocked()), MaxOffset)
 	if !e.manual {
 		e.armLocked()
 	}

@@ -296,3 +296,31 @@ func TestStopEndsTheScheduler(t *testing.T) {
 		}
 	}
 }
+
+// Service time stops at MaxOffset however it is pushed: by advances, or by a huge scale.
+func TestClockCannotWrap(t *testing.T) {
+	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	m := NewManual(start)
+	prev := m.Now()
+	for range 50 { // 500 years of ten-year advances
+		m.Advance(10 * 365 * 24 * time.Hour)
+		now := m.Now()
+		if now.Before(prev) || now.After(start.Add(MaxOffset)) {
+			t.Fatalf("now %v after %v (bound %v)", now, prev, start.Add(MaxOffset))
+		}
+		prev = now
+	}
+	if m.Headroom() != 0 || !m.Now().Equal(start.Add(MaxOffset)) {
+		t.Fatalf("headroom %v, now %v", m.Headroom(), m.Now())
+	}
+	s := NewScaled(start, 1e10)
+	if s.Scale() != MaxScale {
+		t.Fatalf("scale %v, want it capped at %v", s.Scale(), float64(MaxScale))
+	}
+	a := s.Now()
+	s.Advance(MaxOffset - time.Hour)
+	b := s.Now()
+	if b.Before(a) || b.After(start.Add(MaxOffset)) {
+		t.Fatalf("scaled clock ran from %v to %v", a, b)
+	}
+}

@@ -472,7 +472,8 @@ func (h *Handler) getClock(w http.ResponseWriter, _ *http.Request) error {
 }
 
 // advance serves POST /_control/v1/clock/advance {seconds > 0}; due timers
-// fire before it answers.
+// fire before it answers. An advance past the clock's total bound
+// (clock.MaxOffset) is refused with 400 invalid_config naming seconds.
 func (h *Handler) advance(w http.ResponseWriter, r *http.Request) error {
 	var b struct {
 		Seconds *float64 `json:"seconds"`
@@ -483,7 +484,12 @@ func (h *Handler) advance(w http.ResponseWriter, r *http.Request) error {
 	if b.Seconds == nil || !(*b.Seconds > 0) || math.IsInf(*b.Seconds, 0) || *b.Seconds > maxAdvance.Seconds() {
 		return apierr.InvalidConfig("seconds", fmt.Sprintf("seconds is required: a number above 0 and at most %.0f.", maxAdvance.Seconds()))
 	}
-	h.deps.Clock.Advance(time.Duration(*b.Seconds * float64(time.Second)))
+	d := time.Duration(*b.Seconds * float64(time.Second))
+	if room := h.deps.Clock.Headroom(); d > room {
+		return apierr.InvalidConfig("seconds", fmt.Sprintf("The service clock may run at most %.0f seconds (100 years) ahead of its start; %.0f seconds are left.",
+			clock.MaxOffset.Seconds(), room.Seconds()))
+	}
+	h.deps.Clock.Advance(d)
 	return wire.WriteJSON(w, http.StatusOK, map[string]any{"ok": true, "now": clock.Format(h.deps.Clock.Now())})
 }
 
