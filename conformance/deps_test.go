@@ -19,7 +19,7 @@ type listedPackage struct {
 }
 
 // goList runs go list -json on pattern from the module root; a pattern that matches no package
-// (receiver/ not written yet) gives none.
+// gives none.
 func goList(t *testing.T, pattern string) []listedPackage {
 	t.Helper()
 	goBin, err := exec.LookPath("go")

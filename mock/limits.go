@@ -16,26 +16,26 @@ import (
 // fields take the values of DefaultLimits.
 type Limits struct {
 	// ReadHeaderTimeout bounds reading a request's headers.
-	ReadHeaderTimeout time.Duration `yaml:"read_header_timeout"`
+	ReadHeaderTimeout time.Duration
 	// ReadTimeout bounds reading a whole request, headers and body (an upload PUT: UploadTimeout).
-	ReadTimeout time.Duration `yaml:"read_timeout"`
+	ReadTimeout time.Duration
 	// WriteTimeout bounds a request from the end of its headers to the end of its answer. It is
 	// longer than a wait at time scale 1 (18 s); a wait still parked near the bound answers
 	// 200 still_running a few seconds before it (WaitBudget).
-	WriteTimeout time.Duration `yaml:"write_timeout"`
+	WriteTimeout time.Duration
 	// IdleTimeout closes a keep-alive connection that sends no new request for this long.
-	IdleTimeout time.Duration `yaml:"idle_timeout"`
+	IdleTimeout time.Duration
 	// UploadTimeout replaces ReadTimeout and WriteTimeout for a PUT to an upload link, which may
 	// carry a large file.
-	UploadTimeout time.Duration `yaml:"upload_timeout"`
+	UploadTimeout time.Duration
 	// MaxConns caps concurrent connections; further clients wait in the listen backlog until one
 	// closes.
-	MaxConns int `yaml:"max_conns"`
+	MaxConns int
 	// MaxHeaderBytes caps a request's header block (net/http answers 431 beyond it).
-	MaxHeaderBytes int `yaml:"max_header_bytes"`
+	MaxHeaderBytes int
 	// ShutdownGrace is how long Serve lets requests in flight finish after its context ends
 	// (parked waits answer at once); longer than a wait.
-	ShutdownGrace time.Duration `yaml:"shutdown_grace"`
+	ShutdownGrace time.Duration
 }
 
 // DefaultLimits are the limits of a zero Limits field.

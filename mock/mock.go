@@ -57,48 +57,48 @@ const DefaultBalance int64 = 10000
 type Config struct {
 	// Addr is the listen address (default "127.0.0.1:8080"); Serve uses the
 	// listener it is given instead.
-	Addr string `yaml:"addr" env:"MEDIASPEC_MOCK_ADDR"`
+	Addr string
 	// PublicURL is the scheme and host written into links and printed
 	// (default: derived from the listener, http://<addr>).
-	PublicURL string `yaml:"public_url" env:"MEDIASPEC_MOCK_PUBLIC_URL"`
+	PublicURL string
 	// Seed fixes ids, keys, rendered bytes and fault decisions. 0 picks a
 	// random seed, reported in StartInfo.
-	Seed uint64 `yaml:"seed" env:"MEDIASPEC_MOCK_SEED"`
+	Seed uint64
 	// TimeScale runs service time this many times faster than wall time
 	// (default 1, at most clock.MaxScale). Ignored when Clock is set.
-	TimeScale float64 `yaml:"time_scale" env:"MEDIASPEC_MOCK_TIME_SCALE"`
+	TimeScale float64
 	// ControlToken protects /_control/v1 (default: random, printed).
-	ControlToken string `yaml:"control_token" env:"MEDIASPEC_MOCK_CONTROL_TOKEN"`
+	ControlToken string
 	// NoControl turns the control API off (its paths then answer 404).
-	NoControl bool `yaml:"no_control" env:"MEDIASPEC_MOCK_NO_CONTROL"`
+	NoControl bool
 	// Balance is the default workspace's starting balance (default 10000;
 	// negative means 0).
-	Balance int64 `yaml:"balance" env:"MEDIASPEC_MOCK_BALANCE"`
+	Balance int64
 	// ValidateResponses checks every /api/v1 answer against the REST
 	// description (OpenAPIJSON) and logs each violation at error level.
-	ValidateResponses bool `yaml:"validate_responses" env:"MEDIASPEC_MOCK_VALIDATE_RESPONSES"`
+	ValidateResponses bool
 	// AllowLoopbackWebhooks also admits webhook URLs on http(s)://127.0.0.1:* and
 	// http(s)://localhost:*, so local receivers work; no other private address is admitted.
-	AllowLoopbackWebhooks bool `yaml:"allow_loopback_webhooks" env:"MEDIASPEC_MOCK_ALLOW_LOOPBACK_WEBHOOKS"`
+	AllowLoopbackWebhooks bool
 	// AllowLoopbackFetch lets POST /uploads/from-url fetch from loopback addresses (127.0.0.0/8,
 	// ::1, localhost) so local file servers work; no other private address is ever admitted.
-	AllowLoopbackFetch bool `yaml:"allow_loopback_fetch" env:"MEDIASPEC_MOCK_ALLOW_LOOPBACK_FETCH"`
+	AllowLoopbackFetch bool
 	// LogFormat is "text" (default) or "json"; used when Logger is nil.
-	LogFormat string `yaml:"log_format" env:"MEDIASPEC_MOCK_LOG_FORMAT"`
+	LogFormat string
 	// Limits are the server's timeouts, connection cap and shutdown grace (zero fields: the
 	// defaults of DefaultLimits).
-	Limits Limits `yaml:"limits"`
+	Limits Limits
 
 	// Clock is the injected clock (nil: a scaled real clock at TimeScale).
-	Clock clock.Clock `yaml:"-"`
+	Clock clock.Clock
 	// Logger receives the server's logs (nil: stderr in LogFormat).
-	Logger *slog.Logger `yaml:"-"`
+	Logger *slog.Logger
 	// OpenAPIJSON is the REST description served at GET /api/v1/openapi.json
 	// and used by ValidateResponses (nil: the embedded spec/openapi.yaml).
-	OpenAPIJSON []byte `yaml:"-"`
+	OpenAPIJSON []byte
 	// Fixtures is the capability catalogue served (nil: the embedded
 	// fixtures.Load()).
-	Fixtures *fixtures.Catalog `yaml:"-"`
+	Fixtures *fixtures.Catalog
 }
 
 // StartInfo is what `mediaspec mock` prints at start.

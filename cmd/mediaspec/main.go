@@ -1,7 +1,7 @@
 // Command mediaspec is the contract kit for the media generation API: it prints the contract
 // (spec, rules), runs the stateful mock (mock), checks an implementation against the rules (check),
-// receives signed webhooks (receive) and compares two contract versions (diff). Subcommands appear
-// here only once they work.
+// receives signed webhooks (receive) and prints its version (version). Subcommands appear here
+// only once they work.
 package main
 
 import (

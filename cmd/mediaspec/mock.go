@@ -12,8 +12,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mediaspec/mediaspec/fixtures"
 	"github.com/mediaspec/mediaspec/mock"
 	"github.com/mediaspec/mediaspec/mock/clock"
+	"github.com/mediaspec/mediaspec/spec"
 )
 
 // runMock starts the stateful mock and serves until ctx is done (Ctrl-C).
@@ -41,6 +43,8 @@ func runMock(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	fs.DurationVar(&lim.IdleTimeout, "idle-timeout", d.IdleTimeout, "close a keep-alive connection idle this long [$MEDIASPEC_MOCK_IDLE_TIMEOUT]")
 	fs.DurationVar(&lim.UploadTimeout, "upload-timeout", d.UploadTimeout, "read and write time of one PUT to an upload link [$MEDIASPEC_MOCK_UPLOAD_TIMEOUT]")
 	fs.IntVar(&lim.MaxConns, "max-conns", d.MaxConns, "most connections served at once; more wait in the listen backlog [$MEDIASPEC_MOCK_MAX_CONNS]")
+	specFile := fs.String("spec", "", "serve (and validate answers with) the REST description in FILE instead of the embedded one [$MEDIASPEC_MOCK_SPEC]")
+	catalogDir := fs.String("catalog", "", "serve the capability catalogue in DIR (a copy of fixtures/catalog) instead of the embedded one [$MEDIASPEC_MOCK_CATALOG]")
 	infoJSON := fs.Bool("json", false, "print the start information as one JSON object instead of text")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -71,6 +75,22 @@ func runMock(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		cfg.Clock = clock.NewManual(time.Now().UTC().Truncate(time.Second))
 	default:
 		return usageError{msg: fmt.Sprintf("--clock %q: want real or manual", *clockMode)}
+	}
+	if *specFile != "" {
+		doc, err := spec.LoadDocumentFile(ctx, *specFile)
+		if err != nil {
+			return fmt.Errorf("--spec: %w", err)
+		}
+		if cfg.OpenAPIJSON, err = json.Marshal(doc); err != nil {
+			return fmt.Errorf("--spec: %w", err)
+		}
+	}
+	if *catalogDir != "" {
+		fx, err := fixtures.LoadDir(*catalogDir)
+		if err != nil {
+			return fmt.Errorf("--catalog: %w", err)
+		}
+		cfg.Fixtures = fx
 	}
 	srv, err := mock.New(cfg)
 	if err != nil {

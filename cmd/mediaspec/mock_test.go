@@ -2,13 +2,19 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mediaspec/mediaspec/fixtures"
+	"github.com/mediaspec/mediaspec/spec"
 )
 
 // The mock command starts on a free loopback port, prints what a client needs, answers with the
@@ -137,4 +143,54 @@ func startMockCommand(ctx context.Context, t *testing.T, args ...string) (string
 	}
 	go func() { _, _ = io.Copy(io.Discard, pr) }()
 	return line, done
+}
+
+// --spec and --catalog serve copies kept on disk; a path that does not load refuses to start.
+func TestMockCommandLoadsSpecAndCatalogFromDisk(t *testing.T) {
+	dir := t.TempDir()
+	doc := bytes.Replace(spec.OpenAPIYAML(), []byte("title: "), []byte("title: On disk "), 1)
+	specFile := filepath.Join(dir, "openapi.yaml")
+	if err := os.WriteFile(specFile, doc, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	catDir := filepath.Join(dir, "catalog")
+	if err := os.CopyFS(catDir, fixtures.CatalogFS()); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	line, done := startMockCommand(ctx, t, "--json", "--spec", specFile, "--catalog", catDir)
+	var info struct {
+		BaseURL string `json:"base_url"`
+		ReadKey string `json:"read_key"`
+	}
+	if err := json.Unmarshal([]byte(line), &info); err != nil {
+		t.Fatalf("start line is not JSON: %q", line)
+	}
+	req, _ := http.NewRequest("GET", info.BaseURL+"/openapi.json", nil)
+	req.Header.Set("Authorization", "Bearer "+info.ReadKey)
+	res, err := (&http.Client{Timeout: 10 * time.Second}).Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var served struct {
+		Info struct {
+			Title string `json:"title"`
+		} `json:"info"`
+	}
+	_ = json.NewDecoder(res.Body).Decode(&served)
+	res.Body.Close()
+	if !strings.HasPrefix(served.Info.Title, "On disk ") {
+		t.Errorf("served title %q, want the copy on disk", served.Info.Title)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Errorf("mock did not stop cleanly: %v", err)
+	}
+	for _, args := range [][]string{{"--spec", filepath.Join(dir, "missing.yaml")}, {"--catalog", filepath.Join(dir, "missing")}} {
+		err := Run(context.Background(), append([]string{"mock", "--addr", "127.0.0.1:0"}, args...), io.Discard, io.Discard)
+		if err == nil || !strings.Contains(err.Error(), args[0]) {
+			t.Errorf("%v: %v", args, err)
+		}
+	}
 }

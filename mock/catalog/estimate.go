@@ -28,8 +28,8 @@ type Upload struct {
 	DurationMS *int64
 }
 
-// AssetLookup finds uploads. The uploads package implements it; until then
-// the catalog treats every id as unknown. Implementations may record a
+// AssetLookup finds uploads; the uploads package implements it (a nil
+// lookup treats every id as unknown). Implementations may record a
 // measured duration when asked (the estimate's only write).
 type AssetLookup interface {
 	// LookupUpload returns the upload assetID when it exists and belongs to
@@ -52,8 +52,8 @@ type VoiceGeneration struct {
 	DurationMS int64
 }
 
-// VoiceGenerationLookup finds generations by id. The generations package
-// implements it; until then every id is unknown.
+// VoiceGenerationLookup finds generations by id; the jobs package
+// implements it (a nil lookup treats every id as unknown).
 type VoiceGenerationLookup interface {
 	// LookupVoiceGeneration returns generationID when it exists and belongs
 	// to workspaceID.
