@@ -1,0 +1,20 @@
+# The mediaspec image: the static binary built by `make build` (CGO_ENABLED=0) on scratch, so
+# nothing is pulled from a registry. `make image` builds it as mediaspec:dev; it serves the mock.
+#
+# The build context holds only what .dockerignore lets through: bin/mediaspec and the CA bundle
+# that `make image` copies from the build machine to bin/ca-certificates.crt.
+FROM scratch
+
+ARG VERSION=dev
+LABEL org.opencontainers.image.title="mediaspec" \
+      org.opencontainers.image.description="Contract kit for the media generation API: the stateful mock, the conformance suite and the webhook receiver" \
+      org.opencontainers.image.version="${VERSION}"
+
+COPY bin/ca-certificates.crt /etc/ssl/certs/ca-certificates.crt
+COPY bin/mediaspec /mediaspec
+
+# nobody:nogroup; scratch has no /etc/passwd, so the ids are numeric.
+USER 65534:65534
+EXPOSE 8080
+ENTRYPOINT ["/mediaspec"]
+CMD ["mock", "--addr", "0.0.0.0:8080"]
