@@ -27,6 +27,7 @@ const embeddedRetiredCapability = "actor_classic"
 func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("check", "[--base-url URL --key KEY ...] [--label-filter EXPR] [--html-report FILE] ...", stderr)
 	flags := conformance.RegisterFlags(fs)
+	img := registerImageFlags(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -34,7 +35,13 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return usageError{msg: err.Error()}
 	}
-	if cfg.BaseURL == "" {
+	if img.image != "" {
+		stop, err := startImage(ctx, img, &cfg, stdout, stderr)
+		if err != nil {
+			return err
+		}
+		defer stop()
+	} else if cfg.BaseURL == "" {
 		stop, err := startEmbeddedMock(ctx, &cfg, stderr)
 		if err != nil {
 			return err
@@ -74,13 +81,7 @@ func startEmbeddedMock(ctx context.Context, cfg *conformance.Config, stderr io.W
 	cfg.BaseURL = info.BaseURL
 	cfg.ControlURL = info.ControlURL
 	cfg.ControlToken = info.ControlToken
-	cfg.Slow = true
-	if cfg.RetiredCapabilityID == "" {
-		cfg.RetiredCapabilityID = embeddedRetiredCapability
-	}
-	if cfg.Budget == 0 {
-		cfg.Budget = embeddedBudget
-	}
+	useMockTargetDefaults(cfg)
 	return func() {
 		cancel()
 		if err := <-done; err != nil {
