@@ -75,8 +75,8 @@ func TestDownloadLinkLifetimeAndSignature(t *testing.T) {
 		q := v.Query()
 		mut(q, &v)
 		v.RawQuery = q.Encode()
-		if res, _ := do(t, "GET", v.String(), nil, ""); res.StatusCode != 403 {
-			t.Errorf("tampered %s: %d, want 403", name, res.StatusCode)
+		if res, _ := do(t, "GET", v.String(), nil, ""); res.StatusCode != 401 {
+			t.Errorf("tampered %s: %d, want 401", name, res.StatusCode)
 		}
 	}
 	clk.Advance(599 * time.Second)
@@ -85,8 +85,8 @@ func TestDownloadLinkLifetimeAndSignature(t *testing.T) {
 	}
 	clk.Advance(time.Second)
 	res, body = do(t, "GET", link, nil, "")
-	if res.StatusCode != 403 || !strings.Contains(string(body), "expired") {
-		t.Errorf("at 600 s: %d %s, want 403 expired", res.StatusCode, body)
+	if res.StatusCode != 401 || !strings.Contains(string(body), "expired") || !strings.Contains(string(body), `"code":"not_authorized"`) {
+		t.Errorf("at 600 s: %d %s, want 401 not_authorized expired", res.StatusCode, body)
 	}
 	fresh, _ := s.DownloadURL("ast_1", "out 1.png", 600*time.Second)
 	if res, _ := do(t, "HEAD", fresh, nil, ""); res.StatusCode != 200 || res.ContentLength != int64(len(png)) {
@@ -96,8 +96,8 @@ func TestDownloadLinkLifetimeAndSignature(t *testing.T) {
 	if res, _ := do(t, "GET", fresh, nil, ""); res.StatusCode != 404 {
 		t.Errorf("deleted file: %d, want 404", res.StatusCode)
 	}
-	if res, _ := do(t, "POST", fresh, nil, ""); res.StatusCode != 405 {
-		t.Errorf("POST to a file link: %d, want 405", res.StatusCode)
+	if res, body := do(t, "POST", fresh, nil, ""); res.StatusCode != 404 || res.Header.Get("Allow") != "GET, HEAD" || !strings.Contains(string(body), `"code":"not_found"`) {
+		t.Errorf("POST to a file link: %d %q %s, want 404 not_found with Allow", res.StatusCode, res.Header.Get("Allow"), body)
 	}
 }
 
@@ -139,8 +139,8 @@ func TestUploadSlotRules(t *testing.T) {
 			}
 			// The link is spent either way: a second PUT is refused and does not replace the file.
 			res, _ = do(t, "PUT", link, data, "image/png")
-			if res.StatusCode != 403 {
-				t.Errorf("second PUT answered %d, want 403", res.StatusCode)
+			if res.StatusCode != 401 {
+				t.Errorf("second PUT answered %d, want 401", res.StatusCode)
 			}
 			if st2, _ := s.SlotState(id); st2.Received != st.Received {
 				t.Error("second PUT changed the outcome")
@@ -149,8 +149,8 @@ func TestUploadSlotRules(t *testing.T) {
 	}
 	late := reserve(s, "ast_late", 10)
 	clk.Advance(300 * time.Second)
-	if res, _ := do(t, "PUT", late, data, "image/png"); res.StatusCode != 403 {
-		t.Errorf("late PUT answered %d, want 403", res.StatusCode)
+	if res, _ := do(t, "PUT", late, data, "image/png"); res.StatusCode != 401 {
+		t.Errorf("late PUT answered %d, want 401", res.StatusCode)
 	}
 	st, _ := s.SlotState("ast_late")
 	if st.Used || st.Received || !st.Expired {

@@ -16,9 +16,11 @@ import (
 )
 
 // Handler serves download links (GET and HEAD under FilesPath) and upload links (PUT under
-// UploadPath). Refusals use the API's error envelope so clients parse one shape: 403 for a bad
-// signature or an expired or spent link, 404 for a file that is gone, 405 for another method.
-// No key is needed: the signature is the authority.
+// UploadPath). Refusals go through the API's one error renderer with the error table's statuses,
+// so clients parse one shape: 401 not_authorized for a bad, expired or spent signature (the
+// signature is the link's credential), 404 not_found for a file or slot that is gone and for a
+// method the link does not answer (with Allow), 400 invalid_config for a PUT that breaks its
+// reservation. No key is needed: the signature is the authority.
 func (s *Store) Handler() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch {
@@ -27,30 +29,31 @@ func (s *Store) Handler() http.Handler {
 		case strings.HasPrefix(r.URL.Path, UploadPath) && r.Method == http.MethodPut:
 			s.receiveUpload(w, r)
 		default:
-			writeLinkError(w, r, http.StatusMethodNotAllowed, apierr.CodeNotFound, "This link does not answer "+r.Method+".")
+			allow := "GET, HEAD"
+			if strings.HasPrefix(r.URL.Path, UploadPath) {
+				allow = "PUT"
+			}
+			w.Header().Set("Allow", allow)
+			writeLinkError(w, r, apierr.CodeNotFound, "This link does not answer "+r.Method+"; it answers "+allow+".")
 		}
 	})
 }
 
-// writeLinkError answers a link refusal through the one error renderer, with
-// the link's own status (a link is not under /api/v1: 403 for a bad, expired
-// or used signature, 405 for a method the link does not answer).
-func writeLinkError(w http.ResponseWriter, r *http.Request, status int, code apierr.Code, msg string) {
-	e := apierr.New(code, msg)
-	e.Status = status
-	wire.Write(w, r, e)
+// writeLinkError answers a link refusal through the one error renderer, with the table's status.
+func writeLinkError(w http.ResponseWriter, r *http.Request, code apierr.Code, msg string) {
+	wire.Write(w, r, apierr.New(code, msg))
 }
 
 func (s *Store) serveFile(w http.ResponseWriter, r *http.Request) {
 	if err := s.verify(r.URL.EscapedPath(), r.URL.Query()); err != nil {
-		writeLinkError(w, r, http.StatusForbidden, apierr.CodeNotAuthorized, err.Error())
+		writeLinkError(w, r, apierr.CodeNotAuthorized, err.Error())
 		return
 	}
 	rest := strings.TrimPrefix(r.URL.Path, FilesPath)
 	assetID, _, _ := strings.Cut(rest, "/")
 	o, ok := s.Get(assetID)
 	if !ok {
-		writeLinkError(w, r, http.StatusNotFound, apierr.CodeNotFound, "The file is gone.")
+		writeLinkError(w, r, apierr.CodeNotFound, "The file is gone.")
 		return
 	}
 	h := w.Header()
@@ -74,7 +77,7 @@ func (s *Store) serveFile(w http.ResponseWriter, r *http.Request) {
 // and a tampered link are refused without spending anything.
 func (s *Store) receiveUpload(w http.ResponseWriter, r *http.Request) {
 	if err := s.verify(r.URL.EscapedPath(), r.URL.Query()); err != nil {
-		writeLinkError(w, r, http.StatusForbidden, apierr.CodeNotAuthorized, err.Error())
+		writeLinkError(w, r, apierr.CodeNotAuthorized, err.Error())
 		return
 	}
 	assetID := strings.TrimPrefix(r.URL.Path, UploadPath)
@@ -82,7 +85,7 @@ func (s *Store) receiveUpload(w http.ResponseWriter, r *http.Request) {
 	st, ok := s.slots[assetID]
 	if ok && st.Used {
 		s.mu.Unlock()
-		writeLinkError(w, r, http.StatusForbidden, apierr.CodeNotAuthorized, "This upload link was already used; reserve again to upload another file.")
+		writeLinkError(w, r, apierr.CodeNotAuthorized, "This upload link was already used; reserve again to upload another file.")
 		return
 	}
 	if ok {
@@ -90,7 +93,7 @@ func (s *Store) receiveUpload(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mu.Unlock()
 	if !ok {
-		writeLinkError(w, r, http.StatusNotFound, apierr.CodeNotFound, "No upload is reserved for this link.")
+		writeLinkError(w, r, apierr.CodeNotFound, "No upload is reserved for this link.")
 		return
 	}
 	// Read at most one byte more than declared, to tell "too long" from "exact".
@@ -116,7 +119,7 @@ func (s *Store) receiveUpload(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mu.Unlock()
 	if violation != "" {
-		writeLinkError(w, r, http.StatusBadRequest, apierr.CodeInvalidConfig, "The upload broke its reservation: "+violation+". Finalize will refuse it; reserve again.")
+		writeLinkError(w, r, apierr.CodeInvalidConfig, "The upload broke its reservation: "+violation+". Finalize will refuse it; reserve again.")
 		return
 	}
 	w.Header().Set("Cache-Control", "no-store")

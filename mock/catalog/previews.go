@@ -7,6 +7,8 @@ import (
 
 	"github.com/mediaspec/mediaspec/fixtures"
 	media "github.com/mediaspec/mediaspec/fixtures/media"
+	"github.com/mediaspec/mediaspec/mock/api/wire"
+	"github.com/mediaspec/mediaspec/mock/apierr"
 )
 
 // PreviewPath is where the mock serves template previews, on its own
@@ -46,7 +48,7 @@ func (c *Catalog) PreviewHandler() http.Handler {
 		rest, ok := strings.CutPrefix(r.URL.Path, PreviewPath)
 		t := byPath[rest]
 		if !ok || t == nil || (r.Method != http.MethodGet && r.Method != http.MethodHead) {
-			http.NotFound(w, r)
+			wire.Write(w, r, apierr.NotFound("No template preview answers "+r.Method+" "+r.URL.Path+"."))
 			return
 		}
 		sample := "image.png"

@@ -47,8 +47,8 @@ func TestPreviewURLs(t *testing.T) {
 	} {
 		rec := httptest.NewRecorder()
 		h.ServeHTTP(rec, httptest.NewRequest(c.method, c.path, nil))
-		if rec.Code != http.StatusNotFound {
-			t.Fatalf("%s %s: %d", c.method, c.path, rec.Code)
+		if rec.Code != http.StatusNotFound || rec.Header().Get("Content-Type") != "application/json" || !strings.Contains(rec.Body.String(), `"code":"not_found"`) {
+			t.Fatalf("%s %s: %d %s, want the 404 not_found envelope", c.method, c.path, rec.Code, rec.Body.String())
 		}
 	}
 }

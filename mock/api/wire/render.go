@@ -68,7 +68,7 @@ func toBody(e *apierr.Error) body {
 
 // Write is the one error renderer: it writes err as the `{"error":{...}}`
 // envelope with its status (the error table's for the code, unless the
-// *apierr.Error carries another: a signed link refuses with 403 and 405),
+// *apierr.Error carries another),
 // Content-Type application/json, Cache-Control no-store and, when
 // RetryAfterSeconds > 0, a Retry-After header with the same number; a HEAD
 // answer has no body. An error that is not an *apierr.Error (and an
