@@ -103,15 +103,17 @@ type Config struct {
 
 // StartInfo is what `mediaspec mock` prints at start.
 type StartInfo struct {
-	BaseURL            string  `json:"base_url"`
-	GenerateKey        string  `json:"generate_key"`
-	ReadKey            string  `json:"read_key"`
-	ControlURL         string  `json:"control_url,omitempty"`
-	ControlToken       string  `json:"control_token,omitempty"`
-	Balance            int64   `json:"balance"`
-	DefaultWorkspaceID string  `json:"default_workspace_id"`
-	Seed               uint64  `json:"seed"`
-	TimeScale          float64 `json:"time_scale"`
+	BaseURL            string `json:"base_url"`
+	GenerateKey        string `json:"generate_key"`
+	ReadKey            string `json:"read_key"`
+	ControlURL         string `json:"control_url,omitempty"`
+	ControlToken       string `json:"control_token,omitempty"`
+	Balance            int64  `json:"balance"`
+	DefaultWorkspaceID string `json:"default_workspace_id"`
+	// Seed is printed as a JSON string: seeds above 2^53 do not survive a JSON number in JavaScript
+	// or jq.
+	Seed      uint64  `json:"seed,string"`
+	TimeScale float64 `json:"time_scale"`
 }
 
 // Format writes the start banner, one "name: value" per line.

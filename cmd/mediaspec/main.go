@@ -13,6 +13,19 @@ import (
 	"syscall"
 )
 
+// exitCode is 2 for a usage error or a setup error (anything with ExitCode() 2), else 1.
+func exitCode(err error) int {
+	var ue usageError
+	if errors.As(err, &ue) {
+		return 2
+	}
+	var coded interface{ ExitCode() int }
+	if errors.As(err, &coded) {
+		return coded.ExitCode()
+	}
+	return 1
+}
+
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err := Run(ctx, os.Args[1:], os.Stdout, os.Stderr)
@@ -22,9 +35,6 @@ func main() {
 		if !errors.As(err, &ue) || ue.msg != "" {
 			fmt.Fprintln(os.Stderr, "mediaspec:", err)
 		}
-		if errors.As(err, &ue) {
-			os.Exit(2)
-		}
-		os.Exit(1)
+		os.Exit(exitCode(err))
 	}
 }

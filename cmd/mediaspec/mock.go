@@ -126,19 +126,9 @@ func runMock(ctx context.Context, args []string, stdout, stderr io.Writer) error
 // applyEnv sets every flag that was not given on the command line from the environment variable
 // PREFIX + NAME (upper case, dashes as underscores), when that variable is set.
 func applyEnv(fs *flag.FlagSet, prefix string) error {
-	given := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
-	var err error
+	names := map[string]string{}
 	fs.VisitAll(func(f *flag.Flag) {
-		if given[f.Name] || err != nil {
-			return
-		}
-		name := prefix + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
-		if v, ok := os.LookupEnv(name); ok {
-			if e := fs.Set(f.Name, v); e != nil {
-				err = usageError{msg: fmt.Sprintf("$%s: %v", name, e)}
-			}
-		}
+		names[f.Name] = prefix + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
 	})
-	return err
+	return applyEnvNames(fs, names)
 }

@@ -30,10 +30,13 @@ func TestMockCommandServesWithThePrintedKey(t *testing.T) {
 		ControlURL   string `json:"control_url"`
 		ControlToken string `json:"control_token"`
 		Balance      int64  `json:"balance"`
-		Seed         uint64 `json:"seed"`
+		Seed         uint64 `json:"seed,string"`
 	}
 	if err := json.Unmarshal([]byte(line), &info); err != nil {
 		t.Fatalf("start line is not JSON: %q", line)
+	}
+	if !strings.Contains(line, `"seed":"7"`) {
+		t.Errorf("the seed is not a JSON string (a seed above 2^53 would not survive a number): %s", line)
 	}
 	if !strings.HasPrefix(info.BaseURL, "http://127.0.0.1:") || !strings.HasSuffix(info.BaseURL, "/api/v1") {
 		t.Errorf("base url %q", info.BaseURL)

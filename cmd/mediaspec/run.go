@@ -2,20 +2,59 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"os"
+	"runtime/debug"
 	"sort"
 	"strings"
 )
 
-// version is set at build time with -ldflags "-X main.version=...".
-var version = "dev"
+// version is set at build time with -ldflags "-X main.version=..."; when it is not, Version reads
+// the module version go install recorded, or the VCS revision of a go build in a checkout.
+var version = ""
+
+// Version is the version of this binary: the -ldflags value, else the module version from the build
+// information (v1.2.3 under go install …@v1.2.3), else the VCS revision (+dirty), else "dev".
+func Version() string {
+	if version != "" {
+		return version
+	}
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "dev"
+	}
+	if v := bi.Main.Version; v != "" && v != "(devel)" {
+		return v
+	}
+	var rev, dirty string
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			if s.Value == "true" {
+				dirty = "+dirty"
+			}
+		}
+	}
+	if rev == "" {
+		return "dev"
+	}
+	return "dev-" + rev[:min(12, len(rev))] + dirty
+}
 
 // usageError is a mistake in the command line; the process exits 2.
 type usageError struct{ msg string }
 
 func (e usageError) Error() string { return e.msg }
+
+// helpRequest is -h or --help on a command: Run prints the command's usage to stdout and succeeds.
+type helpRequest struct{ fs *flag.FlagSet }
+
+func (helpRequest) Error() string { return "help requested" }
 
 type command struct {
 	summary string
@@ -37,19 +76,29 @@ func commands() map[string]command {
 // output to stdout and diagnostics to stderr, and returns a usageError for a bad command line.
 func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	cmds := commands()
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+	if len(args) == 0 {
+		printUsage(stderr, cmds)
+		return usageError{msg: ""}
+	}
+	switch args[0] {
+	case "-h", "-help", "--help", "help":
 		printUsage(stdout, cmds)
-		if len(args) == 0 {
-			return usageError{msg: ""}
-		}
 		return nil
+	case "-v", "-version", "--version":
+		return runVersion(ctx, args[1:], stdout, stderr)
 	}
 	c, ok := cmds[args[0]]
 	if !ok {
-		printUsage(stderr, cmds)
-		return usageError{msg: fmt.Sprintf("unknown command %q", args[0])}
+		return usageError{msg: fmt.Sprintf("unknown command %q (run 'mediaspec --help' for the list)", args[0])}
 	}
-	return c.run(ctx, args[1:], stdout, stderr)
+	err := c.run(ctx, args[1:], stdout, stderr)
+	var help helpRequest
+	if errors.As(err, &help) {
+		help.fs.SetOutput(stdout)
+		help.fs.Usage()
+		return nil
+	}
+	return err
 }
 
 func printUsage(w io.Writer, cmds map[string]command) {
@@ -65,15 +114,18 @@ func printUsage(w io.Writer, cmds map[string]command) {
 		fmt.Fprintf(w, "  %-9s %s\n", n, cmds[n].summary)
 	}
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "Run 'mediaspec <command> -h' for the flags of a command.")
+	fmt.Fprintln(w, "Run 'mediaspec <command> -h' for the flags of a command; 'mediaspec --version' for the version.")
+	fmt.Fprintln(w, "Exit status: 0 success, 1 the command ran and found a failure, 2 a usage or setup error.")
 }
 
-// newFlagSet makes a flag set that reports errors instead of exiting and prints its usage to stderr.
-func newFlagSet(name, usage string, stderr io.Writer) *flag.FlagSet {
+// newFlagSet makes a flag set that reports errors instead of exiting. Parse prints nothing:
+// parseFlags turns a bad flag into one usage error, and -h into a helpRequest whose usage Run
+// prints to stdout. Each flag's help names its environment variable as [$NAME] where it has one.
+func newFlagSet(name, usage string, _ io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet("mediaspec "+name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs.SetOutput(io.Discard)
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: mediaspec %s %s\n\nflags:\n", name, usage)
+		fmt.Fprintf(fs.Output(), "usage: mediaspec %s %s\n\nflags:\n", name, usage)
 		fs.PrintDefaults()
 	}
 	return fs
@@ -83,12 +135,35 @@ func newFlagSet(name, usage string, stderr io.Writer) *flag.FlagSet {
 func parseFlags(fs *flag.FlagSet, args []string) error {
 	if err := fs.Parse(args); err != nil {
 		if err == flag.ErrHelp {
-			return usageError{msg: ""}
+			return helpRequest{fs: fs}
 		}
-		return usageError{msg: err.Error()}
+		return usageError{msg: fmt.Sprintf("%s: %v (run '%s -h' for its flags)", strings.TrimPrefix(fs.Name(), "mediaspec "), err, fs.Name())}
 	}
 	if fs.NArg() > 0 {
 		return usageError{msg: fmt.Sprintf("unexpected argument %q", strings.Join(fs.Args(), " "))}
+	}
+	return nil
+}
+
+// applyEnvNames sets each named flag that was not given on the command line from its environment
+// variable (names maps flag to variable), when that is set.
+func applyEnvNames(fs *flag.FlagSet, names map[string]string) error {
+	given := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	flagNames := make([]string, 0, len(names))
+	for n := range names {
+		flagNames = append(flagNames, n)
+	}
+	sort.Strings(flagNames)
+	for _, flagName := range flagNames {
+		envName := names[flagName]
+		v, ok := os.LookupEnv(envName)
+		if given[flagName] || !ok {
+			continue
+		}
+		if err := fs.Set(flagName, v); err != nil {
+			return usageError{msg: fmt.Sprintf("$%s: %v", envName, err)}
+		}
 	}
 	return nil
 }

@@ -127,3 +127,37 @@ func TestRulesFilters(t *testing.T) {
 		t.Errorf("--areas: %v %q", err, out)
 	}
 }
+
+// The conventions a person expects of a command line: --version, -h that succeeds and prints to
+// stdout, a bad flag reported once (by main, from the error) and every flag's environment name.
+func TestCommandLineConventions(t *testing.T) {
+	for _, args := range [][]string{{"--version"}, {"-v"}, {"version"}} {
+		out, _, err := run(t, args...)
+		if err != nil || !strings.HasPrefix(out, "mediaspec ") || !strings.Contains(out, "(contract ") {
+			t.Errorf("%v: %q, %v", args, out, err)
+		}
+	}
+	for name := range commands() {
+		out, errOut, err := run(t, name, "--help")
+		if err != nil || !strings.Contains(out, "usage: mediaspec "+name) || errOut != "" {
+			t.Errorf("%s --help: err %v, stdout %.60q, stderr %.60q", name, err, out, errOut)
+		}
+	}
+	_, errOut, err := run(t, "check", "--no-such-flag")
+	var ue usageError
+	if !errors.As(err, &ue) || errOut != "" || !strings.Contains(ue.msg, "-no-such-flag") {
+		t.Errorf("a bad flag: err %v, stderr %q: want one usage error and nothing printed", err, errOut)
+	}
+	for name, envs := range map[string][]string{
+		"check":   {"MEDIASPEC_BASE_URL", "MEDIASPEC_KEY", "MEDIASPEC_CONFIG", "MEDIASPEC_REQUEST_TIMEOUT", "MEDIASPEC_TIMEOUT"},
+		"mock":    {"MEDIASPEC_MOCK_ADDR", "MEDIASPEC_MOCK_SEED"},
+		"receive": {"MEDIASPEC_"},
+	} {
+		out, _, _ := run(t, name, "-h")
+		for _, env := range envs {
+			if !strings.Contains(out, "[$"+env) {
+				t.Errorf("%s -h does not name $%s", name, env)
+			}
+		}
+	}
+}

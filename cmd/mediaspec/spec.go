@@ -16,7 +16,7 @@ func runVersion(_ context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "mediaspec %s (contract %s)\n", version, spec.Version)
+	fmt.Fprintf(stdout, "mediaspec %s (contract %s)\n", Version(), spec.Version)
 	return nil
 }
 
