@@ -14,18 +14,19 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/onsi/ginkgo/v2"
 	"github.com/onsi/ginkgo/v2/formatter"
-	"github.com/onsi/ginkgo/v2/reporters"
 	"github.com/onsi/ginkgo/v2/types"
 	"github.com/onsi/gomega"
 
 	"github.com/mediaspec/mediaspec/conformance/framework"
 	"github.com/mediaspec/mediaspec/conformance/specs"
+	"github.com/mediaspec/mediaspec/spec"
 )
 
 // SuiteName is the description Ginkgo reports the suite under.
@@ -42,6 +43,9 @@ type Flags = framework.Flags
 // --control-url, --control-token, --budget, --label-filter, --json-report, --junit-report,
 // --html-report, --time-scale, --slow, --randomize, --seed) on fs.
 func RegisterFlags(fs *flag.FlagSet) *Flags { return framework.RegisterFlags(fs) }
+
+// FlagEnv maps each flag RegisterFlags defines to its environment variable.
+func FlagEnv() map[string]string { return framework.FlagEnv() }
 
 // Load builds a Config from the YAML file (--config or MEDIASPEC_CONFIG), then the environment
 // (getenv; os.Getenv when nil), then the flags set on the command line (flags may be nil).
@@ -70,13 +74,21 @@ type Suite struct {
 	mu      sync.Mutex // guards results, repErr
 	results *framework.Results
 	repErr  error
+
+	stopAt atomic.Pointer[time.Time] // when Ctrl-C or the run's timeout stopped the run
+
+	perArea  map[string]int // specs the label filter selects, per area
+	selected int            // and in all
+
+	info    framework.RunInfo // the reports' header (RunWith)
+	console *console          // nil under go test
 }
 
 // NewSuite loads the documents, builds the framework and registers the suite nodes and every spec.
 // It makes no network call. It fails when a Suite was already made in this process.
 func NewSuite(ctx context.Context, cfg Config) (*Suite, error) {
-	if _, err := types.ParseLabelFilter(cfg.LabelFilter); err != nil {
-		return nil, fmt.Errorf("conformance: label filter: %w", err)
+	if err := framework.CheckLocal(Config{LabelFilter: cfg.LabelFilter}); err != nil {
+		return nil, err
 	}
 	f, err := framework.New(ctx, cfg)
 	if err != nil {
@@ -87,8 +99,23 @@ func NewSuite(ctx context.Context, cfg Config) (*Suite, error) {
 	}
 	s := &Suite{f: f, cfg: cfg}
 	gomega.RegisterFailHandler(ginkgo.Fail)
-	f.RegisterSuiteNodes(s.onReport)
 	specs.Register(f)
+	// A dry run counts what the filter selects. Ginkgo's preview keeps the containers and suite
+	// nodes but drops top-level setup and report nodes, so those are registered after it.
+	sc, rc := ginkgo.GinkgoConfiguration()
+	sc, rc = s.Configure(ctx, sc, rc)
+	s.perArea, s.selected = selection(ginkgo.PreviewSpecs(SuiteName, sc, rc))
+	f.RegisterSuiteNodes(s.onReport)
+	ginkgo.ReportBeforeEach(func(r types.SpecReport) {
+		if s.console != nil {
+			s.console.willRun(r)
+		}
+	})
+	ginkgo.ReportAfterEach(func(r types.SpecReport) {
+		if s.console != nil {
+			s.console.didRun(r)
+		}
+	})
 	return s, nil
 }
 
@@ -121,12 +148,18 @@ func (s *Suite) RunSpecs(t ginkgo.GinkgoTestingT, sc types.SuiteConfig, rc types
 // onReport runs in Ginkgo's ReportAfterSuite: it computes the verdicts and writes the reports.
 func (s *Suite) onReport(r types.Report) {
 	r = s.f.Redactor().Report(r)
+	s.markInterrupted(&r)
 	res := framework.BuildResults(s.f.Catalogue(), r)
+	res.Run = s.info
+	if !res.Run.Started.IsZero() {
+		res.Run.Duration = time.Since(res.Run.Started).Round(time.Millisecond)
+	}
+	if len(r.SpecialSuiteFailureReasons) > 0 {
+		res.Run.Cancelled = strings.Join(r.SpecialSuiteFailureReasons, "; ")
+	}
 	var errs []error
 	if p := s.cfg.JUnitReport; p != "" {
-		if err := reporters.GenerateJUnitReport(r, p); err != nil {
-			errs = append(errs, fmt.Errorf("JUnit report: %w", err))
-		}
+		errs = append(errs, writeFile(p, func(w io.Writer) error { return framework.WriteJUnit(w, res) }))
 	}
 	if p := s.cfg.JSONReport; p != "" {
 		errs = append(errs, writeFile(p, func(w io.Writer) error { return framework.WriteJSON(w, res) }))
@@ -179,47 +212,163 @@ type testingT struct{ failed atomic.Bool }
 
 func (t *testingT) Fail() { t.failed.Store(true) }
 
-// Run runs the whole suite against cfg's target and writes Ginkgo's succinct console progress to
-// stdout (stderr for warnings), keys redacted, followed by the rule tally and the spec tally as the
-// last two lines.
+// Options are how mediaspec check runs the suite, beyond what it checks (Config).
+type Options struct {
+	// RequestTimeout bounds every call (0: framework.DefaultRequestTimeout).
+	RequestTimeout time.Duration
+	// Timeout bounds the whole run (0: none); when it runs out the run stops, writes its reports
+	// and fails.
+	Timeout time.Duration
+	// FailFast stops at the first failed spec.
+	FailFast bool
+	// Verbose prints a line per spec.
+	Verbose bool
+	// Version is the mediaspec version the reports name; Mode describes the target (e.g. "embedded
+	// mock", "out of process, control API", "keys only").
+	Version, Mode string
+}
+
+// Run runs the suite with default Options (see RunWith).
+func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) (Summary, error) {
+	return RunWith(ctx, cfg, Options{}, stdout, stderr)
+}
+
+// RunWith checks the setup first — report paths, label filter, then the target (CheckLocal and
+// Framework.Preflight) — and returns a *framework.SetupError before any spec runs when it is
+// wrong. It then runs the selected specs against cfg's target, printing a line per area (per spec
+// with Verbose), keys redacted, then failures grouped by cause, skips by reason, and the rule tally
+// and the spec tally as the last two lines. Ctrl-C (SIGINT) or the Timeout stops the run; the
+// reports are written with what ran.
 // It returns an error when any spec failed, a suite node failed, no spec executed, or a report could
 // not be written. It may be called once per process.
-func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) (Summary, error) {
+func RunWith(ctx context.Context, cfg Config, opts Options, stdout, stderr io.Writer) (Summary, error) {
+	if err := framework.CheckLocal(cfg); err != nil {
+		return Summary{}, err
+	}
 	s, err := NewSuite(ctx, cfg)
 	if err != nil {
 		return Summary{}, err
 	}
+	if opts.RequestTimeout == 0 {
+		opts.RequestTimeout = framework.DefaultRequestTimeout
+	}
+	s.f.SetRequestTimeout(opts.RequestTimeout)
+	red := s.f.Redactor()
+	out := red.Writer(stdout)
 	sc, rc := ginkgo.GinkgoConfiguration()
 	sc, rc = s.Configure(ctx, sc, rc)
+	if opts.Timeout > 0 {
+		sc.Timeout = opts.Timeout
+	}
+	sc.FailFast = opts.FailFast
 	rc.Succinct, rc.NoColor = true, true
-	out := &lineWriter{w: stdout, atStart: true}
-	red := s.f.Redactor()
+	total, selected := s.perArea, s.selected
+	if selected == 0 {
+		return Summary{}, framework.NothingSelected(cfg.LabelFilter)
+	}
+	if err := s.f.Preflight(ctx); err != nil {
+		return Summary{}, err
+	}
+	s.info = framework.RunInfo{Target: red.String(s.f.Config().BaseURL), Version: opts.Version, Contract: spec.Version,
+		Started: time.Now(), Filter: cfg.LabelFilter, Mode: opts.Mode}
+	if s.info.Mode == "" {
+		s.info.Mode = "out of process, keys only"
+		if cfg.ControlURL != "" {
+			s.info.Mode = "out of process, with the control API"
+		}
+	}
+	match, _ := types.ParseLabelFilter(cfg.LabelFilter)
+	con := newConsole(out, opts.Verbose, match, total)
+	s.console = con
+	// Ginkgo's own console (progress, interrupt reports with goroutine stacks) is not shown: the
+	// console above says what a person needs, the reports hold the rest.
 	prevOut, prevErr := formatter.ColorableStdOut, formatter.ColorableStdErr
-	formatter.ColorableStdOut, formatter.ColorableStdErr = red.Writer(out), red.Writer(stderr)
+	formatter.ColorableStdOut, formatter.ColorableStdErr = io.Discard, red.Writer(stderr)
 	defer func() { formatter.ColorableStdOut, formatter.ColorableStdErr = prevOut, prevErr }()
+	con.start(selected, len(total))
 	t := &testingT{}
+	ran := make(chan struct{})
+	go s.watchStop(ctx, sc.Timeout, ran)
 	s.RunSpecs(t, sc, rc)
-	if !out.atStart {
-		fmt.Fprintln(out)
+	close(ran)
+	con.finish()
+	s.mu.Lock()
+	res := s.results
+	s.mu.Unlock()
+	if res != nil {
+		hint := ""
+		if cfg.HTMLReport != "" {
+			hint = " (every call of each is in " + cfg.HTMLReport + ")"
+		} else if cfg.JSONReport != "" {
+			hint = " (every call of each is in " + cfg.JSONReport + ")"
+		}
+		con.summary(*res, hint)
+		if res.Run.Cancelled != "" {
+			fmt.Fprintln(out, "stopped early: "+res.Run.Cancelled)
+		}
 	}
 	sum, err := s.Finish(out)
 	if err == nil && t.failed.Load() {
 		err = errors.New("conformance: the suite failed")
 	}
+	if res != nil && setupFailed(*res) {
+		return sum, &framework.SetupError{Msg: "the run's setup failed: " + strings.Join(res.SuiteFailures, "; ")}
+	}
 	return sum, err
 }
 
-// lineWriter passes writes on and remembers whether the output ends a line, so the tallies start
-// on a line of their own after Ginkgo's succinct progress.
-type lineWriter struct {
-	w       io.Writer
-	atStart bool
+// markInterrupted turns a spec that failed after the run was stopped (Ctrl-C, --timeout) into an
+// interrupted one: its context was cancelled under it, which says nothing about the target.
+func (s *Suite) markInterrupted(r *types.Report) {
+	at := s.stopAt.Load()
+	if at == nil {
+		return
+	}
+	for i, sr := range r.SpecReports {
+		if sr.LeafNodeType == types.NodeTypeIt && sr.State.Is(types.SpecStateFailureStates) && !sr.EndTime.Before(*at) {
+			r.SpecReports[i].State = types.SpecStateInterrupted
+		}
+	}
 }
 
-func (l *lineWriter) Write(p []byte) (int, error) {
-	n, err := l.w.Write(p)
-	if n > 0 {
-		l.atStart = p[n-1] == '\n'
+// watchStop records when ctx ends (Ctrl-C) or the timeout passes, until done is closed.
+func (s *Suite) watchStop(ctx context.Context, timeout time.Duration, done <-chan struct{}) {
+	var deadline <-chan time.Time
+	if timeout > 0 {
+		t := time.NewTimer(timeout)
+		defer t.Stop()
+		deadline = t.C
 	}
-	return n, err
+	select {
+	case <-ctx.Done():
+	case <-deadline:
+	case <-done:
+		return
+	}
+	now := time.Now()
+	s.stopAt.Store(&now)
+}
+
+// selection counts the specs a preview (a dry run) selects, per area and in all.
+func selection(preview types.Report) (map[string]int, int) {
+	perArea := map[string]int{}
+	n := 0
+	for _, r := range preview.SpecReports {
+		if r.LeafNodeType != types.NodeTypeIt || r.State.Is(types.SpecStateSkipped|types.SpecStatePending) {
+			continue
+		}
+		perArea[framework.AreaOf(r.LeafNodeLocation.FileName)]++
+		n++
+	}
+	return perArea, n
+}
+
+// setupFailed reports a run whose BeforeSuite failed: no spec ran for lack of setup.
+func setupFailed(r framework.Results) bool {
+	for _, f := range r.SuiteFailures {
+		if strings.HasPrefix(f, types.NodeTypeBeforeSuite.String()+" failed") {
+			return true
+		}
+	}
+	return false
 }

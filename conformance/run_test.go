@@ -45,7 +45,8 @@ func TestRun(t *testing.T) {
 		{"without control, control specs skip with the reason", "HEALTH-001 || AUTH-004", true, "",
 			[]string{`^rules: [1-9]\d* passed, 0 failed, \d+ skipped`, `^1 passed, 0 failed, \d+ skipped$`},
 			"unsupported: needs the control API: no --control-url given"},
-		{"empty selection fails", "NO-SUCH-LABEL", false, "no spec executed", []string{`^rules: 0 passed, 0 failed, \d+ skipped, \d+ not covered, \d+ unobservable$`, `^0 passed, 0 failed, \d+ skipped$`}, ""},
+		{"a selection of nothing is a setup error, before any spec", "NO-SUCH-LABEL", false, `the label filter "NO-SUCH-LABEL" selects no spec`, nil, ""},
+		{"a refused key is a setup error, in one line", "HEALTH-001", false, "the key was refused (401)", nil, ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -54,6 +55,9 @@ func TestRun(t *testing.T) {
 			cmd.Env = append(os.Environ(), runHelperEnv+"="+tc.filter, "MEDIASPEC_JSON_REPORT="+report)
 			if tc.noControl {
 				cmd.Env = append(cmd.Env, "HELPER_NO_CONTROL=1")
+			}
+			if strings.Contains(tc.wantErr, "key was refused") {
+				cmd.Env = append(cmd.Env, "HELPER_WRONG_KEY=1")
 			}
 			out, _ := cmd.CombinedOutput()
 			text := string(out)
@@ -71,10 +75,18 @@ func TestRun(t *testing.T) {
 				}
 				console = append(console, l)
 			}
-			if len(console) < 2 {
+			if tc.wantLines == nil {
+				// A setup error stops the run before any spec: no tallies, no progress.
+				if len(console) > 0 {
+					t.Errorf("a setup error printed %d lines before the error:\n%s", len(console), text)
+				}
+			} else if len(console) < 2 {
 				t.Fatalf("too little output:\n%s", text)
 			}
-			last2 := console[len(console)-2:]
+			var last2 []string
+			if len(console) >= 2 {
+				last2 = console[len(console)-2:]
+			}
 			for i, re := range tc.wantLines {
 				if !regexp.MustCompile(re).MatchString(last2[i]) {
 					t.Errorf("console line %d from the end is %q, want %s\n%s", 2-i, last2[i], re, text)
@@ -122,6 +134,9 @@ func runHelper(t *testing.T, filter string) {
 	}
 	if os.Getenv("HELPER_NO_CONTROL") != "" {
 		cfg.ControlURL, cfg.ControlToken, cfg.Key = "", "", info.GenerateKey
+	}
+	if os.Getenv("HELPER_WRONG_KEY") != "" {
+		cfg.ControlURL, cfg.ControlToken, cfg.Key = "", "", "sk_live_"+strings.Repeat("x", 40)
 	}
 	var stdout bytes.Buffer
 	_, runErr := conformance.Run(ctx, cfg, &stdout, os.Stderr)

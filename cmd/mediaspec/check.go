@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/mediaspec/mediaspec/conformance"
+	"github.com/mediaspec/mediaspec/conformance/framework"
 	"github.com/mediaspec/mediaspec/mock"
 	"github.com/mediaspec/mediaspec/mock/clock"
 )
@@ -28,12 +30,34 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs := newFlagSet("check", "[--base-url URL --key KEY ...] [--label-filter EXPR] [--html-report FILE] ...", stderr)
 	flags := conformance.RegisterFlags(fs)
 	img := registerImageFlags(fs)
+	opts := conformance.Options{Version: Version()}
+	fs.DurationVar(&opts.RequestTimeout, "request-timeout", framework.DefaultRequestTimeout, "longest wait for one answer; a call without an answer by then fails its spec, naming the call")
+	fs.DurationVar(&opts.Timeout, "timeout", 0, "longest the whole run may take (e.g. 20m; 0: no limit); the reports are written with what ran")
+	fs.BoolVar(&opts.FailFast, "fail-fast", false, "stop at the first failed spec")
+	fs.BoolVar(&opts.Verbose, "v", false, "print a line per spec")
+	env := conformance.FlagEnv()
+	env["request-timeout"], env["timeout"], env["fail-fast"], env["v"] = "MEDIASPEC_REQUEST_TIMEOUT", "MEDIASPEC_TIMEOUT", "MEDIASPEC_FAIL_FAST", "MEDIASPEC_VERBOSE"
+	fs.VisitAll(func(f *flag.Flag) {
+		if name, ok := env[f.Name]; ok {
+			f.Usage += " [$" + name + "]"
+		}
+	})
 	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if err := applyEnvNames(fs, map[string]string{"request-timeout": env["request-timeout"], "timeout": env["timeout"], "fail-fast": env["fail-fast"], "v": env["v"]}); err != nil {
 		return err
 	}
 	cfg, err := conformance.Load(flags, os.Getenv)
 	if err != nil {
 		return usageError{msg: err.Error()}
+	}
+	if opts.RequestTimeout <= 0 {
+		return usageError{msg: "--request-timeout must be above 0"}
+	}
+	// What needs no target is checked before the embedded mock or an image starts.
+	if err := framework.CheckLocal(cfg); err != nil {
+		return err
 	}
 	if img.image != "" {
 		stop, err := startImage(ctx, img, &cfg, stdout, stderr)
@@ -42,16 +66,18 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 		defer stop()
 	} else if cfg.BaseURL == "" {
-		stop, err := startEmbeddedMock(ctx, &cfg, stderr)
+		// The mock outlives Ctrl-C: the run stops first and writes its reports, then the mock.
+		stop, err := startEmbeddedMock(context.WithoutCancel(ctx), &cfg, stderr)
 		if err != nil {
 			return err
 		}
 		defer stop()
+		opts.Mode = "embedded mock, control API, manual clock"
 		fmt.Fprintf(stdout, "checking the embedded mock at %s (give --base-url to check another server)\n", cfg.BaseURL)
 	} else {
 		fmt.Fprintf(stdout, "checking %s\n", cfg.BaseURL)
 	}
-	_, err = conformance.Run(ctx, cfg, stdout, stderr)
+	_, err = conformance.RunWith(ctx, cfg, opts, stdout, stderr)
 	return err
 }
 

@@ -100,7 +100,8 @@ func (d *Decl) Labels() []string {
 // the spec's context (cancelled on timeout or interrupt) and its handle. Extra Ginkgo decorators
 // (SpecTimeout, Serial, ...) may follow.
 func (d *Decl) It(text string, body func(ctx context.Context, s *Spec), decorators ...any) bool {
-	args := []any{Label(d.Labels()...)}
+	// The spec's location is its caller's line in the spec file, not this line.
+	args := []any{types.NewCodeLocation(1), Label(d.Labels()...)}
 	args = append(args, decorators...)
 	needs := append([]Need(nil), d.needs...)
 	f := d.f
@@ -285,12 +286,8 @@ func (f *Framework) RegisterSuiteNodes(onReport func(types.Report)) {
 	AfterSuite(func(ctx SpecContext) {
 		Expect(f.Teardown(ctx)).To(Succeed(), "delete the run's workspaces")
 	})
-	ReportBeforeEach(func(SpecReport) { f.transcript.Reset() })
-	AfterEach(func() {
-		if CurrentSpecReport().Failed() && len(f.transcript.Exchanges()) > 0 {
-			AddReportEntry(TranscriptEntry, f.transcript.String(), ReportEntryVisibilityFailureOrVerbose)
-		}
-	})
+	ReportBeforeEach(func(SpecReport) { f.transcript.Reset(); f.takeStep() })
+	AfterEach(f.afterFailure) // steps.go
 	ReportAfterSuite("conformance rule report", func(r Report) { onReport(r) })
 }
 

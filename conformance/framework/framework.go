@@ -15,6 +15,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/mediaspec/mediaspec/spec"
 )
@@ -33,6 +34,9 @@ type Framework struct {
 	transcript  *Transcript
 	budget      *Budget
 	base        http.RoundTripper
+	// reqTimeout bounds every call the suite makes (SetRequestTimeout); 0: only the spec's context.
+	reqTimeout time.Duration
+	step       []string // the running spec's current step's rule ids (steps.go), guarded by mu
 
 	mu      sync.Mutex // guards env, caps, created
 	env     environment
@@ -224,6 +228,8 @@ func (f *Framework) resolve(root *url.URL, path string) *url.URL {
 // exchange makes one call through v's validating transport, records it in the transcript and turns
 // violations into an error that carries the exchange. v nil checks nothing.
 func (f *Framework) exchange(ctx context.Context, v *spec.Validator, method string, u *url.URL, key string, scheme AuthScheme, opts []CallOption) (*Response, error) {
+	ctx, cancel := f.callContext(ctx)
+	defer cancel()
 	c := &call{query: url.Values{}, header: http.Header{}}
 	for _, o := range opts {
 		o(c)
@@ -282,14 +288,14 @@ func (f *Framework) exchange(ctx context.Context, v *spec.Validator, method stri
 	res, err := hc.Do(req)
 	if err != nil {
 		ex := newExchange(f.redactor, method, u.String(), reqHeader, c.body, 0, nil, nil)
-		ex.Err = f.redactor.String(err.Error())
+		ex.Err = f.redactor.String(f.callError(ctx, err).Error())
 		ex.Invalid = c.invalid
 		f.transcript.Add(ex)
 		return nil, fmt.Errorf("no answer to %s %s: %s", method, ex.URL, ex.Err)
 	}
 	resBody, err := readAll(res.Body)
 	if err != nil {
-		return nil, fmt.Errorf("read the answer to %s %s: %w", method, f.redactor.String(u.String()), err)
+		return nil, fmt.Errorf("read the answer to %s %s: %w", method, f.redactor.String(u.String()), f.callError(ctx, err))
 	}
 	ex := newExchange(f.redactor, method, u.String(), reqHeader, c.body, res.StatusCode, res.Header, resBody)
 	ex.Invalid = c.invalid

@@ -80,6 +80,35 @@ func (e *Exchange) String() string {
 	return b.String()
 }
 
+// Short renders the exchange as the console shows a failure: the request line and body, the
+// status and body, the violations, each body cut to maxBody bytes, and no headers.
+func (e *Exchange) Short(maxBody int) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "> %s %s\n", e.Method, e.URL)
+	cut := func(prefix, body string) {
+		if body == "" {
+			return
+		}
+		if len(body) > maxBody {
+			body = body[:maxBody] + fmt.Sprintf(" ... (%d more bytes in the report)", len(body)-maxBody)
+		}
+		for _, line := range strings.Split(body, "\n") {
+			b.WriteString(prefix + line + "\n")
+		}
+	}
+	cut("> ", e.RequestBody)
+	if e.Err != "" {
+		fmt.Fprintf(&b, "< (no response: %s)\n", e.Err)
+	} else {
+		fmt.Fprintf(&b, "< %d %s\n", e.Status, http.StatusText(e.Status))
+		cut("< ", e.ResponseBody)
+	}
+	for _, v := range e.Violations {
+		b.WriteString("! " + v + "\n")
+	}
+	return b.String()
+}
+
 func writeHeader(b *strings.Builder, prefix string, h http.Header) {
 	keys := make([]string, 0, len(h))
 	for k := range h {

@@ -2,6 +2,9 @@ package framework
 
 import (
 	"fmt"
+	"path"
+	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -28,15 +31,64 @@ const NotSelected = "disabled: not selected by the label filter"
 
 // SpecResult is one spec's outcome.
 type SpecResult struct {
-	Text     string        `json:"text"`
-	Labels   []string      `json:"labels"`
-	Rules    []string      `json:"rules"`
-	State    string        `json:"state"`            // passed, failed or skipped
-	Reason   string        `json:"reason,omitempty"` // the failure message or why it was skipped
+	Text string `json:"text"`
+	// Leaf is the spec's own text, without the texts of its containers.
+	Leaf string `json:"leaf_text"`
+	// Area is the interface area the spec belongs to: its spec file's name (auth, webhooks, ...).
+	Area   string   `json:"area"`
+	Labels []string `json:"labels"`
+	Rules  []string `json:"rules"`
+	State  string   `json:"state"`            // passed, failed or skipped
+	Reason string   `json:"reason,omitempty"` // the failure message or why it was skipped
+	// Location is the spec's own file and line, relative to the module root.
 	Location string        `json:"location,omitempty"`
 	Duration time.Duration `json:"duration_ns"`
+	// FailureLocation is where the failed assertion is (file:line, relative to the module root).
+	FailureLocation string `json:"failure_location,omitempty"`
+	// FailedRules are the rules the failed assertion checked (Spec.Step); empty when the spec did
+	// not say, and then every rule of the spec fails.
+	FailedRules []string `json:"failed_rules,omitempty"`
+	// LastCall is the failed spec's last call, bodies cut: the shortest transcript that shows it.
+	LastCall string `json:"last_call,omitempty"`
 	// Transcript is the failed spec's calls, redacted.
 	Transcript string `json:"transcript,omitempty"`
+}
+
+// Blamed are the rules a failed spec fails: the rules of the step that failed, else all its rules.
+func (s SpecResult) Blamed() []string {
+	if s.State != Failed {
+		return s.Rules
+	}
+	var out []string
+	for _, id := range s.FailedRules {
+		if slices.Contains(s.Rules, id) {
+			out = append(out, id)
+		}
+	}
+	if len(out) == 0 {
+		return s.Rules
+	}
+	return out
+}
+
+// RelLocation is a code location relative to the module root (conformance/specs/auth.go:22): no
+// path of the machine that built the binary.
+func RelLocation(file string, line int) string {
+	if file == "" {
+		return ""
+	}
+	file = filepath.ToSlash(file)
+	if i := strings.LastIndex(file, "/conformance/"); i >= 0 {
+		file = file[i+1:]
+	} else {
+		file = path.Base(file)
+	}
+	return fmt.Sprintf("%s:%d", file, line)
+}
+
+// AreaOf is the area of a spec declared in file: the spec file's name without .go.
+func AreaOf(file string) string {
+	return strings.TrimSuffix(path.Base(filepath.ToSlash(file)), ".go")
 }
 
 // RuleVerdict is one rule's verdict over the specs that carry its id.
@@ -45,9 +97,8 @@ type RuleVerdict struct {
 	Verdict string    `json:"verdict"`
 	// Reason: for failed, the failure messages; for skipped, why; for unobservable, the catalogue's
 	// reason; empty otherwise.
-	Reason     string   `json:"reason,omitempty"`
-	Specs      []string `json:"specs,omitempty"`
-	Transcript string   `json:"transcript,omitempty"`
+	Reason string   `json:"reason,omitempty"`
+	Specs  []string `json:"specs,omitempty"`
 }
 
 // Counts are tallies of outcomes.
@@ -58,6 +109,7 @@ type Counts struct {
 // Results is everything a report shows.
 type Results struct {
 	Suite         string        `json:"suite"`
+	Run           RunInfo       `json:"run"`
 	Succeeded     bool          `json:"succeeded"`
 	SuiteFailures []string      `json:"suite_failures,omitempty"`
 	Specs         []SpecResult  `json:"specs"`
@@ -87,8 +139,10 @@ func SpecResultsFromReport(cat *spec.Catalogue, r types.Report) (specs []SpecRes
 		}
 		res := SpecResult{
 			Text:     sr.FullText(),
+			Leaf:     sr.LeafNodeText,
+			Area:     AreaOf(sr.LeafNodeLocation.FileName),
 			Labels:   sr.Labels(),
-			Location: sr.LeafNodeLocation.String(),
+			Location: RelLocation(sr.LeafNodeLocation.FileName, sr.LeafNodeLocation.LineNumber),
 			Duration: sr.RunTime,
 		}
 		for _, l := range res.Labels {
@@ -97,9 +151,14 @@ func SpecResultsFromReport(cat *spec.Catalogue, r types.Report) (specs []SpecRes
 			}
 		}
 		switch {
+		case sr.State.Is(types.SpecStateInterrupted):
+			// Stopped by Ctrl-C or the run's timeout: undecided, not failed (the run fails).
+			res.State = Skipped
+			res.Reason = "interrupted: " + Sentence(sr.FailureMessage())
 		case sr.State.Is(types.SpecStateFailureStates):
 			res.State = Failed
 			res.Reason = sr.FailureMessage()
+			res.FailureLocation = RelLocation(sr.Failure.Location.FileName, sr.Failure.Location.LineNumber)
 			for _, af := range sr.AdditionalFailures {
 				res.Reason += "\n" + af.Failure.Message
 			}
@@ -117,8 +176,15 @@ func SpecResultsFromReport(cat *spec.Catalogue, r types.Report) (specs []SpecRes
 			}
 		}
 		for _, e := range sr.ReportEntries {
-			if e.Name == TranscriptEntry {
+			switch e.Name {
+			case TranscriptEntry:
 				res.Transcript = e.StringRepresentation()
+			case LastCallEntry:
+				res.LastCall = e.StringRepresentation()
+			case FailedRulesEntry:
+				if res.State == Failed {
+					res.FailedRules = strings.Fields(e.StringRepresentation())
+				}
 			}
 		}
 		specs = append(specs, res)
@@ -127,12 +193,22 @@ func SpecResultsFromReport(cat *spec.Catalogue, r types.Report) (specs []SpecRes
 }
 
 // Verdicts gives every rule of cat its verdict, in catalogue order: unobservable if the catalogue
-// says so; otherwise failed if any spec carrying its id failed, else passed if at least one passed,
-// else skipped if it has specs (all skipped), else not covered.
+// says so; otherwise failed if a spec failed an assertion charged to it (Spec.Step; a failed spec
+// that charged no step fails every rule it carries), else passed if at least one spec passed, else
+// skipped if it has specs (all skipped, or failed on another rule's step first), else not covered.
 func Verdicts(cat *spec.Catalogue, specs []SpecResult) []RuleVerdict {
 	byRule := map[string][]SpecResult{}
 	for _, s := range specs {
+		blamed := s.Blamed()
 		for _, id := range s.Rules {
+			if s.State == Failed && !slices.Contains(blamed, id) {
+				// The spec stopped on another rule's step before deciding this one.
+				u := s
+				u.State = Skipped
+				u.Reason = "undecided: the spec failed first on " + strings.Join(blamed, ", ")
+				byRule[id] = append(byRule[id], u)
+				continue
+			}
 			byRule[id] = append(byRule[id], s)
 		}
 	}
@@ -159,19 +235,17 @@ func Verdicts(cat *spec.Catalogue, specs []SpecResult) []RuleVerdict {
 			v.Verdict, v.Reason = Unobservable, rule.Unobservable
 		case len(failed) > 0:
 			v.Verdict = Failed
-			var reasons, transcripts []string
+			// The reason names the failed specs and what each said; their transcripts are in the spec
+			// list, once.
+			var reasons []string
 			for i, s := range failed {
 				if i == maxFailuresPerRule {
 					reasons = append(reasons, fmt.Sprintf("... and %d more failed specs (see the spec list)", len(failed)-i))
 					break
 				}
-				reasons = append(reasons, s.Text+": "+s.Reason)
-				if s.Transcript != "" {
-					transcripts = append(transcripts, "=== "+s.Text+" ===\n"+s.Transcript)
-				}
+				reasons = append(reasons, s.Text+": "+Sentence(s.Reason))
 			}
-			v.Reason = strings.Join(reasons, "\n\n")
-			v.Transcript = strings.Join(transcripts, "\n")
+			v.Reason = strings.Join(reasons, "\n")
 		case len(passed) > 0:
 			v.Verdict = Passed
 		case len(skipped) > 0:

@@ -1,0 +1,276 @@
+package conformance
+
+import (
+	"fmt"
+	"io"
+	"regexp"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/onsi/ginkgo/v2/types"
+
+	"github.com/mediaspec/mediaspec/conformance/framework"
+)
+
+// heartbeat is the longest the console stays silent while specs run.
+const heartbeat = 10 * time.Second
+
+// console is the check command's output: a line per area as it completes (a line per spec with
+// -v), a progress line when nothing was said for a while, then failures grouped by cause and
+// skips by reason. It writes plain text: no escape codes, whatever the terminal.
+type console struct {
+	w       io.Writer
+	verbose bool
+	match   func([]string) bool
+	total   map[string]int // selected specs per area
+	started time.Time
+
+	mu       sync.Mutex // guards the rest
+	done     map[string]*areaTally
+	current  string
+	lastLine time.Time
+	stop     chan struct{}
+	stopped  bool
+}
+
+type areaTally struct{ passed, failed, skipped int }
+
+func (t *areaTally) n() int { return t.passed + t.failed + t.skipped }
+
+func newConsole(w io.Writer, verbose bool, match func([]string) bool, total map[string]int) *console {
+	return &console{w: w, verbose: verbose, match: match, total: total, done: map[string]*areaTally{}, stop: make(chan struct{})}
+}
+
+// start prints the opening line and starts the heartbeat.
+func (c *console) start(selected, areas int) {
+	c.mu.Lock()
+	c.started = time.Now()
+	c.lastLine = c.started
+	c.mu.Unlock()
+	fmt.Fprintf(c.w, "running %d specs in %d areas\n", selected, areas)
+	go c.beat()
+}
+
+func (c *console) beat() {
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	for {
+		select {
+		case <-c.stop:
+			return
+		case now := <-t.C:
+			c.mu.Lock()
+			if !c.stopped && now.Sub(c.lastLine) >= heartbeat && c.current != "" {
+				a := c.done[c.current]
+				fmt.Fprintf(c.w, "  ... %s: %d of %d done, %s elapsed\n", c.current, a.n(), c.total[c.current], elapsed(now.Sub(c.started)))
+				c.lastLine = now
+			}
+			c.mu.Unlock()
+		}
+	}
+}
+
+// finish stops the heartbeat.
+func (c *console) finish() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.stopped {
+		c.stopped = true
+		close(c.stop)
+	}
+}
+
+// willRun notes which area runs now (for the heartbeat).
+func (c *console) willRun(r types.SpecReport) {
+	if r.LeafNodeType != types.NodeTypeIt || !c.match(r.Labels()) {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	area := framework.AreaOf(r.LeafNodeLocation.FileName)
+	c.current = area
+	if c.done[area] == nil {
+		c.done[area] = &areaTally{}
+	}
+}
+
+// didRun counts a finished spec and prints its area's line when the area is complete.
+func (c *console) didRun(r types.SpecReport) {
+	if r.LeafNodeType != types.NodeTypeIt || !c.match(r.Labels()) {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.stopped {
+		return
+	}
+	area := framework.AreaOf(r.LeafNodeLocation.FileName)
+	a := c.done[area]
+	if a == nil {
+		a = &areaTally{}
+		c.done[area] = a
+	}
+	state := "ok  "
+	switch {
+	case r.State.Is(types.SpecStateInterrupted):
+		a.skipped++
+		state = "stop"
+	case r.State.Is(types.SpecStateFailureStates):
+		a.failed++
+		state = "FAIL"
+	case r.State.Is(types.SpecStatePassed):
+		a.passed++
+	default:
+		a.skipped++
+		state = "skip"
+	}
+	now := time.Now()
+	if c.verbose {
+		rules := strings.Join(ruleLabels(r.Labels()), ", ")
+		fmt.Fprintf(c.w, "  %s %s: %s (%s)\n", state, rules, framework.Clip(r.FullText(), 110), r.RunTime.Round(time.Millisecond))
+		c.lastLine = now
+	}
+	if a.n() == c.total[area] {
+		fmt.Fprintf(c.w, "%-14s %3d specs: %s  (%s elapsed)\n", area, a.n(), tally(a.passed, a.failed, a.skipped), elapsed(now.Sub(c.started)))
+		c.lastLine = now
+	}
+}
+
+func tally(p, f, s int) string {
+	out := fmt.Sprintf("%d passed", p)
+	if f > 0 {
+		out += fmt.Sprintf(", %d FAILED", f)
+	}
+	if s > 0 {
+		out += fmt.Sprintf(", %d skipped", s)
+	}
+	return out
+}
+
+func elapsed(d time.Duration) string {
+	if d < time.Minute {
+		return d.Round(100 * time.Millisecond).String()
+	}
+	return d.Round(time.Second).String()
+}
+
+var ruleID = regexp.MustCompile(`^[A-Z]+-\d+$`)
+
+func ruleLabels(labels []string) []string {
+	var out []string
+	for _, l := range labels {
+		if ruleID.MatchString(l) {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// maxSpecsPerCause is how many specs a cause lists by name.
+const maxSpecsPerCause = 5
+
+// maxCauses is how many causes the console details; the reports have them all.
+const maxCauses = 25
+
+// cause is one root cause: failures at the same assertion with the same message shape.
+type cause struct {
+	key   string
+	specs []framework.SpecResult
+	rules map[string]bool
+}
+
+// number, hex and id runs are masked so one cause over many rows groups as one.
+var volatile = regexp.MustCompile(`[a-z]+_[0-9A-Za-z]{8,}|\b[0-9a-f]{16,}\b|\d+(\.\d+)?`)
+
+func causeKey(s framework.SpecResult) string {
+	return s.FailureLocation + " " + volatile.ReplaceAllString(framework.Sentence(s.Reason), "#")
+}
+
+// summary prints failures grouped by cause and skips grouped by reason.
+func (c *console) summary(res framework.Results, reportHint string) {
+	var causes []*cause
+	byKey := map[string]*cause{}
+	skips := map[string]int{}
+	for _, s := range res.Specs {
+		switch s.State {
+		case framework.Failed:
+			k := causeKey(s)
+			cs := byKey[k]
+			if cs == nil {
+				cs = &cause{key: k, rules: map[string]bool{}}
+				byKey[k] = cs
+				causes = append(causes, cs)
+			}
+			cs.specs = append(cs.specs, s)
+			for _, id := range s.Blamed() {
+				cs.rules[id] = true
+			}
+		case framework.Skipped:
+			if s.Reason != framework.NotSelected {
+				skips[s.Reason]++
+			}
+		}
+	}
+	if len(skips) > 0 {
+		fmt.Fprintln(c.w)
+		fmt.Fprintln(c.w, "Skipped, by reason:")
+		reasons := make([]string, 0, len(skips))
+		for r := range skips {
+			reasons = append(reasons, r)
+		}
+		sort.Slice(reasons, func(i, j int) bool {
+			if skips[reasons[i]] != skips[reasons[j]] {
+				return skips[reasons[i]] > skips[reasons[j]]
+			}
+			return reasons[i] < reasons[j]
+		})
+		for _, r := range reasons {
+			fmt.Fprintf(c.w, "  %4d  %s\n", skips[r], framework.Clip(firstLine(r), 150))
+		}
+	}
+	if len(causes) == 0 {
+		return
+	}
+	sort.SliceStable(causes, func(i, j int) bool { return len(causes[i].specs) > len(causes[j].specs) })
+	fmt.Fprintln(c.w)
+	fmt.Fprintf(c.w, "Failures: %d specs, %d causes%s\n", res.SpecCounts.Failed, len(causes), reportHint)
+	for i, cs := range causes {
+		if i == maxCauses {
+			fmt.Fprintf(c.w, "\n... and %d more causes: see the reports (--html-report, --json-report)\n", len(causes)-i)
+			break
+		}
+		first := cs.specs[0]
+		ids := make([]string, 0, len(cs.rules))
+		for id := range cs.rules {
+			ids = append(ids, id)
+		}
+		sort.Strings(ids)
+		fmt.Fprintf(c.w, "\n%d) %s\n", i+1, framework.Sentence(first.Reason))
+		fmt.Fprintf(c.w, "   rules: %s\n", strings.Join(ids, ", "))
+		if first.FailureLocation != "" {
+			fmt.Fprintf(c.w, "   at: %s\n", first.FailureLocation)
+		}
+		fmt.Fprintf(c.w, "   %d spec(s):\n", len(cs.specs))
+		for j, s := range cs.specs {
+			if j == maxSpecsPerCause {
+				fmt.Fprintf(c.w, "     ... and %d more\n", len(cs.specs)-j)
+				break
+			}
+			fmt.Fprintf(c.w, "     - %s (%s)\n", framework.Clip(s.Text, 110), s.Location)
+		}
+		if first.LastCall != "" {
+			fmt.Fprintln(c.w, "   last call:")
+			for _, line := range strings.Split(strings.TrimRight(first.LastCall, "\n"), "\n") {
+				fmt.Fprintln(c.w, "     "+framework.Clip(line, 200))
+			}
+		}
+	}
+	fmt.Fprintln(c.w)
+}
+
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
+}

@@ -1,0 +1,99 @@
+package framework
+
+import (
+	"bytes"
+	"encoding/xml"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/onsi/ginkgo/v2/types"
+)
+
+func TestJUnitHasOneClassPerAreaAndShortNames(t *testing.T) {
+	f := testFramework(t)
+	long := strings.Repeat("a very long spec text ", 20)
+	a := itReport(long, types.SpecStateFailed, "want 401\n> GET /x\n< 200 OK", "AUTH-001")
+	a.LeafNodeLocation = types.CodeLocation{FileName: "/build/machine/src/conformance/specs/auth.go", LineNumber: 12}
+	b := itReport("live", types.SpecStatePassed, "", "HEALTH-001")
+	b.LeafNodeLocation = types.CodeLocation{FileName: "/build/machine/src/conformance/specs/basics.go", LineNumber: 7}
+	c := itReport("not selected", types.SpecStateSkipped, "", "HEALTH-002")
+	res := BuildResults(f.catalogue, types.Report{SuiteDescription: "s", SpecReports: []types.SpecReport{a, b, c}})
+	var out bytes.Buffer
+	if err := WriteJUnit(&out, res); err != nil {
+		t.Fatal(err)
+	}
+	var doc junitSuites
+	if err := xml.Unmarshal(out.Bytes(), &doc); err != nil {
+		t.Fatalf("not XML: %v\n%s", err, out.String())
+	}
+	if len(doc.Suites) != 2 || doc.Suites[0].Name != "mediaspec.auth" || doc.Suites[1].Name != "mediaspec.basics" {
+		t.Fatalf("suites %+v, want mediaspec.auth and mediaspec.basics (the unselected spec left out)", doc.Suites)
+	}
+	for _, s := range doc.Suites {
+		for _, c := range s.Cases {
+			if c.Classname != s.Name {
+				t.Errorf("case %q has classname %q in suite %q", c.Name, c.Classname, s.Name)
+			}
+			if len([]rune(c.Name)) > maxJUnitName {
+				t.Errorf("case name has %d characters: %q", len([]rune(c.Name)), c.Name)
+			}
+		}
+	}
+	if got := doc.Suites[0].Cases[0]; !strings.HasPrefix(got.Name, "AUTH-001: a very long") || got.Failure == nil || got.Failure.Message != "want 401" {
+		t.Errorf("failed case %+v", got)
+	}
+	if strings.Contains(out.String(), "/build/machine") || strings.Contains(out.String(), "<system-err>") {
+		t.Errorf("absolute path or node noise in the JUnit report:\n%s", out.String())
+	}
+	if res.Specs[0].Location != "conformance/specs/auth.go:12" {
+		t.Errorf("location %q, want the spec's own file relative to the module", res.Specs[0].Location)
+	}
+}
+
+func TestHTMLHasAHeaderAndFailuresFirst(t *testing.T) {
+	f := testFramework(t)
+	a := itReport("passes", types.SpecStatePassed, "", "AUTH-001")
+	b := itReport("fails", types.SpecStateFailed, "Expected <int>: 20 to be < <int>: 20", "HEALTH-002")
+	b.ReportEntries = types.ReportEntries{{Name: TranscriptEntry, Value: types.WrapEntryValue(strings.Repeat("> GET /x\n< 200 OK\n", 50000))}}
+	res := BuildResults(f.catalogue, types.Report{SuiteDescription: "s", SpecReports: []types.SpecReport{a, b}})
+	res.Run = RunInfo{Target: "http://127.0.0.1:1/api/v1", Version: "v9", Contract: "1.2.0", Started: time.Now(), Mode: "keys only", Filter: "AUTH-001 || HEALTH-002"}
+	var out bytes.Buffer
+	if err := WriteHTML(&out, res); err != nil {
+		t.Fatal(err)
+	}
+	html := out.String()
+	for _, want := range []string{"http://127.0.0.1:1/api/v1", "v9", "contract 1.2.0", "keys only", "AUTH-001 || HEALTH-002"} {
+		if !strings.Contains(html, want) {
+			t.Errorf("the header lacks %q", want)
+		}
+	}
+	if i, j := strings.Index(html, `id="HEALTH-002"`), strings.Index(html, `id="AUTH-001"`); i < 0 || j < 0 || i > j {
+		t.Error("the failed rule is not listed before the passed one")
+	}
+	if len(html) > 200<<10 {
+		t.Errorf("a 900 KB transcript made a %d-byte report: transcripts are not bounded", len(html))
+	}
+	if strings.Count(html, "> GET /x") > maxTranscriptInHTML/10 {
+		t.Error("the transcript appears more than once")
+	}
+}
+
+// Verdicts come from the step that failed: a spec that charged its failure to one rule fails that
+// rule only; its other rules stay undecided by it.
+func TestVerdictsFromTheFailedStep(t *testing.T) {
+	f := testFramework(t)
+	a := itReport("row fields", types.SpecStateFailed, "a row lacks batch_group_id", "AUTH-001", "HEALTH-001")
+	a.ReportEntries = types.ReportEntries{{Name: FailedRulesEntry, Value: types.WrapEntryValue("HEALTH-001")}}
+	res := BuildResults(f.catalogue, types.Report{SuiteSucceeded: true, SpecReports: []types.SpecReport{a}})
+	got := map[string]string{}
+	for _, v := range res.Rules {
+		got[v.Rule.ID] = v.Verdict
+	}
+	if got["HEALTH-001"] != Failed || got["AUTH-001"] != Skipped {
+		t.Errorf("verdicts %v: want HEALTH-001 failed and AUTH-001 left undecided (skipped)", got)
+	}
+	if res.Specs[0].State != Failed {
+		t.Error("the spec itself still failed")
+	}
+}

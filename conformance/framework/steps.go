@@ -1,0 +1,65 @@
+package framework
+
+import (
+	"strings"
+
+	. "github.com/onsi/ginkgo/v2" //nolint:revive
+)
+
+// Report entries the suite attaches to a failed spec besides its transcript.
+const (
+	// LastCallEntry is the failed spec's last call, bodies cut (Exchange.Short).
+	LastCallEntry = "last call"
+	// FailedRulesEntry is the space-separated rule ids of the step that failed (Spec.Step).
+	FailedRulesEntry = "failed rules"
+)
+
+// maxBodyInLastCall is how much of each body the console's last call shows.
+const maxBodyInLastCall = 600
+
+// Step says which of the spec's rules the assertions that follow check, until the next Step: when
+// one of them fails, only these rules fail; the spec's other rules are left undecided by it (a
+// passing spec passes them all). Step() with no id charges failures to every rule of the spec
+// again, which is also how a spec that never calls Step is judged. It panics on an id that is not
+// in the catalogue or is unobservable.
+//
+//	s.Step("CORE-001")
+//	Expect(r.Status).To(Equal(200))          // a failure here fails CORE-001 only
+//	s.Step("LIST-004")
+//	Expect(row).To(HaveKey("batch_group_id")) // and here LIST-004 only
+func (s *Spec) Step(ids ...string) {
+	if len(ids) > 0 {
+		if err := s.f.CheckRules(ids); err != nil {
+			panic(err.Error())
+		}
+	}
+	s.f.mu.Lock()
+	defer s.f.mu.Unlock()
+	s.f.step = append([]string(nil), ids...)
+}
+
+// takeStep returns the current step's rule ids and forgets them.
+func (f *Framework) takeStep() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	ids := f.step
+	f.step = nil
+	return ids
+}
+
+// afterFailure attaches what the reports need about a failed spec: the full transcript, the last
+// call cut short, and the rules of the step that failed.
+func (f *Framework) afterFailure() {
+	step := f.takeStep()
+	if !CurrentSpecReport().Failed() {
+		return
+	}
+	ex := f.transcript.Exchanges()
+	if len(ex) > 0 {
+		AddReportEntry(TranscriptEntry, f.transcript.String(), ReportEntryVisibilityFailureOrVerbose)
+		AddReportEntry(LastCallEntry, ex[len(ex)-1].Short(maxBodyInLastCall), ReportEntryVisibilityNever)
+	}
+	if len(step) > 0 {
+		AddReportEntry(FailedRulesEntry, strings.Join(step, " "), ReportEntryVisibilityNever)
+	}
+}

@@ -1,0 +1,41 @@
+package framework
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// DefaultRequestTimeout bounds one call when the run sets no other (mediaspec check
+// --request-timeout): a call that has no answer by then fails its spec, naming the call.
+const DefaultRequestTimeout = 30 * time.Second
+
+// errRequestTimeout is the cause of a call context that ran out.
+type errRequestTimeout struct{ d time.Duration }
+
+func (e errRequestTimeout) Error() string {
+	return fmt.Sprintf("no answer within %s (the per-request timeout, --request-timeout)", e.d)
+}
+
+// SetRequestTimeout bounds every call the suite makes from now on; 0 leaves calls bounded only by
+// the spec's own context. Call it before the run starts.
+func (f *Framework) SetRequestTimeout(d time.Duration) { f.reqTimeout = d }
+
+// callContext is ctx bounded by the per-request timeout.
+func (f *Framework) callContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	if f.reqTimeout <= 0 {
+		return context.WithCancel(ctx)
+	}
+	return context.WithTimeoutCause(ctx, f.reqTimeout, errRequestTimeout{f.reqTimeout})
+}
+
+// callError names the per-request timeout when that is why err happened, so a silent server reads
+// as "no answer within 30s", not as a bare "context deadline exceeded".
+func (f *Framework) callError(ctx context.Context, err error) error {
+	var rt errRequestTimeout
+	if cause := context.Cause(ctx); errors.As(cause, &rt) {
+		return rt
+	}
+	return err
+}
