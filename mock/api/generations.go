@@ -5,8 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"math"
 	"net/http"
 	"slices"
 	"time"
@@ -88,25 +86,16 @@ func topLevel(data []byte) ([]string, map[string]json.RawMessage, error) {
 	return keys, m, nil
 }
 
-// wholeNumber reads a JSON number that is a whole number.
+// wholeNumber reads a JSON number written as a whole number: digits with an
+// optional minus, no fraction and no exponent (2.0 and 1e3 are refused, as
+// they are for every integer field DecodeStrict reads).
 func wholeNumber(raw json.RawMessage) (int64, bool) {
-	if t := bytes.TrimSpace(raw); len(t) == 0 || (t[0] != '-' && (t[0] < '0' || t[0] > '9')) {
+	t := bytes.TrimSpace(raw)
+	if len(t) == 0 || bytes.ContainsAny(t, ".eE") || (t[0] != '-' && (t[0] < '0' || t[0] > '9')) {
 		return 0, false
 	}
-	var n json.Number
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	if err := dec.Decode(&n); err != nil {
-		return 0, false
-	}
-	if i, err := n.Int64(); err == nil {
-		return i, true
-	}
-	f, err := n.Float64()
-	if err != nil || f != math.Trunc(f) || math.Abs(f) > 1<<53 {
-		return 0, false
-	}
-	return int64(f), true
+	n, err := json.Number(t).Int64()
+	return n, err == nil && json.Valid(t)
 }
 
 // DecodeSubmit reads a POST /generations body: strict keys (an unknown or
@@ -117,15 +106,9 @@ func wholeNumber(raw json.RawMessage) (int64, bool) {
 // field, before the submit check order starts.
 func DecodeSubmit(r *http.Request) (jobs.SubmitParams, error) {
 	var p jobs.SubmitParams
-	if r.Body == nil {
-		return p, apierr.InvalidConfig("", "The request body is empty; send a JSON object.")
-	}
-	data, err := io.ReadAll(io.LimitReader(r.Body, wire.MaxBodyBytes+1))
+	data, err := wire.ReadBody(r, 0)
 	if err != nil {
-		return p, apierr.InvalidConfig("", "The request body could not be read.")
-	}
-	if int64(len(data)) > wire.MaxBodyBytes {
-		return p, apierr.InvalidConfig("", fmt.Sprintf("The request body is larger than %d bytes.", wire.MaxBodyBytes))
+		return p, err
 	}
 	keys, m, err := topLevel(data)
 	if err != nil {

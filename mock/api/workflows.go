@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"slices"
 
@@ -48,15 +47,12 @@ var invokeKeys = []string{"inputs", "max_credits"}
 // (an unknown key answers invalid_config naming it, in body order), inputs
 // an object and max_credits a whole number above zero, both required.
 func DecodeInvoke(r *http.Request) (inputs map[string]any, maxCredits int64, err error) {
-	if r.Body == nil {
-		return nil, 0, apierr.InvalidConfig("", "The request body is empty; send {\"inputs\": {...}, \"max_credits\": n}.")
-	}
-	data, err := io.ReadAll(io.LimitReader(r.Body, wire.MaxBodyBytes+1))
+	data, err := wire.ReadBody(r, 0)
 	if err != nil {
-		return nil, 0, apierr.InvalidConfig("", "The request body could not be read.")
+		return nil, 0, err
 	}
-	if int64(len(data)) > wire.MaxBodyBytes {
-		return nil, 0, apierr.InvalidConfig("", fmt.Sprintf("The request body is larger than %d bytes.", wire.MaxBodyBytes))
+	if len(bytes.TrimSpace(data)) == 0 {
+		return nil, 0, apierr.InvalidConfig("", "The request body is empty; send {\"inputs\": {...}, \"max_credits\": n}.")
 	}
 	keys, m, err := topLevel(data)
 	if err != nil {

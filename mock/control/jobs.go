@@ -2,7 +2,6 @@ package control
 
 import (
 	"bytes"
-	"io"
 	"net/http"
 	"slices"
 
@@ -32,9 +31,9 @@ func (h *Handler) RegisterJobs(s *jobs.Store) {
 			Code    *string `json:"code"`
 			Message *string `json:"message"`
 		}
-		data, err := io.ReadAll(io.LimitReader(r.Body, wire.MaxBodyBytes))
+		data, err := wire.ReadBody(r, 0)
 		if err != nil {
-			return apierr.InvalidConfig("", "The request body could not be read.")
+			return err
 		}
 		if len(bytes.TrimSpace(data)) > 0 {
 			if err := wire.DecodeStrictBytes(data, &b); err != nil {

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"mime"
 	"net/http"
 	"net/url"
 	"reflect"
@@ -16,6 +17,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/mediaspec/mediaspec/mock/apierr"
 )
@@ -28,31 +30,67 @@ type HandlerFunc func(w http.ResponseWriter, r *http.Request) error
 // MaxBodyBytes is the default body ceiling for DecodeStrict (1 MiB).
 const MaxBodyBytes int64 = 1 << 20
 
-// DecodeStrict reads r's body as one JSON object into dst (a pointer to a
-// struct, or to a map). It refuses, each with 400 invalid_config and a
-// message a person can act on: an empty body, a body over maxBytes (<= 0
-// means MaxBodyBytes), malformed JSON, a body that is not an object,
-// trailing data after the object, an unknown key (Field names the key, with
-// its parent path when nested), and a value of the wrong type (Field names
-// the path). It never answers 500 for anything the client sent.
+// DecodeStrict reads r's body (ReadBody) as one JSON object into dst (a
+// pointer to a struct, or to a map). It refuses, each with 400
+// invalid_config and a message a person can act on: everything ReadBody
+// refuses, an empty body, and everything DecodeStrictBytes refuses. It never
+// answers 500 for anything the client sent.
 func DecodeStrict(r *http.Request, dst any, maxBytes int64) error {
-	if maxBytes <= 0 {
-		maxBytes = MaxBodyBytes
-	}
-	if r.Body == nil {
-		return apierr.InvalidConfig("", "The request body is empty; send a JSON object.")
-	}
-	data, err := io.ReadAll(io.LimitReader(r.Body, maxBytes+1))
+	data, err := ReadBody(r, maxBytes)
 	if err != nil {
-		return apierr.InvalidConfig("", "The request body could not be read.")
-	}
-	if int64(len(data)) > maxBytes {
-		return apierr.InvalidConfig("", fmt.Sprintf("The request body is larger than %d bytes.", maxBytes))
+		return err
 	}
 	return DecodeStrictBytes(data, dst)
 }
 
-// DecodeStrictBytes is DecodeStrict on bytes already read.
+// ReadBody reads the body of a JSON operation: at most maxBytes (<= 0 means
+// MaxBodyBytes; a longer body is refused, never truncated). A body that is
+// not blank must be sent as JSON: a Content-Type other than application/json
+// (a charset parameter other than utf-8 included) is refused; a missing
+// Content-Type is read as JSON. Every refusal is 400 invalid_config. Call it
+// after the key checks, so a request without a key is never read.
+func ReadBody(r *http.Request, maxBytes int64) ([]byte, error) {
+	if maxBytes <= 0 {
+		maxBytes = MaxBodyBytes
+	}
+	if r.Body == nil {
+		return nil, nil
+	}
+	data, err := io.ReadAll(io.LimitReader(r.Body, maxBytes+1))
+	if err != nil {
+		return nil, apierr.InvalidConfig("", "The request body could not be read.")
+	}
+	if int64(len(data)) > maxBytes {
+		return nil, apierr.InvalidConfig("", fmt.Sprintf("The request body is larger than %d bytes.", maxBytes))
+	}
+	if len(bytes.TrimSpace(data)) > 0 {
+		if err := checkJSONMediaType(r.Header.Get("Content-Type")); err != nil {
+			return nil, err
+		}
+	}
+	return data, nil
+}
+
+func checkJSONMediaType(ct string) error {
+	if ct == "" {
+		return nil
+	}
+	mt, params, err := mime.ParseMediaType(ct)
+	if err == nil && mt == "application/json" {
+		cs, ok := params["charset"]
+		if !ok || strings.EqualFold(cs, "utf-8") {
+			return nil
+		}
+	}
+	return apierr.InvalidConfig("", fmt.Sprintf("The request body was sent as %q; send it as JSON with Content-Type: application/json (UTF-8).", ct))
+}
+
+// DecodeStrictBytes is DecodeStrict on bytes already read. It refuses
+// malformed JSON, invalid UTF-8, a body that is not an object, trailing data
+// after the object, a key given twice in one object (Field names it), an
+// unknown key (Field names the key, with its parent path when nested), and a
+// value of the wrong type (Field names the path; a whole number must be
+// written without a fraction or exponent).
 func DecodeStrictBytes(data []byte, dst any) error {
 	trimmed := bytes.TrimSpace(data)
 	if len(trimmed) == 0 {
@@ -64,6 +102,9 @@ func DecodeStrictBytes(data []byte, dst any) error {
 		}
 		return apierr.InvalidConfig("", "The request body must be a JSON object.")
 	}
+	if err := CheckJSONText(trimmed); err != nil {
+		return err
+	}
 	dec := json.NewDecoder(bytes.NewReader(trimmed))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(dst); err != nil {
@@ -73,6 +114,62 @@ func DecodeStrictBytes(data []byte, dst any) error {
 		return apierr.InvalidConfig("", "The request body has data after the JSON object; send exactly one object.")
 	}
 	return nil
+}
+
+// CheckJSONText refuses what encoding/json lets through silently: invalid
+// UTF-8 (json replaces it) and a key given twice in one object (json keeps
+// the last). Field names a duplicated key by its path. Malformed JSON is left
+// to the decoder that follows.
+func CheckJSONText(data []byte) error {
+	if !utf8.Valid(data) {
+		return apierr.InvalidConfig("", "The request body is not valid UTF-8; send JSON text in UTF-8.")
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	if dup := duplicateKey(dec, ""); dup != "" {
+		return apierr.InvalidConfig(dup, fmt.Sprintf("The key %q appears twice in one object; send each key once.", dup))
+	}
+	return nil
+}
+
+// duplicateKey walks one JSON value and returns the path of the first key
+// repeated within an object, or "" (also on malformed input).
+func duplicateKey(dec *json.Decoder, path string) string {
+	t, err := dec.Token()
+	if err != nil {
+		return ""
+	}
+	switch t {
+	case json.Delim('{'):
+		seen := map[string]bool{}
+		for dec.More() {
+			kt, err := dec.Token()
+			if err != nil {
+				return ""
+			}
+			k, _ := kt.(string)
+			p := k
+			if path != "" {
+				p = path + "." + k
+			}
+			if seen[k] {
+				return p
+			}
+			seen[k] = true
+			if d := duplicateKey(dec, p); d != "" {
+				return d
+			}
+		}
+		_, _ = dec.Token()
+	case json.Delim('['):
+		for i := 0; dec.More(); i++ {
+			if d := duplicateKey(dec, fmt.Sprintf("%s[%d]", path, i)); d != "" {
+				return d
+			}
+		}
+		_, _ = dec.Token()
+	}
+	return ""
 }
 
 func decodeError(err error) error {
