@@ -63,6 +63,7 @@ type command struct {
 
 func commands() map[string]command {
 	return map[string]command{
+		"diff":    {"compare two contract versions by the versioning rules (exit 0 compatible, 1 breaking, 2 could not compare)", runDiff},
 		"check":   {"check a server (or, with no --base-url, the embedded mock) against every rule", runCheck},
 		"mock":    {"start the stateful mock of the whole service (prints a key, a balance and the control token)", runMock},
 		"spec":    {"print the embedded REST description (or the control API with --control)", runSpec},

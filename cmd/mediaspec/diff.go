@@ -1,0 +1,107 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+
+	"github.com/mediaspec/mediaspec/spec/diff"
+)
+
+// errBreaking is the outcome of a diff that found a change the versioning rules refuse: exit 1.
+var errBreaking = errors.New("the change is breaking (see the findings above)")
+
+// exitError carries the exit status a command wants for an error other than a usage mistake.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e exitError) Error() string { return e.err.Error() }
+func (e exitError) Unwrap() error { return e.err }
+func (e exitError) ExitCode() int { return e.code }
+
+// runDiff compares two contract versions by the interface's versioning rules: two REST
+// descriptions (files, or URLs of a deployed server's /api/v1/openapi.json), or with
+// --capabilities two capability catalogues (files, or two servers' API roots). Exit 0 compatible,
+// 1 breaking, 2 could not compare.
+func runDiff(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("diff", "[--capabilities] [--format text|json|markdown] [--key KEY] [--verbose] OLD NEW", stderr)
+	caps := fs.Bool("capabilities", false, "compare capability catalogues (files, or servers' API roots ending in /api/v1) instead of REST descriptions")
+	format := fs.String("format", "text", "output format: "+strings.Join(diff.Formats, ", "))
+	key := fs.String("key", "", "API key sent to servers (Authorization: Bearer)")
+	oldKey := fs.String("old-key", "", "API key for the OLD server only (default --key)")
+	newKey := fs.String("new-key", "", "API key for the NEW server only (default --key)")
+	verbose := fs.Bool("verbose", false, "list compatible changes too (json always lists them)")
+	// Flags may come before, between or after OLD and NEW.
+	var sides []string
+	rest := args
+	for {
+		if err := fs.Parse(rest); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return usageError{msg: ""}
+			}
+			return usageError{msg: err.Error()}
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		sides = append(sides, fs.Arg(0))
+		rest = fs.Args()[1:]
+	}
+	if len(sides) != 2 {
+		fs.Usage()
+		return usageError{msg: fmt.Sprintf("diff takes OLD and NEW, got %d argument(s)", len(sides))}
+	}
+	if !slices.Contains(diff.Formats, *format) {
+		return usageError{msg: fmt.Sprintf("--format %q: want one of %s", *format, strings.Join(diff.Formats, ", "))}
+	}
+	oldF, newF := diff.Fetcher{Key: *key}, diff.Fetcher{Key: *key}
+	if *oldKey != "" {
+		oldF.Key = *oldKey
+	}
+	if *newKey != "" {
+		newF.Key = *newKey
+	}
+	report, err := compareSides(ctx, *caps, oldF, newF, sides[0], sides[1])
+	if err != nil {
+		if diff.IsCompareError(err) {
+			return exitError{code: 2, err: err}
+		}
+		return err
+	}
+	if err := report.Write(stdout, *format, *verbose); err != nil {
+		return err
+	}
+	if report.Breaking {
+		return errBreaking
+	}
+	return nil
+}
+
+func compareSides(ctx context.Context, caps bool, oldF, newF diff.Fetcher, oldSrc, newSrc string) (*diff.Report, error) {
+	if caps {
+		oldCat, err := oldF.Catalogue(ctx, oldSrc)
+		if err != nil {
+			return nil, err
+		}
+		newCat, err := newF.Catalogue(ctx, newSrc)
+		if err != nil {
+			return nil, err
+		}
+		return diff.Capabilities(oldCat, newCat)
+	}
+	oldData, err := oldF.Read(ctx, oldSrc)
+	if err != nil {
+		return nil, err
+	}
+	newData, err := newF.Read(ctx, newSrc)
+	if err != nil {
+		return nil, err
+	}
+	return diff.OpenAPI(ctx, oldSrc, oldData, newSrc, newData)
+}

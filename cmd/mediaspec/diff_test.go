@@ -1,0 +1,158 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mediaspec/mediaspec/mock"
+	"github.com/mediaspec/mediaspec/mock/clock"
+	"github.com/mediaspec/mediaspec/spec"
+)
+
+// writeVariant writes the embedded REST description with each old -> new replacement made (each
+// must match exactly once) and returns the file's path.
+func writeVariant(t *testing.T, name string, replacements ...string) string {
+	t.Helper()
+	doc := string(spec.OpenAPIYAML())
+	for i := 0; i+1 < len(replacements); i += 2 {
+		if n := strings.Count(doc, replacements[i]); n != 1 {
+			t.Fatalf("%s: %q occurs %d times in openapi.yaml", name, replacements[i], n)
+		}
+		doc = strings.Replace(doc, replacements[i], replacements[i+1], 1)
+	}
+	p := filepath.Join(t.TempDir(), name+".yaml")
+	if err := os.WriteFile(p, []byte(doc), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// TestDiffOnTheContract runs diff on the contract itself and on edited copies of it: the cases
+// issue 15 names.
+func TestDiffOnTheContract(t *testing.T) {
+	same := writeVariant(t, "same")
+	for _, tc := range []struct {
+		name  string
+		edits []string
+		want  int
+		names []string // what the output must name
+	}{
+		{name: "same document", want: 0},
+		{name: "additive change", want: 0, edits: []string{
+			"        pricing_unit:\n          $ref: '#/components/schemas/PricingUnit'\n    CapabilityListResponse:",
+			"        pricing_unit:\n          $ref: '#/components/schemas/PricingUnit'\n        docs_url:\n          type: string\n    CapabilityListResponse:"}},
+		{name: "removed response field", want: 1, names: []string{"VER-016", "response-required-property-removed", "pricing_unit"}, edits: []string{
+			"      required: [capability_id, name, description, category, output_kind, status, max_variants, pricing_unit]\n",
+			"      required: [capability_id, name, description, category, output_kind, status, max_variants]\n",
+			"        pricing_unit:\n          $ref: '#/components/schemas/PricingUnit'\n    CapabilityListResponse:",
+			"    CapabilityListResponse:"}},
+		{name: "renamed error code", want: 1, names: []string{"VER-016", "error-code-renamed", "quota_exceeded", "quota_exhausted"}, edits: []string{
+			"        - quota_exceeded\n", "        - quota_exhausted\n",
+			"        quota_exceeded: {status: 429, retryable: false}\n", "        quota_exhausted: {status: 429, retryable: false}\n"}},
+		{name: "narrowed bound", want: 1, names: []string{"VER-021", "request-property-max-decreased", "variants", "VER-025"}, edits: []string{
+			"          minimum: 1\n          maximum: 4\n          description: |\n            Several takes",
+			"          minimum: 1\n          maximum: 3\n          description: |\n            Several takes"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			newDoc := writeVariant(t, "new", tc.edits...)
+			out, _, err := run(t, "diff", same, newDoc)
+			if got := exitCode(err); got != tc.want {
+				t.Fatalf("exit %d, want %d (err %v)\n%s", got, tc.want, err, out)
+			}
+			for _, n := range tc.names {
+				if !strings.Contains(out, n) {
+					t.Errorf("output does not name %q:\n%s", n, out)
+				}
+			}
+			out, _, err = run(t, "diff", "--format", "json", same, newDoc)
+			var r struct {
+				Breaking bool `json:"breaking"`
+				Findings []struct {
+					Rule, Verdict, Change, Path, Message string
+				} `json:"findings"`
+			}
+			if jerr := json.Unmarshal([]byte(out), &r); jerr != nil {
+				t.Fatalf("--format json is not JSON: %v\n%s", jerr, out)
+			}
+			if r.Breaking != (tc.want == 1) || exitCode(err) != tc.want {
+				t.Errorf("json: breaking %v, exit %d, want exit %d", r.Breaking, exitCode(err), tc.want)
+			}
+			out, _, _ = run(t, "diff", "--format", "markdown", same, newDoc)
+			if !strings.HasPrefix(out, "### ") {
+				t.Errorf("markdown does not start with a heading:\n%s", out)
+			}
+		})
+	}
+}
+
+func TestDiffCommandLine(t *testing.T) {
+	same := writeVariant(t, "same")
+	for _, args := range [][]string{
+		{"diff"}, {"diff", same}, {"diff", same, same, same}, {"diff", "--format", "xml", same, same},
+	} {
+		if _, _, err := run(t, args...); exitCode(err) != 2 {
+			t.Errorf("%v: err %v, want a usage error", args, err)
+		}
+	}
+	// Could not compare: exit 2.
+	if _, _, err := run(t, "diff", same, filepath.Join(t.TempDir(), "missing.yaml")); exitCode(err) != 2 {
+		t.Errorf("missing file: err %v, want exit 2", err)
+	}
+	// Flags after the sides.
+	if _, _, err := run(t, "diff", same, same, "--format", "json"); err != nil {
+		t.Errorf("flags after the sides: %v", err)
+	}
+}
+
+// startMock serves the mock on a loopback port until the test ends and returns its API root and
+// read key.
+func startMock(t *testing.T) (baseURL, key string) {
+	t.Helper()
+	srv, err := mock.New(mock.Config{Seed: 1, Clock: clock.NewManual(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)),
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.SetPublicURL("http://" + ln.Addr().String())
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ctx, ln) }()
+	t.Cleanup(func() { cancel(); <-done })
+	info := srv.Info()
+	return info.BaseURL, info.ReadKey
+}
+
+// TestDiffAgainstARunningMock compares the live description and capability catalogue of a running
+// mock with the embedded ones: the same contract.
+func TestDiffAgainstARunningMock(t *testing.T) {
+	base, key := startMock(t)
+	same := writeVariant(t, "same")
+	out, _, err := run(t, "diff", "--key", key, base+"/openapi.json", same)
+	if err != nil {
+		t.Errorf("live description against openapi.yaml: %v\n%s", err, out)
+	}
+	// Without the key the server refuses: could not compare.
+	if _, _, err := run(t, "diff", base+"/openapi.json", same); exitCode(err) != 2 {
+		t.Errorf("no key: err %v, want exit 2", err)
+	}
+	out, _, err = run(t, "diff", "--capabilities", "--key", key, "../../fixtures/catalog/capabilities.yaml", base)
+	if err != nil {
+		t.Errorf("fixtures catalogue against the mock's: %v\n%s", err, out)
+	}
+	out, _, err = run(t, "diff", "--capabilities", "--key", key, base, base)
+	if err != nil {
+		t.Errorf("the mock against itself: %v\n%s", err, out)
+	}
+}
