@@ -53,6 +53,7 @@ var openAPICorpus = []corpusCase{
 	{name: "version-decreased", want: breaking, fails: []string{"VER-025 version-decreased"}},
 	{name: "major-version-changed", want: noCompare},
 	{name: "not-a-description", want: noCompare},
+	{name: "enum-moved-under-allof", want: compatible},
 	{name: "webhook-field-removed", want: breaking, fails: []string{"VER-016 response-optional-property-removed"}},
 	{name: "webhook-layout-path-item", want: compatible},
 }

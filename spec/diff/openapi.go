@@ -62,7 +62,10 @@ func loadDescription(ctx context.Context, name string, data []byte) (*load.SpecI
 	loader := openapi3.NewLoader()
 	loader.IsExternalRefsAllowed = false
 	loader.Context = ctx
-	info, err := load.NewSpecInfoFromData(loader, js, url.PathEscape(name))
+	// allOf merged, path-level parameters moved into operations and header names lower-cased, so
+	// that a change of layout alone (an enum moved into a referenced schema under allOf) is no change.
+	info, err := load.NewSpecInfoFromData(loader, js, url.PathEscape(name),
+		load.WithFlattenAllOf(), load.WithFlattenParams(), load.WithLowercaseHeaders())
 	if err != nil {
 		return nil, compareErrorf("%s: %w", name, err)
 	}
@@ -441,8 +444,9 @@ var (
 	fieldRemoved = regexp.MustCompile(`^(request|response)-(optional-|required-)?(write-only-)?property-removed|^request-parameter-removed|^(optional|required)-response-header-removed$`)
 	// a path, method or webhook event removed.
 	routeRemoved = regexp.MustCompile(`^api-(path-)?removed|^webhook-removed$`)
-	// an enum value removed (not from a read-only property, which no request carries).
-	enumRemoved = regexp.MustCompile(`^(request|response)-(body|property|parameter|parameter-property|header-property)-enum-value-removed$`)
+	// an enum value removed (not from a read-only property, which no request carries), or an enum
+	// newly set on something a client sends.
+	enumRemoved = regexp.MustCompile(`^(request|response)-(body|property|parameter|parameter-property|header-property)-enum-value-removed$|^request-.*became-enum$`)
 	// a bound moved, and the enum widenings of a response.
 	boundMoved    = regexp.MustCompile(`^(request|response)-(body|property|parameter|header)-(exclusive-)?(max|min)(-length|-items|-properties|-contains)?-(decreased|increased|set|unset)$`)
 	responseWider = regexp.MustCompile(`^response-.*(enum-value-added|became-not-enum)$`)

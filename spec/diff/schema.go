@@ -276,9 +276,8 @@ func (w *schemaWalk) properties(path string, old, new map[string]any) {
 			added = append(added, name)
 		}
 	}
-	renamedTo := map[string]string{}
 	if w.full {
-		renamedTo = pairRenames(op, np, removed, added)
+		renamedTo := pairRenames(op, np, removed, added)
 		for _, name := range removed {
 			p := path + "." + name
 			prop := asMap(op[name])
