@@ -33,25 +33,17 @@ func runDiff(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	fs := newFlagSet("diff", "[--capabilities] [--format text|json|markdown] [--key KEY] [--verbose] OLD NEW", stderr)
 	caps := fs.Bool("capabilities", false, "compare capability catalogues (files, or servers' API roots ending in /api/v1) instead of REST descriptions")
 	format := fs.String("format", "text", "output format: "+strings.Join(diff.Formats, ", "))
-	key := fs.String("key", "", "API key sent to servers (Authorization: Bearer)")
+	key := fs.String("key", "", "API key sent to servers (Authorization: Bearer) [$MEDIASPEC_KEY]")
 	oldKey := fs.String("old-key", "", "API key for the OLD server only (default --key)")
 	newKey := fs.String("new-key", "", "API key for the NEW server only (default --key)")
 	verbose := fs.Bool("verbose", false, "list compatible changes too (json always lists them)")
 	// Flags may come before, between or after OLD and NEW.
-	var sides []string
-	rest := args
-	for {
-		if err := fs.Parse(rest); err != nil {
-			if errors.Is(err, flag.ErrHelp) {
-				return usageError{msg: ""}
-			}
-			return usageError{msg: err.Error()}
-		}
-		if fs.NArg() == 0 {
-			break
-		}
-		sides = append(sides, fs.Arg(0))
-		rest = fs.Args()[1:]
+	flags, sides := splitSides(fs, args)
+	if err := parseFlags(fs, flags); err != nil {
+		return err
+	}
+	if err := applyEnvNames(fs, map[string]string{"key": "MEDIASPEC_KEY"}); err != nil {
+		return err
 	}
 	if len(sides) != 2 {
 		fs.Usage()
@@ -81,6 +73,38 @@ func runDiff(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return errBreaking
 	}
 	return nil
+}
+
+// splitSides separates the flags (with their values) from the positional arguments, so that flags
+// may follow them.
+func splitSides(fs *flag.FlagSet, args []string) (flags, sides []string) {
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "--":
+			return flags, append(sides, args[i+1:]...)
+		case a == "-" || !strings.HasPrefix(a, "-"):
+			sides = append(sides, a)
+			continue
+		}
+		flags = append(flags, a)
+		name := strings.TrimLeft(a, "-")
+		if strings.Contains(name, "=") {
+			continue
+		}
+		f := fs.Lookup(name)
+		if f == nil {
+			continue
+		}
+		if b, ok := f.Value.(interface{ IsBoolFlag() bool }); ok && b.IsBoolFlag() {
+			continue
+		}
+		if i+1 < len(args) {
+			flags = append(flags, args[i+1])
+			i++
+		}
+	}
+	return flags, sides
 }
 
 func compareSides(ctx context.Context, caps bool, oldF, newF diff.Fetcher, oldSrc, newSrc string) (*diff.Report, error) {
