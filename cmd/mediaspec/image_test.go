@@ -127,6 +127,24 @@ func TestImageFlagsRefuseBadValues(t *testing.T) {
 	}
 }
 
+// The log goes where --image-logs says, else beside the first report, else to a new temporary file.
+func TestContainerLogPath(t *testing.T) {
+	if p, err := containerLogPath("x.log", conformance.Config{JSONReport: "r/a.json"}); err != nil || p != "x.log" {
+		t.Errorf("with --image-logs: %q, %v", p, err)
+	}
+	if p, err := containerLogPath("", conformance.Config{HTMLReport: filepath.Join("out", "r.html")}); err != nil || p != filepath.Join("out", "container.log") {
+		t.Errorf("beside the report: %q, %v", p, err)
+	}
+	p, err := containerLogPath("", conformance.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.Remove(p)
+	if _, err := os.Stat(p); err != nil || !strings.HasPrefix(filepath.Base(p), "mediaspec-container-") {
+		t.Errorf("temporary file %q: %v", p, err)
+	}
+}
+
 // loadedConfig is the suite configuration check starts from when nothing is configured.
 func loadedConfig(t *testing.T) conformance.Config {
 	t.Helper()
