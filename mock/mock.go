@@ -43,6 +43,7 @@ import (
 	"github.com/mediaspec/mediaspec/mock/jobs"
 	"github.com/mediaspec/mediaspec/mock/ledger"
 	"github.com/mediaspec/mediaspec/mock/ratelimit"
+	"github.com/mediaspec/mediaspec/mock/reqlog"
 	"github.com/mediaspec/mediaspec/mock/uploads"
 	"github.com/mediaspec/mediaspec/mock/webhook"
 	"github.com/mediaspec/mediaspec/mock/workflows"
@@ -77,6 +78,9 @@ type Config struct {
 	// ValidateResponses checks every /api/v1 answer against the REST
 	// description (OpenAPIJSON) and logs each violation at error level.
 	ValidateResponses bool
+	// LogRequests logs one line per request at info level (mock/reqlog): method, path, status,
+	// duration, key id and the error code of a refusal. mediaspec mock turns it on unless --quiet.
+	LogRequests bool `yaml:"log_requests"`
 	// AllowLoopbackWebhooks also admits webhook URLs on http(s)://127.0.0.1:* and
 	// http(s)://localhost:*, so local receivers work; no other private address is admitted.
 	AllowLoopbackWebhooks bool
@@ -363,6 +367,9 @@ func New(cfg Config) (*Server, error) {
 			return nil, err
 		}
 		s.handler = v.wrap(s.mux)
+	}
+	if cfg.LogRequests {
+		s.handler = reqlog.Middleware(logger, s.handler)
 	}
 	s.boot()
 	return s, nil

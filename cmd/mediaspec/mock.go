@@ -45,13 +45,15 @@ func runMock(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	fs.IntVar(&lim.MaxConns, "max-conns", d.MaxConns, "most connections served at once; more wait in the listen backlog [$MEDIASPEC_MOCK_MAX_CONNS]")
 	specFile := fs.String("spec", "", "serve (and validate answers with) the REST description in FILE instead of the embedded one [$MEDIASPEC_MOCK_SPEC]")
 	catalogDir := fs.String("catalog", "", "serve the capability catalogue in DIR (a copy of fixtures/catalog) instead of the embedded one [$MEDIASPEC_MOCK_CATALOG]")
-	infoJSON := fs.Bool("json", false, "print the start information as one JSON object instead of text")
+	quiet := fs.Bool("quiet", false, "log no request (by default each request is logged: method, path, status, duration, key id, error code) [$MEDIASPEC_MOCK_QUIET]")
+	infoJSON := fs.Bool("json", false, "print the start information as one JSON object instead of text [$MEDIASPEC_MOCK_JSON]")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if err := applyEnv(fs, "MEDIASPEC_MOCK_"); err != nil {
 		return err
 	}
+	cfg.LogRequests = !*quiet
 	switch cfg.LogFormat {
 	case "text":
 		cfg.Logger = slog.New(slog.NewTextHandler(stderr, nil))

@@ -24,6 +24,7 @@ import (
 	"github.com/mediaspec/mediaspec/mock/clock"
 	"github.com/mediaspec/mediaspec/mock/faults"
 	"github.com/mediaspec/mediaspec/mock/ratelimit"
+	"github.com/mediaspec/mediaspec/mock/reqlog"
 	"github.com/mediaspec/mediaspec/mock/workspace"
 )
 
@@ -206,6 +207,7 @@ func (rt *Router) authorize(r *http.Request, scope workspace.Scope, buckets []ra
 	if err != nil {
 		return nil, err
 	}
+	reqlog.SetKeyID(r.Context(), key.KeyID)
 	if plan == workspace.PlanFree {
 		return nil, apierr.RequiredPlan(string(workspace.PlanPro), "", "The free plan does not include the agent API; the pro plan does.")
 	}
