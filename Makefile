@@ -6,7 +6,7 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -s -w -X main.version=$(VERSION)
 PKGS    := ./...
 
-.PHONY: all test vet race build image run mock check lint fmt-check tidy-check staticcheck lint-spec bench clean
+.PHONY: all test vet race build image run mock check lint fmt-check tidy-check staticcheck lint-spec bench clean report-shot
 
 all: lint test
 
@@ -33,6 +33,12 @@ image: build
 ## run: the main job — check the embedded mock against the rule catalogue.
 run:
 	$(GO) run -ldflags "$(LDFLAGS)" ./cmd/mediaspec check
+
+## report-shot: render a failing run's HTML report in headless Chromium (Debian's chromium) and keep
+## the picture as reports/report.png, for a person to look at; the test also runs in make test.
+report-shot:
+	mkdir -p reports
+	MEDIASPEC_REPORT_SHOT=$(CURDIR)/reports/report.png $(GO) test -count=1 -run TestHTMLReportAsAPicture -v ./conformance/framework/
 
 ## lint: formatting, module tidiness, vet, staticcheck, and the independent OpenAPI linter (Redocly,
 ## from npm).

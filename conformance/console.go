@@ -174,43 +174,13 @@ const maxSpecsPerCause = 5
 // maxCauses is how many causes the console details; the reports have them all.
 const maxCauses = 25
 
-// cause is one root cause: failures at the same assertion with the same message shape.
-type cause struct {
-	key   string
-	specs []framework.SpecResult
-	rules map[string]bool
-}
-
-// number, hex and id runs are masked so one cause over many rows groups as one.
-var volatile = regexp.MustCompile(`[a-z]+_[0-9A-Za-z]{8,}|\b[0-9a-f]{16,}\b|\d+(\.\d+)?`)
-
-func causeKey(s framework.SpecResult) string {
-	return s.FailureLocation + " " + volatile.ReplaceAllString(framework.Sentence(s.Reason), "#")
-}
-
 // summary prints failures grouped by cause and skips grouped by reason.
 func (c *console) summary(res framework.Results, reportHint string) {
-	var causes []*cause
-	byKey := map[string]*cause{}
+	causes := res.Causes()
 	skips := map[string]int{}
 	for _, s := range res.Specs {
-		switch s.State {
-		case framework.Failed:
-			k := causeKey(s)
-			cs := byKey[k]
-			if cs == nil {
-				cs = &cause{key: k, rules: map[string]bool{}}
-				byKey[k] = cs
-				causes = append(causes, cs)
-			}
-			cs.specs = append(cs.specs, s)
-			for _, id := range s.Blamed() {
-				cs.rules[id] = true
-			}
-		case framework.Skipped:
-			if s.Reason != framework.NotSelected {
-				skips[s.Reason]++
-			}
+		if s.State == framework.Skipped && s.Reason != framework.NotSelected {
+			skips[s.Reason]++
 		}
 	}
 	if len(skips) > 0 {
@@ -233,7 +203,6 @@ func (c *console) summary(res framework.Results, reportHint string) {
 	if len(causes) == 0 {
 		return
 	}
-	sort.SliceStable(causes, func(i, j int) bool { return len(causes[i].specs) > len(causes[j].specs) })
 	fmt.Fprintln(c.w)
 	fmt.Fprintf(c.w, "Failures: %d specs, %d causes%s\n", res.SpecCounts.Failed, len(causes), reportHint)
 	for i, cs := range causes {
@@ -241,21 +210,16 @@ func (c *console) summary(res framework.Results, reportHint string) {
 			fmt.Fprintf(c.w, "\n... and %d more causes: see the reports (--html-report, --json-report)\n", len(causes)-i)
 			break
 		}
-		first := cs.specs[0]
-		ids := make([]string, 0, len(cs.rules))
-		for id := range cs.rules {
-			ids = append(ids, id)
-		}
-		sort.Strings(ids)
+		first := cs.Specs[0]
 		fmt.Fprintf(c.w, "\n%d) %s\n", i+1, framework.Sentence(first.Reason))
-		fmt.Fprintf(c.w, "   rules: %s\n", strings.Join(ids, ", "))
+		fmt.Fprintf(c.w, "   rules: %s\n", strings.Join(cs.Rules, ", "))
 		if first.FailureLocation != "" {
 			fmt.Fprintf(c.w, "   at: %s\n", first.FailureLocation)
 		}
-		fmt.Fprintf(c.w, "   %d spec(s):\n", len(cs.specs))
-		for j, s := range cs.specs {
+		fmt.Fprintf(c.w, "   %d spec(s):\n", len(cs.Specs))
+		for j, s := range cs.Specs {
 			if j == maxSpecsPerCause {
-				fmt.Fprintf(c.w, "     ... and %d more\n", len(cs.specs)-j)
+				fmt.Fprintf(c.w, "     ... and %d more\n", len(cs.Specs)-j)
 				break
 			}
 			fmt.Fprintf(c.w, "     - %s (%s)\n", framework.Clip(s.Text, 110), s.Location)

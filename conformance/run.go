@@ -312,7 +312,7 @@ func RunWith(ctx context.Context, cfg Config, opts Options, stdout, stderr io.Wr
 		err = errors.New("conformance: the suite failed")
 	}
 	if res != nil && setupFailed(*res) {
-		return sum, &framework.SetupError{Msg: "the run's setup failed: " + strings.Join(res.SuiteFailures, "; ")}
+		return sum, &framework.SetupError{Msg: framework.Sentence(strings.Join(res.SuiteFailures, "; "))}
 	}
 	return sum, err
 }

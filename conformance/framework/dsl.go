@@ -281,7 +281,9 @@ func (f *Framework) envCopy() environment {
 // onReport. Call it once, before RunSpecs.
 func (f *Framework) RegisterSuiteNodes(onReport func(types.Report)) {
 	BeforeSuite(func(ctx SpecContext) {
-		Expect(f.Setup(ctx)).To(Succeed(), "set up the run's workspaces and keys")
+		if err := f.Setup(ctx); err != nil {
+			Fail("the run's setup failed: " + err.Error())
+		}
 	})
 	AfterSuite(func(ctx SpecContext) {
 		Expect(f.Teardown(ctx)).To(Succeed(), "delete the run's workspaces")

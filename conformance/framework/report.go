@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"html/template"
 	"io"
+	"regexp"
 	"sort"
 	"strings"
 	"time"
@@ -33,12 +34,13 @@ func WriteJSON(w io.Writer, r Results) error {
 }
 
 // Sentence is the first statement of a failure message in words: the text before the first
-// transcript line ("> ..." or "< ..."), on one line, at most 300 characters.
+// transcript line ("> ..." or "< ...") or schema dump, on one line, at most 300 characters.
 func Sentence(msg string) string {
 	var parts []string
 	for _, line := range strings.Split(msg, "\n") {
 		t := strings.TrimSpace(line)
-		if strings.HasPrefix(t, "> ") || strings.HasPrefix(t, "< ") || t == ">" || t == "<" || strings.HasPrefix(t, "--- call ") {
+		if strings.HasPrefix(t, "> ") || strings.HasPrefix(t, "< ") || t == ">" || t == "<" || strings.HasPrefix(t, "--- call ") ||
+			t == "Schema:" || t == "Value:" {
 			break
 		}
 		if t != "" {
@@ -58,8 +60,14 @@ func Clip(s string, n int) string {
 }
 
 // maxTranscriptInHTML bounds one spec's transcript in the HTML report: the head and the tail are
-// kept (the JSON report has it whole).
-const maxTranscriptInHTML = 24 << 10
+// kept (the JSON report has it whole). transcriptBudgetHTML bounds them all together, so a run
+// with many failures stays a page a browser opens (under 2 MB); each then gets an equal share, at
+// least minTranscriptInHTML.
+const (
+	maxTranscriptInHTML  = 24 << 10
+	transcriptBudgetHTML = 1 << 20
+	minTranscriptInHTML  = 2 << 10
+)
 
 func clipMiddle(s string, n int) string {
 	if len(s) <= n {
@@ -67,6 +75,52 @@ func clipMiddle(s string, n int) string {
 	}
 	head, tail := s[:n/3], s[len(s)-2*n/3:]
 	return head + fmt.Sprintf("\n... (%d bytes cut here; the JSON report has the whole transcript) ...\n", len(s)-len(head)-len(tail)) + tail
+}
+
+// Cause is one root cause of failures: the specs that failed at the same assertion with the same
+// message once ids and numbers are masked.
+type Cause struct {
+	Sentence string
+	Location string // where the assertion is
+	Rules    []string
+	Specs    []SpecResult
+}
+
+// volatile masks ids, hex and numbers so one cause over many rows groups as one.
+var volatile = regexp.MustCompile(`[a-z]+_[0-9A-Za-z]{8,}|\b[0-9a-f]{16,}\b|\d+(\.\d+)?`)
+
+// Causes groups the failed specs by cause, the cause that broke most specs first.
+func (r Results) Causes() []Cause {
+	var out []*Cause
+	by := map[string]*Cause{}
+	rules := map[*Cause]map[string]bool{}
+	for _, s := range r.Specs {
+		if s.State != Failed {
+			continue
+		}
+		key := s.FailureLocation + " " + volatile.ReplaceAllString(Sentence(s.Reason), "#")
+		c := by[key]
+		if c == nil {
+			c = &Cause{Sentence: Sentence(s.Reason), Location: s.FailureLocation}
+			by[key] = c
+			rules[c] = map[string]bool{}
+			out = append(out, c)
+		}
+		c.Specs = append(c.Specs, s)
+		for _, id := range s.Blamed() {
+			if !rules[c][id] {
+				rules[c][id] = true
+				c.Rules = append(c.Rules, id)
+			}
+		}
+	}
+	res := make([]Cause, 0, len(out))
+	for _, c := range out {
+		sort.Strings(c.Rules)
+		res = append(res, *c)
+	}
+	sort.SliceStable(res, func(i, j int) bool { return len(res[i].Specs) > len(res[j].Specs) })
+	return res
 }
 
 // AreaSummary is one area's tallies in the HTML report.
@@ -132,6 +186,7 @@ type htmlData struct {
 	Others   []htmlSpec
 	Rules    []RuleVerdict
 	AreaRows []AreaSummary
+	Causes   []Cause
 	Anchors  map[string]string // spec text -> anchor
 }
 
@@ -170,6 +225,11 @@ pre{white-space:pre-wrap;overflow-wrap:anywhere;font-size:.85em;background:#f6f6
 <table><thead><tr><th>Area</th><th>Passed</th><th>Failed</th><th>Skipped</th><th>Rules failed</th></tr></thead><tbody>
 {{range .AreaRows}}<tr><td>{{.Area}}</td><td>{{.Passed}}</td><td{{if .Failed}} class="failed"{{end}}>{{.Failed}}</td><td>{{.Skipped}}</td><td>{{.FailedRules}}</td></tr>
 {{end}}</tbody></table>
+{{if .Causes}}<h2>Failures by cause ({{len .Causes}})</h2>
+<table><thead><tr><th>Cause</th><th style="width:6em">Specs</th><th style="width:14em">Rules</th><th style="width:16em">Where</th></tr></thead><tbody>
+{{range .Causes}}<tr><td>{{.Sentence}}<details><summary>the specs</summary><ul>{{range .Specs}}<li><a href="#{{anchor $.Anchors .Text}}">{{.Text}}</a></li>{{end}}</ul></details></td>
+<td class="failed">{{len .Specs}}</td><td>{{range .Rules}}<a href="#{{.}}">{{.}}</a> {{end}}</td><td>{{.Location}}</td></tr>
+{{end}}</tbody></table>{{end}}
 {{if .Failed}}<h2>Failed specs ({{len .Failed}})</h2>
 {{range .Failed}}<div id="{{.Anchor}}" class="spec">
 <h3 class="failed">{{.Text}}</h3>
@@ -201,13 +261,17 @@ pre{white-space:pre-wrap;overflow-wrap:anywhere;font-size:.85em;background:#f6f6
 // summary per area, the failed specs (each with its transcript, once), every rule with failures
 // first, then the other specs.
 func WriteHTML(w io.Writer, r Results) error {
-	d := htmlData{Results: r, AreaRows: r.Areas(), Anchors: map[string]string{}}
+	d := htmlData{Results: r, AreaRows: r.Areas(), Causes: r.Causes(), Anchors: map[string]string{}}
+	share := maxTranscriptInHTML
+	if r.SpecCounts.Failed > 0 {
+		share = max(minTranscriptInHTML, min(maxTranscriptInHTML, transcriptBudgetHTML/r.SpecCounts.Failed))
+	}
 	for i, s := range r.Specs {
 		h := htmlSpec{SpecResult: s, Anchor: fmt.Sprintf("spec-%d", i+1)}
 		if s.State == Failed {
 			h.Sentence = Sentence(s.Reason)
-			h.Transcript = clipMiddle(s.Transcript, maxTranscriptInHTML)
-			h.Reason = clipMiddle(s.Reason, maxTranscriptInHTML)
+			h.Transcript = clipMiddle(s.Transcript, share)
+			h.Reason = clipMiddle(s.Reason, share/2)
 			d.Failed = append(d.Failed, h)
 			d.Anchors[s.Text] = h.Anchor
 			continue
