@@ -164,3 +164,36 @@ func TestDiffAgainstARunningMock(t *testing.T) {
 		t.Errorf("the mock against itself: %v\n%s", err, out)
 	}
 }
+
+// TestDiffCapabilitiesTellsRetiredFromDeleted compares an older catalogue, in which the mock's retired
+// actor_classic was still available and which had one more capability, with the running mock: the
+// mock answers actor_classic as retired, and the other one is gone.
+func TestDiffCapabilitiesTellsRetiredFromDeleted(t *testing.T) {
+	base, key := startMock(t)
+	data, err := os.ReadFile("../../fixtures/catalog/capabilities.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := strings.Replace(string(data), "    description: The first talking actor model; retired.\n    category: avatar\n    output_kind: video\n    status: retired\n",
+		"    description: The first talking actor model; retired.\n    category: avatar\n    output_kind: video\n    status: available\n", 1)
+	if doc == string(data) {
+		t.Fatal("actor_classic is no longer retired in the fixtures catalogue")
+	}
+	retired := filepath.Join(t.TempDir(), "retired.yaml")
+	if err := os.WriteFile(retired, []byte(doc), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, _, err := run(t, "diff", "--capabilities", "--verbose", "--key", key, retired, base)
+	if err != nil || !strings.Contains(out, "VER-010 capability-retired: capabilities.actor_classic") {
+		t.Errorf("retired capability: err %v\n%s", err, out)
+	}
+	deleted := filepath.Join(t.TempDir(), "deleted.yaml")
+	doc = strings.Replace(doc, "capabilities:\n", "capabilities:\n  - capability_id: ghost_model\n    category: image\n    output_kind: image\n    status: available\n", 1)
+	if err := os.WriteFile(deleted, []byte(doc), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, _, err = run(t, "diff", "--capabilities", "--key", key, deleted, base)
+	if exitStatus(err) != 1 || !strings.Contains(out, "VER-023 capability-deleted: capabilities.ghost_model") {
+		t.Errorf("deleted capability: exit %d\n%s", exitStatus(err), out)
+	}
+}
