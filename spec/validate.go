@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"sort"
 	"strings"
 
@@ -203,6 +204,7 @@ func (v *Validator) ValidateRequest(ctx context.Context, r *http.Request, body [
 
 func (v *Validator) requestInput(r *http.Request, body []byte, route *routers.Route, params map[string]string) *openapi3filter.RequestValidationInput {
 	clone := r.Clone(context.Background())
+	clone.URL.RawQuery = withoutBlankValues(r.URL.Query()).Encode()
 	clone.Body = io.NopCloser(bytes.NewReader(body))
 	clone.ContentLength = int64(len(body))
 	return &openapi3filter.RequestValidationInput{Request: clone, PathParams: params, Route: route, Options: v.options()}
@@ -211,6 +213,25 @@ func (v *Validator) requestInput(r *http.Request, body []byte, route *routers.Ro
 // ValidateResponse checks the response (status, header, body) to request r. A request outside the
 // base path is not checked. For a path or method the description does not document, the response
 // must be an error (4XX or 5XX) in the error envelope.
+// withoutBlankValues drops every query parameter whose values are all blank (empty or white
+// space). The description says a blank query value counts as omitted, while its parameters are
+// typed (an integer `limit`, enum filters) so that generated clients get types; a plain request
+// validator would refuse `?limit=` as not an integer.
+func withoutBlankValues(q url.Values) url.Values {
+	for k, vals := range q {
+		blank := true
+		for _, s := range vals {
+			if strings.TrimSpace(s) != "" {
+				blank = false
+			}
+		}
+		if blank {
+			delete(q, k)
+		}
+	}
+	return q
+}
+
 func (v *Validator) ValidateResponse(ctx context.Context, r *http.Request, status int, header http.Header, body []byte) error {
 	if !v.Covers(r.URL.Path) {
 		return nil

@@ -340,3 +340,35 @@ rules:
 		t.Error("Get misses an existing id")
 	}
 }
+
+// Query parameters are typed (an integer limit, enum filters) while a blank value counts as
+// omitted: the validator passes blank values and still refuses a value of the wrong type.
+func TestValidateRequestTreatsBlankQueryValuesAsOmitted(t *testing.T) {
+	v, err := NewEmbeddedValidator(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	for query, ok := range map[string]bool{
+		"":                               true,
+		"limit=10":                       true,
+		"limit=":                         true,
+		"limit=%20":                      true,
+		"status=&source=&limit=&cursor=": true,
+		"status=completed&source=api":    true,
+		"limit=abc":                      false,
+		"status=bogus":                   false,
+	} {
+		r := httptest.NewRequest("GET", "/api/v1/generations?"+query, nil)
+		err := v.ValidateRequest(ctx, r, nil)
+		if ok && err != nil {
+			t.Errorf("?%s refused: %v", query, err)
+		}
+		if !ok && err == nil {
+			t.Errorf("?%s passed", query)
+		}
+		if r.URL.RawQuery != query {
+			t.Errorf("?%s: the caller's request was changed to ?%s", query, r.URL.RawQuery)
+		}
+	}
+}

@@ -53,7 +53,7 @@ func capabilityListSpecs(f *framework.Framework) {
 			Expect(len(big.rows)).To(BeNumerically("<=", 50), "limit is clamped to 50"+big.r.Describe())
 			Expect(len(big.rows)).To(Equal(min(len(all), 50)), "limit=500 is clamped, not refused nor ignored"+big.r.Describe())
 			for _, bad := range []string{"0", "-3", "2.5", "abc", ""} {
-				p := getPage(ctx, c, "/capabilities", "capabilities", framework.Query("limit", bad))
+				p := getPage(ctx, c, "/capabilities", "capabilities", limitProbe(bad)...)
 				Expect(ids(p.rows, "capability_id")).To(Equal(ids(def.rows, "capability_id")),
 					fmt.Sprintf("limit=%q counts as omitted: the default page", bad)+p.r.Describe())
 			}

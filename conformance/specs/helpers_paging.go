@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 
 	. "github.com/onsi/ginkgo/v2" //nolint:revive
@@ -137,4 +138,15 @@ func notIn(candidates []string, texts []string) string {
 		}
 	}
 	return ""
+}
+
+// limitProbe is the query limit=v for a spec that checks how a server tolerates a limit. The
+// description types limit as an integer; a value that is not a whole number (2.5, abc) breaks it on
+// purpose and is marked framework.Invalid (a blank value counts as omitted and breaks nothing).
+func limitProbe(v string) []framework.CallOption {
+	opts := []framework.CallOption{framework.Query("limit", v)}
+	if _, err := strconv.Atoi(strings.TrimSpace(v)); err != nil && strings.TrimSpace(v) != "" {
+		opts = append(opts, framework.Invalid())
+	}
+	return opts
 }

@@ -38,15 +38,15 @@ func generationListSpecs(f *framework.Framework) {
 				}
 			}
 			for _, field := range []string{"status", "source"} {
-				expectField(c.Get(ctx, "/generations", framework.Query(field, "bogus")).ExpectError(http.StatusBadRequest, "invalid_config"), field)
+				expectField(c.Get(ctx, "/generations", framework.Query(field, "bogus"), framework.Invalid()).ExpectError(http.StatusBadRequest, "invalid_config"), field)
 			}
-			expectField(c.Get(ctx, "/generations", framework.Query("status", "canceled")).ExpectError(http.StatusBadRequest, "invalid_config"), "status")
+			expectField(c.Get(ctx, "/generations", framework.Query("status", "canceled"), framework.Invalid()).ExpectError(http.StatusBadRequest, "invalid_config"), "status")
 			for _, blank := range []string{"status", "source", "capability_id", "created_before", "updated_since", "cursor"} {
 				p := getPage(ctx, c, "/generations", "generations", framework.Query(blank, ""))
 				Expect(ids(p.rows, "generation_id")).To(Equal(base), blank+"= counts as omitted"+p.r.Describe())
 			}
 			for _, lim := range []string{"0", "-1", "abc"} {
-				p := getPage(ctx, c, "/generations", "generations", framework.Query("limit", lim))
+				p := getPage(ctx, c, "/generations", "generations", limitProbe(lim)...)
 				Expect(ids(p.rows, "generation_id")).To(Equal(base), "limit="+lim+" counts as omitted"+p.r.Describe())
 			}
 			p := getPage(ctx, c, "/generations", "generations", framework.Query("cursor", "!!not-a-cursor!!"))
@@ -206,7 +206,7 @@ func pagedListSpecs(f *framework.Framework) {
 			} {
 				def := getPage(ctx, c, l.path, l.field)
 				for _, bad := range []string{"0", "-3", "2.5", "abc"} {
-					p := getPage(ctx, c, l.path, l.field, framework.Query("limit", bad))
+					p := getPage(ctx, c, l.path, l.field, limitProbe(bad)...)
 					Expect(ids(p.rows, l.id)).To(Equal(ids(def.rows, l.id)),
 						fmt.Sprintf("%s?limit=%s counts as omitted: the default page", l.path, bad)+p.r.Describe())
 				}
