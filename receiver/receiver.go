@@ -72,6 +72,11 @@ type Config struct {
 	Tolerance time.Duration
 	// Now is the receiver's clock for the timestamp check and for recorded times. Default time.Now.
 	Now func() time.Time
+	// Window, when set, replaces Now in the timestamp check: it returns the earliest and the latest
+	// time the sender's clock may have shown when it stamped an arriving message (for a sender whose
+	// clock jumps while messages are in flight, or when either of two clocks may stamp), and a
+	// timestamp passes when it lies within Tolerance of that span. Now still stamps recorded times.
+	Window func() (earliest, latest time.Time)
 	// Forward is an optional http(s) URL on a loopback host (127.0.0.0/8, ::1 or localhost). Every
 	// attempt whose verdict is VerdictVerified is re-posted there (same body, same headers) in the
 	// background after it was answered; the forward's outcome is logged, never answered to the sender.
@@ -97,6 +102,7 @@ type Config struct {
 // Create it with New; call Close to stop forwards and release held requests.
 type Receiver struct {
 	now        func() time.Time
+	window     func() (earliest, latest time.Time)
 	tolerance  time.Duration
 	maxBody    int64
 	maxRecords int
@@ -140,6 +146,7 @@ func New(cfg Config) (*Receiver, error) {
 	}
 	r := &Receiver{
 		now:        cfg.Now,
+		window:     cfg.Window,
 		tolerance:  cfg.Tolerance,
 		maxBody:    cfg.MaxBody,
 		maxRecords: cfg.MaxRecords,
@@ -153,6 +160,9 @@ func New(cfg Config) (*Receiver, error) {
 	}
 	if r.now == nil {
 		r.now = time.Now
+	}
+	if r.window == nil {
+		r.window = func() (time.Time, time.Time) { now := r.now(); return now, now }
 	}
 	if r.tolerance == 0 {
 		r.tolerance = DefaultTolerance
@@ -399,12 +409,12 @@ func (r *Receiver) check(h http.Header, body []byte, readErr error) (Attempt, *E
 	if !ok {
 		return a.refuse(VerdictBadSignature, "no v1 signature matches any secret"), nil
 	}
-	now := r.now()
+	earliest, latest := r.window()
 	sent := time.Unix(ts, 0)
-	if d := now.Sub(sent); d > r.tolerance {
+	if d := earliest.Sub(sent); d > r.tolerance {
 		return a.refuse(VerdictStaleTimestamp, fmt.Sprintf("webhook-timestamp is %s old, tolerance %s", d, r.tolerance)), nil
 	}
-	if d := sent.Sub(now); d > r.tolerance {
+	if d := sent.Sub(latest); d > r.tolerance {
 		return a.refuse(VerdictFutureTimestamp, fmt.Sprintf("webhook-timestamp is %s ahead, tolerance %s", d, r.tolerance)), nil
 	}
 	var env envelope

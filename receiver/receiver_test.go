@@ -434,3 +434,31 @@ func TestReceiverImportsNoTestFramework(t *testing.T) {
 		t.Error("dependency list looks wrong: the Standard Webhooks library is missing")
 	}
 }
+
+// With a Window, a timestamp passes within Tolerance of any time in the span and is refused one
+// second beyond either end, with the verdict naming the side.
+func TestReceiveTimestampWindow(t *testing.T) {
+	body := envelopeBody(whdID(1), "generation.completed", t0, genData(genID(1)))
+	earliest, latest := t0, t0.Add(2*time.Hour)
+	for _, c := range []struct {
+		name string
+		ts   time.Time
+		want Verdict
+	}{
+		{"300 s before the earliest", earliest.Add(-300 * time.Second), VerdictVerified},
+		{"301 s before the earliest", earliest.Add(-301 * time.Second), VerdictStaleTimestamp},
+		{"inside the span", earliest.Add(time.Hour), VerdictVerified},
+		{"300 s after the latest", latest.Add(300 * time.Second), VerdictVerified},
+		{"301 s after the latest", latest.Add(301 * time.Second), VerdictFutureTimestamp},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r, _ := newTestReceiver(t, func(cfg *Config) {
+				cfg.Window = func() (time.Time, time.Time) { return earliest, latest }
+			})
+			serve(r, signedRequest(t, signLib, secretA, "/hook", whdID(1), c.ts.Unix(), body))
+			if a := lastAttempt(t, r); a.Verdict != c.want {
+				t.Errorf("verdict %s (%s), want %s", a.Verdict, a.Detail, c.want)
+			}
+		})
+	}
+}

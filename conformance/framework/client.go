@@ -156,7 +156,7 @@ func (c *Client) sharedBackoff(r *Response) (time.Duration, bool) {
 	if !ok || n <= 0 {
 		return 0, false
 	}
-	return time.Duration(float64(n)*float64(time.Second)/c.f.cfg.TimeScale) + 100*time.Millisecond, true
+	return time.Duration(float64(n)*float64(time.Second)/c.f.wallScale()) + 100*time.Millisecond, true
 }
 
 // Response is one answer, with the exchange that produced it.

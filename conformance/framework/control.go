@@ -156,6 +156,17 @@ func (c *ControlAPI) DeleteWorkspace(ctx context.Context, workspaceID string) er
 
 // AdvanceClock calls POST /clock/advance, moving the service clock forward.
 func (c *ControlAPI) AdvanceClock(ctx context.Context, seconds float64) error {
-	_, _, err := c.expect(ctx, http.MethodPost, "/clock/advance", map[string]any{"seconds": seconds}, http.StatusOK)
-	return err
+	doc, r, err := c.expect(ctx, http.MethodPost, "/clock/advance", map[string]any{"seconds": seconds}, http.StatusOK)
+	if err != nil {
+		return err
+	}
+	raw, _ := doc["now"].(string)
+	now, perr := time.Parse(time.RFC3339Nano, raw)
+	if perr != nil {
+		return fmt.Errorf("control POST /clock/advance: now is not a date-time\n%s", r.Exchange)
+	}
+	// The jump started where the clock stood seconds before the answer's now; an attempt stamped
+	// then may still arrive.
+	c.f.noteJump(now.Add(-time.Duration(seconds * float64(time.Second))))
+	return nil
 }

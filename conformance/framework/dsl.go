@@ -221,8 +221,10 @@ func (s *Spec) Spend(n int) {
 	}
 }
 
-// TimeScale is how many times faster than real time the target's clock runs.
-func (s *Spec) TimeScale() float64 { return s.f.cfg.TimeScale }
+// TimeScale is how many times faster than real time the target's clock runs, for waits in real
+// time: the control API's report on a running clock, else the configured --time-scale (on a manual
+// clock a spec advances time instead of waiting for it).
+func (s *Spec) TimeScale() float64 { return s.f.wallScale() }
 
 // NewWorkspace makes a fresh workspace through control, deleted when the spec ends. It fails the
 // spec when control refuses.

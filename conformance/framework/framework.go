@@ -43,6 +43,8 @@ type Framework struct {
 	caps    Capabilities
 	created []string // workspaces this run made through control, deleted at teardown
 	hooks   *Hooks   // the webhook receiver, when one runs (receiver.go)
+
+	clock targetClock // what the run knows of the target's clock (clock.go)
 }
 
 // environment is the keys and workspaces the run uses, known after Setup.
@@ -158,6 +160,9 @@ func (f *Framework) Setup(ctx context.Context) error {
 	}
 	if env.key == "" {
 		return errors.New("no API key: give --key or control access")
+	}
+	if err := f.learnClock(ctx); err != nil {
+		return err
 	}
 	receiverOK, err := f.startReceiver(ctx, env.key)
 	if err != nil {

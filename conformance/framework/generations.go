@@ -69,7 +69,7 @@ func (s *Spec) Finish(ctx context.Context, c *Client, id string) *Response {
 		if !w.Bool("still_running") {
 			return w
 		}
-		Expect(time.Since(start)).To(BeNumerically("<", time.Duration(float64(finishLimit)/s.f.cfg.TimeScale)),
+		Expect(time.Since(start)).To(BeNumerically("<", time.Duration(float64(finishLimit)/s.f.wallScale())),
 			"generation "+id+" still running"+w.Describe())
 	}
 }

@@ -34,7 +34,7 @@ const receiverProbePath = "/conformance-probe"
 // (NewURL), tells the receiver their secrets (Trust) and, when it wants misbehaviour, sets a
 // Behavior for its path (Behave). The receiver checks webhook-timestamp against the target's
 // clock (read through the control API when there is one, else the local clock), so a target on a
-// jumped or scaled clock is judged by its own time. It is safe for concurrent use.
+// jumped or scaled clock is judged by its own time; see stampWindow. It is safe for concurrent use.
 type Hooks struct {
 	rcv    *receiver.Receiver
 	srv    *http.Server
@@ -59,7 +59,7 @@ func (f *Framework) startReceiver(ctx context.Context, key string) (bool, error)
 	placeholder := make([]byte, 32)
 	_, _ = rand.Read(placeholder)
 	h := &Hooks{behaviors: map[string]receiver.Behavior{}, secrets: []string{"whsec_" + base64.StdEncoding.EncodeToString(placeholder)}}
-	rcv, err := receiver.New(receiver.Config{Secrets: h.secrets, Now: f.targetNow, Behavior: h.behave})
+	rcv, err := receiver.New(receiver.Config{Secrets: h.secrets, Now: f.targetNow, Window: f.stampWindow, Behavior: h.behave})
 	if err != nil {
 		return false, err
 	}
@@ -117,37 +117,15 @@ func (f *Framework) stopReceiver(ctx context.Context) {
 	_ = h.srv.Shutdown(ctx)
 }
 
-// targetNow is the time the target stamps deliveries with: the wall clock, unless the control API
-// reports a manual clock (time_scale 0) — a simulated time that moves only on command, which such a
-// target stamps instead (GET /clock; not recorded in transcripts). A real service's clock runs, so
-// it is judged by the wall clock like any receiver would.
+// targetNow is the receiver's clock for recorded times: the target's service time on a manual
+// clock, else the wall clock. The timestamp check uses stampWindow (clock.go).
 func (f *Framework) targetNow() time.Time {
-	if f.controlRoot == nil {
-		return time.Now()
+	if f.manualClock() {
+		if now, err := f.serviceNow(context.Background()); err == nil {
+			return now
+		}
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, f.resolve(f.controlRoot, "/clock").String(), nil)
-	if err != nil {
-		return time.Now()
-	}
-	req.Header.Set("Authorization", "Bearer "+f.cfg.ControlToken)
-	res, err := (&http.Client{Transport: f.base}).Do(req)
-	if err != nil {
-		return time.Now()
-	}
-	defer res.Body.Close()
-	var doc struct {
-		Now       time.Time `json:"now"`
-		TimeScale *float64  `json:"time_scale"`
-	}
-	if res.StatusCode != http.StatusOK || json.NewDecoder(res.Body).Decode(&doc) != nil || doc.Now.IsZero() {
-		return time.Now()
-	}
-	if doc.TimeScale != nil && *doc.TimeScale > 0 {
-		return time.Now()
-	}
-	return doc.Now
+	return time.Now()
 }
 
 func (h *Hooks) behave(a receiver.Attempt) receiver.Response {

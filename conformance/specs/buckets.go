@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"time"
 
 	. "github.com/onsi/ginkgo/v2" //nolint:revive
 	. "github.com/onsi/gomega"    //nolint:revive
@@ -122,27 +123,40 @@ func bucketWindowSpecs(f *framework.Framework) {
 		f.Rule(rules("RATE-013", "RATE-014", "RATE-001")...).Needs(framework.Control).It("the wait counts from the oldest call in the window, and only the calls that left it free room", func(ctx context.Context, s *framework.Spec) {
 			ws := s.NewWorkspace(ctx, framework.WorkspaceOptions{})
 			c, _ := ws.NewKey(ctx, framework.KeyOptions{Scopes: []string{"read"}})
-			fill(ctx, c, readCall, 60)
+			// Every step is placed on the target's clock (exact on a manual clock; on a running one
+			// each span also holds the time that passed by itself).
+			first := s.During(ctx, func() { fill(ctx, c, readCall, 60) })
 			s.Advance(ctx, 20)
-			fill(ctx, c, readCall, 60)
-			// The oldest 60 calls are 20 s old: they leave the window in 40 s.
-			expectWait(readCall.do(ctx, c), 40)
+			second := s.During(ctx, func() { fill(ctx, c, readCall, 60) })
+			var r *framework.Response
+			at := s.During(ctx, func() { r = readCall.do(ctx, c) })
+			// The oldest calls leave the window 60 s after they were made (20 s old on a manual clock:
+			// 40 s to go).
+			if ran := at.To.Sub(first.From); ran > 45*time.Second {
+				s.Undecidable("the spec filled the bucket twice", ran)
+			}
+			expectWaitBetween(r, first.From.Add(time.Minute).Sub(at.To), first.To.Add(time.Minute).Sub(at.From))
 			s.Advance(ctx, 40)
 			// The first 60 left; the 60 made 40 s ago are still in the window (a refused call may or
 			// may not count, so one fewer pass is accepted).
 			passed := 0
 			var refusal *framework.Response
-			for i := 0; i < 61; i++ {
-				r := readCall.do(ctx, c)
-				if r.Status != http.StatusOK {
-					refusal = r
-					break
+			third := s.During(ctx, func() {
+				for i := 0; i < 61; i++ {
+					r := readCall.do(ctx, c)
+					if r.Status != http.StatusOK {
+						refusal = r
+						break
+					}
+					passed++
 				}
-				passed++
+			})
+			if ran := third.To.Sub(second.From); ran >= time.Minute {
+				s.Undecidable("the spec filled the bucket and waited for its oldest calls to leave", ran)
 			}
 			Expect(passed).To(BeElementOf(59, 60), "after the oldest calls left, only their room is free, not a fresh window of 120")
 			Expect(refusal).NotTo(BeNil(), "the window still holds the later calls: the bucket fills again")
-			expectWait(refusal, 20)
+			expectWaitBetween(refusal, second.From.Add(time.Minute).Sub(third.To), second.To.Add(time.Minute).Sub(third.From))
 		})
 	})
 

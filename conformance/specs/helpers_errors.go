@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"time"
 
 	. "github.com/onsi/ginkgo/v2" //nolint:revive
 	. "github.com/onsi/gomega"    //nolint:revive
@@ -58,11 +59,13 @@ func spendRefusal(r *framework.Response, boundBy string, limit, remaining int64)
 	Expect(r.Int("error.limit.remaining_credits")).To(Equal(remaining), r.Describe())
 }
 
-// expectWait checks a bucket refusal and that its wait is want seconds (one second less is
-// accepted: a service clock that ticks between the calls rounds the wait down by a fraction).
-func expectWait(r *framework.Response, want int64) {
+// expectWaitBetween checks a bucket refusal whose retry_after_seconds must lie between the
+// shortest and the longest time the oldest call in the window can have left to go, as placed on
+// the target's clock (whole seconds, so one second less than the shortest also passes).
+func expectWaitBetween(r *framework.Response, shortest, longest time.Duration) {
 	GinkgoHelper()
 	wait := expectBucketRefusal(r)
-	Expect(wait).To(And(BeNumerically(">=", want-1), BeNumerically("<=", want)),
-		fmt.Sprintf("retry_after_seconds is the seconds until the oldest call leaves the window: %d", want)+r.Describe())
+	lo, hi := int64(shortest/time.Second)-1, int64((longest+time.Second-1)/time.Second)
+	Expect(wait).To(And(BeNumerically(">=", lo), BeNumerically("<=", hi)),
+		fmt.Sprintf("retry_after_seconds is the seconds until the oldest call leaves the window: %d to %d on the target's clock", lo, hi)+r.Describe())
 }

@@ -94,8 +94,10 @@ func arrival(s *framework.Spec) time.Duration {
 	return time.Duration(float64(60*time.Second)/s.TimeScale()) + 30*time.Second
 }
 
-// quiet is the real time a spec waits to see that nothing more arrives.
-const quiet = 400 * time.Millisecond
+// quietWindow is how long (real time) a spec without the control API's delivery history watches
+// for something that must not arrive. With the history the spec reads the target's own evidence
+// instead (settled).
+const quietWindow = 2 * time.Second
 
 // sendTest queues webhook.test for endpoint id through control and returns the delivery id.
 func sendTest(ctx context.Context, s *framework.Spec, id string) string {
@@ -139,11 +141,113 @@ func attempts(ctx context.Context, s *framework.Spec, id string, n int) []receiv
 	return atts
 }
 
-// noMore checks, after a short real wait, that delivery id has exactly n attempts.
-func noMore(s *framework.Spec, id string, n int, why string) {
+// deliveryRecord is one delivery of the control API's history (GET /webhooks/{id}/deliveries).
+type deliveryRecord struct {
+	ID        string `json:"delivery_id"`
+	EventType string `json:"event_type"`
+	Status    string `json:"status"`
+	Attempts  []struct {
+		Attempt int       `json:"attempt"`
+		SentAt  time.Time `json:"sent_at"`
+	} `json:"attempts"`
+	NextAttemptAt *time.Time `json:"next_attempt_at"`
+}
+
+// quietAt reports whether the delivery gets no further attempt before the clock passes now: it is
+// finished, or its next attempt is scheduled later (control.yaml, Delivery.status).
+func (d deliveryRecord) quietAt(now time.Time) bool {
+	switch d.Status {
+	case "delivered", "exhausted", "dropped":
+		return true
+	case "retrying":
+		return d.NextAttemptAt != nil && d.NextAttemptAt.After(now)
+	}
+	return false
+}
+
+// history reads every delivery of endpoint hookID from the control API, newest first. ok is false
+// when the endpoint has no history to read (deleted: 404).
+func history(ctx context.Context, s *framework.Spec, hookID string) (out []deliveryRecord, ok bool) {
 	GinkgoHelper()
-	time.Sleep(quiet)
-	Expect(s.Hooks().AttemptsFor(id)).To(HaveLen(n), why)
+	path := "/webhooks/" + hookID + "/deliveries?limit=100"
+	for range 100 {
+		r, err := s.Control().Call(ctx, http.MethodGet, path, nil)
+		Expect(err).NotTo(HaveOccurred())
+		if r.Status == http.StatusNotFound {
+			return nil, false
+		}
+		Expect(r.Status).To(Equal(http.StatusOK), "control GET /webhooks/{id}/deliveries"+r.Describe())
+		var page struct {
+			Deliveries []deliveryRecord `json:"deliveries"`
+			Next       *string          `json:"next_cursor"`
+		}
+		Expect(json.Unmarshal(r.Body, &page)).To(Succeed(), r.Describe())
+		out = append(out, page.Deliveries...)
+		if page.Next == nil {
+			return out, true
+		}
+		path = "/webhooks/" + hookID + "/deliveries?limit=100&cursor=" + *page.Next
+	}
+	Fail("the delivery history of " + hookID + " did not end within 100 pages")
+	return nil, false
+}
+
+// settled waits until every delivery of endpoint hookID is quiet on the target's clock (nothing due
+// or in flight) and returns the history; ok is false when the endpoint has none (deleted).
+func settled(ctx context.Context, s *framework.Spec, hookID string) (out []deliveryRecord, ok bool) {
+	GinkgoHelper()
+	Eventually(func(g Gomega) {
+		now := s.ClockNow(ctx)
+		out, ok = history(ctx, s, hookID)
+		for _, d := range out {
+			g.Expect(d.quietAt(now)).To(BeTrue(), fmt.Sprintf("delivery %s is %s with its next attempt at %v (now %s)", d.ID, d.Status, d.NextAttemptAt, now))
+		}
+	}).WithContext(ctx).WithTimeout(arrival(s)).WithPolling(50 * time.Millisecond).Should(Succeed())
+	return out, ok
+}
+
+// recordOf returns delivery id of a settled history; it fails the spec when the history lacks it.
+func recordOf(list []deliveryRecord, id string) deliveryRecord {
+	GinkgoHelper()
+	for _, d := range list {
+		if d.ID == id {
+			return d
+		}
+	}
+	Fail("the delivery history has no " + id)
+	return deliveryRecord{}
+}
+
+// noMore checks that delivery id of endpoint hookID got exactly n attempts and gets no more until
+// the clock moves: with the control API, from the target's own history once the delivery is quiet
+// (and the receiver holds the same n); without it, by watching the receiver for quietWindow.
+func noMore(ctx context.Context, s *framework.Spec, hookID, id string, n int, why string) {
+	GinkgoHelper()
+	if s.HasControl() {
+		if list, ok := settled(ctx, s, hookID); ok {
+			Expect(recordOf(list, id).Attempts).To(HaveLen(n), why+" (the target's delivery history)")
+			Expect(s.Hooks().AttemptsFor(id)).To(HaveLen(n), why)
+			return
+		}
+	}
+	Consistently(func() int { return len(s.Hooks().AttemptsFor(id)) }).WithContext(ctx).
+		WithTimeout(quietWindow).WithPolling(50*time.Millisecond).Should(Equal(n), why)
+}
+
+// nothingFor checks that endpoint hookID (and its receiver path) gets no event matching m: with
+// the control API, the receiver holds none once the endpoint's history is quiet (every attempt made
+// was answered before the target recorded it); without it, by watching the receiver for
+// quietWindow.
+func nothingFor(ctx context.Context, s *framework.Spec, hookID string, m receiver.Match, why string) {
+	GinkgoHelper()
+	if s.HasControl() {
+		if _, ok := settled(ctx, s, hookID); ok {
+			Expect(s.Hooks().Find(m)).To(BeEmpty(), why)
+			return
+		}
+	}
+	Consistently(func() int { return len(s.Hooks().Find(m)) }).WithContext(ctx).
+		WithTimeout(quietWindow).WithPolling(50*time.Millisecond).Should(BeZero(), why)
 }
 
 // timestampOf reads an attempt's webhook-timestamp.
@@ -208,7 +312,7 @@ func hookStatus(ctx context.Context, c *framework.Client, id string) (string, in
 
 // exhaustAll drives the deliveries ids (all failing) through their five attempts, moving the clock
 // through the retry schedule.
-func exhaustAll(ctx context.Context, s *framework.Spec, ids []string) {
+func exhaustAll(ctx context.Context, s *framework.Spec, hookID string, ids []string) {
 	GinkgoHelper()
 	for n := 1; n <= 5; n++ {
 		for _, id := range ids {
@@ -218,6 +322,6 @@ func exhaustAll(ctx context.Context, s *framework.Spec, ids []string) {
 			s.Advance(ctx, retryWaits[n-1].Seconds())
 		}
 	}
-	// Let the target record the last answers before the caller reads the endpoint.
-	time.Sleep(quiet)
+	// The target has recorded the last answers once its history is quiet.
+	settled(ctx, s, hookID)
 }
