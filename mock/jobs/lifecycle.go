@@ -131,7 +131,7 @@ func outputsOf(cp *fixtures.Capability, q catalog.Quote) int {
 // workspace lock and s.mu held, the same hold as the checks, so the holds
 // the spend-caps step allowed are taken without asking again.
 func (s *Store) acceptLocked(sub *submission, pl plan, w *ledger.Wallet) (SubmitAnswer, error) {
-	p, cp, q, canon := sub.p, sub.cp, sub.q, sub.canon
+	p, cp, q, canon := sub.p, sub.cp, sub.a.Quote, sub.canon
 	voice := sub.voice
 	if cp.ID == "tts" {
 		voice = p.VoiceID

@@ -2,7 +2,6 @@ package jobs
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -113,54 +112,6 @@ func canonical(p SubmitParams) string {
 		return fmt.Sprintf("%v", m)
 	}
 	return string(b)
-}
-
-// pricingFields are the config fields the price reads: a schema failure on
-// one of them leaves no computable price (rule CHECK-020).
-func pricingFields(cp *fixtures.Capability) []string {
-	var out []string
-	for _, src := range []string{cp.Pricing.QuantityFrom, cp.Pricing.ExactQuantityFrom} {
-		if q, err := fixtures.ParseQuantitySource(src); err == nil {
-			for _, f := range q.Fields {
-				out = append(out, "config."+f)
-			}
-		}
-	}
-	out = append(out, "config.count")
-	if cp.FanOutField != "" {
-		out = append(out, "config."+cp.FanOutField)
-	}
-	return out
-}
-
-func onField(err error, fields []string) bool {
-	var e *apierr.Error
-	if !errors.As(err, &e) {
-		return false
-	}
-	for _, f := range fields {
-		if e.Field == f || strings.HasPrefix(e.Field, f+"[") || strings.HasPrefix(e.Field, f+".") {
-			return true
-		}
-	}
-	return false
-}
-
-// variantsError checks variants against the capability: refused (never
-// clamped) on a capability that makes one result, or above the smaller of
-// its ceiling and 4.
-func variantsError(cp *fixtures.Capability, v *int) error {
-	if v == nil {
-		return nil
-	}
-	if cp.VariantMode == fixtures.VariantNone || cp.MaxVariants <= 1 {
-		return apierr.InvalidConfig("variants", cp.ID+" makes one result and does not take variants; leave it out.")
-	}
-	ceiling := min(cp.MaxVariants, fixtures.MaxVariantsCeiling)
-	if *v < 1 || *v > ceiling {
-		return apierr.InvalidConfig("variants", fmt.Sprintf("variants must be 1 to %d for %s; it is refused, never clamped.", ceiling, cp.ID))
-	}
-	return nil
 }
 
 func stringAt(config map[string]any, name string) string {
@@ -289,30 +240,14 @@ func (s *Store) moderate(workspaceID string, cp *fixtures.Capability, config map
 // catalog says about it (gathered once, by prepare, before any check
 // runs), and what the steps decided.
 type submission struct {
-	p      SubmitParams
-	viewer catalog.Viewer
-	canon  string
+	p     SubmitParams
+	canon string
 
-	// From the catalog. cp is nil when the capability cannot run
-	// (availErr says why).
-	cp        *fixtures.Capability
-	availErr  error
-	configErr error // the config schema, count and resource-field checks
-	// variantsErr is variants against the capability's ceiling.
-	variantsErr error
-	res         catalog.Resources
-	// resErr is the first refusal of what the request names (uploads,
-	// actor, voice, approved voice): flagged (moderation), invalid_config
-	// (config validity), not_found and input_not_ready (ownership).
-	resErr error
+	// What the catalog says about the request (cp is a.Cap).
+	a  catalog.Assessment
+	cp *fixtures.Capability
 	// approved is the generation named by approved_voice_generation_id.
 	approved *catalog.VoiceGeneration
-	// q is the price when priced; priceErr why there is none. A request
-	// whose price cannot be computed (unknown capability, a pricing field
-	// of the wrong type, variants out of range) skips the price checks.
-	q        catalog.Quote
-	priced   bool
-	priceErr error
 
 	// Decided by the steps.
 	voice  string
@@ -321,8 +256,8 @@ type submission struct {
 
 // takes is how many generations the submit starts (1 when not priced).
 func (sub *submission) takes() int {
-	if sub.priced {
-		return len(sub.q.Generations)
+	if sub.a.Priced {
+		return len(sub.a.Quote.Generations)
 	}
 	return 1
 }
@@ -366,8 +301,8 @@ func (s *Store) Submit(p SubmitParams) (SubmitAnswer, error) {
 	}
 	sub := s.prepare(p)
 	var pl plan
-	if sub.priced {
-		pl = s.planFor(p.WorkspaceID, sub.cp, sub.p.Config, sub.res, outputsOf(sub.cp, sub.q))
+	if sub.a.Priced {
+		pl = s.planFor(p.WorkspaceID, sub.cp, sub.p.Config, sub.a.Resources, outputsOf(sub.cp, sub.a.Quote))
 	}
 	ws.Lock()
 	defer ws.Unlock()
@@ -384,8 +319,8 @@ func (s *Store) Submit(p SubmitParams) (SubmitAnswer, error) {
 			return *sub.replay, nil
 		}
 	}
-	if !sub.priced {
-		return SubmitAnswer{}, sub.priceErr
+	if !sub.a.Priced {
+		return SubmitAnswer{}, sub.a.PriceErr
 	}
 	return s.acceptLocked(sub, pl, w)
 }
@@ -403,45 +338,25 @@ func (s *Store) prepare(p SubmitParams) *submission {
 	if p.Config == nil {
 		p.Config = map[string]any{}
 	}
-	cat := s.d.Catalog
-	sub := &submission{p: p, viewer: catalog.Viewer{WorkspaceID: p.WorkspaceID, Plan: p.Plan}, canon: canonical(p)}
-	sub.cp, sub.availErr = cat.Runnable(p.CapabilityID)
-	if sub.cp == nil {
-		return sub
-	}
-	req := catalog.Request{
+	sub := &submission{p: p, canon: canonical(p)}
+	sub.a = s.d.Catalog.Assess(catalog.Viewer{WorkspaceID: p.WorkspaceID, Plan: p.Plan}, catalog.Request{
 		CapabilityID: p.CapabilityID, Config: p.Config, ActorID: p.ActorID, ActorImageAssetID: p.ActorImageAssetID,
 		VoiceID: p.VoiceID, ApprovedVoiceGenerationID: p.ApprovedVoiceGenerationID,
-	}
-	sub.configErr = cat.CheckConfig(sub.cp, req)
-	sub.variantsErr = variantsError(sub.cp, p.Variants)
-	sub.res, sub.resErr = cat.CheckResources(sub.viewer, req)
-	if sub.cp.TalkingActor != nil && p.ApprovedVoiceGenerationID != "" {
+	}, p.Variants)
+	sub.cp = sub.a.Cap
+	if sub.cp != nil && sub.cp.TalkingActor != nil && p.ApprovedVoiceGenerationID != "" {
 		if g, ok := s.LookupVoiceGeneration(p.WorkspaceID, p.ApprovedVoiceGenerationID); ok {
 			sub.approved = &g
 		}
-	}
-	variants := 0
-	if p.Variants != nil {
-		variants = *p.Variants
-	}
-	switch {
-	case sub.variantsErr != nil:
-		sub.priceErr = sub.variantsErr
-	case onField(sub.configErr, pricingFields(sub.cp)):
-		sub.priceErr = sub.configErr
-	default:
-		sub.q, sub.priceErr = catalog.Price(sub.cp, p.Config, variants, sub.res)
-		sub.priced = sub.priceErr == nil
 	}
 	return sub
 }
 
 func checkMaxCredits(_ *Store, sub *submission, _ *ledger.Wallet) error {
-	if !sub.priced || sub.p.MaxCredits <= 0 || sub.q.MaxCreditsNeeded <= sub.p.MaxCredits {
+	if !sub.a.Priced || sub.p.MaxCredits <= 0 || sub.a.Quote.MaxCreditsNeeded <= sub.p.MaxCredits {
 		return nil
 	}
-	need := sub.q.MaxCreditsNeeded
+	need := sub.a.Quote.MaxCreditsNeeded
 	return apierr.MaxCreditsExceeded(sub.p.MaxCredits, need, fmt.Sprintf(
 		"This request needs a hold of %d credits (the estimate plus the 10%% hold pad on every take) and max_credits is %d. Send max_credits %d (the estimate's max_credits_needed); nothing was started.",
 		need, sub.p.MaxCredits, need))
@@ -450,10 +365,10 @@ func checkMaxCredits(_ *Store, sub *submission, _ *ledger.Wallet) error {
 // checkCanHold is the spend caps and the credits: can the spender hold
 // every generation's hold together.
 func checkCanHold(_ *Store, sub *submission, w *ledger.Wallet) error {
-	if !sub.priced {
+	if !sub.a.Priced {
 		return nil
 	}
-	if err := w.CanHold(sub.q.MaxCreditsNeeded, sub.p.spender()); err != nil {
+	if err := w.CanHold(sub.a.Quote.MaxCreditsNeeded, sub.p.spender()); err != nil {
 		return err
 	}
 	return nil
@@ -466,21 +381,21 @@ func (s *Store) checkConfigValidity(sub *submission, _ *ledger.Wallet) error {
 	cp := sub.cp
 	switch {
 	case cp == nil:
-		return sub.availErr
-	case sub.configErr != nil:
-		return sub.configErr
-	case sub.variantsErr != nil:
-		return sub.variantsErr
+		return sub.a.Unavailable
+	case sub.a.Config != nil:
+		return sub.a.Config
+	case sub.a.Variants != nil:
+		return sub.a.Variants
 	}
 	if cp.FanOutField != "" {
 		if arr, _ := sub.p.Config[cp.FanOutField].([]any); len(arr) > fixtures.MaxFanOutValues {
 			return apierr.InvalidConfig("config."+cp.FanOutField, fmt.Sprintf("config.%s takes at most %d values, one job each.", cp.FanOutField, fixtures.MaxFanOutValues))
 		}
 	}
-	if apierr.CodeOf(sub.resErr) == apierr.CodeInvalidConfig {
-		return sub.resErr
+	if apierr.CodeOf(sub.a.ResourcesErr) == apierr.CodeInvalidConfig {
+		return sub.a.ResourcesErr
 	}
-	voice, err := s.talkCheck(cp, sub.p, sub.res, sub.approved)
+	voice, err := s.talkCheck(cp, sub.p, sub.a.Resources, sub.approved)
 	sub.voice = voice
 	return err
 }
@@ -488,15 +403,15 @@ func (s *Store) checkConfigValidity(sub *submission, _ *ledger.Wallet) error {
 // checkAvailability: the plan, and a preset's template being live (a
 // template that is not this preset's is reported at the ownership step).
 func (s *Store) checkAvailability(sub *submission, _ *ledger.Wallet) error {
-	if err := catalog.PlanAllows(sub.cp, sub.viewer); err != nil {
+	if err := catalog.PlanAllows(sub.cp, sub.a.Viewer); err != nil {
 		return err
 	}
 	if err := s.templateCheck(sub.cp, sub.p.Config); err != nil {
 		if apierr.CodeOf(err) == apierr.CodeCapabilityUnavailable {
 			return err
 		}
-		if sub.resErr == nil {
-			sub.resErr = err // not_found: reported at the ownership step
+		if sub.a.ResourcesErr == nil {
+			sub.a.ResourcesErr = err // not_found: reported at the ownership step
 		}
 	}
 	return nil
@@ -507,8 +422,8 @@ func (s *Store) checkModeration(sub *submission, _ *ledger.Wallet) error {
 	if err := s.moderate(sub.p.WorkspaceID, sub.cp, sub.p.Config); err != nil {
 		return err
 	}
-	if apierr.CodeOf(sub.resErr) == apierr.CodeModerationBlocked {
-		return sub.resErr
+	if apierr.CodeOf(sub.a.ResourcesErr) == apierr.CodeModerationBlocked {
+		return sub.a.ResourcesErr
 	}
 	return nil
 }
@@ -516,7 +431,7 @@ func (s *Store) checkModeration(sub *submission, _ *ledger.Wallet) error {
 // checkOwnership: the uploads, actor, voice, approved generation and
 // template the request names exist, are the caller's and are ready.
 func checkOwnership(_ *Store, sub *submission, _ *ledger.Wallet) error {
-	return sub.resErr
+	return sub.a.ResourcesErr
 }
 
 // checkInFlight: a replay of the key's running identical request (sets

@@ -1,0 +1,110 @@
+package catalog
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/mediaspec/mediaspec/fixtures"
+	"github.com/mediaspec/mediaspec/mock/apierr"
+)
+
+// Assessment is everything the catalog says about a submit request, worked out once before the
+// submit checks run; each refusal in it is reported at its own step of the check order (package
+// jobs).
+type Assessment struct {
+	Viewer Viewer
+	// Cap is the capability when it can run; nil otherwise, and Unavailable says why.
+	Cap         *fixtures.Capability
+	Unavailable error
+	// Config is the config schema, count and resource-field refusal (CheckConfig).
+	Config error
+	// Variants is the variants refusal: on a capability that makes one result, or above the
+	// smaller of its ceiling and 4.
+	Variants error
+	// Resources are what the request names; ResourcesErr the first refusal of them
+	// (CheckResources).
+	Resources    Resources
+	ResourcesErr error
+	// Quote is the price when Priced; PriceErr why there is none. A request whose price cannot be
+	// computed (unknown capability, a pricing field of the wrong type, variants out of range)
+	// skips the price checks.
+	Quote    Quote
+	Priced   bool
+	PriceErr error
+}
+
+// Assess asks everything a submit of req by v with variants (nil: absent) needs to know.
+func (c *Catalog) Assess(v Viewer, req Request, variants *int) Assessment {
+	a := Assessment{Viewer: v}
+	a.Cap, a.Unavailable = c.Runnable(req.CapabilityID)
+	if a.Cap == nil {
+		return a
+	}
+	cp := a.Cap
+	a.Config = c.CheckConfig(cp, req)
+	a.Variants = variantsError(cp, variants)
+	a.Resources, a.ResourcesErr = c.CheckResources(v, req)
+	n := 0
+	if variants != nil {
+		n = *variants
+	}
+	switch {
+	case a.Variants != nil:
+		a.PriceErr = a.Variants
+	case onField(a.Config, pricingFields(cp)):
+		a.PriceErr = a.Config
+	default:
+		a.Quote, a.PriceErr = Price(cp, req.Config, n, a.Resources)
+		a.Priced = a.PriceErr == nil
+	}
+	return a
+}
+
+// pricingFields are the config fields the price reads: a schema failure on
+// one of them leaves no computable price (rule CHECK-020).
+func pricingFields(cp *fixtures.Capability) []string {
+	var out []string
+	for _, src := range []string{cp.Pricing.QuantityFrom, cp.Pricing.ExactQuantityFrom} {
+		if q, err := fixtures.ParseQuantitySource(src); err == nil {
+			for _, f := range q.Fields {
+				out = append(out, "config."+f)
+			}
+		}
+	}
+	out = append(out, "config.count")
+	if cp.FanOutField != "" {
+		out = append(out, "config."+cp.FanOutField)
+	}
+	return out
+}
+
+func onField(err error, fields []string) bool {
+	var e *apierr.Error
+	if !errors.As(err, &e) {
+		return false
+	}
+	for _, f := range fields {
+		if e.Field == f || strings.HasPrefix(e.Field, f+"[") || strings.HasPrefix(e.Field, f+".") {
+			return true
+		}
+	}
+	return false
+}
+
+// variantsError checks variants against the capability: refused (never
+// clamped) on a capability that makes one result, or above the smaller of
+// its ceiling and 4.
+func variantsError(cp *fixtures.Capability, v *int) error {
+	if v == nil {
+		return nil
+	}
+	if cp.VariantMode == fixtures.VariantNone || cp.MaxVariants <= 1 {
+		return apierr.InvalidConfig("variants", cp.ID+" makes one result and does not take variants; leave it out.")
+	}
+	ceiling := min(cp.MaxVariants, fixtures.MaxVariantsCeiling)
+	if *v < 1 || *v > ceiling {
+		return apierr.InvalidConfig("variants", fmt.Sprintf("variants must be 1 to %d for %s; it is refused, never clamped.", ceiling, cp.ID))
+	}
+	return nil
+}
