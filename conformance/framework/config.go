@@ -20,8 +20,8 @@ import (
 // Precedence, lowest first: zero values and defaults, the YAML file, environment variables, flags
 // that were set on the command line.
 type Config struct {
-	// BaseURL is the versioned API root of the service under test (ends in /api/v1). A URL without a
-	// path gets /api/v1 appended.
+	// BaseURL is the versioned API root of the service under test (usually ends in /api/v1). A URL
+	// without a path gets /api/v1 appended; any path, "/" included, is taken as given.
 	BaseURL string `yaml:"base_url" env:"MEDIASPEC_BASE_URL"`
 	// Key is an API key with read and generate scopes. Empty with control access: the suite makes
 	// its own workspace and keys.
@@ -85,7 +85,7 @@ func RegisterFlags(fs *flag.FlagSet) *Flags {
 	f := &Flags{fs: fs}
 	fs.StringVar(&f.configFile, "config", "", "YAML file with the suite configuration (env MEDIASPEC_CONFIG)")
 	v := &f.values
-	fs.StringVar(&v.BaseURL, "base-url", "", "versioned API root of the service under test, e.g. http://127.0.0.1:8080/api/v1")
+	fs.StringVar(&v.BaseURL, "base-url", "", "API root of the service under test, e.g. http://127.0.0.1:8080/api/v1 (a path is taken as given; / for a server at its origin's root)")
 	fs.StringVar(&v.Key, "key", "", "API key with read and generate scopes (never printed)")
 	fs.StringVar(&v.ReadKey, "read-key", "", "read-only API key of the same workspace")
 	fs.StringVar(&v.OtherKey, "other-key", "", "API key of a second workspace, for isolation specs")
@@ -242,10 +242,12 @@ func root(raw, defPath, what string) (*url.URL, error) {
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, fmt.Errorf("conformance: %s %q is not an http(s) URL", what, raw)
 	}
-	u.Path = strings.TrimRight(u.Path, "/")
+	// A URL with no path gets the default; any path is taken as given, "/" being the origin's root
+	// (a server that serves the API there, e.g. a mock of the document at its root).
 	if u.Path == "" {
 		u.Path = defPath
 	}
+	u.Path = strings.TrimRight(u.Path, "/")
 	u.RawQuery, u.Fragment = "", ""
 	return u, nil
 }

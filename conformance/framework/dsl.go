@@ -109,6 +109,9 @@ func (d *Decl) It(text string, body func(ctx context.Context, s *Spec), decorato
 		if reason := f.Capabilities().Unmet(needs); reason != "" {
 			Skip(reason)
 		}
+		if reason := f.Unresponsive(); reason != "" {
+			Skip(reason)
+		}
 		body(ctx, &Spec{f: f})
 	})
 	return It(text, args...)

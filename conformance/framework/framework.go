@@ -15,6 +15,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mediaspec/mediaspec/spec"
@@ -36,7 +37,9 @@ type Framework struct {
 	base        http.RoundTripper
 	// reqTimeout bounds every call the suite makes (SetRequestTimeout); 0: only the spec's context.
 	reqTimeout time.Duration
-	step       []string // the running spec's current step's rule ids (steps.go), guarded by mu
+	// silentCalls counts calls in a row that had no answer within reqTimeout (timeout.go).
+	silentCalls atomic.Int32
+	step        []string // the running spec's current step's rule ids (steps.go), guarded by mu
 
 	mu      sync.Mutex // guards env, caps, created
 	env     environment
@@ -298,6 +301,7 @@ func (f *Framework) exchange(ctx context.Context, v *spec.Validator, method stri
 		f.transcript.Add(ex)
 		return nil, fmt.Errorf("no answer to %s %s: %s", method, ex.URL, ex.Err)
 	}
+	f.answered()
 	resBody, err := readAll(res.Body)
 	if err != nil {
 		return nil, fmt.Errorf("read the answer to %s %s: %w", method, f.redactor.String(u.String()), f.callError(ctx, err))
@@ -307,7 +311,7 @@ func (f *Framework) exchange(ctx context.Context, v *spec.Validator, method stri
 	var fatal []string
 	mu.Lock()
 	for _, viol := range violations {
-		msg := f.redactor.String(viol.Error())
+		msg := f.redactor.String(violationText(viol.Error()))
 		ex.Violations = append(ex.Violations, msg)
 		if viol.Kind == "response" || !c.invalid {
 			fatal = append(fatal, msg)

@@ -124,6 +124,16 @@ func TestSilentServerNeverHangs(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "GET http://") || !strings.Contains(err.Error(), "no answer within 100ms") {
 		t.Errorf("a call to a silent server = %v, want it to name the call and the timeout", err)
 	}
+	// After a few calls in a row without an answer, the remaining specs are skipped with the reason.
+	for i := 1; i < maxSilentCalls; i++ {
+		if f.Unresponsive() != "" {
+			t.Fatalf("unresponsive after %d silent calls", i)
+		}
+		_, _ = f.exchange(context.Background(), nil, http.MethodGet, f.resolve(f.apiRoot, "/credits/balance"), "sk_live_k", Bearer, nil)
+	}
+	if !strings.Contains(f.Unresponsive(), "the target stopped answering") {
+		t.Errorf("after %d silent calls: %q", maxSilentCalls, f.Unresponsive())
+	}
 }
 
 func TestCheckLocal(t *testing.T) {
@@ -147,5 +157,26 @@ func TestCheckLocal(t *testing.T) {
 		} else if strings.Contains(err.Error(), "\x1b[") || strings.Contains(err.Error(), "{{") {
 			t.Errorf("escape codes in %q", err)
 		}
+	}
+}
+
+// --base-url is taken as given when it has a path: "/" is the origin's root (a server that serves
+// the document there), and only a URL with no path at all gets /api/v1.
+func TestBaseURLTakenAsGiven(t *testing.T) {
+	for raw, want := range map[string]string{
+		"http://127.0.0.1:4010/":         "http://127.0.0.1:4010",
+		"http://127.0.0.1:4010/v2/api/":  "http://127.0.0.1:4010/v2/api",
+		"http://127.0.0.1:4010":          "http://127.0.0.1:4010/api/v1",
+		"http://127.0.0.1:4010/api/v1/":  "http://127.0.0.1:4010/api/v1",
+		"https://api.example.test/media": "https://api.example.test/media",
+	} {
+		u, err := Config{BaseURL: raw}.APIRoot()
+		if err != nil || u.String() != want {
+			t.Errorf("%s: API root %v (%v), want %s", raw, u, err, want)
+		}
+	}
+	f := newTestFramework(t, Config{BaseURL: "http://127.0.0.1:4010/", Key: "sk_live_k"})
+	if got := f.resolve(f.apiRoot, "/health/live").String(); got != "http://127.0.0.1:4010/health/live" {
+		t.Errorf("a call at the root resolves to %s", got)
 	}
 }

@@ -65,7 +65,7 @@ func Clip(s string, n int) string {
 // least minTranscriptInHTML.
 const (
 	maxTranscriptInHTML  = 24 << 10
-	transcriptBudgetHTML = 1 << 20
+	transcriptBudgetHTML = 640 << 10
 	minTranscriptInHTML  = 2 << 10
 )
 
@@ -73,7 +73,7 @@ func clipMiddle(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
-	head, tail := s[:n/3], s[len(s)-2*n/3:]
+	head, tail := strings.ToValidUTF8(s[:n/3], ""), strings.ToValidUTF8(s[len(s)-2*n/3:], "")
 	return head + fmt.Sprintf("\n... (%d bytes cut here; the JSON report has the whole transcript) ...\n", len(s)-len(head)-len(tail)) + tail
 }
 
@@ -89,6 +89,19 @@ type Cause struct {
 // volatile masks ids, hex and numbers so one cause over many rows groups as one.
 var volatile = regexp.MustCompile(`[a-z]+_[0-9A-Za-z]{8,}|\b[0-9a-f]{16,}\b|\d+(\.\d+)?`)
 
+// calls are the requests a message names; one broken answer shape over many routes is one cause.
+var calls = regexp.MustCompile(`\b(GET|POST|PUT|PATCH|DELETE) /\S*`)
+
+// causeKey groups failures: a broken description by what broke (wherever the call was made), any
+// other failure by its assertion's place and message, ids and numbers masked.
+func causeKey(s SpecResult) string {
+	sentence := volatile.ReplaceAllString(Sentence(s.Reason), "#")
+	if strings.Contains(sentence, "broke the REST description") {
+		return calls.ReplaceAllString(sentence, "CALL")
+	}
+	return s.FailureLocation + " " + sentence
+}
+
 // Causes groups the failed specs by cause, the cause that broke most specs first.
 func (r Results) Causes() []Cause {
 	var out []*Cause
@@ -98,7 +111,7 @@ func (r Results) Causes() []Cause {
 		if s.State != Failed {
 			continue
 		}
-		key := s.FailureLocation + " " + volatile.ReplaceAllString(Sentence(s.Reason), "#")
+		key := causeKey(s)
 		c := by[key]
 		if c == nil {
 			c = &Cause{Sentence: Sentence(s.Reason), Location: s.FailureLocation}

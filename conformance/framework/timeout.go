@@ -31,11 +31,28 @@ func (f *Framework) callContext(ctx context.Context) (context.Context, context.C
 }
 
 // callError names the per-request timeout when that is why err happened, so a silent server reads
-// as "no answer within 30s", not as a bare "context deadline exceeded".
+// as "no answer within 30s", not as a bare "context deadline exceeded". It counts such calls in a
+// row (answered calls reset the count).
 func (f *Framework) callError(ctx context.Context, err error) error {
 	var rt errRequestTimeout
 	if cause := context.Cause(ctx); errors.As(cause, &rt) {
+		f.silentCalls.Add(1)
 		return rt
 	}
 	return err
+}
+
+// maxSilentCalls is how many calls in a row may go unanswered before the run stops asking: the
+// specs left are skipped with the reason instead of each waiting out its own timeouts.
+const maxSilentCalls = 3
+
+// answered notes a call that had an answer.
+func (f *Framework) answered() { f.silentCalls.Store(0) }
+
+// Unresponsive is the reason to skip the remaining specs when the target stopped answering, or "".
+func (f *Framework) Unresponsive() string {
+	if n := f.silentCalls.Load(); n >= maxSilentCalls {
+		return fmt.Sprintf("not run: the target stopped answering (%d calls in a row had no answer within %s, the --request-timeout)", n, f.reqTimeout)
+	}
+	return ""
 }

@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"unicode/utf8"
 )
 
 // maxBodyInTranscript is how much of a body a transcript keeps; the rest is elided.
@@ -42,10 +43,24 @@ func newExchange(red *Redactor, method, url string, reqH http.Header, reqBody []
 }
 
 func clip(s string) string {
+	if !utf8.ValidString(s) {
+		return fmt.Sprintf("(%d bytes of binary data)", len(s))
+	}
 	if len(s) <= maxBodyInTranscript {
 		return s
 	}
-	return s[:maxBodyInTranscript] + fmt.Sprintf("\n... (%d more bytes)", len(s)-maxBodyInTranscript)
+	return strings.ToValidUTF8(s[:maxBodyInTranscript], "") + fmt.Sprintf("\n... (%d more bytes)", len(s)-maxBodyInTranscript)
+}
+
+// violationText is a description violation without the schema and value dumps the validator
+// appends: the first paragraph says what broke, the dumps are pages of the description itself.
+func violationText(s string) string {
+	for _, cut := range []string{"\nSchema:", "\nValue:"} {
+		if i := strings.Index(s, cut); i >= 0 {
+			s = s[:i]
+		}
+	}
+	return strings.TrimSpace(s)
 }
 
 // String renders the exchange the way curl -v does: > for the request, < for the response.
@@ -104,9 +119,14 @@ func (e *Exchange) Short(maxBody int) string {
 		cut("< ", e.ResponseBody)
 	}
 	for _, v := range e.Violations {
-		b.WriteString("! " + v + "\n")
+		b.WriteString("! " + firstLine(v) + "\n")
 	}
 	return b.String()
+}
+
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
 }
 
 func writeHeader(b *strings.Builder, prefix string, h http.Header) {
