@@ -246,6 +246,12 @@ func (v *Validator) ValidateResponse(ctx context.Context, r *http.Request, statu
 		}
 		return v.checkErrorEnvelope(ctx, header, body, fail)
 	}
+	// The description gives most operations a `default` answer (the error envelope) so that a
+	// generated client still decodes a status it does not know; a service's answer must still use a
+	// status the operation lists.
+	if route.Operation.Responses.Status(status) == nil {
+		return fail(fmt.Errorf("status %d is not one this operation documents (only its default entry would cover it)", status))
+	}
 	in := &openapi3filter.ResponseValidationInput{
 		RequestValidationInput: v.requestInput(r, nil, route, params),
 		Status:                 status,

@@ -372,3 +372,25 @@ func TestValidateRequestTreatsBlankQueryValuesAsOmitted(t *testing.T) {
 		}
 	}
 }
+
+// Operations carry a `default` answer so that generated clients decode any error, but a service's
+// answer must still use a status the operation lists.
+func TestValidateResponseRefusesAStatusOnlyDefaultCovers(t *testing.T) {
+	v, err := NewEmbeddedValidator(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	op := v.Document().Paths.Value("/credits/balance").Get
+	if op.Responses.Default() == nil {
+		t.Fatal("GET /credits/balance has no default answer")
+	}
+	h := http.Header{"Content-Type": {"application/json"}, "Cache-Control": {"no-store"}}
+	body := []byte(`{"error":{"ok":false,"code":"internal_error","message":"m","retryable":true,"credits_charged":0}}`)
+	r := httptest.NewRequest("GET", "/api/v1/credits/balance", nil)
+	if err := v.ValidateResponse(context.Background(), r, 500, h, body); err != nil {
+		t.Errorf("a listed status was refused: %v", err)
+	}
+	if err := v.ValidateResponse(context.Background(), r, 418, h, body); err == nil {
+		t.Error("status 418, covered only by default, passed")
+	}
+}
