@@ -177,8 +177,14 @@ func TestSubmitLifecycle(t *testing.T) {
 		t.Fatalf("output %v", o)
 	}
 	obj1, ok := f.s.Blob.Get(assetID)
-	if !ok || obj1.ContentType != "audio/wav" || len(obj1.Bytes) == 0 {
+	if !ok || obj1.ContentType != "audio/wav" {
 		t.Fatalf("blob %v %v", ok, obj1.ContentType)
+	}
+	// The output is rendered on download, the same bytes every time, of the recorded size.
+	b1, err1 := obj1.Content()
+	b2, err2 := obj1.Content()
+	if err1 != nil || err2 != nil || len(b1) == 0 || int64(len(b1)) != obj1.Size || string(b1) != string(b2) {
+		t.Fatalf("rendered content: %d bytes (size %d), %v %v, same %v", len(b1), obj1.Size, err1, err2, string(b1) == string(b2))
 	}
 	if as, ok := f.s.Assets.Get(f.ws.ID(), assetID); !ok || as.Source != "output" || !as.Listed || as.GenerationID != id {
 		t.Fatalf("asset %+v", as)

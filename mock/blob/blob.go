@@ -30,14 +30,26 @@ const (
 	UploadPath = "/upload-slots/"
 )
 
-// Object is one stored file.
+// Object is one stored file. Its bytes are either kept (Bytes: uploads) or made again on every
+// download (Render, with Size their length: generated outputs, which are deterministic from seed
+// and request, so a resident output costs its metadata only).
 type Object struct {
 	AssetID     string
 	WorkspaceID string
 	ContentType string
 	FileName    string
 	Bytes       []byte
+	Size        int64                  // len(Bytes), or of what Render makes
+	Render      func() ([]byte, error) // makes the bytes when Bytes is nil
 	StoredAt    time.Time
+}
+
+// Content returns the object's bytes: Bytes, or what Render makes.
+func (o Object) Content() ([]byte, error) {
+	if o.Bytes != nil || o.Render == nil {
+		return o.Bytes, nil
+	}
+	return o.Render()
 }
 
 // Slot is an upload link's contract: one PUT of exactly Size bytes of ContentType before ExpiresAt.
@@ -84,7 +96,10 @@ func New(clk clock.Clock, key []byte, publicURL func() string) *Store {
 
 // Put stores (or replaces) an object under its asset id.
 func (s *Store) Put(o Object) {
-	o.Bytes = append([]byte(nil), o.Bytes...)
+	if o.Bytes != nil || o.Render == nil {
+		o.Bytes = append([]byte(nil), o.Bytes...)
+		o.Size = int64(len(o.Bytes))
+	}
 	if o.StoredAt.IsZero() {
 		o.StoredAt = s.clock.Now()
 	}

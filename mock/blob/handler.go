@@ -56,9 +56,17 @@ func (s *Store) serveFile(w http.ResponseWriter, r *http.Request) {
 		writeLinkError(w, r, apierr.CodeNotFound, "The file is gone.")
 		return
 	}
+	var body []byte
+	if r.Method != http.MethodHead {
+		var err error
+		if body, err = o.Content(); err != nil {
+			wire.Write(w, r, apierr.Internal(err, "The file could not be made; try the link again."))
+			return
+		}
+	}
 	h := w.Header()
 	h.Set("Content-Type", o.ContentType)
-	h.Set("Content-Length", strconv.Itoa(len(o.Bytes)))
+	h.Set("Content-Length", strconv.FormatInt(o.Size, 10))
 	h.Set("Cache-Control", "private, max-age=0")
 	if r.URL.Query().Get("download") == "1" {
 		h.Set("Content-Disposition", mime.FormatMediaType("attachment", map[string]string{"filename": o.FileName}))
@@ -67,7 +75,7 @@ func (s *Store) serveFile(w http.ResponseWriter, r *http.Request) {
 	}
 	w.WriteHeader(http.StatusOK)
 	if r.Method != http.MethodHead {
-		_, _ = w.Write(o.Bytes)
+		_, _ = w.Write(body)
 	}
 }
 
@@ -115,7 +123,7 @@ func (s *Store) receiveUpload(w http.ResponseWriter, r *http.Request) {
 	} else {
 		st.Received = true
 		s.objs[assetID] = &Object{AssetID: assetID, WorkspaceID: st.WorkspaceID, ContentType: st.ContentType,
-			FileName: st.FileName, Bytes: bytes.Clone(data), StoredAt: now}
+			FileName: st.FileName, Bytes: bytes.Clone(data), Size: int64(len(data)), StoredAt: now}
 	}
 	s.mu.Unlock()
 	if violation != "" {

@@ -400,16 +400,20 @@ func (s *Store) renderAll(id, workspaceID, capID string, pl plan) (rendered, err
 		return out, nil
 	}
 	for i := range pl.outputs {
-		o, err := render.Render(render.Request{
+		req := render.Request{
 			Seed: seed, Kind: pl.kind, Width: pl.width, Height: pl.height, DurationMS: pl.durationMS,
 			Text: pl.text, Index: i, CapabilityID: capID,
-		})
+		}
+		o, err := render.Render(req)
 		if err != nil {
 			return out, err
 		}
 		assetID := s.d.IDs.ID("ast_")
 		now := s.d.Clock.Now()
-		s.d.Blob.Put(blob.Object{AssetID: assetID, WorkspaceID: workspaceID, ContentType: o.ContentType, FileName: o.FileName, Bytes: o.Bytes, StoredAt: now})
+		// Only the request is kept: a download renders the same bytes again (render is
+		// deterministic), so a resident output costs its metadata, not its file.
+		s.d.Blob.Put(blob.Object{AssetID: assetID, WorkspaceID: workspaceID, ContentType: o.ContentType, FileName: o.FileName,
+			Size: int64(len(o.Bytes)), Render: func() ([]byte, error) { r, err := render.Render(req); return r.Bytes, err }, StoredAt: now})
 		a := assets.Asset{
 			ID: assetID, WorkspaceID: workspaceID, Kind: pl.kind, Source: assets.SourceOutput, FileName: o.FileName,
 			ContentType: o.ContentType, SizeBytes: int64(len(o.Bytes)), Usable: true, GenerationID: id, Listed: true, CreatedAt: now,

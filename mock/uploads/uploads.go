@@ -38,7 +38,10 @@ const (
 	PutLifetime = 300 * time.Second
 	// PendingCap is the most pending uploads a workspace may hold.
 	PendingCap = 50
-	// PendingWindow is how long an unfinalized reservation counts toward PendingCap.
+	// PendingWindow is how long an unfinalized reservation counts toward PendingCap. It is also
+	// when an upload never finalized is forgotten, bytes included: the slot's PutLifetime plus a
+	// grace of PendingWindow - PutLifetime (10 minutes) to finalize what arrived. A finalize after
+	// that answers 404 not_found, as for any unknown upload.
 	PendingWindow = 15 * time.Minute
 	// FinalizeHold is the longest one finalize holds a file against a concurrent finalize; a hold
 	// older than this (a finalize that never returned) no longer blocks.
@@ -272,6 +275,7 @@ func (s *Service) Reserve(workspaceID string, req ReserveRequest) (Reservation, 
 		size: *req.SizeBytes, checksum: sum, createdAt: now, state: stateReserved}
 	s.uploads[id] = u
 	s.mu.Unlock()
+	s.d.Clock.AfterFunc(PendingWindow, func() { s.forgetUnfinalized(u) })
 
 	expires := now.Add(PutLifetime).Truncate(time.Second)
 	link := s.d.Blob.ReserveUpload(blob.Slot{AssetID: id, WorkspaceID: workspaceID, ContentType: ct,
@@ -286,6 +290,21 @@ func (s *Service) Reserve(workspaceID string, req ReserveRequest) (Reservation, 
 		NextAction: fmt.Sprintf("PUT exactly %d bytes to upload_url with Content-Type %s and no key within %d seconds, then call POST /uploads/%s/finalize.",
 			size, ct, int(PutLifetime/time.Second), id),
 	}, nil
+}
+
+// forgetUnfinalized drops u with its bytes and asset record when it was never finalized (and no
+// finalize is running for it), so an abandoned upload does not stay resident.
+func (s *Service) forgetUnfinalized(u *upload) {
+	s.mu.Lock()
+	cur, ok := s.uploads[u.id]
+	if !ok || cur != u || u.state != stateReserved || !u.finalizingSince.IsZero() {
+		s.mu.Unlock()
+		return
+	}
+	delete(s.uploads, u.id)
+	s.mu.Unlock()
+	s.d.Blob.Delete(u.id)
+	s.d.Assets.Delete(u.workspaceID, u.id)
 }
 
 // finalizedAnswer renders a finalized upload's stored result.
