@@ -73,5 +73,24 @@ docs-check:
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)
 
+## fuzz: each fuzz target for FUZZTIME (default 1m), one after the other; a failing input is
+## written to the package's testdata/fuzz/<target>/ (commit it as a regression seed).
+FUZZTIME ?= 1m
+FUZZ_TARGETS := \
+	./mock/api/wire:FuzzDecodeStrictBytes \
+	./mock/paging:FuzzDecode \
+	./mock/netguard:FuzzRefusal \
+	./mock/media:FuzzSniffInspect \
+	./receiver:FuzzCheck
+
+fuzz:
+	@set -e; for t in $(FUZZ_TARGETS); do pkg=$${t%%:*}; name=$${t##*:}; \
+	  echo "== $$name ($$pkg, $(FUZZTIME))"; \
+	  $(GO) test -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) $$pkg; done
+
+## fuzz-ci: what CI runs, about 10 s per target.
+fuzz-ci:
+	$(MAKE) fuzz FUZZTIME=10s
+
 clean:
 	rm -rf bin spec/lint/node_modules spec/clients/node_modules spec/docs/node_modules
