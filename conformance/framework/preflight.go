@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -239,6 +240,10 @@ func (f *Framework) call(ctx context.Context, method, u, key string, body []byte
 	if err != nil {
 		if ctx.Err() != nil {
 			return probeResult{}, fmt.Errorf("no answer within %s", preflightTimeout)
+		}
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err // the URL is in the message already
 		}
 		return probeResult{}, errors.New(f.redactor.String(err.Error()))
 	}

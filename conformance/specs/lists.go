@@ -76,22 +76,32 @@ func generationListSpecs(f *framework.Framework) {
 
 			f.Rule("GEN-038", "GEN-039", "GEN-054", "GEN-042", "GEN-052", "CORE-013", "CORE-012", "ID-002").Needs(framework.Spends, framework.Control).It("lists rows newest first with the documented fields, no link, paged by cursor", func(ctx context.Context, s *framework.Spec) {
 				Expect(fl).NotTo(BeNil(), "the setup did not make its generations")
+				s.Step("GEN-039")
 				Expect(listIDs(ctx, sp.c)).To(Equal([]string{id(fl), id(b), id(a)}), "newest first by created_at")
+				s.Step("GEN-038")
 				p := getPage(ctx, sp.c, "/generations", "generations")
 				reads := map[string]*framework.Response{id(a): a, id(b): b, id(fl): fl}
 				for _, row := range p.rows {
+					s.Step("GEN-038")
 					gid := stringField(p.r, row, "generation_id", "row")
+					s.Step("ID-002")
 					Expect(gid).To(MatchRegexp(genIDPattern), p.r.Describe())
 					g := reads[gid]
+					s.Step("GEN-038")
 					for _, k := range []string{"capability_id", "status", "source", "purpose", "output_kind", "batch_group_id", "batch_index", "credits_estimated", "credits_charged", "output_asset_ids", "created_at", "updated_at", "completed_at"} {
 						Expect(row).To(HaveKey(k), "a row carries "+k+p.r.Describe())
 					}
+					s.Step("CORE-013")
 					for _, k := range []string{"url", "download_url", "upload_url", "outputs"} {
 						Expect(row).NotTo(HaveKey(k), "a list row carries no link"+p.r.Describe())
 					}
+					s.Step("GEN-042")
 					Expect(row["source"]).To(Equal("api"), p.r.Describe())
+					s.Step("GEN-052")
 					Expect(row["purpose"]).To(Or(BeNil(), Equal("deliverable")), "only deliverables are listed"+p.r.Describe())
+					s.Step("GEN-038")
 					Expect(row["status"]).To(Equal(g.String("generation.status")), p.r.Describe())
+					s.Step("GEN-054")
 					charged, _ := framework.AsInt(row["credits_charged"])
 					Expect(charged).To(Equal(g.Int("generation.credits.credits_charged")), "the row's credits_charged is the read's"+p.r.Describe())
 					var assets []string
@@ -102,6 +112,7 @@ func generationListSpecs(f *framework.Framework) {
 					}
 					Expect(stringList(p.r, row, "output_asset_ids", "row")).To(Equal(orEmpty(assets)), "output_asset_ids are the outputs' asset ids"+p.r.Describe())
 				}
+				s.Step("CORE-012")
 				var paged []string
 				cursor := ""
 				for i := 0; i < 10; i++ {
