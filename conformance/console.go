@@ -27,12 +27,14 @@ type console struct {
 	total   map[string]int // selected specs per area
 	started time.Time
 
-	mu       sync.Mutex // guards the rest
-	done     map[string]*areaTally
-	current  string
-	lastLine time.Time
-	stop     chan struct{}
-	stopped  bool
+	mu        sync.Mutex // guards the rest
+	done      map[string]*areaTally
+	current   string    // the running spec's area
+	specText  string    // and text
+	specStart time.Time // and start
+	lastLine  time.Time
+	stop      chan struct{}
+	stopped   bool
 }
 
 type areaTally struct{ passed, failed, skipped int }
@@ -64,7 +66,8 @@ func (c *console) beat() {
 			c.mu.Lock()
 			if !c.stopped && now.Sub(c.lastLine) >= heartbeat && c.current != "" {
 				a := c.done[c.current]
-				fmt.Fprintf(c.w, "  ... %s: %d of %d done, %s elapsed\n", c.current, a.n(), c.total[c.current], elapsed(now.Sub(c.started)))
+				fmt.Fprintf(c.w, "  ... %s: %d of %d done, %s elapsed; running for %s: %s\n", c.current, a.n(), c.total[c.current],
+					elapsed(now.Sub(c.started)), elapsed(now.Sub(c.specStart)), framework.Clip(c.specText, 90))
 				c.lastLine = now
 			}
 			c.mu.Unlock()
@@ -90,7 +93,7 @@ func (c *console) willRun(r types.SpecReport) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	area := framework.AreaOf(r.LeafNodeLocation.FileName)
-	c.current = area
+	c.current, c.specText, c.specStart = area, r.LeafNodeText, time.Now()
 	if c.done[area] == nil {
 		c.done[area] = &areaTally{}
 	}
@@ -171,6 +174,9 @@ func ruleLabels(labels []string) []string {
 // maxSpecsPerCause is how many specs a cause lists by name.
 const maxSpecsPerCause = 5
 
+// maxRulesPerCause is how many rule ids a cause lists by id.
+const maxRulesPerCause = 12
+
 // maxCauses is how many causes the console details; the reports have them all.
 const maxCauses = 25
 
@@ -212,7 +218,12 @@ func (c *console) summary(res framework.Results, reportHint string) {
 		}
 		first := cs.Specs[0]
 		fmt.Fprintf(c.w, "\n%d) %s\n", i+1, framework.Sentence(first.Reason))
-		fmt.Fprintf(c.w, "   rules: %s\n", strings.Join(cs.Rules, ", "))
+		rules := cs.Rules
+		more := ""
+		if len(rules) > maxRulesPerCause {
+			rules, more = rules[:maxRulesPerCause], fmt.Sprintf(" and %d more", len(cs.Rules)-maxRulesPerCause)
+		}
+		fmt.Fprintf(c.w, "   rules: %s%s\n", strings.Join(rules, ", "), more)
 		if first.FailureLocation != "" {
 			fmt.Fprintf(c.w, "   at: %s\n", first.FailureLocation)
 		}
