@@ -94,3 +94,28 @@ func TestExamplesValidateAgainstTheirSchemas(t *testing.T) {
 	}
 	t.Logf("%d examples validated", len(exs))
 }
+
+// Every operation shows an example of its request body (when it takes one) and of each success
+// answer with a body, so rendered docs never invent a sample.
+func TestEveryOperationHasExamples(t *testing.T) {
+	doc := mustLoadOpenAPI(t)
+	have := map[string]bool{}
+	for _, ex := range docExamples(doc) {
+		have[ex.Method+" "+ex.Path+" "+ex.Status] = true
+	}
+	for path, item := range doc.Paths.Map() {
+		for method, op := range item.Operations() {
+			if op.RequestBody != nil && !have[method+" "+path+" "] {
+				t.Errorf("%s %s: no request example", method, path)
+			}
+			for status, r := range op.Responses.Map() {
+				if !strings.HasPrefix(status, "2") || r.Value == nil || r.Value.Content.Get("application/json") == nil {
+					continue
+				}
+				if !have[method+" "+path+" "+status] {
+					t.Errorf("%s %s: no example of the %s answer", method, path, status)
+				}
+			}
+		}
+	}
+}

@@ -40,7 +40,7 @@ func startMock(t *testing.T) (base, key string) {
 		TimeScale:         1000,
 		NoControl:         true,
 		ValidateResponses: true,
-		Logger:            slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Logger:            discard(),
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -51,6 +51,8 @@ func startMock(t *testing.T) (base, key string) {
 	info := srv.Info()
 	return info.BaseURL, info.GenerateKey
 }
+
+func discard() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
 
 func openapiPath(t *testing.T) string {
 	t.Helper()
