@@ -60,6 +60,13 @@ func generationListSpecs(f *framework.Framework) {
 			var a, b, fl *framework.Response // reads of: a completed tts, a completed image, a failed image
 			f.BeforeAll([]framework.Need{framework.Spends, framework.Control}, func(ctx context.Context, s *framework.Spec) {
 				sp = newSpender(ctx, s)
+				// The three must fall on one UTC day (the date specs below count on it), and the steps
+				// take a little over an hour of service time (a render_fail fault first moves the clock
+				// an hour): start at least three hours before midnight.
+				now := s.ClockNow(ctx)
+				if midnight := now.Truncate(24 * time.Hour).Add(24 * time.Hour); midnight.Sub(now) < 3*time.Hour {
+					s.Advance(ctx, midnight.Sub(now).Seconds()+60)
+				}
 				d := imageModel(ctx, sp.c)
 				ja := submit(ctx, s, sp.c, "tts", ttsConfig(), map[string]any{"voice_id": firstVoice(ctx, sp.c)})
 				s.Finish(ctx, sp.c, ja.id)
