@@ -203,3 +203,19 @@ func (s *Spec) ClockScale() float64 { return s.f.clockScale() }
 func (s *Spec) Undecidable(what string, ran time.Duration) {
 	Skip(fmt.Sprintf("undecidable: the target's clock ran %s while %s; run the target at a lower --time-scale or with a manual clock (mediaspec mock --clock manual)", ran.Round(time.Second), what))
 }
+
+// InWindow runs do, whose calls must all fall inside one stretch of service time shorter than
+// window (a rate-limit bucket's 60 s). When do fails and the target's clock ran window or more
+// meanwhile, the spec is skipped as undecidable instead of failed: on a running clock a slow run
+// lets the window slide under it. On a manual clock the span is exact and nothing is skipped.
+func (s *Spec) InWindow(ctx context.Context, window time.Duration, what string, do func()) {
+	GinkgoHelper()
+	var err error
+	span := s.During(ctx, func() { err = InterceptGomegaFailure(do) })
+	if err != nil {
+		if span.Length() >= window {
+			s.Undecidable(what, span.Length())
+		}
+		Fail(err.Error())
+	}
+}

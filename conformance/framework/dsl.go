@@ -133,9 +133,10 @@ func (f *Framework) BeforeAll(needs []Need, body func(ctx context.Context, s *Sp
 // Spec is the handle a running spec uses: its clients, the control API and the budget. Its
 // methods fail or skip the spec through Ginkgo.
 //
-// When the run made its own workspaces through control, each spec gets keys of its own (made on
-// first use), so one spec's calls never fill another spec's rate-limit buckets and every count a
-// spec makes is exact. Otherwise specs share the configured keys, and a shared-key call answered
+// When the run made its own workspaces through control, each spec gets a workspace and keys of its
+// own (made on first use), so one spec's calls never fill another spec's rate-limit buckets, no
+// other spec's job settles into its balance (on a running clock jobs end by themselves), and every
+// count a spec makes is exact. Otherwise specs share the configured keys, and a shared-key call answered
 // 429 rate_limited with retry_after_seconds is retried after that wait (scaled by the time scale).
 type Spec struct {
 	f                 *Framework
@@ -143,13 +144,34 @@ type Spec struct {
 	// workspaceID is the workspace the spec made last (NewWorkspace), which QueueFault scopes
 	// its faults to; "" when it made none.
 	workspaceID string
+	// home is the workspace of Client, FreshClient and ReadClient when the run made its own main
+	// workspace: one made for the spec on first use; "" until then, or without control.
+	home string
+}
+
+// homeWorkspace returns the workspace the spec's main clients use: with control and a main
+// workspace the run made, one of the spec's own (made now, deleted when the spec ends), else the
+// run's main workspace ("" when the run was given keys).
+func (s *Spec) homeWorkspace(e environment) string {
+	GinkgoHelper()
+	ctl := s.f.control()
+	if ctl == nil || e.workspaceID == "" {
+		return e.workspaceID
+	}
+	if s.home == "" {
+		ws, err := ctl.CreateWorkspace(context.Background(), WorkspaceOptions{Name: "conformance " + CurrentSpecReport().LeafNodeText})
+		Expect(err).NotTo(HaveOccurred(), "make the spec's workspace")
+		s.home = ws.ID
+		DeferCleanup(func(ctx SpecContext) { deleteWorkspace(ctx, ctl, ws.ID) })
+	}
+	return s.home
 }
 
 // Client returns a client with a read+generate key of the main workspace, sent as a bearer token.
 func (s *Spec) Client() *Client {
 	GinkgoHelper()
 	if s.main == nil {
-		s.main = s.key(func(e environment) (string, string) { return e.workspaceID, e.key }, []string{"read", "generate"})
+		s.main = s.key(func(e environment) (string, string) { return s.homeWorkspace(e), e.key }, []string{"read", "generate"})
 	}
 	return s.main
 }
@@ -158,7 +180,7 @@ func (s *Spec) Client() *Client {
 // empty) when the run made its own workspace, else the shared client.
 func (s *Spec) FreshClient() *Client {
 	GinkgoHelper()
-	return s.key(func(e environment) (string, string) { return e.workspaceID, e.key }, []string{"read", "generate"})
+	return s.key(func(e environment) (string, string) { return s.homeWorkspace(e), e.key }, []string{"read", "generate"})
 }
 
 // ReadClient returns a client with a read-only key of the main workspace. The spec must need
@@ -166,7 +188,7 @@ func (s *Spec) FreshClient() *Client {
 func (s *Spec) ReadClient() *Client {
 	GinkgoHelper()
 	if s.read == nil {
-		s.read = s.key(func(e environment) (string, string) { return e.workspaceID, e.readKey }, []string{"read"})
+		s.read = s.key(func(e environment) (string, string) { return s.homeWorkspace(e), e.readKey }, []string{"read"})
 	}
 	return s.read
 }
@@ -240,13 +262,7 @@ func (s *Spec) NewWorkspace(ctx context.Context, o WorkspaceOptions) *TestWorksp
 	ws, err := ctl.CreateWorkspace(ctx, o)
 	Expect(err).NotTo(HaveOccurred())
 	s.workspaceID = ws.ID
-	DeferCleanup(func(ctx SpecContext) {
-		// The spec may have deleted it already; a 404 or 410 then is fine.
-		r, err := ctl.Call(ctx, "DELETE", "/workspaces/"+ws.ID, nil)
-		if err == nil && r.Status != 200 && r.Status != 404 && r.Status != 410 {
-			Fail("control DELETE /workspaces/{id} answered " + fmt.Sprint(r.Status) + r.Describe())
-		}
-	})
+	DeferCleanup(func(ctx SpecContext) { deleteWorkspace(ctx, ctl, ws.ID) })
 	return &TestWorkspace{s: s, ctl: ctl, Workspace: ws}
 }
 
@@ -309,4 +325,14 @@ func decodeObject(b []byte) (map[string]any, error) {
 		return nil, errors.New("the body is null, want a JSON object")
 	}
 	return m, nil
+}
+
+// deleteWorkspace deletes a workspace a spec made; the spec may have deleted it already, and a 404
+// or 410 then is fine.
+func deleteWorkspace(ctx context.Context, ctl *ControlAPI, id string) {
+	GinkgoHelper()
+	r, err := ctl.Call(ctx, "DELETE", "/workspaces/"+id, nil)
+	if err == nil && r.Status != 200 && r.Status != 404 && r.Status != 410 {
+		Fail("control DELETE /workspaces/{id} answered " + fmt.Sprint(r.Status) + r.Describe())
+	}
 }

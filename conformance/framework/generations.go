@@ -142,14 +142,18 @@ func (s *Spec) FetchLink(ctx context.Context, link string) *Response {
 // the spec fail loudly rather than pass on a fault that never fired.
 //
 // The fault is scoped to the spec's workspace: the one it made last with NewWorkspace, else the
-// run's main workspace when the run made it (so a job another spec left running in another
-// workspace cannot take it); unscoped when the run made no workspace.
+// workspace of its Client (its own when the run made workspaces), else the run's main workspace
+// (so a job another spec left running in another workspace cannot take it); unscoped when the run
+// made no workspace.
 //
 // Before it queues a render_fail it moves the service clock forward an hour, so that every job an
 // earlier spec left running has finished and cannot take the fault (specs run one at a time).
 func (s *Spec) QueueFault(ctx context.Context, kind, capabilityID string, count int, code string) {
 	GinkgoHelper()
 	ws := s.workspaceID
+	if ws == "" {
+		ws = s.home
+	}
 	if ws == "" {
 		ws = s.f.envCopy().workspaceID
 	}

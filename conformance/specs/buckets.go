@@ -29,8 +29,10 @@ func rateLimitSpecs(f *framework.Framework) {
 				func(ctx context.Context, s *framework.Spec) {
 					ws := s.NewWorkspace(ctx, framework.WorkspaceOptions{})
 					c, _ := ws.NewKey(ctx, framework.KeyOptions{Scopes: scopes})
-					fill(ctx, c, call, size)
-					expectBucketRefusal(call.do(ctx, c))
+					inWindow(ctx, s, func() {
+						fill(ctx, c, call, size)
+						expectBucketRefusal(call.do(ctx, c))
+					})
 				})
 		}
 		exact("RATE-001", readCall, 120, "read")
@@ -40,16 +42,20 @@ func rateLimitSpecs(f *framework.Framework) {
 			func(ctx context.Context, s *framework.Spec) {
 				ws := s.NewWorkspace(ctx, framework.WorkspaceOptions{})
 				c, _ := ws.NewKey(ctx, framework.KeyOptions{Scopes: []string{"read", "generate"}})
-				fill(ctx, c, uploadCall, 30)
-				expectBucketRefusal(uploadCall.do(ctx, c))
+				inWindow(ctx, s, func() {
+					fill(ctx, c, uploadCall, 30)
+					expectBucketRefusal(uploadCall.do(ctx, c))
+				})
 			})
 
 		f.Rule(rules("RATE-015")...).Needs(framework.Control).It("GET /openapi.json counts against agent_read", func(ctx context.Context, s *framework.Spec) {
 			ws := s.NewWorkspace(ctx, framework.WorkspaceOptions{})
 			c, _ := ws.NewKey(ctx, framework.KeyOptions{Scopes: []string{"read"}})
-			fill(ctx, c, readCall, 119)
-			c.Get(ctx, "/openapi.json").ExpectStatus(http.StatusOK)
-			expectBucketRefusal(readCall.do(ctx, c))
+			inWindow(ctx, s, func() {
+				fill(ctx, c, readCall, 119)
+				c.Get(ctx, "/openapi.json").ExpectStatus(http.StatusOK)
+				expectBucketRefusal(readCall.do(ctx, c))
+			})
 		})
 
 		f.Rule("RATE-016").Needs(framework.Control).It("health probes are not counted: a full agent_read bucket leaves them answering", func(ctx context.Context, s *framework.Spec) {
@@ -58,24 +64,33 @@ func rateLimitSpecs(f *framework.Framework) {
 			for i := 0; i < 5; i++ {
 				c.Get(ctx, "/health/live").ExpectOK(http.StatusOK)
 			}
-			fill(ctx, c, readCall, 120)
-			expectBucketRefusal(readCall.do(ctx, c))
-			c.Get(ctx, "/health/live").ExpectOK(http.StatusOK)
+			inWindow(ctx, s, func() {
+				fill(ctx, c, readCall, 120)
+				expectBucketRefusal(readCall.do(ctx, c))
+				c.Get(ctx, "/health/live").ExpectOK(http.StatusOK)
+			})
 		})
 
 		Describe("the agent_read window", Ordered, func() {
 			var c *framework.Client
 			var wait int64
+			var named time.Time // when the wait was named, on the target's clock
 			f.BeforeAll([]framework.Need{framework.Control}, func(ctx context.Context, s *framework.Spec) {
 				ws := s.NewWorkspace(ctx, framework.WorkspaceOptions{})
 				c, _ = ws.NewKey(ctx, framework.KeyOptions{Scopes: []string{"read"}})
 			})
 			f.Rule(rules("RATE-001", "RATE-013")...).Needs(framework.Control).It("fills after 120 reads and names the wait", func(ctx context.Context, s *framework.Spec) {
-				fill(ctx, c, readCall, 120)
-				wait = expectBucketRefusal(readCall.do(ctx, c))
+				inWindow(ctx, s, func() {
+					fill(ctx, c, readCall, 120)
+					wait = expectBucketRefusal(readCall.do(ctx, c))
+				})
+				named = s.ClockNow(ctx)
 			})
 			f.Rule("RATE-014").It("slides: after retry_after_seconds of service time the read passes again", func(ctx context.Context, s *framework.Spec) {
 				Expect(wait).To(BeNumerically(">", 0), "the previous step named no wait")
+				if ran := s.ClockNow(ctx).Sub(named); ran >= time.Duration(wait)*time.Second {
+					s.Undecidable("the previous step named the wait", ran)
+				}
 				readCall.do(ctx, c).ExpectError(http.StatusTooManyRequests, "rate_limited")
 				Expect(s.Control().AdvanceClock(ctx, float64(wait))).To(Succeed())
 				readCall.do(ctx, c).ExpectOK(http.StatusOK)
@@ -86,32 +101,40 @@ func rateLimitSpecs(f *framework.Framework) {
 			ws := s.NewWorkspace(ctx, framework.WorkspaceOptions{})
 			a, _ := ws.NewKey(ctx, framework.KeyOptions{Scopes: []string{"read"}})
 			b, _ := ws.NewKey(ctx, framework.KeyOptions{Scopes: []string{"read"}})
-			fill(ctx, a, readCall, 120)
-			expectBucketRefusal(readCall.do(ctx, a))
-			readCall.do(ctx, b).ExpectOK(http.StatusOK)
+			inWindow(ctx, s, func() {
+				fill(ctx, a, readCall, 120)
+				expectBucketRefusal(readCall.do(ctx, a))
+				readCall.do(ctx, b).ExpectOK(http.StatusOK)
+			})
 		})
 
 		f.Rule(rules("RATE-012")...).Needs(framework.Control).It("buckets are independent: a full estimate bucket leaves reads open and the reverse", func(ctx context.Context, s *framework.Spec) {
 			ws := s.NewWorkspace(ctx, framework.WorkspaceOptions{})
 			est, _ := ws.NewKey(ctx, framework.KeyOptions{Scopes: []string{"read"}})
-			fill(ctx, est, estimateCall, 60)
-			expectBucketRefusal(estimateCall.do(ctx, est))
-			readCall.do(ctx, est).ExpectOK(http.StatusOK)
+			inWindow(ctx, s, func() {
+				fill(ctx, est, estimateCall, 60)
+				expectBucketRefusal(estimateCall.do(ctx, est))
+				readCall.do(ctx, est).ExpectOK(http.StatusOK)
+			})
 
 			rd, _ := ws.NewKey(ctx, framework.KeyOptions{Scopes: []string{"read"}})
-			fill(ctx, rd, readCall, 120)
-			expectBucketRefusal(readCall.do(ctx, rd))
-			r := estimateCall.do(ctx, rd)
-			Expect(r.Status).To(Equal(http.StatusBadRequest), "a full agent_read bucket must not limit estimates"+r.Describe())
+			inWindow(ctx, s, func() {
+				fill(ctx, rd, readCall, 120)
+				expectBucketRefusal(readCall.do(ctx, rd))
+				r := estimateCall.do(ctx, rd)
+				Expect(r.Status).To(Equal(http.StatusBadRequest), "a full agent_read bucket must not limit estimates"+r.Describe())
+			})
 		})
 
 		f.Rule(rules("AUTH-028")...).Needs(framework.Control).It("the bucket comes before the scope check: a read-only key over its bucket gets 429, not 403", func(ctx context.Context, s *framework.Spec) {
 			ws := s.NewWorkspace(ctx, framework.WorkspaceOptions{})
 			c, _ := ws.NewKey(ctx, framework.KeyOptions{Scopes: []string{"read"}})
-			for i := 0; i < 20; i++ {
-				webhookCall.do(ctx, c).ExpectError(http.StatusForbidden, "insufficient_scope")
-			}
-			expectBucketRefusal(webhookCall.do(ctx, c))
+			inWindow(ctx, s, func() {
+				for i := 0; i < 20; i++ {
+					webhookCall.do(ctx, c).ExpectError(http.StatusForbidden, "insufficient_scope")
+				}
+				expectBucketRefusal(webhookCall.do(ctx, c))
+			})
 		})
 	})
 
@@ -168,41 +191,47 @@ func sharedBucketSpecs(f *framework.Framework) {
 		f.Rule(rules("RATE-004", "RATE-013", "ERR-036")...).Needs(framework.Control).It("POST /generations and both workflow invokes share the 20-a-minute agent_submit bucket", func(ctx context.Context, s *framework.Spec) {
 			ws := s.NewWorkspace(ctx, framework.WorkspaceOptions{})
 			c, _ := ws.NewKey(ctx, framework.KeyOptions{Scopes: []string{"read", "generate"}})
-			for i := 0; i < 20; i++ {
-				call := submitBucketCalls[i%3]
-				r := call.do(ctx, c)
-				Expect(r.Status).To(BeElementOf(http.StatusBadRequest, http.StatusNotFound), fmt.Sprintf("%s, call %d of 20 inside the bucket", call.name, i+1)+r.Describe())
-			}
-			for _, call := range submitBucketCalls {
-				expectBucketRefusal(call.do(ctx, c))
-			}
-			readCall.do(ctx, c).ExpectOK(http.StatusOK)
+			inWindow(ctx, s, func() {
+				for i := 0; i < 20; i++ {
+					call := submitBucketCalls[i%3]
+					r := call.do(ctx, c)
+					Expect(r.Status).To(BeElementOf(http.StatusBadRequest, http.StatusNotFound), fmt.Sprintf("%s, call %d of 20 inside the bucket", call.name, i+1)+r.Describe())
+				}
+				for _, call := range submitBucketCalls {
+					expectBucketRefusal(call.do(ctx, c))
+				}
+				readCall.do(ctx, c).ExpectOK(http.StatusOK)
+			})
 		})
 
 		f.Rule(rules("RATE-006", "RATE-013")...).Needs(framework.Control).It("GET /webhooks counts against agent_read, not webhook_manage", func(ctx context.Context, s *framework.Spec) {
 			ws := s.NewWorkspace(ctx, framework.WorkspaceOptions{})
 			c, _ := ws.NewKey(ctx, framework.KeyOptions{Scopes: []string{"read", "generate"}})
-			for i := 0; i < 25; i++ {
-				c.Get(ctx, "/webhooks").ExpectOK(http.StatusOK)
-			}
-			r := webhookCall.do(ctx, c)
-			Expect(r.Status).To(Equal(http.StatusBadRequest), "25 webhook reads leave webhook_manage (20 a minute) untouched"+r.Describe())
-			fill(ctx, c, readCall, 95)
-			expectBucketRefusal(c.Get(ctx, "/webhooks"))
-			expectBucketRefusal(readCall.do(ctx, c))
+			inWindow(ctx, s, func() {
+				for i := 0; i < 25; i++ {
+					c.Get(ctx, "/webhooks").ExpectOK(http.StatusOK)
+				}
+				r := webhookCall.do(ctx, c)
+				Expect(r.Status).To(Equal(http.StatusBadRequest), "25 webhook reads leave webhook_manage (20 a minute) untouched"+r.Describe())
+				fill(ctx, c, readCall, 95)
+				expectBucketRefusal(c.Get(ctx, "/webhooks"))
+				expectBucketRefusal(readCall.do(ctx, c))
+			})
 		})
 
 		f.Rule(rules("RATE-007", "RATE-001", "RATE-013")...).Needs(framework.Control).It("reads of every kind share the one agent_read bucket", func(ctx context.Context, s *framework.Spec) {
 			ws := s.NewWorkspace(ctx, framework.WorkspaceOptions{})
 			c, _ := ws.NewKey(ctx, framework.KeyOptions{Scopes: []string{"read"}})
-			for i := 0; i < 120; i++ {
-				call := readKinds[i%len(readKinds)]
-				r := call.do(ctx, c)
-				Expect(r.Status).To(Equal(http.StatusOK), fmt.Sprintf("%s, read %d of 120", call.name, i+1)+r.Describe())
-			}
-			for _, call := range append(slices.Clone(readKinds), readCall) {
-				expectBucketRefusal(call.do(ctx, c))
-			}
+			inWindow(ctx, s, func() {
+				for i := 0; i < 120; i++ {
+					call := readKinds[i%len(readKinds)]
+					r := call.do(ctx, c)
+					Expect(r.Status).To(Equal(http.StatusOK), fmt.Sprintf("%s, read %d of 120", call.name, i+1)+r.Describe())
+				}
+				for _, call := range append(slices.Clone(readKinds), readCall) {
+					expectBucketRefusal(call.do(ctx, c))
+				}
+			})
 		})
 	})
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"time"
 
 	. "github.com/onsi/ginkgo/v2" //nolint:revive
 	. "github.com/onsi/gomega"    //nolint:revive
@@ -91,4 +92,11 @@ func expectBucketRefusal(r *framework.Response) int64 {
 	Expect(wait).To(And(BeNumerically(">=", 1), BeNumerically("<=", 60)), "retry_after_seconds is 1..60 on a 60 s window"+r.Describe())
 	Expect(r.Header.Get("Retry-After")).To(Equal(strconv.FormatInt(wait, 10)), "Retry-After equals retry_after_seconds"+r.Describe())
 	return wait
+}
+
+// inWindow runs do, whose calls must fall inside one 60 s bucket window; on a running clock that ran
+// a whole window meanwhile, a failure is undecidable and skips the spec (Spec.InWindow).
+func inWindow(ctx context.Context, s *framework.Spec, do func()) {
+	GinkgoHelper()
+	s.InWindow(ctx, time.Minute, "the spec made calls that must fall inside one 60 s bucket window", do)
 }

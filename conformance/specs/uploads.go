@@ -298,19 +298,23 @@ func uploadFlowSpecs(f *framework.Framework) {
 		f.Rule(rules("RATE-009", "RATE-013")...).Needs(framework.Control).It("from-url counts against the 30 upload calls a minute", func(ctx context.Context, s *framework.Spec) {
 			ws := s.NewWorkspace(ctx, framework.WorkspaceOptions{})
 			c, _ := ws.NewKey(ctx, framework.KeyOptions{Scopes: []string{"read", "generate"}})
-			for i := 0; i < 30; i++ {
-				r := c.Post(ctx, "/uploads/from-url", map[string]any{"url": "ftp://example.com/a.png"})
-				Expect(r.Status).To(Equal(http.StatusBadRequest), fmt.Sprintf("call %d inside the bucket", i+1)+r.Describe())
-			}
-			expectBucketRefusal(uploadCall.do(ctx, c))
+			inWindow(ctx, s, func() {
+				for i := 0; i < 30; i++ {
+					r := c.Post(ctx, "/uploads/from-url", map[string]any{"url": "ftp://example.com/a.png"})
+					Expect(r.Status).To(Equal(http.StatusBadRequest), fmt.Sprintf("call %d inside the bucket", i+1)+r.Describe())
+				}
+				expectBucketRefusal(uploadCall.do(ctx, c))
+			})
 		})
 
 		f.Rule(rules("RATE-010", "RATE-013")...).It("reservations are braked at 30 a minute even when the upload-calls bucket has room", func(ctx context.Context, s *framework.Spec) {
 			ws := s.NewWorkspace(ctx, framework.WorkspaceOptions{})
 			c, _ := ws.NewKey(ctx, framework.KeyOptions{Scopes: []string{"read", "generate"}, Buckets: map[string]int{"uploads": 100}})
-			fill(ctx, c, uploadCall, 30)
-			expectBucketRefusal(uploadCall.do(ctx, c))
-			finalizeUpload(ctx, c, "ast_"+randomHex(32)).ExpectError(http.StatusNotFound, "not_found")
+			inWindow(ctx, s, func() {
+				fill(ctx, c, uploadCall, 30)
+				expectBucketRefusal(uploadCall.do(ctx, c))
+				finalizeUpload(ctx, c, "ast_"+randomHex(32)).ExpectError(http.StatusNotFound, "not_found")
+			})
 		})
 	})
 
