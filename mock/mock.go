@@ -107,9 +107,12 @@ type Config struct {
 
 // StartInfo is what `mediaspec mock` prints at start.
 type StartInfo struct {
-	BaseURL            string `json:"base_url"`
-	GenerateKey        string `json:"generate_key"`
-	ReadKey            string `json:"read_key"`
+	BaseURL     string `json:"base_url"`
+	GenerateKey string `json:"generate_key"`
+	ReadKey     string `json:"read_key"`
+	// OtherKey is a read+generate key of a second workspace, for isolation checks
+	// (`mediaspec check --other-key`).
+	OtherKey           string `json:"other_key"`
 	ControlURL         string `json:"control_url,omitempty"`
 	ControlToken       string `json:"control_token,omitempty"`
 	Balance            int64  `json:"balance"`
@@ -126,6 +129,7 @@ func (i StartInfo) Format(w io.Writer) error {
 		"base url:       " + i.BaseURL,
 		"generate key:   " + i.GenerateKey,
 		"read key:       " + i.ReadKey,
+		"other key:      " + i.OtherKey + " (second workspace)",
 		fmt.Sprintf("balance:        %d credits", i.Balance),
 		"workspace:      " + i.DefaultWorkspaceID,
 		fmt.Sprintf("seed:           %d", i.Seed),
@@ -198,6 +202,7 @@ type bootState struct {
 	workspaceID string
 	generateKey string
 	readKey     string
+	otherKey    string // a read+generate key of a second workspace
 }
 
 // New builds a server and its start state. It does not listen.
@@ -389,8 +394,13 @@ func (s *Server) boot() {
 	if err != nil {
 		panic("mock: default read key: " + err.Error())
 	}
+	other := s.Registry.Create(workspace.CreateParams{Name: "Other workspace", Plan: workspace.PlanPro, Balance: s.cfg.Balance})
+	_, otherKey, err := s.Registry.CreateKey(other, workspace.KeyParams{Name: "other key", Scopes: []workspace.Scope{workspace.ScopeRead, workspace.ScopeGenerate}})
+	if err != nil {
+		panic("mock: second workspace key: " + err.Error())
+	}
 	s.mu.Lock()
-	s.start = bootState{workspaceID: ws.ID(), generateKey: gen, readKey: read}
+	s.start = bootState{workspaceID: ws.ID(), generateKey: gen, readKey: read, otherKey: otherKey}
 	s.mu.Unlock()
 }
 
@@ -464,7 +474,7 @@ func (s *Server) Info() StartInfo {
 	defer s.mu.Unlock()
 	base := s.publicURLLocked()
 	i := StartInfo{
-		BaseURL: base + api.BasePath, GenerateKey: s.start.generateKey, ReadKey: s.start.readKey,
+		BaseURL: base + api.BasePath, GenerateKey: s.start.generateKey, ReadKey: s.start.readKey, OtherKey: s.start.otherKey,
 		Balance: s.cfg.Balance, DefaultWorkspaceID: s.start.workspaceID, Seed: s.seed,
 		TimeScale: s.Clock.Scale(),
 	}

@@ -62,6 +62,7 @@ type call struct {
 	contentType string
 	hasBody     bool
 	invalid     bool
+	keep        bool // answer a bucket refusal as it came, never waited out
 }
 
 // Query adds a query parameter.
@@ -97,6 +98,12 @@ func Invalid() CallOption {
 	return func(c *call) { c.invalid = true }
 }
 
+// KeepRefusal makes a call on a shared key answer a 429 rate_limited as it came instead of waiting
+// it out and retrying: for a spec whose subject is the refusal itself.
+func KeepRefusal() CallOption {
+	return func(c *call) { c.keep = true }
+}
+
 // Get calls GET path (relative to the API root; it may carry a query string).
 func (c *Client) Get(ctx context.Context, path string, opts ...CallOption) *Response {
 	GinkgoHelper()
@@ -118,22 +125,43 @@ func (c *Client) Delete(ctx context.Context, path string, opts ...CallOption) *R
 	return c.Do(ctx, http.MethodDelete, path, opts...)
 }
 
-// Do makes one call to path below the API root. A transport error fails the spec.
+// Do makes one call to path below the API root. A transport error fails the spec. On a shared key
+// a bucket refusal is waited out (unless the call is KeepRefusal), and a job the call started is
+// remembered so that it ends before the spec does (jobs.go).
 func (c *Client) Do(ctx context.Context, method, path string, opts ...CallOption) *Response {
 	GinkgoHelper()
+	res, err := c.call(ctx, method, path, opts)
+	if err != nil {
+		Fail(err.Error())
+	}
+	c.track(method, res)
+	return res
+}
+
+// call makes one call like Do, without Ginkgo: on a shared key it waits out bucket refusals (at
+// most a few times, each by the refusal's retry_after_seconds scaled by the time scale).
+func (c *Client) call(ctx context.Context, method, path string, opts []CallOption) (*Response, error) {
+	keep := false
+	if len(opts) > 0 {
+		probe := &call{query: url.Values{}, header: http.Header{}}
+		for _, o := range opts {
+			o(probe)
+		}
+		keep = probe.keep
+	}
 	for attempt := 0; ; attempt++ {
 		u := c.f.resolve(c.f.apiRoot, path)
 		res, err := c.f.exchange(ctx, c.f.validator, method, u, c.key, c.scheme, opts)
 		if err != nil {
-			Fail(err.Error())
+			return res, err
 		}
 		wait, again := c.sharedBackoff(res)
-		if !again || attempt >= 3 {
-			return res
+		if keep || !again || attempt >= 3 {
+			return res, nil
 		}
 		select {
 		case <-ctx.Done():
-			return res
+			return res, nil
 		case <-time.After(wait):
 		}
 	}
@@ -169,6 +197,12 @@ type Response struct {
 	doc    any
 	docErr error
 	parsed bool
+}
+
+// Copy returns the answer afresh: its body decoded again on first use, so that a caller changing
+// the decoded document (a memoized answer handed to many specs) changes only its own copy.
+func (r *Response) Copy() *Response {
+	return &Response{Status: r.Status, Header: r.Header, Body: r.Body, Exchange: r.Exchange}
 }
 
 // Describe renders the exchange for a failure message.

@@ -310,6 +310,7 @@ func (f *Framework) RegisterSuiteNodes(onReport func(types.Report)) {
 		Expect(f.Teardown(ctx)).To(Succeed(), "delete the run's workspaces")
 	})
 	ReportBeforeEach(func(SpecReport) { f.transcript.Reset(); f.takeStep() })
+	AfterEach(f.settleJobs)   // jobs.go
 	AfterEach(f.afterFailure) // steps.go
 	ReportAfterSuite("conformance rule report", func(r Report) { onReport(r) })
 }

@@ -48,6 +48,11 @@ type Framework struct {
 	hooks   *Hooks   // the webhook receiver, when one runs (receiver.go)
 
 	clock targetClock // what the run knows of the target's clock (clock.go)
+
+	jobs jobTracker // jobs started on shared keys, settled after each spec (jobs.go)
+
+	memoMu sync.Mutex     // guards memo
+	memo   map[string]any // what specs read once per run (Client.Memo)
 }
 
 // environment is the keys and workspaces the run uses, known after Setup.

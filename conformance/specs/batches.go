@@ -45,7 +45,7 @@ func variantSpecs(f *framework.Framework) {
 				if row["status"] != "available" || mv <= 1 || mv >= 4 {
 					continue
 				}
-				d := c.Get(ctx, "/capabilities/"+row["capability_id"].(string)).ExpectOK(http.StatusOK)
+				d := detail(ctx, c, row["capability_id"].(string))
 				cfg := cheapConfig(d)
 				if namesUpload(cfg) {
 					continue
@@ -240,7 +240,7 @@ func batchGroupSpecs(f *framework.Framework) {
 				if row["status"] != "available" {
 					continue
 				}
-				det := c.Get(ctx, "/capabilities/"+row["capability_id"].(string)).ExpectOK(http.StatusOK)
+				det := detail(ctx, c, row["capability_id"].(string))
 				props, _ := objectAt(det, "config_schema")["properties"].(map[string]any)
 				if p, ok := props["languages"].(map[string]any); ok && p["type"] == "array" {
 					target = det

@@ -119,7 +119,7 @@ func estimatePriceSpecs(f *framework.Framework) {
 				if row["status"] != "available" {
 					continue
 				}
-				d := c.Get(ctx, "/capabilities/"+row["capability_id"].(string)).ExpectOK(http.StatusOK)
+				d := detail(ctx, c, row["capability_id"].(string))
 				for name, v := range objectAt(d, "example_config") {
 					if arr, ok := v.([]any); ok && len(arr) > 0 {
 						if str, ok := arr[0].(string); ok && len(str) == 36 && str[:4] == "ast_" {
@@ -207,7 +207,7 @@ func estimateFieldSpecs(f *framework.Framework) {
 				if row["status"] != "available" || checked == 3 {
 					continue
 				}
-				d := c.Get(ctx, "/capabilities/"+row["capability_id"].(string)).ExpectOK(http.StatusOK)
+				d := detail(ctx, c, row["capability_id"].(string))
 				props, _ := objectAt(d, "config_schema")["properties"].(map[string]any)
 				if _, has := props["count"]; !has {
 					continue
@@ -244,7 +244,7 @@ func estimateFieldSpecs(f *framework.Framework) {
 				if row["status"] != "available" || !slices.Contains(named, id) {
 					continue
 				}
-				d := c.Get(ctx, "/capabilities/"+id).ExpectOK(http.StatusOK)
+				d := detail(ctx, c, id)
 				ex := objectAt(d, "example_config")
 				c.Post(ctx, "/estimates", map[string]any{"capability_id": id, "config": withoutUploads(ex)}).
 					ExpectError(http.StatusBadRequest, "invalid_config")

@@ -23,8 +23,19 @@ var categoryOrder = []string{"avatar", "video", "image", "preset", "tool"}
 // catalogue walks GET /capabilities with limit 50 and returns every row.
 func catalogue(ctx context.Context, c *framework.Client) []map[string]any {
 	GinkgoHelper()
-	rows, _ := walk(ctx, c, "/capabilities", "capabilities", 50, 100)
-	return rows
+	return c.Memo("catalogue", func() any {
+		rows, _ := walk(ctx, c, "/capabilities", "capabilities", 50, 100)
+		return rows
+	}).([]map[string]any)
+}
+
+// detail reads GET /capabilities/{id} and requires 200; without control the answer is read once
+// per run and key (Client.Memo), since the catalogue does not change during a run.
+func detail(ctx context.Context, c *framework.Client, id string) *framework.Response {
+	GinkgoHelper()
+	return c.Memo("detail "+id, func() any {
+		return c.Get(ctx, "/capabilities/"+id).ExpectOK(http.StatusOK)
+	}).(*framework.Response).Copy()
 }
 
 // withStatus returns the first row with the status, or nil.
@@ -47,7 +58,7 @@ func availableDetails(ctx context.Context, c *framework.Client, n int) []*framew
 			continue
 		}
 		id, _ := row["capability_id"].(string)
-		out = append(out, c.Get(ctx, "/capabilities/"+id).ExpectOK(http.StatusOK))
+		out = append(out, detail(ctx, c, id))
 		if len(out) == n {
 			break
 		}
@@ -84,11 +95,16 @@ func checkCapabilityRow(r *framework.Response, row map[string]any, what string) 
 // skipping the spec when there is none.
 func findDetail(ctx context.Context, c *framework.Client, what string, pred func(row map[string]any) bool) *framework.Response {
 	GinkgoHelper()
+	return c.Memo("find "+what, func() any { return findDetailOf(ctx, c, what, pred) }).(*framework.Response).Copy()
+}
+
+func findDetailOf(ctx context.Context, c *framework.Client, what string, pred func(row map[string]any) bool) *framework.Response {
+	GinkgoHelper()
 	for _, row := range catalogue(ctx, c) {
 		if row["status"] != "available" || !pred(row) {
 			continue
 		}
-		return c.Get(ctx, "/capabilities/"+row["capability_id"].(string)).ExpectOK(http.StatusOK)
+		return detail(ctx, c, row["capability_id"].(string))
 	}
 	Skip("unsupported: the target lists no available " + what)
 	return nil
@@ -104,13 +120,18 @@ func maxVariants(row map[string]any) int64 {
 // skipping the spec when there is none.
 func cheapest(ctx context.Context, c *framework.Client, what string, pred func(row map[string]any) bool) *framework.Response {
 	GinkgoHelper()
+	return c.Memo("cheapest "+what, func() any { return cheapestOf(ctx, c, what, pred) }).(*framework.Response).Copy()
+}
+
+func cheapestOf(ctx context.Context, c *framework.Client, what string, pred func(row map[string]any) bool) *framework.Response {
+	GinkgoHelper()
 	var best *framework.Response
 	var bestNeed int64
 	for _, row := range catalogue(ctx, c) {
 		if row["status"] != "available" || !pred(row) {
 			continue
 		}
-		d := c.Get(ctx, "/capabilities/"+row["capability_id"].(string)).ExpectOK(http.StatusOK)
+		d := detail(ctx, c, row["capability_id"].(string))
 		cfg := cheapConfig(d)
 		if namesUpload(cfg) {
 			continue
@@ -208,7 +229,7 @@ func overCapConfig(ctx context.Context, c *framework.Client) (string, map[string
 		if row["status"] != "available" || row["category"] != "video" {
 			continue
 		}
-		d := c.Get(ctx, "/capabilities/"+row["capability_id"].(string)).ExpectOK(http.StatusOK)
+		d := detail(ctx, c, row["capability_id"].(string))
 		props, _ := objectAt(d, "config_schema")["properties"].(map[string]any)
 		p, ok := props["duration"].(map[string]any)
 		if !ok {
@@ -254,7 +275,7 @@ func fanOutCapability(ctx context.Context, s *framework.Spec, c *framework.Clien
 		if row["status"] != "available" {
 			continue
 		}
-		d := c.Get(ctx, "/capabilities/"+row["capability_id"].(string)).ExpectOK(http.StatusOK)
+		d := detail(ctx, c, row["capability_id"].(string))
 		props := schemaProps(d)
 		for name, v := range props {
 			p, _ := v.(map[string]any)
@@ -324,7 +345,7 @@ func plainFileCaps(ctx context.Context, c *framework.Client) []fileCap {
 			continue
 		}
 		id, _ := row["capability_id"].(string)
-		d := c.Get(ctx, "/capabilities/"+id).ExpectOK(http.StatusOK)
+		d := detail(ctx, c, id)
 		keys := make([]string, 0)
 		ex := objectAt(d, "example_config")
 		for k := range ex {
@@ -430,7 +451,7 @@ func templatePreset(ctx context.Context, c *framework.Client, n int) (*framework
 			tpls = append(tpls, stringField(t, asObject(t, v, fmt.Sprintf("templates[%d]", i)), "template_id", "template"))
 		}
 		if len(tpls) >= n {
-			return c.Get(ctx, "/capabilities/"+id).ExpectOK(http.StatusOK), tpls
+			return detail(ctx, c, id), tpls
 		}
 	}
 	Skip(fmt.Sprintf("unsupported: the target lists no available preset requiring a template with %d live templates", n))
@@ -476,7 +497,7 @@ func scriptOnlyActor(ctx context.Context, c *framework.Client) *framework.Respon
 		if row["status"] != "available" || row["category"] != "avatar" || row["capability_id"] == "actor_ultra" {
 			continue
 		}
-		d := c.Get(ctx, "/capabilities/"+row["capability_id"].(string)).ExpectOK(http.StatusOK)
+		d := detail(ctx, c, row["capability_id"].(string))
 		props := schemaProps(d)
 		if _, ok := props["script"]; !ok || hasVoiceField(props) {
 			continue
@@ -499,7 +520,7 @@ func otherAudioActor(ctx context.Context, c *framework.Client) *framework.Respon
 		if row["status"] != "available" || row["category"] != "avatar" || row["capability_id"] == "actor_ultra" {
 			continue
 		}
-		d := c.Get(ctx, "/capabilities/"+row["capability_id"].(string)).ExpectOK(http.StatusOK)
+		d := detail(ctx, c, row["capability_id"].(string))
 		if hasVoiceField(schemaProps(d)) {
 			return d
 		}

@@ -172,15 +172,25 @@ func (r *rotating) client() *framework.Client {
 }
 
 // snapshot is what a refused submit must leave unchanged: the balance and the newest generations.
+// ended lists the newest generations that had ended when it was taken: a job of the spec's own
+// that ends between two snapshots moves the balance without the refusal's doing.
 type snapshot struct {
 	available, held int64
 	newest          []string
+	ended           []string
 }
 
 func takeSnapshot(ctx context.Context, c *framework.Client) snapshot {
 	GinkgoHelper()
 	a, h := balanceOf(ctx, c)
-	return snapshot{available: a, held: h, newest: ids(getPage(ctx, c, "/generations", "generations").rows, "generation_id")}
+	rows := getPage(ctx, c, "/generations", "generations").rows
+	sn := snapshot{available: a, held: h, newest: ids(rows, "generation_id")}
+	for _, row := range rows {
+		if st, _ := row["status"].(string); st == "completed" || st == "failed" {
+			sn.ended = append(sn.ended, row["generation_id"].(string))
+		}
+	}
+	return sn
 }
 
 // balanceOf reads available and held credits.

@@ -32,8 +32,10 @@ func uploadFlowSpecs(f *framework.Framework) {
 			It("every accepted type is reserved with 201, no Location, its kind, its ceiling and a 300 s link", func(ctx context.Context, s *framework.Spec) {
 				c := uploadClient(ctx, s, 40)
 				check := func(sent, echo, kind string, max int64) {
-					before := time.Now()
 					r := reserve(ctx, c, "file", sent, 1234)
+					// Measured from the answer, not from before the call: on a shared key the
+					// call may have waited out a bucket refusal first.
+					answered := time.Now()
 					Expect(r.Header.Get("Location")).To(BeEmpty(), "a reservation has no Location header"+r.Describe())
 					Expect(r.String("asset_id")).To(MatchRegexp(`^ast_[0-9a-f]{32}$`), r.Describe())
 					Expect(r.String("upload_url")).To(HavePrefix("http"), r.Describe())
@@ -46,8 +48,8 @@ func uploadFlowSpecs(f *framework.Framework) {
 					Expect(r.String("next_action")).NotTo(BeEmpty(), r.Describe())
 					exp, err := time.Parse(time.RFC3339, r.String("upload_expires_at"))
 					Expect(err).NotTo(HaveOccurred(), r.Describe())
-					if !s.HasControl() {
-						Expect(exp.Sub(before)).To(BeNumerically("~", 300*time.Second, 30*time.Second), r.Describe())
+					if !s.HasControl() && s.TimeScale() == 1 {
+						Expect(exp.Sub(answered)).To(BeNumerically("~", 300*time.Second, 30*time.Second), r.Describe())
 					}
 				}
 				var now time.Time

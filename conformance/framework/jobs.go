@@ -1,0 +1,183 @@
+package framework
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2" //nolint:revive
+)
+
+// Jobs a spec started on a shared key. Without control, specs share the configured keys, and a
+// job one spec leaves running would hold its key's one slot (the next spec's submit answers 409
+// submission_in_flight) and settle later, moving the balance another spec reads. So every job a
+// shared-key call starts — a 201 or 202 naming generation_id, generation_ids or workflow_run_id —
+// is remembered, and after each spec (settleJobs, an AfterEach) the run waits, in parallel, until
+// every one of them has ended. With control, specs get keys and workspaces of their own and move
+// the service clock themselves, so nothing is tracked.
+
+// settleLimit is the most real time settleJobs waits for one job.
+const settleLimit = 15 * time.Minute
+
+// runPoll is how often settleJobs reads a workflow run that is still going (runs have no wait).
+const runPoll = 2 * time.Second
+
+// finishedRunStatuses are the workflow run statuses that end a run.
+var finishedRunStatuses = []string{"completed", "partial", "failed", "canceled"}
+
+// trackedJob is a generation or workflow run a shared-key call started.
+type trackedJob struct {
+	c   *Client
+	run bool // a workflow run (wfr_), else a generation
+	id  string
+}
+
+// jobTracker holds the jobs started since the last settle.
+type jobTracker struct {
+	mu   sync.Mutex
+	jobs []trackedJob
+}
+
+func (t *jobTracker) add(j trackedJob) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, x := range t.jobs {
+		if x.id == j.id {
+			return
+		}
+	}
+	t.jobs = append(t.jobs, j)
+}
+
+func (t *jobTracker) take() []trackedJob {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	out := t.jobs
+	t.jobs = nil
+	return out
+}
+
+// track remembers the jobs a shared-key call started, when the run has no control.
+func (c *Client) track(method string, r *Response) {
+	if !c.shared || c.f.controlRoot != nil || method != http.MethodPost || r == nil {
+		return
+	}
+	if r.Status != http.StatusCreated && r.Status != http.StatusAccepted {
+		return
+	}
+	doc, err := decodeObject(r.Body)
+	if err != nil {
+		return
+	}
+	if id, ok := doc["generation_id"].(string); ok && id != "" {
+		c.f.jobs.add(trackedJob{c: c, id: id})
+	}
+	if list, ok := doc["generation_ids"].([]any); ok {
+		for _, v := range list {
+			if id, ok := v.(string); ok && id != "" {
+				c.f.jobs.add(trackedJob{c: c, id: id})
+			}
+		}
+	}
+	if id, ok := doc["workflow_run_id"].(string); ok && id != "" {
+		c.f.jobs.add(trackedJob{c: c, run: true, id: id})
+	}
+}
+
+// settleJobs waits until every job tracked since the last call has ended, all at once, and fails
+// the spec naming the jobs that did not end or could not be read.
+func (f *Framework) settleJobs(ctx SpecContext) {
+	jobs := f.jobs.take()
+	if len(jobs) == 0 {
+		return
+	}
+	errs := make([]error, len(jobs))
+	var wg sync.WaitGroup
+	for i, j := range jobs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = j.settle(ctx)
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		Fail("a job the spec started on a shared key did not end, so the next spec would see it: " + err.Error())
+	}
+}
+
+// settle waits until the job has ended: a generation through GET /generations/{id}/wait until
+// still_running is false, a workflow run by reading it until its status is a finished one.
+func (j trackedJob) settle(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, settleLimit)
+	defer cancel()
+	path := "/generations/" + j.id + "/wait"
+	if j.run {
+		path = "/workflow-runs/" + j.id
+	}
+	for {
+		r, err := j.c.call(ctx, http.MethodGet, path, nil)
+		if err != nil {
+			return err
+		}
+		if r.Status != http.StatusOK {
+			return fmt.Errorf("GET %s answered %d%s", path, r.Status, r.Describe())
+		}
+		doc, err := decodeObject(r.Body)
+		if err != nil {
+			return fmt.Errorf("GET %s: %w", path, err)
+		}
+		if !j.run {
+			if still, ok := doc["still_running"].(bool); ok && !still {
+				return nil
+			}
+		} else {
+			run, _ := doc["run"].(map[string]any)
+			st, _ := run["status"].(string)
+			if slices.Contains(finishedRunStatuses, st) {
+				return nil
+			}
+		}
+		if ctx.Err() != nil {
+			return fmt.Errorf("%s had not ended after %s", strings.TrimPrefix(path, "/"), settleLimit)
+		}
+		if j.run {
+			select {
+			case <-ctx.Done():
+			case <-time.After(runPoll):
+			}
+		}
+	}
+}
+
+// Memo returns what compute returned the first time the run asked for key with c's key, when the run shares
+// keys without control: then the catalogue a spec reads is the same for every spec, and reading it
+// again would only spend the shared key's buckets. With control each spec's workspace may differ
+// (its plan, its own uploads), so compute runs every time. A compute that fails or skips the spec
+// stores nothing.
+func (c *Client) Memo(key string, compute func() any) any {
+	f := c.f
+	if f.controlRoot != nil {
+		return compute()
+	}
+	key = c.key + "\x00" + key
+	f.memoMu.Lock()
+	v, ok := f.memo[key]
+	f.memoMu.Unlock()
+	if ok {
+		return v
+	}
+	v = compute()
+	f.memoMu.Lock()
+	defer f.memoMu.Unlock()
+	if f.memo == nil {
+		f.memo = map[string]any{}
+	}
+	f.memo[key] = v
+	return v
+}
