@@ -183,6 +183,19 @@ func (s *Spec) FreshClient() *Client {
 	return s.key(func(e environment) (string, string) { return s.homeWorkspace(e), e.key }, []string{"read", "generate"})
 }
 
+// SpreadClient returns a read+generate client for a spec that needs some workspace, not the main
+// one in particular, and spends many calls of one bucket (uploads). Without control, with a second
+// workspace's key, successive calls alternate between the main key and the other key, so that such
+// specs spread over both keys' buckets instead of waiting out one; otherwise it is Client.
+func (s *Spec) SpreadClient() *Client {
+	GinkgoHelper()
+	caps := s.f.Capabilities()
+	if caps.Control || !caps.SecondWorkspace || s.f.spread.Add(1)%2 == 1 {
+		return s.Client()
+	}
+	return s.OtherClient()
+}
+
 // ReadClient returns a client with a read-only key of the main workspace. The spec must need
 // ReadKey.
 func (s *Spec) ReadClient() *Client {

@@ -51,6 +51,8 @@ type Framework struct {
 
 	jobs jobTracker // jobs started on shared keys, settled after each spec (jobs.go)
 
+	spread atomic.Uint64 // SpreadClient's turn
+
 	memoMu sync.Mutex     // guards memo
 	memo   map[string]any // what specs read once per run (Client.Memo)
 }

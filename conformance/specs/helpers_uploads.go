@@ -175,12 +175,12 @@ func expectDuration(r *framework.Response, v any, f fixtures.File) {
 }
 
 // uploadClient returns a client for a spec that makes about n upload calls: with control, a key of
-// a fresh workspace whose upload buckets leave room for them; without, the shared client (which
-// waits out bucket refusals).
+// a fresh workspace whose upload buckets leave room for them; without, a shared client, the main
+// key and the second workspace's key in turn (it waits out bucket refusals).
 func uploadClient(ctx context.Context, s *framework.Spec, n int) *framework.Client {
 	GinkgoHelper()
 	if !s.HasControl() {
-		return s.Client()
+		return s.SpreadClient()
 	}
 	return uploadKey(ctx, s, n)
 }
