@@ -26,7 +26,12 @@ type page struct {
 // getPage reads one page of a list whose rows are under field.
 func getPage(ctx context.Context, c *framework.Client, path, field string, opts ...framework.CallOption) page {
 	GinkgoHelper()
-	r := c.Get(ctx, path, opts...).ExpectOK(http.StatusOK)
+	return pageFrom(c.Get(ctx, path, opts...).ExpectOK(http.StatusOK), field)
+}
+
+// pageFrom reads a 200 answer of a list whose rows are under field as one page.
+func pageFrom(r *framework.Response, field string) page {
+	GinkgoHelper()
 	p := page{r: r}
 	for i, v := range r.Array(field) {
 		p.rows = append(p.rows, asObject(r, v, fmt.Sprintf("%s[%d]", field, i)))
@@ -66,6 +71,23 @@ func walk(ctx context.Context, c *framework.Client, path, field string, limit in
 		}
 		cursor = *p.cursor
 	}
+}
+
+// expectLimitReading checks a list answer to a limit the text leaves open (limit=0 where the text
+// gives no lower bound, or a limit that is not a whole number): either the limit counts as omitted
+// or is clamped, so the page is a prefix of the default page def, or it is refused with 400
+// invalid_config. Every one of those readings passes.
+func expectLimitReading(ctx context.Context, c *framework.Client, path, field, key, limit string, def page) {
+	GinkgoHelper()
+	r := c.Get(ctx, path, limitProbe(limit)...)
+	if r.Status == http.StatusBadRequest {
+		r.ExpectError(http.StatusBadRequest, "invalid_config")
+		return
+	}
+	p := pageFrom(r.ExpectOK(http.StatusOK), field)
+	got, want := ids(p.rows, key), ids(def.rows, key)
+	Expect(len(got)).To(BeNumerically("<=", len(want)), fmt.Sprintf("%s?limit=%s: more rows than the default page", path, limit)+r.Describe())
+	Expect(got).To(Equal(want[:len(got)]), fmt.Sprintf("%s?limit=%s: the rows are not the first rows of the default page", path, limit)+r.Describe())
 }
 
 // listIDs reads every page of GET /generations with the query and returns the ids in order.

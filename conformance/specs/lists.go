@@ -46,8 +46,7 @@ func generationListSpecs(f *framework.Framework) {
 				Expect(ids(p.rows, "generation_id")).To(Equal(base), blank+"= counts as omitted"+p.r.Describe())
 			}
 			for _, lim := range []string{"0", "-1", "abc"} {
-				p := getPage(ctx, c, "/generations", "generations", limitProbe(lim)...)
-				Expect(ids(p.rows, "generation_id")).To(Equal(base), "limit="+lim+" counts as omitted"+p.r.Describe())
+				expectLimitReading(ctx, c, "/generations", "generations", "generation_id", lim, first)
 			}
 			p := getPage(ctx, c, "/generations", "generations", framework.Query("cursor", "!!not-a-cursor!!"))
 			Expect(ids(p.rows, "generation_id")).To(Equal(base), "an unreadable cursor restarts from the first page"+p.r.Describe())
@@ -212,10 +211,10 @@ func generationListSpecs(f *framework.Framework) {
 
 }
 
-// pagedListSpecs registers the specs of the limits every paged list shares.
+// pagedListSpecs registers the specs of the lists whose limit the text says is "clamped 1 to 50".
 func pagedListSpecs(f *framework.Framework) {
-	Describe("lists: limits every paged list shares", func() {
-		f.Rule("CAP-008", "PRESET-007", "VOICE-008", "ACTOR-009").It("a limit that is not a positive whole number counts as omitted on presets, voices and actors too", func(ctx context.Context, s *framework.Spec) {
+	Describe("lists: limit clamped 1 to 50 on presets, voices and actors", func() {
+		f.Rule("PRESET-007", "VOICE-008", "ACTOR-009").It("limit 0 or below is clamped to 1 (not the default page); a limit that is not a whole number counts as omitted or is refused", func(ctx context.Context, s *framework.Spec) {
 			c := s.Client()
 			for _, l := range []struct{ path, field, id string }{
 				{"/presets", "presets", "capability_id"},
@@ -223,13 +222,19 @@ func pagedListSpecs(f *framework.Framework) {
 				{"/actors", "actors", "actor_id"},
 			} {
 				def := getPage(ctx, c, l.path, l.field)
-				for _, bad := range []string{"0", "-3", "2.5", "abc"} {
-					p := getPage(ctx, c, l.path, l.field, limitProbe(bad)...)
-					Expect(ids(p.rows, l.id)).To(Equal(ids(def.rows, l.id)),
-						fmt.Sprintf("%s?limit=%s counts as omitted: the default page", l.path, bad)+p.r.Describe())
+				want := ids(def.rows, l.id)
+				Expect(len(want)).To(BeNumerically(">", 1), l.path+": the default page needs two rows to tell a clamp to 1 from the default"+def.r.Describe())
+				for _, low := range []string{"0", "-3"} {
+					p := getPage(ctx, c, l.path, l.field, limitProbe(low)...)
+					got := ids(p.rows, l.id)
+					Expect(len(got)).To(BeNumerically("<=", 1),
+						fmt.Sprintf("%s?limit=%s is clamped to 1 (\"clamped 1 to 50\"), not read as omitted", l.path, low)+p.r.Describe())
+					Expect(got).To(Equal(want[:len(got)]), fmt.Sprintf("%s?limit=%s: the row is the first of the list", l.path, low)+p.r.Describe())
+				}
+				for _, odd := range []string{"2.5", "abc"} {
+					expectLimitReading(ctx, c, l.path, l.field, l.id, odd, def)
 				}
 			}
 		})
 	})
-
 }

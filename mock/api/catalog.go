@@ -70,7 +70,7 @@ func (h catalogHandlers) getCapability(w http.ResponseWriter, r *http.Request) e
 func (h catalogHandlers) listPresets(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
 	cursor, _ := wire.QueryString(q, "cursor")
-	rows, total, next := h.c.ListPresets(ViewerOf(r), wire.QueryLimit(q, "limit", catalog.DefaultLimit, catalog.MaxLimit), cursor)
+	rows, total, next := h.c.ListPresets(ViewerOf(r), wire.QueryLimitClamped(q, "limit", catalog.DefaultLimit, catalog.MaxLimit), cursor)
 	return wire.WriteJSON(w, http.StatusOK, struct {
 		OK         bool                `json:"ok"`
 		Presets    []catalog.PresetRow `json:"presets"`
@@ -96,7 +96,7 @@ func (h catalogHandlers) listActors(w http.ResponseWriter, r *http.Request) erro
 	q := r.URL.Query()
 	search, _ := wire.QueryString(q, "search")
 	cursor, _ := wire.QueryString(q, "cursor")
-	rows, next := h.c.ListActors(ViewerOf(r), search, wire.QueryLimit(q, "limit", catalog.DefaultLimit, catalog.MaxLimit), cursor)
+	rows, next := h.c.ListActors(ViewerOf(r), search, wire.QueryLimitClamped(q, "limit", catalog.DefaultLimit, catalog.MaxLimit), cursor)
 	return wire.WriteJSON(w, http.StatusOK, struct {
 		OK         bool               `json:"ok"`
 		Actors     []catalog.ActorRow `json:"actors"`
@@ -110,7 +110,7 @@ func (h catalogHandlers) listVoices(w http.ResponseWriter, r *http.Request) erro
 	search, _ := wire.QueryString(q, "search")
 	language, _ := wire.QueryString(q, "language")
 	cursor, _ := wire.QueryString(q, "cursor")
-	rows, total, next := h.c.ListVoices(ViewerOf(r), search, language, wire.QueryLimit(q, "limit", catalog.DefaultLimit, catalog.MaxLimit), cursor)
+	rows, total, next := h.c.ListVoices(ViewerOf(r), search, language, wire.QueryLimitClamped(q, "limit", catalog.DefaultLimit, catalog.MaxLimit), cursor)
 	return wire.WriteJSON(w, http.StatusOK, struct {
 		OK         bool               `json:"ok"`
 		Voices     []catalog.VoiceRow `json:"voices"`

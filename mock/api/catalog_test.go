@@ -351,7 +351,7 @@ func TestPresets(t *testing.T) {
 	if _, ok := nextCursor(p4); ok {
 		t.Fatal("last page: next_cursor must be null")
 	}
-	if got := h.mustGet(h.key, "/presets?limit=-1&cursor=tts").ids("presets", "capability_id"); !slices.Equal(got, want) {
+	if got := h.mustGet(h.key, "/presets?limit=abc&cursor=tts").ids("presets", "capability_id"); !slices.Equal(got, want) {
 		t.Fatalf("bad cursor restarts: %v", got)
 	}
 	biz := h.workspaceKey(workspace.PlanBusiness)
@@ -434,8 +434,6 @@ func TestActors(t *testing.T) {
 		sizes []int
 	}{
 		{"", []int{25, 25, 5}},
-		{"limit=0", []int{25, 25, 5}},
-		{"limit=-1", []int{25, 25, 5}},
 		{"limit=abc", []int{25, 25, 5}},
 		{"limit=50", []int{48, 7}},
 		{"limit=51", []int{48, 7}},
@@ -450,6 +448,11 @@ func TestActors(t *testing.T) {
 	first := h.mustGet(h.key, "/actors?limit=1")
 	if got := first.ids("actors", "actor_id"); !slices.Equal(got, want[:1]) {
 		t.Fatalf("limit 1: %v", got)
+	}
+	for _, low := range []string{"0", "-1"} { // clamped 1 to 50
+		if got := h.mustGet(h.key, "/actors?limit="+low).ids("actors", "actor_id"); !slices.Equal(got, want[:1]) {
+			t.Fatalf("limit %s: %v", low, got)
+		}
 	}
 	if r := first.list("actors")[0]; r["is_platform"] != false {
 		t.Fatalf("own actor first: %v", r)
@@ -533,8 +536,8 @@ func TestVoices(t *testing.T) {
 		rows  int
 		next  string
 	}{
-		{"limit=0", 38, 25, "25"},
-		{"limit=-1", 38, 25, "25"},
+		{"limit=0", 38, 1, "1"}, // clamped 1 to 50
+		{"limit=-1", 38, 1, "1"},
 		{"limit=abc", 38, 25, "25"},
 		{"limit=51", 38, 38, ""},
 		{"limit=1", 38, 1, "1"},

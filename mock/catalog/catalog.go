@@ -146,8 +146,9 @@ func pageAfter[T any](items []T, key func(T) string, limit int, cursor string) (
 	return page, next
 }
 
-// ClampLimit applies the list rules: a non-positive limit means
-// DefaultLimit; above MaxLimit is clamped.
+// ClampLimit bounds a page size the HTTP layer has read (wire.QueryLimit, or
+// wire.QueryLimitClamped where the text says "clamped 1 to 50"): a
+// non-positive limit means DefaultLimit; above MaxLimit is clamped.
 func ClampLimit(limit int) int {
 	if limit <= 0 {
 		return DefaultLimit

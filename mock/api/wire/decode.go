@@ -279,6 +279,23 @@ func QueryLimit(q url.Values, name string, def, max int) int {
 	return min(n, max)
 }
 
+// QueryLimitClamped reads a page size of a list whose text says "clamped 1
+// to most" (presets, actors, voices): omitted or blank gives def; a whole
+// number is clamped into 1..most, so 0 and negatives give 1; a value that is
+// not a whole number gives def (the text is silent; spec/rules.yaml
+// PRESET-007 records the reading).
+func QueryLimitClamped(q url.Values, name string, def, most int) int {
+	v, ok := QueryString(q, name)
+	if !ok {
+		return def
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil {
+		return def
+	}
+	return min(max(n, 1), most)
+}
+
 // QueryEnum reads name and checks it against allowed; blank counts as
 // omitted; another value is 400 invalid_config naming the field.
 func QueryEnum(q url.Values, name string, allowed ...string) (string, bool, error) {

@@ -102,6 +102,11 @@ func TestQueryHelpers(t *testing.T) {
 			t.Errorf("limit %s = %d, want %d", name, got, want)
 		}
 	}
+	for name, want := range map[string]int{"limit": 30, "big": 50, "neg": 1, "zero": 1, "word": 25, "blank": 25, "missing": 25} {
+		if got := QueryLimitClamped(q, name, 25, 50); got != want {
+			t.Errorf("clamped limit %s = %d, want %d", name, got, want)
+		}
+	}
 	if v, ok := QueryString(q, "cursor"); !ok || v != "abc" {
 		t.Fatalf("cursor %q", v)
 	}
