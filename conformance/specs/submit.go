@@ -24,16 +24,38 @@ func submitSpecs(f *framework.Framework) {
 // submitBodySpecs registers the specs of the submit body.
 func submitBodySpecs(f *framework.Framework) {
 	Describe("submit: body", func() {
-		f.Rule(rules("SUBMIT-010", "SUBMIT-011", "CHECK-005", "CHECK-001", "CHECK-018", "SUBMIT-030", "ERR-020", "ERR-024", "VER-005")...).It("refuses each field that does not exist with 400 invalid_config naming it, before max_credits is compared", func(ctx context.Context, s *framework.Spec) {
+		f.Rule(rules("SUBMIT-010", "SUBMIT-011", "CHECK-018", "SUBMIT-030", "ERR-020", "ERR-024", "VER-005")...).It("refuses each field that does not exist with 400 invalid_config naming it", func(ctx context.Context, s *framework.Spec) {
 			rc := &rotating{s: s}
+			cfg := ttsConfig()
+			_, need := estimateOf(ctx, s.Client(), "tts", cfg, nil)
 			for _, key := range []string{"project_id", "organization_id", "quote", "source", "purpose", "idempotency_key", "workflow_run_id", "pending_actor", "webhook_url", "callback_url", "maxCredits", "conformance_bogus"} {
-				body := ttsBody(1)
+				body := submitBody("tts", clone(cfg), need, nil)
 				body[key] = "x"
 				if key == "maxCredits" {
-					body[key] = 10
+					body[key] = need
 				}
 				expectField(refuse(ctx, rc.client(), body, http.StatusBadRequest, "invalid_config", framework.Invalid()), key)
 			}
+		})
+
+		f.Rule(rules("CHECK-005", "CHECK-001", "ERR-020", "ERR-025")...).It("an unknown top-level key sent with max_credits 1 is refused either as the body is read (400 naming it) or at config validity, after max_credits (402)", func(ctx context.Context, s *framework.Spec) {
+			c := s.Client()
+			cfg := ttsConfig()
+			_, need := estimateOf(ctx, c, "tts", cfg, nil)
+			body := submitBody("tts", cfg, 1, nil)
+			body["conformance_bogus"] = "x"
+			before := takeSnapshot(ctx, c)
+			r := c.Post(ctx, "/generations", body, framework.Invalid())
+			switch r.Status {
+			case http.StatusPaymentRequired:
+				r.ExpectError(http.StatusPaymentRequired, "max_credits_exceeded")
+				Expect(r.String("error.limit.bound_by")).To(Equal("max_credits"), r.Describe())
+				Expect(r.Int("error.limit.required_credits")).To(Equal(need), r.Describe())
+			default:
+				expectField(r.ExpectError(http.StatusBadRequest, "invalid_config"), "conformance_bogus")
+			}
+			after := takeSnapshot(ctx, c)
+			Expect(after).To(Equal(before), "a refused submit spends, holds and starts nothing"+r.Describe())
 		})
 
 		f.Rule(rules("SUBMIT-012", "SUBMIT-013", "CHECK-004", "CHECK-006", "ERR-020", "ERR-024")...).It("refuses a missing field, a bad max_credits, a config that is no object and malformed JSON with 400 invalid_config", func(ctx context.Context, s *framework.Spec) {

@@ -86,6 +86,20 @@ func topLevel(data []byte) ([]string, map[string]json.RawMessage, error) {
 	return keys, m, nil
 }
 
+// unknownSubmitKey is the refusal of the first key, in body order, that is
+// not a submit body field (nil when every key is one).
+func unknownSubmitKey(keys []string) error {
+	for _, k := range keys {
+		if msg, ok := refusedSubmitKeys[k]; ok {
+			return apierr.InvalidConfig(k, msg)
+		}
+		if !slices.Contains(submitKeys, k) {
+			return apierr.InvalidConfig(k, fmt.Sprintf("Unknown key %q in the request body; send only the documented keys.", k))
+		}
+	}
+	return nil
+}
+
 // wholeNumber reads a JSON number written as a whole number: digits with an
 // optional minus, no fraction and no exponent (2.0 and 1e3 are refused, as
 // they are for every integer field DecodeStrict reads).
@@ -98,12 +112,16 @@ func wholeNumber(raw json.RawMessage) (int64, bool) {
 	return n, err == nil && json.Valid(t)
 }
 
-// DecodeSubmit reads a POST /generations body: strict keys (an unknown or
-// non-existent key answers invalid_config naming it, in body order),
-// capability_id (non-empty string), config (object) and max_credits (whole
-// number above zero) required, variants a whole number 1 to 4, the
-// resource fields strings. Every failure is 400 invalid_config naming the
-// field, before the submit check order starts.
+// DecodeSubmit reads a POST /generations body: capability_id (non-empty
+// string), config (object) and max_credits (whole number above zero)
+// required, variants a whole number 1 to 4, the resource fields strings.
+// Each of those failures is 400 invalid_config naming the field, before the
+// submit check order starts (nothing can be priced without them). The body
+// is strict, but an unknown or non-existent key is a config-validity
+// refusal at its place in the check order (rule CHECK-005): the first one,
+// in body order, is carried in SubmitParams.BodyKeyErr for jobs.Store.Submit.
+// A body that also fails a field check is refused for the unknown key (it
+// is the likelier cause: maxCredits sent for max_credits).
 func DecodeSubmit(r *http.Request) (jobs.SubmitParams, error) {
 	var p jobs.SubmitParams
 	data, err := wire.ReadBody(r, 0)
@@ -114,14 +132,19 @@ func DecodeSubmit(r *http.Request) (jobs.SubmitParams, error) {
 	if err != nil {
 		return p, err
 	}
-	for _, k := range keys {
-		if msg, ok := refusedSubmitKeys[k]; ok {
-			return p, apierr.InvalidConfig(k, msg)
-		}
-		if !slices.Contains(submitKeys, k) {
-			return p, apierr.InvalidConfig(k, fmt.Sprintf("Unknown key %q in the request body; send only the documented keys.", k))
-		}
+	keyErr := unknownSubmitKey(keys)
+	p, err = submitFields(m)
+	if err != nil && keyErr != nil {
+		return p, keyErr
 	}
+	p.BodyKeyErr = keyErr
+	return p, err
+}
+
+// submitFields reads the submit body fields from the top-level members m.
+func submitFields(m map[string]json.RawMessage) (jobs.SubmitParams, error) {
+	var p jobs.SubmitParams
+	var err error
 	str := func(name string, required bool) (string, error) {
 		raw, ok := m[name]
 		if !ok {

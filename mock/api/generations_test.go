@@ -232,7 +232,9 @@ func TestSubmitRefusalsInOrder(t *testing.T) {
 		check  func(e map[string]any) error
 	}{
 		{"malformed", f.key, `{"capability_id":`, 400, "invalid_config", nil},
-		{"unknown key before max_credits", f.key, js(map[string]any{"capability_id": "tts", "config": map[string]any{"script": "a"}, "max_credits": 1, "bogus": 1}), 400, "invalid_config", field("bogus")},
+		// An unknown body key is config validity, after max_credits (rule CHECK-005).
+		{"unknown key after max_credits", f.key, js(map[string]any{"capability_id": "tts", "config": map[string]any{"script": "a"}, "max_credits": 1, "bogus": 1}), 402, "max_credits_exceeded", nil},
+		{"unknown key", f.key, js(map[string]any{"capability_id": "tts", "config": map[string]any{"script": "a"}, "max_credits": 9, "bogus": 1}), 400, "invalid_config", field("bogus")},
 		{"idempotency_key", f.key, js(map[string]any{"capability_id": "tts", "config": map[string]any{"script": "a"}, "max_credits": 9, "idempotency_key": "x"}), 400, "invalid_config", field("idempotency_key")},
 		{"maxCredits", f.key, js(map[string]any{"capability_id": "tts", "config": map[string]any{"script": "a"}, "maxCredits": 9}), 400, "invalid_config", field("maxCredits")},
 		{"webhook_url", f.key, js(map[string]any{"capability_id": "tts", "config": map[string]any{"script": "a"}, "max_credits": 9, "webhook_url": "https://x"}), 400, "invalid_config", field("webhook_url")},

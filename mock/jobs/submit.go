@@ -53,6 +53,11 @@ type SubmitParams struct {
 	ActorImageAssetID         string
 	VoiceID                   string
 	ApprovedVoiceGenerationID string
+
+	// BodyKeyErr is the refusal of a body key that is not a submit field
+	// (the HTTP adapter's strict body); the config validity step answers it
+	// first, so the price checks before it still win (rule CHECK-005).
+	BodyKeyErr error
 }
 
 // Credits is the credits object of a submit or read answer.
@@ -374,12 +379,15 @@ func checkCanHold(_ *Store, sub *submission, w *ledger.Wallet) error {
 	return nil
 }
 
-// checkConfigValidity: the capability exists, the config schema, variants,
+// checkConfigValidity: a body key that is not a submit field, the
+// capability exists, the config schema, variants,
 // fan-out size, what the request names that is malformed, and the talking
 // actor rules.
 func (s *Store) checkConfigValidity(sub *submission, _ *ledger.Wallet) error {
 	cp := sub.cp
 	switch {
+	case sub.p.BodyKeyErr != nil:
+		return sub.p.BodyKeyErr
 	case cp == nil:
 		return sub.a.Unavailable
 	case sub.a.Config != nil:
