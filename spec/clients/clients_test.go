@@ -1,8 +1,9 @@
 // Package clients_test proves the REST description usable the way client authors use it: it
 // generates a Go client with oapi-codegen and TypeScript types with openapi-typescript (both pinned),
 // compiles each unmodified together with a short program (testdata/goflow, testdata/tsflow) and runs
-// that program against the in-process mock: balance, voices, estimate, submit, wait, and an error
-// answer decoded through the generated types.
+// that program against the in-process mock: balance, voices, estimate, submit, wait, the
+// generation.completed delivery decoded and dispatched through the generated event union, and an
+// error answer decoded through the generated types.
 //
 // The Go program is built in a temporary copy of its own module (testdata/goflow/go.mod pins the
 // generated code's runtime), so the project's go.mod does not gain the generated client's
@@ -36,11 +37,12 @@ const OapiCodegen = "github.com/oapi-codegen/oapi-codegen/v2/cmd/oapi-codegen@v2
 func startMock(t *testing.T) (base, key string) {
 	t.Helper()
 	srv, err := mock.New(mock.Config{
-		Seed:              17,
-		TimeScale:         1000,
-		NoControl:         true,
-		ValidateResponses: true,
-		Logger:            discard(),
+		Seed:                  17,
+		TimeScale:             1000,
+		NoControl:             true,
+		AllowLoopbackWebhooks: true,
+		ValidateResponses:     true,
+		Logger:                discard(),
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -1,18 +1,23 @@
 // Command goflow is the generated-client check's Go program: it uses only the client that
 // oapi-codegen generates from spec/openapi.yaml (package mediaspec, written beside this file by the
 // test) and runs a short flow against a running service: balance, voices, estimate, submit, wait,
-// and an error answer decoded through the generated types.
+// a generation.completed delivery dispatched through the generated event union, and an error answer
+// decoded through the generated types.
 //
 // Usage: goflow BASE_URL API_KEY
 package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"net"
 	"net/http"
 	"os"
 	"strings"
+	"time"
 
 	"mediaspec.example/goflow/mediaspec"
 )
@@ -54,6 +59,32 @@ func run(ctx context.Context, base, key string) error {
 		return unexpected("voices", voices.StatusCode(), voices.Body)
 	}
 	voice := voices.JSON200.Voices[0].VoiceId
+
+	// A local receiver for the generation.completed delivery (the service under test must admit a
+	// loopback endpoint, as the mock does with --allow-loopback-webhooks).
+	deliveries := make(chan []byte, 8)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	defer ln.Close()
+	go func() {
+		_ = http.Serve(ln, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			b, _ := io.ReadAll(r.Body)
+			deliveries <- b
+			w.WriteHeader(http.StatusNoContent)
+		}))
+	}()
+	hook, err := c.CreateWebhookWithResponse(ctx, mediaspec.WebhookCreateRequest{
+		Url:    "http://" + ln.Addr().String() + "/hooks",
+		Events: []mediaspec.WebhookEventType{mediaspec.WebhookEventTypeGenerationCompleted},
+	})
+	if err != nil {
+		return fmt.Errorf("webhook: %w", err)
+	}
+	if hook.JSON201 == nil {
+		return unexpected("webhook", hook.StatusCode(), hook.Body)
+	}
 
 	config := map[string]interface{}{"script": "Meet the bottle that keeps coffee hot for 12 hours."}
 	est, err := c.CreateEstimateWithResponse(ctx, mediaspec.EstimateRequest{CapabilityId: "tts", Config: config, VoiceId: &voice})
@@ -102,6 +133,26 @@ func run(ctx context.Context, base, key string) error {
 		return fmt.Errorf("wait: output_kind %v, purpose %v", g.OutputKind, g.Purpose)
 	}
 	fmt.Printf("wait: %s %s, output %s, charged %d\n", g.Status, *g.OutputKind, *g.Outputs[0].AssetId, deref(g.Credits.CreditsCharged))
+
+	// The delivery, dispatched on its type through the generated discriminated union.
+	select {
+	case b := <-deliveries:
+		var ev mediaspec.WebhookEvent
+		if err := json.Unmarshal(b, &ev); err != nil {
+			return fmt.Errorf("event: %w", err)
+		}
+		v, err := ev.ValueByDiscriminator()
+		if err != nil {
+			return fmt.Errorf("event: %w", err)
+		}
+		done, ok := v.(mediaspec.GenerationCompletedEvent)
+		if !ok || done.Data.GenerationId != id {
+			return fmt.Errorf("event: got %T for %s", v, b)
+		}
+		fmt.Printf("event: %s for %s (delivery %s)\n", done.Type, done.Data.GenerationId, done.Id)
+	case <-time.After(60 * time.Second):
+		return errors.New("event: no generation.completed delivery within 60 seconds")
+	}
 
 	missing := "gen_" + strings.Repeat("0", 32)
 	nf, err := c.GetGenerationWithResponse(ctx, missing)

@@ -1,16 +1,55 @@
 // The generated-client check's TypeScript program: it uses only the types openapi-typescript
 // generates from spec/openapi.yaml (schema.d.ts, written beside this file by the test) with
 // openapi-fetch, and runs a short flow against a running service: balance, voices, estimate,
-// submit, wait, and an error answer decoded through the generated types.
+// submit, wait, a generation.completed delivery narrowed on its discriminator, and an error answer
+// decoded through the generated types.
 //
 // Usage: node out/flow.js BASE_URL API_KEY
+import { createServer } from "node:http";
 import createClient from "openapi-fetch";
 import type { components, paths } from "./schema.js";
 
-declare const process: { argv: string[]; exitCode?: number };
-
 type ErrorCode = components["schemas"]["ErrorCode"];
 type GenerationStatus = components["schemas"]["GenerationStatus"];
+type WebhookEvent = components["schemas"]["WebhookEvent"];
+
+// dispatch narrows a delivery on its discriminator and answers what it is about.
+function dispatch(ev: WebhookEvent): string {
+  switch (ev.type) {
+    case "generation.completed":
+    case "generation.failed":
+      return `${ev.type} for ${ev.data.generation_id}`;
+    case "batch.settled":
+      return `${ev.type} for ${ev.data.batch_group_id}`;
+    case "workflow_run.completed":
+    case "workflow_run.failed":
+      return `${ev.type} for ${ev.data.workflow_run_id}`;
+    case "credits.low":
+      return `${ev.type}: ${ev.data.available_credits} left`;
+    case "webhook.test":
+      return `${ev.type} for ${ev.data.webhook_id}`;
+  }
+}
+
+// receiver listens on 127.0.0.1 for one delivery and resolves with its parsed body.
+function receiver(): Promise<{ url: string; next: Promise<WebhookEvent>; close: () => void }> {
+  return new Promise((ready) => {
+    let deliver: (ev: WebhookEvent) => void = () => {};
+    const next = new Promise<WebhookEvent>((r) => (deliver = r));
+    const server = createServer((req, res) => {
+      const chunks: Uint8Array[] = [];
+      req.on("data", (c) => chunks.push(c));
+      req.on("end", () => {
+        res.writeHead(204).end();
+        const text = new TextDecoder().decode(new Uint8Array(chunks.flatMap((c) => Array.from(c))));
+        deliver(JSON.parse(text) as WebhookEvent);
+      });
+    });
+    server.listen(0, "127.0.0.1", () =>
+      ready({ url: `http://127.0.0.1:${server.address().port}/hooks`, next, close: () => server.close() }),
+    );
+  });
+}
 
 async function main(base: string, key: string): Promise<void> {
   const client = createClient<paths>({ baseUrl: base, headers: { Authorization: `Bearer ${key}` } });
@@ -22,6 +61,10 @@ async function main(base: string, key: string): Promise<void> {
   const voices = await client.GET("/voices", { params: { query: { limit: 1 } } });
   const voice = voices.data?.voices[0]?.voice_id;
   if (!voice) throw new Error(`voices: ${voices.response.status}`);
+
+  const hooks = await receiver();
+  const hook = await client.POST("/webhooks", { body: { url: hooks.url, events: ["generation.completed"] } });
+  if (!hook.data) throw new Error(`webhook: ${hook.response.status} ${JSON.stringify(hook.error)}`);
 
   const config = { script: "Meet the bottle that keeps coffee hot for 12 hours." };
   const est = await client.POST("/estimates", { body: { capability_id: "tts", config, voice_id: voice } });
@@ -47,6 +90,11 @@ async function main(base: string, key: string): Promise<void> {
     }
   }
   if (status !== "completed") throw new Error(`wait: finished as ${status}`);
+
+  const ev = await hooks.next;
+  hooks.close();
+  if (ev.type !== "generation.completed" || ev.data.generation_id !== id) throw new Error(`event: ${dispatch(ev)}`);
+  console.log(`event: ${dispatch(ev)} (delivery ${ev.id})`);
 
   const nf = await client.GET("/generations/{id}", { params: { path: { id: "gen_" + "0".repeat(32) } } });
   const code: ErrorCode | undefined = nf.error?.error.code;
