@@ -73,6 +73,11 @@ docs-check:
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)
 
+## bench-http: GET /api/v1/generations/{id} on the mock against a bare net/http handler serving the
+## same bytes with a bearer check, side by side at 64 connections: rates, ratio and p99s.
+bench-http:
+	$(GO) test -run '^$$' -bench '^BenchmarkHTTPGetGeneration$$' -benchtime 3x ./mock/
+
 ## fuzz: each fuzz target for FUZZTIME (default 1m), one after the other; a failing input is
 ## written to the package's testdata/fuzz/<target>/ (commit it as a regression seed).
 FUZZTIME ?= 1m

@@ -251,12 +251,11 @@ func New(cfg Config) (*Server, error) {
 		}
 		token = "ctl_" + hex.EncodeToString(b)
 	}
+	// The embedded description's JSON is built on first use (spec.OpenAPIJSON builds it once per
+	// process): GET /openapi.json or ValidateResponses, not every start.
+	openAPI := func() ([]byte, error) { return cfg.OpenAPIJSON, nil }
 	if cfg.OpenAPIJSON == nil {
-		doc, err := spec.OpenAPIJSON(context.Background())
-		if err != nil {
-			return nil, fmt.Errorf("mock: REST description: %w", err)
-		}
-		cfg.OpenAPIJSON = doc
+		openAPI = func() ([]byte, error) { return spec.OpenAPIJSON(context.Background()) }
 	}
 	fx := cfg.Fixtures
 	if fx == nil {
@@ -283,7 +282,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	s.Faults = faults.New(clk, src, faults.PricingUnavailable, faults.ProviderUnavailable, faults.InternalError)
 	s.API = api.NewRouter(api.Deps{Clock: clk, Registry: s.Registry, Limiter: s.Limiter, Logger: logger, Faults: s.Faults, Drain: drain, WaitBudget: cfg.Limits.WaitBudget()})
-	s.API.RegisterBase(cfg.OpenAPIJSON)
+	s.API.RegisterBase(openAPI)
 	// Links are signed with a key derived from the seed, so a seeded run hands out the same links.
 	linkKey := sha256.Sum256(fmt.Appendf(nil, "mediaspec links %d", seed))
 	s.Blob = blob.New(clk, linkKey[:], s.PublicURL)
@@ -367,7 +366,11 @@ func New(cfg Config) (*Server, error) {
 	s.mux.HandleFunc(control.BasePath, notFound)
 	s.handler = s.mux
 	if cfg.ValidateResponses {
-		v, err := newValidator(cfg.OpenAPIJSON, logger)
+		doc, err := openAPI()
+		if err != nil {
+			return nil, fmt.Errorf("mock: REST description: %w", err)
+		}
+		v, err := newValidator(doc, logger)
 		if err != nil {
 			return nil, err
 		}

@@ -14,10 +14,10 @@ import (
 // RegisterBase registers the routes every mock serves from the start:
 // GET /health/live, GET /health/ready, GET /openapi.json (serving doc) and
 // GET /credits/balance.
-func (rt *Router) RegisterBase(doc []byte) {
+func (rt *Router) RegisterBase(doc func() ([]byte, error)) {
 	rt.HandlePublic("GET /health/live", rt.healthLive)
 	rt.HandlePublic("GET /health/ready", rt.healthReady)
-	rt.Handle("GET /openapi.json", workspace.ScopeRead, ratelimit.AgentRead, OpenAPIHandler(doc))
+	rt.Handle("GET /openapi.json", workspace.ScopeRead, ratelimit.AgentRead, OpenAPIHandlerFunc(doc))
 	rt.Handle("GET /credits/balance", workspace.ScopeRead, ratelimit.AgentRead, rt.creditsBalance)
 }
 
@@ -54,7 +54,20 @@ func (rt *Router) healthReady(w http.ResponseWriter, _ *http.Request) error {
 // JSON. An empty doc answers 500 internal_error (the server was built
 // without its description).
 func OpenAPIHandler(doc []byte) wire.HandlerFunc {
+	return OpenAPIHandlerFunc(func() ([]byte, error) { return doc, nil })
+}
+
+// OpenAPIHandlerFunc is OpenAPIHandler over a description made on first use (building the JSON
+// of the embedded description is the slowest part of a start, and most runs never ask for it).
+func OpenAPIHandlerFunc(load func() ([]byte, error)) wire.HandlerFunc {
 	return func(w http.ResponseWriter, _ *http.Request) error {
+		var doc []byte
+		if load != nil {
+			var err error
+			if doc, err = load(); err != nil {
+				return apierr.Internal(err, "The REST description is not available.")
+			}
+		}
 		if len(doc) == 0 {
 			return apierr.Internal(errors.New("no REST description configured"), "The REST description is not available.")
 		}
