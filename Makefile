@@ -6,7 +6,7 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -s -w -X main.version=$(VERSION)
 PKGS    := ./...
 
-.PHONY: all test vet race build image run mock check lint fmt-check tidy-check staticcheck lint-spec docs-check bench clean report-shot
+.PHONY: check-modes all test vet race build image run mock check lint fmt-check tidy-check staticcheck lint-spec docs-check bench clean report-shot
 
 all: lint test
 
@@ -17,6 +17,12 @@ test: vet
 
 vet:
 	$(GO) vet $(PKGS)
+
+## check-modes: the built binary checked out of process, the way implementers run it: the control
+## API on a running clock (x100) and keys only (.ci/check-modes). MODES picks some (b, c).
+MODES ?= b c
+check-modes: build
+	.ci/check-modes bin/mediaspec $(MODES)
 
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o bin/mediaspec ./cmd/mediaspec
