@@ -1,0 +1,49 @@
+package conformance
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/mediaspec/mediaspec/conformance/framework"
+)
+
+// One cause over many specs is shown once, with its rules and specs; skips are counted by reason;
+// nothing the console prints is an escape code.
+func TestConsoleGroupsFailuresByCause(t *testing.T) {
+	var specs []framework.SpecResult
+	for i := 0; i < 30; i++ {
+		specs = append(specs, framework.SpecResult{
+			Text: "lists: a spec", State: framework.Failed, Rules: []string{"GEN-038", "CORE-001"}, FailedRules: []string{"GEN-038"},
+			Reason:          "a row carries batch_group_id: Expected <float64>: " + strings.Repeat("7", i%3+1) + "\n> GET /api/v1/generations\n< 200 OK",
+			FailureLocation: "conformance/specs/lists.go:90", Location: "conformance/specs/lists.go:77",
+			LastCall: "> GET http://127.0.0.1:1/api/v1/generations\n< 200 OK\n< {\"ok\":true}\n",
+		})
+	}
+	specs = append(specs,
+		framework.SpecResult{Text: "a", State: framework.Skipped, Reason: "unsupported: needs the control API: no --control-url given"},
+		framework.SpecResult{Text: "b", State: framework.Skipped, Reason: "unsupported: needs the control API: no --control-url given"},
+		framework.SpecResult{Text: "c", State: framework.Skipped, Reason: framework.NotSelected})
+	res := framework.Results{Specs: specs, SpecCounts: framework.Counts{Failed: 30, Skipped: 3}}
+	var out bytes.Buffer
+	c := newConsole(&out, false, func([]string) bool { return true }, nil)
+	c.summary(res, "")
+	text := out.String()
+	if strings.Count(text, "a row carries batch_group_id") != 1 {
+		t.Errorf("the cause is not shown exactly once:\n%s", text)
+	}
+	for _, want := range []string{"Failures: 30 specs, 1 causes", "rules: GEN-038\n", "30 spec(s)", "... and 25 more", "< 200 OK", "   2  unsupported: needs the control API"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the summary lacks %q:\n%s", want, text)
+		}
+	}
+	if strings.Contains(text, "CORE-001") {
+		t.Error("a rule the failed step did not check is blamed")
+	}
+	if strings.Contains(text, framework.NotSelected) || strings.Contains(text, "\x1b") {
+		t.Errorf("unselected specs or escape codes in the summary:\n%s", text)
+	}
+	if n := strings.Count(text, "\n"); n > 40 {
+		t.Errorf("%d lines for one cause", n)
+	}
+}
