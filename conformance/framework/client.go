@@ -197,6 +197,7 @@ type Response struct {
 	doc    any
 	docErr error
 	parsed bool
+	f      *Framework // the run that made the call (nil for a hand-made Response)
 }
 
 // Copy returns the answer afresh: its body decoded again on first use, so that a caller changing
@@ -303,11 +304,14 @@ func (r *Response) ExpectError(status int, code string) *Response {
 // CheckErrorEnvelope checks the error envelope of r for code (the status is the caller's concern).
 func CheckErrorEnvelope(r *Response, code string) {
 	GinkgoHelper()
+	Expect(r.Field("error.code")).To(Equal(code), fmt.Sprintf("want error.code %q", code)+r.Describe())
+	// The code is the spec's own rule; the rest is the envelope every refusal shares, and a failure
+	// there is charged to the envelope rules (steps.go).
+	prev := r.f.swapStep(EnvelopeRules)
 	Expect(r.Header.Get("Content-Type")).To(HavePrefix("application/json"), "an error answer is JSON"+r.Describe())
 	doc, ok := r.Doc().(map[string]any)
 	Expect(ok).To(BeTrue(), "an error body is a JSON object"+r.Describe())
 	Expect(doc).To(And(HaveKey("error"), HaveLen(1)), "an error body is {\"error\": {...}} and nothing else"+r.Describe())
-	Expect(r.Field("error.code")).To(Equal(code), fmt.Sprintf("want error.code %q", code)+r.Describe())
 	Expect(r.Field("error.ok")).To(Equal(false), "error.ok is false"+r.Describe())
 	Expect(r.String("error.message")).NotTo(BeEmpty(), "error.message is a sentence"+r.Describe())
 	row, known := spec.LookupErrorCode(code)
@@ -320,6 +324,7 @@ func CheckErrorEnvelope(r *Response, code string) {
 		Expect(isInt).To(BeTrue(), "error.retry_after_seconds is a whole number"+r.Describe())
 		Expect(r.Header.Get("Retry-After")).To(Equal(strconv.FormatInt(n, 10)), "Retry-After equals error.retry_after_seconds"+r.Describe())
 	}
+	r.f.swapStep(prev) // not reached when a check failed: the failure stays with the envelope rules
 }
 
 // Lookup walks a decoded JSON document along a dotted path; numeric segments index arrays.

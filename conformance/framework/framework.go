@@ -326,7 +326,7 @@ func (f *Framework) exchange(ctx context.Context, v *spec.Validator, method stri
 	}
 	mu.Unlock()
 	f.transcript.Add(ex)
-	r := &Response{Status: res.StatusCode, Header: res.Header, Body: resBody, Exchange: ex}
+	r := &Response{Status: res.StatusCode, Header: res.Header, Body: resBody, Exchange: ex, f: f}
 	if len(fatal) > 0 {
 		hint := ""
 		for _, viol := range violations {

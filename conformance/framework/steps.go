@@ -14,6 +14,10 @@ const (
 	FailedRulesEntry = "failed rules"
 )
 
+// EnvelopeRules are the error-envelope rules every refusal checks (CheckErrorEnvelope): a failed
+// envelope check is charged to them, not to the rule whose refusal the spec asked for.
+var EnvelopeRules = []string{"ERR-001", "ERR-002", "ERR-003", "ERR-005", "ERR-007", "CORE-003", "CORE-018"}
+
 // maxBodyInLastCall is how much of each body the console's last call shows.
 const maxBodyInLastCall = 600
 
@@ -36,6 +40,18 @@ func (s *Spec) Step(ids ...string) {
 	s.f.mu.Lock()
 	defer s.f.mu.Unlock()
 	s.f.step = append([]string(nil), ids...)
+}
+
+// swapStep makes ids the current step and returns the one before; a nil Framework does nothing.
+func (f *Framework) swapStep(ids []string) []string {
+	if f == nil {
+		return nil
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	prev := f.step
+	f.step = ids
+	return prev
 }
 
 // takeStep returns the current step's rule ids and forgets them.

@@ -16,8 +16,8 @@ import (
 // Helpers for refusals: the envelope rules every refusal checks and the shapes of typed refusals.
 
 // envelopeRules are the error-envelope rules every refusal a spec triggers checks (through
-// Response.ExpectError).
-var envelopeRules = []string{"ERR-001", "ERR-002", "ERR-003", "ERR-005", "ERR-007", "CORE-003", "CORE-018"}
+// Response.ExpectError, which charges an envelope failure to them).
+var envelopeRules = framework.EnvelopeRules
 
 func rules(ids ...string) []string { return append(append([]string(nil), ids...), envelopeRules...) }
 
