@@ -264,6 +264,9 @@ func (s *Spec) Spend(n int) {
 // clock a spec advances time instead of waiting for it).
 func (s *Spec) TimeScale() float64 { return s.f.wallScale() }
 
+// Slow reports whether the run takes slow specs (--slow).
+func (s *Spec) Slow() bool { return s.f.Capabilities().Slow }
+
 // NewWorkspace makes a fresh workspace through control, deleted when the spec ends. It fails the
 // spec when control refuses.
 func (s *Spec) NewWorkspace(ctx context.Context, o WorkspaceOptions) *TestWorkspace {

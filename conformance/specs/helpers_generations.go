@@ -118,6 +118,7 @@ func submitBody(capID string, config map[string]any, maxCredits int64, extra map
 // max_credits_needed and requires 201.
 func submit(ctx context.Context, s *framework.Spec, c *framework.Client, capID string, config map[string]any, extra map[string]any) job {
 	GinkgoHelper()
+	skipRealTimeVideo(ctx, s, c, capID)
 	est, need := estimateOf(ctx, c, capID, config, extra)
 	price, ok := framework.AsInt(est.Field("credits"))
 	Expect(ok).To(BeTrue(), "estimate credits is a whole number"+est.Describe())
@@ -140,6 +141,23 @@ func submit(ctx context.Context, s *framework.Spec, c *framework.Client, capID s
 		})
 	}
 	return j
+}
+
+// skipRealTimeVideo skips the spec as slow when it would render a video (a capability whose
+// catalogue row has output_kind video) without control and without --slow: then the service runs at
+// real time, a video job renders for a minute or more, and the run waits for every job a spec
+// starts before the next spec begins (the shared key holds one job at a time). With control the
+// spec moves the service clock instead, so nothing is skipped.
+func skipRealTimeVideo(ctx context.Context, s *framework.Spec, c *framework.Client, capID string) {
+	GinkgoHelper()
+	if s.HasControl() || s.Slow() {
+		return
+	}
+	for _, row := range catalogue(ctx, c) {
+		if row["capability_id"] == capID && row["output_kind"] == "video" {
+			Skip("disabled: renders a video (" + capID + ") at real time, a minute or more per job, which a run without the control API must wait out; pass --slow to run it, or give the control API to move the clock")
+		}
+	}
 }
 
 // ttsBody is a valid tts submit body with max_credits.
