@@ -88,7 +88,7 @@ func assetListSpecs(f *framework.Framework) {
 			}
 			for _, q := range [][2]string{{"kind", "pdf"}, {"source", "library"}} {
 				r := c.Get(ctx, "/assets", framework.Query(q[0], q[1]), framework.Invalid()).ExpectError(http.StatusBadRequest, "invalid_config")
-				Expect(r.String("error.field")).To(Equal(q[0]), r.Describe())
+				expectField(r, q[0])
 			}
 		})
 

@@ -174,7 +174,7 @@ func basePathSpecs(f *framework.Framework) {
 // answerFormatSpecs registers the specs of the timestamp and id formats of every answer.
 func answerFormatSpecs(f *framework.Framework) {
 	Describe("basics: timestamp and id formats", func() {
-		f.Rule("CORE-017").Needs(framework.Uploads).It("every timestamp in an answer is RFC 3339 in UTC with a Z suffix", func(ctx context.Context, s *framework.Spec) {
+		f.Rule("CORE-017").Needs(framework.Uploads).It("every timestamp in an answer is an RFC 3339 date-time with a zone", func(ctx context.Context, s *framework.Spec) {
 			c := uploadClient(ctx, s, 10)
 			seen := 0
 			res := reserve(ctx, c, "pending.png", "image/png", 100)

@@ -29,7 +29,7 @@ func strictInputSpecs(f *framework.Framework) {
 			r := c.Do(ctx, http.MethodPost, "/estimates", framework.RawBody(body, "application/json"), framework.Invalid()).
 				ExpectError(http.StatusBadRequest, "invalid_config")
 			if field != "" {
-				Expect(r.String("error.field")).To(Equal(field), "the refusal names the field at fault"+r.Describe())
+				expectField(r, field)
 			}
 			return r
 		}

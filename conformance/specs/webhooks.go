@@ -87,7 +87,7 @@ func webhookSpecs(f *framework.Framework) {
 				}
 				r.ExpectError(http.StatusBadRequest, "invalid_config")
 				if known || field == "url" {
-					Expect(r.String("error.field")).To(Equal(field), "the refusal names the field at fault"+r.Describe())
+					expectField(r, field)
 				}
 			})
 		}
