@@ -28,19 +28,29 @@ cat > "$out/reference.html" <<HTML
 <head>
   <meta charset="utf-8">
   <title>Mediaspec media generation API</title>
-  <style>body { margin: 0; padding: 0; }</style>
+  <style>body { margin: 0; padding: 0; visibility: hidden; }</style>
 </head>
 <body>
   <div id="redoc"></div>
   <script src="redoc.standalone.js"></script>
   <script>
-    // Once rendered, open the Events group of the side menu so that the picture shows the events.
-    Redoc.init(${spec_json}, { expandResponses: "200,201", disableSearch: true }, document.getElementById("redoc"), function () {
+    Redoc.init(${spec_json}, { expandResponses: "200,201", disableSearch: true }, document.getElementById("redoc"));
+    // Redoc loads the description asynchronously. Once its menu is there, open the Events group
+    // (clicking also scrolls to that section), go back to the top and only then show the page: a
+    // picture taken earlier is blank, and the script below takes it again.
+    var tries = 0;
+    var poll = setInterval(function () {
       var events = document.querySelector('[data-item-id="tag/Events"]');
-      if (events) { events.click(); }
-      // Clicking scrolls to the section; back to the top, where the picture is taken.
-      setTimeout(function () { window.scrollTo(0, 0); }, 1000);
-    });
+      if (events && events.getAttribute("aria-expanded") === "true") {
+        clearInterval(poll);
+        setTimeout(function () {
+          window.scrollTo(0, 0);
+          setTimeout(function () { document.body.style.visibility = "visible"; }, 500);
+        }, 1000);
+        return;
+      }
+      if (events && tries++ % 5 === 0) { (events.querySelector("label") || events).click(); }
+    }, 200);
   </script>
 </body>
 </html>
@@ -49,11 +59,20 @@ HTML
 profile="$(mktemp -d)"
 trap 'rm -rf "$profile"' EXIT
 flags=(--headless --no-sandbox --disable-gpu --disable-background-networking --disable-component-update
-  --disable-sync --no-first-run --user-data-dir="$profile" --virtual-time-budget=15000 --window-size=1400,2400)
+  --disable-sync --no-first-run --user-data-dir="$profile" --virtual-time-budget=30000 --window-size=1400,2400)
 page="file://$out/reference.html"
-"$chrome" "${flags[@]}" --screenshot="$out/reference.png" "$page" >/dev/null 2>&1
+# Headless Chromium takes its picture when its time budget runs out, which on a busy machine can be
+# before Redoc is done; the page stays blank until then, so take it again (a few tries).
+for try in 1 2 3 4 5; do
+  "$chrome" "${flags[@]}" --screenshot="$out/reference.png" "$page" >/dev/null 2>&1 || true
+  if [ "$(wc -c < "$out/reference.png" 2>/dev/null || echo 0)" -ge 100000 ]; then break; fi
+  echo "docs-check: picture $try was taken before the page was ready; again"
+done
 # The rendered document without its scripts (the inline description names every event too).
-"$chrome" "${flags[@]}" --dump-dom "$page" 2>/dev/null | perl -0pe 's#<script.*?</script>##gs' > "$out/dom.html"
+for try in 1 2 3 4 5; do
+  "$chrome" "${flags[@]}" --dump-dom "$page" 2>/dev/null | perl -0pe 's#<script.*?</script>##gs' > "$out/dom.html" || true
+  if grep -q 'aria-label="Events" aria-expanded="true"' "$out/dom.html"; then break; fi
+done
 
 missing=0
 for ev in generation.completed generation.failed batch.settled workflow_run.completed workflow_run.failed credits.low webhook.test; do
@@ -62,8 +81,8 @@ for ev in generation.completed generation.failed batch.settled workflow_run.comp
     missing=1
   fi
 done
-if ! grep -q 'role="menuitem"' "$out/dom.html"; then
-  echo "docs-check: Redoc did not render (no side menu in $out/dom.html)"
+if ! grep -q 'data-item-id="tag/Events" role="menuitem" aria-label="Events" aria-expanded="true"' "$out/dom.html"; then
+  echo "docs-check: Redoc did not render with the Events group open (see $out/dom.html)"
   missing=1
 fi
 # A blank page draws to about 15 KB; the rendered reference is several hundred.
