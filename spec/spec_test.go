@@ -327,6 +327,14 @@ func TestWebhookEventsAreDescribed(t *testing.T) {
 		if err := sch.Value.VisitJSON(map[string]any{"id": "whd_" + strings.Repeat("0", 32), "type": "no.such.event", "created_at": "2026-01-01T00:00:00Z", "data": map[string]any{}}); err == nil {
 			t.Errorf("%s: the schema accepts any type", ev)
 		}
+		// Its example is a delivery body of this event (Redoc shows it instead of inventing one).
+		if example := dig(hooks[ev], "post", "requestBody", "content", "application/json", "example"); example == nil {
+			t.Errorf("x-webhooks %s has no example", ev)
+		} else if err := sch.Value.VisitJSON(example, openapi3.MultiErrors()); err != nil {
+			t.Errorf("x-webhooks %s: the example breaks the event schema: %v", ev, err)
+		} else if typ := dig(example, "type"); typ != ev {
+			t.Errorf("x-webhooks %s: the example's type is %v", ev, typ)
+		}
 		var names []string
 		params, _ := dig(hooks[ev], "post", "parameters").([]any)
 		for _, p := range params {
