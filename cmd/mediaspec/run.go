@@ -70,6 +70,8 @@ func commands() map[string]command {
 		"rules":   {"list the rule catalogue, filtered by area, level, need or text", runRules},
 		"receive": {"receive signed webhooks: verify, dedupe, print one line per delivery, optionally forward", runReceive},
 		"version": {"print the version of mediaspec and of the contract", runVersion},
+
+		"check-receiver": {"send a webhook receiver signed deliveries, valid and not, and judge the receiver rules", runCheckReceiver},
 	}
 }
 
@@ -112,7 +114,7 @@ func printUsage(w io.Writer, cmds map[string]command) {
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "commands:")
 	for _, n := range names {
-		fmt.Fprintf(w, "  %-9s %s\n", n, cmds[n].summary)
+		fmt.Fprintf(w, "  %-14s %s\n", n, cmds[n].summary)
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "Run 'mediaspec <command> -h' for the flags of a command; 'mediaspec --version' for the version.")
