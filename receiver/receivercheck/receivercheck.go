@@ -200,7 +200,9 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	add("RECV-001", "signature not v1 base64", false, s.delivery("generation.completed", time.Time{}, nil),
 		func(h http.Header, _ []byte) { h.Set("Webhook-Signature", "v1,not-a-signature") })
 	add("RECV-001", "signature with an unknown version", false, s.delivery("generation.completed", time.Time{}, nil),
-		func(h http.Header, _ []byte) { h.Set("Webhook-Signature", "v9,"+strings.TrimPrefix(h.Get("Webhook-Signature"), "v1,")) })
+		func(h http.Header, _ []byte) {
+			h.Set("Webhook-Signature", "v9,"+strings.TrimPrefix(h.Get("Webhook-Signature"), "v1,"))
+		})
 	for _, name := range []string{"Webhook-Signature", "Webhook-Id", "Webhook-Timestamp"} {
 		add("RECV-001", "no "+strings.ToLower(name)+" header", false, s.delivery("generation.completed", time.Time{}, nil),
 			func(h http.Header, _ []byte) { h.Del(name) })
@@ -218,7 +220,9 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 
 	// RECV-006: a rotation: the old secret's signature first, then the current one's.
 	add("RECV-006", "two signatures, old secret first", true, s.delivery("generation.completed", time.Time{}, nil),
-		func(h http.Header, body []byte) { h.Set("Webhook-Signature", s.signWith(other, h, body)+" "+h.Get("Webhook-Signature")) })
+		func(h http.Header, body []byte) {
+			h.Set("Webhook-Signature", s.signWith(other, h, body)+" "+h.Get("Webhook-Signature"))
+		})
 
 	// RECV-007: an event older than the first one arrives after it.
 	add("RECV-007", "older created_at after a newer one", true, s.delivery("generation.failed", time.Time{}, nil), nil)

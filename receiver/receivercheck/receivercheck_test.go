@@ -84,7 +84,7 @@ func TestFirstSignatureOnlyFailsTheRotation(t *testing.T) {
 	defer rcv.Close()
 	res := check(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		sig := r.Header.Get("Webhook-Signature")
-		r.Header.Set("Webhook-Signature", strings.Fields(sig+" x")[0])
+		r.Header.Set("Webhook-Signature", strings.Fields(sig + " x")[0])
 		rcv.ServeHTTP(w, r)
 	}), DefaultTimeout)
 	if got := states(res); got["RECV-006"] != Fail || got["RECV-001"] != Pass {
