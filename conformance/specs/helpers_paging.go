@@ -172,3 +172,14 @@ func limitProbe(v string) []framework.CallOption {
 	}
 	return opts
 }
+
+// expectDefaultAndClamp checks a list whose limit defaults to 25 and clamps to 50: the default page
+// holds at most 25 rows, and limit=999 at most 50 (a page can be shorter than limit).
+func expectDefaultAndClamp(ctx context.Context, c *framework.Client, path, field string) {
+	GinkgoHelper()
+	def := getPage(ctx, c, path, field)
+	Expect(len(def.rows)).To(BeNumerically("<=", 25), def.r.Describe())
+	total := def.r.Int("total")
+	big := getPage(ctx, c, path, field, framework.Query("limit", "999"))
+	Expect(len(big.rows)).To(BeNumerically("<=", min(total, 50)), "limit 999 is clamped to 50 (a page can be shorter than limit)"+big.r.Describe())
+}

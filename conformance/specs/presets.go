@@ -105,12 +105,7 @@ func presetListSpecs(f *framework.Framework) {
 		})
 
 		f.Rule("PRESET-007").It("limit defaults to 25 and clamps to 50", func(ctx context.Context, s *framework.Spec) {
-			c := s.Client()
-			def := getPage(ctx, c, "/presets", "presets")
-			Expect(len(def.rows)).To(BeNumerically("<=", 25), def.r.Describe())
-			total := def.r.Int("total")
-			big := getPage(ctx, c, "/presets", "presets", framework.Query("limit", "999"))
-			Expect(len(big.rows)).To(BeNumerically("<=", min(total, 50)), "limit 999 is clamped to 50 (a page can be shorter than limit)"+big.r.Describe())
+			expectDefaultAndClamp(ctx, s.Client(), "/presets", "presets")
 		})
 	})
 
