@@ -63,6 +63,7 @@ func TestConformance(t *testing.T) {
 		Slow:         true,
 		// Retired ids are not listed; the harness knows the catalogue of the mock it starts.
 		RetiredCapabilityID: "actor_classic",
+		Reference:           true,
 		LabelFilter:         os.Getenv("MEDIASPEC_LABEL_FILTER"),
 		HTMLReport:          envOr("MEDIASPEC_HTML_REPORT", filepath.Join(dir, "report.html")),
 		JSONReport:          envOr("MEDIASPEC_JSON_REPORT", filepath.Join(dir, "report.json")),

@@ -318,9 +318,10 @@ func startImage(ctx context.Context, f *imageFlags, cfg *conformance.Config, std
 
 // useMockTargetDefaults sets what a run against the mediaspec mock needs that a real service's
 // configuration would say: slow specs on, the catalogue's retired capability, a budget (the mock's
-// credits are free).
+// credits are free), and that it is the reference (a state the suite cannot find there fails).
 func useMockTargetDefaults(cfg *conformance.Config) {
 	cfg.Slow = true
+	cfg.Reference = true
 	if cfg.RetiredCapabilityID == "" {
 		cfg.RetiredCapabilityID = embeddedRetiredCapability
 	}

@@ -60,6 +60,10 @@ type Config struct {
 	// RetiredCapabilityID is a capability id the target has retired. Retired ids are not listed,
 	// so the suite cannot discover one; empty skips the specs that need one (with the reason).
 	RetiredCapabilityID string `yaml:"retired_capability_id" env:"MEDIASPEC_RETIRED_CAPABILITY_ID"`
+	// Reference says the target is mediaspec's own mock, which holds every state the suite looks
+	// for: a spec that cannot find one (Spec.Lacks) fails instead of skipping. The embedded run and
+	// the in-process harness set it; --reference sets it for the mock binary run out of process.
+	Reference bool `yaml:"reference" env:"MEDIASPEC_REFERENCE"`
 }
 
 // Flags is the handle RegisterFlags returns; pass it to Load after the FlagSet is parsed.
@@ -77,6 +81,7 @@ var flagNames = map[string]string{
 	"LabelFilter": "label-filter", "JSONReport": "json-report", "JUnitReport": "junit-report",
 	"HTMLReport": "html-report", "TimeScale": "time-scale", "Slow": "slow",
 	"Randomize": "randomize", "Seed": "seed", "RetiredCapabilityID": "retired-capability-id",
+	"Reference": "reference",
 }
 
 // RegisterFlags defines the suite's flags on fs (--config plus one per Config field) and returns
@@ -103,6 +108,7 @@ func RegisterFlags(fs *flag.FlagSet) *Flags {
 	fs.BoolVar(&v.Randomize, "randomize", false, "randomize the order of all specs")
 	fs.Int64Var(&v.Seed, "seed", 0, "random seed for the spec order (0: from the clock)")
 	fs.StringVar(&v.RetiredCapabilityID, "retired-capability-id", "", "a capability id the target has retired (not listed, so not discoverable); empty skips the specs that need one")
+	fs.BoolVar(&v.Reference, "reference", false, "the target is mediaspec's own mock: a state the suite needs and cannot find fails the spec instead of skipping it")
 	return f
 }
 

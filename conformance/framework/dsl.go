@@ -353,3 +353,17 @@ func deleteWorkspace(ctx context.Context, ctl *ControlAPI, id string) {
 		Fail("control DELETE /workspaces/{id} answered " + fmt.Sprint(r.Status) + r.Describe())
 	}
 }
+
+// Lacks ends the spec when the target does not hold a state the spec needs (no unpriced capability,
+// no coming_soon preset, ...): against the reference mock (Config.Reference), which holds every
+// such state, the spec fails, since the state went missing there; against any other target it
+// skips with "unsupported: " and the reason, which should name what is missing and so which rules
+// are left unverified.
+func (s *Spec) Lacks(format string, args ...any) {
+	GinkgoHelper()
+	reason := fmt.Sprintf(format, args...)
+	if s.f.cfg.Reference {
+		Fail("the reference mock lacks a state this spec needs: " + reason)
+	}
+	Skip("unsupported: " + reason)
+}

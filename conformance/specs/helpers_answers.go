@@ -75,6 +75,40 @@ func noKeyAnywhere(v any, where string, keys ...string) {
 	}
 }
 
+// linkPattern finds an http or https URL anywhere in a string.
+var linkPattern = regexp.MustCompile(`(?i)\bhttps?://`)
+
+// noLinks fails when any string value in v, at any depth and under any key, holds an http(s) URL,
+// except under the keys in allowed (a path's last key, e.g. "preview_url" where the interface
+// names a link in that row). Where links may not appear, a signed URL under a key nobody expected
+// (thumbnail, preview_image_url, ...) is as much a leak as one under "url". JSON Schema's
+// identifiers ($schema, $id, $ref) name documents, not files, and are never links.
+func noLinks(v any, where string, allowed ...string) {
+	GinkgoHelper()
+	allowed = append([]string{"$schema", "$id", "$ref"}, allowed...)
+	var walk func(v any, path, key string)
+	walk = func(v any, path, key string) {
+		switch x := v.(type) {
+		case map[string]any:
+			for k, val := range x {
+				walk(val, path+"."+k, k)
+			}
+		case []any:
+			for i, val := range x {
+				walk(val, fmt.Sprintf("%s[%d]", path, i), key)
+			}
+		case string:
+			for _, ok := range allowed {
+				if key == ok {
+					return
+				}
+			}
+			Expect(linkPattern.MatchString(x)).To(BeFalse(), fmt.Sprintf("%s holds a link (%.80q) where the interface gives none", path, x))
+		}
+	}
+	walk(v, where, "")
+}
+
 // timestampPattern is an RFC 3339 date-time with a zone: Z or a numeric offset (the text says
 // only ISO 8601; the mock writes UTC with Z).
 var timestampPattern = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$`)

@@ -86,9 +86,7 @@ func checkCapabilityRow(r *framework.Response, row map[string]any, what string) 
 	} else {
 		Expect(row).NotTo(HaveKey("required_plan"), what+": required_plan appears only with status requires_plan"+r.Describe())
 	}
-	for _, link := range []string{"url", "download_url", "upload_url"} {
-		Expect(row).NotTo(HaveKey(link), what+": list rows carry no file link"+r.Describe())
-	}
+	noLinks(row, what)
 }
 
 // findDetail reads the detail of the first available capability whose list row pred accepts,
