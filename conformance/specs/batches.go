@@ -2,13 +2,16 @@ package specs
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
+	"time"
 
 	. "github.com/onsi/ginkgo/v2" //nolint:revive
 	. "github.com/onsi/gomega"    //nolint:revive
 
 	"github.com/mediaspec/mediaspec/conformance/framework"
+	"github.com/mediaspec/mediaspec/receiver"
 )
 
 // batchSpecs registers the specs of variants, batches and fan-out list settings.
@@ -62,7 +65,7 @@ func variantSpecs(f *framework.Framework) {
 				checked++
 			}
 			if checked == 0 {
-				Skip("unsupported: no available capability with max_variants 2 or 3 can be priced without an upload")
+				s.Lacks("no available capability with max_variants 2 or 3 can be priced without an upload (VAR-002 below 4 unverified)")
 			}
 		})
 
@@ -87,25 +90,128 @@ func variantSpecs(f *framework.Framework) {
 			}
 		})
 
-		f.Rule("VAR-008", "VAR-005", "VAR-007", "SUBMIT-004", "GEN-007").Needs(framework.Spends).It("an image model with variants 2 (over config.count 3) makes one generation with two outputs and no batch", func(ctx context.Context, s *framework.Spec) {
+		f.Rule("VAR-008", "VAR-005", "VAR-007", "SUBMIT-004", "GEN-007", "VAR-009").Needs(framework.Spends).It("an image model with variants 2 (over config.count 3) makes one generation with two outputs and no batch, charged for both takes", func(ctx context.Context, s *framework.Spec) {
 			sp := newSpender(ctx, s)
 			d := imageModel(ctx, sp.c)
 			cfg := cheapConfig(d)
 			if variantCeiling(d) >= 3 {
 				cfg["count"] = 3
 			}
+			oneEst, _ := estimateOf(ctx, sp.c, d.String("capability_id"), cheapConfig(d), map[string]any{"variants": 1})
+			one, _ := framework.AsInt(oneEst.Field("credits"))
+			before, _ := balanceOf(ctx, sp.c)
 			j := submit(ctx, s, sp.c, d.String("capability_id"), cfg, map[string]any{"variants": 2})
+			s.Step("VAR-008", "VAR-005")
 			Expect(j.ids).To(Equal([]string{j.id}), "image-model variants make one generation"+j.r.Describe())
 			Expect(j.r.Doc()).NotTo(HaveKey("batch_group_id"), j.r.Describe())
+			s.Step("VAR-007")
 			Expect(j.r.Int("outputs_expected")).To(Equal(int64(2)), "variants wins over config.count"+j.r.Describe())
 			s.Finish(ctx, sp.c, j.id)
 			r := readGen(ctx, sp.c, j.id)
+			s.Step("GEN-007")
 			checkCompleted(r, "generation")
+			s.Step("VAR-008")
 			Expect(r.Field("generation.batch_group_id")).To(BeNil(), r.Describe())
 			Expect(r.Array("generation.outputs")).To(HaveLen(2), r.Describe())
 			for _, link := range outputLinks(r, "generation") {
 				expectPNG(s.FetchLink(ctx, link), 0, 0)
 			}
+			s.Step("VAR-009")
+			// Both takes are priced, held and charged: the price of count 2 is twice one take's.
+			Expect(j.price).To(Equal(2*one), "two takes are priced as two: twice the estimate of one take")
+			Expect(r.Int("generation.credits_estimated")).To(Equal(2*one), "credits_estimated covers both takes"+r.Describe())
+			Expect(r.Int("generation.credits.credits_charged")).To(Equal(2*one), "both delivered takes are charged, each at one take's price"+r.Describe())
+			if sp.ws != nil {
+				after, held := balanceOf(ctx, sp.c)
+				Expect(held).To(BeZero())
+				Expect(before-after).To(Equal(2*one), "the balance paid for both takes")
+			}
+		})
+
+		f.Rule("VAR-009", "VAR-006", "BATCH-009", "LEDGER-002").Needs(framework.Spends, framework.Control).It("every sibling of a video batch is held and charged its own take, not only the first: the balance pays each one", func(ctx context.Context, s *framework.Spec) {
+			sp := newSpender(ctx, s)
+			d := videoModel(ctx, sp.c)
+			id := d.String("capability_id")
+			oneEst, oneNeed := estimateOf(ctx, sp.c, id, cheapConfig(d), nil)
+			one, _ := framework.AsInt(oneEst.Field("credits"))
+			exact := !oneEst.Bool("is_ceiling")
+			before, _ := balanceOf(ctx, sp.c)
+			j := videoBatch(ctx, s, sp.c)
+			s.Step("VAR-009", "LEDGER-002")
+			Expect(j.need).To(Equal(2*oneNeed), "two takes hold twice one padded take")
+			avail, held := balanceOf(ctx, sp.c)
+			Expect(held).To(Equal(2*oneNeed), "each sibling holds its own padded take")
+			Expect(before-avail).To(Equal(2*oneNeed), "the holds leave the available balance")
+			for _, gid := range j.ids {
+				r := readGen(ctx, sp.c, gid)
+				Expect(r.Int("generation.credits.credits_held")).To(Equal(oneNeed), "every sibling holds one padded take"+r.Describe())
+				Expect(r.Int("generation.credits_estimated")).To(Equal(one), "every sibling is priced as one take"+r.Describe())
+			}
+			finishAll(ctx, s, sp.c, j.ids)
+			var charged int64
+			for _, gid := range j.ids {
+				r := readGen(ctx, sp.c, gid)
+				s.Step("VAR-009", "LEDGER-002")
+				Expect(r.String("generation.status")).To(Equal("completed"), r.Describe())
+				c := r.Int("generation.credits.credits_charged")
+				Expect(c).To(And(BeNumerically(">", 0), BeNumerically("<=", oneNeed)), "every delivered sibling is charged, within its hold"+r.Describe())
+				if exact {
+					Expect(c).To(Equal(one), "every delivered sibling is charged one take's price"+r.Describe())
+				}
+				charged += c
+			}
+			if exact {
+				Expect(charged).To(Equal(2*one), "the siblings together pay two takes")
+			}
+			after, held := balanceOf(ctx, sp.c)
+			Expect(held).To(BeZero(), "no hold is left once every sibling settled")
+			Expect(before-after).To(Equal(charged), "the balance paid every sibling's charge")
+			s.Step("BATCH-009")
+			b := sp.c.Get(ctx, "/batches/"+j.r.String("batch_group_id")).ExpectOK(http.StatusOK)
+			Expect(b.Int("credits.credits_charged")).To(Equal(charged), "the batch charge is the siblings' sum"+b.Describe())
+		})
+
+		f.Rule("EVT-003", "BATCH-007", "BATCH-002", "EVT-027").Needs(framework.Receiver, framework.Spends, framework.Control).It("with one sibling slow, batch.settled waits for the last sibling and then fires once with variants_finished equal to variants", func(ctx context.Context, s *framework.Spec) {
+			sp := newSpender(ctx, s)
+			h := registerHook(ctx, s, sp.c, "batch.settled", "generation.completed", "generation.failed")
+			d := videoModel(ctx, sp.c)
+			s.QueueFaultIn(ctx, sp.ws.ID, map[string]any{"kind": "slow_render", "seconds": 1800}, d.String("capability_id"), 1, "")
+			j := videoBatch(ctx, s, sp.c)
+			bg := j.r.String("batch_group_id")
+			completed, running := oneSiblingDone(ctx, s, sp.c, j.ids)
+			s.Step("EVT-003")
+			// The first sibling's own event arrives, so deliveries work; the batch's must not.
+			_, err := s.Hooks().Await(ctx, receiver.Match{Type: "generation.completed", Path: h.path, ResourceID: completed}, arrival(s))
+			Expect(err).NotTo(HaveOccurred(), "no generation.completed for the sibling that completed first ("+completed+")")
+			nothingFor(ctx, s, h.id, receiver.Match{Type: "batch.settled", Path: h.path, ResourceID: bg}, "batch.settled was sent while sibling "+running+" still ran")
+			s.Step("BATCH-002", "BATCH-007")
+			b := sp.c.Get(ctx, "/batches/"+bg).ExpectOK(http.StatusOK)
+			Expect(b.String("status")).To(Equal("running"), b.Describe())
+			Expect(b.Int("variants_finished")).To(Equal(int64(1)), b.Describe())
+			last := s.Finish(ctx, sp.c, running)
+			lastDone := parseTime(last, "generation.completed_at")
+			s.Step("EVT-003", "EVT-027", "BATCH-007")
+			ev, err := s.Hooks().Await(ctx, receiver.Match{Type: "batch.settled", Path: h.path, ResourceID: bg}, arrival(s))
+			Expect(err).NotTo(HaveOccurred(), "no batch.settled once the last sibling ("+running+") finished")
+			data := checkEnvelope(s, ev)
+			raw := string(ev.Raw)
+			Expect(data["batch_group_id"]).To(Equal(bg), raw)
+			Expect(data["variants"]).To(BeNumerically("==", len(j.ids)), raw)
+			Expect(data["variants_finished"]).To(BeNumerically("==", len(j.ids)), "batch.settled comes when every sibling finished: variants_finished equals variants: "+raw)
+			Expect(data["status"]).To(Equal("completed"), raw)
+			gens, _ := data["generations"].([]any)
+			Expect(gens).To(HaveLen(len(j.ids)), raw)
+			for _, g := range gens {
+				Expect(g).To(HaveKeyWithValue("status", "completed"), "every sibling in batch.settled has finished: "+raw)
+			}
+			var env map[string]any
+			Expect(json.Unmarshal(ev.Raw, &env)).To(Succeed())
+			at, err := time.Parse(time.RFC3339Nano, fmt.Sprint(env["created_at"]))
+			Expect(err).NotTo(HaveOccurred(), raw)
+			Expect(at).NotTo(BeTemporally("<", lastDone), "batch.settled happened when the last sibling finished, not before: "+raw)
+			s.Step("EVT-003")
+			settled(ctx, s, h.id)
+			Expect(s.Hooks().Find(receiver.Match{Type: "batch.settled", Path: h.path, ResourceID: bg})).To(HaveLen(1), "batch.settled fires once")
 		})
 
 	})
@@ -192,29 +298,7 @@ func batchGroupSpecs(f *framework.Framework) {
 			loc := j.r.Header.Get("Location")
 			Expect(loc).To(Or(Equal(s.APIPath("/generations/"+j.id)), HaveSuffix("://"+hostOf(j.r)+s.APIPath("/generations/"+j.id))),
 				"a batch submit's Location names generation_id, the sibling to wait on"+j.r.Describe())
-			var completed, running string
-			for elapsed := 0; elapsed < 1700 && completed == ""; elapsed += 5 {
-				sts := map[string]string{}
-				for _, id := range j.ids {
-					sts[id] = readGen(ctx, sp.c, id).String("generation.status")
-				}
-				completed, running = "", ""
-				for id, st := range sts {
-					switch {
-					case st == "completed":
-						completed = id
-					case st != "failed":
-						running = id
-					}
-				}
-				if completed != "" && running == "" {
-					Skip("unsupported: both siblings ended together; the slow_render fault did not hold one back")
-				}
-				if completed == "" {
-					s.Advance(ctx, 5)
-				}
-			}
-			Expect(completed).NotTo(BeEmpty(), "no sibling completed within 1700 s of service time")
+			oneSiblingDone(ctx, s, sp.c, j.ids)
 			b := sp.c.Get(ctx, "/batches/"+j.r.String("batch_group_id")).ExpectOK(http.StatusOK)
 			checkBatch(ctx, sp.c, b, j.ids)
 			Expect(b.String("status")).To(Equal("running"), "a batch runs while any sibling runs, even when another completed"+b.Describe())
@@ -225,6 +309,23 @@ func batchGroupSpecs(f *framework.Framework) {
 
 		f.Rule(rules("BATCH-014", "ERR-029")...).It("an unknown bg_ id answers 404 not_found", func(ctx context.Context, s *framework.Spec) {
 			s.Client().Get(ctx, "/batches/bg_"+randomHex(32)).ExpectError(http.StatusNotFound, "not_found")
+		})
+
+		f.Rule(rules("BATCH-014", "GEN-025", "ERR-029")...).Needs(framework.Spends).It("the batch route answers 404 not_found for a real gen_ id (a lone generation's or a sibling's), and the generation route for a real bg_ id", func(ctx context.Context, s *framework.Spec) {
+			sp := newSpender(ctx, s)
+			d := imageModel(ctx, sp.c)
+			lone := submit(ctx, s, sp.c, d.String("capability_id"), cheapConfig(d), nil)
+			s.Finish(ctx, sp.c, lone.id)
+			j := videoBatch(ctx, s, sp.c)
+			bg := j.r.String("batch_group_id")
+			s.Step("BATCH-014", "ERR-029")
+			// The batch exists and is the caller's: the route is there, so a 404 below is about the id.
+			sp.c.Get(ctx, "/batches/"+bg).ExpectOK(http.StatusOK)
+			for _, id := range []string{lone.id, j.ids[0], j.ids[1]} {
+				sp.c.Get(ctx, "/batches/"+id).ExpectError(http.StatusNotFound, "not_found")
+			}
+			s.Step("GEN-025", "ERR-029")
+			sp.c.Get(ctx, "/generations/"+bg).ExpectError(http.StatusNotFound, "not_found")
 		})
 
 		f.Rule(rules("BATCH-015", "ID-016", "ERR-029")...).Needs(framework.Spends, framework.SecondWorkspace).It("another workspace's bg_ id answers 404 not_found", func(ctx context.Context, s *framework.Spec) {
@@ -248,7 +349,7 @@ func batchGroupSpecs(f *framework.Framework) {
 				}
 			}
 			if target == nil {
-				Skip("unsupported: no available capability has a languages list setting")
+				s.Lacks("no available capability has a languages list setting (VAR-014 unverified)")
 			}
 			props := objectAt(target, "config_schema")["properties"].(map[string]any)
 			items, _ := props["languages"].(map[string]any)["items"].(map[string]any)
@@ -326,4 +427,31 @@ func fanOutSpecs(f *framework.Framework) {
 		})
 	})
 
+}
+
+// oneSiblingDone moves the service clock 5 s at a time (up to 1700 s) until one sibling of ids has
+// completed while another still runs (a slow_render fault holds one back), and returns the two. It
+// ends the spec through Lacks when both end together.
+func oneSiblingDone(ctx context.Context, s *framework.Spec, c *framework.Client, ids []string) (completed, running string) {
+	GinkgoHelper()
+	for elapsed := 0; elapsed < 1700; elapsed += 5 {
+		completed, running = "", ""
+		for _, id := range ids {
+			switch st := readGen(ctx, c, id).String("generation.status"); {
+			case st == "completed":
+				completed = id
+			case st != "failed":
+				running = id
+			}
+		}
+		if completed != "" && running == "" {
+			s.Lacks("both siblings ended together; the slow_render fault did not hold one back")
+		}
+		if completed != "" {
+			return completed, running
+		}
+		s.Advance(ctx, 5)
+	}
+	Fail("no sibling completed within 1700 s of service time")
+	return "", ""
 }

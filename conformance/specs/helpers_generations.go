@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"time"
 
 	. "github.com/onsi/ginkgo/v2" //nolint:revive
 	. "github.com/onsi/gomega"    //nolint:revive
@@ -305,6 +306,22 @@ func checkGeneration(r *framework.Response, path string) {
 	if status == "completed" {
 		Expect(g["error"]).To(BeNil(), "error is null unless failed"+r.Describe())
 	}
+	created := timeField(r, g, "created_at", what)
+	Expect(timeField(r, g, "updated_at", what)).NotTo(BeTemporally("<", created), what+".updated_at is not before created_at"+r.Describe())
+	if !running {
+		// GEN-022: completed_at is set once the job completes or fails (a failed job too).
+		at, _ := g["completed_at"].(string)
+		Expect(at).NotTo(BeEmpty(), what+".completed_at is set once the job is "+status+r.Describe())
+		Expect(timeField(r, g, "completed_at", what)).NotTo(BeTemporally("<", created), what+".completed_at is not before created_at"+r.Describe())
+	}
+}
+
+// timeField reads the RFC 3339 time at key of obj (part of r's answer, named what).
+func timeField(r *framework.Response, obj map[string]any, key, what string) time.Time {
+	GinkgoHelper()
+	t, err := time.Parse(time.RFC3339Nano, stringField(r, obj, key, what))
+	Expect(err).NotTo(HaveOccurred(), what+"."+key+" is an RFC 3339 time"+r.Describe())
+	return t
 }
 
 // checkCompleted checks a completed generation read: every output delivered with a link and an
@@ -433,3 +450,47 @@ func finishAll(ctx context.Context, s *framework.Spec, c *framework.Client, ids 
 
 // ceilPad is ceil(n x 1.1) in integers.
 func ceilPad(n int64) int64 { return (n*11 + 9) / 10 }
+
+// blockingWait is the least service time a wait on a running job blocks (about 18 s; 15 to 20
+// accepted), and longestWait the most (the reference table's 20 s, plus one second for the step in
+// which the run moves a manual clock).
+const (
+	blockingWait = 15 * time.Second
+	longestWait  = 21 * time.Second
+)
+
+// atOnce makes call, one request that must be answered without waiting on the service clock (a wait
+// on a finished job or an unknown id), and returns its answer. Time is the target's: on a manual clock
+// the answer must come while the clock stands still (a call still open after 10 s of wall time is
+// blocked on the clock: the clock is moved past a wait's 20 s to release it and the spec fails); on a
+// running clock the call must take less service time than a blocking wait's 15 s.
+func atOnce(ctx context.Context, s *framework.Spec, what string, call func(ctx context.Context) *framework.Response) *framework.Response {
+	GinkgoHelper()
+	if !s.ManualClock() {
+		var r *framework.Response
+		span := s.During(ctx, func() { r = call(ctx) })
+		Expect(span.Length()).To(BeNumerically("<", blockingWait), fmt.Sprintf("%s took %s of the target's time; it answers at once", what, span.Length())+r.Describe())
+		return r
+	}
+	done := make(chan *framework.Response, 1)
+	go func() {
+		defer GinkgoRecover()
+		var r *framework.Response
+		defer func() { done <- r }() // also when call fails the spec
+		r = call(ctx)
+	}()
+	var r *framework.Response
+	select {
+	case r = <-done:
+		Expect(r).NotTo(BeNil(), what+" failed")
+		return r
+	case <-time.After(10 * time.Second):
+	}
+	s.Advance(ctx, longestWait.Seconds())
+	msg := what + " did not answer while the service clock stood still; it answered only once the clock moved"
+	if r = <-done; r != nil {
+		msg += r.Describe()
+	}
+	Fail(msg)
+	return nil
+}

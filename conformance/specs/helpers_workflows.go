@@ -97,14 +97,14 @@ func wfTemplates(ctx context.Context, c *framework.Client) []wfTemplate {
 }
 
 // wfPick returns the cheapest template pred accepts, skipping the spec when there is none.
-func wfPick(ctx context.Context, c *framework.Client, what string, pred func(wfTemplate) bool) wfTemplate {
+func wfPick(ctx context.Context, s *framework.Spec, c *framework.Client, what string, pred func(wfTemplate) bool) wfTemplate {
 	GinkgoHelper()
 	for _, t := range wfTemplates(ctx, c) {
 		if pred == nil || pred(t) {
 			return t
 		}
 	}
-	Skip("unsupported: the target lists no workflow template " + what + " whose example inputs can be invoked without uploads")
+	s.Lacks("the target lists no workflow template %s whose example inputs can be invoked without uploads", what)
 	return wfTemplate{}
 }
 
@@ -287,7 +287,7 @@ func wfListed(ctx context.Context, c *framework.Client) []map[string]any {
 // of the one whose example inputs need the smallest max_credits (learnt from the 402
 // max_credits_exceeded a max_credits of 1 answers), and that number. It skips the spec when no
 // template's example inputs can be invoked.
-func cheapestTemplate(ctx context.Context, c *framework.Client) (key string, inputs map[string]any, nodes []string, need int64) {
+func cheapestTemplate(ctx context.Context, s *framework.Spec, c *framework.Client) (key string, inputs map[string]any, nodes []string, need int64) {
 	GinkgoHelper()
 	r := c.Get(ctx, "/workflows/templates").ExpectOK(http.StatusOK)
 	for i, v := range r.Array("templates") {
@@ -312,7 +312,7 @@ func cheapestTemplate(ctx context.Context, c *framework.Client) (key string, inp
 		}
 	}
 	if key == "" {
-		Skip("unsupported: no workflow template's example inputs can be invoked without uploads")
+		s.Lacks("no workflow template's example inputs can be invoked without uploads")
 	}
 	return key, inputs, nodes, need
 }
@@ -343,7 +343,7 @@ func cheapestTemplateRun(ctx context.Context, s *framework.Spec, c *framework.Cl
 		}
 	}
 	if best == "" {
-		Skip("unsupported: no workflow template's example inputs can be priced as they are (without an upload)")
+		s.Lacks("no workflow template's example inputs can be priced as they are (without an upload)")
 	}
 	s.Spend(int(bestNeed))
 	run := c.Post(ctx, "/workflows/templates/"+best+"/invoke", map[string]any{"inputs": bestInputs, "max_credits": bestNeed}).ExpectOK(http.StatusCreated)

@@ -32,7 +32,7 @@ func workflowTemplateSpecs(f *framework.Framework) {
 			Expect(r.Field("ok")).To(Equal(true), r.Describe())
 			tpls := r.Array("templates")
 			if len(tpls) == 0 {
-				Skip("unsupported: the target lists no workflow template")
+				s.Lacks("the target lists no workflow template")
 			}
 			for i, v := range tpls {
 				t := asObject(r, v, fmt.Sprintf("templates[%d]", i))
@@ -85,7 +85,7 @@ func workflowInvokeSpecs(f *framework.Framework) {
 			r := c.Get(ctx, "/workflows/templates").ExpectOK(http.StatusOK)
 			tpls := r.Array("templates")
 			if len(tpls) == 0 {
-				Skip("unsupported: the target lists no workflow template")
+				s.Lacks("the target lists no workflow template")
 			}
 			t := asObject(r, tpls[0], "templates[0]")
 			key := stringField(r, t, "template_key", "template")
@@ -104,7 +104,7 @@ func workflowInvokeSpecs(f *framework.Framework) {
 
 		f.Rule("WF-009", "WF-004", "WF-005", "WF-006").It("max_credits must cover every step padded; an invoke answers 201 with Location and the queued run", func(ctx context.Context, s *framework.Spec) {
 			sp := newSpender(ctx, s)
-			t := wfPick(ctx, sp.c, "", nil)
+			t := wfPick(ctx, s, sp.c, "", nil)
 			path := "/workflows/templates/" + t.key + "/invoke"
 			e := sp.c.Post(ctx, path, map[string]any{"inputs": t.inputs, "max_credits": t.need - 1}).ExpectError(http.StatusPaymentRequired, "max_credits_exceeded")
 			Expect(e.String("error.limit.bound_by")).To(Equal("max_credits"), e.Describe())
@@ -129,7 +129,7 @@ func workflowInvokeSpecs(f *framework.Framework) {
 
 		f.Rule("WF-031").It("spend caps and the balance refuse an invoke with 402", func(ctx context.Context, s *framework.Spec) {
 			sp := newSpender(ctx, s)
-			t := wfPick(ctx, sp.c, "", nil)
+			t := wfPick(ctx, s, sp.c, "", nil)
 			path := "/workflows/templates/" + t.key + "/invoke"
 			body := map[string]any{"inputs": t.inputs, "max_credits": t.need}
 			s.SetLimits(ctx, sp.ws.ID, map[string]any{"per_generation_credits": 0})
@@ -176,7 +176,7 @@ func workflowRunSpecs(f *framework.Framework) {
 		f.Rule("WF-011", "WF-012", "WF-013", "WF-014", "WF-015", "WF-016", "WF-017", "WF-018", "WF-024", "WF-025", "WF-026", "GEN-051", "GEN-052").It(
 			"a run goes queued, running, completed, its steps are workflow generations and only deliverables are listed", func(ctx context.Context, s *framework.Spec) {
 				sp := newSpender(ctx, s)
-				t := wfPick(ctx, sp.c, "", nil)
+				t := wfPick(ctx, s, sp.c, "", nil)
 				_, id := wfInvoke(ctx, s, sp.c, t)
 				first := sp.c.Get(ctx, "/workflow-runs/"+id).ExpectOK(http.StatusOK)
 				run := wfCheckRun(first)
@@ -230,7 +230,7 @@ func workflowRunSpecs(f *framework.Framework) {
 		f.Rule("EVT-004", "EVT-010", "EVT-031").It("a completed run sends workflow_run.completed and each step its own generation event", func(ctx context.Context, s *framework.Spec) {
 			sp := newSpender(ctx, s)
 			h := registerHook(ctx, s, sp.c, "workflow_run.completed", "workflow_run.failed", "generation.completed", "generation.failed")
-			t := wfPick(ctx, sp.c, "", nil)
+			t := wfPick(ctx, s, sp.c, "", nil)
 			_, id := wfInvoke(ctx, s, sp.c, t)
 			final, _ := wfFinish(ctx, s, sp.c, id)
 			run := objectAt(final, "run")
@@ -250,7 +250,7 @@ func workflowRunSpecs(f *framework.Framework) {
 		f.Rule("WF-019", "WF-023", "EVT-004", "EVT-031").It("a run where a later step fails reads partial and is charged for the finished steps only", func(ctx context.Context, s *framework.Spec) {
 			sp := newSpender(ctx, s)
 			h := registerHook(ctx, s, sp.c, "workflow_run.completed", "workflow_run.failed")
-			t := wfPick(ctx, sp.c, "with a step after another on a capability of its own", func(t wfTemplate) bool { return wfChainFailure(t) >= 0 })
+			t := wfPick(ctx, s, sp.c, "with a step after another on a capability of its own", func(t wfTemplate) bool { return wfChainFailure(t) >= 0 })
 			broken := t.nodes[wfChainFailure(t)]
 			s.QueueFault(ctx, "render_fail", broken.capID, 1, "")
 			availBefore, _ := balanceOf(ctx, sp.c)
@@ -277,7 +277,7 @@ func workflowRunSpecs(f *framework.Framework) {
 		f.Rule("WF-020", "WF-022", "WF-023", "EVT-005", "EVT-031").It("a run whose first step fails reads failed, skips what depends on it and costs nothing", func(ctx context.Context, s *framework.Spec) {
 			sp := newSpender(ctx, s)
 			h := registerHook(ctx, s, sp.c, "workflow_run.completed", "workflow_run.failed")
-			t := wfPick(ctx, sp.c, "with a single first step on a capability of its own", func(t wfTemplate) bool { return wfRootFailure(t) >= 0 })
+			t := wfPick(ctx, s, sp.c, "with a single first step on a capability of its own", func(t wfTemplate) bool { return wfRootFailure(t) >= 0 })
 			root := t.nodes[wfRootFailure(t)]
 			s.QueueFault(ctx, "render_fail", root.capID, 1, "")
 			_, id := wfInvoke(ctx, s, sp.c, t)
@@ -300,7 +300,7 @@ func workflowRunSpecs(f *framework.Framework) {
 		f.Rule("WF-021", "EVT-005", "EVT-031").It("a run canceled before any step completed reads canceled and its unstarted nodes read canceled", func(ctx context.Context, s *framework.Spec) {
 			sp := newSpender(ctx, s)
 			h := registerHook(ctx, s, sp.c, "workflow_run.completed", "workflow_run.failed")
-			t := wfPick(ctx, sp.c, "", nil)
+			t := wfPick(ctx, s, sp.c, "", nil)
 			_, id := wfInvoke(ctx, s, sp.c, t)
 			c := wfCancel(ctx, s, id)
 			Expect(c.String("workflow_run_id")).To(Equal(id), c.Describe())
@@ -352,7 +352,7 @@ func workflowRunSpecs(f *framework.Framework) {
 		f.Rule("WF-030").It("an unknown or another workspace's run answers 404 not_found", func(ctx context.Context, s *framework.Spec) {
 			sp := newSpender(ctx, s)
 			sp.c.Get(ctx, "/workflow-runs/wfr_"+randomHex(32)).ExpectError(http.StatusNotFound, "not_found")
-			t := wfPick(ctx, sp.c, "", nil)
+			t := wfPick(ctx, s, sp.c, "", nil)
 			_, id := wfInvoke(ctx, s, sp.c, t)
 			s.OtherClient().Get(ctx, "/workflow-runs/"+id).ExpectError(http.StatusNotFound, "not_found")
 			sp.c.Get(ctx, "/workflow-runs/"+id).ExpectOK(http.StatusOK)
@@ -367,7 +367,7 @@ func workflowRunEventSpecs(f *framework.Framework) {
 		f.Rule("EVT-029", "EVT-030").Needs(framework.Receiver, framework.Spends).It("a run's end event carries the documented run data and nodes with ids only", func(ctx context.Context, s *framework.Spec) {
 			sp := newSpender(ctx, s)
 			h := registerHook(ctx, s, sp.c, "workflow_run.completed", "workflow_run.failed")
-			key, inputs, nodeIDs, need := cheapestTemplate(ctx, sp.c)
+			key, inputs, nodeIDs, need := cheapestTemplate(ctx, s, sp.c)
 			s.Spend(int(need))
 			inv := sp.c.Post(ctx, "/workflows/templates/"+key+"/invoke", map[string]any{"inputs": inputs, "max_credits": need}).ExpectOK(http.StatusCreated)
 			id := inv.String("workflow_run_id")
