@@ -36,6 +36,17 @@ image: build
 	cp $(CA_CERTS) bin/ca-certificates.crt
 	docker build --build-arg VERSION=$(VERSION) -t $(IMAGE) .
 
+## wrong-servers: the suite measured against wrong servers (conformance/wrongservers): the mock
+## behind a proxy that changes one behaviour, one plausible mistake each, checked on its rules. It
+## prints a table and the kill rate, and writes the survivors to bin/survivors.txt. ONLY=REGEXP
+## picks servers by name; MIN_KILL_RATE=95 fails under that rate (default 0: report only).
+ONLY          ?=
+MIN_KILL_RATE ?= 0
+.PHONY: wrong-servers
+wrong-servers: build
+	$(GO) run ./conformance/wrongservers/cmd/wrongservers --bin bin/mediaspec --only '$(ONLY)' \
+	  --min-kill-rate $(MIN_KILL_RATE) --survivors bin/survivors.txt
+
 ## run: the main job — check the embedded mock against the rule catalogue.
 run:
 	$(GO) run -ldflags "$(LDFLAGS)" ./cmd/mediaspec check

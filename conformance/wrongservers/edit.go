@@ -1,0 +1,226 @@
+package wrongservers
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// apiPrefix is the mock's API root path; routes below are matched on the path after it.
+const apiPrefix = "/api/v1"
+
+// matcher picks the requests a change applies to.
+type matcher func(*http.Request) bool
+
+// route matches method (empty: any) and the path after /api/v1 against pattern, anchored.
+func route(method, pattern string) matcher {
+	re := regexp.MustCompile("^" + pattern + "$")
+	return func(r *http.Request) bool {
+		if method != "" && r.Method != method {
+			return false
+		}
+		p, ok := strings.CutPrefix(r.URL.Path, apiPrefix)
+		return ok && re.MatchString(p)
+	}
+}
+
+// anyAPI matches every call under /api/v1.
+var anyAPI = route("", "/.*")
+
+// answer is a buffered answer a wrong server changes before it is sent.
+type answer struct {
+	status int
+	header http.Header
+	body   []byte
+}
+
+func (a *answer) Header() http.Header { return a.header }
+func (a *answer) Write(b []byte) (int, error) {
+	if a.status == 0 {
+		a.status = http.StatusOK
+	}
+	a.body = append(a.body, b...)
+	return len(b), nil
+}
+func (a *answer) WriteHeader(code int) {
+	if a.status == 0 {
+		a.status = code
+	}
+}
+
+// send writes the (changed) answer, with a Content-Length that fits the body.
+func (a *answer) send(w http.ResponseWriter) {
+	h := w.Header()
+	for k, v := range a.header {
+		h[k] = v
+	}
+	h.Del("Content-Length")
+	if a.body != nil {
+		h.Set("Content-Length", strconv.Itoa(len(a.body)))
+	}
+	if a.status == 0 {
+		a.status = http.StatusOK
+	}
+	w.WriteHeader(a.status)
+	_, _ = w.Write(a.body)
+}
+
+// doc decodes a JSON object body (numbers kept exact); ok is false for any other body.
+func (a *answer) doc() (map[string]any, bool) { return decodeObject(a.body) }
+
+// setDoc replaces the body with v encoded as JSON.
+func (a *answer) setDoc(v any) {
+	b, err := json.Marshal(v)
+	if err == nil {
+		a.body = b
+	}
+}
+
+func decodeObject(b []byte) (map[string]any, bool) {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	var v map[string]any
+	if err := dec.Decode(&v); err != nil || v == nil {
+		return nil, false
+	}
+	return v, true
+}
+
+// serve runs next into a buffered answer and returns it, unsent.
+func serve(next http.Handler, r *http.Request) *answer {
+	a := &answer{header: http.Header{}}
+	next.ServeHTTP(a, r)
+	return a
+}
+
+// answers changes the answers of matching calls with edit (the request is the one the mock saw).
+func answers(m matcher, edit func(env *Env, r *http.Request, a *answer)) Wrap {
+	return func(env *Env, next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if !m(r) {
+				next.ServeHTTP(w, r)
+				return
+			}
+			a := serve(next, r)
+			edit(env, r, a)
+			a.send(w)
+		})
+	}
+}
+
+// docs changes the JSON object bodies of matching answers whose status passes ok.
+func docs(m matcher, ok func(status int) bool, edit func(r *http.Request, a *answer, doc map[string]any)) Wrap {
+	return answers(m, func(_ *Env, r *http.Request, a *answer) {
+		if !ok(a.status) {
+			return
+		}
+		d, isDoc := a.doc()
+		if !isDoc {
+			return
+		}
+		edit(r, a, d)
+		a.setDoc(d)
+	})
+}
+
+func success(status int) bool { return status >= 200 && status < 300 }
+func failure(status int) bool { return status >= 400 }
+
+// errorCode is the error.code of a failure document, or "".
+func errorCode(d map[string]any) string {
+	e, _ := d["error"].(map[string]any)
+	c, _ := e["code"].(string)
+	return c
+}
+
+// errorsWith changes failure answers carrying code (any code when empty).
+func errorsWith(m matcher, code string, edit func(r *http.Request, a *answer, e map[string]any)) Wrap {
+	return docs(m, failure, func(r *http.Request, a *answer, d map[string]any) {
+		e, _ := d["error"].(map[string]any)
+		if e == nil || (code != "" && errorCode(d) != code) {
+			return
+		}
+		edit(r, a, e)
+	})
+}
+
+// requests changes matching requests before the mock sees them.
+func requests(m matcher, edit func(env *Env, r *http.Request)) Wrap {
+	return func(env *Env, next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if m(r) {
+				edit(env, r)
+			}
+			next.ServeHTTP(w, r)
+		})
+	}
+}
+
+// requestBody reads r's body and puts it back, so the mock can read it again.
+func requestBody(r *http.Request) []byte {
+	if r.Body == nil {
+		return nil
+	}
+	b, _ := io.ReadAll(r.Body)
+	_ = r.Body.Close()
+	setRequestBody(r, b)
+	return b
+}
+
+func setRequestBody(r *http.Request, b []byte) {
+	r.Body = io.NopCloser(bytes.NewReader(b))
+	r.ContentLength = int64(len(b))
+	r.Header.Set("Content-Length", strconv.Itoa(len(b)))
+}
+
+// chain applies wraps in order: the first is outermost.
+func chain(ws ...Wrap) Wrap {
+	return func(env *Env, next http.Handler) http.Handler {
+		for i := len(ws) - 1; i >= 0; i-- {
+			next = ws[i](env, next)
+		}
+		return next
+	}
+}
+
+// obj is the object at key of m, or nil.
+func obj(m map[string]any, key string) map[string]any {
+	o, _ := m[key].(map[string]any)
+	return o
+}
+
+// rows is the array at key of m, as objects.
+func rows(m map[string]any, key string) []map[string]any {
+	list, _ := m[key].([]any)
+	var out []map[string]any
+	for _, v := range list {
+		if o, ok := v.(map[string]any); ok {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+// bearer is the key a request presents, by either scheme.
+func presented(r *http.Request) string {
+	if k, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); ok {
+		return strings.TrimSpace(k)
+	}
+	return r.Header.Get("X-API-Key")
+}
+
+// intOf reads a JSON number as int64.
+func intOf(v any) (int64, bool) {
+	n, ok := v.(json.Number)
+	if !ok {
+		return 0, false
+	}
+	i, err := n.Int64()
+	return i, err == nil
+}
+
+func formatInt(n int64) string { return strconv.FormatInt(n, 10) }

@@ -1,0 +1,249 @@
+package wrongservers
+
+import (
+	"encoding/json"
+	"net/http"
+	"strings"
+	"time"
+)
+
+var (
+	submitRoute = route(http.MethodPost, "/generations")
+	readRoute   = route(http.MethodGet, "/generations/[^/]+")
+	waitRoute   = route(http.MethodGet, "/generations/[^/]+/wait")
+)
+
+// generation is the generation object of a read or wait answer.
+func generation(d map[string]any) map[string]any { return obj(d, "generation") }
+
+var generationServers = []Server{
+	{
+		Name: "submit-no-location", Rules: []string{"SUBMIT-001"},
+		Mistake: "an accepted submit sends no Location header",
+		API: answers(submitRoute, func(_ *Env, _ *http.Request, a *answer) {
+			a.header.Del("Location")
+		}),
+	},
+	{
+		Name: "submit-cacheable", Rules: []string{"SUBMIT-002"},
+		Mistake: "an accepted submit says Cache-Control: private, max-age=0 instead of no-store",
+		API: answers(submitRoute, func(_ *Env, _ *http.Request, a *answer) {
+			if a.status == http.StatusCreated {
+				a.header.Set("Cache-Control", "private, max-age=0")
+			}
+		}),
+	},
+	{
+		Name: "submit-charged-zero", Rules: []string{"SUBMIT-006"},
+		Mistake: "the submit answer says credits_charged 0 instead of null",
+		API: docs(submitRoute, success, func(_ *http.Request, _ *answer, d map[string]any) {
+			if c := obj(d, "credits"); c != nil {
+				c["credits_charged"] = json.Number("0")
+			}
+		}),
+	},
+	{
+		Name: "submit-holds-max-credits", Rules: []string{"SUBMIT-007"},
+		Mistake: "credits_held echoes max_credits instead of the padded hold",
+		API: func(env *Env, next http.Handler) http.Handler {
+			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if !submitRoute(r) {
+					next.ServeHTTP(w, r)
+					return
+				}
+				var body struct {
+					MaxCredits json.Number `json:"max_credits"`
+				}
+				_ = json.Unmarshal(requestBody(r), &body)
+				a := serve(next, r)
+				if d, ok := a.doc(); ok && a.status == http.StatusCreated && body.MaxCredits != "" {
+					if c := obj(d, "credits"); c != nil {
+						c["credits_held"] = body.MaxCredits
+						a.setDoc(d)
+					}
+				}
+				a.send(w)
+			})
+		},
+	},
+	{
+		Name: "submit-replay-true", Rules: []string{"SUBMIT-005"},
+		Mistake: "every submit answers replay true",
+		API: docs(submitRoute, success, func(_ *http.Request, _ *answer, d map[string]any) {
+			d["replay"] = true
+		}),
+	},
+	{
+		Name: "submit-strips-unknown-keys", Rules: []string{"SUBMIT-010", "SUBMIT-011"},
+		Mistake: "unknown top-level submit keys are dropped instead of refused",
+		API: requests(submitRoute, func(_ *Env, r *http.Request) {
+			d, ok := decodeObject(requestBody(r))
+			if !ok {
+				return
+			}
+			known := map[string]bool{"capability_id": true, "config": true, "max_credits": true, "variants": true, "actor_id": true,
+				"actor_image_asset_id": true, "voice_id": true, "approved_voice_generation_id": true}
+			for k := range d {
+				if !known[k] {
+					delete(d, k)
+				}
+			}
+			b, _ := json.Marshal(d)
+			setRequestBody(r, b)
+		}),
+	},
+	{
+		Name: "submit-clamps-variants", Rules: []string{"VAR-002"},
+		Mistake: "variants above the ceiling are clamped to 4 instead of refused",
+		API: requests(submitRoute, func(_ *Env, r *http.Request) {
+			d, ok := decodeObject(requestBody(r))
+			if !ok {
+				return
+			}
+			if n, ok := intOf(d["variants"]); ok && n > 4 {
+				d["variants"] = json.Number("4")
+				b, _ := json.Marshal(d)
+				setRequestBody(r, b)
+			}
+		}),
+	},
+	{
+		Name: "gen-charged-zero-while-running", Rules: []string{"GEN-015"},
+		Mistake: "a running generation reads credits_charged 0 instead of null",
+		API: docs(readRoute, success, func(_ *http.Request, _ *answer, d map[string]any) {
+			if c := obj(generation(d), "credits"); c != nil && c["credits_charged"] == nil {
+				c["credits_charged"] = json.Number("0")
+			}
+		}),
+	},
+	{
+		Name: "gen-no-link-lifetime", Rules: []string{"GEN-024", "GEN-001", "LINK-001"},
+		Mistake: "the generation read leaves out output_urls_expire_in_seconds",
+		API: docs(readRoute, success, func(_ *http.Request, _ *answer, d map[string]any) {
+			delete(d, "output_urls_expire_in_seconds")
+		}),
+	},
+	{
+		Name: "gen-link-lifetime-always", Rules: []string{"GEN-024"},
+		Mistake: "output_urls_expire_in_seconds is sent even when no output has a link",
+		API: docs(readRoute, success, func(_ *http.Request, _ *answer, d map[string]any) {
+			d["output_urls_expire_in_seconds"] = json.Number("600")
+		}),
+	},
+	{
+		Name: "gen-link-before-settled", Rules: []string{"GEN-012"},
+		Mistake: "outputs[].url is filled as soon as an output row exists, before the job settles",
+		API: docs(readRoute, success, func(r *http.Request, _ *answer, d map[string]any) {
+			g := generation(d)
+			if g == nil || g["status"] == "completed" {
+				return
+			}
+			for _, o := range rows(g, "outputs") {
+				if o["url"] == nil {
+					o["url"] = "http://" + r.Host + "/files/pending"
+				}
+			}
+		}),
+	},
+	{
+		Name: "gen-completed-at-early", Rules: []string{"GEN-022"},
+		Mistake: "completed_at is set at creation",
+		API: docs(route(http.MethodGet, "/generations/[^/]+(/wait)?"), success, func(_ *http.Request, _ *answer, d map[string]any) {
+			if g := generation(d); g != nil && g["completed_at"] == nil {
+				g["completed_at"] = g["created_at"]
+			}
+		}),
+	},
+	{
+		Name: "gen-wait-timeout-504", Rules: []string{"GEN-030", "GEN-027"},
+		Mistake: "a wait that times out answers 504 (the gateway's timeout)",
+		API: docs(waitRoute, success, func(_ *http.Request, a *answer, d map[string]any) {
+			if d["still_running"] == true {
+				a.status = http.StatusGatewayTimeout
+			}
+		}),
+	},
+	{
+		Name: "gen-wait-retry-after-5", Rules: []string{"GEN-029"},
+		Mistake: "the wait answer says retry_after_seconds 5 while the job runs",
+		API: docs(waitRoute, success, func(_ *http.Request, _ *answer, d map[string]any) {
+			if d["still_running"] == true {
+				d["retry_after_seconds"] = json.Number("5")
+			}
+		}),
+	},
+	{
+		Name: "gen-wait-ms", Rules: []string{"GEN-034"},
+		Mistake: "waited_seconds is fractional seconds",
+		API: docs(waitRoute, success, func(_ *http.Request, _ *answer, d map[string]any) {
+			if n, ok := intOf(d["waited_seconds"]); ok {
+				d["waited_seconds"] = json.Number(formatInt(n) + ".25")
+			}
+		}),
+	},
+	{
+		Name: "core-timestamp-no-zone", Rules: []string{"CORE-017"},
+		Mistake: "created_at is written without a zone (time formatted as local 2006-01-02T15:04:05)",
+		API: docs(readRoute, success, func(_ *http.Request, _ *answer, d map[string]any) {
+			if g := generation(d); g != nil {
+				if s, ok := g["created_at"].(string); ok {
+					if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
+						g["created_at"] = t.Format("2006-01-02T15:04:05")
+					}
+				}
+			}
+		}),
+	},
+	{
+		Name: "core-no-ok", Rules: []string{"CORE-002"},
+		Mistake: "success answers leave out ok: true",
+		API: docs(anyAPI, success, func(_ *http.Request, _ *answer, d map[string]any) {
+			delete(d, "ok")
+		}),
+	},
+	{
+		Name: "core-fractional-credits", Rules: []string{"CORE-005"},
+		Mistake: "credits_held is computed in floating point and sent with a fraction",
+		API: docs(anyAPI, success, func(_ *http.Request, _ *answer, d map[string]any) {
+			c := obj(d, "credits")
+			if g := generation(d); g != nil {
+				c = obj(g, "credits")
+			}
+			if n, ok := intOf(c["credits_held"]); ok && c != nil {
+				c["credits_held"] = json.Number(formatInt(n) + ".4")
+			}
+		}),
+	},
+	{
+		Name: "core-unversioned-paths", Rules: []string{"CORE-001"},
+		Mistake: "the API is also served without the /api/v1 prefix",
+		API: func(_ *Env, next http.Handler) http.Handler {
+			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				p := r.URL.Path
+				if !strings.HasPrefix(p, apiPrefix+"/") && !strings.HasPrefix(p, "/_control/") && !strings.HasPrefix(p, "/files/") && !strings.HasPrefix(p, "/upload-slots/") {
+					r.URL.Path = apiPrefix + p
+					r.URL.RawPath = ""
+				}
+				next.ServeHTTP(w, r)
+			})
+		},
+	},
+	{
+		Name: "batch-charged-early", Rules: []string{"BATCH-009"},
+		Mistake: "the batch rolls up credits_charged of the finished siblings while others still run",
+		API: docs(route(http.MethodGet, "/batches/[^/]+"), success, func(_ *http.Request, _ *answer, d map[string]any) {
+			if c := obj(d, "credits"); c != nil && c["credits_charged"] == nil {
+				c["credits_charged"] = json.Number("0")
+			}
+		}),
+	},
+	{
+		Name: "batch-running-as-partial", Rules: []string{"BATCH-002"},
+		Mistake: "a batch with finished and running siblings reads partial",
+		API: docs(route(http.MethodGet, "/batches/[^/]+"), success, func(_ *http.Request, _ *answer, d map[string]any) {
+			if d["status"] == "running" {
+				d["status"] = "partial"
+			}
+		}),
+	},
+}

@@ -1,0 +1,191 @@
+package wrongservers
+
+import (
+	"net/http"
+	"slices"
+	"strconv"
+)
+
+// pageOf changes the rows under key of matching list answers.
+func pageOf(m matcher, key string, edit func(r *http.Request, d map[string]any, rows []any) []any) Wrap {
+	return docs(m, success, func(r *http.Request, _ *answer, d map[string]any) {
+		list, ok := d[key].([]any)
+		if !ok {
+			return
+		}
+		d[key] = edit(r, d, list)
+	})
+}
+
+// skipOnCursor drops the first row of every page after the first.
+func skipOnCursor(m matcher, key string) Wrap {
+	return pageOf(m, key, func(r *http.Request, _ map[string]any, list []any) []any {
+		if r.URL.Query().Get("cursor") != "" && len(list) > 0 {
+			return list[1:]
+		}
+		return list
+	})
+}
+
+// reversed reverses the rows of every page.
+func reversed(m matcher, key string) Wrap {
+	return pageOf(m, key, func(_ *http.Request, _ map[string]any, list []any) []any {
+		slices.Reverse(list)
+		return list
+	})
+}
+
+// limitAbove50Ignored treats a limit above 50 as absent (the default page) instead of clamping.
+func limitAbove50Ignored(m matcher) Wrap {
+	return requests(m, func(_ *Env, r *http.Request) {
+		q := r.URL.Query()
+		if n, err := strconv.Atoi(q.Get("limit")); err == nil && n > 50 {
+			q.Del("limit")
+			r.URL.RawQuery = q.Encode()
+		}
+	})
+}
+
+var (
+	generationList = route(http.MethodGet, "/generations")
+	capabilityList = route(http.MethodGet, "/capabilities")
+	presetList     = route(http.MethodGet, "/presets")
+	actorList      = route(http.MethodGet, "/actors")
+	voiceList      = route(http.MethodGet, "/voices")
+	assetList      = route(http.MethodGet, "/assets")
+)
+
+var listServers = []Server{
+	{
+		Name: "list-generations-skip-row", Rules: []string{"CORE-012"},
+		Mistake: "the generation list's cursor points past the next row (off by one): a walk misses a row per page",
+		API:     skipOnCursor(generationList, "generations"),
+	},
+	{
+		Name: "list-capabilities-skip-row", Rules: []string{"CORE-012", "CAP-009"},
+		Mistake: "the capability list's cursor skips a row per page",
+		API:     skipOnCursor(capabilityList, "capabilities"),
+	},
+	{
+		Name: "list-voices-skip-row", Rules: []string{"CORE-012"},
+		Mistake: "the voice list's offset cursor skips a row per page",
+		API:     skipOnCursor(voiceList, "voices"),
+	},
+	{
+		Name: "list-generations-oldest-first", Rules: []string{"GEN-039"},
+		Mistake: "generations are listed oldest first",
+		API:     reversed(generationList, "generations"),
+	},
+	{
+		Name: "list-voices-unsorted", Rules: []string{"VOICE-011"},
+		Mistake: "voices come in reverse name order",
+		API:     reversed(voiceList, "voices"),
+	},
+	{
+		Name: "list-capabilities-by-id", Rules: []string{"CAP-013"},
+		Mistake: "capabilities are ordered by capability_id only, not by category first",
+		API: pageOf(capabilityList, "capabilities", func(_ *http.Request, _ map[string]any, list []any) []any {
+			slices.SortStableFunc(list, func(a, b any) int {
+				x, _ := a.(map[string]any)["capability_id"].(string)
+				y, _ := b.(map[string]any)["capability_id"].(string)
+				switch {
+				case x < y:
+					return -1
+				case x > y:
+					return 1
+				}
+				return 0
+			})
+			return list
+		}),
+	},
+	{
+		Name: "list-generations-limit-default-above-50", Rules: []string{"GEN-046"},
+		Mistake: "a generation list limit above 50 falls back to the default 25 instead of clamping to 50",
+		API:     limitAbove50Ignored(generationList),
+	},
+	{
+		Name: "list-capabilities-limit-default-above-50", Rules: []string{"CAP-007"},
+		Mistake: "a capability list limit above 50 falls back to the default 25",
+		API:     limitAbove50Ignored(capabilityList),
+	},
+	{
+		Name: "list-generations-thumbnail", Rules: []string{"CORE-013"},
+		Mistake: "generation rows carry a signed thumbnail link",
+		API: pageOf(generationList, "generations", func(r *http.Request, _ map[string]any, list []any) []any {
+			for _, v := range list {
+				if row, ok := v.(map[string]any); ok {
+					row["thumbnail"] = "http://" + r.Host + "/files/thumb.jpg?sig=abc"
+				}
+			}
+			return list
+		}),
+	},
+	{
+		Name: "list-assets-url", Rules: []string{"CORE-013", "ASSET-001"},
+		Mistake: "asset rows carry their download url",
+		API: pageOf(assetList, "assets", func(r *http.Request, _ map[string]any, list []any) []any {
+			for _, v := range list {
+				if row, ok := v.(map[string]any); ok {
+					row["url"] = "http://" + r.Host + "/files/" + stringOf(row["asset_id"])
+				}
+			}
+			return list
+		}),
+	},
+	{
+		Name: "list-end-empty-cursor", Rules: []string{"CORE-012"},
+		Mistake: "the last page says next_cursor \"\" instead of null",
+		API: docs(route(http.MethodGet, "/(generations|capabilities|presets|actors|voices|assets|workflow-runs)"), success, func(_ *http.Request, _ *answer, d map[string]any) {
+			if v, ok := d["next_cursor"]; ok && v == nil {
+				d["next_cursor"] = ""
+			}
+		}),
+	},
+	{
+		Name: "actors-total", Rules: []string{"ACTOR-001"},
+		Mistake: "the actor list carries a total",
+		API: docs(actorList, success, func(_ *http.Request, _ *answer, d map[string]any) {
+			if l, ok := d["actors"].([]any); ok {
+				d["total"] = len(l)
+			}
+		}),
+	},
+	{
+		Name: "voices-total-of-page", Rules: []string{"VOICE-010"},
+		Mistake: "voices.total counts the page, not all matches",
+		API: docs(voiceList, success, func(_ *http.Request, _ *answer, d map[string]any) {
+			if l, ok := d["voices"].([]any); ok {
+				d["total"] = len(l)
+			}
+		}),
+	},
+	{
+		Name: "presets-twenty-templates-cut-to-10", Rules: []string{"PRESET-006", "PRESET-014"},
+		Mistake: "preset rows carry the first 10 templates, not 20",
+		API: pageOf(presetList, "presets", func(_ *http.Request, _ map[string]any, list []any) []any {
+			for _, v := range list {
+				if row, ok := v.(map[string]any); ok {
+					if t, ok := row["templates"].([]any); ok && len(t) > 10 {
+						row["templates"] = t[:10]
+					}
+				}
+			}
+			return list
+		}),
+	},
+	{
+		Name: "presets-total-of-page", Rules: []string{"PRESET-010"},
+		Mistake: "presets.total counts the page, not every visible preset",
+		API: docs(presetList, success, func(_ *http.Request, _ *answer, d map[string]any) {
+			if l, ok := d["presets"].([]any); ok {
+				d["total"] = len(l)
+			}
+		}),
+	},
+}
+
+func stringOf(v any) string {
+	s, _ := v.(string)
+	return s
+}

@@ -1,0 +1,331 @@
+package wrongservers
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"text/tabwriter"
+	"time"
+
+	"github.com/mediaspec/mediaspec/conformance/framework"
+)
+
+// Verdicts of one wrong server.
+const (
+	Killed   = "KILLED"
+	Survived = "SURVIVED"
+	Broken   = "ERROR" // the harness could not judge: the run did not produce a report
+)
+
+// Result is one wrong server's run.
+type Result struct {
+	Server  Server
+	Verdict string
+	// Failed are the server's rules the suite failed; Passed those it passed; Other those it
+	// skipped or did not cover.
+	Failed, Passed, Other []string
+	// Spec names the first failing spec of the server's rules and why it failed.
+	Spec string
+	// Stray are failed rules outside the server's list (a mistake may break more than it names).
+	Stray    []string
+	Err      error
+	Duration time.Duration
+}
+
+// checkTimeout bounds one check run; the suite's whole run takes well under a minute.
+const checkTimeout = 5 * time.Minute
+
+// Check runs `mediaspec check` from bin on srv's rules (all rules when srv has none) against the
+// mock behind srv, keeping the logs and the JSON report in dir.
+func Check(ctx context.Context, bin string, srv Server, dir string) Result {
+	start := time.Now()
+	res := Result{Server: srv}
+	rep, err := check(ctx, bin, srv, dir)
+	if err != nil {
+		res.Verdict, res.Err = Broken, err
+	} else {
+		judge(&res, rep)
+	}
+	res.Duration = time.Since(start)
+	return res
+}
+
+func check(ctx context.Context, bin string, srv Server, dir string) (*framework.Results, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	st, err := startStack(ctx, bin, srv, dir)
+	if err != nil {
+		return nil, err
+	}
+	defer st.stop()
+	report := filepath.Join(dir, "report.json")
+	args := []string{"check",
+		"--base-url", st.info.BaseURL, "--control-url", st.info.ControlURL, "--control-token", st.info.ControlToken,
+		"--receiver-listen", st.rcvListen, "--receiver-url", st.hookURL,
+		"--budget", "5000", "--slow", "--reference", "--retired-capability-id", "actor_classic",
+		"--json-report", report, "--timeout", checkTimeout.String(),
+	}
+	if f := srv.Filter(); f != "" {
+		args = append(args, "--label-filter", f)
+	}
+	logFile, err := os.Create(filepath.Join(dir, "check.log"))
+	if err != nil {
+		return nil, err
+	}
+	defer logFile.Close()
+	cctx, cancel := context.WithTimeout(ctx, checkTimeout+time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(cctx, bin, args...)
+	cmd.Env = cleanEnv()
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	runErr := cmd.Run()
+	var exit *exec.ExitError
+	if runErr != nil && !(errors.As(runErr, &exit) && exit.ExitCode() == 1) {
+		return nil, fmt.Errorf("mediaspec check: %v (see %s)", runErr, logFile.Name())
+	}
+	b, err := os.ReadFile(report)
+	if err != nil {
+		return nil, fmt.Errorf("mediaspec check wrote no report: %w (see %s)", err, logFile.Name())
+	}
+	var rep framework.Results
+	if err := json.Unmarshal(b, &rep); err != nil {
+		return nil, fmt.Errorf("%s: %w", report, err)
+	}
+	if len(rep.SuiteFailures) > 0 {
+		return nil, fmt.Errorf("the suite failed outside its specs: %s", framework.Sentence(rep.SuiteFailures[0]))
+	}
+	return &rep, nil
+}
+
+// judge sets the verdict: killed when one of the server's rules failed. The baseline (no rules)
+// is killed by any failure, which is a harness fault.
+func judge(res *Result, rep *framework.Results) {
+	mine := func(id string) bool { return len(res.Server.Rules) == 0 || slices.Contains(res.Server.Rules, id) }
+	for _, v := range rep.Rules {
+		id := v.Rule.ID
+		switch {
+		case !mine(id):
+			if v.Verdict == "failed" {
+				res.Stray = append(res.Stray, id)
+			}
+		case v.Verdict == "failed":
+			res.Failed = append(res.Failed, id)
+		case v.Verdict == "passed":
+			res.Passed = append(res.Passed, id)
+		case len(res.Server.Rules) > 0:
+			res.Other = append(res.Other, id+" "+v.Verdict)
+		}
+	}
+	for _, s := range rep.Specs {
+		if s.State != "failed" || !slices.ContainsFunc(s.Blamed(), mine) {
+			continue
+		}
+		res.Spec = fmt.Sprintf("%s (%s): %s", s.Text, s.FailureLocation, framework.Sentence(s.Reason))
+		break
+	}
+	res.Verdict = Survived
+	if len(res.Failed) > 0 {
+		res.Verdict = Killed
+	}
+}
+
+// Options configure a pass.
+type Options struct {
+	Bin       string         // the mediaspec binary
+	Only      *regexp.Regexp // run only servers whose name matches (nil: all)
+	Parallel  int            // runs at once
+	Baseline  bool           // first run the whole suite through the unchanged proxy
+	MinKill   float64        // percent; under it Run fails (0: never)
+	Dir       string         // logs and reports, one directory per server (empty: a temporary one)
+	Survivors string         // write the survivor list here (empty: nowhere)
+}
+
+// Pass runs the baseline and the selected servers and writes the table to w. It returns the
+// results in table order.
+func Pass(ctx context.Context, opts Options, servers []Server, w io.Writer) (baseline *Result, results []Result, err error) {
+	if opts.Parallel < 1 {
+		opts.Parallel = 1
+	}
+	if opts.Baseline {
+		b := Check(ctx, opts.Bin, Server{Name: "baseline"}, filepath.Join(opts.Dir, "baseline"))
+		baseline = &b
+		fmt.Fprintf(w, "baseline (whole suite through the unchanged proxy): %s, %d rules passed, %d failed, %s\n",
+			map[bool]string{true: "ok", false: "WRONG"}[b.Err == nil && len(b.Failed) == 0], len(b.Passed), len(b.Failed), b.Duration.Round(time.Second))
+		if b.Err != nil || len(b.Failed) > 0 {
+			if b.Err != nil {
+				return baseline, nil, fmt.Errorf("baseline: %w", b.Err)
+			}
+			return baseline, nil, fmt.Errorf("baseline: the unchanged proxy fails %s (%s): the harness is wrong", strings.Join(b.Failed, ", "), b.Spec)
+		}
+	}
+	results = make([]Result, len(servers))
+	var wg sync.WaitGroup
+	jobs := make(chan int)
+	for range opts.Parallel {
+		wg.Go(func() {
+			for i := range jobs {
+				results[i] = Check(ctx, opts.Bin, servers[i], filepath.Join(opts.Dir, servers[i].Name))
+			}
+		})
+	}
+	for i := range servers {
+		select {
+		case jobs <- i:
+		case <-ctx.Done():
+		}
+	}
+	close(jobs)
+	wg.Wait()
+	if ctx.Err() != nil {
+		return baseline, results, ctx.Err()
+	}
+	return baseline, results, nil
+}
+
+// Tally counts verdicts.
+type Tally struct{ Killed, Survived, Broken int }
+
+// Rate is the kill rate in percent over the servers judged.
+func (t Tally) Rate() float64 {
+	if n := t.Killed + t.Survived; n > 0 {
+		return 100 * float64(t.Killed) / float64(n)
+	}
+	return 0
+}
+
+func tally(results []Result) Tally {
+	var t Tally
+	for _, r := range results {
+		switch r.Verdict {
+		case Killed:
+			t.Killed++
+		case Survived:
+			t.Survived++
+		default:
+			t.Broken++
+		}
+	}
+	return t
+}
+
+// WriteTable writes one row per server: name, verdict, rules, and the failing spec or what passed.
+func WriteTable(w io.Writer, results []Result) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "WRONG SERVER\tVERDICT\tRULES\tFAILING SPEC / WHY NOT")
+	for _, r := range results {
+		var why string
+		switch r.Verdict {
+		case Killed:
+			why = framework.Clip(r.Spec, 160)
+		case Survived:
+			why = "passed: " + strings.Join(r.Passed, " ")
+			if len(r.Other) > 0 {
+				why += "; " + strings.Join(r.Other, ", ")
+			}
+		default:
+			why = framework.Clip(r.Err.Error(), 160)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", r.Server.Name, r.Verdict, strings.Join(r.Server.Rules, " "), why)
+	}
+	_ = tw.Flush()
+}
+
+// WriteSurvivors writes each survivor with its mistake and the rules the suite passed, for the
+// spec owners.
+func WriteSurvivors(w io.Writer, results []Result) {
+	for _, r := range results {
+		if r.Verdict != Survived {
+			continue
+		}
+		fmt.Fprintf(w, "%s [%s]: %s\n", r.Server.Name, strings.Join(r.Server.Rules, " "), r.Server.Mistake)
+		fmt.Fprintf(w, "    passed: %s", strings.Join(r.Passed, " "))
+		if len(r.Other) > 0 {
+			fmt.Fprintf(w, "; %s", strings.Join(r.Other, ", "))
+		}
+		fmt.Fprintln(w)
+	}
+}
+
+// Run is the wrong-servers command: flags, the pass, the table and the kill rate. It fails when the
+// baseline fails, when a run could not be judged, or (with --min-kill-rate) under the rate.
+func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("wrongservers", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var opts Options
+	only := fs.String("only", "", "run only the wrong servers whose name matches this regular expression")
+	fs.StringVar(&opts.Bin, "bin", "bin/mediaspec", "the mediaspec binary to run the mock and the check with")
+	fs.IntVar(&opts.Parallel, "parallel", 2, "wrong servers checked at once")
+	fs.BoolVar(&opts.Baseline, "baseline", true, "first check the whole suite through the unchanged proxy (it must pass)")
+	fs.Float64Var(&opts.MinKill, "min-kill-rate", 0, "fail when the kill rate (percent) is under this (0: report only)")
+	fs.StringVar(&opts.Dir, "dir", "", "keep each run's logs and JSON report under this directory (default: a temporary one, removed)")
+	fs.StringVar(&opts.Survivors, "survivors", "", "write the survivors, with the rules the suite passed, to this file")
+	list := fs.Bool("list", false, "list the wrong servers and their rules, run nothing")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	servers := All()
+	if *only != "" {
+		re, err := regexp.Compile(*only)
+		if err != nil {
+			return fmt.Errorf("--only: %w", err)
+		}
+		servers = slices.DeleteFunc(servers, func(s Server) bool { return !re.MatchString(s.Name) })
+	}
+	if *list {
+		for _, s := range servers {
+			fmt.Fprintf(stdout, "%s [%s]: %s\n", s.Name, strings.Join(s.Rules, " "), s.Mistake)
+		}
+		return nil
+	}
+	if _, err := os.Stat(opts.Bin); err != nil {
+		return fmt.Errorf("--bin: %w (make build)", err)
+	}
+	if opts.Dir == "" {
+		d, err := os.MkdirTemp("", "wrongservers-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(d)
+		opts.Dir = d
+	}
+	start := time.Now()
+	_, results, err := Pass(ctx, opts, servers, stdout)
+	if err != nil {
+		return err
+	}
+	WriteTable(stdout, results)
+	t := tally(results)
+	fmt.Fprintf(stdout, "\nkilled %d of %d wrong servers: kill rate %.1f%%", t.Killed, t.Killed+t.Survived, t.Rate())
+	if t.Broken > 0 {
+		fmt.Fprintf(stdout, "; %d could not be judged", t.Broken)
+	}
+	fmt.Fprintf(stdout, " (%s, %d at once)\n", time.Since(start).Round(time.Second), opts.Parallel)
+	if opts.Survivors != "" {
+		f, err := os.Create(opts.Survivors)
+		if err != nil {
+			return err
+		}
+		WriteSurvivors(f, results)
+		if err := f.Close(); err != nil {
+			return err
+		}
+	}
+	switch {
+	case t.Broken > 0:
+		return fmt.Errorf("%d wrong servers could not be judged (see the table)", t.Broken)
+	case opts.MinKill > 0 && t.Rate() < opts.MinKill:
+		return fmt.Errorf("kill rate %.1f%% is under %.1f%%", t.Rate(), opts.MinKill)
+	}
+	return nil
+}

@@ -1,0 +1,228 @@
+package wrongservers
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"time"
+)
+
+// mockInfo is the start line `mediaspec mock --json` prints.
+type mockInfo struct {
+	BaseURL      string `json:"base_url"`
+	GenerateKey  string `json:"generate_key"`
+	ReadKey      string `json:"read_key"`
+	OtherKey     string `json:"other_key"`
+	ControlURL   string `json:"control_url"`
+	ControlToken string `json:"control_token"`
+	Workspace    string `json:"default_workspace_id"`
+}
+
+// stack is one run's servers: the mock subprocess, the API proxy the suite calls (the mock's public
+// URL, so its links come back through it too) and the webhook proxy the mock delivers to.
+type stack struct {
+	info       mockInfo
+	env        *Env
+	hookURL    string // where the mock delivers: the webhook proxy
+	rcvListen  string // where the suite's receiver listens, behind the webhook proxy
+	mock       *exec.Cmd
+	mockExited chan error
+	servers    []*http.Server
+}
+
+// freeAddr is a loopback address with a port free a moment ago.
+func freeAddr() (string, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	addr := ln.Addr().String()
+	return addr, ln.Close()
+}
+
+// startStack starts the mock from bin with srv in front of it; logs go to dir.
+func startStack(ctx context.Context, bin string, srv Server, dir string) (_ *stack, err error) {
+	st := &stack{env: &Env{}}
+	defer func() {
+		if err != nil {
+			st.stop()
+		}
+	}()
+	apiLn, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	hookLn, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		_ = apiLn.Close()
+		return nil, err
+	}
+	st.hookURL = "http://" + hookLn.Addr().String()
+	mockAddr, err := freeAddr()
+	if err != nil {
+		return nil, err
+	}
+	if st.rcvListen, err = freeAddr(); err != nil {
+		return nil, err
+	}
+	mockLog, err := os.Create(filepath.Join(dir, "mock.log"))
+	if err != nil {
+		return nil, err
+	}
+	st.mock = exec.Command(bin, "mock", "--addr", mockAddr, "--public-url", "http://"+apiLn.Addr().String(),
+		"--clock", "manual", "--json", "--quiet", "--seed", "1", "--allow-loopback-webhooks", "--allow-loopback-fetch")
+	st.mock.Env = cleanEnv()
+	st.mock.Stderr = mockLog
+	out, err := st.mock.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := st.mock.Start(); err != nil {
+		return nil, fmt.Errorf("start the mock: %w", err)
+	}
+	st.mockExited = make(chan error, 1)
+	line := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(out)
+		sc.Buffer(make([]byte, 64<<10), 1<<20)
+		if sc.Scan() {
+			line <- sc.Text()
+		}
+		close(line)
+		_, _ = io.Copy(io.Discard, out)
+		st.mockExited <- st.mock.Wait()
+		_ = mockLog.Close()
+	}()
+	select {
+	case l, ok := <-line:
+		if !ok {
+			return nil, fmt.Errorf("the mock stopped before it printed its start line (see %s)", mockLog.Name())
+		}
+		if err := json.Unmarshal([]byte(l), &st.info); err != nil {
+			return nil, fmt.Errorf("the mock's start line: %w", err)
+		}
+	case <-time.After(30 * time.Second):
+		return nil, errors.New("the mock printed no start line within 30s")
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	st.env.addKey(st.info.GenerateKey, st.info.Workspace, "read", "generate")
+	st.env.addKey(st.info.ReadKey, st.info.Workspace, "read")
+	st.env.addKey(st.info.OtherKey, "other", "read", "generate")
+
+	quiet := log.New(io.Discard, "", 0)
+	api := forward(mockAddr, quiet)
+	var apiH http.Handler = capture(st.env, api)
+	if srv.API != nil {
+		apiH = srv.API(st.env, apiH)
+	}
+	var hookH http.Handler = forward(st.rcvListen, quiet)
+	if srv.Hooks != nil {
+		hookH = srv.Hooks(st.env, hookH)
+	}
+	for _, p := range []struct {
+		ln net.Listener
+		h  http.Handler
+	}{{apiLn, apiH}, {hookLn, hookH}} {
+		s := &http.Server{Handler: p.h, ReadHeaderTimeout: 10 * time.Second, ErrorLog: quiet}
+		st.servers = append(st.servers, s)
+		go func() { _ = s.Serve(p.ln) }()
+	}
+	return st, nil
+}
+
+// forward is a reverse proxy to addr that keeps the Host the client sent.
+func forward(addr string, errLog *log.Logger) http.Handler {
+	target := &url.URL{Scheme: "http", Host: addr}
+	return &httputil.ReverseProxy{
+		Rewrite: func(pr *httputil.ProxyRequest) {
+			pr.SetURL(target)
+			pr.Out.Host = pr.In.Host
+		},
+		ErrorLog: errLog,
+	}
+}
+
+// keysPath is the control route that issues keys.
+var keysPath = regexp.MustCompile(`^/_control/v1/workspaces/([^/]+)/keys$`)
+
+// capture remembers every key issued through the control API and the signing secret of every
+// webhook endpoint registered through the proxy.
+func capture(env *Env, next http.Handler) http.Handler {
+	reg := route(http.MethodPost, "/webhooks")
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if m := keysPath.FindStringSubmatch(r.URL.Path); m != nil && r.Method == http.MethodPost {
+			a := serve(next, r)
+			var resp struct {
+				Key    string   `json:"key"`
+				Scopes []string `json:"scopes"`
+			}
+			if a.status == http.StatusCreated && json.Unmarshal(a.body, &resp) == nil {
+				env.addKey(resp.Key, m[1], resp.Scopes...)
+			}
+			a.send(w)
+			return
+		}
+		if !reg(r) {
+			next.ServeHTTP(w, r)
+			return
+		}
+		var req struct {
+			URL string `json:"url"`
+		}
+		_ = json.Unmarshal(requestBody(r), &req)
+		a := serve(next, r)
+		var resp struct {
+			Secret string `json:"secret"`
+		}
+		if json.Unmarshal(a.body, &resp) == nil {
+			env.remember(req.URL, resp.Secret)
+		}
+		a.send(w)
+	})
+}
+
+// stop shuts the proxies and the mock down.
+func (st *stack) stop() {
+	for _, s := range st.servers {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		_ = s.Shutdown(ctx)
+		cancel()
+		_ = s.Close()
+	}
+	if st.mock == nil || st.mock.Process == nil || st.mockExited == nil {
+		return
+	}
+	_ = st.mock.Process.Signal(os.Interrupt)
+	select {
+	case <-st.mockExited:
+	case <-time.After(10 * time.Second):
+		_ = st.mock.Process.Kill()
+		<-st.mockExited
+	}
+}
+
+// cleanEnv is this process's environment without MEDIASPEC_ settings, so a caller's configuration
+// never reaches the mock or the check.
+func cleanEnv() []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "MEDIASPEC_") {
+			env = append(env, kv)
+		}
+	}
+	return env
+}

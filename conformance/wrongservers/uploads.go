@@ -1,0 +1,112 @@
+package wrongservers
+
+import (
+	"encoding/json"
+	"net/http"
+)
+
+var (
+	reserveRoute  = route(http.MethodPost, "/uploads")
+	finalizeRoute = route(http.MethodPost, "/uploads/[^/]+/finalize")
+)
+
+var uploadServers = []Server{
+	{
+		Name: "upload-location-header", Rules: []string{"UPLOAD-001"},
+		Mistake: "a reservation answers with a Location header (the framework's default for 201)",
+		API: answers(reserveRoute, func(_ *Env, r *http.Request, a *answer) {
+			if a.status == http.StatusCreated {
+				a.header.Set("Location", apiPrefix+"/assets/ast_00000000000000000000000000000000")
+			}
+		}),
+	},
+	{
+		Name: "upload-lifetime-600", Rules: []string{"UPLOAD-002"},
+		Mistake: "upload_expires_in_seconds says 600 (the output link lifetime) instead of 300",
+		API: docs(reserveRoute, success, func(_ *http.Request, _ *answer, d map[string]any) {
+			if _, ok := d["upload_expires_in_seconds"]; ok {
+				d["upload_expires_in_seconds"] = json.Number("600")
+			}
+		}),
+	},
+	{
+		Name: "upload-content-checked-all", Rules: []string{"UPLOAD-005"},
+		Mistake: "content_checked is true for every kind",
+		API: docs(reserveRoute, success, func(_ *http.Request, _ *answer, d map[string]any) {
+			d["content_checked"] = true
+		}),
+	},
+	{
+		Name: "upload-type-not-normalized", Rules: []string{"UPLOAD-010"},
+		Mistake: "content_type is matched as sent: parameters and capitals make it unaccepted",
+		API: func(env *Env, next http.Handler) http.Handler {
+			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if reserveRoute(r) {
+					var body struct {
+						ContentType string `json:"content_type"`
+					}
+					_ = json.Unmarshal(requestBody(r), &body)
+					for _, c := range body.ContentType {
+						if c == ';' || (c >= 'A' && c <= 'Z') {
+							writeError(w, http.StatusBadRequest, "invalid_config", "content_type is not accepted.", "content_type")
+							return
+						}
+					}
+				}
+				next.ServeHTTP(w, r)
+			})
+		},
+	},
+	{
+		Name: "finalize-pending-not-ready", Rules: []string{"UPLOAD-035", "ERR-030"},
+		Mistake: "finalize before the bytes arrived answers 400 invalid_config instead of 409 input_not_ready",
+		API: errorsWith(finalizeRoute, "input_not_ready", func(_ *http.Request, a *answer, e map[string]any) {
+			a.status = http.StatusBadRequest
+			e["code"], e["retryable"] = "invalid_config", false
+		}),
+	},
+	{
+		Name: "finalize-flagged-usable", Rules: []string{"UPLOAD-024", "UPLOAD-025"},
+		Mistake: "a flagged upload still reads usable true",
+		API: docs(finalizeRoute, success, func(_ *http.Request, _ *answer, d map[string]any) {
+			if d["scan_status"] == "flagged" {
+				d["usable"] = true
+			}
+		}),
+	},
+	{
+		Name: "finalize-duration-for-images", Rules: []string{"UPLOAD-029"},
+		Mistake: "duration_ms is 0 for images instead of null",
+		API: docs(finalizeRoute, success, func(_ *http.Request, _ *answer, d map[string]any) {
+			if d["kind"] == "image" {
+				d["duration_ms"] = json.Number("0")
+			}
+		}),
+	},
+	{
+		Name: "upload-list-route", Rules: []string{"UPLOAD-044"},
+		Mistake: "GET /uploads lists the workspace's uploads",
+		API: func(env *Env, next http.Handler) http.Handler {
+			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if route(http.MethodGet, "/uploads")(r) {
+					w.Header().Set("Content-Type", "application/json")
+					_, _ = w.Write([]byte(`{"ok":true,"uploads":[],"next_cursor":null}`))
+					return
+				}
+				next.ServeHTTP(w, r)
+			})
+		},
+	},
+}
+
+// writeError answers the documented error envelope.
+func writeError(w http.ResponseWriter, status int, code, message, field string) {
+	e := map[string]any{"ok": false, "code": code, "message": message, "retryable": false, "credits_charged": 0}
+	if field != "" {
+		e["field"] = field
+	}
+	b, _ := json.Marshal(map[string]any{"error": e})
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(b)
+}

@@ -1,0 +1,95 @@
+package wrongservers
+
+import (
+	"net/http"
+	"slices"
+)
+
+var (
+	registerRoute = route(http.MethodPost, "/webhooks")
+	webhookList   = route(http.MethodGet, "/webhooks")
+	deleteRoute   = route(http.MethodDelete, "/webhooks/[^/]+")
+)
+
+var webhookServers = []Server{
+	{
+		Name: "wh-secret-listed", Rules: []string{"WH-003"},
+		Mistake: "GET /webhooks rows carry the signing secret",
+		API: func(env *Env, next http.Handler) http.Handler {
+			return pageOf(webhookList, "webhooks", func(_ *http.Request, _ map[string]any, list []any) []any {
+				for _, v := range list {
+					if row, ok := v.(map[string]any); ok {
+						if s, ok := env.secretOf(stringOf(row["url"])); ok {
+							row["secret"] = s
+						}
+					}
+				}
+				return list
+			})(env, next)
+		},
+	},
+	{
+		Name: "wh-list-oldest-first", Rules: []string{"WH-020"},
+		Mistake: "GET /webhooks lists oldest first",
+		API:     reversed(webhookList, "webhooks"),
+	},
+	{
+		Name: "wh-delete-204", Rules: []string{"WH-021"},
+		Mistake: "DELETE /webhooks/{id} answers 204 with no body",
+		API: answers(deleteRoute, func(_ *Env, _ *http.Request, a *answer) {
+			if a.status == http.StatusOK {
+				a.status, a.body = http.StatusNoContent, nil
+				a.header.Del("Content-Type")
+			}
+		}),
+	},
+	{
+		Name: "wh-delete-twice-200", Rules: []string{"WH-023"},
+		Mistake: "deleting an already deleted endpoint answers 200 (delete is idempotent)",
+		API: func(env *Env, next http.Handler) http.Handler {
+			return errorsWith(deleteRoute, "not_found", func(r *http.Request, a *answer, _ map[string]any) {
+				id := r.URL.Path[len(apiPrefix+"/webhooks/"):]
+				if env.deleted(id) {
+					a.status = http.StatusOK
+					a.setDoc(map[string]any{"ok": true, "webhook_id": id, "deleted": true})
+				}
+			})(env, answers(deleteRoute, func(env *Env, r *http.Request, a *answer) {
+				if a.status == http.StatusOK {
+					env.markDeleted(r.URL.Path[len(apiPrefix+"/webhooks/"):])
+				}
+			})(env, next))
+		},
+	},
+	{
+		Name: "wh-status-healthy", Rules: []string{"WH-005", "DLV-021"},
+		Mistake: "status is computed from the last attempt and reads active while deliveries are exhausted",
+		API: pageOf(webhookList, "webhooks", func(_ *http.Request, _ map[string]any, list []any) []any {
+			for _, v := range list {
+				if row, ok := v.(map[string]any); ok && row["status"] == "failing" {
+					row["status"] = "active"
+				}
+			}
+			return list
+		}),
+	},
+	{
+		Name: "wh-events-sorted", Rules: []string{"WH-007"},
+		Mistake: "events are echoed sorted and deduplicated, not as registered",
+		API: docs(registerRoute, success, func(_ *http.Request, _ *answer, d map[string]any) {
+			if w := obj(d, "webhook"); w != nil {
+				if ev, ok := w["events"].([]any); ok && len(ev) > 1 {
+					slices.Reverse(ev)
+				}
+			}
+		}),
+	},
+	{
+		Name: "wh-location-header", Rules: []string{"WH-001"},
+		Mistake: "registering answers with a Location header",
+		API: answers(registerRoute, func(_ *Env, _ *http.Request, a *answer) {
+			if a.status == http.StatusCreated {
+				a.header.Set("Location", apiPrefix+"/webhooks/wh_00000000000000000000000000000000")
+			}
+		}),
+	},
+}

@@ -1,0 +1,165 @@
+// Package wrongservers measures how well the conformance suite catches wrong servers. Each entry of
+// its table is the reference mock behind a proxy that changes one behaviour, a mistake an
+// implementer plausibly makes, with the rule ids of spec/rules.yaml it breaks. Run starts, for each
+// entry, a fresh mock (the mediaspec binary, manual clock, control API on) behind that proxy, runs
+// `mediaspec check` on the entry's rules as a subprocess, and calls the entry killed when one of
+// its rules fails. A baseline run through the unchanged proxy must fail nothing, or the harness
+// (not the suite) is wrong.
+//
+// The package never imports the mock: the mock is a subprocess, seen only over HTTP, like any
+// server the suite checks.
+package wrongservers
+
+import (
+	"net/http"
+	"net/url"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+)
+
+// Server is one wrong server: the reference mock with one behaviour changed.
+type Server struct {
+	// Name is short and unique: area-mistake.
+	Name string
+	// Rules are the ids the mistake violates; the entry is killed when the suite fails one of them.
+	Rules []string
+	// Mistake says in one sentence what the server does wrong.
+	Mistake string
+	// API wraps the proxy between the suite and the mock (nil: unchanged).
+	API Wrap
+	// Hooks wraps the proxy between the mock's webhook deliveries and the suite's receiver (nil:
+	// unchanged).
+	Hooks Wrap
+}
+
+// Wrap changes a handler's behaviour; next is the path to the real server (or receiver).
+type Wrap func(env *Env, next http.Handler) http.Handler
+
+// Filter is the Ginkgo label filter that selects the specs of the server's rules.
+func (s Server) Filter() string { return strings.Join(s.Rules, " || ") }
+
+// Env is what a wrong server may know about its run: the API keys the mock issued (at start and
+// through the control API, with their workspace and scopes) and the signing secrets of the webhook
+// endpoints the suite registered (by receiver path). It is safe for concurrent use.
+type Env struct {
+	mu      sync.Mutex         // guards keys, order, secrets, gone
+	keys    map[string]keyInfo // key -> its workspace and scopes
+	order   []string           // keys in the order they were issued
+	secrets map[string]string  // receiver URL path -> signing secret
+	gone    map[string]bool    // webhook ids deleted through the proxy
+}
+
+type keyInfo struct {
+	workspace string
+	scopes    []string
+}
+
+func (e *Env) addKey(key, workspace string, scopes ...string) {
+	if key == "" {
+		return
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.keys == nil {
+		e.keys = map[string]keyInfo{}
+	}
+	if _, ok := e.keys[key]; !ok {
+		e.order = append(e.order, key)
+	}
+	e.keys[key] = keyInfo{workspace: workspace, scopes: scopes}
+}
+
+// known reports whether the mock issued key.
+func (e *Env) known(key string) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	_, ok := e.keys[key]
+	return ok
+}
+
+// readOnly reports whether key holds the read scope only.
+func (e *Env) readOnly(key string) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	k, ok := e.keys[key]
+	return ok && slices.Contains(k.scopes, "read") && !slices.Contains(k.scopes, "generate")
+}
+
+// generateKey is the first key issued with the generate scope in key's workspace (any workspace
+// when key is unknown or empty), the run's main key.
+func (e *Env) generateKey(key string) string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	ws, known := e.keys[key]
+	var fallback string
+	for i := len(e.order) - 1; i >= 0; i-- {
+		k := e.keys[e.order[i]]
+		if !slices.Contains(k.scopes, "generate") {
+			continue
+		}
+		if known && k.workspace == ws.workspace {
+			fallback = e.order[i]
+		} else if !known {
+			fallback = e.order[i]
+		}
+	}
+	return fallback
+}
+
+// secretOf is the signing secret of the endpoint registered with rawURL.
+func (e *Env) secretOf(rawURL string) (string, bool) {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return "", false
+	}
+	return e.Secret(u.Path)
+}
+
+func (e *Env) markDeleted(id string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.gone == nil {
+		e.gone = map[string]bool{}
+	}
+	e.gone[id] = true
+}
+
+func (e *Env) deleted(id string) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.gone[id]
+}
+
+func (e *Env) remember(rawURL, secret string) {
+	u, err := url.Parse(rawURL)
+	if err != nil || secret == "" {
+		return
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.secrets == nil {
+		e.secrets = map[string]string{}
+	}
+	e.secrets[u.Path] = secret
+}
+
+// Secret is the signing secret of the endpoint registered at the receiver path, if the suite
+// registered one through the proxy.
+func (e *Env) Secret(path string) (string, bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	s, ok := e.secrets[path]
+	return s, ok
+}
+
+// All is the table: every wrong server, sorted by name.
+func All() []Server {
+	var all []Server
+	for _, area := range [][]Server{authServers, errorServers, catalogueServers, generationServers, listServers, uploadServers, webhookServers, deliveryServers, ledgerServers} {
+		all = append(all, area...)
+	}
+	sort.Slice(all, func(i, j int) bool { return all[i].Name < all[j].Name })
+	return all
+}
