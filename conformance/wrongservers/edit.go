@@ -177,16 +177,6 @@ func setRequestBody(r *http.Request, b []byte) {
 	r.Header.Set("Content-Length", strconv.Itoa(len(b)))
 }
 
-// chain applies wraps in order: the first is outermost.
-func chain(ws ...Wrap) Wrap {
-	return func(env *Env, next http.Handler) http.Handler {
-		for i := len(ws) - 1; i >= 0; i-- {
-			next = ws[i](env, next)
-		}
-		return next
-	}
-}
-
 // obj is the object at key of m, or nil.
 func obj(m map[string]any, key string) map[string]any {
 	o, _ := m[key].(map[string]any)
