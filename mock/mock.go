@@ -295,11 +295,13 @@ func New(cfg Config) (*Server, error) {
 	s.API.RegisterUploads(s.Uploads)
 	s.API.RegisterAssets(s.Assets, s.Blob)
 	s.Catalog = catalog.New(catalog.Deps{Fixtures: fx, DefaultWorkspaceID: s.DefaultWorkspaceID, Faults: s.Faults,
+		IDs: src, APIVersion: spec.Version,
 		// Template previews are served by the mock itself (PreviewPath), so preview_url can be fetched.
 		PreviewBase: s.PublicURL,
 		// Uploads first, then generated outputs: a workflow step names an earlier step's output.
 		Assets: assets.Lookup{Uploads: s.Uploads, Assets: s.Assets}})
 	s.API.RegisterCatalog(s.Catalog)
+	s.OnReset(s.Catalog.Reset)
 	s.Jobs = jobs.New(jobs.Deps{Clock: clk, IDs: src, Registry: s.Registry, Catalog: s.Catalog, Faults: s.Faults,
 		Blob: s.Blob, Assets: s.Assets, Seed: seed, Logger: logger})
 	s.Catalog.UseVoiceGenerations(s.Jobs) // approved_voice_generation_id names a tts generation
@@ -355,6 +357,7 @@ func New(cfg Config) (*Server, error) {
 		s.Control.RegisterWebhooks(s.Webhooks)
 		s.Control.RegisterJobs(s.Jobs)
 		s.Control.RegisterWorkflows(s.Workflows)
+		s.Control.RegisterCatalog(s.Catalog)
 		s.mux.Handle(control.BasePath+"/", s.Control)
 	}
 	notFound := func(w http.ResponseWriter, r *http.Request) {

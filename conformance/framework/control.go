@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"net/http"
 	"time"
+
+	. "github.com/onsi/ginkgo/v2" //nolint:revive
 )
 
 // ControlAPI calls the optional test-control API (spec/control.yaml) with the run's control token.
@@ -169,4 +171,126 @@ func (c *ControlAPI) AdvanceClock(ctx context.Context, seconds float64) error {
 	// then may still arrive.
 	c.f.noteJump(now.Add(-time.Duration(seconds * float64(time.Second))))
 	return nil
+}
+
+// Catalogue state (spec/control.yaml, tag catalogue): prices, deprecated config names, templates,
+// voices and actors. Each method answers the operation's JSON object; a status other than the
+// operation's success is a *HookError, so a spec can tell a control API that lacks the operation
+// (404 for an id the spec read from the API) from one that refused the body.
+
+// HookError is a control answer with another status than the operation's success.
+type HookError struct {
+	Op     string
+	Status int
+	Detail string
+}
+
+func (e *HookError) Error() string {
+	return fmt.Sprintf("control %s answered %d\n%s", e.Op, e.Status, e.Detail)
+}
+
+// hook makes a catalogue call and requires status.
+func (c *ControlAPI) hook(ctx context.Context, method, path string, body any, status int) (map[string]any, error) {
+	r, err := c.Call(ctx, method, path, body)
+	if err != nil {
+		return nil, fmt.Errorf("control %s %s: %w", method, path, err)
+	}
+	if r.Status != status {
+		return nil, &HookError{Op: method + " " + path, Status: r.Status, Detail: r.Exchange.String()}
+	}
+	doc, err := decodeObject(r.Body)
+	if err != nil {
+		return nil, fmt.Errorf("control %s %s: %w\n%s", method, path, err, r.Exchange)
+	}
+	return doc, nil
+}
+
+// SetPriced calls PATCH /capabilities/{id}: priced false withdraws the capability's published
+// price, true publishes it again.
+func (c *ControlAPI) SetPriced(ctx context.Context, capabilityID string, priced bool) error {
+	_, err := c.hook(ctx, http.MethodPatch, "/capabilities/"+capabilityID, map[string]any{"priced": priced}, http.StatusOK)
+	return err
+}
+
+// SetAlias calls PUT /capabilities/{id}/aliases/{alias}: alias becomes the deprecated old name of
+// the optional config property field, accepted until stopsIn ("" for the service's default, the
+// next minor version). It answers the installed alias object.
+func (c *ControlAPI) SetAlias(ctx context.Context, capabilityID, alias, field, stopsIn string) (map[string]any, error) {
+	body := map[string]any{"field": field}
+	if stopsIn != "" {
+		body["stops_in"] = stopsIn
+	}
+	doc, err := c.hook(ctx, http.MethodPut, "/capabilities/"+capabilityID+"/aliases/"+alias, body, http.StatusOK)
+	if err != nil {
+		return nil, err
+	}
+	a, _ := doc["alias"].(map[string]any)
+	return a, nil
+}
+
+// RemoveAlias calls DELETE /capabilities/{id}/aliases/{alias}.
+func (c *ControlAPI) RemoveAlias(ctx context.Context, capabilityID, alias string) error {
+	_, err := c.hook(ctx, http.MethodDelete, "/capabilities/"+capabilityID+"/aliases/"+alias, nil, http.StatusOK)
+	return err
+}
+
+// SetTemplateLive calls PATCH /templates/{id}: live false withdraws the template.
+func (c *ControlAPI) SetTemplateLive(ctx context.Context, templateID string, live bool) error {
+	_, err := c.hook(ctx, http.MethodPatch, "/templates/"+templateID, map[string]any{"live": live}, http.StatusOK)
+	return err
+}
+
+// AddTemplate calls POST /presets/{id}/templates and answers the new template_id.
+func (c *ControlAPI) AddTemplate(ctx context.Context, presetID, name string, galleryOrder int) (string, error) {
+	doc, err := c.hook(ctx, http.MethodPost, "/presets/"+presetID+"/templates", map[string]any{"name": name, "gallery_order": galleryOrder}, http.StatusCreated)
+	if err != nil {
+		return "", err
+	}
+	id, _ := doc["template_id"].(string)
+	return id, nil
+}
+
+// SetVoiceActive calls PATCH /voices/{id}: active false deactivates the voice.
+func (c *ControlAPI) SetVoiceActive(ctx context.Context, voiceID string, active bool) error {
+	_, err := c.hook(ctx, http.MethodPatch, "/voices/"+voiceID, map[string]any{"active": active}, http.StatusOK)
+	return err
+}
+
+// CloneVoice calls POST /workspaces/{id}/voices and answers the cloned voice's voice_id.
+func (c *ControlAPI) CloneVoice(ctx context.Context, workspaceID, name string) (string, error) {
+	doc, err := c.hook(ctx, http.MethodPost, "/workspaces/"+workspaceID+"/voices", map[string]any{"name": name}, http.StatusCreated)
+	if err != nil {
+		return "", err
+	}
+	id, _ := doc["voice_id"].(string)
+	return id, nil
+}
+
+// SetActorState calls PATCH /actors/{id} with state ready, processing or disabled.
+func (c *ControlAPI) SetActorState(ctx context.Context, actorID, state string) error {
+	_, err := c.hook(ctx, http.MethodPatch, "/actors/"+actorID, map[string]any{"state": state}, http.StatusOK)
+	return err
+}
+
+// AddActor adds an actor and answers its actor_id: the workspace's own (POST
+// /workspaces/{id}/actors) when workspaceID is set, else a cast actor (POST /actors). body holds
+// the actor's fields (name required; created_at, state, core_cast, ...).
+func (c *ControlAPI) AddActor(ctx context.Context, workspaceID string, body map[string]any) (string, error) {
+	path := "/actors"
+	if workspaceID != "" {
+		path = "/workspaces/" + workspaceID + "/actors"
+	}
+	doc, err := c.hook(ctx, http.MethodPost, path, body, http.StatusCreated)
+	if err != nil {
+		return "", err
+	}
+	id, _ := doc["actor_id"].(string)
+	return id, nil
+}
+
+// HomeWorkspace is the workspace of the spec's Client (its own when the run made workspaces
+// through control), for hooks that act on it; "" when the run was given keys and no workspace id.
+func (s *Spec) HomeWorkspace() string {
+	GinkgoHelper()
+	return s.homeWorkspace(s.f.envCopy())
 }

@@ -14,6 +14,10 @@ import (
 // jobs).
 type Assessment struct {
 	Viewer Viewer
+	// Config is the request's config with every accepted deprecated alias renamed to its new name
+	// (Versioning 6): what the submit prices, checks, stores and deduplicates. It is the config
+	// as sent when the capability cannot run or sends an alias together with its new name.
+	NormalConfig map[string]any
 	// Cap is the capability when it can run; nil otherwise, and Unavailable says why.
 	Cap         *fixtures.Capability
 	Unavailable error
@@ -36,13 +40,18 @@ type Assessment struct {
 
 // Assess asks everything a submit of req by v with variants (nil: absent) needs to know.
 func (c *Catalog) Assess(v Viewer, req Request, variants *int) Assessment {
-	a := Assessment{Viewer: v}
+	a := Assessment{Viewer: v, NormalConfig: req.Config}
 	a.Cap, a.Unavailable = c.Runnable(req.CapabilityID)
 	if a.Cap == nil {
 		return a
 	}
 	cp := a.Cap
-	a.Config = c.CheckConfig(cp, req)
+	normal, aliasErr := c.normalize(cp, req.Config)
+	req.Config, a.NormalConfig = normal, normal
+	a.Config = aliasErr
+	if a.Config == nil {
+		a.Config = c.CheckConfig(cp, req)
+	}
 	a.Variants = variantsError(cp, variants)
 	a.Resources, a.ResourcesErr = c.CheckResources(v, req)
 	n := 0
@@ -50,6 +59,8 @@ func (c *Catalog) Assess(v Viewer, req Request, variants *int) Assessment {
 		n = *variants
 	}
 	switch {
+	case aliasErr != nil:
+		a.PriceErr = aliasErr // both names: no price to compare with max_credits
 	case a.Variants != nil:
 		a.PriceErr = a.Variants
 	case onField(a.Config, pricingFields(cp)):

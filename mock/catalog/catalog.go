@@ -18,6 +18,7 @@ import (
 	"github.com/mediaspec/mediaspec/fixtures"
 	"github.com/mediaspec/mediaspec/mock/apierr"
 	"github.com/mediaspec/mediaspec/mock/faults"
+	"github.com/mediaspec/mediaspec/mock/ids"
 )
 
 // Page sizes of the lists (interface spec "Limits").
@@ -55,11 +56,18 @@ type Deps struct {
 	// preview_url then names the mock itself, so it can be fetched. nil:
 	// preview_url is the fixtures' link as written (an unreachable host).
 	PreviewBase func() string
+	// IDs makes the ids of templates, voices and actors added through control; nil: ids from
+	// the time (tests).
+	IDs *ids.Source
+	// APIVersion is the service version (info.version) deprecated aliases are judged against
+	// (Versioning 6); "" accepts every alias.
+	APIVersion string
 }
 
 // Catalog is the served catalogue.
 type Catalog struct {
-	d Deps
+	d  Deps
+	st state // what control changed on top of the fixtures
 }
 
 // New returns a catalog over d. It panics when d.Fixtures is nil.
@@ -204,7 +212,7 @@ func (c *Catalog) offered(id string) (*fixtures.Capability, error) {
 	case fixtures.StatusComingSoon:
 		return nil, apierr.CapabilityUnavailable(string(fixtures.StatusComingSoon), "Capability "+id+" is coming soon and cannot be used yet.")
 	}
-	return cp, nil
+	return c.view(cp), nil
 }
 
 // Capability answers GET /capabilities/{id}: 404 capability_unavailable

@@ -258,7 +258,7 @@ func (c *Catalog) CheckResources(v Viewer, req Request) (Resources, error) {
 		return res, e
 	}
 	if req.ActorID != "" {
-		a, ok := c.d.Fixtures.Actor(req.ActorID)
+		a, ok := c.Actor(req.ActorID)
 		if !ok || !c.ActorVisible(a, v) {
 			return res, apierr.NotFound("No actor " + quote(req.ActorID) + " for this workspace; read GET /actors.")
 		}
@@ -268,7 +268,7 @@ func (c *Catalog) CheckResources(v Viewer, req Request) (Resources, error) {
 		if id == "" {
 			continue
 		}
-		vc, ok := c.d.Fixtures.Voice(id)
+		vc, ok := c.Voice(id)
 		if !ok || !c.VoiceVisible(vc, v) {
 			return res, apierr.NotFound("No voice " + quote(id) + " for this workspace; read GET /voices.")
 		}
@@ -327,6 +327,10 @@ func (c *Catalog) PricingAvailable(workspaceID, capabilityID string) error {
 func (c *Catalog) Estimate(v Viewer, req Request) (Estimate, error) {
 	cp, err := c.Runnable(req.CapabilityID)
 	if err != nil {
+		return Estimate{}, err
+	}
+	// A deprecated name is priced under its new name (rule EST-015).
+	if req.Config, err = c.normalize(cp, req.Config); err != nil {
 		return Estimate{}, err
 	}
 	if err := c.CheckConfig(cp, req); err != nil {

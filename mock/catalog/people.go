@@ -43,7 +43,7 @@ const (
 	groupRest
 )
 
-// ActorVisible reports whether the viewer sees the actor: ready, and either
+// ActorVisible reports whether the viewer sees the actor as served now (Catalog.Actor): ready, and either
 // the viewer's own actor or a cast actor whose min_plan (default pro) the
 // viewer's plan covers. Use it for actor_id checks too.
 func (c *Catalog) ActorVisible(a *fixtures.Actor, v Viewer) bool {
@@ -60,7 +60,7 @@ func (c *Catalog) ActorVisible(a *fixtures.Actor, v Viewer) bool {
 	return v.Plan.Covers(need)
 }
 
-// VoiceVisible reports whether the viewer sees the voice: active, and a
+// VoiceVisible reports whether the viewer sees the voice as served now (Catalog.Voice): active, and a
 // platform voice or the viewer's own cloned voice.
 func (c *Catalog) VoiceVisible(vc *fixtures.Voice, v Viewer) bool {
 	if !vc.Active {
@@ -138,8 +138,10 @@ func matches(s *string, lowered string) bool {
 // the top. next is "" on the last page.
 func (c *Catalog) ListActors(v Viewer, search string, limit int, cursor string) (rows []ActorRow, next string) {
 	q := strings.ToLower(search)
+	c.st.mu.RLock()
+	defer c.st.mu.RUnlock()
 	var all []*fixtures.Actor
-	for _, a := range c.d.Fixtures.Actors {
+	for _, a := range c.allActorsLocked() {
 		if !c.ActorVisible(a, v) {
 			continue
 		}
@@ -168,7 +170,7 @@ func (c *Catalog) ListActors(v Viewer, search string, limit int, cursor string) 
 			Tags: a.Tags, DefaultVoiceID: a.DefaultVoiceID, IsPlatform: a.IsPlatform,
 		}
 		if a.DefaultVoiceID != nil {
-			if vc, ok := c.d.Fixtures.Voice(*a.DefaultVoiceID); ok {
+			if vc, ok := c.voiceLocked(*a.DefaultVoiceID); ok {
 				name := vc.Name
 				r.DefaultVoiceName = &name
 			}
@@ -189,8 +191,10 @@ func (c *Catalog) ListActors(v Viewer, search string, limit int, cursor string) 
 // page. next is "" on the last page.
 func (c *Catalog) ListVoices(v Viewer, search, language string, limit int, cursor string) (rows []VoiceRow, total int, next string) {
 	q := strings.ToLower(search)
+	c.st.mu.RLock()
+	defer c.st.mu.RUnlock()
 	var all []*fixtures.Voice
-	for _, vc := range c.d.Fixtures.Voices {
+	for _, vc := range c.allVoicesLocked() {
 		if !c.VoiceVisible(vc, v) {
 			continue
 		}

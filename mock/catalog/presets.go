@@ -105,7 +105,7 @@ func (c *Catalog) ListPresets(v Viewer, limit int, cursor string) (rows []Preset
 	rows = make([]PresetRow, len(page))
 	for i, cp := range page {
 		st := StatusFor(cp, v)
-		live := c.d.Fixtures.LiveTemplatesOf(cp.ID)
+		live := c.liveTemplatesOf(cp.ID)
 		r := PresetRow{
 			CapabilityID: cp.ID, Name: cp.Name, Description: cp.DescriptionText(), OutputKind: string(cp.OutputKind),
 			Status: string(st), RequiresTemplate: cp.RequiresTemplate,
@@ -130,7 +130,7 @@ func (c *Catalog) PresetTemplates(v Viewer, id string) (PresetTemplates, error) 
 		return PresetTemplates{}, apierr.NotFound("No preset " + quote(id) + "; read GET /presets for the current presets.")
 	}
 	st := StatusFor(cp, v)
-	live := c.d.Fixtures.LiveTemplatesOf(cp.ID)
+	live := c.liveTemplatesOf(cp.ID)
 	out := PresetTemplates{
 		CapabilityID: cp.ID, Name: cp.Name, Status: string(st), RequiresTemplate: cp.RequiresTemplate,
 		Templates: c.templatesOf(live, -1), NextAction: presetAdvice(cp, st, len(live)),

@@ -47,6 +47,9 @@ func (c *Catalog) PreviewHandler() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		rest, ok := strings.CutPrefix(r.URL.Path, PreviewPath)
 		t := byPath[rest]
+		if t == nil && ok {
+			t = c.addedTemplateAt(rest)
+		}
 		if !ok || t == nil || (r.Method != http.MethodGet && r.Method != http.MethodHead) {
 			wire.Write(w, r, apierr.NotFound("No template preview answers "+r.Method+" "+r.URL.Path+"."))
 			return

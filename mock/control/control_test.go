@@ -10,6 +10,8 @@ import (
 
 	"github.com/getkin/kin-openapi/openapi3"
 
+	"github.com/mediaspec/mediaspec/fixtures"
+	"github.com/mediaspec/mediaspec/mock/catalog"
 	"github.com/mediaspec/mediaspec/mock/clock"
 	"github.com/mediaspec/mediaspec/mock/faults"
 	"github.com/mediaspec/mediaspec/mock/ids"
@@ -51,6 +53,11 @@ func newHandler(t *testing.T) (*Handler, *workspace.Registry) {
 	js := jobs.New(jobs.Deps{Clock: clk, IDs: ids.New(6), Registry: reg})
 	h.RegisterJobs(js)
 	h.RegisterWorkflows(workflows.New(workflows.Deps{Clock: clk, IDs: ids.New(7), Registry: reg, Jobs: js}))
+	fx, err := fixtures.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.RegisterCatalog(catalog.New(catalog.Deps{Fixtures: fx, IDs: ids.New(8)}))
 	return h, reg
 }
 

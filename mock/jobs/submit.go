@@ -188,7 +188,7 @@ func (s *Store) talkCheck(cp *fixtures.Capability, p SubmitParams, res catalog.R
 		voice = stringAt(p.Config, "voiceId")
 	}
 	if voice == "" && p.ActorID != "" {
-		if a, ok := s.d.Catalog.Fixtures().Actor(p.ActorID); ok && a.DefaultVoiceID != nil {
+		if a, ok := s.d.Catalog.Actor(p.ActorID); ok && a.DefaultVoiceID != nil {
 			voice = *a.DefaultVoiceID
 		}
 	}
@@ -213,7 +213,7 @@ func (s *Store) templateCheck(cp *fixtures.Capability, config map[string]any) er
 	if !cp.IsPreset() || id == "" {
 		return nil
 	}
-	t, ok := s.d.Catalog.Fixtures().Template(id)
+	t, ok := s.d.Catalog.Template(id)
 	if !ok || t.CapabilityID != cp.ID {
 		return apierr.NotFound("No template " + id + " of " + cp.ID + "; read GET /presets/" + cp.ID + "/templates.")
 	}
@@ -343,11 +343,15 @@ func (s *Store) prepare(p SubmitParams) *submission {
 	if p.Config == nil {
 		p.Config = map[string]any{}
 	}
-	sub := &submission{p: p, canon: canonical(p)}
+	sub := &submission{p: p}
 	sub.a = s.d.Catalog.Assess(catalog.Viewer{WorkspaceID: p.WorkspaceID, Plan: p.Plan}, catalog.Request{
 		CapabilityID: p.CapabilityID, Config: p.Config, ActorID: p.ActorID, ActorImageAssetID: p.ActorImageAssetID,
 		VoiceID: p.VoiceID, ApprovedVoiceGenerationID: p.ApprovedVoiceGenerationID,
 	}, p.Variants)
+	// A deprecated config name counts as its new name from here on: priced, checked and
+	// deduplicated alike (Versioning 6).
+	sub.p.Config = sub.a.NormalConfig
+	sub.canon = canonical(sub.p)
 	sub.cp = sub.a.Cap
 	if sub.cp != nil && sub.cp.TalkingActor != nil && p.ApprovedVoiceGenerationID != "" {
 		if g, ok := s.LookupVoiceGeneration(p.WorkspaceID, p.ApprovedVoiceGenerationID); ok {
