@@ -2,6 +2,7 @@ package specs
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"regexp"
@@ -557,4 +558,70 @@ func scriptOf(n int) string {
 		out[n-1] = '.'
 	}
 	return string(out)
+}
+
+// hookDone fails the spec on a refused catalogue hook, and skips it when the control API lacks
+// the operation: a hook answering 404 for an id the spec read from the API itself does not offer
+// it (a run facility, not a state of the target).
+func hookDone(err error) {
+	GinkgoHelper()
+	var he *framework.HookError
+	if errors.As(err, &he) && he.Status == http.StatusNotFound {
+		Skip("unsupported: the control API does not offer " + he.Op + " (spec/control.yaml, tag catalogue)")
+	}
+	Expect(err).NotTo(HaveOccurred())
+}
+
+// aliasSetup is a deprecated config name installed through control on a capability whose optional
+// count changes the price.
+type aliasSetup struct {
+	capID, alias, field, stopsIn string
+	// config is the example_config without the field; base its estimate.
+	config map[string]any
+	base   *framework.Response
+	// value is a value of the field that prices differently from base.
+	value any
+}
+
+// with returns the config with name set to the setup's value.
+func (a aliasSetup) with(names ...string) map[string]any {
+	cfg := clone(a.config)
+	for _, n := range names {
+		cfg[n] = a.value
+	}
+	return cfg
+}
+
+// installAlias installs, through control, a new old name for the optional count of an available
+// capability whose price count changes (removed when the spec ends); stopsIn "" lets the service
+// pick the version that stops accepting it. A target with no such capability lacks the state.
+func installAlias(ctx context.Context, s *framework.Spec, c *framework.Client, stopsIn string) aliasSetup {
+	GinkgoHelper()
+	for _, d := range countCaps(ctx, c) {
+		id := d.String("capability_id")
+		req, _ := objectAt(d, "config_schema")["required"].([]any)
+		if slices.Contains(req, any("count")) {
+			continue
+		}
+		cfg := clone(objectAt(d, "example_config"))
+		delete(cfg, "count")
+		base := c.Post(ctx, "/estimates", map[string]any{"capability_id": id, "config": cfg})
+		if base.Status != http.StatusOK {
+			continue
+		}
+		two := clone(cfg)
+		two["count"] = 2
+		r := c.Post(ctx, "/estimates", map[string]any{"capability_id": id, "config": two})
+		if r.Status != http.StatusOK || r.Field("credits") == base.Field("credits") {
+			continue
+		}
+		a := aliasSetup{capID: id, alias: "old_count_" + randomHex(6), field: "count", config: cfg, base: base, value: 2}
+		got, err := s.Control().SetAlias(ctx, id, a.alias, a.field, stopsIn)
+		hookDone(err)
+		a.stopsIn, _ = got["stops_in"].(string)
+		DeferCleanup(func(ctx SpecContext) { _ = s.Control().RemoveAlias(ctx, id, a.alias) })
+		return a
+	}
+	s.Lacks("no available capability has an optional count that changes its price, to give a deprecated old name")
+	return aliasSetup{}
 }

@@ -2,6 +2,7 @@ package specs
 
 import (
 	"context"
+	"net/http"
 
 	. "github.com/onsi/ginkgo/v2" //nolint:revive
 	. "github.com/onsi/gomega"    //nolint:revive
@@ -25,4 +26,80 @@ func versioningSpecs(f *framework.Framework) {
 		})
 	})
 
+	versioningAliasSpecs(f)
+}
+
+// versioningAliasSpecs registers the specs of a renamed config field's old name, installed through
+// control (no capability has one at present, Versioning 6).
+func versioningAliasSpecs(f *framework.Framework) {
+	Describe("versioning: a renamed config field's old name", func() {
+		f.Rule("VER-006", "VER-007", "EST-015").It("an old name is listed deprecated and is priced, submitted and deduplicated as its new name", func(ctx context.Context, s *framework.Spec) {
+			c := s.Client()
+			a := installAlias(ctx, s, c, "")
+
+			s.Step("VER-006")
+			d := c.Get(ctx, "/capabilities/"+a.capID).ExpectOK(http.StatusOK)
+			schema := objectAt(d, "config_schema")
+			props, _ := schema["properties"].(map[string]any)
+			p, ok := props[a.alias].(map[string]any)
+			Expect(ok).To(BeTrue(), "config_schema lists the old name "+a.alias+" while it is accepted"+d.Describe())
+			Expect(p["deprecated"]).To(Equal(true), a.alias+" is marked deprecated: true"+d.Describe())
+			Expect(p).NotTo(HaveKey("default"), a.alias+" has no default"+d.Describe())
+			req, _ := schema["required"].([]any)
+			Expect(req).NotTo(ContainElement(a.alias), a.alias+" is optional"+d.Describe())
+			desc, _ := p["description"].(string)
+			Expect(desc).To(ContainSubstring(a.field), a.alias+"'s description names the new field"+d.Describe())
+			Expect(desc).To(ContainSubstring(a.stopsIn), a.alias+"'s description names the version that stops accepting it"+d.Describe())
+
+			s.Step("EST-015")
+			byNew := c.Post(ctx, "/estimates", map[string]any{"capability_id": a.capID, "config": a.with(a.field)}).ExpectOK(http.StatusOK)
+			byOld := c.Post(ctx, "/estimates", map[string]any{"capability_id": a.capID, "config": a.with(a.alias)}).ExpectOK(http.StatusOK)
+			Expect(byOld.Field("credits")).NotTo(Equal(a.base.Field("credits")), "the old name is read, not dropped: it prices like "+a.field+" set"+byOld.Describe())
+			Expect(byOld.Field("credits")).To(Equal(byNew.Field("credits")), "the old name is priced as the new name"+byOld.Describe())
+			Expect(byOld.Int("max_credits_needed")).To(Equal(byNew.Int("max_credits_needed")), byOld.Describe())
+			Expect(byOld.Field("breakdown")).To(Equal(byNew.Field("breakdown")), byOld.Describe())
+
+			s.Step("VER-007")
+			need := byNew.Int("max_credits_needed")
+			s.Spend(int(need))
+			first := c.Post(ctx, "/generations", submitBody(a.capID, a.with(a.alias), need, nil)).ExpectOK(http.StatusCreated)
+			id := first.String("generation_id")
+			DeferCleanup(func(ctx SpecContext) { s.Finish(ctx, c, id) })
+			Expect(first.Int("credits.credits_held")).To(Equal(need), "the old name is held as the new name's max_credits_needed"+first.Describe())
+			if readGen(ctx, c, id).String("generation.status") == "completed" {
+				s.Undecidable("the job ended before the same request under the new name could be sent", 0)
+			}
+			again := c.Post(ctx, "/generations", submitBody(a.capID, a.with(a.field), need, nil)).ExpectOK(http.StatusCreated)
+			Expect(again.Bool("replay")).To(BeTrue(), "the new name while the old name's job runs is the same request: a replay"+again.Describe())
+			Expect(again.String("generation_id")).To(Equal(id), "the replay answers the running job"+again.Describe())
+		})
+
+		f.Rule(rules("VER-008", "ERR-024")...).It("a config sending both the old and the new name is refused with invalid_config naming both", func(ctx context.Context, s *framework.Spec) {
+			c := s.Client()
+			a := installAlias(ctx, s, c, "")
+			need := c.Post(ctx, "/estimates", map[string]any{"capability_id": a.capID, "config": a.with(a.field)}).ExpectOK(http.StatusOK).Int("max_credits_needed")
+			both := a.with(a.alias, a.field)
+			est := c.Post(ctx, "/estimates", map[string]any{"capability_id": a.capID, "config": both}).ExpectError(http.StatusBadRequest, "invalid_config")
+			sub := refuse(ctx, c, submitBody(a.capID, both, need, nil), http.StatusBadRequest, "invalid_config")
+			for _, r := range []*framework.Response{est, sub} {
+				fields := stringList(r, objectAt(r, "error"), "fields", "error")
+				Expect(fields).To(ContainElement(HaveSuffix(a.alias)), "the refusal names the old name"+r.Describe())
+				Expect(fields).To(ContainElement(HaveSuffix(a.field)), "the refusal names the new name"+r.Describe())
+			}
+		})
+
+		f.Rule(rules("VER-009", "ERR-024")...).It("an old name whose window ends at the service's version is neither listed nor accepted", func(ctx context.Context, s *framework.Spec) {
+			c := s.Client()
+			version := c.Get(ctx, "/openapi.json").ExpectStatus(http.StatusOK).String("info.version")
+			a := installAlias(ctx, s, c, version)
+			d := c.Get(ctx, "/capabilities/"+a.capID).ExpectOK(http.StatusOK)
+			props, _ := objectAt(d, "config_schema")["properties"].(map[string]any)
+			Expect(props).NotTo(HaveKey(a.alias), "a name renamed before "+version+" and stopped in it is no longer listed"+d.Describe())
+			r := c.Post(ctx, "/estimates", map[string]any{"capability_id": a.capID, "config": a.with(a.alias)}).ExpectError(http.StatusBadRequest, "invalid_config")
+			expectField(r, "config."+a.alias)
+			need := c.Post(ctx, "/estimates", map[string]any{"capability_id": a.capID, "config": a.with(a.field)}).ExpectOK(http.StatusOK).Int("max_credits_needed")
+			r = refuse(ctx, c, submitBody(a.capID, a.with(a.alias), need, nil), http.StatusBadRequest, "invalid_config")
+			expectField(r, "config."+a.alias)
+		})
+	})
 }
