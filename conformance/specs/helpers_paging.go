@@ -93,25 +93,7 @@ func expectLimitReading(ctx context.Context, c *framework.Client, path, field, k
 // listIDs reads every page of GET /generations with the query and returns the ids in order.
 func listIDs(ctx context.Context, c *framework.Client, query ...[2]string) []string {
 	GinkgoHelper()
-	out := []string{}
-	cursor := ""
-	for i := 0; i < 40; i++ {
-		opts := []framework.CallOption{framework.Query("limit", "50")}
-		for _, q := range query {
-			opts = append(opts, framework.Query(q[0], q[1]))
-		}
-		if cursor != "" {
-			opts = append(opts, framework.Query("cursor", cursor))
-		}
-		p := getPage(ctx, c, "/generations", "generations", opts...)
-		out = append(out, ids(p.rows, "generation_id")...)
-		if p.cursor == nil {
-			return out
-		}
-		cursor = *p.cursor
-	}
-	Fail("GET /generations: next_cursor did not end after 40 pages")
-	return nil
+	return orEmpty(walkWhile(ctx, c, 50, query, func(int) {}))
 }
 
 // countCaps returns the details of the available capabilities whose config_schema has a count and
@@ -182,4 +164,76 @@ func expectDefaultAndClamp(ctx context.Context, c *framework.Client, path, field
 	total := def.r.Int("total")
 	big := getPage(ctx, c, path, field, framework.Query("limit", "999"))
 	Expect(len(big.rows)).To(BeNumerically("<=", min(total, 50)), "limit 999 is clamped to 50 (a page can be shorter than limit)"+big.r.Describe())
+}
+
+// rowMaker makes generation-list rows in a spender's workspace: cheap tts jobs, each canceled
+// through control right after its submit (a canceled job is a failed row and costs nothing).
+type rowMaker struct {
+	s     *framework.Spec
+	sp    spender
+	voice string
+	need  int64
+}
+
+// newRowMaker estimates the tts job once (every script has the same length, so the same price).
+func newRowMaker(ctx context.Context, s *framework.Spec, sp spender) *rowMaker {
+	GinkgoHelper()
+	voice := firstVoice(ctx, sp.c)
+	_, need := estimateOf(ctx, sp.c, "tts", ttsConfig(), map[string]any{"voice_id": voice})
+	return &rowMaker{s: s, sp: sp, voice: voice, need: need}
+}
+
+// make makes n rows, moving the service clock 3 s before each (the agent_submit bucket refills 20 a
+// minute, and every row gets its own created_at and updated_at), and returns their ids oldest first.
+func (m *rowMaker) make(ctx context.Context, n int) []string {
+	GinkgoHelper()
+	var out []string
+	for range n {
+		m.s.Advance(ctx, 3)
+		r := m.sp.c.Post(ctx, "/generations", submitBody("tts", ttsConfig(), m.need, map[string]any{"voice_id": m.voice})).ExpectOK(http.StatusCreated)
+		id := r.String("generation_id")
+		m.s.JobHook(ctx, id, "cancel", nil)
+		out = append(out, id)
+	}
+	return out
+}
+
+// walkWhile follows next_cursor over GET /generations (query plus limit) from the first page to the
+// end, calling between(i) after page i is read, and returns the ids in the order read. It fails
+// after 40 pages.
+func walkWhile(ctx context.Context, c *framework.Client, limit int, query [][2]string, between func(page int)) []string {
+	GinkgoHelper()
+	var out []string
+	cursor := ""
+	for i := 0; i < 40; i++ {
+		opts := []framework.CallOption{framework.Query("limit", strconv.Itoa(limit))}
+		for _, q := range query {
+			opts = append(opts, framework.Query(q[0], q[1]))
+		}
+		if cursor != "" {
+			opts = append(opts, framework.Query("cursor", cursor))
+		}
+		p := getPage(ctx, c, "/generations", "generations", opts...)
+		Expect(len(p.rows)).To(BeNumerically("<=", limit), p.r.Describe())
+		out = append(out, ids(p.rows, "generation_id")...)
+		if p.cursor == nil {
+			return out
+		}
+		cursor = *p.cursor
+		between(i)
+	}
+	Fail("GET /generations: next_cursor did not end after 40 pages")
+	return nil
+}
+
+// repeats returns the ids that occur more than once in list.
+func repeats(list []string) []string {
+	seen := map[string]int{}
+	var out []string
+	for _, id := range list {
+		if seen[id]++; seen[id] == 2 {
+			out = append(out, id)
+		}
+	}
+	return out
 }

@@ -374,3 +374,75 @@ func finishRun(ctx context.Context, s *framework.Spec, c *framework.Client, id s
 		}
 	}
 }
+
+// wfStep is one step of a workflow a spec saves through control: every config and body field a
+// literal, so the spec knows each step's request and prices it itself with POST /estimates.
+type wfStep struct {
+	id, capID string
+	deps      []string
+	config    map[string]any
+	body      map[string]any // submit-body fields (voice_id, ...)
+}
+
+// saveWorkflow saves steps as a workflow of workspace wsID through control (POST
+// /workspaces/{id}/workflows, inputs none) and returns its wf_ id. It skips the spec when the
+// control API does not save workflows.
+func saveWorkflow(ctx context.Context, s *framework.Spec, wsID string, steps []wfStep) string {
+	GinkgoHelper()
+	literal := func(m map[string]any) map[string]any {
+		out := map[string]any{}
+		for k, v := range m {
+			out[k] = map[string]any{"value": v}
+		}
+		return out
+	}
+	var nodes []any
+	for _, st := range steps {
+		deps := st.deps
+		if deps == nil {
+			deps = []string{}
+		}
+		nodes = append(nodes, map[string]any{"node_id": st.id, "capability_id": st.capID, "depends_on": deps, "config": literal(st.config), "body": literal(st.body)})
+	}
+	body := map[string]any{
+		"name": "conformance steps " + randomHex(6), "nodes": nodes,
+		"inputs_schema": map[string]any{"type": "object", "additionalProperties": false, "properties": map[string]any{}},
+	}
+	r, err := s.Control().Call(ctx, http.MethodPost, "/workspaces/"+wsID+"/workflows", body)
+	Expect(err).NotTo(HaveOccurred())
+	if code, _ := r.Lookup("error.code"); r.Status == http.StatusNotFound && code != "not_found" {
+		Skip("unsupported: the control API does not save workflows (POST /workspaces/{id}/workflows)")
+	}
+	Expect(r.Status).To(Equal(http.StatusCreated), "control POST /workspaces/{id}/workflows"+r.Describe())
+	id := r.String("workflow_id")
+	Expect(id).To(MatchRegexp(`^wf_[0-9a-f]{32}$`), r.Describe())
+	return id
+}
+
+// stepsPrice estimates every step as its own request and returns, per step id, the estimate's
+// credits (the price) and max_credits_needed (the padded hold).
+func stepsPrice(ctx context.Context, c *framework.Client, steps []wfStep) (price, need map[string]int64) {
+	GinkgoHelper()
+	price, need = map[string]int64{}, map[string]int64{}
+	for _, st := range steps {
+		est, n := estimateOf(ctx, c, st.capID, st.config, st.body)
+		p, ok := framework.AsInt(est.Field("credits"))
+		Expect(ok).To(BeTrue(), "estimate credits is a whole number"+est.Describe())
+		Expect(n).To(Equal(ceilPad(p)), "one take holds ceil(price x 1.1)"+est.Describe())
+		price[st.id], need[st.id] = p, n
+	}
+	return price, need
+}
+
+// cheapSteps is a workflow of three steps the spec can price: a tts and an image model at the
+// start, and a second tts (a longer script, so another price) after the first.
+func cheapSteps(ctx context.Context, c *framework.Client) []wfStep {
+	GinkgoHelper()
+	voice := firstVoice(ctx, c)
+	d := imageModel(ctx, c)
+	return []wfStep{
+		{id: "voice", capID: "tts", config: ttsConfig(), body: map[string]any{"voice_id": voice}},
+		{id: "still", capID: d.String("capability_id"), config: cheapConfig(d)},
+		{id: "voice_two", capID: "tts", deps: []string{"voice"}, config: map[string]any{"script": "A second line, longer than the first one, for a second price. Take " + randomHex(6) + "."}, body: map[string]any{"voice_id": voice}},
+	}
+}

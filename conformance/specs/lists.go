@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"slices"
 	"sort"
 	"strconv"
 	"time"
@@ -98,9 +99,8 @@ func generationListSpecs(f *framework.Framework) {
 						Expect(row).To(HaveKey(k), "a row carries "+k+p.r.Describe())
 					}
 					s.Step("CORE-013")
-					for _, k := range []string{"url", "download_url", "upload_url", "outputs"} {
-						Expect(row).NotTo(HaveKey(k), "a list row carries no link"+p.r.Describe())
-					}
+					Expect(row).NotTo(HaveKey("outputs"), "a list row carries output asset ids, not outputs"+p.r.Describe())
+					noLinks(row, "generations["+gid+"]")
 					s.Step("GEN-042")
 					Expect(row["source"]).To(Equal("api"), p.r.Describe())
 					s.Step("GEN-052")
@@ -184,6 +184,71 @@ func generationListSpecs(f *framework.Framework) {
 				Expect(fl).NotTo(BeNil(), "the setup did not make its generations")
 				rows, _ := walk(ctx, s.Client(), "/generations", "generations", 50, 40)
 				Expect(ids(rows, "generation_id")).NotTo(ContainElements(id(a), id(b), id(fl)))
+			})
+		})
+
+		Describe("a list longer than 50 rows", Ordered, func() {
+			// 52 rows: more than a default page (25) and more than the clamp (50), so both show.
+			const made = 52
+			var sp spender
+			var rm *rowMaker
+			var rows []string // newest first
+			f.BeforeAll([]framework.Need{framework.Spends, framework.Control}, func(ctx context.Context, s *framework.Spec) {
+				sp = newSpender(ctx, s)
+				rm = newRowMaker(ctx, s, sp)
+				rows = rm.make(ctx, made)
+				slices.Reverse(rows)
+			})
+
+			f.Rule("GEN-046", "CORE-012", "GEN-039").Needs(framework.Spends, framework.Control).It("holds 25 rows on the default page and 50 under limit 500 or 51, and a walk visits all 52 newest first", func(ctx context.Context, s *framework.Spec) {
+				Expect(rows).To(HaveLen(made), "the setup did not make its rows")
+				s.Step("GEN-046")
+				def := getPage(ctx, sp.c, "/generations", "generations")
+				Expect(ids(def.rows, "generation_id")).To(Equal(rows[:25]), "limit defaults to 25: the default page holds the 25 newest of 52 rows"+def.r.Describe())
+				Expect(def.cursor).NotTo(BeNil(), "27 rows follow the default page"+def.r.Describe())
+				for _, lim := range []string{"500", "51", "50"} {
+					p := getPage(ctx, sp.c, "/generations", "generations", framework.Query("limit", lim))
+					Expect(ids(p.rows, "generation_id")).To(Equal(rows[:50]), "limit "+lim+" is clamped to 50: the 50 newest of 52 rows"+p.r.Describe())
+					Expect(p.cursor).NotTo(BeNil(), "2 rows follow a page of 50"+p.r.Describe())
+				}
+				s.Step("CORE-012", "GEN-039")
+				Expect(walkWhile(ctx, sp.c, 25, nil, func(int) {})).To(Equal(rows), "following next_cursor visits every row once, newest first")
+			})
+
+			f.Rule("CORE-012", "GEN-039", "GEN-045").Needs(framework.Spends, framework.Control).It("rows created during a walk make no row skipped or repeated, newest first or oldest first by updated_at", func(ctx context.Context, s *framework.Spec) {
+				Expect(rows).To(HaveLen(made), "the setup did not make its rows")
+				s.Step("CORE-012", "GEN-039")
+				// Newest first: new rows sort before the cursor; the walk sees each older row once.
+				var added []string
+				got := walkWhile(ctx, sp.c, 10, nil, func(page int) {
+					if page < 3 {
+						added = append(added, rm.make(ctx, 2)...)
+					}
+				})
+				Expect(repeats(got)).To(BeEmpty(), "rows created during the walk repeated rows already read")
+				var old []string
+				for _, id := range got {
+					if !slices.Contains(added, id) {
+						old = append(old, id)
+					}
+				}
+				Expect(old).To(Equal(rows), "every row that was there when the walk began is read once, in order, whatever was created meanwhile")
+				slices.Reverse(added)
+				all := append(slices.Clone(added), rows...) // newest first
+				s.Step("CORE-012", "GEN-045")
+				// Oldest first by updated_at: rows created during the walk sort after every row read so
+				// far, so a cursor that continues after the last row read reaches them before the end.
+				since := time.Time{}.Add(time.Hour).Format(time.RFC3339)
+				var late []string
+				got = walkWhile(ctx, sp.c, 10, [][2]string{{"updated_since", since}}, func(page int) {
+					if page < 3 {
+						late = append(late, rm.make(ctx, 2)...)
+					}
+				})
+				Expect(repeats(got)).To(BeEmpty(), "rows created during the walk repeated rows already read")
+				oldest := slices.Clone(all)
+				slices.Reverse(oldest)
+				Expect(got).To(Equal(append(oldest, late...)), "oldest first by updated_at: every row once, and the rows created during the walk at its end")
 			})
 		})
 

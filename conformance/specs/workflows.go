@@ -80,6 +80,24 @@ func workflowInvokeSpecs(f *framework.Framework) {
 			c.Post(ctx, "/workflows/templates/no_such_template_"+randomHex(8)+"/invoke", body).ExpectError(http.StatusNotFound, "not_found")
 		})
 
+		f.Rule("WF-007", "ID-016").Needs(framework.Control).It("real ids that name no workflow of the caller answer 404 not_found: another workspace's wf_ id, a template key or a wf_ id on the other invoke path", func(ctx context.Context, s *framework.Spec) {
+			sp := newSpender(ctx, s)
+			other := newSpender(ctx, s)
+			steps := cheapSteps(ctx, sp.c)
+			mine := saveWorkflow(ctx, s, sp.ws.ID, steps)
+			theirs := saveWorkflow(ctx, s, other.ws.ID, steps)
+			t := wfPick(ctx, s, sp.c, "", nil)
+			// max_credits 1 is below any price: a 402 shows the id was found, a 404 that it was not.
+			body := map[string]any{"inputs": map[string]any{}, "max_credits": 1}
+			s.Step("WF-007")
+			sp.c.Post(ctx, "/workflows/"+mine+"/invoke", body).ExpectError(http.StatusPaymentRequired, "max_credits_exceeded")
+			s.Step("WF-007", "ID-016")
+			sp.c.Post(ctx, "/workflows/"+theirs+"/invoke", body).ExpectError(http.StatusNotFound, "not_found")
+			s.Step("WF-007")
+			sp.c.Post(ctx, "/workflows/"+t.key+"/invoke", map[string]any{"inputs": t.inputs, "max_credits": 1}).ExpectError(http.StatusNotFound, "not_found")
+			sp.c.Post(ctx, "/workflows/templates/"+mine+"/invoke", body).ExpectError(http.StatusNotFound, "not_found")
+		})
+
 		f.Rule("WF-008", "WF-010").It("the invoke body is strict and inputs are checked against inputs_schema", func(ctx context.Context, s *framework.Spec) {
 			c := s.Client()
 			r := c.Get(ctx, "/workflows/templates").ExpectOK(http.StatusOK)
@@ -125,6 +143,48 @@ func workflowInvokeSpecs(f *framework.Framework) {
 			Expect(credits).To(HaveKey("credits_estimated"), "WF-005"+r.Describe())
 			Expect(r.String("next_action")).NotTo(BeEmpty(), r.Describe())
 			Expect(r.String("summary")).NotTo(BeEmpty(), r.Describe())
+		})
+
+		f.Rule("WF-009", "WF-004", "WF-023", "GEN-014").Needs(framework.Spends, framework.Control).It("a saved workflow needs the sum of its steps' own padded estimates, each step padded on its own; it holds and charges each step as estimated", func(ctx context.Context, s *framework.Spec) {
+			sp := newSpender(ctx, s)
+			steps := cheapSteps(ctx, sp.c)
+			price, need := stepsPrice(ctx, sp.c, steps)
+			var want, sum int64
+			for _, st := range steps {
+				want += need[st.id]
+				sum += price[st.id]
+			}
+			wf := saveWorkflow(ctx, s, sp.ws.ID, steps)
+			path := "/workflows/" + wf + "/invoke"
+			s.Step("WF-009")
+			e := sp.c.Post(ctx, path, map[string]any{"inputs": map[string]any{}, "max_credits": want - 1}).ExpectError(http.StatusPaymentRequired, "max_credits_exceeded")
+			Expect(e.String("error.limit.bound_by")).To(Equal("max_credits"), e.Describe())
+			Expect(e.Int("error.limit.required_credits")).To(Equal(want), fmt.Sprintf("required_credits is the sum over the steps of ceil(price x 1.1): %v of prices %v (not ceil(%d x 1.1) = %d)", need, price, sum, ceilPad(sum))+e.Describe())
+			before, _ := balanceOf(ctx, sp.c)
+			s.Spend(int(want))
+			s.Step("WF-009", "WF-004")
+			inv := sp.c.Post(ctx, path, map[string]any{"inputs": map[string]any{}, "max_credits": want}).ExpectOK(http.StatusCreated)
+			id := inv.String("workflow_run_id")
+			DeferCleanup(func(ctx SpecContext) { s.Advance(ctx, 3600) })
+			Expect(inv.Int("credits.credits_estimated")).To(Equal(sum), "the run is estimated at the sum of its steps' prices"+inv.Describe())
+			final, _ := wfFinish(ctx, s, sp.c, id)
+			run := objectAt(final, "run")
+			Expect(run["status"]).To(Equal("completed"), final.Describe())
+			s.Step("GEN-014", "WF-023")
+			var charged int64
+			for nid, node := range wfNodes(final, run) {
+				gens := wfGenIDs(final, node)
+				Expect(gens).To(HaveLen(1), "step "+nid+" made one generation"+final.Describe())
+				g := readGen(ctx, sp.c, gens[0])
+				Expect(g.Int("generation.credits_estimated")).To(Equal(price[nid]), "step "+nid+" is priced as its own estimate"+g.Describe())
+				Expect(g.Int("generation.credits.credits_held")).To(Equal(need[nid]), "step "+nid+" holds its own padded estimate"+g.Describe())
+				Expect(wfInt(node["credits"])).To(Equal(g.Int("generation.credits.credits_charged")), "step "+nid+"'s credits are its generation's charge"+final.Describe())
+				charged += g.Int("generation.credits.credits_charged")
+			}
+			Expect(wfInt(objectAt(final, "run.credits")["credits_charged"])).To(Equal(charged), "the run's charge is its steps' charges"+final.Describe())
+			after, held := balanceOf(ctx, sp.c)
+			Expect(held).To(BeZero())
+			Expect(before-after).To(Equal(charged), "the balance paid each step's charge")
 		})
 
 		f.Rule("WF-031").It("spend caps and the balance refuse an invoke with 402", func(ctx context.Context, s *framework.Spec) {
@@ -324,8 +384,31 @@ func workflowRunSpecs(f *framework.Framework) {
 			wfAwaitRunEvent(ctx, s, h, "workflow_run.failed", id, "canceled")
 		})
 
-		f.Rule("WF-027").It("there is no wait endpoint for runs", func(ctx context.Context, s *framework.Spec) {
-			s.Client().Get(ctx, "/workflow-runs/wfr_"+randomHex(32)+"/wait", framework.Invalid()).ExpectError(http.StatusNotFound, "not_found")
+		f.Rule("WF-027").Needs(framework.Spends, framework.Control).It("there is no wait endpoint for runs: the caller's own running and finished runs, and another workspace's, answer 404 there", func(ctx context.Context, s *framework.Spec) {
+			other := newSpender(ctx, s)
+			sp := newSpender(ctx, s)
+			steps := cheapSteps(ctx, sp.c)
+			_, need := stepsPrice(ctx, sp.c, steps)
+			var want int64
+			for _, n := range need {
+				want += n
+			}
+			invoke := func(c spender) string {
+				wf := saveWorkflow(ctx, s, c.ws.ID, steps)
+				s.Spend(int(want))
+				inv := c.c.Post(ctx, "/workflows/"+wf+"/invoke", map[string]any{"inputs": map[string]any{}, "max_credits": want}).ExpectOK(http.StatusCreated)
+				DeferCleanup(func(ctx SpecContext) { s.Advance(ctx, 3600) })
+				return inv.String("workflow_run_id")
+			}
+			theirs := invoke(other)
+			mine := invoke(sp)
+			// The run exists and is the caller's: GET /workflow-runs/{id} reads it, so a 404 on /wait is
+			// about the route, not the id.
+			sp.c.Get(ctx, "/workflow-runs/"+mine).ExpectOK(http.StatusOK)
+			sp.c.Get(ctx, "/workflow-runs/"+mine+"/wait", framework.Invalid()).ExpectError(http.StatusNotFound, "not_found")
+			sp.c.Get(ctx, "/workflow-runs/"+theirs+"/wait", framework.Invalid()).ExpectError(http.StatusNotFound, "not_found")
+			wfFinish(ctx, s, sp.c, mine)
+			sp.c.Get(ctx, "/workflow-runs/"+mine+"/wait", framework.Invalid()).ExpectError(http.StatusNotFound, "not_found")
 		})
 
 		f.Rule("WF-029").It("GET /workflow-runs lists runs without nodes, filters on status and workflow_id and refuses an invalid status", func(ctx context.Context, s *framework.Spec) {
@@ -336,6 +419,7 @@ func workflowRunSpecs(f *framework.Framework) {
 			for i, v := range r.Array("runs") {
 				row := asObject(r, v, fmt.Sprintf("runs[%d]", i))
 				Expect(row).NotTo(HaveKey("nodes"), "a list row carries no nodes"+r.Describe())
+				noLinks(row, fmt.Sprintf("runs[%d]", i))
 			}
 			for _, st := range []string{"completed", "failed", "queued"} {
 				f := c.Get(ctx, "/workflow-runs", framework.Query("status", st)).ExpectOK(http.StatusOK)
