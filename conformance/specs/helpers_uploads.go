@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"sync"
+	"time"
 
 	. "github.com/onsi/ginkgo/v2" //nolint:revive
 	. "github.com/onsi/gomega"    //nolint:revive
@@ -189,10 +191,90 @@ func uploadClient(ctx context.Context, s *framework.Spec, n int) *framework.Clie
 // for n calls.
 func uploadKey(ctx context.Context, s *framework.Spec, n int) *framework.Client {
 	GinkgoHelper()
+	c, _ := uploadWorkspace(ctx, s, n)
+	return c
+}
+
+// uploadWorkspace is uploadKey also returning the workspace (to scope faults to it).
+func uploadWorkspace(ctx context.Context, s *framework.Spec, n int) (*framework.Client, *framework.TestWorkspace) {
+	GinkgoHelper()
 	ws := s.NewWorkspace(ctx, framework.WorkspaceOptions{})
 	c, _ := ws.NewKey(ctx, framework.KeyOptions{Scopes: []string{"read", "generate"},
 		Buckets: map[string]int{"uploads": n, "reservations": n, "agent_read": max(n, 120)}})
-	return c
+	return c, ws
+}
+
+// putForFinalize reserves the sample PNG in c's workspace and PUTs it, ready to finalize; it
+// returns the asset id.
+func putForFinalize(ctx context.Context, s *framework.Spec, c *framework.Client) string {
+	GinkgoHelper()
+	f, data := fixtures.Get("image.png")
+	r := reserve(ctx, c, f.Name, f.ContentType, len(data))
+	put := putFile(ctx, s, r.String("upload_url"), data, f.ContentType)
+	Expect(put.Status).To(BeNumerically("<", 300), "a PUT keeping every rule of the reservation is accepted"+put.Describe())
+	return r.String("asset_id")
+}
+
+// slowScan queues a slow_scan fault (spec/control.yaml) in ws: the content scan of its next
+// finalize whose bytes pass every check lasts seconds of service time.
+func slowScan(ctx context.Context, s *framework.Spec, ws *framework.TestWorkspace, seconds int) {
+	GinkgoHelper()
+	s.QueueFaultIn(ctx, ws.ID, map[string]any{"kind": "slow_scan", "seconds": seconds}, "", 1, "")
+}
+
+// overlappingFinalizes starts two finalize calls of id at once while a slow scan runs: one takes
+// the file and holds it while the scan runs, so the other must answer at once. It returns the
+// first answer (the refused one on a right server) and a channel of the holder's answer, which
+// comes once the service clock reaches the end of the scan or of the two-minute hold. A call still
+// held when the spec ends is released by moving the clock past the hold.
+func overlappingFinalizes(ctx context.Context, s *framework.Spec, c *framework.Client, id string) (*framework.Response, <-chan *framework.Response) {
+	GinkgoHelper()
+	answers := make(chan *framework.Response, 2)
+	// The calls run on their own context, so a spec ending early never cuts them off mid-call.
+	fctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	var wg sync.WaitGroup
+	for range 2 {
+		wg.Add(1)
+		go func() {
+			defer GinkgoRecover()
+			defer wg.Done()
+			answers <- finalizeUpload(fctx, c, id)
+		}()
+	}
+	exited := make(chan struct{})
+	go func() { wg.Wait(); close(exited) }()
+	DeferCleanup(func(ctx SpecContext) {
+		select {
+		case <-exited:
+		default:
+			s.Advance(ctx, 121)
+			select {
+			case <-exited:
+			case <-time.After(10 * time.Second):
+			}
+		}
+		cancel()
+	})
+	select {
+	case first := <-answers:
+		return first, answers
+	case <-time.After(20 * time.Second):
+		Fail(fmt.Sprintf("two finalize calls of %s made at once while its scan runs: neither answered within 20 s (wall time) with the service clock standing still; one of them must answer 429 rate_limited at once", id))
+	}
+	return nil, nil
+}
+
+// heldAnswer returns the answer of the finalize overlappingFinalizes left holding, once the clock
+// was moved to release it.
+func heldAnswer(held <-chan *framework.Response, what string) *framework.Response {
+	GinkgoHelper()
+	select {
+	case r := <-held:
+		return r
+	case <-time.After(20 * time.Second):
+		Fail("the finalize that held the file did not answer within 20 s (wall time) after " + what)
+	}
+	return nil
 }
 
 // fileServer serves the fixture media files for from-url and returns its base URL:

@@ -239,6 +239,78 @@ func uploadFlowSpecs(f *framework.Framework) {
 			finalizeUpload(ctx, c, r.String("asset_id")).ExpectOK(http.StatusOK)
 		})
 
+		f.Rule(rules("UPLOAD-037", "ERR-036")...).Needs(framework.Control, framework.Uploads).It("a finalize while another finalize holds the file answers 429 rate_limited at once; the holder answers the verdict when the scan ends", func(ctx context.Context, s *framework.Spec) {
+			c, ws := uploadWorkspace(ctx, s, 20)
+			id := putForFinalize(ctx, s, c)
+			slowScan(ctx, s, ws, 60)
+			s.Step("UPLOAD-037", "ERR-036")
+			first, held := overlappingFinalizes(ctx, s, c, id)
+			Expect(first.Status).To(Equal(http.StatusTooManyRequests), "of two finalize calls made at once while the scan runs, the one that does not hold the file answers 429 at once"+first.Describe())
+			first.ExpectError(http.StatusTooManyRequests, "rate_limited")
+			Expect(first.Bool("error.retryable")).To(BeTrue(), first.Describe())
+			// The scan (60 s) ends inside the two-minute hold: the holder answers its verdict.
+			s.Advance(ctx, 60)
+			s.Step("UPLOAD-037", "UPLOAD-023")
+			fin := heldAnswer(held, "the 60 s scan ended").ExpectOK(http.StatusOK)
+			Expect(fin.String("asset_id")).To(Equal(id), fin.Describe())
+			Expect(fin.String("scan_status")).To(Equal("clean"), "a scan that ends inside the hold answers its verdict"+fin.Describe())
+			Expect(fin.Bool("usable")).To(BeTrue(), fin.Describe())
+			s.Step("UPLOAD-037")
+			again := finalizeUpload(ctx, c, id).ExpectOK(http.StatusOK)
+			Expect(again.String("scan_status")).To(Equal("clean"), "the hold ended with the call: a later finalize answers the stored verdict"+again.Describe())
+		})
+
+		f.Rule(rules("UPLOAD-048", "UPLOAD-049", "UPLOAD-037", "ERR-030")...).Needs(framework.Control, framework.Uploads).It(
+			"a scan outlasting the two-minute hold answers pending, not usable: finalize answers pending again, the asset reads pending, a submit naming it answers 409; then the verdict", func(ctx context.Context, s *framework.Spec) {
+				c, ws := uploadWorkspace(ctx, s, 20)
+				capID, cfg, need := referenceModel(ctx, c)
+				id := putForFinalize(ctx, s, c)
+				slowScan(ctx, s, ws, 3600)
+				s.Step("UPLOAD-037")
+				first, held := overlappingFinalizes(ctx, s, c, id)
+				first.ExpectError(http.StatusTooManyRequests, "rate_limited")
+				s.Advance(ctx, 120)
+				s.Step("UPLOAD-048")
+				p := heldAnswer(held, "the two-minute hold ended").ExpectOK(http.StatusOK)
+				Expect(p.String("asset_id")).To(Equal(id), p.Describe())
+				Expect(p.String("scan_status")).To(Equal("pending"), "a scan still running after the hold answers pending"+p.Describe())
+				Expect(p.Bool("usable")).To(BeFalse(), "pending is not usable"+p.Describe())
+				Expect(p.String("next_action")).NotTo(BeEmpty(), p.Describe())
+				again := finalizeUpload(ctx, c, id).ExpectOK(http.StatusOK)
+				Expect(again.String("scan_status")).To(Equal("pending"), "finalize while the scan runs answers pending again"+again.Describe())
+				Expect(again.Bool("usable")).To(BeFalse(), again.Describe())
+
+				s.Step("UPLOAD-049")
+				a := c.Get(ctx, "/assets/"+id).ExpectOK(http.StatusOK)
+				Expect(a.String("asset.scan_status")).To(Equal("pending"), "the asset of an upload whose scan runs reads pending"+a.Describe())
+				Expect(a.Bool("asset.usable")).To(BeFalse(), a.Describe())
+				row := findRow(getPage(ctx, c, "/assets", "assets", framework.Query("limit", "50")).rows, id)
+				Expect(row).NotTo(BeNil(), "a finalized upload whose scan runs is listed")
+				Expect(row["scan_status"]).To(Equal("pending"), "its row reads pending")
+				Expect(row["usable"]).To(Equal(false), "its row is not usable")
+				s.Step("UPLOAD-049", "ERR-030")
+				r := refuse(ctx, c, submitBody(capID, naming(cfg, id), need*2, nil), http.StatusConflict, "input_not_ready")
+				expectAssetIDs(r, id)
+
+				// A second before the scan ends it is still pending (on a clock that stands still
+				// between steps); at its end, the verdict.
+				s.Step("UPLOAD-048")
+				if s.ManualClock() {
+					s.Advance(ctx, 3600-120-1)
+					Expect(finalizeUpload(ctx, c, id).ExpectOK(http.StatusOK).String("scan_status")).To(Equal("pending"), "the scan lasts its 3600 s")
+					s.Advance(ctx, 1)
+				} else {
+					s.Advance(ctx, 3600-120)
+				}
+				done := finalizeUpload(ctx, c, id).ExpectOK(http.StatusOK)
+				Expect(done.String("scan_status")).To(Equal("clean"), "once the scan ends finalize answers its verdict"+done.Describe())
+				Expect(done.Bool("usable")).To(BeTrue(), done.Describe())
+				s.Step("UPLOAD-049")
+				a = c.Get(ctx, "/assets/"+id).ExpectOK(http.StatusOK)
+				Expect(a.String("asset.scan_status")).To(Equal("clean"), a.Describe())
+				Expect(a.Bool("asset.usable")).To(BeTrue(), a.Describe())
+			})
+
 		f.Rule(rules("UPLOAD-039", "ERR-029")...).It("finalize of an unknown ast_ id or a wrong prefix answers 404 not_found", func(ctx context.Context, s *framework.Spec) {
 			c := s.Client()
 			for _, id := range []string{"ast_" + randomHex(32), "gen_" + randomHex(32), "ast_" + strings.ToUpper(randomHex(32)), "upload"} {

@@ -83,7 +83,7 @@ func faultJSON(f faults.Fault) map[string]any {
 	if f.WorkspaceID != "" {
 		wsID = f.WorkspaceID
 	}
-	if f.Kind == faults.SlowRender {
+	if f.Kind.TakesSeconds() {
 		seconds = f.Seconds
 	}
 	if f.Code != "" {

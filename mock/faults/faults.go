@@ -40,12 +40,16 @@ const (
 	// InternalError answers the next keyed API call (of the workspace, when scoped) with 500
 	// internal_error, after the key checks.
 	InternalError Kind = "internal_error"
+	// SlowScan makes the content scan of the next matching upload finalize take Seconds of service
+	// time: the finalize holds the file up to the two-minute finalize hold, then answers
+	// scan_status pending until the scan ends (package uploads).
+	SlowScan Kind = "slow_scan"
 )
 
 // Kinds lists every documented kind.
-var Kinds = []Kind{RenderFail, ProviderUnavailable, PricingUnavailable, ModerationUnavailable, ModerationBlock, EstimateChanged, NotReady, SlowRender, InternalError}
+var Kinds = []Kind{RenderFail, ProviderUnavailable, PricingUnavailable, ModerationUnavailable, ModerationBlock, EstimateChanged, NotReady, SlowRender, InternalError, SlowScan}
 
-// MaxSlowSeconds is the most seconds a slow_render fault may add.
+// MaxSlowSeconds is the most seconds a slow_render or slow_scan fault may add.
 const MaxSlowSeconds = 86400
 
 // Render-failure codes a render_fail fault may carry.
@@ -53,6 +57,9 @@ var RenderCodes = []string{"provider_error", "moderation", "timeout", "unknown"}
 
 // IDPrefix prefixes fault ids (flt_ + 32 hex).
 const IDPrefix = "flt_"
+
+// TakesSeconds reports whether faults of kind carry Seconds (required there, refused elsewhere).
+func (k Kind) TakesSeconds() bool { return k == SlowRender || k == SlowScan }
 
 // MaxCount is the most events one fault may affect.
 const MaxCount = 1000
@@ -67,7 +74,8 @@ type Fault struct {
 	WorkspaceID string
 	// Code is the render-failure code of a render_fail fault, else "".
 	Code string
-	// Seconds is the extra render time of a slow_render fault, else 0.
+	// Seconds is the extra render time of a slow_render fault or the scan time of a slow_scan
+	// fault, else 0.
 	Seconds float64
 	// Count is how many events the fault affects; Remaining how many are left.
 	Count     int
@@ -119,8 +127,8 @@ type Spec struct {
 	Code string
 	// Count is how many events the fault affects (0: 1).
 	Count int
-	// Seconds is the extra render time of a slow_render fault (required
-	// for that kind, refused on the others).
+	// Seconds is the extra render time of a slow_render fault or the scan time of a slow_scan
+	// fault (required for those kinds, refused on the others).
 	Seconds float64
 }
 
@@ -153,10 +161,10 @@ func (s *Store) Add(sp Spec) (Fault, error) {
 		code = "provider_error"
 	}
 	switch {
-	case kind == SlowRender && (sp.Seconds <= 0 || sp.Seconds > MaxSlowSeconds):
-		return Fault{}, apierr.InvalidConfig("seconds", fmt.Sprintf("slow_render needs seconds above 0 and at most %d.", MaxSlowSeconds))
-	case kind != SlowRender && sp.Seconds != 0:
-		return Fault{}, apierr.InvalidConfig("seconds", "seconds applies to slow_render faults only.")
+	case kind.TakesSeconds() && (sp.Seconds <= 0 || sp.Seconds > MaxSlowSeconds):
+		return Fault{}, apierr.InvalidConfig("seconds", fmt.Sprintf("%s needs seconds above 0 and at most %d.", kind, MaxSlowSeconds))
+	case !kind.TakesSeconds() && sp.Seconds != 0:
+		return Fault{}, apierr.InvalidConfig("seconds", "seconds applies to slow_render and slow_scan faults only.")
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -136,3 +136,29 @@ func TestSlowRenderSeconds(t *testing.T) {
 		t.Fatalf("%+v", got)
 	}
 }
+
+// TestSlowScanSeconds: slow_scan takes seconds as slow_render does (required, bounded), and a
+// slow_render's seconds are not a slow_scan's.
+func TestSlowScanSeconds(t *testing.T) {
+	s := newStore()
+	s.Enable(SlowScan, SlowRender)
+	for _, sp := range []Spec{{Kind: SlowScan}, {Kind: SlowScan, Seconds: -1}, {Kind: SlowScan, Seconds: MaxSlowSeconds + 1}} {
+		_, err := s.Add(sp)
+		var e *apierr.Error
+		if !errors.As(err, &e) || e.Code != apierr.CodeInvalidConfig || e.Field != "seconds" {
+			t.Errorf("%+v: %v", sp, err)
+		}
+	}
+	if _, err := s.Add(Spec{Kind: SlowRender, Seconds: 5}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Add(Spec{Kind: SlowScan, WorkspaceID: "ws_a", Seconds: 300}); err != nil {
+		t.Fatal(err)
+	}
+	if got, ok := s.TakeFor(SlowScan, "ws_a", ""); !ok || got.Seconds != 300 {
+		t.Fatalf("%+v %v", got, ok)
+	}
+	if _, ok := s.TakeFor(SlowScan, "ws_a", ""); ok {
+		t.Fatal("a used-up slow_scan fault was taken again")
+	}
+}

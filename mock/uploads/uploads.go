@@ -68,7 +68,8 @@ type Deps struct {
 	Blob   *blob.Store
 	Assets *assets.Registry
 	// Faults, when set, is consulted for provider_unavailable (unscoped faults only) before a
-	// finalize inspects the bytes and before a from-url fetch.
+	// finalize inspects the bytes and before a from-url fetch, and for slow_scan once a finalize's
+	// bytes passed every check (New enables that kind).
 	Faults *faults.Store
 	Logger *slog.Logger
 
@@ -96,6 +97,7 @@ type state int
 
 const (
 	stateReserved  state = iota // reserved, bytes not judged yet
+	stateScanning               // finalize answered pending: the content scan ends at scanDone
 	stateFinalized              // inspected and scanned; answers from its stored result
 )
 
@@ -110,7 +112,9 @@ type upload struct {
 	state           state
 	// finalizingSince is when a running finalize took the file (zero when none runs).
 	finalizingSince time.Time
-	result          media.Result // set once finalized
+	result          media.Result // set once inspected (scanning or finalized)
+	// scanDone is when the content scan of a scanning upload ends (a slow_scan fault).
+	scanDone time.Time
 	fromURL         bool
 }
 
@@ -135,6 +139,9 @@ func New(d Deps) *Service {
 	}
 	if d.FetchTimeout <= 0 {
 		d.FetchTimeout = 10 * time.Second
+	}
+	if d.Faults != nil {
+		d.Faults.Enable(faults.SlowScan)
 	}
 	return &Service{d: d, uploads: map[string]*upload{}}
 }
@@ -307,13 +314,17 @@ func (s *Service) forgetUnfinalized(u *upload) {
 	s.d.Assets.Delete(u.workspaceID, u.id)
 }
 
-// finalizedAnswer renders a finalized upload's stored result.
+// finalizedAnswer renders a finalized upload's stored result, or pending while its scan runs.
 func finalizedAnswer(u *upload) Finalized {
 	f := Finalized{AssetID: u.id, ScanStatus: u.result.ScanStatus(), Usable: u.result.Usable(),
 		Kind: u.result.Kind, DurationMS: u.result.DurationMS}
-	if f.Usable {
+	switch {
+	case u.state == stateScanning:
+		f.ScanStatus, f.Usable = ScanPending, false
+		f.NextAction = "The content scan of " + u.id + " is still running; it is not usable yet. Call POST /uploads/" + u.id + "/finalize again shortly."
+	case f.Usable:
 		f.NextAction = "Use asset_id " + u.id + " in config; keep the id, not a link."
-	} else {
+	default:
 		f.NextAction = "The content check refused this file; it is never usable. Upload another file."
 	}
 	return f
@@ -323,7 +334,8 @@ func finalizedAnswer(u *upload) Finalized {
 //
 //   - 404 not_found: no upload assetID in this workspace (unknown, wrong prefix, another
 //     workspace's, or deleted by a failed finalize);
-//   - 200 with the stored result when the file was already scanned (safe to repeat);
+//   - 200 with the stored result when the file was already scanned (safe to repeat), or with
+//     scan_status pending while a slow scan (a slow_scan fault) still runs;
 //   - 429 rate_limited (retryable): another finalize is running for this file;
 //   - 409 input_not_ready (retryable): the bytes are not stored yet and the link is live;
 //   - 400 invalid_config: the bytes never arrived and the link expired, the PUT broke its
@@ -333,6 +345,12 @@ func finalizedAnswer(u *upload) Finalized {
 //   - 502 provider_unavailable (retryable): a queued provider_unavailable fault; nothing changes;
 //   - 200 with scan_status clean (usable) or flagged (not usable); the asset becomes listed with
 //     the measured kind, size and duration.
+//
+// A slow_scan fault of the workspace, taken once the bytes passed every check, makes the content
+// scan last its seconds of service time: the finalize holds the file (a concurrent finalize
+// answers 429) until the scan ends or FinalizeHold passes. In the second case it answers 200
+// scan_status pending, usable false, and the asset is listed as pending; later finalizes answer
+// pending at once until the scan ends, then the stored result.
 func (s *Service) Finalize(ctx context.Context, workspaceID, assetID string) (Finalized, error) {
 	now := s.d.Clock.Now()
 	s.mu.Lock()
@@ -341,7 +359,10 @@ func (s *Service) Finalize(ctx context.Context, workspaceID, assetID string) (Fi
 		s.mu.Unlock()
 		return Finalized{}, apierr.NotFound("No upload " + assetID + " in this workspace (unknown, another workspace's, or deleted by a failed finalize); reserve again with POST /uploads.")
 	}
-	if u.state == stateFinalized {
+	if u.state == stateScanning && !now.Before(u.scanDone) {
+		s.scanEndedLocked(u)
+	}
+	if u.state != stateReserved {
 		f := finalizedAnswer(u)
 		s.mu.Unlock()
 		return f, nil
@@ -355,6 +376,10 @@ func (s *Service) Finalize(ctx context.Context, workspaceID, assetID string) (Fi
 	s.mu.Unlock()
 
 	res, err := s.finalize(ctx, &snap)
+	scanDone := now
+	if err == nil {
+		scanDone = s.slowScan(ctx, workspaceID, now)
+	}
 
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -379,8 +404,47 @@ func (s *Service) Finalize(ctx context.Context, workspaceID, assetID string) (Fi
 		return Finalized{}, err
 	}
 	u.state, u.result = stateFinalized, res
+	if s.d.Clock.Now().Before(scanDone) {
+		u.state, u.scanDone = stateScanning, scanDone
+		s.d.Clock.AfterFunc(scanDone.Sub(s.d.Clock.Now()), func() {
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			if cur, ok := s.uploads[u.id]; ok && cur == u && u.state == stateScanning {
+				s.scanEndedLocked(u)
+			}
+		})
+	}
 	s.list(u)
 	return finalizedAnswer(u), nil
+}
+
+// slowScan takes a slow_scan fault of workspaceID for a finalize that took its file at start and
+// returns when that scan ends (start itself without a fault). With a fault it holds the calling
+// finalize until the scan ends, FinalizeHold has passed, or ctx ends, whichever comes first.
+func (s *Service) slowScan(ctx context.Context, workspaceID string, start time.Time) time.Time {
+	if s.d.Faults == nil {
+		return start
+	}
+	f, ok := s.d.Faults.TakeFor(faults.SlowScan, workspaceID, "")
+	if !ok {
+		return start
+	}
+	done := start.Add(time.Duration(f.Seconds * float64(time.Second)))
+	clock.WaitUntil(ctx, s.d.Clock, minTime(done, start.Add(FinalizeHold)), nil)
+	return done
+}
+
+func minTime(a, b time.Time) time.Time {
+	if a.Before(b) {
+		return a
+	}
+	return b
+}
+
+// scanEndedLocked ends u's slow scan: it answers its stored result from now on. s.mu must be held.
+func (s *Service) scanEndedLocked(u *upload) {
+	u.state = stateFinalized
+	s.list(u)
 }
 
 // refused is a finalize refusal that deletes the file and spends the reservation.
@@ -482,13 +546,17 @@ func (s *Service) providerFault(workspaceID string) error {
 	return nil
 }
 
-// list marks u's asset listed with its measured metadata. s.mu must be held.
+// list marks u's asset listed with its measured metadata (scan_status pending while its scan
+// runs). s.mu must be held.
 func (s *Service) list(u *upload) {
 	r := u.result
 	s.d.Assets.Update(u.workspaceID, u.id, func(a *assets.Asset) {
 		a.Kind = r.Kind
 		a.ScanStatus = r.ScanStatus()
 		a.Usable = r.Usable()
+		if u.state == stateScanning {
+			a.ScanStatus, a.Usable = ScanPending, false
+		}
 		a.DurationMS = r.DurationMS
 		a.Width, a.Height = nil, nil
 		if r.Width > 0 && r.Height > 0 {
@@ -501,7 +569,8 @@ func (s *Service) list(u *upload) {
 
 // LookupUpload implements catalog.AssetLookup: the upload assetID of workspaceID, ok false when
 // it does not exist or is another workspace's. Ready is true only for a finalized clean file;
-// Flagged marks a file the content check refused; a reserved one is neither (input_not_ready).
+// Flagged marks a file the content check refused; a reserved one, or one whose scan still runs,
+// is neither (input_not_ready).
 func (s *Service) LookupUpload(workspaceID, assetID string) (catalog.Upload, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
