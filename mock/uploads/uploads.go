@@ -115,7 +115,7 @@ type upload struct {
 	result          media.Result // set once inspected (scanning or finalized)
 	// scanDone is when the content scan of a scanning upload ends (a slow_scan fault).
 	scanDone time.Time
-	fromURL         bool
+	fromURL  bool
 }
 
 // Service runs uploads.
