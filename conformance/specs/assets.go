@@ -168,12 +168,28 @@ func assetListSpecs(f *framework.Framework) {
 				}
 			})
 
-		f.Rule(rules("ASSET-010", "ERR-029")...).It("an unknown asset id answers 404 on the read and the download", func(ctx context.Context, s *framework.Spec) {
-			c := s.Client()
-			for _, id := range []string{"ast_" + randomHex(32), "gen_" + randomHex(32)} {
+		f.Rule(rules("ASSET-010", "ERR-029", "UPLOAD-034")...).Needs(framework.Uploads).It("an unknown asset id, a real one under another prefix or case, and a refused upload's id answer 404 on the read and the download", func(ctx context.Context, s *framework.Spec) {
+			c := uploadClient(ctx, s, 10)
+			gone := func(id string) {
+				GinkgoHelper()
 				c.Get(ctx, "/assets/"+id).ExpectError(http.StatusNotFound, "not_found")
 				c.Get(ctx, "/assets/"+id+"/download").ExpectError(http.StatusNotFound, "not_found")
 			}
+			s.Step("ASSET-010", "ERR-029")
+			gone("ast_" + randomHex(32))
+			// The hex of the caller's own asset under another prefix or in upper case finds nothing.
+			id, fin := uploadFixture(ctx, s, c, "image.png")
+			fin.ExpectOK(http.StatusOK)
+			hex := strings.TrimPrefix(id, "ast_")
+			for _, wrong := range []string{"gen_" + hex, "ast_" + strings.ToUpper(hex), hex} {
+				gone(wrong)
+			}
+			c.Get(ctx, "/assets/"+id).ExpectOK(http.StatusOK)
+			// A file refused at finalize is deleted: its asset is gone too.
+			s.Step("UPLOAD-034")
+			refused, r := uploadFixture(ctx, s, c, "png-named.jpg")
+			r.ExpectError(http.StatusBadRequest, "invalid_config")
+			gone(refused)
 		})
 
 	})

@@ -311,11 +311,21 @@ func uploadFlowSpecs(f *framework.Framework) {
 				Expect(a.Bool("asset.usable")).To(BeTrue(), a.Describe())
 			})
 
-		f.Rule(rules("UPLOAD-039", "ERR-029")...).It("finalize of an unknown ast_ id or a wrong prefix answers 404 not_found", func(ctx context.Context, s *framework.Spec) {
-			c := s.Client()
-			for _, id := range []string{"ast_" + randomHex(32), "gen_" + randomHex(32), "ast_" + strings.ToUpper(randomHex(32)), "upload"} {
+		f.Rule(rules("UPLOAD-039", "ERR-029")...).Needs(framework.Uploads).It("finalize of an unknown ast_ id, or of a real upload's id with another prefix or in upper case, answers 404 not_found", func(ctx context.Context, s *framework.Spec) {
+			c := uploadClient(ctx, s, 10)
+			for _, id := range []string{"ast_" + randomHex(32), "gen_" + randomHex(32), "upload"} {
 				finalizeUpload(ctx, c, id).ExpectError(http.StatusNotFound, "not_found")
 			}
+			// The caller's own upload, its bytes in place: only the id as given may find it.
+			_, png := fixtures.Get("image.png")
+			r := reserve(ctx, c, "a.png", "image/png", len(png))
+			id := r.String("asset_id")
+			putFile(ctx, s, r.String("upload_url"), png, "image/png")
+			hex := strings.TrimPrefix(id, "ast_")
+			for _, wrong := range []string{"gen_" + hex, "ast_" + strings.ToUpper(hex), "AST_" + hex, hex} {
+				finalizeUpload(ctx, c, wrong).ExpectError(http.StatusNotFound, "not_found")
+			}
+			finalizeUpload(ctx, c, id).ExpectOK(http.StatusOK)
 		})
 
 		f.Rule(rules("UPLOAD-040", "ASSET-010")...).It("another workspace's upload answers 404 not_found on finalize and on the asset reads", func(ctx context.Context, s *framework.Spec) {
@@ -329,12 +339,23 @@ func uploadFlowSpecs(f *framework.Framework) {
 			finalizeUpload(ctx, other, reserved).ExpectError(http.StatusNotFound, "not_found")
 		})
 
-		f.Rule("UPLOAD-044").It("there is no upload list and no upload delete", func(ctx context.Context, s *framework.Spec) {
-			c := s.Client()
+		f.Rule("UPLOAD-044").Needs(framework.Uploads).It("there is no upload list and no upload delete: a DELETE of the caller's own finalized or reserved upload answers 404 or 405 and removes nothing", func(ctx context.Context, s *framework.Spec) {
+			c := uploadClient(ctx, s, 10)
+			done, fin := uploadFixture(ctx, s, c, "image.png")
+			fin.ExpectOK(http.StatusOK)
+			reserved := reserve(ctx, c, "a.png", "image/png", 217).String("asset_id")
 			r := c.Get(ctx, "/uploads", framework.Invalid())
-			Expect(r.Status).To(BeElementOf(http.StatusNotFound, http.StatusMethodNotAllowed), r.Describe())
-			r = c.Delete(ctx, "/uploads/ast_"+randomHex(32), framework.Invalid())
-			Expect(r.Status).To(BeElementOf(http.StatusNotFound, http.StatusMethodNotAllowed), r.Describe())
+			Expect(r.Status).To(BeElementOf(http.StatusNotFound, http.StatusMethodNotAllowed), "GET /uploads is no route"+r.Describe())
+			// Real ids of the caller's own uploads: a route that exists would find them.
+			for _, id := range []string{done, reserved} {
+				r = c.Delete(ctx, "/uploads/"+id, framework.Invalid())
+				Expect(r.Status).To(BeElementOf(http.StatusNotFound, http.StatusMethodNotAllowed), "DELETE /uploads/{id} of the caller's own upload is no route"+r.Describe())
+			}
+			again := finalizeUpload(ctx, c, done).ExpectOK(http.StatusOK)
+			Expect(again.String("scan_status")).To(Equal("clean"), "the finalized upload is still there after the DELETE"+again.Describe())
+			c.Get(ctx, "/assets/"+done).ExpectOK(http.StatusOK)
+			// A deleted reservation would answer 404; one still there, its bytes not sent, 409.
+			finalizeUpload(ctx, c, reserved).ExpectError(http.StatusConflict, "input_not_ready")
 		})
 
 		f.Rule(rules("UPLOAD-045", "FROMURL-013", "ERR-037")...).It("the 51st pending upload of a workspace answers 429 quota_exceeded; a finalized one frees a place", func(ctx context.Context, s *framework.Spec) {
