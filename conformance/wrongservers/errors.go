@@ -43,17 +43,17 @@ var errorServers = []Server{
 		API:     status("max_credits_exceeded", http.StatusBadRequest),
 	},
 	{
-		Name: "err-input-not-ready-final", Rules: []string{"ERR-030"},
+		Name: "err-input-not-ready-final", Rules: []string{"ERR-030", "ERR-005"},
 		Mistake: "input_not_ready says retryable false",
 		API:     retryable("input_not_ready", false),
 	},
 	{
-		Name: "err-rate-limited-final", Rules: []string{"ERR-036"},
+		Name: "err-rate-limited-final", Rules: []string{"ERR-036", "ERR-005"},
 		Mistake: "rate_limited says retryable false",
 		API:     retryable("rate_limited", false),
 	},
 	{
-		Name: "err-unauthorized-retryable", Rules: []string{"ERR-021"},
+		Name: "err-unauthorized-retryable", Rules: []string{"ERR-021", "ERR-005"},
 		Mistake: "not_authorized says retryable true",
 		API:     retryable("not_authorized", true),
 	},

@@ -1,6 +1,7 @@
 package wrongservers
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -51,6 +52,9 @@ func Check(ctx context.Context, bin string, srv Server, dir string) Result {
 	start := time.Now()
 	res := Result{Server: srv}
 	rep, err := check(ctx, bin, srv, dir)
+	for try := 1; errors.Is(err, errPortTaken) && try < 3; try++ {
+		rep, err = check(ctx, bin, srv, dir)
+	}
 	if err != nil {
 		res.Verdict, res.Err = Broken, err
 	} else {
@@ -91,8 +95,11 @@ func check(ctx context.Context, bin string, srv Server, dir string) (*framework.
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	runErr := cmd.Run()
 	var exit *exec.ExitError
-	if runErr != nil && !(errors.As(runErr, &exit) && exit.ExitCode() == 1) {
+	if runErr != nil && !(errors.As(runErr, &exit) && exit.ExitCode() <= 2) {
 		return nil, fmt.Errorf("mediaspec check: %v (see %s)", runErr, logFile.Name())
+	}
+	if out, _ := os.ReadFile(logFile.Name()); bytes.Contains(out, []byte("address already in use")) {
+		return nil, errPortTaken
 	}
 	b, err := os.ReadFile(report)
 	if err != nil {
@@ -102,11 +109,12 @@ func check(ctx context.Context, bin string, srv Server, dir string) (*framework.
 	if err := json.Unmarshal(b, &rep); err != nil {
 		return nil, fmt.Errorf("%s: %w", report, err)
 	}
-	if len(rep.SuiteFailures) > 0 {
-		return nil, fmt.Errorf("the suite failed outside its specs: %s", framework.Sentence(rep.SuiteFailures[0]))
-	}
 	return &rep, nil
 }
+
+// errPortTaken: the port picked for the suite's receiver was taken before it listened; the run is
+// made again on other ports.
+var errPortTaken = errors.New("a port picked for the run was taken meanwhile")
 
 // judge sets the verdict: killed when one of the server's rules failed. The baseline (no rules)
 // is killed by any failure, which is a harness fault.
@@ -138,6 +146,11 @@ func judge(res *Result, rep *framework.Results) {
 	if len(res.Failed) > 0 {
 		res.Verdict = Killed
 	}
+	// A setup the server breaks (the suite refuses to run at all) fails the run loudly: killed.
+	if len(rep.SuiteFailures) > 0 {
+		res.Verdict = Killed
+		res.Spec = "the run's setup: " + framework.Sentence(rep.SuiteFailures[0])
+	}
 }
 
 // Options configure a pass.
@@ -161,8 +174,8 @@ func Pass(ctx context.Context, opts Options, servers []Server, w io.Writer) (bas
 		b := Check(ctx, opts.Bin, Server{Name: "baseline"}, filepath.Join(opts.Dir, "baseline"))
 		baseline = &b
 		fmt.Fprintf(w, "baseline (whole suite through the unchanged proxy): %s, %d rules passed, %d failed, %s\n",
-			map[bool]string{true: "ok", false: "WRONG"}[b.Err == nil && len(b.Failed) == 0], len(b.Passed), len(b.Failed), b.Duration.Round(time.Second))
-		if b.Err != nil || len(b.Failed) > 0 {
+			map[bool]string{true: "ok", false: "WRONG"}[b.Verdict == Survived], len(b.Passed), len(b.Failed), b.Duration.Round(time.Second))
+		if b.Verdict != Survived {
 			if b.Err != nil {
 				return baseline, nil, fmt.Errorf("baseline: %w", b.Err)
 			}
@@ -229,16 +242,29 @@ func WriteTable(w io.Writer, results []Result) {
 		case Killed:
 			why = framework.Clip(r.Spec, 160)
 		case Survived:
-			why = "passed: " + strings.Join(r.Passed, " ")
-			if len(r.Other) > 0 {
-				why += "; " + strings.Join(r.Other, ", ")
-			}
+			why = survivorNote(r)
 		default:
 			why = framework.Clip(r.Err.Error(), 160)
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", r.Server.Name, r.Verdict, strings.Join(r.Server.Rules, " "), why)
 	}
 	_ = tw.Flush()
+}
+
+// survivorNote says what the suite made of a survivor's rules, and which other rules it failed
+// (a failure charged to the wrong rule).
+func survivorNote(r Result) string {
+	var parts []string
+	if len(r.Passed) > 0 {
+		parts = append(parts, "passed "+strings.Join(r.Passed, " "))
+	}
+	if len(r.Other) > 0 {
+		parts = append(parts, strings.Join(r.Other, ", "))
+	}
+	if len(r.Stray) > 0 {
+		parts = append(parts, "failed instead "+strings.Join(r.Stray, " "))
+	}
+	return strings.Join(parts, "; ")
 }
 
 // WriteSurvivors writes each survivor with its mistake and the rules the suite passed, for the
@@ -248,12 +274,7 @@ func WriteSurvivors(w io.Writer, results []Result) {
 		if r.Verdict != Survived {
 			continue
 		}
-		fmt.Fprintf(w, "%s [%s]: %s\n", r.Server.Name, strings.Join(r.Server.Rules, " "), r.Server.Mistake)
-		fmt.Fprintf(w, "    passed: %s", strings.Join(r.Passed, " "))
-		if len(r.Other) > 0 {
-			fmt.Fprintf(w, "; %s", strings.Join(r.Other, ", "))
-		}
-		fmt.Fprintln(w)
+		fmt.Fprintf(w, "%s [%s]: %s\n    %s\n", r.Server.Name, strings.Join(r.Server.Rules, " "), r.Server.Mistake, survivorNote(r))
 	}
 }
 

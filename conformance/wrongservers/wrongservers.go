@@ -87,25 +87,26 @@ func (e *Env) readOnly(key string) bool {
 	return ok && slices.Contains(k.scopes, "read") && !slices.Contains(k.scopes, "generate")
 }
 
-// generateKey is the first key issued with the generate scope in key's workspace (any workspace
-// when key is unknown or empty), the run's main key.
+// generateKey is the first key issued with the generate scope in key's workspace, else the first
+// one issued at all (the mock's main key) when key is unknown, empty, or alone in its workspace.
 func (e *Env) generateKey(key string) string {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	ws, known := e.keys[key]
-	var fallback string
-	for i := len(e.order) - 1; i >= 0; i-- {
-		k := e.keys[e.order[i]]
-		if !slices.Contains(k.scopes, "generate") {
+	var first string
+	for _, k := range e.order {
+		info := e.keys[k]
+		if !slices.Contains(info.scopes, "generate") {
 			continue
 		}
-		if known && k.workspace == ws.workspace {
-			fallback = e.order[i]
-		} else if !known {
-			fallback = e.order[i]
+		if known && info.workspace == ws.workspace {
+			return k
+		}
+		if first == "" {
+			first = k
 		}
 	}
-	return fallback
+	return first
 }
 
 // secretOf is the signing secret of the endpoint registered with rawURL.
