@@ -131,17 +131,11 @@ var generationServers = []Server{
 		}),
 	},
 	{
-		Name: "gen-link-before-settled", Rules: []string{"GEN-012"},
-		Mistake: "outputs[].url is filled as soon as an output row exists, before the job settles",
-		API: docs(readRoute, success, func(r *http.Request, _ *answer, d map[string]any) {
-			g := generation(d)
-			if g == nil || g["status"] == "completed" {
-				return
-			}
-			for _, o := range rows(g, "outputs") {
-				if o["url"] == nil {
-					o["url"] = "http://" + r.Host + "/files/pending"
-				}
+		Name: "gen-error-object-on-success", Rules: []string{"GEN-010"},
+		Mistake: "error is an empty {code: null, message: \"\"} object instead of null on a generation that did not fail",
+		API: docs(route(http.MethodGet, "/generations/[^/]+(/wait)?"), success, func(_ *http.Request, _ *answer, d map[string]any) {
+			if g := generation(d); g != nil && g["status"] != "failed" && g["error"] == nil {
+				g["error"] = map[string]any{"code": nil, "message": ""}
 			}
 		}),
 	},

@@ -102,6 +102,12 @@ func check(ctx context.Context, bin string, srv Server, dir string) (*framework.
 		return nil, errPortTaken
 	}
 	b, err := os.ReadFile(report)
+	if err != nil && exit != nil && exit.ExitCode() == 2 {
+		// The check refused the target before any spec ran (its preflight): the run fails loudly. The
+		// baseline runs the same command, so this is the server's doing, not the harness's.
+		out, _ := os.ReadFile(logFile.Name())
+		return &framework.Results{SuiteFailures: []string{"preflight: " + lastLine(out)}}, nil
+	}
 	if err != nil {
 		return nil, fmt.Errorf("mediaspec check wrote no report: %w (see %s)", err, logFile.Name())
 	}
@@ -110,6 +116,12 @@ func check(ctx context.Context, bin string, srv Server, dir string) (*framework.
 		return nil, fmt.Errorf("%s: %w", report, err)
 	}
 	return &rep, nil
+}
+
+// lastLine is the last non-empty line of out.
+func lastLine(out []byte) string {
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	return lines[len(lines)-1]
 }
 
 // errPortTaken: the port picked for the suite's receiver was taken before it listened; the run is
