@@ -214,3 +214,17 @@ func intOf(v any) (int64, bool) {
 }
 
 func formatInt(n int64) string { return strconv.FormatInt(n, 10) }
+
+// setHeader sets a header on matching answers with status (any status when 0); an empty value
+// removes the header.
+func setHeader(m matcher, status int, name, value string) Wrap {
+	return answers(m, func(_ *Env, _ *http.Request, a *answer) {
+		switch {
+		case status != 0 && a.status != status:
+		case value == "":
+			a.header.Del(name)
+		default:
+			a.header.Set(name, value)
+		}
+	})
+}

@@ -20,18 +20,12 @@ var generationServers = []Server{
 	{
 		Name: "submit-no-location", Rules: []string{"SUBMIT-001"},
 		Mistake: "an accepted submit sends no Location header",
-		API: answers(submitRoute, func(_ *Env, _ *http.Request, a *answer) {
-			a.header.Del("Location")
-		}),
+		API:     setHeader(submitRoute, 0, "Location", ""),
 	},
 	{
 		Name: "submit-cacheable", Rules: []string{"SUBMIT-002"},
 		Mistake: "an accepted submit says Cache-Control: private, max-age=0 instead of no-store",
-		API: answers(submitRoute, func(_ *Env, _ *http.Request, a *answer) {
-			if a.status == http.StatusCreated {
-				a.header.Set("Cache-Control", "private, max-age=0")
-			}
-		}),
+		API:     setHeader(submitRoute, http.StatusCreated, "Cache-Control", "private, max-age=0"),
 	},
 	{
 		Name: "submit-charged-zero", Rules: []string{"SUBMIT-006"},

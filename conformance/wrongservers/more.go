@@ -143,11 +143,7 @@ var otherServers = []Server{
 	{
 		Name: "fromurl-location-header", Rules: []string{"FROMURL-001"},
 		Mistake: "an import answers with a Location header",
-		API: answers(route(http.MethodPost, "/uploads/from-url"), func(_ *Env, _ *http.Request, a *answer) {
-			if a.status == http.StatusCreated {
-				a.header.Set("Location", apiPrefix+"/assets/ast_00000000000000000000000000000000")
-			}
-		}),
+		API:     setHeader(route(http.MethodPost, "/uploads/from-url"), http.StatusCreated, "Location", apiPrefix+"/assets/"+zeroAsset),
 	},
 	{
 		Name: "fromurl-strips-unknown-keys", Rules: []string{"FROMURL-002"},
@@ -166,9 +162,7 @@ var otherServers = []Server{
 	{
 		Name: "wf-invoke-no-location", Rules: []string{"WF-004", "ID-007"},
 		Mistake: "a template invoke answers without a Location header",
-		API: answers(route(http.MethodPost, "/workflows/.+/invoke"), func(_ *Env, _ *http.Request, a *answer) {
-			a.header.Del("Location")
-		}),
+		API:     setHeader(route(http.MethodPost, "/workflows/.+/invoke"), 0, "Location", ""),
 	},
 	{
 		Name: "wf-invoke-charged-zero", Rules: []string{"WF-005"},
@@ -232,18 +226,12 @@ var otherServers = []Server{
 	{
 		Name: "link-no-attachment", Rules: []string{"LINK-006"},
 		Mistake: "download=1 is ignored: no Content-Disposition: attachment",
-		API: answers(filesRoute, func(_ *Env, _ *http.Request, a *answer) {
-			a.header.Del("Content-Disposition")
-		}),
+		API:     setHeader(filesRoute, 0, "Content-Disposition", ""),
 	},
 	{
 		Name: "link-octet-stream", Rules: []string{"LINK-007"},
 		Mistake: "file links answer application/octet-stream",
-		API: answers(filesRoute, func(_ *Env, _ *http.Request, a *answer) {
-			if a.status == http.StatusOK {
-				a.header.Set("Content-Type", "application/octet-stream")
-			}
-		}),
+		API:     setHeader(filesRoute, http.StatusOK, "Content-Type", "application/octet-stream"),
 	},
 	{
 		Name: "asset-download-hour", Rules: []string{"ASSET-009"},

@@ -14,11 +14,7 @@ var uploadServers = []Server{
 	{
 		Name: "upload-location-header", Rules: []string{"UPLOAD-001"},
 		Mistake: "a reservation answers with a Location header (the framework's default for 201)",
-		API: answers(reserveRoute, func(_ *Env, r *http.Request, a *answer) {
-			if a.status == http.StatusCreated {
-				a.header.Set("Location", apiPrefix+"/assets/ast_00000000000000000000000000000000")
-			}
-		}),
+		API:     setHeader(reserveRoute, http.StatusCreated, "Location", apiPrefix+"/assets/"+zeroAsset),
 	},
 	{
 		Name: "upload-lifetime-600", Rules: []string{"UPLOAD-002"},
@@ -110,3 +106,6 @@ func writeError(w http.ResponseWriter, status int, code, message, field string) 
 	w.WriteHeader(status)
 	_, _ = w.Write(b)
 }
+
+// zeroAsset is a well-formed asset id that names nothing.
+const zeroAsset = "ast_00000000000000000000000000000000"

@@ -86,10 +86,6 @@ var webhookServers = []Server{
 	{
 		Name: "wh-location-header", Rules: []string{"WH-001"},
 		Mistake: "registering answers with a Location header",
-		API: answers(registerRoute, func(_ *Env, _ *http.Request, a *answer) {
-			if a.status == http.StatusCreated {
-				a.header.Set("Location", apiPrefix+"/webhooks/wh_00000000000000000000000000000000")
-			}
-		}),
+		API:     setHeader(registerRoute, http.StatusCreated, "Location", apiPrefix+"/webhooks/wh_00000000000000000000000000000000"),
 	},
 }
