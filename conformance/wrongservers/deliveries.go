@@ -122,7 +122,7 @@ var deliveryServers = []Server{
 		},
 	},
 	{
-		Name: "dlv-stale-timestamp", Rules: []string{"DLV-005", "DLV-006"},
+		Name: "dlv-stale-timestamp", Rules: []string{"DLV-005", "RECV-003"},
 		Mistake: "webhook-timestamp is the event time, minutes old on the first attempt",
 		Hooks: deliveriesVia(true, func(_ *Env, d *delivery) {
 			if n, err := strconv.ParseInt(d.ts, 10, 64); err == nil {
@@ -165,6 +165,11 @@ var deliveryServers = []Server{
 				}
 			})(env, next))
 		},
+	},
+	{
+		Name: "recv-old-secret-after-rotation", Rules: []string{"RECV-006"},
+		Mistake: "pending retries keep the signing secret they were queued with; a rotation applies to new events only",
+		Hooks:   deliveriesVia(true, func(*Env, *delivery) {}),
 	},
 	{
 		Name: "evt-link-in-payload", Rules: []string{"EVT-018"},
