@@ -45,7 +45,9 @@ func documentedFlowSpecs(f *framework.Framework) {
 
 		f.Rule("CAP-019", "CAP-021", "EST-001").Needs(framework.Spends).It("1. reads the image model's strict config schema and estimates its config", func(ctx context.Context, s *framework.Spec) {
 			ran()
+			s.Step("CAP-019", "CAP-021")
 			Expect(objectAt(d, "config_schema")["additionalProperties"]).To(Equal(false), d.Describe())
+			s.Step("EST-001")
 			price, ok := framework.AsInt(est.Field("credits"))
 			Expect(ok).To(BeTrue(), est.Describe())
 			Expect(est.Int("max_credits_needed")).To(BeNumerically(">=", price), est.Describe())
@@ -54,55 +56,78 @@ func documentedFlowSpecs(f *framework.Framework) {
 		f.Rule("CORE-019", "CORE-009", "SUBMIT-001", "SUBMIT-002", "SUBMIT-003", "SUBMIT-004", "SUBMIT-005", "SUBMIT-006", "SUBMIT-009", "VAR-001", "ID-002", "ID-011", "CORE-010", "LEDGER-004").Needs(framework.Spends).It("2. submits with max_credits equal to max_credits_needed and is answered 201 at acceptance", func(ctx context.Context, s *framework.Spec) {
 			ran()
 			r := j.r
+			s.Step("ID-002")
 			Expect(j.id).To(MatchRegexp(genIDPattern), r.Describe())
+			s.Step("SUBMIT-001", "CORE-019")
 			Expect(r.Header.Get("Location")).To(Or(Equal(s.APIPath("/generations/"+j.id)), HaveSuffix("://"+hostOf(r)+s.APIPath("/generations/"+j.id))),
 				"Location names the generation's path"+r.Describe())
+			s.Step("SUBMIT-002")
 			Expect(r.Header.Values("Cache-Control")).To(ContainElement(ContainSubstring("no-store")), r.Describe())
+			s.Step("SUBMIT-004", "VAR-001")
 			Expect(j.ids).To(Equal([]string{j.id}), "without variants generation_ids is [generation_id]"+r.Describe())
 			Expect(r.Doc()).NotTo(HaveKey("batch_group_id"), "no batch_group_id without variants or fan-out"+r.Describe())
+			s.Step("SUBMIT-005")
 			Expect(r.Bool("replay")).To(BeFalse(), r.Describe())
+			s.Step("ID-011", "SUBMIT-003")
 			Expect(r.Doc()).To(HaveKey("run_id"), "run_id is always present"+r.Describe())
 			if run, _ := r.Lookup("run_id"); run != nil {
 				Expect(run).To(BeAssignableToTypeOf(""), "run_id is null or an opaque string"+r.Describe())
 			}
+			s.Step("SUBMIT-006", "CORE-009")
 			Expect(r.Field("credits.credits_charged")).To(BeNil(), "credits_charged is null at submit"+r.Describe())
 			Expect(r.String("credits.settlement")).To(Equal("open"), r.Describe())
 			Expect(r.Bool("credits.terminal")).To(BeFalse(), "the answer comes at acceptance, before the work is done"+r.Describe())
 			Expect(r.Int("credits.credits_held")).To(Equal(j.need), "the hold is the estimate's max_credits_needed"+r.Describe())
+			s.Step("LEDGER-004")
 			Expect(j.need).To(Equal(ceilPad(j.price)), "one take holds ceil(price x 1.1)")
+			s.Step("SUBMIT-003")
 			r.Int("credits.wallet_balance")
 			Expect(r.String("capability_id")).To(Equal(d.String("capability_id")), r.Describe())
 			Expect(r.String("capability_name")).NotTo(BeEmpty(), r.Describe())
+			s.Step("SUBMIT-009")
 			Expect(r.String("output_kind")).To(Equal(d.String("output_kind")), r.Describe())
 			Expect(r.Int("outputs_expected")).To(BeNumerically(">=", 1), r.Describe())
+			s.Step("CORE-010")
 			for _, k := range []string{"charge_summary", "next_action", "summary"} {
 				Expect(r.String(k)).NotTo(BeEmpty(), r.Describe())
 			}
+			s.Step("CORE-009")
 			Expect(after.String("generation.status")).To(oneOf(runningStatuses...), "a just-accepted job is still running"+after.Describe())
 			checkGeneration(after, "generation")
 		})
 
 		f.Rule("GEN-005", "GEN-028", "GEN-032", "GEN-035", "GEN-013", "GEN-014", "GEN-003", "GEN-042").Needs(framework.Spends).It("3. waits until still_running is false", func(ctx context.Context, s *framework.Spec) {
 			ran()
+			s.Step("GEN-005", "GEN-028", "GEN-003")
 			checkGeneration(done, "generation")
 			Expect(done.String("generation.status")).To(Equal("completed"), done.Describe())
+			s.Step("GEN-028")
 			for _, k := range []string{"waited_seconds", "age_seconds", "retry_after_seconds"} {
 				Expect(done.Int(k)).To(BeNumerically(">=", 0), done.Describe())
 			}
 			Expect(done.String("next_action")).NotTo(BeEmpty(), done.Describe())
+			s.Step("GEN-035", "GEN-032")
 			checkExpiry(done, "generation")
+			s.Step("GEN-013")
 			Expect(done.Int("generation.outputs_expected")).To(Equal(j.r.Int("outputs_expected")), "outputs_expected is the submit's"+done.Describe())
+			s.Step("GEN-014")
 			Expect(done.Int("generation.credits_estimated")).To(Equal(j.price), "credits_estimated is the estimate's credits"+done.Describe())
+			s.Step("GEN-042")
 			Expect(done.String("generation.source")).To(Equal("api"), "a REST submit has source api"+done.Describe())
+			s.Step("GEN-003")
 			Expect(done.String("generation.output_kind")).To(Equal(d.String("output_kind")), done.Describe())
 		})
 
 		f.Rule("GEN-001", "GEN-002", "GEN-007", "GEN-011", "GEN-015", "GEN-016", "GEN-017", "GEN-018", "GEN-019", "GEN-022", "GEN-024", "CORE-020", "LEDGER-002", "ID-014", "CORE-005").Needs(framework.Spends).It("4. reads the completed generation: outputs stored, charge captured, never above the hold", func(ctx context.Context, s *framework.Spec) {
 			ran()
+			s.Step("GEN-001", "GEN-002", "ID-014")
 			r := readGen(ctx, sp.c, j.id)
+			s.Step("GEN-007", "GEN-011", "GEN-015", "GEN-016", "GEN-017", "GEN-019", "GEN-022", "GEN-024", "CORE-020", "CORE-005")
 			checkCompleted(r, "generation")
+			s.Step("GEN-018")
 			avail, held := balanceOf(ctx, sp.c)
 			Expect(r.Int("generation.credits.wallet_balance")).To(Equal(avail), "wallet_balance is available_credits"+r.Describe())
+			s.Step("LEDGER-002")
 			if sp.ws != nil {
 				Expect(held).To(BeZero(), "the hold is gone once the charge is captured")
 				Expect(before-avail).To(Equal(r.Int("generation.credits.credits_charged")), "the balance moved by exactly credits_charged"+r.Describe())
@@ -112,12 +137,16 @@ func documentedFlowSpecs(f *framework.Framework) {
 		f.Rule("LINK-001", "LINK-002", "LINK-007", "ID-004").Needs(framework.Spends).It("5. downloads the file through its link without a key and keeps the asset id", func(ctx context.Context, s *framework.Spec) {
 			ran()
 			r := readGen(ctx, sp.c, j.id)
+			s.Step("LINK-001")
+			checkExpiry(r, "generation")
 			for i := range r.Array("generation.outputs") {
 				p := fmt.Sprintf("generation.outputs.%d", i)
+				s.Step("LINK-002", "LINK-007")
 				file := s.FetchLink(ctx, r.String(p+".url"))
 				w, _ := framework.AsInt(r.Field(p + ".width"))
 				h, _ := framework.AsInt(r.Field(p + ".height"))
 				expectPNG(file, w, h)
+				s.Step("ID-004")
 				asset := sp.c.Get(ctx, "/assets/"+r.String(p+".asset_id")).ExpectOK(http.StatusOK)
 				Expect(asset.String("asset.asset_id")).To(Equal(r.String(p+".asset_id")), asset.Describe())
 			}
@@ -137,9 +166,11 @@ func generationStateSpecs(f *framework.Framework) {
 			seen := []string{}
 			for i := 0; i < 2000; i++ {
 				r := readGen(ctx, sp.c, j.id)
+				s.Step("GEN-004", "GEN-012", "GEN-015", "GEN-016", "GEN-022")
 				checkGeneration(r, "generation")
 				st := r.String("generation.status")
 				Expect(st).To(oneOf("queued", "rendering", "post_processing", "completed"), "no failure was asked for"+r.Describe())
+				s.Step("GEN-009")
 				Expect(statusRank[st]).To(BeNumerically(">=", last), fmt.Sprintf("status stepped back to %s after %v", st, seen)+r.Describe())
 				if len(seen) == 0 || seen[len(seen)-1] != st {
 					seen = append(seen, st)
@@ -147,14 +178,18 @@ func generationStateSpecs(f *framework.Framework) {
 				last = statusRank[st]
 				if st == "completed" {
 					// A wait on a running job blocks on the service clock; on a finished one it answers at once.
+					s.Step("GEN-005")
 					w := sp.c.Get(ctx, "/generations/"+j.id+"/wait").ExpectOK(http.StatusOK)
 					Expect(w.Bool("still_running")).To(BeFalse(), w.Describe())
 					break
 				}
 				s.Advance(ctx, 2)
 			}
+			s.Step("GEN-009")
 			Expect(seen[len(seen)-1]).To(Equal("completed"), fmt.Sprintf("statuses seen: %v", seen))
+			s.Step("CORE-009")
 			Expect(seen[0]).To(oneOf(runningStatuses...), "the job is running right after the submit answered")
+			s.Step("GEN-008")
 			final := readGen(ctx, sp.c, j.id)
 			s.Advance(ctx, 3600)
 			later := readGen(ctx, sp.c, j.id)
@@ -211,11 +246,15 @@ func generationStateSpecs(f *framework.Framework) {
 			s.JobHook(ctx, j.id, "recover", nil)
 			w := s.Finish(ctx, sp.c, j.id)
 			r := readGen(ctx, sp.c, j.id)
+			s.Step("GEN-008")
 			Expect(w.String("generation.status")).To(Equal("completed"), "recovery turns failed into completed"+w.Describe())
+			s.Step("GEN-007")
 			checkCompleted(r, "generation")
+			s.Step("CORE-020")
 			charged := r.Int("generation.credits.credits_charged")
 			Expect(charged).To(BeNumerically(">", 0), "a recovered render is charged"+r.Describe())
 			Expect(charged).To(BeNumerically("<=", j.need), r.Describe())
+			s.Step("LEDGER-002")
 			avail, held := balanceOf(ctx, sp.c)
 			Expect(before - avail).To(Equal(charged))
 			Expect(held).To(BeZero())
@@ -228,12 +267,16 @@ func generationStateSpecs(f *framework.Framework) {
 			j := submit(ctx, s, sp.c, d.String("capability_id"), cheapConfig(d), nil)
 			s.JobHook(ctx, j.id, "cancel", nil)
 			r := readGen(ctx, sp.c, j.id)
+			s.Step("GEN-004", "GEN-006")
 			checkGeneration(r, "generation")
+			s.Step("GEN-006")
 			Expect(r.String("generation.status")).To(Equal("failed"), "a canceled job reads failed"+r.Describe())
+			s.Step("LEDGER-003")
 			Expect(r.Int("generation.credits.credits_charged")).To(BeZero(), r.Describe())
 			avail, held := balanceOf(ctx, sp.c)
 			Expect(avail).To(Equal(before))
 			Expect(held).To(BeZero())
+			s.Step("GEN-006")
 			list := getPage(ctx, sp.c, "/generations", "generations", framework.Query("status", "failed"))
 			Expect(ids(list.rows, "generation_id")).To(ContainElement(j.id), "status=failed also matches canceled jobs"+list.r.Describe())
 		})
@@ -462,8 +505,10 @@ func generationWaitSpecs(f *framework.Framework) {
 			s.Finish(ctx, sp.c, j.id)
 			s.Advance(ctx, 120)
 			w := sp.c.Get(ctx, "/generations/"+j.id+"/wait").ExpectOK(http.StatusOK)
+			s.Step("GEN-032")
 			Expect(w.Bool("still_running")).To(BeFalse(), w.Describe())
 			Expect(w.Int("waited_seconds")).To(BeNumerically("<=", 2), "a finished job's wait answers at once"+w.Describe())
+			s.Step("GEN-034")
 			Expect(w.Int("age_seconds")).To(BeNumerically(">=", 120), "the job was created more than 120 s of service time ago"+w.Describe())
 		})
 

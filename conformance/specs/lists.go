@@ -26,9 +26,11 @@ func generationListSpecs(f *framework.Framework) {
 	Describe("lists: generation list", func() {
 		f.Rule(rules("GEN-037", "GEN-044", "GEN-047", "GEN-048", "GEN-049", "GEN-046", "ERR-020", "ERR-024")...).It("refuses zoneless times and invalid enums naming the field; blank values, bad limits and unreadable cursors count as omitted", func(ctx context.Context, s *framework.Spec) {
 			c := s.Client()
+			s.Step("GEN-037", "GEN-046")
 			first := getPage(ctx, c, "/generations", "generations")
 			Expect(len(first.rows)).To(BeNumerically("<=", 25), first.r.Describe())
 			base := ids(first.rows, "generation_id")
+			s.Step("GEN-044", "ERR-020", "ERR-024")
 			for _, field := range []string{"created_before", "updated_since"} {
 				for _, bad := range []string{"2026-01-05T09:00:00", "2026-01-05 09:00", "yesterday"} {
 					r := c.Get(ctx, "/generations", framework.Query(field, bad)).ExpectError(http.StatusBadRequest, "invalid_config")
@@ -38,19 +40,24 @@ func generationListSpecs(f *framework.Framework) {
 					c.Get(ctx, "/generations", framework.Query(field, good)).ExpectOK(http.StatusOK)
 				}
 			}
+			s.Step("GEN-049", "ERR-020", "ERR-024")
 			for _, field := range []string{"status", "source"} {
 				expectField(c.Get(ctx, "/generations", framework.Query(field, "bogus"), framework.Invalid()).ExpectError(http.StatusBadRequest, "invalid_config"), field)
 			}
 			expectField(c.Get(ctx, "/generations", framework.Query("status", "canceled"), framework.Invalid()).ExpectError(http.StatusBadRequest, "invalid_config"), "status")
+			s.Step("GEN-048")
 			for _, blank := range []string{"status", "source", "capability_id", "created_before", "updated_since", "cursor"} {
 				p := getPage(ctx, c, "/generations", "generations", framework.Query(blank, ""))
 				Expect(ids(p.rows, "generation_id")).To(Equal(base), blank+"= counts as omitted"+p.r.Describe())
 			}
+			s.Step("GEN-046")
 			for _, lim := range []string{"0", "-1", "abc"} {
 				expectLimitReading(ctx, c, "/generations", "generations", "generation_id", lim, first)
 			}
+			s.Step("GEN-047")
 			p := getPage(ctx, c, "/generations", "generations", framework.Query("cursor", "!!not-a-cursor!!"))
 			Expect(ids(p.rows, "generation_id")).To(Equal(base), "an unreadable cursor restarts from the first page"+p.r.Describe())
+			s.Step("GEN-046")
 			big := getPage(ctx, c, "/generations", "generations", framework.Query("limit", "500"))
 			Expect(len(big.rows)).To(BeNumerically("<=", 50), "limit is clamped to 50"+big.r.Describe())
 		})
@@ -139,12 +146,16 @@ func generationListSpecs(f *framework.Framework) {
 
 			f.Rule("GEN-040", "GEN-041", "GEN-042", "GEN-050").Needs(framework.Spends, framework.Control).It("filters by status, capability_id and source, combined", func(ctx context.Context, s *framework.Spec) {
 				Expect(fl).NotTo(BeNil(), "the setup did not make its generations")
+				s.Step("GEN-040")
 				Expect(listIDs(ctx, sp.c, [2]string{"status", "completed"})).To(Equal([]string{id(b), id(a)}))
 				Expect(listIDs(ctx, sp.c, [2]string{"status", "failed"})).To(Equal([]string{id(fl)}))
 				Expect(listIDs(ctx, sp.c, [2]string{"status", "queued"})).To(BeEmpty())
+				s.Step("GEN-041")
 				Expect(listIDs(ctx, sp.c, [2]string{"capability_id", "tts"})).To(Equal([]string{id(a)}))
+				s.Step("GEN-042")
 				Expect(listIDs(ctx, sp.c, [2]string{"source", "api"})).To(HaveLen(3))
 				Expect(listIDs(ctx, sp.c, [2]string{"source", "ui"})).To(BeEmpty())
+				s.Step("GEN-050")
 				Expect(listIDs(ctx, sp.c, [2]string{"status", "completed"}, [2]string{"capability_id", b.String("generation.capability_id")})).To(Equal([]string{id(b)}))
 				Expect(listIDs(ctx, sp.c, [2]string{"status", "failed"}, [2]string{"capability_id", "tts"})).To(BeEmpty())
 			})
@@ -152,6 +163,7 @@ func generationListSpecs(f *framework.Framework) {
 			f.Rule("GEN-043", "GEN-045", "GEN-044").Needs(framework.Spends, framework.Control).It("created_before is strictly before (a date is midnight UTC); updated_since is strictly after, oldest first", func(ctx context.Context, s *framework.Spec) {
 				Expect(fl).NotTo(BeNil(), "the setup did not make its generations")
 				bCreated := parseTime(b, "generation.created_at")
+				s.Step("GEN-043", "GEN-044")
 				Expect(listIDs(ctx, sp.c, [2]string{"created_before", b.String("generation.created_at")})).To(Equal([]string{id(a)}), "strictly before B's created_at")
 				day := parseTime(a, "generation.created_at").UTC()
 				Expect(listIDs(ctx, sp.c, [2]string{"created_before", day.Format("2006-01-02")})).To(BeEmpty(), "a date is midnight UTC of that day")
@@ -159,6 +171,7 @@ func generationListSpecs(f *framework.Framework) {
 				zoned := bCreated.In(time.FixedZone("", 2*3600)).Format(time.RFC3339Nano)
 				Expect(listIDs(ctx, sp.c, [2]string{"created_before", zoned})).To(Equal([]string{id(a)}), "an offset time names the same instant")
 
+				s.Step("GEN-045")
 				since := a.String("generation.updated_at")
 				got := listIDs(ctx, sp.c, [2]string{"updated_since", since})
 				type upd struct {
@@ -249,6 +262,31 @@ func generationListSpecs(f *framework.Framework) {
 				oldest := slices.Clone(all)
 				slices.Reverse(oldest)
 				Expect(got).To(Equal(append(oldest, late...)), "oldest first by updated_at: every row once, and the rows created during the walk at its end")
+			})
+
+			f.Rule("CORE-012", "GEN-045").Needs(framework.Spends, framework.Control).It("a row updated during a walk by updated_at skips no other row: the walk goes on after the row's old place and meets it again at the end", func(ctx context.Context, s *framework.Spec) {
+				Expect(rows).To(HaveLen(made), "the setup did not make its rows")
+				since := time.Time{}.Add(time.Hour).Format(time.RFC3339)
+				before := listIDs(ctx, sp.c, [2]string{"updated_since", since})
+				var moved string
+				got := walkWhile(ctx, sp.c, 10, [][2]string{{"updated_since", since}}, func(page int) {
+					if page == 1 {
+						// The last row read, a canceled job, is recovered: it is updated now, after every row.
+						moved = before[19]
+						s.Advance(ctx, 3)
+						s.JobHook(ctx, moved, "recover", nil)
+					}
+				})
+				s.Step("CORE-012", "GEN-045")
+				var rest []string
+				for _, id := range got {
+					if id != moved {
+						rest = append(rest, id)
+					}
+				}
+				want := slices.DeleteFunc(slices.Clone(before), func(id string) bool { return id == moved })
+				Expect(rest).To(Equal(want), "every row not updated during the walk is read once, in order: the walk goes on from the cursor's place, not from the moved row's new place")
+				Expect(got[len(got)-1]).To(Equal(moved), "the row updated during the walk is read again last, at its new updated_at")
 			})
 		})
 

@@ -110,10 +110,12 @@ func workflowInvokeSpecs(f *framework.Framework) {
 			example := asObject(r, t["example_inputs"], "example_inputs")
 			path := "/workflows/templates/" + key + "/invoke"
 			extra := unknownKey()
+			s.Step("WF-008")
 			e := c.Post(ctx, path, map[string]any{"inputs": example, "max_credits": 100000, extra: 1}, framework.Invalid()).ExpectError(http.StatusBadRequest, "invalid_config")
 			expectField(e, extra)
 			c.Post(ctx, path, map[string]any{"max_credits": 100000}, framework.Invalid()).ExpectError(http.StatusBadRequest, "invalid_config")
 			c.Post(ctx, path, map[string]any{"inputs": example}, framework.Invalid()).ExpectError(http.StatusBadRequest, "invalid_config")
+			s.Step("WF-010")
 			bad := clone(example)
 			bad[extra] = "x"
 			e = c.Post(ctx, path, map[string]any{"inputs": bad, "max_credits": 100000}).ExpectError(http.StatusBadRequest, "invalid_config")
@@ -124,18 +126,23 @@ func workflowInvokeSpecs(f *framework.Framework) {
 			sp := newSpender(ctx, s)
 			t := wfPick(ctx, s, sp.c, "", nil)
 			path := "/workflows/templates/" + t.key + "/invoke"
+			s.Step("WF-009")
 			e := sp.c.Post(ctx, path, map[string]any{"inputs": t.inputs, "max_credits": t.need - 1}).ExpectError(http.StatusPaymentRequired, "max_credits_exceeded")
 			Expect(e.String("error.limit.bound_by")).To(Equal("max_credits"), e.Describe())
 			Expect(e.Int("error.limit.required_credits")).To(Equal(t.need), "WF-009: required_credits is the same number whatever max_credits was sent"+e.Describe())
 			Expect(t.need).To(BeNumerically(">=", len(t.nodes)), "every step is priced at least 1 padded credit"+e.Describe())
+			s.Step("WF-004")
 			r, id := wfInvoke(ctx, s, sp.c, t)
 			Expect(id).To(MatchRegexp(`^wfr_[0-9a-f]{32}$`), r.Describe())
 			Expect(r.Header.Get("Location")).To(Equal(s.APIPath("/workflow-runs/"+id)), "WF-004: Location names the run"+r.Describe())
 			Expect(r.Header.Get("Cache-Control")).To(Equal("no-store"), "WF-004"+r.Describe())
 			Expect(r.Field("ok")).To(Equal(true), r.Describe())
+			s.Step("WF-005")
 			Expect(r.String("status")).To(Equal("queued"), "WF-005"+r.Describe())
+			s.Step("WF-006")
 			Expect(r.Field("workflow_id")).To(BeNil(), "WF-006: a template invoke has no workflow_id"+r.Describe())
 			Expect(r.String("template_key")).To(Equal(t.key), "WF-006"+r.Describe())
+			s.Step("WF-005")
 			credits := objectAt(r, "credits")
 			Expect(credits["credits_charged"]).To(BeNil(), "WF-005"+r.Describe())
 			Expect(credits["settlement"]).To(Equal("open"), "WF-005"+r.Describe())
@@ -239,26 +246,33 @@ func workflowRunSpecs(f *framework.Framework) {
 				t := wfPick(ctx, s, sp.c, "", nil)
 				_, id := wfInvoke(ctx, s, sp.c, t)
 				first := sp.c.Get(ctx, "/workflow-runs/"+id).ExpectOK(http.StatusOK)
+				s.Step("WF-012", "WF-013", "WF-014", "WF-015", "WF-017", "WF-024", "WF-025")
 				run := wfCheckRun(first)
+				s.Step("WF-011")
 				for _, k := range []string{"workflow_run_id", "workflow_id", "template_key", "status", "still_running", "credits", "nodes", "created_at", "started_at", "finished_at", "summary"} {
 					Expect(run).To(HaveKey(k), "WF-011: the run carries "+k+first.Describe())
 				}
 				Expect(first.String("next_action")).NotTo(BeEmpty(), "WF-011"+first.Describe())
 				Expect(run["workflow_run_id"]).To(Equal(id), first.Describe())
+				s.Step("WF-016")
 				if s.HasControl() {
 					// The clock has not moved: nothing can have started.
 					Expect(run["status"]).To(Equal("queued"), "WF-016: a run reads queued when created"+first.Describe())
 				}
+				s.Step("WF-012", "WF-013", "WF-014", "WF-015", "WF-017", "WF-024", "WF-025")
 				final, seen := wfFinish(ctx, s, sp.c, id)
+				s.Step("WF-016")
 				if s.HasControl() {
 					Expect(seen).To(ContainElement("running"), "WF-016: a run reads running while a step works")
 				}
 				run = objectAt(final, "run")
+				s.Step("WF-018")
 				Expect(run["status"]).To(Equal("completed"), "WF-018: every step finished"+final.Describe())
 				Expect(run["started_at"]).To(BeAssignableToTypeOf(""), final.Describe())
 				Expect(wfInt(objectAt(final, "run.credits")["credits_charged"])).To(Equal(wfSumCredits(run)), "the run's charge is the sum of its nodes'"+final.Describe())
 				nodes := wfNodes(final, run)
 				listedRows := wfListed(ctx, sp.c)
+				s.Step("WF-026", "GEN-051", "GEN-052", "WF-018")
 				for _, n := range t.nodes {
 					node := nodes[n.id]
 					Expect(node).NotTo(BeNil(), "the run lists node "+n.id+final.Describe())
@@ -317,11 +331,13 @@ func workflowRunSpecs(f *framework.Framework) {
 			_, id := wfInvoke(ctx, s, sp.c, t)
 			final, _ := wfFinish(ctx, s, sp.c, id)
 			run := objectAt(final, "run")
+			s.Step("WF-019")
 			Expect(run["status"]).To(Equal("partial"), "WF-019: some steps finished and one failed"+final.Describe())
 			nodes := wfNodes(final, run)
 			bn := nodes[broken.id]
 			Expect(bn["status"]).To(Equal("failed"), final.Describe())
 			Expect(asObject(final, bn["error"], "error")["code"]).To(Equal("provider_error"), final.Describe())
+			s.Step("WF-023")
 			Expect(wfInt(bn["credits"])).To(BeZero(), "WF-023: a broken step costs nothing"+final.Describe())
 			charged, ok := framework.AsInt(objectAt(final, "run.credits")["credits_charged"])
 			Expect(ok).To(BeTrue(), final.Describe())
@@ -331,6 +347,7 @@ func workflowRunSpecs(f *framework.Framework) {
 				Expect(held).To(BeZero())
 				Expect(availBefore-availAfter).To(Equal(charged), "the wallet paid exactly the run's charge")
 			}
+			s.Step("EVT-004", "EVT-031")
 			wfAwaitRunEvent(ctx, s, h, "workflow_run.completed", id, "partial")
 		})
 
@@ -343,9 +360,11 @@ func workflowRunSpecs(f *framework.Framework) {
 			_, id := wfInvoke(ctx, s, sp.c, t)
 			final, _ := wfFinish(ctx, s, sp.c, id)
 			run := objectAt(final, "run")
+			s.Step("WF-020")
 			Expect(run["status"]).To(Equal("failed"), "WF-020: nothing finished and a step broke"+final.Describe())
 			nodes := wfNodes(final, run)
 			Expect(nodes[root.id]["status"]).To(Equal("failed"), final.Describe())
+			s.Step("WF-022", "WF-023")
 			for _, n := range t.nodes {
 				if slices.Contains(n.deps, root.id) {
 					Expect(nodes[n.id]["status"]).To(Equal("skipped"), "WF-022: a node whose input failed reads skipped"+final.Describe())
@@ -354,6 +373,7 @@ func workflowRunSpecs(f *framework.Framework) {
 				}
 			}
 			Expect(wfInt(objectAt(final, "run.credits")["credits_charged"])).To(BeZero(), "WF-023: nothing finished, nothing charged"+final.Describe())
+			s.Step("EVT-005", "EVT-031")
 			wfAwaitRunEvent(ctx, s, h, "workflow_run.failed", id, "failed")
 		})
 
@@ -381,6 +401,7 @@ func workflowRunSpecs(f *framework.Framework) {
 				}
 			}
 			Expect(wfInt(objectAt(final, "run.credits")["credits_charged"])).To(BeZero(), final.Describe())
+			s.Step("EVT-005", "EVT-031")
 			wfAwaitRunEvent(ctx, s, h, "workflow_run.failed", id, "canceled")
 		})
 
@@ -411,15 +432,18 @@ func workflowRunSpecs(f *framework.Framework) {
 			sp.c.Get(ctx, "/workflow-runs/"+mine+"/wait", framework.Invalid()).ExpectError(http.StatusNotFound, "not_found")
 		})
 
-		f.Rule("WF-029").It("GET /workflow-runs lists runs without nodes, filters on status and workflow_id and refuses an invalid status", func(ctx context.Context, s *framework.Spec) {
+		f.Rule("WF-029", "CORE-013").It("GET /workflow-runs lists runs without nodes or links, filters on status and workflow_id and refuses an invalid status", func(ctx context.Context, s *framework.Spec) {
 			c := s.Client()
+			s.Step("WF-029")
 			r := c.Get(ctx, "/workflow-runs").ExpectOK(http.StatusOK)
 			Expect(r.Field("ok")).To(Equal(true), r.Describe())
 			Expect(r.Doc()).To(HaveKey("next_cursor"), r.Describe())
 			for i, v := range r.Array("runs") {
 				row := asObject(r, v, fmt.Sprintf("runs[%d]", i))
 				Expect(row).NotTo(HaveKey("nodes"), "a list row carries no nodes"+r.Describe())
+				s.Step("CORE-013")
 				noLinks(row, fmt.Sprintf("runs[%d]", i))
+				s.Step("WF-029")
 			}
 			for _, st := range []string{"completed", "failed", "queued"} {
 				f := c.Get(ctx, "/workflow-runs", framework.Query("status", st)).ExpectOK(http.StatusOK)

@@ -54,9 +54,10 @@ func RowOf(v View) Row {
 // List answers one page of GET /generations for workspaceID: only
 // deliverables (purpose deliverable or null), filtered, newest first by
 // created_at (ties: later submits first), or oldest first by updated_at
-// with UpdatedSince. cursor is the previous page's next cursor; an
-// unreadable one, or one naming no row of the current order, restarts from
-// the first page. next is "" on the last page.
+// with UpdatedSince. cursor is the previous page's next cursor: it carries
+// the last row's sort key, and the page goes on after that place even when
+// the row has moved since (updated during the walk); an unreadable one
+// restarts from the first page. next is "" on the last page.
 func (s *Store) List(workspaceID string, f Filter, cur string, limit int) (rows []Row, next string) {
 	s.mu.Lock()
 	var gs []*generation
@@ -87,13 +88,37 @@ func (s *Store) List(workspaceID string, f Filter, cur string, limit int) (rows 
 			return gs[i].seq > gs[j].seq
 		})
 	}
+	// key is a row's place in this order: the time the list orders by and the submit sequence.
+	key := func(g *generation) paging.Key {
+		if f.UpdatedSince != nil {
+			return paging.Key{ID: g.id, At: g.updatedAt, Seq: g.seq}
+		}
+		return paging.Key{ID: g.id, At: g.createdAt, Seq: g.seq}
+	}
+	// follows reports whether a row with key k comes after the cursor's row c in this order.
+	follows := func(k, c paging.Key) bool {
+		if f.UpdatedSince != nil {
+			return k.At.After(c.At) || (k.At.Equal(c.At) && k.Seq > c.Seq)
+		}
+		return k.At.Before(c.At) || (k.At.Equal(c.At) && k.Seq < c.Seq)
+	}
 	views := make([]View, len(gs))
+	keys := make([]paging.Key, len(gs))
 	for i, g := range gs {
-		views[i] = s.viewLocked(g)
+		views[i], keys[i] = s.viewLocked(g), key(g)
 	}
 	s.mu.Unlock()
 	start := 0
-	if id := paging.Decode(cur); id != "" {
+	if c, ok := paging.DecodeKey(cur); ok {
+		// The cursor's row keeps its place even when it moved since (updated during the walk).
+		start = len(keys)
+		for i, k := range keys {
+			if follows(k, c) {
+				start = i
+				break
+			}
+		}
+	} else if id := paging.Decode(cur); id != "" {
 		for i, v := range views {
 			if v.GenerationID == id {
 				start = i + 1
@@ -110,7 +135,7 @@ func (s *Store) List(workspaceID string, f Filter, cur string, limit int) (rows 
 		rows = append(rows, RowOf(v))
 	}
 	if end < len(views) && len(rows) > 0 {
-		next = paging.Encode(rows[len(rows)-1].GenerationID)
+		next = paging.EncodeKey(keys[end-1])
 	}
 	return rows, next
 }
