@@ -51,6 +51,9 @@ import (
 	"github.com/mediaspec/mediaspec/spec"
 )
 
+// MaxKeySets is the most key sets the start state may hold (Config.KeySets).
+const MaxKeySets = 64
+
 // DefaultBalance is the default workspace's starting balance.
 const DefaultBalance int64 = 10000
 
@@ -75,6 +78,12 @@ type Config struct {
 	// Balance is the default workspace's starting balance (default 10000;
 	// negative means 0).
 	Balance int64
+	// KeySets is how many key sets the start state holds (default 1): each is a
+	// workspace with a read+generate key and a read-only key, plus a second
+	// workspace with its own key, as the printed keys are. The first set is the
+	// printed keys; every set is listed in StartInfo.KeySets, so a keys-only
+	// run split over processes (mediaspec check --procs) gives each its own.
+	KeySets int
 	// ValidateResponses checks every /api/v1 answer against the REST
 	// description (OpenAPIJSON) and logs each violation at error level.
 	ValidateResponses bool
@@ -121,7 +130,22 @@ type StartInfo struct {
 	// or jq.
 	Seed      uint64  `json:"seed,string"`
 	TimeScale float64 `json:"time_scale"`
+	// KeySets are every key set of the start state (Config.KeySets), the printed keys first; listed
+	// only when there are several.
+	KeySets []KeySet `json:"key_sets,omitempty"`
 }
+
+// KeySet is one set of keys of the start state: a read+generate key and a read-only key of one
+// workspace and a read+generate key of a second workspace, the three keys of mediaspec check
+// (--key, --read-key, --other-key; --key-set takes them comma-separated).
+type KeySet struct {
+	GenerateKey string `json:"generate_key"`
+	ReadKey     string `json:"read_key"`
+	OtherKey    string `json:"other_key"`
+}
+
+// String is the set as mediaspec check --key-set takes it: KEY,READ_KEY,OTHER_KEY.
+func (k KeySet) String() string { return k.GenerateKey + "," + k.ReadKey + "," + k.OtherKey }
 
 // Format writes the start banner, one "name: value" per line.
 func (i StartInfo) Format(w io.Writer) error {
@@ -134,6 +158,11 @@ func (i StartInfo) Format(w io.Writer) error {
 		"workspace:      " + i.DefaultWorkspaceID,
 		fmt.Sprintf("seed:           %d", i.Seed),
 		fmt.Sprintf("time scale:     %g", i.TimeScale),
+	}
+	for n, set := range i.KeySets {
+		if n > 0 {
+			lines = append(lines, fmt.Sprintf("key set %-7s %s", fmt.Sprintf("%d:", n+1), set))
+		}
 	}
 	if i.ControlURL != "" {
 		lines = append(lines, "control url:    "+i.ControlURL, "control token:  "+i.ControlToken)
@@ -202,7 +231,8 @@ type bootState struct {
 	workspaceID string
 	generateKey string
 	readKey     string
-	otherKey    string // a read+generate key of a second workspace
+	otherKey    string   // a read+generate key of a second workspace
+	keySets     []KeySet // every key set, the keys above first
 }
 
 // New builds a server and its start state. It does not listen.
@@ -212,6 +242,9 @@ func New(cfg Config) (*Server, error) {
 	}
 	if cfg.TimeScale == 0 {
 		cfg.TimeScale = 1
+	}
+	if cfg.KeySets < 0 || cfg.KeySets > MaxKeySets {
+		return nil, fmt.Errorf("mock: %d key sets: want 1 to %d", cfg.KeySets, MaxKeySets)
 	}
 	if cfg.Balance == 0 {
 		cfg.Balance = DefaultBalance
@@ -386,27 +419,40 @@ func New(cfg Config) (*Server, error) {
 	return s, nil
 }
 
-// boot (re)builds the start state from the seed.
+// boot (re)builds the start state from the seed: the default workspace and its keys, then the
+// further key sets (Config.KeySets), each made the same way after them.
 func (s *Server) boot() {
 	s.IDs.Reseed(s.seed)
 	s.Registry.Reset()
 	s.Limiter.Reset()
-	ws := s.Registry.Create(workspace.CreateParams{Name: "Default workspace", Plan: workspace.PlanPro, Balance: s.cfg.Balance})
-	_, gen, err := s.Registry.CreateKey(ws, workspace.KeyParams{Name: "generate key", Scopes: []workspace.Scope{workspace.ScopeRead, workspace.ScopeGenerate}})
-	if err != nil {
-		panic("mock: default generate key: " + err.Error()) // fixed valid params: cannot fail
-	}
-	_, read, err := s.Registry.CreateKey(ws, workspace.KeyParams{Name: "read key", Scopes: []workspace.Scope{workspace.ScopeRead}})
-	if err != nil {
-		panic("mock: default read key: " + err.Error())
-	}
-	other := s.Registry.Create(workspace.CreateParams{Name: "Other workspace", Plan: workspace.PlanPro, Balance: s.cfg.Balance})
-	_, otherKey, err := s.Registry.CreateKey(other, workspace.KeyParams{Name: "other key", Scopes: []workspace.Scope{workspace.ScopeRead, workspace.ScopeGenerate}})
-	if err != nil {
-		panic("mock: second workspace key: " + err.Error())
+	n := max(s.cfg.KeySets, 1)
+	var st bootState
+	for i := range n {
+		name := ""
+		if i > 0 {
+			name = fmt.Sprintf(" %d", i+1)
+		}
+		ws := s.Registry.Create(workspace.CreateParams{Name: "Default workspace" + name, Plan: workspace.PlanPro, Balance: s.cfg.Balance})
+		_, gen, err := s.Registry.CreateKey(ws, workspace.KeyParams{Name: "generate key" + name, Scopes: []workspace.Scope{workspace.ScopeRead, workspace.ScopeGenerate}})
+		if err != nil {
+			panic("mock: default generate key: " + err.Error()) // fixed valid params: cannot fail
+		}
+		_, read, err := s.Registry.CreateKey(ws, workspace.KeyParams{Name: "read key" + name, Scopes: []workspace.Scope{workspace.ScopeRead}})
+		if err != nil {
+			panic("mock: default read key: " + err.Error())
+		}
+		other := s.Registry.Create(workspace.CreateParams{Name: "Other workspace" + name, Plan: workspace.PlanPro, Balance: s.cfg.Balance})
+		_, otherKey, err := s.Registry.CreateKey(other, workspace.KeyParams{Name: "other key" + name, Scopes: []workspace.Scope{workspace.ScopeRead, workspace.ScopeGenerate}})
+		if err != nil {
+			panic("mock: second workspace key: " + err.Error())
+		}
+		if i == 0 {
+			st = bootState{workspaceID: ws.ID(), generateKey: gen, readKey: read, otherKey: otherKey}
+		}
+		st.keySets = append(st.keySets, KeySet{GenerateKey: gen, ReadKey: read, OtherKey: otherKey})
 	}
 	s.mu.Lock()
-	s.start = bootState{workspaceID: ws.ID(), generateKey: gen, readKey: read, otherKey: otherKey}
+	s.start = st
 	s.mu.Unlock()
 }
 
@@ -483,6 +529,9 @@ func (s *Server) Info() StartInfo {
 		BaseURL: base + api.BasePath, GenerateKey: s.start.generateKey, ReadKey: s.start.readKey, OtherKey: s.start.otherKey,
 		Balance: s.cfg.Balance, DefaultWorkspaceID: s.start.workspaceID, Seed: s.seed,
 		TimeScale: s.Clock.Scale(),
+	}
+	if len(s.start.keySets) > 1 {
+		i.KeySets = append([]KeySet(nil), s.start.keySets...)
 	}
 	if !s.cfg.NoControl {
 		i.ControlURL = base + control.BasePath

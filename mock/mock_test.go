@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -490,7 +491,7 @@ func TestResetRestoresStartState(t *testing.T) {
 	e.s.OnReset(func() { hooked++ })
 	r := e.control("POST", "/reset", "", 200)
 	after := e.s.Info()
-	if after != before {
+	if !reflect.DeepEqual(after, before) {
 		t.Fatalf("start info changed:\n%+v\n%+v", before, after)
 	}
 	if r["default_workspace_id"] != before.DefaultWorkspaceID || hooked != 1 {
@@ -526,7 +527,7 @@ func TestResetClearsBuckets(t *testing.T) {
 
 func TestDeterminism(t *testing.T) {
 	a, b := newEnv(t), newEnv(t)
-	if a.s.Info() != b.s.Info() {
+	if !reflect.DeepEqual(a.s.Info(), b.s.Info()) {
 		t.Fatalf("same seed, different start:\n%+v\n%+v", a.s.Info(), b.s.Info())
 	}
 	for _, e := range []*env{a, b} {
@@ -636,5 +637,46 @@ func BenchmarkAuth(b *testing.B) {
 		if rec.Code != 200 {
 			b.Fatalf("status %d", rec.Code)
 		}
+	}
+}
+
+// TestKeySets: extra key sets each hold their own two workspaces; the first set is the printed
+// keys, unchanged by the extra sets (same seed, same keys).
+func TestKeySets(t *testing.T) {
+	one := newEnv(t).s.Info()
+	if one.KeySets != nil {
+		t.Fatalf("one key set lists key_sets: %+v", one.KeySets)
+	}
+	e := newEnv(t, func(c *Config) { c.KeySets = 3 })
+	info := e.s.Info()
+	if len(info.KeySets) != 3 {
+		t.Fatalf("key sets: %+v", info.KeySets)
+	}
+	first := info.KeySets[0]
+	if first.GenerateKey != info.GenerateKey || first.ReadKey != info.ReadKey || first.OtherKey != info.OtherKey || first.GenerateKey != one.GenerateKey {
+		t.Fatalf("the first key set is not the printed keys: %+v vs %+v", first, info)
+	}
+	seen := map[string]bool{}
+	workspaces := map[string]bool{}
+	for i, set := range info.KeySets {
+		for _, k := range []string{set.GenerateKey, set.ReadKey, set.OtherKey} {
+			if k == "" || seen[k] {
+				t.Fatalf("set %d: key empty or repeated", i+1)
+			}
+			seen[k] = true
+		}
+		for _, k := range []string{set.GenerateKey, set.ReadKey, set.OtherKey} {
+			ws, _, _, err := e.s.Registry.Authenticate(k)
+			if err != nil {
+				t.Fatalf("set %d: %v", i+1, err)
+			}
+			workspaces[ws.ID()] = true
+		}
+	}
+	if len(workspaces) != 6 {
+		t.Fatalf("3 key sets should span 6 workspaces, got %v", workspaces)
+	}
+	if _, err := New(Config{KeySets: MaxKeySets + 1}); err == nil {
+		t.Fatal("too many key sets accepted")
 	}
 }

@@ -30,6 +30,7 @@ func runMock(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	fs.StringVar(&cfg.ControlToken, "control-token", "", "token for the control API (default: random, printed) [$MEDIASPEC_MOCK_CONTROL_TOKEN]")
 	fs.BoolVar(&cfg.NoControl, "no-control", false, "turn the control API off [$MEDIASPEC_MOCK_NO_CONTROL]")
 	fs.Int64Var(&cfg.Balance, "balance", mock.DefaultBalance, "starting balance of the default workspace, in credits [$MEDIASPEC_MOCK_BALANCE]")
+	fs.IntVar(&cfg.KeySets, "key-sets", 1, "key sets in the start state, each a workspace with a generate and a read key plus a second workspace with its key; listed as key_sets (check --procs N takes N) [$MEDIASPEC_MOCK_KEY_SETS]")
 	fs.BoolVar(&cfg.AllowLoopbackFetch, "allow-loopback-fetch", false, "let POST /uploads/from-url fetch from 127.0.0.0/8, ::1 and localhost (nothing else private) [$MEDIASPEC_MOCK_ALLOW_LOOPBACK_FETCH]")
 	fs.BoolVar(&cfg.AllowLoopbackWebhooks, "allow-loopback-webhooks", false, "also admit webhook URLs on http(s)://127.0.0.1:* and http(s)://localhost:* (nothing else private) [$MEDIASPEC_MOCK_ALLOW_LOOPBACK_WEBHOOKS]")
 	fs.BoolVar(&cfg.ValidateResponses, "validate-responses", false, "check every answer against the REST description and log violations [$MEDIASPEC_MOCK_VALIDATE_RESPONSES]")
