@@ -64,7 +64,20 @@ type Config struct {
 	// for: a spec that cannot find one (Spec.Lacks) fails instead of skipping. The embedded run and
 	// the in-process harness set it; --reference sets it for the mock binary run out of process.
 	Reference bool `yaml:"reference" env:"MEDIASPEC_REFERENCE"`
+	// Procs is how many processes run the specs at once (mediaspec check --procs; default 1). Each
+	// runs a share of the spec tree with keys of its own: a key set each (KeySetList, KeysFile), or
+	// workspaces it makes through the control API.
+	Procs int `yaml:"procs" env:"MEDIASPEC_PROCS"`
+	// KeySetList are further key sets (KEY,READ_KEY,OTHER_KEY) for a run split over processes
+	// (Config.KeySets lists them all).
+	KeySetList KeySetList `yaml:"key_sets" env:"MEDIASPEC_KEY_SETS"`
+	// KeysFile names a file with a key set per line (KEY,READ_KEY,OTHER_KEY or the three separated
+	// by spaces; # starts a comment line).
+	KeysFile string `yaml:"keys_file" env:"MEDIASPEC_KEYS_FILE"`
 }
+
+// MaxProcs is the most processes a run may use (Config.Procs).
+const MaxProcs = 32
 
 // Flags is the handle RegisterFlags returns; pass it to Load after the FlagSet is parsed.
 type Flags struct {
@@ -81,7 +94,7 @@ var flagNames = map[string]string{
 	"LabelFilter": "label-filter", "JSONReport": "json-report", "JUnitReport": "junit-report",
 	"HTMLReport": "html-report", "TimeScale": "time-scale", "Slow": "slow",
 	"Randomize": "randomize", "Seed": "seed", "RetiredCapabilityID": "retired-capability-id",
-	"Reference": "reference",
+	"Reference": "reference", "Procs": "procs", "KeySetList": "key-set", "KeysFile": "keys-file",
 }
 
 // RegisterFlags defines the suite's flags on fs (--config plus one per Config field) and returns
@@ -108,6 +121,9 @@ func RegisterFlags(fs *flag.FlagSet) *Flags {
 	fs.BoolVar(&v.Randomize, "randomize", false, "randomize the order of all specs")
 	fs.Int64Var(&v.Seed, "seed", 0, "random seed for the spec order (0: from the clock)")
 	fs.StringVar(&v.RetiredCapabilityID, "retired-capability-id", "", "a capability id the target has retired (not listed, so not discoverable); empty skips the specs that need one")
+	fs.IntVar(&v.Procs, "procs", 1, "run the specs in N processes at once, each with keys of its own (a key set each, or workspaces it makes through the control API)")
+	fs.Var(&v.KeySetList, "key-set", "KEY,READ_KEY,OTHER_KEY: one more key set for --procs (repeat it; --key, --read-key and --other-key are the first set)")
+	fs.StringVar(&v.KeysFile, "keys-file", "", "file of key sets for --procs, one KEY,READ_KEY,OTHER_KEY per line")
 	fs.BoolVar(&v.Reference, "reference", false, "the target is mediaspec's own mock: a state the suite needs and cannot find fails the spec instead of skipping it")
 	return f
 }
@@ -120,7 +136,7 @@ func Load(flags *Flags, getenv func(string) string) (Config, error) {
 	if getenv == nil {
 		getenv = os.Getenv
 	}
-	cfg := Config{TimeScale: 1}
+	cfg := Config{TimeScale: 1, Procs: 1}
 	file := getenv("MEDIASPEC_CONFIG")
 	if flags != nil && flags.configFile != "" {
 		file = flags.configFile
@@ -148,6 +164,9 @@ func Load(flags *Flags, getenv func(string) string) (Config, error) {
 			}
 		}
 	}
+	if err := cfg.loadKeysFile(); err != nil {
+		return Config{}, err
+	}
 	return cfg, nil
 }
 
@@ -171,6 +190,12 @@ func applyEnv(cfg *Config, getenv func(string) string) error {
 			continue
 		}
 		f := v.Field(i)
+		if fv, ok := f.Addr().Interface().(flag.Value); ok {
+			if err := fv.Set(raw); err != nil {
+				return fmt.Errorf("conformance: %s: %v", name, err)
+			}
+			continue
+		}
 		switch f.Kind() {
 		case reflect.String:
 			f.SetString(raw)
@@ -213,6 +238,9 @@ func (c Config) Validate() error {
 		if c.ControlToken == "" {
 			return errors.New("conformance: a control URL needs a control token: give --control-token or MEDIASPEC_CONTROL_TOKEN")
 		}
+	}
+	if c.Procs < 0 || c.Procs > MaxProcs {
+		return fmt.Errorf("conformance: --procs %d: want 1 to %d", c.Procs, MaxProcs)
 	}
 	if c.Key == "" && c.ControlURL == "" {
 		return errors.New("conformance: no API key and no control API: give --key (MEDIASPEC_KEY) or --control-url and --control-token so the suite can make its own workspace")

@@ -80,6 +80,18 @@ type Budget struct {
 	mu    sync.Mutex // guards spent
 	limit int
 	spent int
+	// take and give, when set (Share), reserve and return credits of a budget another process
+	// keeps: the processes of a split run share the run's one budget.
+	take func(n int) error
+	give func(n int)
+}
+
+// Share makes b reserve and return credits through take and give (the budget of the parent of a
+// split run) instead of its own limit; Spent still counts what b took.
+func (b *Budget) Share(take func(n int) error, give func(n int)) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.take, b.give = take, give
 }
 
 // NewBudget returns a Budget that allows limit credits in total.
@@ -93,6 +105,13 @@ func (b *Budget) Take(n int) error {
 	if n < 0 {
 		return fmt.Errorf("cannot spend %d credits", n)
 	}
+	if b.take != nil {
+		if err := b.take(n); err != nil {
+			return err
+		}
+		b.spent += n
+		return nil
+	}
 	if b.spent+n > b.limit {
 		return fmt.Errorf("disabled: spending %d credits would exceed the credit budget (%d of %d left; raise --budget)", n, b.limit-b.spent, b.limit)
 	}
@@ -104,6 +123,9 @@ func (b *Budget) Take(n int) error {
 func (b *Budget) Give(n int) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if b.give != nil {
+		b.give(min(n, b.spent))
+	}
 	b.spent -= n
 	if b.spent < 0 {
 		b.spent = 0

@@ -278,15 +278,21 @@ func BuildResults(cat *spec.Catalogue, r types.Report) Results {
 		Specs:         specs,
 		Rules:         Verdicts(cat, specs),
 	}
-	for _, s := range specs {
-		res.SpecCounts.add(s.State)
-	}
-	for _, v := range res.Rules {
-		res.RuleCounts.add(v.Verdict)
-	}
+	res.SpecCounts, res.RuleCounts = Count(specs, res.Rules)
 	res.Succeeded = r.SuiteSucceeded && res.SpecCounts.Failed == 0 && len(suiteFailures) == 0 &&
 		res.SpecCounts.Passed+res.SpecCounts.Failed > 0
 	return res
+}
+
+// Count tallies spec outcomes and rule verdicts.
+func Count(specs []SpecResult, rules []RuleVerdict) (spec, rule Counts) {
+	for _, s := range specs {
+		spec.add(s.State)
+	}
+	for _, v := range rules {
+		rule.add(v.Verdict)
+	}
+	return spec, rule
 }
 
 func (c *Counts) add(state string) {
