@@ -23,26 +23,53 @@ const heartbeat = 10 * time.Second
 type console struct {
 	w       io.Writer
 	verbose bool
-	match   func([]string) bool
 	total   map[string]int // selected specs per area
 	started time.Time
 
-	mu        sync.Mutex // guards the rest
-	done      map[string]*areaTally
-	current   string    // the running spec's area
-	specText  string    // and text
-	specStart time.Time // and start
-	lastLine  time.Time
-	stop      chan struct{}
-	stopped   bool
+	mu       sync.Mutex // guards the rest
+	done     map[string]*areaTally
+	running  map[int]specEvent // per process (0 without --procs): the spec it runs now
+	lastLine time.Time
+	stop     chan struct{}
+	stopped  bool
+}
+
+// specEvent is one spec starting or ending, as the console needs it; a process of a split run
+// (check --procs) sends it to the parent as a line of JSON.
+type specEvent struct {
+	Proc     int           `json:"proc"`
+	Area     string        `json:"area"`
+	Text     string        `json:"text"`
+	Leaf     string        `json:"leaf"`
+	Rules    []string      `json:"rules,omitempty"`
+	State    string        `json:"state,omitempty"` // ok, FAIL, skip, stop (ended specs)
+	RunTime  time.Duration `json:"run_time_ns,omitempty"`
+	Started  time.Time     `json:"-"`
+	Selected bool          `json:"-"`
+}
+
+// eventOf is a Ginkgo spec report as a specEvent.
+func eventOf(r types.SpecReport) specEvent {
+	state := "ok  "
+	switch {
+	case r.State.Is(types.SpecStateInterrupted):
+		state = "stop"
+	case r.State.Is(types.SpecStateFailureStates):
+		state = "FAIL"
+	case r.State.Is(types.SpecStatePassed):
+	default:
+		state = "skip"
+	}
+	return specEvent{Area: framework.AreaOf(r.LeafNodeLocation.FileName), Text: r.FullText(), Leaf: r.LeafNodeText,
+		Rules: ruleLabels(r.Labels()), State: state, RunTime: r.RunTime}
 }
 
 type areaTally struct{ passed, failed, skipped int }
 
 func (t *areaTally) n() int { return t.passed + t.failed + t.skipped }
 
-func newConsole(w io.Writer, verbose bool, match func([]string) bool, total map[string]int) *console {
-	return &console{w: w, verbose: verbose, match: match, total: total, done: map[string]*areaTally{}, stop: make(chan struct{})}
+func newConsole(w io.Writer, verbose bool, total map[string]int) *console {
+	return &console{w: w, verbose: verbose, total: total, done: map[string]*areaTally{}, running: map[int]specEvent{}, stop: make(chan struct{})}
 }
 
 // start prints the opening line and starts the heartbeat.
@@ -64,15 +91,36 @@ func (c *console) beat() {
 			return
 		case now := <-t.C:
 			c.mu.Lock()
-			if !c.stopped && now.Sub(c.lastLine) >= heartbeat && c.current != "" {
-				a := c.done[c.current]
-				fmt.Fprintf(c.w, "  ... %s: %d of %d done, %s elapsed; running for %s: %s\n", c.current, a.n(), c.total[c.current],
-					elapsed(now.Sub(c.started)), elapsed(now.Sub(c.specStart)), framework.Clip(c.specText, 90))
+			if !c.stopped && now.Sub(c.lastLine) >= heartbeat && len(c.running) > 0 {
+				// The spec that has run longest, in whichever process.
+				var cur specEvent
+				for _, ev := range c.running {
+					if cur.Started.IsZero() || ev.Started.Before(cur.Started) {
+						cur = ev
+					}
+				}
+				a := c.tally(cur.Area)
+				procs := ""
+				if len(c.running) > 1 {
+					procs = fmt.Sprintf(" (%d processes running)", len(c.running))
+				}
+				fmt.Fprintf(c.w, "  ... %s: %d of %d done, %s elapsed%s; running for %s: %s\n", cur.Area, a.n(), c.total[cur.Area],
+					elapsed(now.Sub(c.started)), procs, elapsed(now.Sub(cur.Started)), framework.Clip(cur.Leaf, 90))
 				c.lastLine = now
 			}
 			c.mu.Unlock()
 		}
 	}
+}
+
+// tally is area's tally; c.mu is held.
+func (c *console) tally(area string) *areaTally {
+	a := c.done[area]
+	if a == nil {
+		a = &areaTally{}
+		c.done[area] = a
+	}
+	return a
 }
 
 // finish stops the heartbeat.
@@ -85,58 +133,39 @@ func (c *console) finish() {
 	}
 }
 
-// willRun notes which area runs now (for the heartbeat).
-func (c *console) willRun(r types.SpecReport) {
-	if r.LeafNodeType != types.NodeTypeIt || !c.match(r.Labels()) {
-		return
-	}
+// willRun notes which spec a process runs now (for the heartbeat).
+func (c *console) willRun(ev specEvent) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	area := framework.AreaOf(r.LeafNodeLocation.FileName)
-	c.current, c.specText, c.specStart = area, r.LeafNodeText, time.Now()
-	if c.done[area] == nil {
-		c.done[area] = &areaTally{}
-	}
+	ev.Started = time.Now()
+	c.running[ev.Proc] = ev
+	c.tally(ev.Area)
 }
 
 // didRun counts a finished spec and prints its area's line when the area is complete.
-func (c *console) didRun(r types.SpecReport) {
-	if r.LeafNodeType != types.NodeTypeIt || !c.match(r.Labels()) {
-		return
-	}
+func (c *console) didRun(ev specEvent) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	delete(c.running, ev.Proc)
 	if c.stopped {
 		return
 	}
-	area := framework.AreaOf(r.LeafNodeLocation.FileName)
-	a := c.done[area]
-	if a == nil {
-		a = &areaTally{}
-		c.done[area] = a
-	}
-	state := "ok  "
-	switch {
-	case r.State.Is(types.SpecStateInterrupted):
+	a := c.tally(ev.Area)
+	switch ev.State {
+	case "stop", "skip":
 		a.skipped++
-		state = "stop"
-	case r.State.Is(types.SpecStateFailureStates):
+	case "FAIL":
 		a.failed++
-		state = "FAIL"
-	case r.State.Is(types.SpecStatePassed):
-		a.passed++
 	default:
-		a.skipped++
-		state = "skip"
+		a.passed++
 	}
 	now := time.Now()
 	if c.verbose {
-		rules := strings.Join(ruleLabels(r.Labels()), ", ")
-		fmt.Fprintf(c.w, "  %s %s: %s (%s)\n", state, rules, framework.Clip(r.FullText(), 110), r.RunTime.Round(time.Millisecond))
+		fmt.Fprintf(c.w, "  %s %s: %s (%s)\n", ev.State, strings.Join(ev.Rules, ", "), framework.Clip(ev.Text, 110), ev.RunTime.Round(time.Millisecond))
 		c.lastLine = now
 	}
-	if a.n() == c.total[area] {
-		fmt.Fprintf(c.w, "%-14s %3d specs: %s  (%s elapsed)\n", area, a.n(), tally(a.passed, a.failed, a.skipped), elapsed(now.Sub(c.started)))
+	if a.n() == c.total[ev.Area] {
+		fmt.Fprintf(c.w, "%-14s %3d specs: %s  (%s elapsed)\n", ev.Area, a.n(), tally(a.passed, a.failed, a.skipped), elapsed(now.Sub(c.started)))
 		c.lastLine = now
 	}
 }

@@ -26,7 +26,7 @@ func TestConsoleGroupsFailuresByCause(t *testing.T) {
 		framework.SpecResult{Text: "c", State: framework.Skipped, Reason: framework.NotSelected})
 	res := framework.Results{Specs: specs, SpecCounts: framework.Counts{Failed: 30, Skipped: 3}}
 	var out bytes.Buffer
-	c := newConsole(&out, false, func([]string) bool { return true }, nil)
+	c := newConsole(&out, false, nil)
 	c.summary(res, "")
 	text := out.String()
 	if strings.Count(text, "a row carries batch_group_id") != 1 {

@@ -14,6 +14,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
+	"regexp"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -77,11 +79,21 @@ type Suite struct {
 
 	stopAt atomic.Pointer[time.Time] // when Ctrl-C or the run's timeout stopped the run
 
+	preview  types.Report   // the dry run of NewSuite: every spec, in tree order
 	perArea  map[string]int // specs the label filter selects, per area
 	selected int            // and in all
+	match    func([]string) bool
+	shard    map[string]bool // with --procs, a process's share (full texts); nil: every spec
+	focus    string          // and the focus expression that selects it
 
-	info    framework.RunInfo // the reports' header (RunWith)
-	console *console          // nil under go test
+	info     framework.RunInfo // the reports' header (RunWith)
+	progress progress          // the console, or a process's events to its parent; nil under go test
+}
+
+// progress hears of each selected spec as it starts and ends.
+type progress interface {
+	willRun(specEvent)
+	didRun(specEvent)
 }
 
 // NewSuite loads the documents, builds the framework and registers the suite nodes and every spec.
@@ -104,19 +116,41 @@ func NewSuite(ctx context.Context, cfg Config) (*Suite, error) {
 	// nodes but drops top-level setup and report nodes, so those are registered after it.
 	sc, rc := ginkgo.GinkgoConfiguration()
 	sc, rc = s.Configure(ctx, sc, rc)
-	s.perArea, s.selected = selection(ginkgo.PreviewSpecs(SuiteName, sc, rc))
+	s.preview = ginkgo.PreviewSpecs(SuiteName, sc, rc)
+	s.match, _ = types.ParseLabelFilter(cfg.LabelFilter)
+	s.perArea, s.selected = s.selection()
 	f.RegisterSuiteNodes(s.onReport)
 	ginkgo.ReportBeforeEach(func(r types.SpecReport) {
-		if s.console != nil {
-			s.console.willRun(r)
+		if s.progress != nil && s.counted(r) {
+			s.progress.willRun(eventOf(r))
 		}
 	})
 	ginkgo.ReportAfterEach(func(r types.SpecReport) {
-		if s.console != nil {
-			s.console.didRun(r)
+		if s.progress != nil && s.counted(r) {
+			s.progress.didRun(eventOf(r))
 		}
 	})
 	return s, nil
+}
+
+// counted reports a spec the run selects: an It the label filter selects, in this process's share.
+func (s *Suite) counted(r types.SpecReport) bool {
+	return r.LeafNodeType == types.NodeTypeIt && s.match(r.Labels()) && (s.shard == nil || s.shard[r.FullText()])
+}
+
+// restrict makes the suite run only the specs whose full texts are in texts (a process's share of
+// a split run), through a Ginkgo focus expression that matches exactly those texts.
+func (s *Suite) restrict(texts []string) {
+	s.shard = map[string]bool{}
+	quoted := make([]string, 0, len(texts))
+	for _, t := range texts {
+		if !s.shard[t] {
+			s.shard[t] = true
+			quoted = append(quoted, regexp.QuoteMeta(SuiteName+" "+t))
+		}
+	}
+	s.focus = "^(?:" + strings.Join(quoted, "|") + ")$"
+	s.perArea, s.selected = s.selection()
 }
 
 // Framework returns the suite's framework.
@@ -136,6 +170,9 @@ func (s *Suite) Configure(ctx context.Context, sc types.SuiteConfig, rc types.Re
 	}
 	if d, ok := ctx.Deadline(); ok {
 		sc.Timeout = time.Until(d)
+	}
+	if s.focus != "" {
+		sc.FocusStrings = append(sc.FocusStrings, s.focus)
 	}
 	return sc, rc
 }
@@ -157,20 +194,26 @@ func (s *Suite) onReport(r types.Report) {
 	if len(r.SpecialSuiteFailureReasons) > 0 {
 		res.Run.Cancelled = strings.Join(r.SpecialSuiteFailureReasons, "; ")
 	}
-	var errs []error
-	if p := s.cfg.JUnitReport; p != "" {
-		errs = append(errs, writeFile(p, func(w io.Writer) error { return framework.WriteJUnit(w, res) }))
-	}
-	if p := s.cfg.JSONReport; p != "" {
-		errs = append(errs, writeFile(p, func(w io.Writer) error { return framework.WriteJSON(w, res) }))
-	}
-	if p := s.cfg.HTMLReport; p != "" {
-		errs = append(errs, writeFile(p, func(w io.Writer) error { return framework.WriteHTML(w, res) }))
-	}
+	err := writeReports(s.cfg, res)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.results = &res
-	s.repErr = errors.Join(errs...)
+	s.repErr = err
+}
+
+// writeReports writes the reports cfg asks for (JUnit, JSON, HTML).
+func writeReports(cfg Config, res framework.Results) error {
+	var errs []error
+	if p := cfg.JUnitReport; p != "" {
+		errs = append(errs, writeFile(p, func(w io.Writer) error { return framework.WriteJUnit(w, res) }))
+	}
+	if p := cfg.JSONReport; p != "" {
+		errs = append(errs, writeFile(p, func(w io.Writer) error { return framework.WriteJSON(w, res) }))
+	}
+	if p := cfg.HTMLReport; p != "" {
+		errs = append(errs, writeFile(p, func(w io.Writer) error { return framework.WriteHTML(w, res) }))
+	}
+	return errors.Join(errs...)
 }
 
 func writeFile(path string, write func(io.Writer) error) error {
@@ -195,9 +238,13 @@ func (s *Suite) Finish(w io.Writer) (Summary, error) {
 	if res == nil {
 		return Summary{}, errors.New("conformance: the suite produced no report (did RunSpecs run?)")
 	}
+	return finish(w, *res, repErr)
+}
+
+func finish(w io.Writer, res framework.Results, repErr error) (Summary, error) {
 	fmt.Fprintln(w, res.RuleLine())
 	fmt.Fprintln(w, res.SpecLine())
-	sum := Summary{Specs: res.SpecCounts, Rules: res.RuleCounts, Results: *res}
+	sum := Summary{Specs: res.SpecCounts, Rules: res.RuleCounts, Results: res}
 	if err := res.Err(); err != nil {
 		return sum, err
 	}
@@ -226,6 +273,12 @@ type Options struct {
 	// Version is the mediaspec version the reports name; Mode describes the target (e.g. "embedded
 	// mock", "out of process, control API", "keys only").
 	Version, Mode string
+	// Spawn makes the command of one process of a run split over Config.Procs processes: the
+	// process must call RunChild with the command's stdin and stdout (mediaspec check runs its own
+	// binary). Without it Config.Procs is ignored.
+	Spawn func() *exec.Cmd
+
+	child *childLink // set by RunChild: this run is one process of a split run
 }
 
 // Run runs the suite with default Options (see RunWith).
@@ -238,16 +291,24 @@ func Run(ctx context.Context, cfg Config, stdout, stderr io.Writer) (Summary, er
 // wrong. It then runs the selected specs against cfg's target, printing a line per area (per spec
 // with Verbose), keys redacted, then failures grouped by cause, skips by reason, and the rule tally
 // and the spec tally as the last two lines. Ctrl-C (SIGINT) or the Timeout stops the run; the
-// reports are written with what ran.
+// reports are written with what ran. With Config.Procs above 1 and Options.Spawn, the specs run in
+// that many processes at once (see runProcs), with the same console, reports and errors.
 // It returns an error when any spec failed, a suite node failed, no spec executed, or a report could
 // not be written. It may be called once per process.
 func RunWith(ctx context.Context, cfg Config, opts Options, stdout, stderr io.Writer) (Summary, error) {
 	if err := framework.CheckLocal(cfg); err != nil {
 		return Summary{}, err
 	}
+	if cfg.Procs > 1 && opts.Spawn != nil && opts.child == nil {
+		return runProcs(ctx, cfg, opts, stdout, stderr)
+	}
 	s, err := NewSuite(ctx, cfg)
 	if err != nil {
 		return Summary{}, err
+	}
+	if opts.child != nil {
+		s.restrict(opts.child.setup.Specs)
+		s.f.Budget().Share(opts.child.take, opts.child.give)
 	}
 	if opts.RequestTimeout == 0 {
 		opts.RequestTimeout = framework.DefaultRequestTimeout
@@ -263,55 +324,90 @@ func RunWith(ctx context.Context, cfg Config, opts Options, stdout, stderr io.Wr
 	sc.FailFast = opts.FailFast
 	rc.Succinct, rc.NoColor = true, true
 	total, selected := s.perArea, s.selected
-	if selected == 0 {
+	if selected == 0 && opts.child == nil {
 		return Summary{}, framework.NothingSelected(cfg.LabelFilter)
 	}
 	if err := s.f.Preflight(ctx); err != nil {
 		return Summary{}, err
 	}
-	s.info = framework.RunInfo{Target: red.String(s.f.Config().BaseURL), Version: opts.Version, Contract: spec.Version,
-		Started: time.Now(), Filter: cfg.LabelFilter, Mode: opts.Mode}
-	if s.info.Mode == "" {
-		s.info.Mode = "out of process, keys only"
-		if cfg.ControlURL != "" {
-			s.info.Mode = "out of process, with the control API"
+	s.info = runInfo(s.f, cfg, opts)
+	var con *console
+	if opts.child != nil {
+		// One process of a split run: its parent prints; it sends what happens and waits for the
+		// parent's go, so no process starts before every one is ready.
+		out = io.Discard
+		s.progress = opts.child
+		if err := opts.child.ready(ctx); err != nil {
+			return Summary{}, err
 		}
+		s.info.Started = time.Now()
+	} else {
+		con = newConsole(out, opts.Verbose, total)
+		s.progress = con
 	}
-	match, _ := types.ParseLabelFilter(cfg.LabelFilter)
-	con := newConsole(out, opts.Verbose, match, total)
-	s.console = con
 	// Ginkgo's own console (progress, interrupt reports with goroutine stacks) is not shown: the
 	// console above says what a person needs, the reports hold the rest.
 	prevOut, prevErr := formatter.ColorableStdOut, formatter.ColorableStdErr
 	formatter.ColorableStdOut, formatter.ColorableStdErr = io.Discard, red.Writer(stderr)
 	defer func() { formatter.ColorableStdOut, formatter.ColorableStdErr = prevOut, prevErr }()
-	con.start(selected, len(total))
+	if con != nil {
+		con.start(selected, len(total))
+	}
 	t := &testingT{}
 	ran := make(chan struct{})
 	go s.watchStop(ctx, sc.Timeout, ran)
 	s.RunSpecs(t, sc, rc)
 	close(ran)
-	con.finish()
 	s.mu.Lock()
-	res := s.results
+	res, repErr := s.results, s.repErr
 	s.mu.Unlock()
-	if res != nil {
+	if res == nil {
+		if con != nil {
+			con.finish()
+		}
+		return Summary{}, errors.New("conformance: the suite produced no report (did RunSpecs run?)")
+	}
+	sum, err := conclude(out, con, cfg, *res, repErr)
+	if err == nil && t.failed.Load() {
+		err = errors.New("conformance: the suite failed")
+	}
+	return sum, err
+}
+
+// runInfo is the reports' header of a run that starts now.
+func runInfo(f *framework.Framework, cfg Config, opts Options) framework.RunInfo {
+	info := framework.RunInfo{Target: f.Redactor().String(f.Config().BaseURL), Version: opts.Version, Contract: spec.Version,
+		Started: time.Now(), Filter: cfg.LabelFilter, Mode: opts.Mode}
+	if info.Mode == "" {
+		info.Mode = "out of process, keys only"
+		if cfg.ControlURL != "" {
+			info.Mode = "out of process, with the control API"
+		}
+	}
+	if cfg.Procs > 1 {
+		info.Mode += fmt.Sprintf(", %d processes", cfg.Procs)
+	}
+	return info
+}
+
+// conclude ends the console (when there is one) with failures by cause, skips by reason and the two
+// tallies, and returns the run's outcome.
+func conclude(out io.Writer, con *console, cfg Config, res framework.Results, repErr error) (Summary, error) {
+	if con != nil {
+		con.finish()
 		hint := ""
 		if cfg.HTMLReport != "" {
 			hint = " (every call of each is in " + cfg.HTMLReport + ")"
 		} else if cfg.JSONReport != "" {
 			hint = " (every call of each is in " + cfg.JSONReport + ")"
 		}
-		con.summary(*res, hint)
+		con.summary(res, hint)
 		if res.Run.Cancelled != "" {
 			fmt.Fprintln(out, "stopped early: "+res.Run.Cancelled)
 		}
 	}
-	sum, err := s.Finish(out)
-	if err == nil && t.failed.Load() {
-		err = errors.New("conformance: the suite failed")
-	}
-	if res != nil && setupFailed(*res) {
+	sum, err := finish(out, res, repErr)
+	if setupFailed(res) {
 		return sum, &framework.SetupError{Msg: framework.Sentence(strings.Join(res.SuiteFailures, "; "))}
 	}
 	return sum, err
@@ -349,18 +445,23 @@ func (s *Suite) watchStop(ctx context.Context, timeout time.Duration, done <-cha
 	s.stopAt.Store(&now)
 }
 
-// selection counts the specs a preview (a dry run) selects, per area and in all.
-func selection(preview types.Report) (map[string]int, int) {
+// selection counts the specs the run selects, per area and in all.
+func (s *Suite) selection() (map[string]int, int) {
 	perArea := map[string]int{}
 	n := 0
-	for _, r := range preview.SpecReports {
-		if r.LeafNodeType != types.NodeTypeIt || r.State.Is(types.SpecStateSkipped|types.SpecStatePending) {
+	for _, r := range s.preview.SpecReports {
+		if !selectedIn(r) || (s.shard != nil && !s.shard[r.FullText()]) {
 			continue
 		}
 		perArea[framework.AreaOf(r.LeafNodeLocation.FileName)]++
 		n++
 	}
 	return perArea, n
+}
+
+// selectedIn reports an It of a dry run that the label filter selects.
+func selectedIn(r types.SpecReport) bool {
+	return r.LeafNodeType == types.NodeTypeIt && !r.State.Is(types.SpecStateSkipped|types.SpecStatePending)
 }
 
 // setupFailed reports a run whose BeforeSuite failed: no spec ran for lack of setup.

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"os/exec"
 	"time"
 
 	"github.com/mediaspec/mediaspec/conformance"
@@ -27,6 +28,14 @@ const embeddedRetiredCapability = "actor_classic"
 // the embedded mock it starts on a free loopback port with the control API on and a clock that moves
 // only when a spec advances it (so time-dependent specs run at once and bucket counts are exact).
 func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if conformance.IsChild(os.Getenv) {
+		// One process of a run split with --procs: its setup comes from the parent on stdin, its
+		// events go back on stdout, and the parent reports whatever goes wrong.
+		if err := conformance.RunChild(ctx, os.Stdin, stdout, stderr); err != nil {
+			return quietExit{code: exitCode(err)}
+		}
+		return nil
+	}
 	fs := newFlagSet("check", "[--base-url URL --key KEY ...] [--label-filter EXPR] [--html-report FILE] ...", stderr)
 	flags := conformance.RegisterFlags(fs)
 	img := registerImageFlags(fs)
@@ -77,9 +86,29 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	} else {
 		fmt.Fprintf(stdout, "checking %s\n", cfg.BaseURL)
 	}
+	if cfg.Procs > 1 {
+		exe, err := os.Executable()
+		if err != nil {
+			return fmt.Errorf("--procs: find this program to start its processes: %w", err)
+		}
+		opts.Spawn = func() *exec.Cmd {
+			cmd := exec.Command(exe, "check")
+			cmd.Env = append(os.Environ(), conformance.ChildEnv())
+			ownProcessGroup(cmd)
+			return cmd
+		}
+	}
 	_, err = conformance.RunWith(ctx, cfg, opts, stdout, stderr)
 	return err
 }
+
+// quietExit ends the process with code and prints nothing (what went wrong was said already).
+type quietExit struct{ code int }
+
+func (e quietExit) Error() string { return "" }
+
+// ExitCode is the process's exit status.
+func (e quietExit) ExitCode() int { return e.code }
 
 // startEmbeddedMock starts the mock on 127.0.0.1:0 and points cfg at it, with control access. The
 // returned stop shuts it down.

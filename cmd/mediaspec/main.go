@@ -31,8 +31,7 @@ func main() {
 	err := Run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
 	if err != nil {
-		var ue usageError
-		if !errors.As(err, &ue) || ue.msg != "" {
+		if err.Error() != "" { // a usage error without a message, or a quiet exit, was said already
 			fmt.Fprintln(os.Stderr, "mediaspec:", err)
 		}
 		os.Exit(exitCode(err))

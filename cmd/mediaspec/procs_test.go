@@ -1,0 +1,158 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/mediaspec/mediaspec/conformance"
+	"github.com/mediaspec/mediaspec/conformance/framework"
+	"github.com/mediaspec/mediaspec/mock"
+)
+
+// TestMain lets the test binary be a process of check --procs: the parent starts its own binary.
+func TestMain(m *testing.M) {
+	if conformance.IsChild(os.Getenv) {
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+		err := Run(ctx, []string{"check"}, os.Stdout, os.Stderr)
+		stop()
+		if err != nil {
+			os.Exit(exitCode(err))
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// procsHelperEnv holds the check arguments (separated by newlines) a helper process runs: Ginkgo
+// keeps one spec tree per process, so each split run here is a process of its own.
+const procsHelperEnv = "MEDIASPEC_PROCS_HELPER"
+
+func TestCheckProcsHelper(t *testing.T) {
+	raw, ok := os.LookupEnv(procsHelperEnv)
+	if !ok {
+		t.Skip("a helper of TestCheckProcs")
+	}
+	out, errOut, err := run(t, strings.Split(raw, "\n")...)
+	code := 0
+	if err != nil {
+		code = exitCode(err)
+	}
+	fmt.Printf("%s\nSTDERR:\n%s\nERROR: %v\nEXIT=%d\n", out, errOut, err, code)
+}
+
+// checkInHelper runs mediaspec check with args in a helper process and returns its console and
+// exit status.
+func checkInHelper(t *testing.T, args ...string) (string, int) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestCheckProcsHelper$")
+	cmd.Env = append(os.Environ(), procsHelperEnv+"="+strings.Join(append([]string{"check"}, args...), "\n"))
+	b, _ := cmd.CombinedOutput()
+	out := string(b)
+	m := regexp.MustCompile(`EXIT=(\d+)`).FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("the helper said no exit status:\n%s", out)
+	}
+	code := 0
+	fmt.Sscan(m[1], &code)
+	return out, code
+}
+
+// A run split over 3 processes against the embedded mock (each makes its workspaces through the
+// control API) ends like a single run: one console, one report with each spec once.
+func TestCheckProcs(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts processes")
+	}
+	report := filepath.Join(t.TempDir(), "r.json")
+	filter := "HEALTH-001 || VER-001 || AUTH-001 || AUTH-002 || LEDGER-001"
+	out, code := checkInHelper(t, "--procs", "3", "--label-filter", filter, "--json-report", report)
+	if code != 0 {
+		t.Fatalf("exit %d:\n%s", code, out)
+	}
+	if !regexp.MustCompile(`(?m)^running \d+ specs in \d+ areas$`).MatchString(out) ||
+		!regexp.MustCompile(`(?m)^[1-9]\d* passed, 0 failed, \d+ skipped$`).MatchString(out) {
+		t.Errorf("console:\n%s", out)
+	}
+	var res framework.Results
+	data, err := os.ReadFile(report)
+	if err == nil {
+		err = json.Unmarshal(data, &res)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(res.Run.Mode, "3 processes") || !res.Succeeded {
+		t.Errorf("run %+v succeeded %v", res.Run, res.Succeeded)
+	}
+	seen := map[string]bool{}
+	selected := 0
+	for _, s := range res.Specs {
+		if seen[s.Text] {
+			t.Errorf("%q is reported twice", s.Text)
+		}
+		seen[s.Text] = true
+		if s.Reason != framework.NotSelected {
+			selected++
+			if s.State != framework.Passed {
+				t.Errorf("%q: %s %s", s.Text, s.State, s.Reason)
+			}
+		}
+	}
+	if selected < 6 || res.SpecCounts.Passed != selected {
+		t.Errorf("%d selected, counts %+v", selected, res.SpecCounts)
+	}
+}
+
+// Keys only, a process needs a key set of its own: too few is a setup error before anything runs,
+// and a key set the target refuses stops every process before any spec, naming the set.
+func TestCheckProcsKeySets(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts processes")
+	}
+	srv, err := mock.New(mock.Config{Seed: 3, NoControl: true, KeySets: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.SetPublicURL("http://" + ln.Addr().String())
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ctx, ln) }()
+	t.Cleanup(func() { cancel(); <-done; srv.Close() })
+	info := srv.Info()
+	base := []string{"--base-url", info.BaseURL, "--key", info.GenerateKey, "--read-key", info.ReadKey, "--other-key", info.OtherKey, "--label-filter", "HEALTH-001 || VER-001"}
+
+	_, _, err = run(t, append([]string{"check", "--procs", "3", "--key-set", info.KeySets[1].String()}, base...)...)
+	if exitCode(err) != 2 || !strings.Contains(fmt.Sprint(err), "--procs 3 needs 3 key sets") {
+		t.Errorf("3 processes, 2 key sets: %v (exit %d)", err, exitCode(err))
+	}
+	_, _, err = run(t, append([]string{"check", "--procs", "2", "--key-set", info.KeySets[0].String()}, base...)...)
+	if exitCode(err) != 2 {
+		t.Errorf("one key set given twice counts once: %v (exit %d)", err, exitCode(err))
+	}
+
+	wrong := "sk_live_" + strings.Repeat("Z", 40) + "," + info.KeySets[1].ReadKey + "," + info.KeySets[1].OtherKey
+	out, code := checkInHelper(t, append([]string{"--procs", "2", "--key-set", wrong}, base...)...)
+	if code != 2 || !strings.Contains(out, "process 2 of 2 (key set 2)") || strings.Contains(out, "running ") {
+		t.Errorf("a refused key set: exit %d\n%s", code, out)
+	}
+	if strings.Contains(out, "ZZZZZZZZ") {
+		t.Error("the refused key is shown")
+	}
+	out, code = checkInHelper(t, append([]string{"--procs", "2", "--key-set", info.KeySets[1].String()}, base...)...)
+	if code != 0 || !regexp.MustCompile(`(?m)^[1-9]\d* passed, 0 failed`).MatchString(out) {
+		t.Errorf("two key sets, two processes: exit %d\n%s", code, out)
+	}
+}

@@ -1,0 +1,515 @@
+package conformance
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/onsi/ginkgo/v2/types"
+
+	"github.com/mediaspec/mediaspec/conformance/framework"
+	"github.com/mediaspec/mediaspec/spec"
+)
+
+// A run split over processes (mediaspec check --procs N): Ginkgo runs the specs of one process one
+// after another and one spec tree per process, so the parent starts N processes of its own binary
+// (Options.Spawn), each running a share of the spec tree (planShards) with keys of its own, and
+// merges what they report into one console, one verdict per rule and one set of reports.
+//
+// The parent and a process talk in lines of JSON: the parent writes the setup (setupMsg) on the
+// process's stdin, then "go" once every process is ready, then the answers to budget requests; the
+// process writes events (procMsg) on its stdout: ready, each spec starting and ending, budget
+// requests, and why it could not start. Keys travel only through that pipe, never on a command line.
+
+// childEnv is the environment variable that tells mediaspec check it runs as one process of a
+// split run (it then calls RunChild instead of parsing flags).
+const childEnv = "MEDIASPEC_CHECK_PROCESS"
+
+// ChildEnv is the environment variable (and its value) Options.Spawn sets on the command it makes,
+// so the command knows to call RunChild.
+func ChildEnv() string { return childEnv + "=1" }
+
+// IsChild reports whether this process was started as one process of a split run.
+func IsChild(getenv func(string) string) bool { return getenv(childEnv) == "1" }
+
+// setupMsg is the first line a process reads: what to check and which specs are its share.
+type setupMsg struct {
+	Config         Config        `json:"config"`
+	Proc           int           `json:"proc"`
+	Procs          int           `json:"procs"`
+	Specs          []string      `json:"specs"` // full texts of its share
+	RequestTimeout time.Duration `json:"request_timeout"`
+	Timeout        time.Duration `json:"timeout"`
+	FailFast       bool          `json:"fail_fast"`
+	Version        string        `json:"version"`
+	Mode           string        `json:"mode"`
+}
+
+// parentMsg is a later line a process reads: go, or the answer to a budget request.
+type parentMsg struct {
+	Go  bool   `json:"go,omitempty"`
+	ID  int    `json:"id,omitempty"`
+	Err string `json:"err,omitempty"`
+}
+
+// procMsg is a line a process writes.
+type procMsg struct {
+	Ev   string     `json:"ev"` // ready, will, did, take, give, fail
+	Spec *specEvent `json:"spec,omitempty"`
+	ID   int        `json:"id,omitempty"` // take: the request's id
+	N    int        `json:"n,omitempty"`  // take, give: credits
+	Msg  string     `json:"msg,omitempty"`
+	Code int        `json:"code,omitempty"` // fail: the exit status
+}
+
+// childLink is a process's end of the pipes to its parent.
+type childLink struct {
+	setup setupMsg
+
+	wmu sync.Mutex // guards enc
+	enc *json.Encoder
+
+	mu      sync.Mutex // guards next, waiting
+	next    int
+	waiting map[int]chan string
+	goCh    chan struct{} // closed on the parent's go
+	gone    chan struct{} // closed when the parent's pipe ends
+}
+
+func (c *childLink) send(m procMsg) {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	_ = c.enc.Encode(m)
+}
+
+// read dispatches the parent's lines until its pipe ends.
+func (c *childLink) read(sc *bufio.Scanner) {
+	defer close(c.gone)
+	started := false
+	for sc.Scan() {
+		var m parentMsg
+		if json.Unmarshal(sc.Bytes(), &m) != nil {
+			continue
+		}
+		if m.Go && !started {
+			started = true
+			close(c.goCh)
+			continue
+		}
+		c.mu.Lock()
+		ch := c.waiting[m.ID]
+		delete(c.waiting, m.ID)
+		c.mu.Unlock()
+		if ch != nil {
+			ch <- m.Err
+		}
+	}
+}
+
+// ready tells the parent this process passed its preflight and waits for its go.
+func (c *childLink) ready(ctx context.Context) error {
+	c.send(procMsg{Ev: "ready"})
+	select {
+	case <-c.goCh:
+		return nil
+	case <-c.gone:
+		return errors.New("conformance: the parent process stopped the run before it started")
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// take asks the parent for n credits of the run's budget.
+func (c *childLink) take(n int) error {
+	ch := make(chan string, 1)
+	c.mu.Lock()
+	c.next++
+	id := c.next
+	c.waiting[id] = ch
+	c.mu.Unlock()
+	c.send(procMsg{Ev: "take", ID: id, N: n})
+	select {
+	case msg := <-ch:
+		if msg != "" {
+			return errors.New(msg)
+		}
+		return nil
+	case <-c.gone:
+		return errors.New("disabled: the parent process is gone, so no credits can be spent")
+	}
+}
+
+func (c *childLink) give(n int) { c.send(procMsg{Ev: "give", N: n}) }
+
+func (c *childLink) willRun(ev specEvent) {
+	ev.Proc = c.setup.Proc
+	c.send(procMsg{Ev: "will", Spec: &ev})
+}
+
+func (c *childLink) didRun(ev specEvent) {
+	ev.Proc = c.setup.Proc
+	c.send(procMsg{Ev: "did", Spec: &ev})
+}
+
+// RunChild runs one process of a split run: it reads its setup from in, runs its share of the
+// specs, writes its events to out and its JSON report where the setup says. An error that stops it
+// before its specs run is also sent to the parent, which reports it.
+func RunChild(ctx context.Context, in io.Reader, out io.Writer, stderr io.Writer) error {
+	sc := bufio.NewScanner(in)
+	sc.Buffer(make([]byte, 64<<10), 64<<20)
+	if !sc.Scan() {
+		return errors.New("conformance: no setup from the parent process")
+	}
+	c := &childLink{enc: json.NewEncoder(out), waiting: map[int]chan string{}, goCh: make(chan struct{}), gone: make(chan struct{})}
+	if err := json.Unmarshal(sc.Bytes(), &c.setup); err != nil {
+		return fmt.Errorf("conformance: the parent's setup: %w", err)
+	}
+	go c.read(sc)
+	st := c.setup
+	opts := Options{RequestTimeout: st.RequestTimeout, Timeout: st.Timeout, FailFast: st.FailFast, Version: st.Version, Mode: st.Mode, child: c}
+	_, err := RunWith(ctx, st.Config, opts, io.Discard, stderr)
+	if err != nil {
+		select {
+		case <-c.goCh:
+		default:
+			// Stopped before its specs ran: the parent says why.
+			code := 1
+			var coded interface{ ExitCode() int }
+			if errors.As(err, &coded) {
+				code = coded.ExitCode()
+			}
+			c.send(procMsg{Ev: "fail", Msg: err.Error(), Code: code})
+		}
+	}
+	return err
+}
+
+// proc is the parent's handle on one process.
+type proc struct {
+	cmd    *exec.Cmd
+	report string         // where it writes its JSON report
+	in     io.WriteCloser // its stdin
+	wmu    sync.Mutex     // guards in
+	err    error          // how it ended
+	sigint bool           // it was told to stop
+}
+
+func (p *proc) tell(m parentMsg) {
+	p.wmu.Lock()
+	defer p.wmu.Unlock()
+	b, _ := json.Marshal(m)
+	_, _ = p.in.Write(append(b, '\n'))
+}
+
+// procEvent is a line from process n, or its end (msg nil).
+type procEvent struct {
+	n   int
+	msg *procMsg
+}
+
+// stopGrace is how long the processes of a stopped run (Ctrl-C, --timeout) get to write their
+// reports before they are killed.
+const stopGrace = 30 * time.Second
+
+// runProcs runs the suite split over cfg.Procs processes (see RunWith).
+func runProcs(ctx context.Context, cfg Config, opts Options, stdout, stderr io.Writer) (Summary, error) {
+	sets, err := cfg.ShardKeySets(cfg.Procs)
+	if err != nil {
+		return Summary{}, err
+	}
+	if l := cfg.ReceiverListen; l != "" && l != "off" && !strings.HasSuffix(l, ":0") {
+		return Summary{}, &framework.SetupError{Msg: fmt.Sprintf("--receiver-listen %s is one address and --procs %d starts a receiver per process: leave it unset (each takes a free port) or end it in :0", l, cfg.Procs)}
+	}
+	s, err := NewSuite(ctx, cfg)
+	if err != nil {
+		return Summary{}, err
+	}
+	red := s.f.Redactor()
+	for _, ks := range sets {
+		if ks != nil {
+			red.Add(ks.Key, ks.ReadKey, ks.OtherKey)
+		}
+	}
+	out := red.Writer(stdout)
+	if s.selected == 0 {
+		return Summary{}, framework.NothingSelected(cfg.LabelFilter)
+	}
+	shares := planShards(s.preview, cfg.Procs, loadWeights())
+	dir, err := os.MkdirTemp("", "mediaspec-check-")
+	if err != nil {
+		return Summary{}, fmt.Errorf("conformance: %w", err)
+	}
+	defer func() { _ = os.RemoveAll(dir) }()
+	if opts.RequestTimeout == 0 {
+		opts.RequestTimeout = framework.DefaultRequestTimeout
+	}
+	info := runInfo(s.f, cfg, opts)
+	events := make(chan procEvent, 64)
+	var procs []*proc
+	ended := 0
+	// drain closes every process's stdin (a process not yet started then stops) and waits until
+	// each has ended.
+	drain := func(onEvent func(procEvent)) {
+		for _, p := range procs {
+			p.wmu.Lock()
+			_ = p.in.Close()
+			p.wmu.Unlock()
+		}
+		for ended < len(procs) {
+			ev := <-events
+			if ev.msg == nil {
+				ended++
+				procs[ev.n].err = procs[ev.n].cmd.Wait()
+			} else if onEvent != nil {
+				onEvent(ev)
+			}
+		}
+	}
+	for i, share := range shares {
+		c := cfg
+		c.Procs, c.KeySetList, c.KeysFile = 1, nil, ""
+		c.JUnitReport, c.HTMLReport = "", ""
+		c.JSONReport = filepath.Join(dir, fmt.Sprintf("process-%d.json", i+1))
+		if ks := sets[i]; ks != nil {
+			c.Key, c.ReadKey, c.OtherKey = ks.Key, ks.ReadKey, ks.OtherKey
+		}
+		setup, err := json.Marshal(setupMsg{Config: c, Proc: i, Procs: len(shares), Specs: share, RequestTimeout: opts.RequestTimeout,
+			Timeout: opts.Timeout, FailFast: opts.FailFast, Version: opts.Version, Mode: info.Mode})
+		if err != nil {
+			return Summary{}, fmt.Errorf("conformance: %w", err)
+		}
+		p := &proc{report: c.JSONReport, cmd: opts.Spawn()}
+		p.cmd.Stderr = stderr
+		var rd io.ReadCloser
+		if p.in, err = p.cmd.StdinPipe(); err == nil {
+			if rd, err = p.cmd.StdoutPipe(); err == nil {
+				err = p.cmd.Start()
+			}
+		}
+		if err != nil {
+			drain(nil)
+			return Summary{}, fmt.Errorf("conformance: start process %d: %w", i+1, err)
+		}
+		procs = append(procs, p)
+		go func(n int, rd io.Reader) {
+			sc := bufio.NewScanner(rd)
+			sc.Buffer(make([]byte, 64<<10), 16<<20)
+			for sc.Scan() {
+				var m procMsg
+				if json.Unmarshal(sc.Bytes(), &m) != nil {
+					fmt.Fprintf(stderr, "process %d: %s\n", n+1, red.String(sc.Text()))
+					continue
+				}
+				events <- procEvent{n: n, msg: &m}
+			}
+			events <- procEvent{n: n}
+		}(i, rd)
+		_, _ = p.in.Write(append(setup, '\n'))
+	}
+
+	// Every process checks its keys and the target (its preflight); none starts before all are ready.
+	ready := 0
+	var failed *procMsg
+	failedProc := 0
+	for ready < len(procs) && failed == nil {
+		select {
+		case ev := <-events:
+			switch {
+			case ev.msg == nil:
+				ended++
+				procs[ev.n].err = procs[ev.n].cmd.Wait()
+				failed, failedProc = &procMsg{Msg: fmt.Sprintf("it ended before it was ready (%v)", procs[ev.n].err), Code: 1}, ev.n
+			case ev.msg.Ev == "ready":
+				ready++
+			case ev.msg.Ev == "fail":
+				failed, failedProc = ev.msg, ev.n
+			}
+		case <-ctx.Done():
+			failed, failedProc = &procMsg{Msg: "stopped before any spec ran", Code: 1}, -1
+		}
+	}
+	if failed != nil {
+		drain(nil)
+		where := ""
+		if failedProc >= 0 {
+			where = fmt.Sprintf("process %d of %d", failedProc+1, len(procs))
+			if sets[failedProc] != nil {
+				where += fmt.Sprintf(" (key set %d)", failedProc+1)
+			}
+			where += ": "
+		}
+		msg := red.String(where + strings.TrimPrefix(failed.Msg, "conformance: "))
+		if failed.Code == 2 {
+			return Summary{}, &framework.SetupError{Msg: msg}
+		}
+		return Summary{}, errors.New("conformance: " + msg)
+	}
+
+	con := newConsole(out, opts.Verbose, s.perArea)
+	con.start(s.selected, len(s.perArea))
+	info.Started = time.Now()
+	for _, p := range procs {
+		p.tell(parentMsg{Go: true})
+	}
+	budget := framework.NewBudget(cfg.Budget)
+	var timeout, kill <-chan time.Time
+	if opts.Timeout > 0 {
+		// Each process stops itself at the timeout; this is for one that does not.
+		t := time.NewTimer(opts.Timeout + stopGrace)
+		defer t.Stop()
+		timeout = t.C
+	}
+	done := ctx.Done()
+	interrupt := func() {
+		for _, p := range procs {
+			if !p.sigint && p.cmd.ProcessState == nil {
+				p.sigint = true
+				if p.cmd.Process.Signal(os.Interrupt) != nil {
+					_ = p.cmd.Process.Kill()
+				}
+			}
+		}
+		if kill == nil {
+			kill = time.After(stopGrace)
+		}
+	}
+	for ended < len(procs) {
+		select {
+		case ev := <-events:
+			if ev.msg == nil {
+				ended++
+				procs[ev.n].err = procs[ev.n].cmd.Wait()
+				continue
+			}
+			switch m := ev.msg; m.Ev {
+			case "will":
+				con.willRun(*m.Spec)
+			case "did":
+				con.didRun(*m.Spec)
+			case "take":
+				ans := parentMsg{ID: m.ID}
+				if err := budget.Take(m.N); err != nil {
+					ans.Err = err.Error()
+				}
+				procs[ev.n].tell(ans)
+			case "give":
+				budget.Give(m.N)
+			}
+		case <-done:
+			done = nil
+			interrupt()
+		case <-timeout:
+			timeout = nil
+			interrupt()
+		case <-kill:
+			for _, p := range procs {
+				if p.cmd.ProcessState == nil {
+					_ = p.cmd.Process.Kill()
+				}
+			}
+		}
+	}
+
+	parts := make([]*framework.Results, len(procs))
+	var notes []string
+	for i, p := range procs {
+		data, err := os.ReadFile(p.report)
+		var r framework.Results
+		if err == nil {
+			err = json.Unmarshal(data, &r)
+		}
+		if err != nil {
+			notes = append(notes, fmt.Sprintf("process %d of %d wrote no report (it ended: %v)", i+1, len(procs), p.err))
+			continue
+		}
+		parts[i] = &r
+	}
+	res := mergeShards(s.f.Catalogue(), s.preview, shares, parts, notes)
+	res.Run = info
+	res.Run.Duration = time.Since(info.Started).Round(time.Millisecond)
+	var cancelled []string
+	for _, part := range parts {
+		if part != nil && part.Run.Cancelled != "" && !slices.Contains(cancelled, part.Run.Cancelled) {
+			cancelled = append(cancelled, part.Run.Cancelled)
+		}
+	}
+	res.Run.Cancelled = strings.Join(cancelled, "; ")
+	return conclude(out, con, cfg, res, writeReports(cfg, res))
+}
+
+// mergeShards makes one run's results of the processes' (parts[i] ran shares[i]; nil: it wrote
+// none), in the order of the preview: each selected spec from the process that ran it, each spec
+// the label filter left out from the first process that reported, and every verdict and count
+// computed again over them all. notes are failures of the run itself (a process without a report).
+func mergeShards(cat *spec.Catalogue, preview types.Report, shares [][]string, parts []*framework.Results, notes []string) framework.Results {
+	owner := map[string]int{}
+	for i, share := range shares {
+		for _, t := range share {
+			owner[t] = i
+		}
+	}
+	first := -1
+	for i, p := range parts {
+		if p != nil {
+			first = i
+			break
+		}
+	}
+	// by[i][text] are process i's results of the specs with that text, in its order.
+	by := make([]map[string][]framework.SpecResult, len(parts))
+	for i, p := range parts {
+		by[i] = map[string][]framework.SpecResult{}
+		if p == nil {
+			continue
+		}
+		for _, sr := range p.Specs {
+			by[i][sr.Text] = append(by[i][sr.Text], sr)
+		}
+	}
+	templates, _ := framework.SpecResultsFromReport(cat, preview)
+	res := framework.Results{Suite: SuiteName}
+	seen := map[string]int{}
+	for _, t := range templates {
+		n := seen[t.Text]
+		seen[t.Text]++
+		src, selected := owner[t.Text]
+		if !selected {
+			src = first
+		}
+		if src >= 0 && n < len(by[src][t.Text]) {
+			res.Specs = append(res.Specs, by[src][t.Text][n])
+			continue
+		}
+		t.State, t.Duration = framework.Skipped, 0
+		t.Reason = framework.NotSelected
+		if selected {
+			t.Reason = fmt.Sprintf("not run: process %d of %d ended without reporting it", src+1, len(shares))
+		}
+		res.Specs = append(res.Specs, t)
+	}
+	for _, p := range parts {
+		if p == nil {
+			continue
+		}
+		for _, f := range p.SuiteFailures {
+			if !slices.Contains(res.SuiteFailures, f) {
+				res.SuiteFailures = append(res.SuiteFailures, f)
+			}
+		}
+	}
+	res.SuiteFailures = append(res.SuiteFailures, notes...)
+	res.Rules = framework.Verdicts(cat, res.Specs)
+	res.SpecCounts, res.RuleCounts = framework.Count(res.Specs, res.Rules)
+	res.Succeeded = len(res.SuiteFailures) == 0 && res.SpecCounts.Failed == 0 && res.SpecCounts.Passed > 0
+	return res
+}

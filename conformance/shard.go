@@ -1,0 +1,161 @@
+package conformance
+
+import (
+	_ "embed"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/onsi/ginkgo/v2/types"
+
+	"github.com/mediaspec/mediaspec/conformance/framework"
+)
+
+// weightsJSON is how long each spec took in a keys-only run against the mock binary at real time
+// (seconds by full text; make weights writes it from a JSON report), for planShards to balance
+// the processes of a split run. A spec it does not list weighs its area's mean, or defaultWeight.
+//
+//go:embed weights.json
+var weightsJSON []byte
+
+// minWeight is the least a spec weighs: a spec that skips at once still costs a little.
+const minWeight = 0.1
+
+// defaultWeight is the weight of a spec of an area the table does not know, in seconds.
+const defaultWeight = 1.0
+
+// weights are the seconds of the specs the table knows, and the mean per area.
+type weights struct {
+	spec map[string]float64
+	area map[string]float64
+}
+
+// weightTable is the file's shape.
+type weightTable struct {
+	Note  string             `json:"note"`
+	Specs map[string]float64 `json:"specs"`
+}
+
+// loadWeights reads the embedded table; a table that does not parse weighs every spec alike.
+func loadWeights() weights {
+	var t weightTable
+	if err := json.Unmarshal(weightsJSON, &t); err != nil {
+		return weights{}
+	}
+	return newWeights(t.Specs)
+}
+
+// newWeights indexes seconds by full text (the text starts with the area's container text, but
+// the area is taken from the spec's file when planning, so the mean per area is by that).
+func newWeights(specs map[string]float64) weights {
+	return weights{spec: specs, area: map[string]float64{}}
+}
+
+func (w weights) of(r types.SpecReport) float64 {
+	if s, ok := w.spec[r.FullText()]; ok {
+		return s
+	}
+	if s, ok := w.area[framework.AreaOf(r.LeafNodeLocation.FileName)]; ok {
+		return s
+	}
+	return defaultWeight
+}
+
+// WeightsFromResults is the weight table of a run's results: each spec that ran (passed or
+// failed) with its seconds, rounded to a tenth; a skipped spec weighs nothing.
+func WeightsFromResults(res framework.Results) ([]byte, error) {
+	t := weightTable{
+		Note:  "seconds each spec took in a keys-only run of the mock binary at real time; mediaspec check --procs balances its processes by them (make weights REPORT=... writes this file)",
+		Specs: map[string]float64{},
+	}
+	for _, s := range res.Specs {
+		if s.State == framework.Passed || s.State == framework.Failed {
+			t.Specs[s.Text] += float64(s.Duration.Milliseconds()/100) / 10
+		}
+	}
+	out, err := json.MarshalIndent(t, "", "  ")
+	return append(out, '\n'), err
+}
+
+// planShards splits the specs a dry run selects into at most n shares of about equal weight, each
+// share the full texts of its specs; every selected spec is in exactly one share. Specs that must
+// run in one process stay together: those of one Ordered container (they share its BeforeAll), and
+// specs with one full text (Ginkgo's focus cannot tell them apart). The heaviest group goes first
+// to the lightest share, so the run takes about as long as its heaviest share.
+func planShards(preview types.Report, n int, w weights) [][]string {
+	if len(w.area) == 0 && len(w.spec) > 0 {
+		sum, cnt := map[string]float64{}, map[string]int{}
+		for _, r := range preview.SpecReports {
+			if s, ok := w.spec[r.FullText()]; ok && r.LeafNodeType == types.NodeTypeIt {
+				a := framework.AreaOf(r.LeafNodeLocation.FileName)
+				sum[a] += s
+				cnt[a]++
+			}
+		}
+		w.area = map[string]float64{}
+		for a := range sum {
+			w.area[a] = sum[a] / float64(cnt[a])
+		}
+	}
+	type group struct {
+		texts  []string
+		weight float64
+		first  int
+	}
+	var groups []*group
+	byKey := map[string]*group{}
+	for i, r := range preview.SpecReports {
+		if !selectedIn(r) {
+			continue
+		}
+		text := r.FullText()
+		keys := []string{"text " + text}
+		if r.IsInOrderedContainer {
+			var locs []string
+			for _, cl := range r.ContainerHierarchyLocations {
+				locs = append(locs, fmt.Sprintf("%s:%d", cl.FileName, cl.LineNumber))
+			}
+			keys = append(keys, "ordered "+strings.Join(locs, " "))
+		}
+		var g *group
+		for _, k := range keys {
+			if byKey[k] != nil {
+				g = byKey[k]
+				break
+			}
+		}
+		if g == nil {
+			g = &group{first: i}
+			groups = append(groups, g)
+		}
+		for _, k := range keys {
+			byKey[k] = g
+		}
+		if !slices.Contains(g.texts, text) {
+			g.texts = append(g.texts, text)
+		}
+		g.weight += max(w.of(r), minWeight)
+	}
+	sort.SliceStable(groups, func(i, j int) bool {
+		if groups[i].weight != groups[j].weight {
+			return groups[i].weight > groups[j].weight
+		}
+		return groups[i].first < groups[j].first
+	})
+	n = max(min(n, len(groups)), 1)
+	shares := make([][]string, n)
+	load := make([]float64, n)
+	for _, g := range groups {
+		k := 0
+		for i := range load {
+			if load[i] < load[k] || (load[i] == load[k] && len(shares[i]) < len(shares[k])) {
+				k = i
+			}
+		}
+		shares[k] = append(shares[k], g.texts...)
+		load[k] += g.weight
+	}
+	return shares
+}
