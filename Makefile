@@ -6,7 +6,7 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -s -w -X main.version=$(VERSION)
 PKGS    := ./...
 
-.PHONY: check-modes all test vet race build image run mock check lint fmt-check tidy-check staticcheck lint-spec docs-check bench clean report-shot
+.PHONY: check-modes weights all test vet race build image run mock check lint fmt-check tidy-check staticcheck lint-spec docs-check bench clean report-shot
 
 all: lint test
 
@@ -19,10 +19,18 @@ vet:
 	$(GO) vet $(PKGS)
 
 ## check-modes: the built binary checked out of process, the way implementers run it: the control
-## API on a running clock (x100) and keys only (.ci/check-modes). MODES picks some (b, c).
+## API on a running clock (x100) and keys only, split over PROCS processes with check --procs
+## (.ci/check-modes). MODES picks some (b, c).
 MODES ?= b c
+PROCS ?= 6
 check-modes: build
-	.ci/check-modes bin/mediaspec $(MODES)
+	PROCS=$(PROCS) .ci/check-modes bin/mediaspec $(MODES)
+
+## weights: conformance/weights.json (how check --procs balances its processes) from the JSON
+## report of a keys-only run, e.g. make weights REPORT=reports/modes/c.json after PROCS=1 make check-modes MODES=c.
+REPORT ?= reports/modes/c.json
+weights:
+	MEDIASPEC_WEIGHTS_FROM=$(abspath $(REPORT)) $(GO) test -count=1 -run '^TestWriteWeights$$' ./conformance/
 
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o bin/mediaspec ./cmd/mediaspec
