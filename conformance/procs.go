@@ -49,7 +49,7 @@ type setupMsg struct {
 	Procs          int           `json:"procs"`
 	Specs          []string      `json:"specs"` // full texts of its share
 	RequestTimeout time.Duration `json:"request_timeout"`
-	Timeout        time.Duration `json:"timeout"`
+	Deadline       time.Time     `json:"deadline,omitzero"` // --timeout: the whole run's end`
 	FailFast       bool          `json:"fail_fast"`
 	Version        string        `json:"version"`
 	Mode           string        `json:"mode"`
@@ -176,7 +176,7 @@ func RunChild(ctx context.Context, in io.Reader, out io.Writer, stderr io.Writer
 	}
 	go c.read(sc)
 	st := c.setup
-	opts := Options{RequestTimeout: st.RequestTimeout, Timeout: st.Timeout, FailFast: st.FailFast, Version: st.Version, Mode: st.Mode, child: c}
+	opts := Options{RequestTimeout: st.RequestTimeout, FailFast: st.FailFast, Version: st.Version, Mode: st.Mode, child: c}
 	_, err := RunWith(ctx, st.Config, opts, io.Discard, stderr)
 	if err != nil {
 		select {
@@ -223,6 +223,10 @@ const stopGrace = 30 * time.Second
 
 // runProcs runs the suite split over cfg.Procs processes (see RunWith).
 func runProcs(ctx context.Context, cfg Config, opts Options, stdout, stderr io.Writer) (Summary, error) {
+	var deadline time.Time // --timeout bounds the whole run, the processes' start included
+	if opts.Timeout > 0 {
+		deadline = time.Now().Add(opts.Timeout)
+	}
 	sets, err := cfg.ShardKeySets(cfg.Procs)
 	if err != nil {
 		return Summary{}, err
@@ -284,7 +288,7 @@ func runProcs(ctx context.Context, cfg Config, opts Options, stdout, stderr io.W
 			c.Key, c.ReadKey, c.OtherKey = ks.Key, ks.ReadKey, ks.OtherKey
 		}
 		setup, err := json.Marshal(setupMsg{Config: c, Proc: i, Procs: len(shares), Specs: share, RequestTimeout: opts.RequestTimeout,
-			Timeout: opts.Timeout, FailFast: opts.FailFast, Version: opts.Version, Mode: info.Mode})
+			Deadline: deadline, FailFast: opts.FailFast, Version: opts.Version, Mode: info.Mode})
 		if err != nil {
 			return Summary{}, fmt.Errorf("conformance: %w", err)
 		}
@@ -363,9 +367,9 @@ func runProcs(ctx context.Context, cfg Config, opts Options, stdout, stderr io.W
 	}
 	budget := framework.NewBudget(cfg.Budget)
 	var timeout, kill <-chan time.Time
-	if opts.Timeout > 0 {
-		// Each process stops itself at the timeout; this is for one that does not.
-		t := time.NewTimer(opts.Timeout + stopGrace)
+	if !deadline.IsZero() {
+		// Each process stops itself at the deadline; this is for one that does not.
+		t := time.NewTimer(time.Until(deadline) + stopGrace)
 		defer t.Stop()
 		timeout = t.C
 	}

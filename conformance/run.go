@@ -341,6 +341,9 @@ func RunWith(ctx context.Context, cfg Config, opts Options, stdout, stderr io.Wr
 			return Summary{}, err
 		}
 		s.info.Started = time.Now()
+		if dl := opts.child.setup.Deadline; !dl.IsZero() {
+			sc.Timeout = max(time.Until(dl), time.Millisecond)
+		}
 	} else {
 		con = newConsole(out, opts.Verbose, total)
 		s.progress = con
