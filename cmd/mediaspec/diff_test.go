@@ -124,8 +124,16 @@ func TestDiffCommandLine(t *testing.T) {
 // read key.
 func startMock(t *testing.T) (baseURL, key string) {
 	t.Helper()
-	srv, err := mock.New(mock.Config{Seed: 1, Clock: clock.NewManual(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)),
+	info := serveMock(t, mock.Config{Seed: 1, Clock: clock.NewManual(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)),
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	return info.BaseURL, info.ReadKey
+}
+
+// serveMock serves a mock made with cfg on a loopback port until the test ends and returns what it
+// prints at start.
+func serveMock(t *testing.T, cfg mock.Config) mock.StartInfo {
+	t.Helper()
+	srv, err := mock.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,8 +146,7 @@ func startMock(t *testing.T) (baseURL, key string) {
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ctx, ln) }()
 	t.Cleanup(func() { cancel(); <-done })
-	info := srv.Info()
-	return info.BaseURL, info.ReadKey
+	return srv.Info()
 }
 
 // TestDiffAgainstARunningMock compares the live description and capability catalogue of a running

@@ -4,7 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net"
+	"log/slog"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -118,23 +118,10 @@ func TestCheckProcsKeySets(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts processes")
 	}
-	srv, err := mock.New(mock.Config{Seed: 3, NoControl: true, KeySets: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv.SetPublicURL("http://" + ln.Addr().String())
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ctx, ln) }()
-	t.Cleanup(func() { cancel(); <-done; srv.Close() })
-	info := srv.Info()
+	info := serveMock(t, mock.Config{Seed: 3, NoControl: true, KeySets: 2, Logger: slog.New(slog.DiscardHandler)})
 	base := []string{"--base-url", info.BaseURL, "--key", info.GenerateKey, "--read-key", info.ReadKey, "--other-key", info.OtherKey, "--label-filter", "HEALTH-001 || VER-001"}
 
-	_, _, err = run(t, append([]string{"check", "--procs", "3", "--key-set", info.KeySets[1].String()}, base...)...)
+	_, _, err := run(t, append([]string{"check", "--procs", "3", "--key-set", info.KeySets[1].String()}, base...)...)
 	if exitCode(err) != 2 || !strings.Contains(fmt.Sprint(err), "--procs 3 needs 3 key sets") {
 		t.Errorf("3 processes, 2 key sets: %v (exit %d)", err, exitCode(err))
 	}
