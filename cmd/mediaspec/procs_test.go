@@ -66,7 +66,7 @@ func checkInHelper(t *testing.T, args ...string) (string, int) {
 	return out, code
 }
 
-// A run split over 3 processes against the embedded mock (each makes its workspaces through the
+// A run split over 2 processes against the embedded mock (each makes its workspaces through the
 // control API) ends like a single run: one console, one report with each spec once.
 func TestCheckProcs(t *testing.T) {
 	if testing.Short() {
@@ -74,7 +74,7 @@ func TestCheckProcs(t *testing.T) {
 	}
 	report := filepath.Join(t.TempDir(), "r.json")
 	filter := "HEALTH-001 || VER-001 || AUTH-001 || AUTH-002 || LEDGER-001"
-	out, code := checkInHelper(t, "--procs", "3", "--label-filter", filter, "--json-report", report)
+	out, code := checkInHelper(t, "--procs", "2", "--label-filter", filter, "--json-report", report)
 	if code != 0 {
 		t.Fatalf("exit %d:\n%s", code, out)
 	}
@@ -90,7 +90,7 @@ func TestCheckProcs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(res.Run.Mode, "3 processes") || !res.Succeeded {
+	if !strings.Contains(res.Run.Mode, "2 processes") || !res.Succeeded {
 		t.Errorf("run %+v succeeded %v", res.Run, res.Succeeded)
 	}
 	seen := map[string]bool{}
