@@ -48,6 +48,33 @@ func rateLimitSpecs(f *framework.Framework) {
 				})
 			})
 
+		f.Rule(rules("RATE-008", "RATE-013", "ERR-009")...).Needs(framework.Control, framework.Uploads).It(
+			"finalize counts in the 30 upload calls with reserve: 15 finalizes and 15 reserves fill it, and so do 29 finalizes after one reserve",
+			func(ctx context.Context, s *framework.Spec) {
+				ws := s.NewWorkspace(ctx, framework.WorkspaceOptions{})
+				mixed, _ := ws.NewKey(ctx, framework.KeyOptions{Scopes: []string{"read", "generate"}})
+				finalizes, _ := ws.NewKey(ctx, framework.KeyOptions{Scopes: []string{"read", "generate"}})
+				inWindow(ctx, s, func() {
+					// One reserve, 14 finalizes of the stored file, 15 refused reserves: 30 calls.
+					id := putForFinalize(ctx, s, mixed)
+					fillFinalizes(ctx, mixed, id, 14)
+					fill(ctx, mixed, uploadCall, 15)
+					s.Step("RATE-008", "RATE-013", "ERR-009")
+					expectBucketRefusal(finalizeUpload(ctx, mixed, id))
+					expectBucketRefusal(uploadCall.do(ctx, mixed))
+				})
+				inWindow(ctx, s, func() {
+					// One reserve and 29 finalizes: the reservation brake holds 1 of its 30, so only
+					// the upload-calls bucket can refuse the next reserve.
+					s.Step()
+					id := putForFinalize(ctx, s, finalizes)
+					fillFinalizes(ctx, finalizes, id, 29)
+					s.Step("RATE-008", "RATE-013", "ERR-009")
+					expectBucketRefusal(uploadCall.do(ctx, finalizes))
+					expectBucketRefusal(finalizeUpload(ctx, finalizes, id))
+				})
+			})
+
 		f.Rule(rules("RATE-015")...).Needs(framework.Control).It("GET /openapi.json counts against agent_read", func(ctx context.Context, s *framework.Spec) {
 			ws := s.NewWorkspace(ctx, framework.WorkspaceOptions{})
 			c, _ := ws.NewKey(ctx, framework.KeyOptions{Scopes: []string{"read"}})

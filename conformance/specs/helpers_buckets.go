@@ -82,6 +82,16 @@ func fill(ctx context.Context, c *framework.Client, call bucketCall, n int) {
 	}
 }
 
+// fillFinalizes finalizes upload id (its bytes in place) n times, each answering 200 (a repeat
+// answers the stored result): n upload calls that change nothing after the first.
+func fillFinalizes(ctx context.Context, c *framework.Client, id string, n int) {
+	GinkgoHelper()
+	for i := 0; i < n; i++ {
+		r := finalizeUpload(ctx, c, id)
+		Expect(r.Status).To(Equal(http.StatusOK), fmt.Sprintf("finalize %d of %d, inside the bucket", i+1, n)+r.Describe())
+	}
+}
+
 // expectBucketRefusal checks a 429 rate_limited with retry_after_seconds in 1..60 and an equal
 // Retry-After header, and returns the wait.
 func expectBucketRefusal(r *framework.Response) int64 {

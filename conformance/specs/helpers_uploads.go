@@ -92,9 +92,13 @@ func uploadClean(ctx context.Context, s *framework.Spec, c *framework.Client, na
 
 // wavOf synthesizes a PCM WAVE file (8 kHz, mono, 8 bit: 8 bytes a millisecond) lasting ms
 // milliseconds, so a spec can upload audio of exactly the length it needs.
-func wavOf(ms int) []byte {
+func wavOf(ms int) []byte { return wavSized(44 + 8*ms) }
+
+// wavSized synthesizes a PCM WAVE file as wavOf does, size bytes long in all (header included),
+// so a spec can upload audio of exactly the size it needs; it lasts (size-44)/8 milliseconds.
+func wavSized(size int) []byte {
 	const rate = 8000
-	n := rate * ms / 1000
+	n := size - 44
 	b := make([]byte, 44+n)
 	le := binary.LittleEndian
 	copy(b[0:], "RIFF")
@@ -113,6 +117,19 @@ func wavOf(ms int) []byte {
 		b[44+i] = byte(128 + (i%16)*4) // a quiet sawtooth
 	}
 	return b
+}
+
+// withMarkerBox returns a copy of an ISO BMFF file (MP4, QuickTime) with a top-level free box
+// appended holding the scanner marker: a valid file of the same type whose bytes carry the marker.
+func withMarkerBox(b []byte) []byte {
+	m, err := fixtures.Load()
+	Expect(err).NotTo(HaveOccurred())
+	Expect(m.ScannerMarker).NotTo(BeEmpty(), "the sample media manifest names the scanner marker")
+	payload := []byte(" " + m.ScannerMarker + " ")
+	box := make([]byte, 8, 8+len(payload))
+	binary.BigEndian.PutUint32(box, uint32(8+len(payload)))
+	copy(box[4:], "free")
+	return append(append(append([]byte(nil), b...), box...), payload...)
 }
 
 // sampleFor returns a file of kind to upload: a synthesized WAV of ms milliseconds for audio, the

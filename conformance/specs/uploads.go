@@ -155,6 +155,48 @@ func uploadFlowSpecs(f *framework.Framework) {
 			}
 		})
 
+		f.Rule("UPLOAD-021", "UPLOAD-023", "UPLOAD-028", "UPLOAD-029").Needs(framework.Uploads).It("a video carrying the scanner marker (what flags an image) is clean and usable: only images are content-checked", func(ctx context.Context, s *framework.Spec) {
+			c := uploadClient(ctx, s, 20)
+			for _, name := range []string{"video.mp4", "video.mov"} {
+				fx, data := fixtures.Get(name)
+				id, fin := uploadBytes(ctx, s, c, "marked-"+fx.Name, fx.ContentType, withMarkerBox(data))
+				s.Step("UPLOAD-021", "UPLOAD-023")
+				fin.ExpectOK(http.StatusOK)
+				Expect(fin.String("scan_status")).To(Equal("clean"), "a video is never content-checked: the marker that flags an image leaves it clean"+fin.Describe())
+				Expect(fin.Bool("usable")).To(BeTrue(), fin.Describe())
+				a := c.Get(ctx, "/assets/"+id).ExpectOK(http.StatusOK)
+				Expect(a.String("asset.scan_status")).To(Equal("clean"), a.Describe())
+				Expect(a.Bool("asset.usable")).To(BeTrue(), a.Describe())
+				s.Step("UPLOAD-028", "UPLOAD-029")
+				Expect(fin.String("kind")).To(Equal("video"), fin.Describe())
+				expectDuration(fin, fin.Field("duration_ms"), fx)
+			}
+		})
+
+		f.Rule(rules("UPLOAD-015", "UPLOAD-017", "UPLOAD-018", "UPLOAD-029")...).Needs(framework.Uploads).It(
+			"an audio file of exactly the 26214400-byte ceiling is stored and finalized clean; one byte more is refused at reserve naming size_bytes, and at finalize when PUT", func(ctx context.Context, s *framework.Spec) {
+				c := uploadClient(ctx, s, 10)
+				const ceiling = 26214400
+				s.Step("UPLOAD-015", "UPLOAD-017")
+				id, fin := uploadBytes(ctx, s, c, "long.wav", "audio/wav", wavSized(ceiling))
+				fin.ExpectOK(http.StatusOK)
+				Expect(fin.String("scan_status")).To(Equal("clean"), fin.Describe())
+				Expect(fin.Bool("usable")).To(BeTrue(), fin.Describe())
+				Expect(fin.String("kind")).To(Equal("audio"), fin.Describe())
+				s.Step("UPLOAD-029")
+				Expect(fin.Int("duration_ms")).To(BeNumerically("~", (ceiling-44)/8, 50), "the service measures the long recording's length"+fin.Describe())
+				s.Step("UPLOAD-015")
+				over := c.Post(ctx, "/uploads", map[string]any{"filename": "long.wav", "content_type": "audio/wav", "size_bytes": ceiling + 1}, framework.Invalid()).
+					ExpectError(http.StatusBadRequest, "invalid_config")
+				Expect(over.String("error.field")).To(Equal("size_bytes"), "the refusal names size_bytes"+over.Describe())
+				s.Step("UPLOAD-018")
+				r := reserve(ctx, c, "long.wav", "audio/wav", ceiling)
+				putFile(ctx, s, r.String("upload_url"), wavSized(ceiling+1), "audio/wav")
+				finalizeUpload(ctx, c, r.String("asset_id")).ExpectError(http.StatusBadRequest, "invalid_config")
+				s.Step("UPLOAD-017")
+				c.Get(ctx, "/assets/"+id).ExpectOK(http.StatusOK)
+			})
+
 		f.Rule(rules("UPLOAD-018", "UPLOAD-016", "UPLOAD-034")...).It("a PUT of the wrong length or type, or bytes not matching checksum_sha256, fail at finalize with 400", func(ctx context.Context, s *framework.Spec) {
 			c := uploadClient(ctx, s, 40)
 			_, png := fixtures.Get("image.png")
@@ -373,6 +415,30 @@ func uploadFlowSpecs(f *framework.Framework) {
 			finalizeUpload(ctx, c, last.String("asset_id")).ExpectOK(http.StatusOK)
 			reserve(ctx, c, "a.png", "image/png", len(png))
 		})
+
+		f.Rule(rules("UPLOAD-045", "RATE-008", "RATE-011", "ERR-037")...).Needs(framework.Control, framework.Uploads).It(
+			"the upload bucket is per key and the pending cap per workspace: a second key reserves while the first is braked, until the workspace holds 50", func(ctx context.Context, s *framework.Spec) {
+				ws := s.NewWorkspace(ctx, framework.WorkspaceOptions{})
+				a, _ := ws.NewKey(ctx, framework.KeyOptions{Scopes: []string{"read", "generate"}})
+				b, _ := ws.NewKey(ctx, framework.KeyOptions{Scopes: []string{"read", "generate"}})
+				body := map[string]any{"filename": "a.png", "content_type": "image/png", "size_bytes": 10}
+				inWindow(ctx, s, func() {
+					for i := 0; i < 30; i++ {
+						reserve(ctx, a, "a.png", "image/png", 10)
+					}
+					s.Step("RATE-008")
+					expectBucketRefusal(a.Post(ctx, "/uploads", body))
+					// The other key of the workspace has its own bucket...
+					s.Step("RATE-011")
+					for i := 0; i < 20; i++ {
+						r := b.Post(ctx, "/uploads", body)
+						Expect(r.Status).To(Equal(http.StatusCreated), fmt.Sprintf("reservation %d of the second key while the first key's bucket is full", i+1)+r.Describe())
+					}
+					// ...but the 50 pending uploads are the workspace's, whichever key made them.
+					s.Step("UPLOAD-045", "ERR-037")
+					b.Post(ctx, "/uploads", body).ExpectError(http.StatusTooManyRequests, "quota_exceeded")
+				})
+			})
 
 		f.Rule(rules("UPLOAD-046")...).It("an abandoned reservation stops counting toward the cap after 15 minutes", func(ctx context.Context, s *framework.Spec) {
 			c := uploadClient(ctx, s, 200)
