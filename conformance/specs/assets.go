@@ -53,7 +53,7 @@ func assetListSpecs(f *framework.Framework) {
 				for _, k := range assetRowKeys {
 					Expect(row).To(HaveKey(k), "an asset row carries "+k+p.r.Describe())
 				}
-				Expect(row).NotTo(HaveKey("url"), "list rows carry no link"+p.r.Describe())
+				noLinks(row, "an asset row (list rows carry no file link)")
 			}
 			wav, _ := fixtures.Get("audio.wav")
 			row := findRow(p.rows, first)
@@ -214,6 +214,9 @@ func outputAssetSpecs(f *framework.Framework) {
 			Expect(row["source"]).To(Equal("output"))
 			Expect(row).To(HaveKeyWithValue("scan_status", BeNil()))
 			Expect(row["generation_id"]).To(Equal(genID))
+			for _, row := range rows {
+				noLinks(row, "an output asset row (list rows carry no file link)")
+			}
 		})
 	})
 
