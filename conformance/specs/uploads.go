@@ -31,29 +31,40 @@ func uploadFlowSpecs(f *framework.Framework) {
 		f.Rule("UPLOAD-001", "UPLOAD-002", "UPLOAD-003", "UPLOAD-004", "UPLOAD-005", "UPLOAD-006", "UPLOAD-009", "UPLOAD-010").
 			It("every accepted type is reserved with 201, no Location, its kind, its ceiling and a 300 s link", func(ctx context.Context, s *framework.Spec) {
 				c := uploadClient(ctx, s, 40)
-				check := func(sent, echo, kind string, max int64) {
+				// accepts is the rule a refusal of the type breaks, echoes the one of its echo.
+				check := func(sent, echo, kind string, max int64, accepts, echoes string) {
+					s.Step(accepts)
 					r := reserve(ctx, c, "file", sent, 1234)
 					// Measured from the answer, not from before the call: on a shared key the
 					// call may have waited out a bucket refusal first.
 					answered := time.Now()
+					s.Step("UPLOAD-001")
 					Expect(r.Header.Get("Location")).To(BeEmpty(), "a reservation has no Location header"+r.Describe())
+					s.Step("UPLOAD-002")
 					Expect(r.String("asset_id")).To(MatchRegexp(`^ast_[0-9a-f]{32}$`), r.Describe())
 					Expect(r.String("upload_url")).To(HavePrefix("http"), r.Describe())
 					Expect(r.Int("upload_expires_in_seconds")).To(Equal(int64(300)), r.Describe())
+					Expect(r.String("next_action")).NotTo(BeEmpty(), r.Describe())
+					s.Step("UPLOAD-003")
 					Expect(r.String("kind")).To(Equal(kind), r.Describe())
+					s.Step(echoes)
 					Expect(r.String("content_type")).To(Equal(echo), r.Describe())
+					s.Step("UPLOAD-004")
 					Expect(r.Int("size_bytes")).To(Equal(int64(1234)), r.Describe())
 					Expect(r.Int("max_bytes_for_kind")).To(Equal(max), r.Describe())
+					s.Step("UPLOAD-005")
 					Expect(r.Bool("content_checked")).To(Equal(kind == "image"), "content_checked is true for images only"+r.Describe())
-					Expect(r.String("next_action")).NotTo(BeEmpty(), r.Describe())
+					s.Step("UPLOAD-002", "UPLOAD-006")
 					exp, err := time.Parse(time.RFC3339, r.String("upload_expires_at"))
 					Expect(err).NotTo(HaveOccurred(), r.Describe())
 					if !s.HasControl() && s.TimeScale() == 1 {
+						s.Step("UPLOAD-006")
 						Expect(exp.Sub(answered)).To(BeNumerically("~", 300*time.Second, 30*time.Second), r.Describe())
 					}
 				}
 				var now time.Time
 				if s.HasControl() {
+					s.Step("UPLOAD-006")
 					// The service clock is the target's: compare with its own reading.
 					r, err := s.Control().Call(ctx, http.MethodGet, "/clock", nil)
 					Expect(err).NotTo(HaveOccurred())
@@ -64,10 +75,10 @@ func uploadFlowSpecs(f *framework.Framework) {
 					Expect(exp.Sub(now)).To(BeNumerically("~", 300*time.Second, 2*time.Second), "upload_expires_at is 300 s after the reservation"+r2.Describe())
 				}
 				for _, a := range acceptedTypes {
-					check(a.ct, a.ct, a.kind, a.max)
+					check(a.ct, a.ct, a.kind, a.max, "UPLOAD-009", "UPLOAD-004")
 				}
-				check("IMAGE/PNG; charset=binary", "image/png", "image", 20971520)
-				check("Audio/Ogg", "audio/ogg", "audio", 26214400)
+				check("IMAGE/PNG; charset=binary", "image/png", "image", 20971520, "UPLOAD-010", "UPLOAD-010")
+				check("Audio/Ogg", "audio/ogg", "audio", 26214400, "UPLOAD-010", "UPLOAD-010")
 			})
 
 		f.Rule(rules("UPLOAD-007", "UPLOAD-008", "UPLOAD-011", "UPLOAD-012", "UPLOAD-013", "UPLOAD-014", "UPLOAD-015", "UPLOAD-016", "ERR-020")...).
@@ -86,10 +97,13 @@ func uploadFlowSpecs(f *framework.Framework) {
 					}
 					return m
 				}
+				s.Step("UPLOAD-007", "ERR-020")
 				refuse(b("bogus", 1), "bogus")
+				s.Step("UPLOAD-008", "ERR-020")
 				refuse(b("filename", ""), "filename")
 				refuse(b("filename", strings.Repeat("a", 256)), "filename")
 				reserve(ctx, c, strings.Repeat("a", 255), "image/png", 10)
+				s.Step("UPLOAD-011", "ERR-020")
 				for _, ct := range []string{"application/pdf", "text/html", "image/tiff", "video/x-matroska"} {
 					r := refuse(b("content_type", ct), "content_type")
 					list := stringList(r, objectAt(r, "error"), "accepted_content_types", "error")
@@ -100,15 +114,19 @@ func uploadFlowSpecs(f *framework.Framework) {
 					}
 					Expect(list).To(ConsistOf(want), r.Describe())
 				}
+				s.Step("UPLOAD-012", "ERR-020")
 				refuse(b("size_bytes", 0), "size_bytes")
 				refuse(b("size_bytes", -5), "size_bytes")
 				for _, lim := range []struct {
-					ct  string
-					max int
-				}{{"image/png", 20971520}, {"video/mp4", 104857600}, {"audio/wav", 26214400}} {
+					ct   string
+					max  int
+					rule string
+				}{{"image/png", 20971520, "UPLOAD-013"}, {"video/mp4", 104857600, "UPLOAD-014"}, {"audio/wav", 26214400, "UPLOAD-015"}} {
+					s.Step(lim.rule, "ERR-020")
 					reserve(ctx, c, "a", lim.ct, lim.max)
 					refuse(b("content_type", lim.ct, "size_bytes", lim.max+1), "size_bytes")
 				}
+				s.Step("UPLOAD-016", "ERR-020")
 				sum := sha256.Sum256([]byte("x"))
 				reserve(ctx, c, "a.png", "image/png", 10, "checksum_sha256", base64.StdEncoding.EncodeToString(sum[:]))
 				refuse(b("checksum_sha256", "not base64!"), "checksum_sha256")
