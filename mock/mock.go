@@ -34,6 +34,7 @@ import (
 	"github.com/mediaspec/mediaspec/mock/api/wire"
 	"github.com/mediaspec/mediaspec/mock/apierr"
 	"github.com/mediaspec/mediaspec/mock/assets"
+	"github.com/mediaspec/mediaspec/mock/audit"
 	"github.com/mediaspec/mediaspec/mock/blob"
 	"github.com/mediaspec/mediaspec/mock/catalog"
 	"github.com/mediaspec/mediaspec/mock/clock"
@@ -96,6 +97,10 @@ type Config struct {
 	// AllowLoopbackFetch lets POST /uploads/from-url fetch from loopback addresses (127.0.0.0/8,
 	// ::1, localhost) so local file servers work; no other private address is ever admitted.
 	AllowLoopbackFetch bool
+	// Audit turns on the client audit (package audit): every /api/v1 call and file link is checked
+	// against the client duties of the interface, and the findings are served at
+	// GET /_control/v1/audit. Off by default.
+	Audit bool
 	// LogFormat is "text" (default) or "json"; used when Logger is nil.
 	LogFormat string
 	// Limits are the server's timeouts, connection cap and shutdown grace (zero fields: the
@@ -206,7 +211,9 @@ type Server struct {
 	// control save/cancel); its steps are Jobs generations and its events go
 	// to Webhooks.
 	Workflows *workflows.Engine
-	Logger    *slog.Logger
+	// Audit records the client's breaches of its duties (nil unless Config.Audit).
+	Audit  *audit.Auditor
+	Logger *slog.Logger
 
 	cfg     Config
 	seed    uint64
@@ -378,6 +385,10 @@ func New(cfg Config) (*Server, error) {
 	s.Jobs.OnEvent(s.Webhooks.Emit)
 	s.Workflows.OnEvent(s.Webhooks.Emit)
 	s.OnReset(s.Webhooks.Reset)
+	if cfg.Audit {
+		s.Audit = audit.New(audit.Config{Clock: clk, Caller: s.auditCaller})
+		s.OnReset(s.Audit.Forget)
+	}
 	s.mux.Handle(api.BasePath+"/", s.API)
 	s.mux.Handle(blob.FilesPath, s.Blob.Handler())
 	s.mux.Handle(blob.UploadPath, s.Blob.Handler())
@@ -391,6 +402,7 @@ func New(cfg Config) (*Server, error) {
 		s.Control.RegisterJobs(s.Jobs)
 		s.Control.RegisterWorkflows(s.Workflows)
 		s.Control.RegisterCatalog(s.Catalog)
+		s.Control.RegisterAudit(s.Audit)
 		s.mux.Handle(control.BasePath+"/", s.Control)
 	}
 	notFound := func(w http.ResponseWriter, r *http.Request) {
@@ -412,11 +424,27 @@ func New(cfg Config) (*Server, error) {
 		}
 		s.handler = v.wrap(s.mux)
 	}
+	if s.Audit != nil {
+		s.handler = s.Audit.Middleware(s.handler)
+	}
 	if cfg.LogRequests {
 		s.handler = reqlog.Middleware(logger, s.handler)
 	}
 	s.boot()
 	return s, nil
+}
+
+// auditCaller names the key a request presents, for the audit, without counting the request.
+func (s *Server) auditCaller(r *http.Request) (keyID, workspaceID string) {
+	secret, err := api.PresentedKey(r)
+	if err != nil {
+		return "", ""
+	}
+	ws, key, _, err := s.Registry.Authenticate(secret)
+	if err != nil {
+		return "", ""
+	}
+	return key.KeyID, ws.ID()
 }
 
 // boot (re)builds the start state from the seed: the default workspace and its keys, then the

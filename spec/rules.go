@@ -22,6 +22,9 @@ type Rule struct {
 	Interpretation string `yaml:"interpretation,omitempty" json:"interpretation,omitempty"`
 	// Unobservable says why a black-box test cannot check the rule; empty when one can.
 	Unobservable string `yaml:"unobservable,omitempty" json:"unobservable,omitempty"`
+	// Audit, on a client obligation the mock can watch, says what `mediaspec mock --audit` reports
+	// as a finding of the rule; empty when the audit does not watch it.
+	Audit string `yaml:"audit,omitempty" json:"audit,omitempty"`
 }
 
 // Area is the area prefix of the rule's id (AUTH for AUTH-001, GEN-SUBMIT for GEN-SUBMIT-007).
@@ -35,6 +38,9 @@ func (r Rule) Area() string {
 
 // Observable reports whether a black-box test can check the rule.
 func (r Rule) Observable() bool { return r.Unobservable == "" }
+
+// Audited reports whether the mock's client audit watches the rule.
+func (r Rule) Audited() bool { return r.Audit != "" }
 
 // Catalogue is the parsed rule catalogue.
 type Catalogue struct {
@@ -56,7 +62,8 @@ var Levels = []string{"MUST", "SHOULD", "MAY"}
 func LoadRules() (*Catalogue, error) { return ParseRules(RulesYAML()) }
 
 // ParseRules parses a rule catalogue and checks it: unknown keys refused, ids well-formed and
-// unique, each id's area declared, levels known, every need declared, statements present.
+// unique, each id's area declared, levels known, every need declared, statements present, audit
+// only on unobservable (client obligation) rules.
 func ParseRules(data []byte) (*Catalogue, error) {
 	var c Catalogue
 	dec := yaml.NewDecoder(bytes.NewReader(data))
@@ -86,6 +93,9 @@ func ParseRules(data []byte) (*Catalogue, error) {
 		}
 		if strings.TrimSpace(r.Section) == "" || strings.TrimSpace(r.Statement) == "" {
 			problems = append(problems, where+": section and statement are required")
+		}
+		if r.Audited() && r.Observable() {
+			problems = append(problems, where+": audit is for client obligations; the rule needs unobservable saying so")
 		}
 		for _, n := range r.Needs {
 			if _, ok := c.Needs[n]; !ok {

@@ -288,16 +288,21 @@ func TestParseRulesRefusesBadCatalogues(t *testing.T) {
 	if _, err := ParseRules([]byte(head + good)); err != nil {
 		t.Fatalf("good catalogue refused: %v", err)
 	}
+	audited := "  - {id: AUTH-002, level: MUST, section: S, statement: s, needs: [], unobservable: client obligation, audit: a retry}\n"
+	if c, err := ParseRules([]byte(head + good + audited)); err != nil || !c.Rules[1].Audited() || c.Rules[0].Audited() {
+		t.Fatalf("audited client obligation: %v", err)
+	}
 	cases := map[string]string{
-		"duplicate id":    head + good + good,
-		"bad id":          head + "  - {id: auth-1, level: MUST, section: S, statement: s, needs: []}\n",
-		"unknown area":    head + "  - {id: XYZ-001, level: MUST, section: S, statement: s, needs: []}\n",
-		"unknown level":   head + "  - {id: AUTH-002, level: OUGHT, section: S, statement: s, needs: []}\n",
-		"unknown need":    head + "  - {id: AUTH-002, level: MUST, section: S, statement: s, needs: [magic]}\n",
-		"no statement":    head + "  - {id: AUTH-002, level: MUST, section: S, statement: '', needs: []}\n",
-		"unknown key":     head + "  - {id: AUTH-002, level: MUST, section: S, statement: s, needs: [], colour: red}\n",
-		"wrong version":   "version: 2\n" + strings.TrimPrefix(head, "version: 1\n") + good,
-		"not yaml at all": "{{{",
+		"duplicate id":     head + good + good,
+		"bad id":           head + "  - {id: auth-1, level: MUST, section: S, statement: s, needs: []}\n",
+		"unknown area":     head + "  - {id: XYZ-001, level: MUST, section: S, statement: s, needs: []}\n",
+		"unknown level":    head + "  - {id: AUTH-002, level: OUGHT, section: S, statement: s, needs: []}\n",
+		"unknown need":     head + "  - {id: AUTH-002, level: MUST, section: S, statement: s, needs: [magic]}\n",
+		"no statement":     head + "  - {id: AUTH-002, level: MUST, section: S, statement: '', needs: []}\n",
+		"unknown key":      head + "  - {id: AUTH-002, level: MUST, section: S, statement: s, needs: [], colour: red}\n",
+		"audit observable": head + "  - {id: AUTH-002, level: MUST, section: S, statement: s, needs: [], audit: a retry}\n",
+		"wrong version":    "version: 2\n" + strings.TrimPrefix(head, "version: 1\n") + good,
+		"not yaml at all":  "{{{",
 	}
 	for name, doc := range cases {
 		if _, err := ParseRules([]byte(doc)); err == nil {

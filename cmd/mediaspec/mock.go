@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -47,6 +48,8 @@ func runMock(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	specFile := fs.String("spec", "", "serve (and validate answers with) the REST description in FILE instead of the embedded one [$MEDIASPEC_MOCK_SPEC]")
 	catalogDir := fs.String("catalog", "", "serve the capability catalogue in DIR (a copy of fixtures/catalog) instead of the embedded one [$MEDIASPEC_MOCK_CATALOG]")
 	quiet := fs.Bool("quiet", false, "log no request (by default each request is logged: method, path, status, duration, key id, error code) [$MEDIASPEC_MOCK_QUIET]")
+	fs.BoolVar(&cfg.Audit, "audit", false, "audit the client: record each breach of a client duty of the interface (rule id, key id, request, advice) at GET /_control/v1/audit and print a summary per rule at shutdown [$MEDIASPEC_MOCK_AUDIT]")
+	auditFail := fs.Bool("audit-fail", false, "with the audit (implies --audit): exit 1 at shutdown when any MUST finding was recorded, so a client's CI can gate on it [$MEDIASPEC_MOCK_AUDIT_FAIL]")
 	infoJSON := fs.Bool("json", false, "print the start information as one JSON object instead of text [$MEDIASPEC_MOCK_JSON]")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -55,6 +58,7 @@ func runMock(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return err
 	}
 	cfg.LogRequests = !*quiet
+	cfg.Audit = cfg.Audit || *auditFail
 	switch cfg.LogFormat {
 	case "text":
 		cfg.Logger = slog.New(slog.NewTextHandler(stderr, nil))
@@ -123,7 +127,25 @@ func runMock(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if f, ok := stdout.(*os.File); ok {
 		_ = f.Sync()
 	}
-	return srv.Serve(ctx, ln)
+	if err := srv.Serve(ctx, ln); err != nil {
+		return err
+	}
+	return auditVerdict(srv, stderr, *auditFail)
+}
+
+// auditVerdict prints the audit's summary when the mock stops (nothing without --audit) and, with
+// --audit-fail, fails when a MUST finding was recorded.
+func auditVerdict(srv *mock.Server, stderr io.Writer, failOnMust bool) error {
+	if srv.Audit == nil {
+		return nil
+	}
+	if err := srv.Audit.WriteSummary(stderr); err != nil {
+		return err
+	}
+	if failOnMust && srv.Audit.HasMust() {
+		return errors.New("audit: the client broke a MUST duty (see the summary above and GET /_control/v1/audit)")
+	}
+	return nil
 }
 
 // applyEnv sets every flag that was not given on the command line from the environment variable

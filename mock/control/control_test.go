@@ -58,6 +58,7 @@ func newHandler(t *testing.T) (*Handler, *workspace.Registry) {
 		t.Fatal(err)
 	}
 	h.RegisterCatalog(catalog.New(catalog.Deps{Fixtures: fx, IDs: ids.New(8)}))
+	h.RegisterAudit(nil)
 	return h, reg
 }
 

@@ -40,12 +40,12 @@ func Middleware(logger *slog.Logger, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		n := &note{}
-		rec := &recorder{ResponseWriter: w, status: http.StatusOK}
+		rec := NewRecorder(w, maxErrorBody, func(status int) bool { return status >= 400 })
 		next.ServeHTTP(rec, r.WithContext(context.WithValue(r.Context(), noteKey{}, n)))
 		attrs := []slog.Attr{
 			slog.String("method", r.Method),
 			slog.String("path", r.URL.Path),
-			slog.Int("status", rec.status),
+			slog.Int("status", rec.Status),
 			slog.Duration("duration", time.Since(start).Round(time.Microsecond)),
 		}
 		n.mu.Lock()
@@ -53,50 +53,62 @@ func Middleware(logger *slog.Logger, next http.Handler) http.Handler {
 			attrs = append(attrs, slog.String("key_id", n.keyID))
 		}
 		n.mu.Unlock()
-		if code := rec.errorCode(); code != "" {
+		if code := errorCode(rec); code != "" {
 			attrs = append(attrs, slog.String("error", code))
 		}
 		logger.LogAttrs(r.Context(), slog.LevelInfo, "request", attrs...)
 	})
 }
 
-// recorder keeps the status and the start of an error body.
-type recorder struct {
+// Recorder passes an answer through to ResponseWriter and keeps its status (Status, 200 until
+// written) and the first Limit bytes of its body when Keep(status) says so (nil Keep: none). The
+// request log keeps the start of error bodies; the client audit (mock/audit) keeps answers.
+type Recorder struct {
 	http.ResponseWriter
-	status      int
+	Status int
+	Limit  int
+	Keep   func(status int) bool
+	Body   bytes.Buffer
+
 	wroteHeader bool
-	body        bytes.Buffer
 }
 
-func (r *recorder) WriteHeader(status int) {
+// NewRecorder returns a Recorder over w with status 200.
+func NewRecorder(w http.ResponseWriter, limit int, keep func(status int) bool) *Recorder {
+	return &Recorder{ResponseWriter: w, Status: http.StatusOK, Limit: limit, Keep: keep}
+}
+
+// WriteHeader records the first status written.
+func (r *Recorder) WriteHeader(status int) {
 	if !r.wroteHeader {
-		r.status, r.wroteHeader = status, true
+		r.Status, r.wroteHeader = status, true
 	}
 	r.ResponseWriter.WriteHeader(status)
 }
 
-func (r *recorder) Write(p []byte) (int, error) {
+// Write keeps what fits under Limit when Keep allows, and passes p on whole.
+func (r *Recorder) Write(p []byte) (int, error) {
 	if !r.wroteHeader {
 		r.WriteHeader(http.StatusOK)
 	}
-	if r.status >= 400 && r.body.Len() < maxErrorBody {
-		r.body.Write(p[:min(len(p), maxErrorBody-r.body.Len())])
+	if room := r.Limit - r.Body.Len(); room > 0 && r.Keep != nil && r.Keep(r.Status) {
+		r.Body.Write(p[:min(len(p), room)])
 	}
 	return r.ResponseWriter.Write(p)
 }
 
 // Flush lets a streaming handler flush through the recorder.
-func (r *recorder) Flush() {
+func (r *Recorder) Flush() {
 	if f, ok := r.ResponseWriter.(http.Flusher); ok {
 		f.Flush()
 	}
 }
 
 // Unwrap lets http.ResponseController reach the connection (deadlines of upload PUTs).
-func (r *recorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
+func (r *Recorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
 
-func (r *recorder) errorCode() string {
-	if r.status < 400 || r.body.Len() == 0 {
+func errorCode(r *Recorder) string {
+	if r.Status < 400 || r.Body.Len() == 0 {
 		return ""
 	}
 	var doc struct {
@@ -104,7 +116,7 @@ func (r *recorder) errorCode() string {
 			Code string `json:"code"`
 		} `json:"error"`
 	}
-	if json.Unmarshal(r.body.Bytes(), &doc) != nil {
+	if json.Unmarshal(r.Body.Bytes(), &doc) != nil {
 		return ""
 	}
 	return doc.Error.Code

@@ -1,0 +1,118 @@
+package audit
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mediaspec/mediaspec/mock/clock"
+	"github.com/mediaspec/mediaspec/spec"
+)
+
+// Detectors and spec/rules.yaml agree: every kind of finding is a rule with an audit field and the
+// same level, and every rule with an audit field has a detector.
+func TestDetectorsAreTheAuditedRules(t *testing.T) {
+	cat, err := spec.LoadRules()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var audited []string
+	for _, r := range cat.Rules {
+		if r.Audited() {
+			audited = append(audited, r.ID)
+		}
+	}
+	var detected []string
+	for _, d := range Detectors {
+		detected = append(detected, d.rule)
+		r, ok := cat.Get(d.rule)
+		if !ok {
+			t.Errorf("%s: not a rule of spec/rules.yaml", d.rule)
+			continue
+		}
+		if !r.Audited() || r.Level != d.level {
+			t.Errorf("%s: rules.yaml level %s audit %q; detector level %s", d.rule, r.Level, r.Audit, d.level)
+		}
+	}
+	slices.Sort(audited)
+	slices.Sort(detected)
+	if !slices.Equal(audited, detected) {
+		t.Errorf("rules with an audit field %v, detectors %v", audited, detected)
+	}
+}
+
+// The auditor's memory stays bounded whatever a client sends for days: windows per key, keys,
+// workspaces, ids, links and findings are all capped; totals still count what was not kept.
+func TestMemoryIsBounded(t *testing.T) {
+	clk := clock.NewManual(time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC))
+	a := New(Config{Clock: clk})
+	const n = MaxKeys + 200
+	for i := range n {
+		key := fmt.Sprintf("key_%032x", i)
+		ws := fmt.Sprintf("ws_%032x", i%(MaxScopes+50))
+		gen := fmt.Sprintf("gen_%032x", i)
+		// an answer handing out an id and a link, then a call passing the id back upper-cased and
+		// with an Origin header: two findings per call, each with its own request line
+		a.Observe(Exchange{KeyID: key, WorkspaceID: ws, Method: "GET", Path: "/api/v1/generations/" + gen, Status: 200,
+			Answer: fmt.Appendf(nil, `{"ok":true,"generation":{"generation_id":%q,"status":"completed","outputs":[{"url":"http://h/files/ast_%032x/a.png?expires=1&sig=x"}]},"next_cursor":"c%d"}`, gen, i, i),
+			Start: clk.Now(), End: clk.Now()})
+		a.Observe(Exchange{KeyID: key, WorkspaceID: ws, Method: "GET", Path: "/api/v1/generations/" + strings.ToUpper(gen), Origin: "https://x", Status: 404,
+			Answer: []byte(`{"error":{"ok":false,"code":"not_found","retryable":false}}`), Start: clk.Now(), End: clk.Now()})
+		clk.Advance(time.Second)
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if len(a.keys) > MaxKeys || len(a.scopes) > MaxScopes || len(a.links.m) > MaxLinks || len(a.order) > MaxFindings {
+		t.Errorf("keys %d scopes %d links %d findings %d", len(a.keys), len(a.scopes), len(a.links.m), len(a.order))
+	}
+	for id, k := range a.keys {
+		if len(k.window) > WindowSize || len(k.genReads.m) > 64 || len(k.estimates) > MaxEstimates {
+			t.Fatalf("key %s: window %d reads %d", id, len(k.window), len(k.genReads.m))
+		}
+	}
+	for id, s := range a.scopes {
+		if len(s.ids.m) > MaxIDs || len(s.hexes.m) > MaxIDs || len(s.cursors.m) > MaxCursors || len(s.cursors.order) > 2*MaxCursors+1 {
+			t.Fatalf("scope %s: ids %d cursors %d/%d", id, len(s.ids.m), len(s.cursors.m), len(s.cursors.order))
+		}
+	}
+	if a.totals["ID-015"] != n || a.totals["CORE-014"] != n || a.dropped != 2*n-MaxFindings {
+		t.Errorf("totals %v dropped %d", a.totals, a.dropped)
+	}
+}
+
+// An id a workspace saw only inside a link, sent back as an id, was read out of the link.
+func TestIDReadOutOfALink(t *testing.T) {
+	clk := clock.NewManual(time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC))
+	a := New(Config{Clock: clk})
+	id, other := fmt.Sprintf("ast_%032x", 1), fmt.Sprintf("ast_%032x", 2)
+	a.Observe(Exchange{KeyID: "key_a", WorkspaceID: "ws_a", Method: "GET", Path: "/api/v1/generations/gen_x", Status: 200,
+		Answer: fmt.Appendf(nil, `{"ok":true,"a":"http://h/files/%s/f.png","b":"http://h/files/%s/g.png","asset_id":%q}`, id, other, other)})
+	a.Observe(Exchange{KeyID: "key_a", WorkspaceID: "ws_a", Method: "GET", Path: "/api/v1/assets/" + other, Status: 200})
+	if r := a.Report(); len(r.Findings) != 0 {
+		t.Fatalf("an id handed out as a field too: %+v", r.Findings)
+	}
+	a.Observe(Exchange{KeyID: "key_a", WorkspaceID: "ws_a", Method: "GET", Path: "/api/v1/assets/" + id, Status: 200})
+	r := a.Report()
+	if len(r.Findings) != 1 || r.Findings[0].RuleID != "ID-015" || !strings.Contains(r.Findings[0].Advice, "link") {
+		t.Fatalf("findings %+v", r.Findings)
+	}
+}
+
+func TestSummary(t *testing.T) {
+	a := New(Config{Clock: clock.NewManual(time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC))})
+	var b strings.Builder
+	if err := a.WriteSummary(&b); err != nil || !strings.Contains(b.String(), "no findings") {
+		t.Errorf("empty summary %q %v", b.String(), err)
+	}
+	a.Observe(Exchange{KeyID: "key_a", Method: "GET", Path: "/api/v1/capabilities", Origin: "https://x", Status: 200})
+	a.Observe(Exchange{KeyID: "key_a", Method: "GET", Path: "/api/v1/voices", Origin: "https://x", Status: 200})
+	b.Reset()
+	if err := a.WriteSummary(&b); err != nil || !strings.HasPrefix(b.String(), "audit: CORE-014 MUST 2 finding(s): ") || strings.Count(b.String(), "\n") != 1 {
+		t.Errorf("summary %q %v", b.String(), err)
+	}
+	if !a.HasMust() {
+		t.Error("HasMust false")
+	}
+}
