@@ -57,7 +57,7 @@ func TestMemoryIsBounded(t *testing.T) {
 		// with an Origin header: two findings per call, each with its own request line
 		a.Observe(Exchange{KeyID: key, WorkspaceID: ws, Method: "GET", Path: "/api/v1/generations/" + gen, Status: 200,
 			Answer: fmt.Appendf(nil, `{"ok":true,"generation":{"generation_id":%q,"status":"completed","outputs":[{"url":"http://h/files/ast_%032x/a.png?expires=1&sig=x"}]},"next_cursor":"c%d"}`, gen, i, i),
-			Start: clk.Now(), End: clk.Now()})
+			Start:  clk.Now(), End: clk.Now()})
 		a.Observe(Exchange{KeyID: key, WorkspaceID: ws, Method: "GET", Path: "/api/v1/generations/" + strings.ToUpper(gen), Origin: "https://x", Status: 404,
 			Answer: []byte(`{"error":{"ok":false,"code":"not_found","retryable":false}}`), Start: clk.Now(), End: clk.Now()})
 		clk.Advance(time.Second)
