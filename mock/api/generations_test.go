@@ -738,3 +738,34 @@ func TestLedgerConservation(t *testing.T) {
 		t.Fatalf("held %d after every job finished", held)
 	}
 }
+
+// TestListUpdatedSinceCursorKeepsItsPlace: a row updated during a walk by updated_at moves to the
+// end; the walk goes on after the cursor row's old place (it skipped every row in between when the
+// cursor named only the row's id) and meets the moved row again last.
+func TestListUpdatedSinceCursorKeepsItsPlace(t *testing.T) {
+	f := newGenFixture(t)
+	var ids []string
+	for i := range 4 {
+		k := f.submitKey(f.ws, nil)
+		ids = append(ids, f.mustSubmit(k, map[string]any{"capability_id": "image_flaky", "config": map[string]any{"prompt": fmt.Sprint("mug ", i)}, "max_credits": 10}).body["generation_id"].(string))
+		f.advance(60)
+	}
+	p1 := f.mustGet(f.key, "/generations?updated_since=2026-03-01&limit=2")
+	if got := p1.ids("generations", "generation_id"); strings.Join(got, ",") != strings.Join(ids[:2], ",") {
+		t.Fatalf("first page %v, want %v", got, ids[:2])
+	}
+	f.advance(5)
+	if _, changed, err := f.s.Jobs.Recover(ids[1]); err != nil || !changed {
+		t.Fatalf("recover: %v %v", changed, err)
+	}
+	cur, _ := p1.body["next_cursor"].(string)
+	var rest []string
+	for cur != "" {
+		p := f.mustGet(f.key, "/generations?updated_since=2026-03-01&limit=2&cursor="+cur)
+		rest = append(rest, p.ids("generations", "generation_id")...)
+		cur, _ = p.body["next_cursor"].(string)
+	}
+	if want := []string{ids[2], ids[3], ids[1]}; strings.Join(rest, ",") != strings.Join(want, ",") {
+		t.Fatalf("the walk went on with %v, want %v", rest, want)
+	}
+}
