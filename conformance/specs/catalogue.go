@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	. "github.com/onsi/ginkgo/v2" //nolint:revive
 	. "github.com/onsi/gomega"    //nolint:revive
@@ -19,6 +20,7 @@ func catalogueSpecs(f *framework.Framework) {
 	voiceSpecs(f)
 	castSearchSpecs(f)
 	castByPlanSpecs(f)
+	castStateSpecs(f)
 }
 
 // actorSpecs registers the specs of actors.
@@ -56,9 +58,7 @@ func actorSpecs(f *framework.Framework) {
 					} else {
 						Expect(seenPlatform).To(BeFalse(), "the workspace's own actors come before the platform cast"+p.r.Describe())
 					}
-					for _, link := range []string{"url", "preview_url", "image_url", "video_url", "download_url"} {
-						Expect(row).NotTo(HaveKey(link), what+": no preview is returned"+p.r.Describe())
-					}
+					noLinks(row, what+" (no preview image or clip is returned)")
 				}
 			}
 		})
@@ -139,9 +139,7 @@ func voiceSpecs(f *framework.Framework) {
 					} else if !langNull {
 						Expect(lang).NotTo(BeEmpty(), p.r.Describe())
 					}
-					for _, link := range []string{"url", "preview_url", "audio_url", "sample_url"} {
-						Expect(row).NotTo(HaveKey(link), what+": no preview audio is returned"+p.r.Describe())
-					}
+					noLinks(row, what+" (no preview audio is returned)")
 				}
 			}
 			names := make([]string, 0, len(rows))
@@ -322,4 +320,166 @@ func castByPlanSpecs(f *framework.Framework) {
 		})
 	})
 
+}
+
+// castStateSpecs registers the specs of actor and voice states set up through control: actors
+// processing, disabled, added with known creation times; voices deactivated or cloned.
+func castStateSpecs(f *framework.Framework) {
+	Describe("actors and voices: states set through control", func() {
+		f.Rule("ACTOR-013").It("actors still processing or disabled are hidden, and listed again once ready", func(ctx context.Context, s *framework.Spec) {
+			ws := s.NewWorkspace(ctx, framework.WorkspaceOptions{})
+			c, _ := ws.NewKey(ctx, framework.KeyOptions{Scopes: []string{"read"}})
+			tag := randomHex(6)
+			ready := addActor(ctx, s, ws.ID, map[string]any{"name": "Conformance ready " + tag})
+			processing := addActor(ctx, s, ws.ID, map[string]any{"name": "Conformance processing " + tag, "state": "processing"})
+			disabled := addActor(ctx, s, ws.ID, map[string]any{"name": "Conformance disabled " + tag, "state": "disabled"})
+			listed := actorIDs(ctx, c)
+			Expect(listed).To(ContainElement(ready), "a ready actor of the workspace's own is listed")
+			Expect(listed).NotTo(ContainElement(processing), "an actor still processing is hidden")
+			Expect(listed).NotTo(ContainElement(disabled), "a disabled actor is hidden")
+			hookDone(s.Control().SetActorState(ctx, ready, "disabled"))
+			Expect(actorIDs(ctx, c)).NotTo(ContainElement(ready), "an actor disabled after it was listed is hidden")
+			hookDone(s.Control().SetActorState(ctx, processing, "ready"))
+			Expect(actorIDs(ctx, c)).To(ContainElement(processing), "an actor that finished processing is listed")
+			var cast string
+			for _, id := range listed {
+				if id != ready {
+					cast = id
+					break
+				}
+			}
+			if cast == "" {
+				s.Lacks("the target lists no cast actor to disable")
+			}
+			hookDone(s.Control().SetActorState(ctx, cast, "disabled"))
+			DeferCleanup(func(ctx SpecContext) { _ = s.Control().SetActorState(ctx, cast, "ready") })
+			Expect(actorIDs(ctx, c)).NotTo(ContainElement(cast), "a disabled cast actor is hidden")
+		})
+
+		f.Rule("ACTOR-011", "ACTOR-012").It("own actors, then the core cast, then the rest, newest first in each group, whatever order they were made in", func(ctx context.Context, s *framework.Spec) {
+			ws := s.NewWorkspace(ctx, framework.WorkspaceOptions{})
+			c, _ := ws.NewKey(ctx, framework.KeyOptions{Scopes: []string{"read"}})
+			now := serviceNow(ctx, s)
+			at := func(h int) string { return now.Add(time.Duration(h) * time.Hour).UTC().Format(time.RFC3339) }
+			tag := randomHex(6)
+			mk := func(workspace, name string, hours int, core bool) string {
+				body := map[string]any{"name": "Conformance " + name + " " + tag, "created_at": at(hours)}
+				if workspace == "" {
+					body["core_cast"] = core
+				}
+				id := addActor(ctx, s, workspace, body)
+				if workspace == "" {
+					DeferCleanup(func(ctx SpecContext) { _ = s.Control().SetActorState(ctx, id, "disabled") })
+				}
+				return id
+			}
+			// Made out of order: the list must order them by group and creation time, not by
+			// when they were made.
+			ownOld := mk(ws.ID, "own old", -3, false)
+			ownNew := mk(ws.ID, "own new", -1, false)
+			ownMid := mk(ws.ID, "own mid", -2, false)
+			restNewest := mk("", "rest newest", -1, false)
+			coreOld := mk("", "core old", -3, true)
+			restOld := mk("", "rest old", -5, false)
+			coreNew := mk("", "core new", -2, true)
+			want := []string{ownNew, ownMid, ownOld, coreNew, coreOld, restNewest, restOld}
+			s.Step("ACTOR-011", "ACTOR-012")
+			listed := actorIDs(ctx, c)
+			var got []string
+			for _, id := range listed {
+				if slices.Contains(want, id) {
+					got = append(got, id)
+				}
+			}
+			Expect(got).To(Equal(want), "own actors first, then the core cast, then the rest of the cast, newest first in each group (ids in expected order: own new, mid, old; core new, old; rest newest, old)")
+		})
+
+		f.Rule("ACTOR-009").It("with more than 50 actors, a default page holds 25 and a page never more than 48", func(ctx context.Context, s *framework.Spec) {
+			ws := s.NewWorkspace(ctx, framework.WorkspaceOptions{})
+			c, _ := ws.NewKey(ctx, framework.KeyOptions{Scopes: []string{"read"}})
+			for n := len(actorIDs(ctx, c)); n <= 50; n++ {
+				addActor(ctx, s, ws.ID, map[string]any{"name": fmt.Sprintf("Conformance extra %02d", n)})
+			}
+			def := getPage(ctx, c, "/actors", "actors")
+			Expect(def.rows).To(HaveLen(25), "the default page of a list of more than 50 holds 25"+def.r.Describe())
+			for _, l := range []string{"48", "50", "1000"} {
+				p := getPage(ctx, c, "/actors", "actors", framework.Query("limit", l))
+				Expect(p.rows).To(HaveLen(48), "limit="+l+" on more than 50 actors: a page holds at most 48"+p.r.Describe())
+			}
+			p := getPage(ctx, c, "/actors", "actors", framework.Query("limit", "30"))
+			Expect(p.rows).To(HaveLen(30), "a limit under 48 is kept"+p.r.Describe())
+		})
+
+		f.Rule("VOICE-012", "VOICE-010").It("a deactivated voice leaves the list and its total; a cloned voice of the workspace is listed until deactivated", func(ctx context.Context, s *framework.Spec) {
+			ws := s.NewWorkspace(ctx, framework.WorkspaceOptions{})
+			c, _ := ws.NewKey(ctx, framework.KeyOptions{Scopes: []string{"read"}})
+			before, pages := walk(ctx, c, "/voices", "voices", 50, 100)
+			if len(before) == 0 {
+				s.Lacks("the target lists no voice to deactivate")
+			}
+			total := pages[0].r.Int("total")
+			voice := before[0]["voice_id"].(string)
+			hookDone(s.Control().SetVoiceActive(ctx, voice, false))
+			DeferCleanup(func(ctx SpecContext) { _ = s.Control().SetVoiceActive(ctx, voice, true) })
+			after, pages := walk(ctx, c, "/voices", "voices", 50, 100)
+			Expect(ids(after, "voice_id")).NotTo(ContainElement(voice), "a deactivated voice is not listed")
+			Expect(pages[0].r.Int("total")).To(Equal(total-1), "a deactivated voice is not counted in total"+pages[0].r.Describe())
+			clone, err := s.Control().CloneVoice(ctx, ws.ID, "Conformance clone "+randomHex(6))
+			hookDone(err)
+			rows, _ := walk(ctx, c, "/voices", "voices", 50, 100)
+			i := slices.Index(ids(rows, "voice_id"), clone)
+			Expect(i).To(BeNumerically(">=", 0), "the workspace's cloned voice is listed")
+			row := rows[i]
+			Expect(row["is_cloned"]).To(Equal(true), "a cloned voice reads is_cloned true")
+			hookDone(s.Control().SetVoiceActive(ctx, clone, false))
+			rows, _ = walk(ctx, c, "/voices", "voices", 50, 100)
+			Expect(ids(rows, "voice_id")).NotTo(ContainElement(clone), "a deactivated cloned voice is not listed")
+		})
+
+		f.Rule("VOICE-011", "VOICE-008").It("with more than 50 voices, pages hold 25 by default and 50 at most, in name order whatever order the voices were made in", func(ctx context.Context, s *framework.Spec) {
+			ws := s.NewWorkspace(ctx, framework.WorkspaceOptions{})
+			c, _ := ws.NewKey(ctx, framework.KeyOptions{Scopes: []string{"read"}})
+			tag := randomHex(4)
+			first := getPage(ctx, c, "/voices", "voices")
+			var made []string
+			for n := int(first.r.Int("total")); n <= 52 || len(made) < 3; n++ {
+				// Made in descending name order; the list must sort them.
+				name := fmt.Sprintf("Conformance %s %03d", tag, 999-len(made))
+				id, err := s.Control().CloneVoice(ctx, ws.ID, name)
+				hookDone(err)
+				made = append(made, id)
+			}
+			s.Step("VOICE-008")
+			def := getPage(ctx, c, "/voices", "voices")
+			Expect(def.rows).To(HaveLen(25), "the default page of more than 50 voices holds 25"+def.r.Describe())
+			big := getPage(ctx, c, "/voices", "voices", framework.Query("limit", "999"))
+			Expect(big.rows).To(HaveLen(50), "limit 999 on more than 50 voices is clamped to 50"+big.r.Describe())
+			s.Step("VOICE-011")
+			rows, _ := walk(ctx, c, "/voices", "voices", 50, 100)
+			var got []string
+			for _, row := range rows {
+				if id, _ := row["voice_id"].(string); slices.Contains(made, id) {
+					got = append(got, id)
+				}
+			}
+			want := slices.Clone(made)
+			slices.Reverse(want)
+			Expect(got).To(Equal(want), "voices made in descending name order are listed by name (ascending)")
+		})
+	})
+}
+
+// addActor adds an actor through control (workspaceID "": a cast actor) and returns its id.
+func addActor(ctx context.Context, s *framework.Spec, workspaceID string, body map[string]any) string {
+	GinkgoHelper()
+	id, err := s.Control().AddActor(ctx, workspaceID, body)
+	hookDone(err)
+	return id
+}
+
+// actorIDs lists every actor id the client sees, in list order.
+func actorIDs(ctx context.Context, c *framework.Client) []string {
+	GinkgoHelper()
+	rows, _ := walk(ctx, c, "/actors", "actors", 48, 100)
+	return ids(rows, "actor_id")
 }

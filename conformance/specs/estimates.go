@@ -414,8 +414,24 @@ func estimateRefusalSpecs(f *framework.Framework) {
 				unpriced++
 			}
 			if unpriced == 0 {
-				Skip("unsupported: every available capability the suite can price without an upload has a published price")
+				s.Lacks("every available capability the suite can price without an upload has a published price")
 			}
+		})
+
+		f.Rule(rules("EST-020", "ERR-033")...).Needs(framework.Control).It("a capability whose price is withdrawn answers 409 not_priced on estimate and submit, and prices again once it is published", func(ctx context.Context, s *framework.Spec) {
+			c := s.Client()
+			d := cheapest(ctx, c, "capability", func(map[string]any) bool { return true })
+			id := d.String("capability_id")
+			cfg := cheapConfig(d)
+			priced, need := estimateOf(ctx, c, id, cfg, nil)
+			hookDone(s.Control().SetPriced(ctx, id, false))
+			DeferCleanup(func(ctx SpecContext) { _ = s.Control().SetPriced(ctx, id, true) })
+			r := c.Post(ctx, "/estimates", map[string]any{"capability_id": id, "config": cfg}).ExpectError(http.StatusConflict, "not_priced")
+			Expect(r.Bool("error.retryable")).To(BeFalse(), r.Describe())
+			refuse(ctx, c, submitBody(id, cfg, need, nil), http.StatusConflict, "not_priced")
+			hookDone(s.Control().SetPriced(ctx, id, true))
+			again, _ := estimateOf(ctx, c, id, cfg, nil)
+			Expect(again.Field("credits")).To(Equal(priced.Field("credits")), "published again, it prices as before"+again.Describe())
 		})
 
 		f.Rule(rules("EST-021", "ERR-042")...).It("an estimate while pricing fails answers 503 pricing_unavailable, retryable; the next one prices", func(ctx context.Context, s *framework.Spec) {

@@ -20,12 +20,13 @@ func presetSpecs(f *framework.Framework) {
 	presetListSpecs(f)
 	presetTotalSpecs(f)
 	presetTemplateSpecs(f)
+	presetStateSpecs(f)
 }
 
 // presetListSpecs registers the specs of the preset list and detail.
 func presetListSpecs(f *framework.Framework) {
 	Describe("presets: list and detail", func() {
-		f.Rule("PRESET-001", "PRESET-002", "PRESET-003", "PRESET-004", "PRESET-005", "PRESET-006", "PRESET-008", "PRESET-010", "PRESET-011", "ID-010").It("lists presets with their first templates, total and cursor", func(ctx context.Context, s *framework.Spec) {
+		f.Rule("PRESET-001", "PRESET-002", "PRESET-003", "PRESET-004", "PRESET-005", "PRESET-006", "PRESET-008", "PRESET-010", "PRESET-011", "ID-010", "CORE-013").It("lists presets with their first templates, total and cursor", func(ctx context.Context, s *framework.Spec) {
 			c := s.Client()
 			rows, pages := walk(ctx, c, "/presets", "presets", 5, 100)
 			if len(rows) == 0 {
@@ -61,6 +62,7 @@ func presetListSpecs(f *framework.Framework) {
 					for j, t := range tpls {
 						checkTemplate(p.r, asObject(p.r, t, fmt.Sprintf("%s.templates[%d]", what, j)))
 					}
+					noLinks(row, what+" (a template's preview_url is the only link)", "preview_url")
 				}
 			}
 		})
@@ -85,6 +87,7 @@ func presetListSpecs(f *framework.Framework) {
 				for i, t := range tpls {
 					checkTemplate(r, asObject(r, t, fmt.Sprintf("templates[%d]", i)))
 				}
+				noLinks(r.Doc(), "GET /presets/"+id+"/templates (a template's preview_url is the only link)", "preview_url")
 				if row["status"] == "requires_plan" {
 					Expect(r.String("required_plan")).To(Equal(row["required_plan"]), r.Describe())
 				} else {
@@ -142,10 +145,12 @@ func presetTotalSpecs(f *framework.Framework) {
 				for i, v := range t.Array("templates") {
 					live = append(live, stringField(t, asObject(t, v, fmt.Sprintf("templates[%d]", i)), "template_id", "template"))
 				}
+				var inlined []string
 				for _, v := range inline {
 					tid, _ := v.(map[string]any)["template_id"].(string)
-					Expect(live).To(ContainElement(tid), id+": an inlined template is a live template of the preset"+t.Describe())
+					inlined = append(inlined, tid)
 				}
+				Expect(inlined).To(Equal(live[:min(len(live), 20)]), id+": templates are the first 20 live templates in gallery order, as GET /presets/{id}/templates lists them"+t.Describe())
 				checked++
 			}
 			if checked == 0 {
@@ -371,4 +376,68 @@ func presetTemplateSpecs(f *framework.Framework) {
 		})
 	})
 
+}
+
+// presetStateSpecs registers the specs of templates added or withdrawn through control.
+func presetStateSpecs(f *framework.Framework) {
+	Describe("presets: templates added or withdrawn through control", func() {
+		f.Rule("PRESET-006", "PRESET-014").Needs(framework.Control).It("templates come in gallery order whatever order they were added in, and a preset row inlines the first 20 of them", func(ctx context.Context, s *framework.Spec) {
+			c := s.Client()
+			d, before := templatePreset(ctx, c, 1)
+			id := d.String("capability_id")
+			// Added out of order, before every existing template in the gallery.
+			orders := []int{-1000001, -1000003, -1000002}
+			added := map[int]string{}
+			for _, o := range orders {
+				tid, err := s.Control().AddTemplate(ctx, id, fmt.Sprintf("Conformance %d", o), o)
+				hookDone(err)
+				added[o] = tid
+				DeferCleanup(func(ctx SpecContext) { _ = s.Control().SetTemplateLive(ctx, tid, false) })
+			}
+			want := append([]string{added[-1000003], added[-1000002], added[-1000001]}, before...)
+			s.Step("PRESET-014")
+			t := c.Get(ctx, "/presets/"+id+"/templates").ExpectOK(http.StatusOK)
+			var got []string
+			for i, v := range t.Array("templates") {
+				got = append(got, stringField(t, asObject(t, v, fmt.Sprintf("templates[%d]", i)), "template_id", "template"))
+			}
+			Expect(got).To(Equal(want), "every live template in gallery order: the three added (lowest gallery place first), then the ones before"+t.Describe())
+			s.Step("PRESET-006")
+			rows, _ := walk(ctx, c, "/presets", "presets", 50, 20)
+			var row map[string]any
+			for _, r := range rows {
+				if r["capability_id"] == id {
+					row = r
+				}
+			}
+			Expect(row).NotTo(BeNil(), id+" is listed")
+			total, _ := framework.AsInt(row["templates_total"])
+			Expect(total).To(Equal(int64(len(want))), id+": templates_total counts the added templates")
+			var inlined []string
+			for _, v := range row["templates"].([]any) {
+				inlined = append(inlined, v.(map[string]any)["template_id"].(string))
+			}
+			Expect(inlined).To(Equal(want[:min(len(want), 20)]), id+": templates holds the first 20 live templates in gallery order")
+		})
+
+		f.Rule(rules("PRESET-020", "ERR-016")...).Needs(framework.Uploads).It("a template withdrawn since it was listed leaves the lists, and a submit naming it answers 404 capability_unavailable", func(ctx context.Context, s *framework.Spec) {
+			sp := newSpender(ctx, s)
+			d, tpls := templatePreset(ctx, sp.c, 1)
+			id := d.String("capability_id")
+			cfg := readyConfig(ctx, s, sp.c, objectAt(d, "example_config"))
+			cfg["template_id"] = tpls[0]
+			_, need := estimateOf(ctx, sp.c, id, cfg, nil)
+			hookDone(s.Control().SetTemplateLive(ctx, tpls[0], false))
+			DeferCleanup(func(ctx SpecContext) { _ = s.Control().SetTemplateLive(ctx, tpls[0], true) })
+			t := sp.c.Get(ctx, "/presets/"+id+"/templates").ExpectOK(http.StatusOK)
+			var live []string
+			for i, v := range t.Array("templates") {
+				live = append(live, stringField(t, asObject(t, v, fmt.Sprintf("templates[%d]", i)), "template_id", "template"))
+			}
+			Expect(live).NotTo(ContainElement(tpls[0]), "a withdrawn template is not a live template"+t.Describe())
+			Expect(live).To(HaveLen(len(tpls)-1), t.Describe())
+			r := refuse(ctx, sp.c, submitBody(id, cfg, need, nil), http.StatusNotFound, "capability_unavailable")
+			Expect(r.Doc()).To(HaveKey("error"), r.Describe())
+		})
+	})
 }
