@@ -29,7 +29,7 @@ func capabilityListSpecs(f *framework.Framework) {
 			c := s.Client()
 			rows, pages := walk(ctx, c, "/capabilities", "capabilities", 50, 100)
 			if len(rows) == 0 {
-				Skip("unsupported: the target lists no capability")
+				s.Lacks("the target lists no capability")
 			}
 			i := 0
 			for _, p := range pages {
@@ -88,7 +88,7 @@ func capabilityListSpecs(f *framework.Framework) {
 			c := s.Client()
 			first := getPage(ctx, c, "/capabilities", "capabilities", framework.Query("limit", "3"))
 			if first.cursor == nil {
-				Skip("unsupported: the target lists at most 3 capabilities, one page")
+				s.Lacks("the target lists at most 3 capabilities, one page")
 			}
 			bare := getPage(ctx, c, "/capabilities", "capabilities", framework.Query("limit", "3"), framework.Query("cursor", *first.cursor))
 			padded := getPage(ctx, c, "/capabilities", "capabilities", framework.Query("limit", "3"), framework.Query("cursor", "  "+*first.cursor+" "))
@@ -142,7 +142,7 @@ func capabilityDetailSpecs(f *framework.Framework) {
 				Expect(sch.Validate(example)).To(Succeed(), id+": example_config does not validate against config_schema"+r.Describe())
 			}
 			if checked == 0 {
-				Skip("unsupported: the target lists no available capability")
+				s.Lacks("the target lists no available capability")
 			}
 		})
 
@@ -155,7 +155,7 @@ func capabilityDetailSpecs(f *framework.Framework) {
 			c := s.Client()
 			row := withStatus(catalogue(ctx, c), "coming_soon")
 			if row == nil {
-				Skip("unsupported: the target lists no coming_soon capability")
+				s.Lacks("the target lists no coming_soon capability")
 			}
 			r := c.Get(ctx, "/capabilities/"+row["capability_id"].(string)).ExpectError(http.StatusNotFound, "capability_unavailable")
 			Expect(r.String("error.capability_status")).To(Equal("coming_soon"), r.Describe())
@@ -165,7 +165,7 @@ func capabilityDetailSpecs(f *framework.Framework) {
 			c := s.Client()
 			row := withStatus(catalogue(ctx, c), "requires_plan")
 			if row == nil {
-				Skip("unsupported: the target lists no requires_plan capability for the run's workspace")
+				s.Lacks("the target lists no requires_plan capability for the run's workspace")
 			}
 			r := c.Get(ctx, "/capabilities/"+row["capability_id"].(string)).ExpectError(http.StatusForbidden, "required_plan")
 			Expect(r.String("error.capability_status")).To(Equal("requires_plan"), r.Describe())
@@ -176,7 +176,7 @@ func capabilityDetailSpecs(f *framework.Framework) {
 			c := s.Client()
 			row := withStatus(catalogue(ctx, c), "unknown")
 			if row == nil {
-				Skip("unsupported: the target lists no capability with status unknown")
+				s.Lacks("the target lists no capability with status unknown")
 			}
 			id := row["capability_id"].(string)
 			d := c.Get(ctx, "/capabilities/"+id).ExpectOK(http.StatusOK)
@@ -189,7 +189,7 @@ func capabilityDetailSpecs(f *framework.Framework) {
 		f.Rule("CAP-030").It("a business workspace reads a requires_plan capability as available", func(ctx context.Context, s *framework.Spec) {
 			row := withStatus(catalogue(ctx, s.Client()), "requires_plan")
 			if row == nil || row["required_plan"] != "business" {
-				Skip("unsupported: the target lists no capability requiring the business plan")
+				s.Lacks("the target lists no capability requiring the business plan")
 			}
 			ws := s.NewWorkspace(ctx, framework.WorkspaceOptions{Plan: "business"})
 			c, _ := ws.NewKey(ctx, framework.KeyOptions{Scopes: []string{"read"}})
@@ -289,7 +289,7 @@ func catalogueIDSpecs(f *framework.Framework) {
 				break
 			}
 			if checked == 0 {
-				Skip("unsupported: no available capability's example_config names an upload")
+				s.Lacks("no available capability's example_config names an upload")
 			}
 		})
 	})

@@ -30,7 +30,7 @@ func actorSpecs(f *framework.Framework) {
 			c := s.Client()
 			rows, pages := walk(ctx, c, "/actors", "actors", 48, 100)
 			if len(rows) == 0 {
-				Skip("unsupported: the target lists no actor")
+				s.Lacks("the target lists no actor")
 			}
 			Expect(pages[0].r.Doc()).NotTo(HaveKey("total"), "the actor list has no total"+pages[0].r.Describe())
 			seenPlatform := false
@@ -80,7 +80,7 @@ func actorSpecs(f *framework.Framework) {
 			c := s.Client()
 			all, _ := walk(ctx, c, "/actors", "actors", 48, 100)
 			if len(all) == 0 {
-				Skip("unsupported: the target lists no actor")
+				s.Lacks("the target lists no actor")
 			}
 			name, _ := all[0]["name"].(string)
 			term := strings.ToUpper(name)
@@ -114,7 +114,7 @@ func voiceSpecs(f *framework.Framework) {
 			c := s.Client()
 			rows, pages := walk(ctx, c, "/voices", "voices", 10, 200)
 			if len(rows) == 0 {
-				Skip("unsupported: the target lists no voice")
+				s.Lacks("the target lists no voice")
 			}
 			for _, p := range pages {
 				Expect(p.r.Int("total")).To(Equal(int64(len(rows))), "total counts every match, on every page"+p.r.Describe())
@@ -160,7 +160,7 @@ func voiceSpecs(f *framework.Framework) {
 			c := s.Client()
 			all, _ := walk(ctx, c, "/voices", "voices", 50, 100)
 			if len(all) == 0 {
-				Skip("unsupported: the target lists no voice")
+				s.Lacks("the target lists no voice")
 			}
 			name, _ := all[0]["name"].(string)
 			term := strings.ToUpper(name)
@@ -228,7 +228,7 @@ func castSearchSpecs(f *framework.Framework) {
 				}
 			}
 			if len(probes) == 0 {
-				Skip("unsupported: the target lists no voice with a language tag of two or more characters")
+				s.Lacks("the target lists no voice with a language tag of two or more characters")
 			}
 			for probe := range probes {
 				rows, _ := walk(ctx, c, "/voices?language="+urlQuery(probe), "voices", 50, 100)
@@ -269,7 +269,7 @@ func castSearchSpecs(f *framework.Framework) {
 				checked++
 			}
 			if checked == 0 {
-				Skip("unsupported: every voice tag and language also appears in a voice name")
+				s.Lacks("every voice tag and language also appears in a voice name")
 			}
 		})
 
@@ -292,7 +292,7 @@ func castSearchSpecs(f *framework.Framework) {
 			slices.Sort(tags)
 			term := notIn(slices.Compact(tags), texts)
 			if term == "" {
-				Skip("unsupported: every actor tag also appears in an actor name or description")
+				s.Lacks("every actor tag also appears in an actor name or description")
 			}
 			rows, _ := walk(ctx, c, "/actors?search="+urlQuery(term), "actors", 48, 100)
 			Expect(rows).To(BeEmpty(), "search="+term+" is a tag, in no name or description: it matches nothing")
@@ -313,7 +313,7 @@ func castByPlanSpecs(f *framework.Framework) {
 			}
 			pro, business := list("pro"), list("business")
 			if len(pro) == 0 {
-				Skip("unsupported: a pro workspace lists no actor")
+				s.Lacks("a pro workspace lists no actor")
 			}
 			Expect(business).To(ContainElements(pro), "every actor a pro workspace sees, a business workspace sees")
 			Expect(len(business)).To(BeNumerically(">=", len(pro)))

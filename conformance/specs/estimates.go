@@ -58,7 +58,7 @@ func estimatePriceSpecs(f *framework.Framework) {
 				Expect(r.String("summary")).NotTo(BeEmpty(), r.Describe())
 			}
 			if priced == 0 {
-				Skip("unsupported: no available capability's example_config can be priced without an upload")
+				s.Lacks("no available capability's example_config can be priced without an upload")
 			}
 		})
 
@@ -81,7 +81,7 @@ func estimatePriceSpecs(f *framework.Framework) {
 				checked++
 			}
 			if checked == 0 {
-				Skip("unsupported: every available capability's example_config sets count")
+				s.Lacks("every available capability's example_config sets count")
 			}
 		})
 
@@ -132,7 +132,7 @@ func estimatePriceSpecs(f *framework.Framework) {
 				}
 			}
 			if target == nil {
-				Skip("unsupported: no available capability's example_config names an upload as a plain id array")
+				s.Lacks("no available capability's example_config names an upload as a plain id array")
 			}
 			config := objectAt(target, "example_config")
 			config[field] = []any{"ast_" + randomHex(32)}
@@ -171,7 +171,7 @@ func estimateFieldSpecs(f *framework.Framework) {
 				seen[timed]++
 			}
 			if seen[true] == 0 || seen[false] == 0 {
-				Skip("unsupported: the target does not price both a timed and an untimed capability without an upload")
+				s.Lacks("the target does not price both a timed and an untimed capability without an upload")
 			}
 		})
 
@@ -231,7 +231,7 @@ func estimateFieldSpecs(f *framework.Framework) {
 				checked++
 			}
 			if checked == 0 {
-				Skip("unsupported: no available capability has a count in its config schema and an example without uploads")
+				s.Lacks("no available capability has a count in its config schema and an example without uploads")
 			}
 		})
 
@@ -259,7 +259,7 @@ func estimateFieldSpecs(f *framework.Framework) {
 				checked++
 			}
 			if checked == 0 {
-				Skip("unsupported: the target lists none of the file-based capabilities the interface names")
+				s.Lacks("the target lists none of the file-based capabilities the interface names")
 			}
 		})
 	})
@@ -273,7 +273,7 @@ func estimateUploadSpecs(f *framework.Framework) {
 			c := s.Client()
 			caps := plainFileCaps(ctx, c)
 			if len(caps) == 0 {
-				Skip("unsupported: no available capability's example_config names an upload as a plain id array")
+				s.Lacks("no available capability's example_config names an upload as a plain id array")
 			}
 			fc := caps[0]
 			name, ct, data := sampleFor(fc.kind, 2000)
@@ -288,7 +288,7 @@ func estimateUploadSpecs(f *framework.Framework) {
 			c := uploadClient(ctx, s, 10)
 			caps := plainFileCaps(ctx, c)
 			if len(caps) == 0 {
-				Skip("unsupported: no available capability's example_config names an upload as a plain id array")
+				s.Lacks("no available capability's example_config names an upload as a plain id array")
 			}
 			fc := caps[0]
 			name, ct, data := sampleFor(fc.kind, 2000)
@@ -315,7 +315,7 @@ func estimateUploadSpecs(f *framework.Framework) {
 				}
 			}
 			if fc == nil {
-				Skip("unsupported: no available capability priced by the second takes an audio or video upload as a plain id array")
+				s.Lacks("no available capability priced by the second takes an audio or video upload as a plain id array")
 			}
 			lengths := []int{3250, 7600}
 			if fc.kind == "video" {
@@ -482,7 +482,7 @@ func holdPadSpecs(f *framework.Framework) {
 				checked++
 			}
 			if checked == 0 {
-				Skip("unsupported: no available capability prices a count of 2 or more without an upload")
+				s.Lacks("no available capability prices a count of 2 or more without an upload")
 			}
 		})
 	})

@@ -30,7 +30,7 @@ func presetListSpecs(f *framework.Framework) {
 			c := s.Client()
 			rows, pages := walk(ctx, c, "/presets", "presets", 5, 100)
 			if len(rows) == 0 {
-				Skip("unsupported: the target lists no preset")
+				s.Lacks("the target lists no preset")
 			}
 			for _, p := range pages {
 				Expect(p.r.Int("total")).To(Equal(int64(len(rows))), "total counts the presets across all pages"+p.r.Describe())
@@ -71,7 +71,7 @@ func presetListSpecs(f *framework.Framework) {
 			c := s.Client()
 			rows, _ := walk(ctx, c, "/presets", "presets", 50, 100)
 			if len(rows) == 0 {
-				Skip("unsupported: the target lists no preset")
+				s.Lacks("the target lists no preset")
 			}
 			for _, row := range rows[:min(len(rows), 10)] {
 				id := row["capability_id"].(string)
@@ -121,7 +121,7 @@ func presetTotalSpecs(f *framework.Framework) {
 			c := s.Client()
 			all := presetRows(ctx, c)
 			if len(all) < 2 {
-				Skip("unsupported: the target lists fewer than two presets")
+				s.Lacks("the target lists fewer than two presets")
 			}
 			_, pages := walk(ctx, c, "/presets", "presets", 1, 100)
 			for _, p := range pages {
@@ -154,7 +154,7 @@ func presetTotalSpecs(f *framework.Framework) {
 				checked++
 			}
 			if checked == 0 {
-				Skip("unsupported: the target lists no preset with a live template")
+				s.Lacks("the target lists no preset with a live template")
 			}
 		})
 	})
@@ -168,7 +168,7 @@ func presetTemplateSpecs(f *framework.Framework) {
 			c := s.Client()
 			all := presetRows(ctx, c)
 			if len(all) < 2 {
-				Skip("unsupported: the target lists fewer than two presets")
+				s.Lacks("the target lists fewer than two presets")
 			}
 			got := ids(all, "capability_id")
 			Expect(sort.StringsAreSorted(got)).To(BeTrue(), fmt.Sprintf("presets are ordered by capability_id: %v", got))
@@ -213,7 +213,7 @@ func presetTemplateSpecs(f *framework.Framework) {
 				}
 			}
 			if len(links) == 0 {
-				Skip("unsupported: the target lists no preset template")
+				s.Lacks("the target lists no preset template")
 			}
 			for _, row := range presetRows(ctx, c) {
 				id := row["capability_id"].(string)
@@ -295,7 +295,7 @@ func presetTemplateSpecs(f *framework.Framework) {
 				}
 			}
 			if row == nil {
-				Skip("unsupported: the target lists no preset that needs a higher plan than the run's workspace")
+				s.Lacks("the target lists no preset that needs a higher plan than the run's workspace")
 			}
 			id := row["capability_id"].(string)
 			plan, _ := row["required_plan"].(string)
@@ -359,7 +359,7 @@ func presetTemplateSpecs(f *framework.Framework) {
 				checked++
 			}
 			if checked == 0 {
-				Skip("unsupported: the target lists no available preset that requires a template")
+				s.Lacks("the target lists no available preset that requires a template")
 			}
 		})
 

@@ -3,7 +3,6 @@ package specs
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"net/http"
 
 	. "github.com/onsi/ginkgo/v2" //nolint:revive
@@ -102,7 +101,7 @@ func talkingFlowSpecs(f *framework.Framework) {
 			f.Rule(rules("TALK-009", "ERR-024")...).Needs(framework.Spends).It("3. no body voice, no config.voiceId and an actor without a default voice answers 400", func(ctx context.Context, s *framework.Spec) {
 				Expect(ttsID).NotTo(BeEmpty(), "the tts step did not finish")
 				if noVoiceActor == nil {
-					Skip("unsupported: the target lists no actor without a default voice")
+					s.Lacks("the target lists no actor without a default voice")
 				}
 				u := ultra(script, map[string]any{"voice_id": nil, "actor_id": *noVoiceActor})
 				refuse(ctx, sp.c, submitBody("actor_ultra", u["config"].(map[string]any), 1000, u["extra"].(map[string]any)), http.StatusBadRequest, "invalid_config")
@@ -192,7 +191,7 @@ func talkingLimitSpecs(f *framework.Framework) {
 			long := scriptOf(limit)
 			longID, longMS := speak(long)
 			if longMS <= 14800 {
-				Skip(fmt.Sprintf("unsupported: the longest script %s takes (%d characters) speaks %d ms, not over 14.8 s", id, limit, longMS))
+				s.Lacks("the longest script %s takes (%d characters) speaks %d ms, not over 14.8 s", id, limit, longMS)
 			}
 			cfg, extra = body(long, longID)
 			refuse(ctx, sp.c, submitBody(id, cfg, needOr(ctx, sp.c, id, cfg, extra, 1000), extra), http.StatusBadRequest, "invalid_config")
@@ -221,7 +220,7 @@ func talkingLimitSpecs(f *framework.Framework) {
 					if secs, has := est.Lookup("seconds"); has {
 						if n, isNum := secs.(json.Number); isNum {
 							if v, err := n.Float64(); err == nil && v <= 30 {
-								Skip(fmt.Sprintf("unsupported: the longest script %s takes measures %.1f s, not over 30 s", id, v))
+								s.Lacks("the longest script %s takes measures %.1f s, not over 30 s", id, v)
 							}
 						}
 					}
