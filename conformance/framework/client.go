@@ -313,7 +313,11 @@ func CheckErrorEnvelope(r *Response, code string) {
 	Expect(ok).To(BeTrue(), "an error body is a JSON object"+r.Describe())
 	Expect(doc).To(And(HaveKey("error"), HaveLen(1)), "an error body is {\"error\": {...}} and nothing else"+r.Describe())
 	Expect(r.Field("error.ok")).To(Equal(false), "error.ok is false"+r.Describe())
-	Expect(r.String("error.message")).NotTo(BeEmpty(), "error.message is a sentence"+r.Describe())
+	msg := r.String("error.message")
+	Expect(msg).NotTo(BeEmpty(), "error.message is a sentence"+r.Describe())
+	if leak := UnsafeMessage(msg); leak != "" {
+		Fail("error.message is one safe sentence, but it carries " + leak + r.Describe())
+	}
 	row, known := spec.LookupErrorCode(code)
 	Expect(known).To(BeTrue(), "the spec asked for an error code the table does not have: "+code)
 	Expect(r.Bool("error.retryable")).To(Equal(row.Retryable), fmt.Sprintf("error.retryable for %s is %v", code, row.Retryable)+r.Describe())

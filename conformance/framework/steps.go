@@ -16,7 +16,7 @@ const (
 
 // EnvelopeRules are the error-envelope rules every refusal checks (CheckErrorEnvelope): a failed
 // envelope check is charged to them, not to the rule whose refusal the spec asked for.
-var EnvelopeRules = []string{"ERR-001", "ERR-002", "ERR-003", "ERR-005", "ERR-007", "CORE-003", "CORE-018"}
+var EnvelopeRules = []string{"ERR-001", "ERR-002", "ERR-003", "ERR-005", "ERR-007", "ERR-046", "CORE-003", "CORE-018"}
 
 // maxBodyInLastCall is how much of each body the console's last call shows.
 const maxBodyInLastCall = 600

@@ -20,6 +20,7 @@ func authSpecs(f *framework.Framework) {
 	keyCheckOrderSpecs(f)
 	scopeSpecs(f)
 	isolationSpecs(f)
+	operationMatrixSpecs(f)
 }
 
 // authenticationSpecs registers the specs of the two authentication schemes and refused keys.
@@ -282,4 +283,171 @@ func isolationSpecs(f *framework.Framework) {
 		})
 	})
 
+}
+
+// operationMatrixSpecs registers the specs that run every operation of the REST description (read
+// at run time, with its x-scope) with each kind of key: none, malformed, unknown, revoked, expired,
+// read-only and generate-only. Path parameters hold the caller's own ids and POSTs an accepted
+// body, so an operation that forgot a check answers 200 or 201 rather than a 404 or 400 that
+// passes for a refusal.
+func operationMatrixSpecs(f *framework.Framework) {
+	Describe("auth: every operation of the REST description, by its x-scope", func() {
+		f.Rule(rules("AUTH-001", "AUTH-002", "AUTH-003", "AUTH-009", "AUTH-011", "ERR-021")...).Needs(framework.Spends).It("every keyed operation refuses a missing, malformed or unknown key with 401 not_authorized, the probes need none, and no answer carries the key", func(ctx context.Context, s *framework.Spec) {
+			sp := newSpender(ctx, s)
+			o := makeOwnResources(ctx, s, sp.c, spenderWorkspace(sp))
+			keyed, public := keyedOperations(s)
+			malformed := []string{"sk_test_" + randomHex(40), "sk_live_!!!!" + randomHex(36), "key-" + randomHex(32)}
+			for _, op := range keyed {
+				By(op.String())
+				s.Step("AUTH-001", "ERR-021")
+				o.call(ctx, s.Anonymous(), op).ExpectError(http.StatusUnauthorized, "not_authorized")
+				for i, bad := range malformed {
+					s.Step("AUTH-002", "ERR-021")
+					c := s.WithKey(bad)
+					if i%2 == 1 {
+						c = c.WithScheme(framework.APIKeyHdr)
+					}
+					r := o.call(ctx, c, op, framework.Invalid()).ExpectError(http.StatusUnauthorized, "not_authorized")
+					s.Step("AUTH-011")
+					keyNotIn(r, bad)
+				}
+				for _, scheme := range []framework.AuthScheme{framework.Bearer, framework.APIKeyHdr} {
+					s.Step("AUTH-003", "ERR-021")
+					unknown := unknownKey()
+					r := o.call(ctx, s.WithKey(unknown).WithScheme(scheme), op).ExpectError(http.StatusUnauthorized, "not_authorized")
+					s.Step("AUTH-011")
+					keyNotIn(r, unknown)
+				}
+			}
+			s.Step("AUTH-009")
+			Expect(public).NotTo(BeEmpty(), "the description declares the two health probes public (security: [])")
+			for _, op := range public {
+				Expect(op.Method).To(Equal(http.MethodGet), op.String())
+				o.call(ctx, s.Anonymous(), op).ExpectOK(http.StatusOK)
+				o.call(ctx, s.WithKey(unknownKey()), op).ExpectOK(http.StatusOK)
+			}
+			if o.link != "" {
+				s.Step("LINK-005")
+				r := s.FetchLink(ctx, o.link)
+				Expect(r.Status).To(Equal(http.StatusOK), "a file link is signed: it answers without a key"+r.Describe())
+			}
+		})
+
+		f.Rule(rules("AUTH-004", "AUTH-005", "AUTH-011", "ERR-021")...).Needs(framework.Spends, framework.Control).It("every keyed operation refuses a revoked or an expired key with 401 not_authorized", func(ctx context.Context, s *framework.Spec) {
+			sp := newSpender(ctx, s)
+			o := makeOwnResources(ctx, s, sp.c, spenderWorkspace(sp))
+			revoked, rk := sp.newKey(ctx, framework.KeyOptions{})
+			soon := serviceNow(ctx, s).Add(time.Minute)
+			expired, _ := sp.newKey(ctx, framework.KeyOptions{ExpiresAt: &soon})
+			keyed, _ := keyedOperations(s)
+			// Both keys work first: the refusals below are the revocation's and the expiry's.
+			revoked.Get(ctx, "/credits/balance").ExpectOK(http.StatusOK)
+			expired.Get(ctx, "/credits/balance").ExpectOK(http.StatusOK)
+			Expect(s.Control().RevokeKey(ctx, rk.ID)).To(Succeed())
+			s.Advance(ctx, 61)
+			for _, op := range keyed {
+				By(op.String())
+				s.Step("AUTH-004", "ERR-021")
+				r := o.call(ctx, revoked, op).ExpectError(http.StatusUnauthorized, "not_authorized")
+				h := o.call(ctx, revoked.WithScheme(framework.APIKeyHdr), op).ExpectError(http.StatusUnauthorized, "not_authorized")
+				s.Step("AUTH-011")
+				keyNotIn(r, revoked.Key())
+				keyNotIn(h, revoked.Key())
+				s.Step("AUTH-005", "ERR-021")
+				r = o.call(ctx, expired, op).ExpectError(http.StatusUnauthorized, "not_authorized")
+				s.Step("AUTH-011")
+				keyNotIn(r, expired.Key())
+			}
+		})
+
+		f.Rule(rules("AUTH-013", "AUTH-015", "AUTH-016", "AUTH-017", "AUTH-018", "AUTH-019", "AUTH-020", "LEDGER-023", "VER-002", "AUTH-011", "ERR-022")...).Needs(framework.Spends, framework.ReadKey).It("a read-only key is served by every read operation and refused 403 insufficient_scope by every generate operation, which then changes nothing", func(ctx context.Context, s *framework.Spec) {
+			sp := newSpender(ctx, s)
+			o := makeOwnResources(ctx, s, sp.c, spenderWorkspace(sp))
+			read := s.ReadClient()
+			if sp.ws != nil {
+				read, _ = sp.newKey(ctx, framework.KeyOptions{Scopes: []string{"read"}})
+			}
+			keyed, _ := keyedOperations(s)
+			for _, op := range keyed {
+				By(op.String())
+				s.Step(scopeRule(op)...)
+				r := o.call(ctx, read, op)
+				switch op.Scope {
+				case "read":
+					expectServed(r, o, op)
+				default:
+					r.ExpectError(http.StatusForbidden, "insufficient_scope")
+				}
+				s.Step("AUTH-011")
+				keyNotIn(r, read.Key())
+			}
+			if o.hookID != "" {
+				s.Step("AUTH-018")
+				Expect(hookRow(ctx, sp.c, o.hookID)).NotTo(BeNil(), "a DELETE refused for its scope leaves the endpoint registered")
+			}
+		})
+
+		f.Rule(rules("AUTH-014", "AUTH-011")...).Needs(framework.Spends, framework.Control).It("a key holding only the generate scope is served by every read operation", func(ctx context.Context, s *framework.Spec) {
+			sp := newSpender(ctx, s)
+			o := makeOwnResources(ctx, s, sp.c, spenderWorkspace(sp))
+			gen, _ := sp.newKey(ctx, framework.KeyOptions{Scopes: []string{"generate"}})
+			keyed, _ := keyedOperations(s)
+			for _, op := range keyed {
+				if op.Scope != "read" {
+					continue
+				}
+				By(op.String())
+				s.Step("AUTH-014")
+				r := o.call(ctx, gen, op)
+				expectServed(r, o, op)
+				s.Step("AUTH-011")
+				keyNotIn(r, gen.Key())
+			}
+		})
+	})
+
+}
+
+// spenderWorkspace is the spender's workspace id, "" without control.
+func spenderWorkspace(sp spender) string {
+	if sp.ws == nil {
+		return ""
+	}
+	return sp.ws.ID
+}
+
+// expectServed checks a read operation served the key: 200 on the caller's own resource, or 404
+// not_found where the matrix could only give a stand-in id (the key and scope were accepted).
+func expectServed(r *framework.Response, o ownResources, op framework.Operation) {
+	GinkgoHelper()
+	if _, real := o.path(op); !real {
+		r.ExpectError(http.StatusNotFound, "not_found")
+		return
+	}
+	Expect(r.Status).To(Equal(http.StatusOK), op.String()+" serves the key its x-scope "+op.Scope+" admits, on the caller's own resource"+r.Describe())
+}
+
+// scopeRule is the rule a read-only key's call to op checks.
+func scopeRule(op framework.Operation) []string {
+	switch {
+	case op.Scope == "read" && op.String() == "POST /estimates":
+		return []string{"AUTH-015"}
+	case op.Scope == "read" && op.String() == "GET /webhooks":
+		return []string{"AUTH-019", "AUTH-013"}
+	case op.Scope == "read" && op.String() == "GET /credits/balance":
+		return []string{"LEDGER-023", "AUTH-013"}
+	case op.Scope == "read" && op.String() == "GET /openapi.json":
+		return []string{"VER-002", "AUTH-013"}
+	case op.Scope == "read":
+		return []string{"AUTH-013"}
+	case op.Path == "/generations":
+		return []string{"AUTH-016", "ERR-022"}
+	case strings.HasPrefix(op.Path, "/uploads"):
+		return []string{"AUTH-017", "ERR-022"}
+	case strings.HasPrefix(op.Path, "/webhooks"):
+		return []string{"AUTH-018", "ERR-022"}
+	case strings.HasPrefix(op.Path, "/workflows"):
+		return []string{"AUTH-020", "ERR-022"}
+	}
+	return []string{"ERR-022"}
 }
