@@ -77,7 +77,7 @@ func makeOwnResources(ctx context.Context, s *framework.Spec, c *framework.Clien
 		o.stand["/batches/{id}"] = "a batch renders video, which this run skips (no control, no --slow): the batch route is probed with the spec's own gen_ id"
 	}
 
-	key, inputs, _, need := cheapestTemplate(ctx, c)
+	key, inputs, _, need := cheapestTemplate(ctx, s, c)
 	o.ids["/workflows/templates/{key}/invoke"] = key
 	invoke := map[string]any{"inputs": inputs, "max_credits": need}
 	o.bodies["POST /workflows/templates/{key}/invoke"] = invoke

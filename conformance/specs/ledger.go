@@ -3,6 +3,7 @@ package specs
 import (
 	"context"
 	"net/http"
+	"time"
 
 	. "github.com/onsi/ginkgo/v2" //nolint:revive
 	. "github.com/onsi/gomega"    //nolint:revive
@@ -15,6 +16,7 @@ func ledgerSpecs(f *framework.Framework) {
 	balanceSpecs(f)
 	holdSpecs(f)
 	spendLimitSpecs(f)
+	spendWindowSpecs(f)
 }
 
 // balanceSpecs registers the specs of the credit balance.
@@ -228,6 +230,119 @@ func spendLimitSpecs(f *framework.Framework) {
 			s.Advance(ctx, 24*3600+60)
 			s.Spend(int(h))
 			sp.c.Post(ctx, "/generations", next).ExpectOK(http.StatusCreated)
+		})
+	})
+
+}
+
+// spendWindowSpecs registers the specs of the rolling windows across a calendar day, of key
+// budgets beside other keys, and of a render that costs more than its hold.
+func spendWindowSpecs(f *framework.Framework) {
+	Describe("ledger: rolling windows, key budgets and overruns", func() {
+		f.Rule(rules("LEDGER-024", "CORE-020", "LEDGER-002", "LEDGER-016")...).Needs(framework.Spends, framework.Control).It("a render that costs more than its hold is charged the hold and not a credit more", func(ctx context.Context, s *framework.Spec) {
+			sp := newSpender(ctx, s)
+			cfg := ttsConfig()
+			_, need := estimateOf(ctx, sp.c, "tts", cfg, nil)
+			q, err := s.Control().Call(ctx, http.MethodPost, "/faults", map[string]any{"kind": "render_overrun", "capability_id": "tts", "workspace_id": sp.ws.ID})
+			Expect(err).NotTo(HaveOccurred())
+			if fld, _ := q.Lookup("error.field"); q.Status == http.StatusBadRequest && fld == "kind" {
+				Skip("unsupported: the control API does not offer the render_overrun fault, so the suite cannot make a render cost more than its hold")
+			}
+			Expect(q.Status).To(Equal(http.StatusCreated), "control POST /faults render_overrun"+q.Describe())
+			DeferCleanup(func(ctx SpecContext) { s.ClearFaults(ctx) })
+			a0, _ := balanceOf(ctx, sp.c)
+			j := submit(ctx, s, sp.c, "tts", cfg, nil)
+			held := j.r.Int("credits.credits_held")
+			w := s.Finish(ctx, sp.c, j.id)
+			Expect(w.String("generation.status")).To(Equal("completed"), w.Describe())
+			charged := w.Int("generation.credits.credits_charged")
+
+			s.Step("CORE-020", "LEDGER-024")
+			Expect(held).To(Equal(need), "the hold is the estimate's max_credits_needed"+j.r.Describe())
+			Expect(charged).To(BeNumerically("<=", held), "the charge is never more than the hold"+w.Describe())
+			s.Step("LEDGER-024")
+			Expect(charged).To(Equal(held), "a render that cost more than its hold is settled at the hold (the cap), not at its estimate"+w.Describe())
+			s.Step("LEDGER-002", "LEDGER-024")
+			a1, h1 := balanceOf(ctx, sp.c)
+			Expect(h1).To(BeZero(), "the hold is settled")
+			Expect(a0-a1).To(Equal(charged), "the balance moved by the charge: nothing beyond the hold left it")
+			s.Step("LEDGER-016", "LEDGER-024")
+			bal := sp.c.Get(ctx, "/credits/balance").ExpectOK(http.StatusOK)
+			Expect(bal.Int("limits.daily_spent_credits")).To(Equal(charged), "the daily window keeps the captured hold, not the overrun"+bal.Describe())
+		})
+
+		f.Rule(rules("LEDGER-017", "LEDGER-016", "LEDGER-009", "ERR-027")...).Needs(framework.Spends, framework.Control).It("the daily window rolls: spend from before midnight UTC still counts after it, until 24 hours after its hold", func(ctx context.Context, s *framework.Spec) {
+			sp := newSpender(ctx, s)
+			cfg := ttsConfig()
+			est, h := estimateOf(ctx, sp.c, "tts", cfg, nil)
+			price := est.Int("credits")
+			// Take the hold an hour before midnight UTC on the target's clock.
+			now := serviceNow(ctx, s).UTC()
+			at := time.Date(now.Year(), now.Month(), now.Day(), 23, 0, 0, 0, time.UTC)
+			if at.Before(now.Add(time.Minute)) {
+				at = at.Add(24 * time.Hour)
+			}
+			s.Advance(ctx, at.Sub(now).Seconds())
+			s.SetLimits(ctx, sp.ws.ID, map[string]any{"daily_credits": h})
+			j := submit(ctx, s, sp.c, "tts", cfg, nil)
+			taken := parseTime(readGen(ctx, sp.c, j.id), "generation.created_at")
+			w := s.Finish(ctx, sp.c, j.id)
+			Expect(w.Int("generation.credits.credits_charged")).To(Equal(price), "an exact estimate's credits is the charge"+w.Describe())
+			next := submitBody("tts", ttsConfig(), h, nil)
+			s.Step("LEDGER-009", "LEDGER-016")
+			spendRefusal(refuse(ctx, sp.c, next, http.StatusPaymentRequired, "spend_limit_exceeded"), "org_daily", h, h-price)
+
+			// Two hours later the calendar day has changed; the rolling window has not.
+			s.Step("LEDGER-017", "LEDGER-016")
+			now = serviceNow(ctx, s)
+			s.Advance(ctx, taken.Add(2*time.Hour).Sub(now).Seconds())
+			Expect(serviceNow(ctx, s).UTC().Day()).NotTo(Equal(taken.UTC().Day()), "the clock crossed midnight UTC")
+			bal := sp.c.Get(ctx, "/credits/balance").ExpectOK(http.StatusOK)
+			Expect(bal.Int("limits.daily_spent_credits")).To(Equal(price), "after midnight the window still holds the spend of 23:00: it rolls, it does not reset"+bal.Describe())
+			spendRefusal(refuse(ctx, sp.c, next, http.StatusPaymentRequired, "spend_limit_exceeded"), "org_daily", h, h-price)
+
+			// A minute before 24 hours after the hold it still counts; a second after, it is gone.
+			now = serviceNow(ctx, s)
+			s.Advance(ctx, taken.Add(24*time.Hour-time.Minute).Sub(now).Seconds())
+			spendRefusal(refuse(ctx, sp.c, next, http.StatusPaymentRequired, "spend_limit_exceeded"), "org_daily", h, h-price)
+			now = serviceNow(ctx, s)
+			s.Advance(ctx, taken.Add(24*time.Hour+time.Second).Sub(now).Seconds())
+			bal = sp.c.Get(ctx, "/credits/balance").ExpectOK(http.StatusOK)
+			Expect(bal.Int("limits.daily_spent_credits")).To(BeZero(), "24 hours after its hold the spend left the window"+bal.Describe())
+			s.Spend(int(h))
+			sp.c.Post(ctx, "/generations", next).ExpectOK(http.StatusCreated)
+		})
+
+		f.Rule(rules("LEDGER-008", "LEDGER-022", "LEDGER-016", "ERR-027")...).Needs(framework.Spends, framework.Control).It("a key budget counts that key's spend only: another key spending beside it neither uses it nor is bound by it", func(ctx context.Context, s *framework.Spec) {
+			sp := newSpender(ctx, s)
+			cfg := ttsConfig()
+			est, h := estimateOf(ctx, sp.c, "tts", cfg, nil)
+			price := est.Int("credits")
+			budgeted, _ := sp.newKey(ctx, framework.KeyOptions{BudgetCredits: ptr(int(h))})
+			other := sp.c // no budget
+
+			// The other key spends first: none of it counts against the budgeted key.
+			first := submit(ctx, s, other, "tts", cfg, nil)
+			s.Finish(ctx, other, first.id)
+			s.Step("LEDGER-022")
+			kb := budgeted.Get(ctx, "/credits/balance").ExpectOK(http.StatusOK)
+			Expect(kb.Int("limits.key_spent_credits")).To(BeZero(), "another key's spend is not this key's"+kb.Describe())
+			Expect(kb.Int("limits.key_remaining_credits")).To(Equal(h), "the whole budget is left"+kb.Describe())
+			s.Step("LEDGER-008")
+			j := submit(ctx, s, budgeted, "tts", ttsConfig(), nil)
+			s.Finish(ctx, budgeted, j.id)
+
+			// Now the budgeted key is spent (its charge stays in its window); the other key is not bound by it.
+			s.Step("LEDGER-008", "LEDGER-022")
+			spendRefusal(refuse(ctx, budgeted, submitBody("tts", ttsConfig(), h, nil), http.StatusPaymentRequired, "spend_limit_exceeded"), "api_key_budget", h, h-price)
+			ob := other.Get(ctx, "/credits/balance").ExpectOK(http.StatusOK)
+			Expect(ob.Int("limits.key_spent_credits")).To(Equal(price), "key_spent_credits counts this key's own charge only"+ob.Describe())
+			Expect(ob.Field("limits.key_remaining_credits")).To(BeNil(), "a key without a budget has no remaining"+ob.Describe())
+			s.Step("LEDGER-016")
+			Expect(ob.Int("limits.daily_spent_credits")).To(Equal(2*price), "the workspace's daily window counts both keys"+ob.Describe())
+			s.Step("LEDGER-008")
+			third := submit(ctx, s, other, "tts", ttsConfig(), nil)
+			s.Finish(ctx, other, third.id)
 		})
 	})
 

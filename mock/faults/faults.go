@@ -44,10 +44,14 @@ const (
 	// time: the finalize holds the file up to the two-minute finalize hold, then answers
 	// scan_status pending until the scan ends (package uploads).
 	SlowScan Kind = "slow_scan"
+	// RenderOverrun makes the next matching generation accepted by a submit cost more to render
+	// than its hold: the provider's cost is the hold plus the estimate. Settlement caps the charge
+	// at the hold (package jobs): the real cost is never more than the hold.
+	RenderOverrun Kind = "render_overrun"
 )
 
 // Kinds lists every documented kind.
-var Kinds = []Kind{RenderFail, ProviderUnavailable, PricingUnavailable, ModerationUnavailable, ModerationBlock, EstimateChanged, NotReady, SlowRender, InternalError, SlowScan}
+var Kinds = []Kind{RenderFail, ProviderUnavailable, PricingUnavailable, ModerationUnavailable, ModerationBlock, EstimateChanged, NotReady, SlowRender, InternalError, SlowScan, RenderOverrun}
 
 // MaxSlowSeconds is the most seconds a slow_render or slow_scan fault may add.
 const MaxSlowSeconds = 86400

@@ -189,6 +189,7 @@ type generation struct {
 	status      Status
 	runID       string
 	estimated   int64 // the price at submit (credits_estimated)
+	overrun     int64 // what the render cost beyond the estimate (render_overrun fault); settlement caps it at the hold
 	holdAmount  int64
 	hold        ledger.HoldID
 	charged     *int64
@@ -264,7 +265,7 @@ func New(d Deps) *Store {
 		d.MaxConcurrentRenders = DefaultMaxConcurrentRenders
 	}
 	if d.Faults != nil {
-		d.Faults.Enable(faults.RenderFail, faults.ModerationUnavailable, faults.ModerationBlock, faults.EstimateChanged, faults.ProviderUnavailable, faults.SlowRender)
+		d.Faults.Enable(faults.RenderFail, faults.ModerationUnavailable, faults.ModerationBlock, faults.EstimateChanged, faults.ProviderUnavailable, faults.SlowRender, faults.RenderOverrun)
 	}
 	s := &Store{d: d}
 	s.resetLocked()

@@ -166,12 +166,16 @@ func (s *Store) acceptLocked(sub *submission, pl plan, w *ledger.Wallet) (Submit
 		if f, ok := s.d.Faults.TakeFor(faults.SlowRender, p.WorkspaceID, cp.ID); ok {
 			renderSeconds += f.Seconds
 		}
+		var overrun int64
+		if _, ok := s.d.Faults.TakeFor(faults.RenderOverrun, p.WorkspaceID, cp.ID); ok {
+			overrun = l.Hold // the render costs its estimate plus the whole hold again
+		}
 		g := &generation{
 			id: s.d.IDs.ID("gen_"), workspaceID: p.WorkspaceID, keyID: p.KeyID, cp: cp,
 			source: p.Source, purpose: p.Purpose, workflowRunID: p.WorkflowRunID, fanOutLabel: l.FanOut,
 			batchGroupID: bg, batchIndex: i, canonical: canon, config: p.Config,
 			script: stringAt(p.Config, "script"), voiceID: voice, plan: pl,
-			status: StatusQueued, estimated: l.Credits, holdAmount: l.Hold, hold: holds[i], settlement: "open",
+			status: StatusQueued, estimated: l.Credits, overrun: overrun, holdAmount: l.Hold, hold: holds[i], settlement: "open",
 			createdAt: now, updatedAt: now, finishAt: now.Add(dur(renderSeconds)), renderSeconds: renderSeconds, done: make(chan struct{}),
 		}
 		s.seq++
@@ -471,7 +475,9 @@ func (s *Store) complete(id string, gen int64) {
 		return
 	}
 	w := ws.Wallet()
-	charge := min(g.estimated, g.holdAmount)
+	// The real cost is settled at the end and is never more than the hold (interface text, Flow):
+	// a render that cost more (render_overrun) is charged the hold, and nothing more leaves.
+	charge := min(g.estimated+g.overrun, g.holdAmount)
 	if g.holdAmount > 0 {
 		if err := w.Capture(g.hold, charge); err != nil {
 			s.d.Logger.Error("jobs: capture", "generation", g.id, "err", err)
