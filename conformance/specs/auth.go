@@ -28,7 +28,7 @@ func authenticationSpecs(f *framework.Framework) {
 	Describe("auth: keys, schemes and workspace checks", func() {
 		f.Rule(rules("AUTH-001", "ERR-021")...).It("a call without a key answers 401 not_authorized", func(ctx context.Context, s *framework.Spec) {
 			s.Anonymous().Get(ctx, "/credits/balance").ExpectError(http.StatusUnauthorized, "not_authorized")
-			s.Anonymous().Post(ctx, "/estimates", map[string]any{"capability_id": "tts", "config": map[string]any{}}).
+			s.Anonymous().Post(ctx, "/estimates", map[string]any{"capability_id": "tts", "config": ttsConfig()}).
 				ExpectError(http.StatusUnauthorized, "not_authorized")
 		})
 
@@ -83,7 +83,7 @@ func authenticationSpecs(f *framework.Framework) {
 			c.Get(ctx, "/credits/balance").ExpectOK(http.StatusOK)
 			ws.Delete(ctx)
 			c.Get(ctx, "/credits/balance").ExpectError(http.StatusGone, "workspace_unavailable")
-			c.Post(ctx, "/estimates", map[string]any{"capability_id": "tts", "config": map[string]any{}}).
+			c.Post(ctx, "/estimates", map[string]any{"capability_id": "tts", "config": ttsConfig()}).
 				ExpectError(http.StatusGone, "workspace_unavailable")
 		})
 
@@ -101,7 +101,7 @@ func authenticationSpecs(f *framework.Framework) {
 			for _, r := range []*framework.Response{
 				c.Get(ctx, "/credits/balance"),
 				c.Get(ctx, "/openapi.json"),
-				c.Post(ctx, "/estimates", map[string]any{"capability_id": "tts", "config": map[string]any{}}),
+				c.Post(ctx, "/estimates", map[string]any{"capability_id": "tts", "config": ttsConfig()}),
 			} {
 				r.ExpectError(http.StatusForbidden, "required_plan")
 				Expect(r.String("error.required_plan")).To(Equal("pro"), r.Describe())

@@ -3,7 +3,7 @@ package specs
 import (
 	"bytes"
 	"context"
-	"fmt"
+	"encoding/json"
 	"net/http"
 	"slices"
 
@@ -41,31 +41,56 @@ func strictInputSpecs(f *framework.Framework) {
 			}
 		})
 
+		// Each refusal is an accepted estimate body changed in exactly one way, so the refusal has
+		// one cause and names one field.
+		accepted := func(ctx context.Context, c *framework.Client) map[string]any {
+			GinkgoHelper()
+			body := map[string]any{"capability_id": "tts", "config": ttsConfig()}
+			c.Post(ctx, "/estimates", body).ExpectOK(http.StatusOK)
+			return body
+		}
+		with := func(body map[string]any, key string, v any) []byte {
+			b := clone(body)
+			if v == nil {
+				delete(b, key)
+			} else {
+				b[key] = v
+			}
+			out, err := json.Marshal(b)
+			Expect(err).NotTo(HaveOccurred())
+			return out
+		}
+
 		f.Rule(rules("EST-006", "ERR-020", "ERR-024", "VER-005")...).It("an unknown body key answers 400 invalid_config naming it in error.field", func(ctx context.Context, s *framework.Spec) {
 			c := s.Client()
+			body := accepted(ctx, c)
 			for _, key := range []string{"bogus", "idempotency_key", "webhook_url", "maxCredits"} {
-				invalid(ctx, c, fmt.Appendf(nil, `{"capability_id":"tts","config":{},%q:1}`, key), key)
+				invalid(ctx, c, with(body, key, 1), key)
 			}
 		})
 
 		f.Rule(rules("EST-007", "ERR-020")...).It("max_credits or variants in an estimate body answers 400 invalid_config naming it", func(ctx context.Context, s *framework.Spec) {
 			c := s.Client()
-			invalid(ctx, c, []byte(`{"capability_id":"tts","config":{},"max_credits":10}`), "max_credits")
-			invalid(ctx, c, []byte(`{"capability_id":"tts","config":{},"variants":2}`), "variants")
+			body := accepted(ctx, c)
+			invalid(ctx, c, with(body, "max_credits", 10), "max_credits")
+			invalid(ctx, c, with(body, "variants", 2), "variants")
 		})
 
 		f.Rule(rules("EST-008", "ERR-020")...).It("a missing capability_id or config answers 400 invalid_config naming it", func(ctx context.Context, s *framework.Spec) {
 			c := s.Client()
-			invalid(ctx, c, []byte(`{"config":{}}`), "capability_id")
-			invalid(ctx, c, []byte(`{"capability_id":"tts"}`), "config")
+			body := accepted(ctx, c)
+			invalid(ctx, c, with(body, "capability_id", nil), "capability_id")
+			invalid(ctx, c, with(body, "config", nil), "config")
 			invalid(ctx, c, []byte(`{}`), "")
 		})
 
 		f.Rule(rules("ERR-024", "ERR-020")...).It("a value of the wrong type answers 400 invalid_config naming the field", func(ctx context.Context, s *framework.Spec) {
 			c := s.Client()
-			invalid(ctx, c, []byte(`{"capability_id":5,"config":{}}`), "capability_id")
-			invalid(ctx, c, []byte(`{"capability_id":"tts","config":"x"}`), "config")
-			invalid(ctx, c, []byte(`{"capability_id":"tts","config":null}`), "config")
+			body := accepted(ctx, c)
+			invalid(ctx, c, with(body, "capability_id", 5), "capability_id")
+			invalid(ctx, c, with(body, "config", "x"), "config")
+			raw := with(body, "config", "x")
+			invalid(ctx, c, bytes.Replace(raw, []byte(`"config":"x"`), []byte(`"config":null`), 1), "config")
 		})
 
 		f.Rule(rules("ERR-024")...).It("an oversized body answers 400 invalid_config, not 413 or 500", func(ctx context.Context, s *framework.Spec) {
