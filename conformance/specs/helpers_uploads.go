@@ -164,20 +164,49 @@ func uploadFace(ctx context.Context, s *framework.Spec, c *framework.Client) str
 	return id
 }
 
-// expectFinalizeOutcome checks a finalize answer against the manifest entry of its file.
-func expectFinalizeOutcome(r *framework.Response, f fixtures.File, id string) {
+// expectFinalizeOutcome checks a finalize answer against the manifest entry of its file, each
+// check charged to the rule it checks.
+func expectFinalizeOutcome(s *framework.Spec, r *framework.Response, f fixtures.File, id string) {
 	GinkgoHelper()
 	if f.Outcome == fixtures.OutcomeRefused {
+		s.Step(refusalRule(f), "ERR-024")
 		r.ExpectError(http.StatusBadRequest, "invalid_config")
 		return
 	}
+	s.Step("UPLOAD-017", "UPLOAD-022")
 	r.ExpectOK(http.StatusOK)
 	Expect(r.String("asset_id")).To(Equal(id), r.Describe())
-	Expect(r.String("scan_status")).To(Equal(f.Outcome), "scan_status of "+f.Name+r.Describe())
-	Expect(r.Bool("usable")).To(Equal(f.Outcome == fixtures.OutcomeClean), "usable is true only when clean"+r.Describe())
-	Expect(r.String("kind")).To(Equal(f.Kind), "kind is measured from the bytes"+r.Describe())
 	Expect(r.String("next_action")).NotTo(BeEmpty(), r.Describe())
+	switch {
+	case f.Outcome == fixtures.OutcomeFlagged:
+		s.Step("UPLOAD-024", "UPLOAD-026")
+	case f.Kind != "image":
+		s.Step("UPLOAD-021", "UPLOAD-023", "UPLOAD-026")
+	default:
+		s.Step("UPLOAD-023", "UPLOAD-026")
+	}
+	Expect(r.String("scan_status")).To(Equal(f.Outcome), "scan_status of "+f.Name+r.Describe())
+	s.Step("UPLOAD-025")
+	Expect(r.Bool("usable")).To(Equal(f.Outcome == fixtures.OutcomeClean), "usable is true only when clean"+r.Describe())
+	s.Step("UPLOAD-028")
+	Expect(r.String("kind")).To(Equal(f.Kind), "kind is measured from the bytes"+r.Describe())
+	s.Step("UPLOAD-029")
 	expectDuration(r, r.Field("duration_ms"), f)
+}
+
+// refusalRule is the rule a sample file refused at finalize breaks, by its manifest reason.
+func refusalRule(f fixtures.File) string {
+	switch {
+	case f.Reason == "pixel_bounds" && strings.Contains(f.Name, "wide"):
+		return "UPLOAD-032"
+	case f.Reason == "pixel_bounds":
+		return "UPLOAD-033"
+	case f.Reason == "signature_mismatch" && f.Kind == "image" && strings.HasPrefix(f.ContentType, "image/"):
+		return "UPLOAD-031" // an image whose decoded type is another image type
+	case f.Reason == "truncated" && f.Kind == "image":
+		return "UPLOAD-031" // an image that does not decode
+	}
+	return "UPLOAD-030"
 }
 
 // expectDuration checks a duration_ms value against the manifest (null for images and for files

@@ -142,12 +142,14 @@ func uploadFlowSpecs(f *framework.Framework) {
 						continue // from-url cases, and the flagged files of the next spec
 					}
 					id, r := uploadFixture(ctx, s, c, fx.Name)
-					expectFinalizeOutcome(r, fx, id)
+					expectFinalizeOutcome(s, r, fx, id)
 					again := finalizeUpload(ctx, c, id)
 					if fx.Outcome == fixtures.OutcomeRefused {
+						s.Step("UPLOAD-034")
 						again.ExpectError(http.StatusNotFound, "not_found")
 						continue
 					}
+					s.Step("UPLOAD-027")
 					again.ExpectOK(http.StatusOK)
 					for _, k := range []string{"scan_status", "usable", "kind", "duration_ms"} {
 						Expect(fmt.Sprint(again.Field(k))).To(Equal(fmt.Sprint(r.Field(k))), "a repeat finalize answers the same "+k+again.Describe())
@@ -155,18 +157,20 @@ func uploadFlowSpecs(f *framework.Framework) {
 				}
 			})
 
-		f.Rule("UPLOAD-024", "UPLOAD-025", "UPLOAD-027").It("a file the content check refuses answers 200 flagged, not usable, and stays so", func(ctx context.Context, s *framework.Spec) {
+		f.Rule("UPLOAD-024", "UPLOAD-025", "UPLOAD-027", "UPLOAD-017", "UPLOAD-022", "UPLOAD-026", "UPLOAD-028", "UPLOAD-029").It("a file the content check refuses answers 200 flagged, not usable, and stays so", func(ctx context.Context, s *framework.Spec) {
 			c := uploadClient(ctx, s, 20)
 			for _, fx := range fixtures.Files() {
 				if fx.Outcome != fixtures.OutcomeFlagged {
 					continue
 				}
 				id, r := uploadFixture(ctx, s, c, fx.Name)
-				expectFinalizeOutcome(r, fx, id)
+				expectFinalizeOutcome(s, r, fx, id)
+				s.Step("UPLOAD-027")
 				again := finalizeUpload(ctx, c, id).ExpectOK(http.StatusOK)
 				Expect(again.String("scan_status")).To(Equal("flagged"), again.Describe())
 				Expect(again.Bool("usable")).To(BeFalse(), again.Describe())
 				// The asset record of the file says the same: flagged, never usable.
+				s.Step("UPLOAD-024", "UPLOAD-025")
 				a := c.Get(ctx, "/assets/"+id).ExpectOK(http.StatusOK)
 				Expect(a.String("asset.scan_status")).To(Equal("flagged"), "the asset of a flagged upload reads flagged"+a.Describe())
 				Expect(a.Bool("asset.usable")).To(BeFalse(), "the asset of a flagged upload is not usable"+a.Describe())
@@ -221,11 +225,18 @@ func uploadFlowSpecs(f *framework.Framework) {
 			brokenAs := func(what, declared string, size int, data []byte, ct string, extra ...any) {
 				GinkgoHelper()
 				By("a PUT broken by its " + what)
+				s.Step()
 				r := reserve(ctx, c, "a", declared, size, extra...)
 				putFile(ctx, s, r.String("upload_url"), data, ct)
 				fin := finalizeUpload(ctx, c, r.String("asset_id"))
+				if len(extra) > 0 {
+					s.Step("UPLOAD-016")
+				} else {
+					s.Step("UPLOAD-018")
+				}
 				Expect(fin.Status).To(Equal(http.StatusBadRequest), "finalize after a PUT broken by its "+what+" answers 400"+fin.Describe())
 				fin.ExpectError(http.StatusBadRequest, "invalid_config")
+				s.Step("UPLOAD-034")
 				finalizeUpload(ctx, c, r.String("asset_id")).ExpectError(http.StatusNotFound, "not_found")
 			}
 			broken := func(what string, data []byte, ct string, extra ...any) {
@@ -241,6 +252,7 @@ func uploadFlowSpecs(f *framework.Framework) {
 			brokenAs("long length (audio)", "audio/wav", len(wav), append(append([]byte(nil), wav...), 0), "audio/wav")
 			other := sha256.Sum256([]byte("other bytes"))
 			broken("checksum", png, "image/png", "checksum_sha256", base64.StdEncoding.EncodeToString(other[:]))
+			s.Step("UPLOAD-016")
 			right := sha256.Sum256(png)
 			r := reserve(ctx, c, "a.png", "image/png", len(png), "checksum_sha256", base64.StdEncoding.EncodeToString(right[:]))
 			putFile(ctx, s, r.String("upload_url"), png, "image/png")
@@ -260,6 +272,7 @@ func uploadFlowSpecs(f *framework.Framework) {
 
 		f.Rule(rules("UPLOAD-035", "ERR-030")...).It("finalize before the bytes arrived answers 409 input_not_ready while the link lives", func(ctx context.Context, s *framework.Spec) {
 			c := uploadClient(ctx, s, 10)
+			s.Step("UPLOAD-035", "ERR-030")
 			_, wav := fixtures.Get("audio.wav")
 			r := reserve(ctx, c, "a.wav", "audio/wav", len(wav))
 			finalizeUpload(ctx, c, r.String("asset_id")).ExpectError(http.StatusConflict, "input_not_ready")
@@ -291,6 +304,7 @@ func uploadFlowSpecs(f *framework.Framework) {
 
 		f.Rule(rules("UPLOAD-038", "ERR-040")...).Needs(framework.Control).It("a finalize whose inspection failed answers 502 provider_unavailable and changes nothing", func(ctx context.Context, s *framework.Spec) {
 			c := uploadClient(ctx, s, 10)
+			s.Step("UPLOAD-038", "ERR-040")
 			_, png := fixtures.Get("image.jpg")
 			r := reserve(ctx, c, "a.jpg", "image/jpeg", len(png))
 			putFile(ctx, s, r.String("upload_url"), png, "image/jpeg")
@@ -373,6 +387,7 @@ func uploadFlowSpecs(f *framework.Framework) {
 
 		f.Rule(rules("UPLOAD-039", "ERR-029")...).Needs(framework.Uploads).It("finalize of an unknown ast_ id, or of a real upload's id with another prefix or in upper case, answers 404 not_found", func(ctx context.Context, s *framework.Spec) {
 			c := uploadClient(ctx, s, 10)
+			s.Step("UPLOAD-039", "ERR-029")
 			for _, id := range []string{"ast_" + randomHex(32), "gen_" + randomHex(32), "upload"} {
 				finalizeUpload(ctx, c, id).ExpectError(http.StatusNotFound, "not_found")
 			}
@@ -388,15 +403,22 @@ func uploadFlowSpecs(f *framework.Framework) {
 			finalizeUpload(ctx, c, id).ExpectOK(http.StatusOK)
 		})
 
-		f.Rule(rules("UPLOAD-040", "ASSET-010")...).It("another workspace's upload answers 404 not_found on finalize and on the asset reads", func(ctx context.Context, s *framework.Spec) {
+		f.Rule(rules("UPLOAD-040", "ASSET-010", "ERR-029")...).It("another workspace's upload answers 404 not_found on finalize and on the asset reads", func(ctx context.Context, s *framework.Spec) {
 			id, r := uploadFixture(ctx, s, s.Client(), "image.gif")
 			r.ExpectOK(http.StatusOK)
 			other := s.OtherClient()
+			s.Step("UPLOAD-040", "ERR-029")
 			finalizeUpload(ctx, other, id).ExpectError(http.StatusNotFound, "not_found")
+			s.Step("ASSET-010", "ERR-029")
 			other.Get(ctx, "/assets/"+id).ExpectError(http.StatusNotFound, "not_found")
 			other.Get(ctx, "/assets/"+id+"/download").ExpectError(http.StatusNotFound, "not_found")
+			s.Step()
 			reserved := reserve(ctx, s.Client(), "a.png", "image/png", 10).String("asset_id")
+			s.Step("UPLOAD-040", "ERR-029")
 			finalizeUpload(ctx, other, reserved).ExpectError(http.StatusNotFound, "not_found")
+			// The owner still finds both: the refusals were the other workspace's, not missing files.
+			finalizeUpload(ctx, s.Client(), id).ExpectOK(http.StatusOK)
+			finalizeUpload(ctx, s.Client(), reserved).ExpectError(http.StatusConflict, "input_not_ready")
 		})
 
 		f.Rule("UPLOAD-044").Needs(framework.Uploads).It("there is no upload list and no upload delete: a DELETE of the caller's own finalized or reserved upload answers 404 or 405 and removes nothing", func(ctx context.Context, s *framework.Spec) {
@@ -425,10 +447,13 @@ func uploadFlowSpecs(f *framework.Framework) {
 			for i := 0; i < 50; i++ {
 				last = reserve(ctx, c, "a.png", "image/png", len(png))
 			}
+			s.Step("UPLOAD-045", "ERR-037")
 			c.Post(ctx, "/uploads", map[string]any{"filename": "a.png", "content_type": "image/png", "size_bytes": len(png)}).
 				ExpectError(http.StatusTooManyRequests, "quota_exceeded")
+			s.Step("FROMURL-013", "ERR-037")
 			c.Post(ctx, "/uploads/from-url", map[string]any{"url": "https://example.com/image.png"}).
 				ExpectError(http.StatusTooManyRequests, "quota_exceeded")
+			s.Step("UPLOAD-045")
 			putFile(ctx, s, last.String("upload_url"), png, "image/png")
 			finalizeUpload(ctx, c, last.String("asset_id")).ExpectOK(http.StatusOK)
 			reserve(ctx, c, "a.png", "image/png", len(png))
@@ -478,11 +503,16 @@ func uploadFlowSpecs(f *framework.Framework) {
 			ws := s.NewWorkspace(ctx, framework.WorkspaceOptions{})
 			c, _ := ws.NewKey(ctx, framework.KeyOptions{Scopes: []string{"read", "generate"}})
 			inWindow(ctx, s, func() {
+				s.Step("RATE-009")
 				for i := 0; i < 30; i++ {
 					r := c.Post(ctx, "/uploads/from-url", map[string]any{"url": "ftp://example.com/a.png"})
 					Expect(r.Status).To(Equal(http.StatusBadRequest), fmt.Sprintf("call %d inside the bucket", i+1)+r.Describe())
 				}
+				s.Step("RATE-009", "RATE-013")
 				expectBucketRefusal(uploadCall.do(ctx, c))
+				// A finalize counts in the upload calls only (not in the reservation brake): the
+				// imports filled that bucket, not the brake.
+				expectBucketRefusal(finalizeUpload(ctx, c, "ast_"+randomHex(32)))
 			})
 		})
 
@@ -490,9 +520,15 @@ func uploadFlowSpecs(f *framework.Framework) {
 			ws := s.NewWorkspace(ctx, framework.WorkspaceOptions{})
 			c, _ := ws.NewKey(ctx, framework.KeyOptions{Scopes: []string{"read", "generate"}, Buckets: map[string]int{"uploads": 100}})
 			inWindow(ctx, s, func() {
-				fill(ctx, c, uploadCall, 30)
+				s.Step("RATE-010")
+				id := putForFinalize(ctx, s, c)
+				fill(ctx, c, uploadCall, 29)
+				s.Step("RATE-010", "RATE-013")
 				expectBucketRefusal(uploadCall.do(ctx, c))
-				finalizeUpload(ctx, c, "ast_"+randomHex(32)).ExpectError(http.StatusNotFound, "not_found")
+				// The caller's own upload finalizes: the brake is on reservations only.
+				s.Step("RATE-010")
+				fin := finalizeUpload(ctx, c, id)
+				Expect(fin.Status).To(Equal(http.StatusOK), "a finalize passes while reservations are braked"+fin.Describe())
 			})
 		})
 	})
@@ -526,7 +562,7 @@ func freeUploadSpecs(f *framework.Framework) {
 // fromURLSpecs registers the specs of uploads from a URL.
 func fromURLSpecs(f *framework.Framework) {
 	Describe("uploads: from a URL", func() {
-		f.Rule("FROMURL-001", "FROMURL-011", "ASSET-002").It("imports every accepted sample file with 201 and the measured fields, named from the URL", func(ctx context.Context, s *framework.Spec) {
+		f.Rule("FROMURL-001", "FROMURL-011", "ASSET-002", "ASSET-001").It("imports every accepted sample file with 201 and the measured fields, named from the URL; the asset rows carry no link, the source link included", func(ctx context.Context, s *framework.Spec) {
 			c := uploadClient(ctx, s, 60)
 			base, _ := reachableFileServer(ctx, s, c)
 			for _, fx := range fixtures.Files() {
@@ -534,6 +570,7 @@ func fromURLSpecs(f *framework.Framework) {
 					continue
 				}
 				link := base + "/f/" + fx.Name
+				s.Step("FROMURL-001")
 				r := c.Post(ctx, "/uploads/from-url", map[string]any{"url": link}).ExpectOK(http.StatusCreated)
 				Expect(r.Header.Get("Location")).To(BeEmpty(), r.Describe())
 				Expect(r.String("asset_id")).To(MatchRegexp(`^ast_[0-9a-f]{32}$`), r.Describe())
@@ -546,32 +583,51 @@ func fromURLSpecs(f *framework.Framework) {
 				Expect(r.String("next_action")).NotTo(BeEmpty(), r.Describe())
 				expectDuration(r, r.Field("duration_ms"), fx)
 				a := c.Get(ctx, "/assets/"+r.String("asset_id")).ExpectOK(http.StatusOK)
+				s.Step("FROMURL-011")
 				Expect(a.String("asset.file_name")).To(Equal(fx.Name), "file_name defaults to the last segment of the URL path"+a.Describe())
+				s.Step("ASSET-002")
 				Expect(a.String("asset.source")).To(Equal("upload"), a.Describe())
 			}
+			s.Step("FROMURL-011")
 			named := c.Post(ctx, "/uploads/from-url", map[string]any{"url": base + "/r/2/image.webp", "filename": "hero.webp"}).ExpectOK(http.StatusCreated)
 			a := c.Get(ctx, "/assets/"+named.String("asset_id")).ExpectOK(http.StatusOK)
 			Expect(a.String("asset.file_name")).To(Equal("hero.webp"), a.Describe())
+			s.Step("ASSET-001")
+			rows, _ := walk(ctx, c, "/assets", "assets", 50, 10)
+			Expect(ids(rows, "asset_id")).To(ContainElement(named.String("asset_id")), "an imported file is listed")
+			for _, row := range rows {
+				noLinks(row, "an asset row of an imported file (list rows carry no link, not even the source link)")
+			}
 		})
 
 		f.Rule(rules("FROMURL-007", "FROMURL-008", "FROMURL-009", "FROMURL-012")...).It("refuses a web page, a type not accepted, an over-ceiling file, a signature mismatch, pixel bounds and a wrong content_type", func(ctx context.Context, s *framework.Spec) {
 			c := uploadClient(ctx, s, 60)
 			base, _ := reachableFileServer(ctx, s, c)
-			refused := func(body map[string]any) *framework.Response {
+			refused := func(body map[string]any, field string) {
 				GinkgoHelper()
-				return c.Post(ctx, "/uploads/from-url", body).ExpectError(http.StatusBadRequest, "invalid_config")
+				r := c.Post(ctx, "/uploads/from-url", body).ExpectError(http.StatusBadRequest, "invalid_config")
+				Expect(r.String("error.field")).To(Equal(field), "the refusal names the field"+r.Describe())
 			}
 			for _, fx := range fixtures.Files() {
 				if fx.Outcome == fixtures.OutcomeRefused {
-					refused(map[string]any{"url": base + "/f/" + fx.Name})
+					if fx.Reason == "not_accepted" {
+						s.Step("FROMURL-007")
+					} else {
+						s.Step("FROMURL-009")
+					}
+					refused(map[string]any{"url": base + "/f/" + fx.Name}, "url")
 				}
 			}
-			refused(map[string]any{"url": base + "/f/image.png?type=application/pdf"})
+			// Each refused link is the importable image.png link changed in one way.
+			s.Step("FROMURL-007")
+			refused(map[string]any{"url": base + "/f/image.png?type=application/pdf"}, "url")
 			// A link answering text/html is a web page, refused even when its bytes look like media.
-			refused(map[string]any{"url": base + "/f/image.png?type=text/html"})
-			refused(map[string]any{"url": base + "/f/image.png?type=" + url.QueryEscape("text/html; charset=utf-8")})
-			refused(map[string]any{"url": base + "/big"})
-			refused(map[string]any{"url": base + "/f/image.png", "content_type": "image/jpeg"})
+			refused(map[string]any{"url": base + "/f/image.png?type=text/html"}, "url")
+			refused(map[string]any{"url": base + "/f/image.png?type=" + url.QueryEscape("text/html; charset=utf-8")}, "url")
+			s.Step("FROMURL-008")
+			refused(map[string]any{"url": base + "/big"}, "url")
+			s.Step("FROMURL-012")
+			refused(map[string]any{"url": base + "/f/image.png", "content_type": "image/jpeg"}, "content_type")
 			c.Post(ctx, "/uploads/from-url", map[string]any{"url": base + "/f/image.png", "content_type": "IMAGE/PNG"}).ExpectOK(http.StatusCreated)
 		})
 
