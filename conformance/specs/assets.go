@@ -35,9 +35,12 @@ func assetListSpecs(f *framework.Framework) {
 			r.ExpectOK(http.StatusOK)
 			reserved := reserve(ctx, c, "pending.png", "image/png", 10).String("asset_id")
 
+			s.Step("ASSET-001")
 			p := getPage(ctx, c, "/assets", "assets", framework.Query("limit", "50"))
 			got := ids(p.rows, "asset_id")
+			s.Step("ASSET-005")
 			Expect(got).NotTo(ContainElement(reserved), "a reserved, not finalized upload is not listed"+p.r.Describe())
+			s.Step("ASSET-001")
 			Expect(got).To(ContainElements(first, second), p.r.Describe())
 			iFirst, iSecond := -1, -1
 			for i, id := range got {
@@ -50,11 +53,14 @@ func assetListSpecs(f *framework.Framework) {
 			}
 			Expect(iSecond).To(BeNumerically("<", iFirst), "newest first"+p.r.Describe())
 			for _, row := range p.rows {
+				s.Step("ASSET-002")
 				for _, k := range assetRowKeys {
 					Expect(row).To(HaveKey(k), "an asset row carries "+k+p.r.Describe())
 				}
+				s.Step("ASSET-001")
 				noLinks(row, "an asset row (list rows carry no file link)")
 			}
+			s.Step("ASSET-002")
 			wav, _ := fixtures.Get("audio.wav")
 			row := findRow(p.rows, first)
 			Expect(row["source"]).To(Equal("upload"), p.r.Describe())
@@ -77,6 +83,7 @@ func assetListSpecs(f *framework.Framework) {
 			c := uploadClient(ctx, s, 10)
 			id, r := uploadFixture(ctx, s, c, "video.webm")
 			r.ExpectOK(http.StatusOK)
+			s.Step("ASSET-003")
 			Expect(ids(getPage(ctx, c, "/assets", "assets", framework.Query("kind", "video"), framework.Query("limit", "50")).rows, "asset_id")).To(ContainElement(id))
 			Expect(ids(getPage(ctx, c, "/assets", "assets", framework.Query("source", "upload"), framework.Query("limit", "50")).rows, "asset_id")).To(ContainElement(id))
 			for _, q := range [][2]string{{"kind", "audio"}, {"kind", "image"}, {"source", "output"}} {
@@ -86,6 +93,7 @@ func assetListSpecs(f *framework.Framework) {
 					Expect(row[q[0]]).To(Equal(q[1]), "the filter "+q[0]+"="+q[1]+" holds"+p.r.Describe())
 				}
 			}
+			s.Step("ASSET-003", "ERR-020")
 			for _, q := range [][2]string{{"kind", "pdf"}, {"source", "library"}} {
 				r := c.Get(ctx, "/assets", framework.Query(q[0], q[1]), framework.Invalid()).ExpectError(http.StatusBadRequest, "invalid_config")
 				expectField(r, q[0])
@@ -115,19 +123,25 @@ func assetListSpecs(f *framework.Framework) {
 			id, r := uploadFixture(ctx, s, s.Client(), "audio.ogg")
 			r.ExpectOK(http.StatusOK)
 			rc := s.ReadClient()
+			s.Step("ASSET-011")
 			a := rc.Get(ctx, "/assets/"+id).ExpectOK(http.StatusOK)
+			s.Step("ASSET-008")
 			asset := objectAt(a, "asset")
 			for _, k := range append(assetRowKeys, "url", "url_expires_at") {
 				Expect(asset).To(HaveKey(k), a.Describe())
 			}
 			Expect(a.String("asset.asset_id")).To(Equal(id), a.Describe())
 			Expect(a.String("asset.url")).NotTo(BeEmpty(), a.Describe())
+			s.Step("ASSET-008", "LINK-001")
 			Expect(a.Int("output_urls_expire_in_seconds")).To(Equal(int64(600)), a.Describe())
+			s.Step("ASSET-008")
 			exp, err := time.Parse(time.RFC3339, a.String("asset.url_expires_at"))
 			Expect(err).NotTo(HaveOccurred(), a.Describe())
 			Expect(exp.IsZero()).To(BeFalse())
 
+			s.Step("ASSET-011")
 			d := rc.Get(ctx, "/assets/"+id+"/download").ExpectOK(http.StatusOK)
+			s.Step("ASSET-009")
 			Expect(d.String("asset_id")).To(Equal(id), d.Describe())
 			Expect(d.Int("expires_in_seconds")).To(Equal(int64(600)), d.Describe())
 			Expect(d.String("file_name")).To(Equal("audio.ogg"), d.Describe())
@@ -137,6 +151,7 @@ func assetListSpecs(f *framework.Framework) {
 			file := s.FetchLink(ctx, d.String("url"))
 			Expect(file.Status).To(Equal(http.StatusOK), file.Describe())
 			Expect(file.Body).To(Equal(want), "the link serves the uploaded bytes")
+			s.Step("ASSET-011")
 			rc.Get(ctx, "/assets").ExpectOK(http.StatusOK)
 		})
 
@@ -151,18 +166,25 @@ func assetListSpecs(f *framework.Framework) {
 				dl := c.Get(ctx, "/assets/"+id+"/download").ExpectOK(http.StatusOK)
 				links := map[string]string{"asset.url": a.String("asset.url"), "download url": dl.String("url")}
 				for what, at := range map[string]*framework.Response{"asset.url_expires_at": a, "expires_at": dl} {
+					if what == "expires_at" {
+						s.Step("ASSET-009")
+					} else {
+						s.Step("ASSET-008")
+					}
 					exp, err := time.Parse(time.RFC3339, at.String(what))
 					Expect(err).NotTo(HaveOccurred(), at.Describe())
 					Expect(exp.Sub(now)).To(BeNumerically("~", 600*time.Second, 2*time.Second), what+" is 600 s after the read"+at.Describe())
 				}
 				s.Advance(ctx, 590)
 				for what, link := range links {
+					stepLink(s, what)
 					got := s.FetchLink(ctx, link)
 					Expect(got.Status).To(Equal(http.StatusOK), "the "+what+" 590 s after the read"+got.Describe())
 					Expect(got.Body).To(Equal(want), "the "+what+" serves the uploaded bytes")
 				}
 				s.Advance(ctx, 11)
 				for what, link := range links {
+					stepLink(s, what)
 					got := s.FetchLink(ctx, link)
 					Expect(got.Status).To(BeNumerically(">=", 400), "the "+what+" more than 600 s after the read is refused"+got.Describe())
 				}
@@ -194,6 +216,16 @@ func assetListSpecs(f *framework.Framework) {
 
 	})
 
+}
+
+// stepLink charges what follows to the rule of the asset link named what: the read's (ASSET-008)
+// or the download's (ASSET-009).
+func stepLink(s *framework.Spec, what string) {
+	if what == "download url" {
+		s.Step("ASSET-009")
+		return
+	}
+	s.Step("ASSET-008")
 }
 
 // outputAssetSpecs registers the specs of assets made by generations.
@@ -230,14 +262,19 @@ func fileLinkSpecs(f *framework.Framework) {
 			r := completedImage(ctx, s, sp)
 			link := r.String("generation.outputs.0.url")
 			apiPrefix := s.APIPath("/")
+			s.Step("LINK-005")
 			if u, err := url.Parse(link); err == nil {
 				Expect(strings.HasPrefix(u.Path, apiPrefix)).To(BeFalse(), "file links are served outside the API root"+r.Describe())
 			}
+			s.Step("LINK-002", "LINK-007")
 			plain := s.FetchLink(ctx, link)
 			expectPNG(plain, 0, 0)
+			s.Step("LINK-006")
 			Expect(plain.Header.Get("Content-Disposition")).NotTo(HavePrefix("attachment"), "without download=1 the file is not forced to save"+plain.Describe())
+			s.Step("LINK-005")
 			bad := s.FetchLink(ctx, tamper(link))
 			Expect(bad.Status).To(BeNumerically(">=", 400), "a link with its signature altered is refused"+bad.Describe())
+			s.Step("LINK-006")
 			save := s.FetchLink(ctx, withQuery(link, "download", "1"))
 			Expect(save.Status).To(Equal(http.StatusOK), save.Describe())
 			Expect(save.Header.Get("Content-Disposition")).To(HavePrefix("attachment"), "download=1 answers Content-Disposition: attachment"+save.Describe())
@@ -251,14 +288,19 @@ func fileLinkSpecs(f *framework.Framework) {
 			first := r.String("generation.outputs.0.url")
 			s.Advance(ctx, 300)
 			second := readGen(ctx, sp.c, id)
+			s.Step("LINK-001")
 			Expect(second.Int("output_urls_expire_in_seconds")).To(Equal(int64(600)), second.Describe())
+			s.Step("LINK-004")
 			fresh := second.String("generation.outputs.0.url")
 			Expect(fresh).NotTo(Equal(first), "a later read gives a fresh link"+second.Describe())
 			s.Advance(ctx, 301)
+			s.Step("LINK-003")
 			old := s.FetchLink(ctx, first)
 			Expect(old.Status).To(BeNumerically(">=", 400), "a link more than 600 s old is refused"+old.Describe())
+			s.Step("LINK-004")
 			expectPNG(s.FetchLink(ctx, fresh), 0, 0)
 			s.Advance(ctx, 300)
+			s.Step("LINK-004", "LINK-003")
 			gone := s.FetchLink(ctx, fresh)
 			Expect(gone.Status).To(BeNumerically(">=", 400), "the fresh link too lasts about 600 s"+gone.Describe())
 		})
