@@ -30,7 +30,9 @@ func rateLimitSpecs(f *framework.Framework) {
 					ws := s.NewWorkspace(ctx, framework.WorkspaceOptions{})
 					c, _ := ws.NewKey(ctx, framework.KeyOptions{Scopes: scopes})
 					inWindow(ctx, s, func() {
+						s.Step(rule)
 						fill(ctx, c, call, size)
+						s.Step(rule, "RATE-013", "ERR-009", "ERR-036")
 						expectBucketRefusal(call.do(ctx, c))
 					})
 				})
@@ -43,7 +45,9 @@ func rateLimitSpecs(f *framework.Framework) {
 				ws := s.NewWorkspace(ctx, framework.WorkspaceOptions{})
 				c, _ := ws.NewKey(ctx, framework.KeyOptions{Scopes: []string{"read", "generate"}})
 				inWindow(ctx, s, func() {
+					s.Step("RATE-008")
 					fill(ctx, c, uploadCall, 30)
+					s.Step("RATE-008", "RATE-013", "ERR-009")
 					expectBucketRefusal(uploadCall.do(ctx, c))
 				})
 			})
@@ -56,6 +60,7 @@ func rateLimitSpecs(f *framework.Framework) {
 				finalizes, _ := ws.NewKey(ctx, framework.KeyOptions{Scopes: []string{"read", "generate"}})
 				inWindow(ctx, s, func() {
 					// One reserve, 14 finalizes of the stored file, 15 refused reserves: 30 calls.
+					s.Step("RATE-008")
 					id := putForFinalize(ctx, s, mixed)
 					fillFinalizes(ctx, mixed, id, 14)
 					fill(ctx, mixed, uploadCall, 15)
@@ -66,7 +71,7 @@ func rateLimitSpecs(f *framework.Framework) {
 				inWindow(ctx, s, func() {
 					// One reserve and 29 finalizes: the reservation brake holds 1 of its 30, so only
 					// the upload-calls bucket can refuse the next reserve.
-					s.Step()
+					s.Step("RATE-008")
 					id := putForFinalize(ctx, s, finalizes)
 					fillFinalizes(ctx, finalizes, id, 29)
 					s.Step("RATE-008", "RATE-013", "ERR-009")
@@ -78,6 +83,7 @@ func rateLimitSpecs(f *framework.Framework) {
 		f.Rule(rules("RATE-015")...).Needs(framework.Control).It("GET /openapi.json counts against agent_read", func(ctx context.Context, s *framework.Spec) {
 			ws := s.NewWorkspace(ctx, framework.WorkspaceOptions{})
 			c, _ := ws.NewKey(ctx, framework.KeyOptions{Scopes: []string{"read"}})
+			s.Step("RATE-015")
 			inWindow(ctx, s, func() {
 				fill(ctx, c, readCall, 119)
 				c.Get(ctx, "/openapi.json").ExpectStatus(http.StatusOK)
@@ -108,7 +114,9 @@ func rateLimitSpecs(f *framework.Framework) {
 			})
 			f.Rule(rules("RATE-001", "RATE-013")...).Needs(framework.Control).It("fills after 120 reads and names the wait", func(ctx context.Context, s *framework.Spec) {
 				inWindow(ctx, s, func() {
+					s.Step("RATE-001")
 					fill(ctx, c, readCall, 120)
+					s.Step("RATE-001", "RATE-013")
 					wait = expectBucketRefusal(readCall.do(ctx, c))
 				})
 				named = s.ClockNow(ctx)
@@ -128,6 +136,7 @@ func rateLimitSpecs(f *framework.Framework) {
 			ws := s.NewWorkspace(ctx, framework.WorkspaceOptions{})
 			a, _ := ws.NewKey(ctx, framework.KeyOptions{Scopes: []string{"read"}})
 			b, _ := ws.NewKey(ctx, framework.KeyOptions{Scopes: []string{"read"}})
+			s.Step("RATE-011")
 			inWindow(ctx, s, func() {
 				fill(ctx, a, readCall, 120)
 				expectBucketRefusal(readCall.do(ctx, a))
@@ -138,6 +147,7 @@ func rateLimitSpecs(f *framework.Framework) {
 		f.Rule(rules("RATE-012")...).Needs(framework.Control).It("buckets are independent: a full estimate bucket leaves reads open and the reverse", func(ctx context.Context, s *framework.Spec) {
 			ws := s.NewWorkspace(ctx, framework.WorkspaceOptions{})
 			est, _ := ws.NewKey(ctx, framework.KeyOptions{Scopes: []string{"read"}})
+			s.Step("RATE-012")
 			inWindow(ctx, s, func() {
 				fill(ctx, est, estimateCall, 60)
 				expectBucketRefusal(estimateCall.do(ctx, est))
@@ -156,6 +166,7 @@ func rateLimitSpecs(f *framework.Framework) {
 		f.Rule(rules("AUTH-028")...).Needs(framework.Control).It("the bucket comes before the scope check: a read-only key over its bucket gets 429, not 403", func(ctx context.Context, s *framework.Spec) {
 			ws := s.NewWorkspace(ctx, framework.WorkspaceOptions{})
 			c, _ := ws.NewKey(ctx, framework.KeyOptions{Scopes: []string{"read"}})
+			s.Step("AUTH-028")
 			inWindow(ctx, s, func() {
 				for i := 0; i < 20; i++ {
 					webhookCall.do(ctx, c).ExpectError(http.StatusForbidden, "insufficient_scope")
@@ -175,6 +186,7 @@ func bucketWindowSpecs(f *framework.Framework) {
 			c, _ := ws.NewKey(ctx, framework.KeyOptions{Scopes: []string{"read"}})
 			// Every step is placed on the target's clock (exact on a manual clock; on a running one
 			// each span also holds the time that passed by itself).
+			s.Step("RATE-001")
 			first := s.During(ctx, func() { fill(ctx, c, readCall, 60) })
 			s.Advance(ctx, 20)
 			second := s.During(ctx, func() { fill(ctx, c, readCall, 60) })
@@ -185,7 +197,9 @@ func bucketWindowSpecs(f *framework.Framework) {
 			if ran := at.To.Sub(first.From); ran > 45*time.Second {
 				s.Undecidable("the spec filled the bucket twice", ran)
 			}
+			s.Step("RATE-013")
 			expectWaitBetween(r, first.From.Add(time.Minute).Sub(at.To), first.To.Add(time.Minute).Sub(at.From))
+			s.Step("RATE-014")
 			s.Advance(ctx, 40)
 			// The first 60 left; the 60 made 40 s ago are still in the window (a refused call may or
 			// may not count, so one fewer pass is accepted).
@@ -206,6 +220,7 @@ func bucketWindowSpecs(f *framework.Framework) {
 			}
 			Expect(passed).To(BeElementOf(59, 60), "after the oldest calls left, only their room is free, not a fresh window of 120")
 			Expect(refusal).NotTo(BeNil(), "the window still holds the later calls: the bucket fills again")
+			s.Step("RATE-013")
 			expectWaitBetween(refusal, second.From.Add(time.Minute).Sub(third.To), second.To.Add(time.Minute).Sub(third.From))
 		})
 	})
@@ -218,15 +233,18 @@ func sharedBucketSpecs(f *framework.Framework) {
 		f.Rule(rules("RATE-004", "RATE-013", "ERR-036")...).Needs(framework.Control).It("POST /generations and both workflow invokes share the 20-a-minute agent_submit bucket", func(ctx context.Context, s *framework.Spec) {
 			ws := s.NewWorkspace(ctx, framework.WorkspaceOptions{})
 			c, _ := ws.NewKey(ctx, framework.KeyOptions{Scopes: []string{"read", "generate"}})
+			s.Step("RATE-004")
 			inWindow(ctx, s, func() {
 				for i := 0; i < 20; i++ {
 					call := submitBucketCalls[i%3]
 					r := call.do(ctx, c)
 					Expect(r.Status).To(BeElementOf(http.StatusBadRequest, http.StatusNotFound), fmt.Sprintf("%s, call %d of 20 inside the bucket", call.name, i+1)+r.Describe())
 				}
+				s.Step("RATE-004", "RATE-013", "ERR-036")
 				for _, call := range submitBucketCalls {
 					expectBucketRefusal(call.do(ctx, c))
 				}
+				s.Step("RATE-004")
 				readCall.do(ctx, c).ExpectOK(http.StatusOK)
 			})
 		})
@@ -234,6 +252,7 @@ func sharedBucketSpecs(f *framework.Framework) {
 		f.Rule(rules("RATE-006", "RATE-013")...).Needs(framework.Control).It("GET /webhooks counts against agent_read, not webhook_manage", func(ctx context.Context, s *framework.Spec) {
 			ws := s.NewWorkspace(ctx, framework.WorkspaceOptions{})
 			c, _ := ws.NewKey(ctx, framework.KeyOptions{Scopes: []string{"read", "generate"}})
+			s.Step("RATE-006")
 			inWindow(ctx, s, func() {
 				for i := 0; i < 25; i++ {
 					c.Get(ctx, "/webhooks").ExpectOK(http.StatusOK)
@@ -241,6 +260,7 @@ func sharedBucketSpecs(f *framework.Framework) {
 				r := webhookCall.do(ctx, c)
 				Expect(r.Status).To(Equal(http.StatusBadRequest), "25 webhook reads leave webhook_manage (20 a minute) untouched"+r.Describe())
 				fill(ctx, c, readCall, 95)
+				s.Step("RATE-006", "RATE-013")
 				expectBucketRefusal(c.Get(ctx, "/webhooks"))
 				expectBucketRefusal(readCall.do(ctx, c))
 			})
@@ -249,12 +269,14 @@ func sharedBucketSpecs(f *framework.Framework) {
 		f.Rule(rules("RATE-007", "RATE-001", "RATE-013")...).Needs(framework.Control).It("reads of every kind share the one agent_read bucket", func(ctx context.Context, s *framework.Spec) {
 			ws := s.NewWorkspace(ctx, framework.WorkspaceOptions{})
 			c, _ := ws.NewKey(ctx, framework.KeyOptions{Scopes: []string{"read"}})
+			s.Step("RATE-007", "RATE-001")
 			inWindow(ctx, s, func() {
 				for i := 0; i < 120; i++ {
 					call := readKinds[i%len(readKinds)]
 					r := call.do(ctx, c)
 					Expect(r.Status).To(Equal(http.StatusOK), fmt.Sprintf("%s, read %d of 120", call.name, i+1)+r.Describe())
 				}
+				s.Step("RATE-007", "RATE-001", "RATE-013")
 				for _, call := range append(slices.Clone(readKinds), readCall) {
 					expectBucketRefusal(call.do(ctx, c))
 				}
