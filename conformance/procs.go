@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/onsi/ginkgo/v2/types"
@@ -57,9 +58,10 @@ type setupMsg struct {
 
 // parentMsg is a later line a process reads: go, or the answer to a budget request.
 type parentMsg struct {
-	Go  bool   `json:"go,omitempty"`
-	ID  int    `json:"id,omitempty"`
-	Err string `json:"err,omitempty"`
+	Go   bool   `json:"go,omitempty"`
+	Stop bool   `json:"stop,omitempty"` // --fail-fast: another process failed; skip what is left
+	ID   int    `json:"id,omitempty"`
+	Err  string `json:"err,omitempty"`
 }
 
 // procMsg is a line a process writes.
@@ -84,6 +86,7 @@ type childLink struct {
 	waiting map[int]chan string
 	goCh    chan struct{} // closed on the parent's go
 	gone    chan struct{} // closed when the parent's pipe ends
+	stop    atomic.Bool   // the parent said stop (--fail-fast)
 }
 
 func (c *childLink) send(m procMsg) {
@@ -104,6 +107,10 @@ func (c *childLink) read(sc *bufio.Scanner) {
 		if m.Go && !started {
 			started = true
 			close(c.goCh)
+			continue
+		}
+		if m.Stop {
+			c.stop.Store(true)
 			continue
 		}
 		c.mu.Lock()
@@ -400,6 +407,13 @@ func runProcs(ctx context.Context, cfg Config, opts Options, stdout, stderr io.W
 				con.willRun(*m.Spec)
 			case "did":
 				con.didRun(*m.Spec)
+				if opts.FailFast && m.Spec.State == "FAIL" {
+					// --fail-fast: the first failure in any process ends the run; the others skip
+					// what they have not begun.
+					for _, p := range procs {
+						p.tell(parentMsg{Stop: true})
+					}
+				}
 			case "take":
 				ans := parentMsg{ID: m.ID}
 				if err := budget.Take(m.N); err != nil {

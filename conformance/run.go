@@ -86,6 +86,7 @@ type Suite struct {
 	shard    map[string]bool // with --procs, a process's share (full texts); nil: every spec
 	focus    string          // and the focus expression that selects it
 
+	child    *childLink        // with --procs, this process's link to the parent
 	info     framework.RunInfo // the reports' header (RunWith)
 	progress progress          // the console, or a process's events to its parent; nil under go test
 }
@@ -120,6 +121,11 @@ func NewSuite(ctx context.Context, cfg Config) (*Suite, error) {
 	s.match, _ = types.ParseLabelFilter(cfg.LabelFilter)
 	s.perArea, s.selected = s.selection()
 	f.RegisterSuiteNodes(s.onReport)
+	ginkgo.BeforeEach(func() {
+		if s.child != nil && s.child.stop.Load() {
+			ginkgo.Skip("not run: a spec failed in another process (--fail-fast)")
+		}
+	})
 	ginkgo.ReportBeforeEach(func(r types.SpecReport) {
 		if s.progress != nil && s.counted(r) {
 			s.progress.willRun(eventOf(r))
@@ -307,6 +313,7 @@ func RunWith(ctx context.Context, cfg Config, opts Options, stdout, stderr io.Wr
 		return Summary{}, err
 	}
 	if opts.child != nil {
+		s.child = opts.child
 		s.restrict(opts.child.setup.Specs)
 		s.f.Budget().Share(opts.child.take, opts.child.give)
 	}
