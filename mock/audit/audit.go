@@ -134,6 +134,16 @@ func (a *Auditor) Forget() {
 	a.resetLocked(false)
 }
 
+// ForgetCalls drops the windows of recent calls of every key (ids, cursors, estimates and links
+// are kept): what was refused before a state change made outside the API is no precedent.
+func (a *Auditor) ForgetCalls() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for _, k := range a.keys {
+		k.window = nil
+	}
+}
+
 // Clear drops the findings and what the auditor remembers of recent calls.
 func (a *Auditor) Clear() {
 	a.mu.Lock()

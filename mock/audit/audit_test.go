@@ -478,3 +478,63 @@ func TestResetClearAndOff(t *testing.T) {
 		t.Fatal("Server.Audit set without Config.Audit")
 	}
 }
+
+func TestTemplateIDNotFromTheLists(t *testing.T) {
+	e := newEnv(t, true)
+	tpls := e.api("GET", "/presets/preset_ugc_screenshot/templates", "")
+	list, _ := tpls.at("templates").([]any)
+	if len(list) == 0 {
+		t.Fatalf("no templates: %v", tpls.body)
+	}
+	listed := list[0].(map[string]any)["template_id"].(string)
+	est := func(tpl string) {
+		e.api("POST", "/estimates", fmt.Sprintf(`{"capability_id":"preset_ugc_screenshot","config":{"template_id":%q}}`, tpl))
+	}
+	est(listed)
+	e.want(map[string]int{})
+	est("captpl_0123456789abcdef0123456789abcdef") // kept from another run, never listed here
+	e.want(map[string]int{"PRESET-026": 1})
+}
+
+func TestRewordAfterModerationBlocked(t *testing.T) {
+	e := newEnv(t, true)
+	submit := func(script string) answer {
+		e.t.Helper()
+		body := fmt.Sprintf(`{"capability_id":"tts","config":{"script":%q},"max_credits":50}`, script)
+		return e.api("POST", "/generations", body)
+	}
+	if a := submit("Buy the BLOCKME bottle that keeps coffee hot today."); a.str("error", "code") != "moderation_blocked" {
+		t.Fatalf("want moderation_blocked, got %v", a.body)
+	}
+	submit("Buy the B.L.O.C.K.M.E bottle that keeps coffee hot today.") // the same ad, reworded
+	e.want(map[string]int{"CLIENT-008": 1})
+	e.finish()
+	e.api("GET", "/generations", "")
+	if a := submit("Our BLOCKME mug keeps tea warm."); a.str("error", "code") != "moderation_blocked" {
+		t.Fatalf("want moderation_blocked, got %v", a.body)
+	}
+	submit("A quiet walk in the autumn park.") // an unrelated request is not a rewording
+	e.want(map[string]int{"CLIENT-008": 1})
+}
+
+// A state change through the control API (as a person makes in the app) is no precedent: the same
+// request refused before it may be sent after it. Finalize is safe to repeat.
+func TestStateChangesAndFinalizeAreNotRepeats(t *testing.T) {
+	e := newEnv(t, true)
+	free := e.control("POST", "/workspaces", `{"plan":"free","balance":100}`)
+	ws := free.str("workspace_id")
+	key := e.control("POST", "/workspaces/"+ws+"/keys", `{"scopes":["read","generate"]}`).str("key")
+	if a := e.do("GET", "/credits/balance", key, ""); a.str("error", "code") != "required_plan" {
+		t.Fatalf("want required_plan, got %v", a.body)
+	}
+	if a := e.control("PATCH", "/workspaces/"+ws, `{"plan":"pro"}`); a.code != 200 {
+		t.Fatalf("upgrade: %d %v", a.code, a.body)
+	}
+	if a := e.do("GET", "/credits/balance", key, ""); a.code != 200 {
+		t.Fatalf("after the upgrade: %d %v", a.code, a.body)
+	}
+	for range 2 {
+		e.api("POST", "/uploads/ast_0123456789abcdef0123456789abcdef/finalize", "")
+	}
+	e.want(map[string]int{})
+}

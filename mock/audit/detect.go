@@ -6,19 +6,24 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"net/url"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 )
 
 // APIBase is the versioned API root the auditor watches (api.BasePath); FilesPath is where file
 // links are served (blob.FilesPath). Health probes need no key and are not audited.
+// ControlBase is the control API root (control.BasePath), whose writes change state.
 const (
-	APIBase   = "/api/v1"
-	FilesPath = "/files/"
+	APIBase     = "/api/v1"
+	FilesPath   = "/files/"
+	ControlBase = "/_control/v1"
 )
 
 // Timing thresholds of the detectors (service time).
@@ -28,6 +33,11 @@ const (
 	// a running job at most once or twice).
 	PollWindow = 60 * time.Second
 	PollReads  = 3
+	// RewordWindow and RewordOverlap: the next submit of a capability within RewordWindow after its
+	// moderation_blocked, whose config text differs but shares at least RewordOverlap of its words
+	// (Jaccard) with the refused text, is a rewording.
+	RewordWindow  = time.Hour
+	RewordOverlap = 0.5
 	// RunPollGap: two reads of one unfinished workflow run closer than this break "poll about every
 	// 30 seconds" (half of it, for "about").
 	RunPollGap = 15 * time.Second
@@ -55,6 +65,8 @@ var Detectors = []detector{
 	{"LINK-008", "MUST", "an expired file link was used instead of reading the generation again for a fresh one"},
 	{"WF-028", "MUST", "an unfinished workflow run was read much more often than about every 30 seconds"},
 	{"CORE-014", "MUST", "a key was used from a browser (the request carried an Origin header)"},
+	{"PRESET-026", "MUST", "a template_id was sent that no answer handed out (read it from the lists each time)"},
+	{"CLIENT-008", "MUST", "a text refused with moderation_blocked was reworded and submitted again"},
 }
 
 func detectorByRule(rule string) detector {
@@ -72,6 +84,12 @@ func levelOf(rule string) string { return detectorByRule(rule).level }
 // rolling spend windows, the request allowance): repeating the same request after a top-up or a
 // window's turn is legitimate, so CLIENT-001 does not count them.
 var stateCodes = map[string]bool{"insufficient_credits": true, "spend_limit_exceeded": true, "quota_exceeded": true}
+
+// repeatable reports whether the text declares a call safe to repeat: finalize ("Finalize is safe
+// to repeat; a scanned file answers from its stored status").
+func repeatable(route string) bool {
+	return strings.HasPrefix(route, "POST "+APIBase+"/uploads/") && strings.HasSuffix(route, "/finalize")
+}
 
 // Exchange is one request and its answer as the auditor sees it.
 type Exchange struct {
@@ -107,6 +125,12 @@ type keyState struct {
 	inflight        *inflight
 	submits         *boundedMap[*submitted] // body signature -> last accepted submit
 	submittedIDs    map[string]string       // generation or batch id -> body signature
+	blocked         map[string]blockedText  // capability id -> its last moderation_blocked submit
+}
+
+type blockedText struct {
+	text string
+	at   time.Time
 }
 
 type estimate struct {
@@ -187,6 +211,16 @@ func (a *Auditor) Observe(ex Exchange) {
 		a.checkIDs(sc, ex, seg, req, line)
 		a.checkCursor(sc, ex, line)
 	}
+	if sc != nil && ex.Method == "POST" && len(seg) == 1 && (seg[0] == "generations" || seg[0] == "estimates") && body != nil {
+		cfg, _ := body["config"].(map[string]any)
+		if tpl, ok := cfg["template_id"].(string); ok && tpl != "" {
+			_, known := sc.ids.get(tpl)
+			_, altered := sc.hexes.get(hexTail.FindString(strings.ToLower(strings.TrimSpace(tpl))))
+			if !known && !altered {
+				a.record("PRESET-026", ex.KeyID, line, "Read template ids from GET /presets or GET /presets/{id}/templates each time: "+tpl+" was never handed out here.", at)
+			}
+		}
+	}
 	switch {
 	case ex.Method == "POST" && len(seg) == 1 && seg[0] == "generations" && body != nil:
 		a.checkSubmit(k, ex, body, c, ans, line)
@@ -237,7 +271,7 @@ func (a *Auditor) checkWindow(k *keyState, c call, keyID, line string) {
 		if p.sig != c.sig {
 			continue
 		}
-		if tries == 0 && p.code != "" && !p.retryable && !stateCodes[p.code] {
+		if tries == 0 && p.code != "" && !p.retryable && !stateCodes[p.code] && !repeatable(c.route) {
 			a.record("CLIENT-001", keyID, line, "This exact request was refused with "+p.code+" (retryable false): change the request instead of sending it again.", c.at)
 			return
 		}
@@ -319,6 +353,13 @@ func (a *Auditor) checkSubmit(k *keyState, ex Exchange, body map[string]any, c c
 			}
 		}
 	}
+	text := configText(body["config"])
+	if b, ok := k.blocked[cap]; ok {
+		if ex.Start.Sub(b.at) < RewordWindow && text != b.text && overlap(text, b.text) >= RewordOverlap {
+			a.record("CLIENT-008", ex.KeyID, line, "A text refused with moderation_blocked must not be reworded to get past the check: drop it or change what it asks for.", ex.Start)
+		}
+		delete(k.blocked, cap)
+	}
 	sig := hashBody(ex.Body, body)
 	if prev, ok := k.submits.get(sig); ok && !prev.read && ex.Status != 401 {
 		a.record("SUBMIT-026", ex.KeyID, line, "This submit was accepted before and its generation was never read, waited on or listed: if the answer was lost, list generations before resubmitting.", ex.Start)
@@ -357,7 +398,49 @@ func (a *Auditor) checkSubmit(k *keyState, ex Exchange, body map[string]any, c c
 		}
 	case c.code == "estimate_changed":
 		k.estimateChanged[cap] = true
+	case c.code == "moderation_blocked":
+		if k.blocked == nil {
+			k.blocked = map[string]blockedText{}
+		}
+		k.blocked[cap] = blockedText{text: text, at: ex.Start}
 	}
+}
+
+// configText is the words of a config's strings (ids left out), lower-cased, space-separated, in
+// the order a walk of the config meets them.
+func configText(cfg any) string {
+	var words []string
+	walkStrings(cfg, func(s string) {
+		if idExact.MatchString(s) {
+			return
+		}
+		words = append(words, strings.FieldsFunc(strings.ToLower(s), func(r rune) bool {
+			return !unicode.IsLetter(r) && !unicode.IsDigit(r)
+		})...)
+	})
+	return strings.Join(words, " ")
+}
+
+// overlap is the Jaccard index of the word sets of two configText results.
+func overlap(a, b string) float64 {
+	sa, sb := map[string]bool{}, map[string]bool{}
+	for _, w := range strings.Fields(a) {
+		sa[w] = true
+	}
+	for _, w := range strings.Fields(b) {
+		sb[w] = true
+	}
+	inter := 0
+	for w := range sa {
+		if sb[w] {
+			inter++
+		}
+	}
+	union := len(sa) + len(sb) - inter
+	if union == 0 {
+		return 0
+	}
+	return float64(inter) / float64(union)
 }
 
 // checkReads audits reads: polling a running generation (CLIENT-003), a workflow run
@@ -566,8 +649,8 @@ func walkStrings(v any, f func(string)) {
 	case string:
 		f(x)
 	case map[string]any:
-		for _, e := range x {
-			walkStrings(e, f)
+		for _, k := range slices.Sorted(maps.Keys(x)) { // in key order: configText compares walks
+			walkStrings(x[k], f)
 		}
 	case []any:
 		for _, e := range x {

@@ -23,11 +23,21 @@ type CallerFunc func(r *http.Request) (keyID, workspaceID string)
 // Middleware passes every request to next unchanged and, for /api/v1 calls and file links, hands
 // the exchange to Observe once the answer is written: the request line, the caller's key id, the
 // request body (read up to 64 KiB, then replayed to next whole), the status, Retry-After and the
-// answer (kept up to 512 KiB), stamped with the service clock. Upload PUTs and the control API are
-// not read.
+// answer (kept up to 512 KiB), stamped with the service clock. Upload PUTs are not read. A control
+// API write that succeeds (it changes state a client does not send: a plan, a balance, a key, the
+// clock, faults) makes the auditor forget the recent calls (ForgetCalls): a refusal before it is no
+// precedent for the same call after it.
 func (a *Auditor) Middleware(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		api := strings.HasPrefix(r.URL.Path, APIBase+"/")
+		if strings.HasPrefix(r.URL.Path, ControlBase+"/") && r.Method != http.MethodGet {
+			rec := reqlog.NewRecorder(w, 0, nil)
+			next.ServeHTTP(rec, r)
+			if rec.Status < 400 {
+				a.ForgetCalls()
+			}
+			return
+		}
 		if !api && !strings.HasPrefix(r.URL.Path, FilesPath) {
 			next.ServeHTTP(w, r)
 			return
