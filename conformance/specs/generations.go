@@ -324,7 +324,7 @@ func generationWaitSpecs(f *framework.Framework) {
 				span := s.During(ctx, func() { w, advanced = s.WaitAdvancing(ctx, sp.c, j.id, 1, 30, opts...) })
 				w.ExpectOK(http.StatusOK)
 				if !w.Bool("still_running") {
-					s.Lacks("the job finished within one wait; a wait timeout cannot be observed")
+					lacksUnlessRunning(s, "the job finished within one wait; a wait timeout cannot be observed")
 				}
 				s.Step("GEN-005", "GEN-028")
 				checkGeneration(w, "generation")
@@ -364,7 +364,7 @@ func generationWaitSpecs(f *framework.Framework) {
 				s.Advance(ctx, 1)
 			}
 			if r.String("generation.status") != "post_processing" {
-				s.Lacks("the job went from %s to %s without a read seeing post_processing (the clock moved 1 s between reads)", "rendering", r.String("generation.status"))
+				lacksUnlessRunning(s, "the job ended %s without a read seeing post_processing (the clock moved 1 s between reads)", r.String("generation.status"))
 			}
 			w, advanced := s.WaitAdvancing(ctx, sp.c, j.id, 1, 30)
 			w.ExpectOK(http.StatusOK)

@@ -494,3 +494,15 @@ func atOnce(ctx context.Context, s *framework.Spec, what string, call func(ctx c
 	Fail(msg)
 	return nil
 }
+
+// lacksUnlessRunning ends the spec when the target did not show a state the spec needs, a state
+// the reference mock shows on a manual clock: there it is Spec.Lacks (the reference mock fails);
+// on a running clock the state may have passed between two reads, so the spec is skipped as
+// undecidable.
+func lacksUnlessRunning(s *framework.Spec, format string, args ...any) {
+	GinkgoHelper()
+	if s.ManualClock() {
+		s.Lacks(format, args...)
+	}
+	Skip("undecidable: " + fmt.Sprintf(format, args...) + "; on a running clock the state can pass between two reads (run the target with a manual clock)")
+}

@@ -35,11 +35,13 @@ func workflowTemplateSpecs(f *framework.Framework) {
 				s.Lacks("the target lists no workflow template")
 			}
 			for i, v := range tpls {
+				s.Step("WF-001")
 				t := asObject(r, v, fmt.Sprintf("templates[%d]", i))
 				key := stringField(r, t, "template_key", "template")
 				for _, k := range []string{"name", "description"} {
 					Expect(t[k]).To(BeAssignableToTypeOf(""), key+": "+k+r.Describe())
 				}
+				s.Step("WF-002")
 				schema := asObject(r, t["inputs_schema"], key+".inputs_schema")
 				Expect(schema["additionalProperties"]).To(Equal(false), "WF-002: "+key+" inputs_schema is strict"+r.Describe())
 				example := asObject(r, t["example_inputs"], key+".example_inputs")
@@ -49,6 +51,7 @@ func workflowTemplateSpecs(f *framework.Framework) {
 				sch, err := comp.Compile("inputs_schema.json")
 				Expect(err).NotTo(HaveOccurred(), "WF-002: "+key+" inputs_schema is a JSON Schema"+r.Describe())
 				Expect(sch.Validate(example)).To(Succeed(), "WF-002: "+key+" example_inputs validate against inputs_schema"+r.Describe())
+				s.Step("WF-001")
 				nodes, _ := t["nodes"].([]any)
 				Expect(nodes).NotTo(BeEmpty(), key+" has nodes"+r.Describe())
 				var ids []string
@@ -58,6 +61,7 @@ func workflowTemplateSpecs(f *framework.Framework) {
 					stringField(r, n, "label", "node")
 					stringField(r, n, "capability_id", "node")
 				}
+				s.Step("WF-003")
 				for j, nv := range nodes {
 					n := asObject(r, nv, fmt.Sprintf("%s.nodes[%d]", key, j))
 					for _, dep := range stringList(r, n, "depends_on", "node") {
@@ -218,8 +222,10 @@ func workflowRunIDSpecs(f *framework.Framework) {
 			sp := newSpender(ctx, s)
 			run := cheapestTemplateRun(ctx, s, sp.c)
 			id := run.String("workflow_run_id")
+			s.Step("ID-007")
 			Expect(id).To(MatchRegexp(`^wfr_[0-9a-f]{32}$`), run.Describe())
 			Expect(run.Header.Get("Location")).To(Equal(s.APIPath("/workflow-runs/"+id)), "the Location header names the run"+run.Describe())
+			s.Step("ID-006")
 			Expect(run.Field("workflow_id")).To(BeNil(), "a template invoke runs no saved workflow"+run.Describe())
 			r := sp.c.Get(ctx, "/workflow-runs/"+id).ExpectOK(http.StatusOK)
 			Expect(r.String("run.workflow_run_id")).To(Equal(id), r.Describe())
@@ -310,7 +316,9 @@ func workflowRunSpecs(f *framework.Framework) {
 			run := objectAt(final, "run")
 			st := run["status"].(string)
 			Expect(st).To(BeElementOf("completed", "partial"), "the run ended without faults"+final.Describe())
+			s.Step("EVT-004", "EVT-031")
 			wfAwaitRunEvent(ctx, s, h, "workflow_run.completed", id, st)
+			s.Step("EVT-010")
 			for _, node := range wfNodes(final, run) {
 				for _, g := range wfGenIDs(final, node) {
 					ev, err := s.Hooks().Await(ctx, receiver.Match{Path: h.path, ResourceID: g}, arrival(s))
@@ -490,7 +498,7 @@ func workflowRunEventSpecs(f *framework.Framework) {
 			data := checkEnvelope(s, ev)
 			raw := string(ev.Raw)
 
-			// EVT-029: the run data.
+			s.Step("EVT-029")
 			for _, k := range []string{"workflow_run_id", "workflow_id", "status", "credits", "nodes", "started_at", "finished_at", "disclosure"} {
 				Expect(data).To(HaveKey(k), "run event data carries "+k+": "+raw)
 			}
@@ -508,7 +516,7 @@ func workflowRunEventSpecs(f *framework.Framework) {
 			Expect(data["finished_at"]).To(BeAssignableToTypeOf(""), raw)
 			Expect(data["disclosure"]).To(And(BeAssignableToTypeOf(""), Not(BeEmpty())), raw)
 
-			// EVT-030: the nodes, with generation ids only.
+			s.Step("EVT-030")
 			nodes, _ := data["nodes"].([]any)
 			Expect(nodes).To(HaveLen(len(nodeIDs)), "one entry per node of the template: "+raw)
 			var seen []string
