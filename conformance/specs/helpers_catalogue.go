@@ -444,11 +444,7 @@ func templatePreset(ctx context.Context, c *framework.Client, n int) (*framework
 			continue
 		}
 		id := row["capability_id"].(string)
-		t := c.Get(ctx, "/presets/"+id+"/templates").ExpectOK(http.StatusOK)
-		var tpls []string
-		for i, v := range t.Array("templates") {
-			tpls = append(tpls, stringField(t, asObject(t, v, fmt.Sprintf("templates[%d]", i)), "template_id", "template"))
-		}
+		tpls := templateIDs(c.Get(ctx, "/presets/"+id+"/templates").ExpectOK(http.StatusOK))
 		if len(tpls) >= n {
 			return detail(ctx, c, id), tpls
 		}
@@ -624,4 +620,29 @@ func installAlias(ctx context.Context, s *framework.Spec, c *framework.Client, s
 	}
 	s.Lacks("no available capability has an optional count that changes its price, to give a deprecated old name")
 	return aliasSetup{}
+}
+
+// templateIDs returns the template ids of a GET /presets/{id}/templates answer, in its order.
+func templateIDs(t *framework.Response) []string {
+	GinkgoHelper()
+	var out []string
+	for i, v := range t.Array("templates") {
+		out = append(out, stringField(t, asObject(t, v, fmt.Sprintf("templates[%d]", i)), "template_id", "template"))
+	}
+	return out
+}
+
+// presetSubmit readies a submit of an available preset that requires a template, with real
+// uploads, in a workspace of the spec's own when the run has control: it answers the spender, the
+// preset's id, its live template ids, a config naming the first template, and the max_credits
+// that config needs.
+func presetSubmit(ctx context.Context, s *framework.Spec) (sp spender, id string, tpls []string, cfg map[string]any, need int64) {
+	GinkgoHelper()
+	sp = newSpender(ctx, s)
+	d, tpls := templatePreset(ctx, sp.c, 1)
+	id = d.String("capability_id")
+	cfg = readyConfig(ctx, s, sp.c, objectAt(d, "example_config"))
+	cfg["template_id"] = tpls[0]
+	_, need = estimateOf(ctx, sp.c, id, cfg, nil)
+	return sp, id, tpls, cfg, need
 }

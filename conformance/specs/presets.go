@@ -141,10 +141,7 @@ func presetTotalSpecs(f *framework.Framework) {
 				inline, _ := row["templates"].([]any)
 				Expect(int64(len(inline))).To(Equal(min(total, 20)), id+": templates holds the first 20 live templates, or all when fewer")
 				t := c.Get(ctx, "/presets/"+id+"/templates").ExpectOK(http.StatusOK)
-				var live []string
-				for i, v := range t.Array("templates") {
-					live = append(live, stringField(t, asObject(t, v, fmt.Sprintf("templates[%d]", i)), "template_id", "template"))
-				}
+				live := templateIDs(t)
 				var inlined []string
 				for _, v := range inline {
 					tid, _ := v.(map[string]any)["template_id"].(string)
@@ -252,23 +249,13 @@ func presetTemplateSpecs(f *framework.Framework) {
 		})
 
 		f.Rule(rules("PRESET-018", "ERR-024")...).Needs(framework.Uploads).It("a preset submit without config.template_id when the preset requires one answers 400 invalid_config", func(ctx context.Context, s *framework.Spec) {
-			sp := newSpender(ctx, s)
-			d, tpls := templatePreset(ctx, sp.c, 1)
-			id := d.String("capability_id")
-			cfg := readyConfig(ctx, s, sp.c, objectAt(d, "example_config"))
-			cfg["template_id"] = tpls[0]
-			_, need := estimateOf(ctx, sp.c, id, cfg, nil)
+			sp, id, _, cfg, need := presetSubmit(ctx, s)
 			delete(cfg, "template_id")
 			refuse(ctx, sp.c, submitBody(id, cfg, need, nil), http.StatusBadRequest, "invalid_config")
 		})
 
 		f.Rule(rules("PRESET-019", "ERR-029")...).Needs(framework.Uploads).It("a preset submit with a template_id that is not a template of the preset answers 404 not_found", func(ctx context.Context, s *framework.Spec) {
-			sp := newSpender(ctx, s)
-			d, tpls := templatePreset(ctx, sp.c, 1)
-			id := d.String("capability_id")
-			cfg := readyConfig(ctx, s, sp.c, objectAt(d, "example_config"))
-			cfg["template_id"] = tpls[0]
-			_, need := estimateOf(ctx, sp.c, id, cfg, nil)
+			sp, id, _, cfg, need := presetSubmit(ctx, s)
 			strangers := []string{"captpl_" + randomHex(32)}
 			for _, row := range presetRows(ctx, sp.c) {
 				if row["capability_id"] == id {
@@ -397,10 +384,7 @@ func presetStateSpecs(f *framework.Framework) {
 			want := append([]string{added[-1000003], added[-1000002], added[-1000001]}, before...)
 			s.Step("PRESET-014")
 			t := c.Get(ctx, "/presets/"+id+"/templates").ExpectOK(http.StatusOK)
-			var got []string
-			for i, v := range t.Array("templates") {
-				got = append(got, stringField(t, asObject(t, v, fmt.Sprintf("templates[%d]", i)), "template_id", "template"))
-			}
+			got := templateIDs(t)
 			Expect(got).To(Equal(want), "every live template in gallery order: the three added (lowest gallery place first), then the ones before"+t.Describe())
 			s.Step("PRESET-006")
 			rows, _ := walk(ctx, c, "/presets", "presets", 50, 20)
@@ -421,19 +405,11 @@ func presetStateSpecs(f *framework.Framework) {
 		})
 
 		f.Rule(rules("PRESET-020", "ERR-016")...).Needs(framework.Uploads).It("a template withdrawn since it was listed leaves the lists, and a submit naming it answers 404 capability_unavailable", func(ctx context.Context, s *framework.Spec) {
-			sp := newSpender(ctx, s)
-			d, tpls := templatePreset(ctx, sp.c, 1)
-			id := d.String("capability_id")
-			cfg := readyConfig(ctx, s, sp.c, objectAt(d, "example_config"))
-			cfg["template_id"] = tpls[0]
-			_, need := estimateOf(ctx, sp.c, id, cfg, nil)
+			sp, id, tpls, cfg, need := presetSubmit(ctx, s)
 			hookDone(s.Control().SetTemplateLive(ctx, tpls[0], false))
 			DeferCleanup(func(ctx SpecContext) { _ = s.Control().SetTemplateLive(ctx, tpls[0], true) })
 			t := sp.c.Get(ctx, "/presets/"+id+"/templates").ExpectOK(http.StatusOK)
-			var live []string
-			for i, v := range t.Array("templates") {
-				live = append(live, stringField(t, asObject(t, v, fmt.Sprintf("templates[%d]", i)), "template_id", "template"))
-			}
+			live := templateIDs(t)
 			Expect(live).NotTo(ContainElement(tpls[0]), "a withdrawn template is not a live template"+t.Describe())
 			Expect(live).To(HaveLen(len(tpls)-1), t.Describe())
 			r := refuse(ctx, sp.c, submitBody(id, cfg, need, nil), http.StatusNotFound, "capability_unavailable")
