@@ -34,7 +34,9 @@ func capabilityListSpecs(f *framework.Framework) {
 			i := 0
 			for _, p := range pages {
 				for _, row := range p.rows {
+					s.Step("CAP-002", "CAP-003", "CAP-004", "CAP-005", "CORE-013")
 					checkCapabilityRow(p.r, row, fmt.Sprintf("capabilities row %d", i))
+					s.Step("CAP-014")
 					Expect(row["status"]).NotTo(Equal("retired"), "retired capabilities are not listed"+p.r.Describe())
 					i++
 				}
@@ -45,13 +47,16 @@ func capabilityListSpecs(f *framework.Framework) {
 			c := s.Client()
 			all := catalogue(ctx, c)
 			def := getPage(ctx, c, "/capabilities", "capabilities")
+			s.Step("CAP-006")
 			Expect(len(def.rows)).To(BeNumerically("<=", 25), def.r.Describe())
 			if len(all) > 25 {
 				Expect(def.rows).To(HaveLen(25), "a default page of a longer list holds 25"+def.r.Describe())
 			}
 			big := getPage(ctx, c, "/capabilities", "capabilities", framework.Query("limit", "500"))
+			s.Step("CAP-007")
 			Expect(len(big.rows)).To(BeNumerically("<=", 50), "limit is clamped to 50"+big.r.Describe())
 			Expect(len(big.rows)).To(Equal(min(len(all), 50)), "limit=500 is clamped, not refused nor ignored"+big.r.Describe())
+			s.Step("CAP-008")
 			for _, bad := range []string{"0", "-3", "2.5", "abc", ""} {
 				p := getPage(ctx, c, "/capabilities", "capabilities", limitProbe(bad)...)
 				Expect(ids(p.rows, "capability_id")).To(Equal(ids(def.rows, "capability_id")),
@@ -65,22 +70,26 @@ func capabilityListSpecs(f *framework.Framework) {
 			seen := map[string]bool{}
 			for _, p := range pages {
 				if p.cursor != nil {
+					s.Step("CAP-017", "CORE-012")
 					Expect(p.rows).NotTo(BeEmpty(), "a page with a next_cursor has rows"+p.r.Describe())
 					last, _ := p.rows[len(p.rows)-1]["capability_id"].(string)
 					Expect(*p.cursor).To(Equal(last), "next_cursor is the last row's capability_id"+p.r.Describe())
 				}
+				s.Step("CAP-009")
 				for _, row := range p.rows {
 					id, _ := row["capability_id"].(string)
 					Expect(seen[id]).To(BeFalse(), "row "+id+" repeated across pages"+p.r.Describe())
 					seen[id] = true
 				}
 			}
+			s.Step("CAP-013")
 			for i := 1; i < len(rows); i++ {
 				a, b := rows[i-1], rows[i]
 				ca, cb := slices.Index(categoryOrder, a["category"].(string)), slices.Index(categoryOrder, b["category"].(string))
 				ia, ib := a["capability_id"].(string), b["capability_id"].(string)
 				Expect(ca < cb || (ca == cb && ia < ib)).To(BeTrue(), fmt.Sprintf("order: %s (%s) before %s (%s)", ia, a["category"], ib, b["category"]))
 			}
+			s.Step("CAP-009", "CORE-012")
 			Expect(ids(rows, "capability_id")).To(Equal(ids(catalogue(ctx, c), "capability_id")), "pages of 7 and pages of 50 list the same rows")
 		})
 
@@ -92,8 +101,14 @@ func capabilityListSpecs(f *framework.Framework) {
 			}
 			bare := getPage(ctx, c, "/capabilities", "capabilities", framework.Query("limit", "3"), framework.Query("cursor", *first.cursor))
 			padded := getPage(ctx, c, "/capabilities", "capabilities", framework.Query("limit", "3"), framework.Query("cursor", "  "+*first.cursor+" "))
+			s.Step("CAP-010")
 			Expect(ids(padded.rows, "capability_id")).To(Equal(ids(bare.rows, "capability_id")), "a padded cursor is trimmed"+padded.r.Describe())
 			for _, cur := range []string{"", "   ", "no_such_capability_" + randomHex(8)} {
+				if strings.TrimSpace(cur) == "" {
+					s.Step("CAP-011")
+				} else {
+					s.Step("CAP-012")
+				}
 				p := getPage(ctx, c, "/capabilities", "capabilities", framework.Query("limit", "3"), framework.Query("cursor", cur))
 				Expect(ids(p.rows, "capability_id")).To(Equal(ids(first.rows, "capability_id")), fmt.Sprintf("cursor %q restarts from the first page", cur)+p.r.Describe())
 			}
@@ -119,22 +134,28 @@ func capabilityDetailSpecs(f *framework.Framework) {
 					break // stays inside one key's read bucket with the list pages
 				}
 				checked++
+				s.Step("CAP-019")
 				r := c.Get(ctx, "/capabilities/"+id).ExpectOK(http.StatusOK)
 				Expect(r.String("capability_id")).To(Equal(id), "the detail names the capability asked for"+r.Describe())
 				doc := asObject(r, r.Doc(), "the answer")
 				checkCapabilityRow(r, doc, id)
 				Expect(r.String("next_action")).NotTo(BeEmpty(), r.Describe())
 				schema := objectAt(r, "config_schema")
+				s.Step("CAP-020")
 				Expect(schema["additionalProperties"]).To(Equal(false), id+": config_schema is strict"+r.Describe())
 				props, _ := schema["properties"].(map[string]any)
+				s.Step("CAP-024")
 				for _, res := range []string{"actor_id", "actor_image_asset_id", "voice_id", "approved_voice_generation_id"} {
 					Expect(props).NotTo(HaveKey(res), id+": "+res+" goes on the submit body, never in config"+r.Describe())
 				}
+				s.Step("CAP-021")
 				for name := range props {
 					l := strings.ToLower(name)
 					Expect(l == "price" || l == "credits" || strings.HasPrefix(l, "price_")).To(BeFalse(), id+": config_schema carries a price property "+name)
 				}
+				s.Step("CAP-019")
 				example := objectAt(r, "example_config")
+				s.Step("CAP-022", "VER-013")
 				comp := jsonschema.NewCompiler()
 				Expect(comp.AddResource("config_schema.json", schema)).To(Succeed(), id+r.Describe())
 				sch, err := comp.Compile("config_schema.json")

@@ -32,32 +32,40 @@ func actorSpecs(f *framework.Framework) {
 			if len(rows) == 0 {
 				s.Lacks("the target lists no actor")
 			}
+			s.Step("ACTOR-001")
 			Expect(pages[0].r.Doc()).NotTo(HaveKey("total"), "the actor list has no total"+pages[0].r.Describe())
 			seenPlatform := false
 			for _, p := range pages {
 				for i, row := range p.rows {
 					what := fmt.Sprintf("actors[%d]", i)
+					s.Step("ACTOR-002", "ID-005")
 					Expect(stringField(p.r, row, "actor_id", what)).To(MatchRegexp(`^act_[0-9a-f]{32}$`), p.r.Describe())
 					stringField(p.r, row, "name", what)
 					nullableString(p.r, row, "description", what)
+					s.Step("ACTOR-002", "ACTOR-003")
 					if g, null := nullableString(p.r, row, "gender", what); !null {
 						Expect(g).To(oneOf("female", "male", "nonbinary"), p.r.Describe())
 					}
+					s.Step("ACTOR-002", "ACTOR-004")
 					if a, null := nullableString(p.r, row, "age_band", what); !null {
 						Expect(a).To(oneOf("kid", "young_adult", "adult", "senior"), p.r.Describe())
 					}
+					s.Step("ACTOR-005")
 					checkTags(p.r, row, what)
+					s.Step("ACTOR-002", "ID-005")
 					if v, null := nullableString(p.r, row, "default_voice_id", what); !null {
 						Expect(v).To(MatchRegexp(`^voc_[0-9a-f]{32}$`), p.r.Describe())
 					}
 					nullableString(p.r, row, "default_voice_name", what)
 					platform, ok := row["is_platform"].(bool)
 					Expect(ok).To(BeTrue(), what+".is_platform is a boolean"+p.r.Describe())
+					s.Step("ACTOR-011")
 					if platform {
 						seenPlatform = true
 					} else {
 						Expect(seenPlatform).To(BeFalse(), "the workspace's own actors come before the platform cast"+p.r.Describe())
 					}
+					s.Step("ACTOR-006", "CORE-013")
 					noLinks(row, what+" (no preview image or clip is returned)")
 				}
 			}
@@ -65,6 +73,7 @@ func actorSpecs(f *framework.Framework) {
 
 		f.Rule("ACTOR-009", "ACTOR-010").It("clamps limit (a page holds at most 48) and restarts on a bad cursor", func(ctx context.Context, s *framework.Spec) {
 			c := s.Client()
+			s.Step("ACTOR-009")
 			def := getPage(ctx, c, "/actors", "actors")
 			Expect(len(def.rows)).To(BeNumerically("<=", 25), def.r.Describe())
 			big := getPage(ctx, c, "/actors", "actors", framework.Query("limit", "50"))
@@ -72,6 +81,7 @@ func actorSpecs(f *framework.Framework) {
 			huge := getPage(ctx, c, "/actors", "actors", framework.Query("limit", "1000"))
 			Expect(len(huge.rows)).To(BeNumerically("<=", 48), huge.r.Describe())
 			Expect(ids(huge.rows, "actor_id")).To(Equal(ids(big.rows, "actor_id")), "limit 1000 is clamped like limit 50"+huge.r.Describe())
+			s.Step("ACTOR-010")
 			bad := getPage(ctx, c, "/actors", "actors", framework.Query("cursor", "!!not-a-cursor!!"))
 			Expect(ids(bad.rows, "actor_id")).To(Equal(ids(def.rows, "actor_id")), "a bad cursor restarts from the top"+bad.r.Describe())
 		})
@@ -87,6 +97,7 @@ func actorSpecs(f *framework.Framework) {
 			if r := []rune(term); len(r) > 4 {
 				term = string(r[1:4])
 			}
+			s.Step("ACTOR-007")
 			found, _ := walk(ctx, c, "/actors?search="+urlQuery(term), "actors", 48, 100)
 			Expect(ids(found, "actor_id")).To(ContainElement(all[0]["actor_id"]), "a case-insensitive search finds the actor named "+name)
 			for _, row := range found {
@@ -94,6 +105,7 @@ func actorSpecs(f *framework.Framework) {
 				d, _ := row["description"].(string)
 				Expect(strings.Contains(strings.ToLower(n+"\n"+d), strings.ToLower(term))).To(BeTrue(), "search matched an actor whose name and description lack "+term)
 			}
+			s.Step("ACTOR-008")
 			for _, wild := range []string{"%", "_"} {
 				rows, _ := walk(ctx, c, "/actors?search="+urlQuery(wild), "actors", 48, 100)
 				for _, row := range rows {
@@ -117,17 +129,22 @@ func voiceSpecs(f *framework.Framework) {
 				s.Lacks("the target lists no voice")
 			}
 			for _, p := range pages {
+				s.Step("VOICE-010")
 				Expect(p.r.Int("total")).To(Equal(int64(len(rows))), "total counts every match, on every page"+p.r.Describe())
 				for i, row := range p.rows {
 					what := fmt.Sprintf("voices[%d]", i)
+					s.Step("VOICE-002", "ID-005")
 					Expect(stringField(p.r, row, "voice_id", what)).To(MatchRegexp(`^voc_[0-9a-f]{32}$`), p.r.Describe())
+					s.Step("VOICE-002", "VOICE-003")
 					stringField(p.r, row, "name", what)
 					lang, langNull := nullableString(p.r, row, "language", what)
 					gender, genderNull := nullableString(p.r, row, "gender", what)
 					if !genderNull {
 						Expect(gender).To(oneOf("female", "male", "nonbinary"), p.r.Describe())
 					}
+					s.Step("VOICE-004")
 					checkTags(p.r, row, what)
+					s.Step("VOICE-002", "VOICE-003")
 					cloned, ok := row["is_cloned"].(bool)
 					Expect(ok).To(BeTrue(), p.r.Describe())
 					_, ok = row["is_premium"].(bool)
@@ -139,6 +156,7 @@ func voiceSpecs(f *framework.Framework) {
 					} else if !langNull {
 						Expect(lang).NotTo(BeEmpty(), p.r.Describe())
 					}
+					s.Step("VOICE-005", "CORE-013")
 					noLinks(row, what+" (no preview audio is returned)")
 				}
 			}
@@ -147,8 +165,10 @@ func voiceSpecs(f *framework.Framework) {
 				n, _ := r["name"].(string)
 				names = append(names, n)
 			}
+			s.Step("VOICE-011")
 			folded := sort.SliceIsSorted(names, func(i, j int) bool { return strings.ToLower(names[i]) < strings.ToLower(names[j]) })
 			Expect(sort.StringsAreSorted(names) || folded).To(BeTrue(), fmt.Sprintf("voices are sorted by name across pages: %v", names))
+			s.Step("VOICE-009")
 			seen := map[string]bool{}
 			for _, id := range ids(rows, "voice_id") {
 				Expect(seen[id]).To(BeFalse(), "voice "+id+" repeated across pages")
@@ -168,8 +188,11 @@ func voiceSpecs(f *framework.Framework) {
 				term = string(r[:3])
 			}
 			found, pages := walk(ctx, c, "/voices?search="+urlQuery(term), "voices", 50, 100)
+			s.Step("VOICE-006")
 			Expect(ids(found, "voice_id")).To(ContainElement(all[0]["voice_id"]))
+			s.Step("VOICE-010")
 			Expect(pages[0].r.Int("total")).To(Equal(int64(len(found))), pages[0].r.Describe())
+			s.Step("VOICE-006")
 			for _, row := range found {
 				n, _ := row["name"].(string)
 				Expect(strings.ToLower(n)).To(ContainSubstring(strings.ToLower(term)), "search matches the name only")
@@ -190,6 +213,7 @@ func voiceSpecs(f *framework.Framework) {
 					want++
 				}
 			}
+			s.Step("VOICE-007")
 			byLang, lp := walk(ctx, c, "/voices?language="+urlQuery(lang), "voices", 50, 100)
 			Expect(byLang).To(HaveLen(want), "language keeps exactly the voices with that tag"+lp[0].r.Describe())
 			for _, row := range byLang {
@@ -422,8 +446,11 @@ func castStateSpecs(f *framework.Framework) {
 			hookDone(s.Control().SetVoiceActive(ctx, voice, false))
 			DeferCleanup(func(ctx SpecContext) { _ = s.Control().SetVoiceActive(ctx, voice, true) })
 			after, pages := walk(ctx, c, "/voices", "voices", 50, 100)
+			s.Step("VOICE-012")
 			Expect(ids(after, "voice_id")).NotTo(ContainElement(voice), "a deactivated voice is not listed")
+			s.Step("VOICE-010", "VOICE-012")
 			Expect(pages[0].r.Int("total")).To(Equal(total-1), "a deactivated voice is not counted in total"+pages[0].r.Describe())
+			s.Step("VOICE-012")
 			clone, err := s.Control().CloneVoice(ctx, ws.ID, "Conformance clone "+randomHex(6))
 			hookDone(err)
 			rows, _ := walk(ctx, c, "/voices", "voices", 50, 100)

@@ -38,15 +38,18 @@ func estimatePriceSpecs(f *framework.Framework) {
 					r.ExpectError(http.StatusConflict, "not_priced") // a capability with no published price
 					continue
 				}
+				s.Step("CAP-023", "EST-001")
 				r.ExpectOK(http.StatusOK)
 				priced++
 				Expect(r.String("capability_id")).To(Equal(id), r.Describe())
+				s.Step("EST-002", "CORE-005")
 				credits, ok := framework.AsInt(r.Field("credits"))
 				Expect(ok).To(BeTrue(), "credits is a whole number"+r.Describe())
 				Expect(credits).To(BeNumerically(">=", 0), r.Describe())
 				need := r.Int("max_credits_needed")
 				Expect(need).To(BeNumerically(">=", credits), "the hold is at least the price"+r.Describe())
 				r.Bool("is_ceiling")
+				s.Step("EST-004", "CORE-005")
 				for i, v := range r.Array("breakdown") {
 					row := asObject(r, v, fmt.Sprintf("breakdown[%d]", i))
 					stringField(r, row, "label", "breakdown row")
@@ -54,9 +57,11 @@ func estimatePriceSpecs(f *framework.Framework) {
 					Expect(row["quantity"]).NotTo(BeNil(), r.Describe())
 					intField(r, row, "credits", "breakdown row")
 				}
+				s.Step("EST-001", "CORE-010")
 				Expect(r.String("note")).NotTo(BeEmpty(), r.Describe())
 				Expect(r.String("summary")).NotTo(BeEmpty(), r.Describe())
 			}
+			s.Step()
 			if priced == 0 {
 				s.Lacks("no available capability's example_config can be priced without an upload")
 			}
@@ -102,7 +107,9 @@ func estimatePriceSpecs(f *framework.Framework) {
 			d := availableDetails(ctx, c, 1)[0]
 			before := c.Get(ctx, "/credits/balance").ExpectOK(http.StatusOK)
 			gens := getPage(ctx, c, "/generations", "generations")
+			s.Step("AUTH-015")
 			s.ReadClient().Post(ctx, "/estimates", map[string]any{"capability_id": d.String("capability_id"), "config": objectAt(d, "example_config")}).ExpectOK(http.StatusOK)
+			s.Step("EST-010", "CORE-006")
 			c.Post(ctx, "/estimates", map[string]any{"capability_id": d.String("capability_id"), "config": objectAt(d, "example_config")}).ExpectOK(http.StatusOK)
 			after := c.Get(ctx, "/credits/balance").ExpectOK(http.StatusOK)
 			Expect(after.Int("available_credits")).To(Equal(before.Int("available_credits")), after.Describe())

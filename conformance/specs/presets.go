@@ -33,22 +33,29 @@ func presetListSpecs(f *framework.Framework) {
 				s.Lacks("the target lists no preset")
 			}
 			for _, p := range pages {
+				s.Step("PRESET-010")
 				Expect(p.r.Int("total")).To(Equal(int64(len(rows))), "total counts the presets across all pages"+p.r.Describe())
 				if p.cursor != nil {
+					s.Step("PRESET-008")
 					Expect(*p.cursor).To(Equal(p.rows[len(p.rows)-1]["capability_id"]), "next_cursor is the last row's capability_id"+p.r.Describe())
 				}
 				for i, row := range p.rows {
 					what := fmt.Sprintf("presets[%d]", i)
+					s.Step("PRESET-002", "PRESET-003")
 					Expect(stringField(p.r, row, "capability_id", what)).To(HavePrefix("preset_"), p.r.Describe())
+					s.Step("PRESET-002")
 					stringField(p.r, row, "name", what)
 					Expect(stringField(p.r, row, "output_kind", what)).To(oneOf("image", "video", "audio", "text"), p.r.Describe())
+					s.Step("PRESET-002", "PRESET-004")
 					status := stringField(p.r, row, "status", what)
 					Expect(status).To(oneOf("available", "requires_plan", "coming_soon"), p.r.Describe())
+					s.Step("PRESET-005")
 					if status == "requires_plan" {
 						stringField(p.r, row, "required_plan", what)
 					} else {
 						Expect(row).NotTo(HaveKey("required_plan"), p.r.Describe())
 					}
+					s.Step("PRESET-002")
 					if d, has := row["description"]; has {
 						Expect(d).To(And(BeAssignableToTypeOf(""), Not(BeEmpty())), what+": description is omitted when empty"+p.r.Describe())
 					}
@@ -57,11 +64,14 @@ func presetListSpecs(f *framework.Framework) {
 					Expect(stringField(p.r, row, "next_action", what)).NotTo(BeEmpty(), p.r.Describe())
 					tpls, ok := row["templates"].([]any)
 					Expect(ok).To(BeTrue(), what+".templates is an array"+p.r.Describe())
+					s.Step("PRESET-006")
 					Expect(len(tpls)).To(BeNumerically("<=", 20), p.r.Describe())
 					Expect(intField(p.r, row, "templates_total", what)).To(BeNumerically(">=", len(tpls)), p.r.Describe())
+					s.Step("PRESET-011", "ID-010")
 					for j, t := range tpls {
 						checkTemplate(p.r, asObject(p.r, t, fmt.Sprintf("%s.templates[%d]", what, j)))
 					}
+					s.Step("CORE-013")
 					noLinks(row, what+" (a template's preview_url is the only link)", "preview_url")
 				}
 			}
@@ -75,6 +85,7 @@ func presetListSpecs(f *framework.Framework) {
 			}
 			for _, row := range rows[:min(len(rows), 10)] {
 				id := row["capability_id"].(string)
+				s.Step("PRESET-013")
 				r := c.Get(ctx, "/presets/"+id+"/templates").ExpectOK(http.StatusOK)
 				Expect(r.String("capability_id")).To(Equal(id), r.Describe())
 				r.String("name")
@@ -83,7 +94,9 @@ func presetListSpecs(f *framework.Framework) {
 				Expect(r.String("next_action")).NotTo(BeEmpty(), r.Describe())
 				tpls := r.Array("templates")
 				total, _ := framework.AsInt(row["templates_total"])
+				s.Step("PRESET-014")
 				Expect(int64(len(tpls))).To(Equal(total), "every live template: as many as templates_total"+r.Describe())
+				s.Step("PRESET-013")
 				for i, t := range tpls {
 					checkTemplate(r, asObject(r, t, fmt.Sprintf("templates[%d]", i)))
 				}
@@ -324,11 +337,13 @@ func presetTemplateSpecs(f *framework.Framework) {
 			var answers []*framework.Response
 			for _, tpl := range tpls[:2] {
 				cfg["template_id"] = tpl
+				s.Step("PRESET-022")
 				r := c.Post(ctx, "/estimates", map[string]any{"capability_id": id, "config": cfg}).ExpectOK(http.StatusOK)
 				Expect(r.String("capability_id")).To(Equal(id), r.Describe())
 				answers = append(answers, r)
 			}
 			a, b := answers[0], answers[1]
+			s.Step("PRESET-025")
 			Expect(b.Field("credits")).To(Equal(a.Field("credits")), "no per-template price: the same credits"+b.Describe())
 			Expect(b.Int("max_credits_needed")).To(Equal(a.Int("max_credits_needed")), b.Describe())
 		})
