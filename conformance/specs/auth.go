@@ -59,10 +59,13 @@ func authenticationSpecs(f *framework.Framework) {
 
 		f.Rule("AUTH-006", "AUTH-007", "AUTH-011").It("accepts the key as a bearer token and in X-API-Key alike, and never echoes it", func(ctx context.Context, s *framework.Spec) {
 			c := s.Client()
+			s.Step("AUTH-006")
 			bearer := c.Get(ctx, "/credits/balance").ExpectOK(http.StatusOK)
+			s.Step("AUTH-007")
 			header := c.WithScheme(framework.APIKeyHdr).Get(ctx, "/credits/balance").ExpectOK(http.StatusOK)
 			Expect(header.Int("available_credits")).To(Equal(bearer.Int("available_credits")), "both schemes reach the same workspace"+header.Describe())
 			Expect(header.Int("held_credits")).To(Equal(bearer.Int("held_credits")), header.Describe())
+			s.Step("AUTH-011")
 			for _, r := range []*framework.Response{bearer, header, c.Get(ctx, "/openapi.json").ExpectStatus(http.StatusOK)} {
 				noKeyIn(r, c.Key())
 			}
@@ -103,7 +106,9 @@ func authenticationSpecs(f *framework.Framework) {
 				c.Get(ctx, "/openapi.json"),
 				c.Post(ctx, "/estimates", map[string]any{"capability_id": "tts", "config": ttsConfig()}),
 			} {
+				s.Step("AUTH-022", "ERR-023")
 				r.ExpectError(http.StatusForbidden, "required_plan")
+				s.Step("AUTH-022", "ERR-017")
 				Expect(r.String("error.required_plan")).To(Equal("pro"), r.Describe())
 			}
 		})
@@ -230,8 +235,19 @@ func scopeSpecs(f *framework.Framework) {
 				{"/workflows/templates/conformance_template/invoke", map[string]any{"inputs": map[string]any{}, "max_credits": 10}},
 			}
 			for _, call := range calls {
+				switch {
+				case call.path == "/generations":
+					s.Step("AUTH-016", "ERR-022")
+				case strings.HasPrefix(call.path, "/uploads"):
+					s.Step("AUTH-017", "ERR-022")
+				case strings.HasPrefix(call.path, "/webhooks"):
+					s.Step("AUTH-018", "ERR-022")
+				default:
+					s.Step("AUTH-020", "ERR-022")
+				}
 				c.Post(ctx, call.path, call.body).ExpectError(http.StatusForbidden, "insufficient_scope")
 			}
+			s.Step("AUTH-018", "ERR-022")
 			c.Delete(ctx, "/webhooks/wh_"+randomHex(32)).ExpectError(http.StatusForbidden, "insufficient_scope")
 		})
 
@@ -244,8 +260,11 @@ func scopeSpecs(f *framework.Framework) {
 
 		f.Rule("AUTH-013", "AUTH-019", "LEDGER-023").It("read endpoints accept a read-only key", func(ctx context.Context, s *framework.Spec) {
 			c := s.ReadClient()
+			s.Step("LEDGER-023", "AUTH-013")
 			c.Get(ctx, "/credits/balance").ExpectOK(http.StatusOK)
+			s.Step("AUTH-019", "AUTH-013")
 			c.Get(ctx, "/webhooks").ExpectOK(http.StatusOK)
+			s.Step("AUTH-013")
 			c.Get(ctx, "/capabilities").ExpectOK(http.StatusOK)
 			c.Get(ctx, "/generations").ExpectOK(http.StatusOK)
 			c.Get(ctx, "/actors").ExpectOK(http.StatusOK)

@@ -96,9 +96,11 @@ func descriptionSpecs(f *framework.Framework) {
 	Describe("basics: live REST description", func() {
 		f.Rule("VER-001", "VER-003").It("GET /openapi.json answers the OpenAPI 3.0.3 document, info.version 1.2.0, servers under /api/v1", func(ctx context.Context, s *framework.Spec) {
 			r := s.Client().Get(ctx, "/openapi.json").ExpectStatus(http.StatusOK)
+			s.Step("VER-001")
 			Expect(r.Header.Get("Content-Type")).To(HavePrefix("application/json"), r.Describe())
-			Expect(r.String("openapi")).To(Equal("3.0.3"), r.Describe())
 			Expect(r.String("info.version")).To(Equal("1.2.0"), r.Describe())
+			s.Step("VER-003")
+			Expect(r.String("openapi")).To(Equal("3.0.3"), r.Describe())
 			servers := r.Array("servers")
 			Expect(servers).NotTo(BeEmpty(), r.Describe())
 			url := stringField(r, asObject(r, servers[0], "servers[0]"), "url", "servers[0]")

@@ -149,6 +149,7 @@ func errorTableSpecs(f *framework.Framework) {
 			for _, e := range spec.ErrorCodes {
 				want = append(want, e.Code)
 			}
+			s.Step("VER-012", "ERR-002")
 			found := 0
 			for _, e := range enumsOf(doc.Doc(), doc.Doc(), "code") {
 				if slices.Contains(e, "not_authorized") {
@@ -157,14 +158,18 @@ func errorTableSpecs(f *framework.Framework) {
 				}
 			}
 			Expect(found).To(BeNumerically(">=", 1), "the live description has an error code enum")
+			s.Step("VER-012", "ERR-011")
 			bound := enumsOf(doc.Doc(), doc.Doc(), "bound_by")
 			Expect(bound).NotTo(BeEmpty(), "the live description has a limit.bound_by enum")
 			for _, e := range bound {
 				Expect(e).To(ConsistOf("max_credits", "org_per_generation", "api_key_budget", "org_daily"))
 			}
 			// Live refusals keep the table's status and retryable verdict (ExpectError checks both).
+			s.Step("VER-012", "ERR-021")
 			s.Anonymous().Get(ctx, "/credits/balance").ExpectError(http.StatusUnauthorized, "not_authorized")
+			s.Step("VER-012", "ERR-028")
 			c.Get(ctx, "/capabilities/no_such_capability_"+randomHex(6)).ExpectError(http.StatusNotFound, "capability_unavailable")
+			s.Step("VER-012", "ERR-025")
 			r := refuse(ctx, c, ttsBody(1), http.StatusPaymentRequired, "max_credits_exceeded")
 			Expect(r.String("error.limit.bound_by")).To(Equal("max_credits"), r.Describe())
 		})

@@ -23,21 +23,27 @@ func ledgerSpecs(f *framework.Framework) {
 func balanceSpecs(f *framework.Framework) {
 	Describe("ledger: credit balance", func() {
 		f.Rule("LEDGER-018", "LEDGER-019", "LEDGER-020", "LEDGER-021", "LEDGER-011", "CORE-002", "CORE-010").It("answers the balance, its sum and the limits with their defaults", func(ctx context.Context, s *framework.Spec) {
+			s.Step("LEDGER-018", "CORE-002")
 			r := s.Client().Get(ctx, "/credits/balance").ExpectOK(http.StatusOK)
 			Expect(r.Header.Get("Content-Type")).To(HavePrefix("application/json"), r.Describe())
 			avail, held := r.Int("available_credits"), r.Int("held_credits")
-			Expect(r.Int("balance_credits")).To(Equal(avail+held), "balance = available + held"+r.Describe())
 			r.Int("low_balance_threshold_credits")
+			s.Step("LEDGER-019")
+			Expect(r.Int("balance_credits")).To(Equal(avail+held), "balance = available + held"+r.Describe())
+			s.Step("CORE-010")
 			Expect(r.String("summary")).NotTo(BeEmpty(), r.Describe())
+			s.Step("LEDGER-020")
 			daily := r.Int("limits.daily_credits")
 			spent := r.Int("limits.daily_spent_credits")
-			Expect(r.Int("limits.daily_remaining_credits")).To(Equal(max(daily-spent, 0)), r.Describe())
 			r.Int("limits.per_generation_credits")
 			r.Int("limits.key_spent_credits")
 			kb, present := r.Lookup("limits.key_budget_credits")
 			Expect(present).To(BeTrue(), "limits.key_budget_credits is present (null without a budget)"+r.Describe())
 			kr, present := r.Lookup("limits.key_remaining_credits")
 			Expect(present).To(BeTrue(), r.Describe())
+			s.Step("LEDGER-021")
+			Expect(r.Int("limits.daily_remaining_credits")).To(Equal(max(daily-spent, 0)), r.Describe())
+			s.Step("LEDGER-011")
 			if kb == nil {
 				Expect(kr).To(BeNil(), "without a key budget key_remaining_credits is null, not 0"+r.Describe())
 			}
@@ -129,9 +135,13 @@ func spendLimitSpecs(f *framework.Framework) {
 		f.Rule(rules("LEDGER-005", "LEDGER-007", "ERR-027", "ERR-014")...).It("the default per-generation cap of 600 refuses a hold above it even within max_credits", func(ctx context.Context, s *framework.Spec) {
 			sp := newSpender(ctx, s)
 			id, cfg, need := overCapConfig(ctx, sp.c)
+			s.Step("LEDGER-005", "ERR-027")
 			r := refuse(ctx, sp.c, submitBody(id, cfg, need, nil), http.StatusPaymentRequired, "spend_limit_exceeded")
+			s.Step("LEDGER-007")
 			Expect(r.String("error.limit.bound_by")).To(Equal("org_per_generation"), r.Describe())
 			Expect(r.Int("error.limit.limit_credits")).To(Equal(int64(600)), r.Describe())
+			s.Step("ERR-014")
+			r.Int("error.limit.remaining_credits")
 		})
 
 		f.Rule(rules("LEDGER-006", "ERR-018", "ERR-026")...).Needs(framework.Control).It("a hold above available credits answers 402 insufficient_credits with the shortfall", func(ctx context.Context, s *framework.Spec) {
