@@ -43,6 +43,7 @@ import (
 	"github.com/mediaspec/mediaspec/mock/ids"
 	"github.com/mediaspec/mediaspec/mock/jobs"
 	"github.com/mediaspec/mediaspec/mock/ledger"
+	"github.com/mediaspec/mediaspec/mock/netguard"
 	"github.com/mediaspec/mediaspec/mock/ratelimit"
 	"github.com/mediaspec/mediaspec/mock/reqlog"
 	"github.com/mediaspec/mediaspec/mock/uploads"
@@ -204,6 +205,9 @@ type Server struct {
 	// Webhooks holds webhook endpoints and sends their signed deliveries; Webhooks.Emit(workspaceID,
 	// eventType, data) fans an event out to the workspace's subscribed endpoints.
 	Webhooks *webhook.Service
+	// Hosts is the resolver of every outbound call (webhook and from-url hosts): the control API's
+	// overrides (PUT /_control/v1/resolver/{host}) in front of the system resolver.
+	Hosts *netguard.Hosts
 	// Jobs is the generations engine (POST /generations, reads, batches;
 	// control cancel/fail/recover); its OnEvent feeds Webhooks.
 	Jobs *jobs.Store
@@ -321,6 +325,8 @@ func New(cfg Config) (*Server, error) {
 		mux:      http.NewServeMux(),
 	}
 	s.Faults = faults.New(clk, src, faults.PricingUnavailable, faults.ProviderUnavailable, faults.InternalError)
+	s.Hosts = netguard.NewHosts(nil)
+	s.OnReset(s.Hosts.Reset)
 	s.API = api.NewRouter(api.Deps{Clock: clk, Registry: s.Registry, Limiter: s.Limiter, Logger: logger, Faults: s.Faults, Drain: drain, WaitBudget: cfg.Limits.WaitBudget()})
 	s.API.RegisterBase(openAPI)
 	// Links are signed with a key derived from the seed, so a seeded run hands out the same links.
@@ -330,7 +336,7 @@ func New(cfg Config) (*Server, error) {
 	s.OnReset(func() { s.Blob.Reset(); s.Assets.Reset() })
 	// Uploads come before the catalogue: estimates and submits look uploads up through it.
 	s.Uploads = uploads.New(uploads.Deps{Clock: clk, IDs: src, Blob: s.Blob, Assets: s.Assets, Faults: s.Faults,
-		Logger: logger, AllowLoopbackFetch: cfg.AllowLoopbackFetch})
+		Logger: logger, AllowLoopbackFetch: cfg.AllowLoopbackFetch, Resolver: s.Hosts})
 	s.OnReset(s.Uploads.Reset)
 	s.API.RegisterUploads(s.Uploads)
 	s.API.RegisterAssets(s.Assets, s.Blob)
@@ -377,7 +383,13 @@ func New(cfg Config) (*Server, error) {
 	if clk.Scale() > 0 {
 		stamp = time.Now
 	}
-	s.Webhooks = webhook.New(webhook.Config{Clock: clk, IDs: src, Logger: logger, AllowLoopback: cfg.AllowLoopbackWebhooks, Stamp: stamp})
+	// A queued delivery_fail fault fails the next attempt of its workspace on the service side.
+	s.Faults.Enable(faults.DeliveryFail)
+	s.Webhooks = webhook.New(webhook.Config{Clock: clk, IDs: src, Logger: logger, AllowLoopback: cfg.AllowLoopbackWebhooks, Stamp: stamp,
+		Resolver: s.Hosts, ServiceFault: func(workspaceID string) bool {
+			_, ok := s.Faults.TakeFor(faults.DeliveryFail, workspaceID, "")
+			return ok
+		}})
 	s.Registry.OnLow = func(workspaceID string, l ledger.Low) {
 		s.Webhooks.Emit(workspaceID, webhook.EventCreditsLow, webhook.CreditsLowData{AvailableCredits: l.AvailableCredits, ThresholdCredits: l.ThresholdCredits})
 	}
@@ -399,6 +411,7 @@ func New(cfg Config) (*Server, error) {
 			DefaultWorkspaceID: s.DefaultWorkspaceID, Reset: s.Reset, Faults: s.Faults, Logger: logger,
 		})
 		s.Control.RegisterWebhooks(s.Webhooks)
+		s.Control.RegisterResolver(s.Hosts)
 		s.Control.RegisterJobs(s.Jobs)
 		s.Control.RegisterWorkflows(s.Workflows)
 		s.Control.RegisterCatalog(s.Catalog)

@@ -21,6 +21,9 @@ type Response struct {
 	Hold time.Duration
 	// Drop closes the connection without any answer (the attempt is Dropped).
 	Drop bool
+	// Body, when set, is written as the answer's body with ContentType (default text/plain);
+	// a 204 has no body whatever Body says.
+	Body, ContentType string
 }
 
 func (r Response) isZero() bool { return r == Response{} }
@@ -104,4 +107,10 @@ func Chain(bs ...Behavior) Behavior {
 		}
 		return Response{}
 	}
+}
+
+// AnswerWith answers every attempt with status, body and contentType, for a sender that must not
+// read the body (a 2XX with a body saying failure is still a success).
+func AnswerWith(status int, body, contentType string) Behavior {
+	return func(Attempt) Response { return Response{Status: status, Body: body, ContentType: contentType} }
 }

@@ -208,3 +208,26 @@ func TestReceiveBehaviorSeesVerdict(t *testing.T) {
 		t.Fatalf("answered %d", res.Code)
 	}
 }
+
+// AnswerWith answers with the body and type given; a 204 stays empty.
+func TestReceiveAnswerWithBody(t *testing.T) {
+	for _, c := range []struct {
+		status   int
+		body, ct string
+		wantBody string
+		wantCT   string
+	}{
+		{200, "<html>not json</html>", "text/html", "<html>not json</html>", "text/html"},
+		{202, `{"ok":false,"retry":true}`, "application/json", `{"ok":false,"retry":true}`, "application/json"},
+		{200, "plain", "", "plain", "text/plain; charset=utf-8"},
+		{204, "ignored", "", "", ""},
+	} {
+		r, _ := newTestReceiver(t, func(cfg *Config) { cfg.Behavior = AnswerWith(c.status, c.body, c.ct) })
+		body := envelopeBody(whdID(1), "generation.completed", t0, genData(genID(1)))
+		res := serve(r, signedRequest(t, signLib, secretA, "/ep", whdID(1), t0.Unix(), body)).Result()
+		got, _ := io.ReadAll(res.Body)
+		if res.StatusCode != c.status || string(got) != c.wantBody || res.Header.Get("Content-Type") != c.wantCT {
+			t.Errorf("AnswerWith(%d, %q, %q): %d %q %q", c.status, c.body, c.ct, res.StatusCode, got, res.Header.Get("Content-Type"))
+		}
+	}
+}

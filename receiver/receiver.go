@@ -346,9 +346,18 @@ func (r *Receiver) serveDelivery(w http.ResponseWriter, req *http.Request) {
 	if resp.Location != "" {
 		w.Header().Set("Location", resp.Location)
 	}
-	if status == http.StatusNoContent || status < 400 {
+	switch {
+	case resp.Body != "" && status != http.StatusNoContent:
+		ct := resp.ContentType
+		if ct == "" {
+			ct = "text/plain; charset=utf-8"
+		}
+		w.Header().Set("Content-Type", ct)
 		w.WriteHeader(status)
-	} else {
+		_, _ = io.WriteString(w, resp.Body)
+	case status == http.StatusNoContent || status < 400:
+		w.WriteHeader(status)
+	default:
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		w.WriteHeader(status)
 		fmt.Fprintln(w, string(a.Verdict))

@@ -16,6 +16,7 @@ import (
 	"github.com/mediaspec/mediaspec/mock/faults"
 	"github.com/mediaspec/mediaspec/mock/ids"
 	"github.com/mediaspec/mediaspec/mock/jobs"
+	"github.com/mediaspec/mediaspec/mock/netguard"
 	"github.com/mediaspec/mediaspec/mock/ratelimit"
 	"github.com/mediaspec/mediaspec/mock/webhook"
 	"github.com/mediaspec/mediaspec/mock/workflows"
@@ -50,6 +51,7 @@ func newHandler(t *testing.T) (*Handler, *workspace.Registry) {
 		Faults:             faults.New(clk, ids.New(4), faults.PricingUnavailable, faults.ProviderUnavailable, faults.SlowRender),
 	})
 	h.RegisterWebhooks(webhook.New(webhook.Config{Clock: clk, IDs: ids.New(5)}))
+	h.RegisterResolver(netguard.NewHosts(nil))
 	js := jobs.New(jobs.Deps{Clock: clk, IDs: ids.New(6), Registry: reg})
 	h.RegisterJobs(js)
 	h.RegisterWorkflows(workflows.New(workflows.Deps{Clock: clk, IDs: ids.New(7), Registry: reg, Jobs: js}))

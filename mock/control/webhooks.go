@@ -1,15 +1,20 @@
 package control
 
 import (
+	"bytes"
+	"fmt"
 	"net/http"
+	"unicode/utf8"
 
 	"github.com/mediaspec/mediaspec/mock/api/wire"
+	"github.com/mediaspec/mediaspec/mock/apierr"
 	"github.com/mediaspec/mediaspec/mock/clock"
 	"github.com/mediaspec/mediaspec/mock/webhook"
 )
 
-// Delivery history paging (GET /webhooks/{id}/deliveries).
+// Delivery history paging (GET /webhooks/{id}/deliveries), and the longest webhook.test message.
 const (
+	maxTestMessage    = 1000
 	deliveriesDefault = 25
 	deliveriesMax     = 100
 )
@@ -20,7 +25,26 @@ const (
 func (h *Handler) RegisterWebhooks(s *webhook.Service) {
 	h.Handle("POST /webhooks/{id}/test", func(w http.ResponseWriter, r *http.Request) error {
 		id := r.PathValue("id")
-		did, err := s.SendTest(id)
+		data, err := wire.ReadBody(r, 0)
+		if err != nil {
+			return err
+		}
+		message := webhook.TestMessage
+		if len(bytes.TrimSpace(data)) > 0 {
+			var b struct {
+				Message *string `json:"message"`
+			}
+			if err := wire.DecodeStrictBytes(data, &b); err != nil {
+				return err
+			}
+			if b.Message != nil {
+				if n := utf8.RuneCountInString(*b.Message); n < 1 || n > maxTestMessage {
+					return apierr.InvalidConfig("message", fmt.Sprintf("message is 1 to %d characters.", maxTestMessage))
+				}
+				message = *b.Message
+			}
+		}
+		did, err := s.SendTestMessage(id, message)
 		if err != nil {
 			return err
 		}

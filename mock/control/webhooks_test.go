@@ -100,6 +100,30 @@ func TestWebhookOperations(t *testing.T) {
 		t.Fatalf("enable %v", st)
 	}
 	call("GET", "/webhooks/{id}/deliveries?limit=1&cursor=nope", http.StatusOK)
+	// A test event with a message of the test's own (not ASCII), and a refused one.
+	for _, c := range []struct {
+		body string
+		want int
+	}{{`{"message":"Grüße ✓ テスト"}`, http.StatusAccepted}, {`{"message":""}`, http.StatusBadRequest}, {`{"text":"x"}`, http.StatusBadRequest}} {
+		path := "/webhooks/" + ep.ID + "/test"
+		req := httptest.NewRequest("POST", BasePath+path, strings.NewReader(c.body))
+		req.Header.Set("Authorization", "Bearer "+token)
+		req.Header.Set("Content-Type", "application/json")
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		CheckAgainstDocument(t, "POST", path, c.body, req.Header, rec)
+		if rec.Code != c.want {
+			t.Fatalf("POST %s %s: %d %s", path, c.body, rec.Code, rec.Body)
+		}
+		if c.want == http.StatusAccepted {
+			var m map[string]any
+			_ = json.Unmarshal(rec.Body.Bytes(), &m)
+			atts, err := rcv.AwaitAttempts(ctx, m["delivery_id"].(string), 1)
+			if err != nil || !strings.Contains(string(atts[0].Body), "Grüße ✓ テスト") {
+				t.Fatalf("the test message did not arrive as sent: %v %v", err, atts)
+			}
+		}
+	}
 	if err := svc.Delete("ws_a", ep.ID); err != nil {
 		t.Fatal(err)
 	}

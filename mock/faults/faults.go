@@ -48,10 +48,13 @@ const (
 	// than its hold: the provider's cost is the hold plus the estimate. Settlement caps the charge
 	// at the hold (package jobs): the real cost is never more than the hold.
 	RenderOverrun Kind = "render_overrun"
+	// DeliveryFail fails the next webhook delivery attempt (to an endpoint of the workspace, when
+	// scoped) on the service's own side: no attempt is made or counted.
+	DeliveryFail Kind = "delivery_fail"
 )
 
 // Kinds lists every documented kind.
-var Kinds = []Kind{RenderFail, ProviderUnavailable, PricingUnavailable, ModerationUnavailable, ModerationBlock, EstimateChanged, NotReady, SlowRender, InternalError, SlowScan, RenderOverrun}
+var Kinds = []Kind{RenderFail, ProviderUnavailable, PricingUnavailable, ModerationUnavailable, ModerationBlock, EstimateChanged, NotReady, SlowRender, InternalError, SlowScan, RenderOverrun, DeliveryFail}
 
 // MaxSlowSeconds is the most seconds a slow_render or slow_scan fault may add.
 const MaxSlowSeconds = 86400

@@ -1,7 +1,8 @@
 // Package netguard is the address policy of every outbound fetch the mock makes (webhook
 // deliveries and registrations, uploads from a link): the one table of address ranges that are
 // never a public destination, and the questions asked of it. It decides on addresses and names
-// only; it never resolves or dials (callers inject their resolvers).
+// only; it never dials. Hosts is the resolver callers inject: the control API's overrides in front
+// of the system resolver.
 package netguard
 
 import (

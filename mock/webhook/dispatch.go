@@ -73,14 +73,18 @@ func (s *Service) Emit(workspaceID, eventType string, data any) {
 // SendTest queues one webhook.test delivery to endpoint id (any workspace), data {webhook_id,
 // message}, signed and retried like any other delivery. A disabled endpoint gets it too, and a
 // test delivery to a disabled endpoint leaves its status alone. It returns the delivery id.
-func (s *Service) SendTest(id string) (string, error) {
+func (s *Service) SendTest(id string) (string, error) { return s.SendTestMessage(id, TestMessage) }
+
+// SendTestMessage is SendTest with data.message set to message (any text, so a test can send a
+// payload that is not ASCII).
+func (s *Service) SendTestMessage(id, message string) (string, error) {
 	s.mu.Lock()
 	ep, ok := s.endpoints[id]
 	if !ok {
 		s.mu.Unlock()
 		return "", notFound(id)
 	}
-	raw, _ := json.Marshal(TestData{WebhookID: id, Message: TestMessage})
+	raw, _ := json.Marshal(TestData{WebhookID: id, Message: message})
 	d := s.newDeliveryLocked(ep, EventWebhookTest, s.clock.Now(), raw, true)
 	s.notifyLocked()
 	s.mu.Unlock()
@@ -190,6 +194,8 @@ func (s *Service) run(id string) {
 	if !d.gone {
 		if serviceSide {
 			s.log.Warn("webhook: attempt failed on the service side; retrying without counting it", "delivery_id", d.id, "err", a.Error)
+			at := s.clock.Now().Add(serviceSideRetry)
+			d.nextAt = &at
 			d.timer = s.clock.AfterFunc(serviceSideRetry, func() { s.enqueue(d.id) })
 		} else {
 			s.settleLocked(d, a)
@@ -244,6 +250,10 @@ func (s *Service) attempt(j job) (a Attempt, serviceSide bool) {
 	start := time.Now()
 	defer func() { a.Duration = time.Since(start) }()
 
+	if s.fault != nil && s.fault(j.ep.WorkspaceID) {
+		a.Error = "service_fault"
+		return a, true
+	}
 	u, err := url.Parse(j.url)
 	if err != nil {
 		a.Error = "invalid_url: " + err.Error()

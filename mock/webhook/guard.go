@@ -2,6 +2,7 @@ package webhook
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -44,6 +45,13 @@ type guard struct {
 // loopbackHost reports whether host is one of the two loopback hosts --allow-loopback-webhooks
 // admits: 127.0.0.1 and localhost (nothing else private: not ::1, not 127.0.0.2).
 func loopbackHost(host string) bool { return host == "127.0.0.1" || host == "localhost" }
+
+// loopbackAddr reports whether ip is one of the two loopback addresses --allow-loopback-webhooks
+// admits for a name that resolves to it (the addresses of its loopback hosts): 127.0.0.1 and ::1.
+func loopbackAddr(ip netip.Addr) bool {
+	ip = ip.Unmap()
+	return ip == netip.AddrFrom4([4]byte{127, 0, 0, 1}) || ip == netip.IPv6Loopback()
+}
 
 // normalize parses and checks an endpoint URL without resolving it, and returns its stored form:
 // scheme and host lowercased, the default port (443 for https, 80 for http) dropped, the fragment
@@ -105,8 +113,9 @@ func (g guard) normalize(raw string) (*url.URL, error) {
 
 // resolve returns the addresses host may be dialled at, applying the policy: a loopback host
 // admitted by allowLoopback maps to its fixed loopback addresses; an IP literal must be public; a
-// name must resolve and every address it resolves to must be public (one private answer refuses
-// the whole name, so a mixed answer cannot reach inside). Names under .invalid never resolve and
+// name must resolve and every address it resolves to must be public, or with allowLoopback
+// 127.0.0.1 or ::1 (one other answer refuses the whole name, so a mixed answer cannot reach
+// inside). Names under .invalid never resolve and
 // names under .localhost are local (RFC 6761); neither is looked up.
 func (g guard) resolve(ctx context.Context, host string) ([]netip.Addr, error) {
 	host = strings.ToLower(strings.TrimSuffix(strings.Trim(host, "[]"), "."))
@@ -137,6 +146,10 @@ func (g guard) resolve(ctx context.Context, host string) ([]netip.Addr, error) {
 	out := make([]netip.Addr, 0, len(addrs))
 	for _, a := range addrs {
 		ip, ok := netip.AddrFromSlice(a.IP)
+		if ok && g.allowLoopback && loopbackAddr(ip) {
+			out = append(out, ip.Unmap())
+			continue
+		}
 		if !ok || !netguard.Public(ip) {
 			return nil, fmt.Errorf("%s resolves to %s: %w", host, a.IP, ErrPrivateAddress)
 		}
@@ -169,4 +182,29 @@ func (g guard) dialContext(ctx context.Context, network, addr string) (net.Conn,
 		}
 	}
 	return nil, first
+}
+
+// dialTLSContext is the delivery transport's TLS dialer: dialContext (so the address is checked
+// at this dial), then a TLS handshake naming the URL's host. With allowLoopback a loopback peer's
+// certificate is not verified (a test receiver on 127.0.0.1 serves a self-signed one); every
+// other peer is verified as usual.
+func (g guard) dialTLSContext(ctx context.Context, network, addr string) (net.Conn, error) {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return nil, err
+	}
+	conn, err := g.dialContext(ctx, network, addr)
+	if err != nil {
+		return nil, err
+	}
+	cfg := &tls.Config{ServerName: host, MinVersion: tls.VersionTLS12}
+	if ap, err := netip.ParseAddrPort(conn.RemoteAddr().String()); err == nil && g.allowLoopback && netguard.Loopback(ap.Addr()) {
+		cfg.InsecureSkipVerify = true //nolint:gosec // loopback test receivers only, under --allow-loopback-webhooks
+	}
+	tc := tls.Client(conn, cfg)
+	if err := tc.HandshakeContext(ctx); err != nil {
+		_ = conn.Close()
+		return nil, err
+	}
+	return tc, nil
 }

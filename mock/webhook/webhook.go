@@ -118,6 +118,10 @@ type Config struct {
 	// --time-scale) the mock stamps with the wall clock, or every receiver would refuse deliveries
 	// within seconds. Retry timing and history stay on the service clock.
 	Stamp func() time.Time
+	// ServiceFault, when set, is asked before each attempt whether the service itself fails it
+	// (the control API's delivery_fail fault for the endpoint's workspace). Such a failure is no
+	// attempt: nothing is sent or counted, and the delivery is tried again a minute later.
+	ServiceFault func(workspaceID string) bool
 }
 
 // Endpoint is a snapshot of a webhook endpoint. It never carries the secret.
@@ -182,6 +186,7 @@ type Delivery struct {
 type Service struct {
 	clock    clock.Clock
 	stamp    func() time.Time // webhook-timestamp of an attempt (Config.Stamp)
+	fault    func(workspaceID string) bool
 	ids      *ids.Source
 	log      *slog.Logger
 	guard    guard
@@ -261,7 +266,7 @@ func New(cfg Config) *Service {
 	}
 	g := guard{resolver: cfg.Resolver, allowLoopback: cfg.AllowLoopback, lookupTimeout: defaultLookupTime}
 	s := &Service{
-		clock: cfg.Clock, stamp: cfg.Stamp, ids: cfg.IDs, log: cfg.Logger, guard: g,
+		clock: cfg.Clock, stamp: cfg.Stamp, fault: cfg.ServiceFault, ids: cfg.IDs, log: cfg.Logger, guard: g,
 		schedule: append([]time.Duration(nil), cfg.Schedule...),
 		workers:  cfg.Workers, perEP: cfg.PerEndpoint, history: cfg.History,
 		queue: make(chan string, cfg.QueueSize), stop: make(chan struct{}),
@@ -273,6 +278,7 @@ func New(cfg Config) *Service {
 		Transport: &http.Transport{
 			Proxy:                  nil, // never through an environment proxy
 			DialContext:            g.dialContext,
+			DialTLSContext:         g.dialTLSContext,
 			DisableKeepAlives:      true, // every attempt dials, so every attempt is address-checked
 			ForceAttemptHTTP2:      false,
 			TLSHandshakeTimeout:    cfg.AttemptTimeout,

@@ -769,3 +769,108 @@ func TestStampClockSignsTheTimestamp(t *testing.T) {
 		t.Errorf("history SentAt %s, want service time %s", d.Attempts[0].SentAt, created)
 	}
 }
+
+// TestRebindingAfterLoopbackName: with AllowLoopback a name resolving to 127.0.0.1 is admitted
+// over https (a loopback receiver's self-signed certificate is accepted), not over http; when the
+// name is re-pointed at a private address the next attempt fails before any dial, and the dialer
+// itself refuses the name.
+func TestRebindingAfterLoopbackName(t *testing.T) {
+	e := newEnv(t, nil)
+	e.res.set("rebind.conformance.test", "127.0.0.1")
+	placeholder, _ := e.svc.newSecret()
+	r, err := receiver.New(receiver.Config{Secrets: []string{placeholder}, Now: e.clk.Now, Behavior: receiver.Always(http.StatusInternalServerError)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewTLSServer(r)
+	t.Cleanup(func() { _ = r.Close(); ts.Close() })
+	port := ts.URL[strings.LastIndex(ts.URL, ":")+1:]
+	plain := "http://rebind.conformance.test:" + port + "/hooks"
+	if _, _, err := e.svc.Create(context.Background(), ws, CreateParams{URL: &plain, Events: &[]string{EventCreditsLow}}); err == nil {
+		t.Fatal("http to a name admitted (http is for 127.0.0.1 and localhost only)")
+	}
+	ep, secret := e.register("https://rebind.conformance.test:" + port + "/hooks")
+	if err := r.SetSecrets(secret); err != nil {
+		t.Fatal(err)
+	}
+	e.svc.Emit(ws, EventCreditsLow, CreditsLowData{})
+	id := e.lastDelivery(ep.ID)
+	if _, err := r.AwaitAttempts(e.ctx(), id, 1); err != nil {
+		t.Fatal(err)
+	}
+	if d := e.attempts(id, 1); d.Attempts[0].Error != "status_500" {
+		t.Fatalf("attempt 1 %+v", d.Attempts[0])
+	}
+	e.res.set("rebind.conformance.test", "10.0.0.1")
+	e.clk.Advance(5 * time.Minute)
+	if d := e.attempts(id, 2); d.Attempts[1].Error != "private_address" || d.Attempts[1].StatusCode != 0 {
+		t.Fatalf("attempt 2 %+v", d.Attempts[1])
+	}
+	if n := len(r.AttemptsFor(id)); n != 1 {
+		t.Fatalf("the receiver got %d attempts after the name left loopback", n)
+	}
+	for _, dial := range []func(context.Context, string, string) (net.Conn, error){e.svc.guard.dialContext, e.svc.guard.dialTLSContext} {
+		if _, err := dial(context.Background(), "tcp", "rebind.conformance.test:"+port); !errors.Is(err, ErrPrivateAddress) {
+			t.Fatalf("dial of the re-pointed name: %v", err)
+		}
+	}
+	// Without the flag a name resolving to loopback is refused.
+	strict := newEnv(t, func(c *Config) { c.AllowLoopback = false })
+	strict.res.set("rebind.conformance.test", "127.0.0.1")
+	u := "https://rebind.conformance.test/hooks"
+	if _, _, err := strict.svc.Create(context.Background(), ws, CreateParams{URL: &u, Events: &[]string{EventCreditsLow}}); apierr.CodeOf(err) != apierr.CodeInvalidConfig {
+		t.Fatalf("a loopback name without the flag: %v", err)
+	}
+}
+
+// TestServiceFaultNeverCounts: failures on the service's own side are no attempts: nothing is
+// sent, the endpoint's status and count stay, and the delivery goes out a minute later.
+func TestServiceFaultNeverCounts(t *testing.T) {
+	var left atomic.Int32
+	left.Store(12)
+	var asked atomic.Value
+	e := newEnv(t, func(c *Config) {
+		c.ServiceFault = func(workspaceID string) bool {
+			asked.Store(workspaceID)
+			return left.Add(-1) >= 0
+		}
+	})
+	ep, r := e.endpointWithReceiver(nil)
+	var ids []string
+	for range 3 {
+		id, err := e.svc.SendTest(ep.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, id)
+	}
+	for _, id := range ids {
+		d := e.delivery(id, "a service-side retry", func(d *delivery) bool { return d.nextAt != nil || len(d.attempts) > 0 })
+		if d.Status != DeliveryPending || len(d.Attempts) != 0 || d.NextAttempt == nil || !d.NextAttempt.Equal(e.clk.Now().Add(time.Minute)) {
+			t.Fatalf("after a service-side failure %+v", d)
+		}
+	}
+	for step := 0; left.Load() > 0; step++ {
+		if step > 20 {
+			t.Fatal("the faults were not used up")
+		}
+		e.clk.Advance(time.Minute)
+		for _, id := range ids {
+			e.delivery(id, "the retry to settle", func(d *delivery) bool { return d.nextAt != nil && d.nextAt.After(e.clk.Now()) || len(d.attempts) > 0 })
+		}
+	}
+	e.clk.Advance(time.Minute)
+	for _, id := range ids {
+		d := e.attempts(id, 1)
+		if d.Status != DeliveryDelivered || len(d.Attempts) != 1 || d.Attempts[0].Number != 1 {
+			t.Fatalf("delivery %+v", d)
+		}
+		if n := len(r.AttemptsFor(id)); n != 1 {
+			t.Fatalf("the receiver got %d attempts of %s", n, id)
+		}
+	}
+	got, _ := e.svc.Get(ep.ID)
+	if got.Status != StatusActive || got.ConsecutiveFailures != 0 || asked.Load() != ws {
+		t.Fatalf("endpoint %+v after service-side failures (asked for %v)", got, asked.Load())
+	}
+}
