@@ -2,11 +2,17 @@ package framework
 
 import (
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
 	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/big"
 	"net"
 	"net/http"
 	"strings"
@@ -39,6 +45,11 @@ type Hooks struct {
 	rcv    *receiver.Receiver
 	srv    *http.Server
 	public string // scheme and host the target delivers to
+	// tlsSrv serves the same receiver over TLS (a self-signed certificate) on tlsPort of the same
+	// loopback address, for URLs on a hostname the control API's resolver maps there (NamedURL).
+	// Unset when the receiver is reached through ReceiverPublicURL.
+	tlsSrv  *http.Server
+	tlsPort string
 
 	mu        sync.Mutex // guards secrets, behaviors
 	secrets   []string
@@ -73,6 +84,9 @@ func (f *Framework) startReceiver(ctx context.Context, key string) (bool, error)
 	h.public = strings.TrimRight(f.cfg.ReceiverPublicURL, "/")
 	if h.public == "" {
 		h.public = "http://" + ln.Addr().String()
+		if err := h.serveTLS(ln.Addr()); err != nil {
+			fmt.Fprintf(GinkgoWriter, "webhook receiver: no TLS listener (%v); specs that deliver to a mapped hostname are skipped\n", err)
+		}
 	}
 	f.mu.Lock()
 	f.hooks = h
@@ -115,7 +129,60 @@ func (f *Framework) stopReceiver(ctx context.Context) {
 	}
 	_ = h.rcv.Close()
 	_ = h.srv.Shutdown(ctx)
+	if h.tlsSrv != nil {
+		_ = h.tlsSrv.Shutdown(ctx)
+	}
 }
+
+// serveTLS serves the receiver over TLS on a second port of addr's loopback address, with a
+// self-signed certificate made now (a target admits it only where it trusts loopback peers, as
+// the mock does under --allow-loopback-webhooks).
+func (h *Hooks) serveTLS(addr net.Addr) error {
+	tcp, ok := addr.(*net.TCPAddr)
+	if !ok || !tcp.IP.IsLoopback() {
+		return fmt.Errorf("%s is not a loopback address", addr)
+	}
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return err
+	}
+	now := time.Now()
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(now.UnixNano()),
+		Subject:      pkix.Name{CommonName: "mediaspec conformance receiver"},
+		NotBefore:    now.Add(-time.Hour), NotAfter: now.Add(7 * 24 * time.Hour),
+		KeyUsage:    x509.KeyUsageDigitalSignature,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		IPAddresses: []net.IP{tcp.IP},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", net.JoinHostPort(tcp.IP.String(), "0"))
+	if err != nil {
+		return err
+	}
+	h.tlsSrv = &http.Server{Handler: h.rcv, ReadHeaderTimeout: 10 * time.Second,
+		TLSConfig: &tls.Config{MinVersion: tls.VersionTLS12, Certificates: []tls.Certificate{{Certificate: [][]byte{der}, PrivateKey: key}}}}
+	_, h.tlsPort, _ = net.SplitHostPort(ln.Addr().String())
+	go func() { _ = h.tlsSrv.ServeTLS(ln, "", "") }()
+	return nil
+}
+
+// NamedURL returns a fresh path on the receiver and an https URL reaching it through host, a
+// name the spec maps to the receiver's loopback address with Spec.MapHost; ok is false when the
+// receiver has no TLS listener (it is reached through ReceiverPublicURL).
+func (h *Hooks) NamedURL(host string) (path, url string, ok bool) {
+	if h.tlsPort == "" {
+		return "", "", false
+	}
+	path, _ = h.NewURL()
+	return path, "https://" + net.JoinHostPort(host, h.tlsPort) + path, true
+}
+
+// PublicURL returns the base URL (scheme and host) the target delivers to.
+func (h *Hooks) PublicURL() string { return h.public }
 
 // targetNow is the receiver's clock for recorded times: the target's service time on a manual
 // clock, else the wall clock. The timestamp check uses stampWindow (clock.go).
@@ -230,3 +297,35 @@ func (h *Hooks) AttemptsFor(deliveryID string) []receiver.Attempt {
 
 // Find returns the verified events matching m, ordered by created_at.
 func (h *Hooks) Find(m receiver.Match) []receiver.Event { return h.rcv.Find(m) }
+
+// MapHost makes the target resolve host to addrs (none: host does not resolve) through the
+// control API's resolver override (PUT /resolver/{host}) until the spec ends, when the override is
+// dropped. It skips the spec when the control API has no resolver override (404 on PUT).
+func (s *Spec) MapHost(ctx context.Context, host string, addrs ...string) {
+	GinkgoHelper()
+	if !s.TryMapHost(ctx, host, addrs...) {
+		Skip("unsupported: the control API has no resolver override (PUT /resolver/{host} answered 404)")
+	}
+}
+
+// TryMapHost is MapHost, reporting false (instead of skipping) when the control API has no
+// resolver override.
+func (s *Spec) TryMapHost(ctx context.Context, host string, addrs ...string) bool {
+	GinkgoHelper()
+	if addrs == nil {
+		addrs = []string{}
+	}
+	r, err := s.Control().Call(ctx, http.MethodPut, "/resolver/"+host, map[string]any{"addresses": addrs})
+	Expect(err).NotTo(HaveOccurred())
+	if r.Status == http.StatusNotFound {
+		return false
+	}
+	Expect(r.Status).To(Equal(http.StatusOK), "control PUT /resolver/"+host+r.Describe())
+	DeferCleanup(func(ctx SpecContext) {
+		// 404: already dropped (the spec or a reset did); anything else is the target's failure.
+		d, err := s.Control().Call(ctx, http.MethodDelete, "/resolver/"+host, nil)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(d.Status).To(BeElementOf(http.StatusOK, http.StatusNotFound), "control DELETE /resolver/"+host+d.Describe())
+	})
+	return true
+}

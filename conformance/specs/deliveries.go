@@ -1,13 +1,13 @@
 package specs
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	. "github.com/onsi/ginkgo/v2" //nolint:revive
 	. "github.com/onsi/gomega"    //nolint:revive
@@ -256,6 +256,144 @@ func deliverySpecs(f *framework.Framework) {
 				Expect([]any{st, n}).To(Equal([]any{"active", int64(0)}))
 			}, Label("slow"))
 
+		f.Rule("DLV-009", "DLV-025", "DLV-027").It("a 4XX answer is a failed attempt: retried on the schedule, and five of them exhaust the delivery and count against the endpoint", func(ctx context.Context, s *framework.Spec) {
+			ws := s.NewWorkspace(ctx, framework.WorkspaceOptions{})
+			c, _ := ws.NewKey(ctx, framework.KeyOptions{Scopes: []string{"read", "generate"}})
+			h := registerHook(ctx, s, c, "credits.low")
+			// A client error is no reason to stop: each 4XX here is answered once, then 2XX.
+			s.Step("DLV-009")
+			for _, status := range []int{http.StatusBadRequest, http.StatusUnauthorized, http.StatusNotFound, http.StatusGone, http.StatusTooManyRequests} {
+				s.Hooks().Behave(h.path, receiver.FailFirst(1, status))
+				id := sendTest(ctx, s, h.id)
+				attempts(ctx, s, id, 1)
+				settled(ctx, s, h.id)
+				s.Advance(ctx, retryWaits[0].Seconds()*1.1)
+				attempts(ctx, s, id, 2)
+				noMore(ctx, s, h.id, id, 2, fmt.Sprintf("the 2XX after a %d was retried", status))
+			}
+			s.Step("DLV-025")
+			st, n := hookStatus(ctx, c, h.id)
+			Expect([]any{st, n}).To(Equal([]any{"active", int64(0)}), "each delivery succeeded on its second attempt")
+			// Five 410s exhaust a delivery: it counts like any other exhausted delivery.
+			s.Hooks().Behave(h.path, receiver.Always(http.StatusGone))
+			id := sendTest(ctx, s, h.id)
+			exhaustAll(ctx, s, h.id, []string{id})
+			s.Step("DLV-009")
+			Expect(recordOf(must(settled(ctx, s, h.id)), id).Status).To(Equal("exhausted"), "five 410 answers exhaust the delivery")
+			s.Step("DLV-027")
+			st, n = hookStatus(ctx, c, h.id)
+			Expect([]any{st, n}).To(Equal([]any{"active", int64(1)}), "an exhausted delivery answered 410 counts against the endpoint")
+		}, Label("slow"))
+
+		f.Rule("DLV-020", "DLV-025").It("a 2XX ends a delivery whatever its body says: a 200 with HTML and a 202 whose JSON claims failure are not retried", func(ctx context.Context, s *framework.Spec) {
+			c := s.Client()
+			h := registerHook(ctx, s, c, "credits.low")
+			for _, b := range []receiver.Behavior{
+				receiver.AnswerWith(http.StatusOK, "<html><body>not json</body></html>", "text/html"),
+				receiver.AnswerWith(http.StatusAccepted, `{"ok":false,"error":"retry later","retry":true}`, "application/json"),
+				receiver.AnswerWith(http.StatusOK, `{"ok":false}`, "text/plain"),
+			} {
+				s.Hooks().Behave(h.path, b)
+				id := sendTest(ctx, s, h.id)
+				attempts(ctx, s, id, 1)
+				s.Step("DLV-020")
+				if s.HasControl() {
+					Expect(recordOf(must(settled(ctx, s, h.id)), id).Status).To(Equal("delivered"), "a 2XX with a body is a delivered attempt (the target's history)")
+				}
+				s.Advance(ctx, retryWaits[0].Seconds()*1.1)
+				noMore(ctx, s, h.id, id, 1, "a 2XX with a body was retried")
+			}
+			s.Step("DLV-025")
+			st, n := hookStatus(ctx, c, h.id)
+			Expect([]any{st, n}).To(Equal([]any{"active", int64(0)}))
+		})
+
+		f.Rule("DLV-006", "EVT-008", "EVT-018").It("a payload that is not ASCII is signed over the exact bytes sent", func(ctx context.Context, s *framework.Spec) {
+			h := registerHook(ctx, s, s.Client(), "credits.low")
+			// Latin, CJK, an emoji, the characters HTML-escaping encoders rewrite, a quote, a
+			// backslash and U+2028: an encoder that signs one form and sends another fails here.
+			message := "Grüße, café — テスト ✓ 🚀 <a&b> \"quoted\" back\\slash \u2028end"
+			id := sendTestMessage(ctx, s, h.id, message)
+			atts := attempts(ctx, s, id, 1)
+			s.Step("DLV-006")
+			Expect(utf8.Valid(atts[0].Body)).To(BeTrue(), "the body is UTF-8")
+			checkAttempt(atts[0], h.secret)
+			s.Step("EVT-008")
+			ev, err := s.Hooks().Await(ctx, receiver.Match{Type: "webhook.test", Path: h.path}, arrival(s))
+			Expect(err).NotTo(HaveOccurred())
+			data := checkEnvelope(s, ev)
+			Expect(data["message"]).To(Equal(message), "data.message is the text sent, character for character: "+string(ev.Raw))
+			s.Step("EVT-018")
+			noLinks(data, "data")
+		})
+
+		f.Rule("DLV-013").It("the address is checked again at each attempt: a name re-pointed from the receiver to a private address fails there, and arrives again once pointed back", func(ctx context.Context, s *framework.Spec) {
+			host := mappedHost()
+			s.MapHost(ctx, host, "127.0.0.1")
+			path, u, ok := s.Hooks().NamedURL(host)
+			if !ok {
+				Skip("unsupported: the receiver is reached through its public URL, so no mapped name reaches it")
+			}
+			h := registerHookAt(ctx, s, s.Client(), path, u, "credits.low")
+			s.Hooks().Behave(h.path, receiver.Always(http.StatusInternalServerError))
+			id := sendTest(ctx, s, h.id)
+			// Attempt 1 reaches the receiver through the name.
+			checkAttempt(attempts(ctx, s, id, 1)[0], h.secret)
+			settled(ctx, s, h.id)
+			// DNS rebinding: the admitted name now points at a private address.
+			s.MapHost(ctx, host, "10.0.0.1")
+			s.Advance(ctx, retryWaits[0].Seconds()*1.1)
+			list, _ := settled(ctx, s, h.id)
+			Expect(recordOf(list, id).Attempts).To(HaveLen(2), "the target's history lists attempt 2")
+			Expect(s.Hooks().AttemptsFor(id)).To(HaveLen(1), "attempt 2 reached the receiver after its name was pointed at 10.0.0.1: the address was not checked again at the attempt")
+			// Pointed back: attempt 3 resolves again and arrives.
+			s.MapHost(ctx, host, "127.0.0.1")
+			s.Hooks().Behave(h.path, nil)
+			s.Advance(ctx, retryWaits[1].Seconds()*1.1)
+			attempts(ctx, s, id, 2)
+			rec := recordOf(must(settled(ctx, s, h.id)), id)
+			Expect(rec.Attempts).To(HaveLen(3), "the target's history lists attempt 3")
+			Expect(rec.Status).To(Equal("delivered"), "attempt 3, to the name pointed back at the receiver, was answered 2XX")
+		}, Label("slow"))
+
+		f.Rule("DLV-028").It("failures on the service's own side never count against an endpoint: fifteen of them, as many as would exhaust three deliveries, leave it active with no failure", func(ctx context.Context, s *framework.Spec) {
+			ws := s.NewWorkspace(ctx, framework.WorkspaceOptions{})
+			c, _ := ws.NewKey(ctx, framework.KeyOptions{Scopes: []string{"read", "generate"}})
+			h := registerHook(ctx, s, c, "credits.low")
+			const faults = 3 * 5 // counted as failed attempts, they would exhaust three deliveries: failing
+			r, err := s.Control().Call(ctx, http.MethodPost, "/faults", map[string]any{"kind": "delivery_fail", "workspace_id": ws.ID, "count": faults})
+			Expect(err).NotTo(HaveOccurred())
+			if r.Status == http.StatusBadRequest && r.String("error.field") == "kind" {
+				Skip("unsupported: the control API has no delivery_fail fault")
+			}
+			Expect(r.Status).To(Equal(http.StatusCreated), "control POST /faults delivery_fail"+r.Describe())
+			DeferCleanup(func(ctx SpecContext) { s.ClearFaults(ctx) })
+			fault := r.String("fault.fault_id")
+			ids := []string{sendTest(ctx, s, h.id), sendTest(ctx, s, h.id), sendTest(ctx, s, h.id)}
+			// Each round lets every delivery make its next try, whatever the schedule.
+			var list []deliveryRecord
+			for round := 0; ; round++ {
+				list = must(settled(ctx, s, h.id))
+				done := 0
+				for _, id := range ids {
+					if st := recordOf(list, id).Status; st == "delivered" || st == "exhausted" {
+						done++
+					}
+				}
+				if done == len(ids) || round == 12 {
+					break
+				}
+				s.Advance(ctx, retryWaits[3].Seconds()*1.1)
+			}
+			Expect(faultLeft(ctx, s, fault)).To(BeZero(), "the target did not use its delivery_fail fault, so nothing failed on its side")
+			for _, id := range ids {
+				Expect(recordOf(list, id).Status).To(Equal("delivered"), "a delivery failed only on the service's side was not delivered in the end")
+				Expect(s.Hooks().AttemptsFor(id)).To(HaveLen(1), "a failure on the service's side reached the receiver")
+			}
+			st, n := hookStatus(ctx, c, h.id)
+			Expect([]any{st, n}).To(Equal([]any{"active", int64(0)}), "failures on the service's own side counted against the endpoint")
+		}, Label("slow"))
+
 		generationEventSpecs(f)
 	})
 
@@ -276,35 +414,57 @@ func generationEventSpecs(f *framework.Framework) {
 			var seen []string
 			hookOf := map[string]string{}
 			for _, h := range []hook{a, b} {
+				s.Step("EVT-001", "DLV-008")
 				ev, err := s.Hooks().Await(ctx, receiver.Match{Type: "generation.completed", Path: h.path, ResourceID: j.id}, arrival(s))
 				Expect(err).NotTo(HaveOccurred(), "no generation.completed for "+j.id)
+				s.Step("DLV-029", "ID-009")
 				Expect(ev.ID).NotTo(BeElementOf(seen), "each endpoint gets its own delivery id")
 				seen = append(seen, ev.ID)
 				hookOf[ev.ID] = h.id
 				atts := attempts(ctx, s, ev.ID, 1)
+				s.Step("DLV-001", "DLV-002", "DLV-003", "DLV-006", "DLV-007", "ID-009")
 				checkAttempt(atts[0], h.secret)
+				s.Step("EVT-016", "EVT-021")
 				data := checkEnvelope(s, ev)
 				Expect(data["generation_id"]).To(Equal(j.id))
+				s.Step("EVT-001")
 				Expect(data["status"]).To(Equal("completed"))
+				s.Step("EVT-026")
 				Expect(data["error"]).To(BeNil())
+				s.Step("EVT-024")
 				Expect(data["batch_group_id"]).To(BeNil())
 				Expect(data["batch_index"]).To(BeNil())
+				s.Step("EVT-025")
 				Expect(data["workflow_run_id"]).To(BeNil())
+				s.Step("EVT-011")
 				Expect(data["purpose"]).To(Or(BeNil(), BeElementOf("deliverable", "preview", "intermediate")))
+				s.Step("EVT-020")
 				Expect(data["disclosure"]).To(And(BeAssignableToTypeOf(""), Not(BeEmpty())))
+				// Sent when the charge was captured: the settled credits, the charge computed from
+				// the estimate (every output of an image model delivered: the estimate's price).
+				s.Step("EVT-001", "EVT-023")
 				credits, _ := data["credits"].(map[string]any)
-				Expect(credits).To(HaveKey("credits_held"))
-				noKeyAnywhere(data, "data", "url", "download_url", "upload_url", "output_text", "result", "wallet_balance")
-				raw, _ := json.Marshal(data)
-				Expect(bytes.Contains(raw, []byte("http://")) || bytes.Contains(raw, []byte("https://"))).To(BeFalse(), "data carries a link: "+string(raw))
+				Expect(credits).To(HaveKey("credits_held"), string(ev.Raw))
+				Expect(credits["terminal"]).To(Equal(true), "generation.completed is sent once the charge is final: "+string(ev.Raw))
+				Expect(credits["settlement"]).To(Equal("captured"), "generation.completed is sent when the charge was captured: "+string(ev.Raw))
+				charged, whole := framework.AsInt(credits["credits_charged"])
+				Expect(whole).To(BeTrue(), "credits_charged is a whole number once terminal: "+string(ev.Raw))
+				Expect(charged).To(Equal(j.price), fmt.Sprintf("credits_charged is the estimate's %d credits (every output delivered): %s", j.price, ev.Raw))
+				Expect(credits).NotTo(HaveKey("wallet_balance"), string(ev.Raw))
+				s.Step("EVT-018")
+				noLinks(data, "data")
+				s.Step("EVT-019")
+				noKeyAnywhere(data, "data", "output_text", "result")
 			}
+			s.Step("DLV-020", "DLV-029")
 			for _, id := range seen {
 				noMore(ctx, s, hookOf[id], id, 1, "a delivery answered 204 was sent again")
 			}
+			s.Step("EVT-013")
 			nothingFor(ctx, s, other.id, receiver.Match{Path: other.path, ResourceID: j.id}, "an endpoint got an event type it did not subscribe to")
 		})
 
-	f.Rule("EVT-019", "EVT-022").Needs(framework.Receiver, framework.Spends).It(
+	f.Rule("EVT-019", "EVT-022", "EVT-018").Needs(framework.Receiver, framework.Spends).It(
 		"a text result's generation.completed carries no outputs and not the text itself", func(ctx context.Context, s *framework.Spec) {
 			sp := newSpender(ctx, s)
 			h := registerHook(ctx, s, sp.c, "generation.completed", "generation.failed")
@@ -322,7 +482,11 @@ func generationEventSpecs(f *framework.Framework) {
 			data := checkEnvelope(s, ev)
 			Expect(data["output_kind"]).To(Equal("text"), string(ev.Raw))
 			Expect(data["outputs"]).To(BeEmpty(), "outputs is empty for a text result: "+string(ev.Raw))
-			noKeyAnywhere(data, "data", "output_text", "result", "text", "url")
+			s.Step("EVT-019")
+			noKeyAnywhere(data, "data", "output_text", "result", "text")
+			s.Step("EVT-018")
+			noLinks(data, "data")
+			s.Step("EVT-019")
 			// The text itself, under any name: look for it (JSON-escaped) in the raw body. A very
 			// short text could occur by chance, so only a text of some length is looked for.
 			quoted, _ := json.Marshal(text)
@@ -331,7 +495,7 @@ func generationEventSpecs(f *framework.Framework) {
 			}
 		})
 
-	f.Rule("EVT-002", "EVT-026").Needs(framework.Control).It("generation.failed carries status failed and error {code, message}", func(ctx context.Context, s *framework.Spec) {
+	f.Rule("EVT-002", "EVT-026", "EVT-018").Needs(framework.Control).It("generation.failed carries status failed and error {code, message}", func(ctx context.Context, s *framework.Spec) {
 		sp := newSpender(ctx, s)
 		h := registerHook(ctx, s, sp.c, "generation.failed")
 		d := imageModel(ctx, sp.c)
@@ -345,9 +509,11 @@ func generationEventSpecs(f *framework.Framework) {
 		Expect(e).To(HaveKey("code"))
 		Expect(e).To(HaveKey("message"))
 		Expect(data["outputs"]).To(BeEmpty())
+		s.Step("EVT-018")
+		noLinks(data, "data")
 	})
 
-	f.Rule("EVT-003", "EVT-009", "EVT-027", "EVT-028").It("a video variants submit sends one generation event per sibling and one batch.settled", func(ctx context.Context, s *framework.Spec) {
+	f.Rule("EVT-003", "EVT-009", "EVT-027", "EVT-028", "EVT-018").It("a video variants submit sends one generation event per sibling and one batch.settled", func(ctx context.Context, s *framework.Spec) {
 		sp := newSpender(ctx, s)
 		h := registerHook(ctx, s, sp.c, "generation.completed", "generation.failed", "batch.settled")
 		j := videoBatch(ctx, s, sp.c)
@@ -362,6 +528,9 @@ func generationEventSpecs(f *framework.Framework) {
 		for _, g := range gens {
 			Expect(g).NotTo(HaveKey("disclosure"))
 		}
+		s.Step("EVT-018")
+		noLinks(data, "data")
+		s.Step()
 		for _, id := range j.ids {
 			_, err := s.Hooks().Await(ctx, receiver.Match{Path: h.path, ResourceID: id}, arrival(s))
 			Expect(err).NotTo(HaveOccurred(), "no generation event for sibling "+id)

@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net"
 	"net/http"
+	"net/url"
 	"regexp"
 	"strconv"
 	"strings"
@@ -38,6 +40,12 @@ type hook struct {
 func registerHook(ctx context.Context, s *framework.Spec, c *framework.Client, events ...string) hook {
 	GinkgoHelper()
 	path, u := s.Hooks().NewURL()
+	return registerHookAt(ctx, s, c, path, u, events...)
+}
+
+// registerHookAt is registerHook for url u, which reaches the receiver at path (NamedURL).
+func registerHookAt(ctx context.Context, s *framework.Spec, c *framework.Client, path, u string, events ...string) hook {
+	GinkgoHelper()
 	r := c.Post(ctx, "/webhooks", map[string]any{"url": u, "events": events}).ExpectOK(http.StatusCreated)
 	h := hook{id: r.String("webhook.webhook_id"), path: path, url: u, secret: r.String("secret"), r: r}
 	s.Hooks().Trust(h.secret)
@@ -102,8 +110,23 @@ const quietWindow = 2 * time.Second
 // sendTest queues webhook.test for endpoint id through control and returns the delivery id.
 func sendTest(ctx context.Context, s *framework.Spec, id string) string {
 	GinkgoHelper()
-	r, err := s.Control().Call(ctx, http.MethodPost, "/webhooks/"+id+"/test", nil)
+	return sendTestBody(ctx, s, id, nil)
+}
+
+// sendTestMessage queues webhook.test with data.message set to message (control's optional body).
+// It skips the spec when the control API refuses the body.
+func sendTestMessage(ctx context.Context, s *framework.Spec, id, message string) string {
+	GinkgoHelper()
+	return sendTestBody(ctx, s, id, map[string]any{"message": message})
+}
+
+func sendTestBody(ctx context.Context, s *framework.Spec, id string, body any) string {
+	GinkgoHelper()
+	r, err := s.Control().Call(ctx, http.MethodPost, "/webhooks/"+id+"/test", body)
 	Expect(err).NotTo(HaveOccurred())
+	if body != nil && r.Status == http.StatusBadRequest {
+		Skip("unsupported: the control API does not take a webhook.test message (POST /webhooks/{id}/test answered 400)")
+	}
 	if r.Status == http.StatusNotFound {
 		// The endpoint exists (the spec registered it), so a 404 means the operation is missing.
 		var doc map[string]any
@@ -154,15 +177,30 @@ type deliveryRecord struct {
 }
 
 // quietAt reports whether the delivery gets no further attempt before the clock passes now: it is
-// finished, or its next attempt is scheduled later (control.yaml, Delivery.status).
+// finished, or its next attempt is scheduled later (control.yaml, Delivery.status; a delivery
+// failed on the service's own side stays pending with a later next_attempt_at).
 func (d deliveryRecord) quietAt(now time.Time) bool {
 	switch d.Status {
 	case "delivered", "exhausted", "dropped":
 		return true
-	case "retrying":
+	case "retrying", "pending":
 		return d.NextAttemptAt != nil && d.NextAttemptAt.After(now)
 	}
 	return false
+}
+
+// faultLeft reads the events fault id has left through control (GET /faults); 0 once used up.
+func faultLeft(ctx context.Context, s *framework.Spec, id string) int64 {
+	GinkgoHelper()
+	r, err := s.Control().Call(ctx, http.MethodGet, "/faults", nil)
+	Expect(err).NotTo(HaveOccurred())
+	Expect(r.Status).To(Equal(http.StatusOK), "control GET /faults"+r.Describe())
+	for i := range r.Array("faults") {
+		if r.String(fmt.Sprintf("faults.%d.fault_id", i)) == id {
+			return r.Int(fmt.Sprintf("faults.%d.remaining", i))
+		}
+	}
+	return 0
 }
 
 // history reads every delivery of endpoint hookID from the control API, newest first. ok is false
@@ -324,4 +362,100 @@ func exhaustAll(ctx context.Context, s *framework.Spec, hookID string, ids []str
 	}
 	// The target has recorded the last answers once its history is quiet.
 	settled(ctx, s, hookID)
+}
+
+// admitted is a webhook URL the target was seen to admit, so that a refusal of it changed in one
+// way has that one cause (issue 12 item 6).
+type admitted struct {
+	url  string
+	host string // the hostname mapped through the control API's resolver override; "" when none
+	// how says which URL it is, for failure messages.
+	how string
+}
+
+// https reports whether the admitted URL is an https URL.
+func (a admitted) https() bool { return strings.HasPrefix(a.url, "https://") }
+
+// mappedHost returns a fresh hostname under .test (RFC 6761: never in public DNS).
+func mappedHost() string { return "wh-" + randomHex(12) + ".conformance.test" }
+
+// admittedURL finds a webhook URL the target admits and proves it by registering it with c (and
+// deleting it again): with the control API's resolver override, an https URL on a fresh name mapped
+// to the receiver's loopback address (127.0.0.1); else the receiver's own URL. It skips the spec
+// when the run has neither (no URL known to be admitted, so a refusal could have another cause).
+func admittedURL(ctx context.Context, s *framework.Spec, c *framework.Client) admitted {
+	GinkgoHelper()
+	var tried []string
+	try := func(a admitted) bool {
+		r := c.Post(ctx, "/webhooks", map[string]any{"url": a.url, "events": []string{"credits.low"}}, framework.Invalid())
+		if r.Status != http.StatusCreated {
+			tried = append(tried, fmt.Sprintf("%s (HTTP %d)", a.how, r.Status))
+			return false
+		}
+		c.Delete(ctx, "/webhooks/"+r.String("webhook.webhook_id")).ExpectOK(http.StatusOK)
+		return true
+	}
+	if s.HasControl() {
+		host := mappedHost()
+		if s.TryMapHost(ctx, host, "127.0.0.1") {
+			a := admitted{url: "https://" + host + "/mediaspec-hooks", host: host, how: "an https URL on a name the resolver override maps to 127.0.0.1"}
+			if s.HasReceiver() {
+				if _, u, ok := s.Hooks().NamedURL(host); ok {
+					a.url = u
+				}
+			}
+			if try(a) {
+				return a
+			}
+		} else {
+			tried = append(tried, "no resolver override")
+		}
+	}
+	if s.HasReceiver() {
+		_, u := s.Hooks().NewURL()
+		if a := (admitted{url: u, how: "the receiver's URL"}); try(a) {
+			return a
+		}
+	}
+	Skip("unsupported: no webhook URL this target admits (tried: " + strings.Join(tried, ", ") + "; a receiver the target accepts or the control API's resolver override is needed), so a refusal could have another cause")
+	return admitted{}
+}
+
+// withUserinfo returns raw with a username (and, when password, a password) before its host.
+func withUserinfo(raw string, password bool) string {
+	GinkgoHelper()
+	u, err := url.Parse(raw)
+	Expect(err).NotTo(HaveOccurred())
+	u.User = url.User("user")
+	if password {
+		u.User = url.UserPassword("user", "secret")
+	}
+	return u.String()
+}
+
+// withHost returns raw with its host name replaced by host (an address or a name), its port kept.
+func withHost(raw, host string) string {
+	GinkgoHelper()
+	u, err := url.Parse(raw)
+	Expect(err).NotTo(HaveOccurred())
+	if port := u.Port(); port != "" {
+		u.Host = net.JoinHostPort(host, port)
+	} else {
+		u.Host = host
+	}
+	return u.String()
+}
+
+// padTo returns raw with its path lengthened to exactly n characters in all.
+func padTo(raw string, n int) string {
+	GinkgoHelper()
+	Expect(len(raw)).To(BeNumerically("<", n-1), "the admitted URL is already longer than "+fmt.Sprint(n))
+	return raw + "/" + strings.Repeat("a", n-len(raw)-1)
+}
+
+// must returns the list of a settled history, failing the spec when the endpoint has none.
+func must(list []deliveryRecord, ok bool) []deliveryRecord {
+	GinkgoHelper()
+	Expect(ok).To(BeTrue(), "the endpoint has no delivery history (deleted?)")
+	return list
 }

@@ -3,7 +3,6 @@ package specs
 import (
 	"context"
 	"fmt"
-	"maps"
 	"net/http"
 	"net/url"
 	"strings"
@@ -61,52 +60,92 @@ func webhookSpecs(f *framework.Framework) {
 				Expect(after).To(Equal(before), "registering and deleting cost nothing")
 			})
 
-		// goodURL is a url the target must admit: the receiver's when the target admits it, so
-		// that a refusal can only come from the fault under test; else a public https url, which
-		// may not resolve where the suite runs (then a refusal may have two causes).
-		goodURL := func(s *framework.Spec) (string, bool) {
-			if s.HasReceiver() {
-				_, u := s.Hooks().NewURL()
-				return u, true
-			}
-			return "https://hooks.example.com/mediaspec", false
-		}
-		// refusal registers body (its url "GOOD" replaced by goodURL) and requires 400
-		// invalid_config naming field (ERR-020) when the url is known good or at fault itself.
-		refusal := func(rule, text string, body map[string]any, field string) {
-			f.Rule(rules(rule, "ERR-024", "ERR-020")...).It(text, func(ctx context.Context, s *framework.Spec) {
+		// refusal registers the body change makes from a URL the target admits (admittedURL: the
+		// body {url, events} was seen to answer 201, so the change is the one cause) and requires
+		// 400 invalid_config naming field (ERR-020).
+		ev := []string{"generation.completed"}
+		refusal := func(rule, text string, change func(ctx context.Context, s *framework.Spec, a admitted) map[string]any, field string, needs ...framework.Need) {
+			f.Rule(rules(rule, "ERR-024", "ERR-020")...).Needs(needs...).It(text, func(ctx context.Context, s *framework.Spec) {
 				c := s.FreshClient()
-				u, known := goodURL(s)
-				sent := maps.Clone(body)
-				if sent["url"] == "GOOD" {
-					sent["url"] = u
-				}
-				r := c.Post(ctx, "/webhooks", sent, framework.Invalid())
+				a := admittedURL(ctx, s, c)
+				body := change(ctx, s, a)
+				r := c.Post(ctx, "/webhooks", body, framework.Invalid())
 				if r.Status == http.StatusCreated {
 					c.Delete(ctx, "/webhooks/"+r.String("webhook.webhook_id"))
 				}
+				s.Step(rule, "ERR-024")
 				r.ExpectError(http.StatusBadRequest, "invalid_config")
-				if known || field == "url" {
-					expectField(r, field)
-				}
+				s.Step("ERR-020")
+				expectField(r, field)
 			})
 		}
-		good := "GOOD"
-		ev := []string{"generation.completed"}
-		refusal("WH-008", "an unknown key in the register body answers 400 invalid_config", map[string]any{"url": good, "events": ev, "secret": "mine"}, "secret")
-		refusal("WH-009", "a register body without url answers 400 invalid_config", map[string]any{"events": ev}, "url")
-		refusal("WH-010", "a url over 2048 characters answers 400 invalid_config", map[string]any{"url": "https://hooks.example.com/" + strings.Repeat("a", 2048), "events": ev}, "url")
-		refusal("WH-011", "a plain http url to a public host answers 400 invalid_config", map[string]any{"url": "http://example.com/hooks", "events": ev}, "url")
-		refusal("WH-012", "a url with a username and password answers 400 invalid_config", map[string]any{"url": "https://user:secret@example.com/hooks", "events": ev}, "url")
-		for _, addr := range []string{"10.0.0.1", "192.168.1.1", "169.254.169.254"} {
-			refusal("WH-013", "a url naming the private or local address "+addr+" answers 400 invalid_config", map[string]any{"url": "https://" + addr + "/hooks", "events": ev}, "url")
+		// with returns a change that registers url(a) with ev.
+		with := func(url func(a admitted) string) func(context.Context, *framework.Spec, admitted) map[string]any {
+			return func(_ context.Context, _ *framework.Spec, a admitted) map[string]any {
+				return map[string]any{"url": url(a), "events": ev}
+			}
 		}
-		refusal("WH-014", "a url whose hostname does not resolve answers 400 invalid_config", map[string]any{"url": "https://mediaspec-conformance-" + randomHex(12) + ".invalid/hooks", "events": ev}, "url")
-		refusal("WH-015", "a register body without events answers 400 invalid_config", map[string]any{"url": good}, "events")
-		refusal("WH-015", "an empty events list answers 400 invalid_config", map[string]any{"url": good, "events": []string{}}, "events")
-		refusal("WH-016", "an unknown event name answers 400 invalid_config", map[string]any{"url": good, "events": []string{"generation.started"}}, "events")
-		refusal("WH-017", "webhook.test is not subscribable: 400 invalid_config", map[string]any{"url": good, "events": []string{"webhook.test"}}, "events")
-		refusal("WH-017", "webhook.test is not subscribable beside a subscribable event: 400 invalid_config", map[string]any{"url": good, "events": []string{"credits.low", "webhook.test"}}, "events")
+		body := func(b func(u string) map[string]any) func(context.Context, *framework.Spec, admitted) map[string]any {
+			return func(_ context.Context, _ *framework.Spec, a admitted) map[string]any { return b(a.url) }
+		}
+		refusal("WH-008", "an unknown key in an admitted register body answers 400 invalid_config naming it", body(func(u string) map[string]any {
+			return map[string]any{"url": u, "events": ev, "secret": "mine"}
+		}), "secret")
+		refusal("WH-009", "a register body without url answers 400 invalid_config", body(func(string) map[string]any {
+			return map[string]any{"events": ev}
+		}), "url")
+		refusal("WH-010", "an admitted url lengthened to 2049 characters answers 400 invalid_config", with(func(a admitted) string { return padTo(a.url, 2049) }), "url")
+		f.Rule(rules("WH-010", "ERR-024")...).It("an admitted url lengthened to exactly 2048 characters is still admitted", func(ctx context.Context, s *framework.Spec) {
+			c := s.FreshClient()
+			a := admittedURL(ctx, s, c)
+			u := padTo(a.url, 2048)
+			r := c.Post(ctx, "/webhooks", map[string]any{"url": u, "events": ev}, framework.Invalid())
+			if r.Status == http.StatusCreated {
+				c.Delete(ctx, "/webhooks/"+r.String("webhook.webhook_id")).ExpectOK(http.StatusOK)
+			}
+			Expect(r.Status).To(Equal(http.StatusCreated), "a url of 2048 characters (1 to 2048 are accepted) was refused"+r.Describe())
+		})
+		refusal("WH-011", "an admitted https url changed to plain http answers 400 invalid_config", func(_ context.Context, _ *framework.Spec, a admitted) map[string]any {
+			if !a.https() {
+				Skip("unsupported: the URL this target admits (" + a.how + ") is not https, so no https URL can be changed to http alone; the control API's resolver override or an https receiver URL is needed")
+			}
+			return map[string]any{"url": "http://" + strings.TrimPrefix(a.url, "https://"), "events": ev}
+		}, "url")
+		refusal("WH-012", "an admitted url given a username and password answers 400 invalid_config", with(func(a admitted) string { return withUserinfo(a.url, true) }), "url")
+		refusal("WH-012", "an admitted url given a username alone answers 400 invalid_config", with(func(a admitted) string { return withUserinfo(a.url, false) }), "url")
+		for _, addr := range []string{"10.0.0.1", "192.168.1.1", "169.254.169.254"} {
+			refusal("WH-013", "an admitted url with its host changed to the private or local address "+addr+" answers 400 invalid_config",
+				with(func(a admitted) string { return withHost(a.url, addr) }), "url")
+		}
+		refusal("WH-013", "an admitted url whose hostname now resolves to a private address answers 400 invalid_config", func(ctx context.Context, s *framework.Spec, a admitted) map[string]any {
+			if a.host == "" {
+				Skip("unsupported: the control API has no resolver override, so no admitted hostname can be pointed at a private address")
+			}
+			s.MapHost(ctx, a.host, "10.0.0.1")
+			return map[string]any{"url": a.url, "events": ev}
+		}, "url", framework.Control)
+		refusal("WH-014", "an admitted url whose hostname no longer resolves answers 400 invalid_config", func(ctx context.Context, s *framework.Spec, a admitted) map[string]any {
+			if a.host == "" {
+				// No override: another host, under .invalid (RFC 6761: never resolves).
+				return map[string]any{"url": withHost(a.url, "mediaspec-conformance-"+randomHex(12)+".invalid"), "events": ev}
+			}
+			s.MapHost(ctx, a.host)
+			return map[string]any{"url": a.url, "events": ev}
+		}, "url")
+		events := func(list any) func(context.Context, *framework.Spec, admitted) map[string]any {
+			return body(func(u string) map[string]any {
+				b := map[string]any{"url": u}
+				if list != nil {
+					b["events"] = list
+				}
+				return b
+			})
+		}
+		refusal("WH-015", "an admitted register body without events answers 400 invalid_config", events(nil), "events")
+		refusal("WH-015", "an empty events list answers 400 invalid_config", events([]string{}), "events")
+		refusal("WH-016", "an unknown event name answers 400 invalid_config", events([]string{"generation.started"}), "events")
+		refusal("WH-017", "webhook.test is not subscribable: 400 invalid_config", events([]string{"webhook.test"}), "events")
+		refusal("WH-017", "webhook.test is not subscribable beside a subscribable event: 400 invalid_config", events([]string{"credits.low", "webhook.test"}), "events")
 
 		f.Rule(rules("WH-018", "ERR-024")...).It("description is optional and at most 200 characters", func(ctx context.Context, s *framework.Spec) {
 			c := s.Client()
@@ -176,15 +215,47 @@ func webhookSpecs(f *framework.Framework) {
 			}
 		})
 
-		f.Rule("WH-025").It("the app's webhook actions have no API route", func(ctx context.Context, s *framework.Spec) {
-			id := "wh_" + randomHex(32)
-			c := s.Client()
-			for _, op := range []string{"test", "rotate", "enable", "disable"} {
-				r := c.Post(ctx, "/webhooks/"+id+"/"+op, nil, framework.Invalid())
-				Expect(r.Status).To(BeElementOf(http.StatusNotFound, http.StatusMethodNotAllowed), "POST /webhooks/{id}/"+op+r.Describe())
+		f.Rule("WH-025").It("the app's webhook actions have no API route: probed with the caller's own live endpoint, which stays as it was", func(ctx context.Context, s *framework.Spec) {
+			// A route that exists also answers 404 for an unknown id, so the probes name a live
+			// endpoint of the caller's own: only a missing route answers 404 or 405 for it.
+			c := s.FreshClient()
+			a := admittedURL(ctx, s, c)
+			reg := c.Post(ctx, "/webhooks", map[string]any{"url": a.url, "events": []string{"credits.low"}}).ExpectOK(http.StatusCreated)
+			id := reg.String("webhook.webhook_id")
+			DeferCleanup(func(ctx SpecContext) { c.Delete(ctx, "/webhooks/"+id) })
+			before := hookRow(ctx, c, id)
+			Expect(before).NotTo(BeNil(), "the new endpoint is listed")
+			probe := func(r *framework.Response, what string) {
+				GinkgoHelper()
+				Expect(r.Status).To(BeElementOf(http.StatusNotFound, http.StatusMethodNotAllowed), what+" on a live endpoint of the caller's"+r.Describe())
 			}
-			r := c.Get(ctx, "/webhooks/"+id+"/deliveries", framework.Invalid())
-			Expect(r.Status).To(BeElementOf(http.StatusNotFound, http.StatusMethodNotAllowed), r.Describe())
+			for _, op := range []string{"test", "rotate", "enable", "disable"} {
+				probe(c.Post(ctx, "/webhooks/"+id+"/"+op, nil, framework.Invalid()), "POST /webhooks/{id}/"+op)
+			}
+			probe(c.Get(ctx, "/webhooks/"+id+"/deliveries", framework.Invalid()), "GET /webhooks/{id}/deliveries")
+			probe(c.Get(ctx, "/webhooks/"+id, framework.Invalid()), "GET /webhooks/{id}")
+			probe(c.Do(ctx, http.MethodPatch, "/webhooks/"+id, framework.JSONBody(map[string]any{"status": "disabled"}), framework.Invalid()), "PATCH /webhooks/{id}")
+			after := hookRow(ctx, c, id)
+			Expect(after).To(Equal(before), "a probe changed the endpoint")
+		})
+	})
+
+	Describe("webhooks: no request takes a webhook field", func() {
+		f.Rule(rules("SUBMIT-011", "ERR-024", "ERR-020")...).It("webhook_url and callback_url set to a URL the target admits as an endpoint are refused on a submit with 400 invalid_config naming them", func(ctx context.Context, s *framework.Spec) {
+			// The value is a URL the target admits (a refusal of "x" could be a URL check of a
+			// field that exists): only the field itself is at fault.
+			c := s.FreshClient()
+			a := admittedURL(ctx, s, c)
+			cfg := ttsConfig()
+			_, need := estimateOf(ctx, c, "tts", cfg, nil)
+			for _, key := range []string{"webhook_url", "callback_url"} {
+				body := submitBody("tts", clone(cfg), need, nil)
+				body[key] = a.url
+				r := refuse(ctx, c, body, http.StatusBadRequest, "invalid_config", framework.Invalid())
+				s.Step("ERR-020")
+				expectField(r, key)
+				s.Step()
+			}
 		})
 	})
 
