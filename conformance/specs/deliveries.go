@@ -49,6 +49,7 @@ func deliverySpecs(f *framework.Framework) {
 				atts := attempts(ctx, s, id, 1)
 				for n := 1; n <= 4; n++ {
 					wait := retryWaits[n-1]
+					s.Step("DLV-009", retryRule[n-1])
 					// Not before its delay.
 					s.Advance(ctx, wait.Seconds()*0.8)
 					noMore(ctx, s, h.id, id, n, fmt.Sprintf("attempt %d came before about %s", n+1, wait))
@@ -59,24 +60,31 @@ func deliverySpecs(f *framework.Framework) {
 				// the wall clock on a running service clock, which the interface allows).
 				list, _ := settled(ctx, s, h.id)
 				rec := recordOf(list, id)
+				s.Step("DLV-009")
 				Expect(rec.Attempts).To(HaveLen(5), "the target's history lists the five attempts")
 				for n := 1; n <= 4; n++ {
 					wait := retryWaits[n-1]
+					s.Step(retryRule[n-1])
 					gap := rec.Attempts[n].SentAt.Sub(rec.Attempts[n-1].SentAt)
 					Expect(gap).To(BeNumerically(">=", wait*8/10), fmt.Sprintf("attempt %d came %s after attempt %d", n+1, gap, n))
 					Expect(gap).To(BeNumerically("<=", wait*12/10), fmt.Sprintf("attempt %d came %s after attempt %d", n+1, gap, n))
 				}
 				var created string
 				for i, a := range atts {
+					s.Step("RECV-003")
 					checkAttempt(a, h.secret)
+					s.Step("DLV-004")
 					Expect(a.DeliveryID).To(Equal(id), "webhook-id is the same on every retry")
+					s.Step("RECV-003")
 					Expect(a.Verdict.Accepted()).To(BeTrue(), fmt.Sprintf("attempt %d: %s %s (its timestamp must be within 5 minutes of the service clock)", i+1, a.Verdict, a.Detail))
+					s.Step("EVT-017")
 					var env map[string]any
 					Expect(json.Unmarshal(a.Body, &env)).To(Succeed())
 					if i == 0 {
 						created = env["created_at"].(string)
 					}
 					Expect(env["created_at"]).To(Equal(created), "created_at is the same on every retry")
+					s.Step("DLV-005")
 					if i > 0 {
 						// Hours of service time lie between two attempts; on a running clock a target
 						// that stamps the wall clock may send two within one second.
@@ -88,9 +96,11 @@ func deliverySpecs(f *framework.Framework) {
 					}
 				}
 				// Exhausted: never sent again, even once the endpoint answers 2XX.
+				s.Step("DLV-018")
 				s.Hooks().Behave(h.path, nil)
 				s.Advance(ctx, (24 * time.Hour).Seconds())
 				noMore(ctx, s, h.id, id, 5, "an exhausted delivery was sent again")
+				s.Step("DLV-019")
 				next := sendTest(ctx, s, h.id)
 				attempts(ctx, s, next, 1)
 				noMore(ctx, s, h.id, id, 5, "an exhausted delivery was replayed after a 2XX")
@@ -203,6 +213,7 @@ func deliverySpecs(f *framework.Framework) {
 					}
 					return ids
 				}
+				s.Step("DLV-021", "DLV-027")
 				exhaustAll(ctx, s, h.id, send(2))
 				st, n := hookStatus(ctx, c, h.id)
 				Expect([]any{st, n}).To(Equal([]any{"active", int64(2)}), "after 2 exhausted deliveries (failing needs 3)")
@@ -210,12 +221,14 @@ func deliverySpecs(f *framework.Framework) {
 				st, n = hookStatus(ctx, c, h.id)
 				Expect([]any{st, n}).To(Equal([]any{"failing", int64(3)}), "after 3 exhausted deliveries")
 				// Still receives events; a failed attempt still being retried leaves the count alone.
+				s.Step("DLV-021", "DLV-027")
 				pending := send(1)
 				attempts(ctx, s, pending[0], 1)
 				settled(ctx, s, h.id)
 				st, n = hookStatus(ctx, c, h.id)
 				Expect([]any{st, n}).To(Equal([]any{"failing", int64(3)}), "a failed attempt that is still retried")
 				// A 2XX: failing -> active, count 0.
+				s.Step("DLV-024")
 				s.Hooks().Behave(h.path, nil)
 				s.Advance(ctx, retryWaits[0].Seconds()*1.1)
 				attempts(ctx, s, pending[0], 2)
@@ -223,6 +236,7 @@ func deliverySpecs(f *framework.Framework) {
 				st, n = hookStatus(ctx, c, h.id)
 				Expect([]any{st, n}).To(Equal([]any{"active", int64(0)}), "a 2XX moves a failing endpoint back")
 				// Active with one exhausted delivery, then a 2XX: count back to 0.
+				s.Step("DLV-025")
 				s.Hooks().Behave(h.path, receiver.Always(http.StatusInternalServerError))
 				exhaustAll(ctx, s, h.id, send(1))
 				st, n = hookStatus(ctx, c, h.id)
@@ -233,6 +247,7 @@ func deliverySpecs(f *framework.Framework) {
 				st, n = hookStatus(ctx, c, h.id)
 				Expect([]any{st, n}).To(Equal([]any{"active", int64(0)}), "a 2XX resets an active endpoint's count")
 				// 20 in a row: disabled, and then it receives nothing.
+				s.Step("DLV-022")
 				s.Hooks().Behave(h.path, receiver.Always(http.StatusInternalServerError))
 				exhaustAll(ctx, s, h.id, send(19))
 				st, n = hookStatus(ctx, c, h.id)
@@ -248,6 +263,7 @@ func deliverySpecs(f *framework.Framework) {
 				Expect(err).NotTo(HaveOccurred(), "the witness endpoint got no credits.low")
 				nothingFor(ctx, s, h.id, receiver.Match{Type: "credits.low", Path: h.path}, "a disabled endpoint received an event")
 				// Only the app (control) re-enables; the disabled time is not replayed.
+				s.Step("DLV-026", "DLV-023")
 				en := controlHook(ctx, s, h.id, "enable")
 				Expect(en["status"]).To(Equal("active"))
 				s.Advance(ctx, (15 * time.Hour).Seconds())
@@ -399,6 +415,9 @@ func deliverySpecs(f *framework.Framework) {
 
 }
 
+// retryRule is the rule of the wait before attempts 2 to 5 (retryWaits).
+var retryRule = []string{"DLV-014", "DLV-015", "DLV-016", "DLV-017"}
+
 // generationEventSpecs registers the specs of events that need a generation (they spend credits); deliverySpecs calls it inside its container.
 func generationEventSpecs(f *framework.Framework) {
 	f.Rule("EVT-001", "EVT-011", "EVT-013", "EVT-016", "EVT-018", "EVT-019", "EVT-020", "EVT-021", "EVT-022", "EVT-023", "EVT-024", "EVT-025",
@@ -470,7 +489,7 @@ func generationEventSpecs(f *framework.Framework) {
 			h := registerHook(ctx, s, sp.c, "generation.completed", "generation.failed")
 			d := textCapability(ctx, sp.c)
 			if namesUpload(objectAt(d, "example_config")) {
-				Skip("unsupported: the text capability's example_config needs an upload")
+				s.Lacks("a text capability whose example_config needs no upload (EVT-019, EVT-022 for text results unverified)")
 			}
 			j := submit(ctx, s, sp.c, d.String("capability_id"), cheapConfig(d), nil)
 			w := s.Finish(ctx, sp.c, j.id)

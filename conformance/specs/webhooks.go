@@ -26,26 +26,35 @@ func webhookSpecs(f *framework.Framework) {
 				Expect(err).NotTo(HaveOccurred())
 				sent := strings.ToUpper(parsed.Scheme) + "://" + strings.ToUpper(parsed.Host) + parsed.Path
 				events := []string{"generation.failed", "generation.completed"}
+				s.Step("WH-001")
 				r := c.Post(ctx, "/webhooks", map[string]any{"url": sent, "events": events, "description": "conformance"}).ExpectOK(http.StatusCreated)
 				Expect(r.Header.Get("Location")).To(BeEmpty(), "the registration answer has no Location"+r.Describe())
 				secret := r.String("secret")
+				s.Step("WH-002")
 				Expect(secret).To(MatchRegexp(secretPattern.String()), r.Describe())
 				wh := objectAt(r, "webhook")
+				s.Step("WH-004", "ID-008")
 				checkHookRow(r, wh, "webhook")
 				id := wh["webhook_id"].(string)
 				DeferCleanup(func(ctx SpecContext) { c.Delete(ctx, "/webhooks/"+id) })
+				s.Step("WH-005")
 				Expect(wh["status"]).To(Equal("active"), r.Describe())
 				Expect(intField(r, wh, "consecutive_failures", "webhook")).To(BeZero(), r.Describe())
+				s.Step("WH-004")
 				Expect(wh["description"]).To(Equal("conformance"), r.Describe())
+				s.Step("WH-007")
 				Expect(stringList(r, wh, "events", "webhook")).To(Equal(events), "events echoes the names as registered"+r.Describe())
+				s.Step("WH-006")
 				stored, err := url.Parse(wh["url"].(string))
 				Expect(err).NotTo(HaveOccurred(), r.Describe())
 				Expect(stored.Scheme).To(Equal(strings.ToLower(parsed.Scheme)), r.Describe())
 				Expect(stored.Hostname()).To(Equal(strings.ToLower(parsed.Hostname())), r.Describe())
 				Expect(stored.Path).To(Equal(path), r.Describe())
 
+				s.Step("WH-003")
 				lr, rows := listHooks(ctx, c)
 				Expect(strings.Contains(string(lr.Body), secret)).To(BeFalse(), "GET /webhooks carries the secret"+lr.Describe())
+				s.Step("WH-004", "ID-008")
 				found := false
 				for i, row := range rows {
 					checkHookRow(lr, row, fmt.Sprintf("webhooks[%d]", i))
@@ -54,8 +63,10 @@ func webhookSpecs(f *framework.Framework) {
 					}
 				}
 				Expect(found).To(BeTrue(), "the new endpoint is listed"+lr.Describe())
+				s.Step("WH-003")
 				d := c.Delete(ctx, "/webhooks/"+id).ExpectOK(http.StatusOK)
 				Expect(strings.Contains(string(d.Body), secret)).To(BeFalse(), "the delete answer carries the secret"+d.Describe())
+				s.Step("CORE-008")
 				after, _ := balanceOf(ctx, c)
 				Expect(after).To(Equal(before), "registering and deleting cost nothing")
 			})
