@@ -330,6 +330,8 @@ func TestDifferentSubmitWhileInFlight(t *testing.T) {
 		t.Fatalf("want submission_in_flight, got %v", a.body)
 	}
 	e.want(map[string]int{}) // a first refusal is how a client learns the slot is taken
+	e.api("POST", "/generations", other("Second script.")) // the same call retried (retryable): allowed
+	e.want(map[string]int{})
 	e.api("POST", "/generations", other("Third script."))
 	e.want(map[string]int{"CLIENT-004": 1})
 	e.finish()
@@ -535,6 +537,13 @@ func TestStateChangesAndFinalizeAreNotRepeats(t *testing.T) {
 	}
 	for range 2 {
 		e.api("POST", "/uploads/ast_0123456789abcdef0123456789abcdef/finalize", "")
+	}
+	// a refusal that depends on the balance, not the request, may be repeated (after a top-up)
+	e.control("POST", "/workspaces/"+e.control("GET", "/state", "").str("default_workspace_id")+"/credits", `{"delta":-10000}`)
+	for range 2 {
+		if a := e.api("POST", "/generations", fmt.Sprintf(ttsSubmit, 4)); a.str("error", "code") != "insufficient_credits" {
+			t.Fatalf("want insufficient_credits, got %v", a.body)
+		}
 	}
 	e.want(map[string]int{})
 }
