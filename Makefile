@@ -13,7 +13,7 @@ all: lint test
 ## test: go vet, then every test with the race detector (the conformance suite runs against the
 ## in-process mock as part of it).
 test: vet
-	$(GO) test -race -count=1 $(PKGS)
+	$(GO) test -race -count=1 -timeout 30m $(PKGS)
 
 vet:
 	$(GO) vet $(PKGS)
