@@ -241,6 +241,9 @@ func runProcs(ctx context.Context, cfg Config, opts Options, stdout, stderr io.W
 	if l := cfg.ReceiverListen; l != "" && l != "off" && !strings.HasSuffix(l, ":0") {
 		return Summary{}, &framework.SetupError{Msg: fmt.Sprintf("--receiver-listen %s is one address and --procs %d starts a receiver per process: leave it unset (each takes a free port) or end it in :0", l, cfg.Procs)}
 	}
+	if cfg.ReceiverPublicURL != "" {
+		return Summary{}, &framework.SetupError{Msg: fmt.Sprintf("--receiver-url names one receiver and --procs %d starts one per process, each on its own port: leave it unset, or run one process", cfg.Procs)}
+	}
 	s, err := NewSuite(ctx, cfg)
 	if err != nil {
 		return Summary{}, err

@@ -129,6 +129,12 @@ func TestCheckProcsKeySets(t *testing.T) {
 	if exitCode(err) != 2 {
 		t.Errorf("one key set given twice counts once: %v (exit %d)", err, exitCode(err))
 	}
+	for _, flag := range [][]string{{"--receiver-listen", "127.0.0.1:18650"}, {"--receiver-url", "https://hooks.example.test"}} {
+		_, _, err = run(t, append(append([]string{"check", "--procs", "2", "--key-set", info.KeySets[1].String()}, flag...), base...)...)
+		if exitCode(err) != 2 || !strings.Contains(fmt.Sprint(err), flag[0]) {
+			t.Errorf("%s with --procs: %v (exit %d)", flag[0], err, exitCode(err))
+		}
+	}
 
 	wrong := "sk_live_" + strings.Repeat("Z", 40) + "," + info.KeySets[1].ReadKey + "," + info.KeySets[1].OtherKey
 	out, code := checkInHelper(t, append([]string{"--procs", "2", "--key-set", wrong}, base...)...)
