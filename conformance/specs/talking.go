@@ -72,9 +72,11 @@ func talkingFlowSpecs(f *framework.Framework) {
 
 			f.Rule("TALK-018", "LINK-007", "LINK-002").Needs(framework.Spends).It("1. tts speaks the script (emotion tags accepted) in the voice; the file is a WAV", func(ctx context.Context, s *framework.Spec) {
 				Expect(ttsDone).NotTo(BeNil(), "the setup did not run")
+				s.Step("TALK-018")
 				Expect(ttsDone.String("generation.status")).To(Equal("completed"), ttsDone.Describe())
 				r := readGen(ctx, sp.c, ttsID)
 				checkCompleted(r, "generation")
+				s.Step("LINK-002", "LINK-007")
 				expectWAV(s.FetchLink(ctx, r.String("generation.outputs.0.url")))
 			})
 
@@ -86,15 +88,21 @@ func talkingFlowSpecs(f *framework.Framework) {
 					GinkgoHelper()
 					return refuse(ctx, sp.c, submitBody("actor_ultra", u["config"].(map[string]any), maxCredits, u["extra"].(map[string]any)), status, code)
 				}
+				s.Step(rules("TALK-005")...)
 				send(ultra(script+" And more.", nil), need*2, http.StatusBadRequest, "invalid_config")
+				s.Step(rules("TALK-006")...)
 				send(ultra(script, map[string]any{"voice_id": otherVoice}), need, http.StatusBadRequest, "invalid_config")
+				s.Step(rules("TALK-007")...)
 				both := ultra(script, map[string]any{"voice_id": otherVoice})
 				both["config"].(map[string]any)["voiceId"] = voice
 				send(both, need, http.StatusBadRequest, "invalid_config")
+				s.Step(rules("TALK-010", "ERR-020")...)
 				aspect := ultra(script, nil)
 				aspect["config"].(map[string]any)["aspect_ratio"] = "9:16"
 				expectField(send(aspect, need, http.StatusBadRequest, "invalid_config"), "config.aspect_ratio")
+				s.Step(rules("VAR-011", "ERR-020")...)
 				expectField(send(ultra(script, map[string]any{"variants": 2}), need*2, http.StatusBadRequest, "invalid_config"), "variants")
+				s.Step(rules("SUBMIT-035", "ERR-029")...)
 				send(ultra(script, map[string]any{"actor_id": "act_" + randomHex(32)}), need, http.StatusNotFound, "not_found")
 			})
 
@@ -111,10 +119,13 @@ func talkingFlowSpecs(f *framework.Framework) {
 				Expect(ttsID).NotTo(BeEmpty(), "the tts step did not finish")
 				u := ultra(script, nil)
 				j := submit(ctx, s, sp.c, "actor_ultra", u["config"].(map[string]any), u["extra"].(map[string]any))
+				s.Step("TALK-001")
 				Expect(j.r.String("output_kind")).To(Equal("video"), j.r.Describe())
 				s.Finish(ctx, sp.c, j.id)
 				r := readGen(ctx, sp.c, j.id)
+				s.Step("GEN-007")
 				checkCompleted(r, "generation")
+				s.Step("LINK-007")
 				expectMP4(s.FetchLink(ctx, r.String("generation.outputs.0.url")))
 			})
 
