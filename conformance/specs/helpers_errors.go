@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -65,6 +66,17 @@ func expectField(r *framework.Response, field string) {
 	}
 	name := field[strings.LastIndex(field, ".")+1:]
 	Expect(r.String("error.message")).To(ContainSubstring(name), "the refusal names the field at fault (no error.field, so in error.message)"+r.Describe())
+}
+
+// expectFieldOrItem is expectField for a field whose items are checked one by one: error.field may
+// name the field or an item or key inside it (config.reference_images or config.reference_images[0]).
+func expectFieldOrItem(r *framework.Response, field string) {
+	GinkgoHelper()
+	if v, has := r.Lookup("error.field"); has && v != nil {
+		Expect(v).To(MatchRegexp(`^`+regexp.QuoteMeta(field)+`(\[\d+\]|\.[A-Za-z0-9_]+)*$`), "the refusal names the field at fault (or an item of it) in error.field"+r.Describe())
+		return
+	}
+	expectField(r, field)
 }
 
 // expectAssetIDs checks the refusal names id in error.asset_ids.

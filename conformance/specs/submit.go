@@ -133,10 +133,13 @@ func submitBodySpecs(f *framework.Framework) {
 			expectField(refuse(ctx, rc.client(), submitBody(id, cfg, need, nil), http.StatusBadRequest, "invalid_config"), "config."+req[0].(string))
 		})
 
-		f.Rule(rules("SUBMIT-027", "SUBMIT-028", "ERR-024")...).It("file fields: tools take plain id arrays, image models take {assetId, alias, role} objects; the other form is 400", func(ctx context.Context, s *framework.Spec) {
+		f.Rule(rules("SUBMIT-027", "SUBMIT-028", "ERR-024", "ERR-020")...).Needs(framework.Uploads).It("file fields: tools take plain id arrays, image models take {assetId, alias, role} objects; the other form is 400", func(ctx context.Context, s *framework.Spec) {
 			rc := &rotating{s: s}
 			c := s.Client()
 			checked := 0
+			// Each refusal is an accepted config (real uploads of the caller, max_credits from
+			// its estimate) whose one file field is sent in the other form, naming the same files.
+			var image string
 			for _, row := range catalogue(ctx, c) {
 				if row["status"] != "available" {
 					continue
@@ -155,14 +158,26 @@ func submitBodySpecs(f *framework.Framework) {
 					}
 					cfg := clone(objectAt(d, "example_config"))
 					switch {
-					case cat == "tool" && items["type"] == "string":
-						cfg[name] = []any{map[string]any{"assetId": "ast_" + randomHex(32), "alias": "file1"}}
-						refuse(ctx, rc.client(), submitBody(d.String("capability_id"), cfg, 100, nil), http.StatusBadRequest, "invalid_config")
+					case checked&1 == 0 && cat == "tool" && items["type"] == "string":
+						ready, ok := withSampleUploads(ctx, s, c, props, cfg)
+						ids, _ := ready[name].([]any)
+						if !ok || len(ids) == 0 {
+							continue
+						}
+						_, need := estimateOf(ctx, c, d.String("capability_id"), ready, nil)
+						ready[name] = []any{map[string]any{"assetId": ids[0], "alias": "file1"}}
+						s.Step("SUBMIT-027", "ERR-020")
+						expectFieldOrItem(refuse(ctx, rc.client(), submitBody(d.String("capability_id"), ready, need, nil), http.StatusBadRequest, "invalid_config"), "config."+name)
 						checked |= 1
-					case cat == "image" && items["type"] == "object" && !namesUpload(cfg):
+					case checked&2 == 0 && cat == "image" && items["type"] == "object" && !namesUpload(cfg):
 						_, need := estimateOf(ctx, c, d.String("capability_id"), cfg, nil)
-						cfg[name] = []any{"ast_" + randomHex(32)}
-						refuse(ctx, rc.client(), submitBody(d.String("capability_id"), cfg, need, nil), http.StatusBadRequest, "invalid_config")
+						if image == "" {
+							fx, data := fixtures.Get("image.png")
+							image, _ = uploadClean(ctx, s, c, fx.Name, fx.ContentType, data)
+						}
+						cfg[name] = []any{image}
+						s.Step("SUBMIT-028", "ERR-020")
+						expectFieldOrItem(refuse(ctx, rc.client(), submitBody(d.String("capability_id"), cfg, need, nil), http.StatusBadRequest, "invalid_config"), "config."+name)
 						checked |= 2
 					}
 				}
@@ -170,8 +185,11 @@ func submitBodySpecs(f *framework.Framework) {
 					break
 				}
 			}
-			if checked == 0 {
-				s.Lacks("no available tool or image model has a file field: SUBMIT-027 and SUBMIT-028 are left unverified")
+			if checked&1 == 0 {
+				s.Lacks("no available tool has a plain id array file field the suite can fill: SUBMIT-027 is left unverified")
+			}
+			if checked&2 == 0 {
+				s.Lacks("no available image model has a file object array field: SUBMIT-028 is left unverified")
 			}
 		})
 
