@@ -143,7 +143,9 @@ func authenticationSpecs(f *framework.Framework) {
 			c := s.Client()
 			for _, path := range []string{"/generations/gen_" + randomHex(32), "/batches/bg_" + randomHex(32), "/assets/ast_" + randomHex(32), "/workflow-runs/wfr_" + randomHex(32)} {
 				// The route is a keyed operation, not a catch-all: without a key it answers 401.
+				s.Step("AUTH-001")
 				s.Anonymous().Get(ctx, path).ExpectError(http.StatusUnauthorized, "not_authorized")
+				s.Step("ERR-029")
 				r := c.Get(ctx, path).ExpectError(http.StatusNotFound, "not_found")
 				noKeyIn(r, c.Key())
 			}

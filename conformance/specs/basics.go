@@ -118,7 +118,9 @@ func descriptionSpecs(f *framework.Framework) {
 		})
 
 		f.Rule("VER-002", "AUTH-001").It("GET /openapi.json needs a key and accepts a read-only key", func(ctx context.Context, s *framework.Spec) {
+			s.Step("VER-002", "AUTH-001")
 			s.Anonymous().Get(ctx, "/openapi.json").ExpectError(http.StatusUnauthorized, "not_authorized")
+			s.Step("VER-002")
 			r := s.ReadClient().Get(ctx, "/openapi.json").ExpectStatus(http.StatusOK)
 			Expect(r.String("info.version")).To(Equal("1.2.0"), r.Describe())
 		})
