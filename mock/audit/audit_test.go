@@ -329,7 +329,7 @@ func TestDifferentSubmitWhileInFlight(t *testing.T) {
 	if a := e.api("POST", "/generations", other("Second script.")); a.str("error", "code") != "submission_in_flight" {
 		t.Fatalf("want submission_in_flight, got %v", a.body)
 	}
-	e.want(map[string]int{}) // a first refusal is how a client learns the slot is taken
+	e.want(map[string]int{})                               // a first refusal is how a client learns the slot is taken
 	e.api("POST", "/generations", other("Second script.")) // the same call retried (retryable): allowed
 	e.want(map[string]int{})
 	e.api("POST", "/generations", other("Third script."))
