@@ -1,8 +1,10 @@
 package wrongservers
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"net/http"
+	"strings"
 )
 
 var catalogueServers = []Server{
@@ -54,5 +56,57 @@ var catalogueServers = []Server{
 				r.URL.RawQuery = q.Encode()
 			}
 		}),
+	},
+	{
+		Name: "est-seconds-always", Rules: []string{"EST-005"},
+		Mistake: "seconds is sent on every estimate, 0 for images",
+		API: docs(estimate, success, func(_ *http.Request, _ *answer, d map[string]any) {
+			if _, ok := d["seconds"]; !ok {
+				d["seconds"] = json.Number("0")
+			}
+		}),
+	},
+	{
+		Name: "est-clamps-count", Rules: []string{"EST-013"},
+		Mistake: "config.count above the ceiling is clamped to 4 and priced",
+		API: rewriteBody(estimate, func(d map[string]any) bool {
+			c := obj(d, "config")
+			if n, ok := intOf(c["count"]); ok && n > 4 {
+				c["count"] = json.Number("4")
+				return true
+			}
+			return false
+		}),
+	},
+	{
+		Name: "cap-cursor-not-trimmed", Rules: []string{"CAP-010"},
+		Mistake: "a cursor with surrounding spaces names no capability, so the list restarts",
+		API: query(capabilityList, func(q map[string][]string) bool {
+			c := strings.Join(q["cursor"], "")
+			if c != "" && strings.TrimSpace(c) != c {
+				delete(q, "cursor")
+				return true
+			}
+			return false
+		}),
+	},
+	{
+		Name: "cap-next-cursor-opaque", Rules: []string{"CAP-017"},
+		Mistake: "next_cursor is an opaque base64 token, not the last row's capability_id",
+		API: chainWraps(
+			query(capabilityList, func(q map[string][]string) bool {
+				b, err := base64.RawURLEncoding.DecodeString(strings.Join(q["cursor"], ""))
+				if err != nil || len(b) == 0 {
+					return false
+				}
+				q["cursor"] = []string{string(b)}
+				return true
+			}),
+			docs(capabilityList, success, func(_ *http.Request, _ *answer, d map[string]any) {
+				if c, ok := d["next_cursor"].(string); ok && c != "" {
+					d["next_cursor"] = base64.RawURLEncoding.EncodeToString([]byte(c))
+				}
+			}),
+		),
 	},
 }

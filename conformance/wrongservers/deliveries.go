@@ -270,4 +270,38 @@ var deliveryServers = []Server{
 			})
 		},
 	},
+	{
+		Name: "dlv-text-plain", Rules: []string{"DLV-001"},
+		Mistake: "deliveries are sent as text/plain",
+		Hooks: requests(func(*http.Request) bool { return true }, func(_ *Env, r *http.Request) {
+			r.Header.Set("Content-Type", "text/plain; charset=utf-8")
+		}),
+	},
+	{
+		Name: "evt-batch-ids-empty-strings", Rules: []string{"EVT-024"},
+		Mistake: "batch_group_id and batch_index are \"\" and 0 instead of null outside a batch",
+		Hooks: payload(func(_, data map[string]any) {
+			if data != nil && data["generation_id"] != nil && data["batch_group_id"] == nil {
+				data["batch_group_id"], data["batch_index"] = "", json.Number("0")
+			}
+		}),
+	},
+	{
+		Name: "evt-no-purpose", Rules: []string{"EVT-021"},
+		Mistake: "generation event data leaves out purpose",
+		Hooks: payload(func(_, data map[string]any) {
+			if data != nil && data["generation_id"] != nil {
+				delete(data, "purpose")
+			}
+		}),
+	},
+	{
+		Name: "dlv-body-id-differs", Rules: []string{"DLV-003", "ID-009"},
+		Mistake: "the envelope id is the event id, not the delivery id the webhook-id header carries",
+		Hooks: payload(func(v, _ map[string]any) {
+			if id, ok := v["id"].(string); ok {
+				v["id"] = "evt_" + strings.TrimPrefix(id, "whd_")
+			}
+		}),
+	},
 }

@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"crypto/rand"
 	"encoding/base64"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -65,5 +67,29 @@ func TestResignedPayloadVerifies(t *testing.T) {
 				t.Errorf("verdict %s (%s), want verified %v", atts[0].Verdict, atts[0].Detail, tc.verify)
 			}
 		})
+	}
+}
+
+// TestCaptureRemembersSecrets: the proxy learns each registered endpoint's secret (by receiver
+// path) and each issued key's scopes, reading the request before the mock consumes it.
+func TestCaptureRemembersSecrets(t *testing.T) {
+	mock := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.ReadAll(r.Body) // the mock consumes the body
+		w.WriteHeader(http.StatusCreated)
+		if strings.HasSuffix(r.URL.Path, "/keys") {
+			_, _ = w.Write([]byte(`{"ok":true,"key":"sk_live_r","scopes":["read"]}`))
+			return
+		}
+		_, _ = w.Write([]byte(`{"ok":true,"secret":"whsec_abc"}`))
+	})
+	env := &Env{}
+	h := capture(env, mock)
+	h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodPost, "/api/v1/webhooks", strings.NewReader(`{"url":"http://127.0.0.1:9/hooks/x","events":["credits.low"]}`)))
+	h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodPost, "/_control/v1/workspaces/ws_1/keys", strings.NewReader(`{"scopes":["read"]}`)))
+	if s, ok := env.Secret("/hooks/x"); !ok || s != "whsec_abc" {
+		t.Errorf("secret of /hooks/x: %q %v, want whsec_abc", s, ok)
+	}
+	if !env.readOnly("sk_live_r") {
+		t.Error("sk_live_r is not known as a read-only key")
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // apiPrefix is the mock's API root path; routes below are matched on the path after it.
@@ -227,4 +228,86 @@ func setHeader(m matcher, status int, name, value string) Wrap {
 			a.header.Set(name, value)
 		}
 	})
+}
+
+// filesRoute matches file links (served by the mock outside /api/v1, through the proxy).
+func filesRoute(r *http.Request) bool { return strings.HasPrefix(r.URL.Path, "/files/") }
+
+// rewriteBody changes the JSON object body of matching requests.
+func rewriteBody(m matcher, edit func(d map[string]any) bool) Wrap {
+	return requests(m, func(_ *Env, r *http.Request) {
+		d, ok := decodeObject(requestBody(r))
+		if !ok || !edit(d) {
+			return
+		}
+		if b, err := json.Marshal(d); err == nil {
+			setRequestBody(r, b)
+		}
+	})
+}
+
+// chainWraps applies wraps in order, the first outermost.
+func chainWraps(ws ...Wrap) Wrap {
+	return func(env *Env, next http.Handler) http.Handler {
+		for i := len(ws) - 1; i >= 0; i-- {
+			next = ws[i](env, next)
+		}
+		return next
+	}
+}
+
+var (
+	batchRoute   = route(http.MethodGet, "/batches/[^/]+")
+	runRoute     = route(http.MethodGet, "/workflow-runs/[^/]+")
+	balanceRoute = route(http.MethodGet, "/credits/balance")
+	estimate     = route(http.MethodPost, "/estimates")
+)
+
+// query changes the query of matching requests; edit reports whether it changed anything.
+func query(m matcher, edit func(q map[string][]string) bool) Wrap {
+	return requests(m, func(_ *Env, r *http.Request) {
+		q := r.URL.Query()
+		if edit(q) {
+			r.URL.RawQuery = q.Encode()
+		}
+	})
+}
+
+// memo is a small concurrency-safe map for wrong servers that remember.
+type memo[V any] struct {
+	mu sync.Mutex // guards m
+	m  map[string]V
+}
+
+func (c *memo[V]) get(k string) (V, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	v, ok := c.m[k]
+	return v, ok
+}
+
+func (c *memo[V]) put(k string, v V) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil {
+		c.m = map[string]V{}
+	}
+	c.m[k] = v
+}
+
+// exchanges changes the answers of matching calls knowing the JSON request body the mock saw (nil
+// when it was not a JSON object).
+func exchanges(m matcher, edit func(env *Env, req map[string]any, a *answer)) Wrap {
+	return func(env *Env, next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if !m(r) {
+				next.ServeHTTP(w, r)
+				return
+			}
+			req, _ := decodeObject(requestBody(r)) // before the mock reads it
+			a := serve(next, r)
+			edit(env, req, a)
+			a.send(w)
+		})
+	}
 }

@@ -154,4 +154,41 @@ var errorServers = []Server{
 			a.header.Set("Access-Control-Allow-Origin", "*")
 		}),
 	},
+	{
+		Name: "err-in-flight-without-job", Rules: []string{"ERR-015", "SUBMIT-018"},
+		Mistake: "submission_in_flight does not say which job holds the slot (no in_flight)",
+		API: errorsWith(submitRoute, "submission_in_flight", func(_ *http.Request, _ *answer, e map[string]any) {
+			delete(e, "in_flight")
+		}),
+	},
+	{
+		Name: "err-internal-final", Rules: []string{"ERR-039", "ERR-005"},
+		Mistake: "internal_error says retryable false",
+		API:     retryable("internal_error", false),
+	},
+	{
+		Name: "err-pricing-unavailable-500", Rules: []string{"ERR-042"},
+		Mistake: "pricing_unavailable is answered with HTTP 500",
+		API:     status("pricing_unavailable", http.StatusInternalServerError),
+	},
+	{
+		Name: "err-moderation-blocked-400", Rules: []string{"ERR-035"},
+		Mistake: "moderation_blocked is answered with HTTP 400",
+		API:     status("moderation_blocked", http.StatusBadRequest),
+	},
+	{
+		Name: "err-quota-retryable", Rules: []string{"ERR-037", "ERR-005"},
+		Mistake: "quota_exceeded says retryable true (treated like rate_limited)",
+		API:     retryable("quota_exceeded", true),
+	},
+	{
+		Name: "err-workspace-gone-404", Rules: []string{"ERR-034", "AUTH-021"},
+		Mistake: "workspace_unavailable is answered with HTTP 404",
+		API:     status("workspace_unavailable", http.StatusNotFound),
+	},
+	{
+		Name: "err-capability-unavailable-400", Rules: []string{"ERR-028"},
+		Mistake: "capability_unavailable is answered with HTTP 400",
+		API:     status("capability_unavailable", http.StatusBadRequest),
+	},
 }

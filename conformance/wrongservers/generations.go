@@ -39,26 +39,13 @@ var generationServers = []Server{
 	{
 		Name: "submit-holds-max-credits", Rules: []string{"SUBMIT-007"},
 		Mistake: "credits_held echoes max_credits instead of the padded hold",
-		API: func(env *Env, next http.Handler) http.Handler {
-			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				if !submitRoute(r) {
-					next.ServeHTTP(w, r)
-					return
-				}
-				var body struct {
-					MaxCredits json.Number `json:"max_credits"`
-				}
-				_ = json.Unmarshal(requestBody(r), &body)
-				a := serve(next, r)
-				if d, ok := a.doc(); ok && a.status == http.StatusCreated && body.MaxCredits != "" {
-					if c := obj(d, "credits"); c != nil {
-						c["credits_held"] = body.MaxCredits
-						a.setDoc(d)
-					}
-				}
-				a.send(w)
-			})
-		},
+		API: exchanges(submitRoute, func(_ *Env, req map[string]any, a *answer) {
+			d, ok := a.doc()
+			if c := obj(d, "credits"); ok && a.status == http.StatusCreated && c != nil && req["max_credits"] != nil {
+				c["credits_held"] = req["max_credits"]
+				a.setDoc(d)
+			}
+		}),
 	},
 	{
 		Name: "submit-replay-true", Rules: []string{"SUBMIT-005"},
@@ -233,5 +220,167 @@ var generationServers = []Server{
 				d["status"] = "partial"
 			}
 		}),
+	},
+	{
+		Name: "batch-variants-finished-early", Rules: []string{"BATCH-007"},
+		Mistake: "variants_finished counts every sibling, running or not",
+		API: docs(batchRoute, success, func(_ *http.Request, _ *answer, d map[string]any) {
+			d["variants_finished"] = d["variants"]
+		}),
+	},
+	{
+		Name: "batch-outputs-first-sibling", Rules: []string{"BATCH-008"},
+		Mistake: "outputs_delivered is the first sibling's, not the sum",
+		API: docs(batchRoute, success, func(_ *http.Request, _ *answer, d map[string]any) {
+			if n, ok := intOf(d["outputs_delivered"]); ok && n > 1 {
+				d["outputs_delivered"] = json.Number("1")
+			}
+		}),
+	},
+	{
+		Name: "batch-wallet-in-credits", Rules: []string{"BATCH-010"},
+		Mistake: "the batch credits carry wallet_balance (the read answer's object reused)",
+		API: docs(batchRoute, success, func(_ *http.Request, _ *answer, d map[string]any) {
+			if c := obj(d, "credits"); c != nil {
+				c["wallet_balance"] = json.Number("1000")
+			}
+		}),
+	},
+	{
+		Name: "gen-age-from-wait", Rules: []string{"GEN-034"},
+		Mistake: "age_seconds counts from the start of the wait call, like waited_seconds",
+		API: docs(waitRoute, success, func(_ *http.Request, _ *answer, d map[string]any) {
+			d["age_seconds"] = d["waited_seconds"]
+		}),
+	},
+	{
+		Name: "gen-estimate-not-kept", Rules: []string{"GEN-014"},
+		Mistake: "credits_estimated on the read and the wait is the padded hold, not the estimate",
+		API: docs(route(http.MethodGet, "/generations/[^/]+(/wait)?"), success, func(_ *http.Request, _ *answer, d map[string]any) {
+			g := generation(d)
+			if h, ok := intOf(obj(g, "credits")["credits_held"]); ok && g != nil {
+				g["credits_estimated"] = json.Number(formatInt(h))
+			}
+		}),
+	},
+	{
+		Name: "gen-list-bad-cursor-400", Rules: []string{"GEN-047"},
+		Mistake: "an unreadable cursor answers 400 invalid_config instead of restarting",
+		API: func(_ *Env, next http.Handler) http.Handler {
+			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if generationList(r) {
+					if c := r.URL.Query().Get("cursor"); c != "" {
+						a := serve(next, r)
+						first := r.Clone(r.Context())
+						q := first.URL.Query()
+						q.Del("cursor")
+						first.URL.RawQuery = q.Encode()
+						b := serve(next, first)
+						if string(a.body) == string(b.body) {
+							writeError(w, http.StatusBadRequest, "invalid_config", "cursor is not valid.", "cursor")
+							return
+						}
+						a.send(w)
+						return
+					}
+				}
+				next.ServeHTTP(w, r)
+			})
+		},
+	},
+	{
+		Name: "gen-list-zoneless-accepted", Rules: []string{"GEN-044"},
+		Mistake: "a zoneless created_before is read as UTC instead of refused",
+		API: query(generationList, func(q map[string][]string) bool {
+			v := strings.Join(q["created_before"], "")
+			if strings.Contains(v, "T") && !strings.HasSuffix(v, "Z") && !strings.ContainsAny(v[strings.Index(v, "T"):], "+-") {
+				q["created_before"] = []string{v + "Z"}
+				return true
+			}
+			return false
+		}),
+	},
+	{
+		Name: "gen-list-status-ignored", Rules: []string{"GEN-040"},
+		Mistake: "the status filter is ignored",
+		API: query(generationList, func(q map[string][]string) bool {
+			if _, ok := q["status"]; ok {
+				delete(q, "status")
+				return true
+			}
+			return false
+		}),
+	},
+	{
+		Name: "var-variants-one-ignored", Rules: []string{"VAR-004"},
+		Mistake: "variants on a capability that makes one result is dropped instead of refused",
+		API: rewriteBody(submitRoute, func(d map[string]any) bool {
+			if d["capability_id"] == "tts" && d["variants"] != nil {
+				delete(d, "variants")
+				return true
+			}
+			return false
+		}),
+	},
+	{
+		Name: "submit-replays-finished", Rules: []string{"SUBMIT-025"},
+		Mistake: "the idempotency key never expires: resending a finished job's request replays it instead of starting a new one",
+		API: func(_ *Env, next http.Handler) http.Handler {
+			var seen memo[[]byte]
+			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if !submitRoute(r) {
+					next.ServeHTTP(w, r)
+					return
+				}
+				k := presented(r) + "\x00" + string(requestBody(r))
+				if prev, ok := seen.get(k); ok {
+					if d, ok := decodeObject(prev); ok {
+						d["replay"] = true
+						a := &answer{status: http.StatusCreated, header: http.Header{"Content-Type": {"application/json"}}}
+						a.setDoc(d)
+						a.send(w)
+						return
+					}
+				}
+				a := serve(next, r)
+				if a.status == http.StatusCreated {
+					seen.put(k, a.body)
+				}
+				a.send(w)
+			})
+		},
+	},
+	{
+		Name: "submit-other-key-replays", Rules: []string{"SUBMIT-024"},
+		Mistake: "the idempotency key is per workspace: another key's identical request replays the running job",
+		API: func(_ *Env, next http.Handler) http.Handler {
+			type job struct {
+				key    string
+				answer []byte
+			}
+			var running memo[job] // request body -> the submit that started it
+			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if !submitRoute(r) {
+					next.ServeHTTP(w, r)
+					return
+				}
+				key, body := presented(r), string(requestBody(r))
+				a := serve(next, r)
+				d, _ := a.doc()
+				switch {
+				case a.status == http.StatusCreated:
+					running.put(body, job{key, a.body})
+				case errorCode(d) == "submission_in_flight":
+					if prev, ok := running.get(body); ok && prev.key != key {
+						if p, ok := decodeObject(prev.answer); ok {
+							p["replay"] = true
+							a.status, a.header = http.StatusCreated, http.Header{"Content-Type": {"application/json"}}
+							a.setDoc(p)
+						}
+					}
+				}
+				a.send(w)
+			})
+		},
 	},
 }

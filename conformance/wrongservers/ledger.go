@@ -48,4 +48,29 @@ var ledgerServers = []Server{
 			}
 		}),
 	},
+	{
+		Name: "ledger-balance-sum-off", Rules: []string{"LEDGER-019"},
+		Mistake: "balance_credits leaves out the held credits",
+		API: docs(balanceRoute, success, func(_ *http.Request, _ *answer, d map[string]any) {
+			d["balance_credits"] = d["available_credits"]
+		}),
+	},
+	{
+		Name: "ledger-daily-remaining-negative", Rules: []string{"LEDGER-021", "LEDGER-020"},
+		Mistake: "daily_remaining_credits is the daily limit, not what is left of it",
+		API: docs(balanceRoute, success, func(_ *http.Request, _ *answer, d map[string]any) {
+			if l := obj(d, "limits"); l != nil {
+				l["daily_remaining_credits"] = l["daily_credits"]
+			}
+		}),
+	},
+	{
+		Name: "ledger-no-budget-zero", Rules: []string{"LEDGER-011"},
+		Mistake: "a key without a budget reads key_budget_credits 0 instead of null",
+		API: docs(balanceRoute, success, func(_ *http.Request, _ *answer, d map[string]any) {
+			if l := obj(d, "limits"); l != nil && l["key_budget_credits"] == nil {
+				l["key_budget_credits"] = json.Number("0")
+			}
+		}),
+	},
 }

@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+	"strings"
 )
 
 // pageOf changes the rows under key of matching list answers.
@@ -180,6 +181,31 @@ var listServers = []Server{
 		API: docs(presetList, success, func(_ *http.Request, _ *answer, d map[string]any) {
 			if l, ok := d["presets"].([]any); ok {
 				d["total"] = len(l)
+			}
+		}),
+	},
+	{
+		Name: "actors-newest-last", Rules: []string{"ACTOR-011"},
+		Mistake: "actors are listed in reverse: the platform cast before the workspace's own",
+		API:     reversed(actorList, "actors"),
+	},
+	{
+		Name: "actors-search-wildcards", Rules: []string{"ACTOR-008"},
+		Mistake: "% and _ in search are SQL LIKE wildcards",
+		API: requests(actorList, func(_ *Env, r *http.Request) {
+			q := r.URL.Query()
+			if s := q.Get("search"); strings.ContainsAny(s, "%_") {
+				q.Set("search", strings.NewReplacer("%", "", "_", "").Replace(s))
+				r.URL.RawQuery = q.Encode()
+			}
+		}),
+	},
+	{
+		Name: "preset-templates-route-no-preview", Rules: []string{"PRESET-011"},
+		Mistake: "GET /presets/{id}/templates leaves out preview_url (only the preset list carries it)",
+		API: docs(route(http.MethodGet, "/presets/[^/]+/templates"), success, func(_ *http.Request, _ *answer, d map[string]any) {
+			for _, t := range rows(d, "templates") {
+				delete(t, "preview_url")
 			}
 		}),
 	},

@@ -162,7 +162,14 @@ var keysPath = regexp.MustCompile(`^/_control/v1/workspaces/([^/]+)/keys$`)
 // capture remembers every key issued through the control API and the signing secret of every
 // webhook endpoint registered through the proxy.
 func capture(env *Env, next http.Handler) http.Handler {
-	reg := route(http.MethodPost, "/webhooks")
+	secrets := exchanges(route(http.MethodPost, "/webhooks"), func(env *Env, req map[string]any, a *answer) {
+		var resp struct {
+			Secret string `json:"secret"`
+		}
+		if u, ok := req["url"].(string); ok && json.Unmarshal(a.body, &resp) == nil {
+			env.remember(u, resp.Secret)
+		}
+	})(env, next)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if m := keysPath.FindStringSubmatch(r.URL.Path); m != nil && r.Method == http.MethodPost {
 			a := serve(next, r)
@@ -176,22 +183,7 @@ func capture(env *Env, next http.Handler) http.Handler {
 			a.send(w)
 			return
 		}
-		if !reg(r) {
-			next.ServeHTTP(w, r)
-			return
-		}
-		var req struct {
-			URL string `json:"url"`
-		}
-		_ = json.Unmarshal(requestBody(r), &req)
-		a := serve(next, r)
-		var resp struct {
-			Secret string `json:"secret"`
-		}
-		if json.Unmarshal(a.body, &resp) == nil {
-			env.remember(req.URL, resp.Secret)
-		}
-		a.send(w)
+		secrets.ServeHTTP(w, r)
 	})
 }
 

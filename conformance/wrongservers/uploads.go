@@ -3,6 +3,7 @@ package wrongservers
 import (
 	"encoding/json"
 	"net/http"
+	"strings"
 )
 
 var (
@@ -88,6 +89,66 @@ var uploadServers = []Server{
 					w.Header().Set("Content-Type", "application/json")
 					_, _ = w.Write([]byte(`{"ok":true,"uploads":[],"next_cursor":null}`))
 					return
+				}
+				next.ServeHTTP(w, r)
+			})
+		},
+	},
+	{
+		Name: "fromurl-location-header", Rules: []string{"FROMURL-001"},
+		Mistake: "an import answers with a Location header",
+		API:     setHeader(route(http.MethodPost, "/uploads/from-url"), http.StatusCreated, "Location", apiPrefix+"/assets/"+zeroAsset),
+	},
+	{
+		Name: "fromurl-strips-unknown-keys", Rules: []string{"FROMURL-002"},
+		Mistake: "unknown keys of the import body are ignored",
+		API: rewriteBody(route(http.MethodPost, "/uploads/from-url"), func(d map[string]any) bool {
+			changed := false
+			for k := range d {
+				if k != "url" {
+					delete(d, k)
+					changed = true
+				}
+			}
+			return changed
+		}),
+	},
+	{
+		Name: "upload-max-bytes-of-video", Rules: []string{"UPLOAD-004"},
+		Mistake: "max_bytes_for_kind is the largest ceiling (video) for every kind",
+		API: docs(reserveRoute, success, func(_ *http.Request, _ *answer, d map[string]any) {
+			d["max_bytes_for_kind"] = json.Number("104857600")
+		}),
+	},
+	{
+		Name: "upload-kind-from-extension", Rules: []string{"UPLOAD-003"},
+		Mistake: "kind comes from the filename's extension, image when it has none",
+		API: docs(reserveRoute, success, func(_ *http.Request, _ *answer, d map[string]any) {
+			d["kind"] = "image"
+		}),
+	},
+	{
+		Name: "upload-put-type-unchecked", Rules: []string{"UPLOAD-018"},
+		Mistake: "the signed PUT accepts any content type (the declared one is not compared)",
+		API: func(_ *Env, next http.Handler) http.Handler {
+			var declared memo[string] // upload path -> declared content type
+			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				switch {
+				case reserveRoute(r):
+					a := serve(next, r)
+					if d, ok := a.doc(); ok && a.status == http.StatusCreated {
+						if u, ok := d["upload_url"].(string); ok {
+							if i := strings.Index(u, "/upload-slots/"); i >= 0 {
+								declared.put(strings.SplitN(u[i:], "?", 2)[0], stringOf(d["content_type"]))
+							}
+						}
+					}
+					a.send(w)
+					return
+				case r.Method == http.MethodPut && strings.HasPrefix(r.URL.Path, "/upload-slots/"):
+					if ct, ok := declared.get(r.URL.Path); ok && ct != "" {
+						r.Header.Set("Content-Type", ct)
+					}
 				}
 				next.ServeHTTP(w, r)
 			})

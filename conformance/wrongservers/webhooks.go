@@ -88,4 +88,38 @@ var webhookServers = []Server{
 		Mistake: "registering answers with a Location header",
 		API:     setHeader(registerRoute, http.StatusCreated, "Location", apiPrefix+"/webhooks/wh_00000000000000000000000000000000"),
 	},
+	{
+		Name: "wh-url-as-sent", Rules: []string{"WH-006"},
+		Mistake: "url is stored and echoed exactly as sent, host case kept",
+		API: exchanges(registerRoute, func(_ *Env, req map[string]any, a *answer) {
+			d, ok := a.doc()
+			sent, _ := req["url"].(string)
+			if wh := obj(d, "webhook"); ok && a.status == http.StatusCreated && wh != nil && sent != "" {
+				wh["url"] = sent + "/"
+				a.setDoc(d)
+			}
+		}),
+	},
+	{
+		Name: "wh-description-truncated", Rules: []string{"WH-018"},
+		Mistake: "a description over 200 characters is cut to 200 and accepted",
+		API: rewriteBody(registerRoute, func(d map[string]any) bool {
+			if s, ok := d["description"].(string); ok && len(s) > 200 {
+				d["description"] = s[:200]
+				return true
+			}
+			return false
+		}),
+	},
+	{
+		Name: "wh-empty-events-all", Rules: []string{"WH-015"},
+		Mistake: "an empty events list subscribes to every event",
+		API: rewriteBody(registerRoute, func(d map[string]any) bool {
+			if ev, ok := d["events"].([]any); ok && len(ev) == 0 {
+				d["events"] = []any{"generation.completed", "generation.failed", "batch.settled", "workflow_run.completed", "workflow_run.failed", "credits.low"}
+				return true
+			}
+			return false
+		}),
+	},
 }

@@ -1,0 +1,54 @@
+package wrongservers
+
+import (
+	"encoding/json"
+	"net/http"
+)
+
+// linkServers are mistakes in file links and assets.
+var linkServers = []Server{
+	{
+		Name: "link-no-attachment", Rules: []string{"LINK-006"},
+		Mistake: "download=1 is ignored: no Content-Disposition: attachment",
+		API:     setHeader(filesRoute, 0, "Content-Disposition", ""),
+	},
+	{
+		Name: "link-octet-stream", Rules: []string{"LINK-007"},
+		Mistake: "file links answer application/octet-stream",
+		API:     setHeader(filesRoute, http.StatusOK, "Content-Type", "application/octet-stream"),
+	},
+	{
+		Name: "asset-download-hour", Rules: []string{"ASSET-009"},
+		Mistake: "the download link answer says expires_in_seconds 3600",
+		API: docs(route(http.MethodGet, "/assets/[^/]+/download"), success, func(_ *http.Request, _ *answer, d map[string]any) {
+			d["expires_in_seconds"] = json.Number("3600")
+		}),
+	},
+	{
+		Name: "link-signature-ignored", Rules: []string{"LINK-005", "LINK-003"},
+		Mistake: "file links are served from a cache keyed by path: the signature and expiry are not checked again",
+		API: func(_ *Env, next http.Handler) http.Handler {
+			var cache memo[*answer]
+			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if !filesRoute(r) || r.Method != http.MethodGet {
+					next.ServeHTTP(w, r)
+					return
+				}
+				a := serve(next, r)
+				if a.status == http.StatusOK {
+					cache.put(r.URL.Path, a)
+				} else if c, ok := cache.get(r.URL.Path); ok {
+					a = c
+				}
+				a.send(w)
+			})
+		},
+	},
+	{
+		Name: "asset-read-no-link-lifetime", Rules: []string{"ASSET-008", "LINK-001"},
+		Mistake: "the asset read leaves out output_urls_expire_in_seconds",
+		API: docs(route(http.MethodGet, "/assets/[^/]+"), success, func(_ *http.Request, _ *answer, d map[string]any) {
+			delete(d, "output_urls_expire_in_seconds")
+		}),
+	},
+}

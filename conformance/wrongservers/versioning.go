@@ -1,0 +1,61 @@
+package wrongservers
+
+import "net/http"
+
+// versioningServers are mistakes in versioning, the live description and the health probes.
+var versioningServers = []Server{
+	{
+		Name: "health-needs-key", Rules: []string{"HEALTH-001", "AUTH-009"},
+		Mistake: "the liveness probe sits behind the auth middleware",
+		API: func(_ *Env, next http.Handler) http.Handler {
+			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if route(http.MethodGet, "/health/live")(r) && presented(r) == "" {
+					writeError(w, http.StatusUnauthorized, "not_authorized", "A key is required.", "")
+					return
+				}
+				next.ServeHTTP(w, r)
+			})
+		},
+	},
+	{
+		Name: "health-not-ready-envelope", Rules: []string{"HEALTH-003"},
+		Mistake: "a not-ready probe answers the error envelope",
+		API: answers(route(http.MethodGet, "/health/ready"), func(_ *Env, _ *http.Request, a *answer) {
+			if a.status == http.StatusServiceUnavailable {
+				a.setDoc(map[string]any{"error": map[string]any{"ok": false, "code": "internal_error", "message": "Not ready.", "retryable": true, "credits_charged": 0}})
+			}
+		}),
+	},
+	{
+		Name: "ver-stale-version", Rules: []string{"VER-001"},
+		Mistake: "the live description states info.version 1.1.0 (the stability reference's number)",
+		API: docs(route(http.MethodGet, "/openapi.json"), success, func(_ *http.Request, _ *answer, d map[string]any) {
+			if i := obj(d, "info"); i != nil {
+				i["version"] = "1.1.0"
+			}
+		}),
+	},
+	{
+		Name: "ver-description-open", Rules: []string{"VER-002"},
+		Mistake: "GET /openapi.json answers without a key",
+		API:     swapKey(route(http.MethodGet, "/openapi.json"), noKey),
+	},
+	{
+		Name: "ver-description-no-list-route", Rules: []string{"VER-004"},
+		Mistake: "the live description leaves out GET /generations (the reference page says there is none)",
+		API: docs(route(http.MethodGet, "/openapi.json"), success, func(_ *http.Request, _ *answer, d map[string]any) {
+			if p := obj(d, "paths"); p != nil {
+				if g := obj(p, "/generations"); g != nil {
+					delete(g, "get")
+				}
+			}
+		}),
+	},
+	{
+		Name: "ver-servers-root", Rules: []string{"VER-003"},
+		Mistake: "the live description's servers url is the origin, without /api/v1",
+		API: docs(route(http.MethodGet, "/openapi.json"), success, func(_ *http.Request, _ *answer, d map[string]any) {
+			d["servers"] = []any{map[string]any{"url": "/"}}
+		}),
+	},
+}

@@ -1,0 +1,70 @@
+package wrongservers
+
+import (
+	"encoding/json"
+	"net/http"
+)
+
+// workflowServers are mistakes in workflows and their runs.
+var workflowServers = []Server{
+	{
+		Name: "wf-invoke-no-location", Rules: []string{"WF-004", "ID-007"},
+		Mistake: "a template invoke answers without a Location header",
+		API:     setHeader(route(http.MethodPost, "/workflows/.+/invoke"), 0, "Location", ""),
+	},
+	{
+		Name: "wf-invoke-charged-zero", Rules: []string{"WF-005"},
+		Mistake: "the invoke answer says credits_charged 0 instead of null",
+		API: docs(route(http.MethodPost, "/workflows/.+/invoke"), success, func(_ *http.Request, _ *answer, d map[string]any) {
+			if c := obj(d, "credits"); c != nil {
+				c["credits_charged"] = json.Number("0")
+			}
+		}),
+	},
+	{
+		Name: "wf-template-schema-loose", Rules: []string{"WF-002"},
+		Mistake: "workflow template inputs_schema is served without additionalProperties: false",
+		API: pageOf(route(http.MethodGet, "/workflows/templates"), "templates", func(_ *http.Request, _ map[string]any, list []any) []any {
+			for _, v := range list {
+				if t, ok := v.(map[string]any); ok {
+					if s := obj(t, "inputs_schema"); s != nil {
+						delete(s, "additionalProperties")
+					}
+				}
+			}
+			return list
+		}),
+	},
+	{
+		Name: "wf-run-still-running-finished", Rules: []string{"WF-013"},
+		Mistake: "still_running stays true on a partial run",
+		API: docs(runRoute, success, func(_ *http.Request, _ *answer, d map[string]any) {
+			if r := obj(d, "run"); r != nil && r["status"] == "partial" {
+				r["still_running"] = true
+			}
+		}),
+	},
+	{
+		Name: "wf-node-credits-zero-early", Rules: []string{"WF-024"},
+		Mistake: "a node's credits read 0 before it settles",
+		API: docs(runRoute, success, func(_ *http.Request, _ *answer, d map[string]any) {
+			for _, n := range rows(obj(d, "run"), "nodes") {
+				if n["credits"] == nil {
+					n["credits"] = json.Number("0")
+				}
+			}
+		}),
+	},
+	{
+		Name: "wf-runs-list-with-nodes", Rules: []string{"WF-029"},
+		Mistake: "GET /workflow-runs rows carry their nodes",
+		API: pageOf(route(http.MethodGet, "/workflow-runs"), "runs", func(_ *http.Request, _ map[string]any, list []any) []any {
+			for _, v := range list {
+				if row, ok := v.(map[string]any); ok {
+					row["nodes"] = []any{}
+				}
+			}
+			return list
+		}),
+	},
+}
