@@ -116,3 +116,17 @@ func TestSummary(t *testing.T) {
 		t.Error("HasMust false")
 	}
 }
+
+// BenchmarkObserve measures the audit's cost per exchange: a generation read answer (ids, a link)
+// parsed and learned, on a key with a full window.
+func BenchmarkObserve(b *testing.B) {
+	clk := clock.NewManual(time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC))
+	a := New(Config{Clock: clk})
+	answer := fmt.Appendf(nil, `{"ok":true,"generation":{"generation_id":"gen_%032x","status":"completed","outputs":[{"index":0,"kind":"image","asset_id":"ast_%032x","url":"http://127.0.0.1:8080/files/ast_%032x/image.png?expires=1&sig=abc"}],"credits":{"credits_held":4,"credits_charged":3,"settlement":"captured","terminal":true}},"output_urls_expire_in_seconds":600}`, 1, 2, 2)
+	ex := Exchange{KeyID: "key_a", WorkspaceID: "ws_a", Method: "GET", Path: fmt.Sprintf("/api/v1/generations/gen_%032x", 1), Status: 200, Answer: answer}
+	b.ReportAllocs()
+	for b.Loop() {
+		ex.Start = clk.Now()
+		a.Observe(ex)
+	}
+}

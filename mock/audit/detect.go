@@ -410,7 +410,7 @@ func (a *Auditor) checkSubmit(k *keyState, ex Exchange, body map[string]any, c c
 // the order a walk of the config meets them.
 func configText(cfg any) string {
 	var words []string
-	walkStrings(cfg, func(s string) {
+	walk(cfg, true, func(s string) {
 		if idExact.MatchString(s) {
 			return
 		}
@@ -644,17 +644,28 @@ func estimateSig(body map[string]any, submit bool) string {
 	return hashBody(nil, sig)
 }
 
-func walkStrings(v any, f func(string)) {
+// walkStrings calls f on every string in v, in no fixed order.
+func walkStrings(v any, f func(string)) { walk(v, false, f) }
+
+// walk calls f on every string in v; sorted visits object keys in order (configText compares
+// walks), which costs a sort per object.
+func walk(v any, sorted bool, f func(string)) {
 	switch x := v.(type) {
 	case string:
 		f(x)
 	case map[string]any:
-		for _, k := range slices.Sorted(maps.Keys(x)) { // in key order: configText compares walks
-			walkStrings(x[k], f)
+		if !sorted {
+			for _, e := range x {
+				walk(e, false, f)
+			}
+			return
+		}
+		for _, k := range slices.Sorted(maps.Keys(x)) {
+			walk(x[k], true, f)
 		}
 	case []any:
 		for _, e := range x {
-			walkStrings(e, f)
+			walk(e, sorted, f)
 		}
 	}
 }
