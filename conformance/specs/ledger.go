@@ -213,7 +213,10 @@ func spendLimitSpecs(f *framework.Framework) {
 			cfg := ttsConfig()
 			_, h := estimateOf(ctx, sp.c, "tts", cfg, nil)
 			s.SetLimits(ctx, sp.ws.ID, map[string]any{"daily_credits": 2*h - 1})
-			s.QueueFault(ctx, "render_fail", "tts", 1, "")
+			// The first job holds its credits until the spec fails it through control: a render_fail
+			// fault would end it at its first render step, which a running clock reaches before the
+			// second key's refusal below.
+			s.QueueFaultIn(ctx, sp.ws.ID, map[string]any{"kind": "slow_render", "seconds": 3600}, "tts", 1, "")
 			first := submit(ctx, s, sp.c, "tts", cfg, nil)
 			bal := sp.c.Get(ctx, "/credits/balance").ExpectOK(http.StatusOK)
 			Expect(bal.Int("limits.daily_spent_credits")).To(Equal(h), "the hold counts in the daily window"+bal.Describe())
@@ -225,6 +228,9 @@ func spendLimitSpecs(f *framework.Framework) {
 			cfg2 := ttsConfig()
 			spendRefusal(refuse(ctx, second, submitBody("tts", cfg2, h, nil), http.StatusPaymentRequired, "spend_limit_exceeded"), "org_daily", 2*h-1, h-1)
 
+			failed, err := s.Control().Call(ctx, http.MethodPost, "/generations/"+first.id+"/fail", map[string]any{})
+			Expect(err).NotTo(HaveOccurred())
+			Expect(failed.Status).To(Equal(http.StatusOK), failed.Describe())
 			Expect(s.Finish(ctx, sp.c, first.id).String("generation.status")).To(Equal("failed"))
 			bal = sp.c.Get(ctx, "/credits/balance").ExpectOK(http.StatusOK)
 			Expect(bal.Int("limits.daily_spent_credits")).To(BeZero(), "a released hold is given back to the window"+bal.Describe())
