@@ -294,3 +294,10 @@ func (s *Spec) HomeWorkspace() string {
 	GinkgoHelper()
 	return s.homeWorkspace(s.f.envCopy())
 }
+
+// SetOffered calls PATCH /capabilities/{id}: offered false withholds the capability from agents,
+// true offers it again.
+func (c *ControlAPI) SetOffered(ctx context.Context, capabilityID string, offered bool) error {
+	_, err := c.hook(ctx, http.MethodPatch, "/capabilities/"+capabilityID, map[string]any{"offered": offered}, http.StatusOK)
+	return err
+}

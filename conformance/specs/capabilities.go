@@ -19,6 +19,7 @@ func capabilitySpecs(f *framework.Framework) {
 	capabilityListSpecs(f)
 	capabilityDetailSpecs(f)
 	retiredCapabilitySpecs(f)
+	withheldCapabilitySpecs(f)
 	catalogueIDSpecs(f)
 }
 
@@ -220,6 +221,30 @@ func capabilityDetailSpecs(f *framework.Framework) {
 		})
 	})
 
+}
+
+// withheldCapabilitySpecs registers the specs of a capability withheld from agents through control.
+func withheldCapabilitySpecs(f *framework.Framework) {
+	Describe("capabilities: withheld from agents", func() {
+		f.Rule(rules("CAP-015", "ERR-016")...).It("a capability withheld from agents leaves the list, and reading, estimating or running it answers 404 capability_unavailable", func(ctx context.Context, s *framework.Spec) {
+			c := s.Client()
+			d := cheapest(ctx, c, "capability", func(map[string]any) bool { return true })
+			id := d.String("capability_id")
+			cfg := cheapConfig(d)
+			_, need := estimateOf(ctx, c, id, cfg, nil)
+			hookDone(s.Control().SetOffered(ctx, id, false))
+			DeferCleanup(func(ctx SpecContext) { _ = s.Control().SetOffered(ctx, id, true) })
+			rows, _ := walk(ctx, c, "/capabilities", "capabilities", 50, 100)
+			Expect(ids(rows, "capability_id")).NotTo(ContainElement(id), "a capability not offered to agents is not listed")
+			for _, r := range []*framework.Response{
+				c.Get(ctx, "/capabilities/"+id).ExpectError(http.StatusNotFound, "capability_unavailable"),
+				c.Post(ctx, "/estimates", map[string]any{"capability_id": id, "config": cfg}).ExpectError(http.StatusNotFound, "capability_unavailable"),
+				refuse(ctx, c, submitBody(id, cfg, need, nil), http.StatusNotFound, "capability_unavailable"),
+			} {
+				Expect(r.String("error.capability_status")).NotTo(BeEmpty(), "the refusal carries capability_status"+r.Describe())
+			}
+		})
+	})
 }
 
 // retiredCapabilitySpecs registers the specs of retired capabilities.

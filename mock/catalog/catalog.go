@@ -169,7 +169,7 @@ func ClampLimit(limit int) int {
 // page's last capability_id (trimmed by the caller; one naming no listed
 // capability restarts from the first page). next is "" on the last page.
 func (c *Catalog) ListCapabilities(v Viewer, limit int, cursor string) (rows []CapabilityRow, next string) {
-	page, next := pageAfter(c.d.Fixtures.ListedCapabilities(), func(cp *fixtures.Capability) string { return cp.ID }, ClampLimit(limit), cursor)
+	page, next := pageAfter(c.listed(c.d.Fixtures.ListedCapabilities()), func(cp *fixtures.Capability) string { return cp.ID }, ClampLimit(limit), cursor)
 	rows = make([]CapabilityRow, len(page))
 	for i, cp := range page {
 		rows[i] = rowOf(cp, v)
@@ -203,6 +203,9 @@ func (c *Catalog) readable(id string, v Viewer) (*fixtures.Capability, error) {
 // retired nor coming soon; otherwise 404 capability_unavailable naming its status.
 func (c *Catalog) offered(id string) (*fixtures.Capability, error) {
 	cp, ok := c.d.Fixtures.Capability(id)
+	if ok {
+		cp = c.view(cp)
+	}
 	if !ok || !cp.OfferedToAgents {
 		return nil, apierr.CapabilityUnavailable(string(fixtures.StatusUnknown), "No capability "+quote(id)+" is offered; read GET /capabilities for the current ids.")
 	}
@@ -212,7 +215,7 @@ func (c *Catalog) offered(id string) (*fixtures.Capability, error) {
 	case fixtures.StatusComingSoon:
 		return nil, apierr.CapabilityUnavailable(string(fixtures.StatusComingSoon), "Capability "+id+" is coming soon and cannot be used yet.")
 	}
-	return c.view(cp), nil
+	return cp, nil
 }
 
 // Capability answers GET /capabilities/{id}: 404 capability_unavailable

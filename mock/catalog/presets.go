@@ -73,7 +73,7 @@ func presetListed(cp *fixtures.Capability) bool {
 // capabilities whose status a preset row can carry.
 func (c *Catalog) visiblePresets() []*fixtures.Capability {
 	var out []*fixtures.Capability
-	for _, cp := range c.d.Fixtures.Presets() {
+	for _, cp := range c.listed(c.d.Fixtures.Presets()) {
 		if presetListed(cp) {
 			out = append(out, cp)
 		}
@@ -126,6 +126,9 @@ func (c *Catalog) ListPresets(v Viewer, limit int, cursor string) (rows []Preset
 // status requires_plan.
 func (c *Catalog) PresetTemplates(v Viewer, id string) (PresetTemplates, error) {
 	cp, ok := c.d.Fixtures.Capability(id)
+	if ok {
+		cp = c.view(cp)
+	}
 	if !ok || !cp.IsPreset() || !cp.Listed() || !presetListed(cp) {
 		return PresetTemplates{}, apierr.NotFound("No preset " + quote(id) + "; read GET /presets for the current presets.")
 	}

@@ -33,6 +33,7 @@ type Alias struct {
 type state struct {
 	mu        sync.RWMutex
 	unpriced  map[string]bool               // capability id -> no published price
+	withheld  map[string]bool               // capability id -> not offered to agents
 	aliases   map[string]map[string]Alias   // capability id -> alias name -> alias
 	tplLive   map[string]bool               // template id -> live (overrides the fixtures)
 	templates map[string]*fixtures.Template // made through control, by id
@@ -45,7 +46,7 @@ type state struct {
 func (s *state) reset() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.unpriced, s.aliases, s.tplLive, s.templates = nil, nil, nil, nil
+	s.unpriced, s.withheld, s.aliases, s.tplLive, s.templates = nil, nil, nil, nil, nil
 	s.voiceOn, s.voices, s.actorSt, s.actors = nil, nil, nil, nil
 }
 
@@ -115,12 +116,15 @@ func (c *Catalog) activeAliasesLocked(id string) []Alias {
 func (c *Catalog) view(cp *fixtures.Capability) *fixtures.Capability {
 	c.st.mu.RLock()
 	defer c.st.mu.RUnlock()
-	unpriced := c.st.unpriced[cp.ID]
+	unpriced, withheld := c.st.unpriced[cp.ID], c.st.withheld[cp.ID]
 	aliases := c.activeAliasesLocked(cp.ID)
-	if !unpriced && len(aliases) == 0 {
+	if !unpriced && !withheld && len(aliases) == 0 {
 		return cp
 	}
 	v := *cp
+	if withheld {
+		v.OfferedToAgents = false
+	}
 	if unpriced {
 		v.Pricing.NotPriced = true
 	}
@@ -199,6 +203,48 @@ func (c *Catalog) SetPriced(id string, priced bool) error {
 	}
 	c.st.unpriced[id] = true
 	return nil
+}
+
+// SetOffered withholds capability id from agents (offered false: it leaves the lists, and reading,
+// estimating or running it answers 404 capability_unavailable with capability_status unknown) or
+// offers it again (true; a capability the fixtures withhold stays withheld).
+func (c *Catalog) SetOffered(id string, offered bool) error {
+	if _, ok := c.d.Fixtures.Capability(id); !ok {
+		return apierr.NotFound("No capability " + quote(id) + ".")
+	}
+	c.st.mu.Lock()
+	defer c.st.mu.Unlock()
+	if offered {
+		delete(c.st.withheld, id)
+		return nil
+	}
+	if c.st.withheld == nil {
+		c.st.withheld = map[string]bool{}
+	}
+	c.st.withheld[id] = true
+	return nil
+}
+
+// Offered reports whether capability id is offered to agents now.
+func (c *Catalog) Offered(id string) bool {
+	cp, ok := c.d.Fixtures.Capability(id)
+	return ok && c.view(cp).OfferedToAgents
+}
+
+// listed filters the fixtures' listed capabilities by what control withheld.
+func (c *Catalog) listed(cps []*fixtures.Capability) []*fixtures.Capability {
+	c.st.mu.RLock()
+	defer c.st.mu.RUnlock()
+	if len(c.st.withheld) == 0 {
+		return cps
+	}
+	var out []*fixtures.Capability
+	for _, cp := range cps {
+		if !c.st.withheld[cp.ID] {
+			out = append(out, cp)
+		}
+	}
+	return out
 }
 
 // Priced reports whether capability id has a published price now.

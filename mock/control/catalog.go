@@ -12,7 +12,7 @@ import (
 )
 
 // RegisterCatalog adds the catalogue operations (spec/control.yaml tag catalogue) over c:
-// PATCH /capabilities/{id} (withdraw or publish the price), PUT and DELETE
+// PATCH /capabilities/{id} (withdraw or publish the price; withhold from or offer to agents), PUT and DELETE
 // /capabilities/{id}/aliases/{alias} (deprecated config names), PATCH /templates/{id} and
 // POST /presets/{id}/templates (withdraw, restore or add templates), PATCH /voices/{id} and
 // POST /workspaces/{id}/voices (deactivate voices, clone one), PATCH /actors/{id}, POST /actors
@@ -20,7 +20,8 @@ import (
 func (h *Handler) RegisterCatalog(c *catalog.Catalog) {
 	h.Handle("PATCH /capabilities/{id}", func(w http.ResponseWriter, r *http.Request) error {
 		var b struct {
-			Priced *bool `json:"priced"`
+			Priced  *bool `json:"priced"`
+			Offered *bool `json:"offered"`
 		}
 		if err := wire.DecodeStrict(r, &b, 0); err != nil {
 			return err
@@ -29,11 +30,18 @@ func (h *Handler) RegisterCatalog(c *catalog.Catalog) {
 		if _, ok := c.Fixtures().Capability(id); !ok {
 			return apierr.NotFound("No capability " + id + ".")
 		}
-		if b.Priced == nil {
-			return apierr.InvalidConfig("priced", "priced is required: false withdraws the published price, true publishes it again.")
+		if b.Priced == nil && b.Offered == nil {
+			return apierr.InvalidConfigFields([]string{"priced", "offered"}, "Send priced (false withdraws the published price, true publishes it again), offered (false withholds the capability from agents, true offers it again), or both.")
 		}
-		if err := c.SetPriced(id, *b.Priced); err != nil {
-			return err
+		if b.Priced != nil {
+			if err := c.SetPriced(id, *b.Priced); err != nil {
+				return err
+			}
+		}
+		if b.Offered != nil {
+			if err := c.SetOffered(id, *b.Offered); err != nil {
+				return err
+			}
 		}
 		return wire.WriteJSON(w, http.StatusOK, capabilityStateJSON(c, id))
 	})
@@ -263,7 +271,7 @@ func capabilityStateJSON(c *catalog.Catalog, id string) map[string]any {
 	for _, a := range c.Aliases(id) {
 		aliases = append(aliases, aliasJSON(c, a))
 	}
-	return map[string]any{"ok": true, "capability_id": id, "priced": c.Priced(id), "aliases": aliases}
+	return map[string]any{"ok": true, "capability_id": id, "priced": c.Priced(id), "offered": c.Offered(id), "aliases": aliases}
 }
 
 func templateJSON(t *fixtures.Template) map[string]any {

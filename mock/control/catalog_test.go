@@ -90,7 +90,7 @@ func TestCataloguePriceHook(t *testing.T) {
 		t.Fatalf("estimate repriced %d %v", code, m)
 	}
 	for _, tc := range []struct{ path, body, field string }{
-		{"/_control/v1/capabilities/image_fast", `{}`, "priced"},
+		{"/_control/v1/capabilities/image_fast", `{}`, "priced,offered"},
 		{"/_control/v1/capabilities/image_fast", `{"priced":false,"x":1}`, "x"},
 		{"/_control/v1/capabilities/voice_design_beta", `{"priced":true}`, "priced"},
 	} {
@@ -101,7 +101,30 @@ func TestCataloguePriceHook(t *testing.T) {
 	if code, _ := do("PATCH", "/_control/v1/capabilities/no_such", ctl, `{"priced":false}`); code != 404 {
 		t.Errorf("unknown capability %d", code)
 	}
-	do("PATCH", "/_control/v1/capabilities/image_fast", ctl, `{"priced":false}`)
+	// Withheld from agents: not listed, and detail, estimate and submit answer capability_unavailable.
+	if code, m := do("PATCH", "/_control/v1/capabilities/image_fast", ctl, `{"offered":false}`); code != 200 || m["offered"] != false {
+		t.Fatalf("withhold %d %v", code, m)
+	}
+	_, list := do("GET", "/api/v1/capabilities?limit=50", key, "")
+	for _, row := range list["capabilities"].([]any) {
+		if row.(map[string]any)["capability_id"] == "image_fast" {
+			t.Fatalf("a withheld capability is listed")
+		}
+	}
+	for _, tc := range []struct{ method, path, body string }{
+		{"GET", "/api/v1/capabilities/image_fast", ""},
+		{"POST", "/api/v1/estimates", est},
+		{"POST", "/api/v1/generations", `{"capability_id":"image_fast","config":{"prompt":"a cat"},"max_credits":100}`},
+	} {
+		if code, m := do(tc.method, tc.path, key, tc.body); code != 404 || errCode(m) != "capability_unavailable" {
+			t.Errorf("withheld %s %s: %d %v", tc.method, tc.path, code, m)
+		}
+	}
+	do("PATCH", "/_control/v1/capabilities/image_fast", ctl, `{"offered":true}`)
+	if code, m := do("GET", "/api/v1/capabilities/image_fast", key, ""); code != 200 {
+		t.Fatalf("offered again %d %v", code, m)
+	}
+	do("PATCH", "/_control/v1/capabilities/image_fast", ctl, `{"priced":false,"offered":false}`)
 	do("POST", "/_control/v1/reset", ctl, "")
 	if code, m := do("POST", "/api/v1/estimates", s.Info().GenerateKey, est); code != 200 {
 		t.Fatalf("after reset %d %v", code, m)
