@@ -418,7 +418,7 @@ func castStateSpecs(f *framework.Framework) {
 			Expect(got).To(Equal(want), "own actors first, then the core cast, then the rest of the cast, newest first in each group (ids in expected order: own new, mid, old; core new, old; rest newest, old)")
 		})
 
-		f.Rule("ACTOR-009").It("with more than 50 actors, a default page holds 25 and a page never more than 48", func(ctx context.Context, s *framework.Spec) {
+		f.Rule("ACTOR-009").Needs(framework.Control).It("with more than 50 actors, a default page holds 25 and a page never more than 48", func(ctx context.Context, s *framework.Spec) {
 			ws := s.NewWorkspace(ctx, framework.WorkspaceOptions{})
 			c, _ := ws.NewKey(ctx, framework.KeyOptions{Scopes: []string{"read"}})
 			for n := len(actorIDs(ctx, c)); n <= 50; n++ {
@@ -463,7 +463,7 @@ func castStateSpecs(f *framework.Framework) {
 			Expect(ids(rows, "voice_id")).NotTo(ContainElement(clone), "a deactivated cloned voice is not listed")
 		})
 
-		f.Rule("VOICE-011", "VOICE-008").It("with more than 50 voices, pages hold 25 by default and 50 at most, in name order whatever order the voices were made in", func(ctx context.Context, s *framework.Spec) {
+		f.Rule("VOICE-011", "VOICE-008").Needs(framework.Control).It("with more than 50 voices, pages hold 25 by default and 50 at most, in name order whatever order the voices were made in", func(ctx context.Context, s *framework.Spec) {
 			ws := s.NewWorkspace(ctx, framework.WorkspaceOptions{})
 			c, _ := ws.NewKey(ctx, framework.KeyOptions{Scopes: []string{"read"}})
 			tag := randomHex(4)
