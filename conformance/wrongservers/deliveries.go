@@ -190,7 +190,7 @@ var deliveryServers = []Server{
 		}),
 	},
 	{
-		Name: "evt-no-disclosure", Rules: []string{"EVT-020"},
+		Name: "evt-no-disclosure", Rules: []string{"EVT-020", "EVT-021"},
 		Mistake: "event data leaves out disclosure",
 		Hooks: payload(func(_, data map[string]any) {
 			delete(data, "disclosure")
@@ -296,7 +296,7 @@ var deliveryServers = []Server{
 		}),
 	},
 	{
-		Name: "dlv-body-id-differs", Rules: []string{"DLV-003", "ID-009"},
+		Name: "dlv-body-id-differs", Rules: []string{"DLV-003", "ID-009", "EVT-016"},
 		Mistake: "the envelope id is the event id, not the delivery id the webhook-id header carries",
 		Hooks: payload(func(v, _ map[string]any) {
 			if id, ok := v["id"].(string); ok {
