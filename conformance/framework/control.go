@@ -301,3 +301,14 @@ func (c *ControlAPI) SetOffered(ctx context.Context, capabilityID string, offere
 	_, err := c.hook(ctx, http.MethodPatch, "/capabilities/"+capabilityID, map[string]any{"offered": offered}, http.StatusOK)
 	return err
 }
+
+// StartAppGeneration calls POST /workspaces/{id}/generations: a generation started in the app, as
+// a person does (no key, no spend limit), and answers its generation_id.
+func (c *ControlAPI) StartAppGeneration(ctx context.Context, workspaceID, capabilityID string, config map[string]any) (string, error) {
+	doc, err := c.hook(ctx, http.MethodPost, "/workspaces/"+workspaceID+"/generations", map[string]any{"capability_id": capabilityID, "config": config}, http.StatusCreated)
+	if err != nil {
+		return "", err
+	}
+	id, _ := doc["generation_id"].(string)
+	return id, nil
+}

@@ -245,6 +245,20 @@ func spendLimitSpecs(f *framework.Framework) {
 			Expect(bal.Int("limits.daily_spent_credits")).To(Equal(j.price), "a captured amount stays in the window"+bal.Describe())
 		})
 
+		f.Rule("LEDGER-015").Needs(framework.Spends, framework.Control).It("spend limits restrict agents only: a job started in the app runs and settles where the key's submit is refused", func(ctx context.Context, s *framework.Spec) {
+			sp := newSpender(ctx, s)
+			cfg := ttsConfig()
+			est, h := estimateOf(ctx, sp.c, "tts", cfg, nil)
+			price, _ := framework.AsInt(est.Field("credits"))
+			s.SetLimits(ctx, sp.ws.ID, map[string]any{"per_generation_credits": h - 1})
+			refuse(ctx, sp.c, submitBody("tts", cfg, h, nil), http.StatusPaymentRequired, "spend_limit_exceeded")
+			app, err := s.Control().StartAppGeneration(ctx, sp.ws.ID, "tts", cfg)
+			hookDone(err)
+			w := s.Finish(ctx, sp.c, app)
+			Expect(w.String("generation.status")).To(Equal("completed"), "a job started in the app is not stopped by the agents' limit"+w.Describe())
+			Expect(w.Int("generation.credits.credits_charged")).To(Equal(price), "it settles at its price"+w.Describe())
+		})
+
 		f.Rule("LEDGER-017").Needs(framework.Spends, framework.Control, framework.Slow).It("spend leaves the rolling 24 hour window 24 hours after its hold", func(ctx context.Context, s *framework.Spec) {
 			sp := newSpender(ctx, s)
 			cfg := ttsConfig()

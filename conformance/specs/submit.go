@@ -564,6 +564,23 @@ func keySlotSpecs(f *framework.Framework) {
 			Expect(readGen(ctx, sp.c, first.id).String("generation.status")).To(oneOf(runningStatuses...), "the first job still runs")
 		})
 
+		f.Rule("SUBMIT-021").Needs(framework.Control, framework.Spends).It("a job started in the app holds no key's slot: the key submits a different job beside it", func(ctx context.Context, s *framework.Spec) {
+			sp := newSpender(ctx, s)
+			cfg := ttsConfig()
+			s.QueueFaultIn(ctx, sp.ws.ID, map[string]any{"kind": "slow_render", "seconds": 1800}, "tts", 1, "")
+			app, err := s.Control().StartAppGeneration(ctx, sp.ws.ID, "tts", cfg)
+			hookDone(err)
+			DeferCleanup(func(ctx SpecContext) {
+				_, _ = s.Control().Call(ctx, http.MethodPost, "/generations/"+app+"/fail", map[string]any{})
+			})
+			g := readGen(ctx, sp.c, app)
+			Expect(g.String("generation.status")).To(oneOf(runningStatuses...), "the app job runs (slow_render)"+g.Describe())
+			j := submit(ctx, s, sp.c, "tts", ttsConfig(), nil)
+			Expect(j.r.Bool("replay")).To(BeFalse(), j.r.Describe())
+			Expect(j.id).NotTo(Equal(app), j.r.Describe())
+			s.Finish(ctx, sp.c, j.id)
+		})
+
 		f.Rule(rules("ERR-043", "ERR-036")...).Needs(framework.Control, framework.Spends).It("too many renders at once answers 429 rate_limited without retry_after_seconds; a bucket refusal carries it", func(ctx context.Context, s *framework.Spec) {
 			sp := newSpender(ctx, s)
 			setRenderLimit(ctx, s, sp.ws.ID, 1)

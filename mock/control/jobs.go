@@ -13,8 +13,10 @@ import (
 
 // RegisterJobs adds the generation operations over the jobs store:
 // POST /generations/{id}/cancel, /fail and /recover, and
-// PUT /workspaces/{id}/render-limit (the render-concurrency threshold).
+// PUT /workspaces/{id}/render-limit (the render-concurrency threshold), and
+// POST /workspaces/{id}/generations (a job started in the app).
 func (h *Handler) RegisterJobs(s *jobs.Store) {
+	h.registerAppJobs(s)
 	answer := func(w http.ResponseWriter, id string, st jobs.Status, changed bool) error {
 		return wire.WriteJSON(w, http.StatusOK, map[string]any{"ok": true, "generation_id": id, "status": st, "changed": changed})
 	}
