@@ -122,12 +122,15 @@ func actorSpecs(f *framework.Framework) {
 // voiceSpecs registers the specs of voices.
 func voiceSpecs(f *framework.Framework) {
 	Describe("voices: list and detail", func() {
-		f.Rule("VOICE-001", "VOICE-002", "VOICE-003", "VOICE-004", "VOICE-005", "VOICE-009", "VOICE-010", "VOICE-011", "ID-005", "CORE-013").It("lists voices with the documented fields, sorted by name, total before paging", func(ctx context.Context, s *framework.Spec) {
+		f.Rule("VOICE-001", "VOICE-002", "VOICE-003", "VOICE-004", "VOICE-005", "VOICE-009", "VOICE-010", "VOICE-011", "ID-005", "CORE-013", "CORE-012").It("lists voices with the documented fields, sorted by name, total before paging", func(ctx context.Context, s *framework.Spec) {
 			c := s.Client()
 			rows, pages := walk(ctx, c, "/voices", "voices", 10, 200)
 			if len(rows) == 0 {
 				s.Lacks("the target lists no voice")
 			}
+			s.Step("CORE-012")
+			big, _ := walk(ctx, c, "/voices", "voices", 50, 100)
+			Expect(ids(rows, "voice_id")).To(ConsistOf(ids(big, "voice_id")), "a walk by pages of 10 visits every voice a walk by pages of 50 visits, each once")
 			for _, p := range pages {
 				s.Step("VOICE-010")
 				Expect(p.r.Int("total")).To(Equal(int64(len(rows))), "total counts every match, on every page"+p.r.Describe())

@@ -77,7 +77,7 @@ func presetListSpecs(f *framework.Framework) {
 			}
 		})
 
-		f.Rule("PRESET-013", "PRESET-014").It("GET /presets/{id}/templates answers every live template", func(ctx context.Context, s *framework.Spec) {
+		f.Rule("PRESET-013", "PRESET-014", "PRESET-011").It("GET /presets/{id}/templates answers every live template", func(ctx context.Context, s *framework.Spec) {
 			c := s.Client()
 			rows, _ := walk(ctx, c, "/presets", "presets", 50, 100)
 			if len(rows) == 0 {
@@ -85,8 +85,11 @@ func presetListSpecs(f *framework.Framework) {
 			}
 			for _, row := range rows[:min(len(rows), 10)] {
 				id := row["capability_id"].(string)
-				s.Step("PRESET-013")
+				// The answer's shape is the route's (PRESET-013) and its templates' (PRESET-011): a
+				// template the description refuses fails both.
+				s.Step("PRESET-013", "PRESET-011")
 				r := c.Get(ctx, "/presets/"+id+"/templates").ExpectOK(http.StatusOK)
+				s.Step("PRESET-013")
 				Expect(r.String("capability_id")).To(Equal(id), r.Describe())
 				r.String("name")
 				Expect(r.String("status")).To(Equal(row["status"]), r.Describe())
@@ -96,10 +99,11 @@ func presetListSpecs(f *framework.Framework) {
 				total, _ := framework.AsInt(row["templates_total"])
 				s.Step("PRESET-014")
 				Expect(int64(len(tpls))).To(Equal(total), "every live template: as many as templates_total"+r.Describe())
-				s.Step("PRESET-013")
+				s.Step("PRESET-011")
 				for i, t := range tpls {
 					checkTemplate(r, asObject(r, t, fmt.Sprintf("templates[%d]", i)))
 				}
+				s.Step("PRESET-013")
 				noLinks(r.Doc(), "GET /presets/"+id+"/templates (a template's preview_url is the only link)", "preview_url")
 				if row["status"] == "requires_plan" {
 					Expect(r.String("required_plan")).To(Equal(row["required_plan"]), r.Describe())
