@@ -326,6 +326,12 @@ func CheckErrorEnvelope(r *Response, code string) {
 	// The text promises Retry-After with retry_after_seconds on a bucket refusal only; on
 	// submission_in_flight a Retry-After, when sent, must agree (ERR-010).
 	if ras, has := r.Lookup("error.retry_after_seconds"); has && (code == "rate_limited" || code == "submission_in_flight") {
+		// A wrong header is charged to the header's own rule, not to the envelope's.
+		if code == "rate_limited" {
+			r.f.swapStep([]string{"ERR-009"})
+		} else {
+			r.f.swapStep([]string{"ERR-010"})
+		}
 		n, isInt := AsInt(ras)
 		Expect(isInt).To(BeTrue(), "error.retry_after_seconds is a whole number"+r.Describe())
 		if ra := r.Header.Get("Retry-After"); code == "rate_limited" || ra != "" {
