@@ -421,7 +421,7 @@ var retryRule = []string{"DLV-014", "DLV-015", "DLV-016", "DLV-017"}
 // generationEventSpecs registers the specs of events that need a generation (they spend credits); deliverySpecs calls it inside its container.
 func generationEventSpecs(f *framework.Framework) {
 	f.Rule("EVT-001", "EVT-011", "EVT-013", "EVT-016", "EVT-018", "EVT-019", "EVT-020", "EVT-021", "EVT-022", "EVT-023", "EVT-024", "EVT-025",
-		"DLV-001", "DLV-002", "DLV-003", "DLV-006", "DLV-007", "DLV-008", "DLV-020", "DLV-029", "ID-009").It(
+		"EVT-026", "DLV-001", "DLV-002", "DLV-003", "DLV-006", "DLV-007", "DLV-008", "DLV-020", "DLV-029", "ID-009").It(
 		"generation.completed reaches every subscribed endpoint once, signed, with the documented data and no link", func(ctx context.Context, s *framework.Spec) {
 			sp := newSpender(ctx, s)
 			a := registerHook(ctx, s, sp.c, "generation.completed", "generation.failed")
@@ -434,8 +434,7 @@ func generationEventSpecs(f *framework.Framework) {
 			hookOf := map[string]string{}
 			for _, h := range []hook{a, b} {
 				s.Step("EVT-001", "DLV-008")
-				ev, err := s.Hooks().Await(ctx, receiver.Match{Type: "generation.completed", Path: h.path, ResourceID: j.id}, arrival(s))
-				Expect(err).NotTo(HaveOccurred(), "no generation.completed for "+j.id)
+				ev := awaitDelivered(ctx, s, receiver.Match{Type: "generation.completed", Path: h.path, ResourceID: j.id})
 				s.Step("DLV-029", "ID-009")
 				Expect(ev.ID).NotTo(BeElementOf(seen), "each endpoint gets its own delivery id")
 				seen = append(seen, ev.ID)
@@ -443,22 +442,24 @@ func generationEventSpecs(f *framework.Framework) {
 				atts := attempts(ctx, s, ev.ID, 1)
 				s.Step("DLV-001", "DLV-002", "DLV-003", "DLV-006", "DLV-007", "ID-009")
 				checkAttempt(atts[0], h.secret)
-				s.Step("EVT-016", "EVT-021")
-				data := checkEnvelope(s, ev)
+				// The payload rules first: the schema check below fails on the same mistakes and
+				// would charge them to EVT-016 and EVT-021 alone.
+				data := eventData(ev)
+				s.Step("EVT-021")
 				Expect(data["generation_id"]).To(Equal(j.id))
 				s.Step("EVT-001")
 				Expect(data["status"]).To(Equal("completed"))
 				s.Step("EVT-026")
-				Expect(data["error"]).To(BeNil())
+				Expect(data["error"]).To(BeNil(), "error is null on generation.completed: "+string(ev.Raw))
 				s.Step("EVT-024")
-				Expect(data["batch_group_id"]).To(BeNil())
-				Expect(data["batch_index"]).To(BeNil())
+				Expect(data["batch_group_id"]).To(BeNil(), "batch_group_id is null outside a batch: "+string(ev.Raw))
+				Expect(data["batch_index"]).To(BeNil(), "batch_index is null outside a batch: "+string(ev.Raw))
 				s.Step("EVT-025")
 				Expect(data["workflow_run_id"]).To(BeNil())
 				s.Step("EVT-011")
 				Expect(data["purpose"]).To(Or(BeNil(), BeElementOf("deliverable", "preview", "intermediate")))
 				s.Step("EVT-020")
-				Expect(data["disclosure"]).To(And(BeAssignableToTypeOf(""), Not(BeEmpty())))
+				Expect(data["disclosure"]).To(And(BeAssignableToTypeOf(""), Not(BeEmpty())), "data carries a non-empty disclosure string: "+string(ev.Raw))
 				// Sent when the charge was captured: the settled credits, the charge computed from
 				// the estimate (every output of an image model delivered: the estimate's price).
 				s.Step("EVT-001", "EVT-023")
@@ -474,6 +475,8 @@ func generationEventSpecs(f *framework.Framework) {
 				noLinks(data, "data")
 				s.Step("EVT-019")
 				noKeyAnywhere(data, "data", "output_text", "result")
+				s.Step("EVT-016", "EVT-021")
+				checkEnvelope(s, ev)
 			}
 			s.Step("DLV-020", "DLV-029")
 			for _, id := range seen {
@@ -520,13 +523,17 @@ func generationEventSpecs(f *framework.Framework) {
 		d := imageModel(ctx, sp.c)
 		j := submit(ctx, s, sp.c, d.String("capability_id"), cheapConfig(d), nil)
 		s.JobHook(ctx, j.id, "fail", map[string]any{"code": "provider_error"})
+		s.Step("EVT-002")
 		ev, err := s.Hooks().Await(ctx, receiver.Match{Type: "generation.failed", Path: h.path, ResourceID: j.id}, arrival(s))
 		Expect(err).NotTo(HaveOccurred(), "no generation.failed for "+j.id)
-		data := checkEnvelope(s, ev)
+		data := eventData(ev)
 		Expect(data["status"]).To(Equal("failed"))
+		s.Step("EVT-026")
 		e, _ := data["error"].(map[string]any)
-		Expect(e).To(HaveKey("code"))
-		Expect(e).To(HaveKey("message"))
+		Expect(e).To(HaveKey("code"), "error is {code, message} on generation.failed: "+string(ev.Raw))
+		Expect(e).To(HaveKey("message"), "error is {code, message} on generation.failed: "+string(ev.Raw))
+		s.Step("EVT-002")
+		checkEnvelope(s, ev)
 		Expect(data["outputs"]).To(BeEmpty())
 		s.Step("EVT-018")
 		noLinks(data, "data")

@@ -321,6 +321,36 @@ func checkAttempt(a receiver.Attempt, secret string) {
 	Expect(env["id"]).To(Equal(h.Get("webhook-id")), "webhook-id equals the body id")
 }
 
+// awaitDelivered waits for the verified event m on m.Path like Hooks().Await. When none came but the
+// receiver refused an attempt on that path because its webhook-id and envelope id differ, the
+// failure is charged to DLV-003 and ID-009 (the ids must be equal), not to the caller's step: the
+// event never arrived only because the ids disagree.
+func awaitDelivered(ctx context.Context, s *framework.Spec, m receiver.Match) receiver.Event {
+	GinkgoHelper()
+	ev, err := s.Hooks().Await(ctx, m, arrival(s))
+	if err != nil {
+		for _, a := range s.Hooks().Attempts(m.Path) {
+			if a.Verdict == receiver.VerdictIDMismatch {
+				s.Step("DLV-003", "ID-009")
+				Fail("webhook-id is the delivery id and equals the body id, but the receiver refused an attempt: " + a.Detail)
+			}
+		}
+	}
+	Expect(err).NotTo(HaveOccurred(), fmt.Sprintf("no %s for %s on %s", m.Type, m.ResourceID, m.Path))
+	return ev
+}
+
+// eventData decodes ev's data without judging the rest of the body, so a payload rule's own check
+// can run (and be charged) before checkEnvelope's schema check, which would fail on the same
+// mistake under another rule.
+func eventData(ev receiver.Event) map[string]any {
+	GinkgoHelper()
+	var data map[string]any
+	Expect(json.Unmarshal(ev.Data, &data)).To(Succeed(), "data is a JSON object: "+string(ev.Raw))
+	Expect(data).NotTo(BeNil(), "data is a JSON object: "+string(ev.Raw))
+	return data
+}
+
 // checkEnvelope validates the whole body against the x-webhooks schema of its type and checks the
 // envelope keys.
 func checkEnvelope(s *framework.Spec, ev receiver.Event) map[string]any {
