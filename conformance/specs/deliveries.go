@@ -54,6 +54,15 @@ func deliverySpecs(f *framework.Framework) {
 					s.Advance(ctx, wait.Seconds()*0.8)
 					noMore(ctx, s, h.id, id, n, fmt.Sprintf("attempt %d came before about %s", n+1, wait))
 					s.Advance(ctx, wait.Seconds()*0.3)
+					// Attempt n+1 by arrival on the endpoint (only this delivery goes there), then by
+					// webhook-id: a retry under a new webhook-id is DLV-004's failure, not a missing retry.
+					Eventually(func() int { return len(s.Hooks().Attempts(h.path)) }).WithTimeout(arrival(s)).WithPolling(50*time.Millisecond).
+						Should(BeNumerically(">=", n+1), fmt.Sprintf("attempt %d of delivery %s did not arrive", n+1, id))
+					s.Step("DLV-004")
+					for i, a := range s.Hooks().Attempts(h.path) {
+						Expect(a.DeliveryID).To(Equal(id), fmt.Sprintf("webhook-id is the same on every retry: attempt %d came as %s", i+1, a.DeliveryID))
+					}
+					s.Step("DLV-009", retryRule[n-1])
 					atts = attempts(ctx, s, id, n+1)
 				}
 				// The gaps on the target's own clock: its history's sent_at (webhook-timestamp may be
