@@ -5,9 +5,23 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 
 	"github.com/mediaspec/mediaspec/receiver/receivercheck"
 )
+
+// writeFile creates path and lets write fill it.
+func writeFile(path string, write func(io.Writer) error) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := write(f); err != nil {
+		_ = f.Close()
+		return err
+	}
+	return f.Close()
+}
 
 // runCheckReceiver sends a client's webhook receiver signed deliveries, valid and not, and judges
 // the receiver rules from the statuses it answers. Exit 0 all pass, 1 a rule failed, 2 setup.
@@ -22,6 +36,8 @@ func runCheckReceiver(ctx context.Context, args []string, stdout, stderr io.Writ
 	fs.DurationVar(&cfg.Timeout, "timeout", receivercheck.DefaultTimeout, "longest wait for one answer; the service gives up after 10s [$MEDIASPEC_CHECK_RECEIVER_TIMEOUT]")
 	fs.DurationVar(&cfg.Tolerance, "tolerance", receivercheck.DefaultTolerance, "the timestamp tolerance the receiver applies; the deliveries probe either side of it [$MEDIASPEC_CHECK_RECEIVER_TOLERANCE]")
 	verbose := fs.Bool("v", false, "print a line per delivery [$MEDIASPEC_CHECK_RECEIVER_V]")
+	jsonReport := fs.String("json-report", "", "write the JSON report (a verdict per rule, every delivery) to this path [$MEDIASPEC_CHECK_RECEIVER_JSON_REPORT]")
+	junitReport := fs.String("junit-report", "", "write the JUnit report (a case per rule, class mediaspec.receiver) to this path [$MEDIASPEC_CHECK_RECEIVER_JUNIT_REPORT]")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -33,6 +49,15 @@ func runCheckReceiver(ctx context.Context, args []string, stdout, stderr io.Writ
 	}
 	if cfg.Timeout <= 0 || cfg.Tolerance <= 0 {
 		return usageError{msg: "check-receiver: --timeout and --tolerance must be above 0"}
+	}
+	// A report that cannot be written is a setup error, found before any delivery is sent.
+	for _, path := range []string{*jsonReport, *junitReport} {
+		if path == "" {
+			continue
+		}
+		if err := writeFile(path, func(io.Writer) error { return nil }); err != nil {
+			return exitError{code: 2, err: fmt.Errorf("check-receiver: the report %s cannot be written: %w", path, err)}
+		}
 	}
 	fmt.Fprintf(stdout, "checking the webhook receiver at %s\n", cfg.URL)
 	res, err := receivercheck.Run(ctx, cfg)
@@ -57,6 +82,16 @@ func runCheckReceiver(ctx context.Context, args []string, stdout, stderr io.Writ
 	}
 	for _, v := range res.Verdicts {
 		fmt.Fprintf(stdout, "%-4s %-8s %s\n", v.State, v.Rule, v.Reason)
+	}
+	if *jsonReport != "" {
+		if err := writeFile(*jsonReport, func(w io.Writer) error { return receivercheck.WriteJSON(w, cfg.URL, res) }); err != nil {
+			return err
+		}
+	}
+	if *junitReport != "" {
+		if err := writeFile(*junitReport, func(w io.Writer) error { return receivercheck.WriteJUnit(w, res) }); err != nil {
+			return err
+		}
 	}
 	p, f, s := res.Counts()
 	cp, cf := res.CaseCounts()

@@ -5,6 +5,8 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -19,9 +21,15 @@ func TestCheckReceiverPassesMediaspecReceive(t *testing.T) {
 	if url == "" {
 		t.Fatalf("start line %q", first)
 	}
-	out, _, err := run(t, "check-receiver", "--url", url+"webhooks", "--secret", receiveSecret)
+	dir := t.TempDir()
+	junit := filepath.Join(dir, "receiver.xml")
+	out, _, err := run(t, "check-receiver", "--url", url+"webhooks", "--secret", receiveSecret,
+		"--junit-report", junit, "--json-report", filepath.Join(dir, "receiver.json"))
 	if err != nil {
 		t.Fatalf("check-receiver against mediaspec receive: %v\n%s", err, out)
+	}
+	if b, err := os.ReadFile(junit); err != nil || !strings.Contains(string(b), `classname="mediaspec.receiver"`) || strings.Contains(string(b), "<failure") {
+		t.Errorf("JUnit report: %v\n%s", err, b)
 	}
 	lines := strings.Split(strings.TrimSpace(out), "\n")
 	if got := lines[len(lines)-2]; got != "rules: 7 passed, 0 failed, 0 skipped" {
@@ -65,6 +73,7 @@ func TestCheckReceiverSetupErrors(t *testing.T) {
 		{"--url", closed, "--secret", "nope"},
 		{"--url", closed, "--secret", receiveSecret},
 		{"--secret", receiveSecret},
+		{"--url", closed, "--secret", receiveSecret, "--junit-report", filepath.Join(t.TempDir(), "missing", "r.xml")},
 	} {
 		out, _, err := run(t, append([]string{"check-receiver"}, args...)...)
 		if err == nil || exitCode(err) != 2 {
