@@ -195,10 +195,15 @@ func answerFormatSpecs(f *framework.Framework) {
 			} {
 				seen += checkTimestamps(r, r.Doc(), "answer")
 			}
+			// A generation read carries its own timestamps: read one, made here when none is listed.
+			genID := ""
 			if gens := getPage(ctx, s.Client(), "/generations", "generations"); len(gens.rows) > 0 {
-				g := s.Client().Get(ctx, "/generations/"+gens.rows[0]["generation_id"].(string)).ExpectOK(http.StatusOK)
-				seen += checkTimestamps(g, g.Doc(), "generation read")
+				genID = gens.rows[0]["generation_id"].(string)
+			} else {
+				genID = submit(ctx, s, s.Client(), "tts", ttsConfig(), nil).id
 			}
+			g := s.Client().Get(ctx, "/generations/"+genID).ExpectOK(http.StatusOK)
+			Expect(checkTimestamps(g, g.Doc(), "generation read")).To(BeNumerically(">", 0), "a generation read carries timestamps"+g.Describe())
 			Expect(seen).To(BeNumerically(">=", 4), "the answers carried timestamps to check")
 		})
 
