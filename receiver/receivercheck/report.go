@@ -36,7 +36,7 @@ type jsonCase struct {
 func WriteJSON(w io.Writer, url string, res Result) error {
 	rep := jsonReport{URL: url, Verdicts: []jsonVerdict{}, Cases: []jsonCase{}}
 	for _, v := range res.Verdicts {
-		rep.Verdicts = append(rep.Verdicts, jsonVerdict{Rule: v.Rule, State: v.State, Reason: v.Reason})
+		rep.Verdicts = append(rep.Verdicts, jsonVerdict(v))
 	}
 	for _, c := range res.Cases {
 		rep.Cases = append(rep.Cases, jsonCase{Rule: c.Rule, Name: c.Name, WantOK: c.Accept, Status: c.Status,
