@@ -22,7 +22,7 @@ vet:
 ## API on a running clock (x100) and keys only, split over PROCS processes with check --procs
 ## (.ci/check-modes). MODES picks some (b, c).
 MODES ?= b c
-PROCS ?= 6
+PROCS ?= 8
 check-modes: build
 	PROCS=$(PROCS) .ci/check-modes bin/mediaspec $(MODES)
 
