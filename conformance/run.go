@@ -211,18 +211,20 @@ func (s *Suite) onReport(r types.Report) {
 func writeReports(cfg Config, res framework.Results) error {
 	var errs []error
 	if p := cfg.JUnitReport; p != "" {
-		errs = append(errs, writeFile(p, func(w io.Writer) error { return framework.WriteJUnit(w, res) }))
+		errs = append(errs, WriteFile(p, func(w io.Writer) error { return framework.WriteJUnit(w, res) }))
 	}
 	if p := cfg.JSONReport; p != "" {
-		errs = append(errs, writeFile(p, func(w io.Writer) error { return framework.WriteJSON(w, res) }))
+		errs = append(errs, WriteFile(p, func(w io.Writer) error { return framework.WriteJSON(w, res) }))
 	}
 	if p := cfg.HTMLReport; p != "" {
-		errs = append(errs, writeFile(p, func(w io.Writer) error { return framework.WriteHTML(w, res) }))
+		errs = append(errs, WriteFile(p, func(w io.Writer) error { return framework.WriteHTML(w, res) }))
 	}
 	return errors.Join(errs...)
 }
 
-func writeFile(path string, write func(io.Writer) error) error {
+// WriteFile creates path and lets write fill it; a failed write names the path. Every report of
+// the project's commands is written through it.
+func WriteFile(path string, write func(io.Writer) error) error {
 	fh, err := os.Create(path)
 	if err != nil {
 		return err

@@ -5,23 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 
+	"github.com/mediaspec/mediaspec/conformance"
 	"github.com/mediaspec/mediaspec/receiver/receivercheck"
 )
-
-// writeFile creates path and lets write fill it.
-func writeFile(path string, write func(io.Writer) error) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	if err := write(f); err != nil {
-		_ = f.Close()
-		return err
-	}
-	return f.Close()
-}
 
 // runCheckReceiver sends a client's webhook receiver signed deliveries, valid and not, and judges
 // the receiver rules from the statuses it answers. Exit 0 all pass, 1 a rule failed, 2 setup.
@@ -55,7 +42,7 @@ func runCheckReceiver(ctx context.Context, args []string, stdout, stderr io.Writ
 		if path == "" {
 			continue
 		}
-		if err := writeFile(path, func(io.Writer) error { return nil }); err != nil {
+		if err := conformance.WriteFile(path, func(io.Writer) error { return nil }); err != nil {
 			return exitError{code: 2, err: fmt.Errorf("check-receiver: the report %s cannot be written: %w", path, err)}
 		}
 	}
@@ -84,12 +71,12 @@ func runCheckReceiver(ctx context.Context, args []string, stdout, stderr io.Writ
 		fmt.Fprintf(stdout, "%-4s %-8s %s\n", v.State, v.Rule, v.Reason)
 	}
 	if *jsonReport != "" {
-		if err := writeFile(*jsonReport, func(w io.Writer) error { return receivercheck.WriteJSON(w, cfg.URL, res) }); err != nil {
+		if err := conformance.WriteFile(*jsonReport, func(w io.Writer) error { return receivercheck.WriteJSON(w, cfg.URL, res) }); err != nil {
 			return err
 		}
 	}
 	if *junitReport != "" {
-		if err := writeFile(*junitReport, func(w io.Writer) error { return receivercheck.WriteJUnit(w, res) }); err != nil {
+		if err := conformance.WriteFile(*junitReport, func(w io.Writer) error { return receivercheck.WriteJUnit(w, res) }); err != nil {
 			return err
 		}
 	}
