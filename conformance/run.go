@@ -13,7 +13,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"os/exec"
 	"regexp"
 	"strings"
@@ -27,6 +26,7 @@ import (
 	"github.com/onsi/gomega"
 
 	"github.com/mediaspec/mediaspec/conformance/framework"
+	"github.com/mediaspec/mediaspec/conformance/report"
 	"github.com/mediaspec/mediaspec/conformance/specs"
 	"github.com/mediaspec/mediaspec/spec"
 )
@@ -211,29 +211,15 @@ func (s *Suite) onReport(r types.Report) {
 func writeReports(cfg Config, res framework.Results) error {
 	var errs []error
 	if p := cfg.JUnitReport; p != "" {
-		errs = append(errs, WriteFile(p, func(w io.Writer) error { return framework.WriteJUnit(w, res) }))
+		errs = append(errs, report.WriteFile(p, func(w io.Writer) error { return framework.WriteJUnit(w, res) }))
 	}
 	if p := cfg.JSONReport; p != "" {
-		errs = append(errs, WriteFile(p, func(w io.Writer) error { return framework.WriteJSON(w, res) }))
+		errs = append(errs, report.WriteFile(p, func(w io.Writer) error { return framework.WriteJSON(w, res) }))
 	}
 	if p := cfg.HTMLReport; p != "" {
-		errs = append(errs, WriteFile(p, func(w io.Writer) error { return framework.WriteHTML(w, res) }))
+		errs = append(errs, report.WriteFile(p, func(w io.Writer) error { return framework.WriteHTML(w, res) }))
 	}
 	return errors.Join(errs...)
-}
-
-// WriteFile creates path and lets write fill it; a failed write names the path. Every report of
-// the project's commands is written through it.
-func WriteFile(path string, write func(io.Writer) error) error {
-	fh, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	if err := write(fh); err != nil {
-		_ = fh.Close()
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	return fh.Close()
 }
 
 // Finish prints the two tally lines to w (rules, then specs, last) and returns the Summary and the

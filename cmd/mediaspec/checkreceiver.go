@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/mediaspec/mediaspec/conformance"
+	"github.com/mediaspec/mediaspec/conformance/report"
 	"github.com/mediaspec/mediaspec/receiver/receivercheck"
 )
 
@@ -42,7 +42,7 @@ func runCheckReceiver(ctx context.Context, args []string, stdout, stderr io.Writ
 		if path == "" {
 			continue
 		}
-		if err := conformance.WriteFile(path, func(io.Writer) error { return nil }); err != nil {
+		if err := report.WriteFile(path, func(io.Writer) error { return nil }); err != nil {
 			return exitError{code: 2, err: fmt.Errorf("check-receiver: the report %s cannot be written: %w", path, err)}
 		}
 	}
@@ -71,12 +71,12 @@ func runCheckReceiver(ctx context.Context, args []string, stdout, stderr io.Writ
 		fmt.Fprintf(stdout, "%-4s %-8s %s\n", v.State, v.Rule, v.Reason)
 	}
 	if *jsonReport != "" {
-		if err := conformance.WriteFile(*jsonReport, func(w io.Writer) error { return receivercheck.WriteJSON(w, cfg.URL, res) }); err != nil {
+		if err := report.WriteFile(*jsonReport, func(w io.Writer) error { return receivercheck.WriteJSON(w, cfg.URL, res) }); err != nil {
 			return err
 		}
 	}
 	if *junitReport != "" {
-		if err := conformance.WriteFile(*junitReport, func(w io.Writer) error { return receivercheck.WriteJUnit(w, res) }); err != nil {
+		if err := report.WriteFile(*junitReport, func(w io.Writer) error { return receivercheck.WriteJUnit(w, res) }); err != nil {
 			return err
 		}
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/xml"
 	"io"
 	"net"
 	"net/http"
@@ -10,6 +11,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/mediaspec/mediaspec/conformance/report"
 )
 
 // check-receiver passes against the project's own receiver, `mediaspec receive`.
@@ -28,7 +31,13 @@ func TestCheckReceiverPassesMediaspecReceive(t *testing.T) {
 	if err != nil {
 		t.Fatalf("check-receiver against mediaspec receive: %v\n%s", err, out)
 	}
-	if b, err := os.ReadFile(junit); err != nil || !strings.Contains(string(b), `classname="mediaspec.receiver"`) || strings.Contains(string(b), "<failure") {
+	b, err := os.ReadFile(junit)
+	var doc report.JUnit
+	if err == nil {
+		err = xml.Unmarshal(b, &doc)
+	}
+	if err != nil || doc.Name != nil || doc.Time != nil || doc.Tests != 7 || doc.Failures != 0 || len(doc.Suites) != 1 ||
+		len(doc.Suites[0].Cases) != 7 || !strings.Contains(string(b), `<testcase classname="mediaspec.receiver" name="RECV-001: `) {
 		t.Errorf("JUnit report: %v\n%s", err, b)
 	}
 	lines := strings.Split(strings.TrimSpace(out), "\n")

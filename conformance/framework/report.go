@@ -1,8 +1,6 @@
 package framework
 
 import (
-	"encoding/json"
-	"encoding/xml"
 	"fmt"
 	"html/template"
 	"io"
@@ -10,7 +8,8 @@ import (
 	"sort"
 	"strings"
 	"time"
-	"unicode/utf8"
+
+	"github.com/mediaspec/mediaspec/conformance/report"
 )
 
 // RunInfo is the header of every report: what was checked, with what, when, and how.
@@ -27,11 +26,7 @@ type RunInfo struct {
 
 // WriteJSON writes the results as indented JSON: run header, suite outcome, every spec, every rule
 // verdict.
-func WriteJSON(w io.Writer, r Results) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(r)
-}
+func WriteJSON(w io.Writer, r Results) error { return report.WriteJSON(w, r) }
 
 // Sentence is the first statement of a failure message in words: the text before the first
 // transcript line ("> ..." or "< ...") or schema dump, on one line, at most 300 characters.
@@ -50,14 +45,9 @@ func Sentence(msg string) string {
 	return Clip(strings.Join(parts, " "), 300)
 }
 
-// Clip cuts s to at most n runes, marking the cut with an ellipsis.
-func Clip(s string, n int) string {
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	r := []rune(s)
-	return string(r[:n-1]) + "…"
-}
+// Clip cuts s to at most n runes, marking the cut with an ellipsis (report.Clip, named here for
+// the suite's callers).
+func Clip(s string, n int) string { return report.Clip(s, n) }
 
 // maxTranscriptInHTML bounds one spec's transcript in the HTML report: the head and the tail are
 // kept (the JSON report has it whole). transcriptBudgetHTML bounds them all together, so a run
@@ -297,48 +287,6 @@ func WriteHTML(w io.Writer, r Results) error {
 	return htmlReport.Execute(w, d)
 }
 
-// maxJUnitName is the longest test case name the JUnit report writes.
-const maxJUnitName = 120
-
-type junitSuites struct {
-	XMLName  xml.Name     `xml:"testsuites"`
-	Name     string       `xml:"name,attr"`
-	Tests    int          `xml:"tests,attr"`
-	Failures int          `xml:"failures,attr"`
-	Skipped  int          `xml:"skipped,attr"`
-	Time     float64      `xml:"time,attr"`
-	Suites   []junitSuite `xml:"testsuite"`
-}
-
-type junitSuite struct {
-	Name      string      `xml:"name,attr"`
-	Tests     int         `xml:"tests,attr"`
-	Failures  int         `xml:"failures,attr"`
-	Skipped   int         `xml:"skipped,attr"`
-	Time      float64     `xml:"time,attr"`
-	Timestamp string      `xml:"timestamp,attr,omitempty"`
-	Cases     []junitCase `xml:"testcase"`
-}
-
-type junitCase struct {
-	Name      string        `xml:"name,attr"`
-	Classname string        `xml:"classname,attr"`
-	File      string        `xml:"file,attr,omitempty"`
-	Time      float64       `xml:"time,attr"`
-	Failure   *junitFailure `xml:"failure,omitempty"`
-	Skipped   *junitSkipped `xml:"skipped,omitempty"`
-}
-
-type junitFailure struct {
-	Message string `xml:"message,attr"`
-	Type    string `xml:"type,attr"`
-	Body    string `xml:",chardata"`
-}
-
-type junitSkipped struct {
-	Message string `xml:"message,attr"`
-}
-
 // JUnitName is a spec's JUnit test case name: "RULE-ID: text" (several ids joined by commas), at
 // most 120 characters.
 func JUnitName(s SpecResult) string {
@@ -346,7 +294,7 @@ func JUnitName(s SpecResult) string {
 	if text == "" {
 		text = s.Text
 	}
-	return Clip(strings.Join(s.Rules, ", ")+": "+text, maxJUnitName)
+	return Clip(strings.Join(s.Rules, ", ")+": "+text, report.MaxNameLen)
 }
 
 // WriteJUnit writes a JUnit XML report with one test suite per area, classname mediaspec.<area>,
@@ -354,9 +302,9 @@ func JUnitName(s SpecResult) string {
 // sentence as the message and its reason and transcript as the body. Specs the label filter left
 // out are not listed.
 func WriteJUnit(w io.Writer, r Results) error {
-	by := map[string]*junitSuite{}
+	by := map[string]*report.Suite{}
 	var order []string
-	doc := junitSuites{Name: r.Suite, Time: r.Run.Duration.Seconds()}
+	doc := report.JUnit{Name: &r.Suite, Time: report.Seconds(r.Run.Duration)}
 	for _, s := range r.Specs {
 		if s.Reason == NotSelected {
 			continue
@@ -364,28 +312,28 @@ func WriteJUnit(w io.Writer, r Results) error {
 		name := "mediaspec." + strings.ReplaceAll(s.Area, " ", "_")
 		ts := by[name]
 		if ts == nil {
-			ts = &junitSuite{Name: name}
+			ts = &report.Suite{Name: name, Time: new(float64)}
 			if !r.Run.Started.IsZero() {
 				ts.Timestamp = r.Run.Started.UTC().Format(time.RFC3339)
 			}
 			by[name] = ts
 			order = append(order, name)
 		}
-		c := junitCase{Name: JUnitName(s), Classname: name, File: strings.Split(s.Location, ":")[0], Time: s.Duration.Seconds()}
+		c := report.Case{Name: JUnitName(s), Classname: name, File: strings.Split(s.Location, ":")[0], Time: report.Seconds(s.Duration)}
 		switch s.State {
 		case Failed:
 			body := s.Reason
 			if s.Transcript != "" {
 				body += "\n\n" + clipMiddle(s.Transcript, maxTranscriptInHTML)
 			}
-			c.Failure = &junitFailure{Message: Sentence(s.Reason), Type: "failed", Body: body}
+			c.Failure = &report.Failure{Message: Sentence(s.Reason), Type: "failed", Body: body}
 			ts.Failures++
 		case Skipped:
-			c.Skipped = &junitSkipped{Message: s.Reason}
+			c.Skipped = &report.Skipped{Message: s.Reason}
 			ts.Skipped++
 		}
 		ts.Tests++
-		ts.Time += s.Duration.Seconds()
+		*ts.Time += s.Duration.Seconds()
 		ts.Cases = append(ts.Cases, c)
 	}
 	sort.Strings(order)
@@ -396,14 +344,5 @@ func WriteJUnit(w io.Writer, r Results) error {
 		doc.Skipped += ts.Skipped
 		doc.Suites = append(doc.Suites, *ts)
 	}
-	if _, err := io.WriteString(w, xml.Header); err != nil {
-		return err
-	}
-	enc := xml.NewEncoder(w)
-	enc.Indent("", "  ")
-	if err := enc.Encode(doc); err != nil {
-		return err
-	}
-	_, err := io.WriteString(w, "\n")
-	return err
+	return report.WriteJUnit(w, doc)
 }

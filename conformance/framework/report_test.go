@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mediaspec/mediaspec/conformance/report"
 	"github.com/onsi/ginkgo/v2/types"
 )
 
@@ -23,7 +24,7 @@ func TestJUnitHasOneClassPerAreaAndShortNames(t *testing.T) {
 	if err := WriteJUnit(&out, res); err != nil {
 		t.Fatal(err)
 	}
-	var doc junitSuites
+	var doc report.JUnit
 	if err := xml.Unmarshal(out.Bytes(), &doc); err != nil {
 		t.Fatalf("not XML: %v\n%s", err, out.String())
 	}
@@ -35,7 +36,7 @@ func TestJUnitHasOneClassPerAreaAndShortNames(t *testing.T) {
 			if c.Classname != s.Name {
 				t.Errorf("case %q has classname %q in suite %q", c.Name, c.Classname, s.Name)
 			}
-			if len([]rune(c.Name)) > maxJUnitName {
+			if len([]rune(c.Name)) > report.MaxNameLen {
 				t.Errorf("case name has %d characters: %q", len([]rune(c.Name)), c.Name)
 			}
 		}

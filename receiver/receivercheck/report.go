@@ -1,9 +1,9 @@
 package receivercheck
 
 import (
-	"encoding/json"
-	"encoding/xml"
 	"io"
+
+	"github.com/mediaspec/mediaspec/conformance/report"
 )
 
 // The reports a CI job keeps: JSON (every verdict and delivery) and JUnit (one case per rule, in
@@ -42,37 +42,7 @@ func WriteJSON(w io.Writer, url string, res Result) error {
 		rep.Cases = append(rep.Cases, jsonCase{Rule: c.Rule, Name: c.Name, WantOK: c.Accept, Status: c.Status,
 			ElapsedMS: c.Elapsed.Milliseconds(), Error: c.Err, OK: c.OK})
 	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(rep)
-}
-
-type junitSuites struct {
-	XMLName  xml.Name     `xml:"testsuites"`
-	Tests    int          `xml:"tests,attr"`
-	Failures int          `xml:"failures,attr"`
-	Skipped  int          `xml:"skipped,attr"`
-	Suites   []junitSuite `xml:"testsuite"`
-}
-
-type junitSuite struct {
-	Name     string      `xml:"name,attr"`
-	Tests    int         `xml:"tests,attr"`
-	Failures int         `xml:"failures,attr"`
-	Skipped  int         `xml:"skipped,attr"`
-	Cases    []junitCase `xml:"testcase"`
-}
-
-type junitCase struct {
-	Class   string        `xml:"classname,attr"`
-	Name    string        `xml:"name,attr"`
-	Failure *junitMessage `xml:"failure,omitempty"`
-	Skipped *junitMessage `xml:"skipped,omitempty"`
-	Out     string        `xml:"system-out,omitempty"`
-}
-
-type junitMessage struct {
-	Message string `xml:"message,attr"`
+	return report.WriteJSON(w, rep)
 }
 
 // junitClass is the one class of the receiver's cases.
@@ -83,7 +53,7 @@ const junitClass = "mediaspec.receiver"
 // with their statuses as its output.
 func WriteJUnit(w io.Writer, res Result) error {
 	p, f, s := res.Counts()
-	suite := junitSuite{Name: junitClass, Tests: p + f + s, Failures: f, Skipped: s}
+	suite := report.Suite{Name: junitClass, Tests: p + f + s, Failures: f, Skipped: s}
 	for _, v := range res.Verdicts {
 		name := v.Rule
 		for _, r := range rules {
@@ -91,16 +61,13 @@ func WriteJUnit(w io.Writer, res Result) error {
 				name += ": " + r.pass
 			}
 		}
-		if r := []rune(name); len(r) > 120 {
-			name = string(r[:119]) + "…"
-		}
-		c := junitCase{Class: junitClass, Name: name}
+		c := report.Case{Classname: junitClass, Name: report.Clip(name, report.MaxNameLen), ClassnameFirst: true}
 		switch v.State {
 		case Fail:
-			c.Failure = &junitMessage{Message: v.Reason}
+			c.Failure = &report.Failure{Message: v.Reason}
 		case Pass:
 		default:
-			c.Skipped = &junitMessage{Message: v.Reason}
+			c.Skipped = &report.Skipped{Message: v.Reason}
 		}
 		for _, d := range res.Cases {
 			if d.Rule == v.Rule {
@@ -109,14 +76,5 @@ func WriteJUnit(w io.Writer, res Result) error {
 		}
 		suite.Cases = append(suite.Cases, c)
 	}
-	if _, err := io.WriteString(w, xml.Header); err != nil {
-		return err
-	}
-	enc := xml.NewEncoder(w)
-	enc.Indent("", "  ")
-	if err := enc.Encode(junitSuites{Tests: suite.Tests, Failures: f, Skipped: s, Suites: []junitSuite{suite}}); err != nil {
-		return err
-	}
-	_, err := io.WriteString(w, "\n")
-	return err
+	return report.WriteJUnit(w, report.JUnit{Tests: suite.Tests, Failures: f, Skipped: s, Suites: []report.Suite{suite}})
 }

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/mediaspec/mediaspec/conformance/report"
 )
 
 // The JUnit report has one class, a case per rule named "RULE: …" within 120 characters, failures
@@ -19,7 +21,7 @@ func TestReports(t *testing.T) {
 	if err := WriteJUnit(&junit, res); err != nil {
 		t.Fatal(err)
 	}
-	var doc junitSuites
+	var doc report.JUnit
 	if err := xml.Unmarshal(junit.Bytes(), &doc); err != nil {
 		t.Fatalf("%v\n%s", err, junit.String())
 	}
@@ -29,8 +31,8 @@ func TestReports(t *testing.T) {
 	}
 	for i, c := range doc.Suites[0].Cases {
 		v := res.Verdicts[i]
-		if c.Class != "mediaspec.receiver" || !strings.HasPrefix(c.Name, v.Rule+": ") || utf8.RuneCountInString(c.Name) > 120 {
-			t.Errorf("case %q in class %q", c.Name, c.Class)
+		if c.Classname != "mediaspec.receiver" || !strings.HasPrefix(c.Name, v.Rule+": ") || utf8.RuneCountInString(c.Name) > 120 {
+			t.Errorf("case %q in class %q", c.Name, c.Classname)
 		}
 		if (v.State == Fail) != (c.Failure != nil) || (v.State == Skip) != (c.Skipped != nil) {
 			t.Errorf("%s: verdict %s, case %+v", v.Rule, v.State, c)
