@@ -68,7 +68,7 @@ func TestImportFences(t *testing.T) {
 			}
 		}
 	}
-	for _, pattern := range []string{"./mock/...", "./receiver/...", "./conformance/report"} {
+	for _, pattern := range []string{"./mock/...", "./receiver/...", "./conformance/report/..."} {
 		for _, p := range goList(t, pattern) {
 			all := append(append(append([]string(nil), p.Deps...), p.TestImports...), p.XTestImports...)
 			for _, d := range all {

@@ -2,36 +2,12 @@ package framework
 
 import (
 	"bytes"
-	"flag"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mediaspec/mediaspec/conformance/report/reporttest"
 )
-
-var updateGolden = flag.Bool("update", false, "rewrite the golden report files in testdata")
-
-// golden compares got with testdata/name, or rewrites it under -update.
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *updateGolden {
-		if err := os.MkdirAll("testdata", 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s changed (go test -run %s -update rewrites it if that is meant):\n%s", path, t.Name(), got)
-	}
-}
 
 // The JUnit report is byte for byte what CI jobs already parse: suites per area in name order,
 // attribute order, escapes, clipped names, the unselected spec left out.
@@ -55,11 +31,11 @@ func TestJUnitGolden(t *testing.T) {
 	if err := WriteJUnit(&out, res); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "junit.golden.xml", out.Bytes())
+	reporttest.Golden(t, "junit.golden.xml", out.Bytes())
 
 	out.Reset()
 	if err := WriteJUnit(&out, Results{Suite: "empty"}); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "junit-empty.golden.xml", out.Bytes())
+	reporttest.Golden(t, "junit-empty.golden.xml", out.Bytes())
 }

@@ -2,36 +2,12 @@ package receivercheck
 
 import (
 	"bytes"
-	"flag"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mediaspec/mediaspec/conformance/report/reporttest"
 )
-
-var updateGolden = flag.Bool("update", false, "rewrite the golden report files in testdata")
-
-// golden compares got with testdata/name, or rewrites it under -update.
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *updateGolden {
-		if err := os.MkdirAll("testdata", 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s changed (go test -run %s -update rewrites it if that is meant):\n%s", path, t.Name(), got)
-	}
-}
 
 // The reports are byte for byte what CI jobs already parse: attribute order, escapes, the rule's
 // deliveries as output, a skip for an unknown state, names clipped at 120 characters.
@@ -54,21 +30,21 @@ func TestReportsGolden(t *testing.T) {
 	if err := WriteJUnit(&out, res); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "junit.golden.xml", out.Bytes())
+	reporttest.Golden(t, "junit.golden.xml", out.Bytes())
 	out.Reset()
 	if err := WriteJSON(&out, "http://127.0.0.1:1/hooks?a=1&b=<2>", res); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "report.golden.json", out.Bytes())
+	reporttest.Golden(t, "report.golden.json", out.Bytes())
 
 	out.Reset()
 	if err := WriteJUnit(&out, Result{}); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "junit-empty.golden.xml", out.Bytes())
+	reporttest.Golden(t, "junit-empty.golden.xml", out.Bytes())
 	out.Reset()
 	if err := WriteJSON(&out, "", Result{}); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "report-empty.golden.json", out.Bytes())
+	reporttest.Golden(t, "report-empty.golden.json", out.Bytes())
 }
