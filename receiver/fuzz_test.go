@@ -35,7 +35,7 @@ func FuzzCheck(f *testing.F) {
 		h.Set(standardwebhooks.HeaderWebhookID, id)
 		h.Set(standardwebhooks.HeaderWebhookTimestamp, tsText)
 		h.Set(standardwebhooks.HeaderWebhookSignature, sigText)
-		a, _ := r.check(h, body, nil)
+		a, _ := r.check(h, body, nil, t0, t0)
 		if a.Verdict == VerdictVerified && hook.VerifyIgnoringTimestamp(body, h) != nil {
 			t.Fatalf("verified an attempt whose signature does not verify: id %q ts %q sig %q", id, tsText, sigText)
 		}

@@ -72,11 +72,13 @@ type Config struct {
 	Tolerance time.Duration
 	// Now is the receiver's clock for the timestamp check and for recorded times. Default time.Now.
 	Now func() time.Time
-	// Window, when set, replaces Now in the timestamp check: it returns the earliest and the latest
-	// time the sender's clock may have shown when it stamped an arriving message (for a sender whose
-	// clock jumps while messages are in flight, or when either of two clocks may stamp), and a
-	// timestamp passes when it lies within Tolerance of that span. Now still stamps recorded times.
-	Window func() (earliest, latest time.Time)
+	// Window, when set, replaces Now when an attempt arrives: from one reading of the clock it
+	// returns the arrival time (Attempt.Time) and the earliest and the latest time the sender's
+	// clock may have shown when it stamped the attempt (for a sender whose clock jumps while
+	// messages are in flight, or when either of two clocks may stamp); a timestamp passes when it
+	// lies within Tolerance of that span. It is called once per attempt, without the receiver's
+	// lock held, so it may be slow (a remote clock). Now still stamps when an answer is settled.
+	Window func() (now, earliest, latest time.Time)
 	// Forward is an optional http(s) URL on a loopback host (127.0.0.0/8, ::1 or localhost). Every
 	// attempt whose verdict is VerdictVerified is re-posted there (same body, same headers) in the
 	// background after it was answered; the forward's outcome is logged, never answered to the sender.
@@ -102,7 +104,7 @@ type Config struct {
 // Create it with New; call Close to stop forwards and release held requests.
 type Receiver struct {
 	now        func() time.Time
-	window     func() (earliest, latest time.Time)
+	window     func() (now, earliest, latest time.Time)
 	tolerance  time.Duration
 	maxBody    int64
 	maxRecords int
@@ -162,7 +164,7 @@ func New(cfg Config) (*Receiver, error) {
 		r.now = time.Now
 	}
 	if r.window == nil {
-		r.window = func() (time.Time, time.Time) { now := r.now(); return now, now }
+		r.window = func() (time.Time, time.Time, time.Time) { now := r.now(); return now, now, now }
 	}
 	if r.tolerance == 0 {
 		r.tolerance = DefaultTolerance
@@ -304,13 +306,17 @@ func (r *Receiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 // serveDelivery handles one delivery attempt: verify, record, then answer per Behavior.
 func (r *Receiver) serveDelivery(w http.ResponseWriter, req *http.Request) {
 	body, readErr := io.ReadAll(http.MaxBytesReader(w, req.Body, r.maxBody))
-	a, env := r.check(req.Header, body, readErr)
+	// One reading of the clock per attempt: its arrival time and the span its timestamp is judged
+	// against come from it, so they agree, and a slow clock (the suite's reads the target's over
+	// HTTP) is read once and never under the lock.
+	now, earliest, latest := r.window()
+	a, env := r.check(req.Header, body, readErr, earliest, latest)
 	a.Method = req.Method
 	a.Path = req.URL.Path
 	a.Header = req.Header.Clone()
 	a.Body = body
 
-	rec, a, behavior := r.record(a, env)
+	rec, a, behavior := r.record(a, env, now)
 	r.log.Debug("webhook attempt", "path", a.Path, "delivery_id", a.DeliveryID, "number", a.Number,
 		"type", a.Type, "verdict", a.Verdict, "detail", a.Detail)
 
@@ -378,9 +384,10 @@ type envelope struct {
 	Data      json.RawMessage `json:"data"`
 }
 
-// check computes the verdict of one attempt (all but VerdictDuplicate, which needs the records).
-// The signature is verified on the raw bytes before the body is parsed.
-func (r *Receiver) check(h http.Header, body []byte, readErr error) (Attempt, *Event) {
+// check computes the verdict of one attempt (all but VerdictDuplicate, which needs the records),
+// judging webhook-timestamp against [earliest, latest]. The signature is verified on the raw bytes
+// before the body is parsed.
+func (r *Receiver) check(h http.Header, body []byte, readErr error, earliest, latest time.Time) (Attempt, *Event) {
 	a := Attempt{DeliveryID: h.Get(standardwebhooks.HeaderWebhookID)}
 	if readErr != nil {
 		var tooBig *http.MaxBytesError
@@ -418,7 +425,6 @@ func (r *Receiver) check(h http.Header, body []byte, readErr error) (Attempt, *E
 	if !ok {
 		return a.refuse(VerdictBadSignature, "no v1 signature matches any secret"), nil
 	}
-	earliest, latest := r.window()
 	sent := time.Unix(ts, 0)
 	if d := earliest.Sub(sent); d > r.tolerance {
 		return a.refuse(VerdictStaleTimestamp, fmt.Sprintf("webhook-timestamp is %s old, tolerance %s", d, r.tolerance)), nil

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -346,6 +347,30 @@ func TestReceiveAwait(t *testing.T) {
 	}
 }
 
+// Each attempt reads the clock once when it arrives (Window: its arrival time and the span its
+// timestamp is judged against) and once when its answer is settled (Now), refused or not.
+func TestReceiveReadsTheClockOncePerArrival(t *testing.T) {
+	var windows, nows atomic.Int32
+	arrived := t0.Add(time.Minute)
+	r, _ := newTestReceiver(t, func(cfg *Config) {
+		cfg.Window = func() (time.Time, time.Time, time.Time) {
+			windows.Add(1)
+			return arrived, t0, t0.Add(time.Hour)
+		}
+		now := cfg.Now
+		cfg.Now = func() time.Time { nows.Add(1); return now() }
+	})
+	body := envelopeBody(whdID(1), "generation.completed", t0, genData(genID(1)))
+	serve(r, signedRequest(t, signLib, secretA, "/hook", whdID(1), t0.Unix(), body))
+	if a := lastAttempt(t, r); a.Verdict != VerdictVerified || !a.Time.Equal(arrived) || windows.Load() != 1 || nows.Load() != 1 {
+		t.Fatalf("verified attempt %s at %s: %d window readings, %d clock readings; want 1 and 1, at %s", a.Verdict, a.Time, windows.Load(), nows.Load(), arrived)
+	}
+	serve(r, signedRequest(t, signLib, secretB, "/hook", whdID(2), t0.Unix(), body))
+	if a := lastAttempt(t, r); a.Verdict != VerdictBadSignature || !a.Time.Equal(arrived) || windows.Load() != 2 || nows.Load() != 2 {
+		t.Fatalf("refused attempt %s at %s: %d window readings, %d clock readings; want 2 and 2", a.Verdict, a.Time, windows.Load(), nows.Load())
+	}
+}
+
 func TestReceiveAwaitAttempts(t *testing.T) {
 	r, clk := newTestReceiver(t, func(c *Config) { c.Behavior = FailFirst(2, 503) })
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -456,7 +481,7 @@ func TestReceiveTimestampWindow(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			r, _ := newTestReceiver(t, func(cfg *Config) {
-				cfg.Window = func() (time.Time, time.Time) { return earliest, latest }
+				cfg.Window = func() (time.Time, time.Time, time.Time) { return latest, earliest, latest }
 			})
 			serve(r, signedRequest(t, signLib, secretA, "/hook", whdID(1), c.ts.Unix(), body))
 			if a := lastAttempt(t, r); a.Verdict != c.want {

@@ -201,15 +201,15 @@ func (m Match) String() string {
 	return strings.Join(parts, ", ")
 }
 
-// record stores a checked attempt (and its event when it is the first verified one of its
-// delivery id), turning a repeat into VerdictDuplicate. It returns the stored attempt, a copy of
-// it, and the behavior to apply.
-func (r *Receiver) record(a Attempt, ev *Event) (*Attempt, Attempt, Behavior) {
+// record stores a checked attempt that arrived at now (and its event when it is the first verified
+// one of its delivery id), turning a repeat into VerdictDuplicate. It returns the stored attempt, a
+// copy of it, and the behavior to apply.
+func (r *Receiver) record(a Attempt, ev *Event, now time.Time) (*Attempt, Attempt, Behavior) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.seq++
 	a.Seq = r.seq
-	a.Time = r.now()
+	a.Time = now
 	if a.DeliveryID != "" {
 		d := r.deliveries[a.DeliveryID]
 		if d == nil {
@@ -253,11 +253,15 @@ func (r *Receiver) record(a Attempt, ev *Event) (*Attempt, Attempt, Behavior) {
 	return rec, a, r.behavior
 }
 
-// settle writes the final answer of a stored attempt and reports it to OnAttempt.
+// settle writes the final answer of a stored attempt and reports it to OnAttempt. The clock is
+// read a second time for the attempt here, and must be: AnsweredAt closes the span the attempt
+// took (arrival, then answer), which a Behavior's Hold or a slow client makes long. It is read
+// before the lock is taken, as a slow clock must be.
 func (r *Receiver) settle(rec *Attempt, status int, abandoned, dropped bool) {
+	answered := r.now()
 	r.mu.Lock()
 	rec.Status, rec.Abandoned, rec.Dropped = status, abandoned, dropped
-	rec.AnsweredAt = r.now()
+	rec.AnsweredAt = answered
 	a := *rec
 	r.broadcastLocked()
 	r.mu.Unlock()

@@ -132,18 +132,22 @@ func (f *Framework) serviceNow(ctx context.Context) (time.Time, error) {
 	return now, err
 }
 
-// stampWindow is the span of times the target may have stamped an arriving webhook attempt with:
-// its service time now, back to where its clock stood before the advances of the last minute (an
-// attempt sent before a jump may arrive after it); and on a running clock also the wall clock, for
-// the interface does not say which clock stamps webhook-timestamp, so either reading passes.
-func (f *Framework) stampWindow() (earliest, latest time.Time) {
-	wall := time.Now().UTC()
+// stampWindow is the receiver's one reading of the target's clock per arriving webhook attempt
+// (receiver.Config.Window). now is the arrival time it records: the target's service time on a
+// manual clock, else the wall clock (as targetNow). earliest and latest span the times the target
+// may have stamped the attempt with: its service time now, back to where its clock stood before
+// the advances of the last minute (an attempt sent before a jump may arrive after it); and on a
+// running clock also the wall clock, for the interface does not say which clock stamps
+// webhook-timestamp, so either reading passes. The service time is read once for all three.
+func (f *Framework) stampWindow() (now, earliest, latest time.Time) {
+	local := time.Now()
+	wall := local.UTC()
 	if f.controlRoot == nil {
-		return wall, wall
+		return local, wall, wall
 	}
 	svc, err := f.serviceNow(context.Background())
 	if err != nil {
-		return wall, wall
+		return local, wall, wall
 	}
 	earliest, latest = svc, svc
 	f.clock.mu.Lock()
@@ -152,6 +156,7 @@ func (f *Framework) stampWindow() (earliest, latest time.Time) {
 			earliest = j.from
 		}
 	}
+	manual := f.clock.known && f.clock.scale == 0
 	running := !f.clock.known || f.clock.scale > 0
 	f.clock.mu.Unlock()
 	if running {
@@ -162,7 +167,11 @@ func (f *Framework) stampWindow() (earliest, latest time.Time) {
 			latest = wall
 		}
 	}
-	return earliest, latest
+	now = local
+	if manual {
+		now = svc
+	}
+	return now, earliest, latest
 }
 
 // Span is a stretch of the target's service time known to contain something the spec did: it

@@ -184,8 +184,9 @@ func (h *Hooks) NamedURL(host string) (path, url string, ok bool) {
 // PublicURL returns the base URL (scheme and host) the target delivers to.
 func (h *Hooks) PublicURL() string { return h.public }
 
-// targetNow is the receiver's clock for recorded times: the target's service time on a manual
-// clock, else the wall clock. The timestamp check uses stampWindow (clock.go).
+// targetNow is the receiver's clock for when an answer is settled: the target's service time on
+// a manual clock, else the wall clock. An arrival is stamped, and its timestamp judged, by one
+// reading in stampWindow (clock.go).
 func (f *Framework) targetNow() time.Time {
 	if f.manualClock() {
 		if now, err := f.serviceNow(context.Background()); err == nil {
