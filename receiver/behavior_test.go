@@ -142,7 +142,7 @@ func TestReceiveCloseReleasesHolds(t *testing.T) {
 	}()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if _, err := r.AwaitAttempts(ctx, whdID(1), 1); err != nil {
+	if _, err := r.AwaitArrivals(ctx, whdID(1), 1); err != nil { // held: it arrived, unanswered
 		t.Fatal(err)
 	}
 	_ = r.Close()

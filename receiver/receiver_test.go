@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"os/exec"
 	"strings"
 	"sync"
@@ -396,9 +397,6 @@ func TestReceiveAwaitAttempts(t *testing.T) {
 		if len(as) != 3 {
 			t.Fatalf("%d attempts", len(as))
 		}
-		// AwaitAttempts may return as soon as the third attempt is recorded, before its answer is;
-		// every serve has returned by now, so read the finished records.
-		as = r.AttemptsFor(whdID(7))
 		wantStatus := []int{503, 503, 204}
 		wantVerdict := []Verdict{VerdictVerified, VerdictDuplicate, VerdictDuplicate}
 		for i, a := range as {
@@ -414,6 +412,52 @@ func TestReceiveAwaitAttempts(t *testing.T) {
 	as, err := r.AwaitAttempts(ended, whdID(7), 4)
 	if !errors.Is(err, context.Canceled) || len(as) != 3 {
 		t.Fatalf("waiting for a 4th: %d attempts, %v", len(as), err)
+	}
+}
+
+// AwaitAttempts sees an attempt only once its answer is settled: while a Behavior still decides
+// the answer, the attempt is recorded (AwaitArrivals sees it) but AwaitAttempts neither counts
+// nor returns it; once answered, it returns it with its status.
+func TestReceiveAwaitAttemptsSeesOnlyAnsweredAttempts(t *testing.T) {
+	entered, release := make(chan struct{}), make(chan struct{})
+	r, _ := newTestReceiver(t, func(c *Config) {
+		c.Behavior = func(Attempt) Response {
+			close(entered)
+			<-release
+			return Response{Status: http.StatusAccepted}
+		}
+	})
+	served := make(chan *httptest.ResponseRecorder, 1)
+	go func() { served <- deliver(t, r, "/", 1, t0) }()
+	<-entered // recorded, not answered
+
+	ended, stop := context.WithCancel(context.Background())
+	stop()
+	if as, err := r.AwaitAttempts(ended, whdID(1), 1); !errors.Is(err, context.Canceled) || len(as) != 0 {
+		t.Fatalf("before the answer: AwaitAttempts gave %+v, %v; want nothing and the context's end", as, err)
+	}
+	if as, err := r.AwaitArrivals(ended, whdID(1), 1); err != nil || len(as) != 1 || as[0].Settled() {
+		t.Fatalf("before the answer: AwaitArrivals gave %+v, %v; want the unanswered attempt", as, err)
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	got := make(chan []Attempt, 1)
+	errc := make(chan error, 1)
+	go func() {
+		as, err := r.AwaitAttempts(ctx, whdID(1), 1)
+		errc <- err
+		got <- as
+	}()
+	close(release)
+	if err := <-errc; err != nil {
+		t.Fatal(err)
+	}
+	if as := <-got; len(as) != 1 || as[0].Status != http.StatusAccepted || !as[0].Settled() {
+		t.Fatalf("after the answer: %+v", as)
+	}
+	if w := <-served; w.Code != http.StatusAccepted {
+		t.Fatalf("answered %d", w.Code)
 	}
 }
 

@@ -358,29 +358,57 @@ func (r *Receiver) Await(ctx context.Context, m Match) (Event, error) {
 	}
 }
 
-// AwaitAttempts blocks until at least n attempts with webhook-id deliveryID were received (counted
-// since the last Reset, verified or not, on any path), then returns the recorded ones in arrival
-// order. The latest may not be settled yet (Status 0, see Attempt.Settled). When ctx ends first it
-// returns the attempts seen so far and an error wrapping ctx.Err().
+// AwaitAttempts blocks until at least n attempts with webhook-id deliveryID were received and
+// answered (counted since the last Reset, verified or not, on any path), then returns them in
+// arrival order. An attempt is seen only once its answer is settled (Status, Abandoned, Dropped
+// and AnsweredAt final; see Attempt.Settled), so the snapshot never holds a half-recorded one;
+// an attempt held by a Behavior is seen when its hold ends (use AwaitArrivals to see it
+// arrive). When ctx ends first it returns the settled attempts seen so far and an error wrapping
+// ctx.Err().
 func (r *Receiver) AwaitAttempts(ctx context.Context, deliveryID string, n int) ([]Attempt, error) {
-	for {
+	return r.awaitAttempts(ctx, deliveryID, n, true)
+}
+
+// AwaitArrivals blocks until at least n attempts with webhook-id deliveryID arrived (counted since
+// the last Reset, verified or not, on any path), then returns the recorded ones in arrival order,
+// answered or not: the latest may not be settled yet (Status 0, see Attempt.Settled), as an
+// attempt a Behavior holds is not. When ctx ends first it returns the attempts seen so far and an
+// error wrapping ctx.Err().
+func (r *Receiver) AwaitArrivals(ctx context.Context, deliveryID string, n int) ([]Attempt, error) {
+	return r.awaitAttempts(ctx, deliveryID, n, false)
+}
+
+// awaitAttempts waits for n attempts of deliveryID, only settled ones when settled is set.
+func (r *Receiver) awaitAttempts(ctx context.Context, deliveryID string, n int, settled bool) ([]Attempt, error) {
+	// snapshot returns the attempts seen and their count, with the channel the next change closes.
+	snapshot := func() ([]Attempt, int, chan struct{}) {
 		r.mu.Lock()
+		defer r.mu.Unlock()
+		out := r.attemptsForLocked(deliveryID)
+		if settled {
+			out = slices.DeleteFunc(out, func(a Attempt) bool { return !a.Settled() })
+			return out, len(out), r.changed
+		}
 		seen := 0
 		if d := r.deliveries[deliveryID]; d != nil {
-			seen = d.attempts
+			seen = d.attempts // also counts attempts whose records were dropped (MaxRecords)
 		}
+		return out, seen, r.changed
+	}
+	for {
+		out, seen, changed := snapshot()
 		if seen >= n {
-			out := r.attemptsForLocked(deliveryID)
-			r.mu.Unlock()
 			return out, nil
 		}
-		ch := r.changed
-		r.mu.Unlock()
 		select {
-		case <-ch:
+		case <-changed:
 		case <-ctx.Done():
-			got := r.AttemptsFor(deliveryID)
-			return got, fmt.Errorf("receiver: %d of %d attempts of delivery %s: %w", seen, n, deliveryID, ctx.Err())
+			out, seen, _ = snapshot()
+			what := "attempts"
+			if settled {
+				what = "answered attempts"
+			}
+			return out, fmt.Errorf("receiver: %d of %d %s of delivery %s: %w", seen, n, what, deliveryID, ctx.Err())
 		}
 	}
 }

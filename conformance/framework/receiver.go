@@ -259,11 +259,12 @@ func (h *Hooks) Await(ctx context.Context, m receiver.Match, timeout time.Durati
 }
 
 // AwaitAttempts waits up to timeout (real time) until n attempts of deliveryID arrived, and
-// returns them in arrival order (the latest may not be answered yet).
+// returns them in arrival order (the latest may not be answered yet: specs watch attempts the
+// receiver holds as they arrive; receiver.AwaitArrivals).
 func (h *Hooks) AwaitAttempts(ctx context.Context, deliveryID string, n int, timeout time.Duration) ([]receiver.Attempt, error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	return h.rcv.AwaitAttempts(ctx, deliveryID, n)
+	return h.rcv.AwaitArrivals(ctx, deliveryID, n)
 }
 
 // Attempts returns every attempt that arrived on path, in arrival order.
