@@ -104,12 +104,13 @@ func (rt *Router) full(pattern string) string {
 	return method + " " + BasePath + path
 }
 
-// wrap turns a wire.HandlerFunc into an http.Handler that renders its error.
+// wrap turns a wire.HandlerFunc into an http.Handler that renders its error. The logger Write
+// reports an unexpected error with joins the request's context only then: a request that
+// succeeds pays for no copy of itself.
 func (rt *Router) wrap(h wire.HandlerFunc) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		r = r.WithContext(wire.WithLogger(r.Context(), rt.deps.Logger))
 		if err := h(w, r); err != nil {
-			wire.Write(w, r, err)
+			wire.Write(w, r.WithContext(wire.WithLogger(r.Context(), rt.deps.Logger)), err)
 		}
 	})
 }

@@ -14,6 +14,7 @@ import (
 	"maps"
 	"regexp"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -64,7 +65,24 @@ var (
 	WorkspaceIDPattern = regexp.MustCompile(`^ws_[0-9a-f]{32}$`)
 )
 
-// KeyInfo is a snapshot of a key record (never the secret).
+// wellFormedKey reports whether secret matches KeyPattern, without the regexp engine (every keyed
+// request asks).
+func wellFormedKey(secret string) bool {
+	rest, ok := strings.CutPrefix(secret, KeyPrefix)
+	if !ok || len(rest) < 32 || len(rest) > 64 {
+		return false
+	}
+	for i := 0; i < len(rest); i++ {
+		c := rest[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9') {
+			return false
+		}
+	}
+	return true
+}
+
+// KeyInfo is a snapshot of a key record (never the secret). Its Scopes and Buckets may be shared
+// with the record and with other snapshots: read them, never write them.
 type KeyInfo struct {
 	KeyID       string
 	WorkspaceID string
@@ -93,9 +111,10 @@ func (k KeyInfo) HasScope(s Scope) bool {
 	return slices.Contains(k.Scopes, s)
 }
 
+// clone is a snapshot of a key record. Scopes and Buckets are shared with the record, which
+// replaces them and never changes them in place (every keyed request takes a snapshot): a holder
+// of a KeyInfo reads them and never writes them.
 func (k KeyInfo) clone() KeyInfo {
-	k.Scopes = slices.Clone(k.Scopes)
-	k.Buckets = maps.Clone(k.Buckets)
 	if k.ExpiresAt != nil {
 		t := *k.ExpiresAt
 		k.ExpiresAt = &t
@@ -297,15 +316,20 @@ func (w *Workspace) UpdateKey(keyID string, u KeyUpdate) (KeyInfo, error) {
 		k.info.RequestAllowance = u.RequestAllowance
 		k.info.RequestsUsed = 0
 	}
-	for b, n := range u.Buckets {
-		if n < 0 {
-			delete(k.info.Buckets, b)
-			continue
+	if len(u.Buckets) > 0 {
+		// A new map, never a change in place: snapshots share the record's (KeyInfo.clone).
+		buckets := maps.Clone(k.info.Buckets)
+		for b, n := range u.Buckets {
+			if n < 0 {
+				delete(buckets, b)
+				continue
+			}
+			if buckets == nil {
+				buckets = map[ratelimit.Bucket]int{}
+			}
+			buckets[b] = n
 		}
-		if k.info.Buckets == nil {
-			k.info.Buckets = map[ratelimit.Bucket]int{}
-		}
-		k.info.Buckets[b] = n
+		k.info.Buckets = buckets
 	}
 	if u.SetExpiresAt {
 		k.info.ExpiresAt = u.ExpiresAt
@@ -491,16 +515,16 @@ func (r *Registry) KeyOwner(keyID string) (*Workspace, bool) {
 // was deleted. On success it returns the workspace, a snapshot of the key
 // and the workspace's plan.
 func (r *Registry) Authenticate(secret string) (*Workspace, KeyInfo, Plan, error) {
-	if !KeyPattern.MatchString(secret) {
+	if !wellFormedKey(secret) {
 		return nil, KeyInfo{}, "", apierr.NotAuthorized("The API key is malformed; keys look like sk_live_ followed by letters and digits.")
 	}
 	h := sha256.Sum256([]byte(secret))
 	r.mu.RLock()
 	w, ok := r.byHash[h]
 	r.mu.RUnlock()
-	unknown := apierr.NotAuthorized("The API key is not valid.")
+	unknown := func() error { return apierr.NotAuthorized("The API key is not valid.") }
 	if !ok {
-		return nil, KeyInfo{}, "", unknown
+		return nil, KeyInfo{}, "", unknown()
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -512,7 +536,7 @@ func (r *Registry) Authenticate(secret string) (*Workspace, KeyInfo, Plan, error
 		}
 	}
 	if rec == nil {
-		return nil, KeyInfo{}, "", unknown
+		return nil, KeyInfo{}, "", unknown()
 	}
 	if rec.info.Revoked {
 		return nil, KeyInfo{}, "", apierr.NotAuthorized("The API key was revoked.")

@@ -16,6 +16,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -336,14 +337,30 @@ func QueryTime(q url.Values, name string) (time.Time, bool, error) {
 // so an unencodable v returns an internal error with nothing written; write
 // errors (the client went away) are not reported.
 func WriteJSON(w http.ResponseWriter, status int, v any) error {
-	b, err := json.Marshal(v)
-	if err != nil {
+	buf := answerBufs.Get().(*bytes.Buffer)
+	defer putAnswerBuf(buf)
+	// Encode writes what json.Marshal makes plus the newline, into a reused buffer.
+	if err := json.NewEncoder(buf).Encode(v); err != nil {
 		return apierr.Internal(err, "The service failed to encode its answer.")
 	}
 	h := w.Header()
 	h.Set("Content-Type", "application/json")
 	h.Set("Cache-Control", "no-store")
 	w.WriteHeader(status)
-	_, _ = w.Write(append(b, '\n'))
+	_, _ = w.Write(buf.Bytes())
 	return nil
+}
+
+// answerBufs are WriteJSON's encoding buffers; one grown past maxPooledAnswer (a long list) is
+// left to the collector rather than kept.
+var answerBufs = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+const maxPooledAnswer = 64 << 10
+
+func putAnswerBuf(b *bytes.Buffer) {
+	if b.Cap() > maxPooledAnswer {
+		return
+	}
+	b.Reset()
+	answerBufs.Put(b)
 }
