@@ -265,7 +265,7 @@ func (h generationHandlers) get(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	d, has := h.doc(r, v)
-	return wire.WriteJSON(w, http.StatusOK, readAnswer{OK: true, Generation: d, OutputURLsExpireInSeconds: linkTTL(has)})
+	return writeReadAnswer(w, &readAnswer{OK: true, Generation: d, OutputURLsExpireInSeconds: linkTTL(has)})
 }
 
 // waitAnswer is the answer of GET /generations/{id}/wait.
