@@ -194,16 +194,15 @@ func (l *Limiter) Windows() int {
 	return len(l.windows)
 }
 
-// trim drops calls at or before cutoff.
+// trim drops calls at or before cutoff. It reslices rather than moves the calls left: a busy key
+// with a high limit drops one call per call, and moving the rest each time made every call cost
+// the whole window. append copies only the calls still held when it next grows the array.
 func trim(w []time.Time, cutoff time.Time) []time.Time {
 	i := 0
 	for i < len(w) && !w[i].After(cutoff) {
 		i++
 	}
-	if i == 0 {
-		return w
-	}
-	return append(w[:0], w[i:]...)
+	return w[i:]
 }
 
 const pruneEvery = 1024
