@@ -99,6 +99,11 @@ func TestAnswersGolden(t *testing.T) {
 	do("no route", "GET", "/api/v1/nope", bearer(info.ReadKey)...)
 	do("wrong method", "DELETE", "/api/v1/generations/"+subs["tts"], bearer(info.ReadKey)...)
 	do("outside", "GET", "/elsewhere")
+	for _, p := range []string{"/api/v1/generations/../credits/balance", "/api/v1//credits/balance", "/api/v1/credits/balance/",
+		"/api/v1/credits/./balance", "/api/v1/x/..", "/api/v1/.", "/api/v1/", "/api/v1", "/api/v1/credits/balance?x=1&y=%2F",
+		"/api/v1/credits%2Fbalance", "/api/v1/%63redits/balance"} {
+		do("path "+p, "GET", p, bearer(info.ReadKey)...)
+	}
 
 	golden := filepath.Join("testdata", "answers.golden")
 	if *update {

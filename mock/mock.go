@@ -25,6 +25,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path"
 	"strings"
 	"sync"
 	"time"
@@ -425,7 +426,7 @@ func New(cfg Config) (*Server, error) {
 	// Exact roots: answer 404 instead of ServeMux's redirect to the slash form.
 	s.mux.HandleFunc(api.BasePath, notFound)
 	s.mux.HandleFunc(control.BasePath, notFound)
-	s.handler = s.mux
+	s.handler = http.HandlerFunc(s.route)
 	if cfg.ValidateResponses {
 		doc, err := openAPI()
 		if err != nil {
@@ -524,6 +525,26 @@ func (s *Server) DefaultWorkspaceID() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.start.workspaceID
+}
+
+// route hands a request under /api/v1/ with a clean path straight to the API router, which is
+// where the top-level mux sends it (one route match fewer on every API call); a path the mux
+// would clean or redirect, and everything else, goes through the mux.
+func (s *Server) route(w http.ResponseWriter, r *http.Request) {
+	if p := r.URL.Path; r.URL.RawPath == "" && r.Method != http.MethodConnect && strings.HasPrefix(p, api.BasePath+"/") && cleanPath(p) {
+		s.API.ServeHTTP(w, r)
+		return
+	}
+	s.mux.ServeHTTP(w, r)
+}
+
+// cleanPath reports whether http.ServeMux would serve p as it is (no redirect to a cleaned path).
+func cleanPath(p string) bool {
+	np := path.Clean(p)
+	if p[len(p)-1] == '/' && np != "/" {
+		return len(p) == len(np)+1 && strings.HasPrefix(p, np)
+	}
+	return np == p
 }
 
 // ServeHTTP serves /api/v1, /_control/v1 (unless disabled) and a 404
