@@ -1,18 +1,11 @@
 package mock
 
 import (
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/mediaspec/mediaspec/fixtures"
-	"github.com/mediaspec/mediaspec/mock/clock"
-	"github.com/mediaspec/mediaspec/mock/jobs"
-	"github.com/mediaspec/mediaspec/mock/ratelimit"
-	"github.com/mediaspec/mediaspec/mock/workspace"
 )
 
 // discardWriter is a reusable http.ResponseWriter that keeps nothing.
@@ -26,27 +19,9 @@ func (w *discardWriter) WriteHeader(int)             {}
 // check, bucket, read, links, encoding) without the network: what the side-by-side run
 // (BenchmarkHTTPGetGeneration) adds over a bare handler. Run with -cpuprofile/-memprofile.
 func BenchmarkServeGetGeneration(b *testing.B) {
-	clk := clock.NewManual(time.Date(2026, 1, 5, 9, 0, 0, 0, time.UTC))
-	s, err := New(Config{Seed: 1, Clock: clk, Logger: slog.New(slog.DiscardHandler), NoControl: true})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer s.Close()
-	ws, _ := s.Registry.Get(s.DefaultWorkspaceID())
-	_, key, err := s.Registry.CreateKey(ws, workspace.KeyParams{
-		Scopes: []workspace.Scope{workspace.ScopeRead}, Buckets: map[ratelimit.Bucket]int{ratelimit.AgentRead: 1 << 30},
-	})
-	if err != nil {
-		b.Fatal(err)
-	}
-	sub, err := s.Jobs.Submit(jobs.SubmitParams{WorkspaceID: ws.ID(), Plan: fixtures.PlanPro, CapabilityID: "tts",
-		Config: map[string]any{"script": "Hot coffee for twelve hours."}})
-	if err != nil {
-		b.Fatal(err)
-	}
-	clk.Advance(time.Hour)
+	s, key, genID := hotGeneration(b)
 	s.SetPublicURL("http://127.0.0.1:1")
-	req := httptest.NewRequest("GET", "/api/v1/generations/"+sub.GenerationID, nil)
+	req := httptest.NewRequest("GET", "/api/v1/generations/"+genID, nil)
 	req.Header.Set("Authorization", "Bearer "+key)
 	b.ReportAllocs()
 	cpu0 := processCPU()

@@ -87,6 +87,32 @@ func (ls *loadSide) pct(p int) time.Duration {
 	return ls.lat[min(len(ls.lat)*p/100, len(ls.lat)-1)]
 }
 
+// hotGeneration starts a mock (closed at the end of tb) holding one completed generation and a
+// read key whose agent_read bucket never runs out, for the benchmarks of GET /generations/{id}.
+func hotGeneration(tb testing.TB) (s *Server, key, generationID string) {
+	tb.Helper()
+	clk := clock.NewManual(time.Date(2026, 1, 5, 9, 0, 0, 0, time.UTC))
+	s, err := New(Config{Seed: 1, Clock: clk, Logger: slog.New(slog.DiscardHandler), NoControl: true})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(s.Close)
+	ws, _ := s.Registry.Get(s.DefaultWorkspaceID())
+	_, key, err = s.Registry.CreateKey(ws, workspace.KeyParams{
+		Scopes: []workspace.Scope{workspace.ScopeRead}, Buckets: map[ratelimit.Bucket]int{ratelimit.AgentRead: 1 << 30},
+	})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	sub, err := s.Jobs.Submit(jobs.SubmitParams{WorkspaceID: ws.ID(), Plan: fixtures.PlanPro, CapabilityID: "tts",
+		Config: map[string]any{"script": "Hot coffee for twelve hours."}})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	clk.Advance(time.Hour)
+	return s, key, sub.GenerationID
+}
+
 // BenchmarkHTTPGetGeneration serves GET /api/v1/generations/{id} from the mock and the same bytes
 // from a bare net/http handler with a bearer check, side by side over loopback at 64
 // connections, and reports both rates, their ratio, both p50 and p99 latencies and the p99
@@ -97,25 +123,7 @@ func (ls *loadSide) pct(p int) time.Duration {
 // mock, bare, so a change of machine load hits both sides alike; rates and percentiles pool
 // every slice.
 func BenchmarkHTTPGetGeneration(b *testing.B) {
-	clk := clock.NewManual(time.Date(2026, 1, 5, 9, 0, 0, 0, time.UTC))
-	s, err := New(Config{Seed: 1, Clock: clk, Logger: slog.New(slog.DiscardHandler), NoControl: true})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer s.Close()
-	ws, _ := s.Registry.Get(s.DefaultWorkspaceID())
-	_, key, err := s.Registry.CreateKey(ws, workspace.KeyParams{
-		Scopes: []workspace.Scope{workspace.ScopeRead}, Buckets: map[ratelimit.Bucket]int{ratelimit.AgentRead: 1 << 30},
-	})
-	if err != nil {
-		b.Fatal(err)
-	}
-	sub, err := s.Jobs.Submit(jobs.SubmitParams{WorkspaceID: ws.ID(), Plan: fixtures.PlanPro, CapabilityID: "tts",
-		Config: map[string]any{"script": "Hot coffee for twelve hours."}})
-	if err != nil {
-		b.Fatal(err)
-	}
-	clk.Advance(time.Hour)
+	s, key, genID := hotGeneration(b)
 	ctx, cancel := context.WithCancel(context.Background())
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -124,7 +132,7 @@ func BenchmarkHTTPGetGeneration(b *testing.B) {
 	done := make(chan error, 1)
 	go func() { done <- s.Serve(ctx, ln) }()
 	defer func() { cancel(); <-done }()
-	path := "/api/v1/generations/" + sub.GenerationID
+	path := "/api/v1/generations/" + genID
 	mockURL := "http://" + ln.Addr().String() + path
 	// The bare handler serves the very bytes and headers the mock answers.
 	req, _ := http.NewRequest("GET", mockURL, nil)

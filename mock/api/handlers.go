@@ -71,11 +71,7 @@ func OpenAPIHandlerFunc(load func() ([]byte, error)) wire.HandlerFunc {
 		if len(doc) == 0 {
 			return apierr.Internal(errors.New("no REST description configured"), "The REST description is not available.")
 		}
-		h := w.Header()
-		h.Set("Content-Type", "application/json")
-		h.Set("Cache-Control", "no-store")
-		w.WriteHeader(http.StatusOK)
-		_, _ = w.Write(doc)
+		wire.WriteEncoded(w, http.StatusOK, doc)
 		return nil
 	}
 }

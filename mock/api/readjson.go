@@ -7,6 +7,7 @@ import (
 	"sync"
 	"unicode/utf8"
 
+	"github.com/mediaspec/mediaspec/mock/api/wire"
 	"github.com/mediaspec/mediaspec/mock/apierr"
 	"github.com/mediaspec/mediaspec/mock/jobs"
 )
@@ -31,11 +32,7 @@ func writeReadAnswer(w http.ResponseWriter, a *readAnswer) error {
 	}
 	b = append(b, '\n')
 	*bp = b
-	h := w.Header()
-	h.Set("Content-Type", "application/json")
-	h.Set("Cache-Control", "no-store")
-	w.WriteHeader(http.StatusOK)
-	_, _ = w.Write(b)
+	wire.WriteEncoded(w, http.StatusOK, b)
 	return nil
 }
 

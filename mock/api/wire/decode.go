@@ -343,12 +343,18 @@ func WriteJSON(w http.ResponseWriter, status int, v any) error {
 	if err := json.NewEncoder(buf).Encode(v); err != nil {
 		return apierr.Internal(err, "The service failed to encode its answer.")
 	}
+	WriteEncoded(w, status, buf.Bytes())
+	return nil
+}
+
+// WriteEncoded writes body, JSON already encoded, as an answer with status and the headers of
+// WriteJSON. Write errors (the client went away) are not reported.
+func WriteEncoded(w http.ResponseWriter, status int, body []byte) {
 	h := w.Header()
 	h.Set("Content-Type", "application/json")
 	h.Set("Cache-Control", "no-store")
 	w.WriteHeader(status)
-	_, _ = w.Write(buf.Bytes())
-	return nil
+	_, _ = w.Write(body)
 }
 
 // answerBufs are WriteJSON's encoding buffers; one grown past maxPooledAnswer (a long list) is
