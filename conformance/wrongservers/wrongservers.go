@@ -158,7 +158,7 @@ func (e *Env) Secret(path string) (string, bool) {
 // All is the table: every wrong server, sorted by name.
 func All() []Server {
 	var all []Server
-	for _, area := range [][]Server{authServers, errorServers, catalogueServers, generationServers, listServers, uploadServers, webhookServers, deliveryServers, ledgerServers, idServers, checkServers, bucketServers, talkingServers, workflowServers, versioningServers, linkServers} {
+	for _, area := range [][]Server{authServers, errorServers, refusalServers, spendingServers, readServers, pagingServers, registrationServers, signingServers, catalogueServers, generationServers, listServers, uploadServers, webhookServers, deliveryServers, ledgerServers, idServers, checkServers, bucketServers, talkingServers, workflowServers, versioningServers, linkServers} {
 		all = append(all, area...)
 	}
 	sort.Slice(all, func(i, j int) bool { return all[i].Name < all[j].Name })
