@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"net/http"
 	"regexp"
-	"strconv"
 	"strings"
 )
 
@@ -42,6 +41,21 @@ func refuse(a *answer, status int, code string, retry bool, extra map[string]any
 	a.header.Set("Content-Type", "application/json")
 	a.header.Del("Location")
 	a.setDoc(map[string]any{"error": e})
+}
+
+// recode answers failures of matching calls carrying code with another status, code and
+// retryable verdict.
+func recode(m matcher, code string, status int, to string, retry bool) Wrap {
+	return errorsWith(m, code, func(_ *http.Request, a *answer, e map[string]any) {
+		a.status = status
+		e["code"] = to
+		e["retryable"] = retry
+	})
+}
+
+// refuseInFlight turns a into the in-flight refusal naming generation id, running in status st.
+func refuseInFlight(a *answer, id any, st string) {
+	refuse(a, http.StatusConflict, "submission_in_flight", true, map[string]any{"in_flight": map[string]any{"generation_id": id, "status": st}})
 }
 
 // refusal is a new answer holding a refusal.
@@ -136,22 +150,6 @@ func (e *Env) workspaceOf(key string) string {
 	return e.keys[key].workspace
 }
 
-// siblingKey is another key the mock issued in key's workspace ("" when none).
-func (e *Env) siblingKey(key string) string {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	ws, ok := e.keys[key]
-	if !ok {
-		return ""
-	}
-	for _, k := range e.order {
-		if k != key && e.keys[k].workspace == ws.workspace {
-			return k
-		}
-	}
-	return ""
-}
-
 // signWith is the webhook-signature value for id, timestamp and body under a whsec_ secret.
 func signWith(secret, id, ts string, body []byte) string {
 	key, err := base64.StdEncoding.DecodeString(strings.TrimPrefix(secret, "whsec_"))
@@ -212,6 +210,3 @@ func sendAgain(env *Env, next http.Handler, r *http.Request, b []byte, edit func
 	resign(env, c, nb)
 	serve(next, c)
 }
-
-// itoa formats an int.
-func itoa(n int) string { return strconv.Itoa(n) }

@@ -12,7 +12,6 @@ var (
 	capDetail   = route(http.MethodGet, "/capabilities/[^/]+")
 	templateGet = route(http.MethodGet, "/presets/[^/]+/templates")
 	runList     = route(http.MethodGet, "/workflow-runs")
-	hookList    = route(http.MethodGet, "/webhooks")
 )
 
 // notPositive reports whether a limit value is present and not a positive whole number.

@@ -47,11 +47,7 @@ var refusalServers = []Server{
 	{
 		Name: "auth-deleted-workspace-revoked", Rules: []string{"AUTH-021", "ERR-034"},
 		Mistake: "a key of a deleted workspace is treated as revoked: 401 not_authorized instead of 410 workspace_unavailable",
-		API: errorsWith(anyAPI, "workspace_unavailable", func(_ *http.Request, a *answer, e map[string]any) {
-			a.status = http.StatusUnauthorized
-			e["code"] = "not_authorized"
-			e["retryable"] = false
-		}),
+		API:     recode(anyAPI, "workspace_unavailable", http.StatusUnauthorized, "not_authorized", false),
 	},
 	{
 		Name: "auth-revoked-key-deleted-workspace-410", Rules: []string{"AUTH-024"},
@@ -244,8 +240,7 @@ var refusalServers = []Server{
 				case errorCode(d) == "input_not_ready":
 					if id, ok := last.get(key); ok {
 						if st, run := running(next, r, key, id); run {
-							refuse(a, http.StatusConflict, "submission_in_flight", true,
-								map[string]any{"in_flight": map[string]any{"generation_id": id, "status": st}})
+							refuseInFlight(a, id, st)
 						}
 					}
 				}

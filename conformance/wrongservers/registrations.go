@@ -11,8 +11,6 @@ import (
 
 var (
 	fromURLRoute = route(http.MethodPost, "/uploads/from-url")
-	hookRegister = route(http.MethodPost, "/webhooks")
-	hookDelete   = route(http.MethodDelete, "/webhooks/[^/]+")
 	healthRoute  = route(http.MethodGet, "/health/(live|ready)")
 	assetIDForm  = regexp.MustCompile(`^ast_[0-9a-f]{32}$`)
 )
@@ -151,7 +149,7 @@ var registrationServers = []Server{
 	{
 		Name: "wh-description-200-refused", Rules: []string{"WH-018"},
 		Mistake: "the description bound is checked with >= 200, so 200 characters are refused",
-		API: guard(hookRegister, func(_ *Env, _ http.Handler, r *http.Request) *answer {
+		API: guard(registerRoute, func(_ *Env, _ http.Handler, r *http.Request) *answer {
 			d, _ := decodeObject(requestBody(r))
 			if s, ok := d["description"].(string); ok && utf8.RuneCountInString(s) >= 200 {
 				return refusal(http.StatusBadRequest, "invalid_config", false, map[string]any{"field": "description"})
@@ -162,7 +160,7 @@ var registrationServers = []Server{
 	{
 		Name: "wh-tenth-refused", Rules: []string{"WH-019"},
 		Mistake: "the endpoint cap is checked with >= 9 existing endpoints, so the 10th is refused",
-		API: guard(hookRegister, func(_ *Env, next http.Handler, r *http.Request) *answer {
+		API: guard(registerRoute, func(_ *Env, next http.Handler, r *http.Request) *answer {
 			_, d := callAs(next, r, http.MethodGet, apiPrefix+"/webhooks", presented(r), nil)
 			if len(asSlice(d["webhooks"])) == 9 {
 				return refusal(http.StatusBadRequest, "invalid_config", false, map[string]any{"field": "url"})
@@ -175,7 +173,7 @@ var registrationServers = []Server{
 		Mistake: "DELETE is idempotent: deleting an already deleted endpoint answers 200 again",
 		API: func(env *Env, next http.Handler) http.Handler {
 			var gone memo[bool]
-			return answers(hookDelete, func(_ *Env, r *http.Request, a *answer) {
+			return answers(deleteRoute, func(_ *Env, r *http.Request, a *answer) {
 				id := r.URL.Path[strings.LastIndex(r.URL.Path, "/")+1:]
 				if success(a.status) {
 					gone.put(id, true)

@@ -41,6 +41,18 @@ func (j *appJobs) of(ws string) []string {
 	return append([]string(nil), j.byWS[ws]...)
 }
 
+// held sums the holds of the app jobs of key's workspace, read with key.
+func (j *appJobs) held(next http.Handler, r *http.Request, env *Env, key string) int64 {
+	var sum int64
+	for _, id := range j.of(env.workspaceOf(key)) {
+		_, g := callAs(next, r, http.MethodGet, apiPrefix+"/generations/"+id, key, nil)
+		if n, ok := intOf(obj(obj(g, "generation"), "credits")["credits_held"]); ok {
+			sum += n
+		}
+	}
+	return sum
+}
+
 // watchAppJobs records the app jobs the control API starts, then hands every call to inner.
 func watchAppJobs(jobs *appJobs, next http.Handler, inner http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -75,8 +87,9 @@ var spendingServers = []Server{
 				key := presented(r)
 				for _, id := range jobs.of(env.workspaceOf(key)) {
 					if st, run := running(next, r, key, id); run {
-						return refusal(http.StatusConflict, "submission_in_flight", true,
-							map[string]any{"in_flight": map[string]any{"generation_id": id, "status": st}})
+						a := refusal(http.StatusConflict, "", false, nil)
+						refuseInFlight(a, id, st)
+						return a
 					}
 				}
 				return nil
@@ -135,13 +148,7 @@ var spendingServers = []Server{
 					return
 				}
 				key := presented(r)
-				var held int64
-				for _, id := range jobs.of(env.workspaceOf(key)) {
-					_, g := callAs(next, r, http.MethodGet, apiPrefix+"/generations/"+id, key, nil)
-					if n, ok := intOf(obj(obj(g, "generation"), "credits")["credits_held"]); ok {
-						held += n
-					}
-				}
+				held := jobs.held(next, r, env, key)
 				if held == 0 {
 					return
 				}
@@ -154,13 +161,7 @@ var spendingServers = []Server{
 			inner = guard(submitRoute, func(env *Env, _ http.Handler, r *http.Request) *answer {
 				// The same sum refuses agent submits once app jobs used the day.
 				key := presented(r)
-				var held int64
-				for _, id := range jobs.of(env.workspaceOf(key)) {
-					_, g := callAs(next, r, http.MethodGet, apiPrefix+"/generations/"+id, key, nil)
-					if n, ok := intOf(obj(obj(g, "generation"), "credits")["credits_held"]); ok {
-						held += n
-					}
-				}
+				held := jobs.held(next, r, env, key)
 				if held == 0 {
 					return nil
 				}
@@ -273,8 +274,7 @@ var spendingServers = []Server{
 			if !ok || a.status != http.StatusCreated || d["replay"] != true {
 				return
 			}
-			refuse(a, http.StatusConflict, "submission_in_flight", true,
-				map[string]any{"in_flight": map[string]any{"generation_id": d["generation_id"], "status": "queued"}})
+			refuseInFlight(a, d["generation_id"], "queued")
 		}),
 	},
 	{
@@ -301,8 +301,7 @@ var spendingServers = []Server{
 					if st, run := running(next, r, key, id); run {
 						a := serve(next, r)
 						if d, ok := a.doc(); ok && a.status == http.StatusCreated && d["replay"] != true {
-							refuse(a, http.StatusConflict, "submission_in_flight", true,
-								map[string]any{"in_flight": map[string]any{"generation_id": id, "status": st}})
+							refuseInFlight(a, id, st)
 						}
 						a.send(w)
 						return
@@ -383,19 +382,12 @@ var spendingServers = []Server{
 	{
 		Name: "est-missing-upload-invalid", Rules: []string{"EST-017", "EST-018"},
 		Mistake: "an estimate naming an upload that is not the caller's (or none) is refused as a bad config, 400, not 404",
-		API: errorsWith(estimate, "not_found", func(_ *http.Request, a *answer, e map[string]any) {
-			a.status = http.StatusBadRequest
-			e["code"] = "invalid_config"
-		}),
+		API:     recode(estimate, "not_found", http.StatusBadRequest, "invalid_config", false),
 	},
 	{
 		Name: "est-unfinished-upload-not-found", Rules: []string{"EST-019"},
 		Mistake: "an upload that is reserved but not finalized does not exist yet for the estimate: 404 not_found",
-		API: errorsWith(estimate, "input_not_ready", func(_ *http.Request, a *answer, e map[string]any) {
-			a.status = http.StatusNotFound
-			e["code"] = "not_found"
-			e["retryable"] = false
-		}),
+		API:     recode(estimate, "input_not_ready", http.StatusNotFound, "not_found", false),
 	},
 	{
 		Name: "var-count-beats-variants", Rules: []string{"VAR-005"},
