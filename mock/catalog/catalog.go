@@ -165,11 +165,12 @@ func ClampLimit(limit int) int {
 }
 
 // ListCapabilities answers one page of GET /capabilities: listed
-// capabilities (offered, not retired) in list order; cursor is the previous
+// capabilities (offered, not retired) and the viewer's copies (copies.go) in list order; cursor is the previous
 // page's last capability_id (trimmed by the caller; one naming no listed
 // capability restarts from the first page). next is "" on the last page.
 func (c *Catalog) ListCapabilities(v Viewer, limit int, cursor string) (rows []CapabilityRow, next string) {
-	page, next := pageAfter(c.listed(c.d.Fixtures.ListedCapabilities()), func(cp *fixtures.Capability) string { return cp.ID }, ClampLimit(limit), cursor)
+	all := c.withCopies(v.WorkspaceID, c.listed(c.d.Fixtures.ListedCapabilities()), nil)
+	page, next := pageAfter(all, func(cp *fixtures.Capability) string { return cp.ID }, ClampLimit(limit), cursor)
 	rows = make([]CapabilityRow, len(page))
 	for i, cp := range page {
 		rows[i] = rowOf(cp, v)
@@ -224,6 +225,9 @@ func (c *Catalog) offered(id string) (*fixtures.Capability, error) {
 // requires_plan) when the viewer's plan is too low. A capability whose
 // catalogue status is unknown answers its detail.
 func (c *Catalog) Capability(v Viewer, id string) (CapabilityDetail, error) {
+	if _, ok := c.copyOf(v.WorkspaceID, id); ok {
+		return CapabilityDetail{}, apierr.CapabilityUnavailable(string(fixtures.StatusComingSoon), "Capability "+id+" is coming soon and cannot be used yet.")
+	}
 	cp, err := c.readable(id, v)
 	if err != nil {
 		return CapabilityDetail{}, err

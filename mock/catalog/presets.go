@@ -70,10 +70,10 @@ func presetListed(cp *fixtures.Capability) bool {
 }
 
 // visiblePresets are the presets GET /presets lists: listed preset
-// capabilities whose status a preset row can carry.
-func (c *Catalog) visiblePresets() []*fixtures.Capability {
+// capabilities and the viewer's preset copies, whose status a preset row can carry.
+func (c *Catalog) visiblePresets(v Viewer) []*fixtures.Capability {
 	var out []*fixtures.Capability
-	for _, cp := range c.listed(c.d.Fixtures.Presets()) {
+	for _, cp := range c.withCopies(v.WorkspaceID, c.listed(c.d.Fixtures.Presets()), (*fixtures.Capability).IsPreset) {
 		if presetListed(cp) {
 			out = append(out, cp)
 		}
@@ -100,7 +100,7 @@ func presetAdvice(cp *fixtures.Capability, st fixtures.Status, live int) string 
 // cursor (last row's capability_id; "" on the last page; a cursor naming no
 // listed preset restarts from the first page).
 func (c *Catalog) ListPresets(v Viewer, limit int, cursor string) (rows []PresetRow, total int, next string) {
-	all := c.visiblePresets()
+	all := c.visiblePresets(v)
 	page, next := pageAfter(all, func(cp *fixtures.Capability) string { return cp.ID }, ClampLimit(limit), cursor)
 	rows = make([]PresetRow, len(page))
 	for i, cp := range page {
@@ -128,6 +128,8 @@ func (c *Catalog) PresetTemplates(v Viewer, id string) (PresetTemplates, error) 
 	cp, ok := c.d.Fixtures.Capability(id)
 	if ok {
 		cp = c.view(cp)
+	} else {
+		cp, ok = c.copyOf(v.WorkspaceID, id)
 	}
 	if !ok || !cp.IsPreset() || !cp.Listed() || !presetListed(cp) {
 		return PresetTemplates{}, apierr.NotFound("No preset " + quote(id) + "; read GET /presets for the current presets.")

@@ -41,6 +41,8 @@ type state struct {
 	voices    []*fixtures.Voice             // cloned through control, in creation order
 	actorSt   map[string]string             // actor id -> state (overrides the fixtures)
 	actors    []*fixtures.Actor             // made through control, in creation order
+
+	copies map[string][]*fixtures.Capability // workspace id -> capability copies, in list order (copies.go)
 }
 
 func (s *state) reset() {
@@ -48,6 +50,7 @@ func (s *state) reset() {
 	defer s.mu.Unlock()
 	s.unpriced, s.withheld, s.aliases, s.tplLive, s.templates = nil, nil, nil, nil, nil
 	s.voiceOn, s.voices, s.actorSt, s.actors = nil, nil, nil, nil
+	s.copies = nil
 }
 
 // Reset drops every change made through control: the catalogue is the fixtures again.

@@ -16,7 +16,8 @@ import (
 // /capabilities/{id}/aliases/{alias} (deprecated config names), PATCH /templates/{id} and
 // POST /presets/{id}/templates (withdraw, restore or add templates), PATCH /voices/{id} and
 // POST /workspaces/{id}/voices (deactivate voices, clone one), PATCH /actors/{id}, POST /actors
-// and POST /workspaces/{id}/actors (actor state, cast and own actors). Reset undoes them all.
+// and POST /workspaces/{id}/actors (actor state, cast and own actors), POST
+// /workspaces/{id}/capabilities (copies.go). Reset undoes them all.
 func (h *Handler) RegisterCatalog(c *catalog.Catalog) {
 	h.Handle("PATCH /capabilities/{id}", func(w http.ResponseWriter, r *http.Request) error {
 		var b struct {
@@ -260,6 +261,7 @@ func (h *Handler) RegisterCatalog(c *catalog.Catalog) {
 		}
 		return addActor(w, r, ws.ID())
 	})
+	h.registerCapabilityCopies(c)
 }
 
 func aliasJSON(c *catalog.Catalog, a catalog.Alias) map[string]any {
