@@ -312,3 +312,11 @@ func (c *ControlAPI) StartAppGeneration(ctx context.Context, workspaceID, capabi
 	id, _ := doc["generation_id"].(string)
 	return id, nil
 }
+
+// CopyCapability calls POST /workspaces/{id}/capabilities: a copy of listed capability copyOf
+// under capabilityID that only that workspace's lists show (status coming_soon), for lists of
+// more than 50 rows.
+func (c *ControlAPI) CopyCapability(ctx context.Context, workspaceID, copyOf, capabilityID string) error {
+	_, err := c.hook(ctx, http.MethodPost, "/workspaces/"+workspaceID+"/capabilities", map[string]any{"copy_of": copyOf, "capability_id": capabilityID}, http.StatusCreated)
+	return err
+}

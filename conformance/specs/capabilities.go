@@ -17,6 +17,7 @@ import (
 // capabilitySpecs registers the specs of the capability list and detail, retired capabilities and catalogue ids.
 func capabilitySpecs(f *framework.Framework) {
 	capabilityListSpecs(f)
+	longCapabilityListSpecs(f)
 	capabilityDetailSpecs(f)
 	retiredCapabilitySpecs(f)
 	withheldCapabilitySpecs(f)
@@ -117,6 +118,46 @@ func capabilityListSpecs(f *framework.Framework) {
 		})
 	})
 
+}
+
+// longCapabilityListSpecs registers the specs of a capability list of more than 50 rows, made
+// through control.
+func longCapabilityListSpecs(f *framework.Framework) {
+	Describe("capabilities: a list of more than 50 rows", func() {
+		f.Rule("CAP-006", "CAP-007", "CAP-008", "CAP-009", "CAP-013", "CORE-012").Needs(framework.Control).It("pages hold 25 by default and 50 at most, a limit that is not a positive whole number counts as omitted, and the cursor walks every row once in category then id order", func(ctx context.Context, s *framework.Spec) {
+			c, caps, _ := longCatalogue(ctx, s)
+			want := inListOrder(caps)
+			Expect(len(want)).To(BeNumerically(">", 50))
+			s.Step("CAP-006")
+			def := getPage(ctx, c, "/capabilities", "capabilities")
+			Expect(def.rows).To(HaveLen(25), fmt.Sprintf("the default page of a list of %d holds 25", len(want))+def.r.Describe())
+			Expect(ids(def.rows, "capability_id")).To(Equal(want[:25]), "the default page is the first 25 rows in category then id order"+def.r.Describe())
+			s.Step("CAP-007")
+			for _, n := range []string{"50", "51", "1000"} {
+				p := getPage(ctx, c, "/capabilities", "capabilities", framework.Query("limit", n))
+				Expect(ids(p.rows, "capability_id")).To(Equal(want[:50]), fmt.Sprintf("limit=%s on a list of %d: the first 50 rows", n, len(want))+p.r.Describe())
+			}
+			s.Step("CAP-008")
+			for _, bad := range []string{"0", "-1", "1.5", "abc"} {
+				p := getPage(ctx, c, "/capabilities", "capabilities", limitProbe(bad)...)
+				Expect(ids(p.rows, "capability_id")).To(Equal(want[:25]), fmt.Sprintf("limit=%q counts as omitted: the default page of 25", bad)+p.r.Describe())
+			}
+			for _, limit := range []int{0, 50} {
+				s.Step("CAP-009", "CORE-012")
+				rows, pages := walk(ctx, c, "/capabilities", "capabilities", limit, 20)
+				got := ids(rows, "capability_id")
+				seen := map[string]bool{}
+				for _, id := range got {
+					Expect(seen[id]).To(BeFalse(), fmt.Sprintf("limit %d: row %s read twice on the walk", limit, id))
+					seen[id] = true
+				}
+				Expect(got).To(ConsistOf(want), fmt.Sprintf("limit %d: the walk reads every row once", limit))
+				Expect(len(pages)).To(Equal((len(want)+max(limit, 25)-1)/max(limit, 25)), fmt.Sprintf("limit %d: full pages until the last", limit))
+				s.Step("CAP-013")
+				Expect(got).To(Equal(want), fmt.Sprintf("limit %d: rows in category then capability_id order across pages", limit))
+			}
+		})
+	})
 }
 
 // capabilityDetailSpecs registers the specs of the capability detail.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"regexp"
 	"slices"
@@ -645,4 +646,57 @@ func presetSubmit(ctx context.Context, s *framework.Spec) (sp spender, id string
 	cfg["template_id"] = tpls[0]
 	_, need = estimateOf(ctx, sp.c, id, cfg, nil)
 	return sp, id, tpls, cfg, need
+}
+
+// longCatalogue is a workspace of the spec's own whose capability and preset lists hold more than
+// 50 rows (lists of fewer than 25 make "default 25" and "clamped to 50" vacuous): copies, through
+// control (POST /workspaces/{id}/capabilities), of listed presets and of one listed capability of
+// each other category, under fresh ids that sort among the existing ones. It answers a read
+// client of that workspace, every capability the suite expects its list to hold (id to category:
+// the rows listed before, and the copies) and every preset id it expects the preset list to hold.
+func longCatalogue(ctx context.Context, s *framework.Spec) (c *framework.Client, caps map[string]string, presets []string) {
+	GinkgoHelper()
+	ws := s.NewWorkspace(ctx, framework.WorkspaceOptions{})
+	c, _ = ws.NewKey(ctx, framework.KeyOptions{Scopes: []string{"read"}})
+	rows, _ := walk(ctx, c, "/capabilities", "capabilities", 50, 100)
+	presets = ids(presetRows(ctx, c), "capability_id")
+	if len(presets) == 0 {
+		s.Lacks("the target lists no preset to copy")
+	}
+	caps = map[string]string{}
+	sources := map[string]string{} // category -> the first listed capability of it, presets aside
+	for _, row := range rows {
+		id, _ := row["capability_id"].(string)
+		cat, _ := row["category"].(string)
+		caps[id] = cat
+		if _, has := sources[cat]; !has && cat != "preset" {
+			sources[cat] = id
+		}
+	}
+	copyAs := func(src, id, cat string) {
+		hookDone(s.Control().CopyCapability(ctx, ws.ID, src, id))
+		caps[id] = cat
+	}
+	for i, n := 0, len(presets); n+i < 56; i++ {
+		id := "preset_" + randomHex(10)
+		copyAs(presets[i%n], id, "preset")
+		presets = append(presets, id)
+	}
+	for cat, src := range sources {
+		copyAs(src, randomHex(10), cat)
+	}
+	return c, caps, presets
+}
+
+// inListOrder sorts capability ids as the interface orders the capability list: category
+// (avatar, video, image, preset, tool), then capability_id.
+func inListOrder(caps map[string]string) []string {
+	out := slices.Collect(maps.Keys(caps))
+	slices.SortFunc(out, func(a, b string) int {
+		if ra, rb := slices.Index(categoryOrder, caps[a]), slices.Index(categoryOrder, caps[b]); ra != rb {
+			return ra - rb
+		}
+		return strings.Compare(a, b)
+	})
+	return out
 }

@@ -19,6 +19,7 @@ import (
 func presetSpecs(f *framework.Framework) {
 	presetListSpecs(f)
 	presetTotalSpecs(f)
+	longPresetListSpecs(f)
 	presetTemplateSpecs(f)
 	presetStateSpecs(f)
 }
@@ -173,6 +174,57 @@ func presetTotalSpecs(f *framework.Framework) {
 		})
 	})
 
+}
+
+// longPresetListSpecs registers the specs of a preset list of more than 50 rows, made through
+// control.
+func longPresetListSpecs(f *framework.Framework) {
+	Describe("presets: a list of more than 50 rows", func() {
+		// "Clamped 1 to 50" is read as written (PRESET-007): a whole number below 1 answers one
+		// row; a limit that is not a whole number counts as omitted or is refused.
+		f.Rule("PRESET-007", "PRESET-008", "PRESET-009", "PRESET-010", "CORE-012").Needs(framework.Control).It("pages hold 25 by default, 50 at most and 1 at least, total counts every preset, and the cursor walks every preset once in id order", func(ctx context.Context, s *framework.Spec) {
+			c, _, want := longCatalogue(ctx, s)
+			slices.Sort(want)
+			Expect(len(want)).To(BeNumerically(">", 50))
+			s.Step("PRESET-007")
+			def := getPage(ctx, c, "/presets", "presets")
+			Expect(def.rows).To(HaveLen(25), fmt.Sprintf("the default page of %d presets holds 25", len(want))+def.r.Describe())
+			Expect(ids(def.rows, "capability_id")).To(Equal(want[:25]), "the default page is the first 25 presets by capability_id"+def.r.Describe())
+			for _, n := range []string{"50", "51", "1000"} {
+				p := getPage(ctx, c, "/presets", "presets", framework.Query("limit", n))
+				Expect(ids(p.rows, "capability_id")).To(Equal(want[:50]), fmt.Sprintf("limit=%s on %d presets: the first 50", n, len(want))+p.r.Describe())
+			}
+			for _, low := range []string{"0", "-1"} {
+				p := getPage(ctx, c, "/presets", "presets", framework.Query("limit", low))
+				Expect(ids(p.rows, "capability_id")).To(Equal(want[:1]), fmt.Sprintf("limit=%s is clamped to 1: the first preset", low)+p.r.Describe())
+			}
+			for _, odd := range []string{"1.5", "abc"} {
+				expectLimitReading(ctx, c, "/presets", "presets", "capability_id", odd, def)
+			}
+			for _, limit := range []int{0, 50} {
+				s.Step("CORE-012", "PRESET-009")
+				rows, pages := walk(ctx, c, "/presets", "presets", limit, 20)
+				got := ids(rows, "capability_id")
+				seen := map[string]bool{}
+				for _, id := range got {
+					Expect(seen[id]).To(BeFalse(), fmt.Sprintf("limit %d: preset %s read twice on the walk", limit, id))
+					seen[id] = true
+				}
+				Expect(got).To(ConsistOf(want), fmt.Sprintf("limit %d: the walk reads every preset once", limit))
+				Expect(len(pages)).To(Equal((len(want)+max(limit, 25)-1)/max(limit, 25)), fmt.Sprintf("limit %d: full pages until the last", limit))
+				s.Step("PRESET-009")
+				Expect(got).To(Equal(want), fmt.Sprintf("limit %d: presets in capability_id order across pages", limit))
+				for _, p := range pages {
+					s.Step("PRESET-010")
+					Expect(p.r.Int("total")).To(Equal(int64(len(want))), "total counts every preset the workspace sees, on every page"+p.r.Describe())
+					if p.cursor != nil {
+						s.Step("PRESET-008")
+						Expect(*p.cursor).To(Equal(p.rows[len(p.rows)-1]["capability_id"]), "next_cursor is the last row's capability_id"+p.r.Describe())
+					}
+				}
+			}
+		})
+	})
 }
 
 // presetTemplateSpecs registers the specs of presets and their templates.
