@@ -201,6 +201,51 @@ var listServers = []Server{
 		}),
 	},
 	{
+		Name: "list-capabilities-limit-ignored", Rules: []string{"CAP-006", "CAP-007", "CAP-008"},
+		Mistake: "the capability list ignores limit: every page holds the default 25",
+		API:     limitRewrite(capabilityList, func(string, bool) (string, bool) { return "", false }),
+	},
+	{
+		Name: "list-presets-limit-ignored", Rules: []string{"PRESET-007"},
+		Mistake: "the preset list ignores limit: every page holds the default 25",
+		API:     limitRewrite(presetList, func(string, bool) (string, bool) { return "", false }),
+	},
+	{
+		Name: "list-capabilities-default-50", Rules: []string{"CAP-006", "CAP-008"},
+		Mistake: "the capability list's default page size is 50, not 25",
+		API:     limitRewrite(capabilityList, defaultTo50),
+	},
+	{
+		Name: "list-presets-default-50", Rules: []string{"PRESET-007"},
+		Mistake: "the preset list's default page size is 50, not 25",
+		API:     limitRewrite(presetList, defaultTo50),
+	},
+	{
+		Name: "list-capabilities-clamp-100", Rules: []string{"CAP-007"},
+		Mistake: "the capability list clamps limit to 100, not 50",
+		API:     clampAt100(capabilityList, "capabilities"),
+	},
+	{
+		Name: "list-presets-clamp-100", Rules: []string{"PRESET-007"},
+		Mistake: "the preset list clamps limit to 100, not 50",
+		API:     clampAt100(presetList, "presets"),
+	},
+	{
+		Name: "list-capabilities-page-one-over", Rules: []string{"CAP-006", "CAP-008"},
+		Mistake: "the capability list pages one row over limit (26 by default)",
+		API:     limitRewrite(capabilityList, oneOver),
+	},
+	{
+		Name: "list-presets-page-one-over", Rules: []string{"PRESET-007"},
+		Mistake: "the preset list pages one row over limit (26 by default)",
+		API:     limitRewrite(presetList, oneOver),
+	},
+	{
+		Name: "list-presets-skip-row", Rules: []string{"CORE-012", "PRESET-009"},
+		Mistake: "the preset list's cursor skips a row per page",
+		API:     skipOnCursor(presetList, "presets"),
+	},
+	{
 		Name: "preset-templates-route-no-preview", Rules: []string{"PRESET-011"},
 		Mistake: "GET /presets/{id}/templates leaves out preview_url (only the preset list carries it)",
 		API: docs(route(http.MethodGet, "/presets/[^/]+/templates"), success, func(_ *http.Request, _ *answer, d map[string]any) {
@@ -209,6 +254,80 @@ var listServers = []Server{
 			}
 		}),
 	},
+}
+
+// limitRewrite changes the limit a matching list request sends: edit gets the value and whether
+// it was sent, and answers the new value and whether to send it.
+func limitRewrite(m matcher, edit func(v string, present bool) (string, bool)) Wrap {
+	return requests(m, func(_ *Env, r *http.Request) {
+		q := r.URL.Query()
+		v, present := q.Get("limit"), q.Has("limit")
+		if nv, send := edit(v, present); send {
+			q.Set("limit", nv)
+		} else {
+			q.Del("limit")
+		}
+		r.URL.RawQuery = q.Encode()
+	})
+}
+
+// defaultTo50 sends limit=50 where the caller sent none or one that is not a positive whole
+// number (the default page), and keeps any other.
+func defaultTo50(v string, present bool) (string, bool) {
+	if n, err := strconv.Atoi(strings.TrimSpace(v)); present && err == nil && n > 0 {
+		return v, true
+	}
+	return "50", true
+}
+
+// oneOver asks for one row more than the caller did (26 for the default page).
+func oneOver(v string, present bool) (string, bool) {
+	n, err := strconv.Atoi(strings.TrimSpace(v))
+	if !present || err != nil || n <= 0 {
+		n = 25
+	}
+	return strconv.Itoa(n + 1), true
+}
+
+// clampAt100 answers a limit above 50 with up to 100 rows: the mock's page of 50, then the rows
+// after it, read with its cursor and appended.
+func clampAt100(m matcher, key string) Wrap {
+	return func(_ *Env, next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			n, err := strconv.Atoi(r.URL.Query().Get("limit"))
+			if !m(r) || err != nil || n <= 50 {
+				next.ServeHTTP(w, r)
+				return
+			}
+			want := min(n, 100)
+			a := serve(next, r)
+			d, ok := a.doc()
+			for ok && success(a.status) {
+				rows, _ := d[key].([]any)
+				cursor, _ := d["next_cursor"].(string)
+				if len(rows) >= want || cursor == "" {
+					break
+				}
+				more := r.Clone(r.Context())
+				q := more.URL.Query()
+				q.Set("cursor", cursor)
+				q.Set("limit", strconv.Itoa(want-len(rows)))
+				more.URL.RawQuery = q.Encode()
+				b := serve(next, more)
+				d2, ok2 := b.doc()
+				extra, _ := d2[key].([]any)
+				if !ok2 || !success(b.status) || len(extra) == 0 {
+					break
+				}
+				d[key] = append(rows, extra...)
+				d["next_cursor"] = d2["next_cursor"]
+			}
+			if ok {
+				a.setDoc(d)
+			}
+			a.send(w)
+		})
+	}
 }
 
 func stringOf(v any) string {
