@@ -57,6 +57,19 @@ import (
 // MaxKeySets is the most key sets the start state may hold (Config.KeySets).
 const MaxKeySets = 64
 
+// MinRetain is the shortest Config.Retain: the longest time after a record ends during which the
+// interface sends a client back to it. That is the last retry of a webhook delivery about it
+// (webhook.DefaultSchedule in all, about 14.5 hours after the event: a receiver is told to read
+// the resource before acting), plus that attempt's timeout, plus the lifetime of the output link
+// the read hands out: 14h45m10s.
+var MinRetain = func() time.Duration {
+	d := webhook.DefaultAttemptTimeout + jobs.LinkTTL
+	for _, w := range webhook.DefaultSchedule {
+		d += w
+	}
+	return d
+}()
+
 // DefaultBalance is the default workspace's starting balance.
 const DefaultBalance int64 = 10000
 
@@ -108,6 +121,11 @@ type Config struct {
 	// Limits are the server's timeouts, connection cap and shutdown grace (zero fields: the
 	// defaults of DefaultLimits).
 	Limits Limits
+	// Retain forgets what ended this long ago on the service clock: finished generations with
+	// their batches and output asset records, ended workflow runs, finished webhook deliveries.
+	// Workspaces, keys, balances, the ledger and anything still running are never forgotten.
+	// 0 (the default) keeps everything until reset; otherwise at least MinRetain.
+	Retain time.Duration `yaml:"retain"`
 
 	// Clock is the injected clock (nil: a scaled real clock at TimeScale).
 	Clock clock.Clock
@@ -258,6 +276,9 @@ func New(cfg Config) (*Server, error) {
 	if cfg.KeySets < 0 || cfg.KeySets > MaxKeySets {
 		return nil, fmt.Errorf("mock: %d key sets: want 1 to %d", cfg.KeySets, MaxKeySets)
 	}
+	if cfg.Retain < 0 || (cfg.Retain > 0 && cfg.Retain < MinRetain) {
+		return nil, fmt.Errorf("mock: retain %s: want 0 (keep until reset) or at least %s", cfg.Retain, MinRetain)
+	}
 	if cfg.Balance == 0 {
 		cfg.Balance = DefaultBalance
 	}
@@ -350,11 +371,11 @@ func New(cfg Config) (*Server, error) {
 	s.API.RegisterCatalog(s.Catalog)
 	s.OnReset(s.Catalog.Reset)
 	s.Jobs = jobs.New(jobs.Deps{Clock: clk, IDs: src, Registry: s.Registry, Catalog: s.Catalog, Faults: s.Faults,
-		Blob: s.Blob, Assets: s.Assets, Seed: seed, Logger: logger})
+		Blob: s.Blob, Assets: s.Assets, Seed: seed, Retain: cfg.Retain, Logger: logger})
 	s.Catalog.UseVoiceGenerations(s.Jobs) // approved_voice_generation_id names a tts generation
 	s.OnReset(s.Jobs.Reset)
 	s.API.RegisterGenerations(s.Jobs)
-	s.Workflows = workflows.New(workflows.Deps{Clock: clk, IDs: src, Registry: s.Registry, Catalog: s.Catalog, Jobs: s.Jobs, Logger: logger})
+	s.Workflows = workflows.New(workflows.Deps{Clock: clk, IDs: src, Registry: s.Registry, Catalog: s.Catalog, Jobs: s.Jobs, Retain: cfg.Retain, Logger: logger})
 	s.OnReset(s.Workflows.Reset)
 	s.API.RegisterWorkflows(s.Workflows)
 	s.OnReset(func() { s.Faults.Clear() })
@@ -386,7 +407,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	// A queued delivery_fail fault fails the next attempt of its workspace on the service side.
 	s.Faults.Enable(faults.DeliveryFail)
-	s.Webhooks = webhook.New(webhook.Config{Clock: clk, IDs: src, Logger: logger, AllowLoopback: cfg.AllowLoopbackWebhooks, Stamp: stamp,
+	s.Webhooks = webhook.New(webhook.Config{Clock: clk, IDs: src, Logger: logger, AllowLoopback: cfg.AllowLoopbackWebhooks, Stamp: stamp, Retain: cfg.Retain,
 		Resolver: s.Hosts, ServiceFault: func(workspaceID string) bool {
 			_, ok := s.Faults.TakeFor(faults.DeliveryFail, workspaceID, "")
 			return ok

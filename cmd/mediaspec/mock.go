@@ -45,6 +45,7 @@ func runMock(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	fs.DurationVar(&lim.IdleTimeout, "idle-timeout", d.IdleTimeout, "close a keep-alive connection idle this long [$MEDIASPEC_MOCK_IDLE_TIMEOUT]")
 	fs.DurationVar(&lim.UploadTimeout, "upload-timeout", d.UploadTimeout, "read and write time of one PUT to an upload link [$MEDIASPEC_MOCK_UPLOAD_TIMEOUT]")
 	fs.IntVar(&lim.MaxConns, "max-conns", d.MaxConns, "most connections served at once; more wait in the listen backlog [$MEDIASPEC_MOCK_MAX_CONNS]")
+	fs.DurationVar(&cfg.Retain, "retain", 0, fmt.Sprintf("forget what ended this long ago on the service clock: finished generations and batches with their output records, ended workflow runs, finished webhook deliveries (0: keep until reset; else at least %s) [$MEDIASPEC_MOCK_RETAIN]", mock.MinRetain))
 	specFile := fs.String("spec", "", "serve (and validate answers with) the REST description in FILE instead of the embedded one [$MEDIASPEC_MOCK_SPEC]")
 	catalogDir := fs.String("catalog", "", "serve the capability catalogue in DIR (a copy of fixtures/catalog) instead of the embedded one [$MEDIASPEC_MOCK_CATALOG]")
 	quiet := fs.Bool("quiet", false, "log no request (by default each request is logged: method, path, status, duration, key id, error code) [$MEDIASPEC_MOCK_QUIET]")
@@ -66,6 +67,9 @@ func runMock(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		cfg.Logger = slog.New(slog.NewJSONHandler(stderr, nil))
 	default:
 		return usageError{msg: fmt.Sprintf("--log-format %q: want text or json", cfg.LogFormat)}
+	}
+	if cfg.Retain < 0 || (cfg.Retain > 0 && cfg.Retain < mock.MinRetain) {
+		return usageError{msg: fmt.Sprintf("--retain %s: want 0 (keep until reset) or at least %s, the longest time the interface sends a client back to an ended record (the last webhook retry, its timeout and the link a read hands out)", cfg.Retain, mock.MinRetain)}
 	}
 	if cfg.TimeScale <= 0 {
 		return usageError{msg: "--time-scale must be above 0"}

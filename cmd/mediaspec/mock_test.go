@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/mediaspec/mediaspec/fixtures"
+	"github.com/mediaspec/mediaspec/mock"
 	"github.com/mediaspec/mediaspec/spec"
 )
 
@@ -195,5 +196,20 @@ func TestMockCommandLoadsSpecAndCatalogFromDisk(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), args[0]) {
 			t.Errorf("%v: %v", args, err)
 		}
+	}
+}
+
+// --retain below the shortest retention the interface allows is a usage error (exit 2) naming the
+// flag and the minimum; the environment variable is read the same way.
+func TestMockCommandRetainMinimum(t *testing.T) {
+	for _, v := range []string{"1h", "-1s", mock.MinRetain.Truncate(time.Minute).String()} {
+		_, _, err := run(t, "mock", "--addr", "127.0.0.1:0", "--retain", v)
+		if err == nil || exitCode(err) != 2 || !strings.Contains(err.Error(), "--retain") || !strings.Contains(err.Error(), mock.MinRetain.String()) {
+			t.Errorf("--retain %s: %v (exit %d), want exit 2 naming --retain and %s", v, err, exitCode(err), mock.MinRetain)
+		}
+	}
+	t.Setenv("MEDIASPEC_MOCK_RETAIN", "10m")
+	if _, _, err := run(t, "mock", "--addr", "127.0.0.1:0"); err == nil || exitCode(err) != 2 {
+		t.Errorf("MEDIASPEC_MOCK_RETAIN=10m: %v, want exit 2", err)
 	}
 }

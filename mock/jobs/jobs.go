@@ -47,6 +47,7 @@ import (
 	"github.com/mediaspec/mediaspec/mock/faults"
 	"github.com/mediaspec/mediaspec/mock/ids"
 	"github.com/mediaspec/mediaspec/mock/ledger"
+	"github.com/mediaspec/mediaspec/mock/retention"
 	"github.com/mediaspec/mediaspec/mock/workspace"
 )
 
@@ -135,7 +136,10 @@ type Deps struct {
 	// MaxConcurrentRenders is the default render-concurrency threshold
 	// (0: DefaultMaxConcurrentRenders).
 	MaxConcurrentRenders int
-	Logger               *slog.Logger
+	// Retain forgets a finished generation this long after it ended (0: kept until Reset); see
+	// retain.go.
+	Retain time.Duration
+	Logger *slog.Logger
 }
 
 // GenError is a failed generation's error.
@@ -212,6 +216,9 @@ type generation struct {
 	timers []clock.Timer
 	done   chan struct{} // closed at the first finish
 	closed bool
+	// forgotten is set when the retention removed the record (it may still sit in Store.order
+	// until the next compaction).
+	forgotten bool
 }
 
 // batch is the record of one fanned-out submit. Guarded by Store.mu.
@@ -242,9 +249,15 @@ type Store struct {
 	onEvent  []func(workspaceID, eventType string, data any)
 	onSettle []func(workspaceID, generationID string)
 
+	// sweep forgets finished generations after the retention, links deletes their outputs'
+	// bytes a link's lifetime later (both nil without a retention).
+	sweep *retention.Sweeper
+	links *retention.Sweeper
+
 	mu       sync.Mutex // guards everything below
 	gens     map[string]*generation
-	order    []*generation // creation order
+	order    []*generation // creation order; may hold forgotten records (see dead)
+	dead     int           // forgotten records still in order
 	batches  map[string]*batch
 	slots    map[string]*slot     // by key id
 	fails    map[string]*failures // by key id + "\x00" + canonical
@@ -268,6 +281,10 @@ func New(d Deps) *Store {
 		d.Faults.Enable(faults.RenderFail, faults.ModerationUnavailable, faults.ModerationBlock, faults.EstimateChanged, faults.ProviderUnavailable, faults.SlowRender, faults.RenderOverrun)
 	}
 	s := &Store{d: d}
+	if d.Retain > 0 {
+		s.sweep = retention.New(d.Clock, d.Retain, s.forgetDue)
+		s.links = retention.New(d.Clock, LinkTTL, s.dropFile)
+	}
 	s.resetLocked()
 	return s
 }
@@ -275,6 +292,7 @@ func New(d Deps) *Store {
 func (s *Store) resetLocked() {
 	s.gens = map[string]*generation{}
 	s.order = nil
+	s.dead = 0
 	s.batches = map[string]*batch{}
 	s.slots = map[string]*slot{}
 	s.fails = map[string]*failures{}
@@ -299,6 +317,8 @@ func (s *Store) Reset() {
 	}
 	s.resetGen++
 	s.resetLocked()
+	s.sweep.Reset()
+	s.links.Reset()
 }
 
 // OnEvent registers f to receive generation.completed, generation.failed

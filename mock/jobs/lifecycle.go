@@ -347,6 +347,7 @@ func (s *Store) fail(id string, gen int64, e GenError, counts bool) bool {
 	g.updatedAt, g.completedAt = now, &now
 	s.stopTimersLocked(g)
 	s.finishLocked(g)
+	s.sweep.Ended(g.id, now)
 	if counts {
 		s.recordOutcomeLocked(g, true)
 	}
@@ -501,6 +502,7 @@ func (s *Store) applyCompletedLocked(g *generation, r rendered, charge, availabl
 	}
 	s.stopTimersLocked(g)
 	s.finishLocked(g)
+	s.sweep.Ended(g.id, now)
 	s.recordOutcomeLocked(g, false)
 }
 

@@ -62,7 +62,7 @@ func (s *Store) List(workspaceID string, f Filter, cur string, limit int) (rows 
 	s.mu.Lock()
 	var gs []*generation
 	for _, g := range s.order {
-		if g.workspaceID != workspaceID || (g.purpose != "" && g.purpose != "deliverable") {
+		if g.forgotten || g.workspaceID != workspaceID || (g.purpose != "" && g.purpose != "deliverable") {
 			continue
 		}
 		if (f.Status != "" && g.status != f.Status) || (f.CapabilityID != "" && g.cp.ID != f.CapabilityID) ||

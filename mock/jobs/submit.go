@@ -504,7 +504,7 @@ func (s *Store) inFlightLocked(p SubmitParams, canon string, takes int) (*Submit
 	}
 	running := 0
 	for _, g := range s.order {
-		if g.workspaceID != p.WorkspaceID || !g.status.Running() {
+		if g.forgotten || g.workspaceID != p.WorkspaceID || !g.status.Running() {
 			continue
 		}
 		running++
