@@ -310,6 +310,7 @@ func (e *Engine) finishLocked(r *run) []event {
 	}
 	now := e.d.Clock.Now()
 	r.charged, r.finishedAt = &charged, &now
+	e.sweep.Ended(r.id, now)
 	if r.timer != nil {
 		r.timer.Stop()
 		r.timer = nil

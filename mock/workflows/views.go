@@ -197,7 +197,7 @@ func (e *Engine) List(workspaceID string, f Filter, cur string, limit int) (rows
 	var sel []*run
 	for i := len(e.order) - 1; i >= 0; i-- {
 		r := e.order[i]
-		if r.workspaceID != workspaceID || (f.Status != "" && r.status != f.Status) ||
+		if r.forgotten || r.workspaceID != workspaceID || (f.Status != "" && r.status != f.Status) ||
 			(f.WorkflowID != "" && r.def.workflowID != f.WorkflowID) {
 			continue
 		}

@@ -72,6 +72,7 @@ import (
 	"github.com/mediaspec/mediaspec/mock/clock"
 	"github.com/mediaspec/mediaspec/mock/ids"
 	"github.com/mediaspec/mediaspec/mock/jobs"
+	"github.com/mediaspec/mediaspec/mock/retention"
 	"github.com/mediaspec/mediaspec/mock/workspace"
 )
 
@@ -150,7 +151,9 @@ type Deps struct {
 	Registry *workspace.Registry
 	Catalog  *catalog.Catalog
 	Jobs     *jobs.Store
-	Logger   *slog.Logger
+	// Retain forgets an ended run this long after it ended (0: kept until Reset); see retain.go.
+	Retain time.Duration
+	Logger *slog.Logger
 }
 
 // definition is an invocable workflow: a template, or a saved workflow
@@ -196,6 +199,7 @@ type run struct {
 	finishedAt  *time.Time
 	seq         int64
 	timer       clock.Timer
+	forgotten   bool // removed by the retention; may still sit in Engine.order until compaction
 }
 
 type genRef struct {
@@ -210,10 +214,13 @@ type Engine struct {
 	hookMu  sync.Mutex // guards onEvent
 	onEvent []func(workspaceID, eventType string, data any)
 
+	sweep *retention.Sweeper // forgets ended runs (nil without a retention)
+
 	mu       sync.Mutex // guards everything below
 	saved    map[string]*definition
 	runs     map[string]*run
-	order    []*run
+	order    []*run // invoke order; may hold forgotten runs (see dead)
+	dead     int    // forgotten runs still in order
 	byGen    map[string]genRef
 	seq      int64
 	resetGen int64
@@ -225,6 +232,7 @@ func New(d Deps) *Engine {
 		d.Logger = slog.New(slog.DiscardHandler)
 	}
 	e := &Engine{d: d}
+	e.sweep = retention.New(d.Clock, d.Retain, e.forgetDue)
 	e.resetLocked()
 	d.Jobs.OnSettle(e.onSettle)
 	return e
@@ -234,6 +242,7 @@ func (e *Engine) resetLocked() {
 	e.saved = map[string]*definition{}
 	e.runs = map[string]*run{}
 	e.order = nil
+	e.dead = 0
 	e.byGen = map[string]genRef{}
 	e.seq = 0
 }
@@ -250,6 +259,7 @@ func (e *Engine) Reset() {
 	}
 	e.resetGen++
 	e.resetLocked()
+	e.sweep.Reset()
 }
 
 // OnEvent registers f to receive workflow_run.completed and
