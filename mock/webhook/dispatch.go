@@ -99,6 +99,7 @@ func (s *Service) newDeliveryLocked(ep *endpoint, eventType string, at time.Time
 	d := &delivery{id: id, ep: ep, eventType: eventType, createdAt: at, body: body, test: test, status: DeliveryPending}
 	s.deliveries[id] = d
 	ep.history = append(ep.history, d)
+	s.trimLocked(ep)
 	for len(ep.history) > s.history {
 		old := ep.history[0]
 		if old.status == DeliveryPending || old.status == DeliveryRetrying {
@@ -214,7 +215,7 @@ func (s *Service) settleLocked(d *delivery, a Attempt) {
 	ep := d.ep
 	leaveStatus := d.test && ep.Status == StatusDisabled
 	if a.Error == "" {
-		d.status = DeliveryDelivered
+		d.status, d.endedAt = DeliveryDelivered, s.clock.Now()
 		if !leaveStatus {
 			ep.Status, ep.ConsecutiveFailures, ep.UpdatedAt = StatusActive, 0, s.clock.Now()
 		}
@@ -228,7 +229,7 @@ func (s *Service) settleLocked(d *delivery, a Attempt) {
 		d.timer = s.clock.AfterFunc(wait, func() { s.enqueue(id) })
 		return
 	}
-	d.status, d.nextAt, d.timer = DeliveryExhausted, nil, nil
+	d.status, d.nextAt, d.timer, d.endedAt = DeliveryExhausted, nil, nil, s.clock.Now()
 	if leaveStatus {
 		return
 	}

@@ -82,6 +82,10 @@ const (
 	defaultLookupTime = 5 * time.Second
 )
 
+// DefaultAttemptTimeout is how long one attempt may take by default (interface text: a receiver
+// answers within 10 seconds).
+const DefaultAttemptTimeout = defaultTimeout
+
 // DefaultSchedule is the wait before attempts 2, 3, 4 and 5, each counted from the previous
 // attempt's send time: 5 minutes, 30 minutes, 2 hours, 12 hours (about 14.5 hours in all).
 var DefaultSchedule = []time.Duration{5 * time.Minute, 30 * time.Minute, 2 * time.Hour, 12 * time.Hour}
@@ -112,6 +116,10 @@ type Config struct {
 	// History is how many deliveries per endpoint the history keeps (default 500); older finished
 	// deliveries are forgotten.
 	History int
+	// Retain forgets a finished delivery (delivered, exhausted or dropped) this long after it
+	// finished, on the service clock (0: only History bounds the history). A delivery still being
+	// sent is never forgotten.
+	Retain time.Duration
 	// Stamp is the clock each attempt's webhook-timestamp (and so its signature) is read from
 	// (nil: Clock.Now). A receiver checks that timestamp against its own clock, as every Standard
 	// Webhooks library does; when service time runs faster than wall time (the mock's
@@ -195,6 +203,7 @@ type Service struct {
 	workers  int
 	perEP    int
 	history  int
+	retain   time.Duration // Config.Retain
 
 	queue     chan string // delivery ids due for an attempt
 	startOnce sync.Once
@@ -231,6 +240,8 @@ type delivery struct {
 	attempts []Attempt
 	nextAt   *time.Time
 	timer    clock.Timer
+	// endedAt is when the delivery was delivered, exhausted or dropped (zero while it is sent).
+	endedAt time.Time
 	// gone is set when the delivery was removed (endpoint deleted, reset, history trimmed).
 	gone bool
 }
@@ -268,7 +279,7 @@ func New(cfg Config) *Service {
 	s := &Service{
 		clock: cfg.Clock, stamp: cfg.Stamp, fault: cfg.ServiceFault, ids: cfg.IDs, log: cfg.Logger, guard: g,
 		schedule: append([]time.Duration(nil), cfg.Schedule...),
-		workers:  cfg.Workers, perEP: cfg.PerEndpoint, history: cfg.History,
+		workers:  cfg.Workers, perEP: cfg.PerEndpoint, history: cfg.History, retain: cfg.Retain,
 		queue: make(chan string, cfg.QueueSize), stop: make(chan struct{}),
 		changed: make(chan struct{}),
 	}
@@ -492,6 +503,28 @@ func (s *Service) Delete(workspaceID, id string) error {
 	return nil
 }
 
+// trimLocked forgets the oldest deliveries of ep's history that finished Retain ago or more, up
+// to the first one that did not (the history is in creation order; what is still being sent
+// stops the trim, and History bounds what waits behind it). Called on each new delivery and each
+// history read, so the cost is amortised over the deliveries made.
+func (s *Service) trimLocked(ep *endpoint) {
+	if s.retain <= 0 {
+		return
+	}
+	now := s.clock.Now()
+	n := 0
+	for _, d := range ep.history {
+		if d.endedAt.IsZero() || now.Before(d.endedAt.Add(s.retain)) {
+			break
+		}
+		s.forgetLocked(d)
+		n++
+	}
+	if n > 0 {
+		ep.history = slices.Delete(ep.history, 0, n)
+	}
+}
+
 // forgetLocked removes a delivery and cancels its retry.
 func (s *Service) forgetLocked(d *delivery) {
 	d.gone = true
@@ -563,7 +596,7 @@ func (s *Service) disableLocked(ep *endpoint) {
 		if d.test || (d.status != DeliveryPending && d.status != DeliveryRetrying) {
 			continue
 		}
-		d.status, d.nextAt = DeliveryDropped, nil
+		d.status, d.nextAt, d.endedAt = DeliveryDropped, nil, ep.UpdatedAt
 		if d.timer != nil {
 			d.timer.Stop()
 			d.timer = nil
@@ -581,6 +614,7 @@ func (s *Service) Deliveries(id string, limit int, cursor string) ([]Delivery, s
 	if !ok {
 		return nil, "", notFound(id)
 	}
+	s.trimLocked(ep)
 	start := len(ep.history) - 1
 	if cursor != "" {
 		for i, d := range ep.history {

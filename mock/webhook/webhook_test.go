@@ -874,3 +874,38 @@ func TestServiceFaultNeverCounts(t *testing.T) {
 		t.Fatalf("endpoint %+v after service-side failures (asked for %v)", got, asked.Load())
 	}
 }
+
+// With Retain, a finished delivery leaves the history Retain after it finished; one still being
+// retried stays however old it is.
+func TestRetainForgetsFinishedDeliveries(t *testing.T) {
+	const retain = 20 * time.Hour
+	e := newEnv(t, func(c *Config) { c.Retain = retain })
+	ok, _ := e.endpointWithReceiver(nil)
+	done, _ := e.svc.SendTest(ok.ID)
+	ended := e.delivery(done, "delivered", func(d *delivery) bool { return d.status == DeliveryDelivered })
+	failing, _ := e.endpointWithReceiver(receiver.Behavior(func(receiver.Attempt) receiver.Response { return receiver.Response{Status: 500} }))
+	retrying, _ := e.svc.SendTest(failing.ID)
+	e.attempts(retrying, 1)
+	ids := func(ep string) []string {
+		page, _, err := e.svc.Deliveries(ep, 50, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, d := range page {
+			out = append(out, d.ID)
+		}
+		return out
+	}
+	e.clk.Advance(ended.Attempts[0].SentAt.Add(retain - time.Second).Sub(e.clk.Now()))
+	if got := ids(ok.ID); len(got) != 1 {
+		t.Fatalf("history %v a second before the retention, want the delivery", got)
+	}
+	e.clk.Advance(time.Second)
+	if got := ids(ok.ID); len(got) != 0 {
+		t.Fatalf("history %v at the retention, want it empty", got)
+	}
+	if got := ids(failing.ID); len(got) != 1 || got[0] != retrying {
+		t.Fatalf("a delivery still being retried left the history: %v", got)
+	}
+}
