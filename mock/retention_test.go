@@ -157,6 +157,11 @@ func (e *retainEnv) listed(query, genID string) bool {
 func TestRetainForgetsFinishedGeneration(t *testing.T) {
 	e := newRetainEnv(t)
 	other := e.newKey(e.s.DefaultWorkspaceID(), `{"scopes":["read","generate"]}`)
+	// A job that stays in flight across the whole span, submitted before the other one.
+	if _, err := e.s.Faults.Add(faults.Spec{Kind: faults.SlowRender, CapabilityID: "tts", Seconds: faults.MaxSlowSeconds}); err != nil {
+		t.Fatal(err)
+	}
+	running := e.submit(other, `{"capability_id":"tts","config":{"script":"Still rendering."}}`)["generation_id"].(string)
 	done := e.submit(e.key, `{"capability_id":"image_fast","config":{"prompt":"a red mug"}}`)["generation_id"].(string)
 	e.clk.Advance(time.Hour)
 	ended := e.endedAt(done)
@@ -166,11 +171,6 @@ func TestRetainForgetsFinishedGeneration(t *testing.T) {
 	if _, gone := e.read("/assets/" + assetID); gone {
 		t.Fatal("the output asset is not readable")
 	}
-	// A job that stays in flight across the whole span.
-	if _, err := e.s.Faults.Add(faults.Spec{Kind: faults.SlowRender, CapabilityID: "tts", Seconds: faults.MaxSlowSeconds}); err != nil {
-		t.Fatal(err)
-	}
-	running := e.submit(other, `{"capability_id":"tts","config":{"script":"Still rendering."}}`)["generation_id"].(string)
 	balance := func() string {
 		r := e.call("GET", "/api/v1/credits/balance", "", bearer(e.key))
 		return string(r.raw)
