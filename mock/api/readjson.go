@@ -170,27 +170,45 @@ func appendOutputDoc(b []byte, o *jobs.OutputDoc) []byte {
 // copied, with < > & escaped as \u003c \u003e \u0026 (links carry &); a string with anything
 // else (a quote, a backslash, a control character, non-ASCII) is left to encoding/json.
 func appendString(b []byte, s string) []byte {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c >= utf8.RuneSelf || c == '"' || c == '\\' {
-			q, _ := json.Marshal(s) // a string always encodes
-			return append(b, q...)
-		}
-	}
+	start := len(b)
 	b = append(b, '"')
+	done := 0
 	for i := 0; i < len(s); i++ {
-		switch c := s[i]; c {
-		case '<':
-			b = append(b, `\u003c`...)
-		case '>':
-			b = append(b, `\u003e`...)
-		case '&':
-			b = append(b, `\u0026`...)
+		switch stringClass[s[i]] {
+		case plainByte:
+		case htmlByte:
+			b = append(b, s[done:i]...)
+			b = append(b, '\\', 'u', '0', '0', hexDigits[s[i]>>4], hexDigits[s[i]&0xf])
+			done = i + 1
 		default:
-			b = append(b, c)
+			q, _ := json.Marshal(s) // a string always encodes
+			return append(b[:start], q...)
 		}
 	}
+	b = append(b, s[done:]...)
 	return append(b, '"')
 }
+
+const (
+	plainByte = iota // copied as it is
+	htmlByte         // < > &: \u00XX
+	otherByte        // left to encoding/json
+)
+
+const hexDigits = "0123456789abcdef"
+
+// stringClass sorts the bytes of a string for appendString.
+var stringClass = func() (t [256]uint8) {
+	for c := range t {
+		switch {
+		case c < 0x20 || c >= utf8.RuneSelf || c == '"' || c == '\\':
+			t[c] = otherByte
+		case c == '<' || c == '>' || c == '&':
+			t[c] = htmlByte
+		}
+	}
+	return t
+}()
 
 func appendStringPtr(b []byte, s *string) []byte {
 	if s == nil {
