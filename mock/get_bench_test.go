@@ -17,23 +17,32 @@ func (w *discardWriter) WriteHeader(int)             {}
 
 // BenchmarkServeGetGeneration measures the mock's own work for GET /api/v1/generations/{id} (key
 // check, bucket, read, links, encoding) without the network: what the side-by-side run
-// (BenchmarkHTTPGetGeneration) adds over a bare handler. Run with -cpuprofile/-memprofile.
+// (BenchmarkHTTPGetGeneration) adds over a bare handler, quiet (the Config default) and with the
+// request log of `mediaspec mock`. Run with -cpuprofile/-memprofile.
 func BenchmarkServeGetGeneration(b *testing.B) {
-	s, key, genID := hotGeneration(b)
-	s.SetPublicURL("http://127.0.0.1:1")
-	req := httptest.NewRequest("GET", "/api/v1/generations/"+genID, nil)
-	req.Header.Set("Authorization", "Bearer "+key)
-	b.ReportAllocs()
-	cpu0 := processCPU()
-	b.RunParallel(func(pb *testing.PB) {
-		w := &discardWriter{h: http.Header{}}
-		for pb.Next() {
-			clear(w.h)
-			s.ServeHTTP(w, req)
+	for _, logged := range []bool{false, true} {
+		name := "quiet"
+		if logged {
+			name = "logged"
 		}
-	})
-	// CPU time, unlike ns/op, barely moves when other processes share the machine.
-	b.ReportMetric(float64(processCPU()-cpu0)/float64(b.N), "cpu-ns/op")
+		b.Run(name, func(b *testing.B) {
+			s, key, genID := hotGeneration(b, logged)
+			s.SetPublicURL("http://127.0.0.1:1")
+			req := httptest.NewRequest("GET", "/api/v1/generations/"+genID, nil)
+			req.Header.Set("Authorization", "Bearer "+key)
+			b.ReportAllocs()
+			cpu0 := processCPU()
+			b.RunParallel(func(pb *testing.PB) {
+				w := &discardWriter{h: http.Header{}}
+				for pb.Next() {
+					clear(w.h)
+					s.ServeHTTP(w, req)
+				}
+			})
+			// CPU time, unlike ns/op, barely moves when other processes share the machine.
+			b.ReportMetric(float64(processCPU()-cpu0)/float64(b.N), "cpu-ns/op")
+		})
+	}
 }
 
 // processCPU is the CPU time (user and system) this process has used.

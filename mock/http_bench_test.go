@@ -89,10 +89,15 @@ func (ls *loadSide) pct(p int) time.Duration {
 
 // hotGeneration starts a mock (closed at the end of tb) holding one completed generation and a
 // read key whose agent_read bucket never runs out, for the benchmarks of GET /generations/{id}.
-func hotGeneration(tb testing.TB) (s *Server, key, generationID string) {
+// With logged, it logs each request as `mediaspec mock` does by default, as text, to nowhere.
+func hotGeneration(tb testing.TB, logged bool) (s *Server, key, generationID string) {
 	tb.Helper()
 	clk := clock.NewManual(time.Date(2026, 1, 5, 9, 0, 0, 0, time.UTC))
-	s, err := New(Config{Seed: 1, Clock: clk, Logger: slog.New(slog.DiscardHandler), NoControl: true})
+	cfg := Config{Seed: 1, Clock: clk, Logger: slog.New(slog.DiscardHandler), NoControl: true}
+	if logged {
+		cfg.Logger, cfg.LogRequests = slog.New(slog.NewTextHandler(io.Discard, nil)), true
+	}
+	s, err := New(cfg)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -123,7 +128,7 @@ func hotGeneration(tb testing.TB) (s *Server, key, generationID string) {
 // mock, bare, so a change of machine load hits both sides alike; rates and percentiles pool
 // every slice.
 func BenchmarkHTTPGetGeneration(b *testing.B) {
-	s, key, genID := hotGeneration(b)
+	s, key, genID := hotGeneration(b, false)
 	ctx, cancel := context.WithCancel(context.Background())
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
