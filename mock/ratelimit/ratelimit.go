@@ -57,12 +57,13 @@ type winKey struct {
 // Limiter is safe for concurrent use.
 type Limiter struct {
 	clock clock.Clock
+	base  time.Time // the clock at New: call times are held as offsets from it (no pointer for the collector to scan)
 
 	mu        sync.Mutex // guards everything below
 	limits    map[Bucket]int
 	overrides map[string]map[Bucket]int
-	windows   map[winKey][]time.Time // call times, oldest first, all within Window
-	calls     int                    // calls since the last prune
+	windows   map[winKey][]time.Duration // call times - base, oldest first, all within Window
+	calls     int                        // calls since the last prune
 }
 
 // New returns a limiter on clock c with the given per-bucket limits (nil:
@@ -75,7 +76,8 @@ func New(c clock.Clock, limits map[Bucket]int) *Limiter {
 		clock:     c,
 		limits:    limits,
 		overrides: map[string]map[Bucket]int{},
-		windows:   map[winKey][]time.Time{},
+		base:      c.Now(),
+		windows:   map[winKey][]time.Duration{},
 	}
 }
 
@@ -131,8 +133,8 @@ func (l *Limiter) AllowAll(key string, buckets ...Bucket) (ok bool, retryAfter t
 // in overrides uses that limit instead of the limiter's (the API layer passes
 // the key record's bucket overrides, which are the source of truth).
 func (l *Limiter) AllowKey(key string, overrides map[Bucket]int, buckets ...Bucket) (ok bool, retryAfter time.Duration) {
-	now := l.clock.Now()
-	cutoff := now.Add(-Window)
+	now := l.clock.Now().Sub(l.base)
+	cutoff := now - Window
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.maybePruneLocked(cutoff)
@@ -155,7 +157,7 @@ func (l *Limiter) AllowKey(key string, overrides map[Bucket]int, buckets ...Buck
 		wait := Window
 		if limit > 0 {
 			// The call that must leave before one more fits.
-			wait = w[len(w)-limit].Add(Window).Sub(now)
+			wait = w[len(w)-limit] + Window - now
 		}
 		retryAfter = max(retryAfter, wait)
 	}
@@ -182,7 +184,7 @@ func RetryAfterSeconds(d time.Duration) int {
 func (l *Limiter) Reset() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.windows = map[winKey][]time.Time{}
+	l.windows = map[winKey][]time.Duration{}
 	l.overrides = map[string]map[Bucket]int{}
 	l.calls = 0
 }
@@ -197,9 +199,9 @@ func (l *Limiter) Windows() int {
 // trim drops calls at or before cutoff. It reslices rather than moves the calls left: a busy key
 // with a high limit drops one call per call, and moving the rest each time made every call cost
 // the whole window. append copies only the calls still held when it next grows the array.
-func trim(w []time.Time, cutoff time.Time) []time.Time {
+func trim(w []time.Duration, cutoff time.Duration) []time.Duration {
 	i := 0
-	for i < len(w) && !w[i].After(cutoff) {
+	for i < len(w) && w[i] <= cutoff {
 		i++
 	}
 	return w[i:]
@@ -207,7 +209,7 @@ func trim(w []time.Time, cutoff time.Time) []time.Time {
 
 const pruneEvery = 1024
 
-func (l *Limiter) maybePruneLocked(cutoff time.Time) {
+func (l *Limiter) maybePruneLocked(cutoff time.Duration) {
 	l.calls++
 	if l.calls < pruneEvery {
 		return
