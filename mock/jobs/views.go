@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/mediaspec/mediaspec/mock/clock"
@@ -174,17 +175,18 @@ func (b BatchView) credits() HeldCredits {
 
 // ChargeSummary is the one-sentence charge text of a generation.
 func (v View) ChargeSummary() string {
+	n := strconv.FormatInt // every read says it: no fmt
 	switch {
 	case !v.Terminal:
-		return fmt.Sprintf("%d credits are held; the final charge is settled when the job ends and is never more than the hold.", v.CreditsHeld)
+		return n(v.CreditsHeld, 10) + " credits are held; the final charge is settled when the job ends and is never more than the hold."
 	case v.Status == StatusFailed:
-		return fmt.Sprintf("Nothing was charged: the job failed and its %d held credits were released.", v.CreditsHeld)
+		return "Nothing was charged: the job failed and its " + n(v.CreditsHeld, 10) + " held credits were released."
 	}
 	c := int64(0)
 	if v.CreditsCharged != nil {
 		c = *v.CreditsCharged
 	}
-	return fmt.Sprintf("Charged %d credits; %d held credits were released.", c, max(v.CreditsHeld-c, 0))
+	return "Charged " + n(c, 10) + " credits; " + n(max(v.CreditsHeld-c, 0), 10) + " held credits were released."
 }
 
 func (b BatchView) chargeSummary() string {
