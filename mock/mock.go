@@ -122,7 +122,8 @@ type Config struct {
 	// defaults of DefaultLimits).
 	Limits Limits
 	// Retain forgets what ended this long ago on the service clock: finished generations with
-	// their batches and output asset records, ended workflow runs, finished webhook deliveries.
+	// their batches and output asset records, ended workflow runs, finished webhook deliveries,
+	// finalized uploads nothing used for that long.
 	// Workspaces, keys, balances, the ledger and anything still running are never forgotten.
 	// 0 (the default) keeps everything until reset; otherwise at least MinRetain.
 	Retain time.Duration `yaml:"retain"`
@@ -358,7 +359,9 @@ func New(cfg Config) (*Server, error) {
 	s.OnReset(func() { s.Blob.Reset(); s.Assets.Reset() })
 	// Uploads come before the catalogue: estimates and submits look uploads up through it.
 	s.Uploads = uploads.New(uploads.Deps{Clock: clk, IDs: src, Blob: s.Blob, Assets: s.Assets, Faults: s.Faults,
-		Logger: logger, AllowLoopbackFetch: cfg.AllowLoopbackFetch, Resolver: s.Hosts})
+		Logger: logger, AllowLoopbackFetch: cfg.AllowLoopbackFetch, Resolver: s.Hosts,
+		// Set before serving: Jobs is built below, and an upload is first forgotten Retain later.
+		Retain: cfg.Retain, Retire: func(id string, at time.Time) { s.Jobs.RetireFile(id, at) }})
 	s.OnReset(s.Uploads.Reset)
 	s.API.RegisterUploads(s.Uploads)
 	s.API.RegisterAssets(s.Assets, s.Blob)

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	fixturemedia "github.com/mediaspec/mediaspec/fixtures/media"
 	"github.com/mediaspec/mediaspec/mock/clock"
 	"github.com/mediaspec/mediaspec/mock/faults"
 	"github.com/mediaspec/mediaspec/mock/jobs"
@@ -338,5 +339,54 @@ func TestRetainForgetsEndedRun(t *testing.T) {
 	e.clk.Advance(2 * time.Second)
 	if _, gone := e.read("/workflow-runs/" + id); !gone || listed() {
 		t.Fatal("the run is kept after its retention")
+	}
+}
+
+// A finalized upload stays while it is used: it is forgotten Retain after its last use (finalize
+// or an estimate naming it), then answers 404 not_found like an unknown upload.
+func TestRetainForgetsUnusedUpload(t *testing.T) {
+	e := newRetainEnv(t)
+	_, data := fixturemedia.Get("image.png")
+	r := e.call("POST", "/api/v1/uploads", fmt.Sprintf(`{"filename":"a.png","content_type":"image/png","size_bytes":%d}`, len(data)), bearer(e.key))
+	if r.code != 201 {
+		t.Fatalf("reserve: %d %s", r.code, r.raw)
+	}
+	id := r.body["asset_id"].(string)
+	u, _ := url.Parse(r.body["upload_url"].(string))
+	if p := e.call("PUT", u.RequestURI(), string(data), "Content-Type: image/png"); p.code != 200 {
+		t.Fatalf("put: %d %s", p.code, p.raw)
+	}
+	if f := e.call("POST", "/api/v1/uploads/"+id+"/finalize", "", bearer(e.key)); f.code != 200 || f.body["usable"] != true {
+		t.Fatalf("finalize: %d %s", f.code, f.raw)
+	}
+	use := func() {
+		t.Helper()
+		r := e.call("POST", "/api/v1/estimates", `{"capability_id":"upscale","config":{"source_image":["`+id+`"]}}`, bearer(e.key))
+		if r.code != 200 {
+			t.Fatalf("estimate naming the upload: %d %s", r.code, r.raw)
+		}
+	}
+	e.clk.Advance(MinRetain / 2)
+	use()
+	used := e.clk.Now()
+	e.advanceTo(used.Add(MinRetain - time.Second))
+	if _, gone := e.read("/assets/" + id); gone {
+		t.Fatal("an upload used within the retention was forgotten")
+	}
+	dl, _ := e.read("/assets/" + id + "/download")
+	link, _ := url.Parse(dl["url"].(string))
+	e.clk.Advance(2 * time.Second)
+	if r := e.call("GET", link.RequestURI(), ""); r.code != 200 {
+		t.Fatalf("a link handed out before the upload was forgotten: %d, want 200 for its lifetime", r.code)
+	}
+	if _, gone := e.read("/assets/" + id); !gone {
+		t.Fatal("an upload unused for the retention is still readable")
+	}
+	if r := e.call("POST", "/api/v1/uploads/"+id+"/finalize", "", bearer(e.key)); r.code != 404 || r.errField("code") != "not_found" {
+		t.Fatalf("finalize of a forgotten upload: %d %s, want 404 not_found", r.code, r.raw)
+	}
+	e.clk.Advance(jobs.LinkTTL)
+	if _, ok := e.s.Blob.Get(id); ok {
+		t.Fatal("the upload's bytes outlived its links")
 	}
 }

@@ -45,7 +45,7 @@ func runMock(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	fs.DurationVar(&lim.IdleTimeout, "idle-timeout", d.IdleTimeout, "close a keep-alive connection idle this long [$MEDIASPEC_MOCK_IDLE_TIMEOUT]")
 	fs.DurationVar(&lim.UploadTimeout, "upload-timeout", d.UploadTimeout, "read and write time of one PUT to an upload link [$MEDIASPEC_MOCK_UPLOAD_TIMEOUT]")
 	fs.IntVar(&lim.MaxConns, "max-conns", d.MaxConns, "most connections served at once; more wait in the listen backlog [$MEDIASPEC_MOCK_MAX_CONNS]")
-	fs.DurationVar(&cfg.Retain, "retain", 0, fmt.Sprintf("forget what ended this long ago on the service clock: finished generations and batches with their output records, ended workflow runs, finished webhook deliveries (0: keep until reset; else at least %s) [$MEDIASPEC_MOCK_RETAIN]", mock.MinRetain))
+	fs.DurationVar(&cfg.Retain, "retain", 0, fmt.Sprintf("forget what ended this long ago on the service clock: finished generations and batches with their output records, ended workflow runs, finished webhook deliveries, uploads unused that long (0: keep until reset; else at least %s) [$MEDIASPEC_MOCK_RETAIN]", mock.MinRetain))
 	specFile := fs.String("spec", "", "serve (and validate answers with) the REST description in FILE instead of the embedded one [$MEDIASPEC_MOCK_SPEC]")
 	catalogDir := fs.String("catalog", "", "serve the capability catalogue in DIR (a copy of fixtures/catalog) instead of the embedded one [$MEDIASPEC_MOCK_CATALOG]")
 	quiet := fs.Bool("quiet", false, "log no request (by default each request is logged: method, path, status, duration, key id, error code) [$MEDIASPEC_MOCK_QUIET]")

@@ -64,7 +64,7 @@ func (s *Store) forgetDue(id string, now time.Time) time.Time {
 	s.mu.Unlock()
 	for _, f := range files {
 		s.d.Assets.Delete(f.workspaceID, f.assetID)
-		s.links.Ended(f.assetID, now)
+		s.RetireFile(f.assetID, now)
 	}
 	return time.Time{}
 }
@@ -87,7 +87,18 @@ func (s *Store) forgetLocked(g *generation, now time.Time) {
 	}
 }
 
-// dropFile deletes the bytes of a forgotten output once its last link expired, unless an asset
+// RetireFile deletes the bytes of assetID, whose asset record was forgotten at service time at,
+// once the links handed out before then expired (LinkTTL later); without a retention at once.
+// Uploads forgotten by their own retention go this way too.
+func (s *Store) RetireFile(assetID string, at time.Time) {
+	if s.links == nil {
+		s.d.Blob.Delete(assetID)
+		return
+	}
+	s.links.Ended(assetID, at)
+}
+
+// dropFile deletes the bytes of a forgotten asset once its last link expired, unless an asset
 // record owns that id again (a reset restarted the id stream).
 func (s *Store) dropFile(assetID string, _ time.Time) time.Time {
 	if o, ok := s.d.Blob.Get(assetID); ok {

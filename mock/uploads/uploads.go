@@ -30,6 +30,7 @@ import (
 	"github.com/mediaspec/mediaspec/mock/faults"
 	"github.com/mediaspec/mediaspec/mock/ids"
 	"github.com/mediaspec/mediaspec/mock/media"
+	"github.com/mediaspec/mediaspec/mock/retention"
 )
 
 // Limits of the interface spec ("Limits").
@@ -82,6 +83,12 @@ type Deps struct {
 	// Resolver resolves from-url hosts, both for the up-front check and for every dial (nil:
 	// net.DefaultResolver).
 	Resolver Resolver
+	// Retain forgets a finalized upload this long after its last use (finalize, or an estimate,
+	// submit or invoke naming it), on the service clock (0: kept until reset); see retain.go.
+	Retain time.Duration
+	// Retire is handed a forgotten upload's asset id to delete its bytes once the links already
+	// handed out to it expired (nil: they are deleted at once).
+	Retire func(assetID string, at time.Time)
 	// FetchTimeout bounds a whole from-url fetch, redirects included (0: 10 s). It is wall time:
 	// it bounds real network I/O, which the service clock does not drive.
 	FetchTimeout time.Duration
@@ -116,11 +123,15 @@ type upload struct {
 	// scanDone is when the content scan of a scanning upload ends (a slow_scan fault).
 	scanDone time.Time
 	fromURL  bool
+	// lastUsed is when it was last finalized or named by an estimate, submit or invoke.
+	lastUsed time.Time
 }
 
 // Service runs uploads.
 type Service struct {
 	d Deps
+
+	sweep *retention.Sweeper // forgets unused finalized uploads (nil without a retention)
 
 	mu      sync.Mutex // guards uploads
 	uploads map[string]*upload
@@ -143,7 +154,9 @@ func New(d Deps) *Service {
 	if d.Faults != nil {
 		d.Faults.Enable(faults.SlowScan)
 	}
-	return &Service{d: d, uploads: map[string]*upload{}}
+	s := &Service{d: d, uploads: map[string]*upload{}}
+	s.sweep = retention.New(d.Clock, d.Retain, s.forgetDue)
+	return s
 }
 
 // Reset forgets every upload (the blob store and the asset registry are reset by their owner).
@@ -151,6 +164,7 @@ func (s *Service) Reset() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.uploads = map[string]*upload{}
+	s.sweep.Reset()
 }
 
 // ReserveRequest is the strict POST /uploads body. Pointers tell absent from empty.
@@ -549,6 +563,10 @@ func (s *Service) providerFault(workspaceID string) error {
 // list marks u's asset listed with its measured metadata (scan_status pending while its scan
 // runs). s.mu must be held.
 func (s *Service) list(u *upload) {
+	if u.state == stateFinalized {
+		u.lastUsed = s.d.Clock.Now()
+		s.sweep.Ended(u.id, u.lastUsed)
+	}
 	r := u.result
 	s.d.Assets.Update(u.workspaceID, u.id, func(a *assets.Asset) {
 		a.Kind = r.Kind
@@ -580,6 +598,7 @@ func (s *Service) LookupUpload(workspaceID, assetID string) (catalog.Upload, boo
 	}
 	out := catalog.Upload{AssetID: u.id, Kind: media.KindOf(u.contentType)}
 	if u.state == stateFinalized {
+		u.lastUsed = s.d.Clock.Now() // a use: the retention counts from here
 		out.Kind = u.result.Kind
 		out.Ready = u.result.Usable()
 		out.Flagged = u.result.Flagged
