@@ -274,7 +274,7 @@ func withheldCapabilitySpecs(f *framework.Framework) {
 			id := d.String("capability_id")
 			cfg := cheapConfig(d)
 			_, need := estimateOf(ctx, c, id, cfg, nil)
-			hookDone(s.Control().SetOffered(ctx, id, false))
+			hookDone(s, s.Control().SetOffered(ctx, id, false))
 			DeferCleanup(func(ctx SpecContext) { _ = s.Control().SetOffered(ctx, id, true) })
 			rows, _ := walk(ctx, c, "/capabilities", "capabilities", 50, 100)
 			Expect(ids(rows, "capability_id")).NotTo(ContainElement(id), "a capability not offered to agents is not listed")
@@ -295,7 +295,7 @@ func retiredCapabilitySpecs(f *framework.Framework) {
 		retired := func(s *framework.Spec) string {
 			id := s.RetiredCapabilityID()
 			if id == "" {
-				Skip("unsupported: retired capabilities are not listed, so the suite cannot find one; set retired_capability_id (--retired-capability-id) to a capability the target retired")
+				s.Lacks("retired capabilities are not listed, so the suite cannot find one; set retired_capability_id (--retired-capability-id) to a capability the target retired")
 			}
 			return id
 		}

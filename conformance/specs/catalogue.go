@@ -364,9 +364,9 @@ func castStateSpecs(f *framework.Framework) {
 			Expect(listed).To(ContainElement(ready), "a ready actor of the workspace's own is listed")
 			Expect(listed).NotTo(ContainElement(processing), "an actor still processing is hidden")
 			Expect(listed).NotTo(ContainElement(disabled), "a disabled actor is hidden")
-			hookDone(s.Control().SetActorState(ctx, ready, "disabled"))
+			hookDone(s, s.Control().SetActorState(ctx, ready, "disabled"))
 			Expect(actorIDs(ctx, c)).NotTo(ContainElement(ready), "an actor disabled after it was listed is hidden")
-			hookDone(s.Control().SetActorState(ctx, processing, "ready"))
+			hookDone(s, s.Control().SetActorState(ctx, processing, "ready"))
 			Expect(actorIDs(ctx, c)).To(ContainElement(processing), "an actor that finished processing is listed")
 			var cast string
 			for _, id := range listed {
@@ -378,7 +378,7 @@ func castStateSpecs(f *framework.Framework) {
 			if cast == "" {
 				s.Lacks("the target lists no cast actor to disable")
 			}
-			hookDone(s.Control().SetActorState(ctx, cast, "disabled"))
+			hookDone(s, s.Control().SetActorState(ctx, cast, "disabled"))
 			DeferCleanup(func(ctx SpecContext) { _ = s.Control().SetActorState(ctx, cast, "ready") })
 			Expect(actorIDs(ctx, c)).NotTo(ContainElement(cast), "a disabled cast actor is hidden")
 		})
@@ -446,7 +446,7 @@ func castStateSpecs(f *framework.Framework) {
 			}
 			total := pages[0].r.Int("total")
 			voice := before[0]["voice_id"].(string)
-			hookDone(s.Control().SetVoiceActive(ctx, voice, false))
+			hookDone(s, s.Control().SetVoiceActive(ctx, voice, false))
 			DeferCleanup(func(ctx SpecContext) { _ = s.Control().SetVoiceActive(ctx, voice, true) })
 			after, pages := walk(ctx, c, "/voices", "voices", 50, 100)
 			s.Step("VOICE-012")
@@ -455,13 +455,13 @@ func castStateSpecs(f *framework.Framework) {
 			Expect(pages[0].r.Int("total")).To(Equal(total-1), "a deactivated voice is not counted in total"+pages[0].r.Describe())
 			s.Step("VOICE-012")
 			clone, err := s.Control().CloneVoice(ctx, ws.ID, "Conformance clone "+randomHex(6))
-			hookDone(err)
+			hookDone(s, err)
 			rows, _ := walk(ctx, c, "/voices", "voices", 50, 100)
 			i := slices.Index(ids(rows, "voice_id"), clone)
 			Expect(i).To(BeNumerically(">=", 0), "the workspace's cloned voice is listed")
 			row := rows[i]
 			Expect(row["is_cloned"]).To(Equal(true), "a cloned voice reads is_cloned true")
-			hookDone(s.Control().SetVoiceActive(ctx, clone, false))
+			hookDone(s, s.Control().SetVoiceActive(ctx, clone, false))
 			rows, _ = walk(ctx, c, "/voices", "voices", 50, 100)
 			Expect(ids(rows, "voice_id")).NotTo(ContainElement(clone), "a deactivated cloned voice is not listed")
 		})
@@ -476,7 +476,7 @@ func castStateSpecs(f *framework.Framework) {
 				// Made in descending name order; the list must sort them.
 				name := fmt.Sprintf("Conformance %s %03d", tag, 999-len(made))
 				id, err := s.Control().CloneVoice(ctx, ws.ID, name)
-				hookDone(err)
+				hookDone(s, err)
 				made = append(made, id)
 			}
 			s.Step("VOICE-008")
@@ -503,7 +503,7 @@ func castStateSpecs(f *framework.Framework) {
 func addActor(ctx context.Context, s *framework.Spec, workspaceID string, body map[string]any) string {
 	GinkgoHelper()
 	id, err := s.Control().AddActor(ctx, workspaceID, body)
-	hookDone(err)
+	hookDone(s, err)
 	return id
 }
 

@@ -389,7 +389,7 @@ func deliverySpecs(f *framework.Framework) {
 			r, err := s.Control().Call(ctx, http.MethodPost, "/faults", map[string]any{"kind": "delivery_fail", "workspace_id": ws.ID, "count": faults})
 			Expect(err).NotTo(HaveOccurred())
 			if r.Status == http.StatusBadRequest && r.String("error.field") == "kind" {
-				Skip("unsupported: the control API has no delivery_fail fault")
+				s.Lacks("the control API has no delivery_fail fault")
 			}
 			Expect(r.Status).To(Equal(http.StatusCreated), "control POST /faults delivery_fail"+r.Describe())
 			DeferCleanup(func(ctx SpecContext) { s.ClearFaults(ctx) })

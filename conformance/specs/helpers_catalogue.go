@@ -66,7 +66,7 @@ func availableDetails(ctx context.Context, c *framework.Client, n int) []*framew
 		}
 	}
 	if len(out) == 0 {
-		Skip("unsupported: the target lists no available capability")
+		c.Lacks("the target lists no available capability")
 	}
 	return out
 }
@@ -106,7 +106,7 @@ func findDetailOf(ctx context.Context, c *framework.Client, what string, pred fu
 		}
 		return detail(ctx, c, row["capability_id"].(string))
 	}
-	Skip("unsupported: the target lists no available " + what)
+	c.Lacks("the target lists no available %s", what)
 	return nil
 }
 
@@ -145,7 +145,7 @@ func cheapestOf(ctx context.Context, c *framework.Client, what string, pred func
 		}
 	}
 	if best == nil {
-		Skip("unsupported: the target lists no available " + what + " that can be priced without an upload")
+		c.Lacks("the target lists no available %s that can be priced without an upload", what)
 	}
 	return best
 }
@@ -179,7 +179,7 @@ func referenceModel(ctx context.Context, c *framework.Client) (string, map[strin
 	GinkgoHelper()
 	d := imageModel(ctx, c)
 	if _, ok := schemaProps(d)["reference_images"]; !ok {
-		Skip("unsupported: the image model has no reference_images field")
+		c.Lacks("the image model has no reference_images field")
 	}
 	cfg := cheapConfig(d)
 	_, need := estimateOf(ctx, c, d.String("capability_id"), cfg, nil)
@@ -216,7 +216,7 @@ func firstVoice(ctx context.Context, c *framework.Client) string {
 	GinkgoHelper()
 	p := getPage(ctx, c, "/voices", "voices")
 	if len(p.rows) == 0 {
-		Skip("unsupported: the target lists no voice")
+		c.Lacks("the target lists no voice")
 	}
 	return p.rows[0]["voice_id"].(string)
 }
@@ -249,7 +249,7 @@ func overCapConfig(ctx context.Context, c *framework.Client) (string, map[string
 			return d.String("capability_id"), cfg, need
 		}
 	}
-	Skip("unsupported: no available video model's config holds more than 600 credits")
+	c.Lacks("no available video model's config holds more than 600 credits")
 	return "", nil, 0
 }
 
@@ -301,7 +301,7 @@ func fanOutCapability(ctx context.Context, s *framework.Spec, c *framework.Clien
 			return fo
 		}
 	}
-	Skip("unsupported: the target lists no available capability with a list setting (an array of enum strings) whose uploads the suite can supply")
+	s.Lacks("the target lists no available capability with a list setting (an array of enum strings) whose uploads the suite can supply")
 	return fanOut{}
 }
 
@@ -450,7 +450,7 @@ func templatePreset(ctx context.Context, c *framework.Client, n int) (*framework
 			return detail(ctx, c, id), tpls
 		}
 	}
-	Skip(fmt.Sprintf("unsupported: the target lists no available preset requiring a template with %d live templates", n))
+	c.Lacks("the target lists no available preset requiring a template with %d live templates", n)
 	return nil, nil
 }
 
@@ -470,7 +470,7 @@ func talkingCast(ctx context.Context, c *framework.Client) (actor, voice string,
 		}
 	}
 	if actor == "" {
-		Skip("unsupported: the target lists no actor with a default voice")
+		c.Lacks("the target lists no actor with a default voice")
 	}
 	for _, v := range getPage(ctx, c, "/voices", "voices").rows {
 		if id := v["voice_id"].(string); id != voice {
@@ -479,7 +479,7 @@ func talkingCast(ctx context.Context, c *framework.Client) (actor, voice string,
 		}
 	}
 	if otherVoice == "" {
-		Skip("unsupported: the target lists only one voice")
+		c.Lacks("the target lists only one voice")
 	}
 	return actor, voice, noVoiceActor, otherVoice
 }
@@ -503,7 +503,7 @@ func scriptOnlyActor(ctx context.Context, c *framework.Client) *framework.Respon
 			return d
 		}
 	}
-	Skip("unsupported: the target lists no script-only actor (an available avatar capability other than actor_ultra with a script and no voice field)")
+	c.Lacks("the target lists no script-only actor (an available avatar capability other than actor_ultra with a script and no voice field)")
 	return nil
 }
 
@@ -521,7 +521,7 @@ func otherAudioActor(ctx context.Context, c *framework.Client) *framework.Respon
 			return d
 		}
 	}
-	Skip("unsupported: the target lists no audio-driven actor besides actor_ultra")
+	c.Lacks("the target lists no audio-driven actor besides actor_ultra")
 	return nil
 }
 
@@ -557,14 +557,14 @@ func scriptOf(n int) string {
 	return string(out)
 }
 
-// hookDone fails the spec on a refused catalogue hook, and skips it when the control API lacks
-// the operation: a hook answering 404 for an id the spec read from the API itself does not offer
-// it (a run facility, not a state of the target).
-func hookDone(err error) {
+// hookDone fails the spec on a refused catalogue hook; when the control API lacks the operation
+// (a hook answering 404 for an id the spec read from the API itself), the target lacks the state
+// the hook sets up (s.Lacks: the reference mock offers every hook).
+func hookDone(s *framework.Spec, err error) {
 	GinkgoHelper()
 	var he *framework.HookError
 	if errors.As(err, &he) && he.Status == http.StatusNotFound {
-		Skip("unsupported: the control API does not offer " + he.Op + " (spec/control.yaml, tag catalogue)")
+		s.Lacks("the control API does not offer %s (spec/control.yaml, tag catalogue)", he.Op)
 	}
 	Expect(err).NotTo(HaveOccurred())
 }
@@ -614,7 +614,7 @@ func installAlias(ctx context.Context, s *framework.Spec, c *framework.Client, s
 		}
 		a := aliasSetup{capID: id, alias: "old_count_" + randomHex(6), field: "count", config: cfg, base: base, value: 2}
 		got, err := s.Control().SetAlias(ctx, id, a.alias, a.field, stopsIn)
-		hookDone(err)
+		hookDone(s, err)
 		a.stopsIn, _ = got["stops_in"].(string)
 		DeferCleanup(func(ctx SpecContext) { _ = s.Control().RemoveAlias(ctx, id, a.alias) })
 		return a
@@ -674,7 +674,7 @@ func longCatalogue(ctx context.Context, s *framework.Spec) (c *framework.Client,
 		}
 	}
 	copyAs := func(src, id, cat string) {
-		hookDone(s.Control().CopyCapability(ctx, ws.ID, src, id))
+		hookDone(s, s.Control().CopyCapability(ctx, ws.ID, src, id))
 		caps[id] = cat
 	}
 	for i, n := 0, len(presets); n+i < 56; i++ {

@@ -226,7 +226,7 @@ func setRenderLimit(ctx context.Context, s *framework.Spec, workspaceID string, 
 	r, err := s.Control().Call(ctx, http.MethodPut, "/workspaces/"+workspaceID+"/render-limit", map[string]any{"max_concurrent_renders": n})
 	Expect(err).NotTo(HaveOccurred())
 	if r.Status == http.StatusNotFound {
-		Skip("unsupported: the control API does not offer PUT /workspaces/{id}/render-limit")
+		s.Lacks("the control API does not offer PUT /workspaces/{id}/render-limit")
 	}
 	Expect(r.Status).To(Equal(http.StatusOK), "control PUT /workspaces/{id}/render-limit"+r.Describe())
 }

@@ -487,7 +487,7 @@ func pricedWithoutUpload(ctx context.Context, c *framework.Client) (*framework.R
 			return d, r
 		}
 	}
-	Skip("unsupported: no available capability's example_config is priced without an upload")
+	c.Lacks("no available capability's example_config is priced without an upload")
 	return nil, nil
 }
 

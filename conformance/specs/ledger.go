@@ -256,7 +256,7 @@ func spendLimitSpecs(f *framework.Framework) {
 			s.SetLimits(ctx, sp.ws.ID, map[string]any{"per_generation_credits": h - 1})
 			refuse(ctx, sp.c, submitBody("tts", cfg, h, nil), http.StatusPaymentRequired, "spend_limit_exceeded")
 			app, err := s.Control().StartAppGeneration(ctx, sp.ws.ID, "tts", cfg)
-			hookDone(err)
+			hookDone(s, err)
 			w := s.Finish(ctx, sp.c, app)
 			Expect(w.String("generation.status")).To(Equal("completed"), "a job started in the app is not stopped by the agents' limit"+w.Describe())
 			Expect(w.Int("generation.credits.credits_charged")).To(Equal(price), "it settles at its price"+w.Describe())
@@ -290,7 +290,7 @@ func spendWindowSpecs(f *framework.Framework) {
 			q, err := s.Control().Call(ctx, http.MethodPost, "/faults", map[string]any{"kind": "render_overrun", "capability_id": "tts", "workspace_id": sp.ws.ID})
 			Expect(err).NotTo(HaveOccurred())
 			if fld, _ := q.Lookup("error.field"); q.Status == http.StatusBadRequest && fld == "kind" {
-				Skip("unsupported: the control API does not offer the render_overrun fault, so the suite cannot make a render cost more than its hold")
+				s.Lacks("the control API does not offer the render_overrun fault, so the suite cannot make a render cost more than its hold")
 			}
 			Expect(q.Status).To(Equal(http.StatusCreated), "control POST /faults render_overrun"+q.Describe())
 			DeferCleanup(func(ctx SpecContext) { s.ClearFaults(ctx) })

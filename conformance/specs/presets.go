@@ -448,7 +448,7 @@ func presetStateSpecs(f *framework.Framework) {
 			added := map[int]string{}
 			for _, o := range orders {
 				tid, err := s.Control().AddTemplate(ctx, id, fmt.Sprintf("Conformance %d", o), o)
-				hookDone(err)
+				hookDone(s, err)
 				added[o] = tid
 				DeferCleanup(func(ctx SpecContext) { _ = s.Control().SetTemplateLive(ctx, tid, false) })
 			}
@@ -477,7 +477,7 @@ func presetStateSpecs(f *framework.Framework) {
 
 		f.Rule(rules("PRESET-020", "ERR-016")...).Needs(framework.Uploads).It("a template withdrawn since it was listed leaves the lists, and a submit naming it answers 404 capability_unavailable", func(ctx context.Context, s *framework.Spec) {
 			sp, id, tpls, cfg, need := presetSubmit(ctx, s)
-			hookDone(s.Control().SetTemplateLive(ctx, tpls[0], false))
+			hookDone(s, s.Control().SetTemplateLive(ctx, tpls[0], false))
 			DeferCleanup(func(ctx SpecContext) { _ = s.Control().SetTemplateLive(ctx, tpls[0], true) })
 			t := sp.c.Get(ctx, "/presets/"+id+"/templates").ExpectOK(http.StatusOK)
 			live := templateIDs(t)

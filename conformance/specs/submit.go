@@ -569,7 +569,7 @@ func keySlotSpecs(f *framework.Framework) {
 			cfg := ttsConfig()
 			s.QueueFaultIn(ctx, sp.ws.ID, map[string]any{"kind": "slow_render", "seconds": 1800}, "tts", 1, "")
 			app, err := s.Control().StartAppGeneration(ctx, sp.ws.ID, "tts", cfg)
-			hookDone(err)
+			hookDone(s, err)
 			DeferCleanup(func(ctx SpecContext) {
 				_, _ = s.Control().Call(ctx, http.MethodPost, "/generations/"+app+"/fail", map[string]any{})
 			})
