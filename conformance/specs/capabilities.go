@@ -221,6 +221,7 @@ func capabilityDetailSpecs(f *framework.Framework) {
 			if row == nil {
 				s.Lacks("the target lists no coming_soon capability")
 			}
+			s.Step(rules("CAP-027", "ERR-016")...)
 			r := c.Get(ctx, "/capabilities/"+row["capability_id"].(string)).ExpectError(http.StatusNotFound, "capability_unavailable")
 			Expect(r.String("error.capability_status")).To(Equal("coming_soon"), r.Describe())
 		})
@@ -231,6 +232,7 @@ func capabilityDetailSpecs(f *framework.Framework) {
 			if row == nil {
 				s.Lacks("the target lists no requires_plan capability for the run's workspace")
 			}
+			s.Step(rules("CAP-028", "ERR-017")...)
 			r := c.Get(ctx, "/capabilities/"+row["capability_id"].(string)).ExpectError(http.StatusForbidden, "required_plan")
 			Expect(r.String("error.capability_status")).To(Equal("requires_plan"), r.Describe())
 			Expect(r.String("error.required_plan")).To(Equal(row["required_plan"]), "the refusal names the plan the row names"+r.Describe())
@@ -242,6 +244,7 @@ func capabilityDetailSpecs(f *framework.Framework) {
 			if row == nil {
 				s.Lacks("the target lists no capability with status unknown")
 			}
+			s.Step(rules("CAP-029")...)
 			id := row["capability_id"].(string)
 			d := c.Get(ctx, "/capabilities/"+id).ExpectOK(http.StatusOK)
 			Expect(d.String("status")).To(Equal("unknown"), d.Describe())

@@ -157,7 +157,9 @@ func presetTotalSpecs(f *framework.Framework) {
 				}
 				id := row["capability_id"].(string)
 				inline, _ := row["templates"].([]any)
+				s.Step("PRESET-006")
 				Expect(int64(len(inline))).To(Equal(min(total, 20)), id+": templates holds the first 20 live templates, or all when fewer")
+				s.Step("PRESET-014", "PRESET-006")
 				t := c.Get(ctx, "/presets/"+id+"/templates").ExpectOK(http.StatusOK)
 				live := templateIDs(t)
 				var inlined []string
