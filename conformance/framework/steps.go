@@ -3,6 +3,8 @@ package framework
 import (
 	"strings"
 
+	"github.com/mediaspec/mediaspec/spec"
+
 	. "github.com/onsi/ginkgo/v2" //nolint:revive
 )
 
@@ -17,6 +19,21 @@ const (
 // EnvelopeRules are the error-envelope rules every refusal checks (CheckErrorEnvelope): a failed
 // envelope check is charged to them, not to the rule whose refusal the spec asked for.
 var EnvelopeRules = []string{"ERR-001", "ERR-002", "ERR-003", "ERR-005", "ERR-007", "ERR-046", "CORE-003", "CORE-018"}
+
+// codeRules are the rules of the error table's row for code ("The code <code> is answered with
+// HTTP ... and retryable ..."), found in the catalogue; none on a nil Framework.
+func (f *Framework) codeRules(code string) []string {
+	if f == nil || f.catalogue == nil {
+		return nil
+	}
+	var ids []string
+	for _, r := range f.catalogue.Filter(spec.RuleFilter{Area: "ERR"}) {
+		if strings.HasPrefix(r.Statement, "The code "+code+" is answered with HTTP") {
+			ids = append(ids, r.ID)
+		}
+	}
+	return ids
+}
 
 // maxBodyInLastCall is how much of each body the console's last call shows.
 const maxBodyInLastCall = 600

@@ -383,7 +383,7 @@ func castStateSpecs(f *framework.Framework) {
 			Expect(actorIDs(ctx, c)).NotTo(ContainElement(cast), "a disabled cast actor is hidden")
 		})
 
-		f.Rule("ACTOR-011", "ACTOR-012").It("own actors, then the core cast, then the rest, newest first in each group, whatever order they were made in", func(ctx context.Context, s *framework.Spec) {
+		f.Rule("ACTOR-011", "ACTOR-012", "ACTOR-005").It("own actors, then the core cast, then the rest, newest first in each group, whatever order they were made in; made without tags, they list tags []", func(ctx context.Context, s *framework.Spec) {
 			ws := s.NewWorkspace(ctx, framework.WorkspaceOptions{})
 			c, _ := ws.NewKey(ctx, framework.KeyOptions{Scopes: []string{"read"}})
 			now := serviceNow(ctx, s)
@@ -419,6 +419,14 @@ func castStateSpecs(f *framework.Framework) {
 				}
 			}
 			Expect(got).To(Equal(want), "own actors first, then the core cast, then the rest of the cast, newest first in each group (ids in expected order: own new, mid, old; core new, old; rest newest, old)")
+			// Made without tags: an empty array, never null.
+			s.Step("ACTOR-005")
+			rows, _ := walk(ctx, c, "/actors", "actors", 48, 100)
+			for _, row := range rows {
+				if id, _ := row["actor_id"].(string); slices.Contains(want, id) {
+					Expect(row["tags"]).To(And(BeAssignableToTypeOf([]any{}), BeEmpty()), id+": an actor made without tags lists tags [] (never null)")
+				}
+			}
 		})
 
 		f.Rule("ACTOR-009").Needs(framework.Control).It("with more than 50 actors, a default page holds 25 and a page never more than 48", func(ctx context.Context, s *framework.Spec) {
@@ -437,7 +445,7 @@ func castStateSpecs(f *framework.Framework) {
 			Expect(p.rows).To(HaveLen(30), "a limit under 48 is kept"+p.r.Describe())
 		})
 
-		f.Rule("VOICE-012", "VOICE-010").It("a deactivated voice leaves the list and its total; a cloned voice of the workspace is listed until deactivated", func(ctx context.Context, s *framework.Spec) {
+		f.Rule("VOICE-012", "VOICE-010", "VOICE-003").It("a deactivated voice leaves the list and its total; a cloned voice of the workspace is listed, with no language and no gender, until deactivated", func(ctx context.Context, s *framework.Spec) {
 			ws := s.NewWorkspace(ctx, framework.WorkspaceOptions{})
 			c, _ := ws.NewKey(ctx, framework.KeyOptions{Scopes: []string{"read"}})
 			before, pages := walk(ctx, c, "/voices", "voices", 50, 100)
@@ -461,6 +469,9 @@ func castStateSpecs(f *framework.Framework) {
 			Expect(i).To(BeNumerically(">=", 0), "the workspace's cloned voice is listed")
 			row := rows[i]
 			Expect(row["is_cloned"]).To(Equal(true), "a cloned voice reads is_cloned true")
+			s.Step("VOICE-003")
+			Expect(row).To(And(HaveKeyWithValue("language", BeNil()), HaveKeyWithValue("gender", BeNil())), "a cloned voice has no language and no gender (both null)")
+			s.Step("VOICE-012")
 			hookDone(s, s.Control().SetVoiceActive(ctx, clone, false))
 			rows, _ = walk(ctx, c, "/voices", "voices", 50, 100)
 			Expect(ids(rows, "voice_id")).NotTo(ContainElement(clone), "a deactivated cloned voice is not listed")

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"strings"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2" //nolint:revive
@@ -96,7 +97,7 @@ func documentedFlowSpecs(f *framework.Framework) {
 			checkGeneration(after, "generation")
 		})
 
-		f.Rule("GEN-005", "GEN-028", "GEN-032", "GEN-035", "GEN-013", "GEN-014", "GEN-003", "GEN-042").Needs(framework.Spends).It("3. waits until still_running is false", func(ctx context.Context, s *framework.Spec) {
+		f.Rule("GEN-005", "GEN-028", "GEN-032", "GEN-035", "GEN-013", "GEN-014", "GEN-003", "GEN-042", "CORE-010").Needs(framework.Spends).It("3. waits until still_running is false", func(ctx context.Context, s *framework.Spec) {
 			ran()
 			s.Step("GEN-005", "GEN-028", "GEN-003")
 			checkGeneration(done, "generation")
@@ -105,7 +106,8 @@ func documentedFlowSpecs(f *framework.Framework) {
 			for _, k := range []string{"waited_seconds", "age_seconds", "retry_after_seconds"} {
 				Expect(done.Int(k)).To(BeNumerically(">=", 0), done.Describe())
 			}
-			Expect(done.String("next_action")).NotTo(BeEmpty(), done.Describe())
+			s.Step("GEN-028", "CORE-010")
+			Expect(done.String("next_action")).NotTo(BeEmpty(), "the finished wait's next_action is a sentence too"+done.Describe())
 			s.Step("GEN-035", "GEN-032")
 			checkExpiry(done, "generation")
 			s.Step("GEN-013")
@@ -122,6 +124,17 @@ func documentedFlowSpecs(f *framework.Framework) {
 			ran()
 			s.Step("GEN-001", "GEN-002", "ID-014")
 			r := readGen(ctx, sp.c, j.id)
+			// The id is taken exactly as given: the same id in upper case names no generation (a
+			// server that normalizes ids would answer it under the lower-case id).
+			s.Step("ID-014")
+			upper := strings.ToUpper(j.id)
+			u := sp.c.Get(ctx, "/generations/"+upper, framework.Invalid())
+			if u.Status == http.StatusOK {
+				Expect(u.String("generation.generation_id")).To(Equal(upper), "a read answers with the very id it was asked for"+u.Describe())
+			} else {
+				u.ExpectError(http.StatusNotFound, "not_found")
+			}
+			s.Step("GEN-001", "GEN-002", "ID-014")
 			s.Step("GEN-007", "GEN-011", "GEN-015", "GEN-016", "GEN-017", "GEN-019", "GEN-022", "GEN-024", "CORE-020", "CORE-005")
 			checkCompleted(r, "generation")
 			s.Step("GEN-018")
@@ -158,7 +171,7 @@ func documentedFlowSpecs(f *framework.Framework) {
 // generationStateSpecs registers the specs of generation states.
 func generationStateSpecs(f *framework.Framework) {
 	Describe("generations: states", func() {
-		f.Rule("GEN-004", "GEN-005", "GEN-009", "GEN-012", "GEN-015", "GEN-016", "GEN-022", "GEN-008", "CORE-009").Needs(framework.Spends, framework.Control).It("moves forward through queued, rendering, post_processing to completed as the clock advances, and stays completed", func(ctx context.Context, s *framework.Spec) {
+		f.Rule("GEN-004", "GEN-005", "GEN-009", "GEN-012", "GEN-013", "GEN-015", "GEN-016", "GEN-022", "GEN-008", "CORE-009").Needs(framework.Spends, framework.Control).It("moves forward through queued, rendering, post_processing to completed as the clock advances, and stays completed", func(ctx context.Context, s *framework.Spec) {
 			sp := newSpender(ctx, s)
 			d := videoModel(ctx, sp.c)
 			j := submit(ctx, s, sp.c, d.String("capability_id"), cheapConfig(d), nil)
@@ -170,6 +183,9 @@ func generationStateSpecs(f *framework.Framework) {
 				checkGeneration(r, "generation")
 				st := r.String("generation.status")
 				Expect(st).To(oneOf("queued", "rendering", "post_processing", "completed"), "no failure was asked for"+r.Describe())
+				// On every read, running ones too: what the job will deliver, not what it delivered so far.
+				s.Step("GEN-013")
+				Expect(r.Int("generation.outputs_expected")).To(Equal(j.r.Int("outputs_expected")), "outputs_expected on the read is the submit's"+r.Describe())
 				s.Step("GEN-009")
 				Expect(statusRank[st]).To(BeNumerically(">=", last), fmt.Sprintf("status stepped back to %s after %v", st, seen)+r.Describe())
 				if len(seen) == 0 || seen[len(seen)-1] != st {

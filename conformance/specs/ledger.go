@@ -262,6 +262,22 @@ func spendLimitSpecs(f *framework.Framework) {
 			Expect(w.Int("generation.credits.credits_charged")).To(Equal(price), "it settles at its price"+w.Describe())
 		})
 
+		f.Rule("LEDGER-015", "LEDGER-016").Needs(framework.Spends, framework.Control).It("an app job's hold is not in the agents' daily window: beside it the key still spends the whole daily limit", func(ctx context.Context, s *framework.Spec) {
+			sp := newSpender(ctx, s)
+			_, h := estimateOf(ctx, sp.c, "tts", ttsConfig(), nil)
+			s.SetLimits(ctx, sp.ws.ID, map[string]any{"daily_credits": h})
+			app, err := s.Control().StartAppGeneration(ctx, sp.ws.ID, "tts", ttsConfig())
+			hookDone(s, err)
+			s.Step("LEDGER-016")
+			b := sp.c.Get(ctx, "/credits/balance").ExpectOK(http.StatusOK)
+			Expect(b.Int("limits.daily_spent_credits")).To(BeZero(), "the daily window counts the API keys' holds only, not an app job's"+b.Describe())
+			Expect(b.Int("limits.daily_remaining_credits")).To(Equal(h), b.Describe())
+			s.Step("LEDGER-015")
+			j := submit(ctx, s, sp.c, "tts", ttsConfig(), nil)
+			s.Finish(ctx, sp.c, j.id)
+			s.Finish(ctx, sp.c, app)
+		})
+
 		f.Rule("LEDGER-017").Needs(framework.Spends, framework.Control, framework.Slow).It("spend leaves the rolling 24 hour window 24 hours after its hold", func(ctx context.Context, s *framework.Spec) {
 			sp := newSpender(ctx, s)
 			cfg := ttsConfig()

@@ -339,5 +339,27 @@ func pagedListSpecs(f *framework.Framework) {
 				}
 			}
 		})
+
+		f.Rule("PRESET-008", "VOICE-009").It("the page holding the last row answers next_cursor null, not a cursor to an empty page", func(ctx context.Context, s *framework.Spec) {
+			c := s.Client()
+			for _, l := range []struct{ path, field, rule string }{
+				{"/presets", "presets", "PRESET-008"},
+				{"/voices", "voices", "VOICE-009"},
+			} {
+				s.Step(l.rule)
+				rows, pages := walk(ctx, c, l.path, l.field, 5, 100)
+				if len(rows) == 0 {
+					s.Lacks("%s lists nothing", l.path)
+				}
+				total, seen := pages[0].r.Int("total"), 0
+				for _, p := range pages {
+					seen += len(p.rows)
+					if int64(seen) == total {
+						Expect(p.cursor).To(BeNil(), fmt.Sprintf("%s: the page that ends the list (%d of %d rows) has next_cursor null", l.path, seen, total)+p.r.Describe())
+						break
+					}
+				}
+			}
+		})
 	})
 }

@@ -443,7 +443,9 @@ func oneJobPerKeySpecs(f *framework.Framework) {
 			Expect([]int64{a2, h2}).To(Equal([]int64{a, h}), "a replay charges and holds nothing new")
 			cfg := ttsConfig()
 			_, need := estimateOf(ctx, sp.c, "tts", cfg, nil)
-			s.Step("SUBMIT-023", "ERR-031")
+			// ERR-015 rides along: an in_flight object of the wrong shape fails the REST description
+			// on this very call, before the fields are read below.
+			s.Step("SUBMIT-023", "ERR-031", "ERR-015")
 			r := refuse(ctx, sp.c, submitBody("tts", cfg, need, nil), http.StatusConflict, "submission_in_flight")
 			s.Step("SUBMIT-018", "ERR-015")
 			Expect(r.String("error.in_flight.generation_id")).To(Equal(j.id), r.Describe())

@@ -28,10 +28,18 @@ var readServers = []Server{
 	{
 		Name: "gen-wait-done-at-post-processing", Rules: []string{"GEN-005"},
 		Mistake: "the wait reports still_running false once the render is done, while the output is still being copied (post_processing)",
-		API: docs(waitRoute, success, func(_ *http.Request, _ *answer, d map[string]any) {
-			if obj(d, "generation")["status"] == "post_processing" {
-				d["still_running"] = false
+		API: guard(waitRoute, func(_ *Env, next http.Handler, r *http.Request) *answer {
+			id := strings.TrimSuffix(strings.TrimPrefix(r.URL.Path, apiPrefix+"/generations/"), "/wait")
+			a, d := callAs(next, r, http.MethodGet, apiPrefix+"/generations/"+id, presented(r), nil)
+			if a.status != http.StatusOK || obj(d, "generation")["status"] != "post_processing" {
+				return nil
 			}
+			// The output exists, so the job counts as done: answered at once.
+			d["still_running"] = false
+			d["waited_seconds"], d["age_seconds"], d["retry_after_seconds"] = 0, 0, 0
+			d["next_action"] = "Download the outputs."
+			a.setDoc(d)
+			return a
 		}),
 	},
 	{

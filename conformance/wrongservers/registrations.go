@@ -77,36 +77,6 @@ var registrationServers = []Server{
 		}),
 	},
 	{
-		Name: "upload-kind-declared", Rules: []string{"UPLOAD-028"},
-		Mistake: "finalize reports the kind declared at reservation instead of the kind measured from the bytes",
-		API: func(env *Env, next http.Handler) http.Handler {
-			var kinds memo[any]
-			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				switch {
-				case reserveRoute(r):
-					a := serve(next, r)
-					if d, ok := a.doc(); ok && success(a.status) {
-						if id, ok := d["asset_id"].(string); ok {
-							kinds.put(id, d["kind"])
-						}
-					}
-					a.send(w)
-				case finalizeRoute(r):
-					a := serve(next, r)
-					if d, ok := a.doc(); ok && success(a.status) {
-						if k, ok := kinds.get(finalizeID(r)); ok {
-							d["kind"] = k
-							a.setDoc(d)
-						}
-					}
-					a.send(w)
-				default:
-					next.ServeHTTP(w, r)
-				}
-			})
-		},
-	},
-	{
 		Name: "upload-finalize-once", Rules: []string{"UPLOAD-027"},
 		Mistake: "finalize is a one-shot state change: a second finalize of a scanned file is refused as already finalized",
 		API: func(env *Env, next http.Handler) http.Handler {

@@ -235,7 +235,7 @@ var spendingServers = []Server{
 						mu.Unlock()
 						auth := strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")
 						for _, id := range ids {
-							callAs(next, r, http.MethodPost, controlPrefix+"/generations/"+id+"/fail", auth, map[string]any{"code": "insufficient_credits"})
+							callAs(next, r, http.MethodPost, controlPrefix+"/generations/"+id+"/fail", auth, map[string]any{"code": "unknown", "message": "The workspace limit was lowered below the hold."})
 						}
 					}
 					a.send(w)
