@@ -112,6 +112,7 @@ FUZZ_TARGETS := \
 	./mock/paging:FuzzDecode \
 	./mock/netguard:FuzzRefusal \
 	./mock/media:FuzzSniffInspect \
+	./mock/workspace:FuzzWellFormedKey \
 	./receiver:FuzzCheck
 
 fuzz:
