@@ -105,7 +105,8 @@ bench-http:
 	$(GO) test -run '^$$' -bench '^BenchmarkHTTPGetGeneration$$' -benchtime 3x ./mock/
 
 ## fuzz: each fuzz target for FUZZTIME (default 1m), one after the other; a failing input is
-## written to the package's testdata/fuzz/<target>/ (commit it as a regression seed).
+## written to the package's testdata/fuzz/<target>/ (commit it as a regression seed). Go 1.26's
+## bare "context deadline exceeded" at the end of -fuzztime (go.dev/issue/75804) is not a failure.
 FUZZTIME ?= 1m
 FUZZ_TARGETS := \
 	./mock/api/wire:FuzzDecodeStrictBytes \
@@ -116,9 +117,7 @@ FUZZ_TARGETS := \
 	./receiver:FuzzCheck
 
 fuzz:
-	@set -e; for t in $(FUZZ_TARGETS); do pkg=$${t%%:*}; name=$${t##*:}; \
-	  echo "== $$name ($$pkg, $(FUZZTIME))"; \
-	  $(GO) test -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) $$pkg; done
+	@GO=$(GO) .ci/fuzz $(FUZZTIME) $(FUZZ_TARGETS)
 
 ## fuzz-ci: what CI runs, about 10 s per target.
 fuzz-ci:
