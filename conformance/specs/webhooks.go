@@ -116,9 +116,13 @@ func webhookSpecs(f *framework.Framework) {
 			}
 			Expect(r.Status).To(Equal(http.StatusCreated), "a url of 2048 characters (1 to 2048 are accepted) was refused"+r.Describe())
 		})
-		refusal("WH-011", "an admitted https url changed to plain http answers 400 invalid_config", func(_ context.Context, _ *framework.Spec, a admitted) map[string]any {
+		refusal("WH-011", "an admitted https url changed to plain http answers 400 invalid_config", func(_ context.Context, s *framework.Spec, a admitted) map[string]any {
 			if !a.https() {
-				Skip("unsupported: the URL this target admits (" + a.how + ") is not https, so no https URL can be changed to http alone; the control API's resolver override or an https receiver URL is needed")
+				reason := "the URL this target admits (" + a.how + ") is not https, so no https URL can be changed to http alone; the control API's resolver override or an https receiver URL is needed"
+				if s.HasControl() {
+					s.Lacks("%s", reason) // the reference mock offers the resolver override
+				}
+				Skip("unsupported: " + reason)
 			}
 			return map[string]any{"url": "http://" + strings.TrimPrefix(a.url, "https://"), "events": ev}
 		}, "url")
@@ -130,7 +134,7 @@ func webhookSpecs(f *framework.Framework) {
 		}
 		refusal("WH-013", "an admitted url whose hostname now resolves to a private address answers 400 invalid_config", func(ctx context.Context, s *framework.Spec, a admitted) map[string]any {
 			if a.host == "" {
-				Skip("unsupported: the control API has no resolver override, so no admitted hostname can be pointed at a private address")
+				s.Lacks("the control API has no resolver override, so no admitted hostname can be pointed at a private address")
 			}
 			s.MapHost(ctx, a.host, "10.0.0.1")
 			return map[string]any{"url": a.url, "events": ev}
