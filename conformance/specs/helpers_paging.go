@@ -73,6 +73,24 @@ func walk(ctx context.Context, c *framework.Client, path, field string, limit in
 	}
 }
 
+// walkOnce walks a list of len(want) rows by pages of limit (0: the default of 25) and checks that
+// every row of want comes exactly once, on full pages until the last. It returns the ids in the
+// order read, and the pages.
+func walkOnce(ctx context.Context, c *framework.Client, path, field, key string, limit int, want []string) ([]string, []page) {
+	GinkgoHelper()
+	rows, pages := walk(ctx, c, path, field, limit, 20)
+	got := ids(rows, key)
+	seen := map[string]bool{}
+	for _, id := range got {
+		Expect(seen[id]).To(BeFalse(), fmt.Sprintf("%s, limit %d: %s read twice on the walk", path, limit, id))
+		seen[id] = true
+	}
+	Expect(got).To(ConsistOf(want), fmt.Sprintf("%s, limit %d: the walk reads every row once", path, limit))
+	size := max(limit, 25)
+	Expect(len(pages)).To(Equal((len(want)+size-1)/size), fmt.Sprintf("%s, limit %d: full pages until the last", path, limit))
+	return got, pages
+}
+
 // expectLimitReading checks a list answer to a limit the text leaves open (limit=0 where the text
 // gives no lower bound, or a limit that is not a whole number): either the limit counts as omitted
 // or is clamped, so the page is a prefix of the default page def, or it is refused with 400
