@@ -92,6 +92,42 @@ func callAs(next http.Handler, r *http.Request, method, path, auth string, body 
 	return a, d
 }
 
+// inFlightOn is the mock behind a proxy that remembers each key's last accepted submit and, while
+// that job still runs, answers a submit whose answer refuseIf picks with 409 submission_in_flight
+// naming it: the in-flight check placed where it does not belong.
+func inFlightOn(refuseIf func(a *answer, d map[string]any) bool) Wrap {
+	return func(_ *Env, next http.Handler) http.Handler {
+		var last memo[string]
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if !submitRoute(r) {
+				next.ServeHTTP(w, r)
+				return
+			}
+			key := presented(r)
+			a := serve(next, r)
+			d, _ := a.doc()
+			if id, ok := last.get(key); ok && refuseIf(a, d) {
+				if st, run := running(next, r, key, id); run {
+					refuseInFlight(a, id, st)
+					a.send(w)
+					return
+				}
+			}
+			if accepted(a, d) {
+				if id, ok := d["generation_id"].(string); ok {
+					last.put(key, id)
+				}
+			}
+			a.send(w)
+		})
+	}
+}
+
+// accepted reports whether a submit answer started a job (201, not a replay).
+func accepted(a *answer, d map[string]any) bool {
+	return a.status == http.StatusCreated && d != nil && d["replay"] != true
+}
+
 // running reports whether generation id still runs, read with key.
 func running(next http.Handler, r *http.Request, key, id string) (string, bool) {
 	a, d := callAs(next, r, http.MethodGet, apiPrefix+"/generations/"+id, key, nil)

@@ -222,31 +222,7 @@ var refusalServers = []Server{
 	{
 		Name: "check-in-flight-before-upload", Rules: []string{"CHECK-013"},
 		Mistake: "the in-flight slot is checked before the named uploads: a submit naming an unfinished upload while a job runs gets 409 submission_in_flight",
-		API: func(env *Env, next http.Handler) http.Handler {
-			var last memo[string]
-			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				if !submitRoute(r) {
-					next.ServeHTTP(w, r)
-					return
-				}
-				key := presented(r)
-				a := serve(next, r)
-				d, _ := a.doc()
-				switch {
-				case a.status == http.StatusCreated:
-					if id, ok := d["generation_id"].(string); ok {
-						last.put(key, id)
-					}
-				case errorCode(d) == "input_not_ready":
-					if id, ok := last.get(key); ok {
-						if st, run := running(next, r, key, id); run {
-							refuseInFlight(a, id, st)
-						}
-					}
-				}
-				a.send(w)
-			})
-		},
+		API:     inFlightOn(func(_ *answer, d map[string]any) bool { return errorCode(d) == "input_not_ready" }),
 	},
 	{
 		Name: "check-max-credits-before-capability", Rules: []string{"CHECK-021"},

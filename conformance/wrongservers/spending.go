@@ -289,33 +289,7 @@ var spendingServers = []Server{
 	{
 		Name: "submit-slot-until-finished", Rules: []string{"SUBMIT-020"},
 		Mistake: "the key's slot is held until the job finishes; the 10-minute release is not implemented",
-		API: func(env *Env, next http.Handler) http.Handler {
-			var last memo[string]
-			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				if !submitRoute(r) {
-					next.ServeHTTP(w, r)
-					return
-				}
-				key := presented(r)
-				if id, ok := last.get(key); ok {
-					if st, run := running(next, r, key, id); run {
-						a := serve(next, r)
-						if d, ok := a.doc(); ok && a.status == http.StatusCreated && d["replay"] != true {
-							refuseInFlight(a, id, st)
-						}
-						a.send(w)
-						return
-					}
-				}
-				a := serve(next, r)
-				if d, ok := a.doc(); ok && a.status == http.StatusCreated && d["replay"] != true {
-					if id, ok := d["generation_id"].(string); ok {
-						last.put(key, id)
-					}
-				}
-				a.send(w)
-			})
-		},
+		API:     inFlightOn(accepted),
 	},
 	{
 		Name: "est-pad-on-total", Rules: []string{"EST-003"},
