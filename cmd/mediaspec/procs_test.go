@@ -66,15 +66,21 @@ func checkInHelper(t *testing.T, args ...string) (string, int) {
 	return out, code
 }
 
-// A run split over 2 processes against the embedded mock (each makes its workspaces through the
-// control API) ends like a single run: one console, one report with each spec once.
+// A run split over 2 processes, keys only with a key set each, ends like a single run: one
+// console, one report with each spec once. With the control API (the embedded mock) a split run is
+// refused: the processes would share the target's clock and catalogue.
 func TestCheckProcs(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts processes")
 	}
 	report := filepath.Join(t.TempDir(), "r.json")
-	filter := "HEALTH-001 || VER-001 || AUTH-001 || AUTH-002 || LEDGER-001"
-	out, code := checkInHelper(t, "--procs", "2", "--label-filter", filter, "--json-report", report)
+	filter := "HEALTH-001 || VER-001 || CAP-002 || CAP-004 || CAP-011 || CAP-012 || EST-001"
+	if _, code := checkInHelper(t, "--procs", "2", "--label-filter", filter); code != 2 {
+		t.Errorf("--procs 2 on the embedded mock (control API): exit %d, want 2", code)
+	}
+	info := serveMock(t, mock.Config{Seed: 3, NoControl: true, KeySets: 2, Logger: slog.New(slog.DiscardHandler)})
+	out, code := checkInHelper(t, "--procs", "2", "--base-url", info.BaseURL, "--key", info.GenerateKey, "--read-key", info.ReadKey,
+		"--other-key", info.OtherKey, "--key-set", info.KeySets[1].String(), "--budget", "500", "--label-filter", filter, "--json-report", report)
 	if code != 0 {
 		t.Fatalf("exit %d:\n%s", code, out)
 	}

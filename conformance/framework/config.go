@@ -65,8 +65,8 @@ type Config struct {
 	// the in-process harness set it; --reference sets it for the mock binary run out of process.
 	Reference bool `yaml:"reference" env:"MEDIASPEC_REFERENCE"`
 	// Procs is how many processes run the specs at once (mediaspec check --procs; default 1). Each
-	// runs a share of the spec tree with keys of its own: a key set each (KeySetList, KeysFile), or
-	// workspaces it makes through the control API.
+	// runs a share of the spec tree with keys of its own: a key set each (KeySetList, KeysFile). A
+	// split run is keys only (ShardKeySets).
 	Procs int `yaml:"procs" env:"MEDIASPEC_PROCS"`
 	// KeySetList are further key sets (KEY,READ_KEY,OTHER_KEY) for a run split over processes
 	// (Config.KeySets lists them all).
@@ -121,7 +121,7 @@ func RegisterFlags(fs *flag.FlagSet) *Flags {
 	fs.BoolVar(&v.Randomize, "randomize", false, "randomize the order of all specs")
 	fs.Int64Var(&v.Seed, "seed", 0, "random seed for the spec order (0: from the clock)")
 	fs.StringVar(&v.RetiredCapabilityID, "retired-capability-id", "", "a capability id the target has retired (not listed, so not discoverable); empty skips the specs that need one")
-	fs.IntVar(&v.Procs, "procs", 1, "run the specs in N processes at once, each with keys of its own (a key set each, or workspaces it makes through the control API)")
+	fs.IntVar(&v.Procs, "procs", 1, "run the specs in N processes at once, keys only, each with a key set of its own (not with the control API: the processes would share its clock and catalogue)")
 	fs.Var(&v.KeySetList, "key-set", "KEY,READ_KEY,OTHER_KEY: one more key set for --procs (repeat it; --key, --read-key and --other-key are the first set)")
 	fs.StringVar(&v.KeysFile, "keys-file", "", "file of key sets for --procs, one KEY,READ_KEY,OTHER_KEY per line")
 	fs.BoolVar(&v.Reference, "reference", false, "the target is mediaspec's own mock: a state the suite needs and cannot find fails the spec instead of skipping it")

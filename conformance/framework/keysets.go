@@ -141,20 +141,20 @@ next:
 }
 
 // ShardKeySets checks that a run split over procs processes has what each needs and returns the
-// key set of each (nil entries: the process makes its own workspace through the control API). With
-// keys given (--key, --key-set, --keys-file) every process needs a set of its own, each with the
-// same kinds of keys as the first; with only the control API, every process makes its own.
+// key set of each: every process needs a set of its own (--key, --key-set, --keys-file), each with
+// the same kinds of keys as the first. A split run is keys only: with the control API the
+// processes would share the target's one clock and catalogue.
 func (c Config) ShardKeySets(procs int) ([]*KeySet, error) {
+	if c.ControlURL != "" {
+		return nil, setupErr("--procs %d with the control API: specs move the target's one clock and change its one catalogue (prices, templates, what is offered), which every process would share, so one process's spec would fail another's; run with the control API in one process, or keys only over several", procs)
+	}
 	sets, err := c.KeySets()
 	if err != nil {
 		return nil, err
 	}
 	out := make([]*KeySet, procs)
 	if len(sets) == 0 && c.OtherKey == "" && c.ReadKey == "" {
-		if c.ControlURL == "" {
-			return nil, setupErr("--procs %d needs %d key sets (--key-set KEY,READ_KEY,OTHER_KEY, repeated, or --keys-file) or the control API", procs, procs)
-		}
-		return out, nil
+		return nil, setupErr("--procs %d needs %d key sets (--key-set KEY,READ_KEY,OTHER_KEY, repeated, or --keys-file)", procs, procs)
 	}
 	if len(sets) < procs {
 		return nil, setupErr("--procs %d needs %d key sets, one per process, and %d given: add --key-set KEY,READ_KEY,OTHER_KEY (or lines of --keys-file) until there are %d; processes never share a key", procs, procs, len(sets), procs)
