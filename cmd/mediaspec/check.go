@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"strings"
 	"time"
 
 	"github.com/mediaspec/mediaspec/conformance"
@@ -59,33 +60,40 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	cfg, err := conformance.Load(flags, os.Getenv)
 	if err != nil {
-		return usageError{msg: err.Error()}
+		return usageError{msg: strings.TrimPrefix(err.Error(), "conformance: ")}
 	}
 	if opts.RequestTimeout <= 0 {
 		return usageError{msg: "--request-timeout must be above 0"}
 	}
 	// What needs no target is checked before the embedded mock or an image starts.
+	if err := validateSettings(cfg, img.image != ""); err != nil {
+		return err
+	}
 	if err := framework.CheckLocal(cfg); err != nil {
 		return err
 	}
+	// The line naming the target is written with the run's first output, after the setup has been
+	// checked (the target's preflight included): a setup error is the only thing a failed start prints.
+	banner := &firstLine{w: stdout}
 	if img.image != "" {
-		stop, err := startImage(ctx, img, &cfg, stdout, stderr)
+		stop, err := startImage(ctx, img, &cfg, banner.keep(), stderr)
 		if err != nil {
-			return err
+			return asSetup(err)
 		}
 		defer stop()
 	} else if cfg.BaseURL == "" {
 		// The mock outlives Ctrl-C: the run stops first and writes its reports, then the mock.
 		stop, err := startEmbeddedMock(context.WithoutCancel(ctx), &cfg, stderr)
 		if err != nil {
-			return err
+			return asSetup(err)
 		}
 		defer stop()
 		opts.Mode = "embedded mock, control API, manual clock"
-		fmt.Fprintf(stdout, "checking the embedded mock at %s (give --base-url to check another server)\n", cfg.BaseURL)
+		banner.line = fmt.Sprintf("checking the embedded mock at %s (give --base-url to check another server)\n", cfg.BaseURL)
 	} else {
-		fmt.Fprintf(stdout, "checking %s\n", cfg.BaseURL)
+		banner.line = fmt.Sprintf("checking %s\n", cfg.BaseURL)
 	}
+	stdout = banner
 	if cfg.Procs > 1 {
 		exe, err := os.Executable()
 		if err != nil {
@@ -100,6 +108,53 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	_, err = conformance.RunWith(ctx, cfg, opts, stdout, stderr)
 	return err
+}
+
+// validateSettings refuses, as a usage error, a configuration that cannot describe a run whatever
+// the target: a base or control URL that is not http(s), a negative budget, a time scale of 0, a
+// --procs out of range, a control URL without its token. With no --base-url the embedded mock (or
+// the image's container) is the target and supplies the URLs and the control token, so those are
+// not asked for here.
+func validateSettings(cfg conformance.Config, image bool) error {
+	if cfg.BaseURL == "" || image {
+		if cfg.BaseURL == "" {
+			cfg.BaseURL = "http://127.0.0.1:1/api/v1"
+		}
+		if cfg.ControlURL == "" && cfg.Key == "" {
+			cfg.ControlURL, cfg.ControlToken = "http://127.0.0.1:1/_control/v1", "placeholder"
+		}
+	}
+	if err := cfg.Validate(); err != nil {
+		return usageError{msg: strings.TrimPrefix(err.Error(), "conformance: ")}
+	}
+	return nil
+}
+
+// firstLine writes line before the first bytes written through it (nothing when line is empty or
+// nothing is ever written).
+type firstLine struct {
+	w    io.Writer
+	line string
+	done bool
+}
+
+// keep is a writer whose bytes become the line (startImage names its container there).
+func (f *firstLine) keep() io.Writer { return keepWriter{f} }
+
+type keepWriter struct{ f *firstLine }
+
+func (k keepWriter) Write(p []byte) (int, error) { k.f.line += string(p); return len(p), nil }
+
+func (f *firstLine) Write(p []byte) (int, error) {
+	if !f.done {
+		f.done = true
+		if f.line != "" {
+			if _, err := io.WriteString(f.w, f.line); err != nil {
+				return 0, err
+			}
+		}
+	}
+	return f.w.Write(p)
 }
 
 // quietExit ends the process with code and prints nothing (what went wrong was said already).

@@ -46,7 +46,8 @@ func runCheckReceiver(ctx context.Context, args []string, stdout, stderr io.Writ
 			return exitError{code: 2, err: fmt.Errorf("check-receiver: the report %s cannot be written: %w", path, err)}
 		}
 	}
-	fmt.Fprintf(stdout, "checking the webhook receiver at %s\n", cfg.URL)
+	// The first line is written once the receiver answered: a setup error is all a failed start prints.
+	stdout = &firstLine{w: stdout, line: fmt.Sprintf("checking the webhook receiver at %s\n", cfg.URL)}
 	res, err := receivercheck.Run(ctx, cfg)
 	if errors.Is(err, receivercheck.ErrSetup) {
 		return exitError{code: 2, err: err}

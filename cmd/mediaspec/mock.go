@@ -11,6 +11,7 @@ import (
 	"net"
 	"os"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/mediaspec/mediaspec/fixtures"
@@ -90,27 +91,27 @@ func runMock(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if *specFile != "" {
 		doc, err := spec.LoadDocumentFile(ctx, *specFile)
 		if err != nil {
-			return fmt.Errorf("--spec: %w", err)
+			return setupError{fmt.Errorf("--spec: %w", err)}
 		}
 		if cfg.OpenAPIJSON, err = json.Marshal(doc); err != nil {
-			return fmt.Errorf("--spec: %w", err)
+			return setupError{fmt.Errorf("--spec: %w", err)}
 		}
 	}
 	if *catalogDir != "" {
 		fx, err := fixtures.LoadDir(*catalogDir)
 		if err != nil {
-			return fmt.Errorf("--catalog: %w", err)
+			return setupError{fmt.Errorf("--catalog: %w", err)}
 		}
 		cfg.Fixtures = fx
 	}
 	srv, err := mock.New(cfg)
 	if err != nil {
-		return err
+		return setupError{err}
 	}
 	defer srv.Close()
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
-		return fmt.Errorf("listen on %s: %w", cfg.Addr, err)
+		return setupError{listenError(cfg.Addr, err)}
 	}
 	srv.SetPublicURL("http://" + ln.Addr().String())
 	info := srv.Info()
@@ -150,6 +151,14 @@ func auditVerdict(srv *mock.Server, stderr io.Writer, failOnMust bool) error {
 		return errors.New("audit: the client broke a MUST duty (see the summary above and GET /_control/v1/audit)")
 	}
 	return nil
+}
+
+// listenError says why addr cannot be listened on in one line, with what to do when it is taken.
+func listenError(addr string, err error) error {
+	if errors.Is(err, syscall.EADDRINUSE) {
+		return fmt.Errorf("listen on %s: the address is in use (stop what listens there, or pick another port; 127.0.0.1:0 takes any free one)", addr)
+	}
+	return fmt.Errorf("listen on %s: %w", addr, err)
 }
 
 // applyEnv sets every flag that was not given on the command line from the environment variable

@@ -68,13 +68,13 @@ func runReceive(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	case errors.Is(err, receiver.ErrBadForward):
 		return usageError{msg: fmt.Sprintf("--forward %q: %v", *forward, err)}
 	case err != nil:
-		return err
+		return setupError{err}
 	}
 	defer rcv.Close()
 
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
-		return fmt.Errorf("listen on %s: %w", *addr, err)
+		return setupError{listenError(*addr, err)}
 	}
 	base := "http://" + ln.Addr().String()
 	if err := out.start(base, *forward); err != nil {

@@ -51,6 +51,25 @@ type usageError struct{ msg string }
 
 func (e usageError) Error() string { return e.msg }
 
+// setupError is a command that cannot start for a reason outside its command line: a port in use,
+// no Docker engine, a file that does not load. Its message is one line; the process exits 2.
+type setupError struct{ err error }
+
+func (e setupError) Error() string { return e.err.Error() }
+func (e setupError) Unwrap() error { return e.err }
+
+// ExitCode is the process's exit status.
+func (e setupError) ExitCode() int { return 2 }
+
+// asSetup marks err, returned before the command's work began, as a setup error (exit 2); nil and
+// errors that already exit 2 pass through unchanged.
+func asSetup(err error) error {
+	if err == nil || exitCode(err) == 2 {
+		return err
+	}
+	return setupError{err: err}
+}
+
 // helpRequest is -h or --help on a command: Run prints the command's usage to stdout and succeeds.
 type helpRequest struct{ fs *flag.FlagSet }
 
