@@ -14,9 +14,9 @@ import (
 	"github.com/onsi/ginkgo/v2"
 
 	"github.com/mediaspec/mediaspec/conformance"
-	"github.com/mediaspec/mediaspec/conformance/framework"
 	"github.com/mediaspec/mediaspec/mock"
 	"github.com/mediaspec/mediaspec/mock/clock"
+	"github.com/mediaspec/mediaspec/report"
 	"github.com/mediaspec/mediaspec/spec"
 )
 
@@ -92,9 +92,9 @@ func TestConformance(t *testing.T) {
 	if cfg.LabelFilter == "" {
 		for _, r := range sum.Results.Rules {
 			switch r.Verdict {
-			case framework.NotCovered:
+			case report.NotCovered:
 				t.Errorf("rule %s is covered by no spec and not marked unobservable", r.Rule.ID)
-			case framework.Skipped:
+			case report.Skipped:
 				t.Errorf("rule %s was skipped against the in-process mock", r.Rule.ID)
 			}
 		}

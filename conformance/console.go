@@ -12,6 +12,7 @@ import (
 	"github.com/onsi/ginkgo/v2/types"
 
 	"github.com/mediaspec/mediaspec/conformance/framework"
+	"github.com/mediaspec/mediaspec/report"
 )
 
 // heartbeat is the longest the console stays silent while specs run.
@@ -105,7 +106,7 @@ func (c *console) beat() {
 					procs = fmt.Sprintf(" (%d processes running)", len(c.running))
 				}
 				fmt.Fprintf(c.w, "  ... %s: %d of %d done, %s elapsed%s; running for %s: %s\n", cur.Area, a.n(), c.total[cur.Area],
-					elapsed(now.Sub(c.started)), procs, elapsed(now.Sub(cur.Started)), framework.Clip(cur.Leaf, 90))
+					elapsed(now.Sub(c.started)), procs, elapsed(now.Sub(cur.Started)), report.Clip(cur.Leaf, 90))
 				c.lastLine = now
 			}
 			c.mu.Unlock()
@@ -161,7 +162,7 @@ func (c *console) didRun(ev specEvent) {
 	}
 	now := time.Now()
 	if c.verbose {
-		fmt.Fprintf(c.w, "  %s %s: %s (%s)\n", ev.State, strings.Join(ev.Rules, ", "), framework.Clip(ev.Text, 110), ev.RunTime.Round(time.Millisecond))
+		fmt.Fprintf(c.w, "  %s %s: %s (%s)\n", ev.State, strings.Join(ev.Rules, ", "), report.Clip(ev.Text, 110), ev.RunTime.Round(time.Millisecond))
 		c.lastLine = now
 	}
 	if a.n() == c.total[ev.Area] {
@@ -210,11 +211,11 @@ const maxRulesPerCause = 12
 const maxCauses = 25
 
 // summary prints failures grouped by cause and skips grouped by reason.
-func (c *console) summary(res framework.Results, reportHint string) {
+func (c *console) summary(res report.Results, reportHint string) {
 	causes := res.Causes()
 	skips := map[string]int{}
 	for _, s := range res.Specs {
-		if s.State == framework.Skipped && s.Reason != framework.NotSelected {
+		if s.State == report.Skipped && s.Reason != report.NotSelected {
 			skips[s.Reason]++
 		}
 	}
@@ -232,7 +233,7 @@ func (c *console) summary(res framework.Results, reportHint string) {
 			return reasons[i] < reasons[j]
 		})
 		for _, r := range reasons {
-			fmt.Fprintf(c.w, "  %4d  %s\n", skips[r], framework.Clip(firstLine(r), 150))
+			fmt.Fprintf(c.w, "  %4d  %s\n", skips[r], report.Clip(firstLine(r), 150))
 		}
 	}
 	if len(causes) == 0 {
@@ -246,7 +247,7 @@ func (c *console) summary(res framework.Results, reportHint string) {
 			break
 		}
 		first := cs.Specs[0]
-		fmt.Fprintf(c.w, "\n%d) %s\n", i+1, framework.Sentence(first.Reason))
+		fmt.Fprintf(c.w, "\n%d) %s\n", i+1, report.Sentence(first.Reason))
 		rules := cs.Rules
 		more := ""
 		if len(rules) > maxRulesPerCause {
@@ -262,12 +263,12 @@ func (c *console) summary(res framework.Results, reportHint string) {
 				fmt.Fprintf(c.w, "     ... and %d more\n", len(cs.Specs)-j)
 				break
 			}
-			fmt.Fprintf(c.w, "     - %s (%s)\n", framework.Clip(s.Text, 110), s.Location)
+			fmt.Fprintf(c.w, "     - %s (%s)\n", report.Clip(s.Text, 110), s.Location)
 		}
 		if first.LastCall != "" {
 			fmt.Fprintln(c.w, "   last call:")
 			for _, line := range strings.Split(strings.TrimRight(first.LastCall, "\n"), "\n") {
-				fmt.Fprintln(c.w, "     "+framework.Clip(line, 200))
+				fmt.Fprintln(c.w, "     "+report.Clip(line, 200))
 			}
 		}
 	}

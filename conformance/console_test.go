@@ -5,26 +5,26 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mediaspec/mediaspec/conformance/framework"
+	"github.com/mediaspec/mediaspec/report"
 )
 
 // One cause over many specs is shown once, with its rules and specs; skips are counted by reason;
 // nothing the console prints is an escape code.
 func TestConsoleGroupsFailuresByCause(t *testing.T) {
-	var specs []framework.SpecResult
+	var specs []report.SpecResult
 	for i := 0; i < 30; i++ {
-		specs = append(specs, framework.SpecResult{
-			Text: "lists: a spec", State: framework.Failed, Rules: []string{"GEN-038", "CORE-001"}, FailedRules: []string{"GEN-038"},
+		specs = append(specs, report.SpecResult{
+			Text: "lists: a spec", State: report.Failed, Rules: []string{"GEN-038", "CORE-001"}, FailedRules: []string{"GEN-038"},
 			Reason:          "a row carries batch_group_id: Expected <float64>: " + strings.Repeat("7", i%3+1) + "\n> GET /api/v1/generations\n< 200 OK",
 			FailureLocation: "conformance/specs/lists.go:90", Location: "conformance/specs/lists.go:77",
 			LastCall: "> GET http://127.0.0.1:1/api/v1/generations\n< 200 OK\n< {\"ok\":true}\n",
 		})
 	}
 	specs = append(specs,
-		framework.SpecResult{Text: "a", State: framework.Skipped, Reason: "unsupported: needs the control API: no --control-url given"},
-		framework.SpecResult{Text: "b", State: framework.Skipped, Reason: "unsupported: needs the control API: no --control-url given"},
-		framework.SpecResult{Text: "c", State: framework.Skipped, Reason: framework.NotSelected})
-	res := framework.Results{Specs: specs, SpecCounts: framework.Counts{Failed: 30, Skipped: 3}}
+		report.SpecResult{Text: "a", State: report.Skipped, Reason: "unsupported: needs the control API: no --control-url given"},
+		report.SpecResult{Text: "b", State: report.Skipped, Reason: "unsupported: needs the control API: no --control-url given"},
+		report.SpecResult{Text: "c", State: report.Skipped, Reason: report.NotSelected})
+	res := report.Results{Specs: specs, SpecCounts: report.Counts{Failed: 30, Skipped: 3}}
 	var out bytes.Buffer
 	c := newConsole(&out, false, nil)
 	c.summary(res, "")
@@ -40,7 +40,7 @@ func TestConsoleGroupsFailuresByCause(t *testing.T) {
 	if strings.Contains(text, "CORE-001") {
 		t.Error("a rule the failed step did not check is blamed")
 	}
-	if strings.Contains(text, framework.NotSelected) || strings.Contains(text, "\x1b") {
+	if strings.Contains(text, report.NotSelected) || strings.Contains(text, "\x1b") {
 		t.Errorf("unselected specs or escape codes in the summary:\n%s", text)
 	}
 	if n := strings.Count(text, "\n"); n > 40 {

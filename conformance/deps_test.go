@@ -53,9 +53,11 @@ func goList(t *testing.T, pattern string) []listedPackage {
 func under(path, root string) bool { return path == root || strings.HasPrefix(path, root+"/") }
 
 // TestImportFences holds the dependency fences of DESIGN.md: the suite (its non-test packages)
-// never depends on the mock or on the receiver's internals, and neither the mock nor the receiver
-// (tests included) imports Ginkgo or Gomega; nor does conformance/report, the report writer the
-// receiver's check shares with the suite.
+// never depends on the mock or on the receiver's internals; neither the mock nor the receiver nor
+// check-receiver (tests included) imports Ginkgo or Gomega, nor do the wrong-server tables (their
+// non-test packages: they run the check command and read its report); and report, the results
+// model and writers below everything, links no Ginkgo, no kin-openapi and no other package of the
+// module.
 func TestImportFences(t *testing.T) {
 	suite := goList(t, "./conformance/...")
 	if len(suite) == 0 {
@@ -68,13 +70,34 @@ func TestImportFences(t *testing.T) {
 			}
 		}
 	}
-	for _, pattern := range []string{"./mock/...", "./receiver/...", "./conformance/report/..."} {
+	ginkgo := func(d string) bool {
+		return under(d, "github.com/onsi/ginkgo/v2") || under(d, "github.com/onsi/gomega")
+	}
+	for _, pattern := range []string{"./mock/...", "./receiver/...", "./report/..."} {
 		for _, p := range goList(t, pattern) {
 			all := append(append(append([]string(nil), p.Deps...), p.TestImports...), p.XTestImports...)
 			for _, d := range all {
-				if under(d, "github.com/onsi/ginkgo/v2") || under(d, "github.com/onsi/gomega") {
-					t.Errorf("%s imports %s: the mock, the receiver and the report writer never use Ginkgo or Gomega", p.ImportPath, d)
+				if ginkgo(d) {
+					t.Errorf("%s imports %s: the mock, the receiver and the report package never use Ginkgo or Gomega", p.ImportPath, d)
 				}
+			}
+		}
+	}
+	for _, p := range goList(t, "./conformance/wrongservers/...") {
+		for _, d := range p.Deps {
+			if ginkgo(d) || under(d, module+"/conformance/framework") {
+				t.Errorf("%s depends on %s: the wrong-server tables read check's report through report, never the suite's framework", p.ImportPath, d)
+			}
+		}
+	}
+	reports := goList(t, "./report/...")
+	if len(reports) == 0 {
+		t.Fatal("go list found no report package")
+	}
+	for _, p := range reports {
+		for _, d := range p.Deps {
+			if under(d, "github.com/getkin/kin-openapi") || (under(d, module) && !under(d, module+"/report")) {
+				t.Errorf("%s depends on %s: report sits below everything and links neither the contract loader nor kin-openapi", p.ImportPath, d)
 			}
 		}
 	}

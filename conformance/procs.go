@@ -19,6 +19,7 @@ import (
 	"github.com/onsi/ginkgo/v2/types"
 
 	"github.com/mediaspec/mediaspec/conformance/framework"
+	"github.com/mediaspec/mediaspec/report"
 	"github.com/mediaspec/mediaspec/spec"
 )
 
@@ -441,11 +442,11 @@ func runProcs(ctx context.Context, cfg Config, opts Options, stdout, stderr io.W
 		}
 	}
 
-	parts := make([]*framework.Results, len(procs))
+	parts := make([]*report.Results, len(procs))
 	var notes []string
 	for i, p := range procs {
 		data, err := os.ReadFile(p.report)
-		var r framework.Results
+		var r report.Results
 		if err == nil {
 			err = json.Unmarshal(data, &r)
 		}
@@ -472,7 +473,7 @@ func runProcs(ctx context.Context, cfg Config, opts Options, stdout, stderr io.W
 // none), in the order of the preview: each selected spec from the process that ran it, each spec
 // the label filter left out from the first process that reported, and every verdict and count
 // computed again over them all. notes are failures of the run itself (a process without a report).
-func mergeShards(cat *spec.Catalogue, preview types.Report, shares [][]string, parts []*framework.Results, notes []string) framework.Results {
+func mergeShards(cat *spec.Catalogue, preview types.Report, shares [][]string, parts []*report.Results, notes []string) report.Results {
 	owner := map[string]int{}
 	for i, share := range shares {
 		for _, t := range share {
@@ -487,9 +488,9 @@ func mergeShards(cat *spec.Catalogue, preview types.Report, shares [][]string, p
 		}
 	}
 	// by[i][text] are process i's results of the specs with that text, in its order.
-	by := make([]map[string][]framework.SpecResult, len(parts))
+	by := make([]map[string][]report.SpecResult, len(parts))
 	for i, p := range parts {
-		by[i] = map[string][]framework.SpecResult{}
+		by[i] = map[string][]report.SpecResult{}
 		if p == nil {
 			continue
 		}
@@ -498,7 +499,7 @@ func mergeShards(cat *spec.Catalogue, preview types.Report, shares [][]string, p
 		}
 	}
 	templates, _ := framework.SpecResultsFromReport(cat, preview)
-	res := framework.Results{Suite: SuiteName}
+	res := report.Results{Suite: SuiteName}
 	seen := map[string]int{}
 	for _, t := range templates {
 		n := seen[t.Text]
@@ -511,8 +512,8 @@ func mergeShards(cat *spec.Catalogue, preview types.Report, shares [][]string, p
 			res.Specs = append(res.Specs, by[src][t.Text][n])
 			continue
 		}
-		t.State, t.Duration = framework.Skipped, 0
-		t.Reason = framework.NotSelected
+		t.State, t.Duration = report.Skipped, 0
+		t.Reason = report.NotSelected
 		if selected {
 			t.Reason = fmt.Sprintf("not run: process %d of %d ended without reporting it", src+1, len(shares))
 		}
@@ -529,8 +530,8 @@ func mergeShards(cat *spec.Catalogue, preview types.Report, shares [][]string, p
 		}
 	}
 	res.SuiteFailures = append(res.SuiteFailures, notes...)
-	res.Rules = framework.Verdicts(cat, res.Specs)
-	res.SpecCounts, res.RuleCounts = framework.Count(res.Specs, res.Rules)
+	res.Rules = report.Verdicts(framework.Rules(cat), res.Specs)
+	res.SpecCounts, res.RuleCounts = report.Count(res.Specs, res.Rules)
 	res.Succeeded = len(res.SuiteFailures) == 0 && res.SpecCounts.Failed == 0 && res.SpecCounts.Passed > 0
 	return res
 }

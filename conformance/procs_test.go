@@ -13,7 +13,7 @@ import (
 	"github.com/onsi/ginkgo/v2"
 	"github.com/onsi/ginkgo/v2/types"
 
-	"github.com/mediaspec/mediaspec/conformance/framework"
+	"github.com/mediaspec/mediaspec/report"
 	"github.com/mediaspec/mediaspec/spec"
 )
 
@@ -132,23 +132,23 @@ func TestMergeShards(t *testing.T) {
 		specReport("auth", "d", []string{"AUTH-003"}, "", true), // not selected
 	}}
 	shares := [][]string{{"auth a", "auth c"}, {"auth b"}}
-	result := func(text, state string, rules ...string) framework.SpecResult {
-		return framework.SpecResult{Text: text, Area: "auth", Rules: rules, Labels: rules, State: state}
+	result := func(text, state string, rules ...string) report.SpecResult {
+		return report.SpecResult{Text: text, Area: "auth", Rules: rules, Labels: rules, State: state}
 	}
-	notSel := func(text string, rules ...string) framework.SpecResult {
-		r := result(text, framework.Skipped, rules...)
-		r.Reason = framework.NotSelected
+	notSel := func(text string, rules ...string) report.SpecResult {
+		r := result(text, report.Skipped, rules...)
+		r.Reason = report.NotSelected
 		return r
 	}
-	p0 := &framework.Results{Specs: []framework.SpecResult{
-		result("auth a", framework.Passed, "AUTH-001"), notSel("auth b", "AUTH-001", "AUTH-002"),
-		result("auth c", framework.Passed, "AUTH-002"), notSel("auth d", "AUTH-003")}}
-	failedB := result("auth b", framework.Failed, "AUTH-001", "AUTH-002")
+	p0 := &report.Results{Specs: []report.SpecResult{
+		result("auth a", report.Passed, "AUTH-001"), notSel("auth b", "AUTH-001", "AUTH-002"),
+		result("auth c", report.Passed, "AUTH-002"), notSel("auth d", "AUTH-003")}}
+	failedB := result("auth b", report.Failed, "AUTH-001", "AUTH-002")
 	failedB.FailedRules, failedB.Reason = []string{"AUTH-002"}, "wrong status"
-	p1 := &framework.Results{Specs: []framework.SpecResult{
+	p1 := &report.Results{Specs: []report.SpecResult{
 		notSel("auth a", "AUTH-001"), failedB, notSel("auth c", "AUTH-002"), notSel("auth d", "AUTH-003")}}
 
-	res := mergeShards(cat, preview, shares, []*framework.Results{p0, p1}, nil)
+	res := mergeShards(cat, preview, shares, []*report.Results{p0, p1}, nil)
 	var states []string
 	for _, s := range res.Specs {
 		states = append(states, s.Text+"="+s.State)
@@ -156,7 +156,7 @@ func TestMergeShards(t *testing.T) {
 	if strings.Join(states, " ") != "auth a=passed auth b=failed auth c=passed auth d=skipped" {
 		t.Errorf("merged specs: %v", states)
 	}
-	if res.SpecCounts != (framework.Counts{Passed: 2, Failed: 1, Skipped: 1}) || res.Succeeded {
+	if res.SpecCounts != (report.Counts{Passed: 2, Failed: 1, Skipped: 1}) || res.Succeeded {
 		t.Errorf("counts %+v, succeeded %v", res.SpecCounts, res.Succeeded)
 	}
 	verdict := map[string]string{}
@@ -164,7 +164,7 @@ func TestMergeShards(t *testing.T) {
 		verdict[v.Rule.ID] = v.Verdict
 	}
 	// AUTH-001 passed in one process and was not charged in the other; AUTH-002 failed in one.
-	if verdict["AUTH-001"] != framework.Passed || verdict["AUTH-002"] != framework.Failed || verdict["AUTH-003"] != framework.Skipped {
+	if verdict["AUTH-001"] != report.Passed || verdict["AUTH-002"] != report.Failed || verdict["AUTH-003"] != report.Skipped {
 		t.Errorf("verdicts: AUTH-001 %s, AUTH-002 %s, AUTH-003 %s", verdict["AUTH-001"], verdict["AUTH-002"], verdict["AUTH-003"])
 	}
 	if len(res.Rules) != len(cat.Rules) {
@@ -176,8 +176,8 @@ func TestMergeShards(t *testing.T) {
 	}
 
 	// A process that wrote no report: its specs are not run, and the run fails.
-	res = mergeShards(cat, preview, shares, []*framework.Results{p0, nil}, []string{"process 2 of 2 wrote no report"})
-	if res.Specs[1].State != framework.Skipped || !strings.Contains(res.Specs[1].Reason, "process 2 of 2") || res.Succeeded ||
+	res = mergeShards(cat, preview, shares, []*report.Results{p0, nil}, []string{"process 2 of 2 wrote no report"})
+	if res.Specs[1].State != report.Skipped || !strings.Contains(res.Specs[1].Reason, "process 2 of 2") || res.Succeeded ||
 		!slices.Contains(res.SuiteFailures, "process 2 of 2 wrote no report") || res.Err() == nil {
 		t.Errorf("missing report: %+v", res)
 	}
@@ -265,7 +265,7 @@ func TestWriteWeights(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var res framework.Results
+	var res report.Results
 	if err := json.Unmarshal(data, &res); err != nil {
 		t.Fatal(err)
 	}

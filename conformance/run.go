@@ -26,8 +26,8 @@ import (
 	"github.com/onsi/gomega"
 
 	"github.com/mediaspec/mediaspec/conformance/framework"
-	"github.com/mediaspec/mediaspec/conformance/report"
 	"github.com/mediaspec/mediaspec/conformance/specs"
+	"github.com/mediaspec/mediaspec/report"
 	"github.com/mediaspec/mediaspec/spec"
 )
 
@@ -57,9 +57,9 @@ func Load(flags *Flags, getenv func(string) string) (Config, error) {
 
 // Summary is the outcome of a run: spec and rule tallies and every verdict.
 type Summary struct {
-	Specs   framework.Counts // Passed, Failed, Skipped
-	Rules   framework.Counts // Passed, Failed, Skipped, NotCovered, Unobservable
-	Results framework.Results
+	Specs   report.Counts // Passed, Failed, Skipped
+	Rules   report.Counts // Passed, Failed, Skipped, NotCovered, Unobservable
+	Results report.Results
 }
 
 // claimed is set by the first NewSuite of the process: Ginkgo's spec tree and RunSpecs are
@@ -74,7 +74,7 @@ type Suite struct {
 	cfg Config
 
 	mu      sync.Mutex // guards results, repErr
-	results *framework.Results
+	results *report.Results
 	repErr  error
 
 	stopAt atomic.Pointer[time.Time] // when Ctrl-C or the run's timeout stopped the run
@@ -86,9 +86,9 @@ type Suite struct {
 	shard    map[string]bool // with --procs, a process's share (full texts); nil: every spec
 	focus    string          // and the focus expression that selects it
 
-	child    *childLink        // with --procs, this process's link to the parent
-	info     framework.RunInfo // the reports' header (RunWith)
-	progress progress          // the console, or a process's events to its parent; nil under go test
+	child    *childLink     // with --procs, this process's link to the parent
+	info     report.RunInfo // the reports' header (RunWith)
+	progress progress       // the console, or a process's events to its parent; nil under go test
 }
 
 // progress hears of each selected spec as it starts and ends.
@@ -208,16 +208,16 @@ func (s *Suite) onReport(r types.Report) {
 }
 
 // writeReports writes the reports cfg asks for (JUnit, JSON, HTML).
-func writeReports(cfg Config, res framework.Results) error {
+func writeReports(cfg Config, res report.Results) error {
 	var errs []error
 	if p := cfg.JUnitReport; p != "" {
-		errs = append(errs, report.WriteFile(p, func(w io.Writer) error { return framework.WriteJUnit(w, res) }))
+		errs = append(errs, report.WriteFile(p, func(w io.Writer) error { return res.WriteJUnit(w) }))
 	}
 	if p := cfg.JSONReport; p != "" {
-		errs = append(errs, report.WriteFile(p, func(w io.Writer) error { return framework.WriteJSON(w, res) }))
+		errs = append(errs, report.WriteFile(p, func(w io.Writer) error { return res.WriteJSON(w) }))
 	}
 	if p := cfg.HTMLReport; p != "" {
-		errs = append(errs, report.WriteFile(p, func(w io.Writer) error { return framework.WriteHTML(w, res) }))
+		errs = append(errs, report.WriteFile(p, func(w io.Writer) error { return res.WriteHTML(w) }))
 	}
 	return errors.Join(errs...)
 }
@@ -235,7 +235,7 @@ func (s *Suite) Finish(w io.Writer) (Summary, error) {
 	return finish(w, *res, repErr)
 }
 
-func finish(w io.Writer, res framework.Results, repErr error) (Summary, error) {
+func finish(w io.Writer, res report.Results, repErr error) (Summary, error) {
 	fmt.Fprintln(w, res.RuleLine())
 	fmt.Fprintln(w, res.SpecLine())
 	sum := Summary{Specs: res.SpecCounts, Rules: res.RuleCounts, Results: res}
@@ -373,8 +373,8 @@ func RunWith(ctx context.Context, cfg Config, opts Options, stdout, stderr io.Wr
 }
 
 // runInfo is the reports' header of a run that starts now.
-func runInfo(f *framework.Framework, cfg Config, opts Options) framework.RunInfo {
-	info := framework.RunInfo{Target: f.Redactor().String(f.Config().BaseURL), Version: opts.Version, Contract: spec.Version,
+func runInfo(f *framework.Framework, cfg Config, opts Options) report.RunInfo {
+	info := report.RunInfo{Target: f.Redactor().String(f.Config().BaseURL), Version: opts.Version, Contract: spec.Version,
 		Started: time.Now(), Filter: cfg.LabelFilter, Mode: opts.Mode}
 	if info.Mode == "" {
 		info.Mode = "out of process, keys only"
@@ -390,7 +390,7 @@ func runInfo(f *framework.Framework, cfg Config, opts Options) framework.RunInfo
 
 // conclude ends the console (when there is one) with failures by cause, skips by reason and the two
 // tallies, and returns the run's outcome.
-func conclude(out io.Writer, con *console, cfg Config, res framework.Results, repErr error) (Summary, error) {
+func conclude(out io.Writer, con *console, cfg Config, res report.Results, repErr error) (Summary, error) {
 	if con != nil {
 		con.finish()
 		hint := ""
@@ -406,7 +406,7 @@ func conclude(out io.Writer, con *console, cfg Config, res framework.Results, re
 	}
 	sum, err := finish(out, res, repErr)
 	if setupFailed(res) {
-		return sum, &framework.SetupError{Msg: framework.Sentence(strings.Join(res.SuiteFailures, "; "))}
+		return sum, &framework.SetupError{Msg: report.Sentence(strings.Join(res.SuiteFailures, "; "))}
 	}
 	return sum, err
 }
@@ -463,7 +463,7 @@ func selectedIn(r types.SpecReport) bool {
 }
 
 // setupFailed reports a run whose BeforeSuite failed: no spec ran for lack of setup.
-func setupFailed(r framework.Results) bool {
+func setupFailed(r report.Results) bool {
 	for _, f := range r.SuiteFailures {
 		if strings.HasPrefix(f, types.NodeTypeBeforeSuite.String()+" failed") {
 			return true

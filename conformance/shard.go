@@ -11,6 +11,7 @@ import (
 	"github.com/onsi/ginkgo/v2/types"
 
 	"github.com/mediaspec/mediaspec/conformance/framework"
+	"github.com/mediaspec/mediaspec/report"
 )
 
 // weightsJSON is how long each spec took in a keys-only run against the mock binary at real time
@@ -65,13 +66,13 @@ func (w weights) of(r types.SpecReport) float64 {
 
 // WeightsFromResults is the weight table of a run's results: each spec that ran (passed or
 // failed) with its seconds, rounded to a tenth; a skipped spec weighs nothing.
-func WeightsFromResults(res framework.Results) ([]byte, error) {
+func WeightsFromResults(res report.Results) ([]byte, error) {
 	t := weightTable{
 		Note:  "seconds each spec took in a keys-only run of the mock binary at real time; mediaspec check --procs balances its processes by them (make weights REPORT=... writes this file)",
 		Specs: map[string]float64{},
 	}
 	for _, s := range res.Specs {
-		if s.State == framework.Passed || s.State == framework.Failed {
+		if s.State == report.Passed || s.State == report.Failed {
 			t.Specs[s.Text] += float64(s.Duration.Milliseconds()/100) / 10
 		}
 	}

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mediaspec/mediaspec/conformance/report"
+	"github.com/mediaspec/mediaspec/report"
 )
 
 // With no target, check starts the embedded mock and runs the selected specs against it; the last

@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/mediaspec/mediaspec/conformance/report"
 	"github.com/mediaspec/mediaspec/receiver/receivercheck"
+	"github.com/mediaspec/mediaspec/report"
 )
 
 // runCheckReceiver sends a client's webhook receiver signed deliveries, valid and not, and judges

@@ -12,7 +12,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mediaspec/mediaspec/conformance/report"
+	"github.com/mediaspec/mediaspec/report"
 )
 
 // check-receiver passes against the project's own receiver, `mediaspec receive`.

@@ -14,8 +14,8 @@ import (
 	"testing"
 
 	"github.com/mediaspec/mediaspec/conformance"
-	"github.com/mediaspec/mediaspec/conformance/framework"
 	"github.com/mediaspec/mediaspec/mock"
+	"github.com/mediaspec/mediaspec/report"
 )
 
 // TestMain lets the test binary be a process of check --procs: the parent starts its own binary.
@@ -73,14 +73,14 @@ func TestCheckProcs(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts processes")
 	}
-	report := filepath.Join(t.TempDir(), "r.json")
+	reportPath := filepath.Join(t.TempDir(), "r.json")
 	filter := "HEALTH-001 || VER-001 || CAP-002 || CAP-004 || CAP-011 || CAP-012 || EST-001"
 	if _, code := checkInHelper(t, "--procs", "2", "--label-filter", filter); code != 2 {
 		t.Errorf("--procs 2 on the embedded mock (control API): exit %d, want 2", code)
 	}
 	info := serveMock(t, mock.Config{Seed: 3, NoControl: true, KeySets: 2, Logger: slog.New(slog.DiscardHandler)})
 	out, code := checkInHelper(t, "--procs", "2", "--base-url", info.BaseURL, "--key", info.GenerateKey, "--read-key", info.ReadKey,
-		"--other-key", info.OtherKey, "--key-set", info.KeySets[1].String(), "--budget", "500", "--label-filter", filter, "--json-report", report)
+		"--other-key", info.OtherKey, "--key-set", info.KeySets[1].String(), "--budget", "500", "--label-filter", filter, "--json-report", reportPath)
 	if code != 0 {
 		t.Fatalf("exit %d:\n%s", code, out)
 	}
@@ -88,8 +88,8 @@ func TestCheckProcs(t *testing.T) {
 		!regexp.MustCompile(`(?m)^[1-9]\d* passed, 0 failed, \d+ skipped$`).MatchString(out) {
 		t.Errorf("console:\n%s", out)
 	}
-	var res framework.Results
-	data, err := os.ReadFile(report)
+	var res report.Results
+	data, err := os.ReadFile(reportPath)
 	if err == nil {
 		err = json.Unmarshal(data, &res)
 	}
@@ -106,9 +106,9 @@ func TestCheckProcs(t *testing.T) {
 			t.Errorf("%q is reported twice", s.Text)
 		}
 		seen[s.Text] = true
-		if s.Reason != framework.NotSelected {
+		if s.Reason != report.NotSelected {
 			selected++
-			if s.State != framework.Passed {
+			if s.State != report.Passed {
 				t.Errorf("%q: %s %s", s.Text, s.State, s.Reason)
 			}
 		}

@@ -11,6 +11,8 @@ import (
 
 	"github.com/onsi/ginkgo/v2/types"
 
+	"github.com/mediaspec/mediaspec/report"
+
 	"github.com/mediaspec/mediaspec/spec"
 )
 
@@ -259,7 +261,7 @@ func TestVerdicts(t *testing.T) {
 				itReport("b", types.SpecStateFailed, "want 401", "AUTH-001", "control"),
 				itReport("c", types.SpecStateSkipped, "unsupported: x", "AUTH-001"),
 			},
-			want:   map[string]string{"AUTH-001": Failed, "AUTH-002": NotCovered, "AUTH-003": Unobservable, "HEALTH-001": NotCovered},
+			want:   map[string]string{"AUTH-001": report.Failed, "AUTH-002": report.NotCovered, "AUTH-003": report.Unobservable, "HEALTH-001": report.NotCovered},
 			reason: map[string]string{"AUTH-001": "want 401", "AUTH-003": "storage is not visible"},
 		},
 		{
@@ -268,7 +270,7 @@ func TestVerdicts(t *testing.T) {
 				itReport("a", types.SpecStateSkipped, "unsupported: no control", "HEALTH-001"),
 				itReport("b", types.SpecStatePassed, "", "HEALTH-001"),
 			},
-			want: map[string]string{"HEALTH-001": Passed},
+			want: map[string]string{"HEALTH-001": report.Passed},
 		},
 		{
 			name: "all skipped is skipped with the reasons; filtered-out specs say so",
@@ -276,13 +278,13 @@ func TestVerdicts(t *testing.T) {
 				itReport("a", types.SpecStateSkipped, "unsupported: needs the control API", "AUTH-002"),
 				itReport("b", types.SpecStateSkipped, "", "HEALTH-002"),
 			},
-			want:   map[string]string{"AUTH-002": Skipped, "HEALTH-002": Skipped},
-			reason: map[string]string{"AUTH-002": "needs the control API", "HEALTH-002": NotSelected},
+			want:   map[string]string{"AUTH-002": report.Skipped, "HEALTH-002": report.Skipped},
+			reason: map[string]string{"AUTH-002": "needs the control API", "HEALTH-002": report.NotSelected},
 		},
 		{
 			name:    "panicked and timed out count as failed",
 			reports: []types.SpecReport{itReport("a", types.SpecStatePanicked, "boom", "HEALTH-001"), itReport("b", types.SpecStateTimedout, "slow", "HEALTH-002")},
-			want:    map[string]string{"HEALTH-001": Failed, "HEALTH-002": Failed},
+			want:    map[string]string{"HEALTH-001": report.Failed, "HEALTH-002": report.Failed},
 		},
 		{
 			name: "specs left unrun by a failed setup say so, not that the filter excluded them",
@@ -290,19 +292,19 @@ func TestVerdicts(t *testing.T) {
 				{LeafNodeType: types.NodeTypeBeforeSuite, State: types.SpecStateFailed, Failure: types.Failure{Message: "no control"}},
 				itReport("a", types.SpecStateSkipped, "", "HEALTH-001"),
 			},
-			want:   map[string]string{"HEALTH-001": Skipped},
+			want:   map[string]string{"HEALTH-001": report.Skipped},
 			reason: map[string]string{"HEALTH-001": "suite setup (BeforeSuite) failed"},
 		},
 		{
 			name:    "unobservable stays unobservable even if a label names it",
 			reports: []types.SpecReport{itReport("a", types.SpecStatePassed, "", "AUTH-003")},
-			want:    map[string]string{"AUTH-003": Unobservable},
+			want:    map[string]string{"AUTH-003": report.Unobservable},
 		},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			res := BuildResults(f.catalogue, types.Report{SuiteSucceeded: true, SpecReports: tc.reports})
-			got := map[string]RuleVerdict{}
+			got := map[string]report.RuleVerdict{}
 			for _, v := range res.Rules {
 				got[v.Rule.ID] = v
 			}
@@ -369,7 +371,7 @@ func TestReportsListEveryRuleAndRedactedTranscript(t *testing.T) {
 	rep.ReportEntries = types.ReportEntries{{Name: TranscriptEntry, Value: types.WrapEntryValue("> GET /x\n> Authorization: [REDACTED]\n< 200 OK\n")}}
 	res := BuildResults(f.catalogue, types.Report{SuiteDescription: "s", SpecReports: []types.SpecReport{rep}})
 	var html bytes.Buffer
-	if err := WriteHTML(&html, res); err != nil {
+	if err := res.WriteHTML(&html); err != nil {
 		t.Fatal(err)
 	}
 	for _, r := range f.catalogue.Rules {
@@ -381,7 +383,7 @@ func TestReportsListEveryRuleAndRedactedTranscript(t *testing.T) {
 		t.Error("HTML report lacks the failed spec's transcript")
 	}
 	var js bytes.Buffer
-	if err := WriteJSON(&js, res); err != nil {
+	if err := res.WriteJSON(&js); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(js.String(), `"verdict": "failed"`) || !strings.Contains(js.String(), `"verdict": "unobservable"`) {
@@ -461,7 +463,7 @@ func TestRedactReport(t *testing.T) {
 	}
 	got := r.Report(rep)
 	var b strings.Builder
-	if err := WriteJSON(&b, Results{SuiteFailures: got.SpecialSuiteFailureReasons}); err != nil {
+	if err := report.WriteJSON(&b, report.Results{SuiteFailures: got.SpecialSuiteFailureReasons}); err != nil {
 		t.Fatal(err)
 	}
 	sr := got.SpecReports[0]

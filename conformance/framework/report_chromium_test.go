@@ -13,11 +13,13 @@ import (
 	"time"
 
 	"github.com/onsi/ginkgo/v2/types"
+
+	"github.com/mediaspec/mediaspec/report"
 )
 
 // failingResults is a run like one against a wrong server: many specs over several areas, one root
 // cause repeated over many of them, each failed spec with a 100-call transcript.
-func failingResults(t *testing.T) Results {
+func failingResults(t *testing.T) report.Results {
 	t.Helper()
 	f := testFramework(t)
 	call := "--- call %d of 100 ---\n> GET http://127.0.0.1:4010/api/v1/generations?limit=1&cursor=c%d\n> Authorization: Bearer sk_live_[REDACTED]\n< 200 OK\n< Content-Type: application/json\n<\n< {\"ok\":true,\"generations\":[{\"generation_id\":\"gen_%032d\",\"batch_group_id\":17,\"status\":\"rendering\"}],\"next_cursor\":\"c%d\"}\n"
@@ -46,7 +48,7 @@ func failingResults(t *testing.T) Results {
 		reports = append(reports, r)
 	}
 	res := BuildResults(f.catalogue, types.Report{SuiteDescription: "mediaspec conformance", SpecReports: reports})
-	res.Run = RunInfo{Target: "http://127.0.0.1:4010/api/v1", Version: "v0.0.0-test", Contract: "1.2.0",
+	res.Run = report.RunInfo{Target: "http://127.0.0.1:4010/api/v1", Version: "v0.0.0-test", Contract: "1.2.0",
 		Started: time.Date(2026, 11, 25, 6, 0, 0, 0, time.UTC), Duration: 83 * time.Second, Mode: "out of process, keys only"}
 	return res
 }
@@ -56,7 +58,7 @@ func failingResults(t *testing.T) Results {
 // reports/ for a person to look at (MEDIASPEC_REPORT_SHOT names another path).
 func TestHTMLReportAsAPicture(t *testing.T) {
 	var html bytes.Buffer
-	if err := WriteHTML(&html, failingResults(t)); err != nil {
+	if err := failingResults(t).WriteHTML(&html); err != nil {
 		t.Fatal(err)
 	}
 	if html.Len() > 2<<20 {

@@ -5,9 +5,8 @@ import (
 	"encoding/xml"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/mediaspec/mediaspec/conformance/report"
+	"github.com/mediaspec/mediaspec/report"
 	"github.com/onsi/ginkgo/v2/types"
 )
 
@@ -21,7 +20,7 @@ func TestJUnitHasOneClassPerAreaAndShortNames(t *testing.T) {
 	c := itReport("not selected", types.SpecStateSkipped, "", "HEALTH-002")
 	res := BuildResults(f.catalogue, types.Report{SuiteDescription: "s", SpecReports: []types.SpecReport{a, b, c}})
 	var out bytes.Buffer
-	if err := WriteJUnit(&out, res); err != nil {
+	if err := res.WriteJUnit(&out); err != nil {
 		t.Fatal(err)
 	}
 	var doc report.JUnit
@@ -52,34 +51,6 @@ func TestJUnitHasOneClassPerAreaAndShortNames(t *testing.T) {
 	}
 }
 
-func TestHTMLHasAHeaderAndFailuresFirst(t *testing.T) {
-	f := testFramework(t)
-	a := itReport("passes", types.SpecStatePassed, "", "AUTH-001")
-	b := itReport("fails", types.SpecStateFailed, "Expected <int>: 20 to be < <int>: 20", "HEALTH-002")
-	b.ReportEntries = types.ReportEntries{{Name: TranscriptEntry, Value: types.WrapEntryValue(strings.Repeat("> GET /x\n< 200 OK\n", 50000))}}
-	res := BuildResults(f.catalogue, types.Report{SuiteDescription: "s", SpecReports: []types.SpecReport{a, b}})
-	res.Run = RunInfo{Target: "http://127.0.0.1:1/api/v1", Version: "v9", Contract: "1.2.0", Started: time.Now(), Mode: "keys only", Filter: "AUTH-001 || HEALTH-002"}
-	var out bytes.Buffer
-	if err := WriteHTML(&out, res); err != nil {
-		t.Fatal(err)
-	}
-	html := out.String()
-	for _, want := range []string{"http://127.0.0.1:1/api/v1", "v9", "contract 1.2.0", "keys only", "AUTH-001 || HEALTH-002"} {
-		if !strings.Contains(html, want) {
-			t.Errorf("the header lacks %q", want)
-		}
-	}
-	if i, j := strings.Index(html, `id="HEALTH-002"`), strings.Index(html, `id="AUTH-001"`); i < 0 || j < 0 || i > j {
-		t.Error("the failed rule is not listed before the passed one")
-	}
-	if len(html) > 200<<10 {
-		t.Errorf("a 900 KB transcript made a %d-byte report: transcripts are not bounded", len(html))
-	}
-	if strings.Count(html, "> GET /x") > maxTranscriptInHTML/10 {
-		t.Error("the transcript appears more than once")
-	}
-}
-
 // Verdicts come from the step that failed: a spec that charged its failure to one rule fails that
 // rule only; its other rules stay undecided by it.
 func TestVerdictsFromTheFailedStep(t *testing.T) {
@@ -91,10 +62,10 @@ func TestVerdictsFromTheFailedStep(t *testing.T) {
 	for _, v := range res.Rules {
 		got[v.Rule.ID] = v.Verdict
 	}
-	if got["HEALTH-001"] != Failed || got["AUTH-001"] != Skipped {
+	if got["HEALTH-001"] != report.Failed || got["AUTH-001"] != report.Skipped {
 		t.Errorf("verdicts %v: want HEALTH-001 failed and AUTH-001 left undecided (skipped)", got)
 	}
-	if res.Specs[0].State != Failed {
+	if res.Specs[0].State != report.Failed {
 		t.Error("the spec itself still failed")
 	}
 }

@@ -18,7 +18,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/mediaspec/mediaspec/conformance/framework"
+	"github.com/mediaspec/mediaspec/report"
 )
 
 // Verdicts of one wrong server.
@@ -64,7 +64,7 @@ func Check(ctx context.Context, bin string, srv Server, dir string) Result {
 	return res
 }
 
-func check(ctx context.Context, bin string, srv Server, dir string) (*framework.Results, error) {
+func check(ctx context.Context, bin string, srv Server, dir string) (*report.Results, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
@@ -73,12 +73,12 @@ func check(ctx context.Context, bin string, srv Server, dir string) (*framework.
 		return nil, err
 	}
 	defer st.stop()
-	report := filepath.Join(dir, "report.json")
+	reportPath := filepath.Join(dir, "report.json")
 	args := []string{"check",
 		"--base-url", st.info.BaseURL, "--control-url", st.info.ControlURL, "--control-token", st.info.ControlToken,
 		"--receiver-listen", st.rcvListen, "--receiver-url", st.hookURL,
 		"--budget", "5000", "--slow", "--reference", "--retired-capability-id", "actor_classic",
-		"--json-report", report, "--timeout", checkTimeout.String(),
+		"--json-report", reportPath, "--timeout", checkTimeout.String(),
 	}
 	if f := srv.Filter(); f != "" {
 		args = append(args, "--label-filter", f)
@@ -101,19 +101,19 @@ func check(ctx context.Context, bin string, srv Server, dir string) (*framework.
 	if out, _ := os.ReadFile(logFile.Name()); bytes.Contains(out, []byte("address already in use")) {
 		return nil, errPortTaken
 	}
-	b, err := os.ReadFile(report)
+	b, err := os.ReadFile(reportPath)
 	if err != nil && exit != nil && exit.ExitCode() == 2 {
 		// The check refused the target before any spec ran (its preflight): the run fails loudly. The
 		// baseline runs the same command, so this is the server's doing, not the harness's.
 		out, _ := os.ReadFile(logFile.Name())
-		return &framework.Results{SuiteFailures: []string{"preflight: " + lastLine(out)}}, nil
+		return &report.Results{SuiteFailures: []string{"preflight: " + lastLine(out)}}, nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("mediaspec check wrote no report: %w (see %s)", err, logFile.Name())
 	}
-	var rep framework.Results
+	var rep report.Results
 	if err := json.Unmarshal(b, &rep); err != nil {
-		return nil, fmt.Errorf("%s: %w", report, err)
+		return nil, fmt.Errorf("%s: %w", reportPath, err)
 	}
 	return &rep, nil
 }
@@ -130,7 +130,7 @@ var errPortTaken = errors.New("a port picked for the run was taken meanwhile")
 
 // judge sets the verdict: killed when one of the server's rules failed. The baseline (no rules)
 // is killed by any failure, which is a harness fault.
-func judge(res *Result, rep *framework.Results) {
+func judge(res *Result, rep *report.Results) {
 	mine := func(id string) bool { return len(res.Server.Rules) == 0 || slices.Contains(res.Server.Rules, id) }
 	for _, v := range rep.Rules {
 		id := v.Rule.ID
@@ -151,7 +151,7 @@ func judge(res *Result, rep *framework.Results) {
 		if s.State != "failed" || !slices.ContainsFunc(s.Blamed(), mine) {
 			continue
 		}
-		res.Spec = fmt.Sprintf("%s (%s): %s", s.Text, s.FailureLocation, framework.Sentence(s.Reason))
+		res.Spec = fmt.Sprintf("%s (%s): %s", s.Text, s.FailureLocation, report.Sentence(s.Reason))
 		break
 	}
 	res.Verdict = Survived
@@ -161,7 +161,7 @@ func judge(res *Result, rep *framework.Results) {
 	// A setup the server breaks (the suite refuses to run at all) fails the run loudly: killed.
 	if len(rep.SuiteFailures) > 0 {
 		res.Verdict = Killed
-		res.Spec = "the run's setup: " + framework.Sentence(rep.SuiteFailures[0])
+		res.Spec = "the run's setup: " + report.Sentence(rep.SuiteFailures[0])
 	}
 }
 
@@ -252,11 +252,11 @@ func WriteTable(w io.Writer, results []Result) {
 		var why string
 		switch r.Verdict {
 		case Killed:
-			why = framework.Clip(r.Spec, 160)
+			why = report.Clip(r.Spec, 160)
 		case Survived:
 			why = survivorNote(r)
 		default:
-			why = framework.Clip(r.Err.Error(), 160)
+			why = report.Clip(r.Err.Error(), 160)
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", r.Server.Name, r.Verdict, strings.Join(r.Server.Rules, " "), why)
 	}

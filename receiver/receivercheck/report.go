@@ -3,7 +3,7 @@ package receivercheck
 import (
 	"io"
 
-	"github.com/mediaspec/mediaspec/conformance/report"
+	"github.com/mediaspec/mediaspec/report"
 )
 
 // The reports a CI job keeps: JSON (every verdict and delivery) and JUnit (one case per rule, in
@@ -67,7 +67,7 @@ func WriteJUnit(w io.Writer, res Result) error {
 			c.Failure = &report.Failure{Message: v.Reason}
 		case Pass:
 		default:
-			c.Skipped = &report.Skipped{Message: v.Reason}
+			c.Skipped = &report.Skip{Message: v.Reason}
 		}
 		for _, d := range res.Cases {
 			if d.Rule == v.Rule {

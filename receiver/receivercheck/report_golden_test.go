@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mediaspec/mediaspec/conformance/report/reporttest"
+	"github.com/mediaspec/mediaspec/report/reporttest"
 )
 
 // The reports are byte for byte what CI jobs already parse: attribute order, escapes, the rule's

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/mediaspec/mediaspec/conformance/report"
+	"github.com/mediaspec/mediaspec/report"
 )
 
 // The JUnit report has one class, a case per rule named "RULE: …" within 120 characters, failures

@@ -1,4 +1,4 @@
-package framework
+package report
 
 import (
 	"bytes"
@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mediaspec/mediaspec/conformance/report/reporttest"
+	"github.com/mediaspec/mediaspec/report/reporttest"
 )
 
 // The JUnit report is byte for byte what CI jobs already parse: suites per area in name order,
@@ -28,13 +28,13 @@ func TestJUnitGolden(t *testing.T) {
 		},
 	}
 	var out bytes.Buffer
-	if err := WriteJUnit(&out, res); err != nil {
+	if err := res.WriteJUnit(&out); err != nil {
 		t.Fatal(err)
 	}
 	reporttest.Golden(t, "junit.golden.xml", out.Bytes())
 
 	out.Reset()
-	if err := WriteJUnit(&out, Results{Suite: "empty"}); err != nil {
+	if err := (Results{Suite: "empty"}).WriteJUnit(&out); err != nil {
 		t.Fatal(err)
 	}
 	reporttest.Golden(t, "junit-empty.golden.xml", out.Bytes())

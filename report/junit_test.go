@@ -17,7 +17,7 @@ import (
 func TestJUnitAttributeOrder(t *testing.T) {
 	doc := JUnit{Tests: 2, Suites: []Suite{{Name: "s", Tests: 2, Cases: []Case{
 		{Name: "a", Classname: "s", Time: Seconds(1500 * time.Millisecond)},
-		{Name: "b", Classname: "s", ClassnameFirst: true, Skipped: &Skipped{Message: "why"}},
+		{Name: "b", Classname: "s", ClassnameFirst: true, Skipped: &Skip{Message: "why"}},
 	}}}}
 	var out bytes.Buffer
 	if err := WriteJUnit(&out, doc); err != nil {

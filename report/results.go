@@ -1,17 +1,11 @@
-package framework
+package report
 
 import (
 	"fmt"
-	"path"
-	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
 	"time"
-
-	"github.com/onsi/ginkgo/v2/types"
-
-	"github.com/mediaspec/mediaspec/spec"
 )
 
 // Spec outcomes and rule verdicts.
@@ -71,30 +65,27 @@ func (s SpecResult) Blamed() []string {
 	return out
 }
 
-// RelLocation is a code location relative to the module root (conformance/specs/auth.go:22): no
-// path of the machine that built the binary.
-func RelLocation(file string, line int) string {
-	if file == "" {
-		return ""
-	}
-	file = filepath.ToSlash(file)
-	if i := strings.LastIndex(file, "/conformance/"); i >= 0 {
-		file = file[i+1:]
-	} else {
-		file = path.Base(file)
-	}
-	return fmt.Sprintf("%s:%d", file, line)
+// Rule is a rule of the catalogue (spec/rules.yaml) as reports show it. It has the fields of
+// spec.Rule, so a catalogue rule converts to it (report.Rule(r)), without this package linking
+// the contract loader (and kin-openapi under it).
+type Rule struct {
+	ID             string   `json:"id"`
+	Level          string   `json:"level"` // MUST, SHOULD or MAY
+	Section        string   `json:"section"`
+	Statement      string   `json:"statement"`
+	Needs          []string `json:"needs"`
+	Interpretation string   `json:"interpretation,omitempty"`
+	Unobservable   string   `json:"unobservable,omitempty"`
+	Audit          string   `json:"audit,omitempty"`
 }
 
-// AreaOf is the area of a spec declared in file: the spec file's name without .go.
-func AreaOf(file string) string {
-	return strings.TrimSuffix(path.Base(filepath.ToSlash(file)), ".go")
-}
+// Observable reports whether a black-box test can check the rule.
+func (r Rule) Observable() bool { return r.Unobservable == "" }
 
 // RuleVerdict is one rule's verdict over the specs that carry its id.
 type RuleVerdict struct {
-	Rule    spec.Rule `json:"rule"`
-	Verdict string    `json:"verdict"`
+	Rule    Rule   `json:"rule"`
+	Verdict string `json:"verdict"`
 	// Reason: for failed, the failure messages; for skipped, why; for unobservable, the catalogue's
 	// reason; empty otherwise.
 	Reason string   `json:"reason,omitempty"`
@@ -118,85 +109,11 @@ type Results struct {
 	RuleCounts    Counts        `json:"rule_counts"`
 }
 
-// SpecResultsFromReport turns the It specs of a Ginkgo report into SpecResults; labels that are
-// rule ids of cat become Rules. Suite-level node failures are returned separately.
-func SpecResultsFromReport(cat *spec.Catalogue, r types.Report) (specs []SpecResult, suiteFailures []string) {
-	setupFailed := ""
-	for _, sr := range r.SpecReports {
-		if sr.LeafNodeType != types.NodeTypeIt && sr.State.Is(types.SpecStateFailureStates) {
-			suiteFailures = append(suiteFailures, fmt.Sprintf("%s failed: %s", sr.LeafNodeType, sr.FailureMessage()))
-			if sr.LeafNodeType.Is(types.NodeTypeBeforeSuite|types.NodeTypeSynchronizedBeforeSuite) && setupFailed == "" {
-				setupFailed = "not run: the suite setup (BeforeSuite) failed"
-			}
-		}
-	}
-	if setupFailed == "" && len(r.SpecialSuiteFailureReasons) > 0 {
-		setupFailed = "not run: " + r.SpecialSuiteFailureReasons[0]
-	}
-	for _, sr := range r.SpecReports {
-		if sr.LeafNodeType != types.NodeTypeIt {
-			continue
-		}
-		res := SpecResult{
-			Text:     sr.FullText(),
-			Leaf:     sr.LeafNodeText,
-			Area:     AreaOf(sr.LeafNodeLocation.FileName),
-			Labels:   sr.Labels(),
-			Location: RelLocation(sr.LeafNodeLocation.FileName, sr.LeafNodeLocation.LineNumber),
-			Duration: sr.RunTime,
-		}
-		for _, l := range res.Labels {
-			if _, ok := cat.Get(l); ok {
-				res.Rules = append(res.Rules, l)
-			}
-		}
-		switch {
-		case sr.State.Is(types.SpecStateInterrupted):
-			// Stopped by Ctrl-C or the run's timeout: undecided, not failed (the run fails).
-			res.State = Skipped
-			res.Reason = "interrupted: " + Sentence(sr.FailureMessage())
-		case sr.State.Is(types.SpecStateFailureStates):
-			res.State = Failed
-			res.Reason = sr.FailureMessage()
-			res.FailureLocation = RelLocation(sr.Failure.Location.FileName, sr.Failure.Location.LineNumber)
-			for _, af := range sr.AdditionalFailures {
-				res.Reason += "\n" + af.Failure.Message
-			}
-		case sr.State.Is(types.SpecStatePassed):
-			res.State = Passed
-		default: // skipped or pending
-			res.State = Skipped
-			res.Reason = sr.FailureMessage()
-			if sr.State.Is(types.SpecStatePending) {
-				res.Reason = "disabled: pending"
-			} else if res.Reason == "" && setupFailed != "" {
-				res.Reason = setupFailed
-			} else if res.Reason == "" {
-				res.Reason = NotSelected
-			}
-		}
-		for _, e := range sr.ReportEntries {
-			switch e.Name {
-			case TranscriptEntry:
-				res.Transcript = e.StringRepresentation()
-			case LastCallEntry:
-				res.LastCall = e.StringRepresentation()
-			case FailedRulesEntry:
-				if res.State == Failed {
-					res.FailedRules = strings.Fields(e.StringRepresentation())
-				}
-			}
-		}
-		specs = append(specs, res)
-	}
-	return specs, suiteFailures
-}
-
 // Verdicts gives every rule of cat its verdict, in catalogue order: unobservable if the catalogue
 // says so; otherwise failed if a spec failed an assertion charged to it (Spec.Step; a failed spec
 // that charged no step fails every rule it carries), else passed if at least one spec passed, else
 // skipped if it has specs (all skipped, or failed on another rule's step first), else not covered.
-func Verdicts(cat *spec.Catalogue, specs []SpecResult) []RuleVerdict {
+func Verdicts(rules []Rule, specs []SpecResult) []RuleVerdict {
 	byRule := map[string][]SpecResult{}
 	for _, s := range specs {
 		blamed := s.Blamed()
@@ -212,8 +129,8 @@ func Verdicts(cat *spec.Catalogue, specs []SpecResult) []RuleVerdict {
 			byRule[id] = append(byRule[id], s)
 		}
 	}
-	out := make([]RuleVerdict, 0, len(cat.Rules))
-	for _, rule := range cat.Rules {
+	out := make([]RuleVerdict, 0, len(rules))
+	for _, rule := range rules {
 		v := RuleVerdict{Rule: rule}
 		ss := byRule[rule.ID]
 		for _, s := range ss {
@@ -266,22 +183,6 @@ func Verdicts(cat *spec.Catalogue, specs []SpecResult) []RuleVerdict {
 		out = append(out, v)
 	}
 	return out
-}
-
-// BuildResults computes the specs, the rule verdicts and their counts from a Ginkgo report.
-func BuildResults(cat *spec.Catalogue, r types.Report) Results {
-	specs, suiteFailures := SpecResultsFromReport(cat, r)
-	suiteFailures = append(suiteFailures, r.SpecialSuiteFailureReasons...)
-	res := Results{
-		Suite:         r.SuiteDescription,
-		SuiteFailures: suiteFailures,
-		Specs:         specs,
-		Rules:         Verdicts(cat, specs),
-	}
-	res.SpecCounts, res.RuleCounts = Count(specs, res.Rules)
-	res.Succeeded = r.SuiteSucceeded && res.SpecCounts.Failed == 0 && len(suiteFailures) == 0 &&
-		res.SpecCounts.Passed+res.SpecCounts.Failed > 0
-	return res
 }
 
 // Count tallies spec outcomes and rule verdicts.

@@ -1,7 +1,3 @@
-// Package report writes the report files of the project's commands: the JUnit XML document
-// (check's, a suite per area, and check-receiver's, one suite of rules), indented JSON, and the
-// file a report goes to. It imports neither Ginkgo nor the suite, so check-receiver and the
-// receiver's packages use it without linking either.
 package report
 
 import (
@@ -47,7 +43,7 @@ type Case struct {
 	File      string   `xml:"file,attr,omitempty"`
 	Time      *float64 `xml:"time,attr,omitempty"` // seconds
 	Failure   *Failure `xml:"failure,omitempty"`
-	Skipped   *Skipped `xml:"skipped,omitempty"`
+	Skipped   *Skip    `xml:"skipped,omitempty"`
 	Out       string   `xml:"system-out,omitempty"`
 	// ClassnameFirst writes classname before name, as check-receiver's report always has, so
 	// the documents CI jobs keep stay byte for byte the same.
@@ -61,8 +57,8 @@ type Failure struct {
 	Body    string `xml:",chardata"`
 }
 
-// Skipped is a skipped case and why.
-type Skipped struct {
+// Skip is a skipped case and why.
+type Skip struct {
 	Message string `xml:"message,attr"`
 }
 

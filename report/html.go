@@ -1,4 +1,4 @@
-package framework
+package report
 
 import (
 	"fmt"
@@ -8,8 +8,6 @@ import (
 	"sort"
 	"strings"
 	"time"
-
-	"github.com/mediaspec/mediaspec/conformance/report"
 )
 
 // RunInfo is the header of every report: what was checked, with what, when, and how.
@@ -26,7 +24,7 @@ type RunInfo struct {
 
 // WriteJSON writes the results as indented JSON: run header, suite outcome, every spec, every rule
 // verdict.
-func WriteJSON(w io.Writer, r Results) error { return report.WriteJSON(w, r) }
+func (r Results) WriteJSON(w io.Writer) error { return WriteJSON(w, r) }
 
 // Sentence is the first statement of a failure message in words: the text before the first
 // transcript line ("> ..." or "< ...") or schema dump, on one line, at most 300 characters.
@@ -44,10 +42,6 @@ func Sentence(msg string) string {
 	}
 	return Clip(strings.Join(parts, " "), 300)
 }
-
-// Clip cuts s to at most n runes, marking the cut with an ellipsis (report.Clip, named here for
-// the suite's callers).
-func Clip(s string, n int) string { return report.Clip(s, n) }
 
 // maxTranscriptInHTML bounds one spec's transcript in the HTML report: the head and the tail are
 // kept (the JSON report has it whole). transcriptBudgetHTML bounds them all together, so a run
@@ -263,7 +257,7 @@ pre{white-space:pre-wrap;overflow-wrap:anywhere;font-size:.85em;background:#f6f6
 // WriteHTML writes the HTML report: a header (target, versions, start, duration, filter, mode), a
 // summary per area, the failed specs (each with its transcript, once), every rule with failures
 // first, then the other specs.
-func WriteHTML(w io.Writer, r Results) error {
+func (r Results) WriteHTML(w io.Writer) error {
 	d := htmlData{Results: r, AreaRows: r.Areas(), Causes: r.Causes(), Anchors: map[string]string{}}
 	share := maxTranscriptInHTML
 	if r.SpecCounts.Failed > 0 {
@@ -294,17 +288,17 @@ func JUnitName(s SpecResult) string {
 	if text == "" {
 		text = s.Text
 	}
-	return Clip(strings.Join(s.Rules, ", ")+": "+text, report.MaxNameLen)
+	return Clip(strings.Join(s.Rules, ", ")+": "+text, MaxNameLen)
 }
 
 // WriteJUnit writes a JUnit XML report with one test suite per area, classname mediaspec.<area>,
 // case names "RULE-ID: text", the spec's file relative to the module root, and for a failure its
 // sentence as the message and its reason and transcript as the body. Specs the label filter left
 // out are not listed.
-func WriteJUnit(w io.Writer, r Results) error {
-	by := map[string]*report.Suite{}
+func (r Results) WriteJUnit(w io.Writer) error {
+	by := map[string]*Suite{}
 	var order []string
-	doc := report.JUnit{Name: &r.Suite, Time: report.Seconds(r.Run.Duration)}
+	doc := JUnit{Name: &r.Suite, Time: Seconds(r.Run.Duration)}
 	for _, s := range r.Specs {
 		if s.Reason == NotSelected {
 			continue
@@ -312,24 +306,24 @@ func WriteJUnit(w io.Writer, r Results) error {
 		name := "mediaspec." + strings.ReplaceAll(s.Area, " ", "_")
 		ts := by[name]
 		if ts == nil {
-			ts = &report.Suite{Name: name, Time: new(float64)}
+			ts = &Suite{Name: name, Time: new(float64)}
 			if !r.Run.Started.IsZero() {
 				ts.Timestamp = r.Run.Started.UTC().Format(time.RFC3339)
 			}
 			by[name] = ts
 			order = append(order, name)
 		}
-		c := report.Case{Name: JUnitName(s), Classname: name, File: strings.Split(s.Location, ":")[0], Time: report.Seconds(s.Duration)}
+		c := Case{Name: JUnitName(s), Classname: name, File: strings.Split(s.Location, ":")[0], Time: Seconds(s.Duration)}
 		switch s.State {
 		case Failed:
 			body := s.Reason
 			if s.Transcript != "" {
 				body += "\n\n" + clipMiddle(s.Transcript, maxTranscriptInHTML)
 			}
-			c.Failure = &report.Failure{Message: Sentence(s.Reason), Type: "failed", Body: body}
+			c.Failure = &Failure{Message: Sentence(s.Reason), Type: "failed", Body: body}
 			ts.Failures++
 		case Skipped:
-			c.Skipped = &report.Skipped{Message: s.Reason}
+			c.Skipped = &Skip{Message: s.Reason}
 			ts.Skipped++
 		}
 		ts.Tests++
@@ -344,5 +338,5 @@ func WriteJUnit(w io.Writer, r Results) error {
 		doc.Skipped += ts.Skipped
 		doc.Suites = append(doc.Suites, *ts)
 	}
-	return report.WriteJUnit(w, doc)
+	return WriteJUnit(w, doc)
 }
