@@ -94,8 +94,8 @@ func run(ctx context.Context, base, key string) error {
 	if est.JSON200 == nil {
 		return unexpected("estimate", est.StatusCode(), est.Body)
 	}
-	var credits int = est.JSON200.Credits // an integer, like max_credits_needed
-	fmt.Printf("estimate: %d credits, submit with max_credits %d\n", credits, est.JSON200.MaxCreditsNeeded)
+	var credits float64 = est.JSON200.Credits // a number (the text's estimate table); max_credits_needed is an integer
+	fmt.Printf("estimate: %g credits, submit with max_credits %d\n", credits, est.JSON200.MaxCreditsNeeded)
 
 	sub, err := c.CreateGenerationWithResponse(ctx, mediaspec.GenerationRequest{
 		CapabilityId: "tts", Config: config, VoiceId: &voice, MaxCredits: est.JSON200.MaxCreditsNeeded,
