@@ -56,7 +56,7 @@ var Detectors = []detector{
 	{"ERR-006", "MUST", "a call refused as retryable was tried more than two more times"},
 	{"CLIENT-002", "MUST", "a call was sent again before its retry_after_seconds / Retry-After had passed"},
 	{"CLIENT-003", "SHOULD", "a running generation was followed by reading it in a loop instead of GET /generations/{id}/wait"},
-	{"CLIENT-004", "MUST", "a different submit was sent while the key's job named by submission_in_flight still ran"},
+	{"CLIENT-004", "MUST", "a submit was sent again while the key's job named by submission_in_flight still ran"},
 	{"ID-015", "MUST", "an id was passed back altered (case, spaces, prefix) or read out of a link"},
 	{"CLIENT-005", "MUST", "a submit's max_credits was not the max_credits_needed of the estimate of the same config"},
 	{"CLIENT-006", "MUST", "a submit followed estimate_changed without a new estimate"},
@@ -138,7 +138,7 @@ type estimate struct {
 	needed int64
 }
 
-type inflight struct{ gen, sig string }
+type inflight struct{ gen string }
 
 type submitted struct {
 	ids  []string
@@ -391,10 +391,12 @@ func (a *Auditor) checkSubmit(k *keyState, ex Exchange, body map[string]any, c c
 		fl, _ := e["in_flight"].(map[string]any)
 		gen, _ := fl["generation_id"].(string)
 		if gen != "" {
-			if k.inflight != nil && k.inflight.gen == gen && k.inflight.sig != sig {
+			// The same job still holds the slot: the client submitted again (the same body or
+			// another) without waiting until it ended.
+			if k.inflight != nil && k.inflight.gen == gen {
 				a.record("CLIENT-004", ex.KeyID, line, "After submission_in_flight, wait on in_flight.generation_id ("+gen+") until it ends before submitting another request from this key.", ex.Start)
 			}
-			k.inflight = &inflight{gen: gen, sig: sig}
+			k.inflight = &inflight{gen: gen}
 		}
 	case c.code == "estimate_changed":
 		k.estimateChanged[cap] = true
