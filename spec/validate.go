@@ -252,14 +252,9 @@ func (v *Validator) ValidateResponse(ctx context.Context, r *http.Request, statu
 	if route.Operation.Responses.Status(status) == nil {
 		return fail(fmt.Errorf("status %d is not one this operation documents (only its default entry would cover it)", status))
 	}
-	in := &openapi3filter.ResponseValidationInput{
-		RequestValidationInput: v.requestInput(r, nil, route, params),
-		Status:                 status,
-		Header:                 header,
-		Body:                   io.NopCloser(bytes.NewReader(body)),
-		Options:                v.options(),
-	}
-	if err := openapi3filter.ValidateResponse(ctx, in); err != nil {
+	// Every documented header and the body are checked apart, so that the violation names every
+	// missing or invalid field at once (FieldErrors), not only the first.
+	if err := v.answerProblems(ctx, r, route, params, status, header, body); err != nil {
 		return fail(err)
 	}
 	return nil
@@ -276,8 +271,12 @@ func (v *Validator) checkErrorEnvelope(ctx context.Context, header http.Header, 
 	if err := jsonUnmarshalNumber(body, &decoded); err != nil {
 		return fail(fmt.Errorf("error answer is not JSON: %w", err))
 	}
-	if err := v.errorRef.Value.VisitJSON(decoded, openapi3.MultiErrors()); err != nil {
-		return fail(fmt.Errorf("error answer is not the error envelope: %w", err))
+	if err := v.errorRef.Value.VisitJSON(decoded, openapi3.MultiErrors(), openapi3.VisitAsResponse()); err != nil {
+		fe := fieldErrors(err)
+		for i := range fe {
+			fe[i].Problem += " (the error envelope)"
+		}
+		return fail(fe)
 	}
 	return nil
 }
