@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 
 	yaml "go.yaml.in/yaml/v3"
@@ -20,6 +21,10 @@ type Rule struct {
 	// Interpretation is the reading we test where the interface spec is ambiguous or contradicts
 	// itself; empty when it is plain.
 	Interpretation string `yaml:"interpretation,omitempty" json:"interpretation,omitempty"`
+	// Basis says what the interpretation records: BasisText (our reading of what the interface text
+	// says) or BasisReference (the reference's own choice where the text is silent or says "not
+	// shown"); set exactly when Interpretation is.
+	Basis string `yaml:"basis,omitempty" json:"basis,omitempty"`
 	// Unobservable says why a black-box test cannot check the rule; empty when one can.
 	Unobservable string `yaml:"unobservable,omitempty" json:"unobservable,omitempty"`
 	// Audit, on a client obligation the mock can watch, says what `mediaspec mock --audit` reports
@@ -58,6 +63,12 @@ var RuleIDPattern = regexp.MustCompile(`^[A-Z]+(-[A-Z]+)?-[0-9]{3}$`)
 // Levels are the requirement levels a rule may have.
 var Levels = []string{"MUST", "SHOULD", "MAY"}
 
+// The bases of an interpretation (Rule.Basis).
+const (
+	BasisText      = "text"      // how we read what the interface text says
+	BasisReference = "reference" // the reference's own choice where the text is silent or "not shown"
+)
+
 // LoadRules parses and checks the embedded rule catalogue.
 func LoadRules() (*Catalogue, error) { return ParseRules(RulesYAML()) }
 
@@ -93,6 +104,12 @@ func ParseRules(data []byte) (*Catalogue, error) {
 		}
 		if strings.TrimSpace(r.Section) == "" || strings.TrimSpace(r.Statement) == "" {
 			problems = append(problems, where+": section and statement are required")
+		}
+		switch {
+		case r.Interpretation == "" && r.Basis != "":
+			problems = append(problems, where+": basis without an interpretation")
+		case r.Interpretation != "" && r.Basis != BasisText && r.Basis != BasisReference:
+			problems = append(problems, where+": an interpretation needs basis text or reference, not "+strconv.Quote(r.Basis))
 		}
 		if r.Audited() && r.Observable() {
 			problems = append(problems, where+": audit is for client obligations; the rule needs unobservable saying so")
