@@ -75,6 +75,7 @@ type Rule struct {
 	Statement      string   `json:"statement"`
 	Needs          []string `json:"needs"`
 	Interpretation string   `json:"interpretation,omitempty"`
+	Basis          string   `json:"basis,omitempty"` // of the interpretation: text or reference
 	Unobservable   string   `json:"unobservable,omitempty"`
 	Audit          string   `json:"audit,omitempty"`
 }
