@@ -49,7 +49,7 @@ func runMock(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	fs.DurationVar(&cfg.Retain, "retain", 0, fmt.Sprintf("forget what ended this long ago on the service clock: finished generations and batches with their output records, ended workflow runs, finished webhook deliveries, uploads unused that long (0: keep until reset; else at least %s) [$MEDIASPEC_MOCK_RETAIN]", mock.MinRetain))
 	specFile := fs.String("spec", "", "serve (and validate answers with) the REST description in FILE instead of the embedded one [$MEDIASPEC_MOCK_SPEC]")
 	catalogDir := fs.String("catalog", "", "serve the capability catalogue in DIR (a copy of fixtures/catalog) instead of the embedded one [$MEDIASPEC_MOCK_CATALOG]")
-	quiet := fs.Bool("quiet", false, "log no request (by default each request is logged: method, path, status, duration, key id, error code) [$MEDIASPEC_MOCK_QUIET]")
+	quiet := fs.Bool("quiet", false, "log only warnings and errors: no request lines (by default each request is logged: method, path, status, duration, key id, error code) and no other information, such as an upload refused at finalize [$MEDIASPEC_MOCK_QUIET]")
 	fs.BoolVar(&cfg.Audit, "audit", false, "audit the client: record each breach of a client duty of the interface (rule id, key id, request, advice) at GET /_control/v1/audit and print a summary per rule at shutdown [$MEDIASPEC_MOCK_AUDIT]")
 	auditFail := fs.Bool("audit-fail", false, "with the audit (implies --audit): exit 1 at shutdown when any MUST finding was recorded, so a client's CI can gate on it [$MEDIASPEC_MOCK_AUDIT_FAIL]")
 	infoJSON := fs.Bool("json", false, "print the start information as one JSON object instead of text [$MEDIASPEC_MOCK_JSON]")
@@ -61,11 +61,15 @@ func runMock(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	cfg.LogRequests = !*quiet
 	cfg.Audit = cfg.Audit || *auditFail
+	logOpts := &slog.HandlerOptions{Level: slog.LevelInfo}
+	if *quiet {
+		logOpts.Level = slog.LevelWarn
+	}
 	switch cfg.LogFormat {
 	case "text":
-		cfg.Logger = slog.New(slog.NewTextHandler(stderr, nil))
+		cfg.Logger = slog.New(slog.NewTextHandler(stderr, logOpts))
 	case "json":
-		cfg.Logger = slog.New(slog.NewJSONHandler(stderr, nil))
+		cfg.Logger = slog.New(slog.NewJSONHandler(stderr, logOpts))
 	default:
 		return usageError{msg: fmt.Sprintf("--log-format %q: want text or json", cfg.LogFormat)}
 	}
