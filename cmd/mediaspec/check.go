@@ -47,6 +47,13 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.BoolVar(&opts.Verbose, "v", false, "print a line per spec")
 	env := conformance.FlagEnv()
 	env["request-timeout"], env["timeout"], env["fail-fast"], env["v"] = "MEDIASPEC_REQUEST_TIMEOUT", "MEDIASPEC_TIMEOUT", "MEDIASPEC_FAIL_FAST", "MEDIASPEC_VERBOSE"
+	own := map[string]string{"request-timeout": env["request-timeout"], "timeout": env["timeout"], "fail-fast": env["fail-fast"], "v": env["v"]}
+	fs.VisitAll(func(f *flag.Flag) {
+		if strings.HasPrefix(f.Name, "image") {
+			own[f.Name] = "MEDIASPEC_" + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
+			env[f.Name] = own[f.Name]
+		}
+	})
 	fs.VisitAll(func(f *flag.Flag) {
 		if name, ok := env[f.Name]; ok {
 			f.Usage += " [$" + name + "]"
@@ -55,7 +62,7 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	if err := applyEnvNames(fs, map[string]string{"request-timeout": env["request-timeout"], "timeout": env["timeout"], "fail-fast": env["fail-fast"], "v": env["v"]}); err != nil {
+	if err := applyEnvNames(fs, own); err != nil {
 		return err
 	}
 	cfg, err := conformance.Load(flags, os.Getenv)

@@ -31,18 +31,21 @@ func (e exitError) ExitCode() int { return e.code }
 // 1 breaking, 2 could not compare.
 func runDiff(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("diff", "[--capabilities] [--format text|json|markdown] [--key KEY] [--verbose] OLD NEW", stderr)
-	caps := fs.Bool("capabilities", false, "compare capability catalogues (files, or servers' API roots ending in /api/v1) instead of REST descriptions")
-	format := fs.String("format", "text", "output format: "+strings.Join(diff.Formats, ", "))
+	caps := fs.Bool("capabilities", false, "compare capability catalogues (files, or servers' API roots ending in /api/v1) instead of REST descriptions [$MEDIASPEC_DIFF_CAPABILITIES]")
+	format := fs.String("format", "text", "output format: "+strings.Join(diff.Formats, ", ")+" [$MEDIASPEC_DIFF_FORMAT]")
 	key := fs.String("key", "", "API key sent to servers (Authorization: Bearer) [$MEDIASPEC_KEY]")
-	oldKey := fs.String("old-key", "", "API key for the OLD server only (default --key)")
-	newKey := fs.String("new-key", "", "API key for the NEW server only (default --key)")
-	verbose := fs.Bool("verbose", false, "list compatible changes too (json always lists them)")
+	oldKey := fs.String("old-key", "", "API key for the OLD server only (default --key) [$MEDIASPEC_DIFF_OLD_KEY]")
+	newKey := fs.String("new-key", "", "API key for the NEW server only (default --key) [$MEDIASPEC_DIFF_NEW_KEY]")
+	verbose := fs.Bool("verbose", false, "list compatible changes too (json always lists them) [$MEDIASPEC_DIFF_VERBOSE]")
 	// Flags may come before, between or after OLD and NEW.
 	flags, sides := splitSides(fs, args)
 	if err := parseFlags(fs, flags); err != nil {
 		return err
 	}
-	if err := applyEnvNames(fs, map[string]string{"key": "MEDIASPEC_KEY"}); err != nil {
+	if err := applyEnvNames(fs, map[string]string{
+		"key": "MEDIASPEC_KEY", "capabilities": "MEDIASPEC_DIFF_CAPABILITIES", "format": "MEDIASPEC_DIFF_FORMAT",
+		"old-key": "MEDIASPEC_DIFF_OLD_KEY", "new-key": "MEDIASPEC_DIFF_NEW_KEY", "verbose": "MEDIASPEC_DIFF_VERBOSE",
+	}); err != nil {
 		return err
 	}
 	if len(sides) != 2 {

@@ -62,7 +62,7 @@ type imageFlags struct {
 func registerImageFlags(fs *flag.FlagSet) *imageFlags {
 	f := &imageFlags{port: portFlag{port: 8080}}
 	fs.StringVar(&f.image, "image", "", "start the server under test from this Docker image (name:tag) and check it; the container is removed afterwards")
-	fs.Var(&f.env, "image-env", "K=V environment variable for the container (repeatable); {port} and {control_token} are replaced")
+	fs.Var(&f.env, "image-env", "K=V environment variable for the container (repeatable; in the environment variable, one K=V per line); {port} and {control_token} are replaced")
 	fs.Var(&f.port, "image-port", "port the server in the container listens on (host networking: a port of this machine's loopback); default 8080, or a free port when {port} is used")
 	fs.StringVar(&f.cmd, "image-cmd", "", "command (arguments after the entrypoint) for the container, space-separated or a JSON array; {port} and {control_token} are replaced (default: the image's)")
 	fs.StringVar(&f.basePath, "image-base-path", "/api/v1", "path of the versioned API root on the server in the container")
@@ -79,10 +79,12 @@ type envFlag []string
 func (e *envFlag) String() string { return strings.Join(*e, " ") }
 
 func (e *envFlag) Set(v string) error {
-	if k, _, ok := strings.Cut(v, "="); !ok || k == "" {
-		return fmt.Errorf("%q is not K=V", v)
+	for _, line := range strings.Split(strings.TrimSpace(v), "\n") {
+		if k, _, ok := strings.Cut(line, "="); !ok || k == "" {
+			return fmt.Errorf("%q is not K=V", line)
+		}
+		*e = append(*e, line)
 	}
-	*e = append(*e, v)
 	return nil
 }
 
