@@ -15,6 +15,7 @@ import (
 	"io"
 	"os/exec"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -444,16 +445,21 @@ func (s *Suite) watchStop(ctx context.Context, timeout time.Duration, done <-cha
 }
 
 // selection counts the specs the run selects, per area and in all.
+// It also tells the framework whether a selected spec needs a webhook receiver (only then does
+// the setup start one and register it at the target).
 func (s *Suite) selection() (map[string]int, int) {
 	perArea := map[string]int{}
 	n := 0
+	receiver := false
 	for _, r := range s.preview.SpecReports {
 		if !selectedIn(r) || (s.shard != nil && !s.shard[r.FullText()]) {
 			continue
 		}
 		perArea[framework.AreaOf(r.LeafNodeLocation.FileName)]++
 		n++
+		receiver = receiver || slices.Contains(r.Labels(), string(framework.Receiver))
 	}
+	s.f.WantReceiver(receiver)
 	return perArea, n
 }
 

@@ -45,6 +45,9 @@ func TestRun(t *testing.T) {
 		{"without control, control specs skip with the reason", "HEALTH-001 || AUTH-004", true, "",
 			[]string{`^rules: [1-9]\d* passed, 0 failed, \d+ skipped`, `^1 passed, 0 failed, \d+ skipped$`},
 			"unsupported: needs the control API: no --control-url given"},
+		{"the probes' paths unnamed, the probe specs skip with the reason", "HEALTH-001 || AUTH-001", true, "",
+			[]string{`^rules: [1-9]\d* passed, 0 failed, \d+ skipped`, `^[1-9]\d* passed, 0 failed, [1-9]\d* skipped$`},
+			"the text does not give the liveness probe's path"},
 		{"a selection of nothing is a setup error, before any spec", "NO-SUCH-LABEL", false, `the label filter "NO-SUCH-LABEL" selects no spec`, nil, ""},
 		{"a refused key is a setup error, in one line", "HEALTH-001", false, "the key was refused (401)", nil, ""},
 	}
@@ -55,6 +58,9 @@ func TestRun(t *testing.T) {
 			cmd.Env = append(os.Environ(), runHelperEnv+"="+tc.filter, "MEDIASPEC_JSON_REPORT="+report)
 			if tc.noControl {
 				cmd.Env = append(cmd.Env, "HELPER_NO_CONTROL=1")
+			}
+			if strings.Contains(tc.name, "unnamed") {
+				cmd.Env = append(cmd.Env, "HELPER_UNNAMED=1")
 			}
 			if strings.Contains(tc.wantErr, "key was refused") {
 				cmd.Env = append(cmd.Env, "HELPER_WRONG_KEY=1")
@@ -128,9 +134,14 @@ func runHelper(t *testing.T, filter string) {
 	defer ts.Close()
 	srv.SetPublicURL(ts.URL)
 	info := srv.Info()
+	// A run that is not the reference's names the probes' paths itself (the text gives none).
 	cfg := conformance.Config{
 		BaseURL: info.BaseURL, ControlURL: info.ControlURL, ControlToken: info.ControlToken,
 		TimeScale: 1, LabelFilter: filter, JSONReport: os.Getenv("MEDIASPEC_JSON_REPORT"),
+		LivePath: "/health/live", ReadyPath: "/health/ready",
+	}
+	if os.Getenv("HELPER_UNNAMED") != "" {
+		cfg.LivePath, cfg.ReadyPath = "", ""
 	}
 	if os.Getenv("HELPER_NO_CONTROL") != "" {
 		cfg.ControlURL, cfg.ControlToken, cfg.Key = "", "", info.GenerateKey

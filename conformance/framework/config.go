@@ -74,6 +74,48 @@ type Config struct {
 	// KeysFile names a file with a key set per line (KEY,READ_KEY,OTHER_KEY or the three separated
 	// by spaces; # starts a comment line).
 	KeysFile string `yaml:"keys_file" env:"MEDIASPEC_KEYS_FILE"`
+	// KeyHeader names the request header of the second key scheme. The text declares "an API key
+	// header" without its name, so the suite sends keys as Authorization: Bearer only, and skips
+	// the specs of the second scheme (with the reason), unless the target names its header here.
+	// With Reference an empty value is the mock's X-API-Key; Off names none even then.
+	KeyHeader string `yaml:"key_header" env:"MEDIASPEC_KEY_HEADER"`
+	// DescriptionPath is the path, below the API root, of the target's live REST description (the
+	// text says to read its info.version but never gives its path). Empty: the specs that read it
+	// skip with the reason. With Reference an empty value is the mock's /openapi.json; Off: none.
+	DescriptionPath string `yaml:"description_path" env:"MEDIASPEC_DESCRIPTION_PATH"`
+	// LivePath and ReadyPath are the paths, below the API root, of the liveness and readiness
+	// probes ("Health probe paths and answers: not shown"). Empty: the probe specs skip with the
+	// reason. With Reference an empty value is the mock's /health/live or /health/ready; Off: none.
+	LivePath  string `yaml:"live_path" env:"MEDIASPEC_LIVE_PATH"`
+	ReadyPath string `yaml:"ready_path" env:"MEDIASPEC_READY_PATH"`
+}
+
+// Off as Config.KeyHeader, DescriptionPath, LivePath or ReadyPath says the target has no such
+// thing, even with Reference.
+const Off = "off"
+
+// The reference mock's answers to what the text leaves open (Config.Reference fills them in).
+const (
+	ReferenceKeyHeader       = "X-API-Key"
+	ReferenceDescriptionPath = "/openapi.json"
+	ReferenceLivePath        = "/health/live"
+	ReferenceReadyPath       = "/health/ready"
+)
+
+// Named is what the target names for what the text leaves open, after Reference defaults and Off:
+// the API key header, the live description's path and the two probe paths ("" where none).
+func (c Config) Named() (keyHeader, description, live, ready string) {
+	pick := func(v, ref string) string {
+		switch {
+		case v == Off:
+			return ""
+		case v == "" && c.Reference:
+			return ref
+		}
+		return v
+	}
+	return pick(c.KeyHeader, ReferenceKeyHeader), pick(c.DescriptionPath, ReferenceDescriptionPath),
+		pick(c.LivePath, ReferenceLivePath), pick(c.ReadyPath, ReferenceReadyPath)
 }
 
 // MaxProcs is the most processes a run may use (Config.Procs).
@@ -95,6 +137,7 @@ var flagNames = map[string]string{
 	"HTMLReport": "html-report", "TimeScale": "time-scale", "Slow": "slow",
 	"Randomize": "randomize", "Seed": "seed", "RetiredCapabilityID": "retired-capability-id",
 	"Reference": "reference", "Procs": "procs", "KeySetList": "key-set", "KeysFile": "keys-file",
+	"KeyHeader": "key-header", "DescriptionPath": "description-path", "LivePath": "live-path", "ReadyPath": "ready-path",
 }
 
 // RegisterFlags defines the suite's flags on fs (--config plus one per Config field) and returns
@@ -124,6 +167,10 @@ func RegisterFlags(fs *flag.FlagSet) *Flags {
 	fs.IntVar(&v.Procs, "procs", 1, "run the specs in N processes at once, keys only, each with a key set of its own (not with the control API: the processes would share its clock and catalogue)")
 	fs.Var(&v.KeySetList, "key-set", "KEY,READ_KEY,OTHER_KEY: one more key set for --procs (repeat it; --key, --read-key and --other-key are the first set)")
 	fs.StringVar(&v.KeysFile, "keys-file", "", "file of key sets for --procs, one KEY,READ_KEY,OTHER_KEY per line")
+	fs.StringVar(&v.KeyHeader, "key-header", "", "name of the target's API key header, the second key scheme (not shown in the text; default: none, Authorization: Bearer only; with --reference X-API-Key; off: none)")
+	fs.StringVar(&v.DescriptionPath, "description-path", "", "path of the live REST description below the API root, e.g. /openapi.json (not shown in the text; default: none, the specs reading it skip; with --reference /openapi.json; off: none)")
+	fs.StringVar(&v.LivePath, "live-path", "", "path of the liveness probe below the API root (not shown in the text; default: none; with --reference /health/live; off: none)")
+	fs.StringVar(&v.ReadyPath, "ready-path", "", "path of the readiness probe below the API root (not shown in the text; default: none; with --reference /health/ready; off: none)")
 	fs.BoolVar(&v.Reference, "reference", false, "the target is mediaspec's own mock: a state the suite needs and cannot find fails the spec instead of skipping it")
 	return f
 }
@@ -250,6 +297,14 @@ func (c Config) Validate() error {
 	}
 	if c.TimeScale <= 0 {
 		return errors.New("conformance: time scale must be above zero")
+	}
+	if h := c.KeyHeader; h != "" && h != Off && (strings.EqualFold(h, "Authorization") || strings.ContainsAny(h, " :\t\r\n")) {
+		return fmt.Errorf("conformance: --key-header %q: want a header name other than Authorization", h)
+	}
+	for _, p := range []struct{ flag, v string }{{"--description-path", c.DescriptionPath}, {"--live-path", c.LivePath}, {"--ready-path", c.ReadyPath}} {
+		if p.v != "" && p.v != Off && !strings.HasPrefix(p.v, "/") {
+			return fmt.Errorf("conformance: %s %q: want a path below the API root, starting with /", p.flag, p.v)
+		}
 	}
 	return nil
 }

@@ -53,6 +53,10 @@ type Framework struct {
 
 	spread atomic.Uint64 // SpreadClient's turn
 
+	// noReceiver is set (WantReceiver) when no selected spec needs a receiver: Setup then starts
+	// none and registers nothing at the target.
+	noReceiver atomic.Bool
+
 	memoMu sync.Mutex     // guards memo
 	memo   map[string]any // what specs read once per run (Client.Memo)
 }
@@ -174,9 +178,12 @@ func (f *Framework) Setup(ctx context.Context) error {
 	if err := f.learnClock(ctx); err != nil {
 		return err
 	}
-	receiverOK, err := f.startReceiver(ctx, env.key)
-	if err != nil {
-		return err
+	receiverOK, receiverWhy := false, "no selected spec needs one, so the run set none up"
+	if !f.noReceiver.Load() {
+		var err error
+		if receiverOK, receiverWhy, err = f.startReceiver(ctx, env.key); err != nil {
+			return err
+		}
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -189,9 +196,15 @@ func (f *Framework) Setup(ctx context.Context) error {
 		Slow:            f.cfg.Slow,
 		Uploads:         true,
 		Receiver:        receiverOK,
+		ReceiverWhy:     receiverWhy,
 	}
 	return nil
 }
+
+// WantReceiver tells Setup whether a selected spec needs a webhook receiver (Receiver): without
+// one it starts none and probes no webhook route, so a target without that route is not touched
+// for nothing. Call it before the suite runs; the default is to start one.
+func (f *Framework) WantReceiver(want bool) { f.noReceiver.Store(!want) }
 
 func (f *Framework) remember(workspaceID string) {
 	f.mu.Lock()
@@ -277,7 +290,8 @@ func (f *Framework) exchange(ctx context.Context, v *spec.Validator, method stri
 		case Bearer:
 			req.Header.Set("Authorization", "Bearer "+key)
 		case APIKeyHdr:
-			req.Header.Set("X-API-Key", key)
+			h, _, _, _ := f.cfg.Named()
+			req.Header.Set(h, key)
 		}
 	}
 	if c.contentType != "" {

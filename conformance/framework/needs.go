@@ -32,6 +32,9 @@ type Capabilities struct {
 	Budget          int // credits the run may spend in total
 	Slow            bool
 	Uploads         bool
+	// ReceiverWhy says why Receiver is false when the run did set one up and the target refused
+	// it (or the selected specs need none); "" gives the generic reason.
+	ReceiverWhy string
 }
 
 // Unmet returns the reason the first unmet need cannot be met, or "" when every need is met. The
@@ -46,6 +49,9 @@ func (c Capabilities) Unmet(needs []Need) string {
 			}
 		case Receiver:
 			if !c.Receiver {
+				if c.ReceiverWhy != "" {
+					return "unsupported: needs a webhook receiver the target can reach: " + c.ReceiverWhy
+				}
 				return "unsupported: needs a webhook receiver the target can reach: none is configured"
 			}
 		case SecondWorkspace:

@@ -10,7 +10,11 @@ import (
 type Operation struct {
 	Method string // GET, POST, DELETE, ...
 	Path   string // the path template below the API root, e.g. "/generations/{id}"
-	ID     string // operationId
+	// DocPath is the operation's path in the REST description; it differs from Path where the
+	// description holds the reference's choice of a path the text does not give (the live
+	// description, the probes) and the target names another (Config.Named).
+	DocPath string
+	ID      string // operationId
 	// Scope is the operation's x-scope ("read" or "generate"); "" on a public operation.
 	Scope string
 	// Public is true when the operation declares no security (security: []): it takes no key.
@@ -33,14 +37,20 @@ func (o Operation) Params() []string {
 
 // Operations lists every operation of the REST description the run validates traffic against
 // (spec/openapi.yaml), sorted by path then method, with its x-scope and whether it is public. It
-// is read from the document, so a new operation joins every spec that walks the list.
+// is read from the document, so a new operation joins every spec that walks the list. The paths
+// the text does not give (the live description, the probes) are the ones the target names, and
+// their operations are left out when it names none.
 func (s *Spec) Operations() []Operation {
 	doc := s.f.validator.Document()
 	var out []Operation
 	for _, path := range doc.Paths.InMatchingOrder() {
 		item := doc.Paths.Value(path)
+		at, named := s.f.targetPath(path)
+		if !named {
+			continue
+		}
 		for method, op := range item.Operations() {
-			o := Operation{Method: strings.ToUpper(method), Path: path, ID: op.OperationID}
+			o := Operation{Method: strings.ToUpper(method), Path: at, DocPath: path, ID: op.OperationID}
 			o.Scope, _ = op.Extensions["x-scope"].(string)
 			o.Public = op.Security != nil && len(*op.Security) == 0
 			out = append(out, o)

@@ -14,6 +14,7 @@ func TestOperationsComeFromTheDescription(t *testing.T) {
 	}
 	f := testFramework(t)
 	f.validator = v
+	f.cfg.Reference = true // the reference's paths for the live description and the probes
 	s := &Spec{f: f}
 	ops := s.Operations()
 	if len(ops) < 25 {
@@ -47,5 +48,35 @@ func TestOperationsComeFromTheDescription(t *testing.T) {
 	}
 	if p := byName["POST /uploads/{assetId}/finalize"].Params(); len(p) != 1 || p[0] != "assetId" {
 		t.Errorf("params of finalize = %v, want [assetId]", p)
+	}
+}
+
+// The paths the text does not give are the target's: moved where it names them, left out where it
+// names none.
+func TestOperationsAtTheNamedPaths(t *testing.T) {
+	v, err := spec.NewEmbeddedValidator(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := testFramework(t)
+	f.validator = v
+	f.cfg = Config{LivePath: "/livez", DescriptionPath: Off}
+	byName := map[string]Operation{}
+	for _, o := range (&Spec{f: f}).Operations() {
+		byName[o.String()] = o
+	}
+	if o, ok := byName["GET /livez"]; !ok || o.DocPath != "/health/live" || !o.Public {
+		t.Errorf("GET /livez = %+v, %v; want the liveness probe moved there", o, ok)
+	}
+	for _, gone := range []string{"GET /health/live", "GET /health/ready", "GET /openapi.json"} {
+		if _, ok := byName[gone]; ok {
+			t.Errorf("%s is listed though the target names it elsewhere or not at all", gone)
+		}
+	}
+	if _, ok := byName["GET /capabilities"]; !ok {
+		t.Error("GET /capabilities is missing")
+	}
+	if !f.namedElsewhere("/livez") || f.namedElsewhere("/capabilities") {
+		t.Error("namedElsewhere: /livez is named elsewhere, /capabilities is not")
 	}
 }

@@ -98,19 +98,27 @@ func NothingSelected(filter string) error {
 	return setupErr("the label filter %q selects no spec (labels are rule ids such as AUTH-001 and needs such as control; mediaspec rules lists the ids)", filter)
 }
 
-// Preflight checks the target before any spec runs, in the order a person would: GET /health/live
-// answers; the control token is accepted (when given); the key is accepted; the read key reads but
+// Preflight checks the target before any spec runs, in the order a person would: the target
+// answers (its liveness probe when it names one, else GET /capabilities); the control token is accepted (when given); the key is accepted; the read key reads but
 // cannot generate; the other key is accepted and sees another workspace. The first problem is
 // returned as a one-line SetupError.
 func (f *Framework) Preflight(ctx context.Context) error {
 	pctx, cancel := context.WithTimeout(ctx, preflightTimeout)
 	defer cancel()
-	live, err := f.probe(pctx, f.resolve(f.apiRoot, "/health/live").String(), "")
+	// The probes' paths are not given by the text: the liveness probe named by the target, else an
+	// anonymous GET /capabilities (a keyed read, so any answer but 404 shows the root is right).
+	probePath, want := "/capabilities", "an answer other than 404"
+	if _, _, live, _ := f.cfg.Named(); live != "" {
+		probePath, want = live, "2XX"
+	}
+	probeURL := f.resolve(f.apiRoot, probePath).String()
+	live, err := f.probe(pctx, probeURL, "")
 	switch {
 	case err != nil:
-		return setupErr("the target does not answer GET %s: %v (is --base-url the API root, e.g. http://host:port/api/v1?)", f.redactor.String(f.resolve(f.apiRoot, "/health/live").String()), err)
-	case live.status != http.StatusOK:
-		return setupErr("GET %s answered %d, want 200 (is --base-url the API root, e.g. http://host:port/api/v1?)", f.resolve(f.apiRoot, "/health/live").String(), live.status)
+		return setupErr("the target does not answer GET %s: %v (is --base-url the API root, e.g. http://host:port/api/v1?)", f.redactor.String(probeURL), err)
+	case probePath == "/capabilities" && live.status == http.StatusNotFound,
+		probePath != "/capabilities" && (live.status < 200 || live.status > 299):
+		return setupErr("GET %s answered %d, want %s (is --base-url the API root, e.g. http://host:port/api/v1?)", f.redactor.String(probeURL), live.status, want)
 	}
 	if f.controlRoot != nil {
 		u := f.resolve(f.controlRoot, "/clock").String()

@@ -10,7 +10,6 @@ import (
 	"crypto/x509/pkix"
 	"encoding/base64"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"math/big"
 	"net"
@@ -57,12 +56,14 @@ type Hooks struct {
 }
 
 // startReceiver starts the receiver (unless ReceiverListen is "off") and reports whether the
-// target admits its URL: it registers an endpoint there with key and deletes it again. A refusal
-// is written to the Ginkgo writer and leaves the Receiver need unmet.
-func (f *Framework) startReceiver(ctx context.Context, key string) (bool, error) {
+// target admits its URL: it registers an endpoint there with key and deletes it again. A refusal,
+// or a webhook route the target does not have, leaves the Receiver need unmet with the reason
+// (why); only a receiver that cannot listen is an error. The probe is setup, not a verdict: its
+// answers are not checked against the description (the webhook specs judge them).
+func (f *Framework) startReceiver(ctx context.Context, key string) (ok bool, why string, err error) {
 	listen := f.cfg.ReceiverListen
 	if listen == ReceiverOff {
-		return false, nil
+		return false, "", nil
 	}
 	if listen == "" {
 		listen = "127.0.0.1:0"
@@ -72,11 +73,11 @@ func (f *Framework) startReceiver(ctx context.Context, key string) (bool, error)
 	h := &Hooks{behaviors: map[string]receiver.Behavior{}, secrets: []string{"whsec_" + base64.StdEncoding.EncodeToString(placeholder)}}
 	rcv, err := receiver.New(receiver.Config{Secrets: h.secrets, Now: f.targetNow, Window: f.stampWindow, Behavior: h.behave})
 	if err != nil {
-		return false, err
+		return false, "", err
 	}
 	ln, err := net.Listen("tcp", listen)
 	if err != nil {
-		return false, fmt.Errorf("webhook receiver: listen on %s: %w", listen, err)
+		return false, "", fmt.Errorf("webhook receiver: listen on %s: %w", listen, err)
 	}
 	h.rcv = rcv
 	h.srv = &http.Server{Handler: rcv, ReadHeaderTimeout: 10 * time.Second}
@@ -94,13 +95,16 @@ func (f *Framework) startReceiver(ctx context.Context, key string) (bool, error)
 
 	u := f.resolve(f.apiRoot, "/webhooks")
 	body := map[string]any{"url": h.public + receiverProbePath, "events": []string{"credits.low"}, "description": "conformance probe"}
-	r, err := f.exchange(ctx, f.validator, http.MethodPost, u, key, Bearer, []CallOption{JSONBody(body)})
+	r, err := f.exchange(ctx, nil, http.MethodPost, u, key, Bearer, []CallOption{JSONBody(body)})
 	if err != nil {
-		return false, fmt.Errorf("webhook receiver: probe registration: %w", err)
+		why = fmt.Sprintf("registering the receiver's URL (POST /webhooks) got no answer: %v", err)
+		fmt.Fprintln(GinkgoWriter, why)
+		return false, why, nil
 	}
 	if r.Status != http.StatusCreated {
-		fmt.Fprintf(GinkgoWriter, "the target refuses the receiver URL %s (HTTP %d); specs that need a receiver are skipped\n", h.public, r.Status)
-		return false, nil
+		why = fmt.Sprintf("the target refuses the receiver URL %s (POST /webhooks answered %d)", h.public, r.Status)
+		fmt.Fprintln(GinkgoWriter, why+"; specs that need a receiver are skipped")
+		return false, why, nil
 	}
 	var doc struct {
 		Webhook struct {
@@ -108,14 +112,14 @@ func (f *Framework) startReceiver(ctx context.Context, key string) (bool, error)
 		} `json:"webhook"`
 	}
 	if err := json.Unmarshal(r.Body, &doc); err != nil || doc.Webhook.ID == "" {
-		return false, errors.New("webhook receiver: the probe registration answered 201 without webhook.webhook_id")
+		return false, "registering the receiver's URL answered 201 without webhook.webhook_id", nil
 	}
 	// The delete is not checked against the REST description: its answer is judged by the WH-021
 	// spec, not by the setup (a wrong answer there must fail that spec, not the whole run).
 	if _, err := f.exchange(ctx, nil, http.MethodDelete, f.resolve(f.apiRoot, "/webhooks/"+doc.Webhook.ID), key, Bearer, nil); err != nil {
-		return false, fmt.Errorf("webhook receiver: delete the probe registration: %w", err)
+		return false, fmt.Sprintf("deleting the probe registration got no answer: %v", err), nil
 	}
-	return true, nil
+	return true, "", nil
 }
 
 // stopReceiver stops the receiver, if one runs.

@@ -80,13 +80,14 @@ func rateLimitSpecs(f *framework.Framework) {
 				})
 			})
 
-		f.Rule(rules("RATE-015")...).Needs(framework.Control).It("GET /openapi.json counts against agent_read", func(ctx context.Context, s *framework.Spec) {
+		f.Rule(rules("RATE-015")...).Needs(framework.Control).It("a read of the live description counts against agent_read", func(ctx context.Context, s *framework.Spec) {
+			desc := s.DescriptionPath()
 			ws := s.NewWorkspace(ctx, framework.WorkspaceOptions{})
 			c, _ := ws.NewKey(ctx, framework.KeyOptions{Scopes: []string{"read"}})
 			s.Step("RATE-015")
 			inWindow(ctx, s, func() {
 				fill(ctx, c, readCall, 119)
-				c.Get(ctx, "/openapi.json").ExpectStatus(http.StatusOK)
+				c.Get(ctx, desc).ExpectStatus(http.StatusOK)
 				expectBucketRefusal(readCall.do(ctx, c))
 			})
 		})
@@ -94,13 +95,14 @@ func rateLimitSpecs(f *framework.Framework) {
 		f.Rule("RATE-016").Needs(framework.Control).It("health probes are not counted: a full agent_read bucket leaves them answering", func(ctx context.Context, s *framework.Spec) {
 			ws := s.NewWorkspace(ctx, framework.WorkspaceOptions{})
 			c, _ := ws.NewKey(ctx, framework.KeyOptions{Scopes: []string{"read"}})
+			live := s.LivePath()
 			for i := 0; i < 5; i++ {
-				c.Get(ctx, "/health/live").ExpectOK(http.StatusOK)
+				expect2XX(c.Get(ctx, live), "the liveness probe")
 			}
 			inWindow(ctx, s, func() {
 				fill(ctx, c, readCall, 120)
 				expectBucketRefusal(readCall.do(ctx, c))
-				c.Get(ctx, "/health/live").ExpectOK(http.StatusOK)
+				expect2XX(c.Get(ctx, live), "the liveness probe with a full agent_read bucket")
 			})
 		})
 

@@ -144,25 +144,29 @@ func errorTableSpecs(f *framework.Framework) {
 	Describe("errors: the contract sets of the error table", func() {
 		f.Rule(rules("VER-012", "ERR-002", "ERR-011", "ERR-025", "ERR-021", "ERR-028")...).It("the live description's error codes and bound_by values are the contract sets, and refusals keep the table's verdicts", func(ctx context.Context, s *framework.Spec) {
 			c := s.Client()
-			doc := c.Get(ctx, "/openapi.json").ExpectStatus(http.StatusOK)
-			want := make([]string, 0, len(spec.ErrorCodes))
-			for _, e := range spec.ErrorCodes {
-				want = append(want, e.Code)
-			}
-			s.Step("VER-012", "ERR-002")
-			found := 0
-			for _, e := range enumsOf(doc.Doc(), doc.Doc(), "code") {
-				if slices.Contains(e, "not_authorized") {
-					Expect(e).To(ConsistOf(want), "the error code enum is the error table's set, no more and no fewer")
-					found++
+			// The description is read where the target names it (the text gives no path).
+			if s.HasDescription() {
+				doc := c.Get(ctx, s.DescriptionPath()).ExpectStatus(http.StatusOK)
+				want := make([]string, 0, len(spec.ErrorCodes))
+				for _, e := range spec.ErrorCodes {
+					want = append(want, e.Code)
 				}
-			}
-			Expect(found).To(BeNumerically(">=", 1), "the live description has an error code enum")
-			s.Step("VER-012", "ERR-011")
-			bound := enumsOf(doc.Doc(), doc.Doc(), "bound_by")
-			Expect(bound).NotTo(BeEmpty(), "the live description has a limit.bound_by enum")
-			for _, e := range bound {
-				Expect(e).To(ConsistOf("max_credits", "org_per_generation", "api_key_budget", "org_daily"))
+				s.Step("VER-012", "ERR-002")
+				found := 0
+				for _, e := range enumsOf(doc.Doc(), doc.Doc(), "code") {
+					if slices.Contains(e, "not_authorized") {
+						// New enum values ship without warning (Versioning): the table's codes are all there.
+						Expect(e).To(ContainElements(want), "the error code enum holds every code of the error table")
+						found++
+					}
+				}
+				Expect(found).To(BeNumerically(">=", 1), "the live description has an error code enum")
+				s.Step("VER-012", "ERR-011")
+				bound := enumsOf(doc.Doc(), doc.Doc(), "bound_by")
+				Expect(bound).NotTo(BeEmpty(), "the live description has a limit.bound_by enum")
+				for _, e := range bound {
+					Expect(e).To(ContainElements("max_credits", "org_per_generation", "api_key_budget", "org_daily"))
+				}
 			}
 			// Live refusals keep the table's status and retryable verdict (ExpectError checks both).
 			s.Step("VER-012", "ERR-021")

@@ -43,9 +43,7 @@ func estimatePriceSpecs(f *framework.Framework) {
 				priced++
 				Expect(r.String("capability_id")).To(Equal(id), r.Describe())
 				s.Step("EST-002", "CORE-005")
-				credits, ok := framework.AsInt(r.Field("credits"))
-				Expect(ok).To(BeTrue(), "credits is a whole number"+r.Describe())
-				Expect(credits).To(BeNumerically(">=", 0), r.Describe())
+				credits := priceOf(r) // a number, not necessarily whole
 				need := r.Int("max_credits_needed")
 				Expect(need).To(BeNumerically(">=", credits), "the hold is at least the price"+r.Describe())
 				r.Bool("is_ceiling")
@@ -81,7 +79,7 @@ func estimatePriceSpecs(f *framework.Framework) {
 					continue
 				}
 				r.ExpectOK(http.StatusOK)
-				credits, _ := framework.AsInt(r.Field("credits"))
+				credits := priceOf(r)
 				Expect(r.Int("max_credits_needed")).To(Equal(ceilPad(credits)), "one take: ceil(price x 1.1)"+r.Describe())
 				checked++
 			}
@@ -476,8 +474,7 @@ func holdPadSpecs(f *framework.Framework) {
 					continue
 				}
 				one.ExpectOK(http.StatusOK)
-				price, ok := framework.AsInt(one.Field("credits"))
-				Expect(ok).To(BeTrue(), "credits is a whole number"+one.Describe())
+				price := priceOf(one)
 				take := one.Int("max_credits_needed")
 				Expect(take).To(Equal(ceilPad(price)), id+": one take holds ceil(price x 1.1)"+one.Describe())
 				for k := int64(2); k <= n; k++ {

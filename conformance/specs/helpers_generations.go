@@ -2,12 +2,15 @@ package specs
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"math"
 	"net/http"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2" //nolint:revive
 	. "github.com/onsi/gomega"    //nolint:revive
+	"github.com/onsi/gomega/types"
 
 	"github.com/mediaspec/mediaspec/conformance/framework"
 )
@@ -101,7 +104,7 @@ type job struct {
 	id    string
 	ids   []string
 	need  int64 // the estimate's max_credits_needed, sent as max_credits
-	price int64 // the estimate's credits
+	price float64 // the estimate's credits (a number)
 	capID string
 	body  map[string]any // the submit body as sent
 }
@@ -121,8 +124,7 @@ func submit(ctx context.Context, s *framework.Spec, c *framework.Client, capID s
 	GinkgoHelper()
 	skipRealTimeVideo(ctx, s, c, capID)
 	est, need := estimateOf(ctx, c, capID, config, extra)
-	price, ok := framework.AsInt(est.Field("credits"))
-	Expect(ok).To(BeTrue(), "estimate credits is a whole number"+est.Describe())
+	price := priceOf(est)
 	s.Spend(int(need))
 	body := submitBody(capID, config, need, extra)
 	r := c.Post(ctx, "/generations", body).ExpectOK(http.StatusCreated)
@@ -448,8 +450,44 @@ func finishAll(ctx context.Context, s *framework.Spec, c *framework.Client, ids 
 	}
 }
 
-// ceilPad is ceil(n x 1.1) in integers.
-func ceilPad(n int64) int64 { return (n*11 + 9) / 10 }
+// ceilPad is ceil(p x 1.1): the hold of one take priced p (a price may be fractional; the tiny
+// slack absorbs binary rounding of p x 1.1).
+func ceilPad(p float64) int64 { return int64(math.Ceil(p*1.1 - 1e-6)) }
+
+// priceOf is an estimate's credits, the price: a number (Estimate answer), which may be
+// fractional, though charges and holds are whole numbers.
+func priceOf(r *framework.Response) float64 {
+	GinkgoHelper()
+	p, ok := asNumber(r.Field("credits"))
+	Expect(ok).To(BeTrue(), "estimate credits is a number"+r.Describe())
+	Expect(p).To(BeNumerically(">=", 0), "estimate credits is not negative"+r.Describe())
+	return p
+}
+
+// asNumber reads a JSON number.
+func asNumber(v any) (float64, bool) {
+	switch n := v.(type) {
+	case json.Number:
+		f, err := n.Float64()
+		return f, err == nil
+	case float64:
+		return n, true
+	}
+	i, ok := framework.AsInt(v)
+	return float64(i), ok
+}
+
+// chargesOf matches the whole credits charged for k takes priced p each: k x p when p is whole,
+// else anything from k x floor(p) to k x ceil(p).
+func chargesOf(p float64, k int) types.GomegaMatcher {
+	return And(BeNumerically(">=", float64(k)*math.Floor(p+1e-6)), BeNumerically("<=", float64(k)*math.Ceil(p-1e-6)))
+}
+
+// chargeOf matches a whole number of credits charged at price p: p itself when it is whole, else
+// a whole number next to it (the text does not say how a fractional price rounds to a charge).
+func chargeOf(p float64) types.GomegaMatcher {
+	return SatisfyAny(BeNumerically("==", math.Floor(p+1e-6)), BeNumerically("==", math.Ceil(p-1e-6)))
+}
 
 // blockingWait is the least service time a wait on a running job blocks (about 18 s; 15 to 20
 // accepted), and longestWait the most (the reference table's 20 s, plus one second for the step in

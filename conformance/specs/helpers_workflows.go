@@ -421,13 +421,12 @@ func saveWorkflow(ctx context.Context, s *framework.Spec, wsID string, steps []w
 
 // stepsPrice estimates every step as its own request and returns, per step id, the estimate's
 // credits (the price) and max_credits_needed (the padded hold).
-func stepsPrice(ctx context.Context, c *framework.Client, steps []wfStep) (price, need map[string]int64) {
+func stepsPrice(ctx context.Context, c *framework.Client, steps []wfStep) (price map[string]float64, need map[string]int64) {
 	GinkgoHelper()
-	price, need = map[string]int64{}, map[string]int64{}
+	price, need = map[string]float64{}, map[string]int64{}
 	for _, st := range steps {
 		est, n := estimateOf(ctx, c, st.capID, st.config, st.body)
-		p, ok := framework.AsInt(est.Field("credits"))
-		Expect(ok).To(BeTrue(), "estimate credits is a whole number"+est.Describe())
+		p := priceOf(est)
 		Expect(n).To(Equal(ceilPad(p)), "one take holds ceil(price x 1.1)"+est.Describe())
 		price[st.id], need[st.id] = p, n
 	}

@@ -90,7 +90,7 @@ func versioningAliasSpecs(f *framework.Framework) {
 
 		f.Rule(rules("VER-009", "ERR-024")...).It("an old name whose window ends at the service's version is neither listed nor accepted", func(ctx context.Context, s *framework.Spec) {
 			c := s.Client()
-			version := c.Get(ctx, "/openapi.json").ExpectStatus(http.StatusOK).String("info.version")
+			version := c.Get(ctx, s.DescriptionPath()).ExpectStatus(http.StatusOK).String("info.version")
 			a := installAlias(ctx, s, c, version)
 			d := c.Get(ctx, "/capabilities/"+a.capID).ExpectOK(http.StatusOK)
 			props, _ := objectAt(d, "config_schema")["properties"].(map[string]any)
