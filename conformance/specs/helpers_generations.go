@@ -103,7 +103,7 @@ type job struct {
 	r     *framework.Response // the submit answer
 	id    string
 	ids   []string
-	need  int64 // the estimate's max_credits_needed, sent as max_credits
+	need  int64   // the estimate's max_credits_needed, sent as max_credits
 	price float64 // the estimate's credits (a number)
 	capID string
 	body  map[string]any // the submit body as sent
