@@ -184,10 +184,7 @@ func capabilityDetailSpecs(f *framework.Framework) {
 					Expect(props).NotTo(HaveKey(res), id+": "+res+" goes on the submit body, never in config"+r.Describe())
 				}
 				s.Step("CAP-021")
-				for name := range props {
-					l := strings.ToLower(name)
-					Expect(l == "price" || l == "credits" || strings.HasPrefix(l, "price_")).To(BeFalse(), id+": config_schema carries a price property "+name)
-				}
+				Expect(priceKeys(schema, "config_schema")).To(BeEmpty(), id+": config_schema carries no price (Capability: \"it carries no price\"), under any name, nesting or x- keyword"+r.Describe())
 				s.Step("CAP-019")
 				example := objectAt(r, "example_config")
 				s.Step("CAP-022", "VER-013")
@@ -321,6 +318,7 @@ func catalogueIDSpecs(f *framework.Framework) {
 			c := s.Client()
 			for _, id := range ids(catalogue(ctx, c), "capability_id") {
 				Expect(id).To(MatchRegexp(slugPattern), "capability id "+id+" is a slug")
+				Expect(id).NotTo(MatchRegexp(prefixedID), "capability id "+id+" is unprefixed (Id prefixes: \"Unprefixed ids: capability id (a slug ...)\"), not a prefix and 32 hex characters")
 			}
 			r := c.Get(ctx, "/workflows/templates").ExpectOK(http.StatusOK)
 			for i, t := range r.Array("templates") {

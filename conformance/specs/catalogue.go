@@ -3,10 +3,12 @@ package specs
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"slices"
 	"sort"
 	"strings"
 	"time"
+	"unicode"
 
 	. "github.com/onsi/ginkgo/v2" //nolint:revive
 	. "github.com/onsi/gomega"    //nolint:revive
@@ -86,6 +88,45 @@ func actorSpecs(f *framework.Framework) {
 			Expect(ids(bad.rows, "actor_id")).To(Equal(ids(def.rows, "actor_id")), "a bad cursor restarts from the top"+bad.r.Describe())
 		})
 
+		f.Rule("ACTOR-015").It("an undocumented filter (gender, age_band, tags, is_platform) does not narrow the list", func(ctx context.Context, s *framework.Spec) {
+			c := s.Client()
+			plain := getPage(ctx, c, "/actors", "actors", framework.Query("limit", "48"))
+			if len(plain.rows) == 0 {
+				s.Lacks("the target lists no actor")
+			}
+			// Filter values an actor of the first page has, so a server honouring the filter would
+			// keep some rows and drop others.
+			first := plain.rows[0]
+			probes := [][2]string{{"is_platform", fmt.Sprint(!(first["is_platform"] == true))}}
+			for _, k := range []string{"gender", "age_band"} {
+				for _, row := range plain.rows {
+					if v, ok := row[k].(string); ok && v != "" {
+						probes = append(probes, [2]string{k, v})
+						break
+					}
+				}
+			}
+			if tags, _ := first["tags"].([]any); len(tags) > 0 {
+				probes = append(probes, [2]string{"tags", fmt.Sprint(tags[0])})
+			}
+			for _, q := range probes {
+				r := c.Get(ctx, "/actors", framework.Query("limit", "48"), framework.Query(q[0], q[1]))
+				if r.Status != http.StatusOK {
+					r.ExpectError(http.StatusBadRequest, "invalid_config") // refusing an unknown parameter is an open choice
+					continue
+				}
+				got := ids(pageFrom(r, "actors").rows, "actor_id")
+				// Every actor on the unfiltered page both before and after (the cast can change
+				// meanwhile) is on the filtered one.
+				after := ids(getPage(ctx, c, "/actors", "actors", framework.Query("limit", "48")).rows, "actor_id")
+				for _, id := range ids(plain.rows, "actor_id") {
+					if slices.Contains(after, id) {
+						Expect(got).To(ContainElement(id), "GET /actors has \"no other filters\": "+q[0]+"="+q[1]+" answers the unfiltered page"+r.Describe())
+					}
+				}
+			}
+		})
+
 		f.Rule("ACTOR-007", "ACTOR-008").It("search matches name or description case-insensitively and treats % and _ literally", func(ctx context.Context, s *framework.Spec) {
 			c := s.Client()
 			all, _ := walk(ctx, c, "/actors", "actors", 48, 100)
@@ -104,6 +145,12 @@ func actorSpecs(f *framework.Framework) {
 				n, _ := row["name"].(string)
 				d, _ := row["description"].(string)
 				Expect(strings.Contains(strings.ToLower(n+"\n"+d), strings.ToLower(term))).To(BeTrue(), "search matched an actor whose name and description lack "+term)
+			}
+			// "search (name or description ...)": a word found only in an actor's description finds
+			// it too (a server searching names alone passes the name probe above).
+			if actor, word := descriptionOnlyWord(all); word != "" {
+				found, _ := walk(ctx, c, "/actors?search="+urlQuery(strings.ToUpper(word)), "actors", 48, 100)
+				Expect(ids(found, "actor_id")).To(ContainElement(actor["actor_id"]), "search "+strings.ToUpper(word)+" (a word of the description of "+fmt.Sprint(actor["actor_id"])+" and not of its name) finds it: search matches the description too")
 			}
 			s.Step("ACTOR-008")
 			for _, wild := range []string{"%", "_"} {
@@ -524,4 +571,25 @@ func actorIDs(ctx context.Context, c *framework.Client) []string {
 	GinkgoHelper()
 	rows, _ := walk(ctx, c, "/actors", "actors", 48, 100)
 	return ids(rows, "actor_id")
+}
+
+// descriptionOnlyWord picks an actor and a word of at least four letters of its description that
+// no actor's name contains (case-insensitively), or "" when no actor has one.
+func descriptionOnlyWord(actors []map[string]any) (map[string]any, string) {
+	var names []string
+	for _, a := range actors {
+		n, _ := a["name"].(string)
+		names = append(names, strings.ToLower(n))
+	}
+	for _, a := range actors {
+		d, _ := a["description"].(string)
+		for _, w := range strings.FieldsFunc(d, func(r rune) bool { return !unicode.IsLetter(r) }) {
+			lw := strings.ToLower(w)
+			if len([]rune(lw)) < 4 || slices.ContainsFunc(names, func(n string) bool { return strings.Contains(n, lw) }) {
+				continue
+			}
+			return a, w
+		}
+	}
+	return nil, ""
 }

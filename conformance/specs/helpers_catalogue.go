@@ -10,6 +10,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"unicode"
 
 	. "github.com/onsi/ginkgo/v2" //nolint:revive
 	. "github.com/onsi/gomega"    //nolint:revive
@@ -699,4 +700,78 @@ func inListOrder(caps map[string]string) []string {
 		return strings.Compare(a, b)
 	})
 	return out
+}
+
+// prefixedID is the form of the service's prefixed ids (Id prefixes: "prefix, then 32 lowercase hex
+// characters"): a slug of that form looks like an id but is not the unprefixed slug the text names.
+var prefixedID = `^[a-z]+_[0-9a-f]{32}$`
+
+// priceWords are the words that name a price or a charge in a schema key; priceWordsX adds those
+// that name one only in an x- extension keyword (a property named "amount" or "rate" is ordinary).
+var (
+	priceWords  = []string{"price", "prices", "priced", "pricing", "credit", "credits", "cost", "costs", "fee", "fees", "billing", "billed", "charge", "charges", "charged"}
+	priceWordsX = []string{"amount", "rate", "usd", "cents", "spend", "tariff"}
+)
+
+// priceKeys walks a config schema and returns the path of every key (a keyword, an x- extension
+// keyword or a property name, at any depth) whose words name a price (Capability: the schema
+// "carries no price"). Values that are data (enum, const, default, examples) are not walked.
+func priceKeys(v any, path string) []string {
+	var out []string
+	switch t := v.(type) {
+	case map[string]any:
+		for k, sub := range t {
+			p := path + "." + k
+			words := keyWords(k)
+			hit := slices.ContainsFunc(words, func(w string) bool { return slices.Contains(priceWords, w) })
+			if strings.HasPrefix(strings.ToLower(k), "x-") {
+				hit = hit || slices.ContainsFunc(words, func(w string) bool { return slices.Contains(priceWordsX, w) })
+			}
+			if hit {
+				out = append(out, p)
+			}
+			switch k {
+			case "enum", "const", "default", "examples", "example", "description", "title":
+				continue
+			}
+			out = append(out, priceKeys(sub, p)...)
+		}
+	case []any:
+		for i, sub := range t {
+			out = append(out, priceKeys(sub, fmt.Sprintf("%s[%d]", path, i))...)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// keyWords splits a key into lowercase words at non-letters, digits and camelCase humps.
+func keyWords(k string) []string {
+	var words []string
+	var cur []rune
+	flush := func() {
+		if len(cur) > 0 {
+			words = append(words, strings.ToLower(string(cur)))
+			cur = cur[:0]
+		}
+	}
+	prevLower := false
+	for _, r := range k {
+		switch {
+		case unicode.IsUpper(r):
+			if prevLower {
+				flush()
+			}
+			cur = append(cur, r)
+			prevLower = false
+		case unicode.IsLetter(r):
+			cur = append(cur, r)
+			prevLower = true
+		default:
+			flush()
+			prevLower = false
+		}
+	}
+	flush()
+	return words
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"net/http"
+	"slices"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2" //nolint:revive
@@ -543,4 +544,10 @@ func lacksUnlessRunning(s *framework.Spec, format string, args ...any) {
 		s.Lacks(format, args...)
 	}
 	Skip("undecidable: " + fmt.Sprintf(format, args...) + "; on a running clock the state can pass between two reads (run the target with a manual clock)")
+}
+
+// runningNow reports whether generation id still runs (queued, rendering or post_processing).
+func runningNow(ctx context.Context, c *framework.Client, id string) bool {
+	GinkgoHelper()
+	return slices.Contains(runningStatuses, readGen(ctx, c, id).String("generation.status"))
 }

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2" //nolint:revive
@@ -60,6 +61,30 @@ func generationListSpecs(f *framework.Framework) {
 			s.Step("GEN-046")
 			big := getPage(ctx, c, "/generations", "generations", framework.Query("limit", "500"))
 			Expect(len(big.rows)).To(BeNumerically("<=", 50), "limit is clamped to 50"+big.r.Describe())
+		})
+
+		f.Rule("GEN-052", "GEN-040").Needs(framework.Spends).It("a job is listed from its submit on, while it still runs", func(ctx context.Context, s *framework.Spec) {
+			sp := newSpender(ctx, s)
+			j := submit(ctx, s, sp.c, "tts", ttsConfig(), map[string]any{"voice_id": firstVoice(ctx, sp.c)})
+			// A REST submit is a deliverable: "Only deliverables" are listed, running or not.
+			s.Step("GEN-052")
+			p := getPage(ctx, sp.c, "/generations", "generations", framework.Query("limit", "50"))
+			var row map[string]any
+			for _, r := range p.rows {
+				if r["generation_id"] == j.id {
+					row = r
+				}
+			}
+			Expect(row).NotTo(BeNil(), "the job "+j.id+" just submitted is on the first page of GET /generations (newest first)"+p.r.Describe())
+			st, _ := row["status"].(string)
+			if !slices.Contains(runningStatuses, st) {
+				return // it finished before the list: listed, but not seen running
+			}
+			s.Step("GEN-040")
+			f := getPage(ctx, sp.c, "/generations", "generations", framework.Query("limit", "50"), framework.Query("status", st))
+			if runningNow(ctx, sp.c, j.id) && readGen(ctx, sp.c, j.id).String("generation.status") == st {
+				Expect(ids(f.rows, "generation_id")).To(ContainElement(j.id), "status="+st+" lists the job that still reads "+st+f.r.Describe())
+			}
 		})
 
 		Describe("filters and order", Ordered, func() {
@@ -152,6 +177,20 @@ func generationListSpecs(f *framework.Framework) {
 				Expect(listIDs(ctx, sp.c, [2]string{"status", "queued"})).To(BeEmpty())
 				s.Step("GEN-041")
 				Expect(listIDs(ctx, sp.c, [2]string{"capability_id", "tts"})).To(Equal([]string{id(a)}))
+				// "capability_id filters rows to that capability": a value that is only a prefix of a
+				// listed job's capability id, or its id in another case, names another capability and
+				// keeps none of them (a server matching prefixes or case-insensitively keeps them).
+				bCap := b.String("generation.capability_id")
+				for _, v := range []string{bCap[:len(bCap)-1], "tt", strings.ToUpper(bCap)} {
+					r := sp.c.Get(ctx, "/generations", framework.Query("capability_id", v), framework.Query("limit", "50"))
+					if r.Status != http.StatusOK {
+						r.ExpectError(http.StatusBadRequest, "invalid_config") // an open choice: no such capability refused as an invalid filter value
+						continue
+					}
+					for _, row := range pageFrom(r, "generations").rows {
+						Expect(row["capability_id"]).To(Equal(v), "capability_id="+v+" keeps only rows of exactly that capability"+r.Describe())
+					}
+				}
 				s.Step("GEN-042")
 				Expect(listIDs(ctx, sp.c, [2]string{"source", "api"})).To(HaveLen(3))
 				Expect(listIDs(ctx, sp.c, [2]string{"source", "ui"})).To(BeEmpty())

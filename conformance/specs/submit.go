@@ -461,6 +461,29 @@ func oneJobPerKeySpecs(f *framework.Framework) {
 			Expect(r.Int("error.retry_after_seconds")).To(BeNumerically(">=", 0), r.Describe())
 		})
 
+		f.Rule("SUBMIT-037").Needs(framework.Spends, framework.Control).It("the slot is per key: a different request from another key of the workspace is not refused as in flight", func(ctx context.Context, s *framework.Spec) {
+			sp := newSpender(ctx, s)
+			d := videoModel(ctx, sp.c)
+			j := submit(ctx, s, sp.c, d.String("capability_id"), cheapConfig(d), nil)
+			other, _ := sp.newKey(ctx, framework.KeyOptions{})
+			cfg := ttsConfig()
+			_, need := estimateOf(ctx, other, "tts", cfg, map[string]any{"voice_id": firstVoice(ctx, other)})
+			if !runningNow(ctx, sp.c, j.id) {
+				s.Undecidable("the first key's job ended before the second key submitted", 0)
+			}
+			s.Spend(int(need))
+			r := other.Post(ctx, "/generations", submitBody("tts", cfg, need, map[string]any{"voice_id": firstVoice(ctx, other)}))
+			if r.Status == http.StatusCreated {
+				DeferCleanup(func(ctx SpecContext) { s.Finish(ctx, other, r.String("generation_id")) })
+				return
+			}
+			if r.Status == http.StatusTooManyRequests {
+				r.ExpectError(http.StatusTooManyRequests, "rate_limited") // the workspace render threshold is not shown
+				return
+			}
+			Fail("a different request from another key of the workspace while the first key's job " + j.id + " runs must not be refused: one job per key, not per workspace" + r.Describe())
+		})
+
 		f.Rule(rules("CHECK-013", "CHECK-001", "ERR-030")...).Needs(framework.Spends, framework.Uploads).It("upload readiness before in-flight: while a job runs, a submit naming a not-finalized upload gets 409 input_not_ready", func(ctx context.Context, s *framework.Spec) {
 			sp := newSpender(ctx, s)
 			d := imageModel(ctx, sp.c)

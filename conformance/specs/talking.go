@@ -35,6 +35,18 @@ func talkingFlowSpecs(f *framework.Framework) {
 			Expect(r.String("error.capability_status")).To(Equal("unknown"), r.Describe())
 		})
 
+		f.Rule("TALK-010", "TALK-016").It("the schemas of actor_ultra and the script-only actor do not list aspect_ratio, which their submits refuse", func(ctx context.Context, s *framework.Spec) {
+			c := s.Client()
+			// "actor_ultra has no aspect_ratio (an unknown key)"; the script-only actor "refuses ...
+			// aspect_ratio": a schema listing it tells a client to send what submit refuses.
+			s.Step("TALK-010")
+			d := detail(ctx, c, "actor_ultra")
+			Expect(schemaProps(d)).NotTo(HaveKey("aspect_ratio"), "actor_ultra's config_schema lists aspect_ratio, an unknown key on its submit"+d.Describe())
+			s.Step("TALK-016")
+			so := scriptOnlyActor(ctx, c)
+			Expect(schemaProps(so)).NotTo(HaveKey("aspect_ratio"), so.String("capability_id")+"'s config_schema lists aspect_ratio, which the script-only actor refuses"+so.Describe())
+		})
+
 		Describe("the tts then actor_ultra flow", Ordered, func() {
 			var sp spender
 			var actor, voice, otherVoice string

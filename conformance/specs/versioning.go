@@ -3,6 +3,8 @@ package specs
 import (
 	"context"
 	"net/http"
+	"strconv"
+	"strings"
 
 	. "github.com/onsi/ginkgo/v2" //nolint:revive
 	. "github.com/onsi/gomega"    //nolint:revive
@@ -88,18 +90,42 @@ func versioningAliasSpecs(f *framework.Framework) {
 			}
 		})
 
-		f.Rule(rules("VER-009", "ERR-024")...).It("an old name whose window ends at the service's version is neither listed nor accepted", func(ctx context.Context, s *framework.Spec) {
+		f.Rule(rules("VER-009", "ERR-024")...).It("an old name whose window ended at or before the service's version is neither listed nor accepted", func(ctx context.Context, s *framework.Spec) {
 			c := s.Client()
 			version := c.Get(ctx, s.DescriptionPath()).ExpectStatus(http.StatusOK).String("info.version")
-			a := installAlias(ctx, s, c, version)
-			d := c.Get(ctx, "/capabilities/"+a.capID).ExpectOK(http.StatusOK)
-			props, _ := objectAt(d, "config_schema")["properties"].(map[string]any)
-			Expect(props).NotTo(HaveKey(a.alias), "a name renamed before "+version+" and stopped in it is no longer listed"+d.Describe())
-			r := c.Post(ctx, "/estimates", map[string]any{"capability_id": a.capID, "config": a.with(a.alias)}).ExpectError(http.StatusBadRequest, "invalid_config")
-			expectField(r, "config."+a.alias)
-			need := c.Post(ctx, "/estimates", map[string]any{"capability_id": a.capID, "config": a.with(a.field)}).ExpectOK(http.StatusOK).Int("max_credits_needed")
-			r = refuse(ctx, c, submitBody(a.capID, a.with(a.alias), need, nil), http.StatusBadRequest, "invalid_config")
-			expectField(r, "config."+a.alias)
+			// Versioning 6: "a name renamed in 1.1.0 is accepted in 1.1.x, and 1.2.0 stops accepting
+			// it": a window that stops at this version, and one that stopped a minor version earlier
+			// (a server comparing versions for equality keeps the older one).
+			stops := []string{version}
+			if older, ok := earlierMinor(version); ok {
+				stops = append(stops, older)
+			}
+			for _, stopsIn := range stops {
+				a := installAlias(ctx, s, c, stopsIn)
+				d := c.Get(ctx, "/capabilities/"+a.capID).ExpectOK(http.StatusOK)
+				props, _ := objectAt(d, "config_schema")["properties"].(map[string]any)
+				Expect(props).NotTo(HaveKey(a.alias), "a name whose window stopped in "+stopsIn+" is no longer listed at "+version+d.Describe())
+				r := c.Post(ctx, "/estimates", map[string]any{"capability_id": a.capID, "config": a.with(a.alias)}).ExpectError(http.StatusBadRequest, "invalid_config")
+				expectField(r, "config."+a.alias)
+				need := c.Post(ctx, "/estimates", map[string]any{"capability_id": a.capID, "config": a.with(a.field)}).ExpectOK(http.StatusOK).Int("max_credits_needed")
+				r = refuse(ctx, c, submitBody(a.capID, a.with(a.alias), need, nil), http.StatusBadRequest, "invalid_config")
+				expectField(r, "config."+a.alias)
+				_ = s.Control().RemoveAlias(ctx, a.capID, a.alias) // the next window renames the same field
+			}
 		})
 	})
+}
+
+// earlierMinor is the version one minor before v (1.2.0 -> 1.1.0), when v is major.minor.patch with
+// a minor above 0.
+func earlierMinor(v string) (string, bool) {
+	parts := strings.Split(v, ".")
+	if len(parts) != 3 {
+		return "", false
+	}
+	minor, err := strconv.Atoi(parts[1])
+	if err != nil || minor < 1 {
+		return "", false
+	}
+	return parts[0] + "." + strconv.Itoa(minor-1) + ".0", true
 }

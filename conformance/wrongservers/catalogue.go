@@ -1,9 +1,11 @@
 package wrongservers
 
 import (
+	"bytes"
 	"encoding/base64"
 	"encoding/json"
 	"net/http"
+	"strconv"
 	"strings"
 )
 
@@ -109,4 +111,115 @@ var catalogueServers = []Server{
 			}),
 		),
 	},
+}
+
+// capabilityDetail matches GET /capabilities/{id}.
+var capabilityDetail = route(http.MethodGet, "/capabilities/[^/]+")
+
+// schemaOf edits the config_schema of successful capability detail answers.
+func schemaOf(edit func(id string, schema map[string]any)) Wrap {
+	return docs(capabilityDetail, success, func(_ *http.Request, _ *answer, d map[string]any) {
+		id, _ := d["capability_id"].(string)
+		if s := obj(d, "config_schema"); s != nil {
+			edit(id, s)
+		}
+	})
+}
+
+// renameCapability shows the capability old as new in every answer and maps new back to old in
+// every request (path, query and body), so that the renamed capability still works.
+func renameCapability(old, new string) Wrap {
+	oldJSON, newJSON := []byte(`"`+old+`"`), []byte(`"`+new+`"`)
+	return func(_ *Env, next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if !strings.HasPrefix(r.URL.Path, apiPrefix) {
+				next.ServeHTTP(w, r)
+				return
+			}
+			r.URL.Path = strings.ReplaceAll(r.URL.Path, new, old)
+			r.URL.RawPath = ""
+			r.URL.RawQuery = strings.ReplaceAll(r.URL.RawQuery, new, old)
+			if b := requestBody(r); bytes.Contains(b, newJSON) {
+				setRequestBody(r, bytes.ReplaceAll(b, newJSON, oldJSON))
+			}
+			a := serve(next, r)
+			a.body = bytes.ReplaceAll(a.body, oldJSON, newJSON)
+			a.send(w)
+		})
+	}
+}
+
+// aliasControl matches the control call that installs a deprecated config name.
+var aliasControl = controlRoute(http.MethodPut, "/capabilities/[^/]+/aliases/[^/]+")
+
+// olderVersion reports whether semantic version a is older than b (both major.minor.patch).
+func olderVersion(a, b string) bool {
+	pa, pb := strings.Split(a, "."), strings.Split(b, ".")
+	if len(pa) != 3 || len(pb) != 3 {
+		return false
+	}
+	for i := range 3 {
+		x, errX := strconv.Atoi(pa[i])
+		y, errY := strconv.Atoi(pb[i])
+		if errX != nil || errY != nil {
+			return false
+		}
+		if x != y {
+			return x < y
+		}
+	}
+	return false
+}
+
+func init() {
+	catalogueServers = append(catalogueServers,
+		Server{
+			Name: "cap-schema-price-x-keyword", Rules: []string{"CAP-021"},
+			Mistake: "config_schema carries the unit price under an x- extension keyword (x-credits-per-unit)",
+			API:     schemaOf(func(_ string, s map[string]any) { s["x-credits-per-unit"] = json.Number("12") }),
+		},
+		Server{
+			Name: "cap-schema-price-nested", Rules: []string{"CAP-021"},
+			Mistake: "each config_schema property carries its own unitPrice (a price nested under a property)",
+			API: schemaOf(func(_ string, s map[string]any) {
+				for _, p := range s["properties"].(map[string]any) {
+					if m, ok := p.(map[string]any); ok {
+						m["unitPrice"] = json.Number("3")
+					}
+				}
+			}),
+		},
+		Server{
+			Name: "cap-schema-price-other-name", Rules: []string{"CAP-021"},
+			Mistake: "config_schema carries a read-only billing object with the cost of one unit",
+			API: schemaOf(func(_ string, s map[string]any) {
+				s["billing"] = map[string]any{"unit": "request", "cost": json.Number("7")}
+			}),
+		},
+		Server{
+			Name: "talk-schema-lists-aspect-ratio", Rules: []string{"TALK-010"},
+			Mistake: "actor_ultra's config_schema lists aspect_ratio, which its submit refuses as an unknown key",
+			API: schemaOf(func(id string, s map[string]any) {
+				if props, ok := s["properties"].(map[string]any); ok && id == "actor_ultra" {
+					props["aspect_ratio"] = map[string]any{"type": "string", "enum": []any{"9:16", "16:9", "1:1"}}
+				}
+			}),
+		},
+		Server{
+			Name: "cap-id-prefixed", Rules: []string{"ID-012"},
+			Mistake: "a capability id is a prefix and 32 hex characters (cap_...), which looks like an id but is not the unprefixed slug",
+			API:     renameCapability("hook_ideas", "cap_5d41402abc4b2a76b9719d911017c592"),
+		},
+		Server{
+			Name: "ver-alias-past-window-accepted", Rules: []string{"VER-009"},
+			Mistake: "an old config name stops being accepted only at exactly its stopping version: one whose window ended a minor version earlier is still listed and accepted",
+			API: rewriteBody(aliasControl, func(d map[string]any) bool {
+				if v, ok := d["stops_in"].(string); ok && olderVersion(v, "1.2.0") {
+					d["stops_in"] = "1.3.0"
+					return true
+				}
+				return false
+			}),
+		},
+	)
 }

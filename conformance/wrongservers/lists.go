@@ -334,3 +334,79 @@ func stringOf(v any) string {
 	s, _ := v.(string)
 	return s
 }
+
+// filterRows keeps the rows under key of matching list answers that keep says to keep.
+func filterRows(m matcher, key string, keep func(r *http.Request, row map[string]any) bool) Wrap {
+	return pageOf(m, key, func(r *http.Request, _ map[string]any, list []any) []any {
+		out := []any{}
+		for _, v := range list {
+			if row, ok := v.(map[string]any); !ok || keep(r, row) {
+				out = append(out, v)
+			}
+		}
+		return out
+	})
+}
+
+// prefixFilter answers a list's filter by prefix: the filter is taken off the mock's request and
+// the page is narrowed to rows whose field starts with the value (the page may come out short).
+func prefixFilter(m matcher, key, param string) Wrap {
+	return func(env *Env, next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			q := r.URL.Query()
+			v := q.Get(param)
+			if !m(r) || v == "" {
+				next.ServeHTTP(w, r)
+				return
+			}
+			q.Del(param)
+			r.URL.RawQuery = q.Encode()
+			filterRows(m, key, func(_ *http.Request, row map[string]any) bool {
+				s, _ := row[param].(string)
+				return strings.HasPrefix(s, v)
+			})(env, next).ServeHTTP(w, r)
+		})
+	}
+}
+
+var runningStatus = []string{"queued", "rendering", "post_processing"}
+
+func init() {
+	listServers = append(listServers,
+		Server{
+			Name: "gen-list-capability-prefix", Rules: []string{"GEN-041"},
+			Mistake: "the capability_id filter of GET /generations matches ids that start with the value",
+			API:     prefixFilter(generationList, "generations", "capability_id"),
+		},
+		Server{
+			Name: "gen-list-hides-running", Rules: []string{"GEN-052"},
+			Mistake: "GET /generations lists a job only once it finished; a running job is missing",
+			API: filterRows(generationList, "generations", func(_ *http.Request, row map[string]any) bool {
+				st, _ := row["status"].(string)
+				return !slices.Contains(runningStatus, st)
+			}),
+		},
+		Server{
+			Name: "actors-search-name-only", Rules: []string{"ACTOR-007"},
+			Mistake: "actor search matches the name only, not the description",
+			API: filterRows(actorList, "actors", func(r *http.Request, row map[string]any) bool {
+				term := strings.ToLower(r.URL.Query().Get("search"))
+				n, _ := row["name"].(string)
+				return term == "" || strings.Contains(strings.ToLower(n), term)
+			}),
+		},
+		Server{
+			Name: "actors-undocumented-filter", Rules: []string{"ACTOR-015"},
+			Mistake: "GET /actors honours gender and age_band filters the interface does not have",
+			API: filterRows(actorList, "actors", func(r *http.Request, row map[string]any) bool {
+				q := r.URL.Query()
+				for _, k := range []string{"gender", "age_band"} {
+					if v := q.Get(k); v != "" && row[k] != v {
+						return false
+					}
+				}
+				return true
+			}),
+		},
+	)
+}

@@ -431,3 +431,37 @@ func numberOf(v any) (float64, bool) {
 }
 
 func ceilDiv(a, b int64) int64 { return (a + b - 1) / b }
+
+func init() {
+	spendingServers = append(spendingServers, Server{
+		Name: "submit-slot-per-workspace", Rules: []string{"SUBMIT-037"},
+		Mistake: "the one-job slot is kept per workspace: while one key's job runs, another key's different request gets 409 submission_in_flight",
+		API: func(env *Env, next http.Handler) http.Handler {
+			var last memo[string] // workspace -> its last accepted job
+			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if !submitRoute(r) {
+					next.ServeHTTP(w, r)
+					return
+				}
+				requestBody(r)
+				key := presented(r)
+				ws := env.workspaceOf(key)
+				if id, ok := last.get(ws); ok && ws != "" {
+					if st, run := running(next, r, key, id); run {
+						a := refusal(http.StatusConflict, "", false, nil)
+						refuseInFlight(a, id, st)
+						a.send(w)
+						return
+					}
+				}
+				a := serve(next, r)
+				if d, ok := a.doc(); ok && accepted(a, d) && ws != "" {
+					if id, ok := d["generation_id"].(string); ok {
+						last.put(ws, id)
+					}
+				}
+				a.send(w)
+			})
+		},
+	})
+}
