@@ -6,7 +6,7 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -s -w -X main.version=$(VERSION)
 PKGS    := ./...
 
-.PHONY: check-modes weights all test vet race build image run mock check lint fmt-check tidy-check staticcheck lint-spec docs-check bench clean report-shot
+.PHONY: contract-check contract-baseline check-modes weights all test vet race build image run mock check lint fmt-check tidy-check staticcheck lint-spec docs-check bench clean report-shot
 
 all: lint test
 
@@ -17,6 +17,24 @@ test: vet
 
 vet:
 	$(GO) vet $(PKGS)
+
+## contract-check: spec/openapi.yaml against the released contract (the newest
+## spec/baseline/openapi-<version>.yaml) by the interface's versioning rules, with mediaspec diff:
+## fails on a breaking change, or one whose info.version bump is missing, unless
+## spec/baseline/exceptions.yaml records it with a reason. Annotations and descriptions are not
+## contract changes.
+CONTRACT_BASELINE ?= $(shell ls spec/baseline/openapi-*.yaml 2>/dev/null | sort -V | tail -n 1)
+contract-check:
+	@test -n "$(CONTRACT_BASELINE)" || { echo "contract-check: no spec/baseline/openapi-<version>.yaml"; exit 2; }
+	$(GO) run ./cmd/mediaspec diff --exceptions spec/baseline/exceptions.yaml $(CONTRACT_BASELINE) spec/openapi.yaml
+
+## contract-baseline: at a release, keep spec/openapi.yaml as the released contract
+## (spec/baseline/openapi-<info.version>.yaml) and empty the exceptions.
+contract-baseline:
+	@v=$$(sed -n 's/^  version: *//p' spec/openapi.yaml | head -n 1); \
+	cp spec/openapi.yaml spec/baseline/openapi-$$v.yaml && \
+	sed -i 's/^exceptions:.*/exceptions: []/; /^exceptions:/q' spec/baseline/exceptions.yaml && \
+	echo "spec/baseline/openapi-$$v.yaml is the released contract"
 
 ## check-modes: the built binary checked out of process, the way implementers run it: the control
 ## API on a running clock (x100) and keys only, split over PROCS processes with check --procs

@@ -1,13 +1,17 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"slices"
 	"strings"
+
+	"go.yaml.in/yaml/v3"
 
 	"github.com/mediaspec/mediaspec/spec/diff"
 )
@@ -37,6 +41,7 @@ func runDiff(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	oldKey := fs.String("old-key", "", "API key for the OLD server only (default --key) [$MEDIASPEC_DIFF_OLD_KEY]")
 	newKey := fs.String("new-key", "", "API key for the NEW server only (default --key) [$MEDIASPEC_DIFF_NEW_KEY]")
 	verbose := fs.Bool("verbose", false, "list compatible changes too (json always lists them) [$MEDIASPEC_DIFF_VERBOSE]")
+	exceptions := fs.String("exceptions", "", "YAML file of recorded exceptions (rule, change, path, reason): a failing finding it names passes as a note with its reason; an exception no finding matches fails [$MEDIASPEC_DIFF_EXCEPTIONS]")
 	// Flags may come before, between or after OLD and NEW.
 	flags, sides := splitSides(fs, args)
 	if err := parseFlags(fs, flags); err != nil {
@@ -45,6 +50,7 @@ func runDiff(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err := applyEnvNames(fs, map[string]string{
 		"key": "MEDIASPEC_KEY", "capabilities": "MEDIASPEC_DIFF_CAPABILITIES", "format": "MEDIASPEC_DIFF_FORMAT",
 		"old-key": "MEDIASPEC_DIFF_OLD_KEY", "new-key": "MEDIASPEC_DIFF_NEW_KEY", "verbose": "MEDIASPEC_DIFF_VERBOSE",
+		"exceptions": "MEDIASPEC_DIFF_EXCEPTIONS",
 	}); err != nil {
 		return err
 	}
@@ -62,6 +68,13 @@ func runDiff(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if *newKey != "" {
 		newF.Key = *newKey
 	}
+	var excepted []exception
+	if *exceptions != "" {
+		var err error
+		if excepted, err = readExceptions(*exceptions); err != nil {
+			return exitError{code: 2, err: err}
+		}
+	}
 	report, err := compareSides(ctx, *caps, oldF, newF, sides[0], sides[1])
 	if err != nil {
 		if diff.IsCompareError(err) {
@@ -69,13 +82,82 @@ func runDiff(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		}
 		return err
 	}
+	unused := applyExceptions(report, excepted)
 	if err := report.Write(stdout, *format, *verbose); err != nil {
 		return err
+	}
+	if len(unused) > 0 {
+		return exitError{code: 1, err: fmt.Errorf("%s: %s matches no finding: remove it (a recorded exception stays only while its change is unreleased)", *exceptions, strings.Join(unused, "; "))}
 	}
 	if report.Breaking {
 		return errBreaking
 	}
 	return nil
+}
+
+// exception is one entry of a diff --exceptions file: a change the project releases although the
+// versioning rules refuse it (or without the bump they ask for), and why.
+type exception struct {
+	Rule   string `yaml:"rule"`
+	Change string `yaml:"change"`
+	Path   string `yaml:"path"`
+	Reason string `yaml:"reason"`
+}
+
+func (e exception) String() string { return fmt.Sprintf("exception %s %s %s", e.Rule, e.Change, e.Path) }
+
+// readExceptions reads an exceptions file: {exceptions: [{rule, change, path, reason}]}, each with
+// a rule, a change and a reason (path is optional: without it the exception covers the change
+// wherever it is).
+func readExceptions(path string) ([]exception, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("--exceptions: %w", err)
+	}
+	var doc struct {
+		Exceptions []exception `yaml:"exceptions"`
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(b))
+	dec.KnownFields(true)
+	if err := dec.Decode(&doc); err != nil && !errors.Is(err, io.EOF) {
+		return nil, fmt.Errorf("--exceptions %s: %v", path, err)
+	}
+	for i, e := range doc.Exceptions {
+		if e.Rule == "" || e.Change == "" || strings.TrimSpace(e.Reason) == "" {
+			return nil, fmt.Errorf("--exceptions %s: entry %d needs a rule, a change and a reason", path, i+1)
+		}
+	}
+	return doc.Exceptions, nil
+}
+
+// applyExceptions turns each failing finding an exception names into a note carrying the reason,
+// sets the report's verdict again, and returns the exceptions that matched nothing.
+func applyExceptions(r *diff.Report, list []exception) (unused []string) {
+	used := make([]bool, len(list))
+	for i := range r.Findings {
+		f := &r.Findings[i]
+		if !f.Verdict.Fails() {
+			continue
+		}
+		for j, e := range list {
+			if e.Rule == f.Rule && e.Change == f.Change && (e.Path == "" || e.Path == f.Path) {
+				used[j] = true
+				f.Verdict = diff.Note
+				f.Message += " (recorded exception: " + strings.TrimSpace(e.Reason) + ")"
+				break
+			}
+		}
+	}
+	r.Breaking = false
+	for _, f := range r.Findings {
+		r.Breaking = r.Breaking || f.Verdict.Fails()
+	}
+	for j, e := range list {
+		if !used[j] {
+			unused = append(unused, e.String())
+		}
+	}
+	return unused
 }
 
 // splitSides separates the flags (with their values) from the positional arguments, so that flags

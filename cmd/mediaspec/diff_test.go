@@ -224,3 +224,39 @@ func TestDiffCapabilitiesTellsRetiredFromDeleted(t *testing.T) {
 		t.Errorf("deleted capability: exit %d\n%s", exitStatus(err), out)
 	}
 }
+
+// --exceptions lets a recorded breaking change through as a note with its reason; an exception that
+// matches no finding fails, and an entry without a reason is refused (exit 2).
+func TestDiffExceptions(t *testing.T) {
+	same := writeVariant(t, "same")
+	renamed := writeVariant(t, "renamed",
+		"        - quota_exceeded\n", "        - quota_exhausted\n",
+		"        quota_exceeded: {status: 429, retryable: false}\n", "        quota_exhausted: {status: 429, retryable: false}\n")
+	dir := t.TempDir()
+	file := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	recorded := file("recorded.yaml", "exceptions:\n  - rule: VER-016\n    change: error-code-renamed\n    path: error.code\n    reason: the old name was never released\n")
+	out, _, err := run(t, "diff", "--exceptions", recorded, same, renamed)
+	if exitStatus(err) != 0 || !strings.Contains(out, "recorded exception: the old name was never released") {
+		t.Errorf("a recorded exception: exit %d (%v)\n%s", exitStatus(err), err, out)
+	}
+	if _, _, err := run(t, "diff", "--exceptions", recorded, same, same); exitStatus(err) != 1 || !strings.Contains(err.Error(), "matches no finding") {
+		t.Errorf("an exception no finding matches: exit %d (%v)", exitStatus(err), err)
+	}
+	if _, _, err := run(t, "diff", same, renamed); exitStatus(err) != 1 {
+		t.Errorf("without the exceptions: exit %d, want 1", exitStatus(err))
+	}
+	noReason := file("noreason.yaml", "exceptions:\n  - rule: VER-016\n    change: error-code-renamed\n")
+	if _, _, err := run(t, "diff", "--exceptions", noReason, same, renamed); exitStatus(err) != 2 {
+		t.Errorf("an entry without a reason: exit %d (%v), want 2", exitStatus(err), err)
+	}
+	empty := file("empty.yaml", "exceptions: []\n")
+	if _, _, err := run(t, "diff", "--exceptions", empty, same, same); exitStatus(err) != 0 {
+		t.Errorf("no exceptions, no change: exit %d (%v)", exitStatus(err), err)
+	}
+}
