@@ -2,11 +2,13 @@
 # `make test` is what CI runs; `make lint` adds format, tidiness and the independent spec linter.
 
 GO      ?= go
-VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+# The release (cmd/mediaspec/run.go's const release, bumped per release) stamped into the binary and
+# the image; it does not depend on a git tag.
+VERSION ?= $(shell sed -n 's/^const release = "\(.*\)"$$/\1/p' cmd/mediaspec/run.go)
 LDFLAGS := -s -w -X main.version=$(VERSION)
 PKGS    := ./...
 
-.PHONY: contract-check contract-baseline check-modes weights all test vet race build image run mock check lint fmt-check tidy-check staticcheck lint-spec docs-check bench clean report-shot
+.PHONY: install-check contract-check contract-baseline check-modes weights all test vet race build image run mock check lint fmt-check tidy-check staticcheck lint-spec docs-check bench clean report-shot
 
 all: lint test
 
@@ -17,6 +19,12 @@ test: vet
 
 vet:
 	$(GO) vet $(PKGS)
+
+## install-check: go install github.com/mediaspec/mediaspec/cmd/mediaspec@$(VERSION) from a clean
+## GOPATH, offline, against this checkout's committed tree served as that release by a file-based
+## module proxy (.ci/install-check); the installed binary must say $(VERSION).
+install-check:
+	GO=$(GO) .ci/install-check
 
 ## contract-check: spec/openapi.yaml against the released contract (the newest
 ## spec/baseline/openapi-<version>.yaml) by the interface's versioning rules, with mediaspec diff:

@@ -104,7 +104,9 @@ type exception struct {
 	Reason string `yaml:"reason"`
 }
 
-func (e exception) String() string { return fmt.Sprintf("exception %s %s %s", e.Rule, e.Change, e.Path) }
+func (e exception) String() string {
+	return fmt.Sprintf("exception %s %s %s", e.Rule, e.Change, e.Path)
+}
 
 // readExceptions reads an exceptions file: {exceptions: [{rule, change, path, reason}]}, each with
 // a rule, a change and a reason (path is optional: without it the exception covers the change

@@ -7,43 +7,59 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"regexp"
 	"runtime/debug"
 	"sort"
 	"strings"
 )
 
-// version is set at build time with -ldflags "-X main.version=..."; when it is not, Version reads
-// the module version go install recorded, or the VCS revision of a go build in a checkout.
+// version, when set at build time with -ldflags "-X main.version=...", overrides every other
+// source (the Makefile stamps the release there, and the image's build argument with it).
 var version = ""
 
-// Version is the version of this binary: the -ldflags value, else the module version from the build
-// information (v1.2.3 under go install …@v1.2.3), else the VCS revision (+dirty), else "dev".
+// release is this source tree's release of mediaspec, bumped with each release (and the tag
+// vX.Y.Z cut from it). It is the version of any build of the tree, tagged or not: a submission
+// or a copy may carry no tags.
+const release = "v0.1.0"
+
+// releaseVersion matches a release's module version, without a pre-release or build suffix (so
+// not a pseudo-version such as v0.0.0-20261127000000-abcdef123456, nor v0.1.0+dirty).
+var releaseVersion = regexp.MustCompile(`^v[0-9]+\.[0-9]+\.[0-9]+$`)
+
+// Version is the version of this binary: the -ldflags value, else the module version go install
+// recorded for a release (v0.1.0 under go install …@v0.1.0), else the release of the source tree.
 func Version() string {
 	if version != "" {
 		return version
 	}
+	if bi, ok := debug.ReadBuildInfo(); ok && releaseVersion.MatchString(bi.Main.Version) {
+		return bi.Main.Version
+	}
+	return release
+}
+
+// buildRevision is the VCS commit the binary was built from (12 hex digits, with ", modified" for
+// a build with uncommitted changes), or "" when the build recorded none (go install of a module).
+func buildRevision() string {
 	bi, ok := debug.ReadBuildInfo()
 	if !ok {
-		return "dev"
+		return ""
 	}
-	if v := bi.Main.Version; v != "" && v != "(devel)" {
-		return v
-	}
-	var rev, dirty string
+	var rev, modified string
 	for _, s := range bi.Settings {
 		switch s.Key {
 		case "vcs.revision":
 			rev = s.Value
 		case "vcs.modified":
 			if s.Value == "true" {
-				dirty = "+dirty"
+				modified = ", modified"
 			}
 		}
 	}
 	if rev == "" {
-		return "dev"
+		return ""
 	}
-	return "dev-" + rev[:min(12, len(rev))] + dirty
+	return rev[:min(12, len(rev))] + modified
 }
 
 // usageError is a mistake in the command line; the process exits 2.

@@ -161,3 +161,18 @@ func TestCommandLineConventions(t *testing.T) {
 		}
 	}
 }
+
+// A build without -ldflags says the release of its source tree, never "dev": a copy or submission
+// of the repository may carry no git tag.
+func TestVersionIsTheRelease(t *testing.T) {
+	if version != "" {
+		t.Skip("built with -ldflags -X main.version")
+	}
+	if got := Version(); got != release || !releaseVersion.MatchString(got) {
+		t.Errorf("Version() = %q, want the release %q (vX.Y.Z)", got, release)
+	}
+	out, _, err := run(t, "--version")
+	if err != nil || !strings.HasPrefix(out, "mediaspec "+release+" (") {
+		t.Errorf("--version: %q, %v", out, err)
+	}
+}

@@ -16,6 +16,10 @@ func runVersion(_ context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
+	if rev := buildRevision(); rev != "" {
+		fmt.Fprintf(stdout, "mediaspec %s (commit %s; contract %s)\n", Version(), rev, spec.Version)
+		return nil
+	}
 	fmt.Fprintf(stdout, "mediaspec %s (contract %s)\n", Version(), spec.Version)
 	return nil
 }
