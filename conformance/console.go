@@ -236,6 +236,17 @@ func (c *console) summary(res report.Results, reportHint string) {
 			fmt.Fprintf(c.w, "  %4d  %s\n", skips[r], report.Clip(firstLine(r), 150))
 		}
 	}
+	if len(res.Advisories) > 0 {
+		fmt.Fprintln(c.w)
+		fmt.Fprintf(c.w, "Advisories: %d differences from the reference's own choices that the interface text allows (never failures; --strict makes them failures):\n", len(res.Advisories))
+		for i, a := range res.Advisories {
+			if i == maxCauses {
+				fmt.Fprintf(c.w, "  ... and %d more: see the reports (--html-report, --json-report)\n", len(res.Advisories)-i)
+				break
+			}
+			fmt.Fprintf(c.w, "  - %s\n", report.Clip(a.Line(), 200))
+		}
+	}
 	if len(causes) == 0 {
 		return
 	}

@@ -47,3 +47,27 @@ func TestConsoleGroupsFailuresByCause(t *testing.T) {
 		t.Errorf("%d lines for one cause", n)
 	}
 }
+
+// Advisories have their own section and line, apart from failures, and never make a run fail.
+func TestConsoleShowsAdvisoriesApart(t *testing.T) {
+	res := report.Results{
+		Specs:      []report.SpecResult{{Text: "a", State: report.Passed}},
+		SpecCounts: report.Counts{Passed: 1}, Succeeded: true,
+		Advisories: []report.Advisory{{Operation: "GET /credits/balance", Status: 200, Path: "$.low_balance_threshold_credits", Reference: `property "low_balance_threshold_credits" is missing`, Count: 2}},
+	}
+	var out bytes.Buffer
+	c := newConsole(&out, false, nil)
+	c.summary(res, "")
+	if _, err := finish(&out, res, nil); err != nil {
+		t.Errorf("a run with advisories only failed: %v", err)
+	}
+	text := out.String()
+	for _, want := range []string{"Advisories: 1 differences from the reference's own choices", "  - GET /credits/balance -> 200 $.low_balance_threshold_credits: property \"low_balance_threshold_credits\" is missing (the reference document; seen 2 times)", "advisories: 1 differences"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the console lacks %q:\n%s", want, text)
+		}
+	}
+	if strings.Contains(text, "Failures") || !strings.HasSuffix(text, "1 passed, 0 failed, 0 skipped\n") {
+		t.Errorf("advisories shown as failures, or the spec tally is not the last line:\n%s", text)
+	}
+}

@@ -530,6 +530,11 @@ func mergeShards(cat *spec.Catalogue, preview types.Report, shares [][]string, p
 		}
 	}
 	res.SuiteFailures = append(res.SuiteFailures, notes...)
+	for _, p := range parts {
+		if p != nil {
+			res.Advisories = report.MergeAdvisories(res.Advisories, p.Advisories)
+		}
+	}
 	res.Rules = report.Verdicts(framework.Rules(cat), res.Specs)
 	res.SpecCounts, res.RuleCounts = report.Count(res.Specs, res.Rules)
 	res.Succeeded = len(res.SuiteFailures) == 0 && res.SpecCounts.Failed == 0 && res.SpecCounts.Passed > 0

@@ -194,6 +194,7 @@ func (s *Suite) onReport(r types.Report) {
 	r = s.f.Redactor().Report(r)
 	s.markInterrupted(&r)
 	res := framework.BuildResults(s.f.Catalogue(), r)
+	res.Advisories = s.f.Advisories()
 	res.Run = s.info
 	if !res.Run.Started.IsZero() {
 		res.Run.Duration = time.Since(res.Run.Started).Round(time.Millisecond)
@@ -237,6 +238,9 @@ func (s *Suite) Finish(w io.Writer) (Summary, error) {
 }
 
 func finish(w io.Writer, res report.Results, repErr error) (Summary, error) {
+	if n := len(res.Advisories); n > 0 {
+		fmt.Fprintf(w, "advisories: %d differences from the reference's own choices (never failures)\n", n)
+	}
 	fmt.Fprintln(w, res.RuleLine())
 	fmt.Fprintln(w, res.SpecLine())
 	sum := Summary{Specs: res.SpecCounts, Rules: res.RuleCounts, Results: res}

@@ -227,6 +227,10 @@ pre{white-space:pre-wrap;overflow-wrap:anywhere;font-size:.85em;background:#f6f6
 {{range .Causes}}<tr><td>{{.Sentence}}<details><summary>the specs</summary><ul>{{range .Specs}}<li><a href="#{{anchor $.Anchors .Text}}">{{.Text}}</a></li>{{end}}</ul></details></td>
 <td class="failed">{{len .Specs}}</td><td>{{range .Rules}}<a href="#{{.}}">{{.}}</a> {{end}}</td><td>{{.Location}}</td></tr>
 {{end}}</tbody></table>{{end}}
+{{if .Advisories}}<h2>Advisories ({{len .Advisories}}): differences from the reference's own choices, never failures</h2>
+<table><thead><tr><th>Call</th><th style="width:6em">Status</th><th>Field</th><th>The reference document says</th><th style="width:5em">Seen</th><th>Specs</th></tr></thead><tbody>
+{{range .Advisories}}<tr><td>{{.Operation}}</td><td>{{if .Status}}{{.Status}}{{end}}</td><td><code>{{.Path}}</code></td><td>{{.Reference}}</td><td>{{.Count}}</td><td class="small">{{range .Specs}}{{.}}<br>{{end}}</td></tr>
+{{end}}</tbody></table>{{end}}
 {{if .Failed}}<h2>Failed specs ({{len .Failed}})</h2>
 {{range .Failed}}<div id="{{.Anchor}}" class="spec">
 <h3 class="failed">{{.Text}}</h3>
@@ -337,6 +341,9 @@ func (r Results) WriteJUnit(w io.Writer) error {
 		doc.Failures += ts.Failures
 		doc.Skipped += ts.Skipped
 		doc.Suites = append(doc.Suites, *ts)
+	}
+	if len(r.Advisories) > 0 {
+		doc.Suites = append(doc.Suites, advisorySuite(r.Advisories))
 	}
 	return WriteJUnit(w, doc)
 }

@@ -33,7 +33,21 @@ type Suite struct {
 	Skipped   int      `xml:"skipped,attr"`
 	Time      *float64 `xml:"time,attr,omitempty"` // seconds
 	Timestamp string   `xml:"timestamp,attr,omitempty"`
-	Cases     []Case   `xml:"testcase"`
+	// Properties and Out carry what is no test case (the advisories' suite).
+	Properties *Properties `xml:"properties,omitempty"`
+	Cases      []Case      `xml:"testcase"`
+	Out        string      `xml:"system-out,omitempty"`
+}
+
+// Properties is a suite's <properties>.
+type Properties struct {
+	List []Property `xml:"property"`
+}
+
+// Property is one <property> of a suite.
+type Property struct {
+	Name  string `xml:"name,attr"`
+	Value string `xml:"value,attr"`
 }
 
 // Case is one <testcase>: passed unless Failure or Skipped is set.

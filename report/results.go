@@ -108,6 +108,9 @@ type Results struct {
 	Rules         []RuleVerdict `json:"rules"`
 	SpecCounts    Counts        `json:"spec_counts"`
 	RuleCounts    Counts        `json:"rule_counts"`
+	// Advisories are the run's differences from the reference's own choices (advisory.go): never
+	// failures, charged to no rule.
+	Advisories []Advisory `json:"advisories,omitempty"`
 }
 
 // Verdicts gives every rule of cat its verdict, in catalogue order: unobservable if the catalogue

@@ -192,6 +192,13 @@ func fieldErrors(err error) FieldErrors {
 				add(FieldError{Problem: e.Reason + ": " + firstLineOf(e.Err.Error())})
 			}
 		case *openapi3.SchemaError:
+			// allOf: every part must hold, so each part's fields are fields of the answer; oneOf
+			// or anyOf with a single candidate (a discriminator chose it) likewise.
+			var parts openapi3.MultiError
+			if e.Origin != nil && errors.As(e.Origin, &parts) && (e.SchemaField == "allOf" || len(parts) == 1) {
+				walk(parts)
+				return
+			}
 			reason := e.Reason
 			if reason == "" && e.Origin != nil {
 				reason = firstLineOf(e.Origin.Error())

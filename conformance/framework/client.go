@@ -155,13 +155,13 @@ func (c *Client) call(ctx context.Context, method, path string, opts []CallOptio
 		}
 		keep = probe.keep
 	}
-	v := c.f.validator
+	var chk checker = c.f.judge
 	if p, _, _ := strings.Cut(path, "?"); c.f.namedElsewhere(p) {
-		v = nil // a path the text does not give, where the description has the reference's own
+		chk = nil // a path the text does not give, where the description has the reference's own
 	}
 	for attempt := 0; ; attempt++ {
 		u := c.f.resolve(c.f.apiRoot, path)
-		res, err := c.f.exchange(ctx, v, method, u, c.key, c.scheme, opts)
+		res, err := c.f.exchange(ctx, chk, method, u, c.key, c.scheme, opts)
 		if err != nil {
 			return res, err
 		}

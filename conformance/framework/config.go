@@ -88,6 +88,10 @@ type Config struct {
 	// reason. With Reference an empty value is the mock's /health/live or /health/ready; Off: none.
 	LivePath  string `yaml:"live_path" env:"MEDIASPEC_LIVE_PATH"`
 	ReadyPath string `yaml:"ready_path" env:"MEDIASPEC_READY_PATH"`
+	// Strict holds answers to the reference document as written: a difference from the
+	// reference's own choices (an advisory otherwise) fails the spec. For checking mediaspec's own
+	// mock, which must keep its documented shapes; never for judging another server.
+	Strict bool `yaml:"strict" env:"MEDIASPEC_STRICT"`
 }
 
 // Off as Config.KeyHeader, DescriptionPath, LivePath or ReadyPath says the target has no such
@@ -138,6 +142,7 @@ var flagNames = map[string]string{
 	"Randomize": "randomize", "Seed": "seed", "RetiredCapabilityID": "retired-capability-id",
 	"Reference": "reference", "Procs": "procs", "KeySetList": "key-set", "KeysFile": "keys-file",
 	"KeyHeader": "key-header", "DescriptionPath": "description-path", "LivePath": "live-path", "ReadyPath": "ready-path",
+	"Strict": "strict",
 }
 
 // RegisterFlags defines the suite's flags on fs (--config plus one per Config field) and returns
@@ -171,6 +176,7 @@ func RegisterFlags(fs *flag.FlagSet) *Flags {
 	fs.StringVar(&v.DescriptionPath, "description-path", "", "path of the live REST description below the API root, e.g. /openapi.json (not shown in the text; default: none, the specs reading it skip; with --reference /openapi.json; off: none)")
 	fs.StringVar(&v.LivePath, "live-path", "", "path of the liveness probe below the API root (not shown in the text; default: none; with --reference /health/live; off: none)")
 	fs.StringVar(&v.ReadyPath, "ready-path", "", "path of the readiness probe below the API root (not shown in the text; default: none; with --reference /health/ready; off: none)")
+	fs.BoolVar(&v.Strict, "strict", false, "hold answers to the reference document as written: a difference from the reference's own choices where the interface text allows it (an advisory otherwise) fails the spec; for checking mediaspec's own mock")
 	fs.BoolVar(&v.Reference, "reference", false, "the target is mediaspec's own mock: a state the suite needs and cannot find fails the spec instead of skipping it")
 	return f
 }

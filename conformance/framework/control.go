@@ -55,7 +55,7 @@ func (c *ControlAPI) Call(ctx context.Context, method, path string, body any) (*
 		opts = append(opts, JSONBody(body))
 	}
 	u := c.f.resolve(c.f.controlRoot, path)
-	return c.f.exchange(ctx, c.f.ctlValid, method, u, c.f.cfg.ControlToken, Bearer, opts)
+	return c.f.exchange(ctx, validatorChecker(c.f.ctlValid), method, u, c.f.cfg.ControlToken, Bearer, opts)
 }
 
 // expect makes a call and requires the status and a JSON object body.

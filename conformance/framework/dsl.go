@@ -325,7 +325,7 @@ func (f *Framework) RegisterSuiteNodes(onReport func(types.Report)) {
 	AfterSuite(func(ctx SpecContext) {
 		Expect(f.Teardown(ctx)).To(Succeed(), "delete the run's workspaces")
 	})
-	ReportBeforeEach(func(SpecReport) { f.transcript.Reset(); f.takeStep() })
+	ReportBeforeEach(func(r SpecReport) { f.transcript.Reset(); f.takeStep(); f.adv.setSpec(r.FullText()) })
 	AfterEach(f.settleJobs)   // jobs.go
 	AfterEach(f.afterFailure) // steps.go
 	ReportAfterSuite("conformance rule report", func(r Report) { onReport(r) })

@@ -27,7 +27,8 @@ import (
 type Framework struct {
 	cfg         Config
 	catalogue   *spec.Catalogue
-	validator   *spec.Validator
+	judge       *spec.Judge     // the API's answers: failures by the text, advisories by the reference
+	validator   *spec.Validator // the reference document's validator (judge.Reference())
 	ctlValid    *spec.Validator // nil without control access
 	apiRoot     *url.URL
 	controlRoot *url.URL // nil without control access
@@ -59,6 +60,8 @@ type Framework struct {
 
 	memoMu sync.Mutex     // guards memo
 	memo   map[string]any // what specs read once per run (Client.Memo)
+
+	adv advisories // differences from the reference's choices (advisory.go)
 }
 
 // environment is the keys and workspaces the run uses, known after Setup.
@@ -94,9 +97,10 @@ func New(ctx context.Context, cfg Config) (*Framework, error) {
 	if err != nil {
 		return nil, err
 	}
-	if f.validator, err = spec.NewValidator(doc, spec.WithBasePath(f.apiRoot.Path)); err != nil {
+	if f.judge, err = spec.NewJudgeFor(doc, spec.WithBasePath(f.apiRoot.Path)); err != nil {
 		return nil, err
 	}
+	f.validator = f.judge.Reference()
 	if cfg.ControlURL != "" {
 		if f.controlRoot, err = cfg.ControlRoot(); err != nil {
 			return nil, err
@@ -253,9 +257,11 @@ func (f *Framework) resolve(root *url.URL, path string) *url.URL {
 	return &u
 }
 
-// exchange makes one call through v's validating transport, records it in the transcript and turns
-// violations into an error that carries the exchange. v nil checks nothing.
-func (f *Framework) exchange(ctx context.Context, v *spec.Validator, method string, u *url.URL, key string, scheme AuthScheme, opts []CallOption) (*Response, error) {
+// exchange makes one call, records it in the transcript and judges it with chk: a request that
+// breaks the description (unless marked Invalid) or an answer the text refuses is an error that
+// carries the exchange; an answer only the reference refuses is an advisory (a failure under
+// Config.Strict). chk nil checks nothing.
+func (f *Framework) exchange(ctx context.Context, chk checker, method string, u *url.URL, key string, scheme AuthScheme, opts []CallOption) (*Response, error) {
 	ctx, cancel := f.callContext(ctx)
 	defer cancel()
 	c := &call{query: url.Values{}, header: http.Header{}}
@@ -302,17 +308,7 @@ func (f *Framework) exchange(ctx context.Context, v *spec.Validator, method stri
 		req.Header[k] = vals
 	}
 
-	var mu sync.Mutex
-	var violations []spec.Violation
-	rt := f.base
-	if v != nil {
-		rt = v.Transport(f.base, func(viol spec.Violation) {
-			mu.Lock()
-			defer mu.Unlock()
-			violations = append(violations, viol)
-		})
-	}
-	hc := &http.Client{Transport: rt, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	hc := &http.Client{Transport: f.base, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	reqHeader := req.Header.Clone()
 	res, err := hc.Do(req)
 	if err != nil {
@@ -330,23 +326,42 @@ func (f *Framework) exchange(ctx context.Context, v *spec.Validator, method stri
 	ex := newExchange(f.redactor, method, u.String(), reqHeader, c.body, res.StatusCode, res.Header, resBody)
 	ex.Invalid = c.invalid
 	var fatal []string
-	mu.Lock()
-	for _, viol := range violations {
-		msg := f.redactor.String(violationText(viol.Error()))
-		ex.Violations = append(ex.Violations, msg)
-		if viol.Kind == "response" || !c.invalid {
-			fatal = append(fatal, msg)
+	requestBroke := false
+	if chk != nil && chk.Covers(req.URL.Path) {
+		if err := chk.Request(ctx, req, c.body); err != nil {
+			lines := f.violationLines(err)
+			ex.Violations = append(ex.Violations, lines...)
+			if !c.invalid {
+				fatal = append(fatal, lines...)
+				requestBroke = true
+			}
+		}
+		failure, advisory := chk.Response(ctx, req, res.StatusCode, res.Header, resBody)
+		if failure != nil {
+			lines := f.violationLines(failure)
+			ex.Violations = append(ex.Violations, lines...)
+			fatal = append(fatal, lines...)
+		}
+		if advisory != nil {
+			lines := f.violationLines(advisory)
+			if f.cfg.Strict {
+				for i := range lines {
+					lines[i] = "strict: " + lines[i] + " (the reference document's choice)"
+				}
+				ex.Violations = append(ex.Violations, lines...)
+				fatal = append(fatal, lines...)
+			} else {
+				ex.Advisories = append(ex.Advisories, lines...)
+				f.adv.note(f.validator, advisory, f.redactor)
+			}
 		}
 	}
-	mu.Unlock()
 	f.transcript.Add(ex)
 	r := &Response{Status: res.StatusCode, Header: res.Header, Body: resBody, Exchange: ex, f: f}
 	if len(fatal) > 0 {
 		hint := ""
-		for _, viol := range violations {
-			if viol.Kind == "request" && !c.invalid {
-				hint = "\n(a request the spec sends on purpose against the description must be marked framework.Invalid())"
-			}
+		if requestBroke {
+			hint = "\n(a request the spec sends on purpose against the description must be marked framework.Invalid())"
 		}
 		return r, fmt.Errorf("the exchange broke the REST description:\n  - %s%s\n\n%s", strings.Join(fatal, "\n  - "), hint, ex.String())
 	}

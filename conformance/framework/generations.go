@@ -89,7 +89,7 @@ func (s *Spec) WaitAdvancing(ctx context.Context, c *Client, id string, step, li
 	defer cancel()
 	go func() {
 		u := c.f.resolve(c.f.apiRoot, "/generations/"+id+"/wait")
-		r, err := c.f.exchange(cctx, c.f.validator, http.MethodGet, u, c.key, c.scheme, opts)
+		r, err := c.f.exchange(cctx, c.f.judge, http.MethodGet, u, c.key, c.scheme, opts)
 		done <- result{r, err}
 	}()
 	advanced := 0.0

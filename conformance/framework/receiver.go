@@ -288,9 +288,14 @@ func (h *Hooks) Events(path string) []receiver.Event {
 }
 
 // EventSchema returns the schema of eventType's whole delivery body (the envelope) as the REST
-// description's x-webhooks names it, or nil when it names none.
+// description's x-webhooks names it, or nil when it names none: the normative view's (what the
+// interface text states), or the reference document's under Config.Strict.
 func (s *Spec) EventSchema(eventType string) *openapi3.Schema {
-	if sch := spec.EventSchemas(s.f.validator.Document())[eventType]; sch != nil {
+	doc := s.f.judge.Normative().Document()
+	if s.f.cfg.Strict {
+		doc = s.f.validator.Document()
+	}
+	if sch := spec.EventSchemas(doc)[eventType]; sch != nil {
 		return sch.Value
 	}
 	return nil

@@ -25,6 +25,9 @@ type Exchange struct {
 	Err string `json:"error,omitempty"`
 	// Violations are the ways the exchange broke the REST description.
 	Violations []string `json:"violations,omitempty"`
+	// Advisories are the ways the answer differs from the reference's own choices where the
+	// interface text allows it: never failures.
+	Advisories []string `json:"advisories,omitempty"`
 	// Invalid marks a request the spec sent deliberately against the description.
 	Invalid bool `json:"deliberately_invalid,omitempty"`
 }
@@ -91,6 +94,9 @@ func (e *Exchange) String() string {
 	}
 	for _, v := range e.Violations {
 		b.WriteString("! " + v + "\n")
+	}
+	for _, a := range e.Advisories {
+		b.WriteString("? advisory: " + a + "\n")
 	}
 	return b.String()
 }

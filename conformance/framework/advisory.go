@@ -1,0 +1,106 @@
+package framework
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"sync"
+
+	"github.com/mediaspec/mediaspec/report"
+	"github.com/mediaspec/mediaspec/spec"
+)
+
+// checker judges one exchange: spec.Judge for the REST API (failures by the interface text,
+// advisories by the reference's own choices), strictValidator for the control API.
+type checker interface {
+	Covers(urlPath string) bool
+	Request(ctx context.Context, r *http.Request, body []byte) error
+	Response(ctx context.Context, r *http.Request, status int, header http.Header, body []byte) (failure, advisory error)
+}
+
+var _ checker = (*spec.Judge)(nil)
+
+// strictValidator judges by one document: every violation is a failure, nothing is advisory.
+type strictValidator struct{ v *spec.Validator }
+
+func (s strictValidator) Covers(urlPath string) bool { return s.v.Covers(urlPath) }
+
+func (s strictValidator) Request(ctx context.Context, r *http.Request, body []byte) error {
+	return s.v.ValidateRequest(ctx, r, body)
+}
+
+func (s strictValidator) Response(ctx context.Context, r *http.Request, status int, header http.Header, body []byte) (error, error) {
+	return s.v.ValidateResponse(ctx, r, status, header, body), nil
+}
+
+// validatorChecker is v as a checker; nil (checks nothing) when v is nil.
+func validatorChecker(v *spec.Validator) checker {
+	if v == nil {
+		return nil
+	}
+	return strictValidator{v}
+}
+
+// violationLines renders a judge's error one line per field, redacted.
+func (f *Framework) violationLines(err error) []string {
+	var v spec.Violation
+	if !errors.As(err, &v) {
+		return []string{f.redactor.String(violationText(err.Error()))}
+	}
+	lines := v.Lines()
+	for i, l := range lines {
+		lines[i] = f.redactor.String(violationText(l))
+	}
+	return lines
+}
+
+// advisories collects the run's differences from the reference's own choices, each charged to
+// the spec that saw it first. It is safe for concurrent use.
+type advisories struct {
+	mu   sync.Mutex // guards spec, list
+	spec string     // the running spec's full text; empty during the suite's setup
+	list []report.Advisory
+}
+
+// setSpec names the spec whose calls come next.
+func (a *advisories) setSpec(text string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.spec = text
+}
+
+// note records an advisory of the judge: one entry per field, the operation named by its
+// documented path (so the same difference on other ids counts once).
+func (a *advisories) note(ref *spec.Validator, err error, red *Redactor) {
+	var v spec.Violation
+	if !errors.As(err, &v) {
+		return
+	}
+	op := v.Method + " " + red.String(v.Path)
+	if route, _, ok := ref.FindRoute(v.Method, v.Path); ok {
+		op = v.Method + " " + route.Path
+	}
+	var fields spec.FieldErrors
+	if !errors.As(v.Err, &fields) {
+		fields = spec.FieldErrors{{Problem: violationText(v.Err.Error())}}
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	who := a.spec
+	if who == "" {
+		who = "(the suite's setup)"
+	}
+	add := make([]report.Advisory, len(fields))
+	for i, fe := range fields {
+		add[i] = report.Advisory{Operation: op, Status: v.Status, Path: fe.Path, Reference: red.String(fe.Problem), Count: 1, Specs: []string{who}}
+	}
+	a.list = report.MergeAdvisories(a.list, add)
+}
+
+// Advisories returns the run's differences from the reference's own choices so far, merged and
+// sorted (report.MergeAdvisories). Under Config.Strict there are none: each is a failure.
+func (f *Framework) Advisories() []report.Advisory {
+	f.adv.mu.Lock()
+	defer f.adv.mu.Unlock()
+	return append([]report.Advisory(nil), f.adv.list...)
+}

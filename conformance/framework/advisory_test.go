@@ -1,0 +1,116 @@
+package framework
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+)
+
+// capabilityDetail is a capability detail answer as the reference mock gives it, with fields
+// the interface text leaves to the reference (name, description, max_variants, pricing_unit,
+// next_action; see their x-provenance in spec/openapi.yaml) and the ones it states.
+var capabilityDetail = map[string]string{
+	"ok": `true`, "capability_id": `"tts"`, "name": `"Text to Speech"`, "description": `"Speaks."`,
+	"category": `"tool"`, "output_kind": `"audio"`, "status": `"available"`, "max_variants": `1`,
+	"pricing_unit": `"thousand_chars"`, "next_action": `"Estimate, then submit."`,
+	"config_schema": `{"type":"object"}`, "example_config": `{"script":"hi"}`,
+}
+
+func detailWithout(drop ...string) string {
+	var parts []string
+	for k, v := range capabilityDetail {
+		skip := false
+		for _, d := range drop {
+			skip = skip || d == k
+		}
+		if !skip {
+			parts = append(parts, `"`+k+`":`+v)
+		}
+	}
+	return "{" + strings.Join(parts, ",") + "}"
+}
+
+// judgedFramework is a Framework whose target is a server answering every call with body.
+func judgedFramework(t *testing.T, strict bool, body string) *Framework {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(body))
+	}))
+	t.Cleanup(srv.Close)
+	f, err := New(context.Background(), Config{BaseURL: srv.URL + "/api/v1", Key: "sk_live_test", TimeScale: 1, Procs: 1, Strict: strict})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+func getDetail(t *testing.T, f *Framework) (*Response, error) {
+	t.Helper()
+	return f.exchange(context.Background(), f.judge, http.MethodGet, f.resolve(f.apiRoot, "/capabilities/tts"), "sk_live_test", Bearer, nil)
+}
+
+// A server that leaves out every field the reference chose passes: each dropped field is an
+// advisory naming the operation and the field, never a failure.
+func TestReferenceOnlyFieldsDroppedAreAdvisories(t *testing.T) {
+	f := judgedFramework(t, false, detailWithout("name", "description", "max_variants", "pricing_unit", "next_action", "ok"))
+	if _, err := getDetail(t, f); err != nil {
+		t.Fatalf("an answer the text allows failed:\n%v", err)
+	}
+	adv := f.Advisories()
+	var paths []string
+	for _, a := range adv {
+		if a.Operation != "GET /capabilities/{id}" || a.Status != 200 || a.Count != 1 || len(a.Specs) != 1 {
+			t.Errorf("advisory %+v", a)
+		}
+		paths = append(paths, a.Path)
+	}
+	if got, want := strings.Join(paths, " "), "$.description $.max_variants $.name $.next_action $.ok $.pricing_unit"; got != want {
+		t.Errorf("advisories name %q, want %q", got, want)
+	}
+	if _, err := getDetail(t, f); err != nil {
+		t.Fatal(err)
+	}
+	if n := f.Advisories()[0].Count; n != 2 {
+		t.Errorf("the same difference seen twice counts %d", n)
+	}
+	if ex := f.transcript.Exchanges(); len(ex) == 0 || !strings.Contains(ex[0].String(), "? advisory: response 200 to GET /api/v1/capabilities/tts: $.description") {
+		t.Errorf("the transcript does not show the advisories:\n%v", ex)
+	}
+}
+
+// Under --strict the same answer fails, naming every dropped field at once.
+func TestStrictMakesAdvisoriesFailures(t *testing.T) {
+	f := judgedFramework(t, true, detailWithout("description", "max_variants"))
+	_, err := getDetail(t, f)
+	if err == nil {
+		t.Fatal("a strict run passed an answer without the reference's fields")
+	}
+	for _, want := range []string{"strict: response 200 to GET /api/v1/capabilities/tts: $.description: property \"description\" is missing", "$.max_variants: property \"max_variants\" is missing"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("the failure does not say %q:\n%v", want, err)
+		}
+	}
+	if len(f.Advisories()) != 0 {
+		t.Errorf("a strict run recorded advisories: %+v", f.Advisories())
+	}
+}
+
+// A field the text states is a failure in every run, all of them named at once.
+func TestTextFieldsDroppedFail(t *testing.T) {
+	f := judgedFramework(t, false, detailWithout("config_schema", "example_config", "description"))
+	_, err := getDetail(t, f)
+	if err == nil {
+		t.Fatal("an answer without config_schema and example_config passed")
+	}
+	for _, want := range []string{`$.config_schema: property "config_schema" is missing`, `$.example_config: property "example_config" is missing`} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("the failure does not say %q:\n%v", want, err)
+		}
+	}
+	if strings.Contains(err.Error(), "$.description") {
+		t.Errorf("a reference-only field is named in the failure:\n%v", err)
+	}
+}
