@@ -1,6 +1,7 @@
 // Command mediaspec is the contract kit for the media generation API: it prints the contract
 // (spec, rules), runs the stateful mock (mock), checks an implementation against the rules (check),
-// receives signed webhooks (receive) and prints its version (version). Subcommands appear here
+// receives signed webhooks (receive), judges live traffic between a client and a server (proxy)
+// and prints its version (version). Subcommands appear here
 // only once they work.
 package main
 

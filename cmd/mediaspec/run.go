@@ -103,6 +103,7 @@ func commands() map[string]command {
 		"mock":    {"start the stateful mock of the whole service (prints a key, a balance and the control token)", runMock},
 		"spec":    {"print the embedded REST description (or the control API with --control)", runSpec},
 		"rules":   {"list the rule catalogue, filtered by area, level, need or text", runRules},
+		"proxy":   {"forward a client's traffic to a server unchanged and judge both sides against the contract, live", runProxy},
 		"receive": {"receive signed webhooks: verify, dedupe, print one line per delivery, optionally forward", runReceive},
 		"version": {"print the version of mediaspec and of the contract", runVersion},
 

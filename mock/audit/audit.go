@@ -84,6 +84,10 @@ type Config struct {
 	// Caller resolves the key presented on a request to its key id and workspace id (both empty
 	// when there is no valid key). It must not change any state.
 	Caller CallerFunc
+	// OnFinding, when set, is called with each finding as recorded (a new one with Count 1, a
+	// repeat with its raised Count), with the auditor's lock held: it must return quickly and must
+	// not call the Auditor. `mediaspec proxy` uses it to report a finding as it happens.
+	OnFinding func(Finding)
 }
 
 // Auditor records findings from the exchanges it observes.
@@ -211,15 +215,25 @@ func (a *Auditor) record(rule, keyID, request, advice string, at time.Time) {
 		f.Count++
 		f.LastSeen = at
 		f.Advice = advice
+		a.notify(*f)
 		return
 	}
+	nf := Finding{RuleID: rule, Level: d.level, KeyID: keyID, Request: request, Advice: advice,
+		FirstSeen: at, LastSeen: at, Count: 1}
+	defer a.notify(nf)
 	if len(a.order) >= MaxFindings {
 		a.dropped++
 		return
 	}
-	a.findings[k] = &Finding{RuleID: rule, Level: d.level, KeyID: keyID, Request: request, Advice: advice,
-		FirstSeen: at, LastSeen: at, Count: 1}
+	a.findings[k] = &nf
 	a.order = append(a.order, k)
+}
+
+// notify hands a recorded finding to Config.OnFinding. Called with a.mu held.
+func (a *Auditor) notify(f Finding) {
+	if a.cfg.OnFinding != nil {
+		a.cfg.OnFinding(f)
+	}
 }
 
 // key returns the window of keyID, creating it (and forgetting the least recently active key

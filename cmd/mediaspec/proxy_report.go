@@ -1,0 +1,78 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/mediaspec/mediaspec/conformance/framework"
+	"github.com/mediaspec/mediaspec/conformance/report"
+	"github.com/mediaspec/mediaspec/proxy"
+	"github.com/mediaspec/mediaspec/spec"
+)
+
+// writeProxyReports writes the proxy's reports with the suite's writers: the JSON report is the
+// findings with the run header; the JUnit and HTML reports show each finding as a spec of its
+// rule's area (failed, or passed with the advisory as its note), and the HTML report lists every
+// rule of the catalogue with its verdict (not covered when no traffic showed it broken).
+func writeProxyReports(jsonPath, junitPath, htmlPath string, rules *spec.Catalogue, run proxyRun, rep proxy.Report, failed bool) error {
+	if jsonPath != "" {
+		doc := struct {
+			Run proxyRun `json:"run"`
+			proxy.Report
+			Succeeded bool `json:"succeeded"`
+		}{run, rep, !failed}
+		if err := report.WriteFile(jsonPath, func(w io.Writer) error { return report.WriteJSON(w, doc) }); err != nil {
+			return err
+		}
+	}
+	if junitPath == "" && htmlPath == "" {
+		return nil
+	}
+	res := proxyResults(rules, run, rep, failed)
+	if junitPath != "" {
+		if err := report.WriteFile(junitPath, func(w io.Writer) error { return framework.WriteJUnit(w, res) }); err != nil {
+			return err
+		}
+	}
+	if htmlPath != "" {
+		if err := report.WriteFile(htmlPath, func(w io.Writer) error { return framework.WriteHTML(w, res) }); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// proxyResults turns the findings into the suite's Results: a spec per finding.
+func proxyResults(rules *spec.Catalogue, run proxyRun, rep proxy.Report, failed bool) framework.Results {
+	res := framework.Results{
+		Suite: "mediaspec proxy",
+		Run: framework.RunInfo{Target: run.Upstream, Version: run.Version, Contract: run.Contract, Started: run.Started,
+			Duration: run.Duration, Mode: modeLine(run)},
+		Succeeded: !failed,
+	}
+	for _, f := range rep.Findings {
+		r, _ := rules.Get(f.RuleID)
+		text := fmt.Sprintf("[%s] %s", f.Side, f.Request)
+		s := framework.SpecResult{
+			Text: f.RuleID + " " + text, Leaf: text, Area: strings.ToLower(r.Area()), Rules: []string{f.RuleID},
+			State: framework.Failed, Reason: f.Advice, FailedRules: []string{f.RuleID},
+			Transcript: fmt.Sprintf("key %s, %d time(s) from %s to %s, exchanges %v", dashIfEmpty(f.KeyID), f.Count,
+				f.FirstSeen.UTC().Format("2006-01-02T15:04:05Z"), f.LastSeen.UTC().Format("2006-01-02T15:04:05Z"), f.Exchanges),
+		}
+		if f.Advisory {
+			s.State, s.Reason, s.FailedRules = framework.Passed, "advisory (differs from the reference's own choices, never a failure): "+f.Advice, nil
+		}
+		res.Specs = append(res.Specs, s)
+	}
+	res.Rules = framework.Verdicts(rules, res.Specs)
+	res.SpecCounts, res.RuleCounts = framework.Count(res.Specs, res.Rules)
+	return res
+}
+
+func dashIfEmpty(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}

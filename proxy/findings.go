@@ -1,0 +1,204 @@
+package proxy
+
+import (
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/mediaspec/mediaspec/spec"
+)
+
+// Sides of an exchange a finding blames.
+const (
+	// SideServer: the API server broke the contract in an answer.
+	SideServer = "server"
+	// SideClient: the API client broke a client duty (the audit's detectors) or sent a request the
+	// description does not allow.
+	SideClient = "client"
+	// SideSender: the webhook sender (the service) broke a delivery rule.
+	SideSender = "sender"
+	// SideReceiver: the client's webhook receiver answered a delivery against the receiver rules.
+	SideReceiver = "receiver"
+)
+
+// Bounds of the findings store.
+const (
+	// MaxFindings is how many distinct findings are kept; later distinct ones are counted per rule.
+	MaxFindings = 1024
+	// MaxExchangeRefs is how many exchange numbers a finding keeps (the first ones).
+	MaxExchangeRefs = 4
+)
+
+// Finding is one rule broken on observed traffic, with its repeats counted. It has the shape of a
+// finding of `mediaspec mock --audit` (rule id, level, key id, request line, one sentence, first
+// and last seen, count) plus which side broke the rule, whether it only departs from the
+// reference's own choices (Advisory: never a failure), and the numbers of the exchanges that showed
+// it (see GET /_proxy/v1/exchanges).
+type Finding struct {
+	RuleID   string `json:"rule_id"`
+	Level    string `json:"level"`
+	Advisory bool   `json:"advisory"`
+	Side     string `json:"side"`
+	// KeyID names the key that made the call: "key_" and 12 hex characters of the key's SHA-256
+	// (never the key); empty for a call without a key or a webhook delivery.
+	KeyID string `json:"key_id"`
+	// Request is the request line of the first exchange: method, path and, under the API, query.
+	Request string `json:"request"`
+	// Advice says why in one sentence (what was seen and what the rule wants).
+	Advice    string    `json:"advice"`
+	Exchanges []int64   `json:"exchanges"`
+	FirstSeen time.Time `json:"first_seen_at"`
+	LastSeen  time.Time `json:"last_seen_at"`
+	Count     int       `json:"count"`
+}
+
+// Must reports whether the finding fails a MUST rule (an advisory never does).
+func (f Finding) Must() bool { return !f.Advisory && f.Level == "MUST" }
+
+// Should reports whether the finding fails a MUST or SHOULD rule.
+func (f Finding) Should() bool { return !f.Advisory && (f.Level == "MUST" || f.Level == "SHOULD") }
+
+// RuleCount is the number of findings (repeats included) of one rule on one side.
+type RuleCount struct {
+	RuleID   string `json:"rule_id"`
+	Level    string `json:"level"`
+	Side     string `json:"side"`
+	Advisory bool   `json:"advisory"`
+	Count    int    `json:"count"`
+}
+
+// Report is what the store holds: the kept findings (oldest first), the totals per rule (which
+// also count findings past MaxFindings) and how many distinct findings were not kept.
+type Report struct {
+	Findings  []Finding   `json:"findings"`
+	Totals    []RuleCount `json:"totals"`
+	Dropped   int         `json:"dropped"`
+	Exchanges int64       `json:"exchanges"`
+}
+
+// findingKey groups repeats: the same rule broken by the same side and key on the same route.
+type findingKey struct {
+	rule, side, key, route string
+	advisory               bool
+}
+
+type totalKey struct {
+	rule, side string
+	advisory   bool
+}
+
+// store keeps findings, bounded. It is safe for concurrent use.
+type store struct {
+	rules *spec.Catalogue
+	onNew func(Finding) // called without the lock for each new distinct finding
+
+	mu       sync.Mutex // guards everything below
+	findings map[findingKey]*Finding
+	order    []findingKey
+	totals   map[totalKey]int
+	dropped  int
+}
+
+func newStore(rules *spec.Catalogue, onNew func(Finding)) *store {
+	s := &store{rules: rules, onNew: onNew}
+	s.clear()
+	return s
+}
+
+func (s *store) clear() {
+	s.findings = map[findingKey]*Finding{}
+	s.order = nil
+	s.totals = map[totalKey]int{}
+	s.dropped = 0
+}
+
+// level is the rule's level in the catalogue ("MUST" for a rule it lacks, which a test forbids).
+func (s *store) level(rule string) string {
+	if r, ok := s.rules.Get(rule); ok {
+		return r.Level
+	}
+	return "MUST"
+}
+
+// add records one finding of rule, or a repeat of one. route groups repeats (a method and a path
+// template); request is the exchange's request line.
+func (s *store) add(f Finding, route string, exchange int64) {
+	if f.Level == "" {
+		f.Level = s.level(f.RuleID)
+	}
+	k := findingKey{f.RuleID, f.Side, f.KeyID, route, f.Advisory}
+	s.mu.Lock()
+	s.totals[totalKey{f.RuleID, f.Side, f.Advisory}]++
+	if old, ok := s.findings[k]; ok {
+		old.Count++
+		old.LastSeen = f.LastSeen
+		if len(old.Exchanges) < MaxExchangeRefs && exchange > 0 {
+			old.Exchanges = append(old.Exchanges, exchange)
+		}
+		s.mu.Unlock()
+		return
+	}
+	if len(s.order) >= MaxFindings {
+		s.dropped++
+		s.mu.Unlock()
+		return
+	}
+	f.Count = 1
+	if f.FirstSeen.IsZero() {
+		f.FirstSeen = f.LastSeen
+	}
+	if exchange > 0 {
+		f.Exchanges = []int64{exchange}
+	}
+	nf := f
+	s.findings[k] = &nf
+	s.order = append(s.order, k)
+	s.mu.Unlock()
+	if s.onNew != nil {
+		s.onNew(f)
+	}
+}
+
+func (s *store) report() Report {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r := Report{Findings: make([]Finding, 0, len(s.order)), Dropped: s.dropped, Totals: []RuleCount{}}
+	for _, k := range s.order {
+		f := *s.findings[k]
+		f.Exchanges = append([]int64(nil), f.Exchanges...)
+		r.Findings = append(r.Findings, f)
+	}
+	for k, n := range s.totals {
+		r.Totals = append(r.Totals, RuleCount{RuleID: k.rule, Level: s.level(k.rule), Side: k.side, Advisory: k.advisory, Count: n})
+	}
+	sort.Slice(r.Totals, func(i, j int) bool {
+		a, b := r.Totals[i], r.Totals[j]
+		if a.RuleID != b.RuleID {
+			return a.RuleID < b.RuleID
+		}
+		if a.Side != b.Side {
+			return a.Side < b.Side
+		}
+		return !a.Advisory && b.Advisory
+	})
+	return r
+}
+
+// worst reports whether a non-advisory finding of a MUST rule (must) or of a MUST or SHOULD rule
+// (should) was recorded, counting findings past MaxFindings too.
+func (s *store) worst() (must, should bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for k, n := range s.totals {
+		if n == 0 || k.advisory {
+			continue
+		}
+		switch s.level(k.rule) {
+		case "MUST":
+			must, should = true, true
+		case "SHOULD":
+			should = true
+		}
+	}
+	return must, should
+}

@@ -1,0 +1,288 @@
+package proxy
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/url"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/mediaspec/mediaspec/mock/audit"
+	"github.com/mediaspec/mediaspec/spec"
+)
+
+// work judges the queued exchanges in order until the queue is closed.
+func (p *Proxy) work() {
+	defer close(p.done)
+	for it := range p.queue {
+		if it.marker != nil {
+			close(it.marker)
+			continue
+		}
+		p.judgeExchange(it.ex)
+		p.remember(it.ex)
+	}
+}
+
+// call is one exchange as the checks see it: the request line, the documented route (template
+// "" when undocumented), the decoded bodies.
+type call struct {
+	ex      *exchange
+	req     *http.Request
+	route   string // "GET /generations/{id}" relative to the base path; "" outside the description
+	params  map[string]string
+	line    string // request line with the query
+	body    map[string]any
+	answer  any
+	obj     map[string]any // answer as an object (nil otherwise)
+	at      time.Time
+	apiPath string // path relative to the base path
+}
+
+// judgeExchange runs every check of one exchange.
+func (p *Proxy) judgeExchange(ex *exchange) {
+	p.current = ex
+	defer func() { p.current = nil }()
+	ex.key, ex.keyID = keyOf(ex.header)
+	switch {
+	case strings.HasPrefix(ex.path, audit.ControlBase+"/"):
+		p.observeControl(ex)
+		return
+	case strings.HasPrefix(ex.path, audit.FilesPath):
+		if !ex.failed {
+			p.auditor.Observe(audit.Exchange{Method: ex.method, Path: ex.path, RawQuery: ex.rawQuery, Status: ex.status,
+				Start: ex.svcStart, End: ex.svcEnd})
+		}
+		return
+	case !p.isAPI(ex.path) || ex.failed:
+		return
+	}
+	c := &call{ex: ex, at: ex.start, line: ex.method + " " + ex.path}
+	if ex.rawQuery != "" {
+		c.line += "?" + ex.rawQuery
+	}
+	c.apiPath = strings.TrimPrefix(ex.path, p.basePath)
+	if c.apiPath == "" {
+		c.apiPath = "/"
+	}
+	c.req = &http.Request{Method: ex.method, URL: &url.URL{Path: ex.path, RawQuery: ex.rawQuery}, Header: ex.header, Host: p.upstream.Host}
+	c.req = c.req.WithContext(context.Background())
+	if r, params, ok := p.val.FindRoute(ex.method, ex.path); ok {
+		c.route, c.params = r.Method+" "+r.Path, params
+	}
+	c.body, _ = decodeJSON(ex.body).(map[string]any)
+	if !ex.answerCut {
+		c.answer = decodeJSON(ex.answer)
+		c.obj, _ = c.answer.(map[string]any)
+	}
+	health := strings.HasPrefix(c.apiPath, "/health/")
+
+	// The client: the request against the description, then the audit's duties.
+	if !ex.bodyCut && c.route != "" {
+		if err := p.judge.Request(c.req.Context(), c.req, ex.body); err != nil && bodyViolation(err) {
+			p.find(c, SideClient, requestRule(c.route), false, "The request body breaks the description: "+sentence(err))
+		}
+	}
+	if !health {
+		p.auditor.Observe(audit.Exchange{KeyID: ex.keyID, WorkspaceID: p.st.workspaceOf(ex.keyID), Method: ex.method, Path: ex.path,
+			RawQuery: ex.rawQuery, Origin: ex.header.Get("Origin"), Body: ex.body, Status: ex.status,
+			RetryAfter: ex.respHeader.Get("Retry-After"), Answer: ex.answer, Start: ex.svcStart, End: ex.svcEnd})
+	}
+
+	// The server: the answer against the description, then the rules an answer shows.
+	if !ex.answerCut {
+		failure, advisory := p.judge.Response(c.req.Context(), c.req, ex.status, ex.respHeader, ex.answer)
+		if failure != nil {
+			p.find(c, SideServer, p.answerRule(c), false, "The answer breaks the description: "+sentence(failure))
+		}
+		if advisory != nil {
+			p.find(c, SideServer, p.answerRule(c), true, "The answer differs from the reference's own choices (the text leaves this open): "+sentence(advisory))
+		}
+	}
+	p.checkAnswer(c)
+	p.st.observe(p, c)
+}
+
+// find records a finding of rule about the call.
+func (p *Proxy) find(c *call, side, rule string, advisory bool, why string) {
+	route := c.route
+	if route == "" {
+		route = c.ex.method + " " + maskIDs(c.apiPath)
+	}
+	c.ex.findings++
+	p.store.add(Finding{RuleID: rule, Advisory: advisory, Side: side, KeyID: c.ex.keyID, Request: c.line, Advice: why,
+		LastSeen: c.at}, side+" "+route, c.ex.n)
+}
+
+// auditFinding turns a finding of the audit into the proxy's (client side). Called by the auditor
+// from the judging goroutine, with the auditor's lock held.
+func (p *Proxy) auditFinding(f audit.Finding) {
+	ex := p.current
+	var n int64
+	route := f.Request
+	if ex != nil {
+		n = ex.n
+		ex.findings++
+		route = ex.method + " " + maskIDs(strings.TrimPrefix(ex.path, p.basePath))
+		if r, _, ok := p.val.FindRoute(ex.method, ex.path); ok {
+			route = r.Method + " " + r.Path
+		}
+	}
+	p.store.add(Finding{RuleID: f.RuleID, Level: f.Level, Side: SideClient, KeyID: f.KeyID, Request: f.Request, Advice: f.Advice,
+		LastSeen: f.LastSeen}, "client "+route, n)
+}
+
+// observeControl follows the test-control API: a key it issues joins its workspace (the audit's
+// id and cursor sets are per workspace), and a write that succeeds changes state no client sent,
+// so the audit forgets recent calls (as in the mock) and a reset forgets everything.
+func (p *Proxy) observeControl(ex *exchange) {
+	if ex.failed || ex.status >= 400 {
+		return
+	}
+	p.learnClock(ex)
+	if ex.method == http.MethodGet {
+		return
+	}
+	rel := strings.TrimPrefix(ex.path, audit.ControlBase)
+	if rel == "/reset" {
+		p.auditor.Forget()
+		p.st.reset()
+		return
+	}
+	p.auditor.ForgetCalls()
+	seg := strings.Split(strings.Trim(rel, "/"), "/")
+	if len(seg) == 3 && seg[0] == "workspaces" && seg[2] == "keys" {
+		if m, ok := decodeJSON(ex.answer).(map[string]any); ok {
+			if key, ok := m["key"].(string); ok {
+				_, id := keyOf(http.Header{"Authorization": {"Bearer " + key}})
+				p.st.joinWorkspace(id, seg[1])
+			}
+		}
+	}
+}
+
+// bodyViolation reports whether a request violation concerns the body: a query the text reads
+// leniently (blank counts as omitted, limits are clamped, an unreadable cursor restarts) is never
+// a client finding.
+func bodyViolation(err error) bool {
+	s := err.Error()
+	return strings.Contains(s, "request body")
+}
+
+// requestRule is the rule a request that breaks the description breaks: the strictness rule of
+// its body.
+func requestRule(route string) string {
+	switch route {
+	case "POST /generations":
+		return "SUBMIT-010"
+	case "POST /estimates":
+		return "EST-006"
+	case "POST /uploads":
+		return "UPLOAD-007"
+	case "POST /webhooks":
+		return "WH-008"
+	case "POST /workflows/{id}/invoke", "POST /workflows/templates/{key}/invoke":
+		return "WF-008"
+	}
+	return "VER-005"
+}
+
+// shapeRules name, per documented route, the rule that states the shape of its success answer.
+var shapeRules = map[string]string{
+	"GET /capabilities":                      "CAP-001",
+	"GET /capabilities/{id}":                 "CAP-019",
+	"POST /estimates":                        "EST-001",
+	"POST /generations":                      "SUBMIT-003",
+	"GET /generations":                       "GEN-037",
+	"GET /generations/{id}":                  "GEN-002",
+	"GET /generations/{id}/wait":             "GEN-028",
+	"GET /batches/{id}":                      "BATCH-001",
+	"GET /presets":                           "PRESET-001",
+	"GET /presets/{id}/templates":            "PRESET-013",
+	"GET /actors":                            "ACTOR-001",
+	"GET /voices":                            "VOICE-001",
+	"POST /uploads":                          "UPLOAD-002",
+	"POST /uploads/{assetId}/finalize":       "UPLOAD-022",
+	"POST /uploads/from-url":                 "FROMURL-001",
+	"GET /webhooks":                          "WH-020",
+	"POST /webhooks":                         "WH-001",
+	"DELETE /webhooks/{id}":                  "WH-021",
+	"GET /assets":                            "ASSET-001",
+	"GET /assets/{id}":                       "ASSET-008",
+	"GET /assets/{id}/download":              "ASSET-009",
+	"GET /credits/balance":                   "LEDGER-018",
+	"GET /workflows/templates":               "WF-001",
+	"POST /workflows/{id}/invoke":            "WF-005",
+	"POST /workflows/templates/{key}/invoke": "WF-005",
+	"GET /workflow-runs":                     "WF-029",
+	"GET /workflow-runs/{id}":                "WF-011",
+	"GET /health/live":                       "HEALTH-001",
+	"GET /health/ready":                      "HEALTH-002",
+	"GET /openapi.json":                      "VER-001",
+}
+
+// answerRule is the rule an answer that breaks the description breaks: for a failure (4XX, 5XX)
+// the error envelope's (or the health probe's), for a success the route's shape rule, for an
+// undocumented path the versioned-root rule.
+func (p *Proxy) answerRule(c *call) string {
+	switch {
+	case c.route == "GET /generations/{id}/wait" && (c.ex.status == http.StatusRequestTimeout || c.ex.status == http.StatusGatewayTimeout):
+		return "GEN-030"
+	case c.route == "GET /health/ready" && c.ex.status == http.StatusServiceUnavailable:
+		return "HEALTH-003"
+	case c.ex.status >= 400:
+		return "CORE-003"
+	case c.route == "":
+		return "CORE-001"
+	}
+	if r, ok := shapeRules[c.route]; ok {
+		if _, known := p.rules.Get(r); known {
+			return r
+		}
+	}
+	return "CORE-002"
+}
+
+// sentence is the first line of err, at most 400 characters.
+func sentence(err error) string {
+	var v spec.Violation
+	if errors.As(err, &v) && v.Err != nil {
+		err = v.Err
+	}
+	s := strings.Join(strings.Fields(strings.SplitN(err.Error(), "\nSchema:", 2)[0]), " ")
+	if len(s) > 400 {
+		s = s[:397] + "..."
+	}
+	return s
+}
+
+var idSegment = regexp.MustCompile(`^[a-z]+_[0-9A-Za-z]{8,}$`)
+
+// maskIDs replaces the id segments of a path with {id}, so repeats on one route group together.
+func maskIDs(p string) string {
+	seg := strings.Split(p, "/")
+	for i, s := range seg {
+		if idSegment.MatchString(s) {
+			seg[i] = "{id}"
+		}
+	}
+	return strings.Join(seg, "/")
+}
+
+// decodeJSON parses JSON with numbers kept exact; nil when b is not one JSON value.
+func decodeJSON(b []byte) any {
+	if len(bytes.TrimSpace(b)) == 0 {
+		return nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	var v any
+	if dec.Decode(&v) != nil || dec.More() {
+		return nil
+	}
+	return v
+}

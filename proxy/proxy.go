@@ -1,0 +1,508 @@
+// Package proxy is `mediaspec proxy`: a reverse proxy that sits between any client and any server
+// of the media generation API, forwards every request and answer unchanged, and judges the traffic
+// it carries against the contract, both sides, with state across exchanges.
+//
+// Each exchange is judged after its answer was streamed to the client, off the request's path, by
+// one worker that sees the exchanges in the order they ended:
+//
+//   - the request against the REST description and the client duties of `mediaspec mock --audit`
+//     (package mock/audit, driven here by observed exchanges instead of from inside the mock);
+//   - the answer against the description (a Judge: failures break the interface text, advisories
+//     only depart from the reference's own choices and never fail anything) and against the rules
+//     an answer shows on its own (error envelope and table, ids, CORS, links, wait and submit
+//     answers);
+//   - rules across exchanges, passively: statuses moving along the stated order, a submit held
+//     within max_credits and the estimate, cursor walks, Retry-After coherence (see state.go).
+//
+// Webhook deliveries pass through Hooks (hooks.go), which checks them as `mediaspec receive` does
+// and judges the client receiver's answers by the check-receiver rules.
+//
+// Findings are kept in a bounded store (repeats counted) and served at FindingsPath. Memory is
+// bounded whatever the traffic: request and answer bodies are read up to MaxRequestBody and
+// MaxAnswerBody while they stream (the rest is forwarded unread), the queue of exchanges waiting to
+// be judged is bounded (a full queue holds the next answer back, it never drops one), and all
+// state across exchanges lives in LRU maps of fixed size.
+//
+// API keys never leave the process: a finding names a key by KeyID, a hash prefix.
+package proxy
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/mediaspec/mediaspec/mock/audit"
+	"github.com/mediaspec/mediaspec/mock/clock"
+	"github.com/mediaspec/mediaspec/spec"
+)
+
+// Paths the proxy serves itself; nothing under APIPrefix is forwarded.
+const (
+	APIPrefix     = "/_proxy/v1/"
+	FindingsPath  = APIPrefix + "findings"
+	ExchangesPath = APIPrefix + "exchanges"
+)
+
+// Bounds of what the proxy reads and keeps.
+const (
+	// MaxRequestBody is how much of a request body is read for judging (as the mock's audit).
+	MaxRequestBody = 64 << 10
+	// MaxAnswerBody is how much of an answer is read for judging; a longer answer is forwarded
+	// whole and judged only by its status and headers.
+	MaxAnswerBody = 512 << 10
+	// QueueSize is how many ended exchanges may wait to be judged.
+	QueueSize = 256
+	// MaxExchanges is how many exchange summaries GET /_proxy/v1/exchanges lists (the latest).
+	MaxExchanges = 512
+)
+
+// Judge judges one exchange against the description. spec.Validator satisfies it through
+// ValidatorJudge; spec.Judge (the normative view) satisfies it as it is.
+type Judge interface {
+	// Request returns why the request breaks the description, or nil.
+	Request(ctx context.Context, r *http.Request, body []byte) error
+	// Response returns why the answer breaks the interface text (failure) and why it departs from
+	// the reference's own choices only (advisory); either may be nil.
+	Response(ctx context.Context, r *http.Request, status int, header http.Header, body []byte) (failure, advisory error)
+}
+
+// ValidatorJudge judges with a spec.Validator: every departure from the document is a failure.
+type ValidatorJudge struct{ V *spec.Validator }
+
+// Request implements Judge.
+func (j ValidatorJudge) Request(ctx context.Context, r *http.Request, body []byte) error {
+	return j.V.ValidateRequest(ctx, r, body)
+}
+
+// Response implements Judge.
+func (j ValidatorJudge) Response(ctx context.Context, r *http.Request, status int, header http.Header, body []byte) (error, error) {
+	return j.V.ValidateResponse(ctx, r, status, header, body), nil
+}
+
+// Config configures a Proxy.
+type Config struct {
+	// Upstream is the server's origin or its base URL (http://host:port or .../api/v1). Requests
+	// keep their path: the client calls the proxy with the paths it would call the server with.
+	Upstream string
+	// Judge judges single exchanges; nil uses the embedded REST description.
+	Judge Judge
+	// Validator finds the documented route of a request; nil loads the embedded description.
+	Validator *spec.Validator
+	// Rules is the rule catalogue (levels, names); nil loads the embedded one.
+	Rules *spec.Catalogue
+	// Transport carries the forwarded requests; nil uses a clone of http.DefaultTransport.
+	Transport http.RoundTripper
+	// Now is the proxy's clock (default time.Now).
+	Now func() time.Time
+	// OnFinding is called once per new distinct finding (repeats are only counted), from the
+	// judging goroutine; it must return quickly.
+	OnFinding func(Finding)
+	// Logger gets a warning per upstream that could not be reached (default: discard).
+	Logger *slog.Logger
+}
+
+// Proxy forwards and judges. It is an http.Handler, safe for concurrent use. Create it with New
+// and Close it to stop judging.
+type Proxy struct {
+	cfg      Config
+	upstream *url.URL
+	basePath string
+	rp       *httputil.ReverseProxy
+	judge    Judge
+	val      *spec.Validator
+	rules    *spec.Catalogue
+	now      func() time.Time
+	log      *slog.Logger
+	store    *store
+	auditor  *audit.Auditor
+	audClock clock.Clock
+	st       *state
+
+	seq    atomic.Int64
+	qmu    sync.RWMutex // held for reading while sending on queue, for writing to close it
+	queue  chan item
+	done   chan struct{}
+	closed atomic.Bool
+	closer sync.Once
+
+	ringMu sync.Mutex // guards ring, ringNext
+	ring   []ExchangeSummary
+	ringAt int
+
+	clockMu sync.Mutex // guards clk
+	clk     serviceClock
+
+	// current is the exchange being judged (worker goroutine only): the audit's findings name it.
+	current *exchange
+}
+
+// item is one entry of the judging queue: an exchange, or a marker whose channel is closed once
+// everything before it was judged.
+type item struct {
+	ex     *exchange
+	marker chan struct{}
+}
+
+// ExchangeSummary is one exchange as GET /_proxy/v1/exchanges lists it (no bodies, no keys).
+type ExchangeSummary struct {
+	N        int64     `json:"n"`
+	At       time.Time `json:"at"`
+	KeyID    string    `json:"key_id,omitempty"`
+	Request  string    `json:"request"`
+	Status   int       `json:"status"`
+	Millis   float64   `json:"duration_ms"`
+	Findings int       `json:"findings"`
+}
+
+// exchange is what the worker judges: one request and its answer.
+type exchange struct {
+	n                      int64
+	start, end             time.Time
+	svcStart, svcEnd       time.Time // the same instants on the estimated service clock
+	method, path, rawQuery string
+	header                 http.Header // request headers (the key is read from them, never kept)
+	keyID                  string
+	key                    string
+	body                   []byte
+	bodyCut                bool
+	status                 int
+	respHeader             http.Header
+	answer                 []byte
+	answerCut              bool
+	answerFrom             *capture
+	reqBody                *capture
+	once                   sync.Once
+	failed                 bool // no answer came from the upstream
+	findings               int
+}
+
+// New checks cfg and returns a Proxy whose judging goroutine runs until Close.
+func New(ctx context.Context, cfg Config) (*Proxy, error) {
+	up, err := url.Parse(strings.TrimSpace(cfg.Upstream))
+	if err != nil || (up.Scheme != "http" && up.Scheme != "https") || up.Host == "" {
+		return nil, fmt.Errorf("proxy: upstream %q is not an http(s) URL", cfg.Upstream)
+	}
+	p := &Proxy{cfg: cfg, basePath: spec.BasePath, now: cfg.Now, log: cfg.Logger, queue: make(chan item, QueueSize),
+		done: make(chan struct{}), ring: make([]ExchangeSummary, 0, MaxExchanges)}
+	if p.now == nil {
+		p.now = time.Now
+	}
+	if p.log == nil {
+		p.log = slog.New(slog.DiscardHandler)
+	}
+	if i := strings.Index(up.Path, spec.BasePath); i >= 0 && strings.TrimRight(up.Path[i:], "/") == spec.BasePath {
+		p.basePath = strings.TrimRight(up.Path, "/")
+	}
+	p.upstream = &url.URL{Scheme: up.Scheme, Host: up.Host}
+	if p.rules = cfg.Rules; p.rules == nil {
+		if p.rules, err = spec.LoadRules(); err != nil {
+			return nil, err
+		}
+	}
+	if p.val = cfg.Validator; p.val == nil {
+		if p.val, err = spec.NewEmbeddedValidator(ctx, spec.WithBasePath(p.basePath)); err != nil {
+			return nil, err
+		}
+	}
+	if p.judge = cfg.Judge; p.judge == nil {
+		p.judge = ValidatorJudge{V: p.val}
+	}
+	p.store = newStore(p.rules, cfg.OnFinding)
+	p.audClock = clock.NewReal()
+	p.auditor = audit.New(audit.Config{Clock: p.audClock, OnFinding: p.auditFinding})
+	p.st = newState()
+	tr := cfg.Transport
+	if tr == nil {
+		t := http.DefaultTransport.(*http.Transport).Clone()
+		t.MaxIdleConnsPerHost = 256
+		tr = t
+	}
+	p.rp = &httputil.ReverseProxy{
+		Rewrite: func(pr *httputil.ProxyRequest) {
+			pr.SetURL(p.upstream)
+			pr.Out.URL.Path, pr.Out.URL.RawPath = pr.In.URL.Path, pr.In.URL.RawPath
+		},
+		Transport:      tr,
+		FlushInterval:  -1,
+		ModifyResponse: p.captureAnswer,
+		ErrorHandler:   p.upstreamError,
+	}
+	go p.work()
+	return p, nil
+}
+
+// Close stops the judging goroutine once every exchange already queued was judged. Requests
+// served after Close are forwarded and not judged.
+func (p *Proxy) Close() {
+	p.closer.Do(func() {
+		p.qmu.Lock()
+		p.closed.Store(true)
+		close(p.queue)
+		p.qmu.Unlock()
+		<-p.done
+		p.audClock.Stop()
+	})
+}
+
+// Sync waits until every exchange that ended before the call was judged, or ctx ends.
+func (p *Proxy) Sync(ctx context.Context) error {
+	m := make(chan struct{})
+	p.qmu.RLock()
+	if p.closed.Load() {
+		p.qmu.RUnlock()
+		return nil
+	}
+	select {
+	case p.queue <- item{marker: m}:
+		p.qmu.RUnlock()
+	case <-ctx.Done():
+		p.qmu.RUnlock()
+		return ctx.Err()
+	}
+	select {
+	case <-m:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Report returns the findings judged so far (call Sync first to include every ended exchange).
+func (p *Proxy) Report() Report {
+	r := p.store.report()
+	r.Exchanges = p.seq.Load()
+	return r
+}
+
+// Clear drops every finding and what the proxy remembers across exchanges.
+func (p *Proxy) Clear() {
+	_ = p.Sync(context.Background())
+	p.store.mu.Lock()
+	p.store.clear()
+	p.store.mu.Unlock()
+	p.auditor.Clear()
+	p.st.reset()
+}
+
+// Failed reports whether a non-advisory finding of a MUST rule (should false) or of a MUST or
+// SHOULD rule (should true) was recorded.
+func (p *Proxy) Failed(should bool) bool {
+	must, sh := p.store.worst()
+	if should {
+		return sh
+	}
+	return must
+}
+
+// Exchanges returns the summaries of the latest exchanges, oldest first.
+func (p *Proxy) Exchanges() []ExchangeSummary {
+	p.ringMu.Lock()
+	defer p.ringMu.Unlock()
+	out := make([]ExchangeSummary, 0, len(p.ring))
+	if len(p.ring) < MaxExchanges {
+		return append(out, p.ring...)
+	}
+	out = append(out, p.ring[p.ringAt:]...)
+	return append(out, p.ring[:p.ringAt]...)
+}
+
+type ctxKey struct{}
+
+// ServeHTTP serves the proxy's own API under APIPrefix and forwards everything else.
+func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if strings.HasPrefix(r.URL.Path, APIPrefix) {
+		p.serveAPI(w, r)
+		return
+	}
+	ex := &exchange{n: p.seq.Add(1), start: p.now(), method: r.Method, path: r.URL.Path, rawQuery: r.URL.RawQuery}
+	ex.svcStart = p.serviceNow()
+	api := p.isAPI(r.URL.Path)
+	control := strings.HasPrefix(r.URL.Path, audit.ControlBase+"/")
+	if api || control || strings.HasPrefix(r.URL.Path, audit.FilesPath) {
+		ex.header = r.Header.Clone()
+	}
+	var reqBody *capture
+	if (api || control) && r.Body != nil && r.Body != http.NoBody {
+		reqBody = &capture{rc: r.Body, limit: MaxRequestBody}
+		r.Body = reqBody
+	}
+	if control {
+		defer p.trackAdvance(r)()
+	}
+	ex.reqBody = reqBody
+	ctx := context.WithValue(r.Context(), ctxKey{}, ex)
+	p.rp.ServeHTTP(w, r.WithContext(ctx))
+	// An answer whose body reached its end was handed on already (finish from the body's last
+	// read, before its last bytes reach the client, so that GET /_proxy/v1/findings right after an
+	// answer includes it); this catches the rest (no body read, an upstream error, a cut stream).
+	p.finish(ex)
+}
+
+// finish completes an exchange once: its end, the captured bodies, then the judging queue (or only
+// the list of exchanges, for traffic outside the API and the control API).
+func (p *Proxy) finish(ex *exchange) {
+	ex.once.Do(func() {
+		ex.end = p.now()
+		ex.svcEnd = p.serviceNow()
+		if c := ex.reqBody; c != nil {
+			ex.body, ex.bodyCut = c.snapshot()
+		}
+		if c := ex.answerFrom; c != nil {
+			ex.answer, ex.answerCut = c.snapshot()
+		}
+		if ex.header == nil {
+			p.remember(ex)
+			return
+		}
+		p.enqueue(ex)
+	})
+}
+
+// enqueue hands an ended exchange to the judging goroutine; after Close it is only listed.
+func (p *Proxy) enqueue(ex *exchange) {
+	p.qmu.RLock()
+	defer p.qmu.RUnlock()
+	if p.closed.Load() {
+		p.remember(ex)
+		return
+	}
+	p.queue <- item{ex: ex}
+}
+
+// isAPI reports whether path lies under the versioned API root.
+func (p *Proxy) isAPI(path string) bool {
+	return path == p.basePath || strings.HasPrefix(path, p.basePath+"/")
+}
+
+// captureAnswer records the answer's status and headers and wraps its body so the first
+// MaxAnswerBody bytes are kept while it streams to the client.
+func (p *Proxy) captureAnswer(res *http.Response) error {
+	ex, _ := res.Request.Context().Value(ctxKey{}).(*exchange)
+	if ex == nil {
+		return nil
+	}
+	ex.status = res.StatusCode
+	ex.respHeader = res.Header.Clone()
+	if ex.header != nil && !strings.HasPrefix(ex.path, audit.FilesPath) {
+		c := &capture{rc: res.Body, limit: MaxAnswerBody, atEOF: func() { p.finish(ex) }}
+		res.Body = c
+		ex.answerFrom = c
+	}
+	return nil
+}
+
+// upstreamError answers 502 when the upstream gave no answer; the exchange is not judged as the
+// server's.
+func (p *Proxy) upstreamError(w http.ResponseWriter, r *http.Request, err error) {
+	if ex, _ := r.Context().Value(ctxKey{}).(*exchange); ex != nil {
+		ex.failed = true
+	}
+	if errors.Is(err, context.Canceled) {
+		return
+	}
+	p.log.Warn("upstream gave no answer", "request", r.Method+" "+r.URL.Path, "err", err)
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.WriteHeader(http.StatusBadGateway)
+	fmt.Fprintf(w, "mediaspec proxy: the upstream %s gave no answer: %v\n", p.upstream, err)
+}
+
+// capture is a body that keeps its first limit bytes as they are read; atEOF (when set) is called
+// once the body reached its end, before the last bytes are handed on. The transport may read a
+// request body on its own goroutine while the answer is already read, hence the lock.
+type capture struct {
+	rc    io.ReadCloser
+	limit int
+	atEOF func()
+
+	mu  sync.Mutex // guards buf, cut, eof
+	buf []byte
+	cut bool
+	eof bool
+}
+
+func (c *capture) Read(b []byte) (int, error) {
+	n, err := c.rc.Read(b)
+	c.mu.Lock()
+	if n > 0 {
+		if room := c.limit - len(c.buf); room > 0 {
+			c.buf = append(c.buf, b[:min(n, room)]...)
+			if n > room {
+				c.cut = true
+			}
+		} else {
+			c.cut = true
+		}
+	}
+	first := err == io.EOF && !c.eof
+	if err == io.EOF {
+		c.eof = true
+	}
+	c.mu.Unlock()
+	if first && c.atEOF != nil {
+		c.atEOF()
+	}
+	return n, err
+}
+
+func (c *capture) Close() error { return c.rc.Close() }
+
+// snapshot returns what was kept and whether it is cut (longer than the limit, or not read to
+// its end).
+func (c *capture) snapshot() ([]byte, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.buf, c.cut || !c.eof
+}
+
+// keyOf returns the API key a request presents (bearer or any header holding an sk_live_ value)
+// and its KeyID.
+func keyOf(h http.Header) (key, keyID string) {
+	if a := h.Get("Authorization"); len(a) > 7 && strings.EqualFold(a[:7], "Bearer ") {
+		key = strings.TrimSpace(a[7:])
+	}
+	if key == "" {
+		for name, vals := range h {
+			if name == "Authorization" || len(vals) == 0 {
+				continue
+			}
+			if v := strings.TrimSpace(vals[0]); strings.HasPrefix(v, "sk_live_") {
+				key = v
+				break
+			}
+		}
+	}
+	if key == "" {
+		return "", ""
+	}
+	sum := sha256.Sum256([]byte(key))
+	return key, "key_" + hex.EncodeToString(sum[:6])
+}
+
+// remember adds the exchange to the ring of summaries.
+func (p *Proxy) remember(ex *exchange) {
+	req := ex.method + " " + ex.path
+	if ex.rawQuery != "" && p.isAPI(ex.path) {
+		req += "?" + ex.rawQuery
+	}
+	s := ExchangeSummary{N: ex.n, At: ex.start, KeyID: ex.keyID, Request: req, Status: ex.status,
+		Millis: float64(ex.end.Sub(ex.start).Microseconds()) / 1000, Findings: ex.findings}
+	p.ringMu.Lock()
+	defer p.ringMu.Unlock()
+	if len(p.ring) < MaxExchanges {
+		p.ring = append(p.ring, s)
+		return
+	}
+	p.ring[p.ringAt] = s
+	p.ringAt = (p.ringAt + 1) % MaxExchanges
+}
