@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -43,8 +44,11 @@ func (p *Proxy) scheduleJudgeable() bool {
 
 // clockWindow is the receiver's Window: arrival on the wall clock, and the span the sender's
 // clock may show: between the wall clock and the estimated service clock, widened by the advances
-// in flight (a manual clock sends the retries an advance makes due before it answers).
+// in flight (a manual clock sends the retries an advance makes due before it answers). When the
+// traffic showed a control token, the service clock is read first (GET /_control/v1/clock, the
+// one call the proxy makes of its own; the token is kept in memory only).
 func (p *Proxy) clockWindow() (now, earliest, latest time.Time) {
+	p.readServiceClock()
 	p.clockMu.Lock()
 	defer p.clockMu.Unlock()
 	now = p.now()
@@ -86,6 +90,32 @@ func (p *Proxy) trackAdvance(r *http.Request) func() {
 		p.clk.pending -= d
 		p.clockMu.Unlock()
 	}
+}
+
+// readServiceClock reads the upstream's control clock with the last control token the traffic
+// showed, if any, and learns its offset.
+func (p *Proxy) readServiceClock() {
+	tok, _ := p.controlToken.Load().(string)
+	if tok == "" {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, p.upstream.String()+audit.ControlBase+"/clock", nil)
+	if err != nil {
+		return
+	}
+	req.Header.Set("Authorization", tok)
+	res, err := p.clockClient.Do(req)
+	if err != nil {
+		return
+	}
+	defer res.Body.Close()
+	b, err := io.ReadAll(io.LimitReader(res.Body, 4096))
+	if err != nil || res.StatusCode != http.StatusOK {
+		return
+	}
+	p.learnClock(&exchange{path: audit.ControlBase + "/clock", answer: b, end: p.now()})
 }
 
 type readCloser struct {

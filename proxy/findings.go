@@ -126,6 +126,11 @@ func (s *store) add(f Finding, route string, exchange int64) {
 	if f.Level == "" {
 		f.Level = s.level(f.RuleID)
 	}
+	// A rule whose reading is the reference's own choice (the text is silent or says "not shown")
+	// never fails anyone: its findings are advisories.
+	if r, ok := s.rules.Get(f.RuleID); ok && r.Basis == spec.BasisReference {
+		f.Advisory = true
+	}
 	k := findingKey{f.RuleID, f.Side, f.KeyID, route, f.Advisory}
 	s.mu.Lock()
 	s.totals[totalKey{f.RuleID, f.Side, f.Advisory}]++

@@ -181,8 +181,35 @@ func (h *Hooks) judgeSender(a receiver.Attempt, at time.Time) {
 		if json.Unmarshal(a.Body, &env) == nil {
 			h.judgePayload(a, env.Data, at)
 		}
+		if h.p.events != nil && a.Type != "" {
+			failure, advisory := h.p.events.Event(a.Type, a.Body)
+			if failure != nil {
+				h.hookFind(a, SideSender, eventRule(a.Type), "The delivery breaks the event's description: "+sentence(failure), at)
+			}
+			if advisory != nil {
+				h.p.store.add(Finding{RuleID: eventRule(a.Type), Advisory: true, Side: SideSender, Request: "POST " + a.Path + " (" + a.Type + ")",
+					Advice: "The delivery differs from the reference's own choices (the text leaves this open): " + sentence(advisory), LastSeen: at}, "sender webhook "+a.Type, 0)
+			}
+		}
 	}
 	h.judgeSchedule(a, env.CreatedAt, at)
+}
+
+// eventRule is the rule that states the data of an event type.
+func eventRule(eventType string) string {
+	switch {
+	case strings.HasPrefix(eventType, "generation."):
+		return "EVT-021"
+	case eventType == "batch.settled":
+		return "EVT-027"
+	case strings.HasPrefix(eventType, "workflow_run."):
+		return "EVT-029"
+	case eventType == "credits.low":
+		return "EVT-032"
+	case eventType == "webhook.test":
+		return "EVT-008"
+	}
+	return "EVT-016"
 }
 
 // judgePayload checks the payload rules of a verified delivery.

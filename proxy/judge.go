@@ -247,15 +247,27 @@ func (p *Proxy) answerRule(c *call) string {
 	return "CORE-002"
 }
 
-// sentence is the first line of err, at most 400 characters.
+// sentence is err on one line (every field the judge names, separated by semicolons), at most 600
+// characters.
 func sentence(err error) string {
 	var v spec.Violation
 	if errors.As(err, &v) && v.Err != nil {
 		err = v.Err
 	}
-	s := strings.Join(strings.Fields(strings.SplitN(err.Error(), "\nSchema:", 2)[0]), " ")
-	if len(s) > 400 {
-		s = s[:397] + "..."
+	var fe spec.FieldErrors
+	var s string
+	if errors.As(err, &fe) && len(fe) > 0 {
+		parts := make([]string, len(fe))
+		for i, e := range fe {
+			parts[i] = e.String()
+		}
+		s = strings.Join(parts, "; ")
+	} else {
+		s = strings.SplitN(err.Error(), "\nSchema:", 2)[0]
+	}
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > 600 {
+		s = s[:597] + "..."
 	}
 	return s
 }

@@ -67,8 +67,10 @@ const (
 	MaxExchanges = 512
 )
 
-// Judge judges one exchange against the description. spec.Validator satisfies it through
-// ValidatorJudge; spec.Judge (the normative view) satisfies it as it is.
+// Judge judges one exchange against the description. spec.Judge (the normative view: failures
+// break what the interface text states, advisories only differ from the reference's own choices)
+// satisfies it, and is the default; a spec.Validator does through ValidatorJudge (every departure
+// from the document is then a failure, as for our own mock).
 type Judge interface {
 	// Request returns why the request breaks the description, or nil.
 	Request(ctx context.Context, r *http.Request, body []byte) error
@@ -95,9 +97,10 @@ type Config struct {
 	// Upstream is the server's origin or its base URL (http://host:port or .../api/v1). Requests
 	// keep their path: the client calls the proxy with the paths it would call the server with.
 	Upstream string
-	// Judge judges single exchanges; nil uses the embedded REST description.
+	// Judge judges single exchanges; nil uses spec.NewJudge over the embedded REST description.
 	Judge Judge
-	// Validator finds the documented route of a request; nil loads the embedded description.
+	// Validator finds the documented route of a request; nil uses the reference validator of the
+	// default Judge.
 	Validator *spec.Validator
 	// Rules is the rule catalogue (levels, names); nil loads the embedded one.
 	Rules *spec.Catalogue
@@ -120,6 +123,7 @@ type Proxy struct {
 	basePath string
 	rp       *httputil.ReverseProxy
 	judge    Judge
+	events   *spec.Judge // judges webhook payloads; nil with a Config.Judge of its own
 	val      *spec.Validator
 	rules    *spec.Catalogue
 	now      func() time.Time
@@ -142,6 +146,10 @@ type Proxy struct {
 
 	clockMu sync.Mutex // guards clk
 	clk     serviceClock
+	// controlToken is the Authorization header of the last control-API call that succeeded
+	// (memory only, never printed): the proxy reads the service clock with it for webhooks.
+	controlToken atomic.Value
+	clockClient  *http.Client
 
 	// current is the exchange being judged (worker goroutine only): the audit's findings name it.
 	current *exchange
@@ -210,13 +218,18 @@ func New(ctx context.Context, cfg Config) (*Proxy, error) {
 			return nil, err
 		}
 	}
-	if p.val = cfg.Validator; p.val == nil {
-		if p.val, err = spec.NewEmbeddedValidator(ctx, spec.WithBasePath(p.basePath)); err != nil {
+	p.judge, p.val = cfg.Judge, cfg.Validator
+	if p.judge == nil || p.val == nil {
+		j, err := spec.NewJudge(ctx, spec.WithBasePath(p.basePath))
+		if err != nil {
 			return nil, err
 		}
-	}
-	if p.judge = cfg.Judge; p.judge == nil {
-		p.judge = ValidatorJudge{V: p.val}
+		if p.judge == nil {
+			p.judge, p.events = j, j
+		}
+		if p.val == nil {
+			p.val = j.Reference()
+		}
 	}
 	p.store = newStore(p.rules, cfg.OnFinding)
 	p.audClock = clock.NewReal()
@@ -238,6 +251,7 @@ func New(ctx context.Context, cfg Config) (*Proxy, error) {
 		ModifyResponse: p.captureAnswer,
 		ErrorHandler:   p.upstreamError,
 	}
+	p.clockClient = &http.Client{Transport: tr, Timeout: 2 * time.Second}
 	go p.work()
 	return p, nil
 }
@@ -394,6 +408,11 @@ func (p *Proxy) captureAnswer(res *http.Response) error {
 	}
 	ex.status = res.StatusCode
 	ex.respHeader = res.Header.Clone()
+	if strings.HasPrefix(ex.path, audit.ControlBase+"/") && ex.status < 400 {
+		if a := ex.header.Get("Authorization"); a != "" {
+			p.controlToken.Store(a)
+		}
+	}
 	if ex.header != nil && !strings.HasPrefix(ex.path, audit.FilesPath) {
 		c := &capture{rc: res.Body, limit: MaxAnswerBody, atEOF: func() { p.finish(ex) }}
 		res.Body = c

@@ -12,9 +12,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/mediaspec/mediaspec/conformance/report"
 	"github.com/mediaspec/mediaspec/proxy"
 	"github.com/mediaspec/mediaspec/receiver"
+	"github.com/mediaspec/mediaspec/report"
 	"github.com/mediaspec/mediaspec/spec"
 )
 

@@ -5,9 +5,8 @@ import (
 	"io"
 	"strings"
 
-	"github.com/mediaspec/mediaspec/conformance/framework"
-	"github.com/mediaspec/mediaspec/conformance/report"
 	"github.com/mediaspec/mediaspec/proxy"
+	"github.com/mediaspec/mediaspec/report"
 	"github.com/mediaspec/mediaspec/spec"
 )
 
@@ -31,12 +30,12 @@ func writeProxyReports(jsonPath, junitPath, htmlPath string, rules *spec.Catalog
 	}
 	res := proxyResults(rules, run, rep, failed)
 	if junitPath != "" {
-		if err := report.WriteFile(junitPath, func(w io.Writer) error { return framework.WriteJUnit(w, res) }); err != nil {
+		if err := report.WriteFile(junitPath, func(w io.Writer) error { return res.WriteJUnit(w) }); err != nil {
 			return err
 		}
 	}
 	if htmlPath != "" {
-		if err := report.WriteFile(htmlPath, func(w io.Writer) error { return framework.WriteHTML(w, res) }); err != nil {
+		if err := report.WriteFile(htmlPath, func(w io.Writer) error { return res.WriteHTML(w) }); err != nil {
 			return err
 		}
 	}
@@ -44,29 +43,33 @@ func writeProxyReports(jsonPath, junitPath, htmlPath string, rules *spec.Catalog
 }
 
 // proxyResults turns the findings into the suite's Results: a spec per finding.
-func proxyResults(rules *spec.Catalogue, run proxyRun, rep proxy.Report, failed bool) framework.Results {
-	res := framework.Results{
+func proxyResults(rules *spec.Catalogue, run proxyRun, rep proxy.Report, failed bool) report.Results {
+	res := report.Results{
 		Suite: "mediaspec proxy",
-		Run: framework.RunInfo{Target: run.Upstream, Version: run.Version, Contract: run.Contract, Started: run.Started,
+		Run: report.RunInfo{Target: run.Upstream, Version: run.Version, Contract: run.Contract, Started: run.Started,
 			Duration: run.Duration, Mode: modeLine(run)},
 		Succeeded: !failed,
 	}
 	for _, f := range rep.Findings {
 		r, _ := rules.Get(f.RuleID)
 		text := fmt.Sprintf("[%s] %s", f.Side, f.Request)
-		s := framework.SpecResult{
+		s := report.SpecResult{
 			Text: f.RuleID + " " + text, Leaf: text, Area: strings.ToLower(r.Area()), Rules: []string{f.RuleID},
-			State: framework.Failed, Reason: f.Advice, FailedRules: []string{f.RuleID},
+			State: report.Failed, Reason: f.Advice, FailedRules: []string{f.RuleID},
 			Transcript: fmt.Sprintf("key %s, %d time(s) from %s to %s, exchanges %v", dashIfEmpty(f.KeyID), f.Count,
 				f.FirstSeen.UTC().Format("2006-01-02T15:04:05Z"), f.LastSeen.UTC().Format("2006-01-02T15:04:05Z"), f.Exchanges),
 		}
 		if f.Advisory {
-			s.State, s.Reason, s.FailedRules = framework.Passed, "advisory (differs from the reference's own choices, never a failure): "+f.Advice, nil
+			s.State, s.Reason, s.FailedRules = report.Passed, "advisory (differs from the reference's own choices, never a failure): "+f.Advice, nil
 		}
 		res.Specs = append(res.Specs, s)
 	}
-	res.Rules = framework.Verdicts(rules, res.Specs)
-	res.SpecCounts, res.RuleCounts = framework.Count(res.Specs, res.Rules)
+	catalogue := make([]report.Rule, len(rules.Rules))
+	for i, r := range rules.Rules {
+		catalogue[i] = report.Rule(r)
+	}
+	res.Rules = report.Verdicts(catalogue, res.Specs)
+	res.SpecCounts, res.RuleCounts = report.Count(res.Specs, res.Rules)
 	return res
 }
 

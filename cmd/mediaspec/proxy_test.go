@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mediaspec/mediaspec/conformance/report"
+	"github.com/mediaspec/mediaspec/report"
 )
 
 func TestProxyRefusesABadCommandLine(t *testing.T) {
