@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"slices"
 
@@ -101,6 +102,60 @@ func strictInputSpecs(f *framework.Framework) {
 			invalid(ctx, s.Client(), b.Bytes(), "")
 		})
 
+		f.Rule(rules("EST-012", "ERR-024")...).It("an estimate refuses a config value of the wrong type and a config missing a required key, as submit does", func(ctx context.Context, s *framework.Spec) {
+			c := s.Client()
+			// POST /estimates rule 2: "The config is checked as on submit: unknown key, wrong type,
+			// missing required key ... is refused, not priced." A server that coerces "2" to 2, or
+			// fills a missing key from a default, prices what it should refuse.
+			checked := 0
+			for _, d := range availableDetails(ctx, c, 40) {
+				id := d.String("capability_id")
+				ex := objectAt(d, "example_config")
+				if namesUpload(ex) || checked == 3 {
+					continue
+				}
+				if c.Post(ctx, "/estimates", map[string]any{"capability_id": id, "config": ex}).Status != http.StatusOK {
+					continue
+				}
+				schema := objectAt(d, "config_schema")
+				props, _ := schema["properties"].(map[string]any)
+				req, _ := schema["required"].([]any)
+				probed := false
+				for _, k := range req {
+					name, _ := k.(string)
+					if _, inExample := ex[name]; !inExample {
+						continue
+					}
+					cfg := clone(ex)
+					delete(cfg, name)
+					r := c.Post(ctx, "/estimates", map[string]any{"capability_id": id, "config": cfg}, framework.Invalid())
+					Expect(r.Status).To(Equal(http.StatusBadRequest), id+": an estimate without the required key "+name+" is refused, not priced"+r.Describe())
+					r.ExpectError(http.StatusBadRequest, "invalid_config")
+					probed = true
+					break
+				}
+				for name, v := range ex {
+					p, _ := props[name].(map[string]any)
+					wrong, ok := wrongTyped(p, v)
+					if !ok {
+						continue
+					}
+					cfg := clone(ex)
+					cfg[name] = wrong
+					r := c.Post(ctx, "/estimates", map[string]any{"capability_id": id, "config": cfg}, framework.Invalid())
+					Expect(r.Status).To(Equal(http.StatusBadRequest), fmt.Sprintf("%s: an estimate with %s of the wrong type (%#v) is refused, not coerced and priced", id, name, wrong)+r.Describe())
+					r.ExpectError(http.StatusBadRequest, "invalid_config")
+					probed = true
+				}
+				if probed {
+					checked++
+				}
+			}
+			if checked == 0 {
+				s.Lacks("no available capability's example_config, priced without an upload, has a typed or required key")
+			}
+		})
+
 		f.Rule(rules("VER-011", "EST-012", "ERR-020")...).It("an unknown config key answers 400 invalid_config naming config.<key>", func(ctx context.Context, s *framework.Spec) {
 			c := s.Client()
 			d := availableDetails(ctx, c, 1)[0]
@@ -179,4 +234,23 @@ func errorTableSpecs(f *framework.Framework) {
 		})
 	})
 
+}
+
+// wrongTyped is a value of another JSON type than the property schema p declares for value v: a
+// string holding v's number for a number, a number for a string, a string for a boolean. ok is false
+// when p declares no single type or admits both (a union type).
+func wrongTyped(p map[string]any, v any) (any, bool) {
+	t, _ := p["type"].(string)
+	switch t {
+	case "integer", "number":
+		return fmt.Sprint(v), true
+	case "string":
+		if _, isEnum := p["enum"]; isEnum {
+			return 1, true
+		}
+		return 12345, true
+	case "boolean":
+		return "true", true
+	}
+	return nil, false
 }

@@ -157,6 +157,25 @@ func uploadFlowSpecs(f *framework.Framework) {
 				}
 			})
 
+		f.Rule("UPLOAD-028", "UPLOAD-030").It("a WebM declared as the other kind's WebM is refused, or answers the kind measured from its bytes", func(ctx context.Context, s *framework.Spec) {
+			c := uploadClient(ctx, s, 4)
+			// Both WebM kinds share one file signature, so the text ("the real file signature must
+			// match the declared kind") leaves a WebM of the other kind open: refused, or accepted. If
+			// accepted, kind is "measured from the bytes, not the declaration".
+			for _, tc := range []struct{ file, declared string }{{"video.webm", "audio/webm"}, {"audio.webm", "video/webm"}} {
+				fx, data := fixtures.Get(tc.file)
+				id, r := uploadBytes(ctx, s, c, fx.Name, tc.declared, data)
+				if r.Status != http.StatusOK {
+					s.Step("UPLOAD-030", "ERR-024")
+					r.ExpectError(http.StatusBadRequest, "invalid_config")
+					continue
+				}
+				s.Step("UPLOAD-028")
+				Expect(r.String("asset_id")).To(Equal(id), r.Describe())
+				Expect(r.String("kind")).To(Equal(fx.Kind), tc.file+" declared "+tc.declared+" is accepted: its kind is measured from the bytes ("+fx.Kind+"), not copied from the declaration"+r.Describe())
+			}
+		})
+
 		f.Rule("UPLOAD-024", "UPLOAD-025", "UPLOAD-027", "UPLOAD-017", "UPLOAD-022", "UPLOAD-026", "UPLOAD-028", "UPLOAD-029").It("a file the content check refuses answers 200 flagged, not usable, and stays so", func(ctx context.Context, s *framework.Spec) {
 			c := uploadClient(ctx, s, 20)
 			for _, fx := range fixtures.Files() {

@@ -60,6 +60,11 @@ func webhookSpecs(f *framework.Framework) {
 					checkHookRow(lr, row, fmt.Sprintf("webhooks[%d]", i))
 					if row["webhook_id"] == id {
 						found = true
+						// "url: as stored, after normalizing": the list shows the stored URL, the same the
+						// register answer showed (not the URL as sent, nor another normalization).
+						s.Step("WH-006")
+						Expect(row["url"]).To(Equal(wh["url"]), "the listed url is the stored one the register answer showed"+lr.Describe())
+						s.Step("WH-004", "ID-008")
 					}
 				}
 				Expect(found).To(BeTrue(), "the new endpoint is listed"+lr.Describe())

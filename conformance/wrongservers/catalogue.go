@@ -223,3 +223,62 @@ func init() {
 		},
 	)
 }
+
+// coerceConfig changes config toward the schema of the capability's detail d: a value of the wrong
+// JSON type is converted (a string holding a number to the number, a number to its string, "true"
+// to true) and a missing required key is filled from example_config. It reports whether it
+// changed anything.
+func coerceConfig(d, config map[string]any) bool {
+	schema := obj(d, "config_schema")
+	props := obj(schema, "properties")
+	example := obj(d, "example_config")
+	changed := false
+	for k, v := range config {
+		t, _ := obj(props, k)["type"].(string)
+		switch s, isStr := v.(string); {
+		case (t == "integer" || t == "number") && isStr:
+			if _, err := strconv.ParseFloat(s, 64); err == nil {
+				config[k], changed = json.Number(s), true
+			}
+		case t == "boolean" && isStr:
+			config[k], changed = s == "true", true
+		case t == "string" && !isStr:
+			if n, ok := v.(json.Number); ok {
+				config[k], changed = n.String(), true
+			}
+		}
+	}
+	req, _ := schema["required"].([]any)
+	for _, k := range req {
+		name, _ := k.(string)
+		if _, has := config[name]; !has {
+			if ex, ok := example[name]; ok {
+				config[name], changed = ex, true
+			}
+		}
+	}
+	return changed
+}
+
+func init() {
+	catalogueServers = append(catalogueServers, Server{
+		Name: "est-coerces-config", Rules: []string{"EST-012"},
+		Mistake: "the estimate coerces a wrong-typed config value and fills a missing required key from the example, and prices it (submit still refuses)",
+		API: func(_ *Env, next http.Handler) http.Handler {
+			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if estimate(r) {
+					if body, ok := decodeObject(requestBody(r)); ok {
+						id, _ := body["capability_id"].(string)
+						cfg := obj(body, "config")
+						if _, d := callAs(next, r, http.MethodGet, apiPrefix+"/capabilities/"+id, presented(r), nil); d != nil && cfg != nil && coerceConfig(d, cfg) {
+							if b, err := json.Marshal(body); err == nil {
+								setRequestBody(r, b)
+							}
+						}
+					}
+				}
+				next.ServeHTTP(w, r)
+			})
+		},
+	})
+}

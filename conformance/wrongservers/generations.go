@@ -3,6 +3,7 @@ package wrongservers
 import (
 	"encoding/json"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -383,4 +384,37 @@ var generationServers = []Server{
 			})
 		},
 	},
+}
+
+func init() {
+	generationServers = append(generationServers, Server{
+		Name: "gen-wait-honours-timeout", Rules: []string{"GEN-031"},
+		Mistake: "a wait obeys ?timeout above 18 s: it keeps waiting (18 s at a time) until the job ends or the timeout has passed",
+		API: func(_ *Env, next http.Handler) http.Handler {
+			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				t, err := strconv.Atoi(r.URL.Query().Get("timeout"))
+				if !waitRoute(r) || err != nil || t <= 20 {
+					next.ServeHTTP(w, r)
+					return
+				}
+				var a *answer
+				var waited int64
+				for {
+					a = serve(next, r.Clone(r.Context()))
+					d, ok := a.doc()
+					if !ok || a.status != http.StatusOK {
+						break
+					}
+					n, _ := intOf(d["waited_seconds"])
+					waited += n
+					if d["still_running"] != true || waited >= int64(t) || n == 0 {
+						d["waited_seconds"] = json.Number(formatInt(waited))
+						a.setDoc(d)
+						break
+					}
+				}
+				a.send(w)
+			})
+		},
+	})
 }

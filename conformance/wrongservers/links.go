@@ -3,6 +3,7 @@ package wrongservers
 import (
 	"encoding/json"
 	"net/http"
+	"net/url"
 )
 
 // linkServers are mistakes in file links and assets.
@@ -51,4 +52,44 @@ var linkServers = []Server{
 			delete(d, "output_urls_expire_in_seconds")
 		}),
 	},
+}
+
+func init() {
+	linkServers = append(linkServers, Server{
+		Name: "asset-download-link-permanent", Rules: []string{"ASSET-009"},
+		Mistake: "a link from GET /assets/{id}/download is permanent (the interface's conflicting description): it serves the file after its 600 s",
+		API: func(_ *Env, next http.Handler) http.Handler {
+			var issued memo[bool]    // file link path -> issued by a download answer
+			var served memo[*answer] // file link (path and query) -> its last good answer
+			download := route(http.MethodGet, "/assets/[^/]+/download")
+			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				switch {
+				case download(r):
+					a := serve(next, r)
+					if d, ok := a.doc(); ok && a.status == http.StatusOK {
+						if s, ok := d["url"].(string); ok {
+							if u, err := url.Parse(s); err == nil {
+								issued.put(u.RequestURI(), true)
+							}
+						}
+					}
+					a.send(w)
+				case filesRoute(r) && r.Method == http.MethodGet:
+					if ok, _ := issued.get(r.URL.RequestURI()); !ok {
+						next.ServeHTTP(w, r)
+						return
+					}
+					a := serve(next, r)
+					if a.status == http.StatusOK {
+						served.put(r.URL.RequestURI(), a)
+					} else if c, ok := served.get(r.URL.RequestURI()); ok {
+						a = c
+					}
+					a.send(w)
+				default:
+					next.ServeHTTP(w, r)
+				}
+			})
+		},
+	})
 }

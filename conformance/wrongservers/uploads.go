@@ -170,3 +170,39 @@ func writeError(w http.ResponseWriter, status int, code, message, field string) 
 
 // zeroAsset is a well-formed asset id that names nothing.
 const zeroAsset = "ast_00000000000000000000000000000000"
+
+func init() {
+	uploadServers = append(uploadServers, Server{
+		Name: "upload-webm-kind-declared", Rules: []string{"UPLOAD-028"},
+		Mistake: "finalize accepts a WebM under either WebM type and answers the kind of the declaration, not the kind of its tracks",
+		API: func(env *Env, next http.Handler) http.Handler {
+			var declared memo[string] // asset id -> kind of a declared WebM type
+			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				switch {
+				case reserveRoute(r):
+					a := serve(next, r)
+					if d, ok := a.doc(); ok && a.status == http.StatusCreated {
+						ct, _ := d["content_type"].(string)
+						id, _ := d["asset_id"].(string)
+						if strings.HasSuffix(ct, "/webm") {
+							declared.put(id, strings.TrimSuffix(ct, "/webm"))
+						}
+					}
+					a.send(w)
+				case finalizeRoute(r):
+					id := strings.TrimSuffix(strings.TrimPrefix(r.URL.Path, apiPrefix+"/uploads/"), "/finalize")
+					a := serve(next, r)
+					d, _ := a.doc()
+					if kind, ok := declared.get(id); ok && a.status == http.StatusBadRequest && errorCode(d) == "invalid_config" {
+						a.status = http.StatusOK
+						a.setDoc(map[string]any{"ok": true, "asset_id": id, "scan_status": "clean", "usable": true, "kind": kind,
+							"duration_ms": nil, "next_action": "Use the asset_id in config."})
+					}
+					a.send(w)
+				default:
+					next.ServeHTTP(w, r)
+				}
+			})
+		},
+	})
+}

@@ -123,3 +123,32 @@ var webhookServers = []Server{
 		}),
 	},
 }
+
+func init() {
+	webhookServers = append(webhookServers, Server{
+		Name: "wh-list-url-as-sent", Rules: []string{"WH-006"},
+		Mistake: "the register answer shows the normalized url, but GET /webhooks shows the url as it was sent",
+		API: func(env *Env, next http.Handler) http.Handler {
+			var sent memo[any] // webhook id -> url as sent
+			remember := exchanges(registerRoute, func(_ *Env, req map[string]any, a *answer) {
+				if d, ok := a.doc(); ok && a.status == http.StatusCreated && req != nil {
+					if id, ok := obj(d, "webhook")["webhook_id"].(string); ok {
+						sent.put(id, req["url"])
+					}
+				}
+			})(env, next)
+			return pageOf(webhookList, "webhooks", func(_ *http.Request, _ map[string]any, list []any) []any {
+				for _, v := range list {
+					if row, ok := v.(map[string]any); ok {
+						if id, ok := row["webhook_id"].(string); ok {
+							if u, ok := sent.get(id); ok && u != nil {
+								row["url"] = u
+							}
+						}
+					}
+				}
+				return list
+			})(env, remember)
+		},
+	})
+}
