@@ -3,7 +3,9 @@ package framework
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
+	"strings"
 	"sync"
 
 	"github.com/mediaspec/mediaspec/report"
@@ -77,7 +79,9 @@ func (a *advisories) note(ref *spec.Validator, err error, red *Redactor) {
 		return
 	}
 	op := v.Method + " " + red.String(v.Path)
-	if route, _, ok := ref.FindRoute(v.Method, v.Path); ok {
+	if v.Kind == "event" {
+		op = "event " + v.Path
+	} else if route, _, ok := ref.FindRoute(v.Method, v.Path); ok {
 		op = v.Method + " " + route.Path
 	}
 	var fields spec.FieldErrors
@@ -103,4 +107,30 @@ func (f *Framework) Advisories() []report.Advisory {
 	f.adv.mu.Lock()
 	defer f.adv.mu.Unlock()
 	return append([]report.Advisory(nil), f.adv.list...)
+}
+
+// CheckEvent judges the body of a webhook delivery of eventType the way the run judges answers:
+// an error naming every field the interface text states that is missing or invalid (one line
+// each) when the normative view refuses it. A difference from the reference's own choices is
+// recorded as an advisory, or is the error under Config.Strict.
+func (s *Spec) CheckEvent(eventType string, body []byte) error {
+	f := s.f
+	failure, advisory := f.judge.Event(eventType, body)
+	var lines []string
+	if failure != nil {
+		lines = f.violationLines(failure)
+	}
+	if advisory != nil {
+		if f.cfg.Strict {
+			for _, l := range f.violationLines(advisory) {
+				lines = append(lines, "strict: "+l+" (the reference document's choice)")
+			}
+		} else {
+			f.adv.note(f.validator, advisory, f.redactor)
+		}
+	}
+	if len(lines) == 0 {
+		return nil
+	}
+	return fmt.Errorf("the %s body breaks the REST description:\n  - %s\n%s", eventType, strings.Join(lines, "\n  - "), f.redactor.String(string(body)))
 }

@@ -2,10 +2,13 @@ package framework
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/mediaspec/mediaspec/spec"
 )
 
 // capabilityDetail is a capability detail answer as the reference mock gives it, with fields
@@ -112,5 +115,65 @@ func TestTextFieldsDroppedFail(t *testing.T) {
 	}
 	if strings.Contains(err.Error(), "$.description") {
 		t.Errorf("a reference-only field is named in the failure:\n%v", err)
+	}
+}
+
+// generationCompleted is the document's own generation.completed example, its data changed by
+// edit (nil: as it is).
+func generationCompleted(t *testing.T, edit func(data map[string]any)) []byte {
+	t.Helper()
+	doc, err := spec.LoadOpenAPI(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	hooks, _ := doc.Extensions["x-webhooks"].(map[string]any)
+	b, _ := json.Marshal(hooks["generation.completed"])
+	var item struct {
+		Post struct {
+			RequestBody struct {
+				Content map[string]struct {
+					Example map[string]any `json:"example"`
+				} `json:"content"`
+			} `json:"requestBody"`
+		} `json:"post"`
+	}
+	if err := json.Unmarshal(b, &item); err != nil {
+		t.Fatal(err)
+	}
+	ev := item.Post.RequestBody.Content["application/json"].Example
+	data, _ := ev["data"].(map[string]any)
+	if data == nil {
+		t.Fatal("the document has no generation.completed example")
+	}
+	if edit != nil {
+		edit(data)
+	}
+	out, _ := json.Marshal(ev)
+	return out
+}
+
+// A webhook body is judged like an answer: a field the text states is a failure, a field of the
+// reference's own an advisory (a failure under --strict).
+func TestCheckEvent(t *testing.T) {
+	f := judgedFramework(t, false, "{}")
+	s := &Spec{f: f}
+	if err := s.CheckEvent("generation.completed", generationCompleted(t, nil)); err != nil || len(f.Advisories()) != 0 {
+		t.Fatalf("the document's own example: %v, advisories %+v", err, f.Advisories())
+	}
+	// The text states no lower bound of batch_index; the reference's minimum 0 is its own.
+	below := func(d map[string]any) { d["batch_index"] = -1 }
+	if err := s.CheckEvent("generation.completed", generationCompleted(t, below)); err != nil {
+		t.Errorf("an event breaking only a bound of the reference failed: %v", err)
+	}
+	if adv := f.Advisories(); len(adv) != 1 || adv[0].Operation != "event generation.completed" || adv[0].Path != "$.data.batch_index" {
+		t.Errorf("advisories = %+v", adv)
+	}
+	err := s.CheckEvent("generation.completed", generationCompleted(t, func(d map[string]any) { delete(d, "disclosure"); delete(d, "generation_id") }))
+	if err == nil || !strings.Contains(err.Error(), "$.data.disclosure") || !strings.Contains(err.Error(), "$.data.generation_id") {
+		t.Errorf("an event without the text's fields: %v", err)
+	}
+	strict := &Spec{f: judgedFramework(t, true, "{}")}
+	if err := strict.CheckEvent("generation.completed", generationCompleted(t, below)); err == nil || !strings.Contains(err.Error(), "strict: event generation.completed: $.data.batch_index") {
+		t.Errorf("a strict run passed an event without a reference field: %v", err)
 	}
 }
