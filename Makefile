@@ -8,14 +8,22 @@ VERSION ?= $(shell sed -n 's/^const release = "\(.*\)"$$/\1/p' cmd/mediaspec/run
 LDFLAGS := -s -w -X main.version=$(VERSION)
 PKGS    := ./...
 
-.PHONY: install-check contract-check contract-baseline check-modes weights all test vet race build image run mock check lint fmt-check tidy-check staticcheck lint-spec docs-check bench clean report-shot
+.PHONY: test-tools install-check contract-check contract-baseline check-modes weights all test vet race build image run mock check lint fmt-check tidy-check staticcheck lint-spec docs-check bench clean report-shot
 
 all: lint test
 
 ## test: go vet, then every test with the race detector (the conformance suite runs against the
 ## in-process mock as part of it).
-test: vet
+test: vet test-tools
 	$(GO) test -race -count=1 -timeout 30m $(PKGS)
+
+## test-tools: one line per tool the tests use that this machine lacks, naming the tests that skip
+## without it (.ci/run installs them all, so in CI they run).
+test-tools:
+	@command -v ffmpeg >/dev/null 2>&1 || echo "make test: ffmpeg is not installed: the media tests that encode with it skip (mock/render, fixtures/media/gen; .ci/run installs it)"
+	@command -v ffprobe >/dev/null 2>&1 || echo "make test: ffprobe is not installed: the media tests that decode with it skip (mock/media, mock/render; .ci/run installs it)"
+	@command -v chromium >/dev/null 2>&1 || echo "make test: chromium is not installed: the HTML report picture test skips (.ci/run installs it)"
+	@timeout 10 docker info >/dev/null 2>&1 || echo "make test: no Docker engine answers: the check --image tests skip (.ci/run starts one)"
 
 vet:
 	$(GO) vet $(PKGS)

@@ -1,8 +1,17 @@
-// Command mediaspec is the contract kit for the media generation API: it prints the contract
-// (spec, rules), runs the stateful mock (mock), checks an implementation against the rules (check),
-// receives signed webhooks (receive), judges live traffic between a client and a server (proxy)
-// and prints its version (version). Subcommands appear here
-// only once they work.
+// Command mediaspec is the contract kit for the media generation API. Its commands:
+//
+//   - check: check a server (by default the embedded mock) against every rule of the contract
+//   - check-receiver: send a webhook receiver signed deliveries, valid and not, and judge it
+//   - diff: compare two versions of the contract (REST descriptions or capability catalogues) by
+//     the interface's versioning rules
+//   - mock: run the stateful mock of the whole service
+//   - proxy: forward a client's traffic to a server unchanged and judge both sides live
+//   - receive: receive signed webhooks, verify and dedupe them, print one line per delivery
+//   - rules: list the rule catalogue
+//   - spec: print the embedded REST description (or the test-control API's)
+//   - version: print the version of mediaspec and of the contract
+//
+// main is a thin call into Run; README.md and docs/ describe each command.
 package main
 
 import (
