@@ -296,7 +296,7 @@ func TestDocsNameCommandsAndFlagsThatExist(t *testing.T) {
 // Every flag of the commands that run something has its MEDIASPEC_* variable, named in -h, as the
 // README says.
 func TestEveryFlagHasAnEnvironmentVariable(t *testing.T) {
-	for _, cmd := range []string{"check", "mock", "receive", "check-receiver", "diff"} {
+	for _, cmd := range []string{"check", "mock", "proxy", "receive", "check-receiver", "diff"} {
 		for name, usage := range commandFlags(t, cmd) {
 			if !strings.Contains(usage, "[$MEDIASPEC_") {
 				t.Errorf("%s --%s names no MEDIASPEC_* variable in -h: %q", cmd, name, usage)
