@@ -278,3 +278,20 @@ func TestNormativeRefusesMalformedProvenance(t *testing.T) {
 		t.Errorf("a malformed x-provenance was accepted (%v)", err)
 	}
 }
+
+// A status entry marked reference beside its $ref is not checked by the normative view; the
+// reference document still holds the answer to the response it names.
+func TestJudgeReferenceResponseBesideRef(t *testing.T) {
+	src := strings.Replace(judgeDoc, "        '404': {$ref: '#/components/responses/Err'}", "        '404': {$ref: '#/components/responses/Err', x-provenance: \"reference: our own status\"}", 1)
+	if src == judgeDoc {
+		t.Fatal("the test's edit does not apply")
+	}
+	j, err := NewJudgeFor(loadInline(t, src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := httptest.NewRequest(http.MethodGet, "/api/v1/capabilities/tts", nil)
+	failure, advisory := j.Response(context.Background(), r, 404, ansHeader(), []byte(`{"message":"gone"}`))
+	expectErr(t, "failure", failure, nil)
+	expectErr(t, "advisory", advisory, []string{`$.error: property "error" is missing`, `$.message: not a property`})
+}
