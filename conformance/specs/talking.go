@@ -125,6 +125,16 @@ func talkingFlowSpecs(f *framework.Framework) {
 				}
 				u := ultra(script, map[string]any{"voice_id": nil, "actor_id": *noVoiceActor})
 				refuse(ctx, sp.c, submitBody("actor_ultra", u["config"].(map[string]any), 1000, u["extra"].(map[string]any)), http.StatusBadRequest, "invalid_config")
+				// A server that picks some voice for the actor (the first listed, say) fails the
+				// submit above as a voice mismatch anyway, unless the approved tts spoke that voice:
+				// approved with the first listed voice, "none gives invalid_config" still holds.
+				if fv := firstVoice(ctx, sp.c); fv != voice {
+					j := submit(ctx, s, sp.c, "tts", map[string]any{"script": script}, map[string]any{"voice_id": fv})
+					if s.Finish(ctx, sp.c, j.id).String("generation.status") == "completed" {
+						u = ultra(script, map[string]any{"voice_id": nil, "actor_id": *noVoiceActor, "approved_voice_generation_id": j.id})
+						refuse(ctx, sp.c, submitBody("actor_ultra", u["config"].(map[string]any), 1000, u["extra"].(map[string]any)), http.StatusBadRequest, "invalid_config")
+					}
+				}
 			})
 
 			f.Rule("TALK-001", "LINK-007", "GEN-007").Needs(framework.Spends).It("4. actor_ultra with the same script and voice, an actor and the approved tts is accepted and renders a video", func(ctx context.Context, s *framework.Spec) {
@@ -139,6 +149,52 @@ func talkingFlowSpecs(f *framework.Framework) {
 				checkCompleted(r, "generation")
 				s.Step("LINK-007")
 				expectMP4(s.FetchLink(ctx, r.String("generation.outputs.0.url")))
+			})
+
+			f.Rule("TALK-007").Needs(framework.Spends).It("4b. body voice_id wins over a different config.voiceId: the approved voice in the body is accepted", func(ctx context.Context, s *framework.Spec) {
+				Expect(ttsID).NotTo(BeEmpty(), "the tts step did not finish")
+				if _, ok := schemaProps(detail(ctx, sp.c, "actor_ultra"))["voiceId"]; !ok {
+					s.Lacks("actor_ultra's config_schema has no voiceId: the order body voice_id, then config.voiceId cannot be probed")
+				}
+				// "Voice is taken in order: body voice_id, config.voiceId, the actor's default": a server
+				// refusing any body/config disagreement passes the refusal probe of spec 2; this one
+				// (the body's voice approved, config.voiceId another) must be accepted.
+				u := ultra(script, nil)
+				u["config"].(map[string]any)["voiceId"] = otherVoice
+				j := submit(ctx, s, sp.c, "actor_ultra", u["config"].(map[string]any), u["extra"].(map[string]any))
+				s.Finish(ctx, sp.c, j.id)
+			})
+
+			f.Rule(rules("ID-016", "SUBMIT-035", "SUBMIT-036", "ERR-029")...).Needs(framework.Spends, framework.Control).It("8. another workspace's actor, voice or tts generation is not the caller's: 404 not_found, never 403 or accepted", func(ctx context.Context, s *framework.Spec) {
+				Expect(ttsID).NotTo(BeEmpty(), "the tts step did not finish")
+				other := s.NewWorkspace(ctx, framework.WorkspaceOptions{})
+				oc, _ := other.NewKey(ctx, framework.KeyOptions{Scopes: []string{"read", "generate"}})
+				theirActor, err := s.Control().AddActor(ctx, other.ID, map[string]any{"name": "Their presenter " + randomHex(4), "default_voice_id": voice})
+				hookDone(s, err)
+				theirVoice, err := s.Control().CloneVoice(ctx, other.ID, "Their voice "+randomHex(4))
+				hookDone(s, err)
+				theirTTS := submit(ctx, s, oc, "tts", map[string]any{"script": script}, map[string]any{"voice_id": voice})
+				s.Finish(ctx, oc, theirTTS.id)
+				// "another workspace's id answers not_found, never forbidden" (Id rules; Authentication 5).
+				s.Step(rules("SUBMIT-035", "ID-016", "ERR-029")...)
+				u := ultra(script, map[string]any{"actor_id": theirActor})
+				refuse(ctx, sp.c, submitBody("actor_ultra", u["config"].(map[string]any), 1000, u["extra"].(map[string]any)), http.StatusNotFound, "not_found")
+				s.Step(rules("SUBMIT-036", "ID-016", "ERR-029")...)
+				cfg := ttsConfig()
+				_, need := estimateOf(ctx, sp.c, "tts", cfg, nil)
+				refuse(ctx, sp.c, submitBody("tts", cfg, need, map[string]any{"voice_id": theirVoice}), http.StatusNotFound, "not_found")
+				// Their tts with the same script and voice is no approval of the caller's: unknown to
+				// the caller (404 not_found), or no completed tts of the caller's (400 invalid_config,
+				// as for any approval that does not hold); never 403, never accepted.
+				s.Step("ID-016")
+				u = ultra(script, map[string]any{"approved_voice_generation_id": theirTTS.id})
+				r := sp.c.Post(ctx, "/generations", submitBody("actor_ultra", u["config"].(map[string]any), 1000, u["extra"].(map[string]any)))
+				if r.Status == http.StatusNotFound {
+					r.ExpectError(http.StatusNotFound, "not_found")
+				} else {
+					Expect(r.Status).To(Equal(http.StatusBadRequest), "another workspace's tts generation as approved_voice_generation_id is refused as not the caller's (404) or not an approval (400)"+r.Describe())
+					r.ExpectError(http.StatusBadRequest, "invalid_config")
+				}
 			})
 
 			f.Rule("TALK-008").Needs(framework.Spends).It("5. without any voice the actor's default voice is used and matches the approved tts", func(ctx context.Context, s *framework.Spec) {

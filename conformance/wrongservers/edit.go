@@ -311,3 +311,16 @@ func exchanges(m matcher, edit func(env *Env, req map[string]any, a *answer)) Wr
 		})
 	}
 }
+
+// rewriteBodyWith is rewriteBody whose edit also sees the request (to make calls of its own).
+func rewriteBodyWith(m matcher, edit func(r *http.Request, d map[string]any) bool) Wrap {
+	return requests(m, func(_ *Env, r *http.Request) {
+		d, ok := decodeObject(requestBody(r))
+		if !ok || !edit(r, d) {
+			return
+		}
+		if b, err := json.Marshal(d); err == nil {
+			setRequestBody(r, b)
+		}
+	})
+}
