@@ -89,6 +89,16 @@ wrong-servers: build
 	$(GO) run ./conformance/wrongservers/cmd/wrongservers --bin bin/mediaspec --only '$(ONLY)' \
 	  --min-kill-rate $(MIN_KILL_RATE) --survivors bin/survivors.txt
 
+## legal-variants: the mirror of wrong-servers: the mock behind proxies that rewrite its answers
+## into other forms the interface text allows (conformance/wrongservers/legal.go). Each variant runs
+## on the specs that can see its change, and all of them combined on the whole suite; every run
+## must fail no spec. ONLY=REGEXP picks variants; LEGAL_FLAGS=--whole runs each on the whole suite.
+LEGAL_FLAGS ?=
+.PHONY: legal-variants
+legal-variants: build
+	$(GO) run ./conformance/wrongservers/cmd/wrongservers --legal --bin bin/mediaspec --only '$(ONLY)' \
+	  --failures bin/legal-failures.txt $(LEGAL_FLAGS)
+
 ## run: the main job — check the embedded mock against the rule catalogue.
 run:
 	$(GO) run -ldflags "$(LDFLAGS)" ./cmd/mediaspec check

@@ -1,7 +1,12 @@
 package framework
 
 import (
+	"net/url"
+	"slices"
+
 	. "github.com/onsi/ginkgo/v2" //nolint:revive
+
+	"github.com/getkin/kin-openapi/openapi3"
 )
 
 // What the interface text leaves open about a target is named in its configuration, never
@@ -98,6 +103,44 @@ func (f *Framework) namedElsewhere(p string) bool {
 	_, desc, live, ready := f.cfg.Named()
 	for _, n := range []struct{ at, ref string }{{desc, ReferenceDescriptionPath}, {live, ReferenceLivePath}, {ready, ReferenceReadyPath}} {
 		if n.at != "" && p == n.at && n.at != n.ref {
+			return true
+		}
+	}
+	return false
+}
+
+// okStated reports whether the text states ok on r's answer: the normative view requires it in the
+// answer's body schema for r's operation and status.
+func (f *Framework) okStated(r *Response) bool {
+	if r.Exchange == nil || f.judge == nil {
+		return true
+	}
+	u, err := url.Parse(r.Exchange.URL)
+	if err != nil {
+		return true
+	}
+	route, _, ok := f.judge.Normative().FindRoute(r.Exchange.Method, u.Path)
+	if !ok {
+		return false
+	}
+	resp := route.Operation.Responses.Status(r.Status)
+	if resp == nil || resp.Value == nil {
+		return false
+	}
+	mt := resp.Value.Content.Get("application/json")
+	return mt != nil && mt.Schema != nil && requires(mt.Schema.Value, "ok", 0)
+}
+
+// requires reports whether schema s (through allOf) requires the property name.
+func requires(s *openapi3.Schema, name string, depth int) bool {
+	if s == nil || depth > 8 {
+		return false
+	}
+	if slices.Contains(s.Required, name) {
+		return true
+	}
+	for _, g := range s.AllOf {
+		if g != nil && requires(g.Value, name, depth+1) {
 			return true
 		}
 	}

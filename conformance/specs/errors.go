@@ -163,7 +163,7 @@ func strictInputSpecs(f *framework.Framework) {
 			config["conformance_bogus"] = 1
 			r := c.Post(ctx, "/estimates", map[string]any{"capability_id": d.String("capability_id"), "config": config}, framework.Invalid()).
 				ExpectError(http.StatusBadRequest, "invalid_config")
-			Expect(r.String("error.field")).To(Equal("config.conformance_bogus"), r.Describe())
+			expectField(r, "config.conformance_bogus")
 		})
 	})
 

@@ -49,8 +49,7 @@ func documentedFlowSpecs(f *framework.Framework) {
 			s.Step("CAP-019", "CAP-021")
 			Expect(objectAt(d, "config_schema")["additionalProperties"]).To(Equal(false), d.Describe())
 			s.Step("EST-001")
-			price, ok := framework.AsInt(est.Field("credits"))
-			Expect(ok).To(BeTrue(), est.Describe())
+			price := priceOf(est)
 			Expect(est.Int("max_credits_needed")).To(BeNumerically(">=", price), est.Describe())
 		})
 

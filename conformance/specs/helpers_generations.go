@@ -286,7 +286,8 @@ func checkGeneration(r *framework.Response, path string) {
 	credits := asObject(r, g["credits"], what+".credits")
 	intField(r, credits, "credits_held", what+".credits")
 	intField(r, credits, "wallet_balance", what+".credits")
-	Expect(stringField(r, credits, "settlement", what+".credits")).To(oneOf("open", "captured"), r.Describe())
+	// "values seen: open, captured": the set is not closed.
+	Expect(stringField(r, credits, "settlement", what+".credits")).NotTo(BeEmpty(), r.Describe())
 	terminal, isBool := credits["terminal"].(bool)
 	Expect(isBool).To(BeTrue(), r.Describe())
 	charged, present := credits["credits_charged"]

@@ -74,8 +74,8 @@ func walk(ctx context.Context, c *framework.Client, path, field string, limit in
 }
 
 // walkOnce walks a list of len(want) rows by pages of limit (0: the default of 25) and checks that
-// every row of want comes exactly once, on full pages until the last. It returns the ids in the
-// order read, and the pages.
+// every row of want comes exactly once, no page holding more than the limit (a page can be shorter
+// than limit anywhere, not only at the end). It returns the ids in the order read, and the pages.
 func walkOnce(ctx context.Context, c *framework.Client, path, field, key string, limit int, want []string) ([]string, []page) {
 	GinkgoHelper()
 	rows, pages := walk(ctx, c, path, field, limit, 20)
@@ -86,9 +86,24 @@ func walkOnce(ctx context.Context, c *framework.Client, path, field, key string,
 		seen[id] = true
 	}
 	Expect(got).To(ConsistOf(want), fmt.Sprintf("%s, limit %d: the walk reads every row once", path, limit))
-	size := max(limit, 25)
-	Expect(len(pages)).To(Equal((len(want)+size-1)/size), fmt.Sprintf("%s, limit %d: full pages until the last", path, limit))
+	size := 25
+	if limit > 0 {
+		size = limit
+	}
+	for _, p := range pages {
+		Expect(len(p.rows)).To(BeNumerically("<=", size), fmt.Sprintf("%s, limit %d: a page holds at most the limit", path, limit)+p.r.Describe())
+	}
 	return got, pages
+}
+
+// expectPrefixPage checks that page p holds at most max rows and that they are the first rows of
+// want, in order: the page a limit asks for may be shorter than it ("A page can be shorter than
+// limit"), never longer nor out of order.
+func expectPrefixPage(p page, key string, want []string, max int, what string) {
+	GinkgoHelper()
+	got := ids(p.rows, key)
+	Expect(len(got)).To(BeNumerically("<=", max), fmt.Sprintf("%s: at most %d rows", what, max)+p.r.Describe())
+	Expect(got).To(Equal(want[:min(len(got), len(want))]), what+": the first rows, in order"+p.r.Describe())
 }
 
 // expectLimitReading checks a list answer to a limit the text leaves open (limit=0 where the text

@@ -252,14 +252,14 @@ func spendLimitSpecs(f *framework.Framework) {
 			sp := newSpender(ctx, s)
 			cfg := ttsConfig()
 			est, h := estimateOf(ctx, sp.c, "tts", cfg, nil)
-			price, _ := framework.AsInt(est.Field("credits"))
+			price := priceOf(est)
 			s.SetLimits(ctx, sp.ws.ID, map[string]any{"per_generation_credits": h - 1})
 			refuse(ctx, sp.c, submitBody("tts", cfg, h, nil), http.StatusPaymentRequired, "spend_limit_exceeded")
 			app, err := s.Control().StartAppGeneration(ctx, sp.ws.ID, "tts", cfg)
 			hookDone(s, err)
 			w := s.Finish(ctx, sp.c, app)
 			Expect(w.String("generation.status")).To(Equal("completed"), "a job started in the app is not stopped by the agents' limit"+w.Describe())
-			Expect(w.Int("generation.credits.credits_charged")).To(Equal(price), "it settles at its price"+w.Describe())
+			Expect(w.Int("generation.credits.credits_charged")).To(chargeOf(price), "it settles at its price"+w.Describe())
 		})
 
 		f.Rule("LEDGER-015", "LEDGER-016").Needs(framework.Spends, framework.Control).It("an app job's hold is not in the agents' daily window: beside it the key still spends the whole daily limit", func(ctx context.Context, s *framework.Spec) {
@@ -335,7 +335,6 @@ func spendWindowSpecs(f *framework.Framework) {
 			sp := newSpender(ctx, s)
 			cfg := ttsConfig()
 			est, h := estimateOf(ctx, sp.c, "tts", cfg, nil)
-			price := est.Int("credits")
 			// Take the hold an hour before midnight UTC on the target's clock.
 			now := serviceNow(ctx, s).UTC()
 			at := time.Date(now.Year(), now.Month(), now.Day(), 23, 0, 0, 0, time.UTC)
@@ -347,7 +346,9 @@ func spendWindowSpecs(f *framework.Framework) {
 			j := submit(ctx, s, sp.c, "tts", cfg, nil)
 			taken := parseTime(readGen(ctx, sp.c, j.id), "generation.created_at")
 			w := s.Finish(ctx, sp.c, j.id)
-			Expect(w.Int("generation.credits.credits_charged")).To(Equal(price), "an exact estimate's credits is the charge"+w.Describe())
+			// The charge is whole; a fractional price is charged a whole number next to it.
+			price := w.Int("generation.credits.credits_charged")
+			Expect(price).To(chargeOf(priceOf(est)), "an exact estimate's credits is the charge"+w.Describe())
 			next := submitBody("tts", ttsConfig(), h, nil)
 			s.Step("LEDGER-009", "LEDGER-016")
 			spendRefusal(refuse(ctx, sp.c, next, http.StatusPaymentRequired, "spend_limit_exceeded"), "org_daily", h, h-price)
@@ -376,30 +377,30 @@ func spendWindowSpecs(f *framework.Framework) {
 		f.Rule(rules("LEDGER-008", "LEDGER-022", "LEDGER-016", "ERR-027")...).Needs(framework.Spends, framework.Control).It("a key budget counts that key's spend only: another key spending beside it neither uses it nor is bound by it", func(ctx context.Context, s *framework.Spec) {
 			sp := newSpender(ctx, s)
 			cfg := ttsConfig()
-			est, h := estimateOf(ctx, sp.c, "tts", cfg, nil)
-			price := est.Int("credits")
+			_, h := estimateOf(ctx, sp.c, "tts", cfg, nil)
 			budgeted, _ := sp.newKey(ctx, framework.KeyOptions{BudgetCredits: ptr(int(h))})
 			other := sp.c // no budget
 
 			// The other key spends first: none of it counts against the budgeted key.
 			first := submit(ctx, s, other, "tts", cfg, nil)
-			s.Finish(ctx, other, first.id)
+			firstCharge := s.Finish(ctx, other, first.id).Int("generation.credits.credits_charged")
 			s.Step("LEDGER-022")
 			kb := budgeted.Get(ctx, "/credits/balance").ExpectOK(http.StatusOK)
 			Expect(kb.Int("limits.key_spent_credits")).To(BeZero(), "another key's spend is not this key's"+kb.Describe())
 			Expect(kb.Int("limits.key_remaining_credits")).To(Equal(h), "the whole budget is left"+kb.Describe())
 			s.Step("LEDGER-008")
 			j := submit(ctx, s, budgeted, "tts", ttsConfig(), nil)
-			s.Finish(ctx, budgeted, j.id)
+			price := s.Finish(ctx, budgeted, j.id).Int("generation.credits.credits_charged")
+			Expect(price).To(chargeOf(j.price), "the charge is the estimate's price")
 
 			// Now the budgeted key is spent (its charge stays in its window); the other key is not bound by it.
 			s.Step("LEDGER-008", "LEDGER-022")
 			spendRefusal(refuse(ctx, budgeted, submitBody("tts", ttsConfig(), h, nil), http.StatusPaymentRequired, "spend_limit_exceeded"), "api_key_budget", h, h-price)
 			ob := other.Get(ctx, "/credits/balance").ExpectOK(http.StatusOK)
-			Expect(ob.Int("limits.key_spent_credits")).To(Equal(price), "key_spent_credits counts this key's own charge only"+ob.Describe())
+			Expect(ob.Int("limits.key_spent_credits")).To(Equal(firstCharge), "key_spent_credits counts this key's own charge only"+ob.Describe())
 			Expect(ob.Field("limits.key_remaining_credits")).To(BeNil(), "a key without a budget has no remaining"+ob.Describe())
 			s.Step("LEDGER-016")
-			Expect(ob.Int("limits.daily_spent_credits")).To(Equal(2*price), "the workspace's daily window counts both keys"+ob.Describe())
+			Expect(ob.Int("limits.daily_spent_credits")).To(Equal(firstCharge+price), "the workspace's daily window counts both keys"+ob.Describe())
 			s.Step("LEDGER-008")
 			third := submit(ctx, s, other, "tts", ttsConfig(), nil)
 			s.Finish(ctx, other, third.id)

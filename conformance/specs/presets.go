@@ -190,15 +190,14 @@ func longPresetListSpecs(f *framework.Framework) {
 			Expect(len(want)).To(BeNumerically(">", 50))
 			s.Step("PRESET-007")
 			def := getPage(ctx, c, "/presets", "presets")
-			Expect(def.rows).To(HaveLen(25), fmt.Sprintf("the default page of %d presets holds 25", len(want))+def.r.Describe())
-			Expect(ids(def.rows, "capability_id")).To(Equal(want[:25]), "the default page is the first 25 presets by capability_id"+def.r.Describe())
+			expectPrefixPage(def, "capability_id", want, 25, fmt.Sprintf("the default page of %d presets (by capability_id)", len(want)))
 			for _, n := range []string{"50", "51", "1000"} {
 				p := getPage(ctx, c, "/presets", "presets", framework.Query("limit", n))
-				Expect(ids(p.rows, "capability_id")).To(Equal(want[:50]), fmt.Sprintf("limit=%s on %d presets: the first 50", n, len(want))+p.r.Describe())
+				expectPrefixPage(p, "capability_id", want, 50, fmt.Sprintf("limit=%s on %d presets, clamped to 50", n, len(want)))
 			}
 			for _, low := range []string{"0", "-1"} {
 				p := getPage(ctx, c, "/presets", "presets", framework.Query("limit", low))
-				Expect(ids(p.rows, "capability_id")).To(Equal(want[:1]), fmt.Sprintf("limit=%s is clamped to 1: the first preset", low)+p.r.Describe())
+				expectPrefixPage(p, "capability_id", want, 1, fmt.Sprintf("limit=%s is clamped to 1", low))
 			}
 			for _, odd := range []string{"1.5", "abc"} {
 				expectLimitReading(ctx, c, "/presets", "presets", "capability_id", odd, def)

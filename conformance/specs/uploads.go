@@ -87,7 +87,7 @@ func uploadFlowSpecs(f *framework.Framework) {
 				refuse := func(body map[string]any, field string) *framework.Response {
 					GinkgoHelper()
 					r := c.Post(ctx, "/uploads", body, framework.Invalid()).ExpectError(http.StatusBadRequest, "invalid_config")
-					Expect(r.String("error.field")).To(Equal(field), "the refusal names the field"+r.Describe())
+					expectFieldIfNamed(r, field)
 					return r
 				}
 				b := func(kv ...any) map[string]any {
@@ -106,13 +106,15 @@ func uploadFlowSpecs(f *framework.Framework) {
 				s.Step("UPLOAD-011", "ERR-020")
 				for _, ct := range []string{"application/pdf", "text/html", "image/tiff", "video/x-matroska"} {
 					r := refuse(b("content_type", ct), "content_type")
-					list := stringList(r, objectAt(r, "error"), "accepted_content_types", "error")
 					want := make([]string, 0, len(acceptedTypes))
 					for _, a := range acceptedTypes {
 						want = append(want, a.ct)
 						Expect(r.String("error.message")).To(ContainSubstring(a.ct), "the message lists the accepted types"+r.Describe())
 					}
-					Expect(list).To(ConsistOf(want), r.Describe())
+					// The text has the message list them; a list field beside it, when sent, agrees.
+					if v, has := r.Lookup("error.accepted_content_types"); has && v != nil {
+						Expect(stringList(r, objectAt(r, "error"), "accepted_content_types", "error")).To(ConsistOf(want), r.Describe())
+					}
 				}
 				s.Step("UPLOAD-012", "ERR-020")
 				refuse(b("size_bytes", 0), "size_bytes")
@@ -229,7 +231,7 @@ func uploadFlowSpecs(f *framework.Framework) {
 				s.Step("UPLOAD-015")
 				over := c.Post(ctx, "/uploads", map[string]any{"filename": "long.wav", "content_type": "audio/wav", "size_bytes": ceiling + 1}, framework.Invalid()).
 					ExpectError(http.StatusBadRequest, "invalid_config")
-				Expect(over.String("error.field")).To(Equal("size_bytes"), "the refusal names size_bytes"+over.Describe())
+				expectFieldIfNamed(over, "size_bytes")
 				s.Step("UPLOAD-018")
 				r := reserve(ctx, c, "long.wav", "audio/wav", ceiling)
 				putFile(ctx, s, r.String("upload_url"), wavSized(ceiling+1), "audio/wav")
@@ -364,7 +366,13 @@ func uploadFlowSpecs(f *framework.Framework) {
 				first.ExpectError(http.StatusTooManyRequests, "rate_limited")
 				s.Advance(ctx, 120)
 				s.Step("UPLOAD-048")
-				p := heldAnswer(held, "the two-minute hold ended").ExpectOK(http.StatusOK)
+				p := heldAnswer(held, "the two-minute hold ended")
+				// "pending is not reachable today": a target need not answer pending even for a scan
+				// control slowed past the hold; only one that does is held to what pending means.
+				if st, _ := p.Lookup("scan_status"); p.Status != http.StatusOK || st != "pending" {
+					s.Lacks("the target does not answer pending for a scan outlasting the finalize hold (the text: pending is not reachable today)")
+				}
+				p.ExpectOK(http.StatusOK)
 				Expect(p.String("asset_id")).To(Equal(id), p.Describe())
 				Expect(p.String("scan_status")).To(Equal("pending"), "a scan still running after the hold answers pending"+p.Describe())
 				Expect(p.Bool("usable")).To(BeFalse(), "pending is not usable"+p.Describe())
@@ -383,7 +391,7 @@ func uploadFlowSpecs(f *framework.Framework) {
 				Expect(row["usable"]).To(Equal(false), "its row is not usable")
 				s.Step("UPLOAD-049", "ERR-030")
 				r := refuse(ctx, c, submitBody(capID, naming(cfg, id), need*2, nil), http.StatusConflict, "input_not_ready")
-				expectAssetIDs(r, id)
+				expectAssetIDsIfNamed(r, id)
 
 				// A second before the scan ends it is still pending (on a clock that stands still
 				// between steps); at its end, the verdict.
@@ -625,7 +633,7 @@ func fromURLSpecs(f *framework.Framework) {
 			refused := func(body map[string]any, field string) {
 				GinkgoHelper()
 				r := c.Post(ctx, "/uploads/from-url", body).ExpectError(http.StatusBadRequest, "invalid_config")
-				Expect(r.String("error.field")).To(Equal(field), "the refusal names the field"+r.Describe())
+				expectFieldIfNamed(r, field)
 			}
 			for _, fx := range fixtures.Files() {
 				if fx.Outcome == fixtures.OutcomeRefused {
@@ -666,7 +674,7 @@ func fromURLSpecs(f *framework.Framework) {
 				refused := func(body map[string]any, field string) {
 					GinkgoHelper()
 					r := c.Post(ctx, "/uploads/from-url", body, framework.Invalid()).ExpectError(http.StatusBadRequest, "invalid_config")
-					Expect(r.String("error.field")).To(Equal(field), "the refusal names the field"+r.Describe())
+					expectFieldIfNamed(r, field)
 				}
 				// Every refused link is a link the target imports, changed in exactly one way, so
 				// the change is the only cause the refusal can have (the suite's file server when

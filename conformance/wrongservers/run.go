@@ -83,6 +83,7 @@ func check(ctx context.Context, bin string, srv Server, dir string) (*report.Res
 	if f := srv.Filter(); f != "" {
 		args = append(args, "--label-filter", f)
 	}
+	args = append(args, srv.checkArgs...)
 	logFile, err := os.Create(filepath.Join(dir, "check.log"))
 	if err != nil {
 		return nil, err

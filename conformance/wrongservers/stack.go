@@ -156,21 +156,43 @@ func forward(addr string, errLog *log.Logger) http.Handler {
 	}
 }
 
-// keysPath is the control route that issues keys.
-var keysPath = regexp.MustCompile(`^/_control/v1/workspaces/([^/]+)/keys$`)
+// keysPath is the control route that issues keys; rotatePath the one that rotates an endpoint's
+// signing secret.
+var (
+	keysPath   = regexp.MustCompile(`^/_control/v1/workspaces/([^/]+)/keys$`)
+	rotatePath = regexp.MustCompile(`^/_control/v1/webhooks/([^/]+)/rotate$`)
+)
 
 // capture remembers every key issued through the control API and the signing secret of every
-// webhook endpoint registered through the proxy.
+// webhook endpoint registered through the proxy (and its new one when control rotates it).
 func capture(env *Env, next http.Handler) http.Handler {
+	var urls memo[string] // webhook id -> registered URL
 	secrets := exchanges(route(http.MethodPost, "/webhooks"), func(env *Env, req map[string]any, a *answer) {
 		var resp struct {
-			Secret string `json:"secret"`
+			Secret  string `json:"secret"`
+			Webhook struct {
+				ID string `json:"webhook_id"`
+			} `json:"webhook"`
 		}
 		if u, ok := req["url"].(string); ok && json.Unmarshal(a.body, &resp) == nil {
 			env.remember(u, resp.Secret)
+			if resp.Webhook.ID != "" {
+				urls.put(resp.Webhook.ID, u)
+			}
 		}
 	})(env, next)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if m := rotatePath.FindStringSubmatch(r.URL.Path); m != nil && r.Method == http.MethodPost {
+			a := serve(next, r)
+			var resp struct {
+				Secret string `json:"secret"`
+			}
+			if u, ok := urls.get(m[1]); ok && a.status == http.StatusOK && json.Unmarshal(a.body, &resp) == nil {
+				env.remember(u, resp.Secret)
+			}
+			a.send(w)
+			return
+		}
 		if m := keysPath.FindStringSubmatch(r.URL.Path); m != nil && r.Method == http.MethodPost {
 			a := serve(next, r)
 			var resp struct {

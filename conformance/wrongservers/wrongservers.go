@@ -32,13 +32,23 @@ type Server struct {
 	// Hooks wraps the proxy between the mock's webhook deliveries and the suite's receiver (nil:
 	// unchanged).
 	Hooks Wrap
+
+	// checkArgs are further `mediaspec check` flags the server needs (a legal variant names its
+	// key header or its paths); filter, when set, is the label filter instead of the rules' one.
+	checkArgs []string
+	filter    string
 }
 
 // Wrap changes a handler's behaviour; next is the path to the real server (or receiver).
 type Wrap func(env *Env, next http.Handler) http.Handler
 
 // Filter is the Ginkgo label filter that selects the specs of the server's rules.
-func (s Server) Filter() string { return strings.Join(s.Rules, " || ") }
+func (s Server) Filter() string {
+	if s.filter != "" {
+		return s.filter
+	}
+	return strings.Join(s.Rules, " || ")
+}
 
 // Env is what a wrong server may know about its run: the API keys the mock issued (at start and
 // through the control API, with their workspace and scopes) and the signing secrets of the webhook

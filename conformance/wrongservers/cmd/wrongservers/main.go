@@ -1,5 +1,7 @@
 // Command wrongservers runs the conformance suite against wrong servers (the mock with one
-// behaviour changed) and prints the kill rate; see package wrongservers.
+// behaviour changed) and prints the kill rate; with --legal, against the legal variants (the mock's
+// answers rewritten into other forms the text allows), each of which must pass. See package
+// wrongservers.
 package main
 
 import (
@@ -9,13 +11,18 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"slices"
 
 	"github.com/mediaspec/mediaspec/conformance/wrongservers"
 )
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	err := wrongservers.Run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	run := wrongservers.Run
+	if slices.ContainsFunc(os.Args[1:], func(a string) bool { return a == "--legal" || a == "-legal" || a == "--legal=true" }) {
+		run = wrongservers.RunLegal
+	}
+	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
 	switch {
 	case errors.Is(err, flag.ErrHelp):
