@@ -79,7 +79,7 @@ func runProxy(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		hooks, err = proxy.NewHooks(p, proxy.HooksConfig{Secrets: secrets, Forward: *hookForward})
 		switch {
 		case errors.Is(err, receiver.ErrNoSecret), errors.Is(err, receiver.ErrBadSecret):
-			return usageError{msg: fmt.Sprintf("proxy: --secret: %v (want whsec_ followed by standard base64 of at least %d bytes)", err, receiver.MinSecretBytes)}
+			return usageError{msg: "proxy: --secret: " + secretProblem(err)}
 		case errors.Is(err, receiver.ErrBadForward):
 			return usageError{msg: fmt.Sprintf("proxy: --webhook-forward %q: %v", *hookForward, err)}
 		case err != nil:

@@ -64,7 +64,7 @@ func runReceive(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	})
 	switch {
 	case errors.Is(err, receiver.ErrNoSecret), errors.Is(err, receiver.ErrBadSecret):
-		return usageError{msg: fmt.Sprintf("--secret: %v (want whsec_ followed by standard base64 of at least %d bytes)", err, receiver.MinSecretBytes)}
+		return usageError{msg: "--secret: " + secretProblem(err)}
 	case errors.Is(err, receiver.ErrBadForward):
 		return usageError{msg: fmt.Sprintf("--forward %q: %v", *forward, err)}
 	case err != nil:
@@ -100,6 +100,16 @@ func runReceive(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return fmt.Errorf("serve: %w", err)
 	}
 	return nil
+}
+
+// secretProblem says what is wrong with a --secret in one sentence: the receiver's error without
+// its package prefix, and what a secret looks like unless the error says it already.
+func secretProblem(err error) string {
+	msg := strings.ReplaceAll(err.Error(), "receiver: ", "")
+	if !strings.Contains(msg, "want ") {
+		msg += fmt.Sprintf(" (want whsec_ followed by standard base64 of at least %d bytes)", receiver.MinSecretBytes)
+	}
+	return msg
 }
 
 // linePrinter writes the receive command's output; attempts arrive from many goroutines.

@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"os"
 	"reflect"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -200,7 +201,7 @@ func Load(flags *Flags, getenv func(string) string) (Config, error) {
 			return Config{}, fmt.Errorf("conformance: config: %w", err)
 		}
 		if err := ParseConfigYAML(data, &cfg); err != nil {
-			return Config{}, err
+			return Config{}, fmt.Errorf("%s (%s)", err, file)
 		}
 	}
 	if err := applyEnv(&cfg, getenv); err != nil {
@@ -228,9 +229,40 @@ func ParseConfigYAML(data []byte, cfg *Config) error {
 	dec := yaml.NewDecoder(strings.NewReader(string(data)))
 	dec.KnownFields(true)
 	if err := dec.Decode(cfg); err != nil && !errors.Is(err, io.EOF) {
-		return fmt.Errorf("conformance: config file: %w", err)
+		return fmt.Errorf("conformance: config file: %s", yamlProblem(err))
 	}
 	return nil
+}
+
+var (
+	unknownKey = regexp.MustCompile(`field (\S+) not found in type \S+`)
+	wrongType  = regexp.MustCompile("cannot unmarshal !!\\w+ (`[^`]*`) into (\\S+)")
+	// goKinds names, for a reader of the YAML file, the Go types of Config's fields.
+	goKinds = map[string]string{"int": "a whole number", "int64": "a whole number", "float64": "a number",
+		"bool": "true or false", "string": "a string", "[]string": "a list of strings", "time.Duration": "a duration such as 30s"}
+)
+
+// yamlProblem is a YAML decoding error as one line in the file's terms: each problem with its line,
+// an unknown key named as a setting (not as a field of a Go type) and a wrong value with what the
+// setting takes.
+func yamlProblem(err error) string {
+	var te *yaml.TypeError
+	if !errors.As(err, &te) {
+		return strings.TrimPrefix(err.Error(), "yaml: ")
+	}
+	parts := make([]string, 0, len(te.Errors))
+	for _, e := range te.Errors {
+		e = unknownKey.ReplaceAllString(e, "unknown setting $1")
+		if m := wrongType.FindStringSubmatch(e); m != nil {
+			want := goKinds[m[2]]
+			if want == "" {
+				want = "another kind of value"
+			}
+			e = strings.Replace(e, m[0], m[1]+" is not "+want, 1)
+		}
+		parts = append(parts, e)
+	}
+	return strings.Join(parts, "; ")
 }
 
 func applyEnv(cfg *Config, getenv func(string) string) error {

@@ -452,7 +452,11 @@ func admittedURL(ctx context.Context, s *framework.Spec, c *framework.Client) ad
 			return a
 		}
 	}
-	reason := "no webhook URL this target admits (tried: " + strings.Join(tried, ", ") + "; a receiver the target accepts or the control API's resolver override is needed), so a refusal could have another cause"
+	what := "nothing to try: no control API and no receiver"
+	if len(tried) > 0 {
+		what = "tried: " + strings.Join(tried, ", ")
+	}
+	reason := "no webhook URL this target admits (" + what + "; a receiver the target accepts or the control API's resolver override is needed), so a refusal could have another cause"
 	if s.HasControl() {
 		s.Lacks("%s", reason) // the reference mock offers the resolver override
 	}

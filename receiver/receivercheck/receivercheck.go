@@ -142,7 +142,8 @@ func Validate(cfg Config) error {
 		return fmt.Errorf("%w: --url %q: want an http or https URL with a host", ErrSetup, cfg.URL)
 	}
 	if _, err := receiver.ParseSecret(cfg.Secret); err != nil {
-		return fmt.Errorf("%w: --secret: %v", ErrSetup, err)
+		// The receiver's error carries its package's prefix; the setup error has its own.
+		return fmt.Errorf("%w: --secret: %s", ErrSetup, strings.TrimPrefix(err.Error(), "receiver: "))
 	}
 	return nil
 }
