@@ -775,3 +775,51 @@ func keyWords(k string) []string {
 	flush()
 	return words
 }
+
+// bigHold finds a config of an available capability (no upload) whose padded hold is as large as
+// the default per-generation limit allows (at most 600, at least 100), so that a spec can spend
+// the default daily 2000 credits in a few jobs: each integer config property with a maximum is
+// set to its maximum, or scaled down to fit. It skips the spec when no config holds 100 or more.
+func bigHold(ctx context.Context, s *framework.Spec, c *framework.Client) (capID string, cfg map[string]any, hold int64) {
+	GinkgoHelper()
+	for _, d := range availableDetails(ctx, c, 40) {
+		id := d.String("capability_id")
+		ex := cheapConfig(d)
+		if namesUpload(ex) || strings.HasPrefix(id, "preset_") {
+			continue
+		}
+		props, _ := objectAt(d, "config_schema")["properties"].(map[string]any)
+		for name, p := range props {
+			pm, _ := p.(map[string]any)
+			mx, ok := framework.AsInt(pm["maximum"])
+			if pm["type"] != "integer" || !ok || mx < 2 || name == "count" {
+				continue
+			}
+			try := clone(ex)
+			try[name] = mx
+			r := c.Post(ctx, "/estimates", map[string]any{"capability_id": id, "config": try})
+			if r.Status != http.StatusOK {
+				continue
+			}
+			h := r.Int("max_credits_needed")
+			if h > 600 {
+				v := mx * 540 / h
+				if lo, ok := framework.AsInt(pm["minimum"]); ok && v < lo {
+					continue
+				}
+				try[name] = v
+				if r = c.Post(ctx, "/estimates", map[string]any{"capability_id": id, "config": try}); r.Status != http.StatusOK {
+					continue
+				}
+				h = r.Int("max_credits_needed")
+			}
+			if h <= 600 && h > hold {
+				capID, cfg, hold = id, try, h
+			}
+		}
+	}
+	if hold < 100 {
+		s.Lacks("no available capability has a config (an integer setting at its maximum) holding 100 to 600 credits, to spend the default daily limit in a few jobs")
+	}
+	return capID, cfg, hold
+}

@@ -2,6 +2,7 @@ package specs
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"time"
 
@@ -246,6 +247,40 @@ func spendLimitSpecs(f *framework.Framework) {
 			Expect(w.Int("generation.credits.credits_charged")).To(chargeOf(j.price), "the charge is the exact estimate's credits"+w.Describe())
 			bal = sp.c.Get(ctx, "/credits/balance").ExpectOK(http.StatusOK)
 			Expect(bal.Int("limits.daily_spent_credits")).To(chargeOf(j.price), "a captured amount stays in the window"+bal.Describe())
+		})
+
+		f.Rule(rules("LEDGER-009", "LEDGER-010", "ERR-027")...).Needs(framework.Spends, framework.Control).It("the default daily limit is spent against: jobs are accepted up to 2000 credits in the window and the one past it is refused org_daily", func(ctx context.Context, s *framework.Spec) {
+			sp := newSpender(ctx, s)
+			s.SetCredits(ctx, sp.ws.ID, 100000) // the balance is never the bound; the workspace limits stay empty (the defaults)
+			capID, cfg, h := bigHold(ctx, s, sp.c)
+			// "Workspace daily limit | all agents, rolling 24 hours | 2000 credits" and "An empty
+			// workspace limit means the default": a window of captured charges S takes a job of
+			// hold h while S + h stays within 2000 and refuses it once S + h is above.
+			var window int64
+			for i := 0; i < 40; i++ {
+				c := clone(cfg)
+				if v, ok := c["prompt"].(string); ok {
+					c["prompt"] = v + " " + randomHex(4)
+				}
+				body := submitBody(capID, c, h, nil)
+				if window+h > 2000 {
+					s.Step(rules("LEDGER-009", "LEDGER-010", "ERR-027")...)
+					r := refuse(ctx, sp.c, body, http.StatusPaymentRequired, "spend_limit_exceeded")
+					Expect(r.String("error.limit.bound_by")).To(Equal("org_daily"), fmt.Sprintf("with %d credits captured today, a hold of %d goes past the default daily 2000", window, h)+r.Describe())
+					return
+				}
+				s.Step("LEDGER-009", "LEDGER-010")
+				s.Spend(int(h))
+				r := sp.c.Post(ctx, "/generations", body)
+				if window+h == 2000 && r.Status != http.StatusCreated {
+					return // exactly at the limit: the text does not say whether "up to" includes it
+				}
+				Expect(r.Status).To(Equal(http.StatusCreated), fmt.Sprintf("with %d credits captured today, a hold of %d stays within the default daily 2000: accepted", window, h)+r.Describe())
+				w := s.Finish(ctx, sp.c, r.String("generation_id"))
+				charged, _ := framework.AsInt(w.Field("generation.credits.credits_charged"))
+				window += charged
+			}
+			Fail("40 jobs did not reach the default daily limit")
 		})
 
 		f.Rule("LEDGER-015").Needs(framework.Spends, framework.Control).It("spend limits restrict agents only: a job started in the app runs and settles where the key's submit is refused", func(ctx context.Context, s *framework.Spec) {

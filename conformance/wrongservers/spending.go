@@ -1,6 +1,7 @@
 package wrongservers
 
 import (
+	"bytes"
 	"encoding/json"
 	"net/http"
 	"strings"
@@ -461,6 +462,69 @@ func init() {
 					}
 				}
 				a.send(w)
+			})
+		},
+	})
+}
+
+// controlCall makes a control call of its own to next, with r's Authorization (the control token).
+func controlCall(next http.Handler, r *http.Request, method, path string, body any) *answer {
+	b, _ := json.Marshal(body)
+	req, err := http.NewRequestWithContext(r.Context(), method, "http://"+r.Host+controlPrefix+path, bytes.NewReader(b))
+	if err != nil {
+		return &answer{header: http.Header{}, status: http.StatusInternalServerError}
+	}
+	req.Header.Set("Authorization", r.Header.Get("Authorization"))
+	req.Header.Set("Content-Type", "application/json")
+	return serve(next, req)
+}
+
+func init() {
+	const realDaily, shownDaily = 2500, 2000
+	spendingServers = append(spendingServers, Server{
+		Name: "ledger-daily-default-2500", Rules: []string{"LEDGER-009"},
+		Mistake: "the default workspace daily limit enforced is 2500 credits, while the balance shows the documented 2000",
+		API: func(_ *Env, next http.Handler) http.Handler {
+			createWS := controlRoute(http.MethodPost, "/workspaces")
+			patchWS := controlRoute(http.MethodPatch, "/workspaces/[^/]+")
+			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				switch {
+				case createWS(r):
+					a := serve(next, r)
+					if d, ok := a.doc(); ok && a.status == http.StatusCreated {
+						if id, ok := d["workspace_id"].(string); ok {
+							controlCall(next, r, http.MethodPatch, "/workspaces/"+id, map[string]any{"limits": map[string]any{"daily_credits": realDaily}})
+						}
+					}
+					a.send(w)
+				case patchWS(r):
+					if d, ok := decodeObject(requestBody(r)); ok {
+						if l := obj(d, "limits"); l != nil {
+							if v, has := l["daily_credits"]; has && v == nil {
+								l["daily_credits"] = realDaily
+								if b, err := json.Marshal(d); err == nil {
+									setRequestBody(r, b)
+								}
+							}
+						}
+					}
+					next.ServeHTTP(w, r)
+				case balanceRoute(r):
+					a := serve(next, r)
+					if d, ok := a.doc(); ok && a.status == http.StatusOK {
+						l := obj(d, "limits")
+						if n, ok := intOf(l["daily_credits"]); ok && n == realDaily {
+							l["daily_credits"] = json.Number(formatInt(shownDaily))
+							if spent, ok := intOf(l["daily_spent_credits"]); ok {
+								l["daily_remaining_credits"] = json.Number(formatInt(max(0, shownDaily-spent)))
+							}
+							a.setDoc(d)
+						}
+					}
+					a.send(w)
+				default:
+					next.ServeHTTP(w, r)
+				}
 			})
 		},
 	})
