@@ -295,3 +295,16 @@ func TestJudgeReferenceResponseBesideRef(t *testing.T) {
 	expectErr(t, "failure", failure, nil)
 	expectErr(t, "advisory", advisory, []string{`$.error: property "error" is missing`, `$.message: not a property`})
 }
+
+// A violation with several fields reads as a list, one field a line; an event names its type.
+func TestViolationErrorListsFields(t *testing.T) {
+	v := Violation{Kind: "response", Method: "GET", Path: "/api/v1/x", Status: 200, Err: FieldErrors{{Path: "$.a", Problem: "missing"}, {Path: "header B", Problem: "bad"}}}
+	want := "response 200 to GET /api/v1/x does not match the OpenAPI description:\n  - $.a: missing\n  - header B: bad"
+	if got := v.Error(); got != want {
+		t.Errorf("Error() = %q, want %q", got, want)
+	}
+	e := Violation{Kind: "event", Path: "credits.low", Err: FieldErrors{{Path: "$.data", Problem: "missing"}}}
+	if got := e.Error(); got != "event credits.low does not match the OpenAPI description: $.data: missing" {
+		t.Errorf("event Error() = %q", got)
+	}
+}

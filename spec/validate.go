@@ -28,10 +28,11 @@ type Violation struct {
 }
 
 func (v Violation) Error() string {
-	if v.Kind == "request" {
-		return fmt.Sprintf("request %s %s does not match the OpenAPI description: %v", v.Method, v.Path, v.Err)
+	var fe FieldErrors
+	if errors.As(v.Err, &fe) && len(fe) > 1 {
+		return v.head() + " does not match the OpenAPI description:\n  - " + strings.ReplaceAll(fe.Error(), "\n", "\n  - ")
 	}
-	return fmt.Sprintf("response %d to %s %s does not match the OpenAPI description: %v", v.Status, v.Method, v.Path, v.Err)
+	return fmt.Sprintf("%s does not match the OpenAPI description: %v", v.head(), v.Err)
 }
 
 func (v Violation) Unwrap() error { return v.Err }
