@@ -31,6 +31,7 @@ import (
 	"time"
 
 	"github.com/mediaspec/mediaspec/fixtures"
+	"github.com/mediaspec/mediaspec/mock/admission"
 	"github.com/mediaspec/mediaspec/mock/api"
 	"github.com/mediaspec/mediaspec/mock/api/wire"
 	"github.com/mediaspec/mediaspec/mock/apierr"
@@ -365,13 +366,13 @@ func New(cfg Config) (*Server, error) {
 	s.OnReset(s.Uploads.Reset)
 	s.API.RegisterUploads(s.Uploads)
 	s.API.RegisterAssets(s.Assets, s.Blob)
-	s.Catalog = catalog.New(catalog.Deps{Fixtures: fx, DefaultWorkspaceID: s.DefaultWorkspaceID, Faults: s.Faults,
+	s.Catalog = catalog.New(catalog.Deps{Fixtures: fx, DefaultWorkspaceID: s.DefaultWorkspaceID,
 		IDs: src, APIVersion: spec.Version,
 		// Template previews are served by the mock itself (PreviewPath), so preview_url can be fetched.
 		PreviewBase: s.PublicURL,
 		// Uploads first, then generated outputs: a workflow step names an earlier step's output.
 		Assets: assets.Lookup{Uploads: s.Uploads, Assets: s.Assets}})
-	s.API.RegisterCatalog(s.Catalog)
+	s.API.RegisterCatalog(admission.Deps{Catalog: s.Catalog, Faults: s.Faults})
 	s.OnReset(s.Catalog.Reset)
 	s.Jobs = jobs.New(jobs.Deps{Clock: clk, IDs: src, Registry: s.Registry, Catalog: s.Catalog, Faults: s.Faults,
 		Blob: s.Blob, Assets: s.Assets, Seed: seed, Retain: cfg.Retain, Logger: logger})

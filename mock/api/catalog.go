@@ -3,6 +3,7 @@ package api
 import (
 	"net/http"
 
+	"github.com/mediaspec/mediaspec/mock/admission"
 	"github.com/mediaspec/mediaspec/mock/api/wire"
 	"github.com/mediaspec/mediaspec/mock/catalog"
 	"github.com/mediaspec/mediaspec/mock/ratelimit"
@@ -12,9 +13,9 @@ import (
 // RegisterCatalog registers the catalogue reads and the estimator:
 // GET /capabilities, GET /capabilities/{id}, GET /presets,
 // GET /presets/{id}/templates, GET /actors, GET /voices (read, agent_read)
-// and POST /estimates (read, agent_estimate).
-func (rt *Router) RegisterCatalog(c *catalog.Catalog) {
-	h := catalogHandlers{c: c}
+// and POST /estimates (read, agent_estimate), whose checks are adm's.
+func (rt *Router) RegisterCatalog(adm admission.Deps) {
+	h := catalogHandlers{c: adm.Catalog, adm: adm}
 	rt.Handle("GET /capabilities", workspace.ScopeRead, ratelimit.AgentRead, h.listCapabilities)
 	rt.Handle("GET /capabilities/{id}", workspace.ScopeRead, ratelimit.AgentRead, h.getCapability)
 	rt.Handle("GET /presets", workspace.ScopeRead, ratelimit.AgentRead, h.listPresets)
@@ -25,7 +26,8 @@ func (rt *Router) RegisterCatalog(c *catalog.Catalog) {
 }
 
 type catalogHandlers struct {
-	c *catalog.Catalog
+	c   *catalog.Catalog
+	adm admission.Deps
 }
 
 // ViewerOf returns the catalogue viewer of a keyed request's caller.

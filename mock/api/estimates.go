@@ -71,14 +71,14 @@ func DecodeEstimateRequest(r *http.Request) (catalog.Request, error) {
 }
 
 // estimate serves POST /api/v1/estimates (read, agent_estimate): the body
-// is read first, then the checks of catalog.Estimate run. Nothing is held,
+// is read first, then the estimate checks run (package admission). Nothing is held,
 // charged or started.
 func (h catalogHandlers) estimate(w http.ResponseWriter, r *http.Request) error {
 	req, err := DecodeEstimateRequest(r)
 	if err != nil {
 		return err
 	}
-	e, err := h.c.Estimate(ViewerOf(r), req)
+	e, err := h.adm.Estimate(ViewerOf(r), req)
 	if err != nil {
 		return err
 	}

@@ -1,14 +1,19 @@
 // Package catalog serves the capability catalogue (package fixtures) the way
 // the agent API shows it: capabilities, presets and templates, actors and
-// voices, visible by workspace and plan and paged; and the estimator that
-// prices a config (Estimate, Quote).
+// voices, visible by workspace and plan and paged; the lookups a request's
+// checks read (Runnable, CheckConfig, CheckResources, PlanAllows); and the
+// pricing of a config (Price, Quote, NewEstimate). Which checks run, in
+// which order, and what a refusal says is package admission's.
 //
 // Domain errors are *apierr.Error values (capability_unavailable,
-// required_plan, not_found, invalid_config, input_not_ready, not_priced,
-// pricing_unavailable); the HTTP layer (package api) renders them. A
-// *Catalog is read-only after New and safe for concurrent use; the lookups
-// it is given (AssetLookup, VoiceGenerationLookup, the fault store) must be
-// safe for concurrent use too.
+// required_plan, not_found, invalid_config, input_not_ready); the HTTP layer
+// (package api) renders them. A *Catalog is safe for concurrent use. What
+// the control API changes on top of the fixtures (prices withdrawn,
+// capabilities withheld, deprecated aliases, templates, voices and actors
+// added: state.go) is guarded by its own lock and read by every answer
+// after the change; the fixtures themselves are never changed. The lookups
+// it is given (AssetLookup, VoiceGenerationLookup) must be safe for
+// concurrent use too.
 package catalog
 
 import (
@@ -17,7 +22,6 @@ import (
 
 	"github.com/mediaspec/mediaspec/fixtures"
 	"github.com/mediaspec/mediaspec/mock/apierr"
-	"github.com/mediaspec/mediaspec/mock/faults"
 	"github.com/mediaspec/mediaspec/mock/ids"
 )
 
@@ -48,9 +52,6 @@ type Deps struct {
 	// VoiceGenerations finds approved tts generations; nil: every one is unknown (until
 	// UseVoiceGenerations names the jobs store, which is built after the catalogue).
 	VoiceGenerations VoiceGenerationLookup
-	// Faults, when set, is consulted for pricing_unavailable at the last
-	// step of an estimate (and of Quote for submit).
-	Faults *faults.Store
 	// PreviewBase, when set, reports the scheme and host the mock serves
 	// template previews on (PreviewHandler at PreviewPath): every
 	// preview_url then names the mock itself, so it can be fetched. nil:

@@ -1,15 +1,9 @@
 package catalog
 
 import (
-	"errors"
 	"testing"
-	"time"
 
 	"github.com/mediaspec/mediaspec/fixtures"
-	"github.com/mediaspec/mediaspec/mock/apierr"
-	"github.com/mediaspec/mediaspec/mock/clock"
-	"github.com/mediaspec/mediaspec/mock/faults"
-	"github.com/mediaspec/mediaspec/mock/ids"
 )
 
 const (
@@ -45,17 +39,15 @@ const (
 	script   = "Meet the bottle that keeps coffee hot for twelve hours."
 )
 
-func newCatalog(t testing.TB) (*Catalog, *faults.Store) {
+func newCatalog(t testing.TB) *Catalog {
 	t.Helper()
 	fx, err := fixtures.Load()
 	if err != nil {
 		t.Fatal(err)
 	}
-	st := faults.New(clock.NewManual(time.Unix(0, 0)), ids.New(1), faults.PricingUnavailable)
 	c := New(Deps{
 		Fixtures:           fx,
 		DefaultWorkspaceID: func() string { return wsA },
-		Faults:             st,
 		Assets: fakeAssets{
 			video72:  {AssetID: video72, Kind: "video", Ready: true, DurationMS: ms(7200)},
 			video3:   {AssetID: video3, Kind: "video", Ready: true, DurationMS: ms(3000)},
@@ -69,104 +61,14 @@ func newCatalog(t testing.TB) (*Catalog, *faults.Store) {
 			ttsOther: {GenerationID: ttsOther, CapabilityID: "tts", Completed: false, Script: script},
 		},
 	})
-	return c, st
+	return c
 }
 
 var pro = Viewer{WorkspaceID: wsA, Plan: fixtures.PlanPro}
 
-func TestUploadPricedEstimates(t *testing.T) {
-	c, _ := newCatalog(t)
-	for _, tc := range []struct {
-		name          string
-		req           Request
-		credits, hold int64
-		lines         int
-		ceiling       bool
-		seconds       float64
-	}{
-		// ceil(7.2) = 8 s x 0.5 = 4; hold ceil(4.4) = 5; seconds is the upload's length.
-		{"trim 7.2 s", Request{CapabilityID: "trim_video", Config: map[string]any{"source_video": []any{video72}, "end_seconds": 5.0}}, 4, 5, 1, false, 7.2},
-		// 3 s x 0.5 = 1.5 -> 2.
-		{"trim 3 s", Request{CapabilityID: "trim_video", Config: map[string]any{"source_video": []any{video3}, "end_seconds": 2.0}}, 2, 3, 1, false, 3},
-		// Two languages: two jobs, each ceil(10.5) = 11 s x 6 = 66; hold 2 x ceil(72.6) = 146.
-		{"translate fan-out", Request{CapabilityID: "translate_video", Config: map[string]any{"source_video": []any{video105}, "languages": []any{"es", "de"}}}, 132, 146, 2, false, 10.5},
-		// 1 credit/s x 8 s = 8 (min 2).
-		{"auto_caption", Request{CapabilityID: "auto_caption", Config: map[string]any{"source_video": []any{video72}}}, 8, 9, 1, false, 7.2},
-		// voice_audio makes actor_ultra exact: 42 s x 10 = 420.
-		{"actor_ultra voice_audio", Request{CapabilityID: "actor_ultra", Config: map[string]any{"voice_audio": []any{audio42}}}, 420, 462, 1, false, 42},
-		// An approved tts of 3.7 s fixes the length: ceil(3.7) = 4 s x 10 = 40, exact.
-		{"actor_ultra approved voice", Request{CapabilityID: "actor_ultra", Config: map[string]any{"script": script}, ApprovedVoiceGenerationID: ttsGen, VoiceID: "voc_fcb3ab75d7ceea14172932b892b4496a"}, 40, 44, 1, false, 3.7},
-		// Without it: ceil(55/15) = 4 s, a ceiling.
-		{"actor_ultra script", Request{CapabilityID: "actor_ultra", Config: map[string]any{"script": script}}, 40, 44, 1, true, 4},
-		// Upscale with a real image: 3 per image.
-		{"upscale", Request{CapabilityID: "upscale", Config: map[string]any{"source_image": []any{image1}}}, 3, 4, 1, false, -1},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			e, err := c.Estimate(pro, tc.req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if e.Credits != tc.credits || e.MaxCreditsNeeded != tc.hold || len(e.Breakdown) != tc.lines || e.IsCeiling != tc.ceiling {
-				t.Fatalf("%+v", e)
-			}
-			if tc.seconds < 0 != (e.Seconds == nil) || e.Seconds != nil && *e.Seconds != tc.seconds {
-				t.Fatalf("seconds %v, want %v", e.Seconds, tc.seconds)
-			}
-		})
-	}
-	e, _ := c.Estimate(pro, Request{CapabilityID: "translate_video", Config: map[string]any{"source_video": []any{video105}, "languages": []any{"es", "de"}}})
-	if e.Breakdown[0].Label != "Translated video seconds (es)" || e.Breakdown[1].FanOut != "de" {
-		t.Fatalf("fan-out lines %+v", e.Breakdown)
-	}
-}
-
-func codeOf(t *testing.T, err error) *apierr.Error {
-	t.Helper()
-	var e *apierr.Error
-	if !errors.As(err, &e) {
-		t.Fatalf("error %v is not an *apierr.Error", err)
-	}
-	return e
-}
-
-func TestResourceRefusals(t *testing.T) {
-	c, _ := newCatalog(t)
-	other := Viewer{WorkspaceID: wsB, Plan: fixtures.PlanPro}
-	for _, tc := range []struct {
-		name  string
-		v     Viewer
-		req   Request
-		code  apierr.Code
-		field string
-		ids   []string
-	}{
-		{"another workspace's upload", other, Request{CapabilityID: "trim_video", Config: map[string]any{"source_video": []any{video72}, "end_seconds": 5.0}}, apierr.CodeNotFound, "", []string{video72}},
-		{"not finalized", pro, Request{CapabilityID: "trim_video", Config: map[string]any{"source_video": []any{pending}, "end_seconds": 5.0}}, apierr.CodeInputNotReady, "", []string{pending}},
-		{"image where a video is priced", pro, Request{CapabilityID: "trim_video", Config: map[string]any{"source_video": []any{image1}, "end_seconds": 5.0}}, apierr.CodeInvalidConfig, "config.source_video", nil},
-		{"unknown face upload", pro, Request{CapabilityID: "actor_ultra", Config: map[string]any{"script": "hi"}, ActorImageAssetID: "ast_11111111111111111111111111111111"}, apierr.CodeNotFound, "", []string{"ast_11111111111111111111111111111111"}},
-		{"approved voice not completed", pro, Request{CapabilityID: "actor_ultra", Config: map[string]any{"script": script}, ApprovedVoiceGenerationID: ttsOther}, apierr.CodeInvalidConfig, "approved_voice_generation_id", nil},
-		{"approved voice other script", pro, Request{CapabilityID: "actor_ultra", Config: map[string]any{"script": "Something else."}, ApprovedVoiceGenerationID: ttsGen}, apierr.CodeInvalidConfig, "approved_voice_generation_id", nil},
-		{"approved voice other voice", pro, Request{CapabilityID: "actor_ultra", Config: map[string]any{"script": script}, ApprovedVoiceGenerationID: ttsGen, VoiceID: "voc_a05411457fa1f036dba4c02156876677"}, apierr.CodeInvalidConfig, "approved_voice_generation_id", nil},
-		{"approved voice of another workspace", other, Request{CapabilityID: "actor_ultra", Config: map[string]any{"script": script}, ApprovedVoiceGenerationID: ttsGen}, apierr.CodeNotFound, "", nil},
-		{"cloned voice of another workspace", other, Request{CapabilityID: "tts", Config: map[string]any{"script": "hi"}, VoiceID: "voc_3f55ceacad2658b678dd6ef99c531b0e"}, apierr.CodeNotFound, "", nil},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			_, err := c.Estimate(tc.v, tc.req)
-			e := codeOf(t, err)
-			if e.Code != tc.code || e.Field != tc.field || len(e.AssetIDs) != len(tc.ids) || len(tc.ids) > 0 && e.AssetIDs[0] != tc.ids[0] {
-				t.Fatalf("got %s field %q ids %v", e.Code, e.Field, e.AssetIDs)
-			}
-		})
-	}
-	// The default workspace's own cloned voice is accepted.
-	if _, err := c.Estimate(pro, Request{CapabilityID: "tts", Config: map[string]any{"script": "hi"}, VoiceID: "voc_3f55ceacad2658b678dd6ef99c531b0e"}); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // TestPriceVariants covers the submit side: variants replace config.count.
 func TestPriceVariants(t *testing.T) {
-	c, _ := newCatalog(t)
+	c := newCatalog(t)
 	cp, _ := c.Fixtures().Capability("image_fast")
 	q, err := Price(cp, map[string]any{"prompt": "x", "count": 1.0}, 3, Resources{})
 	if err != nil || q.Credits != 6 || q.MaxCreditsNeeded != 9 || q.Takes != 3 || len(q.Generations) != 1 {
@@ -200,7 +102,7 @@ func TestAssetIDs(t *testing.T) {
 }
 
 func TestListCapabilitiesDirect(t *testing.T) {
-	c, _ := newCatalog(t)
+	c := newCatalog(t)
 	rows, next := c.ListCapabilities(pro, 0, "")
 	if len(rows) != DefaultLimit || next != rows[len(rows)-1].CapabilityID {
 		t.Fatalf("%d rows, next %q", len(rows), next)
@@ -208,25 +110,5 @@ func TestListCapabilitiesDirect(t *testing.T) {
 	rows, next = c.ListCapabilities(pro, 1000, "")
 	if len(rows) != 28 || next != "" {
 		t.Fatalf("%d rows, next %q", len(rows), next)
-	}
-}
-
-// A pricing fault scoped to one workspace fails that workspace's next estimate only; another
-// workspace's estimates keep being priced and do not use it up.
-func TestPricingFaultIsScopedToItsWorkspace(t *testing.T) {
-	c, st := newCatalog(t)
-	if _, err := st.Add(faults.Spec{Kind: faults.PricingUnavailable, WorkspaceID: wsA}); err != nil {
-		t.Fatal(err)
-	}
-	req := Request{CapabilityID: "tts", Config: map[string]any{"script": script}}
-	if _, err := c.Estimate(Viewer{WorkspaceID: wsB, Plan: fixtures.PlanPro}, req); err != nil {
-		t.Fatalf("workspace B took A's fault: %v", err)
-	}
-	_, err := c.Estimate(Viewer{WorkspaceID: wsA, Plan: fixtures.PlanPro}, req)
-	if apierr.CodeOf(err) != apierr.CodePricingUnavailable {
-		t.Fatalf("workspace A: %v, want pricing_unavailable", err)
-	}
-	if _, err := c.Estimate(Viewer{WorkspaceID: wsA, Plan: fixtures.PlanPro}, req); err != nil {
-		t.Fatalf("the fault was not used up: %v", err)
 	}
 }

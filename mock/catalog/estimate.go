@@ -9,7 +9,6 @@ import (
 
 	"github.com/mediaspec/mediaspec/fixtures"
 	"github.com/mediaspec/mediaspec/mock/apierr"
-	"github.com/mediaspec/mediaspec/mock/faults"
 )
 
 // Upload is what pricing needs to know about an upload named in a request.
@@ -301,62 +300,13 @@ func (c *Catalog) CheckResources(v Viewer, req Request) (Resources, error) {
 	return res, nil
 }
 
-// PricingAvailable consumes a queued pricing_unavailable fault for the
-// workspace and capability, if any: 503 pricing_unavailable.
-func (c *Catalog) PricingAvailable(workspaceID, capabilityID string) error {
-	if c.d.Faults == nil {
-		return nil
-	}
-	if _, ok := c.d.Faults.TakeFor(faults.PricingUnavailable, workspaceID, capabilityID); ok {
-		return apierr.PricingUnavailable("Pricing failed for a moment; nothing was charged. Try again.")
-	}
-	return nil
-}
-
-// Estimate answers POST /estimates for the viewer. Checks, first failing
-// wins: capability runnable (404 capability_unavailable), config validity
-// (400 invalid_config), plan (403 required_plan), uploads, actor, voice and
-// approved voice (404 not_found / 400 invalid_config / 409
-// input_not_ready), published price (409 not_priced), pricing fault (503
-// pricing_unavailable). Nothing is held, charged or started and no content
-// check runs.
-//
-// A capability nobody can run is refused before its config is read (it has
-// no schema an agent can read); a requires_plan capability checks the
-// config before the plan (rule CHECK-010).
-func (c *Catalog) Estimate(v Viewer, req Request) (Estimate, error) {
-	cp, err := c.Runnable(req.CapabilityID)
-	if err != nil {
-		return Estimate{}, err
-	}
-	// A deprecated name is priced under its new name (rule EST-015).
-	if req.Config, err = c.normalize(cp, req.Config); err != nil {
-		return Estimate{}, err
-	}
-	if err := c.CheckConfig(cp, req); err != nil {
-		return Estimate{}, err
-	}
-	if err := PlanAllows(cp, v); err != nil {
-		return Estimate{}, err
-	}
-	res, err := c.CheckResources(v, req)
-	if err != nil {
-		return Estimate{}, err
-	}
-	if cp.Pricing.NotPriced {
-		return Estimate{}, apierr.NotPriced("Capability " + cp.ID + " has no published price yet; it cannot be estimated or run.")
-	}
-	if err := c.PricingAvailable(v.WorkspaceID, cp.ID); err != nil {
-		return Estimate{}, err
-	}
-	q, err := Price(cp, req.Config, 0, res)
-	if err != nil {
-		return Estimate{}, err
-	}
+// NewEstimate is the estimate answer of quote q of cp (package admission runs the checks before
+// it).
+func NewEstimate(cp *fixtures.Capability, q Quote) Estimate {
 	return Estimate{
 		CapabilityID: cp.ID, Credits: q.Credits, MaxCreditsNeeded: q.MaxCreditsNeeded, IsCeiling: q.IsCeiling,
 		Breakdown: q.Generations, Seconds: q.Seconds, Note: note(cp, q), Summary: summary(cp, q),
-	}, nil
+	}
 }
 
 func perUnit(p fixtures.Pricing) string {

@@ -156,7 +156,8 @@ func quantity(cp *fixtures.Capability, config map[string]any, src fixtures.Quant
 // Price computes the price of a config that passed CheckConfig, with the
 // uploads and approved voice of res (CheckResources). variants > 0 (submit)
 // replaces config.count. It does not check status, plan, not_priced or
-// faults. Integer arithmetic throughout (fixtures/README.md "Pricing"):
+// faults (package admission does, before it prices: a capability without a published price has
+// no quantity source to read). Integer arithmetic throughout (fixtures/README.md "Pricing"):
 //
 //   - variant_mode none: one generation, or one per fan-out value;
 //   - outputs (image models): one generation whose quantity is the count;
@@ -167,9 +168,6 @@ func quantity(cp *fixtures.Capability, config map[string]any, src fixtures.Quant
 // MaxCreditsNeeded is the sum over takes of ceil(take price x 1.1) (rule
 // EST-003).
 func Price(cp *fixtures.Capability, config map[string]any, variants int, res Resources) (Quote, error) {
-	if cp.Pricing.NotPriced {
-		return Quote{}, apierr.NotPriced("Capability " + cp.ID + " has no published price.")
-	}
 	src, err := fixtures.ParseQuantitySource(cp.Pricing.QuantityFrom)
 	if err != nil {
 		return Quote{}, apierr.Internal(err, "The service could not price this capability.")
@@ -300,4 +298,17 @@ func seconds(cp *fixtures.Capability, config map[string]any, q ratio, exactMS in
 		}
 	}
 	return &s
+}
+
+// Outputs is how many output files one generation of cp makes when its quote has takes takes:
+// none for a text result (it answers output_text), every take for an image model (variant_mode
+// outputs: one generation making them all), else one.
+func Outputs(cp *fixtures.Capability, takes int) int {
+	switch {
+	case cp.OutputKind == fixtures.OutputText:
+		return 0
+	case cp.VariantMode == fixtures.VariantOutputs:
+		return max(takes, 1)
+	}
+	return 1
 }

@@ -159,10 +159,10 @@ func schemaWithAliases(schema map[string]any, aliases []Alias) map[string]any {
 	return out
 }
 
-// normalize renames the accepted deprecated aliases of cp in config to their new names (a copy;
+// Normalize renames the accepted deprecated aliases of cp in config to their new names (a copy;
 // config itself is not changed), so that pricing, validation and deduplication see the new name. A
 // config sending an old name and its new name together is 400 invalid_config naming both.
-func (c *Catalog) normalize(cp *fixtures.Capability, config map[string]any) (map[string]any, error) {
+func (c *Catalog) Normalize(cp *fixtures.Capability, config map[string]any) (map[string]any, error) {
 	c.st.mu.RLock()
 	aliases := c.activeAliasesLocked(cp.ID)
 	c.st.mu.RUnlock()

@@ -4,6 +4,16 @@
 // credit movement of a generation (hold on submit, capture on completion,
 // release on failure) through the workspace's ledger.Wallet.
 //
+// # Submit
+//
+// Submit gathers what the checks read (admission.Deps.Assess), runs the
+// submit check order (admission.Deps.Submit) under the workspace lock and
+// Store.mu, and accepts in the same hold: no recheck is needed, since nothing
+// the checks read can change before the generations start. This package
+// answers the in-flight and blocked steps' questions from its own records
+// (the key's slot, running identical requests, failure counts); package
+// admission decides and words every refusal.
+//
 // # State machine
 //
 // A generation moves queued → rendering → post_processing → completed, or to

@@ -14,17 +14,12 @@ import (
 	"github.com/mediaspec/mediaspec/mock/faults"
 	"github.com/mediaspec/mediaspec/mock/ledger"
 	"github.com/mediaspec/mediaspec/mock/render"
+	"github.com/mediaspec/mediaspec/mock/workspace"
 )
 
 // planFor works out what one generation renders (fixtures README "Output").
 func (s *Store) planFor(workspaceID string, cp *fixtures.Capability, config map[string]any, res catalog.Resources, takes int) plan {
-	pl := plan{kind: string(cp.OutputKind), format: cp.Output.Format, outputs: 1}
-	switch {
-	case cp.OutputKind == fixtures.OutputText:
-		pl.outputs = 0
-	case cp.VariantMode == fixtures.VariantOutputs:
-		pl.outputs = max(takes, 1)
-	}
+	pl := plan{kind: string(cp.OutputKind), format: cp.Output.Format, outputs: catalog.Outputs(cp, takes)}
 	uploadIDs := func(f string) []string {
 		var out []string
 		arr, _ := config[f].([]any)
@@ -118,21 +113,13 @@ func (s *Store) planFor(workspaceID string, cp *fixtures.Capability, config map[
 	return pl
 }
 
-// outputsOf is how many outputs one generation of quote q makes.
-func outputsOf(cp *fixtures.Capability, q catalog.Quote) int {
-	if cp.VariantMode == fixtures.VariantOutputs {
-		return q.Takes
-	}
-	return 1
-}
-
 // acceptLocked holds credits and creates the generations of a submit that
-// passed every check (submitSteps); pl is what each renders. Called with the
+// passed every check (admission.Deps.Submit); pl is what each renders. Called with the
 // workspace lock and s.mu held, the same hold as the checks, so the holds
 // the spend-caps step allowed are taken without asking again.
 func (s *Store) acceptLocked(sub *submission, pl plan, w *ledger.Wallet) (SubmitAnswer, error) {
-	p, cp, q, canon := sub.p, sub.cp, sub.a.Quote, sub.canon
-	voice := sub.voice
+	p, cp, q, canon := sub.p, sub.cp, sub.a.A.Quote, sub.canon
+	voice := sub.a.Voice
 	if cp.ID == "tts" {
 		voice = p.VoiceID
 		if voice == "" {
@@ -310,6 +297,26 @@ func (s *Store) startRendering(id string, gen int64) {
 	}
 }
 
+// relock takes the workspace lock of wsID, then s.mu, and finds generation id of reset generation
+// gen again: work done without the locks (a render) is applied only while still(g) holds. It
+// returns the generation and its workspace with both locks held; or nil with no lock held, found
+// false when the workspace is gone, true when the generation is gone or changed meanwhile.
+func (s *Store) relock(wsID, id string, gen int64, still func(*generation) bool) (*generation, *workspace.Workspace, bool) {
+	ws, ok := s.d.Registry.Get(wsID)
+	if !ok {
+		return nil, nil, false
+	}
+	ws.Lock()
+	s.mu.Lock()
+	g := s.liveLocked(id, gen)
+	if g == nil || !still(g) {
+		s.mu.Unlock()
+		ws.Unlock()
+		return nil, nil, true
+	}
+	return g, ws, true
+}
+
 // fail moves a running generation to failed and releases its hold.
 // counts says whether the failure counts towards request blocking. It
 // reports whether the generation changed.
@@ -322,16 +329,8 @@ func (s *Store) fail(id string, gen int64, e GenError, counts bool) bool {
 	}
 	wsID := g.workspaceID
 	s.mu.Unlock()
-	ws, ok := s.d.Registry.Get(wsID)
-	if !ok {
-		return false
-	}
-	ws.Lock()
-	s.mu.Lock()
-	g = s.liveLocked(id, gen)
-	if g == nil || !g.status.Running() {
-		s.mu.Unlock()
-		ws.Unlock()
+	g, ws, _ := s.relock(wsID, id, gen, func(g *generation) bool { return g.status.Running() })
+	if g == nil {
 		return false
 	}
 	w := ws.Wallet()
@@ -462,17 +461,11 @@ func (s *Store) complete(id string, gen int64) {
 		s.fail(id, gen, GenError{Code: ErrorCodeProviderError, Message: "The render failed; nothing was charged."}, true)
 		return
 	}
-	ws, ok := s.d.Registry.Get(wsID)
-	if !ok {
-		return
-	}
-	ws.Lock()
-	s.mu.Lock()
-	g = s.liveLocked(id, gen)
-	if g == nil || !g.status.Running() {
-		s.mu.Unlock()
-		ws.Unlock()
-		s.discard(wsID, r)
+	g, ws, found := s.relock(wsID, id, gen, func(g *generation) bool { return g.status.Running() })
+	if g == nil {
+		if found {
+			s.discard(wsID, r)
+		}
 		return
 	}
 	w := ws.Wallet()
@@ -566,17 +559,11 @@ func (s *Store) Recover(id string) (Status, bool, error) {
 			s.d.Logger.Error("jobs: render on recovery", "generation", id, "err", err)
 			return false
 		}
-		ws, ok := s.d.Registry.Get(wsID)
-		if !ok {
-			return false
-		}
-		ws.Lock()
-		s.mu.Lock()
-		g = s.liveLocked(id, gen)
-		if g == nil || g.status != StatusFailed {
-			s.mu.Unlock()
-			ws.Unlock()
-			s.discard(wsID, r)
+		g, ws, found := s.relock(wsID, id, gen, func(g *generation) bool { return g.status == StatusFailed })
+		if g == nil {
+			if found {
+				s.discard(wsID, r)
+			}
 			return false
 		}
 		w := ws.Wallet()

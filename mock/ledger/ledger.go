@@ -213,10 +213,10 @@ func (w *Wallet) spent(keyID string) (workspace, key int64) {
 }
 
 // CheckLimits reports the spend-limit refusal a hold of amount by sp would
-// meet, or nil. The binding limit is the one with the smallest remaining
+// meet (an *apierr.Error), or nil. The binding limit is the one with the smallest remaining
 // allowance (ties in the order per-generation, key budget, daily); 0 allows
 // no spend. App spends (sp.KeyID "") are never limited.
-func (w *Wallet) CheckLimits(amount int64, sp Spender) *apierr.Error {
+func (w *Wallet) CheckLimits(amount int64, sp Spender) error {
 	if sp.KeyID == "" {
 		return nil
 	}
@@ -257,7 +257,7 @@ func (w *Wallet) CheckLimits(amount int64, sp Spender) *apierr.Error {
 // spend_limit_exceeded (API-key spends, CheckLimits), then insufficient_credits with the
 // shortfall; nil when the hold may be taken. It is the one "can this spender hold N credits"
 // of submits, workflow invokes and Hold. max_credits_exceeded is the caller's check, made before.
-func (w *Wallet) CanHold(amount int64, sp Spender) *apierr.Error {
+func (w *Wallet) CanHold(amount int64, sp Spender) error {
 	if err := w.CheckLimits(amount, sp); err != nil {
 		return err
 	}

@@ -1,12 +1,12 @@
 package workflows
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"strings"
 
 	"github.com/mediaspec/mediaspec/fixtures"
+	"github.com/mediaspec/mediaspec/mock/admission"
 	"github.com/mediaspec/mediaspec/mock/apierr"
 	"github.com/mediaspec/mediaspec/mock/catalog"
 	"github.com/mediaspec/mediaspec/mock/ledger"
@@ -47,15 +47,6 @@ type InvokeAnswer struct {
 	Summary       string  `json:"summary"`
 }
 
-// NodeQuote is the price of one node at invoke.
-type NodeQuote struct {
-	NodeID string
-	// Credits is the estimated price, Hold its padded hold (the sum of
-	// ceil(price x 1.1) over the node's generations).
-	Credits int64
-	Hold    int64
-}
-
 // standInGen and standInAsset are ids that stand for outputs not made yet;
 // they are only priced, never stored.
 func standInGen(node int) string { return fmt.Sprintf("gen_%032x", node+1) }
@@ -75,22 +66,12 @@ func inputField(n *fixtures.WorkflowNode, key string) string {
 	return "inputs"
 }
 
-// fieldKey is the last key of a "config.key..." or "body" field path.
-func fieldKey(field string) string {
-	f := strings.TrimPrefix(field, "config.")
-	if i := strings.IndexAny(f, ".["); i >= 0 {
-		f = f[:i]
-	}
-	return f
-}
-
-// quote prices every node of d with inputs (see the package comment's
-// pricing rule) and runs the checks that need no credits: capability,
-// config built from the inputs, resources the inputs name, talking-actor
-// voice length, plan and content check. It returns the node quotes in node
-// order; the plan and content errors come back separately so that the
-// caller can order them after the credit checks.
-func (e *Engine) quote(d *definition, v catalog.Viewer, inputs map[string]any) (quotes []NodeQuote, later error, err error) {
+// quote resolves and prices every node of d with inputs (see the package comment's pricing rule)
+// and runs, through package admission, the checks of each step that need no credits: capability,
+// config built from the inputs, resources the inputs name, talking-actor voice length, not
+// priced. It returns the node quotes in node order; the first step's plan or content refusal
+// comes back separately (later), answered after the credit checks (admission.Invoke).
+func (e *Engine) quote(d *definition, v catalog.Viewer, inputs map[string]any) (quotes []admission.StepQuote, later error, err error) {
 	cat := e.d.Catalog
 	standIn := map[string]fixtures.NodeResult{}
 	uploads := map[string]catalog.Upload{}
@@ -110,11 +91,7 @@ func (e *Engine) quote(d *definition, v catalog.Viewer, inputs map[string]any) (
 		req.ActorImageAssetID, _ = body["actor_image_asset_id"].(string)
 		req.VoiceID, _ = body["voice_id"].(string)
 		req.ApprovedVoiceGenerationID, _ = body["approved_voice_generation_id"].(string)
-		if err := cat.CheckConfig(cp, req); err != nil {
-			var ae *apierr.Error
-			if errors.As(err, &ae) && ae.Code == apierr.CodeInvalidConfig {
-				return nil, nil, apierr.InvalidConfig(inputField(n, fieldKey(ae.Field)), "Step "+n.ID+" ("+cp.ID+") cannot take these inputs: "+ae.Message)
-			}
+		if err := admission.StepConfig(cat, cp, req, n.ID, func(key string) string { return inputField(n, key) }); err != nil {
 			return nil, nil, err
 		}
 		// The resources the inputs name themselves (not earlier outputs).
@@ -145,35 +122,25 @@ func (e *Engine) quote(d *definition, v catalog.Viewer, inputs map[string]any) (
 				Script: stringAt(cfg, "script"), VoiceID: req.VoiceID, DurationMS: durMS[src],
 			}
 		}
-		if ta := cp.TalkingActor; ta != nil && res.ApprovedTT != nil && !ta.VoiceSecondsOK(float64(res.ApprovedTT.DurationMS)/1000) {
-			return nil, nil, apierr.InvalidConfig(inputField(n, "script"), fmt.Sprintf("Step %s (%s) takes a voice within its length limits; this script speaks for about %.1f seconds.", n.ID, cp.ID, float64(res.ApprovedTT.DurationMS)/1000))
+		if err := admission.StepVoiceLength(cp, n.ID, inputField(n, "script"), res.ApprovedTT); err != nil {
+			return nil, nil, err
+		}
+		if err := admission.NotPriced(cp); err != nil {
+			return nil, nil, err
 		}
 		q, err := catalog.Price(cp, cfg, 0, res)
 		if err != nil {
 			return nil, nil, err
 		}
-		quotes = append(quotes, NodeQuote{NodeID: n.ID, Credits: q.Credits, Hold: q.MaxCreditsNeeded})
+		quotes = append(quotes, admission.StepQuote{NodeID: n.ID, Credits: q.Credits, Hold: q.MaxCreditsNeeded})
 		if later == nil {
-			if perr := catalog.PlanAllows(cp, v); perr != nil {
-				later = perr
-			} else {
-				for _, f := range cp.ModeratedFields {
-					if strings.Contains(stringAt(cfg, f), fixtures.ModerationMarker) {
-						later = apierr.ModerationBlocked(nil, "The content policy refused "+inputField(n, f)+" (step "+n.ID+"). Do not reword it to get past the check.")
-						break
-					}
-				}
+			if later = catalog.PlanAllows(cp, v); later == nil {
+				later = admission.Moderated(cp, cfg, func(f string) string { return inputField(n, f) + " (step " + n.ID + ")" })
 			}
 		}
 		// Stand-in results for later nodes: as many outputs as the step
 		// makes, each as long as its estimated output.
-		outs := 1
-		if cp.VariantMode == fixtures.VariantOutputs {
-			outs = max(q.Takes, 1)
-		}
-		if cp.OutputKind == fixtures.OutputText {
-			outs = 0
-		}
+		outs := catalog.Outputs(cp, q.Takes)
 		var ms int64
 		if q.Seconds != nil {
 			ms = int64(math.Round(*q.Seconds * 1000))
@@ -200,7 +167,7 @@ func stringAt(m map[string]any, k string) string {
 	return s
 }
 
-// Invoke starts a run after the checks of the package comment. Unknown
+// Invoke starts a run after the invoke checks (package admission's invoke order). Unknown
 // (or another workspace's) wf_ ids and unknown template keys answer 404
 // not_found.
 func (e *Engine) Invoke(p InvokeParams) (InvokeAnswer, error) {
@@ -220,36 +187,16 @@ func (e *Engine) Invoke(p InvokeParams) (InvokeAnswer, error) {
 	if p.Inputs == nil {
 		p.Inputs = map[string]any{}
 	}
-	if err := d.validate(p.Inputs); err != nil {
-		return InvokeAnswer{}, err
-	}
 	v := catalog.Viewer{WorkspaceID: p.WorkspaceID, Plan: p.Plan}
-	quotes, later, err := e.quote(d, v, p.Inputs)
-	if err != nil {
+	c := &admission.Invocation{
+		MaxCredits: p.MaxCredits, Spender: ledger.Spender{KeyID: p.KeyID, KeyBudget: p.KeyBudget}, Workspace: ws,
+		Inputs:  func() error { return d.validate(p.Inputs) },
+		Resolve: func() ([]admission.StepQuote, error, error) { return e.quote(d, v, p.Inputs) },
+	}
+	if err := admission.Invoke(c); err != nil {
 		return InvokeAnswer{}, err
 	}
-	var estimated, required int64
-	for _, q := range quotes {
-		estimated += q.Credits
-		required += q.Hold
-	}
-	if required > p.MaxCredits {
-		return InvokeAnswer{}, apierr.MaxCreditsExceeded(p.MaxCredits, required, fmt.Sprintf(
-			"This workflow needs %d credits: every step padded by 10%% (the sum over its %d steps of ceil(price x 1.1)), and max_credits is %d. Send max_credits %d; nothing was started.",
-			required, len(quotes), p.MaxCredits, required))
-	}
-	ws.Lock()
-	w := ws.Wallet()
-	if lerr := w.CanHold(required, ledger.Spender{KeyID: p.KeyID, KeyBudget: p.KeyBudget}); lerr != nil {
-		err = lerr
-	}
-	ws.Unlock()
-	if err != nil {
-		return InvokeAnswer{}, err
-	}
-	if later != nil {
-		return InvokeAnswer{}, later
-	}
+	estimated := c.Estimated
 	now := e.d.Clock.Now()
 	r := &run{
 		workspaceID: p.WorkspaceID, def: d, inputs: p.Inputs, keyID: p.KeyID, keyBudget: p.KeyBudget, plan: p.Plan,

@@ -4,17 +4,21 @@
 //
 // # Invoke
 //
-// An invoke checks, first failing wins: inputs against the workflow's
-// inputs_schema (400 invalid_config naming the field, e.g. inputs.script);
-// every step's capability (404 capability_unavailable) and config built
-// from the inputs (400 invalid_config); the price (409 not_priced); the cap
-// (402 max_credits_exceeded with limit.required_credits); the caller key's
-// spend limits (402 spend_limit_exceeded) and the balance (402
-// insufficient_credits), both on the sum; the plan of every step's
-// capability (403 required_plan); the resources the inputs name (actor,
-// voice, uploads: 404 not_found, 409 input_not_ready); and the content
-// check of the moderated fields (422 moderation_blocked). Nothing is held
-// at invoke and the key's one-job slot is not taken.
+// An invoke checks, first failing wins, in package admission's invoke order:
+// inputs against the workflow's inputs_schema (400 invalid_config naming the
+// field, e.g. inputs.script); then every step in node order: its capability
+// (404 capability_unavailable), its config built from the inputs (400
+// invalid_config naming the input), the resources the inputs name (actor,
+// voice, uploads: 404 not_found, 409 input_not_ready, 422
+// moderation_blocked), a talking actor's voice length (400 invalid_config)
+// and its price (409 not_priced); the cap (402 max_credits_exceeded with
+// limit.required_credits); the caller key's spend limits (402
+// spend_limit_exceeded) and the balance (402 insufficient_credits), both on
+// the sum; then the first step whose capability needs a plan the workspace
+// lacks (403 required_plan) or whose moderated fields the content check
+// refuses (422 moderation_blocked). Nothing is held at invoke and the key's
+// one-job slot is not taken. This package resolves the graph (which config
+// each step gets); package admission decides every refusal.
 //
 // # Pricing rule
 //

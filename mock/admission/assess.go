@@ -1,19 +1,18 @@
-package catalog
+package admission
 
 import (
 	"errors"
-	"fmt"
 	"strings"
 
 	"github.com/mediaspec/mediaspec/fixtures"
 	"github.com/mediaspec/mediaspec/mock/apierr"
+	"github.com/mediaspec/mediaspec/mock/catalog"
 )
 
 // Assessment is everything the catalog says about a submit request, worked out once before the
-// submit checks run; each refusal in it is reported at its own step of the check order (package
-// jobs).
+// submit checks run; each refusal in it is reported at its own step of submitOrder.
 type Assessment struct {
-	Viewer Viewer
+	Viewer catalog.Viewer
 	// Config is the request's config with every accepted deprecated alias renamed to its new name
 	// (Versioning 6): what the submit prices, checks, stores and deduplicates. It is the config
 	// as sent when the capability cannot run or sends an alias together with its new name.
@@ -28,31 +27,32 @@ type Assessment struct {
 	Variants error
 	// Resources are what the request names; ResourcesErr the first refusal of them
 	// (CheckResources).
-	Resources    Resources
+	Resources    catalog.Resources
 	ResourcesErr error
 	// Quote is the price when Priced; PriceErr why there is none. A request whose price cannot be
 	// computed (unknown capability, a pricing field of the wrong type, variants out of range)
 	// skips the price checks.
-	Quote    Quote
+	Quote    catalog.Quote
 	Priced   bool
 	PriceErr error
 }
 
 // Assess asks everything a submit of req by v with variants (nil: absent) needs to know.
-func (c *Catalog) Assess(v Viewer, req Request, variants *int) Assessment {
+func (d Deps) Assess(v catalog.Viewer, req catalog.Request, variants *int) Assessment {
+	c := d.Catalog
 	a := Assessment{Viewer: v, NormalConfig: req.Config}
 	a.Cap, a.Unavailable = c.Runnable(req.CapabilityID)
 	if a.Cap == nil {
 		return a
 	}
 	cp := a.Cap
-	normal, aliasErr := c.normalize(cp, req.Config)
+	normal, aliasErr := c.Normalize(cp, req.Config)
 	req.Config, a.NormalConfig = normal, normal
 	a.Config = aliasErr
 	if a.Config == nil {
 		a.Config = c.CheckConfig(cp, req)
 	}
-	a.Variants = variantsError(cp, variants)
+	a.Variants = Variants(cp, variants)
 	a.Resources, a.ResourcesErr = c.CheckResources(v, req)
 	n := 0
 	if variants != nil {
@@ -65,8 +65,10 @@ func (c *Catalog) Assess(v Viewer, req Request, variants *int) Assessment {
 		a.PriceErr = a.Variants
 	case onField(a.Config, pricingFields(cp)):
 		a.PriceErr = a.Config
+	case cp.Pricing.NotPriced:
+		a.PriceErr = NotPriced(cp)
 	default:
-		a.Quote, a.PriceErr = Price(cp, req.Config, n, a.Resources)
+		a.Quote, a.PriceErr = catalog.Price(cp, req.Config, n, a.Resources)
 		a.Priced = a.PriceErr == nil
 	}
 	return a
@@ -101,21 +103,4 @@ func onField(err error, fields []string) bool {
 		}
 	}
 	return false
-}
-
-// variantsError checks variants against the capability: refused (never
-// clamped) on a capability that makes one result, or above the smaller of
-// its ceiling and 4.
-func variantsError(cp *fixtures.Capability, v *int) error {
-	if v == nil {
-		return nil
-	}
-	if cp.VariantMode == fixtures.VariantNone || cp.MaxVariants <= 1 {
-		return apierr.InvalidConfig("variants", cp.ID+" makes one result and does not take variants; leave it out.")
-	}
-	ceiling := min(cp.MaxVariants, fixtures.MaxVariantsCeiling)
-	if *v < 1 || *v > ceiling {
-		return apierr.InvalidConfig("variants", fmt.Sprintf("variants must be 1 to %d for %s; it is refused, never clamped.", ceiling, cp.ID))
-	}
-	return nil
 }
