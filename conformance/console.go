@@ -43,7 +43,7 @@ type specEvent struct {
 	Text     string        `json:"text"`
 	Leaf     string        `json:"leaf"`
 	Rules    []string      `json:"rules,omitempty"`
-	State    string        `json:"state,omitempty"` // ok, FAIL, skip, stop (ended specs)
+	State    string        `json:"state,omitempty"` // ok, FAIL, BLKD (blocked), skip, stop (ended specs)
 	RunTime  time.Duration `json:"run_time_ns,omitempty"`
 	Started  time.Time     `json:"-"`
 	Selected bool          `json:"-"`
@@ -61,13 +61,26 @@ func eventOf(r types.SpecReport) specEvent {
 	default:
 		state = "skip"
 	}
+	rules := ruleLabels(r.Labels())
+	if state == "FAIL" {
+		// Blocked when the failed step checked only rules the spec does not carry (report.Settle).
+		sr := report.SpecResult{State: report.Failed, Rules: rules}
+		for _, e := range r.ReportEntries {
+			if e.Name == framework.FailedRulesEntry {
+				sr.FailedRules = strings.Fields(e.StringRepresentation())
+			}
+		}
+		if report.Settle(sr).State == report.Blocked {
+			state = "BLKD"
+		}
+	}
 	return specEvent{Area: framework.AreaOf(r.LeafNodeLocation.FileName), Text: r.FullText(), Leaf: r.LeafNodeText,
-		Rules: ruleLabels(r.Labels()), State: state, RunTime: r.RunTime}
+		Rules: rules, State: state, RunTime: r.RunTime}
 }
 
-type areaTally struct{ passed, failed, skipped int }
+type areaTally struct{ passed, failed, blocked, skipped int }
 
-func (t *areaTally) n() int { return t.passed + t.failed + t.skipped }
+func (t *areaTally) n() int { return t.passed + t.failed + t.blocked + t.skipped }
 
 func newConsole(w io.Writer, verbose bool, total map[string]int) *console {
 	return &console{w: w, verbose: verbose, total: total, done: map[string]*areaTally{}, running: map[int]specEvent{}, stop: make(chan struct{})}
@@ -157,6 +170,8 @@ func (c *console) didRun(ev specEvent) {
 		a.skipped++
 	case "FAIL":
 		a.failed++
+	case "BLKD":
+		a.blocked++
 	default:
 		a.passed++
 	}
@@ -166,15 +181,18 @@ func (c *console) didRun(ev specEvent) {
 		c.lastLine = now
 	}
 	if a.n() == c.total[ev.Area] {
-		fmt.Fprintf(c.w, "%-14s %3d specs: %s  (%s elapsed)\n", ev.Area, a.n(), tally(a.passed, a.failed, a.skipped), elapsed(now.Sub(c.started)))
+		fmt.Fprintf(c.w, "%-14s %3d specs: %s  (%s elapsed)\n", ev.Area, a.n(), tally(a.passed, a.failed, a.blocked, a.skipped), elapsed(now.Sub(c.started)))
 		c.lastLine = now
 	}
 }
 
-func tally(p, f, s int) string {
+func tally(p, f, b, s int) string {
 	out := fmt.Sprintf("%d passed", p)
 	if f > 0 {
 		out += fmt.Sprintf(", %d FAILED", f)
+	}
+	if b > 0 {
+		out += fmt.Sprintf(", %d BLOCKED", b)
 	}
 	if s > 0 {
 		out += fmt.Sprintf(", %d skipped", s)
@@ -210,12 +228,14 @@ const maxRulesPerCause = 12
 // maxCauses is how many causes the console details; the reports have them all.
 const maxCauses = 25
 
-// summary prints failures grouped by cause and skips grouped by reason.
+// summary prints skips grouped by reason (they add up to the skipped count; specs the label
+// filter left out are not among them), then the root causes of failures: each a rule broken on a
+// call, with the specs that failed on it and those it blocked.
 func (c *console) summary(res report.Results, reportHint string) {
 	causes := res.Causes()
 	skips := map[string]int{}
 	for _, s := range res.Specs {
-		if s.State == report.Skipped && s.Reason != report.NotSelected {
+		if s.State == report.Skipped && s.Selected() {
 			skips[s.Reason]++
 		}
 	}
@@ -247,34 +267,55 @@ func (c *console) summary(res report.Results, reportHint string) {
 			fmt.Fprintf(c.w, "  - %s\n", report.Clip(a.Line(), 200))
 		}
 	}
+	if n := res.SpecCounts.NotSelected; n > 0 {
+		fmt.Fprintf(c.w, "\n%d specs not selected by the label filter (not counted as skipped)\n", n)
+	}
 	if len(causes) == 0 {
 		return
 	}
 	fmt.Fprintln(c.w)
-	fmt.Fprintf(c.w, "Failures: %d specs, %d causes%s\n", res.SpecCounts.Failed, len(causes), reportHint)
+	stopped := fmt.Sprintf("%d specs failed", res.SpecCounts.Failed)
+	if res.SpecCounts.Blocked > 0 {
+		stopped += fmt.Sprintf(", %d blocked", res.SpecCounts.Blocked)
+	}
+	fmt.Fprintf(c.w, "Root causes: %d (%s)%s\n", len(causes), stopped, reportHint)
 	for i, cs := range causes {
 		if i == maxCauses {
-			fmt.Fprintf(c.w, "\n... and %d more causes: see the reports (--html-report, --json-report)\n", len(causes)-i)
+			left := 0
+			for _, rest := range causes[i:] {
+				left += len(rest.Specs)
+			}
+			fmt.Fprintf(c.w, "\n... and %d more causes (of %d specs) not shown: see the reports (--html-report, --json-report)\n", len(causes)-i, left)
 			break
 		}
 		first := cs.Specs[0]
-		fmt.Fprintf(c.w, "\n%d) %s\n", i+1, report.Sentence(first.Reason))
-		rules := cs.Rules
-		more := ""
+		fmt.Fprintf(c.w, "\n%d) %s\n", i+1, cs.Sentence)
+		rules, more := cs.Rules, ""
 		if len(rules) > maxRulesPerCause {
 			rules, more = rules[:maxRulesPerCause], fmt.Sprintf(" and %d more", len(cs.Rules)-maxRulesPerCause)
 		}
 		fmt.Fprintf(c.w, "   rules: %s%s\n", strings.Join(rules, ", "), more)
-		if first.FailureLocation != "" {
-			fmt.Fprintf(c.w, "   at: %s\n", first.FailureLocation)
+		if cs.Call != "" {
+			fmt.Fprintf(c.w, "   call: %s\n", cs.Call)
 		}
-		fmt.Fprintf(c.w, "   %d spec(s):\n", len(cs.Specs))
+		if cs.Location != "" {
+			fmt.Fprintf(c.w, "   at: %s\n", cs.Location)
+		}
+		fmt.Fprintf(c.w, "   %d spec(s): %s\n", len(cs.Specs), cs.Tally())
 		for j, s := range cs.Specs {
 			if j == maxSpecsPerCause {
 				fmt.Fprintf(c.w, "     ... and %d more\n", len(cs.Specs)-j)
 				break
 			}
-			fmt.Fprintf(c.w, "     - %s (%s)\n", report.Clip(s.Text, 110), s.Location)
+			blocked := ""
+			if s.State == report.Blocked {
+				blocked = " [blocked]"
+			}
+			where := ""
+			if s.Location != "" {
+				where = " (" + s.Location + ")"
+			}
+			fmt.Fprintf(c.w, "     - %s%s%s\n", report.Clip(s.Text, 110), where, blocked)
 		}
 		if first.LastCall != "" {
 			fmt.Fprintln(c.w, "   last call:")

@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"bytes"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -24,7 +25,8 @@ func TestConsoleGroupsFailuresByCause(t *testing.T) {
 		report.SpecResult{Text: "a", State: report.Skipped, Reason: "unsupported: needs the control API: no --control-url given"},
 		report.SpecResult{Text: "b", State: report.Skipped, Reason: "unsupported: needs the control API: no --control-url given"},
 		report.SpecResult{Text: "c", State: report.Skipped, Reason: report.NotSelected})
-	res := report.Results{Specs: specs, SpecCounts: report.Counts{Failed: 30, Skipped: 3}}
+	res := report.Results{Specs: specs}
+	res.SpecCounts, _ = report.Count(specs, nil)
 	var out bytes.Buffer
 	c := newConsole(&out, false, nil)
 	c.summary(res, "")
@@ -32,7 +34,8 @@ func TestConsoleGroupsFailuresByCause(t *testing.T) {
 	if strings.Count(text, "a row carries batch_group_id") != 1 {
 		t.Errorf("the cause is not shown exactly once:\n%s", text)
 	}
-	for _, want := range []string{"Failures: 30 specs, 1 causes", "rules: GEN-038\n", "30 spec(s)", "... and 25 more", "< 200 OK", "   2  unsupported: needs the control API"} {
+	for _, want := range []string{"Root causes: 1 (30 specs failed)", "rules: GEN-038\n", "call: GET /generations\n", "30 spec(s): 30 failed",
+		"... and 25 more", "< 200 OK", "   2  unsupported: needs the control API", "1 specs not selected by the label filter (not counted as skipped)"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("the summary lacks %q:\n%s", want, text)
 		}
@@ -69,5 +72,43 @@ func TestConsoleShowsAdvisoriesApart(t *testing.T) {
 	}
 	if strings.Contains(text, "Failures") || !strings.HasSuffix(text, "1 passed, 0 failed, 0 skipped\n") {
 		t.Errorf("advisories shown as failures, or the spec tally is not the last line:\n%s", text)
+	}
+}
+
+// A spec blocked by a rule it does not check is listed under that rule's cause, apart from the
+// specs that failed on it; past maxCauses the console says how many causes and specs it left out,
+// and no cause is printed empty or as a Go value dump.
+func TestConsoleLeadsWithRootCauses(t *testing.T) {
+	specs := []report.SpecResult{
+		{Text: "empty", State: report.Failed, Rules: []string{"GEN-039"}, FailureLocation: "conformance/specs/x.go:3"},
+		{Text: "dump", State: report.Failed, Rules: []string{"GEN-040"}, Reason: "want the row map[a:map[b:1] c:2] to carry d"},
+	}
+	for i := 0; i < maxCauses+3; i++ {
+		specs = append(specs, report.Settle(report.SpecResult{
+			Text: fmt.Sprintf("area: spec %d", i), State: report.Failed, Rules: []string{"GEN-038"}, FailedRules: []string{fmt.Sprintf("CAP-%03d", i+1)},
+			Reason: fmt.Sprintf("cause %d", i), Operation: "GET /capabilities",
+		}))
+	}
+	specs = append(specs,
+		report.SpecResult{Text: "own rule", State: report.Failed, Rules: []string{"CAP-001"}, FailedRules: []string{"CAP-001"}, Reason: "cause 0", Operation: "GET /capabilities"},
+	)
+	res := report.Results{Specs: specs}
+	res.SpecCounts, _ = report.Count(specs, nil)
+	var out bytes.Buffer
+	newConsole(&out, false, nil).summary(res, "")
+	text := out.String()
+	for _, want := range []string{
+		fmt.Sprintf("Root causes: %d (3 specs failed, %d blocked)", maxCauses+3+2, maxCauses+3),
+		"2 spec(s): 1 failed, 1 blocked", "[blocked]",
+		"an assertion failed without a message at conformance/specs/x.go:3",
+		"want the row {...} to carry d",
+		"... and 5 more causes (of 5 specs) not shown",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the summary lacks %q:\n%s", want, text)
+		}
+	}
+	if strings.Contains(text, "map[") || strings.Contains(text, ") \n") {
+		t.Errorf("a raw dump or an empty cause:\n%s", text)
 	}
 }

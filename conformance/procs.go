@@ -411,7 +411,7 @@ func runProcs(ctx context.Context, cfg Config, opts Options, stdout, stderr io.W
 				con.willRun(*m.Spec)
 			case "did":
 				con.didRun(*m.Spec)
-				if opts.FailFast && m.Spec.State == "FAIL" {
+				if opts.FailFast && (m.Spec.State == "FAIL" || m.Spec.State == "BLKD") {
 					// --fail-fast: the first failure in any process ends the run; the others skip
 					// what they have not begun.
 					for _, p := range procs {
@@ -537,6 +537,6 @@ func mergeShards(cat *spec.Catalogue, preview types.Report, shares [][]string, p
 	}
 	res.Rules = report.Verdicts(framework.Rules(cat), res.Specs)
 	res.SpecCounts, res.RuleCounts = report.Count(res.Specs, res.Rules)
-	res.Succeeded = len(res.SuiteFailures) == 0 && res.SpecCounts.Failed == 0 && res.SpecCounts.Passed > 0
+	res.Succeeded = len(res.SuiteFailures) == 0 && res.SpecCounts.Failed+res.SpecCounts.Blocked == 0 && res.SpecCounts.Passed > 0
 	return res
 }

@@ -156,7 +156,7 @@ func TestMergeShards(t *testing.T) {
 	if strings.Join(states, " ") != "auth a=passed auth b=failed auth c=passed auth d=skipped" {
 		t.Errorf("merged specs: %v", states)
 	}
-	if res.SpecCounts != (report.Counts{Passed: 2, Failed: 1, Skipped: 1}) || res.Succeeded {
+	if res.SpecCounts != (report.Counts{Passed: 2, Failed: 1, NotSelected: 1}) || res.Succeeded {
 		t.Errorf("counts %+v, succeeded %v", res.SpecCounts, res.Succeeded)
 	}
 	verdict := map[string]string{}
@@ -171,7 +171,7 @@ func TestMergeShards(t *testing.T) {
 		t.Errorf("%d verdicts for %d rules", len(res.Rules), len(cat.Rules))
 	}
 	c := res.RuleCounts
-	if c.Passed+c.Failed+c.Skipped+c.NotCovered+c.Unobservable != len(cat.Rules) {
+	if c.Passed+c.Failed+c.Blocked+c.Skipped+c.NotCovered+c.Unobservable != len(cat.Rules) {
 		t.Errorf("rule counts %+v", c)
 	}
 

@@ -41,12 +41,12 @@ func TestRun(t *testing.T) {
 		wantLines    []string
 		wantSkip     string // a reason the JSON report must give for a skipped spec
 	}{
-		{"passing selection", "HEALTH-001 || HEALTH-002", false, "", []string{`^rules: [1-9]\d* passed, 0 failed, \d+ skipped, \d+ not covered, \d+ unobservable$`, `^[1-9]\d* passed, 0 failed, \d+ skipped$`}, ""},
+		{"passing selection", "HEALTH-001 || HEALTH-002", false, "", []string{`^rules: [1-9]\d* passed, 0 failed, \d+ skipped, \d+ not covered, \d+ unobservable$`, `^[1-9]\d* passed, 0 failed, \d+ skipped \([1-9]\d* not selected by the label filter\)$`}, ""},
 		{"without control, control specs skip with the reason", "HEALTH-001 || AUTH-004", true, "",
-			[]string{`^rules: [1-9]\d* passed, 0 failed, \d+ skipped`, `^1 passed, 0 failed, \d+ skipped$`},
+			[]string{`^rules: [1-9]\d* passed, 0 failed, \d+ skipped`, `^1 passed, 0 failed, [1-9]\d* skipped \([1-9]\d* not selected by the label filter\)$`},
 			"unsupported: needs the control API: no --control-url given"},
 		{"the probes' paths unnamed, the probe specs skip with the reason", "HEALTH-001 || AUTH-001", true, "",
-			[]string{`^rules: [1-9]\d* passed, 0 failed, \d+ skipped`, `^[1-9]\d* passed, 0 failed, [1-9]\d* skipped$`},
+			[]string{`^rules: [1-9]\d* passed, 0 failed, \d+ skipped`, `^[1-9]\d* passed, 0 failed, [1-9]\d* skipped \([1-9]\d* not selected by the label filter\)$`},
 			"the text does not give the liveness probe's path"},
 		{"a selection of nothing is a setup error, before any spec", "NO-SUCH-LABEL", false, `the label filter "NO-SUCH-LABEL" selects no spec`, nil, ""},
 		{"a refused key is a setup error, in one line", "HEALTH-001", false, "the key was refused (401)", nil, ""},

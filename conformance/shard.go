@@ -64,15 +64,15 @@ func (w weights) of(r types.SpecReport) float64 {
 	return defaultWeight
 }
 
-// WeightsFromResults is the weight table of a run's results: each spec that ran (passed or
-// failed) with its seconds, rounded to a tenth; a skipped spec weighs nothing.
+// WeightsFromResults is the weight table of a run's results: each spec that ran (passed, failed or
+// blocked) with its seconds, rounded to a tenth; a skipped spec weighs nothing.
 func WeightsFromResults(res report.Results) ([]byte, error) {
 	t := weightTable{
 		Note:  "seconds each spec took in a keys-only run of the mock binary at real time; mediaspec check --procs balances its processes by them (make weights REPORT=... writes this file)",
 		Specs: map[string]float64{},
 	}
 	for _, s := range res.Specs {
-		if s.State == report.Passed || s.State == report.Failed {
+		if s.State == report.Passed || s.Stopped() {
 			t.Specs[s.Text] += float64(s.Duration.Milliseconds()/100) / 10
 		}
 	}

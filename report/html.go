@@ -1,13 +1,15 @@
 package report
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"html/template"
 	"io"
-	"regexp"
 	"sort"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // RunInfo is the header of every report: what was checked, with what, when, and how.
@@ -25,23 +27,6 @@ type RunInfo struct {
 // WriteJSON writes the results as indented JSON: run header, suite outcome, every spec, every rule
 // verdict.
 func (r Results) WriteJSON(w io.Writer) error { return WriteJSON(w, r) }
-
-// Sentence is the first statement of a failure message in words: the text before the first
-// transcript line ("> ..." or "< ...") or schema dump, on one line, at most 300 characters.
-func Sentence(msg string) string {
-	var parts []string
-	for _, line := range strings.Split(msg, "\n") {
-		t := strings.TrimSpace(line)
-		if strings.HasPrefix(t, "> ") || strings.HasPrefix(t, "< ") || t == ">" || t == "<" || strings.HasPrefix(t, "--- call ") ||
-			t == "Schema:" || t == "Value:" {
-			break
-		}
-		if t != "" {
-			parts = append(parts, t)
-		}
-	}
-	return Clip(strings.Join(parts, " "), 300)
-}
 
 // maxTranscriptInHTML bounds one spec's transcript in the HTML report: the head and the tail are
 // kept (the JSON report has it whole). transcriptBudgetHTML bounds them all together, so a run
@@ -61,70 +46,11 @@ func clipMiddle(s string, n int) string {
 	return head + fmt.Sprintf("\n... (%d bytes cut here; the JSON report has the whole transcript) ...\n", len(s)-len(head)-len(tail)) + tail
 }
 
-// Cause is one root cause of failures: the specs that failed at the same assertion with the same
-// message once ids and numbers are masked.
-type Cause struct {
-	Sentence string
-	Location string // where the assertion is
-	Rules    []string
-	Specs    []SpecResult
-}
-
-// volatile masks ids, hex and numbers so one cause over many rows groups as one.
-var volatile = regexp.MustCompile(`[a-z]+_[0-9A-Za-z]{8,}|\b[0-9a-f]{16,}\b|\d+(\.\d+)?`)
-
-// calls are the requests a message names; one broken answer shape over many routes is one cause.
-var calls = regexp.MustCompile(`\b(GET|POST|PUT|PATCH|DELETE) /\S*`)
-
-// causeKey groups failures: a broken description by what broke (wherever the call was made), any
-// other failure by its assertion's place and message, ids and numbers masked.
-func causeKey(s SpecResult) string {
-	sentence := volatile.ReplaceAllString(Sentence(s.Reason), "#")
-	if strings.Contains(sentence, "broke the REST description") {
-		return calls.ReplaceAllString(sentence, "CALL")
-	}
-	return s.FailureLocation + " " + sentence
-}
-
-// Causes groups the failed specs by cause, the cause that broke most specs first.
-func (r Results) Causes() []Cause {
-	var out []*Cause
-	by := map[string]*Cause{}
-	rules := map[*Cause]map[string]bool{}
-	for _, s := range r.Specs {
-		if s.State != Failed {
-			continue
-		}
-		key := causeKey(s)
-		c := by[key]
-		if c == nil {
-			c = &Cause{Sentence: Sentence(s.Reason), Location: s.FailureLocation}
-			by[key] = c
-			rules[c] = map[string]bool{}
-			out = append(out, c)
-		}
-		c.Specs = append(c.Specs, s)
-		for _, id := range s.Blamed() {
-			if !rules[c][id] {
-				rules[c][id] = true
-				c.Rules = append(c.Rules, id)
-			}
-		}
-	}
-	res := make([]Cause, 0, len(out))
-	for _, c := range out {
-		sort.Strings(c.Rules)
-		res = append(res, *c)
-	}
-	sort.SliceStable(res, func(i, j int) bool { return len(res[i].Specs) > len(res[j].Specs) })
-	return res
-}
-
 // AreaSummary is one area's tallies in the HTML report.
 type AreaSummary struct {
-	Area                    string
-	Passed, Failed, Skipped int
-	FailedRules             int
+	Area                             string
+	Passed, Failed, Blocked, Skipped int
+	FailedRules                      int
 }
 
 // Areas tallies the selected specs per area, areas with failures first, then by name.
@@ -132,7 +58,7 @@ func (r Results) Areas() []AreaSummary {
 	by := map[string]*AreaSummary{}
 	rulesFailed := map[string]map[string]bool{}
 	for _, s := range r.Specs {
-		if s.Reason == NotSelected {
+		if !s.Selected() {
 			continue
 		}
 		a := by[s.Area]
@@ -144,8 +70,12 @@ func (r Results) Areas() []AreaSummary {
 		switch s.State {
 		case Passed:
 			a.Passed++
-		case Failed:
-			a.Failed++
+		case Failed, Blocked:
+			if s.State == Failed {
+				a.Failed++
+			} else {
+				a.Blocked++
+			}
 			for _, id := range s.Blamed() {
 				rulesFailed[s.Area][id] = true
 			}
@@ -159,8 +89,8 @@ func (r Results) Areas() []AreaSummary {
 		out = append(out, *a)
 	}
 	sort.Slice(out, func(i, j int) bool {
-		if (out[i].Failed > 0) != (out[j].Failed > 0) {
-			return out[i].Failed > 0
+		if fi, fj := out[i].Failed+out[i].Blocked > 0, out[j].Failed+out[j].Blocked > 0; fi != fj {
+			return fi
 		}
 		return out[i].Area < out[j].Area
 	})
@@ -168,7 +98,7 @@ func (r Results) Areas() []AreaSummary {
 }
 
 // verdictRank orders the rule table: failures first.
-var verdictRank = map[string]int{Failed: 0, Skipped: 1, Passed: 2, NotCovered: 3, Unobservable: 4}
+var verdictRank = map[string]int{Failed: 0, Blocked: 1, Skipped: 2, Passed: 3, NotCovered: 4, Unobservable: 5}
 
 type htmlSpec struct {
 	SpecResult
@@ -201,7 +131,7 @@ td,th{border:1px solid #ccc;padding:.3em .5em;vertical-align:top;text-align:left
 pre{white-space:pre-wrap;overflow-wrap:anywhere;font-size:.85em;background:#f6f6f6;padding:.5em;margin:.3em 0;max-height:30em;overflow:auto}
 .header th{width:12em;background:#f3f3f3}
 .passed{background:#dfd}.failed{background:#fdd}.skipped{background:#ffd}
-.not-covered{background:#eee}.unobservable{background:#def}
+.not-covered{background:#eee}.unobservable{background:#def}.blocked{background:#fec}
 .sentence{font-weight:600}
 .small{font-size:.85em;color:#555}
 </style></head><body>
@@ -214,27 +144,28 @@ pre{white-space:pre-wrap;overflow-wrap:anywhere;font-size:.85em;background:#f6f6
 <tr><th>Duration</th><td>{{dur .Run.Duration}}</td></tr>
 <tr><th>Label filter</th><td>{{if .Run.Filter}}<code>{{.Run.Filter}}</code>{{else}}(none: every spec){{end}}</td></tr>
 {{if .Run.Cancelled}}<tr><th>Stopped early</th><td class="failed">{{.Run.Cancelled}}</td></tr>{{end}}
-<tr><th>Specs</th><td>{{.SpecCounts.Passed}} passed, {{.SpecCounts.Failed}} failed, {{.SpecCounts.Skipped}} skipped</td></tr>
-<tr><th>Rules</th><td>{{.RuleCounts.Passed}} passed, {{.RuleCounts.Failed}} failed, {{.RuleCounts.Skipped}} skipped, {{.RuleCounts.NotCovered}} not covered, {{.RuleCounts.Unobservable}} unobservable</td></tr>
+<tr><th>Specs</th><td>{{.SpecLine}}</td></tr>
+<tr><th>Rules</th><td>{{.RuleCounts.Passed}} passed, {{.RuleCounts.Failed}} failed, {{.RuleCounts.Blocked}} blocked, {{.RuleCounts.Skipped}} skipped, {{.RuleCounts.NotCovered}} not covered, {{.RuleCounts.Unobservable}} unobservable</td></tr>
 </table>
 {{range .SuiteFailures}}<pre class="failed">{{.}}</pre>{{end}}
 <h2>Areas</h2>
-<table><thead><tr><th>Area</th><th>Passed</th><th>Failed</th><th>Skipped</th><th>Rules failed</th></tr></thead><tbody>
-{{range .AreaRows}}<tr><td>{{.Area}}</td><td>{{.Passed}}</td><td{{if .Failed}} class="failed"{{end}}>{{.Failed}}</td><td>{{.Skipped}}</td><td>{{.FailedRules}}</td></tr>
+<table><thead><tr><th>Area</th><th>Passed</th><th>Failed</th><th>Blocked</th><th>Skipped</th><th>Rules failed</th></tr></thead><tbody>
+{{range .AreaRows}}<tr><td>{{.Area}}</td><td>{{.Passed}}</td><td{{if .Failed}} class="failed"{{end}}>{{.Failed}}</td><td{{if .Blocked}} class="blocked"{{end}}>{{.Blocked}}</td><td>{{.Skipped}}</td><td>{{.FailedRules}}</td></tr>
 {{end}}</tbody></table>
-{{if .Causes}}<h2>Failures by cause ({{len .Causes}})</h2>
-<table><thead><tr><th>Cause</th><th style="width:6em">Specs</th><th style="width:14em">Rules</th><th style="width:16em">Where</th></tr></thead><tbody>
-{{range .Causes}}<tr><td>{{.Sentence}}<details><summary>the specs</summary><ul>{{range .Specs}}<li><a href="#{{anchor $.Anchors .Text}}">{{.Text}}</a></li>{{end}}</ul></details></td>
-<td class="failed">{{len .Specs}}</td><td>{{range .Rules}}<a href="#{{.}}">{{.}}</a> {{end}}</td><td>{{.Location}}</td></tr>
+{{if .Causes}}<h2>Root causes ({{len .Causes}})</h2>
+<p class="small">Each cause is a rule broken on a call: the specs that check the rule failed; the specs that only needed the call are blocked by it, their own rules left undecided.</p>
+<table><thead><tr><th style="width:14em">Rules</th><th>Cause</th><th style="width:9em">Specs</th><th style="width:16em">Where</th></tr></thead><tbody>
+{{range .Causes}}<tr><td>{{range .Rules}}<a href="#{{.}}">{{.}}</a> {{end}}</td><td>{{if .Call}}<code>{{.Call}}</code>: {{end}}{{.Sentence}}<details><summary>the specs</summary><ul>{{range .Specs}}<li><a href="#{{anchor $.Anchors .Text}}">{{.Text}}</a>{{if eq .State "blocked"}} (blocked){{end}}</li>{{end}}</ul></details></td>
+<td class="failed">{{.Tally}}</td><td>{{.Location}}</td></tr>
 {{end}}</tbody></table>{{end}}
 {{if .Advisories}}<h2>Advisories ({{len .Advisories}}): differences from the reference's own choices, never failures</h2>
 <table><thead><tr><th>Call</th><th style="width:6em">Status</th><th>Field</th><th>The reference document says</th><th style="width:5em">Seen</th><th>Specs</th></tr></thead><tbody>
 {{range .Advisories}}<tr><td>{{.Operation}}</td><td>{{if .Status}}{{.Status}}{{end}}</td><td><code>{{.Path}}</code></td><td>{{.Reference}}</td><td>{{.Count}}</td><td class="small">{{range .Specs}}{{.}}<br>{{end}}</td></tr>
 {{end}}</tbody></table>{{end}}
-{{if .Failed}}<h2>Failed specs ({{len .Failed}})</h2>
+{{if .Failed}}<h2>Failed and blocked specs ({{len .Failed}})</h2>
 {{range .Failed}}<div id="{{.Anchor}}" class="spec">
-<h3 class="failed">{{.Text}}</h3>
-<p class="small">{{.Area}} · {{.Location}}{{if .FailureLocation}} · failed at {{.FailureLocation}}{{end}} · rules {{range .Blamed}}<a href="#{{.}}">{{.}}</a> {{end}}</p>
+<h3 class="{{verdictClass .State}}">{{.Text}}</h3>
+<p class="small">{{.Area}} · {{.Location}}{{if .FailureLocation}} · failed at {{.FailureLocation}}{{end}} · {{if eq .State "blocked"}}blocked by{{else}}rules{{end}} {{range .Blamed}}<a href="#{{.}}">{{.}}</a> {{end}}</p>
 <p class="sentence">{{.Sentence}}</p>
 <pre>{{.Reason}}</pre>
 {{if .Transcript}}<details><summary>every call of the spec</summary><pre>{{.Transcript}}</pre></details>{{end}}
@@ -264,13 +195,13 @@ pre{white-space:pre-wrap;overflow-wrap:anywhere;font-size:.85em;background:#f6f6
 func (r Results) WriteHTML(w io.Writer) error {
 	d := htmlData{Results: r, AreaRows: r.Areas(), Causes: r.Causes(), Anchors: map[string]string{}}
 	share := maxTranscriptInHTML
-	if r.SpecCounts.Failed > 0 {
-		share = max(minTranscriptInHTML, min(maxTranscriptInHTML, transcriptBudgetHTML/r.SpecCounts.Failed))
+	if n := r.SpecCounts.Failed + r.SpecCounts.Blocked; n > 0 {
+		share = max(minTranscriptInHTML, min(maxTranscriptInHTML, transcriptBudgetHTML/n))
 	}
 	for i, s := range r.Specs {
 		h := htmlSpec{SpecResult: s, Anchor: fmt.Sprintf("spec-%d", i+1)}
-		if s.State == Failed {
-			h.Sentence = Sentence(s.Reason)
+		if s.Stopped() {
+			h.Sentence = causeSentence(s)
 			h.Transcript = clipMiddle(s.Transcript, share)
 			h.Reason = clipMiddle(s.Reason, share/2)
 			d.Failed = append(d.Failed, h)
@@ -285,58 +216,114 @@ func (r Results) WriteHTML(w io.Writer) error {
 	return htmlReport.Execute(w, d)
 }
 
-// JUnitName is a spec's JUnit test case name: "RULE-ID: text" (several ids joined by commas), at
-// most 120 characters.
+// JUnitName is a spec's JUnit test case name: "RULE-ID: text" (several ids joined by commas; the
+// text is the spec's own, without its containers'), at most MaxNameLen characters. A name that
+// must be cut ends in " #" and the tag of the spec's full text (Tag), so two cut names never
+// collide.
 func JUnitName(s SpecResult) string {
+	name := junitBase(s)
+	if utf8.RuneCountInString(name) <= MaxNameLen {
+		return name
+	}
+	return tagged(name, s.Text)
+}
+
+func junitBase(s SpecResult) string {
 	text := s.Leaf
 	if text == "" {
 		text = s.Text
 	}
-	return Clip(strings.Join(s.Rules, ", ")+": "+text, MaxNameLen)
+	return strings.Join(s.Rules, ", ") + ": " + text
+}
+
+// tagged is name cut to leave room for " #" and the tag of text, then that tag.
+func tagged(name, text string) string {
+	tag := " #" + Tag(text)
+	return Clip(name, MaxNameLen-utf8.RuneCountInString(tag)) + tag
+}
+
+// Tag is a short stable tag of a spec's full text: eight hex digits of its SHA-256.
+func Tag(text string) string {
+	sum := sha256.Sum256([]byte(text))
+	return hex.EncodeToString(sum[:4])
+}
+
+// junitNames gives each spec of a class a name no other spec of the class has, stable from run to
+// run: JUnitName, with the tag of the full text where two specs would share a name (the same own
+// text under different containers), and where even the full texts are the same, the spec's place
+// among them (" (2)").
+func junitNames(specs []SpecResult) []string {
+	names := make([]string, len(specs))
+	count := map[string]int{}
+	for i, s := range specs {
+		names[i] = JUnitName(s)
+		count[names[i]]++
+	}
+	seen := map[string]int{}
+	for i, s := range specs {
+		if count[names[i]] > 1 {
+			names[i] = tagged(junitBase(s), s.Text)
+		}
+		seen[names[i]]++
+		if n := seen[names[i]]; n > 1 {
+			suffix := fmt.Sprintf(" (%d)", n)
+			names[i] = Clip(names[i], MaxNameLen-len(suffix)) + suffix
+		}
+	}
+	return names
 }
 
 // WriteJUnit writes a JUnit XML report with one test suite per area, classname mediaspec.<area>,
-// case names "RULE-ID: text", the spec's file relative to the module root, and for a failure its
-// sentence as the message and its reason and transcript as the body. Specs the label filter left
-// out are not listed.
+// case names "RULE-ID: text" (unique within a class, JUnitName), the spec's file relative to the
+// module root, and for a failure its sentence as the message and its reason and transcript as the
+// body. A blocked spec is a failure of type "blocked" whose message names the rules it was blocked
+// by. Specs the label filter left out are not listed.
 func (r Results) WriteJUnit(w io.Writer) error {
 	by := map[string]*Suite{}
+	members := map[string][]SpecResult{}
 	var order []string
 	doc := JUnit{Name: &r.Suite, Time: Seconds(r.Run.Duration)}
 	for _, s := range r.Specs {
-		if s.Reason == NotSelected {
+		if !s.Selected() {
 			continue
 		}
 		name := "mediaspec." + strings.ReplaceAll(s.Area, " ", "_")
-		ts := by[name]
-		if ts == nil {
-			ts = &Suite{Name: name, Time: new(float64)}
+		if by[name] == nil {
+			ts := &Suite{Name: name, Time: new(float64)}
 			if !r.Run.Started.IsZero() {
 				ts.Timestamp = r.Run.Started.UTC().Format(time.RFC3339)
 			}
 			by[name] = ts
 			order = append(order, name)
 		}
-		c := Case{Name: JUnitName(s), Classname: name, File: strings.Split(s.Location, ":")[0], Time: Seconds(s.Duration)}
-		switch s.State {
-		case Failed:
-			body := s.Reason
-			if s.Transcript != "" {
-				body += "\n\n" + clipMiddle(s.Transcript, maxTranscriptInHTML)
-			}
-			c.Failure = &Failure{Message: Sentence(s.Reason), Type: "failed", Body: body}
-			ts.Failures++
-		case Skipped:
-			c.Skipped = &Skip{Message: s.Reason}
-			ts.Skipped++
-		}
-		ts.Tests++
-		*ts.Time += s.Duration.Seconds()
-		ts.Cases = append(ts.Cases, c)
+		members[name] = append(members[name], s)
 	}
 	sort.Strings(order)
 	for _, name := range order {
 		ts := by[name]
+		for i, caseName := range junitNames(members[name]) {
+			s := members[name][i]
+			c := Case{Name: caseName, Classname: name, File: strings.Split(s.Location, ":")[0], Time: Seconds(s.Duration)}
+			switch s.State {
+			case Failed, Blocked:
+				body := s.Reason
+				if s.Transcript != "" {
+					body += "\n\n" + clipMiddle(s.Transcript, maxTranscriptInHTML)
+				}
+				c.Failure = &Failure{Message: causeSentence(s), Type: "failed", Body: body}
+				if s.State == Blocked {
+					c.Failure.Type = "blocked"
+					c.Failure.Message = "blocked by " + strings.Join(s.BlockedBy, ", ") + ": " + c.Failure.Message
+				}
+				ts.Failures++
+			case Skipped:
+				c.Skipped = &Skip{Message: s.Reason}
+				ts.Skipped++
+			}
+			ts.Tests++
+			*ts.Time += s.Duration.Seconds()
+			ts.Cases = append(ts.Cases, c)
+		}
 		doc.Tests += ts.Tests
 		doc.Failures += ts.Failures
 		doc.Skipped += ts.Skipped

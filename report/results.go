@@ -10,8 +10,11 @@ import (
 
 // Spec outcomes and rule verdicts.
 const (
-	Passed       = "passed"
-	Failed       = "failed"
+	Passed = "passed"
+	Failed = "failed"
+	// Blocked: a spec stopped on a rule it does not check itself (its setup call broke another
+	// rule); a rule whose specs all stopped before deciding it.
+	Blocked      = "blocked"
 	Skipped      = "skipped"
 	NotCovered   = "not covered"
 	Unobservable = "unobservable"
@@ -20,7 +23,8 @@ const (
 // maxFailuresPerRule is how many failed specs a rule verdict details; the spec list has them all.
 const maxFailuresPerRule = 3
 
-// NotSelected is the reason given for a spec the label filter left out.
+// NotSelected is the reason given for a spec the label filter left out. Such a spec has the state
+// skipped but is counted apart (Counts.NotSelected), never among the skips.
 const NotSelected = "disabled: not selected by the label filter"
 
 // SpecResult is one spec's outcome.
@@ -32,25 +36,58 @@ type SpecResult struct {
 	Area   string   `json:"area"`
 	Labels []string `json:"labels"`
 	Rules  []string `json:"rules"`
-	State  string   `json:"state"`            // passed, failed or skipped
+	State  string   `json:"state"`            // passed, failed, blocked or skipped
 	Reason string   `json:"reason,omitempty"` // the failure message or why it was skipped
 	// Location is the spec's own file and line, relative to the module root.
 	Location string        `json:"location,omitempty"`
 	Duration time.Duration `json:"duration_ns"`
 	// FailureLocation is where the failed assertion is (file:line, relative to the module root).
 	FailureLocation string `json:"failure_location,omitempty"`
-	// FailedRules are the rules the failed assertion checked (Spec.Step); empty when the spec did
-	// not say, and then every rule of the spec fails.
+	// FailedRules are the rules the failed assertion checked (Spec.Step, or the rule that owns the
+	// shape of an answer that broke the REST description); empty when the spec did not say, and
+	// then every rule of the spec fails.
 	FailedRules []string `json:"failed_rules,omitempty"`
+	// BlockedBy are the rules a blocked spec stopped on: rules it does not check itself, failed by
+	// a call it needed (they are FailedRules; the spec's own rules stay undecided).
+	BlockedBy []string `json:"blocked_by,omitempty"`
+	// Operation is the operation of the REST description the failed spec called last
+	// ("GET /capabilities/{id}"); empty when that call was outside it.
+	Operation string `json:"operation,omitempty"`
 	// LastCall is the failed spec's last call, bodies cut: the shortest transcript that shows it.
 	LastCall string `json:"last_call,omitempty"`
 	// Transcript is the failed spec's calls, redacted.
 	Transcript string `json:"transcript,omitempty"`
 }
 
-// Blamed are the rules a failed spec fails: the rules of the step that failed, else all its rules.
+// Settle decides between failed and blocked for a spec whose assertion failed: when the failed
+// step checked only rules the spec does not carry, the spec is blocked by them (its own rules are
+// left undecided); otherwise it failed. Other outcomes are returned as they are.
+func Settle(s SpecResult) SpecResult {
+	if s.State != Failed || len(s.FailedRules) == 0 {
+		return s
+	}
+	for _, id := range s.FailedRules {
+		if slices.Contains(s.Rules, id) {
+			return s
+		}
+	}
+	s.State = Blocked
+	s.BlockedBy = append([]string(nil), s.FailedRules...)
+	return s
+}
+
+// Selected reports whether the label filter selected the spec.
+func (s SpecResult) Selected() bool { return s.State != Skipped || s.Reason != NotSelected }
+
+// Blamed are the rules a spec's failure is charged to: for a failed spec, the rules of the step
+// that failed (else all its rules); for a blocked spec, the rules it was blocked by; for any other
+// spec, its rules.
 func (s SpecResult) Blamed() []string {
-	if s.State != Failed {
+	switch s.State {
+	case Blocked:
+		return s.BlockedBy
+	case Failed:
+	default:
 		return s.Rules
 	}
 	var out []string
@@ -64,6 +101,9 @@ func (s SpecResult) Blamed() []string {
 	}
 	return out
 }
+
+// Stopped reports whether the spec stopped on a failure: failed or blocked.
+func (s SpecResult) Stopped() bool { return s.State == Failed || s.State == Blocked }
 
 // Rule is a rule of the catalogue (spec/rules.yaml) as reports show it. It has the fields of
 // spec.Rule, so a catalogue rule converts to it (report.Rule(r)), without this package linking
@@ -93,9 +133,10 @@ type RuleVerdict struct {
 	Specs  []string `json:"specs,omitempty"`
 }
 
-// Counts are tallies of outcomes.
+// Counts are tallies of outcomes. NotSelected counts the specs the label filter left out (specs
+// only); Skipped counts the selected specs that did not run, each with its reason.
 type Counts struct {
-	Passed, Failed, Skipped, NotCovered, Unobservable int
+	Passed, Failed, Blocked, Skipped, NotSelected, NotCovered, Unobservable int
 }
 
 // Results is everything a report shows.
@@ -113,24 +154,34 @@ type Results struct {
 	Advisories []Advisory `json:"advisories,omitempty"`
 }
 
-// Verdicts gives every rule of cat its verdict, in catalogue order: unobservable if the catalogue
-// says so; otherwise failed if a spec failed an assertion charged to it (Spec.Step; a failed spec
-// that charged no step fails every rule it carries), else passed if at least one spec passed, else
-// skipped if it has specs (all skipped, or failed on another rule's step first), else not covered.
+// Verdicts gives every rule its verdict, in the order given: unobservable if the catalogue says
+// so; otherwise failed if a spec's failure is charged to it (the failed step's rules, Spec.Step;
+// a failed spec that charged no step fails every rule it carries; a blocked spec fails the rules it
+// was blocked by, whether it carries them or not), else passed if at least one spec passed, else
+// blocked if a spec stopped on another rule before deciding it, else skipped if it has specs, else
+// not covered.
 func Verdicts(rules []Rule, specs []SpecResult) []RuleVerdict {
 	byRule := map[string][]SpecResult{}
 	for _, s := range specs {
 		blamed := s.Blamed()
 		for _, id := range s.Rules {
-			if s.State == Failed && !slices.Contains(blamed, id) {
-				// The spec stopped on another rule's step before deciding this one.
+			if s.Stopped() && !slices.Contains(blamed, id) {
+				// The spec stopped on another rule before deciding this one.
 				u := s
-				u.State = Skipped
-				u.Reason = "undecided: the spec failed first on " + strings.Join(blamed, ", ")
+				u.State = Blocked
+				u.Reason = "blocked by " + strings.Join(blamed, ", ") + ": " + Sentence(s.Reason)
 				byRule[id] = append(byRule[id], u)
 				continue
 			}
 			byRule[id] = append(byRule[id], s)
+		}
+		if s.State == Blocked {
+			// The rules it was blocked by failed on a call the spec made, though it does not check them.
+			for _, id := range blamed {
+				if !slices.Contains(s.Rules, id) {
+					byRule[id] = append(byRule[id], s)
+				}
+			}
 		}
 	}
 	out := make([]RuleVerdict, 0, len(rules))
@@ -140,11 +191,17 @@ func Verdicts(rules []Rule, specs []SpecResult) []RuleVerdict {
 		for _, s := range ss {
 			v.Specs = append(v.Specs, s.Text)
 		}
-		var failed, passed, skipped []SpecResult
+		var failed, passed, blocked, skipped []SpecResult
 		for _, s := range ss {
 			switch s.State {
 			case Failed:
 				failed = append(failed, s)
+			case Blocked:
+				if slices.Contains(s.BlockedBy, rule.ID) {
+					failed = append(failed, s)
+				} else {
+					blocked = append(blocked, s)
+				}
 			case Passed:
 				passed = append(passed, s)
 			default:
@@ -169,18 +226,12 @@ func Verdicts(rules []Rule, specs []SpecResult) []RuleVerdict {
 			v.Reason = strings.Join(reasons, "\n")
 		case len(passed) > 0:
 			v.Verdict = Passed
+		case len(blocked) > 0:
+			v.Verdict = Blocked
+			v.Reason = distinctReasons(blocked)
 		case len(skipped) > 0:
 			v.Verdict = Skipped
-			seen := map[string]bool{}
-			var reasons []string
-			for _, s := range skipped {
-				if !seen[s.Reason] {
-					seen[s.Reason] = true
-					reasons = append(reasons, s.Reason)
-				}
-			}
-			sort.Strings(reasons)
-			v.Reason = strings.Join(reasons, "; ")
+			v.Reason = distinctReasons(skipped)
 		default:
 			v.Verdict = NotCovered
 		}
@@ -189,9 +240,28 @@ func Verdicts(rules []Rule, specs []SpecResult) []RuleVerdict {
 	return out
 }
 
-// Count tallies spec outcomes and rule verdicts.
+// distinctReasons joins the specs' distinct reasons, sorted.
+func distinctReasons(specs []SpecResult) string {
+	seen := map[string]bool{}
+	var reasons []string
+	for _, s := range specs {
+		if !seen[s.Reason] {
+			seen[s.Reason] = true
+			reasons = append(reasons, s.Reason)
+		}
+	}
+	sort.Strings(reasons)
+	return strings.Join(reasons, "; ")
+}
+
+// Count tallies spec outcomes and rule verdicts; a spec the label filter left out counts as not
+// selected, never as skipped.
 func Count(specs []SpecResult, rules []RuleVerdict) (spec, rule Counts) {
 	for _, s := range specs {
+		if !s.Selected() {
+			spec.NotSelected++
+			continue
+		}
 		spec.add(s.State)
 	}
 	for _, v := range rules {
@@ -206,6 +276,8 @@ func (c *Counts) add(state string) {
 		c.Passed++
 	case Failed:
 		c.Failed++
+	case Blocked:
+		c.Blocked++
 	case Skipped:
 		c.Skipped++
 	case NotCovered:
@@ -216,29 +288,51 @@ func (c *Counts) add(state string) {
 }
 
 // RuleLine is the console's rule tally: "rules: N passed, N failed, N skipped, N not covered, N
-// unobservable".
+// unobservable", with "N blocked" after the failed when rules were left undecided by failures.
 func (r Results) RuleLine() string {
 	c := r.RuleCounts
-	return fmt.Sprintf("rules: %d passed, %d failed, %d skipped, %d not covered, %d unobservable",
-		c.Passed, c.Failed, c.Skipped, c.NotCovered, c.Unobservable)
+	blocked := ""
+	if c.Blocked > 0 {
+		blocked = fmt.Sprintf(", %d blocked", c.Blocked)
+	}
+	return fmt.Sprintf("rules: %d passed, %d failed%s, %d skipped, %d not covered, %d unobservable",
+		c.Passed, c.Failed, blocked, c.Skipped, c.NotCovered, c.Unobservable)
 }
 
-// SpecLine is the console's last line, the spec tally: "N passed, N failed, N skipped".
+// SpecLine is the console's last line, the spec tally of the selected specs: "N passed, N failed,
+// N skipped", with "N blocked" after the failed when specs were blocked, and "(N not selected)"
+// when the label filter left specs out.
 func (r Results) SpecLine() string {
 	c := r.SpecCounts
-	return fmt.Sprintf("%d passed, %d failed, %d skipped", c.Passed, c.Failed, c.Skipped)
+	out := fmt.Sprintf("%d passed, %d failed", c.Passed, c.Failed)
+	if c.Blocked > 0 {
+		out += fmt.Sprintf(", %d blocked", c.Blocked)
+	}
+	out += fmt.Sprintf(", %d skipped", c.Skipped)
+	if c.NotSelected > 0 {
+		out += fmt.Sprintf(" (%d not selected by the label filter)", c.NotSelected)
+	}
+	return out
 }
 
-// Err is nil when the run succeeded, else why it did not: failed specs, a suite node that failed,
-// or no spec executed at all.
+// Executed is how many selected specs ran to a verdict: passed, failed or blocked.
+func (c Counts) Executed() int { return c.Passed + c.Failed + c.Blocked }
+
+// Err is nil when the run succeeded, else why it did not: failed or blocked specs, a suite node
+// that failed, or no spec executed at all.
 func (r Results) Err() error {
+	c := r.SpecCounts
 	switch {
-	case r.SpecCounts.Failed > 0:
-		return fmt.Errorf("conformance: %d specs failed", r.SpecCounts.Failed)
+	case c.Failed > 0 && c.Blocked > 0:
+		return fmt.Errorf("conformance: %d specs failed, %d blocked", c.Failed, c.Blocked)
+	case c.Failed > 0:
+		return fmt.Errorf("conformance: %d specs failed", c.Failed)
+	case c.Blocked > 0:
+		return fmt.Errorf("conformance: %d specs blocked by failed rules", c.Blocked)
 	case len(r.SuiteFailures) > 0:
 		return fmt.Errorf("conformance: the suite failed: %s", strings.Join(r.SuiteFailures, "; "))
-	case r.SpecCounts.Passed+r.SpecCounts.Failed == 0:
-		return fmt.Errorf("conformance: no spec executed (%d skipped): a run that checks nothing fails", r.SpecCounts.Skipped)
+	case c.Executed() == 0:
+		return fmt.Errorf("conformance: no spec executed (%d skipped): a run that checks nothing fails", c.Skipped)
 	case !r.Succeeded:
 		return fmt.Errorf("conformance: the suite did not succeed")
 	}

@@ -85,7 +85,7 @@ func TestCheckProcs(t *testing.T) {
 		t.Fatalf("exit %d:\n%s", code, out)
 	}
 	if !regexp.MustCompile(`(?m)^running \d+ specs in \d+ areas$`).MatchString(out) ||
-		!regexp.MustCompile(`(?m)^[1-9]\d* passed, 0 failed, \d+ skipped$`).MatchString(out) {
+		!regexp.MustCompile(`(?m)^[1-9]\d* passed, 0 failed, \d+ skipped \([1-9]\d* not selected by the label filter\)$`).MatchString(out) {
 		t.Errorf("console:\n%s", out)
 	}
 	var res report.Results

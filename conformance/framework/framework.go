@@ -363,7 +363,11 @@ func (f *Framework) exchange(ctx context.Context, chk checker, method string, u 
 		if requestBroke {
 			hint = "\n(a request the spec sends on purpose against the description must be marked framework.Invalid())"
 		}
-		return r, fmt.Errorf("the exchange broke the REST description:\n  - %s%s\n\n%s", strings.Join(fatal, "\n  - "), hint, ex.String())
+		de := &descriptionError{msg: fmt.Sprintf("the exchange broke the REST description:\n  - %s%s\n\n%s", strings.Join(fatal, "\n  - "), hint, ex.String())}
+		if hint == "" && f.judge != nil && chk == checker(f.judge) {
+			de.rule = f.answerOwner(method, u.Path, res.StatusCode)
+		}
+		return r, de
 	}
 	return r, nil
 }

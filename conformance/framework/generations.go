@@ -97,7 +97,7 @@ func (s *Spec) WaitAdvancing(ctx context.Context, c *Client, id string, step, li
 		select {
 		case res := <-done:
 			if res.err != nil {
-				Fail(res.err.Error())
+				c.f.failCall(res.err)
 			}
 			return res.r, advanced
 		case <-time.After(50 * time.Millisecond):

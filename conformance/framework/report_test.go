@@ -62,8 +62,8 @@ func TestVerdictsFromTheFailedStep(t *testing.T) {
 	for _, v := range res.Rules {
 		got[v.Rule.ID] = v.Verdict
 	}
-	if got["HEALTH-001"] != report.Failed || got["AUTH-001"] != report.Skipped {
-		t.Errorf("verdicts %v: want HEALTH-001 failed and AUTH-001 left undecided (skipped)", got)
+	if got["HEALTH-001"] != report.Failed || got["AUTH-001"] != report.Blocked {
+		t.Errorf("verdicts %v: want HEALTH-001 failed and AUTH-001 left undecided (blocked)", got)
 	}
 	if res.Specs[0].State != report.Failed {
 		t.Error("the spec itself still failed")

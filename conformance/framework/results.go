@@ -77,13 +77,15 @@ func SpecResultsFromReport(cat *spec.Catalogue, r types.Report) (specs []report.
 				res.Transcript = e.StringRepresentation()
 			case LastCallEntry:
 				res.LastCall = e.StringRepresentation()
+			case OperationEntry:
+				res.Operation = e.StringRepresentation()
 			case FailedRulesEntry:
 				if res.State == report.Failed {
 					res.FailedRules = strings.Fields(e.StringRepresentation())
 				}
 			}
 		}
-		specs = append(specs, res)
+		specs = append(specs, report.Settle(res))
 	}
 	return specs, suiteFailures
 }
@@ -99,8 +101,8 @@ func BuildResults(cat *spec.Catalogue, r types.Report) report.Results {
 		Rules:         report.Verdicts(Rules(cat), specs),
 	}
 	res.SpecCounts, res.RuleCounts = report.Count(specs, res.Rules)
-	res.Succeeded = r.SuiteSucceeded && res.SpecCounts.Failed == 0 && len(suiteFailures) == 0 &&
-		res.SpecCounts.Passed+res.SpecCounts.Failed > 0
+	res.Succeeded = r.SuiteSucceeded && res.SpecCounts.Failed+res.SpecCounts.Blocked == 0 && len(suiteFailures) == 0 &&
+		res.SpecCounts.Executed() > 0
 	return res
 }
 

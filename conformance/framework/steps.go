@@ -1,6 +1,7 @@
 package framework
 
 import (
+	"net/url"
 	"strings"
 
 	"github.com/mediaspec/mediaspec/spec"
@@ -14,10 +15,14 @@ const (
 	LastCallEntry = "last call"
 	// FailedRulesEntry is the space-separated rule ids of the step that failed (Spec.Step).
 	FailedRulesEntry = "failed rules"
+	// OperationEntry is the operation of the failed spec's last call ("GET /capabilities/{id}"),
+	// which groups failures by cause.
+	OperationEntry = "operation"
 )
 
 // EnvelopeRules are the error-envelope rules every refusal checks (CheckErrorEnvelope): a failed
-// envelope check is charged to them, not to the rule whose refusal the spec asked for.
+// envelope check is charged to the one of them it checks, not to the rule whose refusal the spec
+// asked for.
 var EnvelopeRules = []string{"ERR-001", "ERR-002", "ERR-003", "ERR-005", "ERR-007", "ERR-046", "CORE-003", "CORE-018"}
 
 // codeRules are the rules of the error table's row for code ("The code <code> is answered with
@@ -91,8 +96,28 @@ func (f *Framework) afterFailure() {
 	if len(ex) > 0 {
 		AddReportEntry(TranscriptEntry, f.transcript.String(), ReportEntryVisibilityFailureOrVerbose)
 		AddReportEntry(LastCallEntry, ex[len(ex)-1].Short(maxBodyInLastCall), ReportEntryVisibilityNever)
+		if op := f.operationOf(ex[len(ex)-1]); op != "" {
+			AddReportEntry(OperationEntry, op, ReportEntryVisibilityNever)
+		}
 	}
 	if len(step) > 0 {
 		AddReportEntry(FailedRulesEntry, strings.Join(step, " "), ReportEntryVisibilityNever)
 	}
+}
+
+// operationOf is the operation of the REST description an exchange called ("GET /generations/{id}"),
+// or "" for a call outside it (control, file links).
+func (f *Framework) operationOf(ex *Exchange) string {
+	if f.validator == nil {
+		return ""
+	}
+	u, err := url.Parse(ex.URL)
+	if err != nil {
+		return ""
+	}
+	route, _, ok := f.validator.FindRoute(ex.Method, u.Path)
+	if !ok {
+		return ""
+	}
+	return ex.Method + " " + route.Path
 }

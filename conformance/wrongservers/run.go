@@ -137,19 +137,19 @@ func judge(res *Result, rep *report.Results) {
 		id := v.Rule.ID
 		switch {
 		case !mine(id):
-			if v.Verdict == "failed" {
+			if v.Verdict == report.Failed {
 				res.Stray = append(res.Stray, id)
 			}
-		case v.Verdict == "failed":
+		case v.Verdict == report.Failed:
 			res.Failed = append(res.Failed, id)
-		case v.Verdict == "passed":
+		case v.Verdict == report.Passed:
 			res.Passed = append(res.Passed, id)
 		case len(res.Server.Rules) > 0:
 			res.Other = append(res.Other, id+" "+v.Verdict)
 		}
 	}
 	for _, s := range rep.Specs {
-		if s.State != "failed" || !slices.ContainsFunc(s.Blamed(), mine) {
+		if !s.Stopped() || !slices.ContainsFunc(s.Blamed(), mine) {
 			continue
 		}
 		res.Spec = fmt.Sprintf("%s (%s): %s", s.Text, s.FailureLocation, report.Sentence(s.Reason))

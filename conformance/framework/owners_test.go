@@ -1,0 +1,97 @@
+package framework
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/mediaspec/mediaspec/spec"
+)
+
+// Every operation of the REST description has the rule that owns its success answer, and every
+// owner is an observable rule of the catalogue: a new operation without one fails here.
+func TestAnswerRulesCoverTheDescription(t *testing.T) {
+	v, err := spec.NewEmbeddedValidator(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cat, err := spec.LoadRules()
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	doc := v.Document()
+	for _, path := range doc.Paths.InMatchingOrder() {
+		for method := range doc.Paths.Value(path).Operations() {
+			op := strings.ToUpper(method) + " " + path
+			seen[op] = true
+			if _, ok := answerRules[op]; !ok {
+				t.Errorf("%s has no rule that owns its answer in answerRules", op)
+			}
+		}
+	}
+	owners := map[string]string{envelopeRule: "envelope"}
+	for op, id := range answerRules {
+		owners[id] = op
+		if !seen[op] {
+			t.Errorf("answerRules names %s, which the description does not have", op)
+		}
+	}
+	for op, id := range failureRules {
+		owners[id] = op
+	}
+	for id, op := range owners {
+		if r, ok := cat.Get(id); !ok || !r.Observable() {
+			t.Errorf("%s: owner %s is not an observable rule of spec/rules.yaml", op, id)
+		}
+	}
+}
+
+func TestAnswerOwner(t *testing.T) {
+	v, err := spec.NewEmbeddedValidator(context.Background(), spec.WithBasePath("/api/v1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := testFramework(t)
+	f.validator = v
+	for _, c := range []struct {
+		method, path string
+		status       int
+		want         string
+	}{
+		{"GET", "/api/v1/capabilities", 200, "CAP-001"},
+		{"GET", "/api/v1/capabilities/image_basic", 404, "CORE-003"}, // a documented failure: the envelope
+		{"POST", "/api/v1/uploads", 200, "UPLOAD-002"},               // a status the operation never answers
+		{"POST", "/api/v1/workflows/templates/k/invoke", 201, "WF-005"},
+		{"GET", "/api/v1/health/ready", 503, "HEALTH-003"}, // not the envelope
+		{"GET", "/api/v1/no-such-route", 200, ""},
+	} {
+		if got := f.answerOwner(c.method, c.path, c.status); got != c.want {
+			t.Errorf("%s %s %d: owner %q, want %q", c.method, c.path, c.status, got, c.want)
+		}
+	}
+}
+
+// An answer that breaks the description is an error that names the rule owning its shape; a
+// request the spec broke by mistake names none (it is the spec's fault, not the server's).
+func TestBrokenAnswerNamesItsOwner(t *testing.T) {
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte("{}"))
+	}))
+	t.Cleanup(ts.Close)
+	f := newTestFramework(t, Config{BaseURL: ts.URL, Key: "sk_live_k"})
+	_, err := f.exchange(context.Background(), f.judge, http.MethodGet, f.resolve(f.apiRoot, "/presets"), "sk_live_k", Bearer, nil)
+	var de *descriptionError
+	if !errors.As(err, &de) || de.rule != "PRESET-001" {
+		t.Fatalf("err %v (owner %+v), want a description error owned by PRESET-001", err, de)
+	}
+	_, err = f.exchange(context.Background(), f.judge, http.MethodPost, f.resolve(f.apiRoot, "/estimates"), "sk_live_k", Bearer,
+		[]CallOption{JSONBody(map[string]any{"bogus": 1})})
+	if !errors.As(err, &de) || de.rule != "" {
+		t.Fatalf("err %v (owner %+v), want a description error without an owner", err, de)
+	}
+}
