@@ -2,6 +2,7 @@ package framework
 
 import (
 	"net/url"
+	"slices"
 	"strings"
 
 	"github.com/mediaspec/mediaspec/spec"
@@ -74,6 +75,32 @@ func (f *Framework) swapStep(ids []string) []string {
 	prev := f.step
 	f.step = ids
 	return prev
+}
+
+// ownStep, when the running spec named no step, makes its own rules but those of except the
+// current step (a failure is then not charged to rules the assertions that follow cannot break),
+// and returns the step before and whether it changed it; a nil Framework, a named step, or a spec
+// with no other rule changes nothing.
+func (f *Framework) ownStep(except []string) (prev []string, swapped bool) {
+	if f == nil || f.catalogue == nil {
+		return nil, false
+	}
+	f.mu.Lock()
+	named := len(f.step) > 0
+	f.mu.Unlock()
+	if named {
+		return nil, false
+	}
+	var own []string
+	for _, l := range CurrentSpecReport().Labels() {
+		if _, ok := f.catalogue.Get(l); ok && !slices.Contains(except, l) {
+			own = append(own, l)
+		}
+	}
+	if len(own) == 0 {
+		return nil, false
+	}
+	return f.swapStep(own), true
 }
 
 // takeStep returns the current step's rule ids and forgets them.
