@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"time"
 
 	. "github.com/onsi/ginkgo/v2" //nolint:revive
 	. "github.com/onsi/gomega"    //nolint:revive
@@ -330,6 +331,37 @@ func workflowRunSpecs(f *framework.Framework) {
 					Expect(data["workflow_run_id"]).To(Equal(id), "EVT-010: a step's event names its run: "+string(ev.Raw))
 				}
 			}
+		})
+
+		f.Rule("EVT-004", "EVT-031").It("a run event is sent once the run has ended: read as the event arrives, the run reads the event's status", func(ctx context.Context, s *framework.Spec) {
+			sp := newSpender(ctx, s)
+			h := registerHook(ctx, s, sp.c, "workflow_run.completed", "workflow_run.failed")
+			t := wfPick(ctx, s, sp.c, "", nil)
+			_, id := wfInvoke(ctx, s, sp.c, t)
+			// The event is awaited while the run goes on, not after it was seen to end: "fires when a
+			// run ended completed or partial", so the run read right after the event arrives has
+			// ended, with the event's status (a server sending before its commit shows running).
+			m := receiver.Match{Type: "workflow_run.completed", Path: h.path, ResourceID: id}
+			var ev receiver.Event
+			if !s.HasControl() {
+				e, err := s.Hooks().Await(ctx, m, arrival(s)+time.Duration(float64(2*time.Hour)/s.TimeScale()))
+				Expect(err).NotTo(HaveOccurred(), "no workflow_run.completed for run "+id)
+				ev = e
+			}
+			for elapsed := 0; ev.ID == "" && s.HasControl(); elapsed += 10 {
+				Expect(elapsed).To(BeNumerically("<", 7200), "no workflow_run.completed for run "+id+" within two hours of service time")
+				if e, err := s.Hooks().Await(ctx, m, 150*time.Millisecond); err == nil {
+					ev = e
+					break
+				}
+				s.Advance(ctx, 10)
+			}
+			r := sp.c.Get(ctx, "/workflow-runs/"+id).ExpectOK(http.StatusOK)
+			run := wfCheckRun(r)
+			data := checkEnvelope(s, ev)
+			Expect(run["status"]).To(BeElementOf("completed", "partial"), "the run read right after its workflow_run.completed arrived has ended: "+string(ev.Raw)+r.Describe())
+			Expect(run["status"]).To(Equal(data["status"]), "the run reads the status its event carries: "+string(ev.Raw)+r.Describe())
+			Expect(run["still_running"]).To(Equal(false), r.Describe())
 		})
 
 		f.Rule("WF-019", "WF-023", "WF-013", "EVT-004", "EVT-031").It("a run where a later step fails reads partial and is charged for the finished steps only", func(ctx context.Context, s *framework.Spec) {

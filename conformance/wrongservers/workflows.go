@@ -68,3 +68,38 @@ var workflowServers = []Server{
 		}),
 	},
 }
+
+// runEventBeforeCommit is a server that sends a run's event before it commits the run's end: for
+// the first reads after the event went out, the run still reads running.
+func runEventBeforeCommit() Server {
+	var pending memo[int] // workflow_run_id -> reads still to answer as running
+	return Server{
+		Name: "wf-run-event-before-commit", Rules: []string{"EVT-004"},
+		Mistake: "workflow_run.completed is sent before the run's end is committed: a read right after the event still shows the run running",
+		Hooks: func(_ *Env, next http.Handler) http.Handler {
+			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if v, ok := decodeObject(requestBody(r)); ok {
+					if t, _ := v["type"].(string); t == "workflow_run.completed" || t == "workflow_run.failed" {
+						if id, ok := obj(v, "data")["workflow_run_id"].(string); ok {
+							pending.put(id, 2)
+						}
+					}
+				}
+				next.ServeHTTP(w, r)
+			})
+		},
+		API: docs(runRoute, success, func(_ *http.Request, _ *answer, d map[string]any) {
+			run := obj(d, "run")
+			id, _ := run["workflow_run_id"].(string)
+			if n, ok := pending.get(id); ok && n > 0 {
+				pending.put(id, n-1)
+				run["status"], run["still_running"], run["finished_at"] = "running", true, nil
+				if c := obj(run, "credits"); c != nil {
+					c["terminal"], c["credits_charged"], c["settlement"] = false, nil, "open"
+				}
+			}
+		}),
+	}
+}
+
+func init() { workflowServers = append(workflowServers, runEventBeforeCommit()) }
