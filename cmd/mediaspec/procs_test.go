@@ -80,7 +80,8 @@ func TestCheckProcs(t *testing.T) {
 	}
 	info := serveMock(t, mock.Config{Seed: 3, NoControl: true, KeySets: 2, Logger: slog.New(slog.DiscardHandler)})
 	out, code := checkInHelper(t, "--procs", "2", "--base-url", info.BaseURL, "--key", info.GenerateKey, "--read-key", info.ReadKey,
-		"--other-key", info.OtherKey, "--key-set", info.KeySets[1].String(), "--budget", "500", "--label-filter", filter, "--json-report", reportPath)
+		"--other-key", info.OtherKey, "--key-set", info.KeySets[1].String(), "--budget", "500", "--label-filter", filter, "--json-report", reportPath,
+		"--reference") // the target is our mock: its paths for what the text leaves unnamed (probes, description)
 	if code != 0 {
 		t.Fatalf("exit %d:\n%s", code, out)
 	}
