@@ -154,6 +154,8 @@ bench-http:
 FUZZTIME ?= 1m
 FUZZ_TARGETS := \
 	./mock/api/wire:FuzzDecodeStrictBytes \
+	./mock/api/wire:FuzzCheckJSONText \
+	./mock/api:FuzzRequestBodies \
 	./mock/paging:FuzzDecode \
 	./mock/netguard:FuzzRefusal \
 	./mock/media:FuzzSniffInspect \

@@ -31,7 +31,7 @@ type Limits struct {
 	// MaxConns caps concurrent connections; further clients wait in the listen backlog until one
 	// closes.
 	MaxConns int
-	// MaxHeaderBytes caps a request's header block (net/http answers 431 beyond it).
+	// MaxHeaderBytes caps a request's header block (beyond it: 400 invalid_config, see canned.go).
 	MaxHeaderBytes int
 	// ShutdownGrace is how long Serve lets requests in flight finish after its context ends
 	// (parked waits answer at once); longer than a wait.
@@ -93,16 +93,18 @@ func (s *Server) limitIO(next http.Handler) http.Handler {
 	})
 }
 
-// limitListener serves at most n connections at once: Accept waits while n are open.
-func limitListener(ln net.Listener, n int) net.Listener {
-	return &capListener{Listener: ln, slots: make(chan struct{}, n), done: make(chan struct{})}
+// limitListener serves at most n connections at once: Accept waits while n are open. Its
+// connections answer net/http's own text answers in the envelope (envelopeForCanned).
+func limitListener(ln net.Listener, n, maxHeaderBytes int) net.Listener {
+	return &capListener{Listener: ln, slots: make(chan struct{}, n), done: make(chan struct{}), maxHeaderBytes: maxHeaderBytes}
 }
 
 type capListener struct {
 	net.Listener
-	slots     chan struct{}
-	done      chan struct{}
-	closeOnce sync.Once
+	slots          chan struct{}
+	done           chan struct{}
+	closeOnce      sync.Once
+	maxHeaderBytes int
 }
 
 func (l *capListener) Accept() (net.Conn, error) {
@@ -116,7 +118,7 @@ func (l *capListener) Accept() (net.Conn, error) {
 		<-l.slots
 		return nil, err
 	}
-	return &capConn{Conn: c, release: func() { <-l.slots }}, nil
+	return &capConn{Conn: c, release: func() { <-l.slots }, maxHeaderBytes: l.maxHeaderBytes}, nil
 }
 
 func (l *capListener) Close() error {
@@ -126,8 +128,29 @@ func (l *capListener) Close() error {
 
 type capConn struct {
 	net.Conn
-	once    sync.Once
-	release func()
+	once           sync.Once
+	release        func()
+	maxHeaderBytes int
+}
+
+// Write writes p, or the envelope in place of a canned text answer of net/http.
+func (c *capConn) Write(p []byte) (int, error) {
+	if env, ok := envelopeForCanned(p, c.maxHeaderBytes); ok {
+		if _, err := c.Conn.Write(env); err != nil {
+			return 0, err
+		}
+		return len(p), nil
+	}
+	return c.Conn.Write(p)
+}
+
+// CloseWrite half-closes a TCP connection, as net/http does after a 431 so the client reads the
+// answer before the connection goes.
+func (c *capConn) CloseWrite() error {
+	if cw, ok := c.Conn.(interface{ CloseWrite() error }); ok {
+		return cw.CloseWrite()
+	}
+	return nil
 }
 
 func (c *capConn) Close() error {

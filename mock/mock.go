@@ -553,10 +553,17 @@ func (s *Server) DefaultWorkspaceID() string {
 }
 
 // route hands a request under /api/v1/ with a clean path straight to the API router, which is
-// where the top-level mux sends it (one route match fewer on every API call); a path the mux
-// would clean or redirect, and everything else, goes through the mux.
+// where the top-level mux sends it (one route match fewer on every API call). A path that is not
+// in clean form (a `.` or `..` segment, a doubled slash) or a CONNECT is answered 404 not_found in
+// the envelope here: the mux would answer it with a redirect in HTML, an answer outside the
+// envelope and the REST description (issue 24). Everything else goes through the mux.
 func (s *Server) route(w http.ResponseWriter, r *http.Request) {
-	if p := r.URL.Path; r.URL.RawPath == "" && r.Method != http.MethodConnect && strings.HasPrefix(p, api.BasePath+"/") && cleanPath(p) {
+	p := r.URL.Path
+	if r.Method == http.MethodConnect || !strings.HasPrefix(p, "/") || !cleanPath(p) {
+		wire.Write(w, r, apierr.NotFound("No route "+r.Method+" "+r.URL.EscapedPath()+"; paths are served only in clean form (no . or .. segment, no doubled slash) under "+api.BasePath+"/."))
+		return
+	}
+	if r.URL.RawPath == "" && strings.HasPrefix(p, api.BasePath+"/") {
 		s.API.ServeHTTP(w, r)
 		return
 	}
@@ -650,16 +657,18 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	s.SetPublicURL("http://" + ln.Addr().String())
 	lim := s.cfg.Limits
 	hs := &http.Server{
-		Handler:           s.limitIO(s),
+		Handler:           s.limitIO(s.boundHandlers(s)),
 		ReadHeaderTimeout: lim.ReadHeaderTimeout,
 		ReadTimeout:       lim.ReadTimeout,
 		WriteTimeout:      lim.WriteTimeout,
 		IdleTimeout:       lim.IdleTimeout,
 		MaxHeaderBytes:    lim.MaxHeaderBytes,
-		ErrorLog:          slog.NewLogLogger(s.Logger.Handler(), slog.LevelWarn),
+		// OPTIONS * goes to the handler (404 not_found in the envelope), not to net/http's empty 200.
+		DisableGeneralOptionsHandler: true,
+		ErrorLog:                     slog.NewLogLogger(s.Logger.Handler(), slog.LevelWarn),
 	}
 	errc := make(chan error, 1)
-	go func() { errc <- hs.Serve(limitListener(ln, lim.MaxConns)) }()
+	go func() { errc <- hs.Serve(limitListener(ln, lim.MaxConns, lim.MaxHeaderBytes)) }()
 	select {
 	case err := <-errc:
 		return err

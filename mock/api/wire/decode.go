@@ -120,25 +120,34 @@ func DecodeStrictBytes(data []byte, dst any) error {
 // CheckJSONText refuses what encoding/json lets through silently: invalid
 // UTF-8 (json replaces it) and a key given twice in one object (json keeps
 // the last). Field names a duplicated key by its path. Malformed JSON is left
-// to the decoder that follows.
+// to the decoder that follows: it is not walked at all, so the walk only ever
+// sees complete, well-formed text no deeper than encoding/json's nesting
+// limit (10000), and ends within one pass over data.
 func CheckJSONText(data []byte) error {
 	if !utf8.Valid(data) {
 		return apierr.InvalidConfig("", "The request body is not valid UTF-8; send JSON text in UTF-8.")
 	}
+	if !json.Valid(data) {
+		return nil
+	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
-	if dup := duplicateKey(dec, ""); dup != "" {
+	if dup, _ := duplicateKey(dec, ""); dup != "" {
 		return apierr.InvalidConfig(dup, fmt.Sprintf("The key %q appears twice in one object; send each key once.", dup))
 	}
 	return nil
 }
 
 // duplicateKey walks one JSON value and returns the path of the first key
-// repeated within an object, or "" (also on malformed input).
-func duplicateKey(dec *json.Decoder, path string) string {
+// repeated within an object, or "". ok is false when the text ended or broke
+// before the value did: the walk then stops at once. Every turn of its loops
+// consumes at least one token or stops (a loop on dec.More alone never ends
+// on text cut inside an array: More peeks, the failed Token consumes nothing,
+// and More says true again; issue 24).
+func duplicateKey(dec *json.Decoder, path string) (dup string, ok bool) {
 	t, err := dec.Token()
 	if err != nil {
-		return ""
+		return "", false
 	}
 	switch t {
 	case json.Delim('{'):
@@ -146,7 +155,7 @@ func duplicateKey(dec *json.Decoder, path string) string {
 		for dec.More() {
 			kt, err := dec.Token()
 			if err != nil {
-				return ""
+				return "", false
 			}
 			k, _ := kt.(string)
 			p := k
@@ -154,23 +163,27 @@ func duplicateKey(dec *json.Decoder, path string) string {
 				p = path + "." + k
 			}
 			if seen[k] {
-				return p
+				return p, true
 			}
 			seen[k] = true
-			if d := duplicateKey(dec, p); d != "" {
-				return d
+			if d, ok := duplicateKey(dec, p); d != "" || !ok {
+				return d, ok
 			}
 		}
-		_, _ = dec.Token()
+		if _, err := dec.Token(); err != nil {
+			return "", false
+		}
 	case json.Delim('['):
 		for i := 0; dec.More(); i++ {
-			if d := duplicateKey(dec, fmt.Sprintf("%s[%d]", path, i)); d != "" {
-				return d
+			if d, ok := duplicateKey(dec, fmt.Sprintf("%s[%d]", path, i)); d != "" || !ok {
+				return d, ok
 			}
 		}
-		_, _ = dec.Token()
+		if _, err := dec.Token(); err != nil {
+			return "", false
+		}
 	}
-	return ""
+	return "", true
 }
 
 func decodeError(err error) error {

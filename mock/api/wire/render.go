@@ -96,3 +96,11 @@ func Write(w http.ResponseWriter, r *http.Request, err error) {
 	}
 	_ = json.NewEncoder(w).Encode(map[string]body{"error": toBody(e)})
 }
+
+// Encode is the status and body Write gives err, for an answer written outside a
+// ResponseWriter (the mock's connection writes it in place of net/http's own text answers).
+func Encode(err error) (int, []byte) {
+	e := normalize(err)
+	b, _ := json.Marshal(map[string]body{"error": toBody(e)}) // the body always encodes
+	return e.Status, append(b, '\n')
+}
