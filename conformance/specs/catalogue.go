@@ -477,6 +477,37 @@ func castStateSpecs(f *framework.Framework) {
 			Expect(got).To(Equal(want), "own actors first, then the core cast, then the rest of the cast, newest first in each group (ids in expected order: own new, mid, old; core new, old; rest newest, old)")
 		})
 
+		f.Rule("CORE-012", "ACTOR-012").Needs(framework.Control).It("actors made at the same instant are each listed once when paged one or two at a time: the cursor does not skip ties", func(ctx context.Context, s *framework.Spec) {
+			ws := s.NewWorkspace(ctx, framework.WorkspaceOptions{})
+			c, _ := ws.NewKey(ctx, framework.KeyOptions{Scopes: []string{"read"}})
+			at := serviceNow(ctx, s).Add(-time.Hour).UTC().Format(time.RFC3339)
+			tag := randomHex(6)
+			var tied []string
+			for i := range 4 {
+				tied = append(tied, addActor(ctx, s, ws.ID, map[string]any{"name": fmt.Sprintf("Conformance tie %d %s", i, tag), "created_at": at}))
+			}
+			// "Order: workspace's own actors first ... newest first in each group" leaves the order of
+			// equal times open; a keyset cursor must still visit each row once ("send next_cursor
+			// back as cursor"), so a cursor keyed on the time alone, skipping its ties, loses rows.
+			s.Step("CORE-012")
+			for _, limit := range []int{1, 2, 3} {
+				rows, _ := walk(ctx, c, "/actors", "actors", limit, 200)
+				listed := ids(rows, "actor_id")
+				for _, id := range tied {
+					n := 0
+					for _, l := range listed {
+						if l == id {
+							n++
+						}
+					}
+					Expect(n).To(Equal(1), fmt.Sprintf("actor %s (one of four made at %s) is listed exactly once when paged %d at a time, not %d times", id, at, limit, n))
+				}
+				s.Step("ACTOR-012")
+				Expect(listed[:4]).To(ConsistOf(tied), "the workspace's own actors (four, made at one instant) come first")
+				s.Step("CORE-012")
+			}
+		})
+
 		f.Rule("ACTOR-009").Needs(framework.Control).It("with more than 50 actors, a default page holds at most 25 and a page never more than 48", func(ctx context.Context, s *framework.Spec) {
 			ws := s.NewWorkspace(ctx, framework.WorkspaceOptions{})
 			c, _ := ws.NewKey(ctx, framework.KeyOptions{Scopes: []string{"read"}})

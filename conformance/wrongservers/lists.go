@@ -410,3 +410,59 @@ func init() {
 		},
 	)
 }
+
+func init() {
+	listServers = append(listServers, Server{
+		Name: "actors-cursor-skips-ties", Rules: []string{"CORE-012"},
+		Mistake: "the actor cursor is keyed on created_at alone: the next page starts strictly older, so actors made at the same instant as the page's last are skipped",
+		API: func(_ *Env, next http.Handler) http.Handler {
+			var createdAt memo[string] // actor id -> created_at, from the control API's answers
+			var lastOf memo[string]    // next_cursor issued -> the actor id ending its page
+			madeActor := controlRoute(http.MethodPost, "(/workspaces/[^/]+)?/actors")
+			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				switch {
+				case madeActor(r):
+					a := serve(next, r)
+					if d, ok := a.doc(); ok && a.status == http.StatusCreated {
+						id, _ := d["actor_id"].(string)
+						at, _ := d["created_at"].(string)
+						createdAt.put(id, at)
+					}
+					a.send(w)
+				case actorList(r):
+					cursor := r.URL.Query().Get("cursor")
+					a := serve(next, r)
+					d, ok := a.doc()
+					if !ok || a.status != http.StatusOK {
+						a.send(w)
+						return
+					}
+					list, _ := d["actors"].([]any)
+					if last, ok := lastOf.get(cursor); ok && cursor != "" {
+						if t, ok := createdAt.get(last); ok && t != "" {
+							for len(list) > 0 {
+								row, _ := list[0].(map[string]any)
+								id, _ := row["actor_id"].(string)
+								if rt, _ := createdAt.get(id); rt != t {
+									break
+								}
+								list = list[1:]
+							}
+							d["actors"] = list
+						}
+					}
+					if nc, ok := d["next_cursor"].(string); ok && len(list) > 0 {
+						if row, ok := list[len(list)-1].(map[string]any); ok {
+							id, _ := row["actor_id"].(string)
+							lastOf.put(nc, id)
+						}
+					}
+					a.setDoc(d)
+					a.send(w)
+				default:
+					next.ServeHTTP(w, r)
+				}
+			})
+		},
+	})
+}
