@@ -7,7 +7,7 @@ FROM scratch
 
 ARG VERSION=dev
 LABEL org.opencontainers.image.title="mediaspec" \
-      org.opencontainers.image.description="Contract kit for the media generation API: the stateful mock, the conformance suite and the webhook receiver" \
+      org.opencontainers.image.description="Contract kit for the media generation API: the stateful mock, the conformance suite, the webhook receiver and the live proxy" \
       org.opencontainers.image.version="${VERSION}"
 
 COPY bin/ca-certificates.crt /etc/ssl/certs/ca-certificates.crt

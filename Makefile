@@ -99,6 +99,13 @@ legal-variants: build
 	$(GO) run ./conformance/wrongservers/cmd/wrongservers --legal --bin bin/mediaspec --only '$(ONLY)' \
 	  --failures bin/legal-failures.txt $(LEGAL_FLAGS)
 
+## proxy-proof: the whole suite through the built binary's proxy in front of the mock
+## (.ci/proxy-proof): the suite must pass, and the proxy must record no MUST or SHOULD finding on
+## the service's side. Reports in reports/proxy-proof.
+.PHONY: proxy-proof
+proxy-proof: build
+	.ci/proxy-proof bin/mediaspec
+
 ## run: the main job — check the embedded mock against the rule catalogue.
 run:
 	$(GO) run -ldflags "$(LDFLAGS)" ./cmd/mediaspec check

@@ -1,7 +1,10 @@
 package proxy
 
 import (
+	"regexp"
+	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -19,6 +22,13 @@ const (
 	SideSender = "sender"
 	// SideReceiver: the client's webhook receiver answered a delivery against the receiver rules.
 	SideReceiver = "receiver"
+)
+
+// ServiceSides are the sides of the service (its API answers and its webhook deliveries);
+// ClientSides those of its client (its API calls and its webhook receiver).
+var (
+	ServiceSides = []string{SideServer, SideSender}
+	ClientSides  = []string{SideClient, SideReceiver}
 )
 
 // Bounds of the findings store.
@@ -131,6 +141,8 @@ func (s *store) add(f Finding, route string, exchange int64) {
 	if r, ok := s.rules.Get(f.RuleID); ok && r.Basis == spec.BasisReference {
 		f.Advisory = true
 	}
+	// Keys never leave the process, not even when a body quoted in a finding carries one.
+	f.Request, f.Advice = redact(f.Request), redact(f.Advice)
 	k := findingKey{f.RuleID, f.Side, f.KeyID, route, f.Advisory}
 	s.mu.Lock()
 	s.totals[totalKey{f.RuleID, f.Side, f.Advisory}]++
@@ -164,6 +176,17 @@ func (s *store) add(f Finding, route string, exchange int64) {
 	}
 }
 
+// keyText is an API key (or its start) anywhere in a text.
+var keyText = regexp.MustCompile(`sk_live_[A-Za-z0-9_-]*`)
+
+// redact replaces every API key in s.
+func redact(s string) string {
+	if !strings.Contains(s, "sk_live_") {
+		return s
+	}
+	return keyText.ReplaceAllString(s, "sk_live_[REDACTED]")
+}
+
 func (s *store) report() Report {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -190,12 +213,13 @@ func (s *store) report() Report {
 }
 
 // worst reports whether a non-advisory finding of a MUST rule (must) or of a MUST or SHOULD rule
-// (should) was recorded, counting findings past MaxFindings too.
-func (s *store) worst() (must, should bool) {
+// (should) was recorded on one of sides (all sides when none is given), counting findings past
+// MaxFindings too.
+func (s *store) worst(sides ...string) (must, should bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for k, n := range s.totals {
-		if n == 0 || k.advisory {
+		if n == 0 || k.advisory || (len(sides) > 0 && !slices.Contains(sides, k.side)) {
 			continue
 		}
 		switch s.level(k.rule) {

@@ -310,9 +310,9 @@ func (p *Proxy) Clear() {
 }
 
 // Failed reports whether a non-advisory finding of a MUST rule (should false) or of a MUST or
-// SHOULD rule (should true) was recorded.
-func (p *Proxy) Failed(should bool) bool {
-	must, sh := p.store.worst()
+// SHOULD rule (should true) was recorded on one of sides (every side when none is given).
+func (p *Proxy) Failed(should bool, sides ...string) bool {
+	must, sh := p.store.worst(sides...)
 	if should {
 		return sh
 	}

@@ -32,6 +32,7 @@ func runProxy(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	var secrets secretList
 	fs.Var(&secrets, "secret", "signing secret whsec_... of the webhook endpoint, with --webhook-forward (repeat or separate with commas during a rotation) [$MEDIASPEC_PROXY_SECRET]")
 	failOn := fs.String("fail-on", "must", "exit 1 at shutdown when a finding of this level was recorded: must, should (MUST or SHOULD) or none; advisories never count [$MEDIASPEC_PROXY_FAIL_ON]")
+	failSide := fs.String("fail-side", "all", "which findings --fail-on counts: service (the server's answers and its webhook deliveries), client (the client's calls and its webhook receiver) or all [$MEDIASPEC_PROXY_FAIL_SIDE]")
 	jsonReport := fs.String("json-report", "", "write the findings as JSON to this path at shutdown [$MEDIASPEC_PROXY_JSON_REPORT]")
 	junitReport := fs.String("junit-report", "", "write a JUnit report (a case per finding, by rule area) to this path at shutdown [$MEDIASPEC_PROXY_JUNIT_REPORT]")
 	htmlReport := fs.String("html-report", "", "write the HTML report (every rule with its verdict) to this path at shutdown [$MEDIASPEC_PROXY_HTML_REPORT]")
@@ -50,6 +51,16 @@ func runProxy(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	case "must", "should", "none":
 	default:
 		return usageError{msg: fmt.Sprintf("proxy: --fail-on %q: want must, should or none", *failOn)}
+	}
+	var sides []string
+	switch *failSide {
+	case "service":
+		sides = proxy.ServiceSides
+	case "client":
+		sides = proxy.ClientSides
+	case "all":
+	default:
+		return usageError{msg: fmt.Sprintf("proxy: --fail-side %q: want service, client or all", *failSide)}
 	}
 	if *hookForward != "" && len(secrets) == 0 {
 		return usageError{msg: "proxy: --webhook-forward needs --secret: the whsec_... signing secret of the webhook endpoint"}
@@ -135,13 +146,13 @@ func runProxy(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 
 	rep := p.Report()
 	writeProxySummary(stdout, rep)
-	run := proxyRun{Upstream: *upstream, Version: Version(), Contract: spec.Version, Started: started, Duration: time.Since(started), FailOn: *failOn}
-	failed := (*failOn == "must" && p.Failed(false)) || (*failOn == "should" && p.Failed(true))
+	run := proxyRun{Upstream: *upstream, Version: Version(), Contract: spec.Version, Started: started, Duration: time.Since(started), FailOn: *failOn, FailSide: *failSide}
+	failed := (*failOn == "must" && p.Failed(false, sides...)) || (*failOn == "should" && p.Failed(true, sides...))
 	if err := writeProxyReports(*jsonReport, *junitReport, *htmlReport, rules, run, rep, failed); err != nil {
 		return err
 	}
 	if failed {
-		return exitError{code: 1, err: fmt.Errorf("proxy: findings at the --fail-on %s level were recorded (see above)", *failOn)}
+		return exitError{code: 1, err: fmt.Errorf("proxy: findings at the --fail-on %s level were recorded on the %s side (see above)", *failOn, *failSide)}
 	}
 	return nil
 }
@@ -244,8 +255,9 @@ type proxyRun struct {
 	Started  time.Time     `json:"started"`
 	Duration time.Duration `json:"duration_ns"`
 	FailOn   string        `json:"fail_on"`
+	FailSide string        `json:"fail_side"`
 }
 
 func modeLine(r proxyRun) string {
-	return "proxy: live traffic, fail on " + strings.ToUpper(r.FailOn)
+	return "proxy: live traffic, fail on " + strings.ToUpper(r.FailOn) + " findings of the " + r.FailSide + " side"
 }

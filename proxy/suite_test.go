@@ -1,0 +1,130 @@
+package proxy
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/onsi/ginkgo/v2"
+
+	"github.com/mediaspec/mediaspec/conformance"
+	"github.com/mediaspec/mediaspec/mock"
+	"github.com/mediaspec/mediaspec/mock/clock"
+	"github.com/mediaspec/mediaspec/spec"
+)
+
+// suiteFilter is the part of the conformance suite make test runs through the proxy: the areas a
+// client's session crosses most (auth, errors, estimates, submits, generation reads and waits,
+// batches, ledger, ids, lists, uploads, links). make proxy-proof runs the whole suite through the
+// built binary's proxy. MEDIASPEC_PROXY_SUITE_FILTER overrides it ("" runs every spec).
+const suiteFilter = "AUTH-001 || AUTH-016 || ERR-021 || ERR-024 || ERR-029 || EST-001 || EST-003 || SUBMIT-001 || SUBMIT-003 || SUBMIT-007 || SUBMIT-018 || " +
+	"GEN-001 || GEN-005 || GEN-009 || GEN-028 || GEN-037 || BATCH-001 || LEDGER-001 || LEDGER-002 || ID-002 || CORE-012 || CAP-001 || ACTOR-001 || " +
+	"VOICE-001 || UPLOAD-002 || UPLOAD-022 || LINK-001 || RATE-001 || WH-001 || CLIENT-001"
+
+// The suite run through the proxy in front of the correct mock: the suite's verdict is unchanged
+// (it passes) and the proxy records no failing finding on the server's side. The suite is a client
+// that breaks the client duties on purpose (it repeats refused calls, sends ids altered and bodies
+// the description refuses, to see the server refuse them), so its client-side findings are
+// counted and logged, not failed.
+func TestSuiteThroughTheProxy(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs conformance specs")
+	}
+	ctx := context.Background()
+	doc, err := spec.OpenAPIJSON(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := mock.New(mock.Config{
+		Seed:                  1,
+		Clock:                 clock.NewManual(time.Date(2026, 1, 5, 9, 0, 0, 0, time.UTC)),
+		ControlToken:          "ctl_proxy_suite",
+		OpenAPIJSON:           doc,
+		Logger:                slog.New(slog.DiscardHandler),
+		AllowLoopbackWebhooks: true,
+		AllowLoopbackFetch:    true,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	up := httptest.NewServer(srv)
+	defer up.Close()
+	p, err := New(ctx, Config{Upstream: up.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	front := httptest.NewServer(p)
+	defer front.Close()
+	defer p.Close()
+	srv.SetPublicURL(front.URL) // file links and upload PUTs pass through the proxy too
+	info := srv.Info()
+
+	filter, set := os.LookupEnv("MEDIASPEC_PROXY_SUITE_FILTER")
+	if !set {
+		filter = suiteFilter
+	}
+	dir := t.TempDir()
+	suite, err := conformance.NewSuite(ctx, conformance.Config{
+		BaseURL:             front.URL + "/api/v1",
+		ControlURL:          front.URL + "/_control/v1",
+		ControlToken:        info.ControlToken,
+		Budget:              2000,
+		TimeScale:           1,
+		Slow:                true,
+		RetiredCapabilityID: "actor_classic",
+		Reference:           true,
+		LabelFilter:         filter,
+		JSONReport:          filepath.Join(dir, "report.json"),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc, rc := ginkgo.GinkgoConfiguration()
+	sc, rc = suite.Configure(ctx, sc, rc)
+	suite.RunSpecs(t, sc, rc)
+	var out bytes.Buffer
+	sum, err := suite.Finish(&out)
+	if err != nil {
+		t.Errorf("the suite failed through the proxy: %v\n%s", err, out.String())
+	}
+	if err := p.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	rep := p.Report()
+	var server, advisory, client int
+	for _, f := range rep.Findings {
+		switch {
+		case f.Side == SideServer && !f.Advisory:
+			server++
+			t.Errorf("server finding on the correct mock: %s %s %s: %s", f.RuleID, f.Level, f.Request, f.Advice)
+		case f.Side == SideServer:
+			advisory++
+			t.Errorf("advisory on the reference mock (which holds the reference's shapes): %s %s: %s", f.RuleID, f.Request, f.Advice)
+		default:
+			client++
+		}
+		if strings.Contains(f.Request+f.Advice, "sk_live_") && !strings.Contains(f.Request+f.Advice, "sk_live_[REDACTED]") {
+			t.Errorf("a finding holds a key: %s %s", f.RuleID, f.Request)
+		}
+	}
+	t.Logf("through the proxy: %d specs passed, %d failed, %d skipped; %d exchanges judged; findings: %d server, %d advisory, %d client (the suite's deliberate mistakes)",
+		sum.Specs.Passed, sum.Specs.Failed, sum.Specs.Skipped, rep.Exchanges, server, advisory, client)
+	var clientRules []string
+	for _, tot := range rep.Totals {
+		if tot.Side == SideClient {
+			clientRules = append(clientRules, fmt.Sprintf("%s %d", tot.RuleID, tot.Count))
+		}
+	}
+	t.Logf("client findings by rule: %s", strings.Join(clientRules, ", "))
+	if rep.Exchanges < 100 {
+		t.Errorf("only %d exchanges went through the proxy", rep.Exchanges)
+	}
+}
