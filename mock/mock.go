@@ -122,6 +122,12 @@ type Config struct {
 	// Limits are the server's timeouts, connection cap and shutdown grace (zero fields: the
 	// defaults of DefaultLimits).
 	Limits Limits
+	// UploadBytesLimit bounds the bytes of all pending uploads together (reserved in the last 15
+	// minutes and not finalized, plus from-url imports being fetched); a reservation past it is
+	// refused with 429 quota_exceeded (0: uploads.DefaultPendingBytes, 1 GiB). Uploaded bytes are
+	// kept in spool files under the system's temporary directory, not in memory
+	// (docs/mock-limits.md).
+	UploadBytesLimit int64 `yaml:"upload_bytes_limit"`
 	// Retain forgets what ended this long ago on the service clock: finished generations with
 	// their batches and output asset records, ended workflow runs, finished webhook deliveries,
 	// finalized uploads nothing used for that long.
@@ -281,6 +287,9 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Retain < 0 || (cfg.Retain > 0 && cfg.Retain < MinRetain) {
 		return nil, fmt.Errorf("mock: retain %s: want 0 (keep until reset) or at least %s", cfg.Retain, MinRetain)
 	}
+	if cfg.UploadBytesLimit < 0 {
+		return nil, fmt.Errorf("mock: upload bytes limit %d: want 0 (the default) or more", cfg.UploadBytesLimit)
+	}
 	if cfg.Balance == 0 {
 		cfg.Balance = DefaultBalance
 	}
@@ -360,7 +369,7 @@ func New(cfg Config) (*Server, error) {
 	s.OnReset(func() { s.Blob.Reset(); s.Assets.Reset() })
 	// Uploads come before the catalogue: estimates and submits look uploads up through it.
 	s.Uploads = uploads.New(uploads.Deps{Clock: clk, IDs: src, Blob: s.Blob, Assets: s.Assets, Faults: s.Faults,
-		Logger: logger, AllowLoopbackFetch: cfg.AllowLoopbackFetch, Resolver: s.Hosts,
+		Logger: logger, AllowLoopbackFetch: cfg.AllowLoopbackFetch, Resolver: s.Hosts, PendingBytesLimit: cfg.UploadBytesLimit,
 		// Set before serving: Jobs is built below, and an upload is first forgotten Retain later.
 		Retain: cfg.Retain, Retire: func(id string, at time.Time) { s.Jobs.RetireFile(id, at) }})
 	s.OnReset(s.Uploads.Reset)
@@ -644,6 +653,7 @@ func (s *Server) Close() {
 		s.drainNow()
 		s.Webhooks.Close()
 		s.Clock.Stop()
+		s.Blob.Close()
 	})
 }
 

@@ -17,6 +17,7 @@ import (
 	"github.com/mediaspec/mediaspec/fixtures"
 	"github.com/mediaspec/mediaspec/mock"
 	"github.com/mediaspec/mediaspec/mock/clock"
+	"github.com/mediaspec/mediaspec/mock/uploads"
 	"github.com/mediaspec/mediaspec/spec"
 )
 
@@ -46,6 +47,7 @@ func runMock(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	fs.DurationVar(&lim.IdleTimeout, "idle-timeout", d.IdleTimeout, "close a keep-alive connection idle this long [$MEDIASPEC_MOCK_IDLE_TIMEOUT]")
 	fs.DurationVar(&lim.UploadTimeout, "upload-timeout", d.UploadTimeout, "read and write time of one PUT to an upload link [$MEDIASPEC_MOCK_UPLOAD_TIMEOUT]")
 	fs.IntVar(&lim.MaxConns, "max-conns", d.MaxConns, "most connections served at once; more wait in the listen backlog [$MEDIASPEC_MOCK_MAX_CONNS]")
+	fs.Int64Var(&cfg.UploadBytesLimit, "upload-bytes-limit", uploads.DefaultPendingBytes, "most bytes of pending uploads (reserved in the last 15 minutes, not finalized) of all workspaces together; a reservation past it answers 429 quota_exceeded [$MEDIASPEC_MOCK_UPLOAD_BYTES_LIMIT]")
 	fs.DurationVar(&cfg.Retain, "retain", 0, fmt.Sprintf("forget what ended this long ago on the service clock: finished generations and batches with their output records, ended workflow runs, finished webhook deliveries, uploads unused that long (0: keep until reset; else at least %s) [$MEDIASPEC_MOCK_RETAIN]", mock.MinRetain))
 	specFile := fs.String("spec", "", "serve (and validate answers with) the REST description in FILE instead of the embedded one [$MEDIASPEC_MOCK_SPEC]")
 	catalogDir := fs.String("catalog", "", "serve the capability catalogue in DIR (a copy of fixtures/catalog) instead of the embedded one [$MEDIASPEC_MOCK_CATALOG]")
@@ -75,6 +77,9 @@ func runMock(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	if cfg.Retain < 0 || (cfg.Retain > 0 && cfg.Retain < mock.MinRetain) {
 		return usageError{msg: fmt.Sprintf("--retain %s: want 0 (keep until reset) or at least %s, the longest time the interface sends a client back to an ended record (the last webhook retry, its timeout and the link a read hands out)", cfg.Retain, mock.MinRetain)}
+	}
+	if cfg.UploadBytesLimit <= 0 {
+		return usageError{msg: "--upload-bytes-limit must be above 0"}
 	}
 	if cfg.TimeScale <= 0 {
 		return usageError{msg: "--time-scale must be above 0"}

@@ -11,12 +11,15 @@
 package blob
 
 import (
+	"bytes"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"hash"
+	"io"
 	"net/url"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -31,27 +34,49 @@ const (
 	UploadPath = "/upload-slots/"
 )
 
-// Object is one stored file. Its bytes are either kept (Bytes: uploads) or made again on every
-// download (Render, with Size their length: generated outputs, which are deterministic from seed
-// and request, so a resident output costs its metadata only).
+// Object is one stored file. Its bytes are kept in a spool file (File: uploads and imports, so a
+// large file is never resident in the heap), kept in memory (Bytes: small files put by Put), or
+// made again on every download (Render, with Size their length: generated outputs, which are
+// deterministic from seed and request, so a resident output costs its metadata only).
 type Object struct {
 	AssetID     string
 	WorkspaceID string
 	ContentType string
 	FileName    string
 	Bytes       []byte
-	Size        int64                  // len(Bytes), or of what Render makes
-	Render      func() ([]byte, error) // makes the bytes when Bytes is nil
+	File        string                 // the spool file holding the bytes ("" when none)
+	Size        int64                  // len(Bytes), of the spool file, or of what Render makes
+	Render      func() ([]byte, error) // makes the bytes when Bytes is nil and there is no File
 	StoredAt    time.Time
 }
 
-// Content returns the object's bytes: Bytes, or what Render makes.
+// Content returns the object's bytes: Bytes, the spool file read whole, or what Render makes.
+// For a spooled object prefer Open, which does not hold the file in memory.
 func (o Object) Content() ([]byte, error) {
+	if o.File != "" {
+		return os.ReadFile(o.File)
+	}
 	if o.Bytes != nil || o.Render == nil {
 		return o.Bytes, nil
 	}
 	return o.Render()
 }
+
+// Open returns a reader of the object's bytes; the caller closes it. A spooled object is read
+// from its file (a file deleted meanwhile is an error).
+func (o Object) Open() (io.ReadCloser, error) {
+	if o.File != "" {
+		return os.Open(o.File)
+	}
+	b, err := o.Content()
+	if err != nil {
+		return nil, err
+	}
+	return io.NopCloser(bytes.NewReader(b)), nil
+}
+
+// spoolAbove is the size above which Put keeps an object's bytes in a spool file, not the heap.
+const spoolAbove = 64 << 10
 
 // Slot is an upload link's contract: one PUT of exactly Size bytes of ContentType before ExpiresAt.
 type Slot struct {
@@ -81,9 +106,10 @@ type Store struct {
 	publicURL func() string
 	signers   sync.Pool // of *signer over key: every read of a finished generation signs links
 
-	mu    sync.Mutex // guards objs, slots
+	mu    sync.Mutex // guards objs, slots, dir
 	objs  map[string]*Object
 	slots map[string]*SlotState
+	dir   string // the spool directory, made at the first spooled file ("" before)
 }
 
 // New makes a Store whose links are signed with key and start with publicURL() (scheme and host,
@@ -98,18 +124,71 @@ func New(clk clock.Clock, key []byte, publicURL func() string) *Store {
 	return s
 }
 
-// Put stores (or replaces) an object under its asset id.
+// Put stores (or replaces) an object under its asset id. Bytes above 64 KiB go to a spool file
+// (when the spool cannot be written they stay in memory).
 func (s *Store) Put(o Object) {
-	if o.Bytes != nil || o.Render == nil {
-		o.Bytes = append([]byte(nil), o.Bytes...)
+	if o.File == "" && (o.Bytes != nil || o.Render == nil) {
 		o.Size = int64(len(o.Bytes))
+		if len(o.Bytes) > spoolAbove {
+			if f, err := s.spoolFile(); err == nil {
+				_, werr := f.Write(o.Bytes)
+				if cerr := f.Close(); werr == nil && cerr == nil {
+					o.File, o.Bytes = f.Name(), nil
+				} else {
+					_ = os.Remove(f.Name())
+				}
+			}
+		}
+		if o.File == "" {
+			o.Bytes = append([]byte(nil), o.Bytes...)
+		}
 	}
 	if o.StoredAt.IsZero() {
 		o.StoredAt = s.clock.Now()
 	}
 	s.mu.Lock()
-	defer s.mu.Unlock()
+	old := s.objs[o.AssetID]
 	s.objs[o.AssetID] = &o
+	s.mu.Unlock()
+	removeSpool(old)
+}
+
+// spoolFile creates a new file in the spool directory (made at the first call, under the
+// system's temporary directory); Close removes the directory.
+func (s *Store) spoolFile() (*os.File, error) {
+	s.mu.Lock()
+	dir := s.dir
+	if dir == "" {
+		d, err := os.MkdirTemp("", "mediaspec-blob-")
+		if err != nil {
+			s.mu.Unlock()
+			return nil, err
+		}
+		s.dir, dir = d, d
+	}
+	s.mu.Unlock()
+	return os.CreateTemp(dir, "upload-")
+}
+
+// removeSpool deletes o's spool file, if any. A download streaming from it keeps reading (an
+// open file outlives its name).
+func removeSpool(o *Object) {
+	if o != nil && o.File != "" {
+		_ = os.Remove(o.File)
+	}
+}
+
+// Close deletes every spool file and the spool directory. The Store must not be used after.
+func (s *Store) Close() {
+	s.mu.Lock()
+	dir := s.dir
+	s.dir = ""
+	s.objs = map[string]*Object{}
+	s.slots = map[string]*SlotState{}
+	s.mu.Unlock()
+	if dir != "" {
+		_ = os.RemoveAll(dir)
+	}
 }
 
 // Get returns a copy of the object's metadata and its bytes (shared; callers must not modify them).
@@ -126,17 +205,23 @@ func (s *Store) Get(assetID string) (Object, bool) {
 // Delete forgets an object and its upload slot; links to it then answer 404.
 func (s *Store) Delete(assetID string) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
+	old := s.objs[assetID]
 	delete(s.objs, assetID)
 	delete(s.slots, assetID)
+	s.mu.Unlock()
+	removeSpool(old)
 }
 
-// Reset forgets everything.
+// Reset forgets everything, spool files included.
 func (s *Store) Reset() {
 	s.mu.Lock()
-	defer s.mu.Unlock()
+	old := s.objs
 	s.objs = map[string]*Object{}
 	s.slots = map[string]*SlotState{}
+	s.mu.Unlock()
+	for _, o := range old {
+		removeSpool(o)
+	}
 }
 
 // DownloadURL signs a link to the object lasting ttl from now. It does not check that the object

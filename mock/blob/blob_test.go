@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -23,6 +25,7 @@ func newStore(t *testing.T) (*Store, *clock.Manual, *httptest.Server) {
 	s := New(clk, []byte("test-key"), func() string { return srv.URL })
 	srv = httptest.NewServer(s.Handler())
 	t.Cleanup(srv.Close)
+	t.Cleanup(s.Close)
 	return s, clk, srv
 }
 
@@ -196,5 +199,38 @@ func TestParseLink(t *testing.T) {
 	}
 	if _, err := ParseLink("http://h/other"); err == nil {
 		t.Error("a foreign link parsed")
+	}
+}
+
+// An upload PUT is streamed to a spool file, never held in the heap; the download streams it back;
+// Delete removes the file and Close the spool directory.
+func TestUploadIsSpooledToAFile(t *testing.T) {
+	s, clk, _ := newStore(t)
+	body := bytes.Repeat([]byte("0123456789abcdef"), 1<<14) // 256 KiB
+	link := s.ReserveUpload(Slot{AssetID: "ast_big", WorkspaceID: "ws_1", ContentType: "video/mp4", FileName: "big.mp4",
+		Size: int64(len(body)), ExpiresAt: clk.Now().Add(time.Minute)})
+	if res, b := do(t, http.MethodPut, link, body, "video/mp4"); res.StatusCode != 200 {
+		t.Fatalf("PUT: %d %s", res.StatusCode, b)
+	}
+	o, ok := s.Get("ast_big")
+	if !ok || o.File == "" || o.Bytes != nil || o.Size != int64(len(body)) {
+		t.Fatalf("stored %+v", o)
+	}
+	dl, _ := s.DownloadURL("ast_big", "big.mp4", time.Minute)
+	if res, b := do(t, http.MethodGet, dl, nil, ""); res.StatusCode != 200 || !bytes.Equal(b, body) {
+		t.Fatalf("download: %d, %d bytes", res.StatusCode, len(b))
+	}
+	s.Delete("ast_big")
+	if _, err := os.Stat(o.File); !os.IsNotExist(err) {
+		t.Fatalf("spool file left after Delete: %v", err)
+	}
+	s.Put(Object{AssetID: "ast_imp", ContentType: "video/mp4", Bytes: body})
+	o, _ = s.Get("ast_imp")
+	if o.File == "" {
+		t.Fatal("a large Put is not spooled")
+	}
+	s.Close()
+	if _, err := os.Stat(filepath.Dir(o.File)); !os.IsNotExist(err) {
+		t.Fatalf("spool directory left after Close: %v", err)
 	}
 }

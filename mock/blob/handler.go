@@ -1,13 +1,13 @@
 package blob
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
 	"mime"
 	"net/http"
 	"net/url"
+	"os"
 	"strconv"
 	"strings"
 
@@ -56,13 +56,14 @@ func (s *Store) serveFile(w http.ResponseWriter, r *http.Request) {
 		writeLinkError(w, r, apierr.CodeNotFound, "The file is gone.")
 		return
 	}
-	var body []byte
+	var body io.ReadCloser
 	if r.Method != http.MethodHead {
 		var err error
-		if body, err = o.Content(); err != nil {
+		if body, err = o.Open(); err != nil {
 			wire.Write(w, r, apierr.Internal(err, "The file could not be made; try the link again."))
 			return
 		}
+		defer body.Close()
 	}
 	h := w.Header()
 	h.Set("Content-Type", o.ContentType)
@@ -74,8 +75,8 @@ func (s *Store) serveFile(w http.ResponseWriter, r *http.Request) {
 		h.Set("Content-Disposition", mime.FormatMediaType("inline", map[string]string{"filename": o.FileName}))
 	}
 	w.WriteHeader(http.StatusOK)
-	if r.Method != http.MethodHead {
-		_, _ = w.Write(body)
+	if body != nil {
+		_, _ = io.Copy(w, body)
 	}
 }
 
@@ -104,28 +105,36 @@ func (s *Store) receiveUpload(w http.ResponseWriter, r *http.Request) {
 		writeLinkError(w, r, apierr.CodeNotFound, "No upload is reserved for this link.")
 		return
 	}
-	// Read at most one byte more than declared, to tell "too long" from "exact".
-	data, err := io.ReadAll(io.LimitReader(r.Body, st.Size+1))
+	// Stream the body to a spool file (never the heap), at most one byte more than declared, to
+	// tell "too long" from "exact".
+	file, n, err := s.spool(io.LimitReader(r.Body, st.Size+1))
 	violation := ""
 	switch {
 	case err != nil:
 		violation = "the upload was interrupted: " + err.Error()
 	case !sameMediaType(r.Header.Get("Content-Type"), st.ContentType):
 		violation = fmt.Sprintf("the PUT declared Content-Type %q, the reservation %q", r.Header.Get("Content-Type"), st.ContentType)
-	case int64(len(data)) != st.Size:
-		violation = fmt.Sprintf("the PUT sent %s bytes, the reservation declared exactly %d", sizeWord(len(data), st.Size), st.Size)
+	case n != st.Size:
+		violation = fmt.Sprintf("the PUT sent %s bytes, the reservation declared exactly %d", sizeWord(n, st.Size), st.Size)
 	}
 	now := s.clock.Now()
 	s.mu.Lock()
 	st.PutAt = now
+	var old *Object
 	if violation != "" {
 		st.Violation = violation
-	} else {
+	} else if cur, live := s.slots[assetID]; live && cur == st {
 		st.Received = true
+		old = s.objs[assetID]
 		s.objs[assetID] = &Object{AssetID: assetID, WorkspaceID: st.WorkspaceID, ContentType: st.ContentType,
-			FileName: st.FileName, Bytes: bytes.Clone(data), Size: int64(len(data)), StoredAt: now}
+			FileName: st.FileName, File: file, Size: n, StoredAt: now}
+		file = ""
 	}
 	s.mu.Unlock()
+	removeSpool(old)
+	if file != "" {
+		_ = os.Remove(file) // refused, or the slot was forgotten while the bytes arrived
+	}
 	if violation != "" {
 		writeLinkError(w, r, apierr.CodeInvalidConfig, "The upload broke its reservation: "+violation+". Finalize will refuse it; reserve again.")
 		return
@@ -134,11 +143,29 @@ func (s *Store) receiveUpload(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusOK)
 }
 
-func sizeWord(got int, want int64) string {
-	if int64(got) > want {
+func sizeWord(got, want int64) string {
+	if got > want {
 		return "more than " + strconv.FormatInt(want, 10)
 	}
-	return strconv.Itoa(got)
+	return strconv.FormatInt(got, 10)
+}
+
+// spool copies r to a new spool file and returns its name ("" on an error: nothing is left
+// behind) and the bytes written.
+func (s *Store) spool(r io.Reader) (string, int64, error) {
+	f, err := s.spoolFile()
+	if err != nil {
+		return "", 0, err
+	}
+	n, err := io.Copy(f, r)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		_ = os.Remove(f.Name())
+		return "", n, err
+	}
+	return f.Name(), n, nil
 }
 
 // sameMediaType compares two content types with parameters stripped and case folded.

@@ -91,12 +91,26 @@ func (s *Service) FromURL(ctx context.Context, workspaceID string, req FromURLRe
 		return Imported{}, err
 	}
 
+	// A fetch holds up to the largest ceiling it may read in memory: it counts toward the pending
+	// bytes while it runs.
+	reading := media.MaxBytes(media.KindVideo)
+	if given != "" {
+		reading = media.MaxBytes(media.KindOf(given))
+	}
 	s.mu.Lock()
-	err = s.checkPendingLocked(workspaceID, s.d.Clock.Now())
+	err = s.checkPendingLocked(workspaceID, reading, s.d.Clock.Now())
+	if err == nil {
+		s.fetching += reading
+	}
 	s.mu.Unlock()
 	if err != nil {
 		return Imported{}, err
 	}
+	defer func() {
+		s.mu.Lock()
+		s.fetching -= reading
+		s.mu.Unlock()
+	}()
 	if err := s.providerFault(workspaceID); err != nil {
 		return Imported{}, err
 	}

@@ -53,6 +53,8 @@ const (
 	MaxURL = 2048
 	// IDPrefix prefixes asset ids.
 	IDPrefix = "ast_"
+	// DefaultPendingBytes is the default Deps.PendingBytesLimit (1 GiB).
+	DefaultPendingBytes int64 = 1 << 30
 )
 
 // Scan statuses.
@@ -89,6 +91,10 @@ type Deps struct {
 	// Retire is handed a forgotten upload's asset id to delete its bytes once the links already
 	// handed out to it expired (nil: they are deleted at once).
 	Retire func(assetID string, at time.Time)
+	// PendingBytesLimit bounds the bytes of every pending upload of every workspace together (the
+	// declared size_bytes of reservations made in the last PendingWindow and not finalized): a
+	// reservation that would pass it is refused with 429 quota_exceeded (0: DefaultPendingBytes).
+	PendingBytesLimit int64
 	// FetchTimeout bounds a whole from-url fetch, redirects included (0: 10 s). It is wall time:
 	// it bounds real network I/O, which the service clock does not drive.
 	FetchTimeout time.Duration
@@ -133,8 +139,10 @@ type Service struct {
 
 	sweep *retention.Sweeper // forgets unused finalized uploads (nil without a retention)
 
-	mu      sync.Mutex // guards uploads
+	mu      sync.Mutex // guards uploads, fetching
 	uploads map[string]*upload
+	// fetching is the bytes from-url fetches running now may hold (each its ceiling).
+	fetching int64
 }
 
 // New returns a Service over d. It panics when a required dependency is missing.
@@ -150,6 +158,9 @@ func New(d Deps) *Service {
 	}
 	if d.FetchTimeout <= 0 {
 		d.FetchTimeout = 10 * time.Second
+	}
+	if d.PendingBytesLimit <= 0 {
+		d.PendingBytesLimit = DefaultPendingBytes
 	}
 	if d.Faults != nil {
 		d.Faults.Enable(faults.SlowScan)
@@ -237,16 +248,25 @@ func parseChecksum(s string) ([]byte, bool) {
 }
 
 // checkPendingLocked refuses with 429 quota_exceeded when the workspace holds PendingCap pending
-// uploads: reservations made in the last PendingWindow that are not finalized. s.mu must be held.
-func (s *Service) checkPendingLocked(workspaceID string, now time.Time) error {
+// uploads (reservations made in the last PendingWindow that are not finalized), or when size more
+// bytes would take the pending uploads of all workspaces, with the from-url fetches running, past
+// Deps.PendingBytesLimit. s.mu must be held.
+func (s *Service) checkPendingLocked(workspaceID string, size int64, now time.Time) error {
 	n := 0
+	held := s.fetching
 	for _, u := range s.uploads {
-		if u.workspaceID == workspaceID && u.state == stateReserved && now.Sub(u.createdAt) < PendingWindow {
-			n++
+		if u.state == stateReserved && now.Sub(u.createdAt) < PendingWindow {
+			held += u.size
+			if u.workspaceID == workspaceID {
+				n++
+			}
 		}
 	}
 	if n >= PendingCap {
 		return apierr.QuotaExceeded(fmt.Sprintf("This workspace has %d pending uploads (reserved in the last 15 minutes and not finalized); finalize them, or wait until abandoned reservations stop counting after 15 minutes.", n))
+	}
+	if held+size > s.d.PendingBytesLimit {
+		return apierr.QuotaExceeded(fmt.Sprintf("The service holds %d bytes of pending uploads and takes at most %d; finalize pending uploads, or wait until abandoned reservations stop counting after 15 minutes.", held, s.d.PendingBytesLimit))
 	}
 	return nil
 }
@@ -287,7 +307,7 @@ func (s *Service) Reserve(workspaceID string, req ReserveRequest) (Reservation, 
 
 	now := s.d.Clock.Now()
 	s.mu.Lock()
-	if err := s.checkPendingLocked(workspaceID, now); err != nil {
+	if err := s.checkPendingLocked(workspaceID, *req.SizeBytes, now); err != nil {
 		s.mu.Unlock()
 		return Reservation{}, err
 	}
@@ -492,8 +512,14 @@ func (s *Service) finalize(_ context.Context, u *upload) (media.Result, error) {
 	if !ok {
 		return media.Result{}, refuse("gone", "The upload's bytes are gone; reserve again with POST /uploads.")
 	}
+	// Read for the check only (a spooled upload is not resident otherwise); the bytes read at once
+	// are bounded by Deps.PendingBytesLimit, since only pending uploads are finalized.
+	content, err := obj.Content()
+	if err != nil {
+		return media.Result{}, refuse("gone", "The upload's bytes are gone; reserve again with POST /uploads.")
+	}
 	if u.checksum != nil {
-		got := sha256.Sum256(obj.Bytes)
+		got := sha256.Sum256(content)
 		if !bytes.Equal(got[:], u.checksum) {
 			return media.Result{}, refuse("checksum_mismatch", "The bytes do not match checksum_sha256 of the reservation; the file was deleted. Reserve again.")
 		}
@@ -501,7 +527,7 @@ func (s *Service) finalize(_ context.Context, u *upload) (media.Result, error) {
 	if err := s.providerFault(u.workspaceID); err != nil {
 		return media.Result{}, err
 	}
-	res, err := s.d.Inspect(u.contentType, obj.Bytes)
+	res, err := s.d.Inspect(u.contentType, content)
 	if err != nil {
 		return media.Result{}, inspectRefusal(err)
 	}

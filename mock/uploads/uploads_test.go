@@ -36,6 +36,7 @@ func newEnv(t *testing.T, mod func(*Deps)) *env {
 	clk := clock.NewManual(time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC))
 	src := ids.New(3)
 	files := blob.New(clk, []byte("k"), func() string { return "http://mock.test" })
+	t.Cleanup(files.Close)
 	reg := assets.NewRegistry()
 	d := Deps{Clock: clk, IDs: src, Blob: files, Assets: reg, Faults: faults.New(clk, src, faults.ProviderUnavailable)}
 	if mod != nil {
@@ -345,3 +346,39 @@ func (b *blockingBody) Read(p []byte) (int, error) {
 
 func (w blockingWriter) write(p []byte) { w.b.ch <- p; <-w.b.took }
 func (w blockingWriter) close()         { close(w.b.ch) }
+
+// Issue 24: the pending uploads of all workspaces together hold at most PendingBytesLimit bytes; a
+// reservation past it is 429 quota_exceeded, and finalizing (or abandoning) one frees its bytes.
+func TestPendingBytesLimit(t *testing.T) {
+	f, b := fixtures.Get("image.png")
+	size := int64(len(b))
+	e := newEnv(t, func(d *Deps) { d.PendingBytesLimit = 2*size + size/2 })
+	reserve := func(ws string) (Reservation, error) {
+		return e.s.Reserve(ws, ReserveRequest{FileName: &f.Name, ContentType: &f.ContentType, SizeBytes: &size})
+	}
+	first, err := reserve("ws_a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := reserve("ws_b"); err != nil {
+		t.Fatal(err)
+	}
+	_, err = reserve("ws_c")
+	if code(t, err) != apierr.CodeQuotaExceeded || !strings.Contains(err.Error(), "pending uploads") {
+		t.Fatalf("third reservation past the limit: %v", err)
+	}
+	e.put(t, first.UploadURL, b, f.ContentType)
+	if o, ok := e.files.Get(first.AssetID); !ok || o.File == "" || o.Bytes != nil {
+		t.Fatalf("the PUT is not in a spool file: %+v", o)
+	}
+	if _, err := e.s.Finalize(context.Background(), "ws_a", first.AssetID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := reserve("ws_c"); err != nil {
+		t.Fatalf("after a finalize freed its bytes: %v", err)
+	}
+	e.clk.Advance(PendingWindow)
+	if _, err := reserve("ws_c"); err != nil {
+		t.Fatalf("after abandoned reservations stopped counting: %v", err)
+	}
+}
