@@ -295,8 +295,12 @@ func (c *console) summary(res report.Results, reportHint string) {
 			rules, more = rules[:maxRulesPerCause], fmt.Sprintf(" and %d more", len(cs.Rules)-maxRulesPerCause)
 		}
 		fmt.Fprintf(c.w, "   rules: %s%s\n", strings.Join(rules, ", "), more)
-		if cs.Call != "" {
-			fmt.Fprintf(c.w, "   call: %s\n", cs.Call)
+		switch len(cs.Calls) {
+		case 0:
+		case 1:
+			fmt.Fprintf(c.w, "   call: %s\n", cs.Calls[0])
+		default:
+			fmt.Fprintf(c.w, "   calls (%d): %s\n", len(cs.Calls), cs.CallList())
 		}
 		if cs.Location != "" {
 			fmt.Fprintf(c.w, "   at: %s\n", cs.Location)

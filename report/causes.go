@@ -69,12 +69,14 @@ func Tidy(s string) string {
 	}
 }
 
-// Cause is one root cause of failures: the rules a failure was charged to, the call that showed
-// it and what was expected of it, with the specs that stopped on it (those that check the rules
-// failed; those that only needed the call are blocked).
+// Cause is one root cause of failures: the rules a failure was charged to and what was expected,
+// with the calls that showed it and the specs that stopped on it (those that check the rules
+// failed; those that only needed a call are blocked).
 type Cause struct {
-	Rules    []string
-	Call     string // the operation called ("GET /generations/{id}"), or the call with ids masked; "" if none
+	Rules []string
+	// Calls are the operations called ("GET /generations/{id}"), or the calls with ids masked: one,
+	// or several for one answer shape broken on many routes; none when no call was made.
+	Calls    []string
 	Sentence string // what was expected, one sentence
 	Location string // where the first spec's assertion is
 	Specs    []SpecResult
@@ -82,11 +84,23 @@ type Cause struct {
 	Blocked  int // specs blocked by it
 }
 
-// Title is the cause in one line: its rules, the call, and the sentence.
+// maxCallsShown is how many calls CallList names.
+const maxCallsShown = 3
+
+// CallList is the cause's calls in words: "GET /capabilities", or "POST /generations, POST
+// /estimates, GET /assets/{id} and 15 more"; "" when none.
+func (c Cause) CallList() string {
+	if len(c.Calls) <= maxCallsShown {
+		return strings.Join(c.Calls, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(c.Calls[:maxCallsShown], ", "), len(c.Calls)-maxCallsShown)
+}
+
+// Title is the cause in one line: its rules, the calls, and the sentence.
 func (c Cause) Title() string {
 	out := strings.Join(c.Rules, ", ")
-	if c.Call != "" {
-		out += " on " + c.Call
+	if calls := c.CallList(); calls != "" {
+		out += " on " + calls
 	}
 	return out + ": " + c.Sentence
 }
@@ -129,8 +143,9 @@ func causeStatement(s SpecResult) string {
 	return "the spec failed without a message"
 }
 
-// Causes groups the failed and blocked specs by normalised cause — the rules charged, the call,
-// and the sentence with ids and numbers masked — the cause that stopped most specs first.
+// Causes groups the failed and blocked specs by normalised cause — the rules charged and the
+// sentence with calls, ids and numbers masked, the calls listed — the cause that stopped most
+// specs first.
 func (r Results) Causes() []Cause {
 	var out []*Cause
 	by := map[string]*Cause{}
@@ -145,14 +160,19 @@ func (r Results) Causes() []Cause {
 		if call == "" {
 			call = CallOf(s)
 		}
-		// The call is part of the key: the calls a message names (a broken answer's route, ids in
-		// it) are masked in the (uncut) sentence, as are ids and numbers.
-		key := strings.Join(rules, ",") + "\x00" + call + "\x00" + volatile.ReplaceAllString(calls.ReplaceAllString(causeStatement(s), "CALL"), "#")
+		// The calls a message names (a broken answer's route, ids in it) are masked in the (uncut)
+		// sentence, as are ids and numbers: one expectation broken on many calls under one rule
+		// (the error envelope, ok on success answers) is one cause, naming its calls. The rules
+		// keep apart what differs by route: each answer's shape has its own rule.
+		key := strings.Join(rules, ",") + "\x00" + volatile.ReplaceAllString(calls.ReplaceAllString(causeStatement(s), "CALL"), "#")
 		c := by[key]
 		if c == nil {
-			c = &Cause{Rules: rules, Call: call, Sentence: causeSentence(s), Location: s.FailureLocation}
+			c = &Cause{Rules: rules, Sentence: causeSentence(s), Location: s.FailureLocation}
 			by[key] = c
 			out = append(out, c)
+		}
+		if call != "" && !slices.Contains(c.Calls, call) {
+			c.Calls = append(c.Calls, call)
 		}
 		c.Specs = append(c.Specs, s)
 		if s.State == Blocked {

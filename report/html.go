@@ -155,7 +155,7 @@ pre{white-space:pre-wrap;overflow-wrap:anywhere;font-size:.85em;background:#f6f6
 {{if .Causes}}<h2>Root causes ({{len .Causes}})</h2>
 <p class="small">Each cause is a rule broken on a call: the specs that check the rule failed; the specs that only needed the call are blocked by it, their own rules left undecided.</p>
 <table><thead><tr><th style="width:14em">Rules</th><th>Cause</th><th style="width:9em">Specs</th><th style="width:16em">Where</th></tr></thead><tbody>
-{{range .Causes}}<tr><td>{{range .Rules}}<a href="#{{.}}">{{.}}</a> {{end}}</td><td>{{if .Call}}<code>{{.Call}}</code>: {{end}}{{.Sentence}}<details><summary>the specs</summary><ul>{{range .Specs}}<li><a href="#{{anchor $.Anchors .Text}}">{{.Text}}</a>{{if eq .State "blocked"}} (blocked){{end}}</li>{{end}}</ul></details></td>
+{{range .Causes}}<tr><td>{{range .Rules}}<a href="#{{.}}">{{.}}</a> {{end}}</td><td>{{with .CallList}}<code>{{.}}</code>: {{end}}{{.Sentence}}<details><summary>the specs</summary><ul>{{range .Specs}}<li><a href="#{{anchor $.Anchors .Text}}">{{.Text}}</a>{{if eq .State "blocked"}} (blocked){{end}}</li>{{end}}</ul></details></td>
 <td class="failed">{{.Tally}}</td><td>{{.Location}}</td></tr>
 {{end}}</tbody></table>{{end}}
 {{if .Advisories}}<h2>Advisories ({{len .Advisories}}): differences from the reference's own choices, never failures</h2>

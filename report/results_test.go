@@ -58,9 +58,9 @@ func TestNotSelectedIsNotSkipped(t *testing.T) {
 	}
 }
 
-// Failures group by rule, call and expectation, wherever the assertion is and whatever ids and
-// numbers the message names; a different rule or call is another cause.
-func TestCausesMergeByRuleCallAndExpectation(t *testing.T) {
+// Failures group by rule and expectation, wherever the assertion is and whatever calls, ids and
+// numbers the message names, listing the calls; a different rule is another cause.
+func TestCausesMergeByRuleAndExpectation(t *testing.T) {
 	spec := func(text, loc, op, reason string, rules ...string) SpecResult {
 		return SpecResult{Text: text, State: Failed, Rules: rules, FailedRules: rules[:1], FailureLocation: loc, Operation: op, Reason: reason}
 	}
@@ -80,8 +80,17 @@ func TestCausesMergeByRuleCallAndExpectation(t *testing.T) {
 		}
 		t.Fatalf("%d causes, want 3 (presets, voices, capability detail)", len(causes))
 	}
-	if c := causes[0]; len(c.Specs) != 2 || c.Call != "GET /presets" || strings.Join(c.Rules, ",") != "PRESET-001" || c.Failed != 2 {
+	if c := causes[0]; len(c.Specs) != 2 || c.CallList() != "GET /presets" || strings.Join(c.Rules, ",") != "PRESET-001" || c.Failed != 2 {
 		t.Errorf("first cause %+v", c)
+	}
+	// One answer shape broken on many routes (the envelope) is one cause, naming its calls.
+	envelope := Results{}
+	for _, op := range []string{"POST /generations", "POST /estimates", "GET /assets/{id}", "POST /uploads", "POST /generations"} {
+		envelope.Specs = append(envelope.Specs, SpecResult{Text: op, State: Failed, Rules: []string{"ERR-001"}, FailedRules: []string{"ERR-001"}, Operation: op,
+			Reason: "the exchange broke the REST description:\n  - response 404 to " + op + ": $.error.ok: property \"ok\" is missing"})
+	}
+	if causes := envelope.Causes(); len(causes) != 1 || causes[0].CallList() != "POST /generations, POST /estimates, GET /assets/{id} and 1 more" {
+		t.Errorf("envelope causes %+v", causes)
 	}
 }
 

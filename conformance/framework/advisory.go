@@ -43,6 +43,19 @@ func validatorChecker(v *spec.Validator) checker {
 	return strictValidator{v}
 }
 
+// fieldPaths are the JSON paths of the fields a judge's error names ("" for the answer as a whole).
+func fieldPaths(err error) []string {
+	var fe spec.FieldErrors
+	if !errors.As(err, &fe) || len(fe) == 0 {
+		return []string{""}
+	}
+	out := make([]string, len(fe))
+	for i, e := range fe {
+		out[i] = e.Path
+	}
+	return out
+}
+
 // violationLines renders a judge's error one line per field, redacted.
 func (f *Framework) violationLines(err error) []string {
 	var v spec.Violation

@@ -327,6 +327,7 @@ func (f *Framework) exchange(ctx context.Context, chk checker, method string, u 
 	ex.Invalid = c.invalid
 	var fatal []string
 	requestBroke := false
+	var brokeFields []string // the JSON paths of the answer's fields that broke the description
 	if chk != nil && chk.Covers(req.URL.Path) {
 		if err := chk.Request(ctx, req, c.body); err != nil {
 			lines := f.violationLines(err)
@@ -341,6 +342,7 @@ func (f *Framework) exchange(ctx context.Context, chk checker, method string, u 
 			lines := f.violationLines(failure)
 			ex.Violations = append(ex.Violations, lines...)
 			fatal = append(fatal, lines...)
+			brokeFields = append(brokeFields, fieldPaths(failure)...)
 		}
 		if advisory != nil {
 			lines := f.violationLines(advisory)
@@ -350,6 +352,7 @@ func (f *Framework) exchange(ctx context.Context, chk checker, method string, u 
 				}
 				ex.Violations = append(ex.Violations, lines...)
 				fatal = append(fatal, lines...)
+				brokeFields = append(brokeFields, fieldPaths(advisory)...)
 			} else {
 				ex.Advisories = append(ex.Advisories, lines...)
 				f.adv.note(f.validator, advisory, f.redactor)
@@ -365,7 +368,7 @@ func (f *Framework) exchange(ctx context.Context, chk checker, method string, u 
 		}
 		de := &descriptionError{msg: fmt.Sprintf("the exchange broke the REST description:\n  - %s%s\n\n%s", strings.Join(fatal, "\n  - "), hint, ex.String())}
 		if hint == "" && f.judge != nil && chk == checker(f.judge) {
-			de.rule = f.answerOwner(method, u.Path, res.StatusCode)
+			de.rules = f.answerOwners(method, u.Path, res.StatusCode, brokeFields)
 		}
 		return r, de
 	}

@@ -2,6 +2,8 @@ package framework
 
 import (
 	"errors"
+	"slices"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -56,37 +58,66 @@ var failureRules = map[string]string{
 // envelopeRule owns the shape of every other documented failure answer.
 const envelopeRule = "CORE-003"
 
-// descriptionError is an exchange that broke the REST description, with the rule that owns what
-// broke (empty when the request broke it, or the call matched no operation: the spec's own step
+// envelopeFieldRules own the envelope's fields: a failure answer that breaks the description on
+// one of them only is charged to its rule, not to the envelope's as a whole.
+var envelopeFieldRules = map[string]string{
+	"$.error.ok":              "ERR-001",
+	"$.error.code":            "ERR-002",
+	"$.error.message":         "ERR-003",
+	"$.error.retryable":       "ERR-005",
+	"$.error.credits_charged": "ERR-007",
+}
+
+// descriptionError is an exchange that broke the REST description, with the rules that own what
+// broke (none when the request broke it, or the call matched no operation: the spec's own step
 // keeps the failure).
 type descriptionError struct {
-	msg  string
-	rule string
+	msg   string
+	rules []string
 }
 
 func (e *descriptionError) Error() string { return e.msg }
 
-// answerOwner is the rule that owns the answer of method on urlPath with status: the operation's
-// success-shape rule for a success answer or a status the operation does not document, the
-// failure-answer rule for a documented failure status; "" when no operation matches.
-func (f *Framework) answerOwner(method, urlPath string, status int) string {
+// answerOwners are the rules that own what broke in the answer of method on urlPath with status,
+// given the JSON paths of the fields that broke it ("" for the answer as a whole): the operation's
+// success-shape rule for a success answer or a status the operation does not document; for a
+// documented failure status, the envelope field's rule where one field broke, else the envelope's
+// (CORE-003); nil when no operation matches.
+func (f *Framework) answerOwners(method, urlPath string, status int, fields []string) []string {
 	if f.validator == nil {
-		return ""
+		return nil
 	}
 	route, _, ok := f.validator.FindRoute(method, urlPath)
 	if !ok {
-		return ""
+		return nil
 	}
 	op := strings.ToUpper(method) + " " + route.Path
 	documented := route.Operation != nil && route.Operation.Responses != nil &&
 		route.Operation.Responses.Value(strconv.Itoa(status)) != nil
-	if status >= 400 && documented {
-		if id, ok := failureRules[op+" "+strconv.Itoa(status)]; ok {
-			return id
+	if status < 400 || !documented {
+		if id, ok := answerRules[op]; ok {
+			return []string{id}
 		}
-		return envelopeRule
+		return nil
 	}
-	return answerRules[op]
+	if id, ok := failureRules[op+" "+strconv.Itoa(status)]; ok {
+		return []string{id}
+	}
+	var out []string
+	for _, path := range fields {
+		id, ok := envelopeFieldRules[path]
+		if !ok {
+			id = envelopeRule
+		}
+		if !slices.Contains(out, id) {
+			out = append(out, id)
+		}
+	}
+	if len(out) == 0 {
+		out = []string{envelopeRule}
+	}
+	sort.Strings(out)
+	return out
 }
 
 // failCall fails the running spec with err, a call's error. When the answer broke the REST
@@ -95,8 +126,8 @@ func (f *Framework) answerOwner(method, urlPath string, status int) string {
 func (f *Framework) failCall(err error) {
 	GinkgoHelper()
 	var de *descriptionError
-	if errors.As(err, &de) && de.rule != "" {
-		f.swapStep([]string{de.rule})
+	if errors.As(err, &de) && len(de.rules) > 0 {
+		f.swapStep(de.rules)
 	}
 	Fail(err.Error())
 }

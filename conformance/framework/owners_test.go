@@ -60,17 +60,20 @@ func TestAnswerOwner(t *testing.T) {
 	for _, c := range []struct {
 		method, path string
 		status       int
+		fields       []string
 		want         string
 	}{
-		{"GET", "/api/v1/capabilities", 200, "CAP-001"},
-		{"GET", "/api/v1/capabilities/image_basic", 404, "CORE-003"}, // a documented failure: the envelope
-		{"POST", "/api/v1/uploads", 200, "UPLOAD-002"},               // a status the operation never answers
-		{"POST", "/api/v1/workflows/templates/k/invoke", 201, "WF-005"},
-		{"GET", "/api/v1/health/ready", 503, "HEALTH-003"}, // not the envelope
-		{"GET", "/api/v1/no-such-route", 200, ""},
+		{"GET", "/api/v1/capabilities", 200, []string{"$.ok"}, "CAP-001"},
+		{"GET", "/api/v1/capabilities/image_basic", 404, []string{""}, "CORE-003"}, // a documented failure: the envelope
+		{"GET", "/api/v1/capabilities/image_basic", 404, []string{"$.error.ok"}, "ERR-001"},
+		{"GET", "/api/v1/capabilities/image_basic", 404, []string{"$.error.message", "$.error.retryable", "$.ok"}, "CORE-003 ERR-003 ERR-005"},
+		{"POST", "/api/v1/uploads", 200, []string{""}, "UPLOAD-002"}, // a status the operation never answers
+		{"POST", "/api/v1/workflows/templates/k/invoke", 201, nil, "WF-005"},
+		{"GET", "/api/v1/health/ready", 503, nil, "HEALTH-003"}, // not the envelope
+		{"GET", "/api/v1/no-such-route", 200, nil, ""},
 	} {
-		if got := f.answerOwner(c.method, c.path, c.status); got != c.want {
-			t.Errorf("%s %s %d: owner %q, want %q", c.method, c.path, c.status, got, c.want)
+		if got := strings.Join(f.answerOwners(c.method, c.path, c.status, c.fields), " "); got != c.want {
+			t.Errorf("%s %s %d %v: owners %q, want %q", c.method, c.path, c.status, c.fields, got, c.want)
 		}
 	}
 }
@@ -86,12 +89,12 @@ func TestBrokenAnswerNamesItsOwner(t *testing.T) {
 	f := newTestFramework(t, Config{BaseURL: ts.URL, Key: "sk_live_k"})
 	_, err := f.exchange(context.Background(), f.judge, http.MethodGet, f.resolve(f.apiRoot, "/presets"), "sk_live_k", Bearer, nil)
 	var de *descriptionError
-	if !errors.As(err, &de) || de.rule != "PRESET-001" {
+	if !errors.As(err, &de) || strings.Join(de.rules, " ") != "PRESET-001" {
 		t.Fatalf("err %v (owner %+v), want a description error owned by PRESET-001", err, de)
 	}
 	_, err = f.exchange(context.Background(), f.judge, http.MethodPost, f.resolve(f.apiRoot, "/estimates"), "sk_live_k", Bearer,
 		[]CallOption{JSONBody(map[string]any{"bogus": 1})})
-	if !errors.As(err, &de) || de.rule != "" {
+	if !errors.As(err, &de) || len(de.rules) != 0 {
 		t.Fatalf("err %v (owner %+v), want a description error without an owner", err, de)
 	}
 }
