@@ -282,3 +282,70 @@ func init() {
 		},
 	})
 }
+
+func init() {
+	catalogueServers = append(catalogueServers,
+		Server{
+			Name: "preset-templates-internal-served", Rules: []string{"PRESET-016"},
+			Mistake: "GET /presets/{id}/templates serves an internal preset (one withheld from agents) instead of 404 not_found",
+			API: func(_ *Env, next http.Handler) http.Handler {
+				templates := route(http.MethodGet, "/presets/[^/]+/templates")
+				withhold := controlRoute(http.MethodPatch, "/capabilities/[^/]+")
+				var withheldBy memo[string] // preset withheld through control -> the control call's Authorization
+				return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					switch {
+					case withhold(r):
+						if d, ok := decodeObject(requestBody(r)); ok && d["offered"] == false {
+							withheldBy.put(strings.TrimPrefix(r.URL.Path, controlPrefix+"/capabilities/"), r.Header.Get("Authorization"))
+						}
+						next.ServeHTTP(w, r)
+					case templates(r):
+						a := serve(next, r)
+						id := strings.TrimSuffix(strings.TrimPrefix(r.URL.Path, apiPrefix+"/presets/"), "/templates")
+						if auth, ok := withheldBy.get(id); ok && a.status == http.StatusNotFound {
+							// Offered again for this one read: the templates as if it were not withheld.
+							offer := func(b bool) {
+								req, _ := http.NewRequestWithContext(r.Context(), http.MethodPatch, "http://"+r.Host+controlPrefix+"/capabilities/"+id, strings.NewReader(`{"offered":`+strconv.FormatBool(b)+`}`))
+								req.Header.Set("Authorization", auth)
+								req.Header.Set("Content-Type", "application/json")
+								serve(next, req)
+							}
+							offer(true)
+							a = serve(next, r.Clone(r.Context()))
+							offer(false)
+						}
+						a.send(w)
+					default:
+						next.ServeHTTP(w, r)
+					}
+				})
+			},
+		},
+		Server{
+			Name: "preset-coming-soon-runs", Rules: []string{"CAP-027"},
+			Mistake: "a coming_soon preset is estimated and run as the preset it was made from",
+			API: func(env *Env, next http.Handler) http.Handler {
+				var source memo[string] // coming_soon copy -> the capability it copies
+				copies := controlRoute(http.MethodPost, "/workspaces/[^/]+/capabilities")
+				inner := rewriteBody(spendCall, func(d map[string]any) bool {
+					id, _ := d["capability_id"].(string)
+					if src, ok := source.get(id); ok && strings.HasPrefix(id, "preset_") {
+						d["capability_id"] = src
+						return true
+					}
+					return false
+				})(env, next)
+				return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					if copies(r) {
+						if d, ok := decodeObject(requestBody(r)); ok {
+							id, _ := d["capability_id"].(string)
+							src, _ := d["copy_of"].(string)
+							source.put(id, src)
+						}
+					}
+					inner.ServeHTTP(w, r)
+				})
+			},
+		},
+	)
+}

@@ -41,7 +41,7 @@ type Assessment struct {
 func (d Deps) Assess(v catalog.Viewer, req catalog.Request, variants *int) Assessment {
 	c := d.Catalog
 	a := Assessment{Viewer: v, NormalConfig: req.Config}
-	a.Cap, a.Unavailable = c.Runnable(req.CapabilityID)
+	a.Cap, a.Unavailable = c.RunnableFor(v, req.CapabilityID)
 	if a.Cap == nil {
 		return a
 	}

@@ -15,7 +15,7 @@ import (
 // config is read; a requires_plan capability checks the config before the plan (rule CHECK-010).
 var estimateOrder = []Step[*Estimation]{
 	{Name: "capability availability", Rules: []string{"EST-026", "CAP-025", "CAP-029", "TALK-011"}, Check: func(e *Estimation) (err error) {
-		e.cap, err = e.d.Catalog.Runnable(e.Request.CapabilityID)
+		e.cap, err = e.d.Catalog.RunnableFor(e.Viewer, e.Request.CapabilityID)
 		return err
 	}},
 	{Name: "deprecated names", Rules: []string{"EST-015"}, Own: true, Check: func(e *Estimation) (err error) {

@@ -1,9 +1,11 @@
 package catalog
 
 import (
+	"errors"
 	"testing"
 
 	"github.com/mediaspec/mediaspec/fixtures"
+	"github.com/mediaspec/mediaspec/mock/apierr"
 )
 
 const (
@@ -110,5 +112,26 @@ func TestListCapabilitiesDirect(t *testing.T) {
 	rows, next = c.ListCapabilities(pro, 1000, "")
 	if len(rows) != 28 || next != "" {
 		t.Fatalf("%d rows, next %q", len(rows), next)
+	}
+}
+
+// A copy listed in one workspace is coming soon there on estimate and submit too (RunnableFor),
+// as its detail says: before, the estimate answered capability_status unknown for it.
+func TestRunnableForCopyIsComingSoon(t *testing.T) {
+	c := newCatalog(t)
+	if _, err := c.CopyCapability(wsA, "preset_ugc_screenshot", "preset_copy_abc"); err != nil {
+		t.Fatal(err)
+	}
+	_, err := c.RunnableFor(Viewer{WorkspaceID: wsA}, "preset_copy_abc")
+	var e *apierr.Error
+	if !errors.As(err, &e) || e.Code != "capability_unavailable" || e.CapabilityStatus != "coming_soon" {
+		t.Fatalf("the copy in its workspace: %#v, want capability_unavailable coming_soon", err)
+	}
+	_, err = c.RunnableFor(Viewer{WorkspaceID: wsB}, "preset_copy_abc")
+	if !errors.As(err, &e) || e.CapabilityStatus != "unknown" {
+		t.Fatalf("the copy in another workspace: %#v, want capability_unavailable unknown", err)
+	}
+	if _, err := c.RunnableFor(Viewer{WorkspaceID: wsA}, "preset_ugc_screenshot"); err != nil {
+		t.Fatalf("the source stays runnable: %v", err)
 	}
 }

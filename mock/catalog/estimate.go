@@ -130,6 +130,16 @@ func (c *Catalog) Runnable(id string) (*fixtures.Capability, error) {
 	return cp, nil
 }
 
+// RunnableFor is Runnable as viewer v sees the catalogue: a copy listed in v's workspace only
+// (copies.go) is coming soon there, so estimating or running it answers 404 capability_unavailable
+// with capability_status coming_soon, as its detail does.
+func (c *Catalog) RunnableFor(v Viewer, id string) (*fixtures.Capability, error) {
+	if _, ok := c.copyOf(v.WorkspaceID, id); ok {
+		return nil, apierr.CapabilityUnavailable(string(fixtures.StatusComingSoon), "Capability "+id+" is coming soon and cannot be used yet.")
+	}
+	return c.Runnable(id)
+}
+
 // PlanAllows answers 403 required_plan (capability_status requires_plan)
 // when cp needs a plan the viewer does not have.
 func PlanAllows(cp *fixtures.Capability, v Viewer) error {
