@@ -69,6 +69,7 @@ type call struct {
 	hasBody     bool
 	invalid     bool
 	keep        bool // answer a bucket refusal as it came, never waited out
+	unjudged    bool // the exchange is not judged against the description (Unjudged)
 }
 
 // Query adds a query parameter.
@@ -102,6 +103,13 @@ func RawBody(body []byte, contentType string) CallOption {
 // violations still do.
 func Invalid() CallOption {
 	return func(c *call) { c.invalid = true }
+}
+
+// Unjudged sends a call whose request and answer the text gives no shape for (an OPTIONS
+// preflight): neither is judged against the REST description; the spec checks what the text says
+// of it.
+func Unjudged() CallOption {
+	return func(c *call) { c.unjudged = true }
 }
 
 // KeepRefusal makes a call on a shared key answer a 429 rate_limited as it came instead of waiting
@@ -147,16 +155,16 @@ func (c *Client) Do(ctx context.Context, method, path string, opts ...CallOption
 // call makes one call like Do, without Ginkgo: on a shared key it waits out bucket refusals (at
 // most a few times, each by the refusal's retry_after_seconds scaled by the time scale).
 func (c *Client) call(ctx context.Context, method, path string, opts []CallOption) (*Response, error) {
-	keep := false
+	keep, unjudged := false, false
 	if len(opts) > 0 {
 		probe := &call{query: url.Values{}, header: http.Header{}}
 		for _, o := range opts {
 			o(probe)
 		}
-		keep = probe.keep
+		keep, unjudged = probe.keep, probe.unjudged
 	}
 	var chk checker = c.f.judge
-	if p, _, _ := strings.Cut(path, "?"); c.f.namedElsewhere(p) {
+	if p, _, _ := strings.Cut(path, "?"); c.f.namedElsewhere(p) || unjudged {
 		chk = nil // a path the text does not give, where the description has the reference's own
 	}
 	for attempt := 0; ; attempt++ {

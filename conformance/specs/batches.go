@@ -46,11 +46,14 @@ func variantSpecs(f *framework.Framework) {
 			c := s.Client()
 			checked := 0
 			for _, row := range catalogue(ctx, c) {
-				mv := maxVariants(row)
-				if row["status"] != "available" || mv <= 1 || mv >= 4 {
+				if mv := maxVariants(row); row["status"] != "available" || mv == 0 || mv == 1 || mv >= 4 {
 					continue
 				}
 				d := detail(ctx, c, row["capability_id"].(string))
+				mv := ceilingOf(d)
+				if mv <= 1 || mv >= 4 {
+					continue
+				}
 				cfg := cheapConfig(d)
 				if namesUpload(cfg) {
 					continue

@@ -254,8 +254,14 @@ func talkingLimitSpecs(f *framework.Framework) {
 				j := submit(ctx, s, sp.c, "tts", map[string]any{"script": script}, map[string]any{"voice_id": voice})
 				w := s.Finish(ctx, sp.c, j.id)
 				Expect(w.String("generation.status")).To(Equal("completed"), w.Describe())
-				ms, ok := framework.AsInt(w.Field("generation.outputs.0.duration_ms"))
-				Expect(ok).To(BeTrue(), "a tts output carries duration_ms"+w.Describe())
+				// duration_ms is the reference's (the outputs table does not list it): without it the
+				// voice length the actor judges is unknown.
+				v, has := w.Lookup("generation.outputs.0.duration_ms")
+				if !has {
+					Skip("unsupported: the target's generation outputs carry no duration_ms (the outputs table does not list it), so a tts voice's length is unknown")
+				}
+				ms, ok := framework.AsInt(v)
+				Expect(ok).To(BeTrue(), "a tts output's duration_ms is whole milliseconds"+w.Describe())
 				return j.id, ms
 			}
 			body := func(script, approved string) (map[string]any, map[string]any) {
