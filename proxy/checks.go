@@ -80,6 +80,10 @@ func (p *Proxy) checkAnswer(c *call) {
 	p.checkTimestamps(c)
 	p.checkLinks(c)
 	switch c.route {
+	case "POST /uploads":
+		if v, ok := c.obj["upload_expires_in_seconds"]; ok && ex.status == http.StatusCreated && fmt.Sprint(v) != "300" {
+			p.find(c, SideServer, "UPLOAD-002", false, fmt.Sprintf("upload_expires_in_seconds is %v: the signed PUT lasts 300 seconds.", v))
+		}
 	case "POST /generations":
 		p.checkSubmit(c)
 	case "GET /generations/{id}", "GET /generations/{id}/wait":
@@ -356,7 +360,7 @@ func (p *Proxy) checkGeneration(c *call) {
 			p.find(c, SideServer, "GEN-029", false, fmt.Sprintf("retry_after_seconds is %v while the job runs: it is 0 (call again at once).", ra))
 		}
 		if w, ok := number(c.obj["waited_seconds"]); ok && w > WaitBound.Seconds() {
-			p.find(c, SideServer, "GEN-031", false, fmt.Sprintf("The wait held %v seconds (waited_seconds): it blocks about 18 seconds, up to 20.", w))
+			p.find(c, SideServer, "GEN-027", false, fmt.Sprintf("The wait held %v seconds (waited_seconds) and answered still running: it blocks about 18 seconds, up to 20.", w))
 		}
 	}
 }

@@ -37,6 +37,7 @@ type genSeen struct {
 	endedAt  time.Time // end of the exchange that showed it
 	exchange int64
 	expected string // outputs_expected of the submit answer ("" unknown)
+	charged  string // credits_charged once terminal ("" while not final)
 }
 
 // walk is one cursor walk: the next_cursor the last page handed out and the rows seen so far.
@@ -156,11 +157,23 @@ func (s *state) seeGeneration(p *Proxy, c *call, g map[string]any) {
 			p.find(c, SideServer, "GEN-009", false, fmt.Sprintf("%s read %s (exchange #%d) and now reads %s: status moves forward only (queued, rendering, post_processing, completed).", id, from, prev.exchange, to))
 		}
 	}
+	// A final charge stays final: once terminal, credits_charged changes only with the stated
+	// recovery (failed to completed), which moves the status too (GEN-017).
+	charged := ""
+	if cr, isMap := g["credits"].(map[string]any); isMap && cr["terminal"] == true && cr["credits_charged"] != nil {
+		charged = fmt.Sprint(cr["credits_charged"])
+	}
+	if ok && prev.charged != "" && charged != "" && prev.status == st && charged != prev.charged && !c.ex.start.Before(prev.endedAt) {
+		p.find(c, SideServer, "GEN-017", false, fmt.Sprintf("%s's final charge was %s (exchange #%d) and now reads %s with the same status %s: a terminal charge is final.", id, prev.charged, prev.exchange, charged, st))
+	}
 	if !ok {
 		prev = &genSeen{}
 	}
 	if !ok || !c.ex.end.Before(prev.endedAt) {
 		prev.status, prev.endedAt, prev.exchange = st, c.ex.end, c.ex.n
+		if charged != "" {
+			prev.charged = charged
+		}
 	}
 	s.gens.put(id, prev)
 }
