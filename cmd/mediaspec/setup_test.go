@@ -36,8 +36,8 @@ func TestSetupErrorsAreOneLineExitTwo(t *testing.T) {
 	}{
 		{[]string{"check", "--base-url", "localhost:8080"}, `base URL "localhost:8080" is not an http(s) URL`},
 		{[]string{"check", "--base-url", "http://127.0.0.1:1", "--key", "k", "--control-url", "127.0.0.1:1"}, "control URL"},
-		{[]string{"check", "--budget", "-5"}, "budget must be zero or more"},
-		{[]string{"check", "--time-scale", "0"}, "time scale"},
+		{[]string{"check", "--budget", "-5"}, "--budget -5: want zero or more credits"},
+		{[]string{"check", "--time-scale", "0"}, "--time-scale 0: want above zero"},
 		{[]string{"check", "--procs", "99"}, "--procs 99"},
 		{[]string{"check", "--image", "mediaspec:none", "--image-pull", "never"}, "no engine answers"},
 		{[]string{"check", "--json-report", filepath.Join(t.TempDir(), "no", "r.json")}, "cannot be written"},

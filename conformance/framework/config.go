@@ -331,10 +331,10 @@ func (c Config) Validate() error {
 		return errors.New("conformance: no API key and no control API: give --key (MEDIASPEC_KEY) or --control-url and --control-token so the suite can make its own workspace")
 	}
 	if c.Budget < 0 {
-		return errors.New("conformance: budget must be zero or more")
+		return fmt.Errorf("conformance: --budget %d: want zero or more credits", c.Budget)
 	}
 	if c.TimeScale <= 0 {
-		return errors.New("conformance: time scale must be above zero")
+		return fmt.Errorf("conformance: --time-scale %g: want above zero", c.TimeScale)
 	}
 	if h := c.KeyHeader; h != "" && h != Off && (strings.EqualFold(h, "Authorization") || strings.ContainsAny(h, " :\t\r\n")) {
 		return fmt.Errorf("conformance: --key-header %q: want a header name other than Authorization", h)
