@@ -1,6 +1,7 @@
 package mock
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"io"
@@ -77,7 +78,9 @@ func TestServeDrainAnswersParkedWait(t *testing.T) {
 	e.s.Close()              // twice is fine
 }
 
-// The connection cap holds further clients in the backlog until a connection closes.
+// The connection cap holds a further client while every connection is busy, and makes room for
+// it by closing an idle keep-alive connection as soon as one goes idle (issue 24: idle clients at
+// the cap made a new client wait for the idle timeout).
 func TestConnectionCap(t *testing.T) {
 	e := newEnv(t, func(c *Config) { c.Limits.MaxConns = 1 })
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -91,11 +94,15 @@ func TestConnectionCap(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	second, err := net.Dial("tcp", ln.Addr().String()) // queued in the backlog
+	req := "GET /api/v1/health/live HTTP/1.1\r\nHost: x\r\n\r\n"
+	// The first client is busy: its request has not ended yet.
+	if _, err := first.Write([]byte(req[:len(req)-2])); err != nil {
+		t.Fatal(err)
+	}
+	second, err := net.Dial("tcp", ln.Addr().String())
 	if err != nil {
 		t.Fatal(err)
 	}
-	req := "GET /api/v1/health HTTP/1.1\r\nHost: x\r\n\r\n"
 	if _, err := second.Write([]byte(req)); err != nil {
 		t.Fatal(err)
 	}
@@ -105,23 +112,30 @@ func TestConnectionCap(t *testing.T) {
 		n, _ := io.ReadFull(second, b)
 		answered <- string(b[:n])
 	}()
-	// The first connection answers; the second is served only once the first closes.
-	if _, err := first.Write([]byte(req)); err != nil {
-		t.Fatal(err)
-	}
-	b := make([]byte, 12)
-	if _, err := io.ReadFull(first, b); err != nil || !strings.HasPrefix(string(b), "HTTP/1.1") {
-		t.Fatalf("first: %q %v", b, err)
-	}
 	select {
 	case s := <-answered:
-		t.Fatalf("second connection served while the first is open: %q", s)
+		t.Fatalf("second connection served while the first is busy: %q", s)
 	default:
 	}
-	first.Close()
-	if s := <-answered; !strings.HasPrefix(s, "HTTP/1.1") {
+	// The first request ends and is answered; its connection then idles, kept alive.
+	if _, err := first.Write([]byte("\r\n")); err != nil {
+		t.Fatal(err)
+	}
+	br := bufio.NewReader(first)
+	res, err := http.ReadResponse(br, nil)
+	if err != nil || res.StatusCode != 200 {
+		t.Fatalf("first: %v %v", res, err)
+	}
+	_, _ = io.Copy(io.Discard, res.Body)
+	// The idle connection is closed to serve the waiting client.
+	if s := <-answered; !strings.HasPrefix(s, "HTTP/1.1 200") {
 		t.Fatalf("second: %q", s)
 	}
+	_ = first.SetReadDeadline(time.Now().Add(10 * time.Second))
+	if _, err := br.ReadByte(); err != io.EOF {
+		t.Fatalf("the idle first connection was not closed: %v", err)
+	}
+	first.Close()
 	second.Close()
 	cancel()
 	if err := <-done; err != nil {

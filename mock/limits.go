@@ -28,8 +28,9 @@ type Limits struct {
 	// UploadTimeout replaces ReadTimeout and WriteTimeout for a PUT to an upload link, which may
 	// carry a large file.
 	UploadTimeout time.Duration
-	// MaxConns caps concurrent connections; further clients wait in the listen backlog until one
-	// closes.
+	// MaxConns caps concurrent connections. At the cap a new client makes the mock close the
+	// connection idle the longest (a keep-alive connection between requests); while none is idle
+	// it waits until one closes or goes idle.
 	MaxConns int
 	// MaxHeaderBytes caps a request's header block (beyond it: 400 invalid_config, see canned.go).
 	MaxHeaderBytes int
@@ -93,10 +94,14 @@ func (s *Server) limitIO(next http.Handler) http.Handler {
 	})
 }
 
-// limitListener serves at most n connections at once: Accept waits while n are open. Its
-// connections answer net/http's own text answers in the envelope (envelopeForCanned).
-func limitListener(ln net.Listener, n, maxHeaderBytes int) net.Listener {
-	return &capListener{Listener: ln, slots: make(chan struct{}, n), done: make(chan struct{}), maxHeaderBytes: maxHeaderBytes}
+// limitListener serves at most n connections at once. When n are open and another client
+// connects, the connection idle the longest (a keep-alive connection waiting for its next request)
+// is closed to make room; with none idle the new client waits, accepted, until one closes or goes
+// idle. Its connections answer net/http's own text answers in the envelope (envelopeForCanned).
+// Pass its ConnState to the http.Server, which is how it learns which connections are idle.
+func limitListener(ln net.Listener, n, maxHeaderBytes int) *capListener {
+	return &capListener{Listener: ln, slots: make(chan struct{}, n), done: make(chan struct{}),
+		maxHeaderBytes: maxHeaderBytes, idle: map[*capConn]time.Time{}, wentIdle: make(chan struct{}, 1)}
 }
 
 type capListener struct {
@@ -105,20 +110,83 @@ type capListener struct {
 	done           chan struct{}
 	closeOnce      sync.Once
 	maxHeaderBytes int
+	wentIdle       chan struct{} // signalled when a connection goes idle
+
+	mu   sync.Mutex // guards idle
+	idle map[*capConn]time.Time
 }
 
 func (l *capListener) Accept() (net.Conn, error) {
-	select {
-	case l.slots <- struct{}{}:
-	case <-l.done:
-		return nil, net.ErrClosed
-	}
 	c, err := l.Listener.Accept()
 	if err != nil {
-		<-l.slots
 		return nil, err
 	}
-	return &capConn{Conn: c, release: func() { <-l.slots }, maxHeaderBytes: l.maxHeaderBytes}, nil
+	cc := &capConn{Conn: c, maxHeaderBytes: l.maxHeaderBytes}
+	cc.release = func() {
+		l.forget(cc)
+		<-l.slots
+	}
+	for {
+		select {
+		case l.slots <- struct{}{}:
+			return cc, nil
+		default:
+		}
+		if victim := l.longestIdle(); victim != nil {
+			_ = victim.Close() // frees its slot
+			continue
+		}
+		select {
+		case l.slots <- struct{}{}:
+			return cc, nil
+		case <-l.wentIdle:
+		case <-l.done:
+			_ = c.Close()
+			return nil, net.ErrClosed
+		}
+	}
+}
+
+// longestIdle takes the connection idle the longest out of the idle set (nil when none is).
+func (l *capListener) longestIdle() *capConn {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var victim *capConn
+	var since time.Time
+	for c, t := range l.idle {
+		if victim == nil || t.Before(since) {
+			victim, since = c, t
+		}
+	}
+	delete(l.idle, victim)
+	return victim
+}
+
+func (l *capListener) forget(c *capConn) {
+	l.mu.Lock()
+	delete(l.idle, c)
+	l.mu.Unlock()
+}
+
+// ConnState is the http.Server hook that tells the listener which connections are idle.
+func (l *capListener) ConnState(c net.Conn, st http.ConnState) {
+	cc, ok := c.(*capConn)
+	if !ok {
+		return
+	}
+	l.mu.Lock()
+	if st == http.StateIdle {
+		l.idle[cc] = time.Now()
+	} else {
+		delete(l.idle, cc)
+	}
+	l.mu.Unlock()
+	if st == http.StateIdle {
+		select {
+		case l.wentIdle <- struct{}{}:
+		default:
+		}
+	}
 }
 
 func (l *capListener) Close() error {

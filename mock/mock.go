@@ -677,8 +677,10 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		DisableGeneralOptionsHandler: true,
 		ErrorLog:                     slog.NewLogLogger(s.Logger.Handler(), slog.LevelWarn),
 	}
+	capped := limitListener(ln, lim.MaxConns, lim.MaxHeaderBytes)
+	hs.ConnState = capped.ConnState
 	errc := make(chan error, 1)
-	go func() { errc <- hs.Serve(limitListener(ln, lim.MaxConns, lim.MaxHeaderBytes)) }()
+	go func() { errc <- hs.Serve(capped) }()
 	select {
 	case err := <-errc:
 		return err

@@ -46,7 +46,7 @@ func runMock(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	fs.DurationVar(&lim.WriteTimeout, "write-timeout", d.WriteTimeout, "time from a request's headers to the end of its answer (longer than a wait) [$MEDIASPEC_MOCK_WRITE_TIMEOUT]")
 	fs.DurationVar(&lim.IdleTimeout, "idle-timeout", d.IdleTimeout, "close a keep-alive connection idle this long [$MEDIASPEC_MOCK_IDLE_TIMEOUT]")
 	fs.DurationVar(&lim.UploadTimeout, "upload-timeout", d.UploadTimeout, "read and write time of one PUT to an upload link [$MEDIASPEC_MOCK_UPLOAD_TIMEOUT]")
-	fs.IntVar(&lim.MaxConns, "max-conns", d.MaxConns, "most connections served at once; more wait in the listen backlog [$MEDIASPEC_MOCK_MAX_CONNS]")
+	fs.IntVar(&lim.MaxConns, "max-conns", d.MaxConns, "most connections served at once; at the cap a new client closes the longest-idle keep-alive connection, or waits while none is idle [$MEDIASPEC_MOCK_MAX_CONNS]")
 	fs.Int64Var(&cfg.UploadBytesLimit, "upload-bytes-limit", uploads.DefaultPendingBytes, "most bytes of pending uploads (reserved in the last 15 minutes, not finalized) of all workspaces together; a reservation past it answers 429 quota_exceeded [$MEDIASPEC_MOCK_UPLOAD_BYTES_LIMIT]")
 	fs.DurationVar(&cfg.Retain, "retain", 0, fmt.Sprintf("forget what ended this long ago on the service clock: finished generations and batches with their output records, ended workflow runs, finished webhook deliveries, uploads unused that long (0: keep until reset; else at least %s) [$MEDIASPEC_MOCK_RETAIN]", mock.MinRetain))
 	specFile := fs.String("spec", "", "serve (and validate answers with) the REST description in FILE instead of the embedded one [$MEDIASPEC_MOCK_SPEC]")
