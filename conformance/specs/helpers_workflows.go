@@ -25,8 +25,6 @@ var (
 	wfNodeErrorCode = []string{"provider_error", "moderation", "timeout", "canceled", "insufficient_credits", "invalid_input", "unknown"}
 )
 
-// runEnded are the statuses a workflow run ends in.
-var runEnded = []string{"completed", "partial", "failed", "canceled"}
 
 // wfNode is one step of a template as GET /workflows/templates lists it.
 type wfNode struct {
@@ -199,21 +197,40 @@ func wfCheckRun(r *framework.Response) map[string]any {
 	return run
 }
 
-// wfFinish reads run id until it finishes, checking every read, and returns the final read and the
-// run statuses seen. With control it moves the service clock a few seconds between reads;
-// without, it waits (scaled by the time scale). It fails after two hours of service time.
+// wfFinish reads run id until it finishes, checking every read (wfCheckRun), and returns the
+// final read and the run statuses seen.
 func wfFinish(ctx context.Context, s *framework.Spec, c *framework.Client, id string) (*framework.Response, []string) {
+	GinkgoHelper()
+	return awaitRun(ctx, s, c, id, func(r *framework.Response) { wfCheckRun(r) })
+}
+
+// finishRun drives workflow run id to its end and returns its final read, checking only that it
+// ends in one of the run's final statuses.
+func finishRun(ctx context.Context, s *framework.Spec, c *framework.Client, id string) *framework.Response {
+	GinkgoHelper()
+	r, _ := awaitRun(ctx, s, c, id, nil)
+	return r
+}
+
+// awaitRun reads run id until its status is neither queued nor running, runs check (when not nil)
+// on every read, and returns the final read, whose status must be one of wfRunFinished, and the
+// statuses seen in order. With control it moves the service clock a few seconds between reads;
+// without, it waits (scaled by the time scale). It fails after two hours of service time.
+func awaitRun(ctx context.Context, s *framework.Spec, c *framework.Client, id string, check func(*framework.Response)) (*framework.Response, []string) {
 	GinkgoHelper()
 	const step = 5
 	var seen []string
 	for elapsed := 0; ; elapsed += step {
 		r := c.Get(ctx, "/workflow-runs/"+id).ExpectOK(http.StatusOK)
-		run := wfCheckRun(r)
-		st := run["status"].(string)
+		if check != nil {
+			check(r)
+		}
+		st := r.String("run.status")
 		if !slices.Contains(seen, st) {
 			seen = append(seen, st)
 		}
-		if slices.Contains(wfRunFinished, st) {
+		if st != "queued" && st != "running" {
+			Expect(st).To(oneOf(wfRunFinished...), r.Describe())
 			return r, seen
 		}
 		Expect(elapsed).To(BeNumerically("<", 7200), "workflow run "+id+" still running after two hours of service time"+r.Describe())
@@ -352,27 +369,6 @@ func cheapestTemplateRun(ctx context.Context, s *framework.Spec, c *framework.Cl
 		DeferCleanup(func(ctx SpecContext) { s.Advance(ctx, 3600) })
 	}
 	return run
-}
-
-// finishRun drives workflow run id to its end and returns its final read: with control it moves
-// the service clock forward between reads; without, it waits (scaled by the time scale). It fails
-// the spec after two hours of service time.
-func finishRun(ctx context.Context, s *framework.Spec, c *framework.Client, id string) *framework.Response {
-	GinkgoHelper()
-	const step = 5
-	for elapsed := 0; ; elapsed += step {
-		r := c.Get(ctx, "/workflow-runs/"+id).ExpectOK(http.StatusOK)
-		if st := r.String("run.status"); st != "queued" && st != "running" {
-			Expect(st).To(oneOf(runEnded...), r.Describe())
-			return r
-		}
-		Expect(elapsed).To(BeNumerically("<", 7200), "workflow run "+id+" still running after two hours of service time"+r.Describe())
-		if s.HasControl() {
-			s.Advance(ctx, step)
-		} else {
-			time.Sleep(time.Duration(float64(step*time.Second) / s.TimeScale()))
-		}
-	}
 }
 
 // wfStep is one step of a workflow a spec saves through control: every config and body field a

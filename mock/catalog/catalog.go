@@ -76,7 +76,7 @@ func New(d Deps) *Catalog {
 	if d.Fixtures == nil {
 		panic("catalog: Deps.Fixtures is required")
 	}
-	return &Catalog{d: d}
+	return &Catalog{d: d, st: newState(d.Fixtures)}
 }
 
 // UseVoiceGenerations sets Deps.VoiceGenerations. The jobs store answers those lookups and is

@@ -31,16 +31,14 @@ type Alias struct {
 // state holds the overrides. mu guards every field; the *fixtures values it holds are its own
 // (made through control), never the fixtures' own, and are not changed once stored except under mu.
 type state struct {
-	mu        sync.RWMutex
-	unpriced  map[string]bool               // capability id -> no published price
-	withheld  map[string]bool               // capability id -> not offered to agents
-	aliases   map[string]map[string]Alias   // capability id -> alias name -> alias
-	tplLive   map[string]bool               // template id -> live (overrides the fixtures)
-	templates map[string]*fixtures.Template // made through control, by id
-	voiceOn   map[string]bool               // voice id -> active (overrides the fixtures)
-	voices    []*fixtures.Voice             // cloned through control, in creation order
-	actorSt   map[string]string             // actor id -> state (overrides the fixtures)
-	actors    []*fixtures.Actor             // made through control, in creation order
+	mu       sync.RWMutex
+	unpriced map[string]bool             // capability id -> no published price
+	withheld map[string]bool             // capability id -> not offered to agents
+	aliases  map[string]map[string]Alias // capability id -> alias name -> alias
+
+	templates overlay[fixtures.Template, bool] // templates added; live set per id
+	voices    overlay[fixtures.Voice, bool]    // voices cloned; active set per id
+	actors    overlay[fixtures.Actor, string]  // actors added; state set per id
 
 	copies map[string][]*fixtures.Capability // workspace id -> capability copies, in list order (copies.go)
 }
@@ -48,9 +46,84 @@ type state struct {
 func (s *state) reset() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.unpriced, s.withheld, s.aliases, s.tplLive, s.templates = nil, nil, nil, nil, nil
-	s.voiceOn, s.voices, s.actorSt, s.actors = nil, nil, nil, nil
+	s.unpriced, s.withheld, s.aliases = nil, nil, nil
+	s.templates, s.voices, s.actors = s.templates.empty(), s.voices.empty(), s.actors.empty()
 	s.copies = nil
+}
+
+// overlay is one kind of catalogue item (templates, voices, actors) as control changes it on top
+// of the fixtures: the items made through control, and one field of any item set per id. The
+// fixtures' items are never changed: an item whose field is set is served as a copy carrying it.
+// state.mu guards it.
+type overlay[T any, V comparable] struct {
+	base  func(id string) (*T, bool) // the fixtures' lookup
+	id    func(*T) string
+	field func(*T) *V // the field control sets
+	added []*T        // made through control, in creation order
+	set   map[string]V
+}
+
+// empty is o without anything made or set through control.
+func (o overlay[T, V]) empty() overlay[T, V] {
+	o.added, o.set = nil, nil
+	return o
+}
+
+// get returns item id (the fixtures' or made through control) as served now.
+func (o *overlay[T, V]) get(id string) (*T, bool) {
+	t, ok := o.base(id)
+	if !ok {
+		i := slices.IndexFunc(o.added, func(x *T) bool { return o.id(x) == id })
+		if i < 0 {
+			return nil, false
+		}
+		t = o.added[i]
+	}
+	if v, set := o.set[id]; set && v != *o.field(t) {
+		cp := *t
+		*o.field(&cp) = v
+		t = &cp
+	}
+	return t, true
+}
+
+// all returns every item as served now: the fixtures' (fixtures, in their order), then the ones
+// made through control.
+func (o *overlay[T, V]) all(fixtures []*T) []*T {
+	out := make([]*T, 0, len(fixtures)+len(o.added))
+	for _, list := range [][]*T{fixtures, o.added} {
+		for _, t := range list {
+			v, _ := o.get(o.id(t))
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// put sets item id's field to v: 404 not_found (message notFound) when there is no such item. It
+// returns the item as served after the change.
+func (o *overlay[T, V]) put(id string, v V, notFound string) (*T, error) {
+	if _, ok := o.get(id); !ok {
+		return nil, apierr.NotFound(notFound)
+	}
+	if o.set == nil {
+		o.set = map[string]V{}
+	}
+	o.set[id] = v
+	t, _ := o.get(id)
+	return t, nil
+}
+
+// newState is the state of a catalogue over fx: nothing changed yet.
+func newState(fx *fixtures.Catalog) state {
+	return state{
+		templates: overlay[fixtures.Template, bool]{base: fx.Template,
+			id: func(t *fixtures.Template) string { return t.ID }, field: func(t *fixtures.Template) *bool { return &t.Live }},
+		voices: overlay[fixtures.Voice, bool]{base: fx.Voice,
+			id: func(v *fixtures.Voice) string { return v.ID }, field: func(v *fixtures.Voice) *bool { return &v.Active }},
+		actors: overlay[fixtures.Actor, string]{base: fx.Actor,
+			id: func(a *fixtures.Actor) string { return a.ID }, field: func(a *fixtures.Actor) *string { return &a.State }},
+	}
 }
 
 // Reset drops every change made through control: the catalogue is the fixtures again.
@@ -333,21 +406,7 @@ func (c *Catalog) Template(id string) (*fixtures.Template, bool) {
 	return c.templateLocked(id)
 }
 
-func (c *Catalog) templateLocked(id string) (*fixtures.Template, bool) {
-	t, ok := c.st.templates[id]
-	if !ok {
-		t, ok = c.d.Fixtures.Template(id)
-	}
-	if !ok {
-		return nil, false
-	}
-	if live, set := c.st.tplLive[id]; set && live != t.Live {
-		v := *t
-		v.Live = live
-		t = &v
-	}
-	return t, true
-}
+func (c *Catalog) templateLocked(id string) (*fixtures.Template, bool) { return c.st.templates.get(id) }
 
 // liveTemplatesOf returns preset id's live templates in gallery order (gallery_order, then id);
 // its length is the preset's templates_total.
@@ -363,9 +422,9 @@ func (c *Catalog) liveTemplatesOf(id string) []*fixtures.Template {
 	for _, t := range c.d.Fixtures.TemplatesOf(id) {
 		add(t.ID)
 	}
-	for tid, t := range c.st.templates {
+	for _, t := range c.st.templates.added {
 		if t.CapabilityID == id {
-			add(tid)
+			add(t.ID)
 		}
 	}
 	slices.SortFunc(out, func(x, y *fixtures.Template) int {
@@ -381,15 +440,7 @@ func (c *Catalog) liveTemplatesOf(id string) []*fixtures.Template {
 func (c *Catalog) SetTemplateLive(id string, live bool) (*fixtures.Template, error) {
 	c.st.mu.Lock()
 	defer c.st.mu.Unlock()
-	if _, ok := c.templateLocked(id); !ok {
-		return nil, apierr.NotFound("No template " + quote(id) + ".")
-	}
-	if c.st.tplLive == nil {
-		c.st.tplLive = map[string]bool{}
-	}
-	c.st.tplLive[id] = live
-	t, _ := c.templateLocked(id)
-	return t, nil
+	return c.st.templates.put(id, live, "No template "+quote(id)+".")
 }
 
 // TemplateParams are the fields of a template made through control.
@@ -428,10 +479,7 @@ func (c *Catalog) AddTemplate(id string, p TemplateParams) (*fixtures.Template, 
 	t.PreviewURL = fixturesPreviewBase + id + "/" + t.ID + ext
 	c.st.mu.Lock()
 	defer c.st.mu.Unlock()
-	if c.st.templates == nil {
-		c.st.templates = map[string]*fixtures.Template{}
-	}
-	c.st.templates[t.ID] = t
+	c.st.templates.added = append(c.st.templates.added, t)
 	return t, nil
 }
 
@@ -440,7 +488,7 @@ func (c *Catalog) AddTemplate(id string, p TemplateParams) (*fixtures.Template, 
 func (c *Catalog) addedTemplateAt(rest string) *fixtures.Template {
 	c.st.mu.RLock()
 	defer c.st.mu.RUnlock()
-	for _, t := range c.st.templates {
+	for _, t := range c.st.templates.added {
 		if t.PreviewURL == fixturesPreviewBase+rest {
 			return t
 		}
@@ -456,50 +504,16 @@ func (c *Catalog) Voice(id string) (*fixtures.Voice, bool) {
 	return c.voiceLocked(id)
 }
 
-func (c *Catalog) voiceLocked(id string) (*fixtures.Voice, bool) {
-	vc, ok := c.d.Fixtures.Voice(id)
-	if !ok {
-		i := slices.IndexFunc(c.st.voices, func(v *fixtures.Voice) bool { return v.ID == id })
-		if i < 0 {
-			return nil, false
-		}
-		vc = c.st.voices[i]
-	}
-	if on, set := c.st.voiceOn[id]; set && on != vc.Active {
-		v := *vc
-		v.Active = on
-		vc = &v
-	}
-	return vc, true
-}
+func (c *Catalog) voiceLocked(id string) (*fixtures.Voice, bool) { return c.st.voices.get(id) }
 
 // allVoicesLocked returns every voice as served now: the fixtures', then the cloned ones.
-func (c *Catalog) allVoicesLocked() []*fixtures.Voice {
-	out := make([]*fixtures.Voice, 0, len(c.d.Fixtures.Voices)+len(c.st.voices))
-	for _, vc := range c.d.Fixtures.Voices {
-		v, _ := c.voiceLocked(vc.ID)
-		out = append(out, v)
-	}
-	for _, vc := range c.st.voices {
-		v, _ := c.voiceLocked(vc.ID)
-		out = append(out, v)
-	}
-	return out
-}
+func (c *Catalog) allVoicesLocked() []*fixtures.Voice { return c.st.voices.all(c.d.Fixtures.Voices) }
 
 // SetVoiceActive activates or deactivates voice id: 404 not_found when unknown.
 func (c *Catalog) SetVoiceActive(id string, active bool) (*fixtures.Voice, error) {
 	c.st.mu.Lock()
 	defer c.st.mu.Unlock()
-	if _, ok := c.voiceLocked(id); !ok {
-		return nil, apierr.NotFound("No voice " + quote(id) + ".")
-	}
-	if c.st.voiceOn == nil {
-		c.st.voiceOn = map[string]bool{}
-	}
-	c.st.voiceOn[id] = active
-	v, _ := c.voiceLocked(id)
-	return v, nil
+	return c.st.voices.put(id, active, "No voice "+quote(id)+".")
 }
 
 // VoiceParams are the fields of a voice cloned through control.
@@ -537,7 +551,7 @@ func (c *Catalog) CloneVoice(workspaceID string, p VoiceParams) (*fixtures.Voice
 	}
 	c.st.mu.Lock()
 	defer c.st.mu.Unlock()
-	c.st.voices = append(c.st.voices, vc)
+	c.st.voices.added = append(c.st.voices.added, vc)
 	return vc, nil
 }
 
@@ -549,37 +563,11 @@ func (c *Catalog) Actor(id string) (*fixtures.Actor, bool) {
 	return c.actorLocked(id)
 }
 
-func (c *Catalog) actorLocked(id string) (*fixtures.Actor, bool) {
-	a, ok := c.d.Fixtures.Actor(id)
-	if !ok {
-		i := slices.IndexFunc(c.st.actors, func(x *fixtures.Actor) bool { return x.ID == id })
-		if i < 0 {
-			return nil, false
-		}
-		a = c.st.actors[i]
-	}
-	if st, set := c.st.actorSt[id]; set && st != a.State {
-		v := *a
-		v.State = st
-		a = &v
-	}
-	return a, true
-}
+func (c *Catalog) actorLocked(id string) (*fixtures.Actor, bool) { return c.st.actors.get(id) }
 
 // allActorsLocked returns every actor as served now: the fixtures', then the ones made through
 // control.
-func (c *Catalog) allActorsLocked() []*fixtures.Actor {
-	out := make([]*fixtures.Actor, 0, len(c.d.Fixtures.Actors)+len(c.st.actors))
-	for _, a := range c.d.Fixtures.Actors {
-		v, _ := c.actorLocked(a.ID)
-		out = append(out, v)
-	}
-	for _, a := range c.st.actors {
-		v, _ := c.actorLocked(a.ID)
-		out = append(out, v)
-	}
-	return out
-}
+func (c *Catalog) allActorsLocked() []*fixtures.Actor { return c.st.actors.all(c.d.Fixtures.Actors) }
 
 func validActorState(s string) bool {
 	return s == fixtures.ActorReady || s == fixtures.ActorProcessing || s == fixtures.ActorDisabled
@@ -593,15 +581,7 @@ func (c *Catalog) SetActorState(id, st string) (*fixtures.Actor, error) {
 	}
 	c.st.mu.Lock()
 	defer c.st.mu.Unlock()
-	if _, ok := c.actorLocked(id); !ok {
-		return nil, apierr.NotFound("No actor " + quote(id) + ".")
-	}
-	if c.st.actorSt == nil {
-		c.st.actorSt = map[string]string{}
-	}
-	c.st.actorSt[id] = st
-	a, _ := c.actorLocked(id)
-	return a, nil
+	return c.st.actors.put(id, st, "No actor "+quote(id)+".")
 }
 
 // ActorParams are the fields of an actor made through control. WorkspaceID set makes the
@@ -659,6 +639,6 @@ func (c *Catalog) AddActor(p ActorParams) (*fixtures.Actor, error) {
 	}
 	c.st.mu.Lock()
 	defer c.st.mu.Unlock()
-	c.st.actors = append(c.st.actors, a)
+	c.st.actors.added = append(c.st.actors.added, a)
 	return a, nil
 }

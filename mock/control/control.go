@@ -1,11 +1,18 @@
 // Package control serves the mock's test-control API under /_control/v1
-// (described in spec/control.yaml): workspaces, credits, keys, the clock and
-// reset. Every call needs `Authorization: Bearer <control token>` (compared
-// in constant time); errors use the same envelope as /api/v1.
+// (described in spec/control.yaml). Every call needs `Authorization: Bearer
+// <control token>` (compared in constant time); errors use the same envelope
+// as /api/v1.
 //
-// The fault queue (GET, POST, DELETE /faults) is served when Deps.Faults is
-// set. Later packages add operations (job cancel/recover, webhook test,
-// rotate, enable and deliveries) with Handler.Handle.
+// New serves the workspaces, credits and keys, the clock, GET /state and
+// reset, and the fault queue (GET, POST, DELETE /faults) when Deps.Faults is
+// set. The wiring (package mock) adds the operations of the other concerns,
+// each with its Register method: RegisterCatalog (capability prices,
+// offering and aliases; templates, voices and actors; capability copies),
+// RegisterJobs (app generations, cancel, fail, recover, render limit),
+// RegisterWorkflows (saved workflows, run cancel), RegisterWebhooks (test,
+// rotate, enable, disable, deliveries), RegisterResolver (the host names the
+// mock resolves) and RegisterAudit (the client audit). Register before
+// serving; Handler.Handle adds one operation.
 package control
 
 import (
