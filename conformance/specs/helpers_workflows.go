@@ -25,7 +25,6 @@ var (
 	wfNodeErrorCode = []string{"provider_error", "moderation", "timeout", "canceled", "insufficient_credits", "invalid_input", "unknown"}
 )
 
-
 // wfNode is one step of a template as GET /workflows/templates lists it.
 type wfNode struct {
 	id, capID string
