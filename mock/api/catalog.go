@@ -3,6 +3,7 @@ package api
 import (
 	"net/http"
 
+	"github.com/mediaspec/mediaspec/fixtures"
 	"github.com/mediaspec/mediaspec/mock/admission"
 	"github.com/mediaspec/mediaspec/mock/api/wire"
 	"github.com/mediaspec/mediaspec/mock/catalog"
@@ -33,7 +34,7 @@ type catalogHandlers struct {
 // ViewerOf returns the catalogue viewer of a keyed request's caller.
 func ViewerOf(r *http.Request) catalog.Viewer {
 	c := Caller(r.Context())
-	return catalog.Viewer{WorkspaceID: c.Workspace.ID(), Plan: c.Plan}
+	return catalog.Viewer{WorkspaceID: c.Workspace.ID(), Plan: fixtures.Plan(c.Plan)}
 }
 
 // nullable renders "" as JSON null (next_cursor at the end of a list).

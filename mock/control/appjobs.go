@@ -3,6 +3,7 @@ package control
 import (
 	"net/http"
 
+	"github.com/mediaspec/mediaspec/fixtures"
 	"github.com/mediaspec/mediaspec/mock/api/wire"
 	"github.com/mediaspec/mediaspec/mock/apierr"
 	"github.com/mediaspec/mediaspec/mock/jobs"
@@ -36,7 +37,7 @@ func (h *Handler) registerAppJobs(s *jobs.Store) {
 		}
 		a, err := s.Submit(jobs.SubmitParams{
 			WorkspaceID:  ws.ID(),
-			Plan:         ws.Snapshot().Plan,
+			Plan:         fixtures.Plan(ws.Snapshot().Plan),
 			Source:       "ui",
 			CapabilityID: b.CapabilityID,
 			Config:       b.Config,

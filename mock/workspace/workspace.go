@@ -18,7 +18,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/mediaspec/mediaspec/fixtures"
 	"github.com/mediaspec/mediaspec/mock/apierr"
 	"github.com/mediaspec/mediaspec/mock/clock"
 	"github.com/mediaspec/mediaspec/mock/ids"
@@ -26,16 +25,20 @@ import (
 	"github.com/mediaspec/mediaspec/mock/ratelimit"
 )
 
-// Plan is a workspace plan. The plan vocabulary belongs to the catalogue (capabilities and actors
-// name the plan they need), so the workspace uses the same type.
-type Plan = fixtures.Plan
+// Plan is a workspace's plan: which one it is on. What a plan unlocks is the catalogue's
+// (fixtures.Plan.Covers: capabilities and actors name the plan they need); the adapters convert a
+// workspace's plan to the catalogue's vocabulary where a check reads it.
+type Plan string
 
 // Plans. Free lacks the agent API; business unlocks requires_plan capabilities.
 const (
-	PlanFree     = fixtures.PlanFree
-	PlanPro      = fixtures.PlanPro
-	PlanBusiness = fixtures.PlanBusiness
+	PlanFree     Plan = "free"
+	PlanPro      Plan = "pro"
+	PlanBusiness Plan = "business"
 )
+
+// Valid reports whether p is one of the plans.
+func (p Plan) Valid() bool { return p == PlanFree || p == PlanPro || p == PlanBusiness }
 
 // Scope is an API key scope.
 type Scope string
