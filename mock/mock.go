@@ -380,7 +380,7 @@ func New(cfg Config) (*Server, error) {
 		// Template previews are served by the mock itself (PreviewPath), so preview_url can be fetched.
 		PreviewBase: s.PublicURL,
 		// Uploads first, then generated outputs: a workflow step names an earlier step's output.
-		Assets: assets.Lookup{Uploads: s.Uploads, Assets: s.Assets}})
+		Assets: assetLookup{Uploads: s.Uploads, Assets: s.Assets}})
 	s.API.RegisterCatalog(admission.Deps{Catalog: s.Catalog, Faults: s.Faults})
 	s.OnReset(s.Catalog.Reset)
 	s.Jobs = jobs.New(jobs.Deps{Clock: clk, IDs: src, Registry: s.Registry, Catalog: s.Catalog, Faults: s.Faults,

@@ -1,8 +1,9 @@
-package assets
+package mock
 
 import (
 	"testing"
 
+	"github.com/mediaspec/mediaspec/mock/assets"
 	"github.com/mediaspec/mediaspec/mock/catalog"
 )
 
@@ -10,12 +11,12 @@ type noUploads struct{}
 
 func (noUploads) LookupUpload(string, string) (catalog.Upload, bool) { return catalog.Upload{}, false }
 
-func TestLookupFindsOutputs(t *testing.T) {
-	reg := NewRegistry()
+func TestAssetLookupFindsOutputs(t *testing.T) {
+	reg := assets.NewRegistry()
 	ms := int64(4200)
-	reg.Put(Asset{ID: "ast_out", WorkspaceID: "ws_1", Kind: "video", Source: SourceOutput, Usable: true, DurationMS: &ms})
-	reg.Put(Asset{ID: "ast_up", WorkspaceID: "ws_1", Kind: "image", Source: SourceUpload, Usable: true})
-	l := Lookup{Uploads: noUploads{}, Assets: reg}
+	reg.Put(assets.Asset{ID: "ast_out", WorkspaceID: "ws_1", Kind: "video", Source: assets.SourceOutput, Usable: true, DurationMS: &ms})
+	reg.Put(assets.Asset{ID: "ast_up", WorkspaceID: "ws_1", Kind: "image", Source: assets.SourceUpload, Usable: true})
+	l := assetLookup{Uploads: noUploads{}, Assets: reg}
 	u, ok := l.LookupUpload("ws_1", "ast_out")
 	if !ok || !u.Ready || u.Flagged || u.Kind != "video" || u.DurationMS == nil || *u.DurationMS != ms {
 		t.Fatalf("%+v %v", u, ok)
