@@ -51,6 +51,9 @@ func capabilityListSpecs(f *framework.Framework) {
 			def := getPage(ctx, c, "/capabilities", "capabilities")
 			s.Step("CAP-006")
 			Expect(len(def.rows)).To(BeNumerically("<=", 25), def.r.Describe())
+			// A page can be shorter than limit, never longer: a small limit is held to.
+			small := getPage(ctx, c, "/capabilities", "capabilities", framework.Query("limit", "3"))
+			expectPrefixPage(small, "capability_id", ids(all, "capability_id"), 3, "limit=3")
 			big := getPage(ctx, c, "/capabilities", "capabilities", framework.Query("limit", "500"))
 			s.Step("CAP-007")
 			Expect(len(big.rows)).To(BeNumerically("<=", 50), "limit is clamped to 50"+big.r.Describe())
