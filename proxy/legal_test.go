@@ -1,0 +1,38 @@
+package proxy
+
+import (
+	"net/http"
+	"testing"
+
+	"github.com/mediaspec/mediaspec/conformance/wrongservers"
+)
+
+// The mirror of the wrong-server sample: each legal variant (the mock behind a proxy that answers
+// in another form the interface text allows), and all of them combined, behind mediaspec proxy: an
+// ordinary session gives no failing finding on the server's side. Advisories (a departure from
+// the reference's own choices) may come; they never fail anything.
+func TestLegalVariantsBehindTheProxy(t *testing.T) {
+	vs, err := wrongservers.LegalVariants()
+	if err != nil {
+		t.Fatal(err)
+	}
+	vs = append(vs, wrongservers.Combined(vs))
+	for _, v := range vs {
+		if v.API == nil {
+			continue
+		}
+		t.Run(v.Name, func(t *testing.T) {
+			tg := startTarget(t, func(next http.Handler) http.Handler { return v.API(&wrongservers.Env{}, next) })
+			c := tg.client(t, tg.info.GenerateKey)
+			walkAPI(t, tg, c, false)
+			c.do("GET", "/generations/gen_0123456789abcdef0123456789abcdef", nil)                                 // not_found
+			c.do("POST", "/estimates", map[string]any{"capability_id": "tts", "config": map[string]any{"zz": 1}}) // invalid_config
+			(&client{t: t, base: tg.through}).do("GET", "/credits/balance", nil)                                  // not_authorized
+			for _, f := range tg.findings(t) {
+				if f.Side == SideServer && !f.Advisory {
+					t.Errorf("%s (%s): %s %s %s: %s", v.Name, v.Change, f.Level, f.RuleID, f.Request, f.Advice)
+				}
+			}
+		})
+	}
+}
