@@ -72,6 +72,13 @@ func TestDiffOnTheContract(t *testing.T) {
 		names []string // what the output must name
 	}{
 		{name: "same document", want: 0},
+		// Annotations and prose are not the contract (interface Versioning 3): make contract-check
+		// must pass while x-provenance and descriptions change.
+		{name: "annotations and descriptions", want: 0, edits: []string{
+			"\n    CapabilityListResponse:\n",
+			"\n    CapabilityListResponse:\n      x-note: an annotation added\n",
+			"        A capability list row.\n",
+			"        A capability list row, reworded.\n"}},
 		// The anchors are the schema names around CapabilityRow's last property, not the property's
 		// own lines, which carry annotations (x-provenance) that change without changing the contract.
 		{name: "additive change", want: 0, edits: []string{
