@@ -173,11 +173,11 @@ func (s *Service) FromURL(ctx context.Context, workspaceID string, req FromURLRe
 // defaultFileName is the last segment of the link's path, or "download" when it has none.
 func defaultFileName(u *url.URL) string {
 	name := path.Base(u.Path)
-	if name == "/" || name == "." || name == "" {
-		name = "download"
-	}
 	if utf8.RuneCountInString(name) > MaxFileName {
 		name = string([]rune(name)[:MaxFileName])
+	}
+	if name == "/" || fileNameFault(name) != "" {
+		name = "download"
 	}
 	return name
 }

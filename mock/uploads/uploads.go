@@ -20,6 +20,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/mediaspec/mediaspec/mock/apierr"
@@ -210,13 +211,41 @@ type Finalized struct {
 	NextAction string `json:"next_action"`
 }
 
-// checkFileName enforces 1..MaxFileName characters on field.
+// checkFileName enforces 1..MaxFileName characters on field, and that the name can name a stored
+// object (the text: "used for the stored object name only"): not blank, not . or .., no path
+// separator (/ or \), no control character (NUL included) and no bidirectional control (a
+// right-to-left override disguises an extension). Each refusal is 400 invalid_config naming field.
+// The text bounds the length only; spec/rules.yaml UPLOAD-047 records the reading.
 func checkFileName(field, name string) error {
 	n := utf8.RuneCountInString(name)
 	if n < 1 || n > MaxFileName {
 		return apierr.InvalidConfig(field, fmt.Sprintf("%s must be 1 to %d characters; it has %d.", field, MaxFileName, n))
 	}
+	if why := fileNameFault(name); why != "" {
+		return apierr.InvalidConfig(field, fmt.Sprintf("%s cannot name a stored file: %s. Send the file's own name, such as cat.png.", field, why))
+	}
 	return nil
+}
+
+// fileNameFault says why name cannot name a stored object ("" when it can).
+func fileNameFault(name string) string {
+	if strings.TrimSpace(name) == "" {
+		return "it is only whitespace"
+	}
+	if name == "." || name == ".." {
+		return "it is " + name
+	}
+	for _, r := range name {
+		switch {
+		case r == '/' || r == '\\':
+			return "it holds a path separator (" + string(r) + "); send the name without a directory"
+		case unicode.IsControl(r):
+			return fmt.Sprintf("it holds the control character U+%04X", r)
+		case unicode.Is(unicode.Bidi_Control, r):
+			return fmt.Sprintf("it holds the bidirectional control U+%04X, which disguises the name", r)
+		}
+	}
+	return ""
 }
 
 // acceptedType cleans contentType and returns it with its kind, or a 400 invalid_config naming

@@ -382,3 +382,33 @@ func TestPendingBytesLimit(t *testing.T) {
 		t.Fatalf("after abandoned reservations stopped counting: %v", err)
 	}
 }
+
+// Issue 24 item 5: a filename that cannot name a stored object is refused with 400 invalid_config
+// naming filename (spec/rules.yaml UPLOAD-047); ordinary names, non-ASCII ones included, pass.
+func TestFileNamesThatCannotNameAStoredObject(t *testing.T) {
+	e := newEnv(t, nil)
+	ct, size := "image/png", int64(67)
+	for _, c := range []struct {
+		name string
+		ok   bool
+	}{
+		{"cat.png", true}, {"Ünïcødé 猫 photo (1).png", true}, {"..png", true}, {"a b.png", true},
+		{"a\x00b.png", false}, {"   ", false}, {"\t", false}, {"../../etc/passwd", false}, {"a/b.png", false},
+		{`a\b.png`, false}, {"..", false}, {".", false}, {"photo\u202egnp.exe", false}, {"a\u2066b.png", false}, {"a\nb.png", false},
+	} {
+		name := c.name
+		_, err := e.s.Reserve("ws_a", ReserveRequest{FileName: &name, ContentType: &ct, SizeBytes: &size})
+		if c.ok != (err == nil) {
+			t.Errorf("filename %q: %v, want accepted %v", c.name, err, c.ok)
+			continue
+		}
+		var ae *apierr.Error
+		if err != nil && (!errors.As(err, &ae) || ae.Code != apierr.CodeInvalidConfig || ae.Field != "filename") {
+			t.Errorf("filename %q: %v, want invalid_config naming filename", c.name, err)
+		}
+	}
+	u, _ := url.Parse("https://example.com/a%00b.png")
+	if got := defaultFileName(u); got != "download" {
+		t.Errorf("default name of a link with NUL: %q", got)
+	}
+}

@@ -157,3 +157,33 @@ func TestWriteJSONUnencodable(t *testing.T) {
 		t.Fatalf("%v %q", err, rec.Body.String())
 	}
 }
+
+// Issue 24 item 5: a body without Content-Type is read as JSON; a blank Content-Type and two
+// Content-Type headers are refused like any other type.
+func TestReadBodyContentTypeHeader(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		values []string
+		ok     bool
+	}{
+		{"missing", nil, true},
+		{"json", []string{"application/json"}, true},
+		{"json utf-8", []string{"application/json; charset=UTF-8"}, true},
+		{"empty", []string{""}, false},
+		{"blank", []string{"  "}, false},
+		{"twice", []string{"application/json", "application/json"}, false},
+		{"text", []string{"text/plain"}, false},
+	} {
+		r := httptest.NewRequest("POST", "/x", strings.NewReader(`{"a":1}`))
+		for _, v := range c.values {
+			r.Header.Add("Content-Type", v)
+		}
+		_, err := ReadBody(r, 0)
+		if (err == nil) != c.ok {
+			t.Errorf("%s: err %v, want ok %v", c.name, err, c.ok)
+		}
+		if err != nil && apierr.CodeOf(err) != apierr.CodeInvalidConfig {
+			t.Errorf("%s: %v is not invalid_config", c.name, err)
+		}
+	}
+}
