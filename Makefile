@@ -160,8 +160,8 @@ bench-http:
 ## bare "context deadline exceeded" at the end of -fuzztime (go.dev/issue/75804) is not a failure.
 FUZZTIME ?= 1m
 FUZZ_TARGETS := \
-	./mock/api/wire:FuzzDecodeStrictBytes \
-	./mock/api/wire:FuzzCheckJSONText \
+	./mock/wire:FuzzDecodeStrictBytes \
+	./mock/wire:FuzzCheckJSONText \
 	./mock/api:FuzzRequestBodies \
 	./mock/paging:FuzzDecode \
 	./mock/netguard:FuzzRefusal \

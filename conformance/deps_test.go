@@ -13,6 +13,7 @@ const module = "github.com/mediaspec/mediaspec"
 
 type listedPackage struct {
 	ImportPath   string
+	Imports      []string
 	Deps         []string
 	TestImports  []string
 	XTestImports []string
@@ -26,7 +27,7 @@ func goList(t *testing.T, pattern string) []listedPackage {
 	if err != nil {
 		t.Skip("no go command on PATH: cannot read the import graph")
 	}
-	cmd := exec.Command(goBin, "list", "-e", "-json=ImportPath,Deps,TestImports,XTestImports", pattern)
+	cmd := exec.Command(goBin, "list", "-e", "-json=ImportPath,Imports,Deps,TestImports,XTestImports", pattern)
 	cmd.Dir = ".."
 	out, err := cmd.Output()
 	if err != nil {
@@ -52,33 +53,158 @@ func goList(t *testing.T, pattern string) []listedPackage {
 
 func under(path, root string) bool { return path == root || strings.HasPrefix(path, root+"/") }
 
-// TestImportFences holds the dependency fences of DESIGN.md: the suite (its non-test packages)
-// never depends on the mock or on the receiver's internals; neither the mock nor the receiver nor
-// check-receiver (tests included) imports Ginkgo or Gomega, nor do the wrong-server tables (their
-// non-test packages: they run the check command and read its report); and report, the results
-// model and writers below everything, links no Ginkgo, no kin-openapi and no other package of the
-// module.
-func TestImportFences(t *testing.T) {
-	suite := goList(t, "./conformance/...")
-	if len(suite) == 0 {
-		t.Fatal("go list found no conformance package")
+// The module's layering as data (DESIGN.md, STYLE.md 16). An area is a path prefix of the module
+// (the longest one that matches names a package's area); it may import its own packages and those
+// of the areas listed, nothing else of the module. cmd/ may import anything.
+var areas = map[string][]string{
+	"report":            {},
+	"spec/errtable":     {},
+	"spec":              {"spec/errtable"},
+	"fixtures":          {},
+	"internal/fuzzseed": {},
+	"receiver":          {"report"},
+	"conformance":       {"receiver", "report", "spec", "fixtures/media"},
+	"proxy":             {"mock", "mock/audit", "mock/blob", "mock/clock", "receiver", "report", "spec"},
+	"cmd":               {""},
+}
+
+// mockLevels layer the mock's packages: a package imports only packages of a lower level (so
+// concerns point down: leaves, then stores, then admission and the engines, then the two HTTP
+// adapters, then the wiring). Package mock itself is the wiring, above all of them.
+var mockLevels = map[string]int{
+	"mock/apierr": 0, "mock/clock": 0, "mock/ids": 0, "mock/media": 0, "mock/netguard": 0, "mock/paging": 0,
+	"mock/render": 0, "mock/reqlog": 0,
+	"mock/wire": 1, "mock/ratelimit": 1, "mock/retention": 1, "mock/ledger": 1, "mock/faults": 1, "mock/audit": 1,
+	"mock/workspace": 2, "mock/blob": 2, "mock/webhook": 2, "mock/assets": 2, "mock/catalog": 2,
+	"mock/admission": 3, "mock/uploads": 3,
+	"mock/jobs":      4,
+	"mock/workflows": 5,
+	"mock/api":       6, "mock/control": 6,
+	"mock": 7,
+}
+
+// mockOutside are the packages of the module outside mock/ a mock package may import: the
+// catalogue data where prices, plans and outputs are read, the error table, and (the wiring
+// alone, which can validate its own answers) the contract loader.
+var mockOutside = map[string][]string{
+	"mock/apierr":    {"spec/errtable"},
+	"mock/catalog":   {"fixtures", "fixtures/media"},
+	"mock/admission": {"fixtures"},
+	"mock/jobs":      {"fixtures"},
+	"mock/workflows": {"fixtures"},
+	"mock/api":       {"fixtures"},
+	"mock/control":   {"fixtures"},
+	"mock":           {"fixtures", "spec"},
+}
+
+// areaOf is the longest prefix of areas (or, under mock/, of mockLevels) that holds pkg.
+func areaOf(pkg string, table map[string]int, names map[string][]string) string {
+	best := ""
+	for a := range names {
+		if under(pkg, a) && len(a) > len(best) {
+			best = a
+		}
 	}
-	for _, p := range suite {
-		for _, d := range p.Deps {
-			if under(d, module+"/mock") || under(d, module+"/receiver/internal") {
-				t.Errorf("%s depends on %s: the suite is black-box and must not link an implementation", p.ImportPath, d)
+	for a := range table {
+		if under(pkg, a) && len(a) > len(best) {
+			best = a
+		}
+	}
+	return best
+}
+
+// allowedEdge reports whether module package from (module-relative) may import to, and why not.
+func allowedEdge(from, to string) (bool, string) {
+	fa, ta := areaOf(from, mockLevels, areas), areaOf(to, mockLevels, areas)
+	if fa == "" {
+		return false, from + " is in no area of the fence: add it to areas or mockLevels"
+	}
+	if ta == "" {
+		return false, to + " is in no area of the fence: add it to areas or mockLevels"
+	}
+	if fl, ok := mockLevels[fa]; ok {
+		if tl, ok := mockLevels[ta]; ok {
+			if tl < fl {
+				return true, ""
+			}
+			return false, "mock layering: " + fa + " (level " + itoa(fl) + ") may import only lower levels; " + ta + " is level " + itoa(tl)
+		}
+		for _, o := range mockOutside[fa] {
+			if to == o {
+				return true, ""
+			}
+		}
+		return false, fa + " may import outside mock/ only " + strings.Join(mockOutside[fa], ", ")
+	}
+	if fa == ta {
+		return true, ""
+	}
+	for _, a := range areas[fa] {
+		if a == "" || to == a || (ta == a && a != "mock") {
+			return true, ""
+		}
+	}
+	return false, fa + " may import only " + strings.Join(areas[fa], ", ")
+}
+
+func itoa(n int) string { return string(rune('0' + n)) }
+
+// TestImportFences holds the layering: every import of a module package by a module package
+// (tests excluded: a test may import what it tests with) is an allowed edge of the tables above.
+// Besides, neither the mock nor the receiver nor report (tests included) imports Ginkgo or
+// Gomega, nor does the proxy (its tests run the suite through it); the mock's concern packages link no OpenAPI library (only the wiring reads the REST
+// description); the wrong-server tables (non-test) link neither Ginkgo nor the suite's
+// framework; and report links no kin-openapi.
+func TestImportFences(t *testing.T) {
+	all := goList(t, "./...")
+	if len(all) == 0 {
+		t.Fatal("go list found no package")
+	}
+	for _, p := range all {
+		from := strings.TrimPrefix(p.ImportPath, module+"/")
+		for _, imp := range p.Imports {
+			if !under(imp, module) {
+				continue
+			}
+			to := strings.TrimPrefix(imp, module+"/")
+			if ok, why := allowedEdge(from, to); !ok {
+				t.Errorf("%s imports %s: %s", from, to, why)
 			}
 		}
 	}
 	ginkgo := func(d string) bool {
 		return under(d, "github.com/onsi/ginkgo/v2") || under(d, "github.com/onsi/gomega")
 	}
-	for _, pattern := range []string{"./mock/...", "./receiver/...", "./report/..."} {
-		for _, p := range goList(t, pattern) {
-			all := append(append(append([]string(nil), p.Deps...), p.TestImports...), p.XTestImports...)
-			for _, d := range all {
+	for _, p := range all {
+		rel := strings.TrimPrefix(p.ImportPath, module+"/")
+		if under(rel, "proxy") {
+			for _, d := range p.Deps {
 				if ginkgo(d) {
-					t.Errorf("%s imports %s: the mock, the receiver and the report package never use Ginkgo or Gomega", p.ImportPath, d)
+					t.Errorf("%s links %s: the proxy judges with spec, never the suite's Ginkgo", rel, d)
+				}
+			}
+			continue
+		}
+		if !under(rel, "mock") && !under(rel, "receiver") && !under(rel, "report") {
+			continue
+		}
+		deps := append(append(append([]string(nil), p.Deps...), p.TestImports...), p.XTestImports...)
+		for _, d := range deps {
+			if ginkgo(d) {
+				t.Errorf("%s imports %s: the mock, the receiver and report never use Ginkgo or Gomega (tests included)", rel, d)
+			}
+		}
+		if under(rel, "mock") && rel != "mock" {
+			for _, d := range p.Deps {
+				if under(d, "github.com/getkin/kin-openapi") || d == module+"/spec" {
+					t.Errorf("%s links %s: only the wiring (package mock) reads the REST description", rel, d)
+				}
+			}
+		}
+		if under(rel, "report") {
+			for _, d := range p.Deps {
+				if under(d, "github.com/getkin/kin-openapi") {
+					t.Errorf("%s links %s: report sits below everything", rel, d)
 				}
 			}
 		}
@@ -90,15 +216,40 @@ func TestImportFences(t *testing.T) {
 			}
 		}
 	}
-	reports := goList(t, "./report/...")
-	if len(reports) == 0 {
-		t.Fatal("go list found no report package")
-	}
-	for _, p := range reports {
-		for _, d := range p.Deps {
-			if under(d, "github.com/getkin/kin-openapi") || (under(d, module) && !under(d, module+"/report")) {
-				t.Errorf("%s depends on %s: report sits below everything and links neither the contract loader nor kin-openapi", p.ImportPath, d)
-			}
+}
+
+// The fence refuses the edges the tree used to have and keeps the ones it needs.
+func TestFenceEdges(t *testing.T) {
+	for _, c := range []struct {
+		from, to string
+		ok       bool
+	}{
+		// Refused: the old edges.
+		{"mock/assets", "mock/catalog", false},
+		{"mock/catalog", "mock/api/wire", false},
+		{"mock/blob", "mock/api/wire", false},
+		{"mock/workspace", "fixtures", false},
+		{"receiver", "conformance/framework", false},
+		{"receiver/receivercheck", "conformance/report", false},
+		{"conformance/specs", "mock/jobs", false},
+		{"conformance", "mock", false},
+		{"mock/jobs", "mock/api", false},
+		{"mock/catalog", "spec", false},
+		{"report", "spec", false},
+		{"spec", "mock", false},
+		{"proxy", "mock/jobs", false},
+		// Kept.
+		{"mock/jobs", "mock/admission", true},
+		{"mock/catalog", "mock/wire", true},
+		{"mock/api", "mock/wire", true},
+		{"mock", "spec", true},
+		{"receiver/receivercheck", "report", true},
+		{"conformance/specs", "receiver", true},
+		{"proxy", "mock/audit", true},
+		{"cmd/mediaspec", "conformance", true},
+	} {
+		if ok, why := allowedEdge(c.from, c.to); ok != c.ok {
+			t.Errorf("%s -> %s: allowed %v (%s), want %v", c.from, c.to, ok, why, c.ok)
 		}
 	}
 }

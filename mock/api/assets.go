@@ -4,13 +4,13 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/mediaspec/mediaspec/mock/api/wire"
 	"github.com/mediaspec/mediaspec/mock/apierr"
 	"github.com/mediaspec/mediaspec/mock/assets"
 	"github.com/mediaspec/mediaspec/mock/blob"
 	"github.com/mediaspec/mediaspec/mock/catalog"
 	"github.com/mediaspec/mediaspec/mock/clock"
 	"github.com/mediaspec/mediaspec/mock/ratelimit"
+	"github.com/mediaspec/mediaspec/mock/wire"
 	"github.com/mediaspec/mediaspec/mock/workspace"
 )
 

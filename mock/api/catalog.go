@@ -5,9 +5,9 @@ import (
 
 	"github.com/mediaspec/mediaspec/fixtures"
 	"github.com/mediaspec/mediaspec/mock/admission"
-	"github.com/mediaspec/mediaspec/mock/api/wire"
 	"github.com/mediaspec/mediaspec/mock/catalog"
 	"github.com/mediaspec/mediaspec/mock/ratelimit"
+	"github.com/mediaspec/mediaspec/mock/wire"
 	"github.com/mediaspec/mediaspec/mock/workspace"
 )
 

@@ -6,9 +6,9 @@ import (
 	"errors"
 	"net/http"
 
-	"github.com/mediaspec/mediaspec/mock/api/wire"
 	"github.com/mediaspec/mediaspec/mock/apierr"
 	"github.com/mediaspec/mediaspec/mock/catalog"
+	"github.com/mediaspec/mediaspec/mock/wire"
 )
 
 // estimateBody is the strict POST /estimates body.

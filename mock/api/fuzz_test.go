@@ -8,9 +8,9 @@ import (
 	"testing"
 
 	"github.com/mediaspec/mediaspec/internal/fuzzseed"
-	"github.com/mediaspec/mediaspec/mock/api/wire"
 	"github.com/mediaspec/mediaspec/mock/apierr"
 	"github.com/mediaspec/mediaspec/mock/uploads"
+	"github.com/mediaspec/mediaspec/mock/wire"
 )
 
 // requestBodies are a valid body of each JSON operation of /api/v1; every cut of each is a

@@ -10,12 +10,12 @@ import (
 	"time"
 
 	"github.com/mediaspec/mediaspec/fixtures"
-	"github.com/mediaspec/mediaspec/mock/api/wire"
 	"github.com/mediaspec/mediaspec/mock/apierr"
 	"github.com/mediaspec/mediaspec/mock/catalog"
 	"github.com/mediaspec/mediaspec/mock/clock"
 	"github.com/mediaspec/mediaspec/mock/jobs"
 	"github.com/mediaspec/mediaspec/mock/ratelimit"
+	"github.com/mediaspec/mediaspec/mock/wire"
 	"github.com/mediaspec/mediaspec/mock/workspace"
 )
 

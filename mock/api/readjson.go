@@ -7,9 +7,9 @@ import (
 	"sync"
 	"unicode/utf8"
 
-	"github.com/mediaspec/mediaspec/mock/api/wire"
 	"github.com/mediaspec/mediaspec/mock/apierr"
 	"github.com/mediaspec/mediaspec/mock/jobs"
+	"github.com/mediaspec/mediaspec/mock/wire"
 )
 
 // The answer of GET /generations/{id} is the mock's most frequent one (clients poll it), so it is

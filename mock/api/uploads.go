@@ -3,9 +3,9 @@ package api
 import (
 	"net/http"
 
-	"github.com/mediaspec/mediaspec/mock/api/wire"
 	"github.com/mediaspec/mediaspec/mock/ratelimit"
 	"github.com/mediaspec/mediaspec/mock/uploads"
+	"github.com/mediaspec/mediaspec/mock/wire"
 	"github.com/mediaspec/mediaspec/mock/workspace"
 )
 

@@ -5,10 +5,10 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/mediaspec/mediaspec/mock/api/wire"
 	"github.com/mediaspec/mediaspec/mock/clock"
 	"github.com/mediaspec/mediaspec/mock/ratelimit"
 	"github.com/mediaspec/mediaspec/mock/webhook"
+	"github.com/mediaspec/mediaspec/mock/wire"
 	"github.com/mediaspec/mediaspec/mock/workspace"
 )
 

@@ -3,7 +3,7 @@
 // Handlers and domain packages return *Error values made by the constructors
 // below; the HTTP status and the retryable verdict of every code come from a
 // single table (the interface spec's error table, package spec/errtable) and
-// no call site chooses them. The HTTP adapter renders them (mock/api/wire's
+// no call site chooses them. The HTTP adapter renders them (mock/wire's
 // Write); an error that is not an *Error becomes 500 internal_error there.
 package apierr
 

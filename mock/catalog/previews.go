@@ -7,8 +7,8 @@ import (
 
 	"github.com/mediaspec/mediaspec/fixtures"
 	media "github.com/mediaspec/mediaspec/fixtures/media"
-	"github.com/mediaspec/mediaspec/mock/api/wire"
 	"github.com/mediaspec/mediaspec/mock/apierr"
+	"github.com/mediaspec/mediaspec/mock/wire"
 )
 
 // PreviewPath is where the mock serves template previews, on its own

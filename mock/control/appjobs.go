@@ -4,9 +4,9 @@ import (
 	"net/http"
 
 	"github.com/mediaspec/mediaspec/fixtures"
-	"github.com/mediaspec/mediaspec/mock/api/wire"
 	"github.com/mediaspec/mediaspec/mock/apierr"
 	"github.com/mediaspec/mediaspec/mock/jobs"
+	"github.com/mediaspec/mediaspec/mock/wire"
 )
 
 // appJobBody is the body of POST /workspaces/{id}/generations: what a person starts in the app.

@@ -3,9 +3,9 @@ package control
 import (
 	"net/http"
 
-	"github.com/mediaspec/mediaspec/mock/api/wire"
 	"github.com/mediaspec/mediaspec/mock/audit"
 	"github.com/mediaspec/mediaspec/mock/clock"
+	"github.com/mediaspec/mediaspec/mock/wire"
 )
 
 // auditOff is the message of GET /audit when the mock runs without --audit.

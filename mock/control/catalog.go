@@ -5,10 +5,10 @@ import (
 	"time"
 
 	"github.com/mediaspec/mediaspec/fixtures"
-	"github.com/mediaspec/mediaspec/mock/api/wire"
 	"github.com/mediaspec/mediaspec/mock/apierr"
 	"github.com/mediaspec/mediaspec/mock/catalog"
 	"github.com/mediaspec/mediaspec/mock/clock"
+	"github.com/mediaspec/mediaspec/mock/wire"
 )
 
 // RegisterCatalog adds the catalogue operations (spec/control.yaml tag catalogue) over c:

@@ -3,9 +3,9 @@ package control
 import (
 	"net/http"
 
-	"github.com/mediaspec/mediaspec/mock/api/wire"
 	"github.com/mediaspec/mediaspec/mock/apierr"
 	"github.com/mediaspec/mediaspec/mock/catalog"
+	"github.com/mediaspec/mediaspec/mock/wire"
 )
 
 // registerCapabilityCopies adds POST /workspaces/{id}/capabilities (spec/control.yaml tag

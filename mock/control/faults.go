@@ -3,10 +3,10 @@ package control
 import (
 	"net/http"
 
-	"github.com/mediaspec/mediaspec/mock/api/wire"
 	"github.com/mediaspec/mediaspec/mock/apierr"
 	"github.com/mediaspec/mediaspec/mock/clock"
 	"github.com/mediaspec/mediaspec/mock/faults"
+	"github.com/mediaspec/mediaspec/mock/wire"
 )
 
 // registerFaults adds GET, POST and DELETE /faults over the store.

@@ -5,10 +5,10 @@ import (
 	"net/http"
 	"slices"
 
-	"github.com/mediaspec/mediaspec/mock/api/wire"
 	"github.com/mediaspec/mediaspec/mock/apierr"
 	"github.com/mediaspec/mediaspec/mock/faults"
 	"github.com/mediaspec/mediaspec/mock/jobs"
+	"github.com/mediaspec/mediaspec/mock/wire"
 )
 
 // RegisterJobs adds the generation operations over the jobs store:

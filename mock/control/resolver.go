@@ -6,9 +6,9 @@ import (
 	"net/http"
 	"net/netip"
 
-	"github.com/mediaspec/mediaspec/mock/api/wire"
 	"github.com/mediaspec/mediaspec/mock/apierr"
 	"github.com/mediaspec/mediaspec/mock/netguard"
+	"github.com/mediaspec/mediaspec/mock/wire"
 )
 
 // RegisterResolver adds the resolver override over hosts: PUT /resolver/{host} (the name now

@@ -6,10 +6,10 @@ import (
 	"net/http"
 	"unicode/utf8"
 
-	"github.com/mediaspec/mediaspec/mock/api/wire"
 	"github.com/mediaspec/mediaspec/mock/apierr"
 	"github.com/mediaspec/mediaspec/mock/clock"
 	"github.com/mediaspec/mediaspec/mock/webhook"
+	"github.com/mediaspec/mediaspec/mock/wire"
 )
 
 // Delivery history paging (GET /webhooks/{id}/deliveries), and the longest webhook.test message.

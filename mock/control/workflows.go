@@ -4,8 +4,8 @@ import (
 	"net/http"
 
 	"github.com/mediaspec/mediaspec/fixtures"
-	"github.com/mediaspec/mediaspec/mock/api/wire"
 	"github.com/mediaspec/mediaspec/mock/apierr"
+	"github.com/mediaspec/mediaspec/mock/wire"
 	"github.com/mediaspec/mediaspec/mock/workflows"
 )
 

@@ -1,5 +1,5 @@
 // Package wire is the HTTP wire format the mock's HTTP adapters share (the /api/v1 router in
-// mock/api, the test-control API in mock/control, and the signed links of mock/blob): the one
+// mock/api, the test-control API in mock/control, the signed links of mock/blob and the previews of mock/catalog): the one
 // error renderer (Write), JSON answers (WriteJSON), strict JSON decoding and query helpers.
 package wire
 
