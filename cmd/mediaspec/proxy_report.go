@@ -3,7 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
-	"strings"
+	"strconv"
 
 	"github.com/mediaspec/mediaspec/proxy"
 	"github.com/mediaspec/mediaspec/report"
@@ -42,34 +42,29 @@ func writeProxyReports(jsonPath, junitPath, htmlPath string, rules *spec.Catalog
 	return nil
 }
 
-// proxyResults turns the findings into the suite's Results: a spec per finding.
+// proxyResults turns the findings into the suite's Results (report.FindingResults): a spec per
+// finding.
 func proxyResults(rules *spec.Catalogue, run proxyRun, rep proxy.Report, failed bool) report.Results {
-	res := report.Results{
-		Suite: "mediaspec proxy",
-		Run: report.RunInfo{Target: run.Upstream, Version: run.Version, Contract: run.Contract, Started: run.Started,
-			Duration: run.Duration, Mode: modeLine(run)},
-		Succeeded: !failed,
-	}
+	findings := make([]report.Finding, 0, len(rep.Findings))
 	for _, f := range rep.Findings {
-		r, _ := rules.Get(f.RuleID)
-		text := fmt.Sprintf("[%s] %s", f.Side, f.Request)
-		s := report.SpecResult{
-			Text: f.RuleID + " " + text, Leaf: text, Area: strings.ToLower(r.Area()), Rules: []string{f.RuleID},
-			State: report.Failed, Reason: f.Advice, FailedRules: []string{f.RuleID},
-			Transcript: fmt.Sprintf("key %s, %d time(s) from %s to %s, exchanges %v", dashIfEmpty(f.KeyID), f.Count,
+		exchanges := make([]string, len(f.Exchanges))
+		for i, id := range f.Exchanges {
+			exchanges[i] = strconv.FormatInt(id, 10)
+		}
+		findings = append(findings, report.Finding{
+			Rule: f.RuleID, Level: f.Level, Advisory: f.Advisory, Where: fmt.Sprintf("[%s] %s", f.Side, f.Request), Why: f.Advice,
+			Exchanges: exchanges,
+			Detail: fmt.Sprintf("key %s, %d time(s) from %s to %s, exchanges %v", dashIfEmpty(f.KeyID), f.Count,
 				f.FirstSeen.UTC().Format("2006-01-02T15:04:05Z"), f.LastSeen.UTC().Format("2006-01-02T15:04:05Z"), f.Exchanges),
-		}
-		if f.Advisory {
-			s.State, s.Reason, s.FailedRules = report.Passed, "advisory (differs from the reference's own choices, never a failure): "+f.Advice, nil
-		}
-		res.Specs = append(res.Specs, s)
+		})
 	}
 	catalogue := make([]report.Rule, len(rules.Rules))
 	for i, r := range rules.Rules {
 		catalogue[i] = report.Rule(r)
 	}
-	res.Rules = report.Verdicts(catalogue, res.Specs)
-	res.SpecCounts, res.RuleCounts = report.Count(res.Specs, res.Rules)
+	res := report.FindingResults("mediaspec proxy", report.RunInfo{Target: run.Upstream, Version: run.Version, Contract: run.Contract,
+		Started: run.Started, Duration: run.Duration, Mode: modeLine(run)}, catalogue, findings)
+	res.Succeeded = !failed
 	return res
 }
 

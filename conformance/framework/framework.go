@@ -368,7 +368,7 @@ func (f *Framework) exchange(ctx context.Context, chk checker, method string, u 
 		}
 		de := &descriptionError{msg: fmt.Sprintf("the exchange broke the REST description:\n  - %s%s\n\n%s", strings.Join(fatal, "\n  - "), hint, ex.String())}
 		if hint == "" && f.judge != nil && chk == checker(f.judge) {
-			de.rules = f.answerOwners(method, u.Path, res.StatusCode, brokeFields)
+			de.rules, de.answer = f.answerOwners(method, u.Path, res.StatusCode, brokeFields)
 		}
 		return r, de
 	}

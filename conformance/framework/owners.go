@@ -58,14 +58,39 @@ var failureRules = map[string]string{
 // envelopeRule owns the shape of every other documented failure answer.
 const envelopeRule = "CORE-003"
 
-// envelopeFieldRules own the envelope's fields: a failure answer that breaks the description on
-// one of them only is charged to its rule, not to the envelope's as a whole.
+// envelopeFieldRules own the envelope's fields (a JSON path and what is under it): a failure
+// answer that breaks the description on such a field is charged to its rule, not to the envelope's
+// as a whole.
 var envelopeFieldRules = map[string]string{
-	"$.error.ok":              "ERR-001",
-	"$.error.code":            "ERR-002",
-	"$.error.message":         "ERR-003",
-	"$.error.retryable":       "ERR-005",
-	"$.error.credits_charged": "ERR-007",
+	"$.error.ok":                      "ERR-001",
+	"$.error.code":                    "ERR-002",
+	"$.error.message":                 "ERR-003",
+	"$.error.retryable":               "ERR-005",
+	"$.error.credits_charged":         "ERR-007",
+	"$.error.retry_after_seconds":     "ERR-008",
+	"$.error.limit":                   "ERR-011",
+	"$.error.limit.required_credits":  "ERR-012",
+	"$.error.limit.limit_credits":     "ERR-014",
+	"$.error.limit.remaining_credits": "ERR-014",
+	"$.error.in_flight":               "ERR-015",
+	"$.error.capability_status":       "ERR-016",
+	"$.error.required_plan":           "ERR-017",
+	"$.error.shortfall":               "ERR-018",
+	"$.error.blocked_reason":          "ERR-019",
+	"$.error.field":                   "ERR-020",
+	"$.error.fields":                  "ERR-020",
+}
+
+// envelopeFieldRule is the rule of the envelope field at path or under it (the longest path of
+// envelopeFieldRules that path is or starts), else the envelope's.
+func envelopeFieldRule(path string) string {
+	best, id := "", envelopeRule
+	for p, r := range envelopeFieldRules {
+		if (path == p || strings.HasPrefix(path, p+".") || strings.HasPrefix(path, p+"[")) && len(p) > len(best) {
+			best, id = p, r
+		}
+	}
+	return id
 }
 
 // descriptionError is an exchange that broke the REST description, with the rules that own what
@@ -74,42 +99,42 @@ var envelopeFieldRules = map[string]string{
 type descriptionError struct {
 	msg   string
 	rules []string
+	// answer: the rules are the operation's answer rule (not the error envelope's, which every
+	// refusal shares).
+	answer bool
 }
 
 func (e *descriptionError) Error() string { return e.msg }
 
 // answerOwners are the rules that own what broke in the answer of method on urlPath with status,
 // given the JSON paths of the fields that broke it ("" for the answer as a whole): the operation's
-// success-shape rule for a success answer or a status the operation does not document; for a
-// documented failure status, the envelope field's rule where one field broke, else the envelope's
+// answer rule for a success answer or a status the operation does not document (answer true); for
+// a documented failure status, the rule of each envelope field that broke, else the envelope's
 // (CORE-003); nil when no operation matches.
-func (f *Framework) answerOwners(method, urlPath string, status int, fields []string) []string {
+func (f *Framework) answerOwners(method, urlPath string, status int, fields []string) (rules []string, answer bool) {
 	if f.validator == nil {
-		return nil
+		return nil, false
 	}
 	route, _, ok := f.validator.FindRoute(method, urlPath)
 	if !ok {
-		return nil
+		return nil, false
 	}
 	op := strings.ToUpper(method) + " " + route.Path
 	documented := route.Operation != nil && route.Operation.Responses != nil &&
 		route.Operation.Responses.Value(strconv.Itoa(status)) != nil
 	if status < 400 || !documented {
 		if id, ok := answerRules[op]; ok {
-			return []string{id}
+			return []string{id}, true
 		}
-		return nil
+		return nil, false
 	}
+	// A documented failure answer: its envelope.
 	if id, ok := failureRules[op+" "+strconv.Itoa(status)]; ok {
-		return []string{id}
+		return []string{id}, true
 	}
 	var out []string
 	for _, path := range fields {
-		id, ok := envelopeFieldRules[path]
-		if !ok {
-			id = envelopeRule
-		}
-		if !slices.Contains(out, id) {
+		if id := envelopeFieldRule(path); !slices.Contains(out, id) {
 			out = append(out, id)
 		}
 	}
@@ -117,17 +142,49 @@ func (f *Framework) answerOwners(method, urlPath string, status int, fields []st
 		out = []string{envelopeRule}
 	}
 	sort.Strings(out)
-	return out
+	return out, false
 }
 
 // failCall fails the running spec with err, a call's error. When the answer broke the REST
-// description, the failure is charged to the rule that owns the answer's shape (Spec.Step), so
-// a spec that needed the call for its setup is reported as blocked by that rule.
+// description, the failure is charged (Spec.Step) to the rules that own what broke: an envelope
+// field's rule, or the operation's answer rule. A spec that does not carry them needed the call for
+// its setup and is reported as blocked by them. A spec that carries the operation's answer rule
+// made the call as its subject: the failure is charged to that rule and to the spec's step (all
+// its rules when it named none), as any failure of its own.
 func (f *Framework) failCall(err error) {
 	GinkgoHelper()
 	var de *descriptionError
 	if errors.As(err, &de) && len(de.rules) > 0 {
-		f.swapStep(de.rules)
+		charge := de.rules
+		if own := f.specRules(); de.answer && slices.ContainsFunc(de.rules, func(id string) bool { return slices.Contains(own, id) }) {
+			step := f.currentStep()
+			if len(step) == 0 {
+				step = own
+			}
+			charge = append(append([]string(nil), de.rules...), step...)
+		}
+		f.swapStep(charge)
 	}
 	Fail(err.Error())
+}
+
+// specRules are the rule ids among the running spec's labels.
+func (f *Framework) specRules() []string {
+	if f == nil || f.catalogue == nil {
+		return nil
+	}
+	var out []string
+	for _, l := range CurrentSpecReport().Labels() {
+		if _, ok := f.catalogue.Get(l); ok {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// currentStep is the running spec's current step (nil when it named none).
+func (f *Framework) currentStep() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]string(nil), f.step...)
 }

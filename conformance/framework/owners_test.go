@@ -67,12 +67,16 @@ func TestAnswerOwner(t *testing.T) {
 		{"GET", "/api/v1/capabilities/image_basic", 404, []string{""}, "CORE-003"}, // a documented failure: the envelope
 		{"GET", "/api/v1/capabilities/image_basic", 404, []string{"$.error.ok"}, "ERR-001"},
 		{"GET", "/api/v1/capabilities/image_basic", 404, []string{"$.error.message", "$.error.retryable", "$.ok"}, "CORE-003 ERR-003 ERR-005"},
+		{"POST", "/api/v1/generations", 402, []string{"$.error.limit.required_credits"}, "ERR-012"},
+		{"POST", "/api/v1/generations", 402, []string{"$.error.limit.bound_by"}, "ERR-011"},
+		{"POST", "/api/v1/generations", 429, []string{"$.error.retry_after_seconds"}, "ERR-008"},
 		{"POST", "/api/v1/uploads", 200, []string{""}, "UPLOAD-002"}, // a status the operation never answers
 		{"POST", "/api/v1/workflows/templates/k/invoke", 201, nil, "WF-005"},
 		{"GET", "/api/v1/health/ready", 503, nil, "HEALTH-003"}, // not the envelope
 		{"GET", "/api/v1/no-such-route", 200, nil, ""},
 	} {
-		if got := strings.Join(f.answerOwners(c.method, c.path, c.status, c.fields), " "); got != c.want {
+		rules, _ := f.answerOwners(c.method, c.path, c.status, c.fields)
+		if got := strings.Join(rules, " "); got != c.want {
 			t.Errorf("%s %s %d %v: owners %q, want %q", c.method, c.path, c.status, c.fields, got, c.want)
 		}
 	}

@@ -68,7 +68,7 @@ var errorServers = []Server{
 		API:     errorsWith(anyAPI, "", func(_ *http.Request, _ *answer, e map[string]any) { delete(e, "credits_charged") }),
 	},
 	{
-		Name: "err-stack-trace", Rules: []string{"ERR-003"},
+		Name: "err-stack-trace", Rules: []string{"ERR-046"}, // a safe sentence (ERR-003 asks only that there is one)
 		Mistake: "error.message carries the Go error chain and a stack frame",
 		API: errorsWith(anyAPI, "", func(_ *http.Request, _ *answer, e map[string]any) {
 			m, _ := e["message"].(string)
