@@ -43,17 +43,14 @@ func validatorChecker(v *spec.Validator) checker {
 	return strictValidator{v}
 }
 
-// fieldPaths are the JSON paths of the fields a judge's error names ("" for the answer as a whole).
-func fieldPaths(err error) []string {
+// brokenFields are the fields a judge's error names (one with an empty path for the answer as a
+// whole).
+func brokenFields(err error) []spec.FieldError {
 	var fe spec.FieldErrors
 	if !errors.As(err, &fe) || len(fe) == 0 {
-		return []string{""}
+		return []spec.FieldError{{Problem: err.Error()}}
 	}
-	out := make([]string, len(fe))
-	for i, e := range fe {
-		out[i] = e.Path
-	}
-	return out
+	return append([]spec.FieldError(nil), fe...)
 }
 
 // violationLines renders a judge's error one line per field, redacted.

@@ -327,7 +327,7 @@ func (f *Framework) exchange(ctx context.Context, chk checker, method string, u 
 	ex.Invalid = c.invalid
 	var fatal []string
 	requestBroke := false
-	var brokeFields []string // the JSON paths of the answer's fields that broke the description
+	var brokeFields []spec.FieldError // the answer's fields that broke the description
 	if chk != nil && chk.Covers(req.URL.Path) {
 		if err := chk.Request(ctx, req, c.body); err != nil {
 			lines := f.violationLines(err)
@@ -342,7 +342,7 @@ func (f *Framework) exchange(ctx context.Context, chk checker, method string, u 
 			lines := f.violationLines(failure)
 			ex.Violations = append(ex.Violations, lines...)
 			fatal = append(fatal, lines...)
-			brokeFields = append(brokeFields, fieldPaths(failure)...)
+			brokeFields = append(brokeFields, brokenFields(failure)...)
 		}
 		if advisory != nil {
 			lines := f.violationLines(advisory)
@@ -352,7 +352,7 @@ func (f *Framework) exchange(ctx context.Context, chk checker, method string, u 
 				}
 				ex.Violations = append(ex.Violations, lines...)
 				fatal = append(fatal, lines...)
-				brokeFields = append(brokeFields, fieldPaths(advisory)...)
+				brokeFields = append(brokeFields, brokenFields(advisory)...)
 			} else {
 				ex.Advisories = append(ex.Advisories, lines...)
 				f.adv.note(f.validator, advisory, f.redactor)

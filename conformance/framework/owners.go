@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	. "github.com/onsi/ginkgo/v2" //nolint:revive
+
+	"github.com/mediaspec/mediaspec/spec"
 )
 
 // answerRules names, per operation of the REST description, the rule that owns the shape of its
@@ -93,6 +95,21 @@ func envelopeFieldRule(path string) string {
 	return id
 }
 
+// crossRule is the rule that owns a field of any answer, whatever the operation, for what broke
+// it: a credit amount that is not a whole number (CORE-005), a timestamp without a zone or not a
+// date-time (CORE-017); "" when the break belongs to the operation's answer.
+func crossRule(path, problem string) string {
+	leaf := path[strings.LastIndexAny(path, ".]")+1:]
+	switch {
+	case strings.Contains(problem, "must be an integer") &&
+		(strings.Contains(leaf, "credits") || leaf == "wallet_balance" || leaf == "shortfall"):
+		return "CORE-005"
+	case strings.Contains(problem, `match the format "date-time"`):
+		return "CORE-017"
+	}
+	return ""
+}
+
 // descriptionError is an exchange that broke the REST description, with the rules that own what
 // broke (none when the request broke it, or the call matched no operation: the spec's own step
 // keeps the failure).
@@ -107,11 +124,12 @@ type descriptionError struct {
 func (e *descriptionError) Error() string { return e.msg }
 
 // answerOwners are the rules that own what broke in the answer of method on urlPath with status,
-// given the JSON paths of the fields that broke it ("" for the answer as a whole): the operation's
-// answer rule for a success answer or a status the operation does not document (answer true); for
+// given the fields that broke it (an empty path for the answer as a whole): for a success answer or
+// a status the operation does not document, the rule a field shares with every answer (crossRule)
+// or else the operation's answer rule (answer true); for
 // a documented failure status, the rule of each envelope field that broke, else the envelope's
 // (CORE-003); nil when no operation matches.
-func (f *Framework) answerOwners(method, urlPath string, status int, fields []string) (rules []string, answer bool) {
+func (f *Framework) answerOwners(method, urlPath string, status int, fields []spec.FieldError) (rules []string, answer bool) {
 	if f.validator == nil {
 		return nil, false
 	}
@@ -123,18 +141,32 @@ func (f *Framework) answerOwners(method, urlPath string, status int, fields []st
 	documented := route.Operation != nil && route.Operation.Responses != nil &&
 		route.Operation.Responses.Value(strconv.Itoa(status)) != nil
 	if status < 400 || !documented {
-		if id, ok := answerRules[op]; ok {
-			return []string{id}, true
+		// A field any answer shares the rule of (a credit amount, a timestamp) is charged to that
+		// rule; anything else to the operation's answer rule.
+		for _, fe := range fields {
+			id := crossRule(fe.Path, fe.Problem)
+			if id == "" {
+				id, answer = answerRules[op], true
+			}
+			if id != "" && !slices.Contains(rules, id) {
+				rules = append(rules, id)
+			}
 		}
-		return nil, false
+		if len(fields) == 0 {
+			if id, ok := answerRules[op]; ok {
+				rules, answer = []string{id}, true
+			}
+		}
+		sort.Strings(rules)
+		return rules, answer && len(rules) > 0
 	}
 	// A documented failure answer: its envelope.
 	if id, ok := failureRules[op+" "+strconv.Itoa(status)]; ok {
 		return []string{id}, true
 	}
 	var out []string
-	for _, path := range fields {
-		if id := envelopeFieldRule(path); !slices.Contains(out, id) {
+	for _, fe := range fields {
+		if id := envelopeFieldRule(fe.Path); !slices.Contains(out, id) {
 			out = append(out, id)
 		}
 	}

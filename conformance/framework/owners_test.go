@@ -60,7 +60,7 @@ func TestAnswerOwner(t *testing.T) {
 	for _, c := range []struct {
 		method, path string
 		status       int
-		fields       []string
+		fields       []string // paths; a problem after " | "
 		want         string
 	}{
 		{"GET", "/api/v1/capabilities", 200, []string{"$.ok"}, "CAP-001"},
@@ -71,11 +71,18 @@ func TestAnswerOwner(t *testing.T) {
 		{"POST", "/api/v1/generations", 402, []string{"$.error.limit.bound_by"}, "ERR-011"},
 		{"POST", "/api/v1/generations", 429, []string{"$.error.retry_after_seconds"}, "ERR-008"},
 		{"POST", "/api/v1/uploads", 200, []string{""}, "UPLOAD-002"}, // a status the operation never answers
+		{"POST", "/api/v1/generations", 201, []string{"$.credits.credits_held | value must be an integer"}, "CORE-005"},
+		{"GET", "/api/v1/generations/gen_x", 200, []string{`$.generation.created_at | string doesn't match the format "date-time"`, "$.generation.status | value is not one of the allowed values"}, "CORE-017 GEN-001"},
 		{"POST", "/api/v1/workflows/templates/k/invoke", 201, nil, "WF-005"},
 		{"GET", "/api/v1/health/ready", 503, nil, "HEALTH-003"}, // not the envelope
 		{"GET", "/api/v1/no-such-route", 200, nil, ""},
 	} {
-		rules, _ := f.answerOwners(c.method, c.path, c.status, c.fields)
+		var fields []spec.FieldError
+		for _, fl := range c.fields {
+			path, problem, _ := strings.Cut(fl, " | ")
+			fields = append(fields, spec.FieldError{Path: path, Problem: problem})
+		}
+		rules, _ := f.answerOwners(c.method, c.path, c.status, fields)
 		if got := strings.Join(rules, " "); got != c.want {
 			t.Errorf("%s %s %d %v: owners %q, want %q", c.method, c.path, c.status, c.fields, got, c.want)
 		}
