@@ -2,7 +2,9 @@ package specs
 
 import (
 	"context"
+	"fmt"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 
@@ -29,6 +31,72 @@ func versioningSpecs(f *framework.Framework) {
 	})
 
 	versioningAliasSpecs(f)
+	versioningEnumSpecs(f)
+}
+
+// versioningEnumSpecs registers the spec of a removed enum value, removed through control (a
+// provider forces it, Versioning 5).
+func versioningEnumSpecs(f *framework.Framework) {
+	Describe("versioning: a removed enum value", func() {
+		f.Rule(rules("VER-026", "ERR-024", "ERR-020")...).Needs(framework.Spends, framework.Control).It("a removed enum value leaves config_schema and is refused naming the field, not mapped to another value", func(ctx context.Context, s *framework.Spec) {
+			sp := newSpender(ctx, s)
+			c := sp.c
+			capID, field, value, cfg := removableEnumValue(ctx, c)
+			if capID == "" {
+				s.Lacks("no available capability (priced without an upload) has a string enum property with a value other than its default and example")
+			}
+			path := "/capabilities/" + capID + "/enum-removals/" + field + "/" + url.PathEscape(value)
+			r, err := s.Control().Call(ctx, http.MethodPut, path, nil)
+			Expect(err).NotTo(HaveOccurred())
+			if r.Status == http.StatusNotFound || r.Status == http.StatusMethodNotAllowed {
+				s.Lacks("the control API does not remove enum values (PUT " + path + " answered " + fmt.Sprint(r.Status) + ")")
+			}
+			Expect(r.Status).To(Equal(http.StatusOK), "control PUT "+path+r.Describe())
+			DeferCleanup(func(ctx SpecContext) { _, _ = s.Control().Call(ctx, http.MethodDelete, path, nil) })
+			d := c.Get(ctx, "/capabilities/"+capID).ExpectOK(http.StatusOK)
+			p, _ := schemaProps(d)[field].(map[string]any)
+			Expect(p["enum"]).NotTo(ContainElement(value), "config_schema no longer lists the removed value "+value+" of "+field+d.Describe())
+			est := c.Post(ctx, "/estimates", map[string]any{"capability_id": capID, "config": cfg}, framework.Invalid()).ExpectError(http.StatusBadRequest, "invalid_config")
+			expectField(est, "config."+field)
+			base := clone(cfg)
+			delete(base, field)
+			_, need := estimateOf(ctx, c, capID, base, nil)
+			sub := refuse(ctx, c, submitBody(capID, cfg, need*2, nil), http.StatusBadRequest, "invalid_config")
+			expectField(sub, "config."+field)
+		})
+	})
+}
+
+// removableEnumValue finds an available capability priced without an upload and a string enum
+// property of its config_schema with a value that is neither the property's default nor the one
+// example_config uses, and answers the example config with that value set (checked to estimate).
+func removableEnumValue(ctx context.Context, c *framework.Client) (capID, field, value string, cfg map[string]any) {
+	GinkgoHelper()
+	for _, d := range availableDetails(ctx, c, 40) {
+		ex := objectAt(d, "example_config")
+		if namesUpload(ex) {
+			continue
+		}
+		for name, p := range schemaProps(d) {
+			pm, _ := p.(map[string]any)
+			enum, _ := pm["enum"].([]any)
+			if pm["type"] != "string" || len(enum) < 3 {
+				continue
+			}
+			for _, v := range enum {
+				sv, ok := v.(string)
+				if !ok || sv == pm["default"] || sv == ex[name] {
+					continue
+				}
+				try := clone(ex)
+				try[name] = sv
+				if c.Post(ctx, "/estimates", map[string]any{"capability_id": d.String("capability_id"), "config": try}).Status == http.StatusOK {
+					return d.String("capability_id"), name, sv, try
+				}
+			}
+		}
+	}
+	return "", "", "", nil
 }
 
 // versioningAliasSpecs registers the specs of a renamed config field's old name, installed through

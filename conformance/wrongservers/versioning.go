@@ -1,6 +1,10 @@
 package wrongservers
 
-import "net/http"
+import (
+	"net/http"
+	"net/url"
+	"strings"
+)
 
 // versioningServers are mistakes in versioning, the live description and the health probes.
 var versioningServers = []Server{
@@ -58,4 +62,40 @@ var versioningServers = []Server{
 			d["servers"] = []any{map[string]any{"url": "/"}}
 		}),
 	},
+}
+
+func init() {
+	versioningServers = append(versioningServers, Server{
+		Name: "ver-removed-enum-to-default", Rules: []string{"VER-026"},
+		Mistake: "a removed enum value is not refused: an estimate or submit sending it is quietly run with the property's default",
+		API: func(env *Env, next http.Handler) http.Handler {
+			var removed memo[string] // "capability/field/value" removed through control
+			removal := controlRoute(http.MethodPut, "/capabilities/[^/]+/enum-removals/[^/]+/[^/]+")
+			inner := rewriteBody(route(http.MethodPost, "/(estimates|generations)"), func(d map[string]any) bool {
+				id, _ := d["capability_id"].(string)
+				c := obj(d, "config")
+				changed := false
+				for k, v := range c {
+					if s, ok := v.(string); ok {
+						if _, gone := removed.get(id + "/" + k + "/" + s); gone {
+							delete(c, k) // the property's default applies
+							changed = true
+						}
+					}
+				}
+				return changed
+			})(env, next)
+			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if removal(r) {
+					rest := strings.TrimPrefix(r.URL.Path, controlPrefix+"/capabilities/")
+					if id, tail, ok := strings.Cut(rest, "/enum-removals/"); ok {
+						if v, err := url.PathUnescape(tail); err == nil {
+							removed.put(id+"/"+v, "")
+						}
+					}
+				}
+				inner.ServeHTTP(w, r)
+			})
+		},
+	})
 }

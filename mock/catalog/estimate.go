@@ -157,6 +157,9 @@ func PlanAllows(cp *fixtures.Capability, v Viewer) error {
 // (approved_voice_generation_id on anything but an approved-tts talking
 // actor).
 func (c *Catalog) CheckConfig(cp *fixtures.Capability, req Request) error {
+	if err := c.checkRemovedValues(cp.ID, req.Config); err != nil {
+		return err
+	}
 	if err := c.d.Fixtures.Validate(cp.ID, req.Config); err != nil {
 		var ce *fixtures.ConfigError
 		if errors.As(err, &ce) {

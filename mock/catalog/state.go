@@ -40,7 +40,8 @@ type state struct {
 	voices    overlay[fixtures.Voice, bool]    // voices cloned; active set per id
 	actors    overlay[fixtures.Actor, string]  // actors added; state set per id
 
-	copies map[string][]*fixtures.Capability // workspace id -> capability copies, in list order (copies.go)
+	copies  map[string][]*fixtures.Capability // workspace id -> capability copies, in list order (copies.go)
+	removed map[string]map[string][]string    // capability id -> config property -> enum values removed (enums.go)
 }
 
 func (s *state) reset() {
@@ -48,7 +49,7 @@ func (s *state) reset() {
 	defer s.mu.Unlock()
 	s.unpriced, s.withheld, s.aliases = nil, nil, nil
 	s.templates, s.voices, s.actors = s.templates.empty(), s.voices.empty(), s.actors.empty()
-	s.copies = nil
+	s.copies, s.removed = nil, nil
 }
 
 // overlay is one kind of catalogue item (templates, voices, actors) as control changes it on top
@@ -194,7 +195,8 @@ func (c *Catalog) view(cp *fixtures.Capability) *fixtures.Capability {
 	defer c.st.mu.RUnlock()
 	unpriced, withheld := c.st.unpriced[cp.ID], c.st.withheld[cp.ID]
 	aliases := c.activeAliasesLocked(cp.ID)
-	if !unpriced && !withheld && len(aliases) == 0 {
+	removed := c.st.removed[cp.ID]
+	if !unpriced && !withheld && len(aliases) == 0 && len(removed) == 0 {
 		return cp
 	}
 	v := *cp
@@ -206,6 +208,9 @@ func (c *Catalog) view(cp *fixtures.Capability) *fixtures.Capability {
 	}
 	if len(aliases) > 0 {
 		v.ConfigSchema = schemaWithAliases(cp.ConfigSchema, aliases)
+	}
+	if len(removed) > 0 {
+		v.ConfigSchema = schemaWithoutValues(v.ConfigSchema, removed)
 	}
 	return &v
 }

@@ -13,7 +13,8 @@ import (
 
 // RegisterCatalog adds the catalogue operations (spec/control.yaml tag catalogue) over c:
 // PATCH /capabilities/{id} (withdraw or publish the price; withhold from or offer to agents), PUT and DELETE
-// /capabilities/{id}/aliases/{alias} (deprecated config names), PATCH /templates/{id} and
+// /capabilities/{id}/aliases/{alias} (deprecated config names), PUT and DELETE
+// /capabilities/{id}/enum-removals/{field}/{value} (removed enum values), PATCH /templates/{id} and
 // POST /presets/{id}/templates (withdraw, restore or add templates), PATCH /voices/{id} and
 // POST /workspaces/{id}/voices (deactivate voices, clone one), PATCH /actors/{id}, POST /actors
 // and POST /workspaces/{id}/actors (actor state, cast and own actors), POST
@@ -23,6 +24,8 @@ func (h *Handler) RegisterCatalog(c *catalog.Catalog) {
 	h.Handle("PATCH /capabilities/{id}", o.patchCapability)
 	h.Handle("PUT /capabilities/{id}/aliases/{alias}", o.putAlias)
 	h.Handle("DELETE /capabilities/{id}/aliases/{alias}", o.deleteAlias)
+	h.Handle("PUT /capabilities/{id}/enum-removals/{field}/{value}", o.removeEnumValue)
+	h.Handle("DELETE /capabilities/{id}/enum-removals/{field}/{value}", o.restoreEnumValue)
 	h.Handle("PATCH /templates/{id}", o.patchTemplate)
 	h.Handle("POST /presets/{id}/templates", o.addTemplate)
 	h.Handle("PATCH /voices/{id}", o.patchVoice)
@@ -105,6 +108,26 @@ func (o catalogOps) deleteAlias(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	return wire.WriteJSON(w, http.StatusOK, map[string]any{"ok": true, "capability_id": id, "alias": name, "deleted": true})
+}
+
+// removeEnumValue serves PUT /capabilities/{id}/enum-removals/{field}/{value}: it removes one
+// value of a config property's enum (catalog/enums.go).
+func (o catalogOps) removeEnumValue(w http.ResponseWriter, r *http.Request) error {
+	id, field, value := r.PathValue("id"), r.PathValue("field"), r.PathValue("value")
+	if err := o.c.RemoveEnumValue(id, field, value); err != nil {
+		return err
+	}
+	return wire.WriteJSON(w, http.StatusOK, map[string]any{"ok": true, "capability_id": id, "field": field, "value": value, "removed": true})
+}
+
+// restoreEnumValue serves DELETE /capabilities/{id}/enum-removals/{field}/{value}: the value is
+// listed and accepted again.
+func (o catalogOps) restoreEnumValue(w http.ResponseWriter, r *http.Request) error {
+	id, field, value := r.PathValue("id"), r.PathValue("field"), r.PathValue("value")
+	if err := o.c.RestoreEnumValue(id, field, value); err != nil {
+		return err
+	}
+	return wire.WriteJSON(w, http.StatusOK, map[string]any{"ok": true, "capability_id": id, "field": field, "value": value, "removed": false})
 }
 
 // patchTemplate serves PATCH /templates/{id}: it withdraws or restores a template.

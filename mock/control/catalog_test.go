@@ -313,3 +313,52 @@ func TestCataloguePeopleAndTemplateHooks(t *testing.T) {
 		}
 	}
 }
+
+// TestCatalogueEnumRemovalHook: a removed enum value leaves config_schema and is refused naming
+// config.<field> (never mapped to another value); the default, the example's value and unknown
+// properties are refused; DELETE and reset restore it.
+func TestCatalogueEnumRemovalHook(t *testing.T) {
+	s, do := catalogueServer(t)
+	key := s.Info().GenerateKey
+	est := `{"capability_id":"image_fast","config":{"prompt":"a cat","aspect_ratio":"4:5"}}`
+	if code, m := do("POST", "/api/v1/estimates", key, est); code != 200 {
+		t.Fatalf("before %d %v", code, m)
+	}
+	if code, m := do("PUT", "/_control/v1/capabilities/image_fast/enum-removals/aspect_ratio/4:5", ctl, ""); code != 200 || m["removed"] != true {
+		t.Fatalf("remove %d %v", code, m)
+	}
+	_, d := do("GET", "/api/v1/capabilities/image_fast", key, "")
+	p := d["config_schema"].(map[string]any)["properties"].(map[string]any)["aspect_ratio"].(map[string]any)
+	if fmt.Sprint(p["enum"]) != "[1:1 16:9 9:16]" {
+		t.Fatalf("schema enum %v", p["enum"])
+	}
+	if code, m := do("POST", "/api/v1/estimates", key, est); code != 400 || errField(m) != "config.aspect_ratio" {
+		t.Fatalf("removed value %d %v", code, m)
+	}
+	for _, tc := range []struct{ path, field string }{
+		{"/capabilities/image_fast/enum-removals/aspect_ratio/1:1", "value"},
+		{"/capabilities/image_fast/enum-removals/aspect_ratio/3:2", "value"},
+		{"/capabilities/image_fast/enum-removals/prompt/x", "field"},
+	} {
+		if code, m := do("PUT", "/_control/v1"+tc.path, ctl, ""); code != 400 || errField(m) != tc.field {
+			t.Errorf("PUT %s: %d %v, want 400 naming %s", tc.path, code, m, tc.field)
+		}
+	}
+	if code, _ := do("PUT", "/_control/v1/capabilities/nope/enum-removals/a/b", ctl, ""); code != 404 {
+		t.Errorf("unknown capability %d", code)
+	}
+	if code, m := do("DELETE", "/_control/v1/capabilities/image_fast/enum-removals/aspect_ratio/4:5", ctl, ""); code != 200 || m["removed"] != false {
+		t.Fatalf("restore %d %v", code, m)
+	}
+	if code, m := do("POST", "/api/v1/estimates", key, est); code != 200 {
+		t.Fatalf("restored %d %v", code, m)
+	}
+	if code, _ := do("DELETE", "/_control/v1/capabilities/image_fast/enum-removals/aspect_ratio/4:5", ctl, ""); code != 404 {
+		t.Errorf("restore twice %d", code)
+	}
+	do("PUT", "/_control/v1/capabilities/image_fast/enum-removals/aspect_ratio/4:5", ctl, "")
+	do("POST", "/_control/v1/reset", ctl, "")
+	if code, m := do("POST", "/api/v1/estimates", key, est); code != 200 {
+		t.Fatalf("after reset %d %v", code, m)
+	}
+}
