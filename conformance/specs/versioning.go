@@ -2,7 +2,6 @@ package specs
 
 import (
 	"context"
-	"fmt"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -49,7 +48,7 @@ func versioningEnumSpecs(f *framework.Framework) {
 			r, err := s.Control().Call(ctx, http.MethodPut, path, nil)
 			Expect(err).NotTo(HaveOccurred())
 			if r.Status == http.StatusNotFound || r.Status == http.StatusMethodNotAllowed {
-				s.Lacks("the control API does not remove enum values (PUT " + path + " answered " + fmt.Sprint(r.Status) + ")")
+				s.Lacks("the control API does not remove enum values (PUT %s answered %d)", path, r.Status)
 			}
 			Expect(r.Status).To(Equal(http.StatusOK), "control PUT "+path+r.Describe())
 			DeferCleanup(func(ctx SpecContext) { _, _ = s.Control().Call(ctx, http.MethodDelete, path, nil) })
