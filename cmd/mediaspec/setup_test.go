@@ -46,6 +46,8 @@ func TestSetupErrorsAreOneLineExitTwo(t *testing.T) {
 		{[]string{"mock", "--catalog", filepath.Join(t.TempDir(), "none")}, "--catalog"},
 		{[]string{"mock", "--spec", filepath.Join(t.TempDir(), "none.yaml")}, "--spec"},
 		{[]string{"receive", "--secret", secret, "--addr", addr}, "the address is in use"},
+		{[]string{"proxy", "--upstream", "http://127.0.0.1:1/api/v1", "--listen", addr}, "in use"},
+		{[]string{"proxy", "--upstream", "localhost:8080"}, "not an http(s) URL"},
 		{[]string{"check-receiver", "--url", "http://" + closed + "/hooks", "--secret", secret, "--timeout", "1s"}, "cannot reach http://" + closed},
 		{[]string{"check-receiver", "--url", "ftp://example.test/hooks", "--secret", secret}, "ftp://"},
 	} {
