@@ -36,17 +36,6 @@ func reversed(m matcher, key string) Wrap {
 	})
 }
 
-// limitAbove50Ignored treats a limit above 50 as absent (the default page) instead of clamping.
-func limitAbove50Ignored(m matcher) Wrap {
-	return requests(m, func(_ *Env, r *http.Request) {
-		q := r.URL.Query()
-		if n, err := strconv.Atoi(q.Get("limit")); err == nil && n > 50 {
-			q.Del("limit")
-			r.URL.RawQuery = q.Encode()
-		}
-	})
-}
-
 var (
 	generationList = route(http.MethodGet, "/generations")
 	capabilityList = route(http.MethodGet, "/capabilities")
@@ -99,16 +88,6 @@ var listServers = []Server{
 			})
 			return list
 		}),
-	},
-	{
-		Name: "list-generations-limit-default-above-50", Rules: []string{"GEN-046"},
-		Mistake: "a generation list limit above 50 falls back to the default 25 instead of clamping to 50",
-		API:     limitAbove50Ignored(generationList),
-	},
-	{
-		Name: "list-capabilities-limit-default-above-50", Rules: []string{"CAP-007"},
-		Mistake: "a capability list limit above 50 falls back to the default 25",
-		API:     limitAbove50Ignored(capabilityList),
 	},
 	{
 		Name: "list-generations-thumbnail", Rules: []string{"CORE-013"},

@@ -162,16 +162,6 @@ var refusalServers = []Server{
 		API:     errorsWith(anyAPI, "request_blocked", func(_ *http.Request, _ *answer, e map[string]any) { delete(e, "blocked_reason") }),
 	},
 	{
-		Name: "err-spend-limit-remaining-missing", Rules: []string{"ERR-014"},
-		Mistake: "spend_limit_exceeded carries only bound_by: limit_credits and remaining_credits are left out",
-		API: errorsWith(anyAPI, "spend_limit_exceeded", func(_ *http.Request, _ *answer, e map[string]any) {
-			if l := obj(e, "limit"); l != nil {
-				delete(l, "limit_credits")
-				delete(l, "remaining_credits")
-			}
-		}),
-	},
-	{
 		Name: "err-in-flight-retry-after-header-off", Rules: []string{"ERR-010"},
 		Mistake: "the in-flight refusal's Retry-After header is computed apart from the body and is one second longer",
 		API: answers(submitRoute, func(_ *Env, _ *http.Request, a *answer) {

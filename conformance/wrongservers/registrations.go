@@ -176,15 +176,6 @@ var registrationServers = []Server{
 		}),
 	},
 	{
-		Name: "health-ready-error-envelope", Rules: []string{"HEALTH-003"},
-		Mistake: "a not-ready probe answers in the error envelope (every 503 goes through the error renderer)",
-		API: answers(healthRoute, func(_ *Env, _ *http.Request, a *answer) {
-			if a.status == http.StatusServiceUnavailable {
-				refuse(a, http.StatusServiceUnavailable, "internal_error", true, nil)
-			}
-		}),
-	},
-	{
 		Name: "health-checks-sent-key", Rules: []string{"HEALTH-004"},
 		Mistake: "the probes run the auth middleware when a key is sent: a bogus key gets 401",
 		API: guard(healthRoute, func(env *Env, _ http.Handler, r *http.Request) *answer {

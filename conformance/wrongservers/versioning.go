@@ -22,15 +22,6 @@ var versioningServers = []Server{
 		},
 	},
 	{
-		Name: "health-not-ready-envelope", Rules: []string{"HEALTH-003"},
-		Mistake: "a not-ready probe answers the error envelope",
-		API: answers(route(http.MethodGet, "/health/ready"), func(_ *Env, _ *http.Request, a *answer) {
-			if a.status == http.StatusServiceUnavailable {
-				a.setDoc(map[string]any{"error": map[string]any{"ok": false, "code": "internal_error", "message": "Not ready.", "retryable": true, "credits_charged": 0}})
-			}
-		}),
-	},
-	{
 		Name: "ver-stale-version", Rules: []string{"VER-001"},
 		Mistake: "the live description states info.version 1.1.0 (the stability reference's number)",
 		API: docs(route(http.MethodGet, "/openapi.json"), success, func(_ *http.Request, _ *answer, d map[string]any) {
