@@ -52,6 +52,13 @@ contract-baseline:
 	sed -i 's/^exceptions:.*/exceptions: []/; /^exceptions:/q' spec/baseline/exceptions.yaml && \
 	echo "spec/baseline/openapi-$$v.yaml is the released contract"
 
+## soak: the built mock on 127.0.0.1 under a bad-input corpus over every operation, slow and idle
+## clients, a ledger storm with faults and a filled pending-upload limit (internal/soak, about a
+## minute, bounded at 3): fails on a hang, an answer outside the envelope, an undocumented 5xx, a
+## ledger that is not exact, or a resident set over docs/mock-limits.md's ceiling.
+soak: build
+	$(GO) run ./internal/soak --bin bin/mediaspec
+
 ## check-modes: the built binary checked out of process, the way implementers run it: the control
 ## API on a running clock (x100) and keys only, split over PROCS processes with check --procs
 ## (.ci/check-modes). MODES picks some (b, c).

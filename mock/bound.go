@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -74,8 +75,17 @@ func (s *Server) boundHandlers(next http.Handler) http.Handler {
 			why = fmt.Sprintf("The service did not answer within %s and cut the request; it may still complete, so read the resource before retrying.", d)
 		}
 		if bw.cut() {
-			w.Header().Set("Connection", "close")
-			wire.Write(w, r, apierr.New(apierr.CodeInternalError, why))
+			// A whole answer (Content-Length, not chunked): the connection is aborted right after.
+			status, body := wire.Encode(apierr.New(apierr.CodeInternalError, why))
+			h := w.Header()
+			h.Set("Content-Type", "application/json")
+			h.Set("Cache-Control", "no-store")
+			h.Set("Connection", "close")
+			h.Set("Content-Length", strconv.Itoa(len(body)))
+			w.WriteHeader(status)
+			if r.Method != http.MethodHead {
+				_, _ = w.Write(body)
+			}
 			if f, ok := w.(http.Flusher); ok {
 				f.Flush()
 			}

@@ -48,7 +48,10 @@ func rawExchange(t *testing.T, addr, req string) (*http.Response, map[string]any
 		t.Fatalf("%q: %v", req, err)
 	}
 	defer res.Body.Close()
-	raw, _ := io.ReadAll(res.Body)
+	raw, err := io.ReadAll(res.Body)
+	if err != nil {
+		t.Fatalf("%q: %d: the body is cut: %v", req, res.StatusCode, err)
+	}
 	var body map[string]any
 	if res.Header.Get("Content-Type") != "application/json" || json.Unmarshal(raw, &body) != nil {
 		t.Fatalf("%q: %d %s %q: not the JSON envelope", req, res.StatusCode, res.Header.Get("Content-Type"), raw)
