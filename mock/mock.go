@@ -142,8 +142,8 @@ type Config struct {
 	// OpenAPIJSON is the REST description served at GET /api/v1/openapi.json
 	// and used by ValidateResponses (nil: the embedded spec/openapi.yaml).
 	OpenAPIJSON []byte
-	// Fixtures is the capability catalogue served (nil: the embedded
-	// fixtures.Load()).
+	// Fixtures is the capability catalogue served (nil: the embedded one, fixtures.Shared,
+	// read once per process when a request first needs it; Serve warms it once it listens).
 	Fixtures *fixtures.Catalog
 }
 
@@ -334,13 +334,6 @@ func New(cfg Config) (*Server, error) {
 	if cfg.OpenAPIJSON == nil {
 		openAPI = func() ([]byte, error) { return spec.OpenAPIJSON(context.Background()) }
 	}
-	fx := cfg.Fixtures
-	if fx == nil {
-		var err error
-		if fx, err = fixtures.Load(); err != nil {
-			return nil, fmt.Errorf("mock: %w", err)
-		}
-	}
 	cfg.Limits = cfg.Limits.withDefaults()
 	src := ids.New(seed)
 	drain, drainNow := context.WithCancel(context.Background())
@@ -375,7 +368,7 @@ func New(cfg Config) (*Server, error) {
 	s.OnReset(s.Uploads.Reset)
 	s.API.RegisterUploads(s.Uploads)
 	s.API.RegisterAssets(s.Assets, s.Blob)
-	s.Catalog = catalog.New(catalog.Deps{Fixtures: fx, DefaultWorkspaceID: s.DefaultWorkspaceID,
+	s.Catalog = catalog.New(catalog.Deps{Fixtures: cfg.Fixtures, DefaultWorkspaceID: s.DefaultWorkspaceID,
 		IDs: src, APIVersion: spec.Version,
 		// Template previews are served by the mock itself (PreviewPath), so preview_url can be fetched.
 		PreviewBase: s.PublicURL,
@@ -681,6 +674,11 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	hs.ConnState = capped.ConnState
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(capped) }()
+	if s.cfg.Fixtures == nil {
+		// Read the embedded catalogue while the first requests come in (the probes do not need
+		// it); a request that needs it first waits for this read rather than starting its own.
+		go func() { _, _ = fixtures.Shared() }()
+	}
 	select {
 	case err := <-errc:
 		return err

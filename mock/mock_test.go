@@ -355,7 +355,7 @@ func TestControlWorkspaces(t *testing.T) {
 	e := newEnv(t)
 	w := e.control("POST", "/workspaces", `{"name":"Acme","plan":"business","balance":50,"limits":{"per_generation_credits":100,"daily_credits":null},"low_balance_threshold_credits":10}`, 201)
 	id := w["workspace_id"].(string)
-	if !workspace.WorkspaceIDPattern.MatchString(id) || w["name"] != "Acme" || w["plan"] != "business" || w["available_credits"] != float64(50) ||
+	if !workspace.WorkspaceIDPattern().MatchString(id) || w["name"] != "Acme" || w["plan"] != "business" || w["available_credits"] != float64(50) ||
 		w["held_credits"] != float64(0) || w["deleted"] != false || w["created_at"] != "2026-03-01T12:00:00Z" || w["low_balance_threshold_credits"] != float64(10) {
 		t.Fatalf("created %v", w)
 	}
@@ -422,7 +422,7 @@ func TestControlKeys(t *testing.T) {
 	k := e.control("POST", "/workspaces/"+def+"/keys", `{"scopes":["generate","read"],"name":"ci","budget_credits":100,"request_allowance":5,"buckets":{"agent_submit":3},"expires_at":"2026-04-01T00:00:00Z"}`, 201)
 	secret := k["key"].(string)
 	kid := k["key_id"].(string)
-	if !workspace.KeyPattern.MatchString(secret) || len(secret) != 48 || !workspace.KeyIDPattern.MatchString(kid) ||
+	if !workspace.KeyPattern().MatchString(secret) || len(secret) != 48 || !workspace.KeyIDPattern().MatchString(kid) ||
 		k["name"] != "ci" || k["budget_credits"] != float64(100) || k["request_allowance"] != float64(5) ||
 		k["buckets"].(map[string]any)["agent_submit"] != float64(3) || k["expires_at"] != "2026-04-01T00:00:00Z" || k["revoked"] != false {
 		t.Fatalf("key %v", k)

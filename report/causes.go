@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 )
 
 // Sentence is the first statement of a failure message in words: the text before the first
@@ -32,12 +33,14 @@ func statement(msg string) string {
 }
 
 // gomegaType is the type annotation of a Gomega value dump: <map[string]interface {} | len:2>.
-var gomegaType = regexp.MustCompile(`<(map\[[^\]]*\][^|>]*|\[\][^|>]*|[a-z0-9.]+)( \| len:\d+)?>: `)
+var gomegaType = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`<(map\[[^\]]*\][^|>]*|\[\][^|>]*|[a-z0-9.]+)( \| len:\d+)?>: `)
+})
 
 // Tidy shortens the Go value dumps a message may carry: a Gomega type annotation becomes the JSON
 // kind ("an object: "), and a Go map printed with %v (map[a:1 b:map[c:2]]) becomes "{...}".
 func Tidy(s string) string {
-	s = gomegaType.ReplaceAllStringFunc(s, func(m string) string {
+	s = gomegaType().ReplaceAllStringFunc(s, func(m string) string {
 		switch {
 		case strings.HasPrefix(m, "<map["):
 			return "an object: "
@@ -106,10 +109,12 @@ func (c Cause) Title() string {
 }
 
 // calls are the requests a message names ("GET /api/v1/capabilities/image_basic").
-var calls = regexp.MustCompile(`\b(GET|POST|PUT|PATCH|DELETE) /\S*`)
+var calls = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\b(GET|POST|PUT|PATCH|DELETE) /\S*`) })
 
 // volatile masks ids, hex and numbers so one cause over many rows groups as one.
-var volatile = regexp.MustCompile(`[a-z]+_[0-9A-Za-z]{8,}|\b[0-9a-f]{16,}\b|\d+(\.\d+)?`)
+var volatile = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`[a-z]+_[0-9A-Za-z]{8,}|\b[0-9a-f]{16,}\b|\d+(\.\d+)?`)
+})
 
 // CallOf is the call a failed spec's last exchange made, normalised: method and URL path below
 // the API version, ids and numbers masked, no query ("GET /generations/#"); "" when it made none.
@@ -126,7 +131,7 @@ func CallOf(s SpecResult) string {
 	if i := strings.Index(path, "/api/v1"); i >= 0 {
 		path = path[i+len("/api/v1"):]
 	}
-	return method + " " + volatile.ReplaceAllString(path, "#")
+	return method + " " + volatile().ReplaceAllString(path, "#")
 }
 
 // causeSentence is what a failed spec says, never empty.
@@ -164,7 +169,7 @@ func (r Results) Causes() []Cause {
 		// sentence, as are ids and numbers: one expectation broken on many calls under one rule
 		// (the error envelope, ok on success answers) is one cause, naming its calls. The rules
 		// keep apart what differs by route: each answer's shape has its own rule.
-		key := strings.Join(rules, ",") + "\x00" + volatile.ReplaceAllString(calls.ReplaceAllString(causeStatement(s), "CALL"), "#")
+		key := strings.Join(rules, ",") + "\x00" + volatile().ReplaceAllString(calls().ReplaceAllString(causeStatement(s), "CALL"), "#")
 		c := by[key]
 		if c == nil {
 			c = &Cause{Rules: rules, Sentence: causeSentence(s), Location: s.FailureLocation}

@@ -8,6 +8,7 @@ import (
 	"io"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 )
@@ -117,12 +118,14 @@ type htmlData struct {
 	Anchors  map[string]string // spec text -> anchor
 }
 
-var htmlReport = template.Must(template.New("report").Funcs(template.FuncMap{
-	"verdictClass": func(v string) string { return strings.ReplaceAll(v, " ", "-") },
-	"anchor":       func(anchors map[string]string, text string) string { return anchors[text] },
-	"dur":          func(d time.Duration) string { return d.Round(time.Millisecond).String() },
-	"when":         func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
-}).Parse(`<!DOCTYPE html>
+// htmlReport is parsed on the first HTML report, not in every command's start-up.
+var htmlReport = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("report").Funcs(template.FuncMap{
+		"verdictClass": func(v string) string { return strings.ReplaceAll(v, " ", "-") },
+		"anchor":       func(anchors map[string]string, text string) string { return anchors[text] },
+		"dur":          func(d time.Duration) string { return d.Round(time.Millisecond).String() },
+		"when":         func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
+	}).Parse(`<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>{{.Suite}}: conformance report</title>
 <style>
 body{font-family:system-ui,sans-serif;margin:1.5em;max-width:100em;color:#222}
@@ -188,6 +191,7 @@ pre{white-space:pre-wrap;overflow-wrap:anywhere;font-size:.85em;background:#f6f6
 {{end}}</tbody></table>
 </body></html>
 `))
+})
 
 // WriteHTML writes the HTML report: a header (target, versions, start, duration, filter, mode), a
 // summary per area, the failed specs (each with its transcript, once), every rule with failures
@@ -213,7 +217,7 @@ func (r Results) WriteHTML(w io.Writer) error {
 	}
 	d.Rules = append([]RuleVerdict(nil), r.Rules...)
 	sort.SliceStable(d.Rules, func(i, j int) bool { return verdictRank[d.Rules[i].Verdict] < verdictRank[d.Rules[j].Verdict] })
-	return htmlReport.Execute(w, d)
+	return htmlReport().Execute(w, d)
 }
 
 // JUnitName is a spec's JUnit test case name: "RULE-ID: text" (several ids joined by commas; the

@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode"
 )
@@ -159,9 +160,13 @@ type scopeState struct {
 
 var (
 	idPrefixes = []string{"gen", "bg", "ast", "act", "voc", "wf", "wfr", "wh", "whd", "captpl", "run", "key"}
-	idExact    = regexp.MustCompile(`^(` + strings.Join(idPrefixes, "|") + `)_[0-9a-f]{32}$`)
-	idInText   = regexp.MustCompile(`\b(` + strings.Join(idPrefixes, "|") + `)_[0-9a-f]{32}\b`)
-	hexTail    = regexp.MustCompile(`[0-9a-f]{32}$`)
+	idExact    = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^(` + strings.Join(idPrefixes, "|") + `)_[0-9a-f]{32}$`)
+	})
+	idInText = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`\b(` + strings.Join(idPrefixes, "|") + `)_[0-9a-f]{32}\b`)
+	})
+	hexTail = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[0-9a-f]{32}$`) })
 )
 
 // Observe audits one exchange: it records the findings the exchange shows, then remembers what the
@@ -215,7 +220,7 @@ func (a *Auditor) Observe(ex Exchange) {
 		cfg, _ := body["config"].(map[string]any)
 		if tpl, ok := cfg["template_id"].(string); ok && tpl != "" {
 			_, known := sc.ids.get(tpl)
-			_, altered := sc.hexes.get(hexTail.FindString(strings.ToLower(strings.TrimSpace(tpl))))
+			_, altered := sc.hexes.get(hexTail().FindString(strings.ToLower(strings.TrimSpace(tpl))))
 			if !known && !altered {
 				a.record("PRESET-026", ex.KeyID, line, "Read template ids from GET /presets or GET /presets/{id}/templates each time: "+tpl+" was never handed out here.", at)
 			}
@@ -294,14 +299,14 @@ func (a *Auditor) checkIDs(sc *scopeState, ex Exchange, seg []string, req any, l
 	}
 	walkStrings(req, func(s string) { tokens = append(tokens, s) })
 	for _, t := range tokens {
-		if idExact.MatchString(t) {
+		if idExact().MatchString(t) {
 			if seen, ok := sc.ids.get(t); ok && seen.inURL && !seen.field {
 				a.record("ID-015", ex.KeyID, line, "Never read an id out of a link: "+t+" appeared only inside a URL; use the id fields of the answer.", ex.Start)
 			}
 			continue
 		}
 		low := strings.ToLower(strings.TrimSpace(t))
-		h := hexTail.FindString(low)
+		h := hexTail().FindString(low)
 		if h == "" || len(low) > 40 {
 			continue
 		}
@@ -413,7 +418,7 @@ func (a *Auditor) checkSubmit(k *keyState, ex Exchange, body map[string]any, c c
 func configText(cfg any) string {
 	var words []string
 	walk(cfg, true, func(s string) {
-		if idExact.MatchString(s) {
+		if idExact().MatchString(s) {
 			return
 		}
 		words = append(words, strings.FieldsFunc(strings.ToLower(s), func(r rune) bool {
@@ -538,7 +543,7 @@ func (a *Auditor) learn(sc *scopeState, keyID string, ans any) {
 		}
 	}
 	walkStrings(ans, func(s string) {
-		if idExact.MatchString(s) {
+		if idExact().MatchString(s) {
 			if sc != nil {
 				sc.ids.put(s, idSeen{id: s, field: true})
 				sc.hexes.put(s[len(s)-32:], s)
@@ -554,7 +559,7 @@ func (a *Auditor) learn(sc *scopeState, keyID string, ans any) {
 		if sc == nil {
 			return
 		}
-		for _, id := range idInText.FindAllString(s, -1) {
+		for _, id := range idInText().FindAllString(s, -1) {
 			seen, ok := sc.ids.get(id)
 			if !ok {
 				seen = idSeen{id: id}

@@ -41,7 +41,8 @@ type Viewer struct {
 
 // Deps are what a Catalog serves from.
 type Deps struct {
-	// Fixtures is the loaded catalogue; required.
+	// Fixtures is the loaded catalogue; nil: the embedded one (fixtures.Shared), read when a
+	// request first needs it, so a mock answers its probes before paying for it.
 	Fixtures *fixtures.Catalog
 	// DefaultWorkspaceID reports the mock's default workspace: the owner of
 	// what the fixtures' workspace (workspace.yaml) owns (own actors, cloned
@@ -71,12 +72,11 @@ type Catalog struct {
 	st state // what control changed on top of the fixtures
 }
 
-// New returns a catalog over d. It panics when d.Fixtures is nil.
+// New returns a catalog over d.
 func New(d Deps) *Catalog {
-	if d.Fixtures == nil {
-		panic("catalog: Deps.Fixtures is required")
-	}
-	return &Catalog{d: d, st: newState(d.Fixtures)}
+	c := &Catalog{d: d}
+	c.st = newState(c.Fixtures)
+	return c
 }
 
 // UseVoiceGenerations sets Deps.VoiceGenerations. The jobs store answers those lookups and is
@@ -84,8 +84,19 @@ func New(d Deps) *Catalog {
 // safe concurrently with estimates).
 func (c *Catalog) UseVoiceGenerations(l VoiceGenerationLookup) { c.d.VoiceGenerations = l }
 
-// Fixtures returns the underlying catalogue (read-only).
-func (c *Catalog) Fixtures() *fixtures.Catalog { return c.d.Fixtures }
+// Fixtures returns the underlying catalogue (read-only). Without Deps.Fixtures the first call
+// reads the embedded one (safe concurrently: the others wait for it); it panics if that does not
+// load, which the fixtures package's own tests rule out for every build.
+func (c *Catalog) Fixtures() *fixtures.Catalog {
+	if c.d.Fixtures != nil {
+		return c.d.Fixtures
+	}
+	fx, err := fixtures.Shared()
+	if err != nil {
+		panic("catalog: the embedded catalogue: " + err.Error())
+	}
+	return fx
+}
 
 // owns reports whether the viewer's workspace owns something the fixtures
 // assign to fixturesWorkspaceID.
@@ -94,7 +105,7 @@ func (c *Catalog) owns(v Viewer, fixturesWorkspaceID *string) bool {
 		return false
 	}
 	id := *fixturesWorkspaceID
-	if id == c.d.Fixtures.Workspace.ID && c.d.DefaultWorkspaceID != nil {
+	if id == c.Fixtures().Workspace.ID && c.d.DefaultWorkspaceID != nil {
 		id = c.d.DefaultWorkspaceID()
 	}
 	return id == v.WorkspaceID
@@ -170,7 +181,7 @@ func ClampLimit(limit int) int {
 // page's last capability_id (trimmed by the caller; one naming no listed
 // capability restarts from the first page). next is "" on the last page.
 func (c *Catalog) ListCapabilities(v Viewer, limit int, cursor string) (rows []CapabilityRow, next string) {
-	all := c.withCopies(v.WorkspaceID, c.listed(c.d.Fixtures.ListedCapabilities()), nil)
+	all := c.withCopies(v.WorkspaceID, c.listed(c.Fixtures().ListedCapabilities()), nil)
 	page, next := pageAfter(all, func(cp *fixtures.Capability) string { return cp.ID }, ClampLimit(limit), cursor)
 	rows = make([]CapabilityRow, len(page))
 	for i, cp := range page {
@@ -204,7 +215,7 @@ func (c *Catalog) readable(id string, v Viewer) (*fixtures.Capability, error) {
 // offered returns capability id when it is in the catalogue, offered to agents, and neither
 // retired nor coming soon; otherwise 404 capability_unavailable naming its status.
 func (c *Catalog) offered(id string) (*fixtures.Capability, error) {
-	cp, ok := c.d.Fixtures.Capability(id)
+	cp, ok := c.Fixtures().Capability(id)
 	if ok {
 		cp = c.view(cp)
 	}

@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/mediaspec/mediaspec/fixtures"
 	"github.com/mediaspec/mediaspec/mock/apierr"
@@ -20,7 +21,7 @@ import (
 
 // copyIDRe is a capability id a copy may take: a slug (interface "Ids": capability ids are
 // unprefixed slugs), at most 64 characters.
-var copyIDRe = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`)
+var copyIDRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`) })
 
 // CopyCapability adds to workspaceID's lists a copy of listed capability sourceID under id.
 // Refusals: 404 not_found for a source that is not a listed capability; 400 invalid_config
@@ -28,12 +29,12 @@ var copyIDRe = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`)
 // copy of a preset starts with preset_, a copy of anything else does not); 409 invalid_config
 // naming capability_id for an id the catalogue or the workspace's copies already hold.
 func (c *Catalog) CopyCapability(workspaceID, sourceID, id string) (*fixtures.Capability, error) {
-	src, ok := c.d.Fixtures.Capability(sourceID)
+	src, ok := c.Fixtures().Capability(sourceID)
 	if !ok || !src.Listed() {
 		return nil, apierr.NotFound("No listed capability " + quote(sourceID) + " to copy.")
 	}
 	switch {
-	case !copyIDRe.MatchString(id):
+	case !copyIDRe().MatchString(id):
 		return nil, apierr.InvalidConfig("capability_id", "capability_id must be a slug: a lowercase letter or digit, then lowercase letters, digits, _ or - (at most 64).")
 	case src.IsPreset() != strings.HasPrefix(id, "preset_"):
 		return nil, apierr.InvalidConfig("capability_id", "A copy of a preset has an id starting with preset_, and only a preset's copy does.")
@@ -42,7 +43,7 @@ func (c *Catalog) CopyCapability(workspaceID, sourceID, id string) (*fixtures.Ca
 	cp.ID, cp.Status, cp.RequiredPlan, cp.OfferedToAgents = id, fixtures.StatusComingSoon, "", true
 	c.st.mu.Lock()
 	defer c.st.mu.Unlock()
-	_, taken := c.d.Fixtures.Capability(id)
+	_, taken := c.Fixtures().Capability(id)
 	if taken || slices.ContainsFunc(c.st.copies[workspaceID], func(x *fixtures.Capability) bool { return x.ID == id }) {
 		e := apierr.InvalidConfig("capability_id", "Capability "+quote(id)+" already exists; pick another id.")
 		e.Status = http.StatusConflict

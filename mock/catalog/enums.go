@@ -19,7 +19,7 @@ import (
 // without an enum of strings) or value (not in the enum, the property's default, the value
 // example_config uses, or the last value left).
 func (c *Catalog) RemoveEnumValue(id, field, value string) error {
-	cp, ok := c.d.Fixtures.Capability(id)
+	cp, ok := c.Fixtures().Capability(id)
 	if !ok {
 		return apierr.NotFound("No capability " + quote(id) + ".")
 	}

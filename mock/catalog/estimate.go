@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/mediaspec/mediaspec/fixtures"
 	"github.com/mediaspec/mediaspec/mock/apierr"
@@ -160,7 +161,7 @@ func (c *Catalog) CheckConfig(cp *fixtures.Capability, req Request) error {
 	if err := c.checkRemovedValues(cp.ID, req.Config); err != nil {
 		return err
 	}
-	if err := c.d.Fixtures.Validate(cp.ID, req.Config); err != nil {
+	if err := c.Fixtures().Validate(cp.ID, req.Config); err != nil {
 		var ce *fixtures.ConfigError
 		if errors.As(err, &ce) {
 			e := apierr.InvalidConfig(ce.Field, ce.Message)
@@ -179,7 +180,7 @@ func (c *Catalog) CheckConfig(cp *fixtures.Capability, req Request) error {
 	return nil
 }
 
-var assetIDPattern = regexp.MustCompile(fixtures.AssetIDPattern)
+var assetIDPattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(fixtures.AssetIDPattern) })
 
 // AssetIDs returns the upload ids a config names, in order of appearance
 // (sorted keys), without repeats: plain id arrays and file objects'
@@ -187,7 +188,7 @@ var assetIDPattern = regexp.MustCompile(fixtures.AssetIDPattern)
 func AssetIDs(config map[string]any) []string {
 	var out []string
 	add := func(s string) {
-		if assetIDPattern.MatchString(s) && !slices.Contains(out, s) {
+		if assetIDPattern().MatchString(s) && !slices.Contains(out, s) {
 			out = append(out, s)
 		}
 	}

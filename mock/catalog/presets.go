@@ -73,7 +73,7 @@ func presetListed(cp *fixtures.Capability) bool {
 // capabilities and the viewer's preset copies, whose status a preset row can carry.
 func (c *Catalog) visiblePresets(v Viewer) []*fixtures.Capability {
 	var out []*fixtures.Capability
-	for _, cp := range c.withCopies(v.WorkspaceID, c.listed(c.d.Fixtures.Presets()), (*fixtures.Capability).IsPreset) {
+	for _, cp := range c.withCopies(v.WorkspaceID, c.listed(c.Fixtures().Presets()), (*fixtures.Capability).IsPreset) {
 		if presetListed(cp) {
 			out = append(out, cp)
 		}
@@ -125,7 +125,7 @@ func (c *Catalog) ListPresets(v Viewer, limit int, cursor string) (rows []Preset
 // preset is 404 not_found; a preset above the viewer's plan answers 200 with
 // status requires_plan.
 func (c *Catalog) PresetTemplates(v Viewer, id string) (PresetTemplates, error) {
-	cp, ok := c.d.Fixtures.Capability(id)
+	cp, ok := c.Fixtures().Capability(id)
 	if ok {
 		cp = c.view(cp)
 	} else {

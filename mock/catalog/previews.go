@@ -37,8 +37,8 @@ func (c *Catalog) previewURL(t *fixtures.Template) string {
 // is 404.
 func (c *Catalog) PreviewHandler() http.Handler {
 	byPath := map[string]*fixtures.Template{}
-	for _, cp := range c.d.Fixtures.Presets() {
-		for _, t := range c.d.Fixtures.TemplatesOf(cp.ID) {
+	for _, cp := range c.Fixtures().Presets() {
+		for _, t := range c.Fixtures().TemplatesOf(cp.ID) {
 			if rest, ok := strings.CutPrefix(t.PreviewURL, fixturesPreviewBase); ok {
 				byPath[rest] = t
 			}

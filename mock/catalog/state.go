@@ -115,14 +115,15 @@ func (o *overlay[T, V]) put(id string, v V, notFound string) (*T, error) {
 	return t, nil
 }
 
-// newState is the state of a catalogue over fx: nothing changed yet.
-func newState(fx *fixtures.Catalog) state {
+// newState is the state of a catalogue over fx (called when an entry is first looked up):
+// nothing changed yet.
+func newState(fx func() *fixtures.Catalog) state {
 	return state{
-		templates: overlay[fixtures.Template, bool]{base: fx.Template,
+		templates: overlay[fixtures.Template, bool]{base: func(id string) (*fixtures.Template, bool) { return fx().Template(id) },
 			id: func(t *fixtures.Template) string { return t.ID }, field: func(t *fixtures.Template) *bool { return &t.Live }},
-		voices: overlay[fixtures.Voice, bool]{base: fx.Voice,
+		voices: overlay[fixtures.Voice, bool]{base: func(id string) (*fixtures.Voice, bool) { return fx().Voice(id) },
 			id: func(v *fixtures.Voice) string { return v.ID }, field: func(v *fixtures.Voice) *bool { return &v.Active }},
-		actors: overlay[fixtures.Actor, string]{base: fx.Actor,
+		actors: overlay[fixtures.Actor, string]{base: func(id string) (*fixtures.Actor, bool) { return fx().Actor(id) },
 			id: func(a *fixtures.Actor) string { return a.ID }, field: func(a *fixtures.Actor) *string { return &a.State }},
 	}
 }
@@ -266,7 +267,7 @@ func (c *Catalog) Normalize(cp *fixtures.Capability, config map[string]any) (map
 // SetPriced publishes (priced true) or withdraws (false) capability id's price. A capability the
 // fixtures leave unpriced has no price model to publish: 400 invalid_config naming priced.
 func (c *Catalog) SetPriced(id string, priced bool) error {
-	cp, ok := c.d.Fixtures.Capability(id)
+	cp, ok := c.Fixtures().Capability(id)
 	if !ok {
 		return apierr.NotFound("No capability " + quote(id) + ".")
 	}
@@ -290,7 +291,7 @@ func (c *Catalog) SetPriced(id string, priced bool) error {
 // estimating or running it answers 404 capability_unavailable with capability_status unknown) or
 // offers it again (true; a capability the fixtures withhold stays withheld).
 func (c *Catalog) SetOffered(id string, offered bool) error {
-	if _, ok := c.d.Fixtures.Capability(id); !ok {
+	if _, ok := c.Fixtures().Capability(id); !ok {
 		return apierr.NotFound("No capability " + quote(id) + ".")
 	}
 	c.st.mu.Lock()
@@ -308,7 +309,7 @@ func (c *Catalog) SetOffered(id string, offered bool) error {
 
 // Offered reports whether capability id is offered to agents now.
 func (c *Catalog) Offered(id string) bool {
-	cp, ok := c.d.Fixtures.Capability(id)
+	cp, ok := c.Fixtures().Capability(id)
 	return ok && c.view(cp).OfferedToAgents
 }
 
@@ -330,7 +331,7 @@ func (c *Catalog) listed(cps []*fixtures.Capability) []*fixtures.Capability {
 
 // Priced reports whether capability id has a published price now.
 func (c *Catalog) Priced(id string) bool {
-	cp, ok := c.d.Fixtures.Capability(id)
+	cp, ok := c.Fixtures().Capability(id)
 	return ok && !c.view(cp).Pricing.NotPriced
 }
 
@@ -343,8 +344,8 @@ func (c *Catalog) Aliases(id string) []Alias {
 	return out
 }
 
-var aliasNameRe = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_]{0,63}$`)
-var versionRe = regexp.MustCompile(`^[0-9]{1,4}\.[0-9]{1,4}\.[0-9]{1,4}$`)
+var aliasNameRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_]{0,63}$`) })
+var versionRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[0-9]{1,4}\.[0-9]{1,4}\.[0-9]{1,4}$`) })
 
 // SetAlias installs (or replaces) alias a.Name on capability id for the property a.Field; an
 // empty a.StopsIn means the minor version after this one (a rename made now). Refusals (400
@@ -352,14 +353,14 @@ var versionRe = regexp.MustCompile(`^[0-9]{1,4}\.[0-9]{1,4}\.[0-9]{1,4}$`)
 // property; a field that is not an optional property of the schema. 404 not_found for an unknown
 // capability.
 func (c *Catalog) SetAlias(id string, a Alias) (Alias, error) {
-	cp, ok := c.d.Fixtures.Capability(id)
+	cp, ok := c.Fixtures().Capability(id)
 	if !ok {
 		return Alias{}, apierr.NotFound("No capability " + quote(id) + ".")
 	}
 	props, _ := cp.ConfigSchema["properties"].(map[string]any)
 	required, _ := cp.ConfigSchema["required"].([]any)
 	switch {
-	case !aliasNameRe.MatchString(a.Name):
+	case !aliasNameRe().MatchString(a.Name):
 		return Alias{}, apierr.InvalidConfig("alias", "The alias must be a property name: a letter, then letters, digits or _ (at most 64).")
 	case props[a.Name] != nil:
 		return Alias{}, apierr.InvalidConfig("alias", a.Name+" is already a property of "+id+"'s config_schema.")
@@ -369,7 +370,7 @@ func (c *Catalog) SetAlias(id string, a Alias) (Alias, error) {
 		return Alias{}, apierr.InvalidConfig("field", a.Field+" is not a property of "+id+"'s config_schema.")
 	case slices.Contains(required, any(a.Field)):
 		return Alias{}, apierr.InvalidConfig("field", a.Field+" is required by "+id+"; the mock installs aliases on optional properties only.")
-	case a.StopsIn != "" && !versionRe.MatchString(a.StopsIn):
+	case a.StopsIn != "" && !versionRe().MatchString(a.StopsIn):
 		return Alias{}, apierr.InvalidConfig("stops_in", "stops_in must be a version MAJOR.MINOR.PATCH, such as 1.3.0.")
 	}
 	if a.StopsIn == "" {
@@ -424,7 +425,7 @@ func (c *Catalog) liveTemplatesOf(id string) []*fixtures.Template {
 			out = append(out, t)
 		}
 	}
-	for _, t := range c.d.Fixtures.TemplatesOf(id) {
+	for _, t := range c.Fixtures().TemplatesOf(id) {
 		add(t.ID)
 	}
 	for _, t := range c.st.templates.added {
@@ -460,7 +461,7 @@ type TemplateParams struct {
 // AddTemplate adds a live template to preset id: 404 not_found for an id that is not a listed
 // preset; 400 invalid_config naming the field for a bad name or preview_kind.
 func (c *Catalog) AddTemplate(id string, p TemplateParams) (*fixtures.Template, error) {
-	cp, ok := c.d.Fixtures.Capability(id)
+	cp, ok := c.Fixtures().Capability(id)
 	if !ok || !cp.IsPreset() {
 		return nil, apierr.NotFound("No preset " + quote(id) + ".")
 	}
@@ -512,7 +513,7 @@ func (c *Catalog) Voice(id string) (*fixtures.Voice, bool) {
 func (c *Catalog) voiceLocked(id string) (*fixtures.Voice, bool) { return c.st.voices.get(id) }
 
 // allVoicesLocked returns every voice as served now: the fixtures', then the cloned ones.
-func (c *Catalog) allVoicesLocked() []*fixtures.Voice { return c.st.voices.all(c.d.Fixtures.Voices) }
+func (c *Catalog) allVoicesLocked() []*fixtures.Voice { return c.st.voices.all(c.Fixtures().Voices) }
 
 // SetVoiceActive activates or deactivates voice id: 404 not_found when unknown.
 func (c *Catalog) SetVoiceActive(id string, active bool) (*fixtures.Voice, error) {
@@ -529,11 +530,11 @@ type VoiceParams struct {
 	Active    bool
 }
 
-var snakeRe = regexp.MustCompile(`^[a-z][a-z0-9]*(_[a-z0-9]+)*$`)
+var snakeRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z][a-z0-9]*(_[a-z0-9]+)*$`) })
 
 func checkTags(tags []string) error {
 	for i, t := range tags {
-		if !snakeRe.MatchString(t) {
+		if !snakeRe().MatchString(t) {
 			return apierr.InvalidConfig(fmt.Sprintf("tags[%d]", i), "Tags are snake_case.")
 		}
 	}
@@ -572,7 +573,7 @@ func (c *Catalog) actorLocked(id string) (*fixtures.Actor, bool) { return c.st.a
 
 // allActorsLocked returns every actor as served now: the fixtures', then the ones made through
 // control.
-func (c *Catalog) allActorsLocked() []*fixtures.Actor { return c.st.actors.all(c.d.Fixtures.Actors) }
+func (c *Catalog) allActorsLocked() []*fixtures.Actor { return c.st.actors.all(c.Fixtures().Actors) }
 
 func validActorState(s string) bool {
 	return s == fixtures.ActorReady || s == fixtures.ActorProcessing || s == fixtures.ActorDisabled

@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
@@ -17,7 +18,7 @@ import (
 // MaxNodes is the most steps a saved workflow may have.
 const MaxNodes = 10
 
-var slugRe = regexp.MustCompile(`^[a-z][a-z0-9_]{0,63}$`)
+var slugRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z][a-z0-9_]{0,63}$`) })
 
 // TemplateNodeDoc is one step of a template (openapi WorkflowTemplateNode).
 type TemplateNodeDoc struct {
@@ -204,7 +205,7 @@ func (e *Engine) customDef(p SaveParams) (*definition, error) {
 	done := map[string]bool{}
 	for i, n := range p.Nodes {
 		at := fmt.Sprintf("nodes[%d]", i)
-		if !slugRe.MatchString(n.ID) || done[n.ID] {
+		if !slugRe().MatchString(n.ID) || done[n.ID] {
 			return nil, apierr.InvalidConfig(at+".node_id", "node_id must be a lowercase slug, unique in the workflow.")
 		}
 		cp, err := e.d.Catalog.Runnable(n.CapabilityID)

@@ -19,7 +19,7 @@ func TestWellFormedKeyIsKeyPattern(t *testing.T) {
 		cases = append(cases, KeyPrefix+body[:39]+string(rune(c)))
 	}
 	for _, s := range cases {
-		if got, want := wellFormedKey(s), KeyPattern.MatchString(s); got != want {
+		if got, want := wellFormedKey(s), KeyPattern().MatchString(s); got != want {
 			t.Errorf("wellFormedKey(%q) = %v, KeyPattern says %v", s, got, want)
 		}
 	}
@@ -29,7 +29,7 @@ func FuzzWellFormedKey(f *testing.F) {
 	f.Add("sk_live_" + strings.Repeat("a", 40))
 	f.Add("sk_live_")
 	f.Fuzz(func(t *testing.T, s string) {
-		if got, want := wellFormedKey(s), KeyPattern.MatchString(s); got != want {
+		if got, want := wellFormedKey(s), KeyPattern().MatchString(s); got != want {
 			t.Errorf("wellFormedKey(%q) = %v, KeyPattern says %v", s, got, want)
 		}
 	})

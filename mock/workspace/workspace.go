@@ -63,9 +63,9 @@ const (
 
 // Patterns of the ids and secrets this package makes or accepts.
 var (
-	KeyPattern         = regexp.MustCompile(`^sk_live_[A-Za-z0-9]{32,64}$`)
-	KeyIDPattern       = regexp.MustCompile(`^key_[0-9a-f]{32}$`)
-	WorkspaceIDPattern = regexp.MustCompile(`^ws_[0-9a-f]{32}$`)
+	KeyPattern         = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^sk_live_[A-Za-z0-9]{32,64}$`) })
+	KeyIDPattern       = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^key_[0-9a-f]{32}$`) })
+	WorkspaceIDPattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^ws_[0-9a-f]{32}$`) })
 )
 
 // wellFormedKey reports whether secret matches KeyPattern, without the regexp engine (every keyed

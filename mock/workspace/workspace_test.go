@@ -28,7 +28,7 @@ func code(err error) apierr.Code {
 func TestAuthenticate(t *testing.T) {
 	r, c := newReg()
 	w := r.Create(CreateParams{Balance: 10})
-	if !WorkspaceIDPattern.MatchString(w.ID()) {
+	if !WorkspaceIDPattern().MatchString(w.ID()) {
 		t.Fatalf("workspace id %q", w.ID())
 	}
 	exp := t0.Add(time.Hour)
@@ -36,7 +36,7 @@ func TestAuthenticate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !KeyPattern.MatchString(secret) || len(secret) != len(KeyPrefix)+KeySecretLen || !KeyIDPattern.MatchString(k.KeyID) {
+	if !KeyPattern().MatchString(secret) || len(secret) != len(KeyPrefix)+KeySecretLen || !KeyIDPattern().MatchString(k.KeyID) {
 		t.Fatalf("secret %q key id %q", secret, k.KeyID)
 	}
 	if len(k.Scopes) != 2 {

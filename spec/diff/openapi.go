@@ -9,6 +9,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/oasdiff/oasdiff/checker"
@@ -439,43 +440,53 @@ var (
 	// the oasdiff checks the versioning rules have nothing to say about: oasdiff's own semver
 	// policy (the interface's is VER-025), sunset dates and stability levels (the interface has
 	// version windows instead), operation ids and tags (not contract).
-	ignoredChecks = regexp.MustCompile(`^api-version-|^api-major-version-|sunset|stability|operation-id|^api-tag-|^api-schema-removed$|deprecated|reactivated`)
+	ignoredChecks = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^api-version-|^api-major-version-|sunset|stability|operation-id|^api-tag-|^api-schema-removed$|deprecated|reactivated`)
+	})
 	// a REST field, query parameter or response header removed: never done (VER-016).
-	fieldRemoved = regexp.MustCompile(`^(request|response)-(optional-|required-)?(write-only-)?property-removed|^request-parameter-removed|^(optional|required)-response-header-removed$`)
+	fieldRemoved = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^(request|response)-(optional-|required-)?(write-only-)?property-removed|^request-parameter-removed|^(optional|required)-response-header-removed$`)
+	})
 	// a path, method or webhook event removed.
-	routeRemoved = regexp.MustCompile(`^api-(path-)?removed|^webhook-removed$`)
+	routeRemoved = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^api-(path-)?removed|^webhook-removed$`) })
 	// an enum value removed (not from a read-only property, which no request carries), or an enum
 	// newly set on something a client sends.
-	enumRemoved = regexp.MustCompile(`^(request|response)-(body|property|parameter|parameter-property|header-property)-enum-value-removed$|^request-.*became-enum$`)
+	enumRemoved = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^(request|response)-(body|property|parameter|parameter-property|header-property)-enum-value-removed$|^request-.*became-enum$`)
+	})
 	// a bound moved, and the enum widenings of a response.
-	boundMoved    = regexp.MustCompile(`^(request|response)-(body|property|parameter|header)-(exclusive-)?(max|min)(-length|-items|-properties|-contains)?-(decreased|increased|set|unset)$`)
-	responseWider = regexp.MustCompile(`^response-.*(enum-value-added|became-not-enum)$`)
+	boundMoved = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^(request|response)-(body|property|parameter|header)-(exclusive-)?(max|min)(-length|-items|-properties|-contains)?-(decreased|increased|set|unset)$`)
+	})
+	responseWider = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^response-.*(enum-value-added|became-not-enum)$`) })
 	// a default or a pattern of something a client sends changed.
-	requestDefaultOrPattern = regexp.MustCompile(`^request-.*(default-value-(changed|removed|added)|pattern-changed)$`)
+	requestDefaultOrPattern = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^request-.*(default-value-(changed|removed|added)|pattern-changed)$`)
+	})
 )
 
 // judge maps an oasdiff check id and level to the versioning rule's verdict. keep is false for
 // checks that are not about the contract.
 func judge(id string, level checker.Level) (v Verdict, rule string, keep bool) {
 	switch {
-	case fieldRemoved.MatchString(id):
+	case fieldRemoved().MatchString(id):
 		return Breaking, RuleNeverRenamed, true
-	case routeRemoved.MatchString(id):
+	case routeRemoved().MatchString(id):
 		return Breaking, RuleContract, true
-	case ignoredChecks.MatchString(id):
+	case ignoredChecks().MatchString(id):
 		return "", "", false
-	case enumRemoved.MatchString(id):
+	case enumRemoved().MatchString(id):
 		return NeedsMinor, RuleMinorBump, true
-	case boundMoved.MatchString(id) && strings.HasPrefix(id, "request-"):
+	case boundMoved().MatchString(id) && strings.HasPrefix(id, "request-"):
 		if level >= checker.ERR {
 			return NeedsMinor, RuleMinorBump, true
 		}
 		return Compatible, RuleAdditive, true
-	case boundMoved.MatchString(id), responseWider.MatchString(id):
+	case boundMoved().MatchString(id), responseWider().MatchString(id):
 		// The interface counts a new enum value and a wider bound as additive; a narrower bound
 		// on what the service sends breaks no client.
 		return Compatible, RuleAdditive, true
-	case requestDefaultOrPattern.MatchString(id):
+	case requestDefaultOrPattern().MatchString(id):
 		return Breaking, RuleContract, true
 	case level >= checker.ERR:
 		return Breaking, RuleContract, true

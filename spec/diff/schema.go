@@ -333,7 +333,7 @@ func (w *schemaWalk) properties(path string, old, new map[string]any) {
 		if existed {
 			od, nd := str(asMap(oprop)["description"]), str(nprop["description"])
 			for _, a := range added {
-				if mentions(nd, a) && !mentions(od, a) && versionInText.MatchString(nd) {
+				if mentions(nd, a) && !mentions(od, a) && versionInText().MatchString(nd) {
 					w.c.add(RuleAlias, Breaking, "alias-not-deprecated", p,
 						"%s reads as the old name of %s but is not marked deprecated: true", p, a)
 					break
@@ -384,7 +384,7 @@ func (w *schemaWalk) alias(path, name string, prop map[string]any, required bool
 		if !namesNew {
 			problems = append(problems, "its description names no new field")
 		}
-		if !versionInText.MatchString(desc) {
+		if !versionInText().MatchString(desc) {
 			problems = append(problems, "its description names no stopping version")
 		}
 		if len(problems) > 0 {
@@ -420,7 +420,7 @@ func (w *schemaWalk) aliasDropped(path string, prop map[string]any) {
 func stopVersion(desc string) (version, bool) {
 	var best version
 	found := false
-	for _, m := range versionInText.FindAllString(desc, -1) {
+	for _, m := range versionInText().FindAllString(desc, -1) {
 		if v, ok := parseVersion(m); ok && (!found || best.less(v)) {
 			best, found = v, true
 		}

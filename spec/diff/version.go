@@ -3,16 +3,17 @@ package diff
 import (
 	"regexp"
 	"strconv"
+	"sync"
 )
 
 // version is a MAJOR.MINOR.PATCH version number; pre-release and build suffixes are ignored.
 type version struct{ major, minor, patch int }
 
-var versionPattern = regexp.MustCompile(`^v?(\d+)\.(\d+)(?:\.(\d+))?(?:[-+].*)?$`)
+var versionPattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^v?(\d+)\.(\d+)(?:\.(\d+))?(?:[-+].*)?$`) })
 
 // parseVersion reads a version number such as 1.2.0 (a missing patch reads as 0).
 func parseVersion(s string) (version, bool) {
-	m := versionPattern.FindStringSubmatch(s)
+	m := versionPattern().FindStringSubmatch(s)
 	if m == nil {
 		return version{}, false
 	}
@@ -44,4 +45,4 @@ func (v version) less(o version) bool {
 
 // versionInText finds the version numbers (1.3 or 1.3.0) a description names, such as the version
 // a deprecated alias stops being accepted in.
-var versionInText = regexp.MustCompile(`\b\d+\.\d+(?:\.\d+)?\b`)
+var versionInText = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\b\d+\.\d+(?:\.\d+)?\b`) })
