@@ -348,7 +348,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	var reqBody *capture
 	if (api || control) && r.Body != nil && r.Body != http.NoBody {
-		reqBody = &capture{rc: r.Body, limit: MaxRequestBody}
+		reqBody = &capture{rc: r.Body, limit: MaxRequestBody, length: -1}
 		r.Body = reqBody
 	}
 	if control {
@@ -414,7 +414,7 @@ func (p *Proxy) captureAnswer(res *http.Response) error {
 		}
 	}
 	if ex.header != nil && !strings.HasPrefix(ex.path, audit.FilesPath) {
-		c := &capture{rc: res.Body, limit: MaxAnswerBody, atEOF: func() { p.finish(ex) }}
+		c := &capture{rc: res.Body, limit: MaxAnswerBody, length: res.ContentLength, atEOF: func() { p.finish(ex) }}
 		res.Body = c
 		ex.answerFrom = c
 	}
@@ -440,14 +440,16 @@ func (p *Proxy) upstreamError(w http.ResponseWriter, r *http.Request, err error)
 // once the body reached its end, before the last bytes are handed on. The transport may read a
 // request body on its own goroutine while the answer is already read, hence the lock.
 type capture struct {
-	rc    io.ReadCloser
-	limit int
-	atEOF func()
+	rc     io.ReadCloser
+	limit  int
+	length int64 // the body's Content-Length; -1 unknown
+	atEOF  func()
 
-	mu  sync.Mutex // guards buf, cut, eof
-	buf []byte
-	cut bool
-	eof bool
+	mu    sync.Mutex // guards buf, cut, eof, total
+	buf   []byte
+	cut   bool
+	eof   bool
+	total int64
 }
 
 func (c *capture) Read(b []byte) (int, error) {
@@ -463,8 +465,12 @@ func (c *capture) Read(b []byte) (int, error) {
 			c.cut = true
 		}
 	}
-	first := err == io.EOF && !c.eof
-	if err == io.EOF {
+	c.total += int64(n)
+	// The end is the read that returns EOF, or the one that completes a known length: its bytes
+	// may be the last the client waits for, so atEOF must run before they are handed on.
+	end := err == io.EOF || (c.length >= 0 && c.total >= c.length)
+	first := end && !c.eof
+	if end {
 		c.eof = true
 	}
 	c.mu.Unlock()
