@@ -146,8 +146,9 @@ type Proxy struct {
 
 	clockMu sync.Mutex // guards clk
 	clk     serviceClock
-	// controlToken is the Authorization header of the last control-API call that succeeded
-	// (memory only, never printed): the proxy reads the service clock with it for webhooks.
+	// controlToken is the Authorization header of the last control-API call (memory only, never
+	// printed): the proxy reads the service clock with it for webhooks (a wrong one only fails
+	// that read, and the wall clock stands in).
 	controlToken atomic.Value
 	clockClient  *http.Client
 
@@ -352,6 +353,11 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		r.Body = reqBody
 	}
 	if control {
+		// Kept before the call is forwarded: the service may send a delivery the call causes before
+		// its answer reaches the proxy, and the hooks then need the service clock already.
+		if a := r.Header.Get("Authorization"); a != "" {
+			p.controlToken.Store(a)
+		}
 		defer p.trackAdvance(r)()
 	}
 	ex.reqBody = reqBody
@@ -408,11 +414,7 @@ func (p *Proxy) captureAnswer(res *http.Response) error {
 	}
 	ex.status = res.StatusCode
 	ex.respHeader = res.Header.Clone()
-	if strings.HasPrefix(ex.path, audit.ControlBase+"/") && ex.status < 400 {
-		if a := ex.header.Get("Authorization"); a != "" {
-			p.controlToken.Store(a)
-		}
-	}
+
 	if ex.header != nil && !strings.HasPrefix(ex.path, audit.FilesPath) {
 		c := &capture{rc: res.Body, limit: MaxAnswerBody, length: res.ContentLength, atEOF: func() { p.finish(ex) }}
 		res.Body = c
