@@ -50,6 +50,13 @@ var answerRules = map[string]string{
 	"GET /openapi.json":                      "VER-001",
 }
 
+// answerFieldRules own fields of one operation's success answer whose rule is not the answer's
+// own (keyed by operation, then the field's JSON path): a break there is charged to that rule.
+var answerFieldRules = map[string]map[string]string{
+	// GEN-034: waited_seconds and age_seconds are non-negative integers.
+	"GET /generations/{id}/wait": {"$.waited_seconds": "GEN-034", "$.age_seconds": "GEN-034"},
+}
+
 // failureRules owns a documented failure answer that breaks the description: the error envelope
 // (CORE-003: a failure answer is {"error": {...}}), except where an operation's failure answer is
 // not the envelope.
@@ -97,10 +104,14 @@ func envelopeFieldRule(path string) string {
 
 // crossRule is the rule that owns a field of any answer, whatever the operation, for what broke
 // it: a credit amount that is not a whole number (CORE-005), a timestamp without a zone or not a
-// date-time (CORE-017); "" when the break belongs to the operation's answer.
-func crossRule(path, problem string) string {
+// date-time (CORE-017), a success answer without ok: true (CORE-002); "" when the break belongs to the operation's answer.
+func crossRule(path, problem string, status int) string {
 	leaf := path[strings.LastIndexAny(path, ".]")+1:]
 	switch {
+	case status < 400 && (path == "$" && problem == `property "ok" is missing` || path == "$.ok"):
+		// A success answer's ok: true is every success answer's (CORE-002), whichever operation
+		// left it out or sent it otherwise.
+		return "CORE-002"
 	case strings.Contains(problem, "must be an integer") &&
 		(strings.Contains(leaf, "credits") || leaf == "wallet_balance" || leaf == "shortfall"):
 		return "CORE-005"
@@ -144,7 +155,10 @@ func (f *Framework) answerOwners(method, urlPath string, status int, fields []sp
 		// A field any answer shares the rule of (a credit amount, a timestamp) is charged to that
 		// rule; anything else to the operation's answer rule.
 		for _, fe := range fields {
-			id := crossRule(fe.Path, fe.Problem)
+			id := crossRule(fe.Path, fe.Problem, status)
+			if id == "" && status < 400 {
+				id = answerFieldRules[op][fe.Path]
+			}
 			if id == "" {
 				id, answer = answerRules[op], true
 			}

@@ -63,7 +63,11 @@ func TestAnswerOwner(t *testing.T) {
 		fields       []string // paths; a problem after " | "
 		want         string
 	}{
-		{"GET", "/api/v1/capabilities", 200, []string{"$.ok"}, "CAP-001"},
+		{"GET", "/api/v1/capabilities", 200, []string{"$.capabilities"}, "CAP-001"},
+		{"GET", "/api/v1/capabilities", 200, []string{"$.ok"}, "CORE-002"},                                         // every success answer's ok
+		{"GET", "/api/v1/voices", 200, []string{`$ | property "ok" is missing`, "$.voices"}, "CORE-002 VOICE-001"}, // left out
+		{"GET", "/api/v1/generations/gen_x/wait", 200, []string{"$.waited_seconds | value must be an integer", "$.still_running"}, "GEN-028 GEN-034"},
+		{"POST", "/api/v1/uploads", 418, []string{"$.ok"}, "UPLOAD-002"},           // an undocumented failure: the operation's
 		{"GET", "/api/v1/capabilities/image_basic", 404, []string{""}, "CORE-003"}, // a documented failure: the envelope
 		{"GET", "/api/v1/capabilities/image_basic", 404, []string{"$.error.ok"}, "ERR-001"},
 		{"GET", "/api/v1/capabilities/image_basic", 404, []string{"$.error.message", "$.error.retryable", "$.ok"}, "CORE-003 ERR-003 ERR-005"},
@@ -100,8 +104,8 @@ func TestBrokenAnswerNamesItsOwner(t *testing.T) {
 	f := newTestFramework(t, Config{BaseURL: ts.URL, Key: "sk_live_k"})
 	_, err := f.exchange(context.Background(), f.judge, http.MethodGet, f.resolve(f.apiRoot, "/presets"), "sk_live_k", Bearer, nil)
 	var de *descriptionError
-	if !errors.As(err, &de) || strings.Join(de.rules, " ") != "PRESET-001" {
-		t.Fatalf("err %v (owner %+v), want a description error owned by PRESET-001", err, de)
+	if !errors.As(err, &de) || strings.Join(de.rules, " ") != "CORE-002 PRESET-001" {
+		t.Fatalf("err %v (owner %+v), want a description error owned by CORE-002 (no ok) and PRESET-001", err, de)
 	}
 	_, err = f.exchange(context.Background(), f.judge, http.MethodPost, f.resolve(f.apiRoot, "/estimates"), "sk_live_k", Bearer,
 		[]CallOption{JSONBody(map[string]any{"bogus": 1})})
