@@ -6,6 +6,8 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"slices"
 	"sync"
 	"testing"
@@ -15,6 +17,7 @@ import (
 	"github.com/mediaspec/mediaspec/mock/clock"
 	"github.com/mediaspec/mediaspec/mock/jobs"
 	"github.com/mediaspec/mediaspec/mock/ratelimit"
+	"github.com/mediaspec/mediaspec/mock/reqlog"
 	"github.com/mediaspec/mediaspec/mock/workspace"
 )
 
@@ -89,13 +92,20 @@ func (ls *loadSide) pct(p int) time.Duration {
 
 // hotGeneration starts a mock (closed at the end of tb) holding one completed generation and a
 // read key whose agent_read bucket never runs out, for the benchmarks of GET /generations/{id}.
-// With logged, it logs each request as `mediaspec mock` does by default, as text, to nowhere.
+// With logged, it logs each request as `mediaspec mock` does by default: a text line each, through
+// a reqlog.Writer, to a file (a real write, as to a terminal or a redirected stderr).
 func hotGeneration(tb testing.TB, logged bool) (s *Server, key, generationID string) {
 	tb.Helper()
 	clk := clock.NewManual(time.Date(2026, 1, 5, 9, 0, 0, 0, time.UTC))
 	cfg := Config{Seed: 1, Clock: clk, Logger: slog.New(slog.DiscardHandler), NoControl: true}
 	if logged {
-		cfg.Logger, cfg.LogRequests = slog.New(slog.NewTextHandler(io.Discard, nil)), true
+		f, err := os.Create(filepath.Join(tb.TempDir(), "requests.log"))
+		if err != nil {
+			tb.Fatal(err)
+		}
+		w := reqlog.NewWriter(f)
+		tb.Cleanup(func() { _ = w.Close(); _ = f.Close() })
+		cfg.Logger, cfg.LogRequests = slog.New(slog.NewTextHandler(w, nil)), true
 	}
 	s, err := New(cfg)
 	if err != nil {
@@ -128,7 +138,7 @@ func hotGeneration(tb testing.TB, logged bool) (s *Server, key, generationID str
 // mock, bare, so a change of machine load hits both sides alike; rates and percentiles pool
 // every slice.
 func BenchmarkHTTPGetGeneration(b *testing.B) {
-	s, key, genID := hotGeneration(b, false)
+	s, key, genID := hotGeneration(b, true) // as `mediaspec mock` serves by default: each request logged
 	ctx, cancel := context.WithCancel(context.Background())
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

@@ -17,6 +17,7 @@ import (
 	"github.com/mediaspec/mediaspec/fixtures"
 	"github.com/mediaspec/mediaspec/mock"
 	"github.com/mediaspec/mediaspec/mock/clock"
+	"github.com/mediaspec/mediaspec/mock/reqlog"
 	"github.com/mediaspec/mediaspec/mock/uploads"
 	"github.com/mediaspec/mediaspec/spec"
 )
@@ -67,11 +68,15 @@ func runMock(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if *quiet {
 		logOpts.Level = slog.LevelWarn
 	}
+	// The log goes out through a writer of its own, so a request does not wait for the terminal's
+	// write (many lines go in one write under load); it is drained when the mock stops.
+	logOut := reqlog.NewWriter(stderr)
+	defer func() { _ = logOut.Close() }()
 	switch cfg.LogFormat {
 	case "text":
-		cfg.Logger = slog.New(slog.NewTextHandler(stderr, logOpts))
+		cfg.Logger = slog.New(slog.NewTextHandler(logOut, logOpts))
 	case "json":
-		cfg.Logger = slog.New(slog.NewJSONHandler(stderr, logOpts))
+		cfg.Logger = slog.New(slog.NewJSONHandler(logOut, logOpts))
 	default:
 		return usageError{msg: fmt.Sprintf("--log-format %q: want text or json", cfg.LogFormat)}
 	}
@@ -144,6 +149,7 @@ func runMock(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err := srv.Serve(ctx, ln); err != nil {
 		return err
 	}
+	_ = logOut.Close() // every line out before the summary
 	return auditVerdict(srv, stderr, *auditFail)
 }
 

@@ -253,8 +253,14 @@ func (h generationHandlers) view(r *http.Request) (jobs.View, error) {
 	return v, nil
 }
 
-func (h generationHandlers) doc(r *http.Request, v jobs.View) (jobs.GenerationDoc, bool) {
-	bal := Caller(r.Context()).Workspace.Snapshot().AvailableCredits
+// doc is v's document with the caller's balance: a read reports the one read when the key was
+// checked (no lock taken again); a wait, which may end in a capture, reads it afresh.
+func (h generationHandlers) doc(r *http.Request, v jobs.View, fresh bool) (jobs.GenerationDoc, bool) {
+	c := Caller(r.Context())
+	bal := c.Available
+	if fresh {
+		bal = c.Workspace.Snapshot().AvailableCredits
+	}
 	return h.s.Doc(v, bal)
 }
 
@@ -264,7 +270,7 @@ func (h generationHandlers) get(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	d, has := h.doc(r, v)
+	d, has := h.doc(r, v, false)
 	return writeReadAnswer(w, &readAnswer{OK: true, Generation: d, OutputURLsExpireInSeconds: linkTTL(has)})
 }
 
@@ -300,7 +306,7 @@ func (h generationHandlers) wait(w http.ResponseWriter, r *http.Request) error {
 		}
 	}
 	now := h.clock.Now()
-	d, has := h.doc(r, v)
+	d, has := h.doc(r, v, true)
 	a := waitAnswer{
 		OK: true, Generation: d, StillRunning: v.Status.Running(),
 		WaitedSeconds: int(max(now.Sub(start), 0) / time.Second), AgeSeconds: int(max(now.Sub(v.CreatedAt), 0) / time.Second),

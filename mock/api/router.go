@@ -148,6 +148,9 @@ type CallerInfo struct {
 	// Key is a snapshot of the key record taken at authentication.
 	Key  workspace.KeyInfo
 	Plan workspace.Plan
+	// Available is the workspace's available credits read at authentication, under the same lock:
+	// what an answer that does not move credits reports.
+	Available int64
 }
 
 type callerKey struct{}
@@ -204,15 +207,17 @@ func (rt *Router) authorize(r *http.Request, scope workspace.Scope, buckets []ra
 	if err != nil {
 		return nil, err
 	}
-	ws, key, plan, err := rt.deps.Registry.Authenticate(secret)
-	if err != nil {
+	// One hold of the workspace lock authenticates, counts the request and reads the balance.
+	adm, err := rt.deps.Registry.Admit(secret)
+	if adm.Workspace == nil {
 		return nil, err
 	}
+	ws, key, plan := adm.Workspace, adm.Key, adm.Plan
 	reqlog.SetKeyID(r.Context(), key.KeyID)
 	if plan == workspace.PlanFree {
 		return nil, apierr.RequiredPlan(string(workspace.PlanPro), "", "The free plan does not include the agent API; the pro plan does.")
 	}
-	if err := ws.ConsumeRequest(key.KeyID); err != nil {
+	if err != nil { // the request allowance is spent
 		return nil, err
 	}
 	if ok, wait := rt.deps.Limiter.AllowKey(key.KeyID, key.Buckets, buckets...); !ok {
@@ -231,7 +236,7 @@ func (rt *Router) authorize(r *http.Request, scope workspace.Scope, buckets []ra
 			return nil, apierr.Internal(nil, "The service failed on its side; this is not a problem with your balance, key or request. Nothing was charged; try again.")
 		}
 	}
-	return &CallerInfo{Workspace: ws, Key: key, Plan: plan}, nil
+	return &CallerInfo{Workspace: ws, Key: key, Plan: plan, Available: adm.Available}, nil
 }
 
 func scopeList(s []workspace.Scope) string {

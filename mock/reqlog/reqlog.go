@@ -42,21 +42,28 @@ func Middleware(logger *slog.Logger, next http.Handler) http.Handler {
 		n := &note{}
 		rec := NewRecorder(w, maxErrorBody, func(status int) bool { return status >= 400 })
 		next.ServeHTTP(rec, r.WithContext(context.WithValue(r.Context(), noteKey{}, n)))
-		attrs := []slog.Attr{
+		h := logger.Handler()
+		if !h.Enabled(r.Context(), slog.LevelInfo) {
+			return
+		}
+		// The record goes straight to the handler: the line is the one logger.LogAttrs writes,
+		// without the caller's program counter (runtime.Callers) that no handler here prints.
+		line := slog.NewRecord(time.Now(), slog.LevelInfo, "request", 0)
+		line.AddAttrs(
 			slog.String("method", r.Method),
 			slog.String("path", r.URL.Path),
 			slog.Int("status", rec.Status),
 			slog.Duration("duration", time.Since(start).Round(time.Microsecond)),
-		}
+		)
 		n.mu.Lock()
 		if n.keyID != "" {
-			attrs = append(attrs, slog.String("key_id", n.keyID))
+			line.AddAttrs(slog.String("key_id", n.keyID))
 		}
 		n.mu.Unlock()
 		if code := errorCode(rec); code != "" {
-			attrs = append(attrs, slog.String("error", code))
+			line.AddAttrs(slog.String("error", code))
 		}
-		logger.LogAttrs(r.Context(), slog.LevelInfo, "request", attrs...)
+		_ = h.Handle(r.Context(), line)
 	})
 }
 

@@ -352,6 +352,12 @@ func (w *Workspace) ConsumeRequest(keyID string) error {
 	if !ok {
 		return apierr.NotAuthorized("The API key is not valid.")
 	}
+	return k.consumeLocked()
+}
+
+// consumeLocked counts one request against the key's allowance, or refuses it when the allowance
+// is spent. The caller holds the owning workspace's lock.
+func (k *keyRecord) consumeLocked() error {
 	if a := k.info.RequestAllowance; a != nil && k.info.RequestsUsed >= *a {
 		return apierr.QuotaExceeded(fmt.Sprintf("This key has used its request allowance of %d requests. Use another key or ask for a larger allowance.", *a))
 	}
@@ -518,8 +524,29 @@ func (r *Registry) KeyOwner(keyID string) (*Workspace, bool) {
 // was deleted. On success it returns the workspace, a snapshot of the key
 // and the workspace's plan.
 func (r *Registry) Authenticate(secret string) (*Workspace, KeyInfo, Plan, error) {
+	a, err := r.admit(secret, false)
+	return a.Workspace, a.Key, a.Plan, err
+}
+
+// Admission is what Admit found: the key's workspace, a snapshot of the key, the workspace's plan
+// and its available credits, all read under one hold of the workspace lock.
+type Admission struct {
+	Workspace *Workspace
+	Key       KeyInfo
+	Plan      Plan
+	Available int64
+}
+
+// Admit is Authenticate followed, unless the workspace is on the free plan (which the agent API
+// refuses before counting), by ConsumeRequest, with the available credits read too, all under one
+// hold of the workspace lock: a keyed request takes it once for its admission. An error of
+// Authenticate comes with a zero Admission; a spent request allowance comes with the Admission
+// filled in (so the caller can name the key) and the quota_exceeded error.
+func (r *Registry) Admit(secret string) (Admission, error) { return r.admit(secret, true) }
+
+func (r *Registry) admit(secret string, consume bool) (Admission, error) {
 	if !wellFormedKey(secret) {
-		return nil, KeyInfo{}, "", apierr.NotAuthorized("The API key is malformed; keys look like sk_live_ followed by letters and digits.")
+		return Admission{}, apierr.NotAuthorized("The API key is malformed; keys look like sk_live_ followed by letters and digits.")
 	}
 	h := sha256.Sum256([]byte(secret))
 	r.mu.RLock()
@@ -527,7 +554,7 @@ func (r *Registry) Authenticate(secret string) (*Workspace, KeyInfo, Plan, error
 	r.mu.RUnlock()
 	unknown := func() error { return apierr.NotAuthorized("The API key is not valid.") }
 	if !ok {
-		return nil, KeyInfo{}, "", unknown()
+		return Admission{}, unknown()
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -539,16 +566,20 @@ func (r *Registry) Authenticate(secret string) (*Workspace, KeyInfo, Plan, error
 		}
 	}
 	if rec == nil {
-		return nil, KeyInfo{}, "", unknown()
+		return Admission{}, unknown()
 	}
 	if rec.info.Revoked {
-		return nil, KeyInfo{}, "", apierr.NotAuthorized("The API key was revoked.")
+		return Admission{}, apierr.NotAuthorized("The API key was revoked.")
 	}
 	if rec.info.ExpiresAt != nil && !r.clock.Now().Before(*rec.info.ExpiresAt) {
-		return nil, KeyInfo{}, "", apierr.NotAuthorized("The API key has expired.")
+		return Admission{}, apierr.NotAuthorized("The API key has expired.")
 	}
 	if w.deleted {
-		return nil, KeyInfo{}, "", apierr.WorkspaceUnavailable("The workspace this key belongs to was deleted.")
+		return Admission{}, apierr.WorkspaceUnavailable("The workspace this key belongs to was deleted.")
 	}
-	return w, rec.info.clone(), w.plan, nil
+	a := Admission{Workspace: w, Key: rec.info.clone(), Plan: w.plan, Available: w.wallet.Available()}
+	if !consume || w.plan == PlanFree {
+		return a, nil
+	}
+	return a, rec.consumeLocked()
 }
