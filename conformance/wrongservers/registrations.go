@@ -2,6 +2,7 @@ package wrongservers
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -167,10 +168,20 @@ var registrationServers = []Server{
 	},
 	{
 		Name: "ver-both-names-one-field", Rules: []string{"VER-008"},
-		Mistake: "a config with both the old and the new name is refused naming only the new one (error.field)",
+		Mistake: "a config with both the old and the new name is refused naming only the new one (error.field and error.message)",
+		// The text says only "naming both", not where: a refusal whose message names both is legal
+		// whatever error.field says, so the mistake names one name in both places.
 		API: errorsWith(anyAPI, "invalid_config", func(_ *http.Request, _ *answer, e map[string]any) {
 			if f := asSlice(e["fields"]); len(f) > 1 {
-				e["field"] = f[len(f)-1]
+				// The new name: the shorter (the spec's old names are longer ones made up for it).
+				name := fmt.Sprint(f[0])
+				for _, n := range f[1:] {
+					if s := fmt.Sprint(n); len(s) < len(name) {
+						name = s
+					}
+				}
+				e["field"] = name
+				e["message"] = name + " is not valid here."
 				delete(e, "fields")
 			}
 		}),
