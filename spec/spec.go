@@ -3,7 +3,9 @@
 // and offers what the mock's tests and the conformance suite share: loading and validating those
 // documents, checking HTTP traffic against the REST description, and reading the rule catalogue.
 //
-// Nothing here holds state between calls; every loader returns a fresh value that the caller owns.
+// Every loader returns a fresh value that the caller owns. One thing is kept between calls: the
+// JSON of the embedded REST description, built once per process on first use (OpenAPIJSON; the
+// embedded document never changes), of which each call gets its own copy.
 package spec
 
 import (
