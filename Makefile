@@ -167,13 +167,13 @@ bench-http:
 ## bare "context deadline exceeded" at the end of -fuzztime (go.dev/issue/75804) is not a failure.
 FUZZTIME ?= 1m
 FUZZ_TARGETS := \
-	./mock/wire:FuzzDecodeStrictBytes \
-	./mock/wire:FuzzCheckJSONText \
-	./mock/api:FuzzRequestBodies \
-	./mock/paging:FuzzDecode \
-	./mock/netguard:FuzzRefusal \
-	./mock/media:FuzzSniffInspect \
-	./mock/workspace:FuzzWellFormedKey \
+	./internal/mock/wire:FuzzDecodeStrictBytes \
+	./internal/mock/wire:FuzzCheckJSONText \
+	./internal/mock/api:FuzzRequestBodies \
+	./internal/mock/paging:FuzzDecode \
+	./internal/mock/netguard:FuzzRefusal \
+	./internal/mock/media:FuzzSniffInspect \
+	./internal/mock/workspace:FuzzWellFormedKey \
 	./receiver:FuzzCheck
 
 fuzz:

@@ -53,33 +53,40 @@ func goList(t *testing.T, pattern string) []listedPackage {
 
 func under(path, root string) bool { return path == root || strings.HasPrefix(path, root+"/") }
 
+// What a Go user may import is the public surface: the mock embedded in tests (mock, mock/clock),
+// the receiver, the contract loaders and judge (spec), the catalogue (fixtures), running the suite
+// (conformance), report and proxy. The rest is under internal/: the mock's concerns
+// (internal/mock/...), check-receiver's engine and report's test helpers.
+//
 // The module's layering as data (DESIGN.md, STYLE.md 16). An area is a path prefix of the module
 // (the longest one that matches names a package's area); it may import its own packages and those
 // of the areas listed, nothing else of the module. cmd/ may import anything.
 var areas = map[string][]string{
-	"report":            {},
-	"spec/errtable":     {},
-	"spec":              {"spec/errtable"},
-	"fixtures":          {},
-	"internal/fuzzseed": {},
-	"receiver":          {"report"},
-	"conformance":       {"receiver", "report", "spec", "fixtures/media"},
-	"proxy":             {"mock", "mock/audit", "mock/blob", "mock/clock", "receiver", "report", "spec"},
-	"cmd":               {""},
+	"report":                 {},
+	"spec/errtable":          {},
+	"spec":                   {"spec/errtable"},
+	"fixtures":               {},
+	"internal/fuzzseed":      {},
+	"internal/reporttest":    {"report"},
+	"internal/receivercheck": {"receiver", "report"},
+	"receiver":               {"report"},
+	"conformance":            {"receiver", "report", "spec", "fixtures/media"},
+	"proxy":                  {"mock", "internal/mock/audit", "internal/mock/blob", "mock/clock", "receiver", "report", "spec"},
+	"cmd":                    {""},
 }
 
 // mockLevels layer the mock's packages: a package imports only packages of a lower level (so
 // concerns point down: leaves, then stores, then admission and the engines, then the two HTTP
 // adapters, then the wiring). Package mock itself is the wiring, above all of them.
 var mockLevels = map[string]int{
-	"mock/apierr": 0, "mock/clock": 0, "mock/ids": 0, "mock/media": 0, "mock/netguard": 0, "mock/paging": 0,
-	"mock/render": 0, "mock/reqlog": 0,
-	"mock/wire": 1, "mock/ratelimit": 1, "mock/retention": 1, "mock/ledger": 1, "mock/faults": 1, "mock/audit": 1,
-	"mock/workspace": 2, "mock/blob": 2, "mock/webhook": 2, "mock/assets": 2, "mock/catalog": 2,
-	"mock/admission": 3, "mock/uploads": 3,
-	"mock/jobs":      4,
-	"mock/workflows": 5,
-	"mock/api":       6, "mock/control": 6,
+	"internal/mock/apierr": 0, "mock/clock": 0, "internal/mock/ids": 0, "internal/mock/media": 0, "internal/mock/netguard": 0, "internal/mock/paging": 0,
+	"internal/mock/render": 0, "internal/mock/reqlog": 0,
+	"internal/mock/wire": 1, "internal/mock/ratelimit": 1, "internal/mock/retention": 1, "internal/mock/ledger": 1, "internal/mock/faults": 1, "internal/mock/audit": 1,
+	"internal/mock/workspace": 2, "internal/mock/blob": 2, "internal/mock/webhook": 2, "internal/mock/assets": 2, "internal/mock/catalog": 2,
+	"internal/mock/admission": 3, "internal/mock/uploads": 3,
+	"internal/mock/jobs":      4,
+	"internal/mock/workflows": 5,
+	"internal/mock/api":       6, "internal/mock/control": 6,
 	"mock": 7,
 }
 
@@ -87,14 +94,14 @@ var mockLevels = map[string]int{
 // catalogue data where prices, plans and outputs are read, the error table, and (the wiring
 // alone, which can validate its own answers) the contract loader.
 var mockOutside = map[string][]string{
-	"mock/apierr":    {"spec/errtable"},
-	"mock/catalog":   {"fixtures", "fixtures/media"},
-	"mock/admission": {"fixtures"},
-	"mock/jobs":      {"fixtures"},
-	"mock/workflows": {"fixtures"},
-	"mock/api":       {"fixtures"},
-	"mock/control":   {"fixtures"},
-	"mock":           {"fixtures", "spec"},
+	"internal/mock/apierr":    {"spec/errtable"},
+	"internal/mock/catalog":   {"fixtures", "fixtures/media"},
+	"internal/mock/admission": {"fixtures"},
+	"internal/mock/jobs":      {"fixtures"},
+	"internal/mock/workflows": {"fixtures"},
+	"internal/mock/api":       {"fixtures"},
+	"internal/mock/control":   {"fixtures"},
+	"mock":                    {"fixtures", "spec"},
 }
 
 // areaOf is the longest prefix of areas (or, under mock/, of mockLevels) that holds pkg.
@@ -185,7 +192,7 @@ func TestImportFences(t *testing.T) {
 			}
 			continue
 		}
-		if !under(rel, "mock") && !under(rel, "receiver") && !under(rel, "report") {
+		if !under(rel, "mock") && !under(rel, "internal/mock") && !under(rel, "receiver") && !under(rel, "report") {
 			continue
 		}
 		deps := append(append(append([]string(nil), p.Deps...), p.TestImports...), p.XTestImports...)
@@ -194,14 +201,14 @@ func TestImportFences(t *testing.T) {
 				t.Errorf("%s imports %s: the mock, the receiver and report never use Ginkgo or Gomega (tests included)", rel, d)
 			}
 		}
-		if under(rel, "mock") && rel != "mock" {
+		if under(rel, "internal/mock") || under(rel, "mock") && rel != "mock" {
 			for _, d := range p.Deps {
 				if under(d, "github.com/getkin/kin-openapi") || d == module+"/spec" {
 					t.Errorf("%s links %s: only the wiring (package mock) reads the REST description", rel, d)
 				}
 			}
 		}
-		if under(rel, "report") {
+		if under(rel, "report") || rel == "internal/reporttest" {
 			for _, d := range p.Deps {
 				if under(d, "github.com/getkin/kin-openapi") {
 					t.Errorf("%s links %s: report sits below everything", rel, d)
@@ -225,27 +232,27 @@ func TestFenceEdges(t *testing.T) {
 		ok       bool
 	}{
 		// Refused: the old edges.
-		{"mock/assets", "mock/catalog", false},
-		{"mock/catalog", "mock/api/wire", false},
-		{"mock/blob", "mock/api/wire", false},
-		{"mock/workspace", "fixtures", false},
+		{"internal/mock/assets", "internal/mock/catalog", false},
+		{"internal/mock/catalog", "mock/api/wire", false},
+		{"internal/mock/blob", "mock/api/wire", false},
+		{"internal/mock/workspace", "fixtures", false},
 		{"receiver", "conformance/framework", false},
-		{"receiver/receivercheck", "conformance/report", false},
-		{"conformance/specs", "mock/jobs", false},
+		{"internal/receivercheck", "conformance/report", false},
+		{"conformance/specs", "internal/mock/jobs", false},
 		{"conformance", "mock", false},
-		{"mock/jobs", "mock/api", false},
-		{"mock/catalog", "spec", false},
+		{"internal/mock/jobs", "internal/mock/api", false},
+		{"internal/mock/catalog", "spec", false},
 		{"report", "spec", false},
 		{"spec", "mock", false},
-		{"proxy", "mock/jobs", false},
+		{"proxy", "internal/mock/jobs", false},
 		// Kept.
-		{"mock/jobs", "mock/admission", true},
-		{"mock/catalog", "mock/wire", true},
-		{"mock/api", "mock/wire", true},
+		{"internal/mock/jobs", "internal/mock/admission", true},
+		{"internal/mock/catalog", "internal/mock/wire", true},
+		{"internal/mock/api", "internal/mock/wire", true},
 		{"mock", "spec", true},
-		{"receiver/receivercheck", "report", true},
+		{"internal/receivercheck", "report", true},
 		{"conformance/specs", "receiver", true},
-		{"proxy", "mock/audit", true},
+		{"proxy", "internal/mock/audit", true},
 		{"cmd/mediaspec", "conformance", true},
 	} {
 		if ok, why := allowedEdge(c.from, c.to); ok != c.ok {

@@ -14,10 +14,10 @@ import (
 	"time"
 
 	"github.com/mediaspec/mediaspec/fixtures"
+	"github.com/mediaspec/mediaspec/internal/mock/jobs"
+	"github.com/mediaspec/mediaspec/internal/mock/ratelimit"
+	"github.com/mediaspec/mediaspec/internal/mock/workspace"
 	"github.com/mediaspec/mediaspec/mock/clock"
-	"github.com/mediaspec/mediaspec/mock/jobs"
-	"github.com/mediaspec/mediaspec/mock/ratelimit"
-	"github.com/mediaspec/mediaspec/mock/workspace"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")

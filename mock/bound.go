@@ -10,9 +10,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/mediaspec/mediaspec/mock/apierr"
-	"github.com/mediaspec/mediaspec/mock/blob"
-	"github.com/mediaspec/mediaspec/mock/wire"
+	"github.com/mediaspec/mediaspec/internal/mock/apierr"
+	"github.com/mediaspec/mediaspec/internal/mock/blob"
+	"github.com/mediaspec/mediaspec/internal/mock/wire"
 )
 
 // HandlerBudget is the wall time one request's handler may run before boundHandlers cuts it:

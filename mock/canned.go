@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"strconv"
 
-	"github.com/mediaspec/mediaspec/mock/apierr"
-	"github.com/mediaspec/mediaspec/mock/wire"
+	"github.com/mediaspec/mediaspec/internal/mock/apierr"
+	"github.com/mediaspec/mediaspec/internal/mock/wire"
 )
 
 // net/http answers a request it cannot read (a header block over MaxHeaderBytes, a path with a

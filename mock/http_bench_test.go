@@ -14,11 +14,11 @@ import (
 	"time"
 
 	"github.com/mediaspec/mediaspec/fixtures"
+	"github.com/mediaspec/mediaspec/internal/mock/jobs"
+	"github.com/mediaspec/mediaspec/internal/mock/ratelimit"
+	"github.com/mediaspec/mediaspec/internal/mock/reqlog"
+	"github.com/mediaspec/mediaspec/internal/mock/workspace"
 	"github.com/mediaspec/mediaspec/mock/clock"
-	"github.com/mediaspec/mediaspec/mock/jobs"
-	"github.com/mediaspec/mediaspec/mock/ratelimit"
-	"github.com/mediaspec/mediaspec/mock/reqlog"
-	"github.com/mediaspec/mediaspec/mock/workspace"
 )
 
 // loadSide is one side of the side-by-side run: its URL, its own keep-alive client (so its

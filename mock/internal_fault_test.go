@@ -3,7 +3,7 @@ package mock
 import (
 	"testing"
 
-	"github.com/mediaspec/mediaspec/mock/faults"
+	"github.com/mediaspec/mediaspec/internal/mock/faults"
 )
 
 // A queued internal_error fault answers the next keyed call of its workspace with 500 after the key

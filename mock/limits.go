@@ -7,7 +7,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/mediaspec/mediaspec/mock/blob"
+	"github.com/mediaspec/mediaspec/internal/mock/blob"
 )
 
 // Limits bound what one client can hold of a long-running mock: how long a request may take to

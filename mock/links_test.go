@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mediaspec/mediaspec/mock/blob"
+	"github.com/mediaspec/mediaspec/internal/mock/blob"
 )
 
 // File links are served on the mock's own listener, are the same for the same seed, and die with a

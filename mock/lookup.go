@@ -1,8 +1,8 @@
 package mock
 
 import (
-	"github.com/mediaspec/mediaspec/mock/assets"
-	"github.com/mediaspec/mediaspec/mock/catalog"
+	"github.com/mediaspec/mediaspec/internal/mock/assets"
+	"github.com/mediaspec/mediaspec/internal/mock/catalog"
 )
 
 // assetLookup is the catalogue's catalog.AssetLookup, composed here in the wiring: an id is looked

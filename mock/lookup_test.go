@@ -3,8 +3,8 @@ package mock
 import (
 	"testing"
 
-	"github.com/mediaspec/mediaspec/mock/assets"
-	"github.com/mediaspec/mediaspec/mock/catalog"
+	"github.com/mediaspec/mediaspec/internal/mock/assets"
+	"github.com/mediaspec/mediaspec/internal/mock/catalog"
 )
 
 type noUploads struct{}

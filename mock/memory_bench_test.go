@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/mediaspec/mediaspec/fixtures"
+	"github.com/mediaspec/mediaspec/internal/mock/jobs"
 	"github.com/mediaspec/mediaspec/mock/clock"
-	"github.com/mediaspec/mediaspec/mock/jobs"
 )
 
 // residentGenerations submits n finished generations (a mix of image, audio and text outputs) to

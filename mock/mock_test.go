@@ -14,11 +14,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mediaspec/mediaspec/mock/api"
+	"github.com/mediaspec/mediaspec/internal/mock/api"
+	"github.com/mediaspec/mediaspec/internal/mock/ratelimit"
+	"github.com/mediaspec/mediaspec/internal/mock/wire"
+	"github.com/mediaspec/mediaspec/internal/mock/workspace"
 	"github.com/mediaspec/mediaspec/mock/clock"
-	"github.com/mediaspec/mediaspec/mock/ratelimit"
-	"github.com/mediaspec/mediaspec/mock/wire"
-	"github.com/mediaspec/mediaspec/mock/workspace"
 )
 
 var t0 = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)

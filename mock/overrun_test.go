@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mediaspec/mediaspec/mock/faults"
+	"github.com/mediaspec/mediaspec/internal/mock/faults"
 )
 
 // A render_overrun fault makes the render cost more than its hold; settlement charges the hold and

@@ -10,10 +10,10 @@ import (
 	"time"
 
 	fixturemedia "github.com/mediaspec/mediaspec/fixtures/media"
+	"github.com/mediaspec/mediaspec/internal/mock/faults"
+	"github.com/mediaspec/mediaspec/internal/mock/jobs"
+	"github.com/mediaspec/mediaspec/internal/mock/uploads"
 	"github.com/mediaspec/mediaspec/mock/clock"
-	"github.com/mediaspec/mediaspec/mock/faults"
-	"github.com/mediaspec/mediaspec/mock/jobs"
-	"github.com/mediaspec/mediaspec/mock/uploads"
 )
 
 // An upload whose bytes arrived but that was never finalized is forgotten, bytes included, once

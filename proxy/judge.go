@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mediaspec/mediaspec/mock/audit"
+	"github.com/mediaspec/mediaspec/internal/mock/audit"
 	"github.com/mediaspec/mediaspec/spec"
 )
 

@@ -9,8 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mediaspec/mediaspec/internal/mock/blob"
 	"github.com/mediaspec/mediaspec/mock"
-	"github.com/mediaspec/mediaspec/mock/blob"
 )
 
 // Serve serves h on ln with the mock's limits (mock.DefaultLimits: header, read, write and idle

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mediaspec/mediaspec/report/reporttest"
+	"github.com/mediaspec/mediaspec/internal/reporttest"
 )
 
 // The JUnit report is byte for byte what CI jobs already parse: suites per area in name order,

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/mediaspec/mediaspec/receiver/receivercheck"
+	"github.com/mediaspec/mediaspec/internal/receivercheck"
 	"github.com/mediaspec/mediaspec/report"
 )
 

@@ -15,10 +15,10 @@ import (
 	"time"
 
 	"github.com/mediaspec/mediaspec/fixtures"
+	"github.com/mediaspec/mediaspec/internal/mock/reqlog"
+	"github.com/mediaspec/mediaspec/internal/mock/uploads"
 	"github.com/mediaspec/mediaspec/mock"
 	"github.com/mediaspec/mediaspec/mock/clock"
-	"github.com/mediaspec/mediaspec/mock/reqlog"
-	"github.com/mediaspec/mediaspec/mock/uploads"
 	"github.com/mediaspec/mediaspec/spec"
 )
 

@@ -1,0 +1,77 @@
+package audit
+
+import (
+	"bytes"
+	"io"
+	"net/http"
+	"strings"
+
+	"github.com/mediaspec/mediaspec/internal/mock/reqlog"
+)
+
+// How much of a request body and of an answer the auditor reads. Longer ones are audited on their
+// first bytes (a cut answer does not parse, so it teaches nothing, and nothing is flagged from it).
+const (
+	maxBody   = 64 << 10
+	maxAnswer = 512 << 10
+)
+
+// CallerFunc resolves the key a request presents to its key id and workspace id, both empty when
+// there is no valid key. It must not change any state (no request counted, no bucket taken).
+type CallerFunc func(r *http.Request) (keyID, workspaceID string)
+
+// Middleware passes every request to next unchanged and, for /api/v1 calls and file links, hands
+// the exchange to Observe once the answer is written: the request line, the caller's key id, the
+// request body (read up to 64 KiB, then replayed to next whole), the status, Retry-After and the
+// answer (kept up to 512 KiB), stamped with the service clock. Upload PUTs are not read. A control
+// API write that succeeds (it changes state a client does not send: a plan, a balance, a key, the
+// clock, faults) makes the auditor forget the recent calls (ForgetCalls): a refusal before it is no
+// precedent for the same call after it.
+func (a *Auditor) Middleware(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		api := strings.HasPrefix(r.URL.Path, APIBase+"/")
+		if strings.HasPrefix(r.URL.Path, ControlBase+"/") && r.Method != http.MethodGet {
+			rec := reqlog.NewRecorder(w, 0, nil)
+			next.ServeHTTP(rec, r)
+			if rec.Status < 400 {
+				a.ForgetCalls()
+			}
+			return
+		}
+		if !api && !strings.HasPrefix(r.URL.Path, FilesPath) {
+			next.ServeHTTP(w, r)
+			return
+		}
+		ex := Exchange{Method: r.Method, Path: r.URL.Path, RawQuery: r.URL.RawQuery, Origin: r.Header.Get("Origin"),
+			Start: a.cfg.Clock.Now()}
+		if a.cfg.Caller != nil && api {
+			ex.KeyID, ex.WorkspaceID = a.cfg.Caller(r)
+		}
+		if api && r.Body != nil && r.Body != http.NoBody {
+			head, err := io.ReadAll(io.LimitReader(r.Body, maxBody))
+			ex.Body = head
+			rest := r.Body
+			r.Body = readCloser{io.MultiReader(bytes.NewReader(head), errReader{err}, rest), rest}
+		}
+		rec := reqlog.NewRecorder(w, maxAnswer, func(int) bool { return api })
+		next.ServeHTTP(rec, r)
+		ex.Status, ex.Answer, ex.RetryAfter = rec.Status, rec.Body.Bytes(), rec.Header().Get("Retry-After")
+		ex.End = a.cfg.Clock.Now()
+		a.Observe(ex)
+	})
+}
+
+type readCloser struct {
+	io.Reader
+	io.Closer
+}
+
+// errReader replays a read error of the body's head after its bytes (nil: nothing).
+type errReader struct{ err error }
+
+func (e errReader) Read([]byte) (int, error) {
+	if e.err != nil {
+		return 0, e.err
+	}
+	return 0, io.EOF
+}

@@ -1,0 +1,253 @@
+// Package faults is the mock's queue of injected faults: the control API
+// queues them (POST /_control/v1/faults) and the concern packages consume
+// them at the point the fault describes (pricing, a provider call, ...).
+//
+// A fault makes its next Count matching events go wrong. Faults of one kind
+// are consumed oldest first; a fault scoped to a capability matches only
+// events for that capability, and a fault scoped to a workspace matches only
+// events of that workspace (so a job another test left running elsewhere
+// cannot take it). A Store accepts only the kinds it was told are consumed
+// somewhere (New's kinds, or Enable), so a test never queues a fault that
+// nothing would honour.
+package faults
+
+import (
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/mediaspec/mediaspec/internal/mock/apierr"
+	"github.com/mediaspec/mediaspec/internal/mock/ids"
+	"github.com/mediaspec/mediaspec/mock/clock"
+)
+
+// Kind names what goes wrong (control.yaml FaultKind).
+type Kind string
+
+// The fault kinds of control.yaml.
+const (
+	RenderFail            Kind = "render_fail"
+	ProviderUnavailable   Kind = "provider_unavailable"
+	PricingUnavailable    Kind = "pricing_unavailable"
+	ModerationUnavailable Kind = "moderation_unavailable"
+	ModerationBlock       Kind = "moderation_block"
+	EstimateChanged       Kind = "estimate_changed"
+	NotReady              Kind = "not_ready"
+	// SlowRender makes the next matching job render Seconds longer than
+	// its capability's render time.
+	SlowRender Kind = "slow_render"
+	// InternalError answers the next keyed API call (of the workspace, when scoped) with 500
+	// internal_error, after the key checks.
+	InternalError Kind = "internal_error"
+	// SlowScan makes the content scan of the next matching upload finalize take Seconds of service
+	// time: the finalize holds the file up to the two-minute finalize hold, then answers
+	// scan_status pending until the scan ends (package uploads).
+	SlowScan Kind = "slow_scan"
+	// RenderOverrun makes the next matching generation accepted by a submit cost more to render
+	// than its hold: the provider's cost is the hold plus the estimate. Settlement caps the charge
+	// at the hold (package jobs): the real cost is never more than the hold.
+	RenderOverrun Kind = "render_overrun"
+	// DeliveryFail fails the next webhook delivery attempt (to an endpoint of the workspace, when
+	// scoped) on the service's own side: no attempt is made or counted.
+	DeliveryFail Kind = "delivery_fail"
+)
+
+// Kinds lists every documented kind.
+var Kinds = []Kind{RenderFail, ProviderUnavailable, PricingUnavailable, ModerationUnavailable, ModerationBlock, EstimateChanged, NotReady, SlowRender, InternalError, SlowScan, RenderOverrun, DeliveryFail}
+
+// MaxSlowSeconds is the most seconds a slow_render or slow_scan fault may add.
+const MaxSlowSeconds = 86400
+
+// Render-failure codes a render_fail fault may carry.
+var RenderCodes = []string{"provider_error", "moderation", "timeout", "unknown"}
+
+// IDPrefix prefixes fault ids (flt_ + 32 hex).
+const IDPrefix = "flt_"
+
+// TakesSeconds reports whether faults of kind carry Seconds (required there, refused elsewhere).
+func (k Kind) TakesSeconds() bool { return k == SlowRender || k == SlowScan }
+
+// MaxCount is the most events one fault may affect.
+const MaxCount = 1000
+
+// Fault is a snapshot of one queued fault.
+type Fault struct {
+	ID   string
+	Kind Kind
+	// CapabilityID scopes the fault; "" matches every capability.
+	CapabilityID string
+	// WorkspaceID scopes the fault; "" matches every workspace.
+	WorkspaceID string
+	// Code is the render-failure code of a render_fail fault, else "".
+	Code string
+	// Seconds is the extra render time of a slow_render fault or the scan time of a slow_scan
+	// fault, else 0.
+	Seconds float64
+	// Count is how many events the fault affects; Remaining how many are left.
+	Count     int
+	Remaining int
+	CreatedAt time.Time
+}
+
+// Store holds the queued faults. It is safe for concurrent use.
+type Store struct {
+	clock clock.Clock
+	ids   *ids.Source
+
+	mu      sync.Mutex // guards enabled, queue
+	enabled map[Kind]bool
+	queue   []*Fault // oldest first; used-up faults are removed
+}
+
+// New returns an empty store that accepts the given kinds.
+func New(c clock.Clock, src *ids.Source, kinds ...Kind) *Store {
+	s := &Store{clock: c, ids: src, enabled: map[Kind]bool{}}
+	s.Enable(kinds...)
+	return s
+}
+
+// Enable makes the store accept more kinds (a package that starts
+// consuming a kind enables it).
+func (s *Store) Enable(kinds ...Kind) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, k := range kinds {
+		s.enabled[k] = true
+	}
+}
+
+// Enabled reports whether kind may be queued.
+func (s *Store) Enabled(kind Kind) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.enabled[kind]
+}
+
+// Spec describes a fault to queue (the body of control POST /faults).
+type Spec struct {
+	Kind Kind
+	// CapabilityID and WorkspaceID scope the fault; "" matches every one.
+	CapabilityID string
+	WorkspaceID  string
+	// Code is a render_fail fault's error code ("": provider_error).
+	Code string
+	// Count is how many events the fault affects (0: 1).
+	Count int
+	// Seconds is the extra render time of a slow_render fault or the scan time of a slow_scan
+	// fault (required for those kinds, refused on the others).
+	Seconds float64
+}
+
+// Queue adds a fault scoped to a capability only. count 0 means 1. See Add.
+func (s *Store) Queue(kind Kind, capabilityID, code string, count int) (Fault, error) {
+	return s.Add(Spec{Kind: kind, CapabilityID: capabilityID, Code: code, Count: count})
+}
+
+// Add queues a fault. It answers invalid_config naming the field for an
+// unknown or not-enabled kind, a code on a kind other than render_fail or
+// outside RenderCodes, a count outside 1..MaxCount, or seconds missing or
+// outside (0, MaxSlowSeconds] on slow_render or present on another kind.
+func (s *Store) Add(sp Spec) (Fault, error) {
+	kind, code, count := sp.Kind, sp.Code, sp.Count
+	if !slices.Contains(Kinds, kind) {
+		return Fault{}, apierr.InvalidConfig("kind", "kind must be one of the documented fault kinds.")
+	}
+	if count == 0 {
+		count = 1
+	}
+	if count < 1 || count > MaxCount {
+		return Fault{}, apierr.InvalidConfig("count", "count must be 1 to 1000.")
+	}
+	switch {
+	case code != "" && kind != RenderFail:
+		return Fault{}, apierr.InvalidConfig("code", "code applies to render_fail faults only.")
+	case code != "" && !slices.Contains(RenderCodes, code):
+		return Fault{}, apierr.InvalidConfig("code", "code must be provider_error, moderation, timeout or unknown.")
+	case kind == RenderFail && code == "":
+		code = "provider_error"
+	}
+	switch {
+	case kind.TakesSeconds() && (sp.Seconds <= 0 || sp.Seconds > MaxSlowSeconds):
+		return Fault{}, apierr.InvalidConfig("seconds", fmt.Sprintf("%s needs seconds above 0 and at most %d.", kind, MaxSlowSeconds))
+	case !kind.TakesSeconds() && sp.Seconds != 0:
+		return Fault{}, apierr.InvalidConfig("seconds", "seconds applies to slow_render and slow_scan faults only.")
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.enabled[kind] {
+		return Fault{}, apierr.InvalidConfig("kind", "This mock does not implement fault kind "+string(kind)+" yet.")
+	}
+	f := &Fault{
+		ID: s.ids.ID(IDPrefix), Kind: kind, CapabilityID: sp.CapabilityID, WorkspaceID: sp.WorkspaceID, Code: code,
+		Seconds: sp.Seconds, Count: count, Remaining: count, CreatedAt: s.clock.Now(),
+	}
+	s.queue = append(s.queue, f)
+	return *f, nil
+}
+
+// List returns the faults not yet used up, oldest first.
+func (s *Store) List() []Fault {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]Fault, len(s.queue))
+	for i, f := range s.queue {
+		out[i] = *f
+	}
+	return out
+}
+
+// Clear drops every queued fault and returns how many there were.
+func (s *Store) Clear() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := len(s.queue)
+	s.queue = nil
+	return n
+}
+
+// Take consumes one event of the oldest fault of kind matching
+// capabilityID, in any workspace. It is TakeFor with an unknown workspace.
+func (s *Store) Take(kind Kind, capabilityID string) (Fault, bool) {
+	return s.TakeFor(kind, "", capabilityID)
+}
+
+// TakeFor consumes one event of the oldest fault of kind matching the
+// event's workspace and capability. A fault with no capability matches
+// every capability; a fault with no workspace matches every workspace; an
+// event whose workspace is unknown (workspaceID "", a consumer that does
+// not pass it) matches faults of every workspace. It reports the fault as
+// it was before the event was taken, and false when none matches. A fault
+// whose events are used up leaves the queue.
+func (s *Store) TakeFor(kind Kind, workspaceID, capabilityID string) (Fault, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i, f := range s.queue {
+		if f.Kind != kind || (f.CapabilityID != "" && f.CapabilityID != capabilityID) {
+			continue
+		}
+		if f.WorkspaceID != "" && workspaceID != "" && f.WorkspaceID != workspaceID {
+			continue
+		}
+		snap := *f
+		f.Remaining--
+		if f.Remaining == 0 {
+			s.queue = slices.Delete(s.queue, i, i+1)
+		}
+		return snap, true
+	}
+	return Fault{}, false
+}
+
+// Pending reports whether a fault of kind is queued (without consuming it),
+// for state-like faults such as not_ready.
+func (s *Store) Pending(kind Kind) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, f := range s.queue {
+		if f.Kind == kind {
+			return true
+		}
+	}
+	return false
+}
