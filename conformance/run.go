@@ -160,6 +160,22 @@ func (s *Suite) restrict(texts []string) {
 	s.perArea, s.selected = s.selection()
 }
 
+// restrictToShard makes the suite run only the K-th of the N shares planShards makes of the
+// selection (shard is K/N): every machine of a split run plans the same shares from the same
+// program, label filter and weight table, so each selected spec runs on exactly one of them.
+func (s *Suite) restrictToShard(shard string) error {
+	k, n, err := report.ParseShard(shard, framework.MaxShards)
+	if err != nil {
+		return &framework.SetupError{Msg: "--" + err.Error()}
+	}
+	shares := planShards(s.preview, n, loadWeights())
+	if k > len(shares) {
+		return &framework.SetupError{Msg: fmt.Sprintf("--shard %s: the selection splits into %d shares only (specs of one ordered container stay together): use N up to %d", shard, len(shares), len(shares))}
+	}
+	s.restrict(shares[k-1])
+	return nil
+}
+
 // Framework returns the suite's framework.
 func (s *Suite) Framework() *framework.Framework { return s.f }
 
@@ -309,6 +325,10 @@ func RunWith(ctx context.Context, cfg Config, opts Options, stdout, stderr io.Wr
 		s.child = opts.child
 		s.restrict(opts.child.setup.Specs)
 		s.f.Budget().Share(opts.child.take, opts.child.give)
+	} else if cfg.Shard != "" {
+		if err := s.restrictToShard(cfg.Shard); err != nil {
+			return Summary{}, err
+		}
 	}
 	if opts.RequestTimeout == 0 {
 		opts.RequestTimeout = framework.DefaultRequestTimeout
@@ -390,6 +410,7 @@ func runInfo(f *framework.Framework, cfg Config, opts Options) report.RunInfo {
 	if cfg.Procs > 1 {
 		info.Mode += fmt.Sprintf(", %d processes", cfg.Procs)
 	}
+	info.Shard = cfg.Shard
 	return info
 }
 

@@ -23,6 +23,9 @@ type RunInfo struct {
 	Filter    string        `json:"label_filter,omitempty"`
 	Mode      string        `json:"mode"`
 	Cancelled string        `json:"cancelled,omitempty"` // why the run stopped early, if it did
+	// Shard is the share of the specs this run ran, K/N (mediaspec check --shard); empty for a
+	// whole run, or one merged from its shards.
+	Shard string `json:"shard,omitempty"`
 }
 
 // WriteJSON writes the results as indented JSON: run header, suite outcome, every spec, every rule

@@ -123,6 +123,11 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 // the image's container) is the target and supplies the URLs and the control token, so those are
 // not asked for here.
 func validateSettings(cfg conformance.Config, image bool) error {
+	if cfg.Shard != "" && cfg.ControlURL != "" {
+		// The embedded mock and an --image container are each shard's own target; a control URL
+		// given here is a target the shards would share, clock and catalogue included.
+		return usageError{msg: "--shard with --control-url: the shards of a run would share the target's one clock and catalogue, and one shard's spec would fail another's; give each shard a target of its own (the embedded mock, --image) or run keys only with a key set per shard"}
+	}
 	if cfg.BaseURL == "" || image {
 		if cfg.BaseURL == "" {
 			cfg.BaseURL = "http://127.0.0.1:1/api/v1"

@@ -107,6 +107,7 @@ func commands() map[string]command {
 		"receive": {"receive signed webhooks: verify, dedupe, print one line per delivery, optionally forward", runReceive},
 		"version": {"print the version of mediaspec and of the contract", runVersion},
 
+		"merge-reports":  {"join the JSON reports of a run's shards (check --shard K/N) into one verdict per rule and one set of reports", runMergeReports},
 		"check-receiver": {"send a webhook receiver signed deliveries, valid and not, and judge the receiver rules", runCheckReceiver},
 	}
 }

@@ -13,6 +13,8 @@ import (
 	"strings"
 
 	yaml "go.yaml.in/yaml/v3"
+
+	"github.com/mediaspec/mediaspec/report"
 )
 
 // Config is everything a conformance run needs to know about its target and its outputs. It is
@@ -69,6 +71,11 @@ type Config struct {
 	// runs a share of the spec tree with keys of its own: a key set each (KeySetList, KeysFile). A
 	// split run is keys only (ShardKeySets).
 	Procs int `yaml:"procs" env:"MEDIASPEC_PROCS"`
+	// Shard, as K/N, runs the K-th of N shares of the selected specs (mediaspec check --shard), the
+	// shares balanced by the committed weight table as --procs balances its processes: N machines
+	// (a CI matrix) each run one, and mediaspec merge-reports makes one run of their JSON reports.
+	// Empty: every selected spec.
+	Shard string `yaml:"shard" env:"MEDIASPEC_SHARD"`
 	// KeySetList are further key sets (KEY,READ_KEY,OTHER_KEY) for a run split over processes
 	// (Config.KeySets lists them all).
 	KeySetList KeySetList `yaml:"key_sets" env:"MEDIASPEC_KEY_SETS"`
@@ -126,6 +133,9 @@ func (c Config) Named() (keyHeader, description, live, ready string) {
 // MaxProcs is the most processes a run may use (Config.Procs).
 const MaxProcs = 32
 
+// MaxShards is the most shares a run may be split into across machines (Config.Shard).
+const MaxShards = 64
+
 // Flags is the handle RegisterFlags returns; pass it to Load after the FlagSet is parsed.
 type Flags struct {
 	fs         *flag.FlagSet
@@ -141,7 +151,7 @@ var flagNames = map[string]string{
 	"LabelFilter": "label-filter", "JSONReport": "json-report", "JUnitReport": "junit-report",
 	"HTMLReport": "html-report", "TimeScale": "time-scale", "Slow": "slow",
 	"Randomize": "randomize", "Seed": "seed", "RetiredCapabilityID": "retired-capability-id",
-	"Reference": "reference", "Procs": "procs", "KeySetList": "key-set", "KeysFile": "keys-file",
+	"Reference": "reference", "Procs": "procs", "Shard": "shard", "KeySetList": "key-set", "KeysFile": "keys-file",
 	"KeyHeader": "key-header", "DescriptionPath": "description-path", "LivePath": "live-path", "ReadyPath": "ready-path",
 	"Strict": "strict",
 }
@@ -171,6 +181,7 @@ func RegisterFlags(fs *flag.FlagSet) *Flags {
 	fs.Int64Var(&v.Seed, "seed", 0, "random seed for the spec order (0: from the clock)")
 	fs.StringVar(&v.RetiredCapabilityID, "retired-capability-id", "", "a capability id the target has retired (not listed, so not discoverable); empty skips the specs that need one")
 	fs.IntVar(&v.Procs, "procs", 1, "run the specs in N processes at once, keys only, each with a key set of its own (not with the control API: the processes would share its clock and catalogue)")
+	fs.StringVar(&v.Shard, "shard", "", "K/N: run the K-th of N balanced shares of the selected specs (one per CI machine; mediaspec merge-reports joins their JSON reports); not with --procs or a shared target's --control-url")
 	fs.Var(&v.KeySetList, "key-set", "KEY,READ_KEY,OTHER_KEY: one more key set for --procs (repeat it; --key, --read-key and --other-key are the first set)")
 	fs.StringVar(&v.KeysFile, "keys-file", "", "file of key sets for --procs, one KEY,READ_KEY,OTHER_KEY per line")
 	fs.StringVar(&v.KeyHeader, "key-header", "", "name of the target's API key header, the second key scheme (not shown in the text; default: none, Authorization: Bearer only; with --reference X-API-Key; off: none)")
@@ -326,6 +337,14 @@ func (c Config) Validate() error {
 	}
 	if c.Procs < 0 || c.Procs > MaxProcs {
 		return fmt.Errorf("conformance: --procs %d: want 1 to %d", c.Procs, MaxProcs)
+	}
+	if c.Shard != "" {
+		if _, _, err := report.ParseShard(c.Shard, MaxShards); err != nil {
+			return fmt.Errorf("conformance: --%s", err)
+		}
+		if c.Procs > 1 {
+			return fmt.Errorf("conformance: --shard %s with --procs %d: split one way (--shard across machines, --procs on one)", c.Shard, c.Procs)
+		}
 	}
 	if c.Key == "" && c.ControlURL == "" {
 		return errors.New("conformance: no API key and no control API: give --key (MEDIASPEC_KEY) or --control-url and --control-token so the suite can make its own workspace")

@@ -1,0 +1,75 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/mediaspec/mediaspec/report"
+)
+
+// runMergeReports joins the JSON reports of the shards of one run (check --shard K/N, one per
+// machine) into one run: every spec from the shard that ran it, every rule's verdict computed again
+// over them all, written as the JUnit, JSON and HTML reports check writes. It prints the rule and
+// spec tallies and exits as check would have over the whole run: 0 passed, 1 failed, 2 when the
+// reports cannot be merged (a shard missing or given twice, shards of different runs).
+func runMergeReports(_ context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("merge-reports", "[--junit-report FILE] [--json-report FILE] [--html-report FILE] SHARD.json...", stderr)
+	junit := fs.String("junit-report", "", "write the merged JUnit report to this path")
+	jsonOut := fs.String("json-report", "", "write the merged JSON report to this path")
+	html := fs.String("html-report", "", "write the merged HTML rule report to this path")
+	// Flags may come before, between or after the reports' paths.
+	var files []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return parseFlags(fs, args) // the same usage error (or help) parseFlags gives
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		files = append(files, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
+	if len(files) == 0 {
+		return usageError{msg: "merge-reports: name the JSON reports of the shards (check --shard K/N --json-report FILE), e.g. mediaspec merge-reports shard-1.json shard-2.json --html-report report.html"}
+	}
+	parts := make([]report.Results, len(files))
+	for i, f := range files {
+		data, err := os.ReadFile(f)
+		if err == nil {
+			err = json.Unmarshal(data, &parts[i])
+		}
+		if err != nil {
+			return setupError{fmt.Errorf("merge-reports: %s: %w", f, err)}
+		}
+	}
+	res, err := report.MergeShards(parts)
+	if err != nil {
+		return setupError{fmt.Errorf("merge-reports: %w", err)}
+	}
+	var errs []error
+	for _, w := range []struct {
+		path  string
+		write func(io.Writer) error
+	}{{*junit, res.WriteJUnit}, {*jsonOut, res.WriteJSON}, {*html, res.WriteHTML}} {
+		if w.path != "" {
+			errs = append(errs, report.WriteFile(w.path, w.write))
+		}
+	}
+	if n := len(res.Advisories); n > 0 {
+		fmt.Fprintf(stdout, "advisories: %d differences from the reference's own choices (never failures)\n", n)
+	}
+	fmt.Fprintf(stdout, "merged %d shards of %s\n", len(parts), res.Run.Target)
+	fmt.Fprintln(stdout, res.RuleLine())
+	fmt.Fprintln(stdout, res.SpecLine())
+	if err := res.Err(); err != nil {
+		return err
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("merge-reports: %w", err)
+	}
+	return nil
+}

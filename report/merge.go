@@ -1,0 +1,152 @@
+package report
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// ParseShard reads a shard as "K/N": the K-th of N parts of a run split across machines
+// (mediaspec check --shard), 1 <= K <= N <= max.
+func ParseShard(s string, max int) (k, n int, err error) {
+	a, b, ok := strings.Cut(s, "/")
+	k, errK := strconv.Atoi(strings.TrimSpace(a))
+	n, errN := strconv.Atoi(strings.TrimSpace(b))
+	if !ok || errK != nil || errN != nil || n < 1 || n > max || k < 1 || k > n {
+		return 0, 0, fmt.Errorf("shard %q: want K/N with 1 <= K <= N <= %d, e.g. 2/4", s, max)
+	}
+	return k, n, nil
+}
+
+// MergeShards makes one run's results of the JSON reports of its shards (mediaspec check --shard
+// K/N, each run with the same program and label filter): every spec from the shard that ran it
+// (a shard reports the specs of the others as not selected), then every rule's verdict, the counts
+// and the outcome computed again over them all, as if one process had run the whole selection.
+// Suite failures and cancellations of every shard are kept; advisories are merged.
+//
+// It refuses, naming what is wrong, reports that are not the N shards of one run: a report without
+// a shard, shards of different splits, a shard missing or given twice, reports of different
+// contracts, programs or label filters, or that list different specs.
+func MergeShards(parts []Results) (Results, error) {
+	if len(parts) == 0 {
+		return Results{}, fmt.Errorf("no shard reports to merge")
+	}
+	first := parts[0]
+	n := 0
+	have := map[int]int{} // shard K -> index in parts
+	for i, p := range parts {
+		if p.Run.Shard == "" {
+			return Results{}, fmt.Errorf("report %d is not a shard's (its run has no shard: was it run with check --shard K/N?)", i+1)
+		}
+		k, pn, err := ParseShard(p.Run.Shard, 1<<20)
+		if err != nil {
+			return Results{}, fmt.Errorf("report %d: %w", i+1, err)
+		}
+		if n == 0 {
+			n = pn
+		}
+		if pn != n {
+			return Results{}, fmt.Errorf("report %d is shard %s, report 1 is of a split into %d: merge the shards of one split", i+1, p.Run.Shard, n)
+		}
+		if j, dup := have[k]; dup {
+			return Results{}, fmt.Errorf("reports %d and %d are both shard %d/%d", j+1, i+1, k, n)
+		}
+		have[k] = i
+		for _, d := range []struct{ what, a, b string }{
+			{"suite", first.Suite, p.Suite},
+			{"contract version", first.Run.Contract, p.Run.Contract},
+			{"mediaspec version", first.Run.Version, p.Run.Version},
+			{"label filter", first.Run.Filter, p.Run.Filter},
+		} {
+			if d.a != d.b {
+				return Results{}, fmt.Errorf("report %d has %s %q and report 1 %q: the shards of one run share the program and the label filter", i+1, d.what, d.b, d.a)
+			}
+		}
+	}
+	var missing []string
+	for k := 1; k <= n; k++ {
+		if _, ok := have[k]; !ok {
+			missing = append(missing, fmt.Sprintf("%d/%d", k, n))
+		}
+	}
+	if len(missing) > 0 {
+		return Results{}, fmt.Errorf("shard %s missing: merge all %d shards of the run", strings.Join(missing, ", "), n)
+	}
+
+	// by[i][text] are shard i's results of the specs with that text, in its order.
+	by := make([]map[string][]SpecResult, len(parts))
+	for i, p := range parts {
+		by[i] = map[string][]SpecResult{}
+		for _, s := range p.Specs {
+			by[i][s.Text] = append(by[i][s.Text], s)
+		}
+	}
+	res := Results{Suite: first.Suite}
+	seen := map[string]int{}
+	for _, s := range first.Specs {
+		m := seen[s.Text]
+		seen[s.Text]++
+		pick := s
+		ran := 0
+		for i := range parts {
+			list := by[i][s.Text]
+			if m >= len(list) {
+				return Results{}, fmt.Errorf("report %d does not list the spec %q that report 1 lists: the shards were run by different programs", i+1, s.Text)
+			}
+			if r := list[m]; !(r.State == Skipped && r.Reason == NotSelected) {
+				pick = r
+				ran++
+			}
+		}
+		if ran > 1 {
+			return Results{}, fmt.Errorf("the spec %q ran in %d shards: the shards were split differently (same program, same filter, same N?)", s.Text, ran)
+		}
+		res.Specs = append(res.Specs, pick)
+	}
+	for i, p := range parts {
+		if len(p.Specs) != len(first.Specs) {
+			return Results{}, fmt.Errorf("report %d lists %d specs and report 1 %d: the shards were run by different programs", i+1, len(p.Specs), len(first.Specs))
+		}
+		for _, f := range p.SuiteFailures {
+			if !slices.Contains(res.SuiteFailures, f) {
+				res.SuiteFailures = append(res.SuiteFailures, f)
+			}
+		}
+		res.Advisories = MergeAdvisories(res.Advisories, p.Advisories)
+	}
+	rules := make([]Rule, len(first.Rules))
+	for i, v := range first.Rules {
+		rules[i] = v.Rule
+	}
+	res.Rules = Verdicts(rules, res.Specs)
+	res.SpecCounts, res.RuleCounts = Count(res.Specs, res.Rules)
+	res.Succeeded = len(res.SuiteFailures) == 0 && res.SpecCounts.Failed+res.SpecCounts.Blocked == 0 && res.SpecCounts.Passed > 0
+
+	res.Run = first.Run
+	res.Run.Shard = ""
+	var end time.Time
+	var targets, modes, cancelled []string
+	for _, p := range parts {
+		if p.Run.Started.Before(res.Run.Started) {
+			res.Run.Started = p.Run.Started
+		}
+		if e := p.Run.Started.Add(p.Run.Duration); e.After(end) {
+			end = e
+		}
+		for _, l := range []struct {
+			list *[]string
+			v    string
+		}{{&targets, p.Run.Target}, {&modes, p.Run.Mode}, {&cancelled, p.Run.Cancelled}} {
+			if l.v != "" && !slices.Contains(*l.list, l.v) {
+				*l.list = append(*l.list, l.v)
+			}
+		}
+	}
+	res.Run.Duration = end.Sub(res.Run.Started)
+	res.Run.Target = strings.Join(targets, ", ")
+	res.Run.Mode = strings.Join(modes, "; ") + fmt.Sprintf(", %d shards", n)
+	res.Run.Cancelled = strings.Join(cancelled, "; ")
+	return res, nil
+}
