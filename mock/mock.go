@@ -274,21 +274,34 @@ type bootState struct {
 }
 
 // New builds a server and its start state. It does not listen.
-func New(cfg Config) (*Server, error) {
+// settled is a Config checked and completed: the defaults filled in, and what New makes of it
+// before it builds anything (the logger, the clock, the seed, the control token, the REST
+// description's source).
+type settled struct {
+	cfg     Config
+	logger  *slog.Logger
+	clk     clock.Clock
+	seed    uint64
+	token   string
+	openAPI func() ([]byte, error)
+}
+
+// settle checks cfg and fills in its defaults.
+func settle(cfg Config) (settled, error) {
 	if cfg.TimeScale < 0 || math.IsNaN(cfg.TimeScale) || cfg.TimeScale > clock.MaxScale {
-		return nil, fmt.Errorf("mock: time scale %g: want a number above 0 and at most %d", cfg.TimeScale, clock.MaxScale)
+		return settled{}, fmt.Errorf("mock: time scale %g: want a number above 0 and at most %d", cfg.TimeScale, clock.MaxScale)
 	}
 	if cfg.TimeScale == 0 {
 		cfg.TimeScale = 1
 	}
 	if cfg.KeySets < 0 || cfg.KeySets > MaxKeySets {
-		return nil, fmt.Errorf("mock: %d key sets: want 1 to %d", cfg.KeySets, MaxKeySets)
+		return settled{}, fmt.Errorf("mock: %d key sets: want 1 to %d", cfg.KeySets, MaxKeySets)
 	}
 	if cfg.Retain < 0 || (cfg.Retain > 0 && cfg.Retain < MinRetain) {
-		return nil, fmt.Errorf("mock: retain %s: want 0 (keep until reset) or at least %s", cfg.Retain, MinRetain)
+		return settled{}, fmt.Errorf("mock: retain %s: want 0 (keep until reset) or at least %s", cfg.Retain, MinRetain)
 	}
 	if cfg.UploadBytesLimit < 0 {
-		return nil, fmt.Errorf("mock: upload bytes limit %d: want 0 (the default) or more", cfg.UploadBytesLimit)
+		return settled{}, fmt.Errorf("mock: upload bytes limit %d: want 0 (the default) or more", cfg.UploadBytesLimit)
 	}
 	if cfg.Balance == 0 {
 		cfg.Balance = DefaultBalance
@@ -305,7 +318,7 @@ func New(cfg Config) (*Server, error) {
 		case "json":
 			logger = slog.New(slog.NewJSONHandler(os.Stderr, nil))
 		default:
-			return nil, fmt.Errorf("mock: log format %q: want text or json", cfg.LogFormat)
+			return settled{}, fmt.Errorf("mock: log format %q: want text or json", cfg.LogFormat)
 		}
 	}
 	clk := cfg.Clock
@@ -316,7 +329,7 @@ func New(cfg Config) (*Server, error) {
 	if seed == 0 {
 		var b [8]byte
 		if _, err := rand.Read(b[:]); err != nil {
-			return nil, fmt.Errorf("mock: seed: %w", err)
+			return settled{}, fmt.Errorf("mock: seed: %w", err)
 		}
 		seed = binary.BigEndian.Uint64(b[:]) | 1
 	}
@@ -324,7 +337,7 @@ func New(cfg Config) (*Server, error) {
 	if token == "" && !cfg.NoControl {
 		b := make([]byte, 24)
 		if _, err := rand.Read(b); err != nil {
-			return nil, fmt.Errorf("mock: control token: %w", err)
+			return settled{}, fmt.Errorf("mock: control token: %w", err)
 		}
 		token = "ctl_" + hex.EncodeToString(b)
 	}
@@ -335,6 +348,15 @@ func New(cfg Config) (*Server, error) {
 		openAPI = func() ([]byte, error) { return spec.OpenAPIJSON(context.Background()) }
 	}
 	cfg.Limits = cfg.Limits.withDefaults()
+	return settled{cfg: cfg, logger: logger, clk: clk, seed: seed, token: token, openAPI: openAPI}, nil
+}
+
+func New(cfg Config) (*Server, error) {
+	st, err := settle(cfg)
+	if err != nil {
+		return nil, err
+	}
+	cfg, logger, clk, seed, token, openAPI := st.cfg, st.logger, st.clk, st.seed, st.token, st.openAPI
 	src := ids.New(seed)
 	drain, drainNow := context.WithCancel(context.Background())
 	s := &Server{
@@ -363,8 +385,7 @@ func New(cfg Config) (*Server, error) {
 	// Uploads come before the catalogue: estimates and submits look uploads up through it.
 	s.Uploads = uploads.New(uploads.Deps{Clock: clk, IDs: src, Blob: s.Blob, Assets: s.Assets, Faults: s.Faults,
 		Logger: logger, AllowLoopbackFetch: cfg.AllowLoopbackFetch, Resolver: s.Hosts, PendingBytesLimit: cfg.UploadBytesLimit,
-		// Set before serving: Jobs is built below, and an upload is first forgotten Retain later.
-		Retain: cfg.Retain, Retire: func(id string, at time.Time) { s.Jobs.RetireFile(id, at) }})
+		Retain: cfg.Retain})
 	s.OnReset(s.Uploads.Reset)
 	s.API.RegisterUploads(s.Uploads)
 	s.API.RegisterAssets(s.Assets, s.Blob)
@@ -378,7 +399,8 @@ func New(cfg Config) (*Server, error) {
 	s.OnReset(s.Catalog.Reset)
 	s.Jobs = jobs.New(jobs.Deps{Clock: clk, IDs: src, Registry: s.Registry, Catalog: s.Catalog, Faults: s.Faults,
 		Blob: s.Blob, Assets: s.Assets, Seed: seed, Retain: cfg.Retain, Logger: logger})
-	s.Catalog.UseVoiceGenerations(s.Jobs) // approved_voice_generation_id names a tts generation
+	s.Catalog.UseVoiceGenerations(s.Jobs)  // approved_voice_generation_id names a tts generation
+	s.Uploads.UseRetire(s.Jobs.RetireFile) // a forgotten upload's bytes outlive the links handed out
 	s.OnReset(s.Jobs.Reset)
 	s.API.RegisterGenerations(s.Jobs)
 	s.Workflows = workflows.New(workflows.Deps{Clock: clk, IDs: src, Registry: s.Registry, Catalog: s.Catalog, Jobs: s.Jobs, Retain: cfg.Retain, Logger: logger})

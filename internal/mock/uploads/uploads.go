@@ -90,7 +90,8 @@ type Deps struct {
 	// submit or invoke naming it), on the service clock (0: kept until reset); see retain.go.
 	Retain time.Duration
 	// Retire is handed a forgotten upload's asset id to delete its bytes once the links already
-	// handed out to it expired (nil: they are deleted at once).
+	// handed out to it expired (nil: they are deleted at once). UseRetire sets it once the store
+	// that keeps the links (package jobs) exists.
 	Retire func(assetID string, at time.Time)
 	// PendingBytesLimit bounds the bytes of every pending upload of every workspace together (the
 	// declared size_bytes of reservations made in the last PendingWindow and not finalized): a
@@ -639,6 +640,11 @@ func (s *Service) list(u *upload) {
 		a.Listed = true
 	})
 }
+
+// UseRetire sets Deps.Retire. The jobs store keeps the links and is built after the uploads (the
+// catalogue it needs looks uploads up), so it is named here once it exists; call it before
+// serving (it is not safe concurrently with the retention sweep).
+func (s *Service) UseRetire(f func(assetID string, at time.Time)) { s.d.Retire = f }
 
 // LookupUpload implements catalog.AssetLookup: the upload assetID of workspaceID, ok false when
 // it does not exist or is another workspace's. Ready is true only for a finalized clean file;
