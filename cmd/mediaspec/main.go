@@ -4,6 +4,7 @@
 //   - check-receiver: send a webhook receiver signed deliveries, valid and not, and judge it
 //   - diff: compare two versions of the contract (REST descriptions or capability catalogues) by
 //     the interface's versioning rules
+//   - merge-reports: merge the JSON reports of a check split with --shard into one set of reports
 //   - mock: run the stateful mock of the whole service
 //   - proxy: forward a client's traffic to a server unchanged and judge both sides live
 //   - receive: receive signed webhooks, verify and dedupe them, print one line per delivery
