@@ -2,6 +2,7 @@ package framework
 
 import (
 	"errors"
+	"regexp"
 	"slices"
 	"sort"
 	"strconv"
@@ -55,6 +56,23 @@ var answerRules = map[string]string{
 var answerFieldRules = map[string]map[string]string{
 	// GEN-034: waited_seconds and age_seconds are non-negative integers.
 	"GET /generations/{id}/wait": {"$.waited_seconds": "GEN-034", "$.age_seconds": "GEN-034"},
+	// ACTOR-005: tags is an array of snake_case strings, never null.
+	"GET /actors": {"$.actors[*].tags": "ACTOR-005"},
+}
+
+// arrayIndex is an array index of a JSON path.
+var arrayIndex = regexp.MustCompile(`\[[0-9]+\]`)
+
+// answerFieldRule is the rule of answerFieldRules for the field at path of op's answer, or under
+// it (array indexes read as [*]); "" when none.
+func answerFieldRule(op, path string) string {
+	path = arrayIndex.ReplaceAllString(path, "[*]")
+	for p, id := range answerFieldRules[op] {
+		if path == p || strings.HasPrefix(path, p+".") || strings.HasPrefix(path, p+"[") {
+			return id
+		}
+	}
+	return ""
 }
 
 // failureRules owns a documented failure answer that breaks the description: the error envelope
@@ -157,7 +175,7 @@ func (f *Framework) answerOwners(method, urlPath string, status int, fields []sp
 		for _, fe := range fields {
 			id := crossRule(fe.Path, fe.Problem, status)
 			if id == "" && status < 400 {
-				id = answerFieldRules[op][fe.Path]
+				id = answerFieldRule(op, fe.Path)
 			}
 			if id == "" {
 				id, answer = answerRules[op], true

@@ -59,7 +59,7 @@ func capabilityListSpecs(f *framework.Framework) {
 			Expect(len(big.rows)).To(BeNumerically("<=", 50), "limit is clamped to 50"+big.r.Describe())
 			s.Step("CAP-008")
 			for _, bad := range []string{"0", "-3", "2.5", "abc", ""} {
-				p := getPage(ctx, c, "/capabilities", "capabilities", limitProbe(bad)...)
+				p := omittedPage(ctx, c, "/capabilities", "capabilities", fmt.Sprintf("limit=%q", bad), limitProbe(bad)...)
 				expectPrefixPage(p, "capability_id", ids(all, "capability_id"), 25, fmt.Sprintf("limit=%q counts as omitted: the default page", bad))
 			}
 		})
@@ -110,7 +110,7 @@ func capabilityListSpecs(f *framework.Framework) {
 				} else {
 					s.Step("CAP-012")
 				}
-				p := getPage(ctx, c, "/capabilities", "capabilities", framework.Query("limit", "3"), framework.Query("cursor", cur))
+				p := omittedPage(ctx, c, "/capabilities", "capabilities", fmt.Sprintf("cursor %q", cur), framework.Query("limit", "3"), framework.Query("cursor", cur))
 				Expect(ids(p.rows, "capability_id")).To(Equal(ids(first.rows, "capability_id")), fmt.Sprintf("cursor %q restarts from the first page", cur)+p.r.Describe())
 			}
 		})

@@ -29,6 +29,16 @@ func getPage(ctx context.Context, c *framework.Client, path, field string, opts 
 	return pageFrom(c.Get(ctx, path, opts...).ExpectOK(http.StatusOK), field)
 }
 
+// omittedPage is getPage for a query the text says counts as omitted (a bad limit, a blank
+// cursor): the answer's status is first checked under the spec's step, unjudged, so that a refusal
+// fails the rule that says the value is read as omitted, not only the list's answer rule.
+func omittedPage(ctx context.Context, c *framework.Client, path, field, what string, opts ...framework.CallOption) page {
+	GinkgoHelper()
+	r := c.Get(ctx, path, append(append([]framework.CallOption(nil), opts...), framework.Unjudged())...)
+	Expect(r.Status).To(Equal(http.StatusOK), what+": the value counts as omitted, so the answer is a page, not a refusal"+r.Describe())
+	return pageFrom(r.ExpectOK(http.StatusOK), field)
+}
+
 // pageFrom reads a 200 answer of a list whose rows are under field as one page.
 func pageFrom(r *framework.Response, field string) page {
 	GinkgoHelper()
