@@ -58,6 +58,8 @@ var answerFieldRules = map[string]map[string]string{
 	"GET /generations/{id}/wait": {"$.waited_seconds": "GEN-034", "$.age_seconds": "GEN-034"},
 	// ACTOR-005: tags is an array of snake_case strings, never null.
 	"GET /actors": {"$.actors[*].tags": "ACTOR-005"},
+	// ID-008: webhook_id values match ^wh_[0-9a-f]{32}$.
+	"POST /webhooks": {"$.webhook.webhook_id": "ID-008"},
 }
 
 // arrayIndex is an array index of a JSON path.
