@@ -105,8 +105,10 @@ func authenticationSpecs(f *framework.Framework) {
 			c, _ := ws.NewKey(ctx, framework.KeyOptions{Scopes: []string{"read", "generate"}})
 			c.Get(ctx, "/credits/balance").ExpectOK(http.StatusOK)
 			ws.Delete(ctx)
-			c.Get(ctx, "/credits/balance").ExpectError(http.StatusGone, "workspace_unavailable")
-			c.Post(ctx, "/estimates", map[string]any{"capability_id": "tts", "config": ttsConfig()}).
+			// Unjudged: the refusal's status is this spec's subject (AUTH-021, ERR-034); judged, a status
+			// the operation never documents would be charged to its answer rule and only block the spec.
+			c.Get(ctx, "/credits/balance", framework.Unjudged()).ExpectError(http.StatusGone, "workspace_unavailable")
+			c.Post(ctx, "/estimates", map[string]any{"capability_id": "tts", "config": ttsConfig()}, framework.Unjudged()).
 				ExpectError(http.StatusGone, "workspace_unavailable")
 		})
 
