@@ -83,6 +83,7 @@ CA_CERTS ?= /etc/ssl/certs/ca-certificates.crt
 
 image: build
 	cp $(CA_CERTS) bin/ca-certificates.crt
+	rm -rf bin/rootfs && mkdir -p bin/rootfs/tmp && chmod 1777 bin/rootfs/tmp
 	docker build --build-arg VERSION=$(VERSION) -t $(IMAGE) .
 
 ## wrong-servers: the suite measured against wrong servers (conformance/wrongservers): the mock

@@ -185,6 +185,14 @@ func buildTestImage(t *testing.T, pool *dockertest.Pool) string {
 	if err := os.WriteFile(filepath.Join(dir, "bin", "ca-certificates.crt"), ca, 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// An empty /tmp for the mock's upload spool files, as `make image` lays it out.
+	tmp := filepath.Join(dir, "bin", "rootfs", "tmp")
+	if err := os.MkdirAll(tmp, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(tmp, 0o1777|os.ModeSticky); err != nil {
+		t.Fatal(err)
+	}
 	// The context holds only what the Dockerfile copies, so .dockerignore is not needed here.
 	dockerfile, err := os.ReadFile(filepath.Join("..", "..", "Dockerfile"))
 	if err != nil {
