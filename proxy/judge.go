@@ -191,40 +191,6 @@ func requestRule(route string) string {
 	return "VER-005"
 }
 
-// shapeRules name, per documented route, the rule that states the shape of its success answer.
-var shapeRules = map[string]string{
-	"GET /capabilities":                      "CAP-001",
-	"GET /capabilities/{id}":                 "CAP-019",
-	"POST /estimates":                        "EST-001",
-	"POST /generations":                      "SUBMIT-003",
-	"GET /generations":                       "GEN-037",
-	"GET /generations/{id}":                  "GEN-002",
-	"GET /generations/{id}/wait":             "GEN-028",
-	"GET /batches/{id}":                      "BATCH-001",
-	"GET /presets":                           "PRESET-001",
-	"GET /presets/{id}/templates":            "PRESET-013",
-	"GET /actors":                            "ACTOR-001",
-	"GET /voices":                            "VOICE-001",
-	"POST /uploads":                          "UPLOAD-002",
-	"POST /uploads/{assetId}/finalize":       "UPLOAD-022",
-	"POST /uploads/from-url":                 "FROMURL-001",
-	"GET /webhooks":                          "WH-020",
-	"POST /webhooks":                         "WH-001",
-	"DELETE /webhooks/{id}":                  "WH-021",
-	"GET /assets":                            "ASSET-001",
-	"GET /assets/{id}":                       "ASSET-008",
-	"GET /assets/{id}/download":              "ASSET-009",
-	"GET /credits/balance":                   "LEDGER-018",
-	"GET /workflows/templates":               "WF-001",
-	"POST /workflows/{id}/invoke":            "WF-005",
-	"POST /workflows/templates/{key}/invoke": "WF-005",
-	"GET /workflow-runs":                     "WF-029",
-	"GET /workflow-runs/{id}":                "WF-011",
-	"GET /health/live":                       "HEALTH-001",
-	"GET /health/ready":                      "HEALTH-002",
-	"GET /openapi.json":                      "VER-001",
-}
-
 // answerRule is the rule an answer that breaks the description breaks: for a failure (4XX, 5XX)
 // the error envelope's (or the health probe's), for a success the route's shape rule, for an
 // undocumented path the versioned-root rule.
@@ -239,7 +205,7 @@ func (p *Proxy) answerRule(c *call) string {
 	case c.route == "":
 		return "CORE-001"
 	}
-	if r, ok := shapeRules[c.route]; ok {
+	if r, ok := spec.AnswerRule(c.route); ok {
 		if _, known := p.rules.Get(r); known {
 			return r
 		}

@@ -13,44 +13,6 @@ import (
 	"github.com/mediaspec/mediaspec/spec"
 )
 
-// answerRules names, per operation of the REST description, the rule that owns the shape of its
-// success answer (the rule of spec/rules.yaml that states what that answer carries). A success
-// answer that breaks the description, or an answer with a status the operation never documents,
-// is charged to it, not to the rules of whichever spec made the call: a spec that only needed the
-// call (to find a capability, to make an upload) is then blocked by that rule, not failed on its own.
-var answerRules = map[string]string{
-	"GET /capabilities":                      "CAP-001",
-	"GET /capabilities/{id}":                 "CAP-019",
-	"POST /estimates":                        "EST-001",
-	"POST /generations":                      "SUBMIT-003",
-	"GET /generations":                       "GEN-037",
-	"GET /generations/{id}":                  "GEN-001",
-	"GET /generations/{id}/wait":             "GEN-028",
-	"GET /batches/{id}":                      "BATCH-001",
-	"GET /presets":                           "PRESET-001",
-	"GET /presets/{id}/templates":            "PRESET-013",
-	"GET /actors":                            "ACTOR-001",
-	"GET /voices":                            "VOICE-001",
-	"POST /uploads":                          "UPLOAD-002",
-	"POST /uploads/{assetId}/finalize":       "UPLOAD-022",
-	"POST /uploads/from-url":                 "FROMURL-001",
-	"GET /webhooks":                          "WH-020",
-	"POST /webhooks":                         "WH-001",
-	"DELETE /webhooks/{id}":                  "WH-021",
-	"GET /assets":                            "ASSET-001",
-	"GET /assets/{id}":                       "ASSET-008",
-	"GET /assets/{id}/download":              "ASSET-009",
-	"GET /credits/balance":                   "LEDGER-018",
-	"GET /workflows/templates":               "WF-001",
-	"POST /workflows/{id}/invoke":            "WF-005",
-	"POST /workflows/templates/{key}/invoke": "WF-005",
-	"GET /workflow-runs":                     "WF-029",
-	"GET /workflow-runs/{id}":                "WF-011",
-	"GET /health/live":                       "HEALTH-001",
-	"GET /health/ready":                      "HEALTH-002",
-	"GET /openapi.json":                      "VER-001",
-}
-
 // answerFieldRules own fields of one operation's success answer whose rule is not the answer's
 // own (keyed by operation, then the field's JSON path): a break there is charged to that rule.
 var answerFieldRules = map[string]map[string]string{
@@ -180,14 +142,15 @@ func (f *Framework) answerOwners(method, urlPath string, status int, fields []sp
 				id = answerFieldRule(op, fe.Path)
 			}
 			if id == "" {
-				id, answer = answerRules[op], true
+				id, _ = spec.AnswerRule(op)
+				answer = true
 			}
 			if id != "" && !slices.Contains(rules, id) {
 				rules = append(rules, id)
 			}
 		}
 		if len(fields) == 0 {
-			if id, ok := answerRules[op]; ok {
+			if id, ok := spec.AnswerRule(op); ok {
 				rules, answer = []string{id}, true
 			}
 		}

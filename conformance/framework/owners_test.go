@@ -28,13 +28,14 @@ func TestAnswerRulesCoverTheDescription(t *testing.T) {
 		for method := range doc.Paths.Value(path).Operations() {
 			op := strings.ToUpper(method) + " " + path
 			seen[op] = true
-			if _, ok := answerRules[op]; !ok {
+			if _, ok := spec.AnswerRule(op); !ok {
 				t.Errorf("%s has no rule that owns its answer in answerRules", op)
 			}
 		}
 	}
 	owners := map[string]string{envelopeRule: "envelope"}
-	for op, id := range answerRules {
+	for _, op := range spec.AnswerRuleOperations() {
+		id, _ := spec.AnswerRule(op)
 		owners[id] = op
 		if !seen[op] {
 			t.Errorf("answerRules names %s, which the description does not have", op)
