@@ -461,7 +461,10 @@ func oneJobPerKeySpecs(f *framework.Framework) {
 			d := videoModel(ctx, sp.c)
 			j := submit(ctx, s, sp.c, d.String("capability_id"), cheapConfig(d), nil)
 			other, _ := sp.newKey(ctx, framework.KeyOptions{})
-			r := refuse(ctx, other, j.body, http.StatusConflict, "submission_in_flight")
+			// Unjudged: the refusal's status is this spec's subject (SUBMIT-024); judged, a replayed 201
+			// that also broke the submit answer's description would be charged to SUBMIT-003 and only
+			// block the spec. ExpectError checks the envelope the text gives.
+			r := refuse(ctx, other, j.body, http.StatusConflict, "submission_in_flight", framework.Unjudged())
 			Expect(r.Int("error.retry_after_seconds")).To(BeNumerically(">=", 0), r.Describe())
 		})
 
@@ -557,8 +560,11 @@ func oneJobPerKeySpecs(f *framework.Framework) {
 			s.Finish(ctx, sp.c, j.id)
 			a, h := balanceOf(ctx, sp.c)
 			s.Spend(int(j.need))
-			again := sp.c.Post(ctx, "/generations", j.body).ExpectOK(http.StatusCreated)
-			Expect(again.Bool("replay")).To(BeFalse(), again.Describe())
+			// Unjudged: whether this answer is a replay is this spec's subject (SUBMIT-025); judged, a
+			// replayed answer that also broke the submit answer's description would be charged to
+			// SUBMIT-003 and only block the spec. Other specs judge the submit answer.
+			again := sp.c.Post(ctx, "/generations", j.body, framework.Unjudged()).ExpectOK(http.StatusCreated)
+			Expect(again.Bool("replay")).To(BeFalse(), "the first job finished: the resend starts a new job, not a replay"+again.Describe())
 			Expect(again.String("generation_id")).NotTo(Equal(j.id), "a new job, a new id"+again.Describe())
 			if sp.ws != nil {
 				a2, h2 := balanceOf(ctx, sp.c)

@@ -25,10 +25,13 @@ type delivery struct {
 // Webhooks: v1, base64 HMAC-SHA256 of id.timestamp.body keyed with the secret's bytes). Without a
 // known secret it leaves the header as the mock signed it.
 func (d *delivery) sign(env *Env) {
-	secret, ok := env.Secret(d.r.URL.Path)
-	if !ok {
-		return
+	if secret, ok := env.Secret(d.r.URL.Path); ok {
+		d.signWith(secret)
 	}
+}
+
+// signWith sets webhook-signature for d's id, timestamp and body with secret.
+func (d *delivery) signWith(secret string) {
 	key, err := base64.StdEncoding.DecodeString(strings.TrimPrefix(secret, "whsec_"))
 	if err != nil {
 		return
@@ -169,7 +172,16 @@ var deliveryServers = []Server{
 	{
 		Name: "recv-old-secret-after-rotation", Rules: []string{"RECV-006"},
 		Mistake: "pending retries keep the signing secret they were queued with; a rotation applies to new events only",
-		Hooks:   deliveriesVia(true, func(*Env, *delivery) {}),
+		Hooks: func(env *Env, next http.Handler) http.Handler {
+			var first memo[string] // webhook-id -> the secret its first attempt was signed with
+			return deliveriesVia(false, func(env *Env, d *delivery) {
+				if s, ok := first.get(d.id); ok {
+					d.signWith(s)
+				} else if s, ok := env.Secret(d.r.URL.Path); ok {
+					first.put(d.id, s)
+				}
+			})(env, next)
+		},
 	},
 	{
 		Name: "evt-link-in-payload", Rules: []string{"EVT-018"},
