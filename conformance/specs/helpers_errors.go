@@ -13,6 +13,7 @@ import (
 	. "github.com/onsi/gomega"    //nolint:revive
 
 	"github.com/mediaspec/mediaspec/conformance/framework"
+	"github.com/mediaspec/mediaspec/spec"
 )
 
 // Helpers for refusals: the envelope rules every refusal checks and the shapes of typed refusals.
@@ -27,6 +28,29 @@ func rules(ids ...string) []string { return append(append([]string(nil), ids...)
 // nothing and moved no credit. body is a map (sent as JSON) or []byte (sent as is).
 func refuse(ctx context.Context, c *framework.Client, body any, status int, code string, opts ...framework.CallOption) *framework.Response {
 	GinkgoHelper()
+	return refuseBy(ctx, c, body, func(r *framework.Response) { r.ExpectError(status, code) }, opts...)
+}
+
+// refuseAny is refuse for a refusal whose code the text does not name: any 4XX error of the
+// error table, answered with the status the table gives its code, in the documented envelope.
+// what says why the submit must be refused.
+func refuseAny(ctx context.Context, c *framework.Client, body any, what string, opts ...framework.CallOption) *framework.Response {
+	GinkgoHelper()
+	return refuseBy(ctx, c, body, func(r *framework.Response) {
+		GinkgoHelper()
+		Expect(r.Status).To(And(BeNumerically(">=", 400), BeNumerically("<", 500)), what+": want a refusal, a 4XX error"+r.Describe())
+		code, _ := r.Field("error.code").(string)
+		row, known := spec.LookupErrorCode(code)
+		Expect(known).To(BeTrue(), fmt.Sprintf("%s: error.code %q is not a code of the error table", what, code)+r.Describe())
+		Expect(r.Status).To(Equal(row.Status), fmt.Sprintf("%s: %s is answered with HTTP %d", what, code, row.Status)+r.Describe())
+		framework.CheckErrorEnvelope(r, code)
+	}, opts...)
+}
+
+// refuseBy sends a submit, judges its answer with expect, and checks that it started nothing and
+// moved no credit.
+func refuseBy(ctx context.Context, c *framework.Client, body any, expect func(*framework.Response), opts ...framework.CallOption) *framework.Response {
+	GinkgoHelper()
 	switch b := body.(type) {
 	case []byte:
 		opts = append([]framework.CallOption{framework.RawBody(b, "application/json")}, opts...)
@@ -39,7 +63,8 @@ func refuse(ctx context.Context, c *framework.Client, body any, status int, code
 	var before, after snapshot
 	for try := 0; try < 3; try++ {
 		before = takeSnapshot(ctx, c)
-		r = c.Do(ctx, http.MethodPost, "/generations", opts...).ExpectError(status, code)
+		r = c.Do(ctx, http.MethodPost, "/generations", opts...)
+		expect(r)
 		after = takeSnapshot(ctx, c)
 		if slices.Equal(before.ended, after.ended) {
 			break

@@ -2,6 +2,7 @@ package specs
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -524,5 +525,89 @@ func presetStateSpecs(f *framework.Framework) {
 			r := refuse(ctx, sp.c, submitBody(id, cfg, need, nil), http.StatusNotFound, "capability_unavailable")
 			Expect(r.Doc()).To(HaveKey("error"), r.Describe())
 		})
+
+		f.Rule(rules("PRESET-017", "PRESET-006")...).Needs(framework.Uploads).It("a preset that requires a template and has none live cannot run: a submit naming a real template is refused and holds nothing", func(ctx context.Context, s *framework.Spec) {
+			var (
+				sp   spender
+				id   string
+				cfg  map[string]any
+				need int64
+				sent []string // real template ids to send: the preset's own (withdrawn), then a stranger's
+			)
+			if s.HasControl() {
+				// A preset with live templates, estimated first, then every template withdrawn.
+				var tpls []string
+				sp, id, tpls, cfg, need = presetSubmit(ctx, s)
+				withdrawAllTemplates(ctx, s, id)
+				sent = append(sent, tpls[0])
+			} else {
+				sp = newSpender(ctx, s)
+				for _, row := range presetRows(ctx, sp.c) {
+					if n, _ := framework.AsInt(row["templates_total"]); row["status"] == "available" && row["requires_template"] == true && n == 0 {
+						id, _ = row["capability_id"].(string)
+						break
+					}
+				}
+				if id == "" {
+					Skip("unsupported: the target lists no available preset that requires a template and has templates_total 0, and without the control API none can be made")
+				}
+				cfg = readyConfig(ctx, s, sp.c, objectAt(detail(ctx, sp.c, id), "example_config"))
+				est := sp.c.Post(ctx, "/estimates", map[string]any{"capability_id": id, "config": cfg})
+				if est.Status != http.StatusOK {
+					Skip("unsupported: the estimate of " + id + "'s example_config is refused, so no max_credits is known to cover its price, and a submit's refusal could be for max_credits")
+				}
+				need = est.Int("max_credits_needed")
+				if t, ok := cfg["template_id"].(string); ok {
+					sent = append(sent, t)
+				}
+			}
+			// A live template of another preset: a real id, listed now, not withdrawn.
+			for _, row := range presetRows(ctx, sp.c) {
+				if t, _ := row["templates"].([]any); row["capability_id"] != id && len(t) > 0 {
+					if tid, ok := t[0].(map[string]any)["template_id"].(string); ok {
+						sent = append(sent, tid)
+					}
+					break
+				}
+			}
+			s.Step("PRESET-006")
+			var row map[string]any
+			for _, r := range presetRows(ctx, sp.c) {
+				if r["capability_id"] == id {
+					row = r
+				}
+			}
+			Expect(row).NotTo(BeNil(), id+" is still listed with every template withdrawn")
+			n, _ := framework.AsInt(row["templates_total"])
+			Expect(row["requires_template"] == true && n == 0).To(BeTrue(), fmt.Sprintf("%s: requires_template true and, every template withdrawn, templates_total 0; got %v and %v", id, row["requires_template"], row["templates_total"]))
+			// "requires_template true with templates_total 0 means the preset cannot run now": the
+			// text names no code for it, so any documented refusal will do.
+			s.Step("PRESET-017")
+			for _, tid := range sent {
+				cfg["template_id"] = tid
+				refuseAny(ctx, sp.c, submitBody(id, cfg, need, nil), id+" has templates_total 0 and cannot run now, whatever real template ("+tid+") the submit names")
+			}
+		})
+	})
+}
+
+// withdrawAllTemplates withdraws every live template of preset id through control (DELETE
+// /presets/{id}/templates), skipping the spec when the control API does not offer it, and
+// restores them (PATCH /templates/{id}) when the spec ends.
+func withdrawAllTemplates(ctx context.Context, s *framework.Spec, id string) {
+	GinkgoHelper()
+	r, err := s.Control().Call(ctx, http.MethodDelete, "/presets/"+id+"/templates", nil)
+	if err == nil && r.Status != http.StatusOK {
+		err = &framework.HookError{Op: "DELETE /presets/{id}/templates", Status: r.Status, Detail: r.Exchange.String()}
+	}
+	hookDone(s, err)
+	var doc struct {
+		Withdrawn []string `json:"withdrawn"`
+	}
+	Expect(json.Unmarshal(r.Body, &doc)).To(Succeed(), r.Describe())
+	DeferCleanup(func(ctx SpecContext) {
+		for _, t := range doc.Withdrawn {
+			_ = s.Control().SetTemplateLive(ctx, t, true)
+		}
 	})
 }

@@ -322,6 +322,61 @@ func init() {
 			},
 		},
 		Server{
+			Name: "preset-empty-runs", Rules: []string{"PRESET-017"},
+			Mistake: "the template check runs only while the preset has live templates: a preset whose templates were all withdrawn runs whatever template_id it is sent",
+			API: func(_ *Env, next http.Handler) http.Handler {
+				emptied := controlRoute(http.MethodDelete, "/presets/[^/]+/templates")
+				type withdrawal struct {
+					auth string   // the control call's Authorization
+					ids  []string // the templates it withdrew
+				}
+				var gone memo[withdrawal] // preset emptied through control -> its withdrawal
+				return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					switch {
+					case emptied(r):
+						a := serve(next, r)
+						var resp struct {
+							Withdrawn []string `json:"withdrawn"`
+						}
+						if a.status == http.StatusOK && json.Unmarshal(a.body, &resp) == nil && len(resp.Withdrawn) > 0 {
+							id := strings.TrimSuffix(strings.TrimPrefix(r.URL.Path, controlPrefix+"/presets/"), "/templates")
+							gone.put(id, withdrawal{auth: r.Header.Get("Authorization"), ids: resp.Withdrawn})
+						}
+						a.send(w)
+						return
+					case submitRoute(r):
+						body, ok := decodeObject(requestBody(r))
+						id, _ := body["capability_id"].(string)
+						wd, known := gone.get(id)
+						cfg := obj(body, "config")
+						if !ok || !known || cfg == nil {
+							break
+						}
+						if _, d := callAs(next, r, http.MethodGet, apiPrefix+"/presets/"+id+"/templates", presented(r), nil); d == nil || len(rows(d, "templates")) > 0 {
+							break // not empty (any more): the template check runs
+						}
+						// No live template, so no check: run it with one of its own, live for this submit.
+						live := func(b bool) {
+							req, _ := http.NewRequestWithContext(r.Context(), http.MethodPatch, "http://"+r.Host+controlPrefix+"/templates/"+wd.ids[0], strings.NewReader(`{"live":`+strconv.FormatBool(b)+`}`))
+							req.Header.Set("Authorization", wd.auth)
+							req.Header.Set("Content-Type", "application/json")
+							serve(next, req)
+						}
+						cfg["template_id"] = wd.ids[0]
+						if b, err := json.Marshal(body); err == nil {
+							setRequestBody(r, b)
+						}
+						live(true)
+						a := serve(next, r)
+						live(false)
+						a.send(w)
+						return
+					}
+					next.ServeHTTP(w, r)
+				})
+			},
+		},
+		Server{
 			Name: "preset-coming-soon-runs", Rules: []string{"CAP-027"},
 			Mistake: "a coming_soon preset is estimated and run as the preset it was made from",
 			API: func(env *Env, next http.Handler) http.Handler {

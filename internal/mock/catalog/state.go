@@ -419,6 +419,11 @@ func (c *Catalog) templateLocked(id string) (*fixtures.Template, bool) { return 
 func (c *Catalog) liveTemplatesOf(id string) []*fixtures.Template {
 	c.st.mu.RLock()
 	defer c.st.mu.RUnlock()
+	return c.liveTemplatesLocked(id)
+}
+
+// liveTemplatesLocked is liveTemplatesOf with c.st.mu held.
+func (c *Catalog) liveTemplatesLocked(id string) []*fixtures.Template {
 	var out []*fixtures.Template
 	add := func(tid string) {
 		if t, ok := c.templateLocked(tid); ok && t.Live {
@@ -447,6 +452,24 @@ func (c *Catalog) SetTemplateLive(id string, live bool) (*fixtures.Template, err
 	c.st.mu.Lock()
 	defer c.st.mu.Unlock()
 	return c.st.templates.put(id, live, "No template "+quote(id)+".")
+}
+
+// WithdrawTemplates withdraws every live template of preset id at once (templates_total becomes
+// 0) and returns them as they were, in gallery order: 404 not_found for an id that is not a
+// preset of the catalogue. PATCH /templates/{id} or reset restores them.
+func (c *Catalog) WithdrawTemplates(id string) ([]*fixtures.Template, error) {
+	if cp, ok := c.Fixtures().Capability(id); !ok || !cp.IsPreset() {
+		return nil, apierr.NotFound("No preset " + quote(id) + ".")
+	}
+	c.st.mu.Lock()
+	defer c.st.mu.Unlock()
+	live := c.liveTemplatesLocked(id)
+	for _, t := range live {
+		if _, err := c.st.templates.put(t.ID, false, "No template "+quote(t.ID)+"."); err != nil {
+			return nil, err
+		}
+	}
+	return live, nil
 }
 
 // TemplateParams are the fields of a template made through control.

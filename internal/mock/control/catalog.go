@@ -15,7 +15,8 @@ import (
 // PATCH /capabilities/{id} (withdraw or publish the price; withhold from or offer to agents), PUT and DELETE
 // /capabilities/{id}/aliases/{alias} (deprecated config names), PUT and DELETE
 // /capabilities/{id}/enum-removals/{field}/{value} (removed enum values), PATCH /templates/{id} and
-// POST /presets/{id}/templates (withdraw, restore or add templates), PATCH /voices/{id} and
+// POST /presets/{id}/templates (withdraw, restore or add templates), DELETE /presets/{id}/templates
+// (withdraw every template of a preset), PATCH /voices/{id} and
 // POST /workspaces/{id}/voices (deactivate voices, clone one), PATCH /actors/{id}, POST /actors
 // and POST /workspaces/{id}/actors (actor state, cast and own actors), POST
 // /workspaces/{id}/capabilities (copies.go). Reset undoes them all.
@@ -28,6 +29,7 @@ func (h *Handler) RegisterCatalog(c *catalog.Catalog) {
 	h.Handle("DELETE /capabilities/{id}/enum-removals/{field}/{value}", o.restoreEnumValue)
 	h.Handle("PATCH /templates/{id}", o.patchTemplate)
 	h.Handle("POST /presets/{id}/templates", o.addTemplate)
+	h.Handle("DELETE /presets/{id}/templates", o.withdrawTemplates)
 	h.Handle("PATCH /voices/{id}", o.patchVoice)
 	h.Handle("POST /workspaces/{id}/voices", o.cloneVoice)
 	h.Handle("PATCH /actors/{id}", o.patchActor)
@@ -187,6 +189,21 @@ func (o catalogOps) addTemplate(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	return wire.WriteJSON(w, http.StatusCreated, templateJSON(t))
+}
+
+// withdrawTemplates serves DELETE /presets/{id}/templates: it withdraws every live template of a
+// preset, so that a preset requiring a template has templates_total 0 and cannot run.
+func (o catalogOps) withdrawTemplates(w http.ResponseWriter, r *http.Request) error {
+	id := r.PathValue("id")
+	ts, err := o.c.WithdrawTemplates(id)
+	if err != nil {
+		return err
+	}
+	out := make([]string, len(ts))
+	for i, t := range ts {
+		out[i] = t.ID
+	}
+	return wire.WriteJSON(w, http.StatusOK, map[string]any{"ok": true, "capability_id": id, "withdrawn": out})
 }
 
 // patchVoice serves PATCH /voices/{id}: it deactivates or activates a voice.

@@ -314,6 +314,54 @@ func TestCataloguePeopleAndTemplateHooks(t *testing.T) {
 	}
 }
 
+// TestCatalogueWithdrawTemplatesHook: DELETE /presets/{id}/templates withdraws every live template
+// at once (templates_total 0, the preset cannot run: a submit naming one of them or another
+// preset's template is refused), answers their ids, refuses a non-preset, and PATCH restores one.
+func TestCatalogueWithdrawTemplatesHook(t *testing.T) {
+	s, do := catalogueServer(t)
+	key := s.Info().GenerateKey
+	const preset = "/presets/preset_ugc_screenshot/templates"
+	_, tp := do("GET", "/api/v1"+preset, key, "")
+	var before []string
+	for _, v := range tp["templates"].([]any) {
+		before = append(before, v.(map[string]any)["template_id"].(string))
+	}
+	code, m := do("DELETE", "/_control/v1"+preset, ctl, "")
+	if code != 200 || m["capability_id"] != "preset_ugc_screenshot" {
+		t.Fatalf("withdraw all %d %v", code, m)
+	}
+	var gone []string
+	for _, v := range m["withdrawn"].([]any) {
+		gone = append(gone, v.(string))
+	}
+	if !slices.Equal(gone, before) {
+		t.Fatalf("withdrawn %v, want every live template in gallery order %v", gone, before)
+	}
+	_, list := do("GET", "/api/v1/presets", key, "")
+	for _, row := range list["presets"].([]any) {
+		if r := row.(map[string]any); r["capability_id"] == "preset_ugc_screenshot" && (r["templates_total"] != 0.0 || len(r["templates"].([]any)) != 0) {
+			t.Fatalf("emptied preset still lists templates: %v", r)
+		}
+	}
+	_, other := do("GET", "/api/v1/presets/preset_studio_pro/templates", key, "")
+	stranger := other["templates"].([]any)[0].(map[string]any)["template_id"].(string)
+	for tpl, want := range map[string]string{before[0]: "capability_unavailable", stranger: "not_found"} {
+		body := `{"capability_id":"preset_ugc_screenshot","config":{"template_id":"` + tpl + `","reference_images":[{"assetId":"ast_00000000000000000000000000000000","alias":"image1","role":"reference"}]},"max_credits":1000}`
+		if code, m := do("POST", "/api/v1/generations", key, body); code != 404 || errCode(m) != want {
+			t.Errorf("submit naming %s on the emptied preset: %d %v, want 404 %s", tpl, code, m, want)
+		}
+	}
+	if code, m := do("DELETE", "/_control/v1/presets/image_fast/templates", ctl, ""); code != 404 || errCode(m) != "not_found" {
+		t.Errorf("withdraw all on a non-preset: %d %v, want 404 not_found", code, m)
+	}
+	if code, m := do("PATCH", "/_control/v1/templates/"+before[0], ctl, `{"live":true}`); code != 200 || m["live"] != true {
+		t.Fatalf("restore %d %v", code, m)
+	}
+	if _, tp := do("GET", "/api/v1"+preset, key, ""); len(tp["templates"].([]any)) != 1 {
+		t.Fatalf("after one restore: %v", tp)
+	}
+}
+
 // TestCatalogueEnumRemovalHook: a removed enum value leaves config_schema and is refused naming
 // config.<field> (never mapped to another value); the default, the example's value and unknown
 // properties are refused; DELETE and reset restore it.
