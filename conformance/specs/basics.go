@@ -164,7 +164,7 @@ func basePathSpecs(f *framework.Framework) {
 			}
 			u := bare
 			u.Path = bare.Path + "/estimates"
-			r := s.Link(ctx, http.MethodPost, u.String(), auth, framework.JSONBody(map[string]any{"capability_id": "tts", "config": map[string]any{"script": "Hi."}}))
+			r := s.Link(ctx, http.MethodPost, u.String(), auth, framework.JSONBody(map[string]any{"capability_id": "tts", "config": ttsConfig(ctx, c)}))
 			Expect(r.Status).To(BeElementOf(http.StatusNotFound, http.StatusMethodNotAllowed), "POST /estimates without /api/v1 is not an API route"+r.Describe())
 		})
 	})
@@ -196,7 +196,7 @@ func answerFormatSpecs(f *framework.Framework) {
 			if gens := getPage(ctx, s.Client(), "/generations", "generations"); len(gens.rows) > 0 {
 				genID = gens.rows[0]["generation_id"].(string)
 			} else {
-				genID = submit(ctx, s, s.Client(), "tts", ttsConfig(), nil).id
+				genID = submit(ctx, s, s.Client(), "tts", ttsConfig(ctx, s.Client()), nil).id
 			}
 			g := s.Client().Get(ctx, "/generations/"+genID).ExpectOK(http.StatusOK)
 			Expect(checkTimestamps(g, g.Doc(), "generation read")).To(BeNumerically(">", 0), "a generation read carries timestamps"+g.Describe())

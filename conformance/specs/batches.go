@@ -76,7 +76,7 @@ func variantSpecs(f *framework.Framework) {
 
 		f.Rule(rules("VAR-004", "ERR-020")...).It("any variants on a capability that makes one result (tts) answers 400 invalid_config, even variants 1", func(ctx context.Context, s *framework.Spec) {
 			c := s.Client()
-			cfg := ttsConfig()
+			cfg := ttsConfig(ctx, c)
 			_, need := estimateOf(ctx, c, "tts", cfg, nil)
 			for _, n := range []int{1, 2} {
 				expectField(refuse(ctx, c, submitBody("tts", cfg, need*2, map[string]any{"variants": n}), http.StatusBadRequest, "invalid_config"), "variants")
@@ -258,7 +258,7 @@ func batchGroupSpecs(f *framework.Framework) {
 		f.Rule(rules("SUBMIT-019", "ERR-031")...).Needs(framework.Spends).It("a variants submit is one job holding one slot: a second submit while the batch runs gets 409", func(ctx context.Context, s *framework.Spec) {
 			sp := newSpender(ctx, s)
 			j := videoBatch(ctx, s, sp.c)
-			cfg := ttsConfig()
+			cfg := ttsConfig(ctx, sp.c)
 			_, need := estimateOf(ctx, sp.c, "tts", cfg, nil)
 			r := refuse(ctx, sp.c, submitBody("tts", cfg, need, nil), http.StatusConflict, "submission_in_flight")
 			Expect(j.ids).To(ContainElement(r.String("error.in_flight.generation_id")), r.Describe())

@@ -46,7 +46,7 @@ func strictInputSpecs(f *framework.Framework) {
 		// one cause and names one field.
 		accepted := func(ctx context.Context, c *framework.Client) map[string]any {
 			GinkgoHelper()
-			body := map[string]any{"capability_id": "tts", "config": ttsConfig()}
+			body := map[string]any{"capability_id": "tts", "config": ttsConfig(ctx, c)}
 			c.Post(ctx, "/estimates", body).ExpectOK(http.StatusOK)
 			return body
 		}
@@ -95,8 +95,9 @@ func strictInputSpecs(f *framework.Framework) {
 		})
 
 		f.Rule(rules("ERR-024")...).It("an oversized body answers 400 invalid_config, not 413 or 500", func(ctx context.Context, s *framework.Spec) {
+			key, _ := json.Marshal(scriptKey(ctx, s.Client(), "tts"))
 			var b bytes.Buffer
-			b.WriteString(`{"capability_id":"tts","config":{"script":"`)
+			b.WriteString(`{"capability_id":"tts","config":{` + string(key) + `:"`)
 			b.Write(bytes.Repeat([]byte("a"), 4<<20))
 			b.WriteString(`"}}`)
 			invalid(ctx, s.Client(), b.Bytes(), "")
@@ -229,7 +230,7 @@ func errorTableSpecs(f *framework.Framework) {
 			s.Step("VER-012", "ERR-028")
 			c.Get(ctx, "/capabilities/no_such_capability_"+randomHex(6)).ExpectError(http.StatusNotFound, "capability_unavailable")
 			s.Step("VER-012", "ERR-025")
-			r := refuse(ctx, c, ttsBody(1), http.StatusPaymentRequired, "max_credits_exceeded")
+			r := refuse(ctx, c, ttsBody(ctx, c, 1), http.StatusPaymentRequired, "max_credits_exceeded")
 			Expect(r.String("error.limit.bound_by")).To(Equal("max_credits"), r.Describe())
 		})
 	})

@@ -183,7 +183,7 @@ func estimateFieldSpecs(f *framework.Framework) {
 		f.Rule(rules("EST-009", "ERR-029")...).It("an estimate body accepts actor_id, actor_image_asset_id, voice_id and approved_voice_generation_id", func(ctx context.Context, s *framework.Spec) {
 			c := s.Client()
 			actor, voice, _, _ := talkingCast(ctx, c)
-			cfg := map[string]any{"script": "Hello from the estimate, " + randomHex(4) + "."}
+			cfg := scriptConfig(ctx, c, "actor_ultra", "Hello from the estimate, "+randomHex(4)+".")
 			r := c.Post(ctx, "/estimates", map[string]any{"capability_id": "actor_ultra", "config": cfg, "actor_id": actor, "voice_id": voice}).ExpectOK(http.StatusOK)
 			Expect(r.String("capability_id")).To(Equal("actor_ultra"), r.Describe())
 			// The other two name things that do not exist: read as fields (404 for what they name),
@@ -196,7 +196,7 @@ func estimateFieldSpecs(f *framework.Framework) {
 
 		f.Rule(rules("EST-011", "ERR-035")...).Needs(framework.Spends).It("an estimate runs no content check: with a moderation block queued it prices, and the submit then takes the block", func(ctx context.Context, s *framework.Spec) {
 			sp := newSpender(ctx, s)
-			cfg := ttsConfig()
+			cfg := ttsConfig(ctx, sp.c)
 			s.QueueFault(ctx, "moderation_block", "tts", 1, "")
 			r, need := estimateOf(ctx, sp.c, "tts", cfg, nil)
 			Expect(r.String("capability_id")).To(Equal("tts"), r.Describe())
@@ -354,7 +354,7 @@ func estimateUploadSpecs(f *framework.Framework) {
 			c := s.Client()
 			actor, voice, _, _ := talkingCast(ctx, c)
 			r := c.Post(ctx, "/estimates", map[string]any{"capability_id": "actor_ultra",
-				"config": map[string]any{"script": "Meet the bottle that keeps coffee hot. Take " + randomHex(4) + "."}, "actor_id": actor, "voice_id": voice}).ExpectOK(http.StatusOK)
+				"config": scriptConfig(ctx, c, "actor_ultra", "Meet the bottle that keeps coffee hot. Take "+randomHex(4)+"."), "actor_id": actor, "voice_id": voice}).ExpectOK(http.StatusOK)
 			Expect(r.Bool("is_ceiling")).To(BeTrue(), "a length read from the script is an upper bound"+r.Describe())
 		})
 
@@ -376,9 +376,11 @@ func estimateUploadSpecs(f *framework.Framework) {
 			c := sp.c
 			actor, voice, _, otherVoice := talkingCast(ctx, c)
 			script := "Coffee stays hot for twelve hours. Batch " + randomHex(4) + "."
-			j := submit(ctx, s, c, "tts", map[string]any{"script": script}, map[string]any{"voice_id": voice})
+			ultra := scriptConfig(ctx, c, "actor_ultra", script)
+			key := scriptKey(ctx, c, "actor_ultra")
+			j := submit(ctx, s, c, "tts", scriptConfig(ctx, c, "tts", script), map[string]any{"voice_id": voice})
 			body := func(cfgScript, v string) map[string]any {
-				return map[string]any{"capability_id": "actor_ultra", "config": map[string]any{"script": cfgScript},
+				return map[string]any{"capability_id": "actor_ultra", "config": withChanges(ultra, map[string]any{key: cfgScript}),
 					"actor_id": actor, "voice_id": v, "approved_voice_generation_id": j.id}
 			}
 			if s.HasControl() {

@@ -460,7 +460,7 @@ func generationWaitSpecs(f *framework.Framework) {
 
 		f.Rule(rules("GEN-026", "GEN-036", "ID-016", "GEN-053", "ERR-029")...).Needs(framework.Spends, framework.SecondWorkspace).It("another workspace's generation answers 404 not_found on read and wait and is not listed", func(ctx context.Context, s *framework.Spec) {
 			c := s.Client()
-			j := submit(ctx, s, c, "tts", ttsConfig(), map[string]any{"voice_id": firstVoice(ctx, c)})
+			j := submit(ctx, s, c, "tts", ttsConfig(ctx, c), map[string]any{"voice_id": firstVoice(ctx, c)})
 			other := s.OtherClient()
 			s.Step("GEN-026", "ID-016")
 			other.Get(ctx, "/generations/"+j.id).ExpectError(http.StatusNotFound, "not_found")

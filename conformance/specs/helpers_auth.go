@@ -57,7 +57,7 @@ func makeOwnResources(ctx context.Context, s *framework.Spec, c *framework.Clien
 		s.Lacks("no available preset: GET /presets/{id}/templates cannot be probed with a real id")
 	}
 
-	cfg := ttsConfig()
+	cfg := ttsConfig(ctx, c)
 	j := submit(ctx, s, c, "tts", cfg, nil)
 	s.Finish(ctx, c, j.id)
 	g := readGen(ctx, c, j.id)
@@ -122,7 +122,7 @@ func makeOwnResources(ctx context.Context, s *framework.Spec, c *framework.Clien
 
 	_, need = estimateOf(ctx, c, "tts", cfg, nil)
 	o.bodies["POST /estimates"] = map[string]any{"capability_id": "tts", "config": cfg}
-	o.bodies["POST /generations"] = submitBody("tts", ttsConfig(), need, nil)
+	o.bodies["POST /generations"] = submitBody("tts", ttsConfig(ctx, c), need, nil)
 	o.bodies["POST /uploads"] = uploadReservation()
 	o.bodies["POST /uploads/from-url"] = map[string]any{"url": "https://cdn.example.com/media/product.png", "filename": "product.png"}
 	o.bodies["POST /webhooks"] = hookBody

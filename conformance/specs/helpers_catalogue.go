@@ -235,8 +235,8 @@ func referenceModel(ctx context.Context, c *framework.Client) (string, map[strin
 }
 
 // cheapConfig is the capability's example_config with a duration set to its schema minimum (the
-// cheapest take of a time-priced model), and a fresh marker in its prompt or script so that two
-// specs never send identical requests.
+// cheapest take of a time-priced model), and a fresh marker in its free text (its prompt or
+// script, textKeyOf) so that two specs never send identical requests.
 func cheapConfig(d *framework.Response) map[string]any {
 	GinkgoHelper()
 	cfg := clone(objectAt(d, "example_config"))
@@ -246,17 +246,15 @@ func cheapConfig(d *framework.Response) map[string]any {
 			cfg["duration"] = m
 		}
 	}
-	for _, k := range []string{"prompt", "script"} {
+	if k := textKeyIn(d); k != "" {
 		if v, ok := cfg[k].(string); ok {
-			cfg[k] = v + " Take " + randomHex(6) + "."
+			marked := v + " Take " + randomHex(6) + "."
+			if mx, bounded := framework.AsInt(props[k].(map[string]any)["maxLength"]); !bounded || int64(len(marked)) <= mx {
+				cfg[k] = marked
+			}
 		}
 	}
 	return cfg
-}
-
-// ttsConfig is a tts config speaking a short, unique script.
-func ttsConfig() map[string]any {
-	return map[string]any{"script": "Fresh coffee, every morning. Batch " + randomHex(6) + "."}
 }
 
 // firstVoice returns the id of the first listed voice.
@@ -533,8 +531,9 @@ func talkingCast(ctx context.Context, c *framework.Client) (actor, voice string,
 }
 
 // scriptOnlyActor finds the script-only actor black-box: an available avatar capability other
-// than actor_ultra whose config schema has a script and no voice field, and which estimates with
-// only a script. It skips the spec when the target has none.
+// than actor_ultra whose config schema has a script (its free text, textKeyOf) and no voice
+// field, and which estimates with its example_config speaking a script of its own. It skips the
+// spec when the target has none.
 func scriptOnlyActor(ctx context.Context, c *framework.Client) *framework.Response {
 	GinkgoHelper()
 	for _, row := range catalogue(ctx, c) {
@@ -542,11 +541,11 @@ func scriptOnlyActor(ctx context.Context, c *framework.Client) *framework.Respon
 			continue
 		}
 		d := detail(ctx, c, row["capability_id"].(string))
-		props := schemaProps(d)
-		if _, ok := props["script"]; !ok || hasVoiceField(props) {
+		key := textKeyIn(d)
+		if key == "" || hasVoiceField(schemaProps(d)) {
 			continue
 		}
-		cfg := map[string]any{"script": scriptOf(150)}
+		cfg := actorScript(d, scriptOf(150))
 		if c.Post(ctx, "/estimates", map[string]any{"capability_id": d.String("capability_id"), "config": cfg}).Status == http.StatusOK {
 			return d
 		}
@@ -578,6 +577,12 @@ func hasVoiceField(props map[string]any) bool {
 	_, voiceID := props["voiceId"]
 	_, audio := props["voice_audio"]
 	return voiceID || audio
+}
+
+// actorScript is the script-only actor d's example_config speaking script under its script key.
+func actorScript(d *framework.Response, script string) map[string]any {
+	GinkgoHelper()
+	return withChanges(objectAt(d, "example_config"), map[string]any{textKeyIn(d): script})
 }
 
 // maxLength is the maxLength of a string property (fallback when it has none).

@@ -164,9 +164,10 @@ func skipRealTimeVideo(ctx context.Context, s *framework.Spec, c *framework.Clie
 	}
 }
 
-// ttsBody is a valid tts submit body with max_credits.
-func ttsBody(maxCredits int64) map[string]any {
-	return submitBody("tts", ttsConfig(), maxCredits, nil)
+// ttsBody is a valid tts submit body with max_credits (tts's config read through c).
+func ttsBody(ctx context.Context, c *framework.Client, maxCredits int64) map[string]any {
+	GinkgoHelper()
+	return submitBody("tts", ttsConfig(ctx, c), maxCredits, nil)
 }
 
 // naming is cfg with reference_images naming the upload id.

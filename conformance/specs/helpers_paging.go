@@ -222,7 +222,7 @@ type rowMaker struct {
 func newRowMaker(ctx context.Context, s *framework.Spec, sp spender) *rowMaker {
 	GinkgoHelper()
 	voice := firstVoice(ctx, sp.c)
-	_, need := estimateOf(ctx, sp.c, "tts", ttsConfig(), map[string]any{"voice_id": voice})
+	_, need := estimateOf(ctx, sp.c, "tts", ttsConfig(ctx, sp.c), map[string]any{"voice_id": voice})
 	return &rowMaker{s: s, sp: sp, voice: voice, need: need}
 }
 
@@ -233,7 +233,7 @@ func (m *rowMaker) make(ctx context.Context, n int) []string {
 	var out []string
 	for range n {
 		m.s.Advance(ctx, 3)
-		r := m.sp.c.Post(ctx, "/generations", submitBody("tts", ttsConfig(), m.need, map[string]any{"voice_id": m.voice})).ExpectOK(http.StatusCreated)
+		r := m.sp.c.Post(ctx, "/generations", submitBody("tts", ttsConfig(ctx, m.sp.c), m.need, map[string]any{"voice_id": m.voice})).ExpectOK(http.StatusCreated)
 		id := r.String("generation_id")
 		m.s.JobHook(ctx, id, "cancel", nil)
 		out = append(out, id)

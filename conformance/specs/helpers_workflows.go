@@ -435,8 +435,8 @@ func cheapSteps(ctx context.Context, c *framework.Client) []wfStep {
 	voice := firstVoice(ctx, c)
 	d := imageModel(ctx, c)
 	return []wfStep{
-		{id: "voice", capID: "tts", config: ttsConfig(), body: map[string]any{"voice_id": voice}},
+		{id: "voice", capID: "tts", config: ttsConfig(ctx, c), body: map[string]any{"voice_id": voice}},
 		{id: "still", capID: d.String("capability_id"), config: cheapConfig(d)},
-		{id: "voice_two", capID: "tts", deps: []string{"voice"}, config: map[string]any{"script": "A second line, longer than the first one, for a second price. Take " + randomHex(6) + "."}, body: map[string]any{"voice_id": voice}},
+		{id: "voice_two", capID: "tts", deps: []string{"voice"}, config: scriptConfig(ctx, c, "tts", "A second line, longer than the first one, for a second price. Take "+randomHex(6)+"."), body: map[string]any{"voice_id": voice}},
 	}
 }

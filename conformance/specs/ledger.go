@@ -75,7 +75,7 @@ func holdSpecs(f *framework.Framework) {
 	Describe("ledger: holds and charges", func() {
 		f.Rule("LEDGER-001", "SUBMIT-007", "SUBMIT-008", "LEDGER-019").Needs(framework.Spends, framework.Control).It("a submit holds the padded estimate, not max_credits: available falls and held rises by credits_held", func(ctx context.Context, s *framework.Spec) {
 			sp := newSpender(ctx, s)
-			cfg := ttsConfig()
+			cfg := ttsConfig(ctx, sp.c)
 			_, need := estimateOf(ctx, sp.c, "tts", cfg, nil)
 			a0, h0 := balanceOf(ctx, sp.c)
 			s.Spend(int(need))
@@ -121,7 +121,7 @@ func holdSpecs(f *framework.Framework) {
 		f.Rule("LEDGER-014", "LEDGER-002").Needs(framework.Spends, framework.Control).It("lowering a limit below a running job's hold does not stop it: it settles", func(ctx context.Context, s *framework.Spec) {
 			sp := newSpender(ctx, s)
 			a0, _ := balanceOf(ctx, sp.c)
-			j := submit(ctx, s, sp.c, "tts", ttsConfig(), nil)
+			j := submit(ctx, s, sp.c, "tts", ttsConfig(ctx, sp.c), nil)
 			s.SetLimits(ctx, sp.ws.ID, map[string]any{"per_generation_credits": 0, "daily_credits": 0})
 			w := s.Finish(ctx, sp.c, j.id)
 			s.Step("LEDGER-014")
@@ -158,7 +158,7 @@ func spendLimitSpecs(f *framework.Framework) {
 
 		f.Rule(rules("LEDGER-006", "ERR-018", "ERR-026")...).Needs(framework.Control).It("a hold above available credits answers 402 insufficient_credits with the shortfall", func(ctx context.Context, s *framework.Spec) {
 			sp := newSpender(ctx, s)
-			cfg := ttsConfig()
+			cfg := ttsConfig(ctx, sp.c)
 			_, need := estimateOf(ctx, sp.c, "tts", cfg, nil)
 			s.SetCredits(ctx, sp.ws.ID, int(need-1))
 			r := refuse(ctx, sp.c, submitBody("tts", cfg, need, nil), http.StatusPaymentRequired, "insufficient_credits")
@@ -167,7 +167,7 @@ func spendLimitSpecs(f *framework.Framework) {
 
 		f.Rule(rules("LEDGER-008", "ERR-014", "ERR-027")...).Needs(framework.Control).It("a key budget refuses a hold above it with bound_by api_key_budget", func(ctx context.Context, s *framework.Spec) {
 			sp := newSpender(ctx, s)
-			cfg := ttsConfig()
+			cfg := ttsConfig(ctx, sp.c)
 			_, need := estimateOf(ctx, sp.c, "tts", cfg, nil)
 			c, _ := sp.newKey(ctx, framework.KeyOptions{BudgetCredits: ptr(int(need - 1))})
 			r := refuse(ctx, c, submitBody("tts", cfg, need, nil), http.StatusPaymentRequired, "spend_limit_exceeded")
@@ -176,7 +176,7 @@ func spendLimitSpecs(f *framework.Framework) {
 
 		f.Rule(rules("LEDGER-012", "ERR-027")...).Needs(framework.Control).It("a limit of 0 means no spend at all", func(ctx context.Context, s *framework.Spec) {
 			sp := newSpender(ctx, s)
-			cfg := ttsConfig()
+			cfg := ttsConfig(ctx, sp.c)
 			_, need := estimateOf(ctx, sp.c, "tts", cfg, nil)
 			zero, _ := sp.newKey(ctx, framework.KeyOptions{BudgetCredits: ptr(0)})
 			spendRefusal(refuse(ctx, zero, submitBody("tts", cfg, need, nil), http.StatusPaymentRequired, "spend_limit_exceeded"), "api_key_budget", 0, 0)
@@ -226,7 +226,7 @@ func spendLimitSpecs(f *framework.Framework) {
 
 		f.Rule(rules("LEDGER-016", "LEDGER-009", "LEDGER-022", "LEDGER-021", "ERR-027")...).Needs(framework.Spends, framework.Control).It("the daily window counts holds of all keys, gives a released hold back and keeps a captured amount", func(ctx context.Context, s *framework.Spec) {
 			sp := newSpender(ctx, s)
-			cfg := ttsConfig()
+			cfg := ttsConfig(ctx, sp.c)
 			_, h := estimateOf(ctx, sp.c, "tts", cfg, nil)
 			s.SetLimits(ctx, sp.ws.ID, map[string]any{"daily_credits": 2*h - 1})
 			// The first job holds its credits until the spec fails it through control: a render_fail
@@ -241,7 +241,7 @@ func spendLimitSpecs(f *framework.Framework) {
 			Expect(bal.Field("limits.key_remaining_credits")).To(BeNil(), "no key budget: key_remaining_credits is null"+bal.Describe())
 
 			second, _ := sp.newKey(ctx, framework.KeyOptions{BudgetCredits: ptr(100)})
-			cfg2 := ttsConfig()
+			cfg2 := ttsConfig(ctx, sp.c)
 			spendRefusal(refuse(ctx, second, submitBody("tts", cfg2, h, nil), http.StatusPaymentRequired, "spend_limit_exceeded"), "org_daily", 2*h-1, h-1)
 
 			failed, err := s.Control().Call(ctx, http.MethodPost, "/generations/"+first.id+"/fail", map[string]any{})
@@ -265,14 +265,15 @@ func spendLimitSpecs(f *framework.Framework) {
 			sp := newSpender(ctx, s)
 			s.SetCredits(ctx, sp.ws.ID, 100000) // the balance is never the bound; the workspace limits stay empty (the defaults)
 			capID, cfg, h := bigHold(ctx, s, sp.c)
+			key := textKeyIn(detail(ctx, sp.c, capID)) // a fresh marker in its free text keeps the jobs apart
 			// "Workspace daily limit | all agents, rolling 24 hours | 2000 credits" and "An empty
 			// workspace limit means the default": a window of captured charges S takes a job of
 			// hold h while S + h stays within 2000 and refuses it once S + h is above.
 			var window int64
 			for i := 0; i < 40; i++ {
 				c := clone(cfg)
-				if v, ok := c["prompt"].(string); ok {
-					c["prompt"] = v + " " + randomHex(4)
+				if v, ok := c[key].(string); ok && key != "" {
+					c[key] = v + " " + randomHex(4)
 				}
 				body := submitBody(capID, c, h, nil)
 				if window+h > 2000 {
@@ -300,7 +301,7 @@ func spendLimitSpecs(f *framework.Framework) {
 
 		f.Rule("LEDGER-015").Needs(framework.Spends, framework.Control).It("spend limits restrict agents only: a job started in the app runs and settles where the key's submit is refused", func(ctx context.Context, s *framework.Spec) {
 			sp := newSpender(ctx, s)
-			cfg := ttsConfig()
+			cfg := ttsConfig(ctx, sp.c)
 			est, h := estimateOf(ctx, sp.c, "tts", cfg, nil)
 			price := priceOf(est)
 			s.SetLimits(ctx, sp.ws.ID, map[string]any{"per_generation_credits": h - 1})
@@ -314,28 +315,28 @@ func spendLimitSpecs(f *framework.Framework) {
 
 		f.Rule("LEDGER-015", "LEDGER-016").Needs(framework.Spends, framework.Control).It("an app job's hold is not in the agents' daily window: beside it the key still spends the whole daily limit", func(ctx context.Context, s *framework.Spec) {
 			sp := newSpender(ctx, s)
-			_, h := estimateOf(ctx, sp.c, "tts", ttsConfig(), nil)
+			_, h := estimateOf(ctx, sp.c, "tts", ttsConfig(ctx, sp.c), nil)
 			s.SetLimits(ctx, sp.ws.ID, map[string]any{"daily_credits": h})
-			app, err := s.Control().StartAppGeneration(ctx, sp.ws.ID, "tts", ttsConfig())
+			app, err := s.Control().StartAppGeneration(ctx, sp.ws.ID, "tts", ttsConfig(ctx, sp.c))
 			hookDone(s, err)
 			s.Step("LEDGER-016")
 			b := sp.c.Get(ctx, "/credits/balance").ExpectOK(http.StatusOK)
 			Expect(b.Int("limits.daily_spent_credits")).To(BeZero(), "the daily window counts the API keys' holds only, not an app job's"+b.Describe())
 			Expect(b.Int("limits.daily_remaining_credits")).To(Equal(h), b.Describe())
 			s.Step("LEDGER-015")
-			j := submit(ctx, s, sp.c, "tts", ttsConfig(), nil)
+			j := submit(ctx, s, sp.c, "tts", ttsConfig(ctx, sp.c), nil)
 			s.Finish(ctx, sp.c, j.id)
 			s.Finish(ctx, sp.c, app)
 		})
 
 		f.Rule("LEDGER-017").Needs(framework.Spends, framework.Control, framework.Slow).It("spend leaves the rolling 24 hour window 24 hours after its hold", func(ctx context.Context, s *framework.Spec) {
 			sp := newSpender(ctx, s)
-			cfg := ttsConfig()
+			cfg := ttsConfig(ctx, sp.c)
 			_, h := estimateOf(ctx, sp.c, "tts", cfg, nil)
 			s.SetLimits(ctx, sp.ws.ID, map[string]any{"daily_credits": h})
 			j := submit(ctx, s, sp.c, "tts", cfg, nil)
 			s.Finish(ctx, sp.c, j.id)
-			next := submitBody("tts", ttsConfig(), h, nil)
+			next := submitBody("tts", ttsConfig(ctx, sp.c), h, nil)
 			refuse(ctx, sp.c, next, http.StatusPaymentRequired, "spend_limit_exceeded")
 			s.Advance(ctx, 24*3600+60)
 			s.Spend(int(h))
@@ -351,7 +352,7 @@ func spendWindowSpecs(f *framework.Framework) {
 	Describe("ledger: rolling windows, key budgets and overruns", func() {
 		f.Rule(rules("LEDGER-024", "CORE-020", "LEDGER-002", "LEDGER-016")...).Needs(framework.Spends, framework.Control).It("a render that costs more than its hold is charged the hold and not a credit more", func(ctx context.Context, s *framework.Spec) {
 			sp := newSpender(ctx, s)
-			cfg := ttsConfig()
+			cfg := ttsConfig(ctx, sp.c)
 			_, need := estimateOf(ctx, sp.c, "tts", cfg, nil)
 			q, err := s.Control().Call(ctx, http.MethodPost, "/faults", map[string]any{"kind": "render_overrun", "capability_id": "tts", "workspace_id": sp.ws.ID})
 			Expect(err).NotTo(HaveOccurred())
@@ -383,7 +384,7 @@ func spendWindowSpecs(f *framework.Framework) {
 
 		f.Rule(rules("LEDGER-017", "LEDGER-016", "LEDGER-009", "ERR-027")...).Needs(framework.Spends, framework.Control).It("the daily window rolls: spend from before midnight UTC still counts after it, until 24 hours after its hold", func(ctx context.Context, s *framework.Spec) {
 			sp := newSpender(ctx, s)
-			cfg := ttsConfig()
+			cfg := ttsConfig(ctx, sp.c)
 			est, h := estimateOf(ctx, sp.c, "tts", cfg, nil)
 			// Take the hold an hour before midnight UTC on the target's clock.
 			now := serviceNow(ctx, s).UTC()
@@ -399,7 +400,7 @@ func spendWindowSpecs(f *framework.Framework) {
 			// The charge is whole; a fractional price is charged a whole number next to it.
 			price := w.Int("generation.credits.credits_charged")
 			Expect(price).To(chargeOf(priceOf(est)), "an exact estimate's credits is the charge"+w.Describe())
-			next := submitBody("tts", ttsConfig(), h, nil)
+			next := submitBody("tts", ttsConfig(ctx, sp.c), h, nil)
 			s.Step("LEDGER-009", "LEDGER-016")
 			spendRefusal(refuse(ctx, sp.c, next, http.StatusPaymentRequired, "spend_limit_exceeded"), "org_daily", h, h-price)
 
@@ -426,7 +427,7 @@ func spendWindowSpecs(f *framework.Framework) {
 
 		f.Rule(rules("LEDGER-008", "LEDGER-022", "LEDGER-016", "ERR-027")...).Needs(framework.Spends, framework.Control).It("a key budget counts that key's spend only: another key spending beside it neither uses it nor is bound by it", func(ctx context.Context, s *framework.Spec) {
 			sp := newSpender(ctx, s)
-			cfg := ttsConfig()
+			cfg := ttsConfig(ctx, sp.c)
 			_, h := estimateOf(ctx, sp.c, "tts", cfg, nil)
 			budgeted, _ := sp.newKey(ctx, framework.KeyOptions{BudgetCredits: ptr(int(h))})
 			other := sp.c // no budget
@@ -439,20 +440,20 @@ func spendWindowSpecs(f *framework.Framework) {
 			Expect(kb.Int("limits.key_spent_credits")).To(BeZero(), "another key's spend is not this key's"+kb.Describe())
 			Expect(kb.Int("limits.key_remaining_credits")).To(Equal(h), "the whole budget is left"+kb.Describe())
 			s.Step("LEDGER-008")
-			j := submit(ctx, s, budgeted, "tts", ttsConfig(), nil)
+			j := submit(ctx, s, budgeted, "tts", ttsConfig(ctx, budgeted), nil)
 			price := s.Finish(ctx, budgeted, j.id).Int("generation.credits.credits_charged")
 			Expect(price).To(chargeOf(j.price), "the charge is the estimate's price")
 
 			// Now the budgeted key is spent (its charge stays in its window); the other key is not bound by it.
 			s.Step("LEDGER-008", "LEDGER-022")
-			spendRefusal(refuse(ctx, budgeted, submitBody("tts", ttsConfig(), h, nil), http.StatusPaymentRequired, "spend_limit_exceeded"), "api_key_budget", h, h-price)
+			spendRefusal(refuse(ctx, budgeted, submitBody("tts", ttsConfig(ctx, sp.c), h, nil), http.StatusPaymentRequired, "spend_limit_exceeded"), "api_key_budget", h, h-price)
 			ob := other.Get(ctx, "/credits/balance").ExpectOK(http.StatusOK)
 			Expect(ob.Int("limits.key_spent_credits")).To(Equal(firstCharge), "key_spent_credits counts this key's own charge only"+ob.Describe())
 			Expect(ob.Field("limits.key_remaining_credits")).To(BeNil(), "a key without a budget has no remaining"+ob.Describe())
 			s.Step("LEDGER-016")
 			Expect(ob.Int("limits.daily_spent_credits")).To(Equal(firstCharge+price), "the workspace's daily window counts both keys"+ob.Describe())
 			s.Step("LEDGER-008")
-			third := submit(ctx, s, other, "tts", ttsConfig(), nil)
+			third := submit(ctx, s, other, "tts", ttsConfig(ctx, other), nil)
 			s.Finish(ctx, other, third.id)
 		})
 	})

@@ -65,7 +65,7 @@ func generationListSpecs(f *framework.Framework) {
 
 		f.Rule("GEN-052", "GEN-040").Needs(framework.Spends).It("a job is listed from its submit on, while it still runs", func(ctx context.Context, s *framework.Spec) {
 			sp := newSpender(ctx, s)
-			j := submit(ctx, s, sp.c, "tts", ttsConfig(), map[string]any{"voice_id": firstVoice(ctx, sp.c)})
+			j := submit(ctx, s, sp.c, "tts", ttsConfig(ctx, sp.c), map[string]any{"voice_id": firstVoice(ctx, sp.c)})
 			// A REST submit is a deliverable: "Only deliverables" are listed, running or not.
 			s.Step("GEN-052")
 			p := getPage(ctx, sp.c, "/generations", "generations", framework.Query("limit", "50"))
@@ -100,7 +100,7 @@ func generationListSpecs(f *framework.Framework) {
 					s.Advance(ctx, midnight.Sub(now).Seconds()+60)
 				}
 				d := imageModel(ctx, sp.c)
-				ja := submit(ctx, s, sp.c, "tts", ttsConfig(), map[string]any{"voice_id": firstVoice(ctx, sp.c)})
+				ja := submit(ctx, s, sp.c, "tts", ttsConfig(ctx, sp.c), map[string]any{"voice_id": firstVoice(ctx, sp.c)})
 				s.Finish(ctx, sp.c, ja.id)
 				s.Advance(ctx, 3)
 				jb := submit(ctx, s, sp.c, d.String("capability_id"), cheapConfig(d), nil)
@@ -354,12 +354,12 @@ func generationListSpecs(f *framework.Framework) {
 			now := serviceNow(ctx, s)
 			midnight := now.UTC().Truncate(24 * time.Hour).Add(24 * time.Hour)
 			s.Advance(ctx, midnight.Add(-2*time.Minute).Sub(now).Seconds())
-			before := submit(ctx, s, sp.c, "tts", ttsConfig(), map[string]any{"voice_id": voice})
+			before := submit(ctx, s, sp.c, "tts", ttsConfig(ctx, sp.c), map[string]any{"voice_id": voice})
 			s.Finish(ctx, sp.c, before.id)
 			if gap := midnight.Add(2 * time.Minute).Sub(serviceNow(ctx, s)); gap > 0 {
 				s.Advance(ctx, gap.Seconds())
 			}
-			after := submit(ctx, s, sp.c, "tts", ttsConfig(), map[string]any{"voice_id": voice})
+			after := submit(ctx, s, sp.c, "tts", ttsConfig(ctx, sp.c), map[string]any{"voice_id": voice})
 			s.Finish(ctx, sp.c, after.id)
 			day := midnight.Format("2006-01-02")
 			Expect(listIDs(ctx, sp.c, [2]string{"created_before", day})).To(Equal([]string{before.id}),

@@ -26,7 +26,7 @@ func submitBodySpecs(f *framework.Framework) {
 	Describe("submit: body", func() {
 		f.Rule(rules("SUBMIT-010", "SUBMIT-011", "CHECK-018", "SUBMIT-030", "ERR-020", "ERR-024", "VER-005")...).It("refuses each field that does not exist with 400 invalid_config naming it", func(ctx context.Context, s *framework.Spec) {
 			rc := &rotating{s: s}
-			cfg := ttsConfig()
+			cfg := ttsConfig(ctx, s.Client())
 			_, need := estimateOf(ctx, s.Client(), "tts", cfg, nil)
 			for _, key := range []string{"project_id", "organization_id", "quote", "source", "purpose", "idempotency_key", "workflow_run_id", "pending_actor", "webhook_url", "callback_url", "maxCredits", "conformance_bogus"} {
 				body := submitBody("tts", clone(cfg), need, nil)
@@ -40,7 +40,7 @@ func submitBodySpecs(f *framework.Framework) {
 
 		f.Rule(rules("CHECK-005", "CHECK-001", "ERR-020", "ERR-025")...).It("an unknown top-level key sent with max_credits 1 is refused either as the body is read (400 naming it) or at config validity, after max_credits (402)", func(ctx context.Context, s *framework.Spec) {
 			c := s.Client()
-			cfg := ttsConfig()
+			cfg := ttsConfig(ctx, c)
 			_, need := estimateOf(ctx, c, "tts", cfg, nil)
 			body := submitBody("tts", cfg, 1, nil)
 			body["conformance_bogus"] = "x"
@@ -62,7 +62,7 @@ func submitBodySpecs(f *framework.Framework) {
 			rc := &rotating{s: s}
 			// Each refusal is the accepted body (max_credits the estimate's max_credits_needed)
 			// changed in exactly one way.
-			cfg := ttsConfig()
+			cfg := ttsConfig(ctx, s.Client())
 			_, need := estimateOf(ctx, s.Client(), "tts", cfg, nil)
 			accepted := func() map[string]any { return submitBody("tts", clone(cfg), need, nil) }
 			s.Step("SUBMIT-012", "ERR-020")
@@ -104,10 +104,10 @@ func submitBodySpecs(f *framework.Framework) {
 			expectField(refuse(ctx, rc.client(), submitBody(id, cfg, need, nil), http.StatusBadRequest, "invalid_config"), "config.conformance_bogus")
 
 			s.Step("SUBMIT-016", "ERR-020")
-			if p, ok := props["prompt"].(map[string]any); ok && p["type"] == "string" {
+			if k := textKeyIn(d); k != "" {
 				cfg = clone(base)
-				cfg["prompt"] = 12345
-				expectField(refuse(ctx, rc.client(), submitBody(id, cfg, need, nil), http.StatusBadRequest, "invalid_config"), "config.prompt")
+				cfg[k] = 12345
+				expectField(refuse(ctx, rc.client(), submitBody(id, cfg, need, nil), http.StatusBadRequest, "invalid_config"), "config."+k)
 			}
 			enumChecked := false
 			for name, v := range props {
@@ -195,7 +195,7 @@ func submitBodySpecs(f *framework.Framework) {
 
 		f.Rule(rules("SUBMIT-036", "ERR-029")...).It("an unknown voice_id answers 404 not_found", func(ctx context.Context, s *framework.Spec) {
 			c := s.Client()
-			cfg := ttsConfig()
+			cfg := ttsConfig(ctx, c)
 			_, need := estimateOf(ctx, c, "tts", cfg, nil)
 			refuse(ctx, c, submitBody("tts", cfg, need, map[string]any{"voice_id": "voc_" + randomHex(32)}), http.StatusNotFound, "not_found")
 		})
@@ -212,20 +212,20 @@ func checkOrderSpecs(f *framework.Framework) {
 				// A shared read key may have spent part of its bucket in earlier specs: the
 				// refusal then comes sooner. Every answer before it is the scope refusal.
 				for i := 0; i < 20; i++ {
-					r := c.Post(ctx, "/generations", ttsBody(10), framework.KeepRefusal())
+					r := c.Post(ctx, "/generations", ttsBody(ctx, c, 10), framework.KeepRefusal())
 					if r.Status == http.StatusTooManyRequests {
 						expectBucketRefusal(r)
 						return
 					}
 					r.ExpectError(http.StatusForbidden, "insufficient_scope")
 				}
-				expectBucketRefusal(c.Post(ctx, "/generations", ttsBody(10), framework.KeepRefusal()))
+				expectBucketRefusal(c.Post(ctx, "/generations", ttsBody(ctx, c, 10), framework.KeepRefusal()))
 				return
 			}
 			for i := 0; i < 20; i++ {
-				c.Post(ctx, "/generations", ttsBody(10)).ExpectError(http.StatusForbidden, "insufficient_scope")
+				c.Post(ctx, "/generations", ttsBody(ctx, c, 10)).ExpectError(http.StatusForbidden, "insufficient_scope")
 			}
-			expectBucketRefusal(c.Post(ctx, "/generations", ttsBody(10)))
+			expectBucketRefusal(c.Post(ctx, "/generations", ttsBody(ctx, c, 10)))
 		})
 
 		f.Rule(rules("CHECK-003", "CHECK-001", "ERR-022")...).Needs(framework.ReadKey).It("scope before body: a read-only key sending malformed JSON gets 403 insufficient_scope", func(ctx context.Context, s *framework.Spec) {
@@ -246,7 +246,7 @@ func checkOrderSpecs(f *framework.Framework) {
 
 		f.Rule(rules("CHECK-019", "CHECK-001", "SUBMIT-014", "ERR-025")...).It("max_credits before config validity: a config with an unknown key sent with max_credits 1 gets 402 max_credits_exceeded", func(ctx context.Context, s *framework.Spec) {
 			c := s.Client()
-			cfg := ttsConfig()
+			cfg := ttsConfig(ctx, c)
 			_, need := estimateOf(ctx, c, "tts", cfg, nil)
 			bad := clone(cfg)
 			bad["conformance_bogus"] = true
@@ -257,7 +257,7 @@ func checkOrderSpecs(f *framework.Framework) {
 
 		f.Rule(rules("ERR-013", "CORE-019")...).Needs(framework.Spends).It("resubmitting with max_credits equal to limit.required_credits is accepted", func(ctx context.Context, s *framework.Spec) {
 			c := s.Client()
-			cfg := ttsConfig()
+			cfg := ttsConfig(ctx, c)
 			voice := firstVoice(ctx, c)
 			r := refuse(ctx, c, submitBody("tts", cfg, 1, map[string]any{"voice_id": voice}), http.StatusPaymentRequired, "max_credits_exceeded")
 			need := r.Int("error.limit.required_credits")
@@ -277,7 +277,7 @@ func checkOrderSpecs(f *framework.Framework) {
 			sp := newSpender(ctx, s)
 			s.SetCredits(ctx, sp.ws.ID, 0)
 			s.SetLimits(ctx, sp.ws.ID, map[string]any{"per_generation_credits": 1})
-			cfg := ttsConfig()
+			cfg := ttsConfig(ctx, sp.c)
 			_, need := estimateOf(ctx, sp.c, "tts", cfg, nil)
 			r := refuse(ctx, sp.c, submitBody("tts", cfg, need, nil), http.StatusPaymentRequired, "spend_limit_exceeded")
 			Expect(r.String("error.limit.bound_by")).To(Equal("org_per_generation"), r.Describe())
@@ -292,7 +292,7 @@ func checkOrderSpecs(f *framework.Framework) {
 		f.Rule(rules("CHECK-009", "CHECK-001", "ERR-026", "ERR-018")...).Needs(framework.Control).It("credits before config validity: an empty wallet and an unknown config key answer insufficient_credits", func(ctx context.Context, s *framework.Spec) {
 			sp := newSpender(ctx, s)
 			s.SetCredits(ctx, sp.ws.ID, 0)
-			cfg := ttsConfig()
+			cfg := ttsConfig(ctx, sp.c)
 			_, need := estimateOf(ctx, sp.c, "tts", cfg, nil)
 			cfg["conformance_bogus"] = true
 			r := refuse(ctx, sp.c, submitBody("tts", cfg, need, nil), http.StatusPaymentRequired, "insufficient_credits")
@@ -352,8 +352,9 @@ func checkOrderSpecs(f *framework.Framework) {
 
 		f.Rule(rules("CHECK-020")...).It("a config whose price cannot be computed (pricing field of the wrong type) fails at config validity even with max_credits 1", func(ctx context.Context, s *framework.Spec) {
 			c := s.Client()
-			r := refuse(ctx, c, submitBody("tts", map[string]any{"script": 12345}, 1, nil), http.StatusBadRequest, "invalid_config")
-			expectField(r, "config.script")
+			key := scriptKey(ctx, c, "tts")
+			r := refuse(ctx, c, submitBody("tts", exampleWith(ctx, c, "tts", map[string]any{key: 12345}), 1, nil), http.StatusBadRequest, "invalid_config")
+			expectField(r, "config."+key)
 			d := imageModel(ctx, c)
 			cfg := cheapConfig(d)
 			cfg["count"] = "two"
@@ -377,7 +378,7 @@ func checkOrderSpecs(f *framework.Framework) {
 			fault := func(rule, kind string, status int, code string, extra ...string) {
 				f.Rule(rules(append([]string{rule}, extra...)...)...).Needs(framework.Control).It(fmt.Sprintf("with control fault %s a submit answers %d %s and spends nothing", kind, status, code), func(ctx context.Context, s *framework.Spec) {
 					c := s.Client()
-					cfg := ttsConfig()
+					cfg := ttsConfig(ctx, c)
 					_, need := estimateOf(ctx, c, "tts", cfg, nil)
 					s.QueueFault(ctx, kind, "tts", 1, "")
 					refuse(ctx, c, submitBody("tts", cfg, need, nil), status, code)
@@ -445,7 +446,7 @@ func oneJobPerKeySpecs(f *framework.Framework) {
 			Expect(again.Field("generation_ids")).To(Equal(j.r.Field("generation_ids")), again.Describe())
 			a2, h2 := balanceOf(ctx, sp.c)
 			Expect([]int64{a2, h2}).To(Equal([]int64{a, h}), "a replay charges and holds nothing new")
-			cfg := ttsConfig()
+			cfg := ttsConfig(ctx, sp.c)
 			_, need := estimateOf(ctx, sp.c, "tts", cfg, nil)
 			// ERR-015 rides along: an in_flight object of the wrong shape fails the REST description
 			// on this very call, before the fields are read below.
@@ -473,7 +474,7 @@ func oneJobPerKeySpecs(f *framework.Framework) {
 			d := videoModel(ctx, sp.c)
 			j := submit(ctx, s, sp.c, d.String("capability_id"), cheapConfig(d), nil)
 			other, _ := sp.newKey(ctx, framework.KeyOptions{})
-			cfg := ttsConfig()
+			cfg := ttsConfig(ctx, sp.c)
 			_, need := estimateOf(ctx, other, "tts", cfg, map[string]any{"voice_id": firstVoice(ctx, other)})
 			if !runningNow(ctx, sp.c, j.id) {
 				s.Undecidable("the first key's job ended before the second key submitted", 0)
@@ -547,7 +548,7 @@ func oneJobPerKeySpecs(f *framework.Framework) {
 			s.Step("CHECK-015", "CHECK-001")
 			refuse(ctx, sp.c, body, http.StatusTooManyRequests, "request_blocked")
 			s.ClearFaults(ctx)
-			running := submit(ctx, s, sp.c, "tts", ttsConfig(), nil)
+			running := submit(ctx, s, sp.c, "tts", ttsConfig(ctx, sp.c), nil)
 			s.Step("CHECK-014", "CHECK-001")
 			r := refuse(ctx, sp.c, body, http.StatusConflict, "submission_in_flight")
 			Expect(r.String("error.in_flight.generation_id")).To(Equal(running.id), r.Describe())
@@ -604,7 +605,7 @@ func keySlotSpecs(f *framework.Framework) {
 
 		f.Rule("SUBMIT-021").Needs(framework.Control, framework.Spends).It("a job started in the app holds no key's slot: the key submits a different job beside it", func(ctx context.Context, s *framework.Spec) {
 			sp := newSpender(ctx, s)
-			cfg := ttsConfig()
+			cfg := ttsConfig(ctx, sp.c)
 			s.QueueFaultIn(ctx, sp.ws.ID, map[string]any{"kind": "slow_render", "seconds": 1800}, "tts", 1, "")
 			app, err := s.Control().StartAppGeneration(ctx, sp.ws.ID, "tts", cfg)
 			hookDone(s, err)
@@ -613,7 +614,7 @@ func keySlotSpecs(f *framework.Framework) {
 			})
 			g := readGen(ctx, sp.c, app)
 			Expect(g.String("generation.status")).To(oneOf(runningStatuses...), "the app job runs (slow_render)"+g.Describe())
-			j := submit(ctx, s, sp.c, "tts", ttsConfig(), nil)
+			j := submit(ctx, s, sp.c, "tts", ttsConfig(ctx, sp.c), nil)
 			Expect(j.r.Bool("replay")).To(BeFalse(), j.r.Describe())
 			Expect(j.id).NotTo(Equal(app), j.r.Describe())
 			s.Finish(ctx, sp.c, j.id)
@@ -626,7 +627,7 @@ func keySlotSpecs(f *framework.Framework) {
 			running := submit(ctx, s, sp.c, v.String("capability_id"), cheapConfig(v), nil)
 			Expect(readGen(ctx, sp.c, running.id).String("generation.status")).To(oneOf(runningStatuses...))
 			other, _ := sp.newKey(ctx, framework.KeyOptions{})
-			cfg := ttsConfig()
+			cfg := ttsConfig(ctx, sp.c)
 			_, need := estimateOf(ctx, other, "tts", cfg, nil)
 			r := refuse(ctx, other, submitBody("tts", cfg, need, nil), http.StatusTooManyRequests, "rate_limited")
 			Expect(r.Bool("error.retryable")).To(BeTrue(), r.Describe())

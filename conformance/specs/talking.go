@@ -23,7 +23,7 @@ func talkingFlowSpecs(f *framework.Framework) {
 		f.Rule(rules("TALK-002", "ERR-024")...).It("actor_ultra with a script but no approved tts generation answers 400 invalid_config", func(ctx context.Context, s *framework.Spec) {
 			c := s.Client()
 			actor, voice, _, _ := talkingCast(ctx, c)
-			refuse(ctx, c, submitBody("actor_ultra", map[string]any{"script": "Hello there, this is new."}, 500,
+			refuse(ctx, c, submitBody("actor_ultra", scriptConfig(ctx, c, "actor_ultra", "Hello there, this is new."), 500,
 				map[string]any{"actor_id": actor, "voice_id": voice}), http.StatusBadRequest, "invalid_config")
 		})
 
@@ -31,7 +31,8 @@ func talkingFlowSpecs(f *framework.Framework) {
 			c := s.Client()
 			r := c.Get(ctx, "/capabilities/talking_actor").ExpectError(http.StatusNotFound, "capability_unavailable")
 			Expect(r.String("error.capability_status")).To(Equal("unknown"), r.Describe())
-			r = refuse(ctx, c, submitBody("talking_actor", map[string]any{"script": "Hi."}, 100, nil), http.StatusNotFound, "capability_unavailable")
+			// No catalogue gives talking_actor's config keys: the config is empty (the id is refused).
+			r = refuse(ctx, c, submitBody("talking_actor", map[string]any{}, 100, nil), http.StatusNotFound, "capability_unavailable")
 			Expect(r.String("error.capability_status")).To(Equal("unknown"), r.Describe())
 		})
 
@@ -52,6 +53,8 @@ func talkingFlowSpecs(f *framework.Framework) {
 			var actor, voice, otherVoice string
 			var noVoiceActor *string
 			var script, ttsID string
+			var ultraKey string              // actor_ultra's script key
+			var ultraBase map[string]any     // an actor_ultra config with a script
 			ultra := func(scriptText string, extra map[string]any) map[string]any {
 				body := map[string]any{"actor_id": actor, "voice_id": voice, "approved_voice_generation_id": ttsID}
 				for k, v := range extra {
@@ -61,7 +64,7 @@ func talkingFlowSpecs(f *framework.Framework) {
 						body[k] = v
 					}
 				}
-				return map[string]any{"config": map[string]any{"script": scriptText}, "extra": body}
+				return map[string]any{"config": withChanges(ultraBase, map[string]any{ultraKey: scriptText}), "extra": body}
 			}
 			needFor := func(ctx context.Context, cfg, extra map[string]any) int64 {
 				GinkgoHelper()
@@ -75,7 +78,8 @@ func talkingFlowSpecs(f *framework.Framework) {
 				sp = newSpender(ctx, s)
 				actor, voice, noVoiceActor, otherVoice = talkingCast(ctx, sp.c)
 				script = "[[excited]] Meet the bottle that keeps coffee hot. [[pause]] Try it " + randomHex(4) + "."
-				j := submit(ctx, s, sp.c, "tts", map[string]any{"script": script}, map[string]any{"voice_id": voice})
+				ultraKey, ultraBase = scriptKey(ctx, sp.c, "actor_ultra"), scriptConfig(ctx, sp.c, "actor_ultra", script)
+				j := submit(ctx, s, sp.c, "tts", scriptConfig(ctx, sp.c, "tts", script), map[string]any{"voice_id": voice})
 				ttsDone = s.Finish(ctx, sp.c, j.id)
 				if ttsDone.String("generation.status") == "completed" {
 					ttsID = j.id
@@ -129,7 +133,7 @@ func talkingFlowSpecs(f *framework.Framework) {
 				// submit above as a voice mismatch anyway, unless the approved tts spoke that voice:
 				// approved with the first listed voice, "none gives invalid_config" still holds.
 				if fv := firstVoice(ctx, sp.c); fv != voice {
-					j := submit(ctx, s, sp.c, "tts", map[string]any{"script": script}, map[string]any{"voice_id": fv})
+					j := submit(ctx, s, sp.c, "tts", scriptConfig(ctx, sp.c, "tts", script), map[string]any{"voice_id": fv})
 					if s.Finish(ctx, sp.c, j.id).String("generation.status") == "completed" {
 						u = ultra(script, map[string]any{"voice_id": nil, "actor_id": *noVoiceActor, "approved_voice_generation_id": j.id})
 						refuse(ctx, sp.c, submitBody("actor_ultra", u["config"].(map[string]any), 1000, u["extra"].(map[string]any)), http.StatusBadRequest, "invalid_config")
@@ -173,14 +177,14 @@ func talkingFlowSpecs(f *framework.Framework) {
 				hookDone(s, err)
 				theirVoice, err := s.Control().CloneVoice(ctx, other.ID, "Their voice "+randomHex(4))
 				hookDone(s, err)
-				theirTTS := submit(ctx, s, oc, "tts", map[string]any{"script": script}, map[string]any{"voice_id": voice})
+				theirTTS := submit(ctx, s, oc, "tts", scriptConfig(ctx, oc, "tts", script), map[string]any{"voice_id": voice})
 				s.Finish(ctx, oc, theirTTS.id)
 				// "another workspace's id answers not_found, never forbidden" (Id rules; Authentication 5).
 				s.Step(rules("SUBMIT-035", "ID-016", "ERR-029")...)
 				u := ultra(script, map[string]any{"actor_id": theirActor})
 				refuse(ctx, sp.c, submitBody("actor_ultra", u["config"].(map[string]any), 1000, u["extra"].(map[string]any)), http.StatusNotFound, "not_found")
 				s.Step(rules("SUBMIT-036", "ID-016", "ERR-029")...)
-				cfg := ttsConfig()
+				cfg := ttsConfig(ctx, sp.c)
 				_, need := estimateOf(ctx, sp.c, "tts", cfg, nil)
 				refuse(ctx, sp.c, submitBody("tts", cfg, need, map[string]any{"voice_id": theirVoice}), http.StatusNotFound, "not_found")
 				// Their tts with the same script and voice is no approval of the caller's: unknown to
@@ -216,7 +220,7 @@ func talkingFlowSpecs(f *framework.Framework) {
 			f.Rule(rules("TALK-004", "ERR-024", "CHECK-001")...).Needs(framework.Spends).It("7. a tts generation that has not completed is not approved: 400, before the in-flight check", func(ctx context.Context, s *framework.Spec) {
 				Expect(ttsID).NotTo(BeEmpty(), "the tts step did not finish")
 				script2 := "A second take, still rendering " + randomHex(4) + "."
-				running := submit(ctx, s, sp.c, "tts", map[string]any{"script": script2}, map[string]any{"voice_id": voice})
+				running := submit(ctx, s, sp.c, "tts", scriptConfig(ctx, sp.c, "tts", script2), map[string]any{"voice_id": voice})
 				u := ultra(script2, map[string]any{"approved_voice_generation_id": running.id})
 				refuse(ctx, sp.c, submitBody("actor_ultra", u["config"].(map[string]any), 1000, u["extra"].(map[string]any)), http.StatusBadRequest, "invalid_config")
 				s.Finish(ctx, sp.c, running.id)
@@ -247,11 +251,15 @@ func talkingLimitSpecs(f *framework.Framework) {
 			d := otherAudioActor(ctx, sp.c)
 			id := d.String("capability_id")
 			actor, voice, _, _ := talkingCast(ctx, sp.c)
-			limit := maxLength(schemaProps(d), "script", 400)
+			key := textKeyIn(d)
+			if key == "" {
+				s.Lacks("the key of the script in a config is unknown: capability %s has no required free-text property (textKeyOf)", id)
+			}
+			limit := maxLength(schemaProps(d), key, 400)
 			// tts speaks each script; its output's duration_ms is the voice length the actor judges.
 			speak := func(script string) (string, int64) {
 				GinkgoHelper()
-				j := submit(ctx, s, sp.c, "tts", map[string]any{"script": script}, map[string]any{"voice_id": voice})
+				j := submit(ctx, s, sp.c, "tts", scriptConfig(ctx, sp.c, "tts", script), map[string]any{"voice_id": voice})
 				w := s.Finish(ctx, sp.c, j.id)
 				Expect(w.String("generation.status")).To(Equal("completed"), w.Describe())
 				// duration_ms is the reference's (the outputs table does not list it): without it the
@@ -265,7 +273,7 @@ func talkingLimitSpecs(f *framework.Framework) {
 				return j.id, ms
 			}
 			body := func(script, approved string) (map[string]any, map[string]any) {
-				return map[string]any{"script": script}, map[string]any{"actor_id": actor, "voice_id": voice, "approved_voice_generation_id": approved}
+				return withChanges(objectAt(d, "example_config"), map[string]any{key: script}), map[string]any{"actor_id": actor, "voice_id": voice, "approved_voice_generation_id": approved}
 			}
 			short := "Hi there " + randomHex(4) + "."
 			shortID, shortMS := speak(short)
@@ -291,15 +299,15 @@ func talkingLimitSpecs(f *framework.Framework) {
 
 		Describe("the script-only actor", func() {
 			// ok is a config inside the bounds (about 10 seconds at any usual speaking rate).
-			ok := func() map[string]any { return map[string]any{"script": scriptOf(150)} }
+			ok := func(d *framework.Response) map[string]any { return actorScript(d, scriptOf(150)) }
 
 			f.Rule(rules("TALK-014", "ERR-024")...).It("refuses a script far under 4 or far over 30 seconds with 400 invalid_config", func(ctx context.Context, s *framework.Spec) {
 				c := s.Client()
 				d := scriptOnlyActor(ctx, c)
 				id := d.String("capability_id")
-				short := map[string]any{"script": "Hi."}
+				short := actorScript(d, "Hi.")
 				refuse(ctx, c, submitBody(id, short, needOr(ctx, c, id, short, nil, 1000), nil), http.StatusBadRequest, "invalid_config")
-				long := map[string]any{"script": scriptOf(maxLength(schemaProps(d), "script", 1500))}
+				long := actorScript(d, scriptOf(maxLength(schemaProps(d), textKeyIn(d), 1500)))
 				est := c.Post(ctx, "/estimates", map[string]any{"capability_id": id, "config": long})
 				if est.Status == http.StatusOK {
 					if secs, has := est.Lookup("seconds"); has {
@@ -316,7 +324,7 @@ func talkingLimitSpecs(f *framework.Framework) {
 			f.Rule("TALK-014").Needs(framework.Spends).It("accepts a script of about 10 seconds", func(ctx context.Context, s *framework.Spec) {
 				sp := newSpender(ctx, s)
 				d := scriptOnlyActor(ctx, sp.c)
-				j := submit(ctx, s, sp.c, d.String("capability_id"), ok(), nil)
+				j := submit(ctx, s, sp.c, d.String("capability_id"), ok(d), nil)
 				Expect(j.r.Bool("replay")).To(BeFalse(), j.r.Describe())
 			})
 
@@ -324,7 +332,7 @@ func talkingLimitSpecs(f *framework.Framework) {
 				c := s.Client()
 				d := scriptOnlyActor(ctx, c)
 				id := d.String("capability_id")
-				cfg := ok()
+				cfg := ok(d)
 				_, need := estimateOf(ctx, c, id, cfg, nil)
 				r := refuse(ctx, c, submitBody(id, cfg, need, map[string]any{"approved_voice_generation_id": "gen_" + randomHex(32)}), http.StatusBadRequest, "invalid_config")
 				expectField(r, "approved_voice_generation_id")
@@ -334,7 +342,7 @@ func talkingLimitSpecs(f *framework.Framework) {
 				c := s.Client()
 				d := scriptOnlyActor(ctx, c)
 				id := d.String("capability_id")
-				cfg := ok()
+				cfg := ok(d)
 				_, need := estimateOf(ctx, c, id, cfg, nil)
 				cfg["aspect_ratio"] = "9:16"
 				expectField(refuse(ctx, c, submitBody(id, cfg, need, nil), http.StatusBadRequest, "invalid_config"), "config.aspect_ratio")
@@ -344,7 +352,7 @@ func talkingLimitSpecs(f *framework.Framework) {
 				c := s.Client()
 				d := scriptOnlyActor(ctx, c)
 				id := d.String("capability_id")
-				cfg := ok()
+				cfg := ok(d)
 				_, need := estimateOf(ctx, c, id, cfg, nil)
 				expectField(refuse(ctx, c, submitBody(id, cfg, need*2, map[string]any{"variants": 2}), http.StatusBadRequest, "invalid_config"), "variants")
 			})
@@ -368,7 +376,7 @@ func talkingLimitSpecs(f *framework.Framework) {
 				base := map[string]any{"voice_audio": []any{rec}}
 				_, need := estimateOf(ctx, c, "actor_ultra", base, map[string]any{"actor_id": actor})
 				withScript := clone(base)
-				withScript["script"] = "Meet the bottle that keeps coffee hot " + randomHex(4) + "."
+				withScript[scriptKey(ctx, c, "actor_ultra")] = "Meet the bottle that keeps coffee hot " + randomHex(4) + "."
 				refuse(ctx, c, submitBody("actor_ultra", withScript, need*4, map[string]any{"actor_id": actor}), http.StatusBadRequest, "invalid_config")
 				refuse(ctx, c, submitBody("actor_ultra", clone(base), need, map[string]any{"actor_id": actor, "voice_id": voice}), http.StatusBadRequest, "invalid_config")
 				withConfigVoice := clone(base)

@@ -267,7 +267,7 @@ func webhookSpecs(f *framework.Framework) {
 			// field that exists): only the field itself is at fault.
 			c := s.FreshClient()
 			a := admittedURL(ctx, s, c)
-			cfg := ttsConfig()
+			cfg := ttsConfig(ctx, c)
 			_, need := estimateOf(ctx, c, "tts", cfg, nil)
 			for _, key := range []string{"webhook_url", "callback_url"} {
 				body := submitBody("tts", clone(cfg), need, nil)

@@ -506,6 +506,7 @@ func LegalVariants() ([]Variant, error) {
 			API:    optionsAnswered(), Filter: `/^CORE-004$/`,
 		},
 	}
+	vs = append(vs, configKeyVariants()...) // legal_configkeys.go
 	return vs, nil
 }
 

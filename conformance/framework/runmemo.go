@@ -1,0 +1,26 @@
+package framework
+
+// RunMemo returns what compute returned the first time the run asked for key, whatever the
+// client's key and with or without control. It is for what every workspace of a target reads
+// alike: a capability's config schema and example config, which the suite reads to learn config
+// keys the interface text does not name. (Client.Memo recomputes with control, where a spec's
+// workspace may see another catalogue; a capability's config shape does not depend on the
+// workspace.) A compute that fails or skips the spec stores nothing.
+func (c *Client) RunMemo(key string, compute func() any) any {
+	f := c.f
+	key = "run\x00" + key
+	f.memoMu.Lock()
+	v, ok := f.memo[key]
+	f.memoMu.Unlock()
+	if ok {
+		return v
+	}
+	v = compute()
+	f.memoMu.Lock()
+	defer f.memoMu.Unlock()
+	if f.memo == nil {
+		f.memo = map[string]any{}
+	}
+	f.memo[key] = v
+	return v
+}
