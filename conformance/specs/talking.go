@@ -53,8 +53,8 @@ func talkingFlowSpecs(f *framework.Framework) {
 			var actor, voice, otherVoice string
 			var noVoiceActor *string
 			var script, ttsID string
-			var ultraKey string              // actor_ultra's script key
-			var ultraBase map[string]any     // an actor_ultra config with a script
+			var ultraKey string          // actor_ultra's script key
+			var ultraBase map[string]any // an actor_ultra config with a script
 			ultra := func(scriptText string, extra map[string]any) map[string]any {
 				body := map[string]any{"actor_id": actor, "voice_id": voice, "approved_voice_generation_id": ttsID}
 				for k, v := range extra {
