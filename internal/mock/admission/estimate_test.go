@@ -8,71 +8,19 @@ import (
 	"github.com/mediaspec/mediaspec/fixtures"
 	"github.com/mediaspec/mediaspec/internal/mock/apierr"
 	"github.com/mediaspec/mediaspec/internal/mock/catalog"
+	"github.com/mediaspec/mediaspec/internal/mock/catalog/catalogtest"
 	"github.com/mediaspec/mediaspec/internal/mock/faults"
 	"github.com/mediaspec/mediaspec/internal/mock/ids"
 	"github.com/mediaspec/mediaspec/mock/clock"
 )
 
-const (
-	wsA = "ws_aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
-	wsB = "ws_bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"
-)
-
-type fakeAssets map[string]catalog.Upload // by asset id; all owned by wsA
-
-func (f fakeAssets) LookupUpload(ws, id string) (catalog.Upload, bool) {
-	u, ok := f[id]
-	return u, ok && ws == wsA
-}
-
-type fakeGens map[string]catalog.VoiceGeneration
-
-func (f fakeGens) LookupVoiceGeneration(ws, id string) (catalog.VoiceGeneration, bool) {
-	g, ok := f[id]
-	return g, ok && ws == wsA
-}
-
-func ms(n int64) *int64 { return &n }
-
-const (
-	video72  = "ast_00000000000000000000000000000072"
-	video3   = "ast_00000000000000000000000000000003"
-	video105 = "ast_00000000000000000000000000000105"
-	audio42  = "ast_00000000000000000000000000000042"
-	pending  = "ast_000000000000000000000000000000ff"
-	image1   = "ast_000000000000000000000000000000aa"
-	ttsGen   = "gen_00000000000000000000000000000001"
-	ttsOther = "gen_00000000000000000000000000000002"
-	script   = "Meet the bottle that keeps coffee hot for twelve hours."
-)
-
 func newDeps(t testing.TB) (Deps, *faults.Store) {
 	t.Helper()
-	fx, err := fixtures.Load()
-	if err != nil {
-		t.Fatal(err)
-	}
 	st := faults.New(clock.NewManual(time.Unix(0, 0)), ids.New(1), faults.PricingUnavailable)
-	c := catalog.New(catalog.Deps{
-		Fixtures:           fx,
-		DefaultWorkspaceID: func() string { return wsA },
-		Assets: fakeAssets{
-			video72:  {AssetID: video72, Kind: "video", Ready: true, DurationMS: ms(7200)},
-			video3:   {AssetID: video3, Kind: "video", Ready: true, DurationMS: ms(3000)},
-			video105: {AssetID: video105, Kind: "video", Ready: true, DurationMS: ms(10500)},
-			audio42:  {AssetID: audio42, Kind: "audio", Ready: true, DurationMS: ms(42000)},
-			pending:  {AssetID: pending, Kind: "video", Ready: false},
-			image1:   {AssetID: image1, Kind: "image", Ready: true},
-		},
-		VoiceGenerations: fakeGens{
-			ttsGen:   {GenerationID: ttsGen, CapabilityID: "tts", Completed: true, Script: script, VoiceID: "voc_fcb3ab75d7ceea14172932b892b4496a", DurationMS: 3700},
-			ttsOther: {GenerationID: ttsOther, CapabilityID: "tts", Completed: false, Script: script},
-		},
-	})
-	return Deps{Catalog: c, Faults: st}, st
+	return Deps{Catalog: catalogtest.New(t), Faults: st}, st
 }
 
-var pro = catalog.Viewer{WorkspaceID: wsA, Plan: fixtures.PlanPro}
+var pro = catalog.Viewer{WorkspaceID: catalogtest.WorkspaceA, Plan: fixtures.PlanPro}
 
 func TestUploadPricedEstimates(t *testing.T) {
 	c, _ := newDeps(t)
@@ -85,21 +33,21 @@ func TestUploadPricedEstimates(t *testing.T) {
 		seconds       float64
 	}{
 		// ceil(7.2) = 8 s x 0.5 = 4; hold ceil(4.4) = 5; seconds is the upload's length.
-		{"trim 7.2 s", catalog.Request{CapabilityID: "trim_video", Config: map[string]any{"source_video": []any{video72}, "end_seconds": 5.0}}, 4, 5, 1, false, 7.2},
+		{"trim 7.2 s", catalog.Request{CapabilityID: "trim_video", Config: map[string]any{"source_video": []any{catalogtest.Video72}, "end_seconds": 5.0}}, 4, 5, 1, false, 7.2},
 		// 3 s x 0.5 = 1.5 -> 2.
-		{"trim 3 s", catalog.Request{CapabilityID: "trim_video", Config: map[string]any{"source_video": []any{video3}, "end_seconds": 2.0}}, 2, 3, 1, false, 3},
+		{"trim 3 s", catalog.Request{CapabilityID: "trim_video", Config: map[string]any{"source_video": []any{catalogtest.Video3}, "end_seconds": 2.0}}, 2, 3, 1, false, 3},
 		// Two languages: two jobs, each ceil(10.5) = 11 s x 6 = 66; hold 2 x ceil(72.6) = 146.
-		{"translate fan-out", catalog.Request{CapabilityID: "translate_video", Config: map[string]any{"source_video": []any{video105}, "languages": []any{"es", "de"}}}, 132, 146, 2, false, 10.5},
+		{"translate fan-out", catalog.Request{CapabilityID: "translate_video", Config: map[string]any{"source_video": []any{catalogtest.Video105}, "languages": []any{"es", "de"}}}, 132, 146, 2, false, 10.5},
 		// 1 credit/s x 8 s = 8 (min 2).
-		{"auto_caption", catalog.Request{CapabilityID: "auto_caption", Config: map[string]any{"source_video": []any{video72}}}, 8, 9, 1, false, 7.2},
+		{"auto_caption", catalog.Request{CapabilityID: "auto_caption", Config: map[string]any{"source_video": []any{catalogtest.Video72}}}, 8, 9, 1, false, 7.2},
 		// voice_audio makes actor_ultra exact: 42 s x 10 = 420.
-		{"actor_ultra voice_audio", catalog.Request{CapabilityID: "actor_ultra", Config: map[string]any{"voice_audio": []any{audio42}}}, 420, 462, 1, false, 42},
+		{"actor_ultra voice_audio", catalog.Request{CapabilityID: "actor_ultra", Config: map[string]any{"voice_audio": []any{catalogtest.Audio42}}}, 420, 462, 1, false, 42},
 		// An approved tts of 3.7 s fixes the length: ceil(3.7) = 4 s x 10 = 40, exact.
-		{"actor_ultra approved voice", catalog.Request{CapabilityID: "actor_ultra", Config: map[string]any{"script": script}, ApprovedVoiceGenerationID: ttsGen, VoiceID: "voc_fcb3ab75d7ceea14172932b892b4496a"}, 40, 44, 1, false, 3.7},
+		{"actor_ultra approved voice", catalog.Request{CapabilityID: "actor_ultra", Config: map[string]any{"script": catalogtest.Script}, ApprovedVoiceGenerationID: catalogtest.TTSGen, VoiceID: catalogtest.TTSVoice}, 40, 44, 1, false, 3.7},
 		// Without it: ceil(55/15) = 4 s, a ceiling.
-		{"actor_ultra script", catalog.Request{CapabilityID: "actor_ultra", Config: map[string]any{"script": script}}, 40, 44, 1, true, 4},
+		{"actor_ultra script", catalog.Request{CapabilityID: "actor_ultra", Config: map[string]any{"script": catalogtest.Script}}, 40, 44, 1, true, 4},
 		// Upscale with a real image: 3 per image.
-		{"upscale", catalog.Request{CapabilityID: "upscale", Config: map[string]any{"source_image": []any{image1}}}, 3, 4, 1, false, -1},
+		{"upscale", catalog.Request{CapabilityID: "upscale", Config: map[string]any{"source_image": []any{catalogtest.Image1}}}, 3, 4, 1, false, -1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e, err := c.Estimate(pro, tc.req)
@@ -114,7 +62,7 @@ func TestUploadPricedEstimates(t *testing.T) {
 			}
 		})
 	}
-	e, _ := c.Estimate(pro, catalog.Request{CapabilityID: "translate_video", Config: map[string]any{"source_video": []any{video105}, "languages": []any{"es", "de"}}})
+	e, _ := c.Estimate(pro, catalog.Request{CapabilityID: "translate_video", Config: map[string]any{"source_video": []any{catalogtest.Video105}, "languages": []any{"es", "de"}}})
 	if e.Breakdown[0].Label != "Translated video seconds (es)" || e.Breakdown[1].FanOut != "de" {
 		t.Fatalf("fan-out lines %+v", e.Breakdown)
 	}
@@ -131,7 +79,7 @@ func codeOf(t *testing.T, err error) *apierr.Error {
 
 func TestResourceRefusals(t *testing.T) {
 	c, _ := newDeps(t)
-	other := catalog.Viewer{WorkspaceID: wsB, Plan: fixtures.PlanPro}
+	other := catalog.Viewer{WorkspaceID: catalogtest.WorkspaceB, Plan: fixtures.PlanPro}
 	for _, tc := range []struct {
 		name  string
 		v     catalog.Viewer
@@ -140,14 +88,14 @@ func TestResourceRefusals(t *testing.T) {
 		field string
 		ids   []string
 	}{
-		{"another workspace's upload", other, catalog.Request{CapabilityID: "trim_video", Config: map[string]any{"source_video": []any{video72}, "end_seconds": 5.0}}, apierr.CodeNotFound, "", []string{video72}},
-		{"not finalized", pro, catalog.Request{CapabilityID: "trim_video", Config: map[string]any{"source_video": []any{pending}, "end_seconds": 5.0}}, apierr.CodeInputNotReady, "", []string{pending}},
-		{"image where a video is priced", pro, catalog.Request{CapabilityID: "trim_video", Config: map[string]any{"source_video": []any{image1}, "end_seconds": 5.0}}, apierr.CodeInvalidConfig, "config.source_video", nil},
+		{"another workspace's upload", other, catalog.Request{CapabilityID: "trim_video", Config: map[string]any{"source_video": []any{catalogtest.Video72}, "end_seconds": 5.0}}, apierr.CodeNotFound, "", []string{catalogtest.Video72}},
+		{"not finalized", pro, catalog.Request{CapabilityID: "trim_video", Config: map[string]any{"source_video": []any{catalogtest.Pending}, "end_seconds": 5.0}}, apierr.CodeInputNotReady, "", []string{catalogtest.Pending}},
+		{"image where a video is priced", pro, catalog.Request{CapabilityID: "trim_video", Config: map[string]any{"source_video": []any{catalogtest.Image1}, "end_seconds": 5.0}}, apierr.CodeInvalidConfig, "config.source_video", nil},
 		{"unknown face upload", pro, catalog.Request{CapabilityID: "actor_ultra", Config: map[string]any{"script": "hi"}, ActorImageAssetID: "ast_11111111111111111111111111111111"}, apierr.CodeNotFound, "", []string{"ast_11111111111111111111111111111111"}},
-		{"approved voice not completed", pro, catalog.Request{CapabilityID: "actor_ultra", Config: map[string]any{"script": script}, ApprovedVoiceGenerationID: ttsOther}, apierr.CodeInvalidConfig, "approved_voice_generation_id", nil},
-		{"approved voice other script", pro, catalog.Request{CapabilityID: "actor_ultra", Config: map[string]any{"script": "Something else."}, ApprovedVoiceGenerationID: ttsGen}, apierr.CodeInvalidConfig, "approved_voice_generation_id", nil},
-		{"approved voice other voice", pro, catalog.Request{CapabilityID: "actor_ultra", Config: map[string]any{"script": script}, ApprovedVoiceGenerationID: ttsGen, VoiceID: "voc_a05411457fa1f036dba4c02156876677"}, apierr.CodeInvalidConfig, "approved_voice_generation_id", nil},
-		{"approved voice of another workspace", other, catalog.Request{CapabilityID: "actor_ultra", Config: map[string]any{"script": script}, ApprovedVoiceGenerationID: ttsGen}, apierr.CodeNotFound, "", nil},
+		{"approved voice not completed", pro, catalog.Request{CapabilityID: "actor_ultra", Config: map[string]any{"script": catalogtest.Script}, ApprovedVoiceGenerationID: catalogtest.TTSOther}, apierr.CodeInvalidConfig, "approved_voice_generation_id", nil},
+		{"approved voice other script", pro, catalog.Request{CapabilityID: "actor_ultra", Config: map[string]any{"script": "Something else."}, ApprovedVoiceGenerationID: catalogtest.TTSGen}, apierr.CodeInvalidConfig, "approved_voice_generation_id", nil},
+		{"approved voice other voice", pro, catalog.Request{CapabilityID: "actor_ultra", Config: map[string]any{"script": catalogtest.Script}, ApprovedVoiceGenerationID: catalogtest.TTSGen, VoiceID: "voc_a05411457fa1f036dba4c02156876677"}, apierr.CodeInvalidConfig, "approved_voice_generation_id", nil},
+		{"approved voice of another workspace", other, catalog.Request{CapabilityID: "actor_ultra", Config: map[string]any{"script": catalogtest.Script}, ApprovedVoiceGenerationID: catalogtest.TTSGen}, apierr.CodeNotFound, "", nil},
 		{"cloned voice of another workspace", other, catalog.Request{CapabilityID: "tts", Config: map[string]any{"script": "hi"}, VoiceID: "voc_3f55ceacad2658b678dd6ef99c531b0e"}, apierr.CodeNotFound, "", nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -168,18 +116,18 @@ func TestResourceRefusals(t *testing.T) {
 // workspace's estimates keep being priced and do not use it up.
 func TestPricingFaultIsScopedToItsWorkspace(t *testing.T) {
 	c, st := newDeps(t)
-	if _, err := st.Add(faults.Spec{Kind: faults.PricingUnavailable, WorkspaceID: wsA}); err != nil {
+	if _, err := st.Add(faults.Spec{Kind: faults.PricingUnavailable, WorkspaceID: catalogtest.WorkspaceA}); err != nil {
 		t.Fatal(err)
 	}
-	req := catalog.Request{CapabilityID: "tts", Config: map[string]any{"script": script}}
-	if _, err := c.Estimate(catalog.Viewer{WorkspaceID: wsB, Plan: fixtures.PlanPro}, req); err != nil {
+	req := catalog.Request{CapabilityID: "tts", Config: map[string]any{"script": catalogtest.Script}}
+	if _, err := c.Estimate(catalog.Viewer{WorkspaceID: catalogtest.WorkspaceB, Plan: fixtures.PlanPro}, req); err != nil {
 		t.Fatalf("workspace B took A's fault: %v", err)
 	}
-	_, err := c.Estimate(catalog.Viewer{WorkspaceID: wsA, Plan: fixtures.PlanPro}, req)
+	_, err := c.Estimate(catalog.Viewer{WorkspaceID: catalogtest.WorkspaceA, Plan: fixtures.PlanPro}, req)
 	if apierr.CodeOf(err) != apierr.CodePricingUnavailable {
 		t.Fatalf("workspace A: %v, want pricing_unavailable", err)
 	}
-	if _, err := c.Estimate(catalog.Viewer{WorkspaceID: wsA, Plan: fixtures.PlanPro}, req); err != nil {
+	if _, err := c.Estimate(catalog.Viewer{WorkspaceID: catalogtest.WorkspaceA, Plan: fixtures.PlanPro}, req); err != nil {
 		t.Fatalf("the fault was not used up: %v", err)
 	}
 }

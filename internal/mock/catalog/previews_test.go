@@ -14,7 +14,7 @@ func TestPreviewURLs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	v := Viewer{WorkspaceID: wsA, Plan: fixtures.PlanBusiness}
+	v := Viewer{WorkspaceID: "ws_aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", Plan: fixtures.PlanBusiness}
 	plain := New(Deps{Fixtures: fx})
 	served := New(Deps{Fixtures: fx, PreviewBase: func() string { return "http://mock.test/" }})
 	a, err := plain.PresetTemplates(v, "preset_studio_pro")
