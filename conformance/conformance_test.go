@@ -3,25 +3,20 @@ package conformance_test
 import (
 	"bytes"
 	"context"
-	"log/slog"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"regexp"
 	"testing"
-	"time"
 
 	"github.com/onsi/ginkgo/v2"
 
 	"github.com/mediaspec/mediaspec/conformance"
-	"github.com/mediaspec/mediaspec/mock"
-	"github.com/mediaspec/mediaspec/mock/clock"
+	"github.com/mediaspec/mediaspec/internal/conformancetest"
 	"github.com/mediaspec/mediaspec/report"
-	"github.com/mediaspec/mediaspec/spec"
 )
 
 // TestConformance is the in-process harness: it starts the mock on 127.0.0.1:0 with a manual clock
-// and the control API on, and runs the whole suite against it with control access (the suite makes
+// and the control API on (conformancetest.StartMock), and runs the whole suite against it with control access (the suite makes
 // its own workspaces and keys). The clock only moves when a spec advances it through control, so
 // slow specs run at once and every bucket count is exact.
 //
@@ -29,48 +24,15 @@ import (
 // MEDIASPEC_JSON_REPORT and MEDIASPEC_JUNIT_REPORT keep the reports (default: the test's temp dir).
 func TestConformance(t *testing.T) {
 	ctx := context.Background()
-	doc, err := spec.OpenAPIJSON(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := mock.New(mock.Config{
-		Seed:         1,
-		Clock:        clock.NewManual(time.Date(2026, 1, 5, 9, 0, 0, 0, time.UTC)),
-		ControlToken: "ctl_conformance_harness",
-		OpenAPIJSON:  doc,
-		Logger:       slog.New(slog.DiscardHandler),
-		// The suite's webhook receiver listens on 127.0.0.1.
-		AllowLoopbackWebhooks: true,
-		// The from-url specs give the mock links to a file server the suite runs on loopback.
-		AllowLoopbackFetch: true,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
-	ts := httptest.NewServer(srv)
-	defer ts.Close()
-	srv.SetPublicURL(ts.URL)
+	srv, _ := conformancetest.StartMock(t)
 	info := srv.Info()
 
 	dir := t.TempDir()
-	cfg := conformance.Config{
-		BaseURL:      info.BaseURL,
-		ControlURL:   info.ControlURL,
-		ControlToken: info.ControlToken,
-		Budget:       2000,
-		TimeScale:    1,
-		Slow:         true,
-		// Retired ids are not listed; the harness knows the catalogue of the mock it starts.
-		RetiredCapabilityID: "actor_classic",
-		Reference:           true,
-		// Our own mock keeps its documented shapes: a difference from the reference's choices fails.
-		Strict:      true,
-		LabelFilter: os.Getenv("MEDIASPEC_LABEL_FILTER"),
-		HTMLReport:  envOr("MEDIASPEC_HTML_REPORT", filepath.Join(dir, "report.html")),
-		JSONReport:  envOr("MEDIASPEC_JSON_REPORT", filepath.Join(dir, "report.json")),
-		JUnitReport: envOr("MEDIASPEC_JUNIT_REPORT", filepath.Join(dir, "junit.xml")),
-	}
+	cfg := conformancetest.Config(info)
+	cfg.LabelFilter = os.Getenv("MEDIASPEC_LABEL_FILTER")
+	cfg.HTMLReport = envOr("MEDIASPEC_HTML_REPORT", filepath.Join(dir, "report.html"))
+	cfg.JSONReport = envOr("MEDIASPEC_JSON_REPORT", filepath.Join(dir, "report.json"))
+	cfg.JUnitReport = envOr("MEDIASPEC_JUNIT_REPORT", filepath.Join(dir, "junit.xml"))
 	suite, err := conformance.NewSuite(ctx, cfg)
 	if err != nil {
 		t.Fatal(err)

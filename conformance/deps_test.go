@@ -56,23 +56,25 @@ func under(path, root string) bool { return path == root || strings.HasPrefix(pa
 // What a Go user may import is the public surface: the mock embedded in tests (mock, mock/clock),
 // the receiver, the contract loaders and judge (spec), the catalogue (fixtures), running the suite
 // (conformance), report and proxy. The rest is under internal/: the mock's concerns
-// (internal/mock/...), check-receiver's engine and report's test helpers.
+// (internal/mock/...), check-receiver's engine, report's test helpers and the in-process suite
+// harness the module's own tests share (internal/conformancetest).
 //
 // The module's layering as data (DESIGN.md, STYLE.md 16). An area is a path prefix of the module
 // (the longest one that matches names a package's area); it may import its own packages and those
 // of the areas listed, nothing else of the module. cmd/ may import anything.
 var areas = map[string][]string{
-	"report":                 {},
-	"spec/errtable":          {},
-	"spec":                   {"spec/errtable"},
-	"fixtures":               {},
-	"internal/fuzzseed":      {},
-	"internal/reporttest":    {"report"},
-	"internal/receivercheck": {"receiver", "report"},
-	"receiver":               {"report"},
-	"conformance":            {"receiver", "report", "spec", "fixtures/media"},
-	"proxy":                  {"mock", "internal/mock/audit", "internal/mock/blob", "mock/clock", "receiver", "report", "spec"},
-	"cmd":                    {""},
+	"report":                   {},
+	"spec/errtable":            {},
+	"spec":                     {"spec/errtable"},
+	"fixtures":                 {},
+	"internal/fuzzseed":        {},
+	"internal/reporttest":      {"report"},
+	"internal/receivercheck":   {"receiver", "report"},
+	"receiver":                 {"report"},
+	"conformance":              {"receiver", "report", "spec", "fixtures/media"},
+	"internal/conformancetest": {"conformance", "mock", "mock/clock", "spec"},
+	"proxy":                    {"mock", "internal/mock/audit", "internal/mock/blob", "mock/clock", "receiver", "report", "spec"},
+	"cmd":                      {""},
 }
 
 // mockLevels layer the mock's packages: a package imports only packages of a lower level (so
@@ -84,9 +86,10 @@ var mockLevels = map[string]int{
 	"internal/mock/wire": 1, "internal/mock/ratelimit": 1, "internal/mock/retention": 1, "internal/mock/ledger": 1, "internal/mock/faults": 1, "internal/mock/audit": 1,
 	"internal/mock/workspace": 2, "internal/mock/blob": 2, "internal/mock/webhook": 2, "internal/mock/assets": 2, "internal/mock/catalog": 2,
 	"internal/mock/admission": 3, "internal/mock/uploads": 3,
-	"internal/mock/jobs":      4,
-	"internal/mock/workflows": 5,
-	"internal/mock/api":       6, "internal/mock/control": 6,
+	"internal/mock/catalog/catalogtest": 3, // the tests' catalogue, above the catalog it builds
+	"internal/mock/jobs":                4,
+	"internal/mock/workflows":           5,
+	"internal/mock/api":                 6, "internal/mock/control": 6,
 	"mock": 7,
 }
 
@@ -94,14 +97,15 @@ var mockLevels = map[string]int{
 // catalogue data where prices, plans and outputs are read, the error table, and (the wiring
 // alone, which can validate its own answers) the contract loader.
 var mockOutside = map[string][]string{
-	"internal/mock/apierr":    {"spec/errtable"},
-	"internal/mock/catalog":   {"fixtures", "fixtures/media"},
-	"internal/mock/admission": {"fixtures"},
-	"internal/mock/jobs":      {"fixtures"},
-	"internal/mock/workflows": {"fixtures"},
-	"internal/mock/api":       {"fixtures"},
-	"internal/mock/control":   {"fixtures"},
-	"mock":                    {"fixtures", "spec"},
+	"internal/mock/apierr":              {"spec/errtable"},
+	"internal/mock/catalog":             {"fixtures", "fixtures/media"},
+	"internal/mock/catalog/catalogtest": {"fixtures"},
+	"internal/mock/admission":           {"fixtures"},
+	"internal/mock/jobs":                {"fixtures"},
+	"internal/mock/workflows":           {"fixtures"},
+	"internal/mock/api":                 {"fixtures"},
+	"internal/mock/control":             {"fixtures"},
+	"mock":                              {"fixtures", "spec"},
 }
 
 // areaOf is the longest prefix of areas (or, under mock/, of mockLevels) that holds pkg.
@@ -245,6 +249,8 @@ func TestFenceEdges(t *testing.T) {
 		{"report", "spec", false},
 		{"spec", "mock", false},
 		{"proxy", "internal/mock/jobs", false},
+		{"conformance", "internal/conformancetest", false},
+		{"internal/mock/catalog", "internal/mock/catalog/catalogtest", false},
 		// Kept.
 		{"internal/mock/jobs", "internal/mock/admission", true},
 		{"internal/mock/catalog", "internal/mock/wire", true},
@@ -254,6 +260,9 @@ func TestFenceEdges(t *testing.T) {
 		{"conformance/specs", "receiver", true},
 		{"proxy", "internal/mock/audit", true},
 		{"cmd/mediaspec", "conformance", true},
+		{"internal/conformancetest", "mock", true},
+		{"internal/conformancetest", "conformance", true},
+		{"internal/mock/catalog/catalogtest", "internal/mock/catalog", true},
 	} {
 		if ok, why := allowedEdge(c.from, c.to); ok != c.ok {
 			t.Errorf("%s -> %s: allowed %v (%s), want %v", c.from, c.to, ok, why, c.ok)

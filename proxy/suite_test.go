@@ -4,20 +4,16 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"log/slog"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/onsi/ginkgo/v2"
 
 	"github.com/mediaspec/mediaspec/conformance"
-	"github.com/mediaspec/mediaspec/mock"
-	"github.com/mediaspec/mediaspec/mock/clock"
-	"github.com/mediaspec/mediaspec/spec"
+	"github.com/mediaspec/mediaspec/internal/conformancetest"
 )
 
 // suiteFilter is the part of the conformance suite make test runs through the proxy: the areas a
@@ -38,25 +34,7 @@ func TestSuiteThroughTheProxy(t *testing.T) {
 		t.Skip("runs conformance specs")
 	}
 	ctx := context.Background()
-	doc, err := spec.OpenAPIJSON(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := mock.New(mock.Config{
-		Seed:                  1,
-		Clock:                 clock.NewManual(time.Date(2026, 1, 5, 9, 0, 0, 0, time.UTC)),
-		ControlToken:          "ctl_proxy_suite",
-		OpenAPIJSON:           doc,
-		Logger:                slog.New(slog.DiscardHandler),
-		AllowLoopbackWebhooks: true,
-		AllowLoopbackFetch:    true,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
-	up := httptest.NewServer(srv)
-	defer up.Close()
+	srv, up := conformancetest.StartMock(t)
 	p, err := New(ctx, Config{Upstream: up.URL})
 	if err != nil {
 		t.Fatal(err)
@@ -65,25 +43,15 @@ func TestSuiteThroughTheProxy(t *testing.T) {
 	defer front.Close()
 	defer p.Close()
 	srv.SetPublicURL(front.URL) // file links and upload PUTs pass through the proxy too
-	info := srv.Info()
 
 	filter, set := os.LookupEnv("MEDIASPEC_PROXY_SUITE_FILTER")
 	if !set {
 		filter = suiteFilter
 	}
-	dir := t.TempDir()
-	suite, err := conformance.NewSuite(ctx, conformance.Config{
-		BaseURL:             front.URL + "/api/v1",
-		ControlURL:          front.URL + "/_control/v1",
-		ControlToken:        info.ControlToken,
-		Budget:              2000,
-		TimeScale:           1,
-		Slow:                true,
-		RetiredCapabilityID: "actor_classic",
-		Reference:           true,
-		LabelFilter:         filter,
-		JSONReport:          filepath.Join(dir, "report.json"),
-	})
+	cfg := conformancetest.Config(srv.Info())
+	cfg.LabelFilter = filter
+	cfg.JSONReport = filepath.Join(t.TempDir(), "report.json")
+	suite, err := conformance.NewSuite(ctx, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
