@@ -229,7 +229,9 @@ type procEvent struct {
 // reports before they are killed.
 const stopGrace = 30 * time.Second
 
-// runProcs runs the suite split over cfg.Procs processes (see RunWith).
+// runProcs runs the suite split over cfg.Procs processes (see RunWith), in steps: check the setup
+// and plan the shares, start a process per share, wait until every one is ready, let them run
+// while the console shows their specs, then merge their reports into one run's and report it.
 func runProcs(ctx context.Context, cfg Config, opts Options, stdout, stderr io.Writer) (Summary, error) {
 	var deadline time.Time // --timeout bounds the whole run, the processes' start included
 	if opts.Timeout > 0 {
@@ -239,23 +241,15 @@ func runProcs(ctx context.Context, cfg Config, opts Options, stdout, stderr io.W
 	if err != nil {
 		return Summary{}, err
 	}
-	if l := cfg.ReceiverListen; l != "" && l != "off" && !strings.HasSuffix(l, ":0") {
-		return Summary{}, &framework.SetupError{Msg: fmt.Sprintf("--receiver-listen %s is one address and --procs %d starts a receiver per process: leave it unset (each takes a free port) or end it in :0", l, cfg.Procs)}
-	}
-	if cfg.ReceiverPublicURL != "" {
-		return Summary{}, &framework.SetupError{Msg: fmt.Sprintf("--receiver-url names one receiver and --procs %d starts one per process, each on its own port: leave it unset, or run one process", cfg.Procs)}
+	if err := checkSplitReceiver(cfg); err != nil {
+		return Summary{}, err
 	}
 	s, err := NewSuite(ctx, cfg)
 	if err != nil {
 		return Summary{}, err
 	}
-	red := s.f.Redactor()
-	for _, ks := range sets {
-		if ks != nil {
-			red.Add(ks.Key, ks.ReadKey, ks.OtherKey)
-		}
-	}
-	out := red.Writer(stdout)
+	r := newProcRun(s.f.Redactor(), sets, stderr)
+	out := r.red.Writer(stdout)
 	if s.selected == 0 {
 		return Summary{}, framework.NothingSelected(cfg.LabelFilter)
 	}
@@ -269,204 +263,315 @@ func runProcs(ctx context.Context, cfg Config, opts Options, stdout, stderr io.W
 		opts.RequestTimeout = framework.DefaultRequestTimeout
 	}
 	info := runInfo(s.f, cfg, opts)
-	events := make(chan procEvent, 64)
-	var procs []*proc
-	ended := 0
-	// drain closes every process's stdin (a process not yet started then stops) and waits until
-	// each has ended.
-	drain := func(onEvent func(procEvent)) {
-		for _, p := range procs {
-			p.wmu.Lock()
-			_ = p.in.Close()
-			p.wmu.Unlock()
-		}
-		for ended < len(procs) {
-			ev := <-events
-			if ev.msg == nil {
-				ended++
-				procs[ev.n].err = procs[ev.n].cmd.Wait()
-			} else if onEvent != nil {
-				onEvent(ev)
-			}
-		}
+	if err := r.start(cfg, opts, shares, dir, deadline, info.Mode); err != nil {
+		return Summary{}, err
 	}
-	for i, share := range shares {
-		c := cfg
-		c.Procs, c.KeySetList, c.KeysFile = 1, nil, ""
-		c.JUnitReport, c.HTMLReport = "", ""
-		c.JSONReport = filepath.Join(dir, fmt.Sprintf("process-%d.json", i+1))
-		if ks := sets[i]; ks != nil {
-			c.Key, c.ReadKey, c.OtherKey = ks.Key, ks.ReadKey, ks.OtherKey
-		}
-		setup, err := json.Marshal(setupMsg{Config: c, Proc: i, Procs: len(shares), Specs: share, RequestTimeout: opts.RequestTimeout,
-			Deadline: deadline, FailFast: opts.FailFast, Version: opts.Version, Mode: info.Mode})
-		if err != nil {
-			return Summary{}, fmt.Errorf("conformance: %w", err)
-		}
-		p := &proc{report: c.JSONReport, cmd: opts.Spawn()}
-		p.cmd.Stderr = stderr
-		var rd io.ReadCloser
-		if p.in, err = p.cmd.StdinPipe(); err == nil {
-			if rd, err = p.cmd.StdoutPipe(); err == nil {
-				err = p.cmd.Start()
-			}
-		}
-		if err != nil {
-			drain(nil)
-			return Summary{}, fmt.Errorf("conformance: start process %d: %w", i+1, err)
-		}
-		procs = append(procs, p)
-		go func(n int, rd io.Reader) {
-			sc := bufio.NewScanner(rd)
-			sc.Buffer(make([]byte, 64<<10), 16<<20)
-			for sc.Scan() {
-				var m procMsg
-				if json.Unmarshal(sc.Bytes(), &m) != nil {
-					fmt.Fprintf(stderr, "process %d: %s\n", n+1, red.String(sc.Text()))
-					continue
-				}
-				events <- procEvent{n: n, msg: &m}
-			}
-			events <- procEvent{n: n}
-		}(i, rd)
-		_, _ = p.in.Write(append(setup, '\n'))
+	if err := r.awaitReady(ctx); err != nil {
+		return Summary{}, err
 	}
-
-	// Every process checks its keys and the target (its preflight); none starts before all are ready.
-	ready := 0
-	var failed *procMsg
-	failedProc := 0
-	for ready < len(procs) && failed == nil {
-		select {
-		case ev := <-events:
-			switch {
-			case ev.msg == nil:
-				ended++
-				procs[ev.n].err = procs[ev.n].cmd.Wait()
-				failed, failedProc = &procMsg{Msg: fmt.Sprintf("it ended before it was ready (%v)", procs[ev.n].err), Code: 1}, ev.n
-			case ev.msg.Ev == "ready":
-				ready++
-			case ev.msg.Ev == "fail":
-				failed, failedProc = ev.msg, ev.n
-			}
-		case <-ctx.Done():
-			failed, failedProc = &procMsg{Msg: "stopped before any spec ran", Code: 1}, -1
-		}
-	}
-	if failed != nil {
-		drain(nil)
-		where := ""
-		if failedProc >= 0 {
-			where = fmt.Sprintf("process %d of %d", failedProc+1, len(procs))
-			if sets[failedProc] != nil {
-				where += fmt.Sprintf(" (key set %d)", failedProc+1)
-			}
-			where += ": "
-		}
-		msg := red.String(where + strings.TrimPrefix(failed.Msg, "conformance: "))
-		if failed.Code == 2 {
-			return Summary{}, &framework.SetupError{Msg: msg}
-		}
-		return Summary{}, errors.New("conformance: " + msg)
-	}
-
 	con := newConsole(out, opts.Verbose, s.perArea)
 	con.start(s.selected, len(s.perArea))
 	info.Started = time.Now()
-	for _, p := range procs {
-		p.tell(parentMsg{Go: true})
+	r.supervise(ctx, con, framework.NewBudget(cfg.Budget), opts.FailFast, deadline)
+	parts, notes := r.collect()
+	res := mergeShards(s.f.Catalogue(), s.preview, shares, parts, notes)
+	res.Run = info
+	res.Run.Duration = time.Since(info.Started).Round(time.Millisecond)
+	res.Run.Cancelled = cancelledOf(parts)
+	return conclude(out, con, cfg, res, writeReports(cfg, res))
+}
+
+// checkSplitReceiver refuses a receiver address a split run cannot give every process: each
+// starts a receiver of its own.
+func checkSplitReceiver(cfg Config) error {
+	if l := cfg.ReceiverListen; l != "" && l != "off" && !strings.HasSuffix(l, ":0") {
+		return &framework.SetupError{Msg: fmt.Sprintf("--receiver-listen %s is one address and --procs %d starts a receiver per process: leave it unset (each takes a free port) or end it in :0", l, cfg.Procs)}
 	}
-	budget := framework.NewBudget(cfg.Budget)
+	if cfg.ReceiverPublicURL != "" {
+		return &framework.SetupError{Msg: fmt.Sprintf("--receiver-url names one receiver and --procs %d starts one per process, each on its own port: leave it unset, or run one process", cfg.Procs)}
+	}
+	return nil
+}
+
+// childConfig is the configuration of process i of a split run: one process, with key set ks
+// (nil: the suite makes its own keys), writing only its JSON report, into dir, for the parent to
+// merge.
+func childConfig(cfg Config, i int, ks *framework.KeySet, dir string) Config {
+	c := cfg
+	c.Procs, c.KeySetList, c.KeysFile = 1, nil, ""
+	c.JUnitReport, c.HTMLReport = "", ""
+	c.JSONReport = filepath.Join(dir, fmt.Sprintf("process-%d.json", i+1))
+	if ks != nil {
+		c.Key, c.ReadKey, c.OtherKey = ks.Key, ks.ReadKey, ks.OtherKey
+	}
+	return c
+}
+
+// procRun is the parent's side of a split run: the processes it started and their events, which
+// one goroutine per process reads into events. Only the goroutine of runProcs uses the rest.
+type procRun struct {
+	red    *framework.Redactor // the keys of every set among its secrets
+	sets   []*framework.KeySet // process i's key set (nil: the suite makes its own keys)
+	stderr io.Writer           // the processes' stderr, and their lines that are not events
+	events chan procEvent
+	procs  []*proc
+	ended  int // processes whose end came through events
+}
+
+func newProcRun(red *framework.Redactor, sets []*framework.KeySet, stderr io.Writer) *procRun {
+	for _, ks := range sets {
+		if ks != nil {
+			red.Add(ks.Key, ks.ReadKey, ks.OtherKey)
+		}
+	}
+	return &procRun{red: red, sets: sets, stderr: stderr, events: make(chan procEvent, 64)}
+}
+
+// start starts a process per share (opts.Spawn) and sends each its setup. When one cannot be
+// started, the ones already started are stopped.
+func (r *procRun) start(cfg Config, opts Options, shares [][]string, dir string, deadline time.Time, mode string) error {
+	for i, share := range shares {
+		c := childConfig(cfg, i, r.sets[i], dir)
+		setup, err := json.Marshal(setupMsg{Config: c, Proc: i, Procs: len(shares), Specs: share, RequestTimeout: opts.RequestTimeout,
+			Deadline: deadline, FailFast: opts.FailFast, Version: opts.Version, Mode: mode})
+		if err != nil {
+			return fmt.Errorf("conformance: %w", err)
+		}
+		if err := r.spawn(opts.Spawn(), c.JSONReport, setup); err != nil {
+			r.drain()
+			return fmt.Errorf("conformance: start process %d: %w", i+1, err)
+		}
+	}
+	return nil
+}
+
+// spawn starts cmd as the next process, which writes its JSON report to report, reads its stdout
+// into events and writes setup on its stdin.
+func (r *procRun) spawn(cmd *exec.Cmd, report string, setup []byte) error {
+	p := &proc{report: report, cmd: cmd}
+	p.cmd.Stderr = r.stderr
+	var rd io.ReadCloser
+	var err error
+	if p.in, err = p.cmd.StdinPipe(); err == nil {
+		if rd, err = p.cmd.StdoutPipe(); err == nil {
+			err = p.cmd.Start()
+		}
+	}
+	if err != nil {
+		return err
+	}
+	r.procs = append(r.procs, p)
+	go r.read(len(r.procs)-1, rd)
+	_, _ = p.in.Write(append(setup, '\n'))
+	return nil
+}
+
+// read sends process n's events to events as they come, then its end. A line that is no event (a
+// panic's trace, say) goes to stderr, keys redacted.
+func (r *procRun) read(n int, rd io.Reader) {
+	sc := bufio.NewScanner(rd)
+	sc.Buffer(make([]byte, 64<<10), 16<<20)
+	for sc.Scan() {
+		var m procMsg
+		if json.Unmarshal(sc.Bytes(), &m) != nil {
+			fmt.Fprintf(r.stderr, "process %d: %s\n", n+1, r.red.String(sc.Text()))
+			continue
+		}
+		r.events <- procEvent{n: n, msg: &m}
+	}
+	r.events <- procEvent{n: n}
+}
+
+// reap records the end of process n's events and waits for the process to exit.
+func (r *procRun) reap(n int) {
+	r.ended++
+	r.procs[n].err = r.procs[n].cmd.Wait()
+}
+
+// tellAll sends m to every process.
+func (r *procRun) tellAll(m parentMsg) {
+	for _, p := range r.procs {
+		p.tell(m)
+	}
+}
+
+// drain closes every process's stdin (a process not yet started then stops) and waits until each
+// has ended; their other events are dropped.
+func (r *procRun) drain() {
+	for _, p := range r.procs {
+		p.wmu.Lock()
+		_ = p.in.Close()
+		p.wmu.Unlock()
+	}
+	for r.ended < len(r.procs) {
+		if ev := <-r.events; ev.msg == nil {
+			r.reap(ev.n)
+		}
+	}
+}
+
+// awaitReady waits until every process has checked its keys and the target (its preflight) and is
+// ready: none starts before all are. A process that fails its preflight or ends first, or ctx
+// ending, stops them all, and the error says which process and why (startError).
+func (r *procRun) awaitReady(ctx context.Context) error {
+	for ready := 0; ready < len(r.procs); {
+		select {
+		case ev := <-r.events:
+			switch {
+			case ev.msg == nil:
+				r.reap(ev.n)
+				return r.stopBeforeStart(ev.n, &procMsg{Msg: fmt.Sprintf("it ended before it was ready (%v)", r.procs[ev.n].err), Code: 1})
+			case ev.msg.Ev == "ready":
+				ready++
+			case ev.msg.Ev == "fail":
+				return r.stopBeforeStart(ev.n, ev.msg)
+			}
+		case <-ctx.Done():
+			return r.stopBeforeStart(-1, &procMsg{Msg: "stopped before any spec ran", Code: 1})
+		}
+	}
+	return nil
+}
+
+// stopBeforeStart stops every process, because process n (-1: none of them) failed as failed
+// says before the run started, and returns startError.
+func (r *procRun) stopBeforeStart(n int, failed *procMsg) error {
+	r.drain()
+	return r.startError(n, failed)
+}
+
+// startError is the run's error when process n (-1: none of them) failed as failed says before
+// the run started: it names the process and its key set, keys redacted, and is a
+// *framework.SetupError when the process's exit status says its setup was wrong (2).
+func (r *procRun) startError(n int, failed *procMsg) error {
+	where := ""
+	if n >= 0 {
+		where = fmt.Sprintf("process %d of %d", n+1, len(r.procs))
+		if r.sets[n] != nil {
+			where += fmt.Sprintf(" (key set %d)", n+1)
+		}
+		where += ": "
+	}
+	msg := r.red.String(where + strings.TrimPrefix(failed.Msg, "conformance: "))
+	if failed.Code == 2 {
+		return &framework.SetupError{Msg: msg}
+	}
+	return errors.New("conformance: " + msg)
+}
+
+// supervise runs the ready processes until every one has ended: it tells each to go and handles
+// their events (handle). ctx ending, or the deadline passing by stopGrace (each process stops
+// itself at the deadline; this is for one that does not), interrupts them; a process still
+// running stopGrace after that is killed.
+func (r *procRun) supervise(ctx context.Context, con *console, budget *framework.Budget, failFast bool, deadline time.Time) {
+	r.tellAll(parentMsg{Go: true})
 	var timeout, kill <-chan time.Time
 	if !deadline.IsZero() {
-		// Each process stops itself at the deadline; this is for one that does not.
 		t := time.NewTimer(time.Until(deadline) + stopGrace)
 		defer t.Stop()
 		timeout = t.C
 	}
 	done := ctx.Done()
-	interrupt := func() {
-		for _, p := range procs {
-			if !p.sigint && p.cmd.ProcessState == nil {
-				p.sigint = true
-				if p.cmd.Process.Signal(os.Interrupt) != nil {
-					_ = p.cmd.Process.Kill()
-				}
-			}
-		}
-		if kill == nil {
-			kill = time.After(stopGrace)
-		}
-	}
-	for ended < len(procs) {
+	for r.ended < len(r.procs) {
 		select {
-		case ev := <-events:
-			if ev.msg == nil {
-				ended++
-				procs[ev.n].err = procs[ev.n].cmd.Wait()
-				continue
-			}
-			switch m := ev.msg; m.Ev {
-			case "will":
-				con.willRun(*m.Spec)
-			case "did":
-				con.didRun(*m.Spec)
-				if opts.FailFast && (m.Spec.State == "FAIL" || m.Spec.State == "BLKD") {
-					// --fail-fast: the first failure in any process ends the run; the others skip
-					// what they have not begun.
-					for _, p := range procs {
-						p.tell(parentMsg{Stop: true})
-					}
-				}
-			case "take":
-				ans := parentMsg{ID: m.ID}
-				if err := budget.Take(m.N); err != nil {
-					ans.Err = err.Error()
-				}
-				procs[ev.n].tell(ans)
-			case "give":
-				budget.Give(m.N)
-			}
+		case ev := <-r.events:
+			r.handle(ev, con, budget, failFast)
 		case <-done:
 			done = nil
-			interrupt()
+			kill = r.interrupt(kill)
 		case <-timeout:
 			timeout = nil
-			interrupt()
+			kill = r.interrupt(kill)
 		case <-kill:
-			for _, p := range procs {
-				if p.cmd.ProcessState == nil {
-					_ = p.cmd.Process.Kill()
-				}
+			r.kill()
+		}
+	}
+}
+
+// handle is the parent's part of an event of a running process: its end, a spec starting or
+// ending (on the console; with failFast a failure stops every process), a budget request
+// (answered from budget) or credits given back.
+func (r *procRun) handle(ev procEvent, con *console, budget *framework.Budget, failFast bool) {
+	if ev.msg == nil {
+		r.reap(ev.n)
+		return
+	}
+	switch m := ev.msg; m.Ev {
+	case "will":
+		con.willRun(*m.Spec)
+	case "did":
+		con.didRun(*m.Spec)
+		if failFast && (m.Spec.State == "FAIL" || m.Spec.State == "BLKD") {
+			// --fail-fast: the first failure in any process ends the run; the others skip what
+			// they have not begun.
+			r.tellAll(parentMsg{Stop: true})
+		}
+	case "take":
+		ans := parentMsg{ID: m.ID}
+		if err := budget.Take(m.N); err != nil {
+			ans.Err = err.Error()
+		}
+		r.procs[ev.n].tell(ans)
+	case "give":
+		budget.Give(m.N)
+	}
+}
+
+// interrupt sends SIGINT to every process still running and not yet told (one that cannot take it
+// is killed), and returns kill, or when it is nil a channel that fires stopGrace from now.
+func (r *procRun) interrupt(kill <-chan time.Time) <-chan time.Time {
+	for _, p := range r.procs {
+		if !p.sigint && p.cmd.ProcessState == nil {
+			p.sigint = true
+			if p.cmd.Process.Signal(os.Interrupt) != nil {
+				_ = p.cmd.Process.Kill()
 			}
 		}
 	}
+	if kill == nil {
+		kill = time.After(stopGrace)
+	}
+	return kill
+}
 
-	parts := make([]*report.Results, len(procs))
-	var notes []string
-	for i, p := range procs {
+// kill kills every process still running.
+func (r *procRun) kill() {
+	for _, p := range r.procs {
+		if p.cmd.ProcessState == nil {
+			_ = p.cmd.Process.Kill()
+		}
+	}
+}
+
+// collect reads the processes' JSON reports: parts[i] is process i's (nil where it wrote none,
+// and a note says so).
+func (r *procRun) collect() (parts []*report.Results, notes []string) {
+	parts = make([]*report.Results, len(r.procs))
+	for i, p := range r.procs {
 		data, err := os.ReadFile(p.report)
-		var r report.Results
+		var res report.Results
 		if err == nil {
-			err = json.Unmarshal(data, &r)
+			err = json.Unmarshal(data, &res)
 		}
 		if err != nil {
-			notes = append(notes, fmt.Sprintf("process %d of %d wrote no report (it ended: %v)", i+1, len(procs), p.err))
+			notes = append(notes, fmt.Sprintf("process %d of %d wrote no report (it ended: %v)", i+1, len(r.procs), p.err))
 			continue
 		}
-		parts[i] = &r
+		parts[i] = &res
 	}
-	res := mergeShards(s.f.Catalogue(), s.preview, shares, parts, notes)
-	res.Run = info
-	res.Run.Duration = time.Since(info.Started).Round(time.Millisecond)
+	return parts, notes
+}
+
+// cancelledOf is why the processes' runs were cancelled (Ctrl-C, --timeout), each reason once, in
+// the processes' order, joined by "; "; "" when none was.
+func cancelledOf(parts []*report.Results) string {
 	var cancelled []string
 	for _, part := range parts {
 		if part != nil && part.Run.Cancelled != "" && !slices.Contains(cancelled, part.Run.Cancelled) {
 			cancelled = append(cancelled, part.Run.Cancelled)
 		}
 	}
-	res.Run.Cancelled = strings.Join(cancelled, "; ")
-	return conclude(out, con, cfg, res, writeReports(cfg, res))
+	return strings.Join(cancelled, "; ")
 }
 
 // mergeShards makes one run's results of the processes' (parts[i] ran shares[i]; nil: it wrote
@@ -474,20 +579,58 @@ func runProcs(ctx context.Context, cfg Config, opts Options, stdout, stderr io.W
 // the label filter left out from the first process that reported, and every verdict and count
 // computed again over them all. notes are failures of the run itself (a process without a report).
 func mergeShards(cat *spec.Catalogue, preview types.Report, shares [][]string, parts []*report.Results, notes []string) report.Results {
+	res := report.Results{Suite: SuiteName}
+	res.Specs = mergeSpecs(cat, preview, shares, parts)
+	res.SuiteFailures = append(suiteFailuresOf(parts), notes...)
+	for _, p := range parts {
+		if p != nil {
+			res.Advisories = report.MergeAdvisories(res.Advisories, p.Advisories)
+		}
+	}
+	res.Rules = report.Verdicts(framework.Rules(cat), res.Specs)
+	res.SpecCounts, res.RuleCounts = report.Count(res.Specs, res.Rules)
+	res.Succeeded = len(res.SuiteFailures) == 0 && res.SpecCounts.Failed+res.SpecCounts.Blocked == 0 && res.SpecCounts.Passed > 0
+	return res
+}
+
+// mergeSpecs are the results of the preview's specs, in its order (see mergeShards): a spec the
+// process that owned it did not report is skipped, and says so.
+func mergeSpecs(cat *spec.Catalogue, preview types.Report, shares [][]string, parts []*report.Results) []report.SpecResult {
 	owner := map[string]int{}
 	for i, share := range shares {
 		for _, t := range share {
 			owner[t] = i
 		}
 	}
-	first := -1
-	for i, p := range parts {
-		if p != nil {
-			first = i
-			break
+	first := slices.IndexFunc(parts, func(p *report.Results) bool { return p != nil })
+	by := specsByText(parts)
+	templates, _ := framework.SpecResultsFromReport(cat, preview)
+	var specs []report.SpecResult
+	seen := map[string]int{}
+	for _, t := range templates {
+		n := seen[t.Text]
+		seen[t.Text]++
+		src, selected := owner[t.Text]
+		if !selected {
+			src = first
 		}
+		if src >= 0 && n < len(by[src][t.Text]) {
+			specs = append(specs, by[src][t.Text][n])
+			continue
+		}
+		t.State, t.Duration = report.Skipped, 0
+		t.Reason = report.NotSelected
+		if selected {
+			t.Reason = fmt.Sprintf("not run: process %d of %d ended without reporting it", src+1, len(shares))
+		}
+		specs = append(specs, t)
 	}
-	// by[i][text] are process i's results of the specs with that text, in its order.
+	return specs
+}
+
+// specsByText indexes the processes' results: by[i][text] are process i's results of the specs
+// with that text, in its order (none for a process without a report).
+func specsByText(parts []*report.Results) []map[string][]report.SpecResult {
 	by := make([]map[string][]report.SpecResult, len(parts))
 	for i, p := range parts {
 		by[i] = map[string][]report.SpecResult{}
@@ -498,45 +641,21 @@ func mergeShards(cat *spec.Catalogue, preview types.Report, shares [][]string, p
 			by[i][sr.Text] = append(by[i][sr.Text], sr)
 		}
 	}
-	templates, _ := framework.SpecResultsFromReport(cat, preview)
-	res := report.Results{Suite: SuiteName}
-	seen := map[string]int{}
-	for _, t := range templates {
-		n := seen[t.Text]
-		seen[t.Text]++
-		src, selected := owner[t.Text]
-		if !selected {
-			src = first
-		}
-		if src >= 0 && n < len(by[src][t.Text]) {
-			res.Specs = append(res.Specs, by[src][t.Text][n])
-			continue
-		}
-		t.State, t.Duration = report.Skipped, 0
-		t.Reason = report.NotSelected
-		if selected {
-			t.Reason = fmt.Sprintf("not run: process %d of %d ended without reporting it", src+1, len(shares))
-		}
-		res.Specs = append(res.Specs, t)
-	}
+	return by
+}
+
+// suiteFailuresOf are the processes' suite failures, each once, in the processes' order.
+func suiteFailuresOf(parts []*report.Results) []string {
+	var failures []string
 	for _, p := range parts {
 		if p == nil {
 			continue
 		}
 		for _, f := range p.SuiteFailures {
-			if !slices.Contains(res.SuiteFailures, f) {
-				res.SuiteFailures = append(res.SuiteFailures, f)
+			if !slices.Contains(failures, f) {
+				failures = append(failures, f)
 			}
 		}
 	}
-	res.SuiteFailures = append(res.SuiteFailures, notes...)
-	for _, p := range parts {
-		if p != nil {
-			res.Advisories = report.MergeAdvisories(res.Advisories, p.Advisories)
-		}
-	}
-	res.Rules = report.Verdicts(framework.Rules(cat), res.Specs)
-	res.SpecCounts, res.RuleCounts = report.Count(res.Specs, res.Rules)
-	res.Succeeded = len(res.SuiteFailures) == 0 && res.SpecCounts.Failed+res.SpecCounts.Blocked == 0 && res.SpecCounts.Passed > 0
-	return res
+	return failures
 }

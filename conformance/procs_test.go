@@ -1,11 +1,16 @@
 package conformance
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -13,6 +18,7 @@ import (
 	"github.com/onsi/ginkgo/v2"
 	"github.com/onsi/ginkgo/v2/types"
 
+	"github.com/mediaspec/mediaspec/conformance/framework"
 	"github.com/mediaspec/mediaspec/report"
 	"github.com/mediaspec/mediaspec/spec"
 )
@@ -275,5 +281,200 @@ func TestWriteWeights(t *testing.T) {
 	}
 	if err := os.WriteFile("weights.json", out, 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A split run starts a receiver per process: one fixed address or public URL cannot serve them.
+func TestCheckSplitReceiver(t *testing.T) {
+	for _, c := range []struct {
+		listen, url string
+		ok          bool
+	}{
+		{"", "", true},
+		{"off", "", true},
+		{"127.0.0.1:0", "", true},
+		{"127.0.0.1:8080", "", false},
+		{"", "https://hooks.example", false},
+	} {
+		err := checkSplitReceiver(Config{Procs: 2, ReceiverListen: c.listen, ReceiverPublicURL: c.url})
+		var setup *framework.SetupError
+		if (err == nil) != c.ok || err != nil && !errors.As(err, &setup) {
+			t.Errorf("listen %q, url %q: %v, want ok %v (or a setup error)", c.listen, c.url, err, c.ok)
+		}
+	}
+}
+
+// A process runs alone, with its key set (or the suite's own keys), and writes only its JSON
+// report, where the parent reads it.
+func TestChildConfig(t *testing.T) {
+	cfg := Config{Procs: 3, KeySetList: framework.KeySetList{{Key: "k2"}}, KeysFile: "keys.txt", Key: "k1",
+		JUnitReport: "j.xml", HTMLReport: "r.html", JSONReport: "r.json", LabelFilter: "AUTH-001"}
+	c := childConfig(cfg, 1, &framework.KeySet{Key: "k2", ReadKey: "r2", OtherKey: "o2"}, "/tmp/run")
+	if c.Procs != 1 || c.KeySetList != nil || c.KeysFile != "" || c.JUnitReport != "" || c.HTMLReport != "" ||
+		c.JSONReport != filepath.Join("/tmp/run", "process-2.json") || c.Key != "k2" || c.ReadKey != "r2" || c.OtherKey != "o2" ||
+		c.LabelFilter != "AUTH-001" {
+		t.Errorf("process 2's config: %+v", c)
+	}
+	if c := childConfig(cfg, 0, nil, "d"); c.Key != "k1" || c.JSONReport != filepath.Join("d", "process-1.json") {
+		t.Errorf("without a key set: %+v", c)
+	}
+	if cfg.Procs != 3 || len(cfg.KeySetList) != 1 || cfg.JSONReport != "r.json" {
+		t.Errorf("the run's config changed: %+v", cfg)
+	}
+}
+
+// The error of a run stopped before it started names the process and its key set, never a key,
+// and is a setup error when the process said its setup was wrong (exit status 2).
+func TestStartError(t *testing.T) {
+	r := newProcRun(&framework.Redactor{}, []*framework.KeySet{nil, {Key: "key-of-set-2"}}, io.Discard)
+	r.procs = make([]*proc, 2)
+	err := r.startError(1, &procMsg{Msg: "conformance: the key key-of-set-2 was refused (401)", Code: 2})
+	var setup *framework.SetupError
+	if !errors.As(err, &setup) || err.Error() != "process 2 of 2 (key set 2): the key [REDACTED] was refused (401)" {
+		t.Errorf("a setup failure: %T %v", err, err)
+	}
+	err = r.startError(0, &procMsg{Msg: "it ended before it was ready (exit status 1)", Code: 1})
+	if errors.As(err, &setup) || err.Error() != "conformance: process 1 of 2: it ended before it was ready (exit status 1)" {
+		t.Errorf("a process that ended: %T %v", err, err)
+	}
+	if err := r.startError(-1, &procMsg{Msg: "stopped before any spec ran", Code: 1}); err.Error() != "conformance: stopped before any spec ran" {
+		t.Errorf("stopped: %v", err)
+	}
+}
+
+// nopCloser is a process's stdin in a test: what the parent told it.
+type nopCloser struct{ bytes.Buffer }
+
+func (*nopCloser) Close() error { return nil }
+
+// told are the messages the parent wrote to a process's stdin.
+func told(t *testing.T, p *proc) []parentMsg {
+	t.Helper()
+	var ms []parentMsg
+	sc := bufio.NewScanner(bytes.NewReader(p.in.(*nopCloser).Bytes()))
+	for sc.Scan() {
+		var m parentMsg
+		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
+			t.Fatal(err)
+		}
+		ms = append(ms, m)
+	}
+	return ms
+}
+
+// The parent answers budget requests from the run's one budget, and with --fail-fast a failure in
+// one process stops every process.
+func TestHandleEvents(t *testing.T) {
+	newRun := func() *procRun {
+		r := newProcRun(&framework.Redactor{}, []*framework.KeySet{nil, nil}, io.Discard)
+		r.procs = []*proc{{in: &nopCloser{}}, {in: &nopCloser{}}}
+		return r
+	}
+	con := newConsole(io.Discard, false, map[string]int{"auth": 2})
+	r, budget := newRun(), framework.NewBudget(10)
+	for _, m := range []procMsg{{Ev: "take", ID: 1, N: 6}, {Ev: "take", ID: 2, N: 6}, {Ev: "give", N: 6}, {Ev: "take", ID: 3, N: 6}} {
+		r.handle(procEvent{n: 1, msg: &m}, con, budget, false)
+	}
+	got := told(t, r.procs[1])
+	if len(got) != 3 || got[0] != (parentMsg{ID: 1}) || got[1].ID != 2 || !strings.Contains(got[1].Err, "budget") || got[2] != (parentMsg{ID: 3}) {
+		t.Errorf("budget answers: %+v", got)
+	}
+	if len(told(t, r.procs[0])) != 0 {
+		t.Error("process 1 was answered another's request")
+	}
+
+	failed := specEvent{Area: "auth", Text: "auth a", State: "FAIL"}
+	for _, failFast := range []bool{false, true} {
+		r := newRun()
+		r.handle(procEvent{n: 0, msg: &procMsg{Ev: "will", Spec: &failed}}, con, budget, failFast)
+		r.handle(procEvent{n: 0, msg: &procMsg{Ev: "did", Spec: &failed}}, con, budget, failFast)
+		for i, p := range r.procs {
+			if stopped := slices.Contains(told(t, p), parentMsg{Stop: true}); stopped != failFast {
+				t.Errorf("fail-fast %v: process %d stopped %v", failFast, i+1, stopped)
+			}
+		}
+	}
+}
+
+// Processes start with their setup on stdin; the parent reads their events, sends a line that is
+// no event to stderr with keys redacted, and a process that fails its preflight stops them all with
+// its error. The processes here are cat: each echoes what the parent writes, so the test writes
+// their events on their stdin.
+func TestProcessesStartAndStop(t *testing.T) {
+	cat, err := exec.LookPath("cat")
+	if err != nil {
+		t.Skip("no cat on PATH")
+	}
+	// A file, as os.Stderr is: the processes write it themselves, and the parent from a goroutine each.
+	stderr, err := os.CreateTemp(t.TempDir(), "stderr")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stderr.Close()
+	r := newProcRun(&framework.Redactor{}, []*framework.KeySet{nil, {Key: "key-of-set-2"}}, stderr)
+	if err := r.spawn(exec.Command(cat), "p1.json", []byte(`{"ev":"ready"}`)); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.spawn(exec.Command(cat), "p2.json", []byte("not an event: key-of-set-2")); err != nil {
+		t.Fatal(err)
+	}
+	r.procs[1].tell(parentMsg{}) // an echoed parent message is an event of no kind: ignored
+	if _, err := io.WriteString(r.procs[1].in, `{"ev":"fail","msg":"conformance: the key was refused (401)","code":2}`+"\n"); err != nil {
+		t.Fatal(err)
+	}
+	err = r.awaitReady(context.Background())
+	var setup *framework.SetupError
+	if !errors.As(err, &setup) || err.Error() != "process 2 of 2 (key set 2): the key was refused (401)" {
+		t.Errorf("awaitReady: %T %v", err, err)
+	}
+	if r.ended != 2 || r.procs[0].err != nil || r.procs[1].err != nil {
+		t.Errorf("after the failure: %d of 2 ended (%v, %v)", r.ended, r.procs[0].err, r.procs[1].err)
+	}
+	if got, err := os.ReadFile(stderr.Name()); err != nil || string(got) != "process 2: not an event: [REDACTED]\n" {
+		t.Errorf("stderr: %q %v", got, err)
+	}
+}
+
+// The parent reads each process's report; one that wrote none (or a broken one) is a note.
+func TestCollectReports(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, text string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	r := newProcRun(&framework.Redactor{}, nil, io.Discard)
+	r.procs = []*proc{
+		{report: write("p1.json", `{"suite":"s","specs":[{"text":"auth a","state":"passed"}]}`)},
+		{report: filepath.Join(dir, "missing.json"), err: errors.New("exit status 2")},
+		{report: write("p3.json", `{"specs":`)},
+	}
+	parts, notes := r.collect()
+	if len(parts) != 3 || parts[0] == nil || len(parts[0].Specs) != 1 || parts[1] != nil || parts[2] != nil {
+		t.Errorf("parts: %+v", parts)
+	}
+	if len(notes) != 2 || notes[0] != "process 2 of 3 wrote no report (it ended: exit status 2)" || notes[1] != "process 3 of 3 wrote no report (it ended: <nil>)" {
+		t.Errorf("notes: %q", notes)
+	}
+}
+
+// Why processes were cancelled and what failed in their suites is said once, in their order.
+func TestMergedRunFailures(t *testing.T) {
+	part := func(cancelled string, failures ...string) *report.Results {
+		r := &report.Results{SuiteFailures: failures}
+		r.Run.Cancelled = cancelled
+		return r
+	}
+	parts := []*report.Results{part("interrupted (Ctrl-C)", "a"), nil, part("", "b", "a"), part("interrupted (Ctrl-C)"), part("timed out", "b")}
+	if got := cancelledOf(parts); got != "interrupted (Ctrl-C); timed out" {
+		t.Errorf("cancelled: %q", got)
+	}
+	if got := suiteFailuresOf(parts); !slices.Equal(got, []string{"a", "b"}) {
+		t.Errorf("suite failures: %q", got)
+	}
+	if cancelledOf([]*report.Results{nil, part("")}) != "" || suiteFailuresOf(nil) != nil {
+		t.Error("a run nothing cancelled or failed")
 	}
 }
