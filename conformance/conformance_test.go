@@ -3,9 +3,13 @@ package conformance_test
 import (
 	"bytes"
 	"context"
+	"flag"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/onsi/ginkgo/v2"
@@ -88,4 +92,32 @@ func envOr(name, def string) string {
 		return v
 	}
 	return def
+}
+
+// TestMain gives ExampleRun a process of its own. The suite runs once per process (Ginkgo keeps
+// one spec tree), TestConformance runs it in this one, and go test runs examples after tests: so a
+// run that selects everything (no -run) skips ExampleRun here, and TestExampleRunAlone runs it in
+// a child process of this binary. A run that selects with -run is taken as given.
+func TestMain(m *testing.M) {
+	flag.Parse()
+	if flag.Lookup("test.run").Value.String() == "" {
+		skip := flag.Lookup("test.skip")
+		pattern := "^ExampleRun$"
+		if s := skip.Value.String(); s != "" {
+			pattern = s + "|" + pattern
+		}
+		if err := skip.Value.Set(pattern); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(2)
+		}
+	}
+	os.Exit(m.Run())
+}
+
+// TestExampleRunAlone runs ExampleRun (its output checked) in a child process (see TestMain).
+func TestExampleRunAlone(t *testing.T) {
+	out, err := exec.Command(os.Args[0], "-test.run=^ExampleRun$", "-test.v").CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "--- PASS: ExampleRun") {
+		t.Fatalf("ExampleRun in its own process: %v\n%s", err, out)
+	}
 }

@@ -3,20 +3,15 @@ package conformance_test
 import (
 	"bytes"
 	"context"
-	"log/slog"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/mediaspec/mediaspec/conformance"
-	"github.com/mediaspec/mediaspec/mock"
-	"github.com/mediaspec/mediaspec/mock/clock"
-	"github.com/mediaspec/mediaspec/spec"
+	"github.com/mediaspec/mediaspec/internal/conformancetest"
 )
 
 // runHelperEnv makes the test binary act as the mediaspec check command: TestRun re-executes the
@@ -120,19 +115,7 @@ func TestRun(t *testing.T) {
 // runHelper is the child: it serves the mock and calls conformance.Run as the check command would.
 func runHelper(t *testing.T, filter string) {
 	ctx := context.Background()
-	doc, err := spec.OpenAPIJSON(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := mock.New(mock.Config{Seed: 2, Clock: clock.NewManual(time.Date(2026, 1, 5, 9, 0, 0, 0, time.UTC)),
-		OpenAPIJSON: doc, Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
-	ts := httptest.NewServer(srv)
-	defer ts.Close()
-	srv.SetPublicURL(ts.URL)
+	srv, _ := conformancetest.StartMock(t)
 	info := srv.Info()
 	// A run that is not the reference's names the probes' paths itself (the text gives none).
 	cfg := conformance.Config{
