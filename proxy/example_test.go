@@ -6,10 +6,8 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"time"
 
 	"github.com/mediaspec/mediaspec/mock"
-	"github.com/mediaspec/mediaspec/mock/clock"
 	"github.com/mediaspec/mediaspec/proxy"
 )
 
@@ -18,12 +16,7 @@ import (
 // the exchange. This client sends its API key from a browser (an Origin header), and keys are used
 // only from a server side (CORE-014): the proxy records one finding on the client's side.
 func ExampleNew() {
-	srv, err := mock.New(mock.Config{
-		Seed:      7,
-		Clock:     clock.NewManual(time.Date(2026, 1, 5, 9, 0, 0, 0, time.UTC)),
-		Logger:    slog.New(slog.DiscardHandler),
-		NoControl: true,
-	})
+	srv, err := mock.New(mock.Config{Logger: slog.New(slog.DiscardHandler), NoControl: true})
 	if err != nil {
 		panic(err)
 	}
