@@ -2,6 +2,7 @@ package specs
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -765,10 +766,25 @@ var (
 	priceWordsX = []string{"amount", "rate", "usd", "cents", "spend", "tariff"}
 )
 
+// amountText is a string that states an amount: a number, with or without a currency sign or a
+// credits or currency unit ("12", "$0.50", "3 credits", "0.2 USD").
+var amountText = regexp.MustCompile(`(?i)^\s*[$€£]?\s*[0-9]+([.,][0-9]+)?\s*(credits?|usd|eur|gbp|cents?)?\s*$`)
+
 // priceKeys walks a config schema and returns the path of every key (a keyword, an x- extension
-// keyword or a property name, at any depth) whose words name a price (Capability: the schema
-// "carries no price"). Values that are data (enum, const, default, examples) are not walked.
+// keyword or a property name, at any depth) that carries a price (Capability: the schema "carries
+// no price"): its words name a price and it holds an amount. A word alone is not a price: a
+// property charge_level with an enum of strings, or cost_profile, a quality against speed knob,
+// is an ordinary setting. An amount is a number or a string stating one; under a keyword, any
+// amount inside its value (billing: {cost: 7}); for a property, a number its schema fixes (const,
+// default, enum or examples), for the property's own schema is the shape of an input, not a price.
+// Values that are data (enum, const, default, examples) are not walked for keys.
 func priceKeys(v any, path string) []string {
+	return priceKeysIn(v, path, false)
+}
+
+// priceKeysIn is priceKeys for v, a map whose keys are property names when names is set (the
+// value of properties, patternProperties, $defs or definitions), else keywords.
+func priceKeysIn(v any, path string, names bool) []string {
 	var out []string
 	switch t := v.(type) {
 	case map[string]any:
@@ -776,25 +792,67 @@ func priceKeys(v any, path string) []string {
 			p := path + "." + k
 			words := keyWords(k)
 			hit := slices.ContainsFunc(words, func(w string) bool { return slices.Contains(priceWords, w) })
-			if strings.HasPrefix(strings.ToLower(k), "x-") {
+			if !names && strings.HasPrefix(strings.ToLower(k), "x-") {
 				hit = hit || slices.ContainsFunc(words, func(w string) bool { return slices.Contains(priceWordsX, w) })
 			}
-			if hit {
+			if hit && (names && fixesAmount(sub) || !names && holdsAmount(sub)) {
 				out = append(out, p)
+			}
+			if names {
+				out = append(out, priceKeysIn(sub, p, false)...)
+				continue
 			}
 			switch k {
 			case "enum", "const", "default", "examples", "example", "description", "title":
 				continue
+			case "properties", "patternProperties", "$defs", "definitions":
+				out = append(out, priceKeysIn(sub, p, true)...)
+				continue
 			}
-			out = append(out, priceKeys(sub, p)...)
+			out = append(out, priceKeysIn(sub, p, false)...)
 		}
 	case []any:
 		for i, sub := range t {
-			out = append(out, priceKeys(sub, fmt.Sprintf("%s[%d]", path, i))...)
+			out = append(out, priceKeysIn(sub, fmt.Sprintf("%s[%d]", path, i), false)...)
 		}
 	}
 	sort.Strings(out)
 	return out
+}
+
+// holdsAmount reports whether v is an amount or holds one at any depth.
+func holdsAmount(v any) bool {
+	switch t := v.(type) {
+	case json.Number, float64, int, int64:
+		return true
+	case string:
+		return amountText.MatchString(t)
+	case map[string]any:
+		for _, sub := range t {
+			if holdsAmount(sub) {
+				return true
+			}
+		}
+	case []any:
+		for _, sub := range t {
+			if holdsAmount(sub) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// fixesAmount reports whether v, a property's schema, fixes an amount: its const, default, enum or
+// examples hold one.
+func fixesAmount(v any) bool {
+	m, _ := v.(map[string]any)
+	for _, k := range []string{"const", "default", "enum", "examples", "example"} {
+		if sub, ok := m[k]; ok && holdsAmount(sub) {
+			return true
+		}
+	}
+	return false
 }
 
 // keyWords splits a key into lowercase words at non-letters, digits and camelCase humps.

@@ -501,6 +501,11 @@ func LegalVariants() ([]Variant, error) {
 			Hooks: hookDocs(drop.event, nil), Filter: "",
 		},
 		{
+			Name: "schema-price-words", Change: "every config_schema offers two more optional settings named with price words: charge_level (low, standard, high) and cost_profile (a quality against speed knob), accepted and ignored",
+			Allows: "Capability: the schema is strict and carries no price; a setting whose name holds a price word states no amount",
+			API:    priceWordSettings(), Filter: `/^(CAP|PRESET|EST|SUBMIT|TALK|ERR|VER)-/`,
+		},
+		{
 			Name: "options-answered", Change: "OPTIONS answers 204 with Allow and no CORS header",
 			Allows: "What the service does 9: the API sends no CORS headers (nothing about OPTIONS)",
 			API:    optionsAnswered(), Filter: `/^CORE-004$/`,

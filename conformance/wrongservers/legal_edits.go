@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/url"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -537,4 +538,72 @@ func items(s *openapi3.Schema) *openapi3.Schema {
 		}
 	}
 	return nil
+}
+
+// priceWordSettings are config settings whose names hold a price word but state no price: each
+// capability's config_schema lists them (optional strings of an enum), and a config naming one
+// of their values has it taken out before the mock sees it (the setting changes nothing). Any
+// other value is left in, for the mock to refuse as it refuses an unknown key: invalid_config
+// naming it. The control API removes and restores their enum values as the mock does its own
+// (PUT and DELETE /capabilities/{id}/enum-removals/{field}/{value}).
+func priceWordSettings() Wrap {
+	settings := map[string][]any{
+		"charge_level": {"low", "standard", "high"},
+		"cost_profile": {"fast", "balanced", "quality"},
+	}
+	about := map[string]string{
+		"charge_level": "How strongly the style is applied.",
+		"cost_profile": "Quality against speed; the price is the same for each.",
+	}
+	removal := regexp.MustCompile(`^` + controlPrefix + `/capabilities/([^/]+)/enum-removals/([^/]+)/([^/]+)$`)
+	return func(env *Env, next http.Handler) http.Handler {
+		var mu sync.Mutex             // guards removed
+		removed := map[string][]any{} // capability id + "/" + setting -> its values removed
+		values := func(capID, k string) []any {
+			mu.Lock()
+			defer mu.Unlock()
+			return slices.DeleteFunc(slices.Clone(settings[k]), func(v any) bool { return slices.Contains(removed[capID+"/"+k], v) })
+		}
+		api := chainWraps(
+			schemaOf(func(capID string, schema map[string]any) {
+				if props := obj(schema, "properties"); props != nil {
+					for k := range settings {
+						props[k] = map[string]any{"type": "string", "enum": values(capID, k), "default": settings[k][1], "description": about[k]}
+					}
+				}
+			}),
+			rewriteBody(spendCall, func(d map[string]any) bool {
+				capID, _ := d["capability_id"].(string)
+				cfg, changed := obj(d, "config"), false
+				for k, v := range cfg {
+					if _, ok := settings[k]; ok && slices.Contains(values(capID, k), v) {
+						delete(cfg, k)
+						changed = true
+					}
+				}
+				return changed
+			}))(env, next)
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			m := removal.FindStringSubmatch(r.URL.Path)
+			if m == nil || (r.Method != http.MethodPut && r.Method != http.MethodDelete) {
+				api.ServeHTTP(w, r)
+				return
+			}
+			capID, k, v := m[1], m[2], m[3]
+			if _, ok := settings[k]; !ok || !slices.Contains(settings[k], any(v)) {
+				api.ServeHTTP(w, r)
+				return
+			}
+			mu.Lock()
+			key := capID + "/" + k
+			removed[key] = slices.DeleteFunc(removed[key], func(x any) bool { return x == v })
+			if r.Method == http.MethodPut {
+				removed[key] = append(removed[key], v)
+			}
+			mu.Unlock()
+			a := &answer{header: http.Header{}, status: http.StatusOK}
+			a.setDoc(map[string]any{"ok": true, "capability_id": capID, "field": k, "value": v, "removed": r.Method == http.MethodPut})
+			a.send(w)
+		})
+	}
 }
