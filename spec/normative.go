@@ -120,6 +120,19 @@ func (n *normalizer) run() error {
 		}
 	}
 
+	// Read from the document as written, before its responses are made bare.
+	successHeaders := map[string]map[string]any{}
+	for _, path := range sortedKeys(paths) {
+		for _, m := range httpMethods {
+			if op := obj(obj(paths[path])[m]); op != nil {
+				ptr := pointer("paths", path, m)
+				if h := n.successHeaders(ptr, obj(op["responses"])); h != nil {
+					successHeaders[ptr] = h
+				}
+			}
+		}
+	}
+
 	for _, name := range ansSchemas {
 		n.schema(pointer("components", "schemas", name), obj(n.schemas[name]))
 	}
@@ -142,6 +155,10 @@ func (n *normalizer) run() error {
 			ptr := pointer("paths", path, m)
 			p, ok := n.prov(ptr, op)
 			responses := obj(op["responses"])
+			onSuccess := successHeaders[ptr]
+			if ok && p.Is.Reference() {
+				onSuccess = nil
+			}
 			for _, status := range sortedKeys(responses) {
 				rp := ptr + pointer("responses", status)[1:]
 				entry := obj(responses[status])
@@ -164,6 +181,9 @@ func (n *normalizer) run() error {
 					responses[status] = bareResponse(entry, ep.Is.Where)
 				}
 			}
+			if len(onSuccess) > 0 {
+				n.judgeOnSuccess(responses, onSuccess)
+			}
 			for _, cbName := range sortedKeys(obj(op["callbacks"])) {
 				n.contentSchemasIn(obj(op["callbacks"])[cbName])
 			}
@@ -177,6 +197,77 @@ func (n *normalizer) run() error {
 		return fmt.Errorf("malformed %s:\n  %s", ProvenanceKey, strings.Join(n.errs, "\n  "))
 	}
 	return nil
+}
+
+// successHeaders returns the headers the text states on an operation's success answer when the
+// text states no success status: every 2xx response of the operation is `reference:` (the
+// reference chose the status), and a header of one of them is `text:`. Such a header is stated
+// for the answer, whatever success status a server picks: "An invoke answers with a Location
+// header naming the run" (Gaps in the endpoint shapes) gives no status, so the reference's 201 is
+// its choice, yet the header is the text's. It returns nil when the text states a success status
+// (its own response entry judges its headers) or no header. It reads the document as written:
+// call it before the responses are made bare.
+func (n *normalizer) successHeaders(opPtr string, responses map[string]any) map[string]any {
+	out := map[string]any{}
+	for _, status := range sortedKeys(responses) {
+		if !isSuccess(status) {
+			continue
+		}
+		rp := opPtr + pointer("responses", status)[1:]
+		entry := obj(responses[status])
+		target := entry
+		p, has := n.prov(rp, entry)
+		if ref, _ := entry["$ref"].(string); ref != "" {
+			target = n.resolve(ref)
+			if !has {
+				p, has = n.prov(ref, target)
+			}
+		}
+		if !has || !p.Is.Reference() {
+			return nil // a success status of the text's, or one unannotated: judged as written
+		}
+		headers := obj(target["headers"])
+		for _, name := range sortedKeys(headers) {
+			h := obj(headers[name])
+			hp, hhas := n.prov(rp+pointer("headers", name)[1:], h)
+			if ref, _ := h["$ref"].(string); ref != "" && !hhas {
+				hp, hhas = n.prov(ref, n.resolve(ref))
+			}
+			if !hhas || hp.Is.Reference() {
+				continue
+			}
+			c := obj(deepCopy(h))
+			if c["$ref"] == nil {
+				n.keywords(rp+pointer("headers", name, "schema")[1:], obj(c["schema"]), hp)
+			}
+			out[name] = c
+		}
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
+}
+
+// judgeOnSuccess puts the text's success headers (successHeaders) on every bare success response
+// of the operation and on a 2XX range response, added when the operation has none, so that any
+// success status a server answers with is held to them; the bodies stay unchecked.
+func (n *normalizer) judgeOnSuccess(responses, headers map[string]any) {
+	why := "success status and body not stated; the text's headers are judged on any success status"
+	for _, status := range sortedKeys(responses) {
+		if isSuccess(status) {
+			desc, _ := obj(responses[status])["description"].(string)
+			responses[status] = map[string]any{"description": desc, "headers": deepCopy(headers), ProvenanceKey: "reference: " + why}
+		}
+	}
+	if _, has := responses["2XX"]; !has {
+		responses["2XX"] = map[string]any{"description": "Any success the text allows: " + why, "headers": deepCopy(headers), ProvenanceKey: "reference: " + why}
+	}
+}
+
+// isSuccess reports whether a responses key is a 2xx status or the 2XX range.
+func isSuccess(status string) bool {
+	return len(status) == 3 && status[0] == '2'
 }
 
 // bareResponse is a response that checks nothing: no headers, no body schema.

@@ -1,0 +1,85 @@
+package spec
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// The workflow invoke's Location is stated by the text ("An invoke answers with a Location header
+// naming the run") though its status is not (the reference's 201 is its choice): it is judged on
+// any success status a server answers with, and never on a refusal.
+func TestTextHeaderOnAReferenceSuccessStatus(t *testing.T) {
+	ctx := context.Background()
+	j, err := NewJudge(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	loc := "/api/v1/workflow-runs/wfr_338c513f676a01937895fd8de6ad2f00"
+	run := `{"ok":true,"workflow_run_id":"wfr_338c513f676a01937895fd8de6ad2f00"}`
+	refusal := `{"error":{"ok":false,"code":"max_credits_exceeded","message":"m","retryable":false,"credits_charged":0}}`
+	for _, path := range []string{"/api/v1/workflows/templates/hero_image/invoke", "/api/v1/workflows/wf_338c513f676a01937895fd8de6ad2f00/invoke"} {
+		cases := []struct {
+			name     string
+			status   int
+			header   http.Header
+			body     string
+			location bool // the failure names header Location
+		}{
+			{name: "the reference's 201 with Location", status: 201, header: ansHeader("Location", loc, "Cache-Control", "no-store"), body: run},
+			{name: "another success status with Location", status: 202, header: ansHeader("Location", loc), body: `{"run":"queued"}`},
+			{name: "200 with Location and no body the reference shows", status: 200, header: ansHeader("Location", loc), body: `{}`},
+			{name: "201 without Location", status: 201, header: ansHeader("Cache-Control", "no-store"), body: run, location: true},
+			{name: "202 without Location", status: 202, header: ansHeader(), body: run, location: true},
+			{name: "a refusal carries no Location", status: 402, header: ansHeader(), body: refusal},
+		}
+		for _, tc := range cases {
+			t.Run(path+" "+tc.name, func(t *testing.T) {
+				r := httptest.NewRequest(http.MethodPost, path, nil)
+				failure, _ := j.Response(ctx, r, tc.status, tc.header, []byte(tc.body))
+				named := failure != nil && strings.Contains(failure.Error(), "Location")
+				if named != tc.location {
+					t.Errorf("failure = %v; want one naming header Location: %v", failure, tc.location)
+				}
+				if !tc.location && failure != nil {
+					t.Errorf("failure = %v, want none", failure)
+				}
+			})
+		}
+	}
+}
+
+// Only an operation whose success statuses are all the reference's gets the 2XX range: where the
+// text states the status (POST /generations answers 201 with Location), that entry judges alone.
+func TestSuccessRangeOnlyWhereTheTextStatesNoStatus(t *testing.T) {
+	ctx := context.Background()
+	doc, err := LoadOpenAPI(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	norm, err := Normative(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ranged []string
+	for path, item := range norm.Paths.Map() {
+		for method, op := range item.Operations() {
+			if op.Responses.Value("2XX") != nil && doc.Paths.Find(path).GetOperation(method).Responses.Value("2XX") == nil {
+				ranged = append(ranged, method+" "+path)
+			}
+		}
+	}
+	slices.Sort(ranged)
+	for _, want := range []string{"POST /workflows/templates/{key}/invoke", "POST /workflows/{id}/invoke"} {
+		if !slices.Contains(ranged, want) {
+			t.Errorf("%s judges its Location on no success status but the reference's: ranged %v", want, ranged)
+		}
+	}
+	if slices.Contains(ranged, "POST /generations") {
+		t.Error("POST /generations: the text states 201; no range is added")
+	}
+	t.Logf("operations whose text-stated success headers are judged on any success status: %v", ranged)
+}
