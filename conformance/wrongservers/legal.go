@@ -316,6 +316,13 @@ const (
 	broadSpecs     = `/^(CORE|ERR|EST|SUBMIT|GEN|CAP|PRESET|WH|BATCH|UPLOAD|EVT|DLV)-/`
 )
 
+// rewrite is a variant that only rewrites the mock's answers (no hooks, no check flags, part of
+// the combination): its name, what changes, the text that allows it, the rewrite, and the filter
+// of the specs that can see it.
+func rewrite(name, change, allows string, api Wrap, filter string) Variant {
+	return Variant{Name: name, Change: change, Allows: allows, API: api, Filter: filter}
+}
+
 // LegalVariants is the table of legal variants.
 func LegalVariants() ([]Variant, error) {
 	drop, err := newRefDropper()
@@ -325,11 +332,9 @@ func LegalVariants() ([]Variant, error) {
 	reversed := func(v any) []byte { return encodeOrdered(v, false) }
 	pretty := func(v any) []byte { return encodeOrdered(v, true) }
 	vs := []Variant{
-		{
-			Name: "extra-fields", Change: "every object of every answer (and every error object) carries a key more",
-			Allows: "Versioning 4: new response field ships without warning; clients ignore unknown response fields",
-			API:    addFields(), Filter: broadSpecs,
-		},
+		rewrite("extra-fields", "every object of every answer (and every error object) carries a key more",
+			"Versioning 4: new response field ships without warning; clients ignore unknown response fields",
+			addFields(), broadSpecs),
 		{
 			Name: "event-extra-fields", Change: "every delivery's envelope and every object of its data carry a key more",
 			Allows: "Versioning 4 (new response fields); Events > Delivery lists the envelope's keys, not that there are no others",
@@ -372,21 +377,15 @@ func LegalVariants() ([]Variant, error) {
 			Hooks:  hookBytes(func(h http.Header, b []byte) []byte { h.Set("User-Agent", "Acme-Webhooks/1.0"); return b }),
 			Filter: hookSpecs,
 		},
-		{
-			Name: "fractional-credits", Change: "an estimate's credits is fractional (x 0.99995) where the padded hold stays the same",
-			Allows: "Estimate answer: credits is a number; max_credits_needed an integer",
-			API:    fractionalCredits(), Filter: spendSpecs,
-		},
-		{
-			Name: "short-pages", Change: "every list page of two or more rows comes as two pages, the cursors kept coherent",
-			Allows: "What the service does 8: a page can be shorter than limit; only next_cursor null means the end",
-			API:    splitPages(), Filter: listSpecs,
-		},
-		{
-			Name: "trailing-empty-page", Change: "the page holding a list's last row has a next_cursor, which reads an empty page with next_cursor null (not presets)",
-			Allows: "What the service does 8: only next_cursor null means the end (GET /presets alone says null on the last page)",
-			API:    trailingEmptyPage(), Filter: listSpecs,
-		},
+		rewrite("fractional-credits", "an estimate's credits is fractional (x 0.99995) where the padded hold stays the same",
+			"Estimate answer: credits is a number; max_credits_needed an integer",
+			fractionalCredits(), spendSpecs),
+		rewrite("short-pages", "every list page of two or more rows comes as two pages, the cursors kept coherent",
+			"What the service does 8: a page can be shorter than limit; only next_cursor null means the end",
+			splitPages(), listSpecs),
+		rewrite("trailing-empty-page", "the page holding a list's last row has a next_cursor, which reads an empty page with next_cursor null (not presets)",
+			"What the service does 8: only next_cursor null means the end (GET /presets alone says null on the last page)",
+			trailingEmptyPage(), listSpecs),
 		{
 			Name: "no-description", Change: "no live REST description at /openapi.json (404); the target names none",
 			Allows: "Versioning 1: read info.version of the live REST description (its path is never given)",
@@ -425,21 +424,15 @@ func LegalVariants() ([]Variant, error) {
 			API:    chainWraps(movePath("/livez", "/health/live"), movePath("/readyz", "/health/ready")),
 			Args:   []string{"--live-path", "/livez", "--ready-path", "/readyz"}, Filter: probeSpecs,
 		},
-		{
-			Name: "probes-other-answers", Change: "the probes answer {\"alive\": true} and {\"ready\": bool}",
-			Allows: "health probe answers: not shown",
-			API:    probeAnswers(), Filter: probeSpecs,
-		},
-		{
-			Name: "other-wording", Change: "message, next_action, summary, charge_summary and note reworded (their names and numbers kept)",
-			Allows: "Versioning 3: wording of message, next_action, charge_summary, note is detail; What the service does 6",
-			API:    reword(), Filter: broadSpecs,
-		},
-		{
-			Name: "retry-after-only-where-stated", Change: "error.retry_after_seconds only on rate_limited, submission_in_flight and request_blocked; Retry-After only on rate limits that carry a wait",
-			Allows: "Errors: retry_after_seconds: some codes only; a Retry-After header on some rate limits",
-			API:    retryAfterOnlyWhereStated(), Filter: errorSpecs,
-		},
+		rewrite("probes-other-answers", "the probes answer {\"alive\": true} and {\"ready\": bool}",
+			"health probe answers: not shown",
+			probeAnswers(), probeSpecs),
+		rewrite("other-wording", "message, next_action, summary, charge_summary and note reworded (their names and numbers kept)",
+			"Versioning 3: wording of message, next_action, charge_summary, note is detail; What the service does 6",
+			reword(), broadSpecs),
+		rewrite("retry-after-only-where-stated", "error.retry_after_seconds only on rate_limited, submission_in_flight and request_blocked; Retry-After only on rate limits that carry a wait",
+			"Errors: retry_after_seconds: some codes only; a Retry-After header on some rate limits",
+			retryAfterOnlyWhereStated(), errorSpecs),
 		{
 			Name: "settlement-released", Change: "a failed job's settled credits read settlement released instead of open",
 			Allows: "Credits object: settlement string (values seen: open, captured)",
@@ -481,11 +474,9 @@ func LegalVariants() ([]Variant, error) {
 				listedOnly(route(http.MethodDelete, "/webhooks/[^/]+"), keys("ok", "webhook_id", "deleted"))),
 			Hooks: eventsListedOnly(), Filter: hookSpecs,
 		},
-		{
-			Name: "errors-listed-only", Change: "error objects carry only the fields the Errors table lists (no field, fields, accepted_content_types, asset_ids, limit amounts)",
-			Allows: "Errors: every failure body; the refusal names the field or ids (in its message)",
-			API:    docs(anyAPI, failure, func(_ *http.Request, _ *answer, d map[string]any) { errorShown.keep(d) }), Filter: errorSpecs,
-		},
+		rewrite("errors-listed-only", "error objects carry only the fields the Errors table lists (no field, fields, accepted_content_types, asset_ids, limit amounts)",
+			"Errors: every failure body; the refusal names the field or ids (in its message)",
+			docs(anyAPI, failure, func(_ *http.Request, _ *answer, d map[string]any) { errorShown.keep(d) }), errorSpecs),
 		{
 			Name: "reference-fields-dropped", Change: "every property the document marks reference (x-provenance) is left out of answers and deliveries",
 			Allows: "each dropped element's x-provenance: the text says not shown or is silent",
@@ -500,16 +491,12 @@ func LegalVariants() ([]Variant, error) {
 			}),
 			Hooks: hookDocs(drop.event, nil), Filter: "",
 		},
-		{
-			Name: "schema-price-words", Change: "every config_schema offers two more optional settings named with price words: charge_level (low, standard, high) and cost_profile (a quality against speed knob), accepted and ignored",
-			Allows: "Capability: the schema is strict and carries no price; a setting whose name holds a price word states no amount",
-			API:    priceWordSettings(), Filter: `/^(CAP|PRESET|EST|SUBMIT|TALK|ERR|VER)-/`,
-		},
-		{
-			Name: "options-answered", Change: "OPTIONS answers 204 with Allow and no CORS header",
-			Allows: "What the service does 9: the API sends no CORS headers (nothing about OPTIONS)",
-			API:    optionsAnswered(), Filter: `/^CORE-004$/`,
-		},
+		rewrite("schema-price-words", "every config_schema offers two more optional settings named with price words: charge_level (low, standard, high) and cost_profile (a quality against speed knob), accepted and ignored",
+			"Capability: the schema is strict and carries no price; a setting whose name holds a price word states no amount",
+			priceWordSettings(), `/^(CAP|PRESET|EST|SUBMIT|TALK|ERR|VER)-/`),
+		rewrite("options-answered", "OPTIONS answers 204 with Allow and no CORS header",
+			"What the service does 9: the API sends no CORS headers (nothing about OPTIONS)",
+			optionsAnswered(), `/^CORE-004$/`),
 	}
 	vs = append(vs, configKeyVariants()...) // legal_configkeys.go
 	return vs, nil
