@@ -601,7 +601,7 @@ func priceWordSettings() Wrap {
 				removed[key] = append(removed[key], v)
 			}
 			mu.Unlock()
-			a := &answer{header: http.Header{}, status: http.StatusOK}
+			a := &answer{header: http.Header{"Content-Type": {"application/json"}}, status: http.StatusOK}
 			a.setDoc(map[string]any{"ok": true, "capability_id": capID, "field": k, "value": v, "removed": r.Method == http.MethodPut})
 			a.send(w)
 		})
