@@ -84,6 +84,8 @@ func (p *Proxy) checkAnswer(c *call) {
 		if v, ok := c.obj["upload_expires_in_seconds"]; ok && ex.status == http.StatusCreated && fmt.Sprint(v) != "300" {
 			p.find(c, SideServer, "UPLOAD-002", false, fmt.Sprintf("upload_expires_in_seconds is %v: the signed PUT lasts 300 seconds.", v))
 		}
+	case "GET /credits/balance":
+		p.checkBalance(c)
 	case "POST /generations":
 		p.checkSubmit(c)
 	case "GET /generations/{id}", "GET /generations/{id}/wait":
@@ -193,6 +195,9 @@ func (p *Proxy) checkError(c *call) {
 				p.find(c, SideServer, "ERR-015", false, "in_flight.status "+st+" is not a still-running status.")
 			}
 		}
+	}
+	if ex.status == http.StatusPaymentRequired {
+		p.checkSpendRefusal(c, code, e)
 	}
 	if code == "max_credits_exceeded" {
 		if lim, ok := e["limit"].(map[string]any); !ok || lim["bound_by"] != "max_credits" {

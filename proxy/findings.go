@@ -84,6 +84,9 @@ type Report struct {
 	Totals    []RuleCount `json:"totals"`
 	Dropped   int         `json:"dropped"`
 	Exchanges int64       `json:"exchanges"`
+	// Unjudged counts the exchanges forwarded but not judged because the judging queue was full
+	// (the forwarding never waits for the judge): their rules were not checked.
+	Unjudged int64 `json:"unjudged"`
 }
 
 // findingKey groups repeats: the same rule broken by the same side and key on the same route.

@@ -15,7 +15,9 @@ import (
 	"github.com/mediaspec/mediaspec/spec"
 )
 
-// work judges the queued exchanges in order until the queue is closed.
+// work is the ordered stage: it takes the queued exchanges in the order they ended, waits until
+// the parallel stage is done with each, and runs the rules across exchanges until the queue is
+// closed.
 func (p *Proxy) work() {
 	defer close(p.done)
 	for it := range p.queue {
@@ -23,8 +25,19 @@ func (p *Proxy) work() {
 			close(it.marker)
 			continue
 		}
-		p.judgeExchange(it.ex)
+		<-it.ex.ready
+		p.queued.Add(-it.ex.size)
+		p.judgeOrdered(it.ex)
 		p.remember(it.ex)
+	}
+}
+
+// judgeWorker is one worker of the parallel stage: the rules one exchange shows on its own.
+func (p *Proxy) judgeWorker() {
+	defer p.workers.Done()
+	for ex := range p.pool {
+		p.judgeSingle(ex)
+		close(ex.ready)
 	}
 }
 
@@ -41,24 +54,15 @@ type call struct {
 	obj     map[string]any // answer as an object (nil otherwise)
 	at      time.Time
 	apiPath string // path relative to the base path
+	health  bool
 }
 
-// judgeExchange runs every check of one exchange.
-func (p *Proxy) judgeExchange(ex *exchange) {
-	p.current = ex
-	defer func() { p.current = nil }()
+// judgeSingle runs the checks of one exchange that need no other (parallel stage): the request
+// and the answer against the description, and the rules an answer shows on its own. It leaves the
+// decoded exchange in ex.call for the ordered stage.
+func (p *Proxy) judgeSingle(ex *exchange) {
 	ex.key, ex.keyID = keyOf(ex.header)
-	switch {
-	case strings.HasPrefix(ex.path, audit.ControlBase+"/"):
-		p.observeControl(ex)
-		return
-	case strings.HasPrefix(ex.path, audit.FilesPath):
-		if !ex.failed {
-			p.auditor.Observe(audit.Exchange{Method: ex.method, Path: ex.path, RawQuery: ex.rawQuery, Status: ex.status,
-				Start: ex.svcStart, End: ex.svcEnd})
-		}
-		return
-	case !p.isAPI(ex.path) || ex.failed:
+	if !p.isAPI(ex.path) || ex.failed {
 		return
 	}
 	c := &call{ex: ex, at: ex.start, line: ex.method + " " + ex.path}
@@ -79,20 +83,15 @@ func (p *Proxy) judgeExchange(ex *exchange) {
 		c.answer = decodeJSON(ex.answer)
 		c.obj, _ = c.answer.(map[string]any)
 	}
-	health := strings.HasPrefix(c.apiPath, "/health/")
+	c.health = strings.HasPrefix(c.apiPath, "/health/")
+	ex.call = c
 
-	// The client: the request against the description, then the audit's duties.
+	// The client: the request against the description.
 	if !ex.bodyCut && c.route != "" {
 		if err := p.judge.Request(c.req.Context(), c.req, ex.body); err != nil && bodyViolation(err) {
 			p.find(c, SideClient, requestRule(c.route), false, "The request body breaks the description: "+sentence(err))
 		}
 	}
-	if !health {
-		p.auditor.Observe(audit.Exchange{KeyID: ex.keyID, WorkspaceID: p.st.workspaceOf(ex.keyID), Method: ex.method, Path: ex.path,
-			RawQuery: ex.rawQuery, Origin: ex.header.Get("Origin"), Body: ex.body, Status: ex.status,
-			RetryAfter: ex.respHeader.Get("Retry-After"), Answer: ex.answer, Start: ex.svcStart, End: ex.svcEnd})
-	}
-
 	// The server: the answer against the description, then the rules an answer shows.
 	if !ex.answerCut {
 		failure, advisory := p.judge.Response(c.req.Context(), c.req, ex.status, ex.respHeader, ex.answer)
@@ -104,6 +103,39 @@ func (p *Proxy) judgeExchange(ex *exchange) {
 		}
 	}
 	p.checkAnswer(c)
+}
+
+// judgeOrdered runs the checks across exchanges on one exchange (ordered stage): the control
+// API's effects, the audit's client duties, and the rules across exchanges of state.go.
+func (p *Proxy) judgeOrdered(ex *exchange) {
+	p.current = ex
+	defer func() { p.current = nil }()
+	if p.lost.Swap(0) > 0 {
+		// Exchanges were dropped unjudged: the audit's memory (ids and cursors handed out, calls
+		// refused) may miss what they showed, so it starts afresh rather than blame the client for
+		// an answer it did not see. The rules across exchanges of state.go hold whatever traffic
+		// went unseen.
+		p.auditor.Forget()
+	}
+	switch {
+	case strings.HasPrefix(ex.path, audit.ControlBase+"/"):
+		p.observeControl(ex)
+		return
+	case strings.HasPrefix(ex.path, audit.FilesPath):
+		if !ex.failed {
+			p.auditor.Observe(audit.Exchange{Method: ex.method, Path: ex.path, RawQuery: ex.rawQuery, Status: ex.status,
+				Start: ex.svcStart, End: ex.svcEnd})
+		}
+		return
+	case ex.call == nil:
+		return
+	}
+	c := ex.call
+	if !c.health {
+		p.auditor.Observe(audit.Exchange{KeyID: ex.keyID, WorkspaceID: p.st.workspaceOf(ex.keyID), Method: ex.method, Path: ex.path,
+			RawQuery: ex.rawQuery, Origin: ex.header.Get("Origin"), Body: ex.body, Status: ex.status,
+			RetryAfter: ex.respHeader.Get("Retry-After"), Answer: ex.answer, Start: ex.svcStart, End: ex.svcEnd})
+	}
 	p.st.observe(p, c)
 }
 
@@ -155,13 +187,19 @@ func (p *Proxy) observeControl(ex *exchange) {
 	}
 	p.auditor.ForgetCalls()
 	seg := strings.Split(strings.Trim(rel, "/"), "/")
-	if len(seg) == 3 && seg[0] == "workspaces" && seg[2] == "keys" {
-		if m, ok := decodeJSON(ex.answer).(map[string]any); ok {
-			if key, ok := m["key"].(string); ok {
-				_, id := keyOf(http.Header{"Authorization": {"Bearer " + key}})
-				p.st.joinWorkspace(id, seg[1])
-			}
+	m, _ := decodeJSON(ex.answer).(map[string]any)
+	buckets, _ := m["buckets"].(map[string]any)
+	controlID, _ := m["key_id"].(string)
+	switch {
+	case len(seg) == 3 && seg[0] == "workspaces" && seg[2] == "keys":
+		if key, ok := m["key"].(string); ok {
+			_, id := keyOf(http.Header{"Authorization": {"Bearer " + key}})
+			p.st.joinWorkspace(id, seg[1])
+			p.st.controlKey(id, controlID, len(buckets) > 0)
 		}
+	case len(seg) == 2 && seg[0] == "keys" && ex.method == http.MethodPatch:
+		// The answer names the key by the control API's id only.
+		p.st.controlKey("", seg[1], len(buckets) > 0)
 	}
 }
 

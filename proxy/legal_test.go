@@ -25,6 +25,9 @@ func TestLegalVariantsBehindTheProxy(t *testing.T) {
 			tg := startTarget(t, func(next http.Handler) http.Handler { return v.API(&wrongservers.Env{}, next) })
 			c := tg.client(t, tg.info.GenerateKey)
 			walkAPI(t, tg, c, false)
+			ledgerWalk(t, tg, c)
+			ledgerWalk(t, tg, budgetKey(t, tg))
+			bucketWalk(t, tg)
 			c.do("GET", "/generations/gen_0123456789abcdef0123456789abcdef", nil)                                 // not_found
 			c.do("POST", "/estimates", map[string]any{"capability_id": "tts", "config": map[string]any{"zz": 1}}) // invalid_config
 			(&client{t: t, base: tg.through}).do("GET", "/credits/balance", nil)                                  // not_authorized

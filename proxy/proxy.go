@@ -2,8 +2,10 @@
 // of the media generation API, forwards every request and answer unchanged, and judges the traffic
 // it carries against the contract, both sides, with state across exchanges.
 //
-// Each exchange is judged after its answer was streamed to the client, off the request's path, by
-// one worker that sees the exchanges in the order they ended:
+// Each exchange is judged after its answer was streamed to the client, off the request's path, in
+// two stages: the rules one exchange shows on its own run on a pool of workers in parallel; the
+// rules across exchanges (and the audit's client duties) then run on one goroutine that sees the
+// exchanges in the order they ended:
 //
 //   - the request against the REST description and the client duties of `mediaspec mock --audit`
 //     (package mock/audit, driven here by observed exchanges instead of from inside the mock);
@@ -12,7 +14,9 @@
 //     an answer shows on its own (error envelope and table, ids, CORS, links, wait and submit
 //     answers);
 //   - rules across exchanges, passively: statuses moving along the stated order, a submit held
-//     within max_credits and the estimate, cursor walks, Retry-After coherence (see state.go).
+//     within max_credits and the estimate, cursor walks, Retry-After coherence (see state.go); the
+//     credit arithmetic (ledger.go) and the buckets (buckets.go), judged only where the traffic
+//     seen proves a rule broken whatever unseen traffic did.
 //
 // Webhook deliveries pass through Hooks (hooks.go), which checks them as `mediaspec receive` does
 // and judges the client receiver's answers by the check-receiver rules.
@@ -20,8 +24,9 @@
 // Findings are kept in a bounded store (repeats counted) and served at FindingsPath. Memory is
 // bounded whatever the traffic: request and answer bodies are read up to MaxRequestBody and
 // MaxAnswerBody while they stream (the rest is forwarded unread), the queue of exchanges waiting to
-// be judged is bounded (a full queue holds the next answer back, it never drops one), and all
-// state across exchanges lives in LRU maps of fixed size.
+// be judged is bounded in entries and in bytes (when it is full the exchange is forwarded and
+// counted as unjudged: the forwarding never waits for the judge), and all state across exchanges
+// lives in LRU maps of fixed size.
 //
 // API keys never leave the process: a finding names a key by KeyID, a hash prefix.
 package proxy
@@ -37,6 +42,7 @@ import (
 	"net/http"
 	"net/http/httputil"
 	"net/url"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -61,8 +67,11 @@ const (
 	// MaxAnswerBody is how much of an answer is read for judging; a longer answer is forwarded
 	// whole and judged only by its status and headers.
 	MaxAnswerBody = 512 << 10
-	// QueueSize is how many ended exchanges may wait to be judged.
-	QueueSize = 256
+	// QueueSize is how many ended exchanges may wait to be judged; past it (or past QueueBytes) an
+	// exchange is forwarded and counted as unjudged (Report.Unjudged).
+	QueueSize = 1024
+	// QueueBytes bounds the captured bodies of the exchanges waiting to be judged.
+	QueueBytes = 64 << 20
 	// MaxExchanges is how many exchange summaries GET /_proxy/v1/exchanges lists (the latest).
 	MaxExchanges = 512
 )
@@ -133,12 +142,17 @@ type Proxy struct {
 	audClock clock.Clock
 	st       *state
 
-	seq    atomic.Int64
-	qmu    sync.RWMutex // held for reading while sending on queue, for writing to close it
-	queue  chan item
-	done   chan struct{}
-	closed atomic.Bool
-	closer sync.Once
+	seq      atomic.Int64
+	unjudged atomic.Int64   // exchanges dropped from the full judging queue
+	lost     atomic.Int64   // unjudged exchanges the ordered stage has not yet accounted for
+	queued   atomic.Int64   // bytes of captured bodies waiting to be judged
+	qmu      sync.RWMutex   // held for reading while sending on queue, for writing to close it
+	queue    chan item      // every judged exchange, in the order they ended (the ordered stage)
+	pool     chan *exchange // the same exchanges, for the parallel stage's workers
+	workers  sync.WaitGroup
+	done     chan struct{}
+	closed   atomic.Bool
+	closer   sync.Once
 
 	ringMu sync.Mutex // guards ring, ringNext
 	ring   []ExchangeSummary
@@ -152,7 +166,8 @@ type Proxy struct {
 	controlToken atomic.Value
 	clockClient  *http.Client
 
-	// current is the exchange being judged (worker goroutine only): the audit's findings name it.
+	// current is the exchange being judged by the ordered stage (its goroutine only): the audit's
+	// findings name it.
 	current *exchange
 }
 
@@ -174,7 +189,7 @@ type ExchangeSummary struct {
 	Findings int       `json:"findings"`
 }
 
-// exchange is what the worker judges: one request and its answer.
+// exchange is what the judge sees: one request and its answer.
 type exchange struct {
 	n                      int64
 	start, end             time.Time
@@ -194,6 +209,10 @@ type exchange struct {
 	once                   sync.Once
 	failed                 bool // no answer came from the upstream
 	findings               int
+	svcEndMax              time.Time     // svcEnd plus the clock advances in flight: the latest service time the answer may carry
+	ready                  chan struct{} // closed once the parallel stage is done with the exchange
+	call                   *call         // the parallel stage's view of an API exchange, for the ordered stage
+	size                   int64         // bytes of captured bodies, counted in Proxy.queued
 }
 
 // New checks cfg and returns a Proxy whose judging goroutine runs until Close.
@@ -203,13 +222,14 @@ func New(ctx context.Context, cfg Config) (*Proxy, error) {
 		return nil, fmt.Errorf("proxy: upstream %q is not an http(s) URL", cfg.Upstream)
 	}
 	p := &Proxy{cfg: cfg, basePath: spec.BasePath, now: cfg.Now, log: cfg.Logger, queue: make(chan item, QueueSize),
-		done: make(chan struct{}), ring: make([]ExchangeSummary, 0, MaxExchanges)}
+		pool: make(chan *exchange, QueueSize+1), done: make(chan struct{}), ring: make([]ExchangeSummary, 0, MaxExchanges)}
 	if p.now == nil {
 		p.now = time.Now
 	}
 	if p.log == nil {
 		p.log = slog.New(slog.DiscardHandler)
 	}
+	p.clk.scale = 1
 	if i := strings.Index(up.Path, spec.BasePath); i >= 0 && strings.TrimRight(up.Path[i:], "/") == spec.BasePath {
 		p.basePath = strings.TrimRight(up.Path, "/")
 	}
@@ -253,18 +273,27 @@ func New(ctx context.Context, cfg Config) (*Proxy, error) {
 		ErrorHandler:   p.upstreamError,
 	}
 	p.clockClient = &http.Client{Transport: tr, Timeout: 2 * time.Second}
+	for range Workers() {
+		p.workers.Add(1)
+		go p.judgeWorker()
+	}
 	go p.work()
 	return p, nil
 }
 
-// Close stops the judging goroutine once every exchange already queued was judged. Requests
-// served after Close are forwarded and not judged.
+// Workers is how many goroutines run the parallel stage of the judging: one per CPU, at least two.
+func Workers() int { return max(2, runtime.GOMAXPROCS(0)) }
+
+// Close stops the judging once every exchange already queued was judged. Requests served after
+// Close are forwarded and not judged.
 func (p *Proxy) Close() {
 	p.closer.Do(func() {
 		p.qmu.Lock()
 		p.closed.Store(true)
+		close(p.pool)
 		close(p.queue)
 		p.qmu.Unlock()
+		p.workers.Wait()
 		<-p.done
 		p.audClock.Stop()
 	})
@@ -297,6 +326,7 @@ func (p *Proxy) Sync(ctx context.Context) error {
 func (p *Proxy) Report() Report {
 	r := p.store.report()
 	r.Exchanges = p.seq.Load()
+	r.Unjudged = p.unjudged.Load()
 	return r
 }
 
@@ -358,7 +388,8 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if a := r.Header.Get("Authorization"); a != "" {
 			p.controlToken.Store(a)
 		}
-		defer p.trackAdvance(r)()
+		advanced := p.trackAdvance(r)
+		defer func() { advanced(!ex.failed && ex.status == http.StatusOK) }()
 	}
 	ex.reqBody = reqBody
 	ctx := context.WithValue(r.Context(), ctxKey{}, ex)
@@ -374,7 +405,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func (p *Proxy) finish(ex *exchange) {
 	ex.once.Do(func() {
 		ex.end = p.now()
-		ex.svcEnd = p.serviceNow()
+		ex.svcEnd, ex.svcEndMax = p.serviceSpan()
 		if c := ex.reqBody; c != nil {
 			ex.body, ex.bodyCut = c.snapshot()
 		}
@@ -389,7 +420,9 @@ func (p *Proxy) finish(ex *exchange) {
 	})
 }
 
-// enqueue hands an ended exchange to the judging goroutine; after Close it is only listed.
+// enqueue hands an ended exchange to the judging stages without ever waiting: when the queue is
+// full (in entries or in bytes) the exchange is only listed and counted as unjudged. After Close
+// it is only listed.
 func (p *Proxy) enqueue(ex *exchange) {
 	p.qmu.RLock()
 	defer p.qmu.RUnlock()
@@ -397,7 +430,31 @@ func (p *Proxy) enqueue(ex *exchange) {
 		p.remember(ex)
 		return
 	}
-	p.queue <- item{ex: ex}
+	ex.size = int64(len(ex.body) + len(ex.answer))
+	if p.queued.Add(ex.size) > QueueBytes {
+		p.queued.Add(-ex.size)
+		p.drop(ex)
+		return
+	}
+	ex.ready = make(chan struct{})
+	select {
+	case p.queue <- item{ex: ex}:
+	default:
+		p.queued.Add(-ex.size)
+		p.drop(ex)
+		return
+	}
+	// The pool holds only exchanges the queue holds too, or the one the ordered stage waits for:
+	// it has room.
+	p.pool <- ex
+}
+
+// drop lists an exchange the full queue cannot take and counts it as unjudged; the ordered stage
+// then treats it as traffic it did not see.
+func (p *Proxy) drop(ex *exchange) {
+	p.unjudged.Add(1)
+	p.lost.Add(1)
+	p.remember(ex)
 }
 
 // isAPI reports whether path lies under the versioned API root.

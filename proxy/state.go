@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"container/list"
+	"encoding/json"
 	"fmt"
 	"net/url"
 	"strings"
@@ -29,6 +30,11 @@ type state struct {
 	gens       *lru[*genSeen]
 	walks      *lru[*walk]
 	workspaces *lru[string]
+	balances   *lru[[]*balanceRead] // per workspace, the latest balance reads (ledger.go)
+	buckets    *lru[*bucketSeen]    // per key and bucket (buckets.go)
+	exempt     *lru[bool]           // keys whose buckets the control API changed
+	controlIDs *lru[string]         // the control API's key_id -> KeyID
+	bucketsOff bool                 // the control API changed the buckets of a key the proxy cannot name
 }
 
 // genSeen is the last observation of one generation.
@@ -38,6 +44,14 @@ type genSeen struct {
 	exchange int64
 	expected string // outputs_expected of the submit answer ("" unknown)
 	charged  string // credits_charged once terminal ("" while not final)
+
+	// The hold its submit took, when the proxy saw the submit: credits_held, the end of the
+	// submit's exchange, its number and the workspace.
+	held      int64
+	heldKnown bool
+	submitEnd time.Time
+	submitN   int64
+	workspace string
 }
 
 // walk is one cursor walk: the next_cursor the last page handed out and the rows seen so far.
@@ -58,6 +72,11 @@ func (s *state) reset() {
 	s.gens = newLRU[*genSeen](MaxGenerations)
 	s.walks = newLRU[*walk](MaxWalks)
 	s.workspaces = newLRU[string](MaxKeys)
+	s.balances = newLRU[[]*balanceRead](MaxKeys)
+	s.buckets = newLRU[*bucketSeen](MaxKeys)
+	s.exempt = newLRU[bool](MaxKeys)
+	s.controlIDs = newLRU[string](MaxKeys)
+	s.bucketsOff = false
 }
 
 func (s *state) joinWorkspace(keyID, workspace string) {
@@ -77,10 +96,35 @@ func (s *state) workspaceOf(keyID string) string {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	return s.workspaceOfLocked(keyID)
+}
+
+func (s *state) workspaceOfLocked(keyID string) string {
 	if ws, ok := s.workspaces.get(keyID); ok {
 		return ws
 	}
 	return keyID
+}
+
+// controlKey follows what the control API does to a key's buckets: a key created or changed with
+// bucket limits of its own is no longer judged by the text's (buckets.go).
+func (s *state) controlKey(keyID, controlID string, buckets bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if keyID == "" && controlID != "" {
+		keyID, _ = s.controlIDs.get(controlID)
+	}
+	if keyID != "" && controlID != "" {
+		s.controlIDs.put(controlID, keyID)
+	}
+	if !buckets {
+		return
+	}
+	if keyID == "" {
+		s.bucketsOff = true
+		return
+	}
+	s.exempt.put(keyID, true)
 }
 
 // statusRank orders the running statuses and completed, the stated forward order.
@@ -88,18 +132,37 @@ var statusRank = map[string]int{"queued": 0, "rendering": 1, "post_processing": 
 
 // observe runs the rules across exchanges on one call.
 func (s *state) observe(p *Proxy, c *call) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.observeBucket(p, c)
 	if c.obj == nil || c.ex.status >= 400 {
 		return
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	switch c.route {
+	case "GET /credits/balance":
+		s.seeBalance(c)
 	case "POST /generations":
 		if c.ex.status == 201 {
 			exp := fmt.Sprint(c.obj["outputs_expected"])
+			_, batch := c.obj["batch_group_id"]
 			if ids, ok := c.obj["generation_ids"].([]any); ok && len(ids) == 1 {
 				if id, ok := ids[0].(string); ok {
-					s.gens.put(id, &genSeen{expected: exp, endedAt: c.ex.end, exchange: c.ex.n})
+					g := &genSeen{expected: exp, endedAt: c.ex.end, exchange: c.ex.n}
+					cr, _ := c.obj["credits"].(map[string]any)
+					if held, ok := integer(cr["credits_held"]); ok && !batch {
+						g.held, g.heldKnown, g.submitEnd, g.submitN = held, true, c.ex.end, c.ex.n
+						g.workspace = s.workspaceOfLocked(c.ex.keyID)
+					}
+					if old, seen := s.gens.get(id); seen {
+						// A replay answers the running job again: what was seen of it stays, and
+						// its hold is the one the first submit took.
+						if old.heldKnown {
+							g.held, g.submitEnd, g.submitN, g.workspace = old.held, old.submitEnd, old.submitN, old.workspace
+						}
+						g.heldKnown = g.heldKnown || old.heldKnown
+						g.status, g.endedAt, g.exchange, g.charged = old.status, old.endedAt, old.exchange, old.charged
+					}
+					s.gens.put(id, g)
 				}
 			}
 		}
@@ -165,6 +228,14 @@ func (s *state) seeGeneration(p *Proxy, c *call, g map[string]any) {
 	}
 	if ok && prev.charged != "" && charged != "" && prev.status == st && charged != prev.charged && !c.ex.start.Before(prev.endedAt) {
 		p.find(c, SideServer, "GEN-017", false, fmt.Sprintf("%s's final charge was %s (exchange #%d) and now reads %s with the same status %s: a terminal charge is final.", id, prev.charged, prev.exchange, charged, st))
+	}
+	if ok && prev.heldKnown {
+		if ch, isInt := integer(json.Number(charged)); charged != "" && isInt && ch > prev.held {
+			p.find(c, SideServer, "CORE-020", false, fmt.Sprintf("%s's final charge is %d, above the %d credits its submit held (exchange #%d): the amount settled is never more than the hold.", id, ch, prev.held, prev.submitN))
+		}
+		if cr, isMap := g["credits"].(map[string]any); isMap && running[st] && cr["terminal"] == false && prev.workspace != "" {
+			s.holdOpen(p, c, id, prev)
+		}
 	}
 	if !ok {
 		prev = &genSeen{}
@@ -254,6 +325,11 @@ func (l *lru[V]) put(k string, v V) {
 		l.order.Remove(last)
 		delete(l.m, last.Value.(*lruEntry[V]).key)
 	}
+}
+
+func (l *lru[V]) has(k string) bool {
+	_, ok := l.m[k]
+	return ok
 }
 
 func (l *lru[V]) del(k string) {

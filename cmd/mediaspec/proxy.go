@@ -245,6 +245,9 @@ func writeProxySummary(w io.Writer, rep proxy.Report) {
 	if rep.Dropped > 0 {
 		fmt.Fprintf(w, "proxy: %d distinct findings beyond the first %d were counted, not kept\n", rep.Dropped, proxy.MaxFindings)
 	}
+	if rep.Unjudged > 0 {
+		fmt.Fprintf(w, "proxy: %d exchanges were forwarded but not judged (the judging queue was full): their rules were not checked\n", rep.Unjudged)
+	}
 }
 
 // proxyRun is the header of the proxy's reports.
