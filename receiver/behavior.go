@@ -19,6 +19,9 @@ type Response struct {
 	// Hold delays the answer by this much real time. When the request context ends (the client
 	// gave up) or the receiver is closed first, nothing is answered and the attempt is Abandoned.
 	Hold time.Duration
+	// Release, when set, ends a Hold early once it is closed, and the answer is sent then (a test
+	// that moves the sender's clock instead of waiting holds an attempt until it has moved it).
+	Release <-chan struct{}
 	// Drop closes the connection without any answer (the attempt is Dropped).
 	Drop bool
 	// Body, when set, is written as the answer's body with ContentType (default text/plain);

@@ -132,6 +132,35 @@ func TestReceiveTimeoutFirst(t *testing.T) {
 	}
 }
 
+// Release ends a long hold early, and the held attempt is answered then.
+func TestReceiveHoldReleased(t *testing.T) {
+	release := make(chan struct{})
+	base, r, settled := startServer(t, func(Attempt) Response {
+		return Response{Status: 200, Hold: time.Hour, Release: release}
+	})
+	type answer struct {
+		res *http.Response
+		err error
+	}
+	got := make(chan answer, 1)
+	go func() {
+		res, err := post(t, noRedirects(time.Minute), base, "/ep", 1)
+		got <- answer{res, err}
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := r.AwaitArrivals(ctx, whdID(1), 1); err != nil { // held: it arrived, unanswered
+		t.Fatal(err)
+	}
+	close(release)
+	if a := <-got; a.err != nil || a.res.StatusCode != 200 {
+		t.Fatalf("released hold: %v %v", a.res, a.err)
+	}
+	if a := <-settled; a.Abandoned || a.Status != 200 {
+		t.Fatalf("released attempt %+v", a)
+	}
+}
+
 // Close releases held requests without an answer.
 func TestReceiveCloseReleasesHolds(t *testing.T) {
 	base, r, settled := startServer(t, TimeoutFirst(1, time.Hour))

@@ -337,6 +337,8 @@ func (r *Receiver) serveDelivery(w http.ResponseWriter, req *http.Request) {
 		t := time.NewTimer(resp.Hold)
 		select {
 		case <-t.C:
+		case <-resp.Release:
+			t.Stop()
 		case <-req.Context().Done():
 			t.Stop()
 			r.settle(rec, 0, true, false)

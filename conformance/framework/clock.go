@@ -203,6 +203,12 @@ func (s *Spec) During(ctx context.Context, do func()) Span {
 // reports time_scale 0). On such a target, nothing a spec has not caused can happen meanwhile.
 func (s *Spec) ManualClock() bool { return s.f.manualClock() }
 
+// Reference reports whether the target is mediaspec's own mock (Config.Reference). A spec may use
+// a choice the mock documents to reach the same verdict sooner (e.g. its webhook attempt deadline
+// runs on its clock, so a spec moves the clock instead of waiting), never to pass a server it
+// would fail otherwise: against any other target it takes the way that holds for every server.
+func (s *Spec) Reference() bool { return s.f.cfg.Reference }
+
 // ClockScale is how many seconds of service time pass per wall second on the target: 0 on a manual
 // clock; the control API's report, or the configured --time-scale without control.
 func (s *Spec) ClockScale() float64 { return s.f.clockScale() }

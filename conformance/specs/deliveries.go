@@ -143,17 +143,33 @@ func deliverySpecs(f *framework.Framework) {
 
 		f.Rule("DLV-010", "DLV-020").Needs(framework.Control).It("no 2XX within 10 seconds is a failed attempt; a 2XX after 9 seconds counts", func(ctx context.Context, s *framework.Spec) {
 			h := registerHook(ctx, s, s.Client(), "credits.low")
+			// An answer after 11 seconds: the receiver holds the first attempt 11 s of real time,
+			// and once it has arrived the target's clock moves 11 s on. A target that times the
+			// attempt on its clock gives up at once, one that times it on real time after 10 s;
+			// either way the attempt fails (given up, or answered late) and is retried.
 			s.Hooks().Behave(h.path, receiver.TimeoutFirst(1, 11*time.Second))
 			id := sendTest(ctx, s, h.id)
 			attempts(ctx, s, id, 1)
+			s.Advance(ctx, 11)
+			Eventually(func() bool { return s.Hooks().AttemptsFor(id)[0].Settled() }).WithContext(ctx).WithTimeout(arrival(s)).WithPolling(50*time.Millisecond).
+				Should(BeTrue(), "the attempt held 11 seconds was neither given up nor answered")
 			s.Advance(ctx, retryWaits[0].Seconds()*1.1)
 			attempts(ctx, s, id, 2)
+			// A 2XX after 9 seconds counts. Against any target the receiver answers after 9 s of
+			// real time. The reference mock times an attempt on its clock as well as on real time
+			// (a clock scaled above 1 stretches the clock's deadline with it), so on its manual or
+			// real clock the spec moves the clock 9 s on instead and the receiver answers then.
+			release := make(chan struct{})
 			s.Hooks().Behave(h.path, func(a receiver.Attempt) receiver.Response {
-				return receiver.Response{Status: http.StatusOK, Hold: 9 * time.Second}
+				return receiver.Response{Status: http.StatusOK, Hold: 9 * time.Second, Release: release}
 			})
 			id2 := sendTest(ctx, s, h.id)
 			atts := attempts(ctx, s, id2, 1)
-			Eventually(func() bool { return s.Hooks().AttemptsFor(id2)[0].Settled() }).WithTimeout(15*time.Second).WithPolling(100*time.Millisecond).
+			if s.Reference() && (s.ManualClock() || s.ClockScale() == 1) {
+				s.Advance(ctx, 9)
+				close(release)
+			}
+			Eventually(func() bool { return s.Hooks().AttemptsFor(id2)[0].Settled() }).WithContext(ctx).WithTimeout(15*time.Second).WithPolling(50*time.Millisecond).
 				Should(BeTrue(), "the receiver's 200 after 9 seconds was not settled")
 			Expect(s.Hooks().AttemptsFor(id2)[0].Abandoned).To(BeFalse(), "the target gave up on an attempt answered 200 after 9 seconds")
 			settled(ctx, s, h.id)

@@ -68,10 +68,8 @@ func TestWebhookOperations(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Wait until the failed first attempt is in the history with its retry scheduled.
-	for clk.Pending() == 0 {
-		if err := clk.BlockUntil(ctx, 1); err != nil {
-			t.Fatal(err)
-		}
+	if _, err := svc.AwaitAttempts(ctx, did, 1); err != nil {
+		t.Fatal(err)
 	}
 	hist := call("GET", "/webhooks/{id}/deliveries", http.StatusOK)
 	d := hist["deliveries"].([]any)[0].(map[string]any)

@@ -260,11 +260,18 @@ func (s *Service) attempt(j job) (a Attempt, serviceSide bool) {
 		a.Error = "invalid_url: " + err.Error()
 		return a, true
 	}
-	// Re-check the address at each attempt: a hostname now pointing at a private address fails.
+	// The attempt's deadline: real time (the client's own timeout bounds the exchange too), and the
+	// service clock, so a clock advanced past the deadline abandons the attempt at once. The clock's
+	// timer is stopped before the attempt is settled, so a settled delivery leaves no timer behind.
 	ctx, cancel := context.WithTimeout(s.stopCtx, s.client.Timeout)
 	defer cancel()
+	ctx, expire := context.WithCancelCause(ctx)
+	defer expire(nil)
+	deadline := s.clock.AfterFunc(s.clockTimeout, func() { expire(errClockDeadline) })
+	defer deadline.Stop()
+	// Re-check the address at each attempt: a hostname now pointing at a private address fails.
 	if _, err := s.guard.resolve(ctx, u.Hostname()); err != nil {
-		a.Error = classify(err)
+		a.Error = classifyIn(ctx, err)
 		return a, false
 	}
 	stamped := s.stamp()
@@ -286,7 +293,7 @@ func (s *Service) attempt(j job) (a Attempt, serviceSide bool) {
 	h.Set("Webhook-Signature", sig)
 	res, err := s.client.Do(req)
 	if err != nil {
-		a.Error = classify(err)
+		a.Error = classifyIn(ctx, err)
 		return a, false
 	}
 	// The body is never read: close it at once (keep-alives are off, so nothing is reused).
@@ -300,6 +307,18 @@ func (s *Service) attempt(j job) (a Attempt, serviceSide bool) {
 		a.Error = "status_" + strconv.Itoa(res.StatusCode)
 	}
 	return a, false
+}
+
+// errClockDeadline ends an attempt whose deadline the service clock has passed.
+var errClockDeadline = errors.New("the service clock passed the attempt's deadline")
+
+// classifyIn names a failure of an attempt made with ctx: a timeout when the service clock passed
+// the attempt's deadline (the exchange then ends as canceled), else as classify.
+func classifyIn(ctx context.Context, err error) string {
+	if errors.Is(context.Cause(ctx), errClockDeadline) {
+		return "timeout"
+	}
+	return classify(err)
 }
 
 // classify names a transport failure for the delivery history.

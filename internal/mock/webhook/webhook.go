@@ -5,9 +5,15 @@
 // API shows.
 //
 // Time: the retry schedule (attempt 2 five minutes after attempt 1, then 30 minutes, 2 hours and
-// 12 hours) runs on the injected clock, so tests and the control API jump it; the 10 second
-// receiver timeout of one attempt is real (wall) time, scaled by nothing, because it bounds a real
-// HTTP exchange. Each attempt's webhook-timestamp is the time it is sent (Config.Stamp).
+// 12 hours) runs on the injected clock, so tests and the control API jump it. The 10 second
+// receiver timeout of one attempt bounds a real HTTP exchange, so it is real (wall) time, and it
+// is on the injected clock too: an attempt is abandoned as a timeout when 10 seconds of wall time
+// pass or when the service clock passes the attempt's deadline, whichever comes first. On a
+// manual or real clock that deadline is 10 seconds of service time after the attempt began (an
+// advance past it abandons the attempt at once, so a test jumps the clock instead of waiting); on
+// a clock scaled N times faster it is 10×N seconds, which scaled time reaches together with the
+// wall bound, so a receiver always has its full 10 real seconds. Each attempt's webhook-timestamp
+// is the time it is sent (Config.Stamp).
 //
 // Concurrency: a Service is safe for concurrent use. Emit never blocks on the network: it records
 // the deliveries and hands them to the worker pool through a bounded queue. A slow or dead
@@ -101,7 +107,8 @@ type Config struct {
 	// AllowLoopback also admits http and https URLs on 127.0.0.1 and localhost (any port), and
 	// nothing else private (the mock's --allow-loopback-webhooks).
 	AllowLoopback bool
-	// AttemptTimeout is how long one attempt may take, in real time (default 10 s).
+	// AttemptTimeout is how long one attempt may take (default 10 s): in real time, and in service
+	// time scaled by the clock's Scale when above 1 (see the package comment).
 	AttemptTimeout time.Duration
 	// Workers is the size of the delivery worker pool (default 8).
 	Workers int
@@ -192,18 +199,21 @@ type Delivery struct {
 
 // Service holds every workspace's endpoints and deliveries and sends the deliveries.
 type Service struct {
-	clock    clock.Clock
-	stamp    func() time.Time // webhook-timestamp of an attempt (Config.Stamp)
-	fault    func(workspaceID string) bool
-	ids      *ids.Source
-	log      *slog.Logger
-	guard    guard
-	client   *http.Client
-	schedule []time.Duration
-	workers  int
-	perEP    int
-	history  int
-	retain   time.Duration // Config.Retain
+	clock  clock.Clock
+	stamp  func() time.Time // webhook-timestamp of an attempt (Config.Stamp)
+	fault  func(workspaceID string) bool
+	ids    *ids.Source
+	log    *slog.Logger
+	guard  guard
+	client *http.Client
+	// clockTimeout is an attempt's timeout on the service clock: AttemptTimeout, times the clock's
+	// Scale when above 1.
+	clockTimeout time.Duration
+	schedule     []time.Duration
+	workers      int
+	perEP        int
+	history      int
+	retain       time.Duration // Config.Retain
 
 	queue     chan string // delivery ids due for an attempt
 	startOnce sync.Once
@@ -283,6 +293,7 @@ func New(cfg Config) *Service {
 		queue: make(chan string, cfg.QueueSize), stop: make(chan struct{}),
 		changed: make(chan struct{}),
 	}
+	s.clockTimeout = time.Duration(float64(cfg.AttemptTimeout) * max(1, cfg.Clock.Scale()))
 	s.stopCtx, s.cancel = context.WithCancel(context.Background())
 	s.client = &http.Client{
 		Timeout: cfg.AttemptTimeout,
@@ -644,6 +655,22 @@ func (d *delivery) snapshot() Delivery {
 		out.NextAttempt = &t
 	}
 	return out
+}
+
+// AwaitAttempts blocks until delivery id has at least n attempts recorded (each settled: its
+// outcome known and its retry, if any, on the clock), or ctx ends, and returns its snapshot. It is
+// how a caller waits for an attempt without sleeping; a delivery forgotten meanwhile waits on.
+func (s *Service) AwaitAttempts(ctx context.Context, id string, n int) (Delivery, error) {
+	var out Delivery
+	err := s.await(ctx, func() bool {
+		d, ok := s.deliveries[id]
+		if ok && len(d.attempts) >= n {
+			out = d.snapshot()
+			return true
+		}
+		return false
+	})
+	return out, err
 }
 
 // await blocks until cond (called with s.mu held) is true, or ctx ends.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -135,7 +136,11 @@ func (e *env) delivery(id string, what string, cond func(d *delivery) bool) Deli
 
 func (e *env) attempts(id string, n int) Delivery {
 	e.t.Helper()
-	return e.delivery(id, strconv.Itoa(n)+" attempts", func(d *delivery) bool { return len(d.attempts) >= n })
+	d, err := e.svc.AwaitAttempts(e.ctx(), id, n)
+	if err != nil {
+		e.t.Fatalf("delivery %s: waiting for %d attempts: %v", id, n, err)
+	}
+	return d
 }
 
 // lastDelivery returns the newest delivery id of endpoint id.
@@ -584,6 +589,96 @@ func TestAddressRecheckedAtEachAttempt(t *testing.T) {
 	// The dialer applies the same policy (a rebinding between check and dial cannot reach inside).
 	if _, err := e.svc.guard.dialContext(context.Background(), "tcp", "10.0.0.1:443"); !errors.Is(err, ErrPrivateAddress) {
 		t.Fatalf("dial of a private address: %v", err)
+	}
+}
+
+// gate is a receiver that reports each arriving request on arrived and answers it with the status
+// sent on release, or nothing when the client gives up first.
+type gate struct {
+	arrived chan struct{}
+	release chan int
+}
+
+func newGate(t *testing.T) (*gate, string) {
+	g := &gate{arrived: make(chan struct{}, 8), release: make(chan int)}
+	ts := httptest.NewServer(g)
+	t.Cleanup(ts.Close)
+	return g, ts.URL
+}
+
+func (g *gate) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	// Read the body to its end: only then does the server watch the connection, so that the
+	// client giving up ends r's context.
+	_, _ = io.Copy(io.Discard, r.Body)
+	g.arrived <- struct{}{}
+	select {
+	case code := <-g.release:
+		w.WriteHeader(code)
+	case <-r.Context().Done():
+	}
+}
+
+// wait blocks until a request has arrived.
+func (g *gate) wait(t *testing.T) {
+	t.Helper()
+	select {
+	case <-g.arrived:
+	case <-time.After(10 * time.Second):
+		t.Fatal("no attempt arrived")
+	}
+}
+
+func TestAttemptDeadlineOnTheServiceClock(t *testing.T) {
+	// The real-time bound is far off: only the clock can end the attempt within the test.
+	e := newEnv(t, func(c *Config) { c.AttemptTimeout = 10 * time.Second })
+	g, url := newGate(t)
+	ep, _ := e.register(url + "/hooks")
+
+	// 9 seconds of service time in flight, then a 2XX: delivered.
+	e.svc.Emit(ws, EventCreditsLow, CreditsLowData{})
+	id := e.lastDelivery(ep.ID)
+	g.wait(t)
+	e.clk.Advance(9 * time.Second)
+	if e.clk.Pending() != 1 {
+		t.Fatalf("%d timers pending in flight, want the attempt's deadline", e.clk.Pending())
+	}
+	g.release <- http.StatusNoContent
+	if d := e.attempts(id, 1); d.Status != DeliveryDelivered || d.Attempts[0].Error != "" || e.clk.Pending() != 0 {
+		t.Fatalf("answered 9 s into the attempt: %+v, %d timers pending", d, e.clk.Pending())
+	}
+
+	// The clock reaching 10 seconds abandons the attempt at once, as a timeout, retried on schedule.
+	e.svc.Emit(ws, EventCreditsLow, CreditsLowData{})
+	id = e.lastDelivery(ep.ID)
+	g.wait(t)
+	sent := e.clk.Now()
+	e.clk.Advance(10 * time.Second)
+	d := e.attempts(id, 1)
+	if a := d.Attempts[0]; a.Error != "timeout" || a.StatusCode != 0 || a.Duration >= 10*time.Second ||
+		d.Status != DeliveryRetrying || !d.NextAttempt.Equal(sent.Add(DefaultSchedule[0])) {
+		t.Fatalf("attempt past its deadline on the clock: %+v", d)
+	}
+	if e.clk.Pending() != 1 {
+		t.Fatalf("%d timers pending after the timeout, want the retry", e.clk.Pending())
+	}
+}
+
+func TestAttemptDeadlineOnAScaledClock(t *testing.T) {
+	// On a clock 1000 times faster than wall time, 10 s of service time pass in 10 ms: the deadline
+	// on the clock is scaled with it, so a receiver answering after 200 ms (real) is in time.
+	clk := clock.NewScaled(time.Date(2026, 2, 1, 10, 0, 0, 0, time.UTC), 1000)
+	t.Cleanup(clk.Stop)
+	e := newEnv(t, func(c *Config) { c.Clock = clk; c.AttemptTimeout = 10 * time.Second })
+	ep, r := e.endpointWithReceiver(func(receiver.Attempt) receiver.Response {
+		return receiver.Response{Hold: 200 * time.Millisecond}
+	})
+	e.svc.Emit(ws, EventCreditsLow, CreditsLowData{})
+	id := e.lastDelivery(ep.ID)
+	if d := e.attempts(id, 1); d.Status != DeliveryDelivered {
+		t.Fatalf("a 2XX after 200 ms on a scaled clock: %+v", d)
+	}
+	if atts := r.AttemptsFor(id); len(atts) != 1 || atts[0].Abandoned {
+		t.Fatalf("as received: %+v", atts)
 	}
 }
 
