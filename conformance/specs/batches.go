@@ -365,29 +365,32 @@ func batchGroupSpecs(f *framework.Framework) {
 
 		f.Rule(rules("VAR-014", "ERR-024")...).It("more than 4 values in a fan-out list setting answers 400 invalid_config", func(ctx context.Context, s *framework.Spec) {
 			c := s.Client()
+			// The list setting is found by its shape (listSettings), as the text names no key.
 			var target *framework.Response
+			var field string
 			for _, row := range catalogue(ctx, c) {
 				if row["status"] != "available" {
 					continue
 				}
 				det := detail(ctx, c, row["capability_id"].(string))
-				props, _ := objectAt(det, "config_schema")["properties"].(map[string]any)
-				if p, ok := props["languages"].(map[string]any); ok && p["type"] == "array" {
-					target = det
+				if fields := listSettings(schemaProps(det)); len(fields) > 0 {
+					target, field = det, fields[0]
 					break
 				}
 			}
 			if target == nil {
-				s.Lacks("no available capability has a languages list setting (VAR-014 unverified)")
+				s.Lacks("no available capability has a list setting (an array of enum strings) that runs once per value (VAR-014 unverified)")
 			}
-			props := objectAt(target, "config_schema")["properties"].(map[string]any)
-			items, _ := props["languages"].(map[string]any)["items"].(map[string]any)
-			values := []any{"de", "es", "fr", "it", "ja"}
-			if enum, ok := items["enum"].([]any); ok && len(enum) >= 5 {
-				values = enum[:5]
+			enum := enumOf(schemaProps(target), field)
+			if len(enum) < 5 {
+				s.Lacks("%s's list setting %s offers %d values: five different ones cannot be sent (VAR-014 unverified)", target.String("capability_id"), field, len(enum))
+			}
+			values := make([]any, 5)
+			for i, v := range enum[:5] {
+				values[i] = v
 			}
 			cfg := clone(objectAt(target, "example_config"))
-			cfg["languages"] = values
+			cfg[field] = values
 			refuse(ctx, c, submitBody(target.String("capability_id"), cfg, 600, nil), http.StatusBadRequest, "invalid_config")
 		})
 

@@ -269,7 +269,8 @@ func firstVoice(ctx context.Context, c *framework.Client) string {
 }
 
 // overCapConfig finds an available video model config whose hold is above 600 credits (the
-// default per-generation cap): the duration at its schema maximum. It skips the spec when none is.
+// default per-generation cap): one integer setting (its duration, in the reference; the text
+// names no key) at its schema maximum, count aside. It skips the spec when none is.
 func overCapConfig(ctx context.Context, c *framework.Client) (string, map[string]any, int64) {
 	GinkgoHelper()
 	for _, row := range catalogue(ctx, c) {
@@ -277,26 +278,24 @@ func overCapConfig(ctx context.Context, c *framework.Client) (string, map[string
 			continue
 		}
 		d := detail(ctx, c, row["capability_id"].(string))
-		props, _ := objectAt(d, "config_schema")["properties"].(map[string]any)
-		p, ok := props["duration"].(map[string]any)
-		if !ok {
-			continue
-		}
-		hi, ok := framework.AsInt(p["maximum"])
-		if !ok {
-			continue
-		}
-		cfg := cheapConfig(d)
-		cfg["duration"] = hi
-		if namesUpload(cfg) {
-			continue
-		}
-		_, need := estimateOf(ctx, c, d.String("capability_id"), cfg, nil)
-		if need > 600 {
-			return d.String("capability_id"), cfg, need
+		props := schemaProps(d)
+		for _, name := range slices.Sorted(maps.Keys(props)) {
+			p, _ := props[name].(map[string]any)
+			hi, ok := framework.AsInt(p["maximum"])
+			if p["type"] != "integer" || !ok || name == "count" {
+				continue
+			}
+			cfg := cheapConfig(d)
+			cfg[name] = hi
+			if namesUpload(cfg) {
+				break
+			}
+			if r := c.Post(ctx, "/estimates", map[string]any{"capability_id": d.String("capability_id"), "config": cfg}); r.Status == http.StatusOK && r.Int("max_credits_needed") > 600 {
+				return d.String("capability_id"), cfg, r.Int("max_credits_needed")
+			}
 		}
 	}
-	c.Lacks("no available video model's config holds more than 600 credits")
+	c.Lacks("no available video model's config (an integer setting at its maximum) holds more than 600 credits")
 	return "", nil, 0
 }
 
@@ -324,22 +323,8 @@ func fanOutCapability(ctx context.Context, s *framework.Spec, c *framework.Clien
 		}
 		d := detail(ctx, c, row["capability_id"].(string))
 		props := schemaProps(d)
-		for name, v := range props {
-			p, _ := v.(map[string]any)
-			items, _ := p["items"].(map[string]any)
-			enum, _ := items["enum"].([]any)
-			if p["type"] != "array" || items["type"] != "string" || len(enum) < 2 {
-				continue
-			}
-			if mx, ok := framework.AsInt(p["maxItems"]); ok && mx < 2 {
-				continue
-			}
-			fo := fanOut{d: d, id: d.String("capability_id"), field: name}
-			for _, e := range enum {
-				if str, ok := e.(string); ok {
-					fo.values = append(fo.values, str)
-				}
-			}
+		for _, name := range listSettings(props) {
+			fo := fanOut{d: d, id: d.String("capability_id"), field: name, values: enumOf(props, name)}
 			base, ok := withSampleUploads(ctx, s, c, props, objectAt(d, "example_config"))
 			if !ok {
 				continue
@@ -350,6 +335,40 @@ func fanOutCapability(ctx context.Context, s *framework.Spec, c *framework.Clien
 	}
 	s.Lacks("the target lists no available capability with a list setting (an array of enum strings) whose uploads the suite can supply")
 	return fanOut{}
+}
+
+// listSettings returns, sorted, the config properties shaped as a list setting that runs once per
+// value (Submit rule 4 names no key; the reference's is languages): an array of strings from an
+// enum of two or more values, that may hold two or more.
+func listSettings(props map[string]any) []string {
+	var out []string
+	for name, v := range props {
+		p, _ := v.(map[string]any)
+		items, _ := p["items"].(map[string]any)
+		enum, _ := items["enum"].([]any)
+		if p["type"] != "array" || items["type"] != "string" || len(enum) < 2 {
+			continue
+		}
+		if mx, ok := framework.AsInt(p["maxItems"]); ok && mx < 2 {
+			continue
+		}
+		out = append(out, name)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// enumOf is the string enum of a list setting's items.
+func enumOf(props map[string]any, name string) []string {
+	items, _ := props[name].(map[string]any)["items"].(map[string]any)
+	enum, _ := items["enum"].([]any)
+	var out []string
+	for _, e := range enum {
+		if str, ok := e.(string); ok {
+			out = append(out, str)
+		}
+	}
+	return out
 }
 
 // withValues is the fan-out capability's config with the list setting set to values.
