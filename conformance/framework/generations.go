@@ -80,6 +80,15 @@ func (s *Spec) Finish(ctx context.Context, c *Client, id string) *Response {
 // answer came after limit seconds. It needs control.
 func (s *Spec) WaitAdvancing(ctx context.Context, c *Client, id string, step, limit float64, opts ...CallOption) (*Response, float64) {
 	GinkgoHelper()
+	return s.WaitAdvancingFrom(ctx, c, id, step, step, limit, opts...)
+}
+
+// WaitAdvancingFrom is WaitAdvancing whose first move is first seconds in one jump (then step at a
+// time): for a spec whose verdict needs the moment of the answer only to the step past first (a
+// wait answering within the jump shows as an answer after first seconds). Each move waits 50 ms
+// (real time) for an answer first, so a jump saves that wait for every step it spans.
+func (s *Spec) WaitAdvancingFrom(ctx context.Context, c *Client, id string, first, step, limit float64, opts ...CallOption) (*Response, float64) {
+	GinkgoHelper()
 	type result struct {
 		r   *Response
 		err error
@@ -107,8 +116,12 @@ func (s *Spec) WaitAdvancing(ctx context.Context, c *Client, id string, step, li
 			res := <-done
 			Fail(fmt.Sprintf("GET /generations/%s/wait had not answered after %.0f s of service time (it blocks about 18 s)", id, advanced) + describeMaybe(res.r))
 		}
-		s.Advance(ctx, step)
-		advanced += step
+		move := step
+		if advanced == 0 {
+			move = first
+		}
+		s.Advance(ctx, move)
+		advanced += move
 	}
 }
 

@@ -345,7 +345,9 @@ func generationWaitSpecs(f *framework.Framework) {
 				var w *framework.Response
 				var advanced float64
 				s.Step("GEN-027", "GEN-030", "GEN-031")
-				span := s.During(ctx, func() { w, advanced = s.WaitAdvancing(ctx, sp.c, j.id, 1, 30, opts...) })
+				// Before 15 s the wait must not answer, so the clock jumps 14 s and then moves 1 s at a
+				// time: an answer within the jump shows as a span of 14 s, short of 15 either way.
+				span := s.During(ctx, func() { w, advanced = s.WaitAdvancingFrom(ctx, sp.c, j.id, 14, 1, 30, opts...) })
 				w.ExpectOK(http.StatusOK)
 				// The wait's own waited_seconds decides on any clock, before whether the job still
 				// runs: a wait that held past 20 s (obeying ?timeout=120 until the job ended, say) says
