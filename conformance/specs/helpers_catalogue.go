@@ -789,6 +789,10 @@ var (
 // credits or currency unit ("12", "$0.50", "3 credits", "0.2 USD").
 var amountText = regexp.MustCompile(`(?i)^\s*[$€£]?\s*[0-9]+([.,][0-9]+)?\s*(credits?|usd|eur|gbp|cents?)?\s*$`)
 
+// pricedText is a string that states an amount of credits or money somewhere in it ("8 credits
+// per image", "from $0.40"): a price whatever the key that holds it.
+var pricedText = regexp.MustCompile(`(?i)[$€£]\s*[0-9]|\b[0-9]+([.,][0-9]+)?\s*(credits?|usd|eur|gbp|cents?)\b`)
+
 // priceKeys walks a config schema and returns the path of every key (a keyword, an x- extension
 // keyword or a property name, at any depth) that carries a price (Capability: the schema "carries
 // no price"): its words name a price and it holds an amount. A word alone is not a price: a
@@ -796,7 +800,9 @@ var amountText = regexp.MustCompile(`(?i)^\s*[$€£]?\s*[0-9]+([.,][0-9]+)?\s*(
 // is an ordinary setting. An amount is a number or a string stating one; under a keyword, any
 // amount inside its value (billing: {cost: 7}); for a property, a number its schema fixes (const,
 // default, enum or examples), for the property's own schema is the shape of an input, not a price.
-// Values that are data (enum, const, default, examples) are not walked for keys.
+// A keyword whose value is text stating an amount of credits or money carries a price whatever its
+// name. Values that are data or prose (enum, const, default, examples, description, title) are not
+// walked.
 func priceKeys(v any, path string) []string {
 	return priceKeysIn(v, path, false)
 }
@@ -814,17 +820,19 @@ func priceKeysIn(v any, path string, names bool) []string {
 			if !names && strings.HasPrefix(strings.ToLower(k), "x-") {
 				hit = hit || slices.ContainsFunc(words, func(w string) bool { return slices.Contains(priceWordsX, w) })
 			}
-			if hit && (names && fixesAmount(sub) || !names && holdsAmount(sub)) {
+			text, _ := sub.(string)
+			data := slices.Contains([]string{"enum", "const", "default", "examples", "example", "description", "title"}, k)
+			if hit && (names && fixesAmount(sub) || !names && holdsAmount(sub)) || !names && !data && pricedText.MatchString(text) {
 				out = append(out, p)
 			}
 			if names {
 				out = append(out, priceKeysIn(sub, p, false)...)
 				continue
 			}
-			switch k {
-			case "enum", "const", "default", "examples", "example", "description", "title":
+			switch {
+			case data:
 				continue
-			case "properties", "patternProperties", "$defs", "definitions":
+			case slices.Contains([]string{"properties", "patternProperties", "$defs", "definitions"}, k):
 				out = append(out, priceKeysIn(sub, p, true)...)
 				continue
 			}

@@ -197,6 +197,11 @@ func init() {
 			}),
 		},
 		Server{
+			Name: "cap-schema-price-as-text", Rules: []string{"CAP-021"},
+			Mistake: "config_schema states the price as text under a neutral x- keyword (x-hint: \"8 credits per image\")",
+			API:     schemaOf(func(_ string, s map[string]any) { s["x-hint"] = "8 credits per image" }),
+		},
+		Server{
 			Name: "talk-schema-lists-aspect-ratio", Rules: []string{"TALK-010"},
 			Mistake: "actor_ultra's config_schema lists aspect_ratio, which its submit refuses as an unknown key",
 			API: schemaOf(func(id string, s map[string]any) {
