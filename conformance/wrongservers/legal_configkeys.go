@@ -21,6 +21,13 @@ func configKeyVariants() []Variant {
 				"POST /generations 6 names no config key for the script; workflow request shapes: not shown",
 			API: renameConfigKey("script", "text"), Filter: "",
 		},
+		{
+			Name: "other-config-keys",
+			Change: "a model's prompt is config key idea, its duration length, and the list setting that runs once per value is locales (languages in the mock), " +
+				"in every capability and workflow template input, renamed and mapped back as script-key-renamed does",
+			Allows: "POST /generations 4 and 7 name a list setting and a prompt, and the estimate a duration, but no config key for them; the detail's config_schema gives the keys",
+			API:    chainWraps(renameConfigKey("prompt", "idea"), renameConfigKey("duration", "length"), renameConfigKey("languages", "locales")), Filter: "",
+		},
 	}
 }
 
