@@ -159,7 +159,9 @@ bench:
 
 ## bench-http: GET /api/v1/generations/{id} on the mock against a bare net/http handler serving the
 ## same bytes with a bearer check, side by side at 64 connections (interleaved slices, both warmed):
-## rates and their ratio, p50s, p99s and the p99 ratio. Compare runs with -count 5.
+## rates and their ratio, p50s, p99s and the p99 ratio. Compare runs with -count 5. PRISM=path/to/prism
+## (an npm install of @stoplight/prism-cli outside the repository) adds Prism mocking the same
+## document as a third side and the mock/Prism rate ratio.
 bench-http:
 	$(GO) test -run '^$$' -bench '^BenchmarkHTTPGetGeneration$$' -benchtime 3x ./mock/
 

@@ -1,14 +1,18 @@
 package mock
 
 import (
+	"bufio"
 	"context"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -128,15 +132,74 @@ func hotGeneration(tb testing.TB, logged bool) (s *Server, key, generationID str
 	return s, key, sub.GenerationID
 }
 
+// startPrism starts Prism mocking the REST description on a free loopback port when $PRISM names
+// its executable (e.g. node_modules/.bin/prism of an npm install of @stoplight/prism-cli outside
+// the repository), and returns the URL of GET /generations/{id} on it; "" without $PRISM. Prism
+// runs as a user starts it (default options, its log discarded) and is killed at the end of b.
+func startPrism(b *testing.B, genID string) string {
+	bin := os.Getenv("PRISM")
+	if bin == "" {
+		return ""
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	port := strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
+	_ = ln.Close()
+	cmd := exec.Command(bin, "mock", "-h", "127.0.0.1", "-p", port, filepath.Join("..", "spec", "openapi.yaml"))
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		b.Fatalf("PRISM=%s: %v", bin, err)
+	}
+	b.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	// Prism prints "Prism is listening on http://..." once it serves; its log is read to the end
+	// and dropped (a pipe nobody reads would stall it).
+	listening := make(chan struct{})
+	go func() {
+		said := false
+		for sc := bufio.NewScanner(out); sc.Scan(); {
+			if !said && strings.Contains(sc.Text(), "Prism is listening on") {
+				close(listening)
+				said = true
+			}
+		}
+	}()
+	select {
+	case <-listening:
+	case <-time.After(time.Minute):
+		b.Fatal("Prism did not say it was listening within a minute")
+	}
+	// Prism serves the document's paths at its root (it does not apply the servers' /api/v1).
+	url := "http://127.0.0.1:" + port + "/generations/" + genID
+	req, _ := http.NewRequest("GET", url, nil)
+	req.Header.Set("Authorization", "Bearer x")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		b.Fatal(err)
+	}
+	_, _ = io.Copy(io.Discard, res.Body)
+	res.Body.Close()
+	if res.StatusCode != http.StatusOK {
+		b.Fatalf("Prism answered GET /generations/{id} with %d", res.StatusCode)
+	}
+	return url
+}
+
 // BenchmarkHTTPGetGeneration serves GET /api/v1/generations/{id} from the mock and the same bytes
 // from a bare net/http handler with a bearer check, side by side over loopback at 64
 // connections, and reports both rates, their ratio, both p50 and p99 latencies and the p99
-// ratio. Each b.N is 3 seconds of load on each side (make bench-http).
+// ratio. Each b.N is 3 seconds of load on each side (make bench-http). With $PRISM (the path of
+// Prism's executable; never needed in CI) Prism mocking the same document is a third side, and the
+// mock/Prism rate ratio is reported too.
 //
-// To be fair on a shared machine, both sides have their own warmed keep-alive client with the
-// same connection count, and each b.N runs in short slices in the order mock, bare, bare, mock,
-// mock, bare, so a change of machine load hits both sides alike; rates and percentiles pool
-// every slice.
+// To be fair on a shared machine, every side has its own warmed keep-alive client with the same
+// connection count, and each b.N runs in short slices whose order rotates (mock, bare; bare,
+// mock; ... with Prism: mock, bare, Prism; bare, Prism, mock; ...), so a change of machine load
+// hits every side alike; rates and percentiles pool every slice.
 func BenchmarkHTTPGetGeneration(b *testing.B) {
 	s, key, genID := hotGeneration(b, true) // as `mediaspec mock` serves by default: each request logged
 	ctx, cancel := context.WithCancel(context.Background())
@@ -179,22 +242,24 @@ func BenchmarkHTTPGetGeneration(b *testing.B) {
 
 	const conns, round, pairs = 64, 3 * time.Second, 6
 	mock, bare := newLoadSide(mockURL, conns), newLoadSide("http://"+bareLn.Addr().String()+path, conns)
-	defer mock.tr.CloseIdleConnections()
-	defer bare.tr.CloseIdleConnections()
-	for _, side := range []*loadSide{mock, bare} {
+	sides := []*loadSide{mock, bare}
+	var prism *loadSide
+	if u := startPrism(b, genID); u != "" {
+		prism = newLoadSide(u, conns)
+		sides = append(sides, prism)
+	}
+	for _, side := range sides {
+		defer side.tr.CloseIdleConnections()
 		side.run(b, key, conns, 300*time.Millisecond, false)
 	}
 	b.ResetTimer()
 	slice, k := round/pairs, 0
 	for range b.N {
 		for range pairs {
-			first, second := mock, bare
-			if k%2 == 1 {
-				first, second = bare, mock
+			for i := range sides {
+				sides[(k+i)%len(sides)].run(b, key, conns, slice, true)
 			}
 			k++
-			first.run(b, key, conns, slice, true)
-			second.run(b, key, conns, slice, true)
 		}
 	}
 	b.StopTimer()
@@ -207,4 +272,10 @@ func BenchmarkHTTPGetGeneration(b *testing.B) {
 	b.ReportMetric(float64(bare.pct(99))/float64(time.Millisecond), "bare-p99-ms")
 	b.ReportMetric(float64(mock.pct(99))/float64(bare.pct(99)), "p99-ratio")
 	b.ReportMetric(float64(len(body)), "body-bytes")
+	if prism != nil {
+		b.ReportMetric(prism.rate(), "prism-req/s")
+		b.ReportMetric(mock.rate()/prism.rate(), "mock/prism")
+		b.ReportMetric(float64(prism.pct(50))/float64(time.Millisecond), "prism-p50-ms")
+		b.ReportMetric(float64(prism.pct(99))/float64(time.Millisecond), "prism-p99-ms")
+	}
 }
