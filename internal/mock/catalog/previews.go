@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"path"
 	"strings"
+	"sync"
 
 	"github.com/mediaspec/mediaspec/fixtures"
 	media "github.com/mediaspec/mediaspec/fixtures/media"
@@ -34,19 +35,23 @@ func (c *Catalog) previewURL(t *fixtures.Template) string {
 // every template of the fixtures (live or withdrawn) with no key: a sample
 // file of the template's preview_kind (an MP4 for video; a JPEG or PNG,
 // by the link's extension, for image), cacheable for a year. Anything else
-// is 404.
+// is 404. The table of previews is built at the first request: the fixtures it reads are loaded
+// then, not when the mock starts.
 func (c *Catalog) PreviewHandler() http.Handler {
-	byPath := map[string]*fixtures.Template{}
-	for _, cp := range c.Fixtures().Presets() {
-		for _, t := range c.Fixtures().TemplatesOf(cp.ID) {
-			if rest, ok := strings.CutPrefix(t.PreviewURL, fixturesPreviewBase); ok {
-				byPath[rest] = t
+	previews := sync.OnceValue(func() map[string]*fixtures.Template {
+		byPath := map[string]*fixtures.Template{}
+		for _, cp := range c.Fixtures().Presets() {
+			for _, t := range c.Fixtures().TemplatesOf(cp.ID) {
+				if rest, ok := strings.CutPrefix(t.PreviewURL, fixturesPreviewBase); ok {
+					byPath[rest] = t
+				}
 			}
 		}
-	}
+		return byPath
+	})
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		rest, ok := strings.CutPrefix(r.URL.Path, PreviewPath)
-		t := byPath[rest]
+		t := previews()[rest]
 		if t == nil && ok {
 			t = c.addedTemplateAt(rest)
 		}
