@@ -11,6 +11,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"unicode"
 
 	. "github.com/onsi/ginkgo/v2" //nolint:revive
@@ -787,11 +788,15 @@ var (
 
 // amountText is a string that states an amount: a number, with or without a currency sign or a
 // credits or currency unit ("12", "$0.50", "3 credits", "0.2 USD").
-var amountText = regexp.MustCompile(`(?i)^\s*[$€£]?\s*[0-9]+([.,][0-9]+)?\s*(credits?|usd|eur|gbp|cents?)?\s*$`)
+var amountText = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)^\s*[$€£]?\s*[0-9]+([.,][0-9]+)?\s*(credits?|usd|eur|gbp|cents?)?\s*$`)
+})
 
 // pricedText is a string that states an amount of credits or money somewhere in it ("8 credits
 // per image", "from $0.40"): a price whatever the key that holds it.
-var pricedText = regexp.MustCompile(`(?i)[$€£]\s*[0-9]|\b[0-9]+([.,][0-9]+)?\s*(credits?|usd|eur|gbp|cents?)\b`)
+var pricedText = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)[$€£]\s*[0-9]|\b[0-9]+([.,][0-9]+)?\s*(credits?|usd|eur|gbp|cents?)\b`)
+})
 
 // priceKeys walks a config schema and returns the path of every key (a keyword, an x- extension
 // keyword or a property name, at any depth) that carries a price (Capability: the schema "carries
@@ -822,7 +827,7 @@ func priceKeysIn(v any, path string, names bool) []string {
 			}
 			text, _ := sub.(string)
 			data := slices.Contains([]string{"enum", "const", "default", "examples", "example", "description", "title"}, k)
-			if hit && (names && fixesAmount(sub) || !names && holdsAmount(sub)) || !names && !data && pricedText.MatchString(text) {
+			if hit && (names && fixesAmount(sub) || !names && holdsAmount(sub)) || !names && !data && pricedText().MatchString(text) {
 				out = append(out, p)
 			}
 			if names {
@@ -853,7 +858,7 @@ func holdsAmount(v any) bool {
 	case json.Number, float64, int, int64:
 		return true
 	case string:
-		return amountText.MatchString(t)
+		return amountText().MatchString(t)
 	case map[string]any:
 		for _, sub := range t {
 			if holdsAmount(sub) {
