@@ -115,8 +115,12 @@ func (s *state) seeBalance(c *call) {
 	if !ok || ws == "" {
 		return
 	}
+	// Only what a finding about the read names is kept, not its headers and bodies.
+	ex := c.ex
+	slim := &call{ex: &exchange{n: ex.n, start: ex.start, end: ex.end, method: ex.method, path: ex.path, keyID: ex.keyID},
+		route: c.route, line: c.line, at: c.at, apiPath: c.apiPath}
 	reads, _ := s.balances.get(ws)
-	reads = append(reads, &balanceRead{c: c, held: held, holds: map[string]int64{}})
+	reads = append(reads, &balanceRead{c: slim, held: held, holds: map[string]int64{}})
 	if len(reads) > MaxBalanceReads {
 		reads = reads[len(reads)-MaxBalanceReads:]
 	}

@@ -118,7 +118,8 @@ type Config struct {
 	// Now is the proxy's clock (default time.Now).
 	Now func() time.Time
 	// OnFinding is called once per new distinct finding (repeats are only counted), from the
-	// judging goroutine; it must return quickly.
+	// judging goroutines and the webhook handlers, possibly at once: it must be safe for
+	// concurrent use and return quickly.
 	OnFinding func(Finding)
 	// Logger gets a warning per upstream that could not be reached (default: discard).
 	Logger *slog.Logger

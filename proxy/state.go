@@ -233,7 +233,9 @@ func (s *state) seeGeneration(p *Proxy, c *call, g map[string]any) {
 		if ch, isInt := integer(json.Number(charged)); charged != "" && isInt && ch > prev.held {
 			p.find(c, SideServer, "CORE-020", false, fmt.Sprintf("%s's final charge is %d, above the %d credits its submit held (exchange #%d): the amount settled is never more than the hold.", id, ch, prev.held, prev.submitN))
 		}
-		if cr, isMap := g["credits"].(map[string]any); isMap && running[st] && cr["terminal"] == false && prev.workspace != "" {
+		// Running, not terminal and not yet captured: the hold is still held.
+		if cr, isMap := g["credits"].(map[string]any); isMap && running[st] && cr["terminal"] == false &&
+			(cr["settlement"] == nil || cr["settlement"] == "open") && prev.workspace != "" {
 			s.holdOpen(p, c, id, prev)
 		}
 	}
