@@ -112,7 +112,7 @@ func NewSuite(ctx context.Context, cfg Config) (*Suite, error) {
 		return nil, errors.New("conformance: the suite can run once per process (Ginkgo keeps one spec tree)")
 	}
 	s := &Suite{f: f, cfg: cfg}
-	gomega.RegisterFailHandler(ginkgo.Fail)
+	gomega.RegisterFailHandler(f.Fail)
 	specs.Register(f)
 	// A dry run counts what the filter selects. Ginkgo's preview keeps the containers and suite
 	// nodes but drops top-level setup and report nodes, so those are registered after it.

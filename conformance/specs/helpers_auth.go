@@ -85,16 +85,29 @@ func makeOwnResources(ctx context.Context, s *framework.Spec, c *framework.Clien
 		o.stand["/batches/{id}"] = "a batch renders video, which this run skips (no control, no --slow): the batch route is probed with the spec's own gen_ id"
 	}
 
-	key, inputs, _, need := cheapestTemplate(ctx, s, c)
-	o.ids["/workflows/templates/{key}/invoke"] = key
-	invoke := map[string]any{"inputs": inputs, "max_credits": need}
-	o.bodies["POST /workflows/templates/{key}/invoke"] = invoke
-	o.bodies["POST /workflows/{id}/invoke"] = invoke
-	s.Spend(int(need))
-	run := c.Post(ctx, "/workflows/templates/"+key+"/invoke", invoke).ExpectOK(http.StatusCreated)
-	runID := run.String("workflow_run_id")
-	finishRun(ctx, s, c, runID)
-	o.ids["/workflow-runs/{id}"] = runID
+	key, inputs, _, need, lack := findCheapestTemplate(ctx, c)
+	if lack == "" {
+		o.ids["/workflows/templates/{key}/invoke"] = key
+		invoke := map[string]any{"inputs": inputs, "max_credits": need}
+		o.bodies["POST /workflows/templates/{key}/invoke"] = invoke
+		o.bodies["POST /workflows/{id}/invoke"] = invoke
+		s.Spend(int(need))
+		run := c.Post(ctx, "/workflows/templates/"+key+"/invoke", invoke).ExpectOK(http.StatusCreated)
+		runID := run.String("workflow_run_id")
+		finishRun(ctx, s, c, runID)
+		o.ids["/workflow-runs/{id}"] = runID
+	} else {
+		// No template to invoke: the template and run routes are probed with well-formed stand-ins
+		// and a body of the reference's invoke fields (a key is checked before the body).
+		key = "conformance_template"
+		o.ids["/workflows/templates/{key}/invoke"] = key
+		o.ids["/workflow-runs/{id}"] = "wfr_" + randomHex(32)
+		invoke := map[string]any{"inputs": map[string]any{}, "max_credits": 1}
+		o.bodies["POST /workflows/templates/{key}/invoke"] = invoke
+		o.bodies["POST /workflows/{id}/invoke"] = invoke
+		why := lack + ": the template and run routes are probed with a well-formed key and wfr_ id"
+		o.stand["/workflows/templates/{key}/invoke"], o.stand["/workflow-runs/{id}"] = why, why
+	}
 
 	if workspaceID != "" {
 		r, err := s.Control().Call(ctx, http.MethodPost, "/workspaces/"+workspaceID+"/workflows", map[string]any{"template_key": key})

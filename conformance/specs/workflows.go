@@ -38,7 +38,10 @@ func workflowTemplateSpecs(f *framework.Framework) {
 			for i, v := range tpls {
 				s.Step("WF-001")
 				t := asObject(r, v, fmt.Sprintf("templates[%d]", i))
-				key := stringField(r, t, "template_key", "template")
+				key, ok := templateKey(t)
+				if !ok {
+					s.Lacks("%s", noTemplateKey)
+				}
 				for _, k := range []string{"name", "description"} {
 					Expect(t[k]).To(BeAssignableToTypeOf(""), key+": "+k+r.Describe())
 				}
@@ -111,7 +114,10 @@ func workflowInvokeSpecs(f *framework.Framework) {
 				s.Lacks("the target lists no workflow template")
 			}
 			t := asObject(r, tpls[0], "templates[0]")
-			key := stringField(r, t, "template_key", "template")
+			key, ok := templateKey(t)
+			if !ok {
+				s.Lacks("%s", noTemplateKey)
+			}
 			example := asObject(r, t["example_inputs"], "example_inputs")
 			path := "/workflows/templates/" + key + "/invoke"
 			extra := unknownKey()
@@ -234,6 +240,7 @@ func workflowRunIDSpecs(f *framework.Framework) {
 			r := sp.c.Get(ctx, "/workflow-runs/"+id).ExpectOK(http.StatusOK)
 			Expect(r.String("run.workflow_run_id")).To(Equal(id), r.Describe())
 			Expect(r.Field("run.workflow_id")).To(BeNil(), r.Describe())
+			runsList(ctx, s, sp.c)
 			rows, _ := walk(ctx, sp.c, "/workflow-runs", "runs", 50, 20)
 			Expect(ids(rows, "workflow_run_id")).To(ContainElement(id))
 			for _, row := range rows {
@@ -494,7 +501,7 @@ func workflowRunSpecs(f *framework.Framework) {
 			sp := newSpender(ctx, s)
 			c := sp.c
 			// An empty list proves nothing about its rows: list at least one run of the workspace.
-			if len(c.Get(ctx, "/workflow-runs").ExpectOK(http.StatusOK).Array("runs")) == 0 {
+			if len(runsList(ctx, s, c)) == 0 {
 				wfInvoke(ctx, s, c, wfPick(ctx, s, c, "", nil))
 			}
 			s.Step("WF-029")
