@@ -209,6 +209,16 @@ func refusalRule(f fixtures.File) string {
 	return "UPLOAD-030"
 }
 
+// assetSays checks that the asset read a (GET /assets/{id}) says want in asset.key when it carries
+// key: the asset record beyond asset_id, kind and the link fields is not shown (Other records), so
+// scan_status and usable there are the reference's names, judged only when sent.
+func assetSays(a *framework.Response, key string, want any, what string) {
+	GinkgoHelper()
+	if v, has := a.Lookup("asset." + key); has {
+		Expect(v).To(Equal(want), what+a.Describe())
+	}
+}
+
 // expectDuration checks a duration_ms value against the manifest (null for images and for files
 // that cannot be probed; else within the manifest's tolerance).
 func expectDuration(r *framework.Response, v any, f fixtures.File) {
