@@ -57,13 +57,27 @@ type SpecResult struct {
 	LastCall string `json:"last_call,omitempty"`
 	// Transcript is the failed spec's calls, redacted.
 	Transcript string `json:"transcript,omitempty"`
+	// Unjudged are rules of the spec it does not decide on this run: rules whose every assertion is
+	// the reference's own choice (rules.yaml judged strict-only), on a run that is not strict. The
+	// spec counts for them as skipped (UnjudgedReason), whatever its state.
+	Unjudged []string `json:"unjudged,omitempty"`
 }
+
+// UnjudgedReason is why a rule a spec carries is not decided by it (SpecResult.Unjudged).
+const UnjudgedReason = "judged only with --strict: the rule is the reference's own choice where the interface text leaves it open (rules.yaml basis reference, judged strict-only)"
 
 // Settle decides between failed and blocked for a spec whose assertion failed: when the failed
 // step checked only rules the spec does not carry, the spec is blocked by them (its own rules are
-// left undecided); otherwise it failed. Other outcomes are returned as they are.
+// left undecided); otherwise it failed. A failure whose step checked only rules the run does not
+// judge (Unjudged) is a skip with UnjudgedReason: the reference's own choice never fails a run that
+// is not strict. Other outcomes are returned as they are.
 func Settle(s SpecResult) SpecResult {
 	if s.State != Failed || len(s.FailedRules) == 0 {
+		return s
+	}
+	if !slices.ContainsFunc(s.FailedRules, func(id string) bool { return !slices.Contains(s.Unjudged, id) }) {
+		s.State = Skipped
+		s.Reason = UnjudgedReason + "; it differs: " + Sentence(s.Reason)
 		return s
 	}
 	for _, id := range s.FailedRules {
@@ -115,7 +129,8 @@ type Rule struct {
 	Statement      string   `json:"statement"`
 	Needs          []string `json:"needs"`
 	Interpretation string   `json:"interpretation,omitempty"`
-	Basis          string   `json:"basis,omitempty"` // of the interpretation: text or reference
+	Basis          string   `json:"basis,omitempty"`  // of the interpretation: text or reference
+	Judged         string   `json:"judged,omitempty"` // with basis reference: open, text-part or strict-only
 	Unobservable   string   `json:"unobservable,omitempty"`
 	Audit          string   `json:"audit,omitempty"`
 }
@@ -165,6 +180,12 @@ func Verdicts(rules []Rule, specs []SpecResult) []RuleVerdict {
 	for _, s := range specs {
 		blamed := s.Blamed()
 		for _, id := range s.Rules {
+			if slices.Contains(s.Unjudged, id) {
+				u := s
+				u.State, u.Reason = Skipped, UnjudgedReason
+				byRule[id] = append(byRule[id], u)
+				continue
+			}
 			if s.Stopped() && !slices.Contains(blamed, id) {
 				// The spec stopped on another rule before deciding this one.
 				u := s

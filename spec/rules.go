@@ -25,6 +25,10 @@ type Rule struct {
 	// says) or BasisReference (the reference's own choice where the text is silent or says "not
 	// shown"); set exactly when Interpretation is.
 	Basis string `yaml:"basis,omitempty" json:"basis,omitempty"`
+	// Judged, set exactly when Basis is BasisReference, says how the suite judges the rule against
+	// a server it does not hold to the reference (a run without --strict): JudgedOpen, JudgedTextPart
+	// or JudgedStrictOnly.
+	Judged string `yaml:"judged,omitempty" json:"judged,omitempty"`
 	// Unobservable says why a black-box test cannot check the rule; empty when one can.
 	Unobservable string `yaml:"unobservable,omitempty" json:"unobservable,omitempty"`
 	// Audit, on a client obligation the mock can watch, says what `mediaspec mock --audit` reports
@@ -69,6 +73,22 @@ const (
 	BasisReference = "reference" // the reference's own choice where the text is silent or "not shown"
 )
 
+// How the suite judges a rule of basis reference (Rule.Judged) on a run that is not strict.
+const (
+	// JudgedOpen: every assertion its specs make follows from the text; the reference's choice in
+	// the interpretation is only how the mock answers where the text lets it.
+	JudgedOpen = "open"
+	// JudgedTextPart: its specs assert what the text states always, and the reference's own part
+	// only under --strict (an advisory otherwise: framework Spec.ReferenceOnly).
+	JudgedTextPart = "text-part"
+	// JudgedStrictOnly: the rule is the reference's choice through and through; its specs assert it
+	// only under --strict and the run leaves it undecided (skipped with the reason) otherwise.
+	JudgedStrictOnly = "strict-only"
+)
+
+// Judgements are the values of Rule.Judged.
+var Judgements = []string{JudgedOpen, JudgedTextPart, JudgedStrictOnly}
+
 // LoadRules parses and checks the embedded rule catalogue.
 func LoadRules() (*Catalogue, error) { return ParseRules(RulesYAML()) }
 
@@ -110,6 +130,12 @@ func ParseRules(data []byte) (*Catalogue, error) {
 			problems = append(problems, where+": basis without an interpretation")
 		case r.Interpretation != "" && r.Basis != BasisText && r.Basis != BasisReference:
 			problems = append(problems, where+": an interpretation needs basis text or reference, not "+strconv.Quote(r.Basis))
+		}
+		switch {
+		case r.Basis == BasisReference && r.Judged != "" && !contains(Judgements, r.Judged):
+			problems = append(problems, where+": basis reference needs judged open, text-part or strict-only (how a run without --strict judges it), not "+strconv.Quote(r.Judged))
+		case r.Basis != BasisReference && r.Judged != "":
+			problems = append(problems, where+": judged is for basis reference only")
 		}
 		if r.Audited() && r.Observable() {
 			problems = append(problems, where+": audit is for client obligations; the rule needs unobservable saying so")

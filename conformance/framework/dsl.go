@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 
 	. "github.com/onsi/ginkgo/v2" //nolint:revive
 	"github.com/onsi/ginkgo/v2/types"
@@ -105,7 +106,11 @@ func (d *Decl) It(text string, body func(ctx context.Context, s *Spec), decorato
 	args = append(args, decorators...)
 	needs := append([]Need(nil), d.needs...)
 	f := d.f
+	rules := append([]string(nil), d.rules...)
 	args = append(args, func(ctx SpecContext) {
+		if unjudged := f.unjudged(rules); len(unjudged) > 0 {
+			AddReportEntry(UnjudgedRulesEntry, strings.Join(unjudged, " "), ReportEntryVisibilityNever)
+		}
 		if reason := f.Capabilities().Unmet(needs); reason != "" {
 			Skip(reason)
 		}

@@ -62,6 +62,8 @@ type Framework struct {
 	memo   map[string]any // what specs read once per run (Client.Memo)
 
 	adv advisories // differences from the reference's choices (advisory.go)
+
+	refOnly bool // a ReferenceOnly check runs on a run that is not strict (strict.go), guarded by mu
 }
 
 // environment is the keys and workspaces the run uses, known after Setup.
@@ -262,6 +264,7 @@ func (f *Framework) resolve(root *url.URL, path string) *url.URL {
 // carries the exchange; an answer only the reference refuses is an advisory (a failure under
 // Config.Strict). chk nil checks nothing.
 func (f *Framework) exchange(ctx context.Context, chk checker, method string, u *url.URL, key string, scheme AuthScheme, opts []CallOption) (*Response, error) {
+	f.inReferenceOnly(method, u.Path)
 	ctx, cancel := f.callContext(ctx)
 	defer cancel()
 	c := &call{query: url.Values{}, header: http.Header{}}

@@ -79,6 +79,8 @@ func SpecResultsFromReport(cat *spec.Catalogue, r types.Report) (specs []report.
 				res.LastCall = e.StringRepresentation()
 			case OperationEntry:
 				res.Operation = e.StringRepresentation()
+			case UnjudgedRulesEntry:
+				res.Unjudged = strings.Fields(e.StringRepresentation())
 			case FailedRulesEntry:
 				if res.State == report.Failed {
 					res.FailedRules = strings.Fields(e.StringRepresentation())

@@ -113,6 +113,7 @@ func authenticationSpecs(f *framework.Framework) {
 		})
 
 		f.Rule(rules("AUTH-024")...).It("a revoked key of a deleted workspace answers 401, not 410", func(ctx context.Context, s *framework.Spec) {
+			s.StrictOnly("AUTH-024", "the order of the key and workspace checks")
 			ws := s.NewWorkspace(ctx, framework.WorkspaceOptions{})
 			c, k := ws.NewKey(ctx, framework.KeyOptions{Scopes: []string{"read"}})
 			Expect(s.Control().RevokeKey(ctx, k.ID)).To(Succeed())
@@ -134,11 +135,12 @@ func authenticationSpecs(f *framework.Framework) {
 				s.Step("AUTH-022", "ERR-023")
 				r.ExpectError(http.StatusForbidden, "required_plan")
 				s.Step("AUTH-022", "ERR-017")
-				Expect(r.String("error.required_plan")).To(Equal("pro"), r.Describe())
+				expectRequiredPlan(s, r)
 			}
 		})
 
 		f.Rule(rules("AUTH-025")...).It("a deleted free-plan workspace answers 410, the workspace check before the plan", func(ctx context.Context, s *framework.Spec) {
+			s.StrictOnly("AUTH-025", "the order of the workspace and plan checks")
 			ws := s.NewWorkspace(ctx, framework.WorkspaceOptions{Plan: "free"})
 			c, _ := ws.NewKey(ctx, framework.KeyOptions{Scopes: []string{"read"}})
 			ws.Delete(ctx)
@@ -157,6 +159,7 @@ func authenticationSpecs(f *framework.Framework) {
 		})
 
 		f.Rule(rules("AUTH-027")...).It("the request allowance is checked before the bucket: both spent answers quota_exceeded", func(ctx context.Context, s *framework.Spec) {
+			s.StrictOnly("AUTH-027", "the order of the request allowance and rate-limit checks")
 			ws := s.NewWorkspace(ctx, framework.WorkspaceOptions{})
 			c, _ := ws.NewKey(ctx, framework.KeyOptions{Scopes: []string{"read"}, RequestAllowance: ptr(2), Buckets: map[string]int{"agent_read": 2}})
 			c.Get(ctx, "/credits/balance").ExpectOK(http.StatusOK)
@@ -213,6 +216,7 @@ func keySpecs(f *framework.Framework) {
 		})
 
 		f.Rule(rules("AUTH-026", "ERR-023", "ERR-037")...).It("the plan check comes before the request allowance: a free-plan key with its allowance used answers 403 required_plan", func(ctx context.Context, s *framework.Spec) {
+			s.StrictOnly("AUTH-026", "the order of the plan and request allowance checks")
 			ws := s.NewWorkspace(ctx, framework.WorkspaceOptions{Plan: "free"})
 			c, _ := ws.NewKey(ctx, framework.KeyOptions{Scopes: []string{"read", "generate"}, RequestAllowance: ptr(0)})
 			for i := 0; i < 3; i++ {
@@ -233,6 +237,7 @@ func keySpecs(f *framework.Framework) {
 func keyCheckOrderSpecs(f *framework.Framework) {
 	Describe("auth: key checks before the workspace check", func() {
 		f.Rule(rules("AUTH-024", "AUTH-005", "ERR-021")...).It("an expired key of a deleted workspace answers 401, not 410", func(ctx context.Context, s *framework.Spec) {
+			s.StrictOnly("AUTH-024", "the order of the key and workspace checks")
 			ws := s.NewWorkspace(ctx, framework.WorkspaceOptions{})
 			soon := serviceNow(ctx, s).Add(time.Minute)
 			c, _ := ws.NewKey(ctx, framework.KeyOptions{Scopes: []string{"read"}, ExpiresAt: &soon})
@@ -452,6 +457,17 @@ func operationMatrixSpecs(f *framework.Framework) {
 		})
 	})
 
+}
+
+// expectRequiredPlan checks a plan refusal names the plan in error.required_plan (Errors: on plan
+// refusals); that the agent API needs the plan called pro is the reference's choice (AUTH-022).
+func expectRequiredPlan(s *framework.Spec, r *framework.Response) {
+	GinkgoHelper()
+	plan := r.String("error.required_plan")
+	Expect(plan).NotTo(BeEmpty(), "a plan refusal names the plan"+r.Describe())
+	s.ReferenceOnly("AUTH-022", "the agent API needs the plan pro", func() {
+		Expect(plan).To(Equal("pro"), r.Describe())
+	})
 }
 
 // spenderWorkspace is the spender's workspace id, "" without control.

@@ -92,8 +92,7 @@ func makeOwnResources(ctx context.Context, s *framework.Spec, c *framework.Clien
 		o.bodies["POST /workflows/templates/{key}/invoke"] = invoke
 		o.bodies["POST /workflows/{id}/invoke"] = invoke
 		s.Spend(int(need))
-		run := c.Post(ctx, "/workflows/templates/"+key+"/invoke", invoke).ExpectOK(http.StatusCreated)
-		runID := run.String("workflow_run_id")
+		runID := expectInvoked(s, c.Post(ctx, "/workflows/templates/"+key+"/invoke", invoke))
 		finishRun(ctx, s, c, runID)
 		o.ids["/workflow-runs/{id}"] = runID
 	} else {

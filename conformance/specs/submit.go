@@ -281,12 +281,7 @@ func checkOrderSpecs(f *framework.Framework) {
 			_, need := estimateOf(ctx, sp.c, "tts", cfg, nil)
 			r := refuse(ctx, sp.c, submitBody("tts", cfg, need, nil), http.StatusPaymentRequired, "spend_limit_exceeded")
 			Expect(r.String("error.limit.bound_by")).To(Equal("org_per_generation"), r.Describe())
-			if _, has := r.Lookup("error.limit.limit_credits"); has { // the reference's: checked when sent
-				Expect(r.Int("error.limit.limit_credits")).To(Equal(int64(1)), r.Describe())
-			}
-			if _, has := r.Lookup("error.limit.remaining_credits"); has {
-				r.Int("error.limit.remaining_credits")
-			}
+			expectLimitAmounts(s, r, ptr(int64(1)), nil)
 		})
 
 		f.Rule(rules("CHECK-009", "CHECK-001", "ERR-026", "ERR-018")...).Needs(framework.Control).It("credits before config validity: an empty wallet and an unknown config key answer insufficient_credits", func(ctx context.Context, s *framework.Spec) {
