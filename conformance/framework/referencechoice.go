@@ -10,11 +10,13 @@ import (
 )
 
 // Fail is the suite's Gomega fail handler. A failed assertion whose rules (the current step, or
-// every rule of the spec when it named none) are all the reference's own choices (rules.yaml basis
-// `reference`: the text says "not shown" or is silent there) does not fail a target that is not
-// the reference: the spec is skipped, naming the rules and what differed, since the interface
-// text, the only judge, says nothing a server could break there. With --reference or --strict
-// (mediaspec's own mock, which must hold its documented choices) it fails as any assertion.
+// every rule of the spec when it named none) are all the reference's own choices through and
+// through (rules.yaml basis `reference` judged `strict-only`: the text says "not shown" or is
+// silent there) does not fail a run that is not strict: the spec is skipped, naming the rules and
+// what differed, since the interface text, the only judge, says nothing a server could break
+// there. With --strict (mediaspec's own mock, which must hold its documented choices) it fails as
+// any assertion. A rule judged open or text-part asserts what the text states, so its failure
+// fails (its reference part is asserted through Spec.ReferenceOnly).
 func (f *Framework) Fail(message string, callerSkip ...int) {
 	skip := 1
 	if len(callerSkip) > 0 {
@@ -35,10 +37,9 @@ func ReferenceChoiceSkip(ids []string, message string) string {
 }
 
 // referenceChoice returns the rules a failure now would be charged to when every one of them is
-// the reference's own choice and the target is held only to the text (neither --reference nor
-// --strict); nil otherwise.
+// the reference's own choice and the run is not strict; nil otherwise.
 func (f *Framework) referenceChoice() []string {
-	if f == nil || f.catalogue == nil || f.cfg.Reference || f.cfg.Strict {
+	if f == nil || f.catalogue == nil || f.cfg.Strict {
 		return nil
 	}
 	ids := f.currentStep()
@@ -48,14 +49,14 @@ func (f *Framework) referenceChoice() []string {
 	return f.referenceOnly(ids)
 }
 
-// referenceOnly returns ids when there is one and every one is a rule of basis reference in the
-// catalogue, nil otherwise.
+// referenceOnly returns ids when there is one and every one is a rule of basis reference judged
+// strict-only in the catalogue, nil otherwise.
 func (f *Framework) referenceOnly(ids []string) []string {
 	if len(ids) == 0 {
 		return nil
 	}
 	for _, id := range ids {
-		if r, ok := f.catalogue.Get(id); !ok || r.Basis != spec.BasisReference {
+		if r, ok := f.catalogue.Get(id); !ok || r.Basis != spec.BasisReference || (r.Judged != spec.JudgedStrictOnly && r.Judged != "") {
 			return nil
 		}
 	}

@@ -12,8 +12,9 @@ const choiceCatalogue = `version: 1
 areas: {ASSET: Assets, AUTH: Authentication}
 needs: {control: c}
 rules:
-  - {id: ASSET-001, level: MUST, section: Gaps, statement: the asset row shape, interpretation: designed, basis: reference}
-  - {id: ASSET-002, level: MUST, section: Gaps, statement: the asset filters, interpretation: designed, basis: reference}
+  - {id: ASSET-001, level: MUST, section: Gaps, statement: the asset row shape, interpretation: designed, basis: reference, judged: strict-only}
+  - {id: ASSET-002, level: MUST, section: Gaps, statement: the asset filters, interpretation: designed, basis: reference, judged: strict-only}
+  - {id: ASSET-003, level: MUST, section: Gaps, statement: an unknown asset is not_found, interpretation: designed, basis: reference, judged: open}
   - {id: AUTH-001, level: MUST, section: Authentication, statement: a key is required}
   - {id: AUTH-004, level: MUST, section: Authentication, statement: read as, interpretation: our reading, basis: text}
 `
@@ -32,6 +33,7 @@ func TestReferenceChoiceOnlyWhenEveryRuleIsTheReferences(t *testing.T) {
 		{[]string{"ASSET-001", "ASSET-002"}, true},
 		{[]string{"ASSET-001", "AUTH-001"}, false}, // a text rule among them: a failure
 		{[]string{"AUTH-004"}, false},              // an interpretation of the text
+		{[]string{"ASSET-003"}, false},             // the reference's rule, but what it asserts is the text's
 		{[]string{"NOPE-001"}, false},
 		{nil, false},
 	} {
@@ -39,16 +41,18 @@ func TestReferenceChoiceOnlyWhenEveryRuleIsTheReferences(t *testing.T) {
 			t.Errorf("referenceOnly(%v) = %v, want reference choice %v", c.ids, got, c.want)
 		}
 	}
-	// --reference and --strict hold the mock to its own choices: every failure fails.
+	// --strict holds the mock to its own choices: every failure fails. --reference alone (the
+	// wrong-server table's runs) names the mock's paths and header, and is held to the text.
 	f.step = []string{"ASSET-001"}
-	if got := f.referenceChoice(); !slices.Equal(got, []string{"ASSET-001"}) {
-		t.Errorf("referenceChoice() = %v on a target held to the text", got)
-	}
-	for _, cfg := range []Config{{Reference: true}, {Strict: true}} {
+	for _, cfg := range []Config{{}, {Reference: true}} {
 		f.cfg = cfg
-		if got := f.referenceChoice(); got != nil {
-			t.Errorf("referenceChoice() = %v with reference %v strict %v, want nil", got, cfg.Reference, cfg.Strict)
+		if got := f.referenceChoice(); !slices.Equal(got, []string{"ASSET-001"}) {
+			t.Errorf("referenceChoice() = %v on a target held to the text (reference %v)", got, cfg.Reference)
 		}
+	}
+	f.cfg = Config{Strict: true}
+	if got := f.referenceChoice(); got != nil {
+		t.Errorf("referenceChoice() = %v with --strict, want nil", got)
 	}
 	reason := ReferenceChoiceSkip([]string{"ASSET-001"}, "an asset row carries scan_status\nExpected ...")
 	if !strings.Contains(reason, "ASSET-001") || !strings.HasSuffix(reason, "an asset row carries scan_status") {
