@@ -94,9 +94,9 @@ func estimatePriceSpecs(f *framework.Framework) {
 				ExpectError(http.StatusNotFound, "capability_unavailable")
 			Expect(r.String("error.capability_status")).To(Equal("unknown"), r.Describe())
 			if row := withStatus(catalogue(ctx, c), "coming_soon"); row != nil {
-				r := c.Post(ctx, "/estimates", map[string]any{"capability_id": row["capability_id"], "config": map[string]any{}}).
-					ExpectError(http.StatusNotFound, "capability_unavailable")
-				Expect(r.String("error.capability_status")).To(Equal("coming_soon"), r.Describe())
+				id := row["capability_id"].(string)
+				cfg, valid := notLiveConfig(ctx, c, id)
+				expectNotLive(c.Post(ctx, "/estimates", map[string]any{"capability_id": id, "config": cfg}), "coming_soon", valid)
 			}
 		})
 

@@ -43,6 +43,36 @@ func detail(ctx context.Context, c *framework.Client, id string) *framework.Resp
 	}).(*framework.Response).Copy()
 }
 
+// notLiveConfig returns the config to send for capability id, which will not run (coming_soon,
+// not offered): its detail's example_config when the detail answers one (valid: "the example
+// always validates"), and valid true; else {} and valid false. The submit check order puts config
+// validity before capability availability (Errors), and estimates check the config as on submit,
+// so only a config known to be valid decides availability: with {} a 400 invalid_config may come
+// first.
+func notLiveConfig(ctx context.Context, c *framework.Client, id string) (config map[string]any, valid bool) {
+	GinkgoHelper()
+	r := c.Get(ctx, "/capabilities/"+id)
+	if r.Status == http.StatusOK {
+		if ex, ok := r.Field("example_config").(map[string]any); ok && !namesUpload(ex) {
+			return ex, true
+		}
+	}
+	return map[string]any{}, false
+}
+
+// expectNotLive checks r, the refusal of an estimate or submit naming capability id of status st
+// with config (valid: notLiveConfig): 404 capability_unavailable with capability_status st, or,
+// for a config not known valid, 400 invalid_config (config validity is checked first).
+func expectNotLive(r *framework.Response, st string, valid bool) {
+	GinkgoHelper()
+	if !valid && r.Status == http.StatusBadRequest {
+		r.ExpectError(http.StatusBadRequest, "invalid_config")
+		return
+	}
+	r.ExpectError(http.StatusNotFound, "capability_unavailable")
+	Expect(r.String("error.capability_status")).To(Equal(st), r.Describe())
+}
+
 // withStatus returns the first row with the status, or nil.
 func withStatus(rows []map[string]any, status string) map[string]any {
 	for _, r := range rows {

@@ -363,8 +363,12 @@ func checkOrderSpecs(f *framework.Framework) {
 			rows := catalogue(ctx, c)
 			for _, st := range []string{"coming_soon", "unknown"} {
 				if row := withStatus(rows, st); row != nil {
-					r := refuse(ctx, c, submitBody(row["capability_id"].(string), map[string]any{}, 1, nil), http.StatusNotFound, "capability_unavailable")
-					Expect(r.String("error.capability_status")).To(Equal(st), r.Describe())
+					id := row["capability_id"].(string)
+					cfg, valid := notLiveConfig(ctx, c, id)
+					refuseBy(ctx, c, submitBody(id, cfg, 1, nil), func(r *framework.Response) {
+						GinkgoHelper()
+						expectNotLive(r, st, valid)
+					})
 				}
 			}
 		})
