@@ -43,6 +43,24 @@ func detail(ctx context.Context, c *framework.Client, id string) *framework.Resp
 	}).(*framework.Response).Copy()
 }
 
+// pricedExample returns the detail of the first available capability whose example_config (naming
+// no upload) the target prices with 200; an example it refuses is CAP-023's failure, reported by
+// the spec pricing every example, not the calling spec's. It skips the spec when there is none.
+func pricedExample(ctx context.Context, s *framework.Spec, c *framework.Client) *framework.Response {
+	GinkgoHelper()
+	for _, d := range availableDetails(ctx, c, 25) {
+		config := objectAt(d, "example_config")
+		if namesUpload(config) {
+			continue
+		}
+		if c.Post(ctx, "/estimates", map[string]any{"capability_id": d.String("capability_id"), "config": config}).Status == http.StatusOK {
+			return d
+		}
+	}
+	s.Lacks("no available capability's example_config (without an upload) is priced with 200")
+	return nil
+}
+
 // notLiveConfig returns the config to send for capability id, which will not run (coming_soon,
 // not offered): its detail's example_config when the detail answers one (valid: "the example
 // always validates"), and valid true; else {} and valid false. The submit check order puts config
