@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/url"
 	"regexp"
+	"runtime"
 	"strings"
 	"time"
 
@@ -38,6 +39,8 @@ func (p *Proxy) judgeWorker() {
 	for ex := range p.pool {
 		p.judgeSingle(ex)
 		close(ex.ready)
+		// Let the forwarding goroutines that became ready run before the next judgement.
+		runtime.Gosched()
 	}
 }
 
@@ -94,7 +97,7 @@ func (p *Proxy) judgeSingle(ex *exchange) {
 	}
 	// The server: the answer against the description, then the rules an answer shows.
 	if !ex.answerCut {
-		failure, advisory := p.judge.Response(c.req.Context(), c.req, ex.status, ex.respHeader, ex.answer)
+		failure, advisory := p.judgeAnswer(c)
 		if failure != nil {
 			p.find(c, SideServer, p.answerRule(c), false, "The answer breaks the description: "+sentence(failure))
 		}
@@ -103,6 +106,26 @@ func (p *Proxy) judgeSingle(ex *exchange) {
 		}
 	}
 	p.checkAnswer(c)
+}
+
+// judgeAnswer is the description's verdict on c's answer, remembered for large answers when the
+// judge is the default one (memo.go).
+func (p *Proxy) judgeAnswer(c *call) (failure, advisory error) {
+	ex := c.ex
+	k := ""
+	if p.memo != nil {
+		k = p.memo.key(ex)
+	}
+	if k != "" {
+		if v, ok := p.memo.get(k); ok {
+			return v.failure, v.advisory
+		}
+	}
+	failure, advisory = p.judge.Response(c.req.Context(), c.req, ex.status, ex.respHeader, ex.answer)
+	if k != "" {
+		p.memo.put(k, verdict{failure, advisory})
+	}
+	return failure, advisory
 }
 
 // judgeOrdered runs the checks across exchanges on one exchange (ordered stage): the control

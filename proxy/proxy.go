@@ -142,6 +142,7 @@ type Proxy struct {
 	auditor  *audit.Auditor
 	audClock clock.Clock
 	st       *state
+	memo     *memo // the verdicts on large answers already judged; nil with a Config.Judge
 
 	seq      atomic.Int64
 	unjudged atomic.Int64   // exchanges dropped from the full judging queue
@@ -248,6 +249,7 @@ func New(ctx context.Context, cfg Config) (*Proxy, error) {
 		}
 		if p.judge == nil {
 			p.judge, p.events = j, j
+			p.memo = newMemo(j.Reference().Document(), j.Normative().Document())
 		}
 		if p.val == nil {
 			p.val = j.Reference()
@@ -282,8 +284,9 @@ func New(ctx context.Context, cfg Config) (*Proxy, error) {
 	return p, nil
 }
 
-// Workers is how many goroutines run the parallel stage of the judging: one per CPU, at least two.
-func Workers() int { return max(2, runtime.GOMAXPROCS(0)) }
+// Workers is how many goroutines run the parallel stage of the judging: one per CPU but one, at
+// least one. The CPU left is the forwarding's: judging never competes with it for every CPU.
+func Workers() int { return max(1, runtime.GOMAXPROCS(0)-1) }
 
 // Close stops the judging once every exchange already queued was judged. Requests served after
 // Close are forwarded and not judged.
