@@ -93,6 +93,7 @@ func rateLimitSpecs(f *framework.Framework) {
 		})
 
 		f.Rule("RATE-016").Needs(framework.Control).It("health probes are not counted: a full agent_read bucket leaves them answering", func(ctx context.Context, s *framework.Spec) {
+			s.StrictOnly("RATE-016", "whether a probe sent with a key counts in the key's buckets")
 			ws := s.NewWorkspace(ctx, framework.WorkspaceOptions{})
 			c, _ := ws.NewKey(ctx, framework.KeyOptions{Scopes: []string{"read"}})
 			live := s.LivePath()
@@ -200,7 +201,7 @@ func bucketWindowSpecs(f *framework.Framework) {
 				s.Undecidable("the spec filled the bucket twice", ran)
 			}
 			s.Step("RATE-013")
-			expectWaitBetween(r, first.From.Add(time.Minute).Sub(at.To), first.To.Add(time.Minute).Sub(at.From))
+			expectWaitBetween(s, r, first.From.Add(time.Minute).Sub(at.To), first.To.Add(time.Minute).Sub(at.From))
 			s.Step("RATE-014")
 			s.Advance(ctx, 40)
 			// The first 60 left; the 60 made 40 s ago are still in the window (a refused call may or
@@ -223,7 +224,7 @@ func bucketWindowSpecs(f *framework.Framework) {
 			Expect(passed).To(BeElementOf(59, 60), "after the oldest calls left, only their room is free, not a fresh window of 120")
 			Expect(refusal).NotTo(BeNil(), "the window still holds the later calls: the bucket fills again")
 			s.Step("RATE-013")
-			expectWaitBetween(refusal, second.From.Add(time.Minute).Sub(third.To), second.To.Add(time.Minute).Sub(third.From))
+			expectWaitBetween(s, refusal, second.From.Add(time.Minute).Sub(third.To), second.To.Add(time.Minute).Sub(third.From))
 		})
 	})
 
@@ -233,6 +234,7 @@ func bucketWindowSpecs(f *framework.Framework) {
 func sharedBucketSpecs(f *framework.Framework) {
 	Describe("limits: buckets shared by several routes", func() {
 		f.Rule(rules("RATE-004", "RATE-013", "ERR-036")...).Needs(framework.Control).It("POST /generations and both workflow invokes share the 20-a-minute agent_submit bucket", func(ctx context.Context, s *framework.Spec) {
+			s.StrictOnly("RATE-004", "the bucket of the workflow invokes")
 			ws := s.NewWorkspace(ctx, framework.WorkspaceOptions{})
 			c, _ := ws.NewKey(ctx, framework.KeyOptions{Scopes: []string{"read", "generate"}})
 			s.Step("RATE-004")

@@ -47,6 +47,9 @@ func estimatePriceSpecs(f *framework.Framework) {
 				Expect(r.String("capability_id")).To(Equal(id), r.Describe())
 				s.Step("EST-002", "CORE-005")
 				credits := priceOf(r) // a number, not necessarily whole
+				s.Step("EST-002")
+				s.ReferenceOnly("EST-002", "an estimate's credits is a whole number", func() { r.Int("credits") })
+				s.Step("EST-002", "CORE-005")
 				need := r.Int("max_credits_needed")
 				Expect(need).To(BeNumerically(">=", credits), "the hold is at least the price"+r.Describe())
 				r.Bool("is_ceiling")
