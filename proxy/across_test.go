@@ -10,7 +10,9 @@ import (
 	"net/http/httptest"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/mediaspec/mediaspec/conformance/wrongservers"
 )
@@ -281,4 +283,38 @@ func (j blockingJudge) Request(context.Context, *http.Request, []byte) error { r
 func (j blockingJudge) Response(context.Context, *http.Request, int, http.Header, []byte) (error, error) {
 	<-j.c
 	return nil, nil
+}
+
+// On a manual service clock, wall time passing is no service time: a bucket filled while the
+// proxy's clock runs fast (here 200 ms per reading) and refused with the full window's wait is
+// right, and gives no finding.
+func TestBucketWaitOnAManualClock(t *testing.T) {
+	var mu sync.Mutex
+	wall := time.Date(2026, 3, 2, 10, 0, 0, 0, time.UTC)
+	now := func() time.Time {
+		mu.Lock()
+		defer mu.Unlock()
+		wall = wall.Add(200 * time.Millisecond)
+		return wall
+	}
+	tg := startTargetWith(t, nil, Config{Now: now})
+	a := tg.control(t, "POST", "/workspaces/"+tg.info.DefaultWorkspaceID+"/keys", map[string]any{"scopes": []string{"read"}})
+	c := tg.client(t, a.str("key"))
+	refused := false
+	for range 125 {
+		if r := c.do("GET", "/credits/balance", nil); r.status == 429 {
+			refused = true
+			if w := asInt(r.body["error"].(map[string]any)["retry_after_seconds"]); w != 60 {
+				t.Fatalf("the mock says retry after %d on a frozen clock", w)
+			}
+		}
+	}
+	if !refused {
+		t.Fatal("the mock refused none of 125 reads")
+	}
+	for _, f := range tg.findings(t) {
+		if f.Side == SideServer {
+			t.Errorf("finding on the correct mock: %+v", f)
+		}
+	}
 }

@@ -23,6 +23,9 @@ type serviceClock struct {
 	scaled  bool          // a time_scale other than 1 was seen: wall gaps say nothing
 	pending time.Duration // seconds of advances in flight
 	scale   float64       // the last time_scale seen (1 until one is seen; 0 is a manual clock)
+	// scaleKnown: a control answer gave time_scale. Until then a server with a control API may run
+	// a manual clock, and wall time is no lower bound of its time.
+	scaleKnown bool
 	// advances are the latest clock advances the traffic showed (at most MaxAdvances, oldest
 	// first), with their wall times: the service time between two exchanges is bounded by them.
 	advances []advance
@@ -42,16 +45,18 @@ const MaxAdvances = 256
 
 // serviceElapsed bounds the service time that passed between an instant of one exchange (wall
 // times from..fromEnd) and an instant of a later one (to..toEnd): at least lo (wall time between
-// them at the clock's scale, plus the advances that ran wholly between them), at most hi (wall time
+// them at the clock's scale, when the scale is known or no control API was seen, plus the advances
+// that ran wholly between them), at most hi (wall time
 // across both at the clock's scale, plus every advance that may have overlapped). hiKnown is false
 // when advances that may matter were forgotten. The bounds hold when the service clock moves only
 // with wall time and the advances the proxy carries (a server without a control API runs on the
 // wall clock).
 func (p *Proxy) serviceElapsed(from, fromEnd, to, toEnd time.Time) (lo, hi time.Duration, hiKnown bool) {
+	control := p.controlToken.Load() != nil
 	p.clockMu.Lock()
 	defer p.clockMu.Unlock()
 	scale := p.clk.scale
-	if gap := to.Sub(fromEnd); gap > 0 {
+	if gap := to.Sub(fromEnd); gap > 0 && (p.clk.scaleKnown || !control) {
 		lo = time.Duration(float64(gap) * scale)
 	}
 	hi = time.Duration(float64(toEnd.Sub(from)) * scale)
@@ -204,7 +209,7 @@ func (p *Proxy) learnClock(ex *exchange) {
 	defer p.clockMu.Unlock()
 	p.clk.offset = ans.Now.Sub(ex.end)
 	if ans.TimeScale != nil {
-		p.clk.scale = *ans.TimeScale
+		p.clk.scale, p.clk.scaleKnown = *ans.TimeScale, true
 		if *ans.TimeScale != 1 {
 			p.clk.scaled = true
 		}

@@ -29,6 +29,12 @@ type target struct {
 // in front. File links point at the proxy, so uploads and downloads pass through it too.
 func startTarget(t testing.TB, wrap func(http.Handler) http.Handler) *target {
 	t.Helper()
+	return startTargetWith(t, wrap, Config{})
+}
+
+// startTargetWith is startTarget with the proxy's Config (its Upstream is set here).
+func startTargetWith(t testing.TB, wrap func(http.Handler) http.Handler, cfg Config) *target {
+	t.Helper()
 	srv, err := mock.New(mock.Config{
 		Seed:                  7,
 		Clock:                 clock.NewManual(time.Date(2026, 3, 2, 10, 0, 0, 0, time.UTC)),
@@ -46,7 +52,8 @@ func startTarget(t testing.TB, wrap func(http.Handler) http.Handler) *target {
 	}
 	up := httptest.NewServer(h)
 	t.Cleanup(up.Close)
-	p, err := New(context.Background(), Config{Upstream: up.URL + "/api/v1"})
+	cfg.Upstream = up.URL + "/api/v1"
+	p, err := New(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

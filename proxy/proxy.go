@@ -390,7 +390,10 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// Kept before the call is forwarded: the service may send a delivery the call causes before
 		// its answer reaches the proxy, and the hooks then need the service clock already.
 		if a := r.Header.Get("Authorization"); a != "" {
-			p.controlToken.Store(a)
+			if p.controlToken.Swap(a) == nil {
+				// A control API: its clock may be manual or scaled; learn its scale at once.
+				go p.readServiceClock()
+			}
 		}
 		advanced := p.trackAdvance(r)
 		defer func() { advanced(!ex.failed && ex.status == http.StatusOK) }()
