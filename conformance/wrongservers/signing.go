@@ -126,8 +126,9 @@ var signingServers = []Server{
 			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				b := requestBody(r)
 				c := r.Clone(r.Context())
+				k := n.next(r.Header.Get("Webhook-Id")) // counted as sent, before its answer
 				a := serve(next, r)
-				if n.next(r.Header.Get("Webhook-Id")) == 5 && !success(a.status) {
+				if k == 5 && !success(a.status) {
 					sendAgain(env, next, c, b, func(http.Header, map[string]any) {})
 				}
 				a.send(w)
