@@ -132,7 +132,7 @@ func ParseRules(data []byte) (*Catalogue, error) {
 			problems = append(problems, where+": an interpretation needs basis text or reference, not "+strconv.Quote(r.Basis))
 		}
 		switch {
-		case r.Basis == BasisReference && r.Judged != "" && !contains(Judgements, r.Judged):
+		case r.Basis == BasisReference && !contains(Judgements, r.Judged):
 			problems = append(problems, where+": basis reference needs judged open, text-part or strict-only (how a run without --strict judges it), not "+strconv.Quote(r.Judged))
 		case r.Basis != BasisReference && r.Judged != "":
 			problems = append(problems, where+": judged is for basis reference only")

@@ -292,24 +292,27 @@ func TestParseRulesRefusesBadCatalogues(t *testing.T) {
 	if c, err := ParseRules([]byte(head + good + audited)); err != nil || !c.Rules[1].Audited() || c.Rules[0].Audited() {
 		t.Fatalf("audited client obligation: %v", err)
 	}
-	interpreted := "  - {id: AUTH-003, level: MUST, section: S, statement: s, needs: [], interpretation: ours, basis: reference}\n"
-	if c, err := ParseRules([]byte(head + good + interpreted)); err != nil || c.Rules[1].Basis != BasisReference {
+	interpreted := "  - {id: AUTH-003, level: MUST, section: S, statement: s, needs: [], interpretation: ours, basis: reference, judged: strict-only}\n"
+	if c, err := ParseRules([]byte(head + good + interpreted)); err != nil || c.Rules[1].Basis != BasisReference || c.Rules[1].Judged != JudgedStrictOnly {
 		t.Fatalf("interpretation with its basis: %v", err)
 	}
 	cases := map[string]string{
-		"duplicate id":     head + good + good,
-		"bad id":           head + "  - {id: auth-1, level: MUST, section: S, statement: s, needs: []}\n",
-		"unknown area":     head + "  - {id: XYZ-001, level: MUST, section: S, statement: s, needs: []}\n",
-		"unknown level":    head + "  - {id: AUTH-002, level: OUGHT, section: S, statement: s, needs: []}\n",
-		"unknown need":     head + "  - {id: AUTH-002, level: MUST, section: S, statement: s, needs: [magic]}\n",
-		"no statement":     head + "  - {id: AUTH-002, level: MUST, section: S, statement: '', needs: []}\n",
-		"unknown key":      head + "  - {id: AUTH-002, level: MUST, section: S, statement: s, needs: [], colour: red}\n",
-		"audit observable": head + "  - {id: AUTH-002, level: MUST, section: S, statement: s, needs: [], audit: a retry}\n",
-		"no basis":         head + "  - {id: AUTH-002, level: MUST, section: S, statement: s, needs: [], interpretation: ours}\n",
-		"unknown basis":    head + "  - {id: AUTH-002, level: MUST, section: S, statement: s, needs: [], interpretation: ours, basis: mock}\n",
-		"basis alone":      head + "  - {id: AUTH-002, level: MUST, section: S, statement: s, needs: [], basis: text}\n",
-		"wrong version":    "version: 2\n" + strings.TrimPrefix(head, "version: 1\n") + good,
-		"not yaml at all":  "{{{",
+		"duplicate id":       head + good + good,
+		"bad id":             head + "  - {id: auth-1, level: MUST, section: S, statement: s, needs: []}\n",
+		"unknown area":       head + "  - {id: XYZ-001, level: MUST, section: S, statement: s, needs: []}\n",
+		"unknown level":      head + "  - {id: AUTH-002, level: OUGHT, section: S, statement: s, needs: []}\n",
+		"unknown need":       head + "  - {id: AUTH-002, level: MUST, section: S, statement: s, needs: [magic]}\n",
+		"no statement":       head + "  - {id: AUTH-002, level: MUST, section: S, statement: '', needs: []}\n",
+		"unknown key":        head + "  - {id: AUTH-002, level: MUST, section: S, statement: s, needs: [], colour: red}\n",
+		"audit observable":   head + "  - {id: AUTH-002, level: MUST, section: S, statement: s, needs: [], audit: a retry}\n",
+		"no basis":           head + "  - {id: AUTH-002, level: MUST, section: S, statement: s, needs: [], interpretation: ours}\n",
+		"unknown basis":      head + "  - {id: AUTH-002, level: MUST, section: S, statement: s, needs: [], interpretation: ours, basis: mock}\n",
+		"basis alone":        head + "  - {id: AUTH-002, level: MUST, section: S, statement: s, needs: [], basis: text}\n",
+		"reference unjudged": head + "  - {id: AUTH-002, level: MUST, section: S, statement: s, needs: [], interpretation: ours, basis: reference}\n",
+		"unknown judgement":  head + "  - {id: AUTH-002, level: MUST, section: S, statement: s, needs: [], interpretation: ours, basis: reference, judged: maybe}\n",
+		"text judged":        head + "  - {id: AUTH-002, level: MUST, section: S, statement: s, needs: [], interpretation: ours, basis: text, judged: open}\n",
+		"wrong version":      "version: 2\n" + strings.TrimPrefix(head, "version: 1\n") + good,
+		"not yaml at all":    "{{{",
 	}
 	for name, doc := range cases {
 		if _, err := ParseRules([]byte(doc)); err == nil {

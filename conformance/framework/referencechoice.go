@@ -56,7 +56,7 @@ func (f *Framework) referenceOnly(ids []string) []string {
 		return nil
 	}
 	for _, id := range ids {
-		if r, ok := f.catalogue.Get(id); !ok || r.Basis != spec.BasisReference || (r.Judged != spec.JudgedStrictOnly && r.Judged != "") {
+		if r, ok := f.catalogue.Get(id); !ok || r.Basis != spec.BasisReference || r.Judged != spec.JudgedStrictOnly {
 			return nil
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -38,48 +39,49 @@ func assetListSpecs(f *framework.Framework) {
 			s.Step("ASSET-001")
 			p := getPage(ctx, c, "/assets", "assets", framework.Query("limit", "50"))
 			got := ids(p.rows, "asset_id")
+			// The asset list is not shown beyond its rows' ids and kinds: what it holds besides the
+			// finalized uploads (ASSET-005), its order (ASSET-001) and its rows' fields (ASSET-002) are
+			// the reference's, held with --strict; its rows carry no link (What the service does 8).
 			s.Step("ASSET-005")
-			Expect(got).NotTo(ContainElement(reserved), "a reserved, not finalized upload is not listed"+p.r.Describe())
+			s.ReferenceOnly("ASSET-005", "a reserved upload is not listed among assets", func() {
+				Expect(got).NotTo(ContainElement(reserved), "a reserved, not finalized upload is not listed"+p.r.Describe())
+			})
 			s.Step("ASSET-001")
 			Expect(got).To(ContainElements(first, second), p.r.Describe())
-			iFirst, iSecond := -1, -1
-			for i, id := range got {
-				switch id {
-				case first:
-					iFirst = i
-				case second:
-					iSecond = i
-				}
-			}
-			Expect(iSecond).To(BeNumerically("<", iFirst), "newest first"+p.r.Describe())
+			s.ReferenceOnly("ASSET-001", "the asset list is newest first", func() {
+				Expect(slices.Index(got, second)).To(BeNumerically("<", slices.Index(got, first)), "newest first"+p.r.Describe())
+			})
 			for _, row := range p.rows {
-				s.Step("ASSET-002")
-				for _, k := range assetRowKeys {
-					Expect(row).To(HaveKey(k), "an asset row carries "+k+p.r.Describe())
-				}
-				s.Step("ASSET-001")
 				noLinks(row, "an asset row (list rows carry no file link)")
 			}
 			s.Step("ASSET-002")
-			wav, _ := fixtures.Get("audio.wav")
-			row := findRow(p.rows, first)
-			Expect(row["source"]).To(Equal("upload"), p.r.Describe())
-			Expect(row["kind"]).To(Equal("audio"), p.r.Describe())
-			Expect(row["file_name"]).To(Equal("audio.wav"), p.r.Describe())
-			Expect(row["content_type"]).To(Equal("audio/wav"), p.r.Describe())
-			n, _ := framework.AsInt(row["size_bytes"])
-			Expect(n).To(Equal(int64(wav.SizeBytes)), p.r.Describe())
-			Expect(row["scan_status"]).To(Equal("clean"), p.r.Describe())
-			Expect(row["usable"]).To(Equal(true), p.r.Describe())
-			Expect(row["generation_id"]).To(BeNil(), "an upload has no generation"+p.r.Describe())
-			expectDuration(p.r, row["duration_ms"], wav)
-			img := findRow(p.rows, second)
-			w, _ := framework.AsInt(img["width"])
-			h, _ := framework.AsInt(img["height"])
-			Expect([]int64{w, h}).To(Equal([]int64{64, 48}), p.r.Describe())
+			s.ReferenceOnly("ASSET-002", "an asset row's fields", func() {
+				for _, row := range p.rows {
+					for _, k := range assetRowKeys {
+						Expect(row).To(HaveKey(k), "an asset row carries "+k+p.r.Describe())
+					}
+				}
+				wav, _ := fixtures.Get("audio.wav")
+				row := findRow(p.rows, first)
+				Expect(row["source"]).To(Equal("upload"), p.r.Describe())
+				Expect(row["kind"]).To(Equal("audio"), p.r.Describe())
+				Expect(row["file_name"]).To(Equal("audio.wav"), p.r.Describe())
+				Expect(row["content_type"]).To(Equal("audio/wav"), p.r.Describe())
+				n, _ := framework.AsInt(row["size_bytes"])
+				Expect(n).To(Equal(int64(wav.SizeBytes)), p.r.Describe())
+				Expect(row["scan_status"]).To(Equal("clean"), p.r.Describe())
+				Expect(row["usable"]).To(Equal(true), p.r.Describe())
+				Expect(row["generation_id"]).To(BeNil(), "an upload has no generation"+p.r.Describe())
+				expectDuration(p.r, row["duration_ms"], wav)
+				img := findRow(p.rows, second)
+				w, _ := framework.AsInt(img["width"])
+				h, _ := framework.AsInt(img["height"])
+				Expect([]int64{w, h}).To(Equal([]int64{64, 48}), p.r.Describe())
+			})
 		})
 
 		f.Rule(rules("ASSET-003", "ERR-020")...).It("kind and source filter the list; an invalid value answers 400 naming it", func(ctx context.Context, s *framework.Spec) {
+			s.StrictOnly("ASSET-003", "the asset list's query (GET /assets request shape: not shown)")
 			c := uploadClient(ctx, s, 10)
 			id, r := uploadFixture(ctx, s, c, "video.webm")
 			r.ExpectOK(http.StatusOK)
@@ -101,6 +103,7 @@ func assetListSpecs(f *framework.Framework) {
 		})
 
 		f.Rule("ASSET-004").Needs(framework.Control, framework.Uploads).It("limit defaults to 25 and clamps to 50", func(ctx context.Context, s *framework.Spec) {
+			s.StrictOnly("ASSET-004", "the asset list's page size (the text's sizes name voices, capabilities, presets and generations)")
 			c := uploadKey(ctx, s, 200)
 			for i := 0; i < 51; i++ {
 				_, r := uploadFixture(ctx, s, c, "image.gif")
@@ -126,28 +129,33 @@ func assetListSpecs(f *framework.Framework) {
 			rc := s.ReadClient()
 			s.Step("ASSET-011")
 			a := rc.Get(ctx, "/assets/"+id).ExpectOK(http.StatusOK)
+			// "Asset record beyond asset_id, kind and the output link fields: not shown": the rest
+			// of the read (ASSET-008) and of the download (ASSET-009) is the reference's.
 			s.Step("ASSET-008")
-			asset := objectAt(a, "asset")
-			for _, k := range append(assetRowKeys, "url", "url_expires_at") {
-				Expect(asset).To(HaveKey(k), a.Describe())
-			}
+			s.ReferenceOnly("ASSET-008", "the asset read's layout", func() {
+				asset := objectAt(a, "asset")
+				for _, k := range append(assetRowKeys, "url", "url_expires_at") {
+					Expect(asset).To(HaveKey(k), a.Describe())
+				}
+				exp, err := time.Parse(time.RFC3339, a.String("asset.url_expires_at"))
+				Expect(err).NotTo(HaveOccurred(), a.Describe())
+				Expect(exp.IsZero()).To(BeFalse())
+			})
 			Expect(a.String("asset.asset_id")).To(Equal(id), a.Describe())
 			Expect(a.String("asset.url")).NotTo(BeEmpty(), a.Describe())
 			s.Step("ASSET-008", "LINK-001")
 			Expect(a.Int("output_urls_expire_in_seconds")).To(Equal(int64(600)), a.Describe())
-			s.Step("ASSET-008")
-			exp, err := time.Parse(time.RFC3339, a.String("asset.url_expires_at"))
-			Expect(err).NotTo(HaveOccurred(), a.Describe())
-			Expect(exp.IsZero()).To(BeFalse())
 
 			s.Step("ASSET-011")
 			d := rc.Get(ctx, "/assets/"+id+"/download").ExpectOK(http.StatusOK)
 			s.Step("ASSET-009")
-			Expect(d.String("asset_id")).To(Equal(id), d.Describe())
-			Expect(d.Int("expires_in_seconds")).To(Equal(int64(600)), d.Describe())
-			Expect(d.String("file_name")).To(Equal("audio.ogg"), d.Describe())
-			_, err = time.Parse(time.RFC3339, d.String("expires_at"))
-			Expect(err).NotTo(HaveOccurred(), d.Describe())
+			s.ReferenceOnly("ASSET-009", "the download answer's layout", func() {
+				Expect(d.String("asset_id")).To(Equal(id), d.Describe())
+				Expect(d.Int("expires_in_seconds")).To(Equal(int64(600)), d.Describe())
+				Expect(d.String("file_name")).To(Equal("audio.ogg"), d.Describe())
+				_, err := time.Parse(time.RFC3339, d.String("expires_at"))
+				Expect(err).NotTo(HaveOccurred(), d.Describe())
+			})
 			_, want := fixtures.Get("audio.ogg")
 			file := s.FetchLink(ctx, d.String("url"))
 			Expect(file.Status).To(Equal(http.StatusOK), file.Describe())
@@ -167,14 +175,16 @@ func assetListSpecs(f *framework.Framework) {
 				dl := c.Get(ctx, "/assets/"+id+"/download").ExpectOK(http.StatusOK)
 				links := map[string]string{"asset.url": a.String("asset.url"), "download url": dl.String("url")}
 				for what, at := range map[string]*framework.Response{"asset.url_expires_at": a, "expires_at": dl} {
+					rule := "ASSET-008"
 					if what == "expires_at" {
-						s.Step("ASSET-009")
-					} else {
-						s.Step("ASSET-008")
+						rule = "ASSET-009"
 					}
-					exp, err := time.Parse(time.RFC3339, at.String(what))
-					Expect(err).NotTo(HaveOccurred(), at.Describe())
-					Expect(exp.Sub(now)).To(BeNumerically("~", 600*time.Second, 2*time.Second), what+" is 600 s after the read"+at.Describe())
+					s.Step(rule)
+					s.ReferenceOnly(rule, "the answer states its link's end in "+what, func() {
+						exp, err := time.Parse(time.RFC3339, at.String(what))
+						Expect(err).NotTo(HaveOccurred(), at.Describe())
+						Expect(exp.Sub(now)).To(BeNumerically("~", 600*time.Second, 2*time.Second), what+" is 600 s after the read"+at.Describe())
+					})
 				}
 				s.Advance(ctx, 590)
 				for what, link := range links {
@@ -236,6 +246,7 @@ func stepLink(s *framework.Spec, what string) {
 func outputAssetSpecs(f *framework.Framework) {
 	Describe("assets: outputs of generations", func() {
 		f.Rule("ASSET-006").It("an output asset has source output, scan_status null and generation_id naming its generation", func(ctx context.Context, s *framework.Spec) {
+			s.StrictOnly("ASSET-006", "the asset record beyond asset_id, kind and the link")
 			sp := newSpender(ctx, s)
 			g := completedImage(ctx, s, sp)
 			genID := g.String("generation.generation_id")
@@ -270,17 +281,23 @@ func fileLinkSpecs(f *framework.Framework) {
 			link := r.String("generation.outputs.0.url")
 			apiPrefix := s.APIPath("/")
 			s.Step("LINK-005")
-			if u, err := url.Parse(link); err == nil {
-				Expect(strings.HasPrefix(u.Path, apiPrefix)).To(BeFalse(), "file links are served outside the API root"+r.Describe())
-			}
+			s.ReferenceOnly("LINK-005", "file links are served outside the API root", func() {
+				if u, err := url.Parse(link); err == nil {
+					Expect(strings.HasPrefix(u.Path, apiPrefix)).To(BeFalse(), "file links are served outside the API root"+r.Describe())
+				}
+			})
 			s.Step("LINK-002", "LINK-007")
 			plain := s.FetchLink(ctx, link)
-			expectPNG(plain, 0, 0)
+			expectPNG(s, plain, 0, 0)
 			s.Step("LINK-006")
-			Expect(plain.Header.Get("Content-Disposition")).NotTo(HavePrefix("attachment"), "without download=1 the file is not forced to save"+plain.Describe())
+			s.ReferenceOnly("LINK-006", "without download=1 a link does not force a save", func() {
+				Expect(plain.Header.Get("Content-Disposition")).NotTo(HavePrefix("attachment"), "without download=1 the file is not forced to save"+plain.Describe())
+			})
 			s.Step("LINK-005")
 			bad := s.FetchLink(ctx, tamper(link))
-			Expect(bad.Status).To(BeNumerically(">=", 400), "a link with its signature altered is refused"+bad.Describe())
+			s.ReferenceOnly("LINK-005", "a link with its signature altered is refused", func() {
+				Expect(bad.Status).To(BeNumerically(">=", 400), "a link with its signature altered is refused"+bad.Describe())
+			})
 			s.Step("LINK-006")
 			save := s.FetchLink(ctx, withQuery(link, "download", "1"))
 			Expect(save.Status).To(Equal(http.StatusOK), save.Describe())
@@ -305,7 +322,7 @@ func fileLinkSpecs(f *framework.Framework) {
 			old := s.FetchLink(ctx, first)
 			Expect(old.Status).To(BeNumerically(">=", 400), "a link more than 600 s old is refused"+old.Describe())
 			s.Step("LINK-004")
-			expectPNG(s.FetchLink(ctx, fresh), 0, 0)
+			expectPNG(s, s.FetchLink(ctx, fresh), 0, 0)
 			s.Advance(ctx, 300)
 			s.Step("LINK-004", "LINK-003")
 			gone := s.FetchLink(ctx, fresh)

@@ -121,7 +121,7 @@ func variantSpecs(f *framework.Framework) {
 			Expect(r.Field("generation.batch_group_id")).To(BeNil(), r.Describe())
 			Expect(r.Array("generation.outputs")).To(HaveLen(2), r.Describe())
 			for _, link := range outputLinks(r, "generation") {
-				expectPNG(s.FetchLink(ctx, link), 0, 0)
+				expectPNG(s, s.FetchLink(ctx, link), 0, 0)
 			}
 			s.Step("VAR-009")
 			// Both takes are priced, held and charged: the price of count 2 is twice one take's.
@@ -242,13 +242,13 @@ func batchGroupSpecs(f *framework.Framework) {
 			s.Step("BATCH-001")
 			b := sp.c.Get(ctx, "/batches/"+bg).ExpectOK(http.StatusOK)
 			s.Step("BATCH-001", "BATCH-002", "BATCH-006", "BATCH-007", "BATCH-008", "BATCH-009", "BATCH-010", "BATCH-011", "BATCH-012", "VAR-010")
-			checkBatch(ctx, sp.c, b, j.ids)
+			checkBatch(ctx, s, sp.c, b, j.ids)
 			s.Step("BATCH-002")
 			Expect(b.String("status")).To(Equal("running"), b.Describe())
 			finishAll(ctx, s, sp.c, j.ids)
 			b = sp.c.Get(ctx, "/batches/"+bg).ExpectOK(http.StatusOK)
 			s.Step("BATCH-003", "BATCH-006", "BATCH-007", "BATCH-008", "BATCH-009", "BATCH-010", "BATCH-011", "BATCH-012", "VAR-010", "LINK-001")
-			checkBatch(ctx, sp.c, b, j.ids)
+			checkBatch(ctx, s, sp.c, b, j.ids)
 			s.Step("BATCH-003")
 			Expect(b.String("status")).To(Equal("completed"), b.Describe())
 			s.Step("BATCH-009")
@@ -287,7 +287,7 @@ func batchGroupSpecs(f *framework.Framework) {
 			}
 			Expect(b.Int("credits.credits_charged")).To(Equal(charged), "a partial batch is charged for its completed siblings only"+b.Describe())
 			s.Step("BATCH-005", "BATCH-007")
-			checkBatch(ctx, sp.c, b, j.ids)
+			checkBatch(ctx, s, sp.c, b, j.ids)
 		})
 
 		f.Rule("BATCH-004").Needs(framework.Spends, framework.Control).It("every sibling failing makes the batch failed, charged nothing", func(ctx context.Context, s *framework.Spec) {
@@ -297,7 +297,7 @@ func batchGroupSpecs(f *framework.Framework) {
 			j := videoBatch(ctx, s, sp.c)
 			finishAll(ctx, s, sp.c, j.ids)
 			b := sp.c.Get(ctx, "/batches/"+j.r.String("batch_group_id")).ExpectOK(http.StatusOK)
-			checkBatch(ctx, sp.c, b, j.ids)
+			checkBatch(ctx, s, sp.c, b, j.ids)
 			Expect(b.String("status")).To(Equal("failed"), b.Describe())
 			Expect(b.Int("credits.credits_charged")).To(BeZero(), b.Describe())
 		})
@@ -307,7 +307,7 @@ func batchGroupSpecs(f *framework.Framework) {
 			j := videoBatch(ctx, s, sp.c)
 			s.JobHook(ctx, j.ids[0], "fail", map[string]any{"code": "provider_error"})
 			b := sp.c.Get(ctx, "/batches/"+j.r.String("batch_group_id")).ExpectOK(http.StatusOK)
-			checkBatch(ctx, sp.c, b, j.ids)
+			checkBatch(ctx, s, sp.c, b, j.ids)
 			s.Step("BATCH-002")
 			Expect(b.String("status")).To(Equal("running"), b.Describe())
 			Expect(b.Int("variants_finished")).To(Equal(int64(1)), b.Describe())
@@ -326,7 +326,7 @@ func batchGroupSpecs(f *framework.Framework) {
 				"a batch submit's Location names generation_id, the sibling to wait on"+j.r.Describe())
 			oneSiblingDone(ctx, s, sp.c, j.ids)
 			b := sp.c.Get(ctx, "/batches/"+j.r.String("batch_group_id")).ExpectOK(http.StatusOK)
-			checkBatch(ctx, sp.c, b, j.ids)
+			checkBatch(ctx, s, sp.c, b, j.ids)
 			s.Step("BATCH-002")
 			Expect(b.String("status")).To(Equal("running"), "a batch runs while any sibling runs, even when another completed"+b.Describe())
 			s.Step("BATCH-007")
@@ -418,11 +418,12 @@ func fanOutSpecs(f *framework.Framework) {
 			Expect(j.need).To(Equal(2*needOne), "the hold is one padded price per value")
 			Expect(j.r.Int("credits.credits_held")).To(Equal(2*needOne), "each value holds its own padded price"+j.r.Describe())
 			labels := map[string]string{}
+			var base int64
 			for i, id := range j.ids {
 				r := readGen(ctx, sp.c, id)
 				checkGeneration(r, "generation")
 				Expect(r.String("generation.batch_group_id")).To(Equal(j.r.String("batch_group_id")), r.Describe())
-				Expect(r.Int("generation.batch_index")).To(Equal(int64(i)), r.Describe())
+				expectPosition(s, r, r.Int("generation.batch_index"), &base, i)
 				label := r.String("generation.fan_out_label")
 				Expect(label).To(BeElementOf(two[0], two[1]), "fan_out_label names the generation's value"+r.Describe())
 				labels[label] = id

@@ -162,7 +162,7 @@ func documentedFlowSpecs(f *framework.Framework) {
 				file := s.FetchLink(ctx, r.String(p+".url"))
 				w, _ := framework.AsInt(r.Field(p + ".width"))
 				h, _ := framework.AsInt(r.Field(p + ".height"))
-				expectPNG(file, w, h)
+				expectPNG(s, file, w, h)
 				// The text asks a client to keep the asset_id but does not place it on outputs[]:
 				// an output that carries one names an asset of the caller's.
 				if v, has := r.Lookup(p + ".asset_id"); has && v != nil {
@@ -348,6 +348,13 @@ func generationWaitSpecs(f *framework.Framework) {
 				// Before 15 s the wait must not answer, so the clock jumps 14 s and then moves 1 s at a
 				// time: an answer within the jump shows as a span of 14 s, short of 15 either way.
 				span := s.During(ctx, func() { w, advanced = s.WaitAdvancingFrom(ctx, sp.c, j.id, 14, 1, 30, opts...) })
+				if opts != nil && w.Status != http.StatusOK {
+					// "No timeout parameter": what a wait does with one the text does not say. The
+					// reference ignores it (GEN-031, held with --strict); a refusal is the error table's.
+					s.ReferenceOnly("GEN-031", "a wait ignores ?timeout, a query parameter it does not have", func() { w.ExpectOK(http.StatusOK) })
+					w.ExpectError(http.StatusBadRequest, "invalid_config")
+					continue
+				}
 				w.ExpectOK(http.StatusOK)
 				// The wait's own waited_seconds decides on any clock, before whether the job still
 				// runs: a wait that held past 20 s (obeying ?timeout=120 until the job ended, say) says

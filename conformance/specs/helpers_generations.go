@@ -375,7 +375,7 @@ func checkCompleted(r *framework.Response, path string) {
 
 // checkBatch checks a batch answer's fields and its roll-ups against its siblings' reads; it
 // returns the siblings' reads.
-func checkBatch(ctx context.Context, c *framework.Client, b *framework.Response, siblings []string) []*framework.Response {
+func checkBatch(ctx context.Context, s *framework.Spec, c *framework.Client, b *framework.Response, siblings []string) []*framework.Response {
 	GinkgoHelper()
 	Expect(b.String("batch_group_id")).To(MatchRegexp(bgIDPattern), b.Describe())
 	Expect(b.Int("variants")).To(Equal(int64(len(siblings))), "variants is the number of siblings"+b.Describe())
@@ -397,13 +397,14 @@ func checkBatch(ctx context.Context, c *framework.Client, b *framework.Response,
 	var held, delivered, charged int64
 	finished, completed, failed, allTerminal := 0, 0, 0, true
 	linked := false
+	var base int64 // the first sibling's batch_index
 	for i, id := range siblings {
 		Expect(byID).To(HaveKey(id), "the batch lists every sibling"+b.Describe())
 		r := readGen(ctx, c, id)
 		reads = append(reads, r)
 		Expect(r.String("generation.batch_group_id")).To(Equal(b.String("batch_group_id")), r.Describe())
-		Expect(r.Int("generation.batch_index")).To(Equal(int64(i)), "batch_index is the sibling's position, from 0"+r.Describe())
-		Expect(intField(b, byID[id], "batch_index", "batch generation")).To(Equal(int64(i)), b.Describe())
+		expectPosition(s, r, r.Int("generation.batch_index"), &base, i)
+		Expect(intField(b, byID[id], "batch_index", "batch generation")).To(Equal(r.Int("generation.batch_index")), "the batch and the read give the sibling one batch_index"+b.Describe())
 		held += r.Int("generation.credits.credits_held")
 		if n, ok := framework.AsInt(r.Field("generation.outputs_delivered")); ok {
 			delivered += n
@@ -571,4 +572,20 @@ func lacksUnlessRunning(s *framework.Spec, format string, args ...any) {
 func runningNow(ctx context.Context, c *framework.Client, id string) bool {
 	GinkgoHelper()
 	return slices.Contains(runningStatuses, readGen(ctx, c, id).String("generation.status"))
+}
+
+// expectPosition checks index, the batch_index of the i-th sibling in the order of generation_ids
+// (read r), is its position: the first sibling's (*base, set at i 0) plus i ("batch_index: the
+// sibling's position"). That positions count from 0 is the reference's (VAR-010), held with
+// --strict.
+func expectPosition(s *framework.Spec, r *framework.Response, index int64, base *int64, i int) {
+	GinkgoHelper()
+	if i == 0 {
+		*base = index
+		s.ReferenceOnly("VAR-010", "batch_index counts from 0", func() {
+			Expect(index).To(BeZero(), "batch_index is the sibling's position, from 0"+r.Describe())
+		})
+		return
+	}
+	Expect(index).To(Equal(*base+int64(i)), fmt.Sprintf("batch_index is the sibling's position: sibling %d of generation_ids reads the first sibling's index plus %d", i, i)+r.Describe())
 }

@@ -93,7 +93,7 @@ func talkingFlowSpecs(f *framework.Framework) {
 				r := readGen(ctx, sp.c, ttsID)
 				checkCompleted(r, "generation")
 				s.Step("LINK-002", "LINK-007")
-				expectWAV(s.FetchLink(ctx, r.String("generation.outputs.0.url")))
+				expectWAV(s, s.FetchLink(ctx, r.String("generation.outputs.0.url")))
 			})
 
 			f.Rule(rules("TALK-005", "TALK-006", "TALK-007", "TALK-010", "VAR-011", "SUBMIT-035", "ERR-020", "ERR-029")...).Needs(framework.Spends).It("2. refuses a mismatched script or voice, body voice_id over config.voiceId, aspect_ratio, variants and an unknown actor", func(ctx context.Context, s *framework.Spec) {
@@ -152,7 +152,7 @@ func talkingFlowSpecs(f *framework.Framework) {
 				s.Step("GEN-007")
 				checkCompleted(r, "generation")
 				s.Step("LINK-007")
-				expectMP4(s.FetchLink(ctx, r.String("generation.outputs.0.url")))
+				expectMP4(s, s.FetchLink(ctx, r.String("generation.outputs.0.url")))
 			})
 
 			f.Rule("TALK-007").Needs(framework.Spends).It("4b. body voice_id wins over a different config.voiceId: the approved voice in the body is accepted", func(ctx context.Context, s *framework.Spec) {
