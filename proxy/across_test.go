@@ -285,6 +285,51 @@ func (j blockingJudge) Response(context.Context, *http.Request, int, http.Header
 	return nil, nil
 }
 
+// A read bucket that lets everything through, in front of the mock on its manual clock: 121 reads
+// of one key at one instant of service time are more than 120 a minute however the minute is
+// counted (RATE-001), once the proxy knows the clock is manual.
+func TestReadBucketAtOneInstant(t *testing.T) {
+	var mu sync.Mutex
+	var good []byte
+	noBucket := func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.Method != "GET" || !strings.HasSuffix(r.URL.Path, "/credits/balance") {
+				next.ServeHTTP(w, r)
+				return
+			}
+			rec := httptest.NewRecorder()
+			next.ServeHTTP(rec, r)
+			mu.Lock()
+			defer mu.Unlock()
+			if rec.Code == 200 {
+				good = rec.Body.Bytes()
+			}
+			w.Header().Set("Content-Type", "application/json")
+			if rec.Code == 429 && good != nil {
+				_, _ = w.Write(good)
+				return
+			}
+			w.WriteHeader(rec.Code)
+			_, _ = w.Write(rec.Body.Bytes())
+		})
+	}
+	for _, tc := range []struct {
+		wrap func(http.Handler) http.Handler
+		want bool
+	}{{noBucket, true}, {nil, false}} {
+		tg := startTarget(t, tc.wrap)
+		tg.control(t, "GET", "/clock", nil) // the proxy learns the clock is manual
+		a := tg.control(t, "POST", "/workspaces/"+tg.info.DefaultWorkspaceID+"/keys", map[string]any{"scopes": []string{"read"}})
+		c := tg.client(t, a.str("key"))
+		for range 121 {
+			c.do("GET", "/credits/balance", nil)
+		}
+		if got := slices.Contains(serverRules(tg.findings(t)), "RATE-001"); got != tc.want {
+			t.Errorf("a bucket that refuses nothing: %v; RATE-001 found: %v, want %v", tc.wrap != nil, got, tc.want)
+		}
+	}
+}
+
 // On a manual service clock, wall time passing is no service time: a bucket filled while the
 // proxy's clock runs fast (here 200 ms per reading) and refused with the full window's wait is
 // right, and gives no finding.

@@ -16,7 +16,8 @@ import (
 //     than 60 seconds of service time breaks the bucket's rule (RATE-001 and its kin). The text
 //     says "N per minute" without saying how the minute is counted: a fixed minute lets up to 2N
 //     through across its boundary, a token bucket N plus its refill, a sliding window N; only
-//     more than 2N is broken under every reading.
+//     more than 2N is broken under every reading. At one instant of service time (a manual clock
+//     the control API reported, not advanced in between) more than N is.
 //   - a refusal's wait against the calls seen (RATE-013): a bucket refusal that says "retry after
 //     R seconds" while a call of the same bucket that this key made less than 60 s before leaves
 //     the window sooner; and a call of the same bucket accepted well before the R seconds passed.
@@ -109,6 +110,17 @@ func (s *state) acceptedCall(p *Proxy, c *call, b *bucketSeen, this seenCall, li
 	b.accepted = append(b.accepted, this)
 	if len(b.accepted) > 2*limit+1 {
 		b.accepted = append(b.accepted[:0], b.accepted[len(b.accepted)-(2*limit+1):]...)
+	}
+	if len(b.accepted) > limit {
+		// On a manual clock the calls between two advances share one instant of service time, and
+		// one instant lies in one minute however the minute is counted: more than N there is broken.
+		first := b.accepted[len(b.accepted)-limit-1]
+		if _, hi, known := p.serviceElapsed(first.start, first.end, this.start, this.end); known && hi == 0 {
+			p.find(c, SideServer, rule, false, fmt.Sprintf("The %s bucket (%d a minute per key) accepted %d calls of this key at one instant of service time (exchanges #%d to #%d, a manual clock not advanced in between).",
+				name, limit, limit+1, first.n, this.n))
+			b.accepted = b.accepted[:0]
+			return
+		}
 	}
 	if len(b.accepted) == 2*limit+1 {
 		first := b.accepted[0]
