@@ -156,6 +156,9 @@ type Proxy struct {
 	closed   atomic.Bool
 	closer   sync.Once
 
+	streamMu  sync.Mutex // guards streaming
+	streaming map[*exchange]struct{}
+
 	ringMu sync.Mutex // guards ring, ringNext
 	ring   []ExchangeSummary
 	ringAt int
@@ -215,6 +218,7 @@ type exchange struct {
 	ready                  chan struct{} // closed once the parallel stage is done with the exchange
 	call                   *call         // the parallel stage's view of an API exchange, for the ordered stage
 	size                   int64         // bytes of captured bodies, counted in Proxy.queued
+	streamed               chan struct{} // closed once the exchange is queued, when its answer streams
 }
 
 // New checks cfg and returns a Proxy whose judging goroutine runs until Close.
@@ -224,7 +228,7 @@ func New(ctx context.Context, cfg Config) (*Proxy, error) {
 		return nil, fmt.Errorf("proxy: upstream %q is not an http(s) URL", cfg.Upstream)
 	}
 	p := &Proxy{cfg: cfg, basePath: spec.BasePath, now: cfg.Now, log: cfg.Logger, queue: make(chan item, QueueSize),
-		pool: make(chan *exchange, QueueSize+1), done: make(chan struct{}), ring: make([]ExchangeSummary, 0, MaxExchanges)}
+		pool: make(chan *exchange, QueueSize+1), done: make(chan struct{}), streaming: map[*exchange]struct{}{}, ring: make([]ExchangeSummary, 0, MaxExchanges)}
 	if p.now == nil {
 		p.now = time.Now
 	}
@@ -303,8 +307,23 @@ func (p *Proxy) Close() {
 	})
 }
 
-// Sync waits until every exchange that ended before the call was judged, or ctx ends.
+// Sync waits until every exchange that ended before the call was judged, or ctx ends. An answer
+// the client may have had whole while the proxy still streams it counts as ended: Sync waits for
+// it to be queued first.
 func (p *Proxy) Sync(ctx context.Context) error {
+	p.streamMu.Lock()
+	waits := make([]chan struct{}, 0, len(p.streaming))
+	for ex := range p.streaming {
+		waits = append(waits, ex.streamed)
+	}
+	p.streamMu.Unlock()
+	for _, w := range waits {
+		select {
+		case <-w:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
 	m := make(chan struct{})
 	p.qmu.RLock()
 	if p.closed.Load() {
@@ -424,6 +443,12 @@ func (p *Proxy) finish(ex *exchange) {
 			return
 		}
 		p.enqueue(ex)
+		if ex.streamed != nil {
+			p.streamMu.Lock()
+			delete(p.streaming, ex)
+			p.streamMu.Unlock()
+			close(ex.streamed)
+		}
 	})
 }
 
@@ -478,6 +503,14 @@ func (p *Proxy) captureAnswer(res *http.Response) error {
 	}
 	ex.status = res.StatusCode
 	ex.respHeader = res.Header.Clone()
+	if ex.header != nil {
+		// The client may see the whole answer before the proxy reads the upstream body's end (an
+		// answer of unknown length): Sync waits for the answers being streamed.
+		ex.streamed = make(chan struct{})
+		p.streamMu.Lock()
+		p.streaming[ex] = struct{}{}
+		p.streamMu.Unlock()
+	}
 
 	if ex.header != nil && !strings.HasPrefix(ex.path, audit.FilesPath) {
 		c := &capture{rc: res.Body, limit: MaxAnswerBody, length: res.ContentLength, atEOF: func() { p.finish(ex) }}
