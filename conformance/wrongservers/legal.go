@@ -494,12 +494,19 @@ func LegalVariants() ([]Variant, error) {
 		rewrite("schema-price-words", "every config_schema offers two more optional settings named with price words: charge_level (low, standard, high) and cost_profile (a quality against speed knob), accepted and ignored",
 			"Capability: the schema is strict and carries no price; a setting whose name holds a price word states no amount",
 			priceWordSettings(), `/^(CAP|PRESET|EST|SUBMIT|TALK|ERR|VER)-/`),
+		rewrite("invoke-accepted", "both workflow invokes answer 202 Accepted instead of 201, their Location and body kept",
+			"Gaps in the endpoint shapes: workflow request and answer shapes: not shown; an invoke answers with a Location header naming the run (no status is given)",
+			invokeAccepted(), `/^(WF|ID|EVT|AUTH)-/`),
 		rewrite("options-answered", "OPTIONS answers 204 with Allow and no CORS header",
 			"What the service does 9: the API sends no CORS headers (nothing about OPTIONS)",
 			optionsAnswered(), `/^CORE-004$/`),
 	}
 	vs = append(vs, configKeyVariants()...) // legal_configkeys.go
-	return vs, nil
+	moved, err := movedVariants()           // legal_moved.go
+	if err != nil {
+		return nil, err
+	}
+	return append(vs, moved...), nil
 }
 
 // addFields adds a key to every object of every JSON answer below /api/v1 and the control API's
@@ -685,4 +692,13 @@ func newFlagSet(name string, stderr io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	return fs
+}
+
+// invokeAccepted answers both workflow invokes 202 where the mock answers 201.
+func invokeAccepted() Wrap {
+	return answers(route(http.MethodPost, "/workflows/(templates/[^/]+|[^/]+)/invoke"), func(_ *Env, _ *http.Request, a *answer) {
+		if a.status == http.StatusCreated {
+			a.status = http.StatusAccepted
+		}
+	})
 }

@@ -165,8 +165,20 @@ func (e *Env) Secret(path string) (string, bool) {
 	return s, ok
 }
 
-// All is the table: every wrong server, sorted by name.
+// All is the table: every wrong server, sorted by name. Entries moved to the legal variants
+// (movedToLegal, legal_moved.go) are left out.
 func All() []Server {
+	var all []Server
+	for _, s := range defined() {
+		if _, legal := movedToLegal[s.Name]; !legal {
+			all = append(all, s)
+		}
+	}
+	return all
+}
+
+// defined is every entry written in the area tables, sorted by name, the moved ones included.
+func defined() []Server {
 	var all []Server
 	for _, area := range [][]Server{authServers, errorServers, refusalServers, spendingServers, readServers, pagingServers, registrationServers, signingServers, catalogueServers, generationServers, listServers, uploadServers, webhookServers, deliveryServers, ledgerServers, idServers, checkServers, bucketServers, talkingServers, workflowServers, versioningServers, linkServers} {
 		all = append(all, area...)
