@@ -267,8 +267,23 @@ var deliveryServers = []Server{
 		Hooks: func(env *Env, next http.Handler) http.Handler {
 			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				body := requestBody(r)
-				a := serve(next, r)
-				if loc := a.header.Get("Location"); a.status >= 300 && a.status < 400 && loc != "" {
+				// The redirect is followed as soon as its status line arrives, as a client does: the
+				// receiver may take a while to end the answer after sending it.
+				hw := &headWatch{answer: &answer{header: http.Header{}}, head: make(chan struct{})}
+				done := make(chan struct{})
+				go func() {
+					defer close(done)
+					defer func() {
+						// Once the redirect was followed and answered, the answer's copy is cut short.
+						if p := recover(); p != nil && p != http.ErrAbortHandler {
+							panic(p)
+						}
+					}()
+					next.ServeHTTP(hw, r)
+					hw.once.Do(func() { close(hw.head) })
+				}()
+				<-hw.head
+				if loc := hw.header.Get("Location"); hw.status >= 300 && hw.status < 400 && loc != "" {
 					if req, err := http.NewRequestWithContext(r.Context(), http.MethodPost, loc, bytes.NewReader(body)); err == nil && strings.HasPrefix(loc, "http://127.0.0.1:") {
 						req.Header = r.Header.Clone()
 						if resp, err := http.DefaultClient.Do(req); err == nil {
@@ -278,7 +293,8 @@ var deliveryServers = []Server{
 						}
 					}
 				}
-				a.send(w)
+				<-done
+				hw.send(w)
 			})
 		},
 	},
@@ -316,4 +332,22 @@ var deliveryServers = []Server{
 			}
 		}),
 	},
+}
+
+// headWatch is an answer that also says when its status line was written (head is closed once).
+type headWatch struct {
+	*answer
+	once sync.Once
+	head chan struct{}
+}
+
+func (h *headWatch) WriteHeader(code int) {
+	h.answer.WriteHeader(code)
+	h.once.Do(func() { close(h.head) })
+}
+
+func (h *headWatch) Write(b []byte) (int, error) {
+	n, err := h.answer.Write(b)
+	h.once.Do(func() { close(h.head) })
+	return n, err
 }
