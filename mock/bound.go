@@ -2,6 +2,7 @@ package mock
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"runtime/debug"
@@ -40,9 +41,15 @@ func budgetWithin(d time.Duration) time.Duration {
 // panics is answered the same way and logged with its stack, instead of net/http dropping the
 // connection with no answer. Go cannot stop a goroutine: a cut handler keeps running until it
 // returns, and every write it makes afterwards fails with http.ErrHandlerTimeout.
-func (s *Server) boundHandlers(next http.Handler) http.Handler {
+//
+// The handler runs on a worker of a pool (its stack already grown by earlier requests), not on a
+// goroutine of its own: a fresh goroutine per request cost more than the mock's own work on a
+// read, most of it growing the new stack. stop ends the idle workers and lets busy ones end when
+// their handler returns; call it once the server no longer serves.
+func (s *Server) boundHandlers(next http.Handler) (h http.Handler, stop func()) {
 	lim := s.cfg.Limits
 	budget, upload := lim.HandlerBudget(), lim.uploadBudget()
+	pool := &workerPool{next: next, keep: min(lim.MaxConns, maxIdleWorkers)}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		d := budget
 		if r.Method == http.MethodPut && strings.HasPrefix(r.URL.Path, blob.UploadPath) {
@@ -50,31 +57,34 @@ func (s *Server) boundHandlers(next http.Handler) http.Handler {
 		}
 		ctx, cancel := context.WithTimeout(r.Context(), d)
 		defer cancel()
-		bw := &boundedWriter{w: w, h: make(http.Header)}
-		done := make(chan any, 1)
-		go func() {
-			defer func() { done <- recover() }()
-			next.ServeHTTP(bw, r.WithContext(ctx))
-		}()
-		timer := time.NewTimer(d)
-		defer timer.Stop()
-		var why string
+		j := boundJobs.Get().(*boundJob)
+		j.w.w, j.r = w, r.WithContext(ctx)
+		pool.run(j)
+		var p any
+		var ended bool // the handler returned (or panicked): p is what it panicked with
 		select {
-		case p := <-done:
-			if p == nil {
-				bw.finish()
-				return
-			}
-			if p == http.ErrAbortHandler {
-				panic(p)
-			}
-			s.Logger.Error("mock: handler panicked", "method", r.Method, "path", r.URL.Path, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+		case p = <-j.done:
+			ended = true
+		case <-ctx.Done():
+			p, ended = waitPastCancel(ctx, j.done)
+		}
+		var why string
+		switch {
+		case ended && p == nil:
+			j.w.finish()
+			j.reset()
+			return
+		case ended && p == http.ErrAbortHandler:
+			panic(p)
+		case ended:
+			s.Logger.Error("mock: handler panicked", "method", r.Method, "path", r.URL.Path, "panic", fmt.Sprint(p), "stack", string(j.stack))
 			why = "The service failed on its side while answering; read the resource before retrying."
-		case <-timer.C:
+		default:
+			// The job stays with the cut handler (it may still write through j.w): never reused.
 			s.Logger.Error("mock: request cut: its handler ran past the bound", "method", r.Method, "path", r.URL.Path, "bound", d.String())
 			why = fmt.Sprintf("The service did not answer within %s and cut the request; it may still complete, so read the resource before retrying.", d)
 		}
-		if bw.cut() {
+		if j.w.cut() {
 			// A whole answer (Content-Length, not chunked): the connection is aborted right after.
 			status, body := wire.Encode(apierr.New(apierr.CodeInternalError, why))
 			h := w.Header()
@@ -93,7 +103,113 @@ func (s *Server) boundHandlers(next http.Handler) http.Handler {
 		// Close the connection: the answer is complete (or broken off), and a cut handler may
 		// still be reading the request body.
 		panic(http.ErrAbortHandler)
-	})
+	}), pool.stop
+}
+
+// waitPastCancel is called when a bounded handler's context ended: at its deadline it reports
+// false; when the request's own context ended first (the client went away), it waits for the
+// handler until the deadline and reports what the handler ended with, or false at the deadline.
+func waitPastCancel(ctx context.Context, done <-chan any) (any, bool) {
+	dl, _ := ctx.Deadline()
+	if !errors.Is(ctx.Err(), context.Canceled) {
+		return nil, false
+	}
+	t := time.NewTimer(time.Until(dl))
+	defer t.Stop()
+	select {
+	case p := <-done:
+		return p, true
+	case <-t.C:
+		return nil, false
+	}
+}
+
+// maxIdleWorkers caps the workers a pool keeps idle (besides Limits.MaxConns): a burst past it
+// starts workers that end when their handler returns.
+const maxIdleWorkers = 256
+
+// boundJob is one request handed to a worker. Jobs of handlers that returned are reused (through
+// boundJobs); a cut handler's job is left to it.
+type boundJob struct {
+	w     boundedWriter
+	r     *http.Request
+	done  chan any // what the handler ended with: nil, or what it panicked with
+	stack []byte   // the panicking goroutine's stack, when it panicked
+}
+
+var boundJobs = sync.Pool{New: func() any { return &boundJob{w: boundedWriter{h: make(http.Header)}, done: make(chan any, 1)} }}
+
+// reset makes a job of a handler that returned (and was answered) ready for the next request.
+func (j *boundJob) reset() {
+	clear(j.w.h)
+	j.w.w, j.w.wrote, j.w.status, j.w.closed = nil, false, 0, false
+	j.r, j.stack = nil, nil
+	boundJobs.Put(j)
+}
+
+// workerPool runs bounded handlers on long-lived goroutines.
+type workerPool struct {
+	next http.Handler
+	keep int // idle workers kept at most
+
+	mu      sync.Mutex // guards idle, stopped
+	idle    []chan *boundJob
+	stopped bool
+}
+
+// run hands j to an idle worker, or to a new one when none is idle; the handler's end is sent on
+// j.done.
+func (p *workerPool) run(j *boundJob) {
+	p.mu.Lock()
+	if n := len(p.idle); n > 0 {
+		in := p.idle[n-1]
+		p.idle = p.idle[:n-1]
+		p.mu.Unlock()
+		in <- j
+		return
+	}
+	p.mu.Unlock()
+	in := make(chan *boundJob, 1)
+	in <- j
+	go p.work(in)
+}
+
+// work runs the jobs sent on in until the pool has enough idle workers or is stopped.
+func (p *workerPool) work(in chan *boundJob) {
+	for j := range in {
+		p.serve(j)
+		p.mu.Lock()
+		if p.stopped || len(p.idle) >= p.keep {
+			p.mu.Unlock()
+			return
+		}
+		p.idle = append(p.idle, in)
+		p.mu.Unlock()
+	}
+}
+
+// serve runs one handler and sends how it ended on j.done (a handler calling runtime.Goexit ends
+// its worker, after sending nil).
+func (p *workerPool) serve(j *boundJob) {
+	defer func() {
+		v := recover()
+		if v != nil && v != http.ErrAbortHandler {
+			j.stack = debug.Stack()
+		}
+		j.done <- v
+	}()
+	p.next.ServeHTTP(&j.w, j.r)
+}
+
+// stop ends the idle workers; busy ones end when their handler returns.
+func (p *workerPool) stop() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.stopped = true
+	for _, in := range p.idle {
+		close(in)
+	}
+	p.idle = nil
 }
 
 // boundedWriter is the ResponseWriter a bounded handler writes through. The handler has its own

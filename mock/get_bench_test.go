@@ -18,16 +18,22 @@ func (w *discardWriter) WriteHeader(int)             {}
 // BenchmarkServeGetGeneration measures the mock's own work for GET /api/v1/generations/{id} (key
 // check, bucket, read, links, encoding) without the network: what the side-by-side run
 // (BenchmarkHTTPGetGeneration) adds over a bare handler, quiet (the Config default) and with the
-// request log of `mediaspec mock`. Run with -cpuprofile/-memprofile.
+// request log of `mediaspec mock`, and logged through the handler chain Serve puts in front
+// (limitIO, boundHandlers). Run with -cpuprofile/-memprofile.
 func BenchmarkServeGetGeneration(b *testing.B) {
-	for _, logged := range []bool{false, true} {
-		name := "quiet"
-		if logged {
-			name = "logged"
-		}
-		b.Run(name, func(b *testing.B) {
-			s, key, genID := hotGeneration(b, logged)
+	for _, tc := range []struct {
+		name            string
+		logged, bounded bool
+	}{{"quiet", false, false}, {"logged", true, false}, {"bounded", true, true}} {
+		b.Run(tc.name, func(b *testing.B) {
+			s, key, genID := hotGeneration(b, tc.logged)
 			s.SetPublicURL("http://127.0.0.1:1")
+			var h http.Handler = s
+			if tc.bounded {
+				bounded, stop := s.boundHandlers(s)
+				defer stop()
+				h = s.limitIO(bounded)
+			}
 			req := httptest.NewRequest("GET", "/api/v1/generations/"+genID, nil)
 			req.Header.Set("Authorization", "Bearer "+key)
 			b.ReportAllocs()
@@ -36,7 +42,7 @@ func BenchmarkServeGetGeneration(b *testing.B) {
 				w := &discardWriter{h: http.Header{}}
 				for pb.Next() {
 					clear(w.h)
-					s.ServeHTTP(w, req)
+					h.ServeHTTP(w, req)
 				}
 			})
 			// CPU time, unlike ns/op, barely moves when other processes share the machine.

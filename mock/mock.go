@@ -681,8 +681,10 @@ func (s *Server) Close() {
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	s.SetPublicURL("http://" + ln.Addr().String())
 	lim := s.cfg.Limits
+	bounded, stopWorkers := s.boundHandlers(s)
+	defer stopWorkers()
 	hs := &http.Server{
-		Handler:           s.limitIO(s.boundHandlers(s)),
+		Handler:           s.limitIO(bounded),
 		ReadHeaderTimeout: lim.ReadHeaderTimeout,
 		ReadTimeout:       lim.ReadTimeout,
 		WriteTimeout:      lim.WriteTimeout,

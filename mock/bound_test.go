@@ -1,0 +1,122 @@
+package mock
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// lockedBuffer is a log sink safe for the goroutines of a server.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// serveBounded runs one request through boundHandlers and reports whether it ended by aborting the
+// connection (panic http.ErrAbortHandler, as after a cut or a handler's panic).
+func serveBounded(h http.Handler, w http.ResponseWriter, r *http.Request) (aborted bool) {
+	defer func() {
+		if p := recover(); p != nil {
+			if p != http.ErrAbortHandler {
+				panic(p)
+			}
+			aborted = true
+		}
+	}()
+	h.ServeHTTP(w, r)
+	return false
+}
+
+// Handlers run on reused workers: a panic on a worker that served before is answered 500 in the
+// envelope and logged with the stack of the handler that panicked, and the next request is
+// served normally.
+func TestBoundedPanicOnAReusedWorker(t *testing.T) {
+	var log lockedBuffer
+	e := newEnv(t, func(c *Config) { c.Logger = slog.New(slog.NewTextHandler(&log, nil)) })
+	e.s.API.HandlePublic("GET /test/panic", func(w http.ResponseWriter, r *http.Request) error {
+		panicInBoundTest()
+		return nil
+	})
+	h, stop := e.s.boundHandlers(e.s)
+	t.Cleanup(stop)
+	for i, tc := range []struct {
+		path  string
+		code  int
+		abort bool
+	}{{"/api/v1/health/live", 200, false}, {"/api/v1/test/panic", 500, true}, {"/api/v1/health/live", 200, false}} {
+		rec := httptest.NewRecorder()
+		aborted := serveBounded(h, rec, httptest.NewRequest("GET", tc.path, nil))
+		if rec.Code != tc.code || aborted != tc.abort {
+			t.Fatalf("%d %s: %d aborted=%v, want %d aborted=%v: %s", i, tc.path, rec.Code, aborted, tc.code, tc.abort, rec.Body)
+		}
+		if tc.code == 500 && (errorCodeOf(t, rec.Body.Bytes()) != "internal_error" || rec.Header().Get("Content-Length") == "") {
+			t.Fatalf("panic answer: %v %s", rec.Header(), rec.Body)
+		}
+	}
+	if l := log.String(); !strings.Contains(l, "handler panicked") || !strings.Contains(l, "panicInBoundTest") {
+		t.Fatalf("log lacks the panic with its handler's stack:\n%s", l)
+	}
+}
+
+//go:noinline
+func panicInBoundTest() { panic("a bug") }
+
+func errorCodeOf(t *testing.T, body []byte) string {
+	t.Helper()
+	s := string(body)
+	i := strings.Index(s, `"code":"`)
+	if i < 0 {
+		return ""
+	}
+	s = s[i+len(`"code":"`):]
+	return s[:strings.IndexByte(s, '"')]
+}
+
+// A request whose client goes away before the bound is not cut: its handler sees its context end
+// and returns, and the request ends without the cut's answer or log line.
+func TestBoundedClientGoneIsNotCut(t *testing.T) {
+	var log lockedBuffer
+	e := newEnv(t, func(c *Config) { c.Logger = slog.New(slog.NewTextHandler(&log, nil)) })
+	started := make(chan struct{})
+	e.s.API.HandlePublic("GET /test/waits", func(w http.ResponseWriter, r *http.Request) error {
+		close(started)
+		<-r.Context().Done()
+		if _, ok := r.Context().Deadline(); !ok {
+			t.Error("the handler's context has no deadline")
+		}
+		return nil
+	})
+	h, stop := e.s.boundHandlers(e.s)
+	t.Cleanup(stop)
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() { <-started; cancel() }()
+	rec := httptest.NewRecorder()
+	start := time.Now()
+	if serveBounded(h, rec, httptest.NewRequestWithContext(ctx, "GET", "/api/v1/test/waits", nil)) {
+		t.Fatalf("aborted: %d %s", rec.Code, rec.Body)
+	}
+	if d, bound := time.Since(start), e.s.cfg.Limits.HandlerBudget(); d >= bound {
+		t.Fatalf("ended after %s, at the bound %s", d, bound)
+	}
+	if l := log.String(); strings.Contains(l, "request cut") || rec.Code == 500 {
+		t.Fatalf("cut: %d\n%s", rec.Code, l)
+	}
+}
