@@ -141,6 +141,11 @@ func (f *Framework) answerOwners(method, urlPath string, status int, fields []sp
 			if id == "" && status < 400 {
 				id = answerFieldRule(op, fe.Path)
 			}
+			if id == "" && status < 400 {
+				// A header or an id pattern whose own rule states it (SUBMIT-002's Cache-Control,
+				// ID-003's ^bg_ pattern) fails that rule, not the answer's as a whole.
+				id = spec.ElementRule(op, fe)
+			}
 			if id == "" {
 				id, _ = spec.AnswerRule(op)
 				answer = true

@@ -70,6 +70,9 @@ func TestAnswerOwner(t *testing.T) {
 		{"GET", "/api/v1/generations/gen_x/wait", 200, []string{"$.waited_seconds | value must be an integer", "$.still_running"}, "GEN-028 GEN-034"},
 		{"GET", "/api/v1/actors", 200, []string{"$.actors[3].tags | value is not nullable", "$.actors[0].tags[1]"}, "ACTOR-005"},
 		{"POST", "/api/v1/webhooks", 201, []string{"$.webhook.webhook_id | string doesn't match the regular expression"}, "ID-008"},
+		{"POST", "/api/v1/generations", 201, []string{`header Cache-Control | response header "Cache-Control" missing`}, "SUBMIT-002"}, // the header's own rule
+		{"POST", "/api/v1/generations", 201, []string{`$.batch_group_id | string doesn't match the regular expression "^bg_[0-9a-f]{32}$"`, "$.replay"}, "ID-003 SUBMIT-003"},
+		{"GET", "/api/v1/batches/bg_x", 200, []string{`$.batch_group_id | string doesn't match the regular expression "^bg_[0-9a-f]{32}$"`}, "ID-003"},
 		{"POST", "/api/v1/uploads", 418, []string{"$.ok"}, "UPLOAD-002"},           // an undocumented failure: the operation's
 		{"GET", "/api/v1/capabilities/image_basic", 404, []string{""}, "CORE-003"}, // a documented failure: the envelope
 		{"GET", "/api/v1/capabilities/image_basic", 404, []string{"$.error.ok"}, "ERR-001"},

@@ -29,6 +29,13 @@ var generationServers = []Server{
 		API:     setHeader(submitRoute, http.StatusCreated, "Cache-Control", "private, max-age=0"),
 	},
 	{
+		// Caught first by the description check of the answer's headers: charged to SUBMIT-002, the
+		// rule that states the header, not to the submit answer's shape rule (SUBMIT-003).
+		Name: "submit-no-cache-control", Rules: []string{"SUBMIT-002"},
+		Mistake: "an accepted submit sends no Cache-Control header",
+		API:     setHeader(submitRoute, http.StatusCreated, "Cache-Control", ""),
+	},
+	{
 		Name: "submit-charged-zero", Rules: []string{"SUBMIT-006"},
 		Mistake: "the submit answer says credits_charged 0 instead of null",
 		API: docs(submitRoute, success, func(_ *http.Request, _ *answer, d map[string]any) {

@@ -1,0 +1,73 @@
+package spec
+
+import (
+	"regexp"
+	"sort"
+	"strings"
+)
+
+// headerRules names, per operation, the rule that states a header of its success answer: a
+// success answer whose header breaks the description is charged to that rule, not to the
+// operation's answer rule (AnswerRule), so the rule that states the header is the one that fails.
+var headerRules = map[string]map[string]string{
+	"POST /generations": {
+		"Location":      "SUBMIT-001", // POST /generations > Location (the generation's path)
+		"Cache-Control": "SUBMIT-002", // POST /generations > Cache-Control: no-store
+	},
+}
+
+// idPatternRules names, per id pattern of the description, the Id prefixes rule that states it:
+// an answer field breaking that pattern is charged to that rule, whichever operation answered.
+var idPatternRules = map[string]string{
+	"^gen_[0-9a-f]{32}$":    "ID-002",
+	"^bg_[0-9a-f]{32}$":     "ID-003",
+	"^ast_[0-9a-f]{32}$":    "ID-004",
+	"^act_[0-9a-f]{32}$":    "ID-005",
+	"^voc_[0-9a-f]{32}$":    "ID-005",
+	"^wf_[0-9a-f]{32}$":     "ID-006",
+	"^wfr_[0-9a-f]{32}$":    "ID-007",
+	"^wh_[0-9a-f]{32}$":     "ID-008",
+	"^whd_[0-9a-f]{32}$":    "ID-009",
+	"^captpl_[0-9a-f]{32}$": "ID-010",
+}
+
+// patternProblem is the problem the description check reports for a string breaking a pattern.
+var patternProblem = regexp.MustCompile(`doesn't match (?:the regular expression )?"?(\^[^"\s]+\$)"?`)
+
+// ElementRule is the rule that states the element of op's success answer that broke the
+// description (a FieldError's path and problem): the rule of the header ("header NAME"), or the
+// Id prefixes rule of an id pattern the field breaks; "" when the element has no rule of its own
+// (the operation's answer rule owns it).
+func ElementRule(op string, fe FieldError) string {
+	if name, ok := strings.CutPrefix(fe.Path, "header "); ok {
+		for h, id := range headerRules[op] {
+			if strings.EqualFold(h, name) {
+				return id
+			}
+		}
+		return ""
+	}
+	if m := patternProblem.FindStringSubmatch(fe.Problem); m != nil {
+		return idPatternRules[m[1]]
+	}
+	return ""
+}
+
+// ElementRuleIDs are the rule ids ElementRule can answer, sorted, each once.
+func ElementRuleIDs() []string {
+	seen := map[string]bool{}
+	for _, hs := range headerRules {
+		for _, id := range hs {
+			seen[id] = true
+		}
+	}
+	for _, id := range idPatternRules {
+		seen[id] = true
+	}
+	out := make([]string, 0, len(seen))
+	for id := range seen {
+		out = append(out, id)
+	}
+	sort.Strings(out)
+	return out
+}
