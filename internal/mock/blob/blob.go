@@ -17,12 +17,14 @@ import (
 	"encoding/hex"
 	"errors"
 	"hash"
+	"hash/maphash"
 	"io"
 	"net/url"
 	"os"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mediaspec/mediaspec/mock/clock"
@@ -105,6 +107,8 @@ type Store struct {
 	key       []byte
 	publicURL func() string
 	signers   sync.Pool // of *signer over key: every read of a finished generation signs links
+	sigSeed   maphash.Seed
+	sigs      [sigCacheSize]atomic.Pointer[cachedSig] // recent signatures, by a hash of path and expiry
 
 	mu    sync.Mutex // guards objs, slots, dir
 	objs  map[string]*Object
@@ -119,7 +123,7 @@ func New(clk clock.Clock, key []byte, publicURL func() string) *Store {
 		panic("blob: empty signing key")
 	}
 	s := &Store{clock: clk, key: append([]byte(nil), key...), publicURL: publicURL,
-		objs: map[string]*Object{}, slots: map[string]*SlotState{}}
+		objs: map[string]*Object{}, slots: map[string]*SlotState{}, sigSeed: maphash.MakeSeed()}
 	s.signers.New = func() any { return &signer{mac: hmac.New(sha256.New, s.key)} }
 	return s
 }
@@ -285,8 +289,31 @@ type signer struct {
 	sum []byte
 }
 
-// appendMAC appends to dst the hex HMAC-SHA256 of "{path}\n{exp}".
+// sigCacheSize is how many recent signatures a Store keeps (a direct-mapped cache), and
+// sigCacheMax the longest path and expiry it keeps one for.
+const (
+	sigCacheSize = 512
+	sigCacheMax  = 512
+)
+
+// cachedSig is a signature as appendMAC computed it, for the path and expiry it covers.
+type cachedSig struct {
+	path, exp string
+	hex       [2 * sha256.Size]byte
+}
+
+// appendMAC appends to dst the hex HMAC-SHA256 of "{path}\n{exp}". A link's expiry is whole
+// seconds, so reads of the same asset within a second sign the same text: the last signatures are
+// kept and reused.
 func (s *Store) appendMAC(dst []byte, path string, exp []byte) []byte {
+	var slot *atomic.Pointer[cachedSig]
+	if len(path)+len(exp) <= sigCacheMax {
+		h := maphash.String(s.sigSeed, path) ^ maphash.Bytes(s.sigSeed, exp)*0x9e3779b97f4a7c15
+		slot = &s.sigs[h%sigCacheSize]
+		if c := slot.Load(); c != nil && c.path == path && c.exp == string(exp) {
+			return append(dst, c.hex[:]...)
+		}
+	}
 	sg := s.signers.Get().(*signer)
 	defer s.signers.Put(sg)
 	sg.msg = append(append(append(sg.msg[:0], path...), '\n'), exp...)
@@ -295,6 +322,11 @@ func (s *Store) appendMAC(dst []byte, path string, exp []byte) []byte {
 	sg.sum = sg.mac.Sum(sg.sum[:0])
 	if cap(sg.msg) > 4<<10 { // a long path from a client's link: not kept
 		sg.msg = nil
+	}
+	if slot != nil {
+		c := &cachedSig{path: path, exp: string(exp)}
+		hex.Encode(c.hex[:], sg.sum)
+		slot.Store(c)
 	}
 	return hex.AppendEncode(dst, sg.sum)
 }
