@@ -3,6 +3,11 @@ package conformance_test
 import (
 	"bytes"
 	"context"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -43,6 +48,7 @@ func TestRun(t *testing.T) {
 		{"the probes' paths unnamed, the probe specs skip with the reason", "HEALTH-001 || AUTH-001", true, "",
 			[]string{`^rules: [1-9]\d* passed, 0 failed, \d+ skipped`, `^[1-9]\d* passed, 0 failed, [1-9]\d* skipped \([1-9]\d* not selected by the label filter\)$`},
 			"the text does not give the liveness probe's path"},
+		{"a receiver URL with a path prefix, relayed to the receiver", "WH-006", false, "", []string{`^rules: [1-9]\d* passed, 0 failed, \d+ skipped`, `^[1-9]\d* passed, 0 failed, \d+ skipped \([1-9]\d* not selected by the label filter\)$`}, ""},
 		{"a selection of nothing is a setup error, before any spec", "NO-SUCH-LABEL", false, `the label filter "NO-SUCH-LABEL" selects no spec`, nil, ""},
 		{"a refused key is a setup error, in one line", "HEALTH-001", false, "the key was refused (401)", nil, ""},
 	}
@@ -56,6 +62,9 @@ func TestRun(t *testing.T) {
 			}
 			if strings.Contains(tc.name, "unnamed") {
 				cmd.Env = append(cmd.Env, "HELPER_UNNAMED=1")
+			}
+			if strings.Contains(tc.name, "path prefix") {
+				cmd.Env = append(cmd.Env, "HELPER_HOOK_PREFIX=1")
 			}
 			if strings.Contains(tc.wantErr, "key was refused") {
 				cmd.Env = append(cmd.Env, "HELPER_WRONG_KEY=1")
@@ -132,6 +141,9 @@ func runHelper(t *testing.T, filter string) {
 	if os.Getenv("HELPER_WRONG_KEY") != "" {
 		cfg.ControlURL, cfg.ControlToken, cfg.Key = "", "", "sk_live_"+strings.Repeat("x", 40)
 	}
+	if os.Getenv("HELPER_HOOK_PREFIX") != "" {
+		cfg.ReceiverListen, cfg.ReceiverPublicURL = prefixRelay(t)
+	}
 	var stdout bytes.Buffer
 	_, runErr := conformance.Run(ctx, cfg, &stdout, os.Stderr)
 	os.Stdout.Write(stdout.Bytes())
@@ -140,4 +152,29 @@ func runHelper(t *testing.T, filter string) {
 	} else {
 		os.Stdout.WriteString("RUN-ERROR: <nil>\n")
 	}
+}
+
+// prefixRelay starts a relay that serves the receiver under the path /relay, as a reverse proxy
+// in front of it would: it strips /relay and forwards to the receiver's listen address. It
+// returns that address and the relay's URL with the prefix (check --receiver-url).
+func prefixRelay(t *testing.T) (listen, public string) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	listen = ln.Addr().String()
+	_ = ln.Close()
+	target := &url.URL{Scheme: "http", Host: listen}
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	relay := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p, ok := strings.CutPrefix(r.URL.Path, "/relay/")
+		if !ok {
+			http.NotFound(w, r)
+			return
+		}
+		r.URL.Path, r.URL.RawPath = "/"+p, ""
+		proxy.ServeHTTP(w, r)
+	}))
+	t.Cleanup(relay.Close)
+	return listen, relay.URL + "/relay"
 }
