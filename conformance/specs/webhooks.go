@@ -170,6 +170,7 @@ func webhookSpecs(f *framework.Framework) {
 		refusal("WH-015", "an admitted register body without events answers 400 invalid_config", events(nil), "events")
 		refusal("WH-015", "an empty events list answers 400 invalid_config", events([]string{}), "events")
 		refusal("WH-016", "an unknown event name answers 400 invalid_config", events([]string{"generation.started"}), "events")
+		refusal("WH-016", "an unknown event name beside a known one answers 400 invalid_config (not dropped)", events([]string{"generation.completed", "generation.complete"}), "events")
 		refusal("WH-017", "webhook.test is not subscribable: 400 invalid_config", events([]string{"webhook.test"}), "events")
 		refusal("WH-017", "webhook.test is not subscribable beside a subscribable event: 400 invalid_config", events([]string{"credits.low", "webhook.test"}), "events")
 

@@ -11,6 +11,10 @@ var (
 	deleteRoute   = route(http.MethodDelete, "/webhooks/[^/]+")
 )
 
+// subscribable are the event names an endpoint may subscribe to (Event types: every event but
+// webhook.test).
+var subscribable = []string{"generation.completed", "generation.failed", "batch.settled", "workflow_run.completed", "workflow_run.failed", "credits.low"}
+
 var webhookServers = []Server{
 	{
 		Name: "wh-secret-listed", Rules: []string{"WH-003"},
@@ -112,11 +116,37 @@ var webhookServers = []Server{
 		}),
 	},
 	{
+		// Found from outside: the suite sent unknown names only alone.
+		Name: "wh-unknown-event-dropped", Rules: []string{"WH-016"},
+		Mistake: "an unknown event name beside a known one is dropped and the rest registered (alone it is still refused)",
+		API: rewriteBody(registerRoute, func(d map[string]any) bool {
+			ev, ok := d["events"].([]any)
+			if !ok {
+				return false
+			}
+			var known []any
+			for _, e := range ev {
+				if name, _ := e.(string); slices.Contains(subscribable, name) || name == "webhook.test" {
+					known = append(known, e)
+				}
+			}
+			if len(known) == 0 || len(known) == len(ev) {
+				return false
+			}
+			d["events"] = known
+			return true
+		}),
+	},
+	{
 		Name: "wh-empty-events-all", Rules: []string{"WH-015"},
 		Mistake: "an empty events list subscribes to every event",
 		API: rewriteBody(registerRoute, func(d map[string]any) bool {
 			if ev, ok := d["events"].([]any); ok && len(ev) == 0 {
-				d["events"] = []any{"generation.completed", "generation.failed", "batch.settled", "workflow_run.completed", "workflow_run.failed", "credits.low"}
+				all := make([]any, len(subscribable))
+				for i, name := range subscribable {
+					all[i] = name
+				}
+				d["events"] = all
 				return true
 			}
 			return false
