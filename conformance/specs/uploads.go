@@ -718,17 +718,26 @@ func fromURLSpecs(f *framework.Framework) {
 				}
 				step("FROMURL-002")
 				refused(map[string]any{"url": good, "bogus": true}, "bogus")
+				// A link to a private or local address is no "direct public link": it is not
+				// imported, an error in the envelope. The text gives no code for it (invalid_config's
+				// causes do not list it): 400 invalid_config is the reference's (an advisory unless
+				// --strict).
 				step("FROMURL-006")
-				for _, u := range []string{"http://10.0.0.1/a.png", "http://169.254.169.254/latest/meta-data", "http://192.168.0.10/a.png", "http://[fd00::1]/a.png"} {
-					refused(map[string]any{"url": u}, "url")
-				}
+				private := []string{"http://10.0.0.1/a.png", "http://169.254.169.254/latest/meta-data", "http://192.168.0.10/a.png", "http://[fd00::1]/a.png"}
 				// Loopback too, unless the target was told to admit it for local testing.
 				if admitted {
 					AddReportEntry("loopback", "the target admits loopback links (a test setting); 127.0.0.1 and [::1] were not checked")
 				} else {
-					for _, u := range []string{"http://127.0.0.1/a.png", "http://[::1]/a.png"} {
-						refused(map[string]any{"url": u}, "url")
-					}
+					private = append(private, "http://127.0.0.1/a.png", "http://[::1]/a.png")
+				}
+				for _, u := range private {
+					r := c.Post(ctx, "/uploads/from-url", map[string]any{"url": u}, framework.Invalid())
+					Expect(r.Status).To(BeNumerically(">=", 400), "a link to a private or local address is not imported"+r.Describe())
+					code, _ := r.Field("error.code").(string)
+					framework.CheckErrorEnvelope(r, code)
+					s.ReferenceOnly("FROMURL-006", "a private or local link is refused with 400 invalid_config", func() {
+						r.ExpectError(http.StatusBadRequest, "invalid_config")
+					})
 				}
 				// The link's bounds, its schemes beyond a public link and its userinfo are the
 				// reference's (the request is not shown): FROMURL-003 to 005 are judged with --strict.
