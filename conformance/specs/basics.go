@@ -78,6 +78,7 @@ func expect2XX(r *framework.Response, what string) *framework.Response {
 func readinessSpecs(f *framework.Framework) {
 	Describe("basics: readiness of a service that is not ready", func() {
 		f.Rule("HEALTH-003").It("a service that is not ready fails its readiness probe, and passes it again once ready", func(ctx context.Context, s *framework.Spec) {
+			s.StrictOnly("HEALTH-003", "what a readiness probe answers when the service is not ready (\"Health probe paths and answers: not shown\")")
 			ready := s.ReadyPath()
 			s.QueueFault(ctx, "not_ready", "", 1, "")
 			r := s.Anonymous().Get(ctx, ready)
