@@ -662,7 +662,13 @@ func fromURLSpecs(f *framework.Framework) {
 			}
 			// Each refused link is the importable image.png link changed in one way.
 			s.Step("FROMURL-007")
-			refused(map[string]any{"url": base + "/f/image.png?type=application/pdf"}, "url")
+			// PNG bytes served as application/pdf are still a media file of an accepted type: the
+			// text refuses a web page and a file of a type not accepted, and says nothing of the
+			// served type of a media file's bytes, so refusing it is the reference's choice.
+			pdf := c.Post(ctx, "/uploads/from-url", map[string]any{"url": base + "/f/image.png?type=application/pdf"})
+			s.ReferenceOnly("FROMURL-007", "PNG bytes served as application/pdf are refused with 400 invalid_config", func() {
+				pdf.ExpectError(http.StatusBadRequest, "invalid_config")
+			})
 			// A link answering text/html is a web page, refused even when its bytes look like media.
 			refused(map[string]any{"url": base + "/f/image.png?type=text/html"}, "url")
 			refused(map[string]any{"url": base + "/f/image.png?type=" + url.QueryEscape("text/html; charset=utf-8")}, "url")
