@@ -483,3 +483,42 @@ func TestRedactReport(t *testing.T) {
 		t.Errorf("Writer wrote %q", w.String())
 	}
 }
+
+// Ginkgo gives the BeforeAll's Skip reason to the first spec of an Ordered container only, and
+// "Spec skipped because Skip() was called in BeforeAll" to the rest (the shape below is what
+// Ginkgo v2 reports); every spec of the container must carry the BeforeAll's own reason, in every
+// report (they all read SpecResult.Reason). A spec skipped for its own reason keeps it.
+func TestBeforeAllSkipReasonReachesEverySpec(t *testing.T) {
+	f := testFramework(t)
+	outer := types.CodeLocation{FileName: "conformance/specs/talking.go", LineNumber: 10}
+	ordered := types.CodeLocation{FileName: "conformance/specs/talking.go", LineNumber: 70}
+	other := types.CodeLocation{FileName: "conformance/specs/talking.go", LineNumber: 200}
+	inContainer := func(text string, f types.Failure, containers ...types.CodeLocation) types.SpecReport {
+		r := itReport(text, types.SpecStateSkipped, "", "HEALTH-001")
+		r.Failure = f
+		r.ContainerHierarchyLocations = containers
+		return r
+	}
+	generic := types.Failure{Message: ginkgoBeforeAllSkip, FailureNodeContext: types.FailureNodeIsLeafNode, FailureNodeType: types.NodeTypeIt}
+	reports := []types.SpecReport{
+		// Ginkgo may list them in any order: a later spec before the one carrying the reason.
+		inContainer("b", generic, outer, ordered),
+		inContainer("a", types.Failure{Message: "unsupported: no script key", FailureNodeContext: types.FailureNodeInContainer,
+			FailureNodeType: types.NodeTypeBeforeAll, FailureNodeContainerIndex: 1}, outer, ordered),
+		inContainer("c", generic, outer, ordered),
+		inContainer("d", types.Failure{Message: "unsupported: own reason", FailureNodeType: types.NodeTypeIt}, outer),
+		// A container whose BeforeAll's reason is not in the report keeps Ginkgo's message.
+		inContainer("e", generic, other),
+	}
+	res := BuildResults(f.catalogue, types.Report{SuiteSucceeded: true, SpecReports: reports})
+	want := map[string]string{"a": "unsupported: no script key", "b": "unsupported: no script key", "c": "unsupported: no script key",
+		"d": "unsupported: own reason", "e": ginkgoBeforeAllSkip}
+	for _, s := range res.Specs {
+		if s.Reason != want[s.Leaf] {
+			t.Errorf("spec %s: reason %q, want %q", s.Leaf, s.Reason, want[s.Leaf])
+		}
+	}
+	if len(res.Specs) != len(want) {
+		t.Errorf("%d specs, want %d", len(res.Specs), len(want))
+	}
+}

@@ -29,6 +29,7 @@ func SpecResultsFromReport(cat *spec.Catalogue, r types.Report) (specs []report.
 	if setupFailed == "" && len(r.SpecialSuiteFailureReasons) > 0 {
 		setupFailed = "not run: " + r.SpecialSuiteFailureReasons[0]
 	}
+	beforeAll := beforeAllSkips(r.SpecReports)
 	for _, sr := range r.SpecReports {
 		if sr.LeafNodeType != types.NodeTypeIt {
 			continue
@@ -63,6 +64,9 @@ func SpecResultsFromReport(cat *spec.Catalogue, r types.Report) (specs []report.
 		default: // skipped or pending
 			res.State = report.Skipped
 			res.Reason = sr.FailureMessage()
+			if reason := beforeAllReason(beforeAll, sr); reason != "" {
+				res.Reason = reason
+			}
 			if sr.State.Is(types.SpecStatePending) {
 				res.Reason = "disabled: pending"
 			} else if res.Reason == "" && setupFailed != "" {
@@ -90,6 +94,40 @@ func SpecResultsFromReport(cat *spec.Catalogue, r types.Report) (specs []report.
 		specs = append(specs, report.Settle(res))
 	}
 	return specs, suiteFailures
+}
+
+// ginkgoBeforeAllSkip is the message Ginkgo gives every spec of an Ordered container after the first
+// when the container's BeforeAll called Skip; only the first spec carries the BeforeAll's reason.
+const ginkgoBeforeAllSkip = "Spec skipped because Skip() was called in BeforeAll"
+
+// beforeAllSkips maps the location of each container whose BeforeAll skipped to the reason it gave,
+// read from the one spec that carries it (its failure is in that BeforeAll).
+func beforeAllSkips(reports types.SpecReports) map[string]string {
+	out := map[string]string{}
+	for _, sr := range reports {
+		f := sr.Failure
+		if sr.LeafNodeType != types.NodeTypeIt || !sr.State.Is(types.SpecStateSkipped) ||
+			f.FailureNodeType != types.NodeTypeBeforeAll || f.FailureNodeContext != types.FailureNodeInContainer ||
+			f.FailureNodeContainerIndex >= len(sr.ContainerHierarchyLocations) {
+			continue
+		}
+		out[sr.ContainerHierarchyLocations[f.FailureNodeContainerIndex].String()] = f.Message
+	}
+	return out
+}
+
+// beforeAllReason is the reason of the innermost enclosing BeforeAll that skipped, for a spec Ginkgo
+// skipped with its generic message; "" otherwise.
+func beforeAllReason(skips map[string]string, sr types.SpecReport) string {
+	if !sr.State.Is(types.SpecStateSkipped) || sr.Failure.Message != ginkgoBeforeAllSkip {
+		return ""
+	}
+	for i := len(sr.ContainerHierarchyLocations) - 1; i >= 0; i-- {
+		if reason, ok := skips[sr.ContainerHierarchyLocations[i].String()]; ok {
+			return reason
+		}
+	}
+	return ""
 }
 
 // BuildResults computes the specs, the rule verdicts and their counts from a Ginkgo report.
