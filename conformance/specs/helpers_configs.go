@@ -71,7 +71,10 @@ func shapeFromDetail(d *framework.Response) configShape {
 //     a branch of its top-level oneOf or anyOf (actor_ultra takes a script or a recording).
 //
 // One such property is the key. Among several, the one example_config holds as a string, if
-// exactly one does. None, or still several: an error saying so, never a guess.
+// exactly one does. When none is required (a schema may require nothing at the top, its text
+// letting a script or a recording drive it), the key is the one property meeting the first four
+// conditions that example_config holds as a string, if exactly one does. Otherwise: an error
+// saying so, never a guess.
 func textKeyOf(schema, example map[string]any) (string, error) {
 	required := map[string]bool{}
 	addRequired := func(s map[string]any) {
@@ -92,10 +95,10 @@ func textKeyOf(schema, example map[string]any) (string, error) {
 		}
 	}
 	props, _ := schema["properties"].(map[string]any)
-	var found []string
+	var found, plain []string // required free-text properties; free-text properties
 	for name, v := range props {
 		p, _ := v.(map[string]any)
-		if p == nil || p["type"] != "string" || !required[name] || p["deprecated"] == true {
+		if p == nil || p["type"] != "string" || p["deprecated"] == true {
 			continue
 		}
 		if slices.ContainsFunc([]string{"enum", "const", "pattern", "format"}, func(k string) bool { _, has := p[k]; return has }) {
@@ -104,25 +107,40 @@ func textKeyOf(schema, example map[string]any) (string, error) {
 		if words := keyWords(name); len(words) > 0 && words[len(words)-1] == "id" {
 			continue
 		}
-		found = append(found, name)
+		plain = append(plain, name)
+		if required[name] {
+			found = append(found, name)
+		}
 	}
 	sort.Strings(found)
-	if len(found) > 1 {
+	sort.Strings(plain)
+	heldOf := func(names []string) []string {
 		var held []string
-		for _, name := range found {
+		for _, name := range names {
 			if _, ok := example[name].(string); ok {
 				held = append(held, name)
 			}
 		}
+		return held
+	}
+	if len(found) > 1 {
+		held := heldOf(found)
 		if len(held) != 1 {
 			return "", fmt.Errorf("config_schema has several required free-text properties (%s) and example_config holds %d of them: which one is the script or prompt is ambiguous", strings.Join(found, ", "), len(held))
 		}
 		return held[0], nil
 	}
-	if len(found) == 0 {
-		return "", fmt.Errorf("config_schema has no required free-text property (a string with no enum, const, pattern or format, not an id): no key for a script or prompt")
+	if len(found) == 1 {
+		return found[0], nil
 	}
-	return found[0], nil
+	held := heldOf(plain)
+	switch {
+	case len(held) == 1:
+		return held[0], nil
+	case len(held) > 1:
+		return "", fmt.Errorf("config_schema has no required free-text property and example_config holds several (%s): which one is the script or prompt is ambiguous", strings.Join(held, ", "))
+	}
+	return "", fmt.Errorf("config_schema has no required free-text property (a string with no enum, const, pattern or format, not an id) and example_config holds none: no key for a script or prompt")
 }
 
 // scriptKey is the config key of capability id's script, read from its schema (textKeyOf). When

@@ -36,6 +36,15 @@ func TestTextKeyOf(t *testing.T) {
 		{name: "none", errHas: "no required free-text property",
 			schema:  `{"type":"object","required":["mood"],"properties":{"mood":{"type":"string","enum":["upbeat"]},"script":{"type":"string"}}}`,
 			example: `{"mood":"upbeat"}`},
+		{name: "nothing required, the example holds the script (an outside actor_ultra)", want: "script",
+			schema:  `{"type":"object","properties":{"script":{"type":"string"},"voice_audio":{"type":"string"},"voiceId":{"type":"string"},"expression":{"type":"string","enum":["calm"]},"mode":{"type":"string","const":"x"}}}`,
+			example: `{"script":"Hello there.","voiceId":"voc_1","expression":"calm","mode":"x"}`},
+		{name: "nothing required, the example holds two free texts", errHas: "ambiguous",
+			schema:  `{"type":"object","properties":{"script":{"type":"string"},"caption":{"type":"string"}}}`,
+			example: `{"script":"a","caption":"b"}`},
+		{name: "nothing required, the example holds only a deprecated or patterned string", errHas: "example_config holds none",
+			schema:  `{"type":"object","properties":{"text":{"type":"string","deprecated":true},"ref":{"type":"string","pattern":"^ast_"},"script":{"type":"string"}}}`,
+			example: `{"text":"a","ref":"ast_1"}`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
