@@ -253,7 +253,7 @@ func talkingLimitSpecs(f *framework.Framework) {
 			actor, voice, _, _ := talkingCast(ctx, sp.c)
 			key := textKeyIn(d)
 			if key == "" {
-				s.Lacks("the key of the script in a config is unknown: capability %s has no required free-text property (textKeyOf)", id)
+				s.Lacks("the key of the script in a config is unknown: capability %s names no free-text key in its config_schema and example_config (textKeyOf)", id)
 			}
 			limit := maxLength(schemaProps(d), key, 400)
 			// tts speaks each script; its output's duration_ms is the voice length the actor judges.
