@@ -477,6 +477,17 @@ func finishAll(ctx context.Context, s *framework.Spec, c *framework.Client, ids 
 // slack absorbs binary rounding of p x 1.1).
 func ceilPad(p float64) int64 { return int64(math.Ceil(p*1.1 - 1e-6)) }
 
+// padsOf are the holds the text allows for takes whose padded values sum to perTake and whose
+// prices sum to total: every take is padded ("hold pad on every take"), but where the rounding up
+// happens is not said, so each take rounded alone (the reference's perTake) or the padded total
+// rounded once, ceil(total x 1.1). Under --strict only the reference's.
+func padsOf(s *framework.Spec, perTake int64, total float64) []int64 {
+	if s.Strict() {
+		return []int64{perTake}
+	}
+	return []int64{perTake, ceilPad(total)}
+}
+
 // priceOf is an estimate's credits, the price: a number (Estimate answer), which may be
 // fractional, though charges and holds are whole numbers.
 func priceOf(r *framework.Response) float64 {

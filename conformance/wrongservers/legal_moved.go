@@ -18,6 +18,7 @@ var movedToLegal = map[string]string{
 	"assets-bad-filter-ignored":              "Gaps in the endpoint shapes: GET /assets request and answer shapes: not shown",
 	"auth-revoked-key-deleted-workspace-410": "Authentication 4 lists the failures, not the order of the key and workspace checks",
 	"core-unversioned-paths":                 "the interface is served under its root ending in /api/v1; what else the origin serves is not said",
+	"est-pad-on-total":                       "Estimate answer: max_credits_needed is \"price plus hold pad on every take\"; where the rounding up happens is not said (rounding place left open)",
 	"fromurl-any-scheme-fetched":             "POST /uploads/from-url: request and answer shapes: not shown (a direct public link; no refusal of other schemes is given)",
 	"fromurl-location-header":                "POST /uploads/from-url: request and answer shapes: not shown",
 	"health-checks-sent-key":                 "Authentication 1: the probes need no key; what a probe does with one sent is not said",

@@ -294,23 +294,13 @@ var spendingServers = []Server{
 	},
 	{
 		Name: "est-pad-on-total", Rules: []string{"EST-003"},
-		Mistake: "the hold pad is applied once to the total of all takes (ceil(N x price x 1.1)), not to every take",
-		API: exchanges(estimate, func(_ *Env, req map[string]any, a *answer) {
-			d, ok := a.doc()
-			if !ok || a.status != http.StatusOK {
-				return
-			}
-			n, ok := intOf(obj(req, "config")["count"])
-			if !ok || n < 2 {
-				return
-			}
-			price, ok := numberOf(d["credits"])
-			if !ok {
-				return
-			}
-			d["max_credits_needed"] = ceilDiv(int64(price*110+0.5), 100)
-			a.setDoc(d)
-		}),
+		Mistake: "the hold pad is applied to every take and rounded once on the total (ceil(N x price x 1.1)), not per take; a submit's max_credits of that total is accepted",
+		API:     padOnTotal(false),
+	},
+	{
+		Name: "est-pad-one-take", Rules: []string{"EST-003"},
+		Mistake: "the hold pad is applied once, to one take only: N takes at price p need ceil(N x p + 0.1 x p), not every take padded",
+		API:     padOnTotal(true),
 	},
 	{
 		Name: "est-seconds-in-ms", Rules: []string{"EST-022"},
@@ -528,4 +518,69 @@ func init() {
 			})
 		},
 	})
+}
+
+// padOnTotal rewrites the estimate of config.count N >= 2: max_credits_needed becomes the total
+// rounded once, ceil(N x price x 1.1) (or, oneTake, the pad of one take only: ceil(N x price + 0.1
+// x price)). The submit side is kept consistent: a max_credits equal to that value is raised to the
+// mock's per-take value on the way in, and a max_credits_exceeded refusal's required_credits of the
+// per-take value is answered as that value.
+func padOnTotal(oneTake bool) Wrap {
+	var caps memo[[2]int64] // capability_id + config -> {rewritten, mock's per-take value}
+	keyOf := func(req map[string]any) string {
+		cfg := map[string]any{}
+		for k, v := range obj(req, "config") {
+			cfg[k] = v
+		}
+		if v, ok := req["variants"]; ok {
+			cfg["count"] = v // a submit's variants are estimated as config.count
+		}
+		b, _ := json.Marshal(cfg)
+		id, _ := req["capability_id"].(string)
+		return id + " " + string(b)
+	}
+	est := exchanges(estimate, func(_ *Env, req map[string]any, a *answer) {
+		d, ok := a.doc()
+		if !ok || a.status != http.StatusOK {
+			return
+		}
+		n, ok := intOf(obj(req, "config")["count"])
+		if !ok || n < 2 {
+			return
+		}
+		price, ok := numberOf(d["credits"])
+		mock, okNeed := intOf(d["max_credits_needed"])
+		if !ok || !okNeed {
+			return
+		}
+		// price is the total of the N takes; in hundredths of a credit, rounded to the nearest.
+		want := ceilDiv(int64(price*110+0.5), 100)
+		if oneTake {
+			want = ceilDiv(int64(price*100+0.5)+int64(price*10/float64(n)+0.5), 100)
+		}
+		caps.put(keyOf(req), [2]int64{want, mock})
+		d["max_credits_needed"] = json.Number(formatInt(want))
+		a.setDoc(d)
+	})
+	in := rewriteBodyWith(submitRoute, func(_ *http.Request, d map[string]any) bool {
+		v, ok := caps.get(keyOf(d))
+		if m, isInt := intOf(d["max_credits"]); !ok || !isInt || m != v[0] || v[0] >= v[1] {
+			return false
+		}
+		d["max_credits"] = json.Number(formatInt(v[1]))
+		return true
+	})
+	refused := exchanges(submitRoute, func(_ *Env, req map[string]any, a *answer) {
+		d, ok := a.doc()
+		if !ok || errorCode(d) != "max_credits_exceeded" {
+			return
+		}
+		v, ok := caps.get(keyOf(req))
+		l := obj(obj(d, "error"), "limit")
+		if n, isInt := intOf(l["required_credits"]); ok && isInt && n == v[1] {
+			l["required_credits"] = json.Number(formatInt(v[0]))
+			a.setDoc(d)
+		}
+	})
+	return chainWraps(est, in, refused)
 }
