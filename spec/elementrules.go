@@ -4,6 +4,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 )
 
 // headerRules names, per operation, the rule that states a header of its success answer: a
@@ -32,7 +33,11 @@ var idPatternRules = map[string]string{
 }
 
 // patternProblem is the problem the description check reports for a string breaking a pattern.
-var patternProblem = regexp.MustCompile(`doesn't match (?:the regular expression )?"?(\^[^"\s]+\$)"?`)
+// It compiles at first use: compiled in a package variable it took the package's init past its
+// allocation budget (cmd/mediaspec TestInitBudget), paid by every command.
+var patternProblem = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`doesn't match (?:the regular expression )?"?(\^[^"\s]+\$)"?`)
+})
 
 // ElementRule is the rule that states the element of op's success answer that broke the
 // description (a FieldError's path and problem): the rule of the header ("header NAME"), or the
@@ -47,7 +52,7 @@ func ElementRule(op string, fe FieldError) string {
 		}
 		return ""
 	}
-	if m := patternProblem.FindStringSubmatch(fe.Problem); m != nil {
+	if m := patternProblem().FindStringSubmatch(fe.Problem); m != nil {
 		return idPatternRules[m[1]]
 	}
 	return ""
