@@ -165,19 +165,5 @@ func (c *Client) Memo(key string, compute func() any) any {
 	if f.controlRoot != nil {
 		return compute()
 	}
-	key = c.key + "\x00" + key
-	f.memoMu.Lock()
-	v, ok := f.memo[key]
-	f.memoMu.Unlock()
-	if ok {
-		return v
-	}
-	v = compute()
-	f.memoMu.Lock()
-	defer f.memoMu.Unlock()
-	if f.memo == nil {
-		f.memo = map[string]any{}
-	}
-	f.memo[key] = v
-	return v
+	return f.memoize(c.key+"\x00"+key, compute)
 }

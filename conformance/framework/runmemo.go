@@ -7,8 +7,12 @@ package framework
 // workspace may see another catalogue; a capability's config shape does not depend on the
 // workspace.) A compute that fails or skips the spec stores nothing.
 func (c *Client) RunMemo(key string, compute func() any) any {
-	f := c.f
-	key = "run\x00" + key
+	return c.f.memoize("run\x00"+key, compute)
+}
+
+// memoize returns what compute returned the first time key was asked for, storing it; a compute
+// that fails or skips the spec (panics through Ginkgo) stores nothing. Memo and RunMemo share it.
+func (f *Framework) memoize(key string, compute func() any) any {
 	f.memoMu.Lock()
 	v, ok := f.memo[key]
 	f.memoMu.Unlock()
