@@ -419,7 +419,7 @@ func fanOutSpecs(f *framework.Framework) {
 			Expect(j.need).To(BeElementOf(holds), "the hold pads every value's price: one padded price per value, or the padded total rounded once")
 			Expect(j.r.Int("credits.credits_held")).To(BeElementOf(holds), "each value's price is held padded"+j.r.Describe())
 			labels := map[string]string{}
-			var base int64
+			var base, siblingHolds int64
 			for i, id := range j.ids {
 				r := readGen(ctx, sp.c, id)
 				checkGeneration(r, "generation")
@@ -428,10 +428,20 @@ func fanOutSpecs(f *framework.Framework) {
 				label := r.String("generation.fan_out_label")
 				Expect(label).To(BeElementOf(two[0], two[1]), "fan_out_label names the generation's value"+r.Describe())
 				labels[label] = id
-				Expect(r.Int("generation.credits.credits_held")).To(Equal(needOne), "each fanned-out generation holds one value's padded price"+r.Describe())
+				// One padded price per value; where the padded total is rounded once (EST-003: the
+				// rounding place is open) a sibling may hold less, never more, and the siblings'
+				// holds add up to the batch's.
+				held := r.Int("generation.credits.credits_held")
+				siblingHolds += held
+				if s.Strict() {
+					Expect(held).To(Equal(needOne), "each fanned-out generation holds one value's padded price"+r.Describe())
+				} else {
+					Expect(held).To(BeNumerically("<=", needOne), "a fanned-out generation holds at most one value's padded price"+r.Describe())
+				}
 				Expect(r.Int("generation.credits_estimated")).To(chargeOf(priceOne), "each fanned-out generation is priced as one value"+r.Describe())
 			}
 			Expect(labels).To(HaveLen(2), fmt.Sprintf("each value labels one generation: %v", labels))
+			Expect(siblingHolds).To(BeElementOf(holds), "the siblings hold every value's padded price, rounded per value or once")
 			var charged int64
 			for _, id := range j.ids {
 				s.Finish(ctx, sp.c, id)
