@@ -269,6 +269,12 @@ func (s *soak) do(ctx context.Context, what, method, path string, body io.Reader
 	for i := 0; i+1 < len(headers); i += 2 {
 		req.Header.Set(headers[i], headers[i+1])
 	}
+	// The mock closes the longest-idle keep-alive connection when --max-conns is full (the idle
+	// clients above fill it), and a client can pick that connection for its next request in the
+	// same instant: the request is never read, and net/http retries it only when it is marked
+	// replayable. An empty X-Idempotency-Key marks it so without sending the header. A request the
+	// mock did read is answered before any close, so it is never sent twice (the ledgers would say).
+	req.Header["X-Idempotency-Key"] = nil
 	start := time.Now()
 	res, err := s.client.Do(req)
 	s.requests.Add(1)
