@@ -261,13 +261,22 @@ func (s *Service) attempt(j job) (a Attempt, serviceSide bool) {
 		return a, true
 	}
 	// The attempt's deadline: real time (the client's own timeout bounds the exchange too), and the
-	// service clock, so a clock advanced past the deadline abandons the attempt at once. The clock's
-	// timer is stopped before the attempt is settled, so a settled delivery leaves no timer behind.
+	// service clock, so a clock advanced past the deadline abandons the attempt, once it has had
+	// minAttemptReal of wall time: a clock jumped while a receiver answers in milliseconds (a test
+	// finishing a run while its events go out) must not cut that answer. The clock's timer is
+	// stopped before the attempt is settled, so a settled delivery leaves no clock timer behind.
 	ctx, cancel := context.WithTimeout(s.stopCtx, s.client.Timeout)
 	defer cancel()
 	ctx, expire := context.WithCancelCause(ctx)
 	defer expire(nil)
-	deadline := s.clock.AfterFunc(s.clockTimeout, func() { expire(errClockDeadline) })
+	began := time.Now()
+	deadline := s.clock.AfterFunc(s.clockTimeout, func() {
+		if wait := minAttemptReal - time.Since(began); wait > 0 {
+			time.AfterFunc(wait, func() { expire(errClockDeadline) }) // a no-op once the attempt ended
+			return
+		}
+		expire(errClockDeadline)
+	})
 	defer deadline.Stop()
 	// Re-check the address at each attempt: a hostname now pointing at a private address fails.
 	if _, err := s.guard.resolve(ctx, u.Hostname()); err != nil {
@@ -308,6 +317,9 @@ func (s *Service) attempt(j job) (a Attempt, serviceSide bool) {
 	}
 	return a, false
 }
+
+// minAttemptReal is the wall time an attempt always has before the service clock may abandon it.
+const minAttemptReal = time.Second
 
 // errClockDeadline ends an attempt whose deadline the service clock has passed.
 var errClockDeadline = errors.New("the service clock passed the attempt's deadline")

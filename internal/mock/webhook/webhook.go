@@ -10,7 +10,7 @@
 // is on the injected clock too: an attempt is abandoned as a timeout when 10 seconds of wall time
 // pass or when the service clock passes the attempt's deadline, whichever comes first. On a
 // manual or real clock that deadline is 10 seconds of service time after the attempt began (an
-// advance past it abandons the attempt at once, so a test jumps the clock instead of waiting); on
+// advance past it abandons the attempt as soon as it has had a second of wall time, so a test jumps the clock instead of waiting, and a jump never cuts a receiver answering in milliseconds); on
 // a clock scaled N times faster it is 10×N seconds, which scaled time reaches together with the
 // wall bound, so a receiver always has its full 10 real seconds. Each attempt's webhook-timestamp
 // is the time it is sent (Config.Stamp).
