@@ -82,7 +82,8 @@ func (a *advisories) setSpec(text string) {
 }
 
 // note records an advisory of the judge: one entry per field, the operation named by its
-// documented path (so the same difference on other ids counts once).
+// documented path and the field by its path with array indexes masked (so the same difference on
+// other ids and other rows counts once).
 func (a *advisories) note(ref *spec.Validator, err error, red *Redactor) {
 	var v spec.Violation
 	if !errors.As(err, &v) {
@@ -106,7 +107,7 @@ func (a *advisories) note(ref *spec.Validator, err error, red *Redactor) {
 	}
 	add := make([]report.Advisory, len(fields))
 	for i, fe := range fields {
-		add[i] = report.Advisory{Operation: op, Status: v.Status, Path: fe.Path, Reference: red.String(fe.Problem), Count: 1, Specs: []string{who}}
+		add[i] = report.Advisory{Operation: op, Status: v.Status, Path: arrayIndex.ReplaceAllString(fe.Path, "[*]"), Reference: red.String(fe.Problem), Count: 1, Specs: []string{who}}
 	}
 	a.list = report.MergeAdvisories(a.list, add)
 }
