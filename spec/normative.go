@@ -167,10 +167,7 @@ func (n *normalizer) run() error {
 					continue
 				}
 				if ref, _ := entry["$ref"].(string); ref != "" {
-					ep, has := n.prov(rp, entry)
-					if !has {
-						ep, has = n.prov(ref, n.resolve(ref))
-					}
+					_, ep, has := n.provFollowing(rp, entry)
 					if has && ep.Is.Reference() {
 						responses[status] = bareResponse(entry, ep.Is.Where)
 					}
@@ -215,24 +212,14 @@ func (n *normalizer) successHeaders(opPtr string, responses map[string]any) map[
 		}
 		rp := opPtr + pointer("responses", status)[1:]
 		entry := obj(responses[status])
-		target := entry
-		p, has := n.prov(rp, entry)
-		if ref, _ := entry["$ref"].(string); ref != "" {
-			target = n.resolve(ref)
-			if !has {
-				p, has = n.prov(ref, target)
-			}
-		}
+		target, p, has := n.provFollowing(rp, entry)
 		if !has || !p.Is.Reference() {
 			return nil // a success status of the text's, or one unannotated: judged as written
 		}
 		headers := obj(target["headers"])
 		for _, name := range sortedKeys(headers) {
 			h := obj(headers[name])
-			hp, hhas := n.prov(rp+pointer("headers", name)[1:], h)
-			if ref, _ := h["$ref"].(string); ref != "" && !hhas {
-				hp, hhas = n.prov(ref, n.resolve(ref))
-			}
+			_, hp, hhas := n.provFollowing(rp+pointer("headers", name)[1:], h)
 			if !hhas || hp.Is.Reference() {
 				continue
 			}
@@ -292,6 +279,20 @@ func (n *normalizer) resolve(ref string) map[string]any {
 	return obj(cur)
 }
 
+// provFollowing is the provenance of node at ptr or, when node is a $ref carrying none of its own,
+// of the element it refers to; target is that element (node itself when node is no $ref).
+func (n *normalizer) provFollowing(ptr string, node map[string]any) (target map[string]any, p Provenance, has bool) {
+	target = node
+	p, has = n.prov(ptr, node)
+	if ref, _ := node["$ref"].(string); ref != "" {
+		target = n.resolve(ref)
+		if !has {
+			p, has = n.prov(ref, target)
+		}
+	}
+	return target, p, has
+}
+
 // prov reads node's x-provenance; a malformed one is recorded as an error and counts as none.
 func (n *normalizer) prov(ptr string, node map[string]any) (Provenance, bool) {
 	p, has, err := provenanceIn(node)
@@ -316,14 +317,7 @@ func (n *normalizer) response(ptr string, r map[string]any) {
 	for _, name := range sortedKeys(headers) {
 		h := obj(headers[name])
 		hp := ptr + pointer("headers", name)[1:]
-		target := h
-		p, has := n.prov(hp, h)
-		if ref, _ := h["$ref"].(string); ref != "" {
-			target = n.resolve(ref)
-			if !has {
-				p, has = n.prov(ref, target)
-			}
-		}
+		_, p, has := n.provFollowing(hp, h)
 		if has && p.Is.Reference() {
 			delete(headers, name)
 			continue
