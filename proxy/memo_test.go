@@ -3,7 +3,6 @@ package proxy
 import (
 	"context"
 	"fmt"
-	"net/http/httptest"
 	"strings"
 	"testing"
 )
@@ -12,16 +11,7 @@ import (
 // found again each time, counted as a repeat, and only one verdict is remembered.
 func TestMemoRepeatsTheVerdict(t *testing.T) {
 	wrong := fmt.Sprintf(`{"ok":true,"actors":[{"actor_id":"act_%032d","name":%q,"tags":[],"is_platform":true}],"next_cursor":5}`, 1, strings.Repeat("a", 2*MemoMinBody))
-	up := httptest.NewServer(&scripted{script: map[string][]string{"/api/v1/actors": {wrong}, "/api/v1/actors?limit=1": {wrong}}})
-	defer up.Close()
-	p, err := New(context.Background(), Config{Upstream: up.URL})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close()
-	front := httptest.NewServer(p)
-	defer front.Close()
-	c := &client{t: t, base: front.URL, key: "sk_live_abcdefghijklmnopqrstuvwxyz0123456789ABCD"}
+	p, c := scriptedProxy(t, map[string][]string{"/api/v1/actors": {wrong}, "/api/v1/actors?limit=1": {wrong}})
 	for range 3 {
 		c.do("GET", "/actors", nil)
 	}

@@ -43,18 +43,24 @@ func genRead(id, status string, terminal bool, charged string) string {
 	return fmt.Sprintf(`{"ok":true,"generation":{"generation_id":%q,"status":%q,"credits":{"credits_held":10,"credits_charged":%s,"settlement":"open","terminal":%v}}}`, id, status, charged, terminal)
 }
 
-func runScript(t *testing.T, script map[string][]string, calls []string) []string {
+// scriptedProxy is a proxy in front of an upstream answering script, and a client of the proxy;
+// all three close when the test ends.
+func scriptedProxy(t *testing.T, script map[string][]string) (*Proxy, *client) {
 	t.Helper()
 	up := httptest.NewServer(&scripted{script: script})
-	defer up.Close()
+	t.Cleanup(up.Close)
 	p, err := New(context.Background(), Config{Upstream: up.URL})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer p.Close()
 	front := httptest.NewServer(p)
-	defer front.Close()
-	c := &client{t: t, base: front.URL, key: "sk_live_abcdefghijklmnopqrstuvwxyz0123456789ABCD"}
+	t.Cleanup(func() { front.Close(); p.Close() })
+	return p, &client{t: t, base: front.URL, key: "sk_live_abcdefghijklmnopqrstuvwxyz0123456789ABCD"}
+}
+
+func runScript(t *testing.T, script map[string][]string, calls []string) []string {
+	t.Helper()
+	p, c := scriptedProxy(t, script)
 	for _, path := range calls {
 		c.do("GET", path, nil)
 	}
