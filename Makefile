@@ -157,13 +157,15 @@ docs-check:
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)
 
-## bench-http: GET /api/v1/generations/{id} on the mock against a bare net/http handler serving the
-## same bytes with a bearer check, side by side at 64 connections (interleaved slices, both warmed):
-## rates and their ratio, p50s, p99s and the p99 ratio. Compare runs with -count 5. PRISM=path/to/prism
-## (an npm install of @stoplight/prism-cli outside the repository) adds Prism mocking the same
-## document as a third side and the mock/Prism rate ratio.
+## bench-http: GET /api/v1/generations/{id} as a user sees it: wrk (apt-get install -y wrk; it
+## skips without) in its own process, 64 connections, against the built `mediaspec mock` (default
+## options, request log to a file) and a bare net/http server in its own process serving the same
+## bytes with a bearer check; 3 alternating rounds of 5 s after a warm-up. Prints each side's rate,
+## pooled p50/p99, CPU per answer, the mock/bare rate and p99 ratios and the load average; fails on
+## any answer but a 200. PRISM=path/to/prism (an npm install of @stoplight/prism-cli outside the
+## repository) adds Prism mocking the same document as a third side and the mock/Prism ratio.
 bench-http:
-	$(GO) test -run '^$$' -bench '^BenchmarkHTTPGetGeneration$$' -benchtime 3x ./mock/
+	$(GO) test -v -run '^$$' -bench '^BenchmarkHTTPGetGeneration$$' -benchtime 3x ./mock/
 
 ## fuzz: each fuzz target for FUZZTIME (default 1m), one after the other; a failing input is
 ## written to the package's testdata/fuzz/<target>/ (commit it as a regression seed). Go 1.26's
