@@ -230,7 +230,8 @@ const maxCauses = 25
 
 // summary prints skips grouped by reason (they add up to the skipped count; specs the label
 // filter left out are not among them), then the root causes of failures: each a rule broken on a
-// call, with the specs that failed on it and those it blocked.
+// call (the one whose answer the failed assertion judged), with the specs that failed on it and
+// those it blocked.
 func (c *console) summary(res report.Results, reportHint string) {
 	causes := res.Causes()
 	skips := map[string]int{}
@@ -321,9 +322,15 @@ func (c *console) summary(res report.Results, reportHint string) {
 			}
 			fmt.Fprintf(c.w, "     - %s%s%s\n", report.Clip(s.Text, 110), where, blocked)
 		}
-		if first.LastCall != "" {
-			fmt.Fprintln(c.w, "   last call:")
-			for _, line := range strings.Split(strings.TrimRight(first.LastCall, "\n"), "\n") {
+		// The call whose answer failed; when the failure names none, the last call before it, said
+		// so: never a call made after the failure (waiting for the spec's jobs).
+		call, label := first.FailedCall, "failing call:"
+		if call == "" {
+			call, label = first.LastCall, "last call before the failure (the failure names no call):"
+		}
+		if call != "" {
+			fmt.Fprintln(c.w, "   "+label)
+			for _, line := range strings.Split(strings.TrimRight(call, "\n"), "\n") {
 				fmt.Fprintln(c.w, "     "+report.Clip(line, 200))
 			}
 		}

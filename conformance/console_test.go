@@ -18,7 +18,7 @@ func TestConsoleGroupsFailuresByCause(t *testing.T) {
 			Text: "lists: a spec", State: report.Failed, Rules: []string{"GEN-038", "CORE-001"}, FailedRules: []string{"GEN-038"},
 			Reason:          "a row carries batch_group_id: Expected <float64>: " + strings.Repeat("7", i%3+1) + "\n> GET /api/v1/generations\n< 200 OK",
 			FailureLocation: "conformance/specs/lists.go:90", Location: "conformance/specs/lists.go:77",
-			LastCall: "> GET http://127.0.0.1:1/api/v1/generations\n< 200 OK\n< {\"ok\":true}\n",
+			FailedCall: "> GET http://127.0.0.1:1/api/v1/generations\n< 200 OK\n< {\"ok\":true}\n",
 		})
 	}
 	specs = append(specs,

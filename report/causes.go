@@ -77,8 +77,9 @@ func Tidy(s string) string {
 // failed; those that only needed a call are blocked).
 type Cause struct {
 	Rules []string
-	// Calls are the operations called ("GET /generations/{id}"), or the calls with ids masked: one,
-	// or several for one answer shape broken on many routes; none when no call was made.
+	// Calls are the operations whose answers the failed assertions judged ("GET
+	// /generations/{id}"), or those calls with ids masked: one, or several for one answer shape
+	// broken on many routes; none when no failure named a call.
 	Calls    []string
 	Sentence string // what was expected, one sentence
 	Location string // where the first spec's assertion is
@@ -116,10 +117,12 @@ var volatile = sync.OnceValue(func() *regexp.Regexp {
 	return regexp.MustCompile(`[a-z]+_[0-9A-Za-z]{8,}|\b[0-9a-f]{16,}\b|\d+(\.\d+)?`)
 })
 
-// CallOf is the call a failed spec's last exchange made, normalised: method and URL path below
-// the API version, ids and numbers masked, no query ("GET /generations/#"); "" when it made none.
+// CallOf is the call whose answer a failed spec's assertion judged (FailedCall), normalised:
+// method and URL path below the API version, ids and numbers masked, no query ("GET
+// /generations/#"); "" when the failure names no call. The last call before a failure that names
+// none (LastCall) is never the cause's call.
 func CallOf(s SpecResult) string {
-	line, _, _ := strings.Cut(s.LastCall, "\n")
+	line, _, _ := strings.Cut(s.FailedCall, "\n")
 	method, raw, ok := strings.Cut(strings.TrimPrefix(line, "> "), " ")
 	if !ok || method == "" || strings.ToUpper(method) != method {
 		return ""

@@ -50,10 +50,15 @@ type SpecResult struct {
 	// BlockedBy are the rules a blocked spec stopped on: rules it does not check itself, failed by
 	// a call it needed (they are FailedRules; the spec's own rules stay undecided).
 	BlockedBy []string `json:"blocked_by,omitempty"`
-	// Operation is the operation of the REST description the failed spec called last
-	// ("GET /capabilities/{id}"); empty when that call was outside it.
+	// Operation is the operation of the REST description of FailedCall ("GET /capabilities/{id}");
+	// empty when that call was outside it or the failure names no call.
 	Operation string `json:"operation,omitempty"`
-	// LastCall is the failed spec's last call, bodies cut: the shortest transcript that shows it.
+	// FailedCall is the call whose answer the failed assertion judged (the one its message shows),
+	// bodies cut: the shortest transcript that shows the failure. Empty when the failure names no
+	// call of the spec (a failure about state, a setup failure).
+	FailedCall string `json:"failed_call,omitempty"`
+	// LastCall is set when FailedCall is not: the last call the spec made before failing, bodies
+	// cut (what it saw last, not a call the failure judged). Calls after the failure are never it.
 	LastCall string `json:"last_call,omitempty"`
 	// Transcript is the failed spec's calls, redacted.
 	Transcript string `json:"transcript,omitempty"`

@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"encoding/json"
 	"encoding/xml"
 	"strings"
 	"testing"
@@ -91,6 +92,40 @@ func TestCausesMergeByRuleAndExpectation(t *testing.T) {
 	}
 	if causes := envelope.Causes(); len(causes) != 1 || causes[0].CallList() != "POST /generations, POST /estimates, GET /assets/{id} and 1 more" {
 		t.Errorf("envelope causes %+v", causes)
+	}
+}
+
+// A cause's call is the one whose answer failed (FailedCall); the last call before a failure that
+// names none (LastCall) is never a cause's call, in the causes or in the HTML report's table, and
+// both survive the JSON report (which merge-reports reads back).
+func TestCauseCallIsTheFailingOne(t *testing.T) {
+	res := Results{Specs: []SpecResult{
+		{Text: "judged", State: Failed, Rules: []string{"GEN-001"}, Reason: "want 200",
+			FailedCall: "> GET http://127.0.0.1:1/api/v1/generations/gen_0123456789abcdef\n< 404 Not Found\n"},
+		{Text: "state", State: Failed, Rules: []string{"GEN-002"}, Reason: "the balance moved",
+			LastCall: "> GET http://127.0.0.1:1/api/v1/credits/balance\n< 200 OK\n"},
+	}}
+	var buf bytes.Buffer
+	if err := res.WriteJSON(&buf); err != nil {
+		t.Fatal(err)
+	}
+	var back Results
+	if err := json.Unmarshal(buf.Bytes(), &back); err != nil {
+		t.Fatal(err)
+	}
+	calls := map[string]string{}
+	for _, c := range back.Causes() {
+		calls[c.Sentence] = c.CallList()
+	}
+	if calls["want 200"] != "GET /generations/#" || calls["the balance moved"] != "" {
+		t.Errorf("cause calls %q: want the failing call, and none for a failure that names none", calls)
+	}
+	buf.Reset()
+	if err := back.WriteHTML(&buf); err != nil {
+		t.Fatal(err)
+	}
+	if html := buf.String(); !strings.Contains(html, "<code>GET /generations/#</code>") || strings.Contains(html, "credits/balance") {
+		t.Error("the HTML report's causes do not name the failing call, or name the last call of a failure that names none")
 	}
 }
 

@@ -79,6 +79,8 @@ func SpecResultsFromReport(cat *spec.Catalogue, r types.Report) (specs []report.
 			switch e.Name {
 			case TranscriptEntry:
 				res.Transcript = e.StringRepresentation()
+			case FailedCallEntry:
+				res.FailedCall = e.StringRepresentation()
 			case LastCallEntry:
 				res.LastCall = e.StringRepresentation()
 			case OperationEntry:

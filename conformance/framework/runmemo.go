@@ -17,6 +17,10 @@ func (f *Framework) memoize(key string, compute func() any) any {
 	v, ok := f.memo[key]
 	f.memoMu.Unlock()
 	if ok {
+		if r, isResponse := v.(*Response); isResponse && r.Exchange != nil {
+			// An assertion of this spec may judge the answer: the reports then name that call.
+			f.transcript.recall(r.Exchange)
+		}
 		return v
 	}
 	v = compute()

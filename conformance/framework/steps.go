@@ -12,12 +12,16 @@ import (
 
 // Report entries the suite attaches to a failed spec besides its transcript.
 const (
-	// LastCallEntry is the failed spec's last call, bodies cut (Exchange.Short).
+	// FailedCallEntry is the call whose answer the failed assertion judged, bodies cut
+	// (Exchange.Short): the call its message shows.
+	FailedCallEntry = "failed call"
+	// LastCallEntry is, when the failure names no call of the spec, the last call it made before
+	// failing, bodies cut.
 	LastCallEntry = "last call"
 	// FailedRulesEntry is the space-separated rule ids of the step that failed (Spec.Step).
 	FailedRulesEntry = "failed rules"
-	// OperationEntry is the operation of the failed spec's last call ("GET /capabilities/{id}"),
-	// which groups failures by cause.
+	// OperationEntry is the operation of the failed call ("GET /capabilities/{id}"), which groups
+	// failures by cause.
 	OperationEntry = "operation"
 )
 
@@ -41,7 +45,7 @@ func (f *Framework) codeRules(code string) []string {
 	return ids
 }
 
-// maxBodyInLastCall is how much of each body the console's last call shows.
+// maxBodyInLastCall is how much of each body the console's failed or last call shows.
 const maxBodyInLastCall = 600
 
 // Step says which of the spec's rules the assertions that follow check, until the next Step: when
@@ -112,20 +116,27 @@ func (f *Framework) takeStep() []string {
 	return ids
 }
 
-// afterFailure attaches what the reports need about a failed spec: the full transcript, the last
-// call cut short, and the rules of the step that failed.
+// afterFailure attaches what the reports need about a failed spec: the full transcript, the call
+// whose answer failed cut short (or, when the failure names none, the last call before it), and
+// the rules of the step that failed.
 func (f *Framework) afterFailure() {
 	step := f.takeStep()
-	if !CurrentSpecReport().Failed() {
+	sr := CurrentSpecReport()
+	if !sr.Failed() {
 		return
 	}
-	ex := f.transcript.Exchanges()
-	if len(ex) > 0 {
+	if len(f.transcript.Exchanges()) > 0 {
 		AddReportEntry(TranscriptEntry, f.transcript.String(), ReportEntryVisibilityFailureOrVerbose)
-		AddReportEntry(LastCallEntry, ex[len(ex)-1].Short(maxBodyInLastCall), ReportEntryVisibilityNever)
-		if op := f.operationOf(ex[len(ex)-1]); op != "" {
+	}
+	judged, last := f.transcript.judged(sr.Failure.Message, sr.Failure.TimelineLocation.Time)
+	switch {
+	case judged != nil:
+		AddReportEntry(FailedCallEntry, judged.Short(maxBodyInLastCall), ReportEntryVisibilityNever)
+		if op := f.operationOf(judged); op != "" {
 			AddReportEntry(OperationEntry, op, ReportEntryVisibilityNever)
 		}
+	case last != nil:
+		AddReportEntry(LastCallEntry, last.Short(maxBodyInLastCall), ReportEntryVisibilityNever)
 	}
 	if len(step) > 0 {
 		AddReportEntry(FailedRulesEntry, strings.Join(step, " "), ReportEntryVisibilityNever)

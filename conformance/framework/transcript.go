@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 	"unicode/utf8"
 )
 
@@ -150,8 +151,17 @@ func writeHeader(b *strings.Builder, prefix string, h http.Header) {
 
 // Transcript collects the exchanges of one spec. It is safe for concurrent use.
 type Transcript struct {
-	mu        sync.Mutex // guards exchanges
+	mu        sync.Mutex // guards exchanges, at, recalled
 	exchanges []*Exchange
+	at        []time.Time // when each exchange was added
+	// recalled are answers of earlier specs the spec was handed again (Client.Memo): not its
+	// calls, but an assertion of the spec may judge them.
+	recalled []timedExchange
+}
+
+type timedExchange struct {
+	ex *Exchange
+	at time.Time
 }
 
 // Add appends an exchange.
@@ -159,13 +169,21 @@ func (t *Transcript) Add(e *Exchange) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.exchanges = append(t.exchanges, e)
+	t.at = append(t.at, time.Now())
+}
+
+// recall notes that the spec was handed an answer an earlier call made (a memoized one).
+func (t *Transcript) recall(e *Exchange) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.recalled = append(t.recalled, timedExchange{e, time.Now()})
 }
 
 // Reset forgets every exchange.
 func (t *Transcript) Reset() {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.exchanges = nil
+	t.exchanges, t.at, t.recalled = nil, nil, nil
 }
 
 // Exchanges returns the exchanges so far, oldest first.
@@ -173,6 +191,72 @@ func (t *Transcript) Exchanges() []*Exchange {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return append([]*Exchange(nil), t.exchanges...)
+}
+
+// judged returns the call whose answer a failure judged: of the exchanges added or recalled by
+// failedAt, the one the failure message shows (Response.Describe), else the one whose request line
+// ("GET http://...") it names; when it names several, the one it names first, and of equal ones
+// the latest. It is nil when the message names none of them (a failure about state, a setup
+// failure). last is the last exchange added by failedAt: calls made after the failure (an
+// AfterEach's, waiting for the spec's jobs to end) are neither.
+func (t *Transcript) judged(msg string, failedAt time.Time) (judged, last *Exchange) {
+	t.mu.Lock()
+	var before []timedExchange
+	for i, e := range t.exchanges {
+		if !t.at[i].After(failedAt) {
+			before = append(before, timedExchange{e, t.at[i]})
+			last = e
+		}
+	}
+	for _, r := range t.recalled {
+		if !r.at.After(failedAt) {
+			before = append(before, r)
+		}
+	}
+	t.mu.Unlock()
+	sort.SliceStable(before, func(i, j int) bool { return before[i].at.Before(before[j].at) })
+	for _, show := range []func(*Exchange) string{(*Exchange).String, requestLine} {
+		pos := -1
+		for _, c := range before {
+			if i := namedAt(msg, show(c.ex)); i >= 0 && (pos < 0 || i <= pos) {
+				judged, pos = c.ex, i
+			}
+		}
+		if judged != nil {
+			return judged, last
+		}
+	}
+	return nil, last
+}
+
+// requestLine is how a message names a call without showing it: "GET http://host/api/v1/x".
+func requestLine(e *Exchange) string { return e.Method + " " + e.URL }
+
+// noArgs formats a message as Gomega does an assertion's description given as one string: through
+// fmt.Sprintf, so a % in a body or URL it shows comes out changed ("%!F(MISSING)").
+var noArgs []any
+
+// namedAt is where msg shows text, as it is or as Gomega formats a description, ending where a URL
+// cannot go on (so /generations is not found in /generations/gen_1); -1 when it does not.
+func namedAt(msg, text string) int {
+	for _, form := range []string{text, fmt.Sprintf(text, noArgs...)} {
+		for from := 0; ; {
+			i := strings.Index(msg[from:], form)
+			if i < 0 {
+				break
+			}
+			end := from + i + len(form)
+			if end == len(msg) || !urlChar(msg[end]) || strings.HasSuffix(form, "\n") {
+				return from + i
+			}
+			from += i + 1
+		}
+	}
+	return -1
+}
+
+func urlChar(b byte) bool {
+	return b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z' || b >= '0' && b <= '9' || strings.IndexByte("/?#&=%.-_~+", b) >= 0
 }
 
 // String renders every exchange, numbered.
