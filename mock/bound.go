@@ -2,13 +2,14 @@ package mock
 
 import (
 	"context"
-	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mediaspec/mediaspec/internal/mock/apierr"
@@ -42,174 +43,231 @@ func budgetWithin(d time.Duration) time.Duration {
 // connection with no answer. Go cannot stop a goroutine: a cut handler keeps running until it
 // returns, and every write it makes afterwards fails with http.ErrHandlerTimeout.
 //
-// The handler runs on a worker of a pool (its stack already grown by earlier requests), not on a
-// goroutine of its own: a fresh goroutine per request cost more than the mock's own work on a
-// read, most of it growing the new stack. stop ends the idle workers and lets busy ones end when
-// their handler returns; call it once the server no longer serves.
-func (s *Server) boundHandlers(next http.Handler) (h http.Handler, stop func()) {
+// The handler runs on the connection's own goroutine (whose stack keep-alive requests have
+// already grown), and a timer armed for the bound does the cut from outside: handing each request
+// to another goroutine, as http.TimeoutHandler does, cost two goroutine switches and a wake-up of
+// another thread per request, more than the mock's own work on a read. The deadline on the
+// handler's context is made only when the handler asks for its Done channel or Err.
+func (s *Server) boundHandlers(next http.Handler) http.Handler {
 	lim := s.cfg.Limits
 	budget, upload := lim.HandlerBudget(), lim.uploadBudget()
-	pool := &workerPool{next: next, keep: min(lim.MaxConns, maxIdleWorkers)}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		d := budget
 		if r.Method == http.MethodPut && strings.HasPrefix(r.URL.Path, blob.UploadPath) {
 			d = upload
 		}
-		ctx, cancel := context.WithTimeout(r.Context(), d)
-		defer cancel()
 		j := boundJobs.Get().(*boundJob)
-		j.w.w, j.r = w, r.WithContext(ctx)
-		pool.run(j)
-		var p any
-		var ended bool // the handler returned (or panicked): p is what it panicked with
-		select {
-		case p = <-j.done:
-			ended = true
-		case <-ctx.Done():
-			p, ended = waitPastCancel(ctx, j.done)
+		conn, _ := r.Context().Value(connKey{}).(net.Conn)
+		ctx := &boundCtx{Context: r.Context(), deadline: time.Now().Add(d)}
+		j.arm(s, w, r, conn, d)
+		p, ok := j.serve(next, r.WithContext(ctx))
+		ctx.end()
+		if !j.finish() {
+			// Cut at the bound while it ran: the timer answered (or broke off the answer) and
+			// closed the connection. The job stays with the timer's goroutine: never reused.
+			<-j.cutDone
+			panic(http.ErrAbortHandler)
 		}
-		var why string
 		switch {
-		case ended && p == nil:
+		case ok:
 			j.w.finish()
 			j.reset()
 			return
-		case ended && p == http.ErrAbortHandler:
+		case p == http.ErrAbortHandler:
+			j.reset()
 			panic(p)
-		case ended:
-			s.Logger.Error("mock: handler panicked", "method", r.Method, "path", r.URL.Path, "panic", fmt.Sprint(p), "stack", string(j.stack))
-			why = "The service failed on its side while answering; read the resource before retrying."
-		default:
-			// The job stays with the cut handler (it may still write through j.w): never reused.
-			s.Logger.Error("mock: request cut: its handler ran past the bound", "method", r.Method, "path", r.URL.Path, "bound", d.String())
-			why = fmt.Sprintf("The service did not answer within %s and cut the request; it may still complete, so read the resource before retrying.", d)
 		}
-		if j.w.cut() {
-			// A whole answer (Content-Length, not chunked): the connection is aborted right after.
-			status, body := wire.Encode(apierr.New(apierr.CodeInternalError, why))
-			h := w.Header()
-			h.Set("Content-Type", "application/json")
-			h.Set("Cache-Control", "no-store")
-			h.Set("Connection", "close")
-			h.Set("Content-Length", strconv.Itoa(len(body)))
-			w.WriteHeader(status)
-			if r.Method != http.MethodHead {
-				_, _ = w.Write(body)
-			}
-			if f, ok := w.(http.Flusher); ok {
-				f.Flush()
-			}
-		}
-		// Close the connection: the answer is complete (or broken off), and a cut handler may
-		// still be reading the request body.
+		s.Logger.Error("mock: handler panicked", "method", r.Method, "path", r.URL.Path, "panic", fmt.Sprint(p), "stack", string(j.stack))
+		answerCut(&j.w, r, "The service failed on its side while answering; read the resource before retrying.")
+		j.reset()
+		// Close the connection: the answer is complete (or broken off).
 		panic(http.ErrAbortHandler)
-	}), pool.stop
+	})
 }
 
-// waitPastCancel is called when a bounded handler's context ended: at its deadline it reports
-// false; when the request's own context ended first (the client went away), it waits for the
-// handler until the deadline and reports what the handler ended with, or false at the deadline.
-func waitPastCancel(ctx context.Context, done <-chan any) (any, bool) {
-	dl, _ := ctx.Deadline()
-	if !errors.Is(ctx.Err(), context.Canceled) {
-		return nil, false
+// connKey is the context key under which Serve's ConnContext keeps a request's connection (the
+// bound closes it when it cuts the handler).
+type connKey struct{}
+
+// answerCut stops every later write of the handler and, when it had written nothing, answers
+// 500 internal_error in the envelope with why, as a whole answer (Content-Length) with
+// Connection: close.
+func answerCut(b *boundedWriter, r *http.Request, why string) {
+	if !b.cut() {
+		return
 	}
-	t := time.NewTimer(time.Until(dl))
-	defer t.Stop()
-	select {
-	case p := <-done:
-		return p, true
-	case <-t.C:
-		return nil, false
+	w := b.w
+	status, body := wire.Encode(apierr.New(apierr.CodeInternalError, why))
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("Cache-Control", "no-store")
+	h.Set("Connection", "close")
+	h.Set("Content-Length", strconv.Itoa(len(body)))
+	w.WriteHeader(status)
+	if r.Method != http.MethodHead {
+		_, _ = w.Write(body)
+	}
+	if f, ok := w.(http.Flusher); ok {
+		f.Flush()
 	}
 }
 
-// maxIdleWorkers caps the workers a pool keeps idle (besides Limits.MaxConns): a burst past it
-// starts workers that end when their handler returns.
-const maxIdleWorkers = 256
+// Job states.
+const (
+	jobRunning int32 = iota
+	jobReturned
+	jobCut
+)
 
-// boundJob is one request handed to a worker. Jobs of handlers that returned are reused (through
-// boundJobs); a cut handler's job is left to it.
+// boundJob is one bounded request. Jobs of handlers that returned before the bound are reused
+// (through boundJobs) with their timer; a cut handler's job is left to it.
 type boundJob struct {
-	w     boundedWriter
+	w       boundedWriter
+	timer   *time.Timer   // fires expire at the bound
+	state   atomic.Int32  // jobRunning, then jobReturned (by the handler) or jobCut (by the timer)
+	stack   []byte        // the panicking goroutine's stack, when it panicked
+	cutDone chan struct{} // closed once the timer's cut is done
+
+	// What the timer needs, set by arm.
+	s     *Server
 	r     *http.Request
-	done  chan any // what the handler ended with: nil, or what it panicked with
-	stack []byte   // the panicking goroutine's stack, when it panicked
+	conn  net.Conn
+	bound time.Duration
 }
 
-var boundJobs = sync.Pool{New: func() any { return &boundJob{w: boundedWriter{h: make(http.Header)}, done: make(chan any, 1)} }}
+var boundJobs = sync.Pool{New: func() any { return &boundJob{w: boundedWriter{h: make(http.Header)}} }}
+
+// arm readies j for one request and starts its timer.
+func (j *boundJob) arm(s *Server, w http.ResponseWriter, r *http.Request, conn net.Conn, d time.Duration) {
+	j.w.w = w
+	j.s, j.r, j.conn, j.bound = s, r, conn, d
+	j.state.Store(jobRunning)
+	j.cutDone = make(chan struct{})
+	if j.timer == nil {
+		j.timer = time.AfterFunc(d, j.expire)
+		return
+	}
+	j.timer.Reset(d)
+}
+
+// serve runs the handler and reports how it ended: ok when it returned, else what it panicked
+// with (its stack in j.stack). A handler calling runtime.Goexit ends the connection's goroutine,
+// as without the bound (its job is dropped, its timer stopped).
+func (j *boundJob) serve(next http.Handler, r *http.Request) (p any, ok bool) {
+	defer func() {
+		if ok {
+			return
+		}
+		p = recover()
+		switch {
+		case p == nil: // runtime.Goexit: nothing more of this request runs here
+			j.finish()
+		case p != http.ErrAbortHandler:
+			j.stack = debug.Stack()
+		}
+	}()
+	next.ServeHTTP(&j.w, r)
+	return nil, true
+}
+
+// finish marks the handler as returned; false when the timer cut it first.
+func (j *boundJob) finish() bool {
+	if !j.state.CompareAndSwap(jobRunning, jobReturned) {
+		return false
+	}
+	if !j.timer.Stop() {
+		// The timer fired and lost the race: its expire may still be reading the job.
+		j.timer = nil
+	}
+	return true
+}
+
+// expire is the timer's cut at the bound, when the handler is still running.
+func (j *boundJob) expire() {
+	if !j.state.CompareAndSwap(jobRunning, jobCut) {
+		return
+	}
+	defer close(j.cutDone)
+	r := j.r
+	j.s.Logger.Error("mock: request cut: its handler ran past the bound", "method", r.Method, "path", r.URL.Path, "bound", j.bound.String())
+	answerCut(&j.w, r, fmt.Sprintf("The service did not answer within %s and cut the request; it may still complete, so read the resource before retrying.", j.bound))
+	if j.conn != nil {
+		// The answer is complete (or broken off), and the cut handler may still be reading the
+		// request body: the connection goes now, and with it its place under Limits.MaxConns.
+		_ = j.conn.Close()
+	}
+}
 
 // reset makes a job of a handler that returned (and was answered) ready for the next request.
 func (j *boundJob) reset() {
 	clear(j.w.h)
 	j.w.w, j.w.wrote, j.w.status, j.w.closed = nil, false, 0, false
-	j.r, j.stack = nil, nil
+	j.s, j.r, j.conn, j.stack, j.cutDone = nil, nil, nil, nil, nil
+	if j.timer == nil {
+		return // its timer may still run expire: a fresh job takes its place
+	}
 	boundJobs.Put(j)
 }
 
-// workerPool runs bounded handlers on long-lived goroutines.
-type workerPool struct {
-	next http.Handler
-	keep int // idle workers kept at most
+// boundCtx is a bounded handler's context: the request's own with the bound as its deadline. The
+// deadline's timer and Done channel (a context.WithDeadline) are made at the first Done or Err:
+// most handlers never ask, and making them on every request cost a timer and a registration with
+// the request's context.
+type boundCtx struct {
+	context.Context // the request's
+	deadline        time.Time
 
-	mu      sync.Mutex // guards idle, stopped
-	idle    []chan *boundJob
-	stopped bool
+	mu     sync.Mutex
+	made   atomic.Pointer[context.Context] // the context.WithDeadline, once asked for
+	cancel context.CancelFunc
+	ended  bool // the handler returned: a later ask gets an ended context
 }
 
-// run hands j to an idle worker, or to a new one when none is idle; the handler's end is sent on
-// j.done.
-func (p *workerPool) run(j *boundJob) {
-	p.mu.Lock()
-	if n := len(p.idle); n > 0 {
-		in := p.idle[n-1]
-		p.idle = p.idle[:n-1]
-		p.mu.Unlock()
-		in <- j
-		return
+func (c *boundCtx) Deadline() (time.Time, bool) {
+	if d, ok := c.Context.Deadline(); ok && d.Before(c.deadline) {
+		return d, true
 	}
-	p.mu.Unlock()
-	in := make(chan *boundJob, 1)
-	in <- j
-	go p.work(in)
+	return c.deadline, true
 }
 
-// work runs the jobs sent on in until the pool has enough idle workers or is stopped.
-func (p *workerPool) work(in chan *boundJob) {
-	for j := range in {
-		p.serve(j)
-		p.mu.Lock()
-		if p.stopped || len(p.idle) >= p.keep {
-			p.mu.Unlock()
-			return
-		}
-		p.idle = append(p.idle, in)
-		p.mu.Unlock()
+func (c *boundCtx) Done() <-chan struct{} { return c.get().Done() }
+func (c *boundCtx) Err() error            { return c.get().Err() }
+
+// Value answers from the deadline context once it is made, so a context derived from this one
+// registers with it directly (no goroutine per derived context).
+func (c *boundCtx) Value(key any) any {
+	if m := c.made.Load(); m != nil {
+		return (*m).Value(key)
 	}
+	return c.Context.Value(key)
 }
 
-// serve runs one handler and sends how it ended on j.done (a handler calling runtime.Goexit ends
-// its worker, after sending nil).
-func (p *workerPool) serve(j *boundJob) {
-	defer func() {
-		v := recover()
-		if v != nil && v != http.ErrAbortHandler {
-			j.stack = debug.Stack()
-		}
-		j.done <- v
-	}()
-	p.next.ServeHTTP(&j.w, j.r)
-}
-
-// stop ends the idle workers; busy ones end when their handler returns.
-func (p *workerPool) stop() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.stopped = true
-	for _, in := range p.idle {
-		close(in)
+func (c *boundCtx) get() context.Context {
+	if m := c.made.Load(); m != nil {
+		return *m
 	}
-	p.idle = nil
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if m := c.made.Load(); m != nil {
+		return *m
+	}
+	ctx, cancel := context.WithDeadline(c.Context, c.deadline)
+	if c.ended {
+		cancel()
+	}
+	c.cancel = cancel
+	c.made.Store(&ctx)
+	return ctx
+}
+
+// end cancels the deadline context, when made, once the handler returned.
+func (c *boundCtx) end() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.ended = true
+	if c.cancel != nil {
+		c.cancel()
+	}
 }
 
 // boundedWriter is the ResponseWriter a bounded handler writes through. The handler has its own

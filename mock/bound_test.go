@@ -3,6 +3,7 @@ package mock
 import (
 	"bytes"
 	"context"
+	"errors"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -45,18 +46,17 @@ func serveBounded(h http.Handler, w http.ResponseWriter, r *http.Request) (abort
 	return false
 }
 
-// Handlers run on reused workers: a panic on a worker that served before is answered 500 in the
-// envelope and logged with the stack of the handler that panicked, and the next request is
-// served normally.
-func TestBoundedPanicOnAReusedWorker(t *testing.T) {
+// Bounded requests reuse their jobs (writer and timer): a panic after a request that served
+// before is answered 500 in the envelope and logged with the stack of the handler that panicked,
+// and the next request is served normally.
+func TestBoundedPanicOnAReusedJob(t *testing.T) {
 	var log lockedBuffer
 	e := newEnv(t, func(c *Config) { c.Logger = slog.New(slog.NewTextHandler(&log, nil)) })
 	e.s.API.HandlePublic("GET /test/panic", func(w http.ResponseWriter, r *http.Request) error {
 		panicInBoundTest()
 		return nil
 	})
-	h, stop := e.s.boundHandlers(e.s)
-	t.Cleanup(stop)
+	h := e.s.boundHandlers(e.s)
 	for i, tc := range []struct {
 		path  string
 		code  int
@@ -104,8 +104,7 @@ func TestBoundedClientGoneIsNotCut(t *testing.T) {
 		}
 		return nil
 	})
-	h, stop := e.s.boundHandlers(e.s)
-	t.Cleanup(stop)
+	h := e.s.boundHandlers(e.s)
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() { <-started; cancel() }()
 	rec := httptest.NewRecorder()
@@ -118,5 +117,45 @@ func TestBoundedClientGoneIsNotCut(t *testing.T) {
 	}
 	if l := log.String(); strings.Contains(l, "request cut") || rec.Code == 500 {
 		t.Fatalf("cut: %d\n%s", rec.Code, l)
+	}
+}
+
+// The bound is on the handler's context, made when the handler asks for it: a handler waiting on
+// it (or on a context derived from it) is released at the bound with DeadlineExceeded, and a
+// context asked for after the handler returned has ended.
+func TestBoundedContextEndsAtTheBound(t *testing.T) {
+	e := newEnv(t, func(c *Config) { c.Limits.WriteTimeout = time.Second })
+	kept := make(chan context.Context, 1)
+	e.s.API.HandlePublic("GET /test/asks", func(w http.ResponseWriter, r *http.Request) error {
+		dl, ok := r.Context().Deadline()
+		if !ok || time.Until(dl) > e.s.cfg.Limits.HandlerBudget() {
+			t.Errorf("deadline %v %v: want within the bound %s", dl, ok, e.s.cfg.Limits.HandlerBudget())
+		}
+		derived, cancel := context.WithTimeout(r.Context(), time.Hour)
+		defer cancel()
+		<-derived.Done()
+		if err := r.Context().Err(); !errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("at the bound the context's Err is %v", err)
+		}
+		return nil
+	})
+	e.s.API.HandlePublic("GET /test/keeps", func(w http.ResponseWriter, r *http.Request) error {
+		kept <- r.Context()
+		return nil
+	})
+	h := e.s.boundHandlers(e.s)
+	start := time.Now()
+	serveBounded(h, httptest.NewRecorder(), httptest.NewRequest("GET", "/api/v1/test/asks", nil))
+	if d, bound := time.Since(start), e.s.cfg.Limits.HandlerBudget(); d < bound {
+		t.Fatalf("released after %s, before the bound %s", d, bound)
+	}
+	if serveBounded(h, httptest.NewRecorder(), httptest.NewRequest("GET", "/api/v1/test/keeps", nil)) {
+		t.Fatal("aborted")
+	}
+	ctx := <-kept
+	select {
+	case <-ctx.Done():
+	default:
+		t.Fatal("a context asked for after its handler returned has not ended")
 	}
 }

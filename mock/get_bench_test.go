@@ -30,9 +30,7 @@ func BenchmarkServeGetGeneration(b *testing.B) {
 			s.SetPublicURL("http://127.0.0.1:1")
 			var h http.Handler = s
 			if tc.bounded {
-				bounded, stop := s.boundHandlers(s)
-				defer stop()
-				h = s.limitIO(bounded)
+				h = s.limitIO(s.boundHandlers(s))
 			}
 			req := httptest.NewRequest("GET", "/api/v1/generations/"+genID, nil)
 			req.Header.Set("Authorization", "Bearer "+key)

@@ -681,10 +681,8 @@ func (s *Server) Close() {
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	s.SetPublicURL("http://" + ln.Addr().String())
 	lim := s.cfg.Limits
-	bounded, stopWorkers := s.boundHandlers(s)
-	defer stopWorkers()
 	hs := &http.Server{
-		Handler:           s.limitIO(bounded),
+		Handler:           s.limitIO(s.boundHandlers(s)),
 		ReadHeaderTimeout: lim.ReadHeaderTimeout,
 		ReadTimeout:       lim.ReadTimeout,
 		WriteTimeout:      lim.WriteTimeout,
@@ -693,6 +691,10 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		// OPTIONS * goes to the handler (404 not_found in the envelope), not to net/http's empty 200.
 		DisableGeneralOptionsHandler: true,
 		ErrorLog:                     slog.NewLogLogger(s.Logger.Handler(), slog.LevelWarn),
+		// The bound closes a cut handler's connection: it finds it here.
+		ConnContext: func(ctx context.Context, c net.Conn) context.Context {
+			return context.WithValue(ctx, connKey{}, c)
+		},
 	}
 	capped := limitListener(ln, lim.MaxConns, lim.MaxHeaderBytes)
 	hs.ConnState = capped.ConnState
