@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mediaspec/mediaspec/internal/mock/blob"
@@ -101,19 +102,24 @@ func (s *Server) limitIO(next http.Handler) http.Handler {
 // Pass its ConnState to the http.Server, which is how it learns which connections are idle.
 func limitListener(ln net.Listener, n, maxHeaderBytes int) *capListener {
 	return &capListener{Listener: ln, slots: make(chan struct{}, n), done: make(chan struct{}),
-		maxHeaderBytes: maxHeaderBytes, idle: map[*capConn]time.Time{}, wentIdle: make(chan struct{}, 1)}
+		maxHeaderBytes: maxHeaderBytes, conns: map[*capConn]struct{}{}, wentIdle: make(chan struct{}, 1)}
 }
 
+// capListener tracks idleness on each connection (capConn.idleSince) with atomics, not in a shared
+// map under a lock: ConnState runs twice per request, and only a client waiting at the cap reads
+// the whole set.
 type capListener struct {
 	net.Listener
 	slots          chan struct{}
 	done           chan struct{}
 	closeOnce      sync.Once
 	maxHeaderBytes int
-	wentIdle       chan struct{} // signalled when a connection goes idle
+	wentIdle       chan struct{} // signalled, while Accept waits (waiting > 0), when a connection goes idle
+	waiting        atomic.Int32  // Accepts waiting for a connection to go idle
+	idleSeq        atomic.Int64  // orders the moments connections went idle
 
-	mu   sync.Mutex // guards idle
-	idle map[*capConn]time.Time
+	mu    sync.Mutex // guards conns
+	conns map[*capConn]struct{}
 }
 
 func (l *capListener) Accept() (net.Conn, error) {
@@ -129,6 +135,9 @@ func (l *capListener) Accept() (net.Conn, error) {
 	for {
 		select {
 		case l.slots <- struct{}{}:
+			l.mu.Lock()
+			l.conns[cc] = struct{}{}
+			l.mu.Unlock()
 			return cc, nil
 		default:
 		}
@@ -136,35 +145,54 @@ func (l *capListener) Accept() (net.Conn, error) {
 			_ = victim.Close() // frees its slot
 			continue
 		}
+		// wentIdle is signalled only while an Accept waits: count this one, then look once more
+		// for a connection that went idle before it counted.
+		l.waiting.Add(1)
+		if victim := l.longestIdle(); victim != nil {
+			l.waiting.Add(-1)
+			_ = victim.Close()
+			continue
+		}
 		select {
 		case l.slots <- struct{}{}:
+			l.waiting.Add(-1)
+			l.mu.Lock()
+			l.conns[cc] = struct{}{}
+			l.mu.Unlock()
 			return cc, nil
 		case <-l.wentIdle:
+			l.waiting.Add(-1)
 		case <-l.done:
+			l.waiting.Add(-1)
 			_ = c.Close()
 			return nil, net.ErrClosed
 		}
 	}
 }
 
-// longestIdle takes the connection idle the longest out of the idle set (nil when none is).
+// longestIdle takes the connection idle the longest out of the idle set (nil when none is): it
+// claims it, so it is no longer idle for anyone else.
 func (l *capListener) longestIdle() *capConn {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	var victim *capConn
-	var since time.Time
-	for c, t := range l.idle {
-		if victim == nil || t.Before(since) {
-			victim, since = c, t
+	for {
+		var victim *capConn
+		var since int64
+		for c := range l.conns {
+			if t := c.idleSince.Load(); t != 0 && (victim == nil || t < since) {
+				victim, since = c, t
+			}
 		}
+		if victim == nil || victim.idleSince.CompareAndSwap(since, 0) {
+			return victim
+		}
+		// It went active (or idle again) while we looked: look again.
 	}
-	delete(l.idle, victim)
-	return victim
 }
 
 func (l *capListener) forget(c *capConn) {
 	l.mu.Lock()
-	delete(l.idle, c)
+	delete(l.conns, c)
 	l.mu.Unlock()
 }
 
@@ -174,14 +202,12 @@ func (l *capListener) ConnState(c net.Conn, st http.ConnState) {
 	if !ok {
 		return
 	}
-	l.mu.Lock()
-	if st == http.StateIdle {
-		l.idle[cc] = time.Now()
-	} else {
-		delete(l.idle, cc)
+	if st != http.StateIdle {
+		cc.idleSince.Store(0)
+		return
 	}
-	l.mu.Unlock()
-	if st == http.StateIdle {
+	cc.idleSince.Store(l.idleSeq.Add(1))
+	if l.waiting.Load() > 0 {
 		select {
 		case l.wentIdle <- struct{}{}:
 		default:
@@ -196,6 +222,7 @@ func (l *capListener) Close() error {
 
 type capConn struct {
 	net.Conn
+	idleSince      atomic.Int64 // when it went idle (capListener.idleSeq), 0 while not idle
 	once           sync.Once
 	release        func()
 	maxHeaderBytes int
