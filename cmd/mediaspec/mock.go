@@ -74,7 +74,7 @@ func runMock(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	defer func() { _ = logOut.Close() }()
 	switch cfg.LogFormat {
 	case "text":
-		cfg.Logger = slog.New(slog.NewTextHandler(logOut, logOpts))
+		cfg.Logger = slog.New(reqlog.NewTextHandler(logOut, logOpts))
 	case "json":
 		cfg.Logger = slog.New(slog.NewJSONHandler(logOut, logOpts))
 	default:
