@@ -207,12 +207,12 @@ func elapsed(d time.Duration) string {
 	return d.Round(time.Second).String()
 }
 
-var ruleID = regexp.MustCompile(`^[A-Z]+-\d+$`)
+var ruleID = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Z]+-\d+$`) })
 
 func ruleLabels(labels []string) []string {
 	var out []string
 	for _, l := range labels {
-		if ruleID.MatchString(l) {
+		if ruleID().MatchString(l) {
 			out = append(out, l)
 		}
 	}

@@ -180,14 +180,14 @@ func (s *store) add(f Finding, route string, exchange int64) {
 }
 
 // keyText is an API key (or its start) anywhere in a text.
-var keyText = regexp.MustCompile(`sk_live_[A-Za-z0-9_-]*`)
+var keyText = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`sk_live_[A-Za-z0-9_-]*`) })
 
 // redact replaces every API key in s.
 func redact(s string) string {
 	if !strings.Contains(s, "sk_live_") {
 		return s
 	}
-	return keyText.ReplaceAllString(s, "sk_live_[REDACTED]")
+	return keyText().ReplaceAllString(s, "sk_live_[REDACTED]")
 }
 
 func (s *store) report() Report {

@@ -141,8 +141,8 @@ func (h *Hooks) hookFind(a receiver.Attempt, side, rule, why string, at time.Tim
 }
 
 var (
-	userAgent  = regexp.MustCompile(`^[^\s/]+-Webhooks/1\.0$`)
-	deliveryID = regexp.MustCompile(`^whd_[0-9a-f]{32}$`)
+	userAgent  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[^\s/]+-Webhooks/1\.0$`) })
+	deliveryID = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^whd_[0-9a-f]{32}$`) })
 )
 
 // judgeSender checks the sender's side of one attempt.
@@ -162,7 +162,7 @@ func (h *Hooks) judgeSender(a receiver.Attempt, at time.Time) {
 	if ct := a.Header.Get("Content-Type"); !strings.HasPrefix(strings.ToLower(strings.TrimSpace(ct)), "application/json") {
 		h.hookFind(a, SideSender, "DLV-001", fmt.Sprintf("A delivery has content-type application/json (got %q).", ct), at)
 	}
-	if ua := a.Header.Get("User-Agent"); !userAgent.MatchString(ua) {
+	if ua := a.Header.Get("User-Agent"); !userAgent().MatchString(ua) {
 		h.hookFind(a, SideSender, "DLV-002", fmt.Sprintf("A delivery's user-agent is <Service>-Webhooks/1.0 (got %q).", ua), at)
 	}
 	for name := range a.Header {
@@ -170,7 +170,7 @@ func (h *Hooks) judgeSender(a receiver.Attempt, at time.Time) {
 			h.hookFind(a, SideSender, "DLV-007", "There is no other signature header than webhook-signature (got "+name+").", at)
 		}
 	}
-	if a.DeliveryID != "" && !deliveryID.MatchString(a.DeliveryID) {
+	if a.DeliveryID != "" && !deliveryID().MatchString(a.DeliveryID) {
 		h.hookFind(a, SideSender, "ID-009", fmt.Sprintf("webhook-id %q is not whd_ and 32 lowercase hex characters.", a.DeliveryID), at)
 	}
 	var env struct {

@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"runtime"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/mediaspec/mediaspec/internal/mock/audit"
@@ -299,13 +300,13 @@ func sentence(err error) string {
 	return s
 }
 
-var idSegment = regexp.MustCompile(`^[a-z]+_[0-9A-Za-z]{8,}$`)
+var idSegment = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z]+_[0-9A-Za-z]{8,}$`) })
 
 // maskIDs replaces the id segments of a path with {id}, so repeats on one route group together.
 func maskIDs(p string) string {
 	seg := strings.Split(p, "/")
 	for i, s := range seg {
-		if idSegment.MatchString(s) {
+		if idSegment().MatchString(s) {
 			seg[i] = "{id}"
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/getkin/kin-openapi/openapi3filter"
@@ -208,7 +209,7 @@ func fieldErrors(err error) FieldErrors {
 			}
 			ptr := e.JSONPointer()
 			// An unexpected key is reported at its object; name the key itself.
-			if m := unsupportedKey.FindStringSubmatch(reason); m != nil {
+			if m := unsupportedKey().FindStringSubmatch(reason); m != nil {
 				if key, err := strconv.Unquote(m[1]); err == nil {
 					ptr = append(ptr, key)
 					reason = "not a property the schema allows (additionalProperties: false)"
@@ -225,7 +226,7 @@ func fieldErrors(err error) FieldErrors {
 
 func firstLineOf(s string) string { l, _, _ := strings.Cut(s, "\n"); return strings.TrimSpace(l) }
 
-var unsupportedKey = regexp.MustCompile(`^property ("(?:[^"\\]|\\.)*") is unsupported$`)
+var unsupportedKey = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^property ("(?:[^"\\]|\\.)*") is unsupported$`) })
 
 // jsonPath renders JSON pointer tokens as a JSON path: $.a.b[0].c.
 func jsonPath(tokens []string) string {

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	yaml "go.yaml.in/yaml/v3"
 )
@@ -60,9 +61,9 @@ type Catalogue struct {
 	byID    map[string]int
 }
 
-// RuleIDPattern is the form of a rule id: an area prefix of one or two upper-case words and a
-// three-digit number.
-var RuleIDPattern = regexp.MustCompile(`^[A-Z]+(-[A-Z]+)?-[0-9]{3}$`)
+// ruleIDPattern is the form of a rule id: an area prefix of one or two upper-case words and a
+// three-digit number. Compiled when the rules are first checked, not in every command's init.
+var ruleIDPattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Z]+(-[A-Z]+)?-[0-9]{3}$`) })
 
 // Levels are the requirement levels a rule may have.
 var Levels = []string{"MUST", "SHOULD", "MAY"}
@@ -109,8 +110,8 @@ func ParseRules(data []byte) (*Catalogue, error) {
 	c.byID = make(map[string]int, len(c.Rules))
 	for i, r := range c.Rules {
 		where := fmt.Sprintf("rule %d (%s)", i+1, r.ID)
-		if !RuleIDPattern.MatchString(r.ID) {
-			problems = append(problems, where+": id does not match "+RuleIDPattern.String())
+		if !ruleIDPattern().MatchString(r.ID) {
+			problems = append(problems, where+": id does not match "+ruleIDPattern().String())
 		}
 		if _, dup := c.byID[r.ID]; dup {
 			problems = append(problems, where+": duplicate id")

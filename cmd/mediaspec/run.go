@@ -11,6 +11,7 @@ import (
 	"runtime/debug"
 	"sort"
 	"strings"
+	"sync"
 )
 
 // version, when set at build time with -ldflags "-X main.version=...", overrides every other
@@ -24,7 +25,7 @@ const release = "v0.1.0"
 
 // releaseVersion matches a release's module version, without a pre-release or build suffix (so
 // not a pseudo-version such as v0.0.0-20261127000000-abcdef123456, nor v0.1.0+dirty).
-var releaseVersion = regexp.MustCompile(`^v[0-9]+\.[0-9]+\.[0-9]+$`)
+var releaseVersion = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^v[0-9]+\.[0-9]+\.[0-9]+$`) })
 
 // Version is the version of this binary: the -ldflags value, else the module version go install
 // recorded for a release (v0.1.0 under go install …@v0.1.0), else the release of the source tree.
@@ -32,7 +33,7 @@ func Version() string {
 	if version != "" {
 		return version
 	}
-	if bi, ok := debug.ReadBuildInfo(); ok && releaseVersion.MatchString(bi.Main.Version) {
+	if bi, ok := debug.ReadBuildInfo(); ok && releaseVersion().MatchString(bi.Main.Version) {
 		return bi.Main.Version
 	}
 	return release

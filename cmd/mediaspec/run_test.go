@@ -168,7 +168,7 @@ func TestVersionIsTheRelease(t *testing.T) {
 	if version != "" {
 		t.Skip("built with -ldflags -X main.version")
 	}
-	if got := Version(); got != release || !releaseVersion.MatchString(got) {
+	if got := Version(); got != release || !releaseVersion().MatchString(got) {
 		t.Errorf("Version() = %q, want the release %q (vX.Y.Z)", got, release)
 	}
 	out, _, err := run(t, "--version")

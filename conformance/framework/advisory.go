@@ -107,7 +107,7 @@ func (a *advisories) note(ref *spec.Validator, err error, red *Redactor) {
 	}
 	add := make([]report.Advisory, len(fields))
 	for i, fe := range fields {
-		add[i] = report.Advisory{Operation: op, Status: v.Status, Path: arrayIndex.ReplaceAllString(fe.Path, "[*]"), Reference: red.String(fe.Problem), Count: 1, Specs: []string{who}}
+		add[i] = report.Advisory{Operation: op, Status: v.Status, Path: arrayIndex().ReplaceAllString(fe.Path, "[*]"), Reference: red.String(fe.Problem), Count: 1, Specs: []string{who}}
 	}
 	a.list = report.MergeAdvisories(a.list, add)
 }

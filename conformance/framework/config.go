@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	yaml "go.yaml.in/yaml/v3"
 
@@ -246,8 +247,8 @@ func ParseConfigYAML(data []byte, cfg *Config) error {
 }
 
 var (
-	unknownKey = regexp.MustCompile(`field (\S+) not found in type \S+`)
-	wrongType  = regexp.MustCompile("cannot unmarshal !!\\w+ (`[^`]*`) into (\\S+)")
+	unknownKey = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`field (\S+) not found in type \S+`) })
+	wrongType  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile("cannot unmarshal !!\\w+ (`[^`]*`) into (\\S+)") })
 	// goKinds names, for a reader of the YAML file, the Go types of Config's fields.
 	goKinds = map[string]string{"int": "a whole number", "int64": "a whole number", "float64": "a number",
 		"bool": "true or false", "string": "a string", "[]string": "a list of strings", "time.Duration": "a duration such as 30s"}
@@ -263,8 +264,8 @@ func yamlProblem(err error) string {
 	}
 	parts := make([]string, 0, len(te.Errors))
 	for _, e := range te.Errors {
-		e = unknownKey.ReplaceAllString(e, "unknown setting $1")
-		if m := wrongType.FindStringSubmatch(e); m != nil {
+		e = unknownKey().ReplaceAllString(e, "unknown setting $1")
+		if m := wrongType().FindStringSubmatch(e); m != nil {
 			want := goKinds[m[2]]
 			if want == "" {
 				want = "another kind of value"

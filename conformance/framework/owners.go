@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	. "github.com/onsi/ginkgo/v2" //nolint:revive
 
@@ -25,12 +26,12 @@ var answerFieldRules = map[string]map[string]string{
 }
 
 // arrayIndex is an array index of a JSON path.
-var arrayIndex = regexp.MustCompile(`\[[0-9]+\]`)
+var arrayIndex = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\[[0-9]+\]`) })
 
 // answerFieldRule is the rule of answerFieldRules for the field at path of op's answer, or under
 // it (array indexes read as [*]); "" when none.
 func answerFieldRule(op, path string) string {
-	path = arrayIndex.ReplaceAllString(path, "[*]")
+	path = arrayIndex().ReplaceAllString(path, "[*]")
 	for p, id := range answerFieldRules[op] {
 		if path == p || strings.HasPrefix(path, p+".") || strings.HasPrefix(path, p+"[") {
 			return id

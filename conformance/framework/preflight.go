@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/onsi/ginkgo/v2/types"
@@ -55,15 +56,15 @@ func CheckLocal(cfg Config) error {
 }
 
 // escapes are terminal colour codes (Ginkgo colours its errors).
-var escapes = regexp.MustCompile(`\x1b\[[0-9;]*m|\{\{/?[a-z0-9-]*\}\}`)
+var escapes = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\x1b\[[0-9;]*m|\{\{/?[a-z0-9-]*\}\}`) })
 
 // plain is err's text without colour codes, on one line, without Ginkgo's "learn more" link.
 func plain(err error) string {
 	var ge types.GinkgoError
 	if errors.As(err, &ge) {
-		return escapes.ReplaceAllString(ge.Heading+": "+strings.Join(strings.Fields(ge.Message), " "), "")
+		return escapes().ReplaceAllString(ge.Heading+": "+strings.Join(strings.Fields(ge.Message), " "), "")
 	}
-	return strings.Join(strings.Fields(escapes.ReplaceAllString(err.Error(), "")), " ")
+	return strings.Join(strings.Fields(escapes().ReplaceAllString(err.Error(), "")), " ")
 }
 
 func writable(path string) error {

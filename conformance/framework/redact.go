@@ -15,8 +15,8 @@ import (
 const Redacted = "[REDACTED]"
 
 var (
-	apiKeyPattern = regexp.MustCompile(`sk_live_[A-Za-z0-9]+`)
-	secretPattern = regexp.MustCompile(`whsec_[A-Za-z0-9+/=]+`)
+	apiKeyPattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`sk_live_[A-Za-z0-9]+`) })
+	secretPattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`whsec_[A-Za-z0-9+/=]+`) })
 )
 
 // sensitiveHeaders are replaced whole, whatever their value.
@@ -51,8 +51,8 @@ func (r *Redactor) String(s string) string {
 	for _, sec := range secrets {
 		s = strings.ReplaceAll(s, sec, Redacted)
 	}
-	s = apiKeyPattern.ReplaceAllString(s, "sk_live_"+Redacted)
-	s = secretPattern.ReplaceAllString(s, "whsec_"+Redacted)
+	s = apiKeyPattern().ReplaceAllString(s, "sk_live_"+Redacted)
+	s = secretPattern().ReplaceAllString(s, "whsec_"+Redacted)
 	return s
 }
 

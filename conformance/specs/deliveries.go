@@ -185,7 +185,7 @@ func deliverySpecs(f *framework.Framework) {
 			attempts(ctx, s, id, 1)
 			rot := controlHook(ctx, s, h.id, "rotate")
 			secret, _ := rot["secret"].(string)
-			Expect(secret).To(MatchRegexp(secretPattern.String()))
+			Expect(secret).To(MatchRegexp(secretPattern))
 			Expect(secret).NotTo(Equal(h.secret))
 			s.Hooks().Trust(secret)
 			s.Advance(ctx, retryWaits[0].Seconds()*1.1)

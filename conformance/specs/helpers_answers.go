@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2" //nolint:revive
@@ -76,7 +77,7 @@ func noKeyAnywhere(v any, where string, keys ...string) {
 }
 
 // linkPattern finds an http or https URL anywhere in a string.
-var linkPattern = regexp.MustCompile(`(?i)\bhttps?://`)
+var linkPattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)\bhttps?://`) })
 
 // noLinks fails when any string value in v, at any depth and under any key, holds an http(s) URL,
 // except under the keys in allowed (a path's last key, e.g. "preview_url" where the interface
@@ -103,15 +104,15 @@ func noLinks(v any, where string, allowed ...string) {
 					return
 				}
 			}
-			Expect(linkPattern.MatchString(x)).To(BeFalse(), fmt.Sprintf("%s holds a link (%.80q) where the interface gives none", path, x))
+			Expect(linkPattern().MatchString(x)).To(BeFalse(), fmt.Sprintf("%s holds a link (%.80q) where the interface gives none", path, x))
 		}
 	}
 	walk(v, where, "")
 }
 
 // timestampPattern is an RFC 3339 date-time with a zone: Z or a numeric offset (the text says
-// only ISO 8601; the mock writes UTC with Z).
-var timestampPattern = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$`)
+// only ISO 8601; the mock writes UTC with Z). A pattern for MatchRegexp, which compiles it.
+const timestampPattern = `^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$`
 
 // checkTimestamps checks every string under a key ending in _at (and every "now") in doc, and
 // returns how many it checked.
@@ -123,7 +124,7 @@ func checkTimestamps(r *framework.Response, doc any, path string) int {
 		for k, v := range x {
 			p := path + "." + k
 			if str, ok := v.(string); ok && (strings.HasSuffix(k, "_at") || k == "now") {
-				Expect(str).To(MatchRegexp(timestampPattern.String()), p+" is an RFC 3339 date-time with a zone"+r.Describe())
+				Expect(str).To(MatchRegexp(timestampPattern), p+" is an RFC 3339 date-time with a zone"+r.Describe())
 				_, err := time.Parse(time.RFC3339Nano, str)
 				Expect(err).NotTo(HaveOccurred(), p+" parses as RFC 3339"+r.Describe())
 				n++

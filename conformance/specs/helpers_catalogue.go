@@ -522,12 +522,12 @@ func deprecatedProps(schema map[string]any, path string) []deprecatedProp {
 
 var slugPattern = `^[a-z0-9][a-z0-9_-]*$`
 
-var snakeCase = regexp.MustCompile(`^[a-z0-9]+(_[a-z0-9]+)*$`)
+const snakeCase = `^[a-z0-9]+(_[a-z0-9]+)*$`
 
 func checkTags(r *framework.Response, row map[string]any, what string) {
 	GinkgoHelper()
 	for _, t := range stringList(r, row, "tags", what) {
-		Expect(t).To(MatchRegexp(snakeCase.String()), what+": tags are snake_case"+r.Describe())
+		Expect(t).To(MatchRegexp(snakeCase), what+": tags are snake_case"+r.Describe())
 	}
 }
 

@@ -8,7 +8,6 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -23,10 +22,11 @@ import (
 
 // Webhook helpers: endpoint registration and reads, and the deliveries the receiver records.
 
-var (
-	webhookIDPattern  = regexp.MustCompile(`^wh_[0-9a-f]{32}$`)
-	deliveryIDPattern = regexp.MustCompile(`^whd_[0-9a-f]{32}$`)
-	secretPattern     = regexp.MustCompile(`^whsec_[A-Za-z0-9+/=]{24,}$`)
+// The forms of a webhook's id, a delivery's id and a signing secret, as patterns for MatchRegexp.
+const (
+	webhookIDPattern  = `^wh_[0-9a-f]{32}$`
+	deliveryIDPattern = `^whd_[0-9a-f]{32}$`
+	secretPattern     = `^whsec_[A-Za-z0-9+/=]{24,}$`
 )
 
 // hook is an endpoint a spec registered at the run's receiver. It is deleted when the spec ends.
@@ -83,7 +83,7 @@ func hookRow(ctx context.Context, c *framework.Client, id string) map[string]any
 // checkHookRow checks the fields every endpoint object carries.
 func checkHookRow(r *framework.Response, m map[string]any, what string) {
 	GinkgoHelper()
-	Expect(stringField(r, m, "webhook_id", what)).To(MatchRegexp(webhookIDPattern.String()), what+".webhook_id"+r.Describe())
+	Expect(stringField(r, m, "webhook_id", what)).To(MatchRegexp(webhookIDPattern), what+".webhook_id"+r.Describe())
 	stringField(r, m, "url", what)
 	stringList(r, m, "events", what)
 	Expect(stringField(r, m, "status", what)).To(oneOf("active", "failing", "disabled"), what+".status"+r.Describe())
@@ -139,7 +139,7 @@ func sendTestBody(ctx context.Context, s *framework.Spec, id string, body any) s
 		DeliveryID string `json:"delivery_id"`
 	}
 	Expect(json.Unmarshal(r.Body, &doc)).To(Succeed(), r.Describe())
-	Expect(doc.DeliveryID).To(MatchRegexp(deliveryIDPattern.String()), r.Describe())
+	Expect(doc.DeliveryID).To(MatchRegexp(deliveryIDPattern), r.Describe())
 	return doc.DeliveryID
 }
 
@@ -308,7 +308,7 @@ func checkAttempt(a receiver.Attempt, secret string) {
 	Expect(err == nil && mt == "application/json").To(BeTrue(), "content-type is application/json: "+h.Get("content-type"))
 	// <Service>-Webhooks/1.0: the service's name is its own (the text does not give it).
 	Expect(h.Values("user-agent")).To(ConsistOf(MatchRegexp(`^[^\s/]+-Webhooks/1\.0$`)), "user-agent is <Service>-Webhooks/1.0")
-	Expect(h.Get("webhook-id")).To(MatchRegexp(deliveryIDPattern.String()), "webhook-id")
+	Expect(h.Get("webhook-id")).To(MatchRegexp(deliveryIDPattern), "webhook-id")
 	Expect(h.Get("webhook-timestamp")).To(MatchRegexp(`^[0-9]+$`), "webhook-timestamp")
 	Expect(h.Get("webhook-signature")).To(MatchRegexp(`^v1,[A-Za-z0-9+/]+=*$`), "webhook-signature")
 	for name := range h {

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"regexp"
 	"slices"
+	"sync"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2" //nolint:revive
@@ -154,7 +155,7 @@ func wfInvoke(ctx context.Context, s *framework.Spec, c *framework.Client, t wfT
 }
 
 // wfrID is a workflow run id (Id prefixes: wfr_, also in the Location header of an invoke).
-var wfrID = regexp.MustCompile(`wfr_[0-9a-f]{32}`)
+var wfrID = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`wfr_[0-9a-f]{32}`) })
 
 // expectInvoked checks an invoke was accepted and returns the run's id. The text gives the invoke
 // no status or body ("Workflow endpoints: request and answer shapes: not shown. An invoke answers
@@ -167,7 +168,7 @@ func expectInvoked(s *framework.Spec, r *framework.Response) string {
 	r.ExpectSuccess()
 	loc := r.Header.Get("Location")
 	Expect(loc).NotTo(BeEmpty(), "an invoke answers with a Location header naming the run"+r.Describe())
-	id := wfrID.FindString(loc)
+	id := wfrID().FindString(loc)
 	if v, has := r.Lookup("workflow_run_id"); has {
 		if sv, ok := v.(string); ok {
 			id = sv

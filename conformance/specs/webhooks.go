@@ -33,7 +33,7 @@ func webhookSpecs(f *framework.Framework) {
 				s.Step("WH-002")
 				Expect(secret).To(HavePrefix("whsec_"), "the signing secret has the prefix whsec_"+r.Describe())
 				s.ReferenceOnly("WH-002", "the secret after whsec_ is 24 or more base64 characters", func() {
-					Expect(secret).To(MatchRegexp(secretPattern.String()), r.Describe())
+					Expect(secret).To(MatchRegexp(secretPattern), r.Describe())
 				})
 				wh := objectAt(r, "webhook")
 				s.Step("WH-004", "ID-008")
