@@ -160,12 +160,14 @@ bench:
 ## bench-http: GET /api/v1/generations/{id} as a user sees it: wrk (apt-get install -y wrk; it
 ## skips without) in its own process, 64 connections, against the built `mediaspec mock` (default
 ## options, request log to a file) and a bare net/http server in its own process serving the same
-## bytes with a bearer check; 3 alternating rounds of 5 s after a warm-up. Prints each side's rate,
-## pooled p50/p99, CPU per answer, the mock/bare rate and p99 ratios and the load average; fails on
-## any answer but a 200. PRISM=path/to/prism (an npm install of @stoplight/prism-cli outside the
-## repository) adds Prism mocking the same document as a third side and the mock/Prism ratio.
+## bytes with a bearer check; HTTP_ROUNDS (default 3) alternating rounds of 5 s after a warm-up
+## (more rounds: steadier on a busy machine). Prints each side's rate, pooled p50/p99, CPU per
+## answer, the mock/bare rate and p99 ratios and the load average; fails on any answer but a 200.
+## PRISM=path/to/prism (an npm install of @stoplight/prism-cli outside the repository) adds Prism
+## mocking the same document as a third side and the mock/Prism ratio.
+HTTP_ROUNDS ?= 3
 bench-http:
-	$(GO) test -v -run '^$$' -bench '^BenchmarkHTTPGetGeneration$$' -benchtime 3x ./mock/
+	$(GO) test -v -run '^$$' -bench '^BenchmarkHTTPGetGeneration$$' -benchtime $(HTTP_ROUNDS)x ./mock/
 
 ## fuzz: each fuzz target for FUZZTIME (default 1m), one after the other; a failing input is
 ## written to the package's testdata/fuzz/<target>/ (commit it as a regression seed). Go 1.26's

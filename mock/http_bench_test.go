@@ -53,14 +53,14 @@ const (
 // Every side is warmed for 2 s first. Each b.N is one round: every side in turn for 5 s, the
 // order rotating by one each round (mock, bare; bare, mock; ... with Prism: mock, bare, Prism;
 // bare, Prism, mock; ...), so a change of the machine's load hits every side alike; make
-// bench-http runs 3 rounds. Rates are answers over seconds of load, summed over the rounds.
-// Latencies are pooled: a wrk Lua done() prints each run's latency quantiles (every 0.1 %, every
-// 0.01 % above the 99th), each standing for its share of the run's answers, and the p50 and p99
-// are those of every round's answers together (within one grid step of any run). Reported: each
-// side's rate, p50 and p99, the mock/bare rate and p99 ratios, mock/Prism, each server's CPU time
-// per answer (from /proc/PID/stat; it barely moves with the machine's load, unlike the rates) and
-// the 1-minute load average at the start (before the builds) and the end; each round's figures
-// are logged.
+// bench-http runs 3 rounds (HTTP_ROUNDS=N for more). Rates are answers over seconds of load,
+// summed over the rounds. Latencies are pooled: a wrk Lua done() prints each run's latency
+// quantiles (every 0.1 %, every 0.01 % above the 99th), each standing for its share of the run's
+// answers, and the p50 and p99 are those of every round's answers together (within one grid step
+// of any run). Reported: each side's rate, p50 and p99, the mock/bare rate and p99 ratios,
+// mock/Prism, each server's CPU time per answer (from /proc/PID/stat; it moves much less with the
+// machine's load than the rates do) and the 1-minute load average at the start (before the
+// builds) and the end; each round's figures are logged.
 //
 // Every answer must be a 200: the benchmark fails when wrk counts an answer of status 400 or above
 // (a 429 of a spent bucket, say), a socket error or a timeout, or when the bytes read fall short
