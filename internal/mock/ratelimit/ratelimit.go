@@ -2,8 +2,9 @@
 // bucket) pair allows a number of calls in any sliding 60 second window of
 // service time (the injected clock).
 //
-// Memory is bounded: a window holds at most its limit of timestamps, and
-// windows whose calls have all left the window are pruned periodically.
+// Memory is bounded: a window holds at most its limit of calls, as at most one
+// run per millisecond of the window, and windows whose calls have all left the
+// window are pruned periodically.
 package ratelimit
 
 import (
@@ -62,8 +63,8 @@ type Limiter struct {
 	mu        sync.Mutex // guards everything below
 	limits    map[Bucket]int
 	overrides map[string]map[Bucket]int
-	windows   map[winKey][]time.Duration // call times - base, oldest first, all within Window
-	calls     int                        // calls since the last prune
+	windows   map[winKey]*window
+	calls     int // calls since the last prune
 }
 
 // New returns a limiter on clock c with the given per-bucket limits (nil:
@@ -77,7 +78,7 @@ func New(c clock.Clock, limits map[Bucket]int) *Limiter {
 		limits:    limits,
 		overrides: map[string]map[Bucket]int{},
 		base:      c.Now(),
-		windows:   map[winKey][]time.Duration{},
+		windows:   map[winKey]*window{},
 	}
 }
 
@@ -147,17 +148,20 @@ func (l *Limiter) AllowKey(key string, overrides map[Bucket]int, buckets ...Buck
 		if !limited {
 			continue
 		}
-		k := winKey{key, b}
-		w := trim(l.windows[k], cutoff)
-		l.windows[k] = w
-		if len(w) < limit {
+		w := l.windows[winKey{key, b}]
+		held := 0
+		if w != nil {
+			w.trim(cutoff)
+			held = w.n
+		}
+		if held < limit {
 			continue
 		}
 		ok = false
 		wait := Window
 		if limit > 0 {
 			// The call that must leave before one more fits.
-			wait = w[len(w)-limit] + Window - now
+			wait = w.callAt(held-limit) + Window - now
 		}
 		retryAfter = max(retryAfter, wait)
 	}
@@ -168,7 +172,12 @@ func (l *Limiter) AllowKey(key string, overrides map[Bucket]int, buckets ...Buck
 		_, limited := l.limitLocked(key, b)
 		if _, has := overrides[b]; limited || has {
 			k := winKey{key, b}
-			l.windows[k] = append(l.windows[k], now)
+			w := l.windows[k]
+			if w == nil {
+				w = &window{}
+				l.windows[k] = w
+			}
+			w.add(now)
 		}
 	}
 	return true, 0
@@ -184,7 +193,7 @@ func RetryAfterSeconds(d time.Duration) int {
 func (l *Limiter) Reset() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.windows = map[winKey][]time.Duration{}
+	l.windows = map[winKey]*window{}
 	l.overrides = map[string]map[Bucket]int{}
 	l.calls = 0
 }
@@ -196,15 +205,57 @@ func (l *Limiter) Windows() int {
 	return len(l.windows)
 }
 
-// trim drops calls at or before cutoff. It reslices rather than moves the calls left: a busy key
-// with a high limit drops one call per call, and moving the rest each time made every call cost
-// the whole window. append copies only the calls still held when it next grows the array.
-func trim(w []time.Duration, cutoff time.Duration) []time.Duration {
+// window is one (key, bucket)'s calls in the last Window, oldest first, as runs: the calls of one
+// millisecond share a run, which leaves the window with its latest call (so a call leaves at most
+// a millisecond late, never early). A busy key with a high limit held one time per call: tens of
+// megabytes and a copy of them at each growth of the array, at the rates a load test makes.
+type window struct {
+	runs []run // oldest first
+	n    int   // calls held
+}
+
+// run is calls of one millisecond: count of them, the latest at last.
+type run struct {
+	last  time.Duration
+	count int
+}
+
+// runGrain is the span of service time whose calls share a run.
+const runGrain = time.Millisecond
+
+// add records a call at now (a caller that read the clock before another took the lock may come
+// a moment behind it: its run's latest stays the later).
+func (w *window) add(now time.Duration) {
+	if k := len(w.runs) - 1; k >= 0 && now/runGrain == w.runs[k].last/runGrain {
+		w.runs[k].last = max(w.runs[k].last, now)
+		w.runs[k].count++
+	} else {
+		w.runs = append(w.runs, run{last: now, count: 1})
+	}
+	w.n++
+}
+
+// trim drops the runs whose latest call is at or before cutoff. It reslices rather than moves the
+// runs left (a busy key drops a run every millisecond); append copies only the runs still held when
+// it next grows the array.
+func (w *window) trim(cutoff time.Duration) {
 	i := 0
-	for i < len(w) && w[i] <= cutoff {
+	for i < len(w.runs) && w.runs[i].last <= cutoff {
+		w.n -= w.runs[i].count
 		i++
 	}
-	return w[i:]
+	w.runs = w.runs[i:]
+}
+
+// callAt is when the i-th call held (0: the oldest) leaves with its run, less Window.
+func (w *window) callAt(i int) time.Duration {
+	for _, r := range w.runs {
+		if i < r.count {
+			return r.last
+		}
+		i -= r.count
+	}
+	return w.runs[len(w.runs)-1].last
 }
 
 const pruneEvery = 1024
@@ -216,10 +267,8 @@ func (l *Limiter) maybePruneLocked(cutoff time.Duration) {
 	}
 	l.calls = 0
 	for k, w := range l.windows {
-		if w = trim(w, cutoff); len(w) == 0 {
+		if w.trim(cutoff); w.n == 0 {
 			delete(l.windows, k)
-		} else {
-			l.windows[k] = w
 		}
 	}
 }
