@@ -38,6 +38,16 @@ func newValidator(doc []byte, logger *slog.Logger) (*validator, error) {
 // wrap checks the answers next gives. Requests are not judged (a client's bad request is the
 // client's, and its documented refusal is what gets checked), so the request body is never read
 // here: the handler reads it, bounded and only after the key check, as without the flag.
+// validatedWriter is where a validated answer is written first: the recorder, and through
+// Unwrap the writer it is copied to (the request log's, which takes the key id, and the
+// connection's deadlines).
+type validatedWriter struct {
+	*httptest.ResponseRecorder
+	outer http.ResponseWriter
+}
+
+func (v validatedWriter) Unwrap() http.ResponseWriter { return v.outer }
+
 func (v *validator) wrap(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !v.v.Covers(r.URL.Path) {
@@ -45,7 +55,7 @@ func (v *validator) wrap(next http.Handler) http.Handler {
 			return
 		}
 		rec := httptest.NewRecorder()
-		next.ServeHTTP(rec, r)
+		next.ServeHTTP(validatedWriter{rec, w}, r)
 		res := rec.Result()
 		if err := v.v.ValidateResponse(r.Context(), r, res.StatusCode, res.Header, rec.Body.Bytes()); err != nil {
 			var vi spec.Violation

@@ -68,6 +68,7 @@ func TestValidateResponsesLogsDrift(t *testing.T) {
 				cfg.OpenAPIJSON = c.doc
 				cfg.ValidateResponses = true
 				cfg.Logger = slog.New(slog.NewTextHandler(&logs, nil))
+				cfg.LogRequests = true
 			})
 			info := e.s.Info()
 			r := e.call("GET", "/api/v1/credits/balance", "", bearer(info.GenerateKey))
@@ -76,6 +77,10 @@ func TestValidateResponsesLogsDrift(t *testing.T) {
 			}
 			e.call("GET", "/api/v1/credits/balance", "") // a documented 401
 			e.call("GET", "/api/v1/no-such-route", "")   // an undocumented path answers the envelope
+			// The request line names the key through the validation's recorder.
+			if !strings.Contains(logs.String(), "path=/api/v1/credits/balance status=200") || !strings.Contains(logs.String(), "key_id=key_") {
+				t.Errorf("no request line with the key id:\n%s", logs.String())
+			}
 			logged := strings.Contains(logs.String(), "answer does not match the REST description")
 			if logged != c.wantLog {
 				t.Errorf("violation logged = %v, want %v; logs:\n%s", logged, c.wantLog, logs.String())

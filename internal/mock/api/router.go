@@ -83,7 +83,7 @@ func NewRouter(d Deps) *Router {
 func (rt *Router) Handle(pattern string, scope workspace.Scope, bucket ratelimit.Bucket, h wire.HandlerFunc, extra ...ratelimit.Bucket) {
 	buckets := append([]ratelimit.Bucket{bucket}, extra...)
 	rt.mux.Handle(rt.full(pattern), rt.wrap(func(w http.ResponseWriter, r *http.Request) error {
-		c, err := rt.authorize(r, scope, buckets)
+		c, err := rt.authorize(w, r, scope, buckets)
 		if err != nil {
 			return err
 		}
@@ -202,7 +202,7 @@ func PresentedKey(r *http.Request) (string, error) {
 }
 
 // authorize runs the key check in the documented order.
-func (rt *Router) authorize(r *http.Request, scope workspace.Scope, buckets []ratelimit.Bucket) (*CallerInfo, error) {
+func (rt *Router) authorize(w http.ResponseWriter, r *http.Request, scope workspace.Scope, buckets []ratelimit.Bucket) (*CallerInfo, error) {
 	secret, err := PresentedKey(r)
 	if err != nil {
 		return nil, err
@@ -213,7 +213,7 @@ func (rt *Router) authorize(r *http.Request, scope workspace.Scope, buckets []ra
 		return nil, err
 	}
 	ws, key, plan := adm.Workspace, adm.Key, adm.Plan
-	reqlog.SetKeyID(r.Context(), key.KeyID)
+	reqlog.SetKeyID(w, key.KeyID)
 	if plan == workspace.PlanFree {
 		return nil, apierr.RequiredPlan(string(workspace.PlanPro), "", "The free plan does not include the agent API; the pro plan does.")
 	}

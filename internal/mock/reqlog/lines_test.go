@@ -44,7 +44,7 @@ func TestMiddlewareLineIsSlogs(t *testing.T) {
 			var got, want bytes.Buffer
 			h := Middleware(newLogger(&got), http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				if c.keyID != "" {
-					SetKeyID(r.Context(), c.keyID)
+					SetKeyID(w, c.keyID)
 				}
 				w.WriteHeader(c.status)
 				_, _ = w.Write([]byte(c.body))

@@ -7,7 +7,6 @@ package reqlog
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"log/slog"
 	"net/http"
@@ -18,7 +17,25 @@ import (
 // maxErrorBody is how much of a refusal's body is kept to read its error code.
 const maxErrorBody = 8 << 10
 
-type noteKey struct{}
+// SetKeyID records, for the request line, the id of the key that made the request whose answer w
+// writes: w is the writer the handler was given (a no-op when no Middleware's recorder is under
+// it). The line's note rides on the recorder, not on the request's context: a context value cost
+// every logged request a copy of the request.
+func SetKeyID(w http.ResponseWriter, keyID string) {
+	for w != nil {
+		if r, ok := w.(*Recorder); ok && r.note != nil {
+			r.note.mu.Lock()
+			r.note.keyID = keyID
+			r.note.mu.Unlock()
+			return
+		}
+		u, ok := w.(interface{ Unwrap() http.ResponseWriter })
+		if !ok {
+			return
+		}
+		w = u.Unwrap()
+	}
+}
 
 // note is what the handlers tell the log about a request.
 type note struct {
@@ -26,22 +43,13 @@ type note struct {
 	keyID string
 }
 
-// SetKeyID records the id of the key that made the request in ctx (a no-op outside Middleware).
-func SetKeyID(ctx context.Context, keyID string) {
-	if n, ok := ctx.Value(noteKey{}).(*note); ok {
-		n.mu.Lock()
-		n.keyID = keyID
-		n.mu.Unlock()
-	}
-}
-
 // Middleware logs each request next serves at level Info on logger.
 func Middleware(logger *slog.Logger, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
-		n := &note{}
-		rec := NewRecorder(w, maxErrorBody, func(status int) bool { return status >= 400 })
-		next.ServeHTTP(rec, r.WithContext(context.WithValue(r.Context(), noteKey{}, n)))
+		rec := &logRecorder{Recorder: Recorder{ResponseWriter: w, Status: http.StatusOK, Limit: maxErrorBody, Keep: keepErrors}}
+		rec.Recorder.note = &rec.note
+		next.ServeHTTP(&rec.Recorder, r)
 		h := logger.Handler()
 		if !h.Enabled(r.Context(), slog.LevelInfo) {
 			return
@@ -55,17 +63,25 @@ func Middleware(logger *slog.Logger, next http.Handler) http.Handler {
 			slog.Int("status", rec.Status),
 			slog.Duration("duration", time.Since(start).Round(time.Microsecond)),
 		)
-		n.mu.Lock()
-		if n.keyID != "" {
-			line.AddAttrs(slog.String("key_id", n.keyID))
+		rec.note.mu.Lock()
+		if rec.note.keyID != "" {
+			line.AddAttrs(slog.String("key_id", rec.note.keyID))
 		}
-		n.mu.Unlock()
-		if code := errorCode(rec); code != "" {
+		rec.note.mu.Unlock()
+		if code := errorCode(&rec.Recorder); code != "" {
 			line.AddAttrs(slog.String("error", code))
 		}
 		_ = h.Handle(r.Context(), line)
 	})
 }
+
+// logRecorder is the request log's recorder and its note, in one allocation.
+type logRecorder struct {
+	Recorder
+	note note
+}
+
+func keepErrors(status int) bool { return status >= 400 }
 
 // Recorder passes an answer through to ResponseWriter and keeps its status (Status, 200 until
 // written) and the first Limit bytes of its body when Keep(status) says so (nil Keep: none). The
@@ -78,6 +94,7 @@ type Recorder struct {
 	Body   bytes.Buffer
 
 	wroteHeader bool
+	note        *note // the request log's note (Middleware's recorder only)
 }
 
 // NewRecorder returns a Recorder over w with status 200.

@@ -14,7 +14,7 @@ func TestMiddlewareLogsEachRequestWithoutSecrets(t *testing.T) {
 	var out bytes.Buffer
 	logger := slog.New(slog.NewJSONHandler(&out, nil))
 	h := Middleware(logger, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		SetKeyID(r.Context(), "key_123")
+		SetKeyID(w, "key_123")
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusForbidden)
 		_, _ = w.Write([]byte(`{"error":{"code":"insufficient_scope","message":"no"}}`))
