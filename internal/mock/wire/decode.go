@@ -374,11 +374,18 @@ func WriteJSON(w http.ResponseWriter, status int, v any) error {
 // WriteJSON. Write errors (the client went away) are not reported.
 func WriteEncoded(w http.ResponseWriter, status int, body []byte) {
 	h := w.Header()
-	h.Set("Content-Type", "application/json")
-	h.Set("Cache-Control", "no-store")
+	h["Content-Type"] = jsonContentType
+	h["Cache-Control"] = noStore
 	w.WriteHeader(status)
 	_, _ = w.Write(body)
 }
+
+// The answer headers' values, shared by every answer (Header.Set made a slice per header per
+// answer). Nothing writes into a header's value slice in place, and an Add to one copies it.
+var (
+	jsonContentType = []string{"application/json"}
+	noStore         = []string{"no-store"}
+)
 
 // answerBufs are WriteJSON's encoding buffers; one grown past maxPooledAnswer (a long list) is
 // left to the collector rather than kept.
