@@ -126,7 +126,7 @@ type boundJob struct {
 	timer   *time.Timer   // fires expire at the bound
 	state   atomic.Int32  // jobRunning, then jobReturned (by the handler) or jobCut (by the timer)
 	stack   []byte        // the panicking goroutine's stack, when it panicked
-	cutDone chan struct{} // closed once the timer's cut is done
+	cutDone chan struct{} // closed once the timer's cut is done (a cut job is never reused)
 
 	// What the timer needs, set by arm.
 	s     *Server
@@ -135,14 +135,15 @@ type boundJob struct {
 	bound time.Duration
 }
 
-var boundJobs = sync.Pool{New: func() any { return &boundJob{w: boundedWriter{h: make(http.Header)}} }}
+var boundJobs = sync.Pool{New: func() any {
+	return &boundJob{w: boundedWriter{h: make(http.Header)}, cutDone: make(chan struct{})}
+}}
 
 // arm readies j for one request and starts its timer.
 func (j *boundJob) arm(s *Server, w http.ResponseWriter, r *http.Request, conn net.Conn, d time.Duration) {
 	j.w.w = w
 	j.s, j.r, j.conn, j.bound = s, r, conn, d
 	j.state.Store(jobRunning)
-	j.cutDone = make(chan struct{})
 	if j.timer == nil {
 		j.timer = time.AfterFunc(d, j.expire)
 		return
@@ -161,7 +162,9 @@ func (j *boundJob) serve(next http.Handler, r *http.Request) (p any, ok bool) {
 		p = recover()
 		switch {
 		case p == nil: // runtime.Goexit: nothing more of this request runs here
-			j.finish()
+			if !j.finish() {
+				<-j.cutDone // the cut's answer is written before net/http ends the request
+			}
 		case p != http.ErrAbortHandler:
 			j.stack = debug.Stack()
 		}
@@ -202,7 +205,7 @@ func (j *boundJob) expire() {
 func (j *boundJob) reset() {
 	clear(j.w.h)
 	j.w.w, j.w.wrote, j.w.status, j.w.closed = nil, false, 0, false
-	j.s, j.r, j.conn, j.stack, j.cutDone = nil, nil, nil, nil, nil
+	j.s, j.r, j.conn, j.stack = nil, nil, nil, nil
 	if j.timer == nil {
 		return // its timer may still run expire: a fresh job takes its place
 	}
