@@ -1,35 +1,15 @@
 package mock
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 )
-
-// lockedBuffer is a log sink safe for the goroutines of a server.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // serveBounded runs one request through boundHandlers and reports whether it ended by aborting the
 // connection (panic http.ErrAbortHandler, as after a cut or a handler's panic).
@@ -50,7 +30,7 @@ func serveBounded(h http.Handler, w http.ResponseWriter, r *http.Request) (abort
 // before is answered 500 in the envelope and logged with the stack of the handler that panicked,
 // and the next request is served normally.
 func TestBoundedPanicOnAReusedJob(t *testing.T) {
-	var log lockedBuffer
+	var log syncBuffer
 	e := newEnv(t, func(c *Config) { c.Logger = slog.New(slog.NewTextHandler(&log, nil)) })
 	e.s.API.HandlePublic("GET /test/panic", func(w http.ResponseWriter, r *http.Request) error {
 		panicInBoundTest()
@@ -93,7 +73,7 @@ func errorCodeOf(t *testing.T, body []byte) string {
 // A request whose client goes away before the bound is not cut: its handler sees its context end
 // and returns, and the request ends without the cut's answer or log line.
 func TestBoundedClientGoneIsNotCut(t *testing.T) {
-	var log lockedBuffer
+	var log syncBuffer
 	e := newEnv(t, func(c *Config) { c.Logger = slog.New(slog.NewTextHandler(&log, nil)) })
 	started := make(chan struct{})
 	e.s.API.HandlePublic("GET /test/waits", func(w http.ResponseWriter, r *http.Request) error {

@@ -10,28 +10,9 @@ import (
 	"net/http"
 	"os"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 )
-
-// lockedBuffer is a bytes.Buffer the mock's goroutines may write while the test reads it.
-type lockedBuffer struct {
-	mu sync.Mutex // guards b
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // mock --quiet logs nothing for ordinary traffic: no request line, and no line for an upload
 // refused at finalize (issue 26: that one still came through). Without --quiet both are logged.
@@ -45,7 +26,7 @@ func TestMockQuietLogsNoRefusedFinalize(t *testing.T) {
 				args = append(args, "--quiet")
 			}
 			pr, pw := io.Pipe()
-			var logs lockedBuffer
+			var logs lockedBuilder
 			done := make(chan error, 1)
 			go func() {
 				done <- Run(ctx, args, pw, &logs)
