@@ -135,31 +135,23 @@ func (l *capListener) Accept() (net.Conn, error) {
 	for {
 		select {
 		case l.slots <- struct{}{}:
-			l.mu.Lock()
-			l.conns[cc] = struct{}{}
-			l.mu.Unlock()
-			return cc, nil
+			return l.track(cc), nil
 		default:
 		}
-		if victim := l.longestIdle(); victim != nil {
-			_ = victim.Close() // frees its slot
-			continue
+		if l.closeLongestIdle() {
+			continue // its slot is free
 		}
 		// wentIdle is signalled only while an Accept waits: count this one, then look once more
 		// for a connection that went idle before it counted.
 		l.waiting.Add(1)
-		if victim := l.longestIdle(); victim != nil {
+		if l.closeLongestIdle() {
 			l.waiting.Add(-1)
-			_ = victim.Close()
 			continue
 		}
 		select {
 		case l.slots <- struct{}{}:
 			l.waiting.Add(-1)
-			l.mu.Lock()
-			l.conns[cc] = struct{}{}
-			l.mu.Unlock()
-			return cc, nil
+			return l.track(cc), nil
 		case <-l.wentIdle:
 			l.waiting.Add(-1)
 		case <-l.done:
@@ -168,6 +160,24 @@ func (l *capListener) Accept() (net.Conn, error) {
 			return nil, net.ErrClosed
 		}
 	}
+}
+
+// track adds cc, which holds a slot, to the connections served.
+func (l *capListener) track(cc *capConn) *capConn {
+	l.mu.Lock()
+	l.conns[cc] = struct{}{}
+	l.mu.Unlock()
+	return cc
+}
+
+// closeLongestIdle closes the connection idle the longest, which frees its slot; false when none
+// is idle.
+func (l *capListener) closeLongestIdle() bool {
+	victim := l.longestIdle()
+	if victim != nil {
+		_ = victim.Close()
+	}
+	return victim != nil
 }
 
 // longestIdle takes the connection idle the longest out of the idle set (nil when none is): it

@@ -20,7 +20,7 @@ func NewTextHandler(w io.Writer, opts *slog.HandlerOptions) slog.Handler {
 	if opts == nil {
 		opts = &slog.HandlerOptions{}
 	}
-	h := &textHandler{out: lw, slow: slog.NewTextHandler(lw, opts), level: opts.Level}
+	h := &textHandler{out: lw, slow: slog.NewTextHandler(lw, opts)}
 	h.fast = opts.ReplaceAttr == nil && !opts.AddSource
 	return h
 }
@@ -37,10 +37,9 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 }
 
 type textHandler struct {
-	out   *lockedWriter
-	slow  slog.Handler // slog's TextHandler over the same writer
-	level slog.Leveler
-	fast  bool // the options allow the fast path
+	out  *lockedWriter
+	slow slog.Handler // slog's TextHandler over the same writer
+	fast bool         // the options allow the fast path
 }
 
 var lineBufs = sync.Pool{New: func() any { b := make([]byte, 0, 256); return &b }}
