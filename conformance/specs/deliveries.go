@@ -131,7 +131,7 @@ func deliverySpecs(f *framework.Framework) {
 				s.Hooks().Behave(h.path, b)
 				id := sendTest(ctx, s, h.id)
 				attempts(ctx, s, id, 1)
-				s.Advance(ctx, retryWaits[0].Seconds()*1.1)
+				advanceSettled(ctx, s, h.id, retryWaits[0].Seconds()*1.1)
 				atts := attempts(ctx, s, id, 2)
 				Expect(atts[1].Path).To(Equal(h.path))
 			}
@@ -153,7 +153,7 @@ func deliverySpecs(f *framework.Framework) {
 			s.Advance(ctx, 11)
 			Eventually(func() bool { return s.Hooks().AttemptsFor(id)[0].Settled() }).WithContext(ctx).WithTimeout(arrival(s)).WithPolling(50*time.Millisecond).
 				Should(BeTrue(), "the attempt held 11 seconds was neither given up nor answered")
-			s.Advance(ctx, retryWaits[0].Seconds()*1.1)
+			advanceSettled(ctx, s, h.id, retryWaits[0].Seconds()*1.1)
 			attempts(ctx, s, id, 2)
 			// A 2XX after 9 seconds counts. Against any target the receiver answers after 9 s of
 			// real time. The reference mock times an attempt on its clock as well as on real time
@@ -188,7 +188,7 @@ func deliverySpecs(f *framework.Framework) {
 			Expect(secret).To(MatchRegexp(secretPattern))
 			Expect(secret).NotTo(Equal(h.secret))
 			s.Hooks().Trust(secret)
-			s.Advance(ctx, retryWaits[0].Seconds()*1.1)
+			advanceSettled(ctx, s, h.id, retryWaits[0].Seconds()*1.1)
 			atts := attempts(ctx, s, id, 2)
 			checkAttempt(atts[1], secret)
 			old, _ := standardwebhooks.NewWebhook(h.secret)

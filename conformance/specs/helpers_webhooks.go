@@ -383,6 +383,17 @@ func hookStatus(ctx context.Context, c *framework.Client, id string) (string, in
 	return row["status"].(string), n
 }
 
+// advanceSettled moves the target's clock seconds on once it has recorded the answers of the
+// attempts of endpoint hookID so far (settled), for a spec that then awaits the retry due: an
+// answer that has reached the receiver but not yet the target when the clock jumps ends its
+// attempt as unanswered, and the retry is then due a whole wait after the jump (seen under load,
+// as a retry that never came).
+func advanceSettled(ctx context.Context, s *framework.Spec, hookID string, seconds float64) {
+	GinkgoHelper()
+	settled(ctx, s, hookID)
+	s.Advance(ctx, seconds)
+}
+
 // exhaustAll drives the deliveries ids (all failing) through their five attempts, moving the clock
 // through the retry schedule.
 func exhaustAll(ctx context.Context, s *framework.Spec, hookID string, ids []string) {
@@ -392,12 +403,7 @@ func exhaustAll(ctx context.Context, s *framework.Spec, hookID string, ids []str
 			attempts(ctx, s, id, n)
 		}
 		if n < 5 {
-			// The target records this round's answers before its clock moves: an answer that
-			// arrived at the receiver but not yet back at the target when the clock jumps ends
-			// its attempt as unanswered, and the next one is due a whole retry wait after the
-			// jump (seen under load, as a next attempt that never came).
-			settled(ctx, s, hookID)
-			s.Advance(ctx, retryWaits[n-1].Seconds())
+			advanceSettled(ctx, s, hookID, retryWaits[n-1].Seconds())
 		}
 	}
 	// The target has recorded the last answers once its history is quiet.
