@@ -101,6 +101,11 @@ type Config struct {
 	// reference's own choices (an advisory otherwise) fails the spec. For checking mediaspec's own
 	// mock, which must keep its documented shapes; never for judging another server.
 	Strict bool `yaml:"strict" env:"MEDIASPEC_STRICT"`
+	// Shapes is what the target declares of the shapes the text leaves open (openshape.Known:
+	// where its balance answer holds the available credits, the body field of a from-url import,
+	// a page's array key, ...): the suite finds most open shapes from what the text names, and
+	// reads these where it cannot. With Reference an undeclared shape is the mock's own.
+	Shapes ShapeList `yaml:"shapes" env:"MEDIASPEC_SHAPES"`
 }
 
 // Off as Config.KeyHeader, DescriptionPath, LivePath or ReadyPath says the target has no such
@@ -154,7 +159,7 @@ var flagNames = map[string]string{
 	"Randomize": "randomize", "Seed": "seed", "RetiredCapabilityID": "retired-capability-id",
 	"Reference": "reference", "Procs": "procs", "Shard": "shard", "KeySetList": "key-set", "KeysFile": "keys-file",
 	"KeyHeader": "key-header", "DescriptionPath": "description-path", "LivePath": "live-path", "ReadyPath": "ready-path",
-	"Strict": "strict",
+	"Strict": "strict", "Shapes": "shape",
 }
 
 // RegisterFlags defines the suite's flags on fs (--config plus one per Config field) and returns
@@ -190,6 +195,7 @@ func RegisterFlags(fs *flag.FlagSet) *Flags {
 	fs.StringVar(&v.LivePath, "live-path", "", "path of the liveness probe below the API root (not shown in the text; default: none; with --reference /health/live; off: none)")
 	fs.StringVar(&v.ReadyPath, "ready-path", "", "path of the readiness probe below the API root (not shown in the text; default: none; with --reference /health/ready; off: none)")
 	fs.BoolVar(&v.Strict, "strict", false, "hold answers to the reference document as written: a difference from the reference's own choices where the interface text allows it (an advisory otherwise) fails the spec; for checking mediaspec's own mock")
+	fs.Var(&v.Shapes, "shape", "NAME=VALUE: what the target chose where the text shows no shape (repeat it), e.g. balance.available=/wallet/available; names: "+shapeNames())
 	fs.BoolVar(&v.Reference, "reference", false, "the target is mediaspec's own mock: a state the suite needs and cannot find fails the spec instead of skipping it")
 	return f
 }
@@ -225,7 +231,17 @@ func Load(flags *Flags, getenv func(string) string) (Config, error) {
 		src := reflect.ValueOf(flags.values)
 		dst := reflect.ValueOf(&cfg).Elem()
 		for i := 0; i < dst.NumField(); i++ {
-			if set[flagNames[dst.Type().Field(i).Name]] {
+			name := dst.Type().Field(i).Name
+			switch {
+			case !set[flagNames[name]]:
+			case name == "Shapes": // --shape adds to the file's and the environment's shapes
+				for k, v := range flags.values.Shapes {
+					if cfg.Shapes == nil {
+						cfg.Shapes = ShapeList{}
+					}
+					cfg.Shapes[k] = v
+				}
+			default:
 				dst.Field(i).Set(src.Field(i))
 			}
 		}
@@ -358,6 +374,9 @@ func (c Config) Validate() error {
 	}
 	if h := c.KeyHeader; h != "" && h != Off && (strings.EqualFold(h, "Authorization") || strings.ContainsAny(h, " :\t\r\n")) {
 		return fmt.Errorf("conformance: --key-header %q: want a header name other than Authorization", h)
+	}
+	if err := c.checkShapes(); err != nil {
+		return err
 	}
 	for _, p := range []struct{ flag, v string }{{"--description-path", c.DescriptionPath}, {"--live-path", c.LivePath}, {"--ready-path", c.ReadyPath}} {
 		if p.v != "" && p.v != Off && !strings.HasPrefix(p.v, "/") {

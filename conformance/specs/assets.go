@@ -37,7 +37,7 @@ func assetListSpecs(f *framework.Framework) {
 			reserved := reserve(ctx, c, "pending.png", "image/png", 10).String("asset_id")
 
 			s.Step("ASSET-001")
-			p := getPage(ctx, c, "/assets", "assets", framework.Query("limit", "50"))
+			p := getPage(ctx, c, "/assets", openPage, framework.Query("limit", "50"))
 			got := ids(p.rows, "asset_id")
 			// The asset list is not shown beyond its rows' ids and kinds: what it holds besides the
 			// finalized uploads (ASSET-005), its order (ASSET-001) and its rows' fields (ASSET-002) are
@@ -86,10 +86,10 @@ func assetListSpecs(f *framework.Framework) {
 			id, r := uploadFixture(ctx, s, c, "video.webm")
 			r.ExpectOK(http.StatusOK)
 			s.Step("ASSET-003")
-			Expect(ids(getPage(ctx, c, "/assets", "assets", framework.Query("kind", "video"), framework.Query("limit", "50")).rows, "asset_id")).To(ContainElement(id))
-			Expect(ids(getPage(ctx, c, "/assets", "assets", framework.Query("source", "upload"), framework.Query("limit", "50")).rows, "asset_id")).To(ContainElement(id))
+			Expect(ids(getPage(ctx, c, "/assets", openPage, framework.Query("kind", "video"), framework.Query("limit", "50")).rows, "asset_id")).To(ContainElement(id))
+			Expect(ids(getPage(ctx, c, "/assets", openPage, framework.Query("source", "upload"), framework.Query("limit", "50")).rows, "asset_id")).To(ContainElement(id))
 			for _, q := range [][2]string{{"kind", "audio"}, {"kind", "image"}, {"source", "output"}} {
-				p := getPage(ctx, c, "/assets", "assets", framework.Query(q[0], q[1]), framework.Query("limit", "50"))
+				p := getPage(ctx, c, "/assets", openPage, framework.Query(q[0], q[1]), framework.Query("limit", "50"))
 				Expect(ids(p.rows, "asset_id")).NotTo(ContainElement(id), p.r.Describe())
 				for _, row := range p.rows {
 					Expect(row[q[0]]).To(Equal(q[1]), "the filter "+q[0]+"="+q[1]+" holds"+p.r.Describe())
@@ -110,16 +110,16 @@ func assetListSpecs(f *framework.Framework) {
 				r.ExpectOK(http.StatusOK)
 			}
 			// A page can be shorter than limit (What the service does 8): the most a page holds.
-			Expect(len(getPage(ctx, c, "/assets", "assets").rows)).To(BeNumerically("<=", 25))
-			Expect(len(getPage(ctx, c, "/assets", "assets", framework.Query("limit", "500")).rows)).To(BeNumerically("<=", 50))
-			rows, _ := walk(ctx, c, "/assets", "assets", 20, 10)
+			Expect(len(getPage(ctx, c, "/assets", openPage).rows)).To(BeNumerically("<=", 25))
+			Expect(len(getPage(ctx, c, "/assets", openPage, framework.Query("limit", "500")).rows)).To(BeNumerically("<=", 50))
+			rows, _ := walk(ctx, c, "/assets", openPage, 20, 10)
 			Expect(rows).To(HaveLen(51), "paging with next_cursor visits every asset once")
 		})
 
 		f.Rule("ASSET-007").It("only this workspace's assets are listed", func(ctx context.Context, s *framework.Spec) {
 			id, r := uploadFixture(ctx, s, s.Client(), "image.jpg")
 			r.ExpectOK(http.StatusOK)
-			rows, _ := walk(ctx, s.OtherClient(), "/assets", "assets", 50, 100)
+			rows, _ := walk(ctx, s.OtherClient(), "/assets", openPage, 50, 100)
 			Expect(ids(rows, "asset_id")).NotTo(ContainElement(id))
 		})
 
@@ -258,7 +258,7 @@ func outputAssetSpecs(f *framework.Framework) {
 			Expect(a.String("asset.source")).To(Equal("output"), a.Describe())
 			Expect(a.Field("asset.scan_status")).To(BeNil(), "an output has no scan: scan_status null"+a.Describe())
 			Expect(a.String("asset.generation_id")).To(Equal(genID), a.Describe())
-			rows, _ := walk(ctx, sp.c, "/assets?source=output", "assets", 50, 20)
+			rows, _ := walk(ctx, sp.c, "/assets?source=output", openPage, 50, 20)
 			row := findRow(rows, id)
 			Expect(row).NotTo(BeNil(), "the output is listed with source=output")
 			Expect(row["source"]).To(Equal("output"))

@@ -221,7 +221,7 @@ func answerFormatSpecs(f *framework.Framework) {
 			}
 			// A generation read carries its own timestamps: read one, made here when none is listed.
 			genID := ""
-			if gens := getPage(ctx, s.Client(), "/generations", "generations"); len(gens.rows) > 0 {
+			if gens := getPage(ctx, s.Client(), "/generations", openPage); len(gens.rows) > 0 {
 				genID = gens.rows[0]["generation_id"].(string)
 			} else {
 				genID = submit(ctx, s, s.Client(), "tts", ttsConfig(ctx, s.Client()), nil).id
@@ -252,7 +252,7 @@ func answerFormatSpecs(f *framework.Framework) {
 			} {
 				seen += checkIDs(r, r.Doc(), "answer")
 			}
-			if gens := getPage(ctx, main, "/generations", "generations"); len(gens.rows) > 0 {
+			if gens := getPage(ctx, main, "/generations", openPage); len(gens.rows) > 0 {
 				g := main.Get(ctx, "/generations/"+gens.rows[0]["generation_id"].(string)).ExpectOK(http.StatusOK)
 				seen += checkIDs(g, g.Doc(), "generation read")
 			}

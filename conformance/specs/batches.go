@@ -106,7 +106,7 @@ func variantSpecs(f *framework.Framework) {
 			}
 			oneEst, _ := estimateOf(ctx, sp.c, d.String("capability_id"), cheapConfig(d), map[string]any{"variants": 1})
 			one := priceOf(oneEst)
-			before, _ := balanceOf(ctx, sp.c)
+			before := availableOf(ctx, sp.c)
 			j := submit(ctx, s, sp.c, d.String("capability_id"), cfg, map[string]any{"variants": 2})
 			s.Step("VAR-008", "VAR-005")
 			Expect(j.ids).To(Equal([]string{j.id}), "image-model variants make one generation"+j.r.Describe())
@@ -142,7 +142,7 @@ func variantSpecs(f *framework.Framework) {
 			oneEst, oneNeed := estimateOf(ctx, sp.c, id, cheapConfig(d), nil)
 			one := priceOf(oneEst)
 			exact := !oneEst.Bool("is_ceiling")
-			before, _ := balanceOf(ctx, sp.c)
+			before := availableOf(ctx, sp.c)
 			j := videoBatch(ctx, s, sp.c)
 			s.Step("VAR-009", "LEDGER-002")
 			Expect(j.need).To(Equal(2*oneNeed), "two takes hold twice one padded take")
@@ -407,7 +407,7 @@ func fanOutSpecs(f *framework.Framework) {
 			two := fo.values[:2]
 			one, needOne := estimateOf(ctx, sp.c, fo.id, fo.withValues(two[0]), nil)
 			priceOne := priceOf(one)
-			before, _ := balanceOf(ctx, sp.c)
+			before := availableOf(ctx, sp.c)
 			j := submit(ctx, s, sp.c, fo.id, fo.withValues(two...), nil)
 			s.Step("VAR-012")
 			Expect(j.r.String("batch_group_id")).To(MatchRegexp(bgIDPattern), "two values fan out into a batch"+j.r.Describe())

@@ -29,7 +29,7 @@ func capabilityListSpecs(f *framework.Framework) {
 	Describe("capabilities: list", func() {
 		f.Rule("CAP-001", "CAP-002", "CAP-003", "CAP-004", "CAP-005", "CAP-014", "CORE-013").It("answers rows with the documented fields and values, no retired row and no link", func(ctx context.Context, s *framework.Spec) {
 			c := s.Client()
-			rows, pages := walk(ctx, c, "/capabilities", "capabilities", 50, 100)
+			rows, pages := walk(ctx, c, "/capabilities", openPage, 50, 100)
 			if len(rows) == 0 {
 				s.Lacks("the target lists no capability")
 			}
@@ -48,25 +48,25 @@ func capabilityListSpecs(f *framework.Framework) {
 		f.Rule("CAP-006", "CAP-007", "CAP-008").It("pages hold 25 by default, clamp limit to 50, and treat a limit that is not a positive whole number as omitted", func(ctx context.Context, s *framework.Spec) {
 			c := s.Client()
 			all := catalogue(ctx, c)
-			def := getPage(ctx, c, "/capabilities", "capabilities")
+			def := getPage(ctx, c, "/capabilities", openPage)
 			s.Step("CAP-006")
 			Expect(len(def.rows)).To(BeNumerically("<=", 25), def.r.Describe())
 			// A page can be shorter than limit, never longer: a small limit is held to.
-			small := getPage(ctx, c, "/capabilities", "capabilities", framework.Query("limit", "3"))
+			small := getPage(ctx, c, "/capabilities", openPage, framework.Query("limit", "3"))
 			expectPrefixPage(small, "capability_id", ids(all, "capability_id"), 3, "limit=3")
-			big := getPage(ctx, c, "/capabilities", "capabilities", framework.Query("limit", "500"))
+			big := getPage(ctx, c, "/capabilities", openPage, framework.Query("limit", "500"))
 			s.Step("CAP-007")
 			Expect(len(big.rows)).To(BeNumerically("<=", 50), "limit is clamped to 50"+big.r.Describe())
 			s.Step("CAP-008")
 			for _, bad := range []string{"0", "-3", "2.5", "abc", ""} {
-				p := omittedPage(ctx, c, "/capabilities", "capabilities", fmt.Sprintf("limit=%q", bad), limitProbe(bad)...)
+				p := omittedPage(ctx, c, "/capabilities", openPage, fmt.Sprintf("limit=%q", bad), limitProbe(bad)...)
 				expectPrefixPage(p, "capability_id", ids(all, "capability_id"), 25, fmt.Sprintf("limit=%q counts as omitted: the default page", bad))
 			}
 		})
 
 		f.Rule("CAP-009", "CAP-013", "CAP-017", "CORE-012").It("next_cursor walks every row once in category then id order and ends with null", func(ctx context.Context, s *framework.Spec) {
 			c := s.Client()
-			rows, pages := walk(ctx, c, "/capabilities", "capabilities", 7, 200)
+			rows, pages := walk(ctx, c, "/capabilities", openPage, 7, 200)
 			// The order first: a page sorted otherwise also moves its last row, the cursor's anchor.
 			s.Step("CAP-013")
 			for i := 1; i < len(rows); i++ {
@@ -96,12 +96,12 @@ func capabilityListSpecs(f *framework.Framework) {
 
 		f.Rule("CAP-010", "CAP-011", "CAP-012").It("trims the cursor, reads a blank cursor as omitted and restarts on a cursor naming nothing", func(ctx context.Context, s *framework.Spec) {
 			c := s.Client()
-			first := getPage(ctx, c, "/capabilities", "capabilities", framework.Query("limit", "3"))
+			first := getPage(ctx, c, "/capabilities", openPage, framework.Query("limit", "3"))
 			if first.cursor == nil {
 				s.Lacks("the target lists at most 3 capabilities, one page")
 			}
-			bare := getPage(ctx, c, "/capabilities", "capabilities", framework.Query("limit", "3"), framework.Query("cursor", *first.cursor))
-			padded := getPage(ctx, c, "/capabilities", "capabilities", framework.Query("limit", "3"), framework.Query("cursor", "  "+*first.cursor+" "))
+			bare := getPage(ctx, c, "/capabilities", openPage, framework.Query("limit", "3"), framework.Query("cursor", *first.cursor))
+			padded := getPage(ctx, c, "/capabilities", openPage, framework.Query("limit", "3"), framework.Query("cursor", "  "+*first.cursor+" "))
 			s.Step("CAP-010")
 			Expect(ids(padded.rows, "capability_id")).To(Equal(ids(bare.rows, "capability_id")), "a padded cursor is trimmed"+padded.r.Describe())
 			for _, cur := range []string{"", "   ", "no_such_capability_" + randomHex(8)} {
@@ -110,7 +110,7 @@ func capabilityListSpecs(f *framework.Framework) {
 				} else {
 					s.Step("CAP-012")
 				}
-				p := omittedPage(ctx, c, "/capabilities", "capabilities", fmt.Sprintf("cursor %q", cur), framework.Query("limit", "3"), framework.Query("cursor", cur))
+				p := omittedPage(ctx, c, "/capabilities", openPage, fmt.Sprintf("cursor %q", cur), framework.Query("limit", "3"), framework.Query("cursor", cur))
 				Expect(ids(p.rows, "capability_id")).To(Equal(ids(first.rows, "capability_id")), fmt.Sprintf("cursor %q restarts from the first page", cur)+p.r.Describe())
 			}
 		})
@@ -127,21 +127,21 @@ func longCapabilityListSpecs(f *framework.Framework) {
 			want := inListOrder(caps)
 			Expect(len(want)).To(BeNumerically(">", 50))
 			s.Step("CAP-006")
-			def := getPage(ctx, c, "/capabilities", "capabilities")
+			def := getPage(ctx, c, "/capabilities", openPage)
 			expectPrefixPage(def, "capability_id", want, 25, fmt.Sprintf("the default page of a list of %d (category then id order)", len(want)))
 			s.Step("CAP-007")
 			for _, n := range []string{"50", "51", "1000"} {
-				p := getPage(ctx, c, "/capabilities", "capabilities", framework.Query("limit", n))
+				p := getPage(ctx, c, "/capabilities", openPage, framework.Query("limit", n))
 				expectPrefixPage(p, "capability_id", want, 50, fmt.Sprintf("limit=%s on a list of %d, clamped to 50", n, len(want)))
 			}
 			s.Step("CAP-008")
 			for _, bad := range []string{"0", "-1", "1.5", "abc"} {
-				p := getPage(ctx, c, "/capabilities", "capabilities", limitProbe(bad)...)
+				p := getPage(ctx, c, "/capabilities", openPage, limitProbe(bad)...)
 				expectPrefixPage(p, "capability_id", want, 25, fmt.Sprintf("limit=%q counts as omitted: the default page", bad))
 			}
 			for _, limit := range []int{0, 50} {
 				s.Step("CAP-009", "CORE-012")
-				got, _ := walkOnce(ctx, c, "/capabilities", "capabilities", "capability_id", limit, want)
+				got, _ := walkOnce(ctx, c, "/capabilities", openPage, "capability_id", limit, want)
 				s.Step("CAP-013")
 				Expect(got).To(Equal(want), fmt.Sprintf("limit %d: rows in category then capability_id order across pages", limit))
 			}
@@ -167,7 +167,7 @@ func capabilityDetailSpecs(f *framework.Framework) {
 				}
 				checked++
 				s.Step("CAP-019")
-				r := c.Get(ctx, "/capabilities/"+id).ExpectOK(http.StatusOK)
+				r := capabilityView(c.Get(ctx, "/capabilities/"+id).ExpectOK(http.StatusOK))
 				Expect(r.String("capability_id")).To(Equal(id), "the detail names the capability asked for"+r.Describe())
 				doc := asObject(r, r.Doc(), "the answer")
 				checkCapabilityRow(r, doc, id)
@@ -257,7 +257,7 @@ func capabilityDetailSpecs(f *framework.Framework) {
 			}
 			ws := s.NewWorkspace(ctx, framework.WorkspaceOptions{Plan: "business"})
 			c, _ := ws.NewKey(ctx, framework.KeyOptions{Scopes: []string{"read"}})
-			r := c.Get(ctx, "/capabilities/"+row["capability_id"].(string)).ExpectOK(http.StatusOK)
+			r := capabilityView(c.Get(ctx, "/capabilities/"+row["capability_id"].(string)).ExpectOK(http.StatusOK))
 			Expect(r.String("status")).To(Equal("available"), r.Describe())
 			Expect(r.Doc()).NotTo(HaveKey("required_plan"), r.Describe())
 		})
@@ -276,7 +276,7 @@ func withheldCapabilitySpecs(f *framework.Framework) {
 			_, need := estimateOf(ctx, c, id, cfg, nil)
 			hookDone(s, s.Control().SetOffered(ctx, id, false))
 			DeferCleanup(func(ctx SpecContext) { _ = s.Control().SetOffered(ctx, id, true) })
-			rows, _ := walk(ctx, c, "/capabilities", "capabilities", 50, 100)
+			rows, _ := walk(ctx, c, "/capabilities", openPage, 50, 100)
 			Expect(ids(rows, "capability_id")).NotTo(ContainElement(id), "a capability not offered to agents is not listed")
 			for _, r := range []*framework.Response{
 				c.Get(ctx, "/capabilities/"+id).ExpectError(http.StatusNotFound, "capability_unavailable"),

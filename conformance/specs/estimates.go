@@ -113,7 +113,7 @@ func estimatePriceSpecs(f *framework.Framework) {
 			c := s.Client()
 			d := pricedExample(ctx, s, c)
 			before := c.Get(ctx, "/credits/balance").ExpectOK(http.StatusOK)
-			gens := getPage(ctx, c, "/generations", "generations")
+			gens := getPage(ctx, c, "/generations", openPage)
 			s.Step("AUTH-015")
 			s.ReadClient().Post(ctx, "/estimates", map[string]any{"capability_id": d.String("capability_id"), "config": objectAt(d, "example_config")}).ExpectOK(http.StatusOK)
 			s.Step("EST-010", "CORE-006")
@@ -121,7 +121,7 @@ func estimatePriceSpecs(f *framework.Framework) {
 			after := c.Get(ctx, "/credits/balance").ExpectOK(http.StatusOK)
 			Expect(after.Int("available_credits")).To(Equal(before.Int("available_credits")), after.Describe())
 			Expect(after.Int("held_credits")).To(Equal(before.Int("held_credits")), after.Describe())
-			gens2 := getPage(ctx, c, "/generations", "generations")
+			gens2 := getPage(ctx, c, "/generations", openPage)
 			Expect(ids(gens2.rows, "generation_id")).To(Equal(ids(gens.rows, "generation_id")), "an estimate starts no generation"+gens2.r.Describe())
 		})
 

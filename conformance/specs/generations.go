@@ -34,7 +34,9 @@ func documentedFlowSpecs(f *framework.Framework) {
 			d = imageModel(ctx, sp.c)
 			config := cheapConfig(d)
 			est, _ = estimateOf(ctx, sp.c, d.String("capability_id"), config, nil)
-			before, _ = balanceOf(ctx, sp.c)
+			if _, declared := sp.c.ShapeIf("balance.available"); declared {
+				before = availableOf(ctx, sp.c) // the balance's layout is the target's (step 4 skips without it)
+			}
 			j = submit(ctx, s, sp.c, d.String("capability_id"), config, nil)
 			after = readGen(ctx, sp.c, j.id)
 			done = s.Finish(ctx, sp.c, j.id)
@@ -267,7 +269,7 @@ func generationStateSpecs(f *framework.Framework) {
 		f.Rule("GEN-008", "GEN-007", "LEDGER-002", "CORE-020").Needs(framework.Spends, framework.Control).It("a recovered write-off moves failed to completed and is charged at most its hold", func(ctx context.Context, s *framework.Spec) {
 			sp := newSpender(ctx, s)
 			d := imageModel(ctx, sp.c)
-			before, _ := balanceOf(ctx, sp.c)
+			before := availableOf(ctx, sp.c)
 			s.QueueFault(ctx, "render_fail", d.String("capability_id"), 1, "")
 			j := submit(ctx, s, sp.c, d.String("capability_id"), cheapConfig(d), nil)
 			Expect(s.Finish(ctx, sp.c, j.id).String("generation.status")).To(Equal("failed"))
@@ -291,7 +293,7 @@ func generationStateSpecs(f *framework.Framework) {
 		f.Rule("GEN-006", "GEN-004", "LEDGER-003").Needs(framework.Spends, framework.Control).It("a canceled job (control cancel) reads failed, never canceled, and its hold is released", func(ctx context.Context, s *framework.Spec) {
 			sp := newSpender(ctx, s)
 			d := videoModel(ctx, sp.c)
-			before, _ := balanceOf(ctx, sp.c)
+			before := availableOf(ctx, sp.c)
 			j := submit(ctx, s, sp.c, d.String("capability_id"), cheapConfig(d), nil)
 			s.JobHook(ctx, j.id, "cancel", nil)
 			r := readGen(ctx, sp.c, j.id)
@@ -305,7 +307,7 @@ func generationStateSpecs(f *framework.Framework) {
 			Expect(avail).To(Equal(before))
 			Expect(held).To(BeZero())
 			s.Step("GEN-006")
-			list := getPage(ctx, sp.c, "/generations", "generations", framework.Query("status", "failed"))
+			list := getPage(ctx, sp.c, "/generations", openPage, framework.Query("status", "failed"))
 			Expect(ids(list.rows, "generation_id")).To(ContainElement(j.id), "status=failed also matches canceled jobs"+list.r.Describe())
 		})
 
@@ -479,7 +481,7 @@ func generationWaitSpecs(f *framework.Framework) {
 				return other.Get(ctx, "/generations/"+j.id+"/wait")
 			}).ExpectError(http.StatusNotFound, "not_found")
 			s.Step("GEN-053")
-			rows, _ := walk(ctx, other, "/generations", "generations", 50, 40)
+			rows, _ := walk(ctx, other, "/generations", openPage, 50, 40)
 			Expect(ids(rows, "generation_id")).NotTo(ContainElement(j.id), "only this workspace's generations are listed")
 		})
 

@@ -29,7 +29,7 @@ var categoryOrder = []string{"avatar", "video", "image", "preset", "tool"}
 func catalogue(ctx context.Context, c *framework.Client) []map[string]any {
 	GinkgoHelper()
 	return c.Memo("catalogue", func() any {
-		rows, _ := walk(ctx, c, "/capabilities", "capabilities", 50, 100)
+		rows, _ := walk(ctx, c, "/capabilities", openPage, 50, 100)
 		return rows
 	}).([]map[string]any)
 }
@@ -39,7 +39,7 @@ func catalogue(ctx context.Context, c *framework.Client) []map[string]any {
 func detail(ctx context.Context, c *framework.Client, id string) *framework.Response {
 	GinkgoHelper()
 	return c.Memo("detail "+id, func() any {
-		return c.Get(ctx, "/capabilities/"+id).ExpectOK(http.StatusOK)
+		return capabilityView(c.Get(ctx, "/capabilities/"+id).ExpectOK(http.StatusOK))
 	}).(*framework.Response).Copy()
 }
 
@@ -71,7 +71,7 @@ func notLiveConfig(ctx context.Context, c *framework.Client, id string) (config 
 	GinkgoHelper()
 	r := c.Get(ctx, "/capabilities/"+id)
 	if r.Status == http.StatusOK {
-		if ex, ok := r.Field("example_config").(map[string]any); ok && !namesUpload(ex) {
+		if ex, ok := capabilityView(r).Field("example_config").(map[string]any); ok && !namesUpload(ex) {
 			return ex, true
 		}
 	}
@@ -780,7 +780,7 @@ func longCatalogue(ctx context.Context, s *framework.Spec) (c *framework.Client,
 	GinkgoHelper()
 	ws := s.NewWorkspace(ctx, framework.WorkspaceOptions{})
 	c, _ = ws.NewKey(ctx, framework.KeyOptions{Scopes: []string{"read"}})
-	rows, _ := walk(ctx, c, "/capabilities", "capabilities", 50, 100)
+	rows, _ := walk(ctx, c, "/capabilities", openPage, 50, 100)
 	presets = ids(presetRows(ctx, c), "capability_id")
 	if len(presets) == 0 {
 		s.Lacks("the target lists no preset to copy")

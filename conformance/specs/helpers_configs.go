@@ -43,7 +43,7 @@ func shapeOf(ctx context.Context, c *framework.Client, id string) configShape {
 		if r.Status != http.StatusOK {
 			c.Lacks("capability %s's detail answers %d: its config_schema and example_config, which give its config keys, cannot be read", id, r.Status)
 		}
-		return shapeFromDetail(r)
+		return shapeFromDetail(capabilityView(r))
 	}).(configShape)
 }
 

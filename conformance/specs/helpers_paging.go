@@ -39,14 +39,16 @@ func omittedPage(ctx context.Context, c *framework.Client, path, field, what str
 	return pageFrom(r.ExpectOK(http.StatusOK), field)
 }
 
-// pageFrom reads a 200 answer of a list whose rows are under field as one page.
+// pageFrom reads a 200 answer of a list whose rows are under field (openPage: where the text does
+// not name the key, the one array beside next_cursor) as one page.
 func pageFrom(r *framework.Response, field string) page {
 	GinkgoHelper()
 	p := page{r: r}
-	for i, v := range r.Array(field) {
-		p.rows = append(p.rows, asObject(r, v, fmt.Sprintf("%s[%d]", field, i)))
+	pg := pageRows(r, field)
+	for i, v := range pg.Rows {
+		p.rows = append(p.rows, asObject(r, v, fmt.Sprintf("row %d of the page", i)))
 	}
-	nc, present := r.Lookup("next_cursor")
+	nc, present := pg.Holder["next_cursor"]
 	Expect(present).To(BeTrue(), "the answer has no next_cursor (it must be present, null on the last page)"+r.Describe())
 	if nc != nil {
 		s, ok := nc.(string)
@@ -256,7 +258,7 @@ func walkWhile(ctx context.Context, c *framework.Client, limit int, query [][2]s
 		if cursor != "" {
 			opts = append(opts, framework.Query("cursor", cursor))
 		}
-		p := getPage(ctx, c, "/generations", "generations", opts...)
+		p := getPage(ctx, c, "/generations", openPage, opts...)
 		Expect(len(p.rows)).To(BeNumerically("<=", limit), p.r.Describe())
 		out = append(out, ids(p.rows, "generation_id")...)
 		if p.cursor == nil {

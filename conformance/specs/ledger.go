@@ -107,7 +107,7 @@ func holdSpecs(f *framework.Framework) {
 			if est.Bool("is_ceiling") {
 				s.Lacks("the image model's estimate is a ceiling, not an exact price: LEDGER-002 and CORE-020 need an exact one")
 			}
-			before, _ := balanceOf(ctx, sp.c)
+			before := availableOf(ctx, sp.c)
 			j := submit(ctx, s, sp.c, d.String("capability_id"), cfg, nil)
 			Expect(s.Finish(ctx, sp.c, j.id).String("generation.status")).To(Equal("completed"))
 			r := readGen(ctx, sp.c, j.id)
@@ -126,7 +126,7 @@ func holdSpecs(f *framework.Framework) {
 
 		f.Rule("LEDGER-014", "LEDGER-002").Needs(framework.Spends, framework.Control).It("lowering a limit below a running job's hold does not stop it: it settles", func(ctx context.Context, s *framework.Spec) {
 			sp := newSpender(ctx, s)
-			a0, _ := balanceOf(ctx, sp.c)
+			a0 := availableOf(ctx, sp.c)
 			j := submit(ctx, s, sp.c, "tts", ttsConfig(ctx, sp.c), nil)
 			s.SetLimits(ctx, sp.ws.ID, map[string]any{"per_generation_credits": 0, "daily_credits": 0})
 			w := s.Finish(ctx, sp.c, j.id)
@@ -361,7 +361,7 @@ func spendWindowSpecs(f *framework.Framework) {
 			}
 			Expect(q.Status).To(Equal(http.StatusCreated), "control POST /faults render_overrun"+q.Describe())
 			DeferCleanup(func(ctx SpecContext) { s.ClearFaults(ctx) })
-			a0, _ := balanceOf(ctx, sp.c)
+			a0 := availableOf(ctx, sp.c)
 			j := submit(ctx, s, sp.c, "tts", cfg, nil)
 			held := j.r.Int("credits.credits_held")
 			w := s.Finish(ctx, sp.c, j.id)

@@ -28,7 +28,7 @@ func generationListSpecs(f *framework.Framework) {
 		f.Rule(rules("GEN-037", "GEN-044", "GEN-047", "GEN-048", "GEN-049", "GEN-046", "ERR-020", "ERR-024")...).It("refuses zoneless times and invalid enums naming the field; blank values, bad limits and unreadable cursors count as omitted", func(ctx context.Context, s *framework.Spec) {
 			c := s.Client()
 			s.Step("GEN-037", "GEN-046")
-			first := getPage(ctx, c, "/generations", "generations")
+			first := getPage(ctx, c, "/generations", openPage)
 			Expect(len(first.rows)).To(BeNumerically("<=", 25), first.r.Describe())
 			base := ids(first.rows, "generation_id")
 			s.Step("GEN-044", "ERR-020", "ERR-024")
@@ -48,18 +48,18 @@ func generationListSpecs(f *framework.Framework) {
 			expectField(c.Get(ctx, "/generations", framework.Query("status", "canceled"), framework.Invalid()).ExpectError(http.StatusBadRequest, "invalid_config"), "status")
 			s.Step("GEN-048")
 			for _, blank := range []string{"status", "source", "capability_id", "created_before", "updated_since", "cursor"} {
-				p := getPage(ctx, c, "/generations", "generations", framework.Query(blank, ""))
+				p := getPage(ctx, c, "/generations", openPage, framework.Query(blank, ""))
 				Expect(ids(p.rows, "generation_id")).To(Equal(base), blank+"= counts as omitted"+p.r.Describe())
 			}
 			s.Step("GEN-046")
 			for _, lim := range []string{"0", "-1", "abc"} {
-				expectLimitReading(ctx, c, "/generations", "generations", "generation_id", lim, first)
+				expectLimitReading(ctx, c, "/generations", openPage, "generation_id", lim, first)
 			}
 			s.Step("GEN-047")
-			p := getPage(ctx, c, "/generations", "generations", framework.Query("cursor", "!!not-a-cursor!!"))
+			p := getPage(ctx, c, "/generations", openPage, framework.Query("cursor", "!!not-a-cursor!!"))
 			Expect(ids(p.rows, "generation_id")).To(Equal(base), "an unreadable cursor restarts from the first page"+p.r.Describe())
 			s.Step("GEN-046")
-			big := getPage(ctx, c, "/generations", "generations", framework.Query("limit", "500"))
+			big := getPage(ctx, c, "/generations", openPage, framework.Query("limit", "500"))
 			Expect(len(big.rows)).To(BeNumerically("<=", 50), "limit is clamped to 50"+big.r.Describe())
 		})
 
@@ -68,7 +68,7 @@ func generationListSpecs(f *framework.Framework) {
 			j := submit(ctx, s, sp.c, "tts", ttsConfig(ctx, sp.c), map[string]any{"voice_id": firstVoice(ctx, sp.c)})
 			// A REST submit is a deliverable: "Only deliverables" are listed, running or not.
 			s.Step("GEN-052")
-			p := getPage(ctx, sp.c, "/generations", "generations", framework.Query("limit", "50"))
+			p := getPage(ctx, sp.c, "/generations", openPage, framework.Query("limit", "50"))
 			var row map[string]any
 			for _, r := range p.rows {
 				if r["generation_id"] == j.id {
@@ -81,7 +81,7 @@ func generationListSpecs(f *framework.Framework) {
 				return // it finished before the list: listed, but not seen running
 			}
 			s.Step("GEN-040")
-			f := getPage(ctx, sp.c, "/generations", "generations", framework.Query("limit", "50"), framework.Query("status", st))
+			f := getPage(ctx, sp.c, "/generations", openPage, framework.Query("limit", "50"), framework.Query("status", st))
 			if runningNow(ctx, sp.c, j.id) && readGen(ctx, sp.c, j.id).String("generation.status") == st {
 				Expect(ids(f.rows, "generation_id")).To(ContainElement(j.id), "status="+st+" lists the job that still reads "+st+f.r.Describe())
 			}
@@ -118,7 +118,7 @@ func generationListSpecs(f *framework.Framework) {
 				s.Step("GEN-039")
 				Expect(listIDs(ctx, sp.c)).To(Equal([]string{id(fl), id(b), id(a)}), "newest first by created_at")
 				s.Step("GEN-038")
-				p := getPage(ctx, sp.c, "/generations", "generations")
+				p := getPage(ctx, sp.c, "/generations", openPage)
 				reads := map[string]*framework.Response{id(a): a, id(b): b, id(fl): fl}
 				for _, row := range p.rows {
 					s.Step("GEN-038")
@@ -168,7 +168,7 @@ func generationListSpecs(f *framework.Framework) {
 					if cursor != "" {
 						opts = append(opts, framework.Query("cursor", cursor))
 					}
-					pg := getPage(ctx, sp.c, "/generations", "generations", opts...)
+					pg := getPage(ctx, sp.c, "/generations", openPage, opts...)
 					Expect(len(pg.rows)).To(BeNumerically("<=", 1), pg.r.Describe())
 					paged = append(paged, ids(pg.rows, "generation_id")...)
 					if pg.cursor == nil {
@@ -197,7 +197,7 @@ func generationListSpecs(f *framework.Framework) {
 						r.ExpectError(http.StatusBadRequest, "invalid_config") // an open choice: no such capability refused as an invalid filter value
 						continue
 					}
-					for _, row := range pageFrom(r, "generations").rows {
+					for _, row := range pageFrom(r, openPage).rows {
 						Expect(row["capability_id"]).To(Equal(v), "capability_id="+v+" keeps only rows of exactly that capability"+r.Describe())
 					}
 				}
@@ -253,7 +253,7 @@ func generationListSpecs(f *framework.Framework) {
 
 			f.Rule("GEN-053").Needs(framework.Spends, framework.Control).It("another workspace does not list them", func(ctx context.Context, s *framework.Spec) {
 				Expect(fl).NotTo(BeNil(), "the setup did not make its generations")
-				rows, _ := walk(ctx, s.Client(), "/generations", "generations", 50, 40)
+				rows, _ := walk(ctx, s.Client(), "/generations", openPage, 50, 40)
 				Expect(ids(rows, "generation_id")).NotTo(ContainElements(id(a), id(b), id(fl)))
 			})
 		})
@@ -274,11 +274,11 @@ func generationListSpecs(f *framework.Framework) {
 			f.Rule("GEN-046", "CORE-012", "GEN-039").Needs(framework.Spends, framework.Control).It("holds 25 rows on the default page and 50 under limit 500 or 51, and a walk visits all 52 newest first", func(ctx context.Context, s *framework.Spec) {
 				Expect(rows).To(HaveLen(made), "the setup did not make its rows")
 				s.Step("GEN-046")
-				def := getPage(ctx, sp.c, "/generations", "generations")
+				def := getPage(ctx, sp.c, "/generations", openPage)
 				expectPrefixPage(def, "generation_id", rows, 25, "limit defaults to 25: the default page holds at most the 25 newest of 52 rows")
 				Expect(def.cursor).NotTo(BeNil(), "27 rows follow the default page"+def.r.Describe())
 				for _, lim := range []string{"500", "51", "50"} {
-					p := getPage(ctx, sp.c, "/generations", "generations", framework.Query("limit", lim))
+					p := getPage(ctx, sp.c, "/generations", openPage, framework.Query("limit", lim))
 					expectPrefixPage(p, "generation_id", rows, 50, "limit "+lim+" is clamped to 50: at most the 50 newest of 52 rows")
 					Expect(p.cursor).NotTo(BeNil(), "rows follow a page of at most 50"+p.r.Describe())
 				}

@@ -400,7 +400,7 @@ func presetTemplateSpecs(f *framework.Framework) {
 				// Read the schema and the price where the plan allows them.
 				ws := s.NewWorkspace(ctx, framework.WorkspaceOptions{Plan: plan})
 				hc, _ := ws.NewKey(ctx, framework.KeyOptions{Scopes: []string{"read", "generate"}})
-				d := hc.Get(ctx, "/capabilities/"+id).ExpectOK(http.StatusOK)
+				d := capabilityView(hc.Get(ctx, "/capabilities/"+id).ExpectOK(http.StatusOK))
 				cfg = objectAt(d, "example_config")
 				if t := row["templates"].([]any); len(t) > 0 {
 					cfg["template_id"] = t[0].(map[string]any)["template_id"]

@@ -395,7 +395,7 @@ func uploadFlowSpecs(f *framework.Framework) {
 				a := c.Get(ctx, "/assets/"+id).ExpectOK(http.StatusOK)
 				Expect(a.String("asset.scan_status")).To(Equal("pending"), "the asset of an upload whose scan runs reads pending"+a.Describe())
 				Expect(a.Bool("asset.usable")).To(BeFalse(), a.Describe())
-				row := findRow(getPage(ctx, c, "/assets", "assets", framework.Query("limit", "50")).rows, id)
+				row := findRow(getPage(ctx, c, "/assets", openPage, framework.Query("limit", "50")).rows, id)
 				Expect(row).NotTo(BeNil(), "a finalized upload whose scan runs is listed")
 				Expect(row["scan_status"]).To(Equal("pending"), "its row reads pending")
 				Expect(row["usable"]).To(Equal(false), "its row is not usable")
@@ -633,7 +633,7 @@ func fromURLSpecs(f *framework.Framework) {
 			a := c.Get(ctx, "/assets/"+named.String("asset_id")).ExpectOK(http.StatusOK)
 			Expect(a.String("asset.file_name")).To(Equal("hero.webp"), a.Describe())
 			s.Step("ASSET-001")
-			rows, _ := walk(ctx, c, "/assets", "assets", 50, 10)
+			rows, _ := walk(ctx, c, "/assets", openPage, 50, 10)
 			Expect(ids(rows, "asset_id")).To(ContainElement(named.String("asset_id")), "an imported file is listed")
 			for _, row := range rows {
 				noLinks(row, "an asset row of an imported file (list rows carry no link, not even the source link)")

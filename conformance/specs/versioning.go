@@ -52,7 +52,7 @@ func versioningEnumSpecs(f *framework.Framework) {
 			}
 			Expect(r.Status).To(Equal(http.StatusOK), "control PUT "+path+r.Describe())
 			DeferCleanup(func(ctx SpecContext) { _, _ = s.Control().Call(ctx, http.MethodDelete, path, nil) })
-			d := c.Get(ctx, "/capabilities/"+capID).ExpectOK(http.StatusOK)
+			d := capabilityView(c.Get(ctx, "/capabilities/"+capID).ExpectOK(http.StatusOK))
 			p, _ := schemaProps(d)[field].(map[string]any)
 			Expect(p["enum"]).NotTo(ContainElement(value), "config_schema no longer lists the removed value "+value+" of "+field+d.Describe())
 			est := c.Post(ctx, "/estimates", map[string]any{"capability_id": capID, "config": cfg}, framework.Invalid()).ExpectError(http.StatusBadRequest, "invalid_config")
@@ -107,7 +107,7 @@ func versioningAliasSpecs(f *framework.Framework) {
 			a := installAlias(ctx, s, c, "")
 
 			s.Step("VER-006")
-			d := c.Get(ctx, "/capabilities/"+a.capID).ExpectOK(http.StatusOK)
+			d := capabilityView(c.Get(ctx, "/capabilities/"+a.capID).ExpectOK(http.StatusOK))
 			schema := objectAt(d, "config_schema")
 			props, _ := schema["properties"].(map[string]any)
 			p, ok := props[a.alias].(map[string]any)
@@ -175,7 +175,7 @@ func versioningAliasSpecs(f *framework.Framework) {
 			}
 			for _, stopsIn := range stops {
 				a := installAlias(ctx, s, c, stopsIn)
-				d := c.Get(ctx, "/capabilities/"+a.capID).ExpectOK(http.StatusOK)
+				d := capabilityView(c.Get(ctx, "/capabilities/"+a.capID).ExpectOK(http.StatusOK))
 				props, _ := objectAt(d, "config_schema")["properties"].(map[string]any)
 				Expect(props).NotTo(HaveKey(a.alias), "a name whose window stopped in "+stopsIn+" is no longer listed at "+version+d.Describe())
 				r := c.Post(ctx, "/estimates", map[string]any{"capability_id": a.capID, "config": a.with(a.alias)}).ExpectError(http.StatusBadRequest, "invalid_config")

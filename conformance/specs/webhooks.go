@@ -19,7 +19,7 @@ func webhookSpecs(f *framework.Framework) {
 		f.Rule("WH-001", "WH-002", "WH-003", "WH-004", "WH-005", "WH-006", "WH-007", "ID-008", "CORE-008").It(
 			"POST /webhooks answers 201 {ok, webhook, secret} once; the endpoint is active and listed without the secret", func(ctx context.Context, s *framework.Spec) {
 				c := s.Client()
-				before, _ := balanceOf(ctx, c)
+				before := availableOf(ctx, c)
 				_, u := s.Hooks().NewURL()
 				// Register with an upper-case scheme: normalizing keeps scheme, lowercased host and path.
 				parsed, err := url.Parse(u)
@@ -77,7 +77,7 @@ func webhookSpecs(f *framework.Framework) {
 				d := c.Delete(ctx, "/webhooks/"+id).ExpectOK(http.StatusOK)
 				Expect(strings.Contains(string(d.Body), secret)).To(BeFalse(), "the delete answer carries the secret"+d.Describe())
 				s.Step("CORE-008")
-				after, _ := balanceOf(ctx, c)
+				after := availableOf(ctx, c)
 				Expect(after).To(Equal(before), "registering and deleting cost nothing")
 			})
 

@@ -192,7 +192,7 @@ func workflowInvokeSpecs(f *framework.Framework) {
 			e := sp.c.Post(ctx, path, map[string]any{"inputs": map[string]any{}, "max_credits": want - 1}).ExpectError(http.StatusPaymentRequired, "max_credits_exceeded")
 			Expect(e.String("error.limit.bound_by")).To(Equal("max_credits"), e.Describe())
 			Expect(e.Int("error.limit.required_credits")).To(Equal(want), fmt.Sprintf("required_credits is the sum over the steps of ceil(price x 1.1): %v of prices %v (not ceil(%v x 1.1) = %d)", need, price, sum, ceilPad(sum))+e.Describe())
-			before, _ := balanceOf(ctx, sp.c)
+			before := availableOf(ctx, sp.c)
 			s.Spend(int(want))
 			s.Step("WF-009", "WF-004")
 			inv := sp.c.Post(ctx, path, map[string]any{"inputs": map[string]any{}, "max_credits": want})
@@ -254,7 +254,7 @@ func workflowRunIDSpecs(f *framework.Framework) {
 			Expect(r.String("run.workflow_run_id")).To(Equal(id), r.Describe())
 			Expect(r.Field("run.workflow_id")).To(BeNil(), r.Describe())
 			runsList(ctx, s, sp.c)
-			rows, _ := walk(ctx, sp.c, "/workflow-runs", "runs", 50, 20)
+			rows, _ := walk(ctx, sp.c, "/workflow-runs", openPage, 50, 20)
 			Expect(ids(rows, "workflow_run_id")).To(ContainElement(id))
 			for _, row := range rows {
 				Expect(row["workflow_run_id"]).To(MatchRegexp(`^wfr_[0-9a-f]{32}$`))
@@ -406,7 +406,7 @@ func workflowRunSpecs(f *framework.Framework) {
 			t := wfPick(ctx, s, sp.c, "with a step after another on a capability of its own", func(t wfTemplate) bool { return wfChainFailure(t) >= 0 })
 			broken := t.nodes[wfChainFailure(t)]
 			s.QueueFault(ctx, "render_fail", broken.capID, 1, "")
-			availBefore, _ := balanceOf(ctx, sp.c)
+			availBefore := availableOf(ctx, sp.c)
 			_, id := wfInvoke(ctx, s, sp.c, t)
 			s.Step("WF-013")
 			final, _ := wfFinish(ctx, s, sp.c, id)
@@ -523,17 +523,17 @@ func workflowRunSpecs(f *framework.Framework) {
 			}
 			s.Step("WF-029")
 			r := c.Get(ctx, "/workflow-runs").ExpectOK(http.StatusOK)
-			Expect(r.Array("runs")).NotTo(BeEmpty(), "the workspace's run is listed"+r.Describe())
+			Expect(openRows(r)).NotTo(BeEmpty(), "the workspace's run is listed"+r.Describe())
 			s.ReferenceOnly("WF-029", "the run list's layout: ok, next_cursor, rows without nodes", func() {
 				Expect(r.Field("ok")).To(Equal(true), r.Describe())
 				Expect(r.Doc()).To(HaveKey("next_cursor"), r.Describe())
-				for i, v := range r.Array("runs") {
-					Expect(asObject(r, v, fmt.Sprintf("runs[%d]", i))).NotTo(HaveKey("nodes"), "a list row carries no nodes"+r.Describe())
+				for i, v := range openRows(r) {
+					Expect(asObject(r, v, fmt.Sprintf("run row %d", i))).NotTo(HaveKey("nodes"), "a list row carries no nodes"+r.Describe())
 				}
 			})
 			s.Step("CORE-013")
-			for i, v := range r.Array("runs") {
-				noLinks(asObject(r, v, fmt.Sprintf("runs[%d]", i)), fmt.Sprintf("runs[%d]", i))
+			for i, v := range openRows(r) {
+				noLinks(asObject(r, v, fmt.Sprintf("run row %d", i)), fmt.Sprintf("run row %d", i))
 			}
 			s.Step("WF-029")
 			if !s.Strict() {
@@ -541,12 +541,12 @@ func workflowRunSpecs(f *framework.Framework) {
 			}
 			for _, st := range []string{"completed", "failed", "queued"} {
 				f := c.Get(ctx, "/workflow-runs", framework.Query("status", st)).ExpectOK(http.StatusOK)
-				for i, v := range f.Array("runs") {
-					Expect(asObject(f, v, fmt.Sprintf("runs[%d]", i))["status"]).To(Equal(st), "status filters the list"+f.Describe())
+				for i, v := range openRows(f) {
+					Expect(asObject(f, v, fmt.Sprintf("run row %d", i))["status"]).To(Equal(st), "status filters the list"+f.Describe())
 				}
 			}
 			wf := c.Get(ctx, "/workflow-runs", framework.Query("workflow_id", "wf_"+randomHex(32))).ExpectOK(http.StatusOK)
-			Expect(wf.Array("runs")).To(BeEmpty(), "an unknown workflow_id matches no run"+wf.Describe())
+			Expect(openRows(wf)).To(BeEmpty(), "an unknown workflow_id matches no run"+wf.Describe())
 			e := c.Get(ctx, "/workflow-runs", framework.Query("status", "done"), framework.Invalid()).ExpectError(http.StatusBadRequest, "invalid_config")
 			expectField(e, "status")
 		})

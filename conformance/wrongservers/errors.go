@@ -139,6 +139,18 @@ var errorServers = []Server{
 		}),
 	},
 	{
+		Name: "core-error-flattened", Rules: []string{"CORE-003"},
+		Mistake: "failure bodies hold the error's fields at the top level, with no error object",
+		API: docs(anyAPI, failure, func(_ *http.Request, _ *answer, d map[string]any) {
+			if e, ok := d["error"].(map[string]any); ok {
+				delete(d, "error")
+				for k, v := range e {
+					d[k] = v
+				}
+			}
+		}),
+	},
+	{
 		Name: "core-cacheable-errors", Rules: []string{"CORE-018"},
 		Mistake: "a shared cache header is set on every answer, errors included",
 		API: answers(anyAPI, func(_ *Env, _ *http.Request, a *answer) {

@@ -17,6 +17,7 @@ var movedToLegal = map[string]string{
 	"asset-output-scan-clean":                "Other records: asset record beyond asset_id, kind and the output link fields: not shown",
 	"assets-bad-filter-ignored":              "Gaps in the endpoint shapes: GET /assets request and answer shapes: not shown",
 	"auth-revoked-key-deleted-workspace-410": "Authentication 4 lists the failures, not the order of the key and workspace checks",
+	"core-error-envelope-extra":              "Versioning 4: a new response field ships without warning and clients ignore unknown fields, so a key beside error is legal (CORE-003, issue 35)",
 	"core-unversioned-paths":                 "the interface is served under its root ending in /api/v1; what else the origin serves is not said",
 	"est-pad-on-total":                       "Estimate answer: max_credits_needed is \"price plus hold pad on every take\"; where the rounding up happens is not said (rounding place left open)",
 	"fromurl-any-scheme-fetched":             "POST /uploads/from-url: request and answer shapes: not shown (a direct public link; no refusal of other schemes is given)",

@@ -1,0 +1,116 @@
+package specs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+
+	. "github.com/onsi/ginkgo/v2" //nolint:revive
+	. "github.com/onsi/gomega"    //nolint:revive
+
+	"github.com/mediaspec/mediaspec/conformance/framework"
+	"github.com/mediaspec/mediaspec/conformance/internal/openshape"
+)
+
+// The specs' door to conformance/internal/openshape: every read of an answer whose layout the text
+// does not show goes through these helpers, and no spec names the reference's own choice of such a
+// layout (fence_test.go).
+
+// openPage, as the field of a page helper (getPage, walk, ...), says the text does not name the
+// page's array key: the rows are the one array beside next_cursor (or the key the target declares
+// with --shape page:<path>=KEY).
+const openPage = ""
+
+// pageRows finds the rows (and the object holding them beside next_cursor) of the page answered in r, under field (openPage: found, see openshape.PageOf).
+func pageRows(r *framework.Response, field string) openshape.Page {
+	GinkgoHelper()
+	declared := ""
+	if field == openPage {
+		declared = r.DeclaredShape(openshape.PageKey(r.Path()))
+	}
+	p, err := openshape.PageOf(r.Doc(), field, declared)
+	if err != nil {
+		if field == openPage && !errors.Is(err, openshape.ErrNotFound) {
+			r.Lacks("%s: %v; declare it with --shape %s=KEY", r.Path(), err, openshape.PageKey(r.Path()))
+		}
+		Expect(err).NotTo(HaveOccurred(), "the page's rows"+r.Describe())
+	}
+	return p
+}
+
+// capabilityView reads a capability answer (GET /capabilities/{id}) wherever its layout puts the
+// capability's fields, config_schema and example_config ("the body field layout of the capability
+// answer: not shown"), and returns it as one object in the text's names.
+func capabilityView(r *framework.Response) *framework.Response {
+	GinkgoHelper()
+	d, err := openshape.DetailOf(r.Doc())
+	Expect(err).NotTo(HaveOccurred(), "the capability answer carries capability_id and its config schema (GET /capabilities/{id}: the capability with its config schema and the smallest valid config)"+r.Describe())
+	return r.View(d.View(r.Doc()))
+}
+
+// recordView reads an answer whose record the text does not lay out (an asset) as the object that
+// carries key (asset_id), wherever it sits.
+func recordView(r *framework.Response, key, what string) *framework.Response {
+	GinkgoHelper()
+	o, err := openshape.Holding(r.Doc(), key)
+	Expect(err).NotTo(HaveOccurred(), fmt.Sprintf("%s carries %s", what, key)+r.Describe())
+	return r.View(o)
+}
+
+// linkIn returns the first http(s) link of an answer that is not laid out in the text (a
+// download answer), under a key named url first.
+func linkIn(r *framework.Response, what string) string {
+	GinkgoHelper()
+	links := openshape.Links(r.Doc())
+	Expect(links).NotTo(BeEmpty(), what+" carries a link"+r.Describe())
+	return links[0]
+}
+
+// balance is the credit balance as the target declares its layout (shapes balance.*).
+type balance struct {
+	r               *framework.Response
+	available, held int64
+	hasHeld, hasSum bool
+	total           int64
+}
+
+// readBalance reads GET /credits/balance and the declared values of its not-shown answer: the
+// available credits always (the spec skips naming balance.available when the target declares no
+// pointer), held and the total when declared.
+func readBalance(ctx context.Context, c *framework.Client) balance {
+	GinkgoHelper()
+	availPtr := c.Shape("balance.available")
+	r := c.Get(ctx, "/credits/balance").ExpectOK(http.StatusOK)
+	b := balance{r: r}
+	var err error
+	b.available, err = openshape.IntAt(r.Doc(), availPtr)
+	Expect(err).NotTo(HaveOccurred(), "the balance answer at the declared balance.available"+r.Describe())
+	if ptr, ok := c.ShapeIf("balance.held"); ok {
+		b.held, err = openshape.IntAt(r.Doc(), ptr)
+		Expect(err).NotTo(HaveOccurred(), "the balance answer at the declared balance.held"+r.Describe())
+		b.hasHeld = true
+	}
+	if ptr, ok := c.ShapeIf("balance.total"); ok {
+		b.total, err = openshape.IntAt(r.Doc(), ptr)
+		Expect(err).NotTo(HaveOccurred(), "the balance answer at the declared balance.total"+r.Describe())
+		b.hasSum = true
+	}
+	return b
+}
+
+// heldOf is the held credits of b; without a declared balance.held the spec skips naming it.
+func (b balance) heldOf(c *framework.Client) int64 {
+	GinkgoHelper()
+	if !b.hasHeld {
+		c.Shape("balance.held")
+	}
+	return b.held
+}
+
+// openRows returns the rows of a list answer whose layout the text does not show (the workflow
+// run list): the one array beside next_cursor, or of the answer when it has no next_cursor.
+func openRows(r *framework.Response) []any {
+	GinkgoHelper()
+	return pageRows(r, openPage).Rows
+}
