@@ -101,11 +101,30 @@ wrong-servers: build
 ## into other forms the interface text allows (conformance/wrongservers/legal.go). Each variant runs
 ## on the specs that can see its change, and all of them combined on the whole suite; every run
 ## must fail no spec. ONLY=REGEXP picks variants; LEGAL_FLAGS=--whole runs each on the whole suite.
+## LEGAL_SKIP=REGEXP leaves variants out (CI runs scrambled apart, with legal-scrambled).
 LEGAL_FLAGS ?=
+LEGAL_SKIP ?=
 .PHONY: legal-variants
 legal-variants: build
 	$(GO) run ./conformance/wrongservers/cmd/wrongservers --legal --bin bin/mediaspec --only '$(ONLY)' \
-	  --failures bin/legal-failures.txt $(LEGAL_FLAGS)
+	  --skip '$(LEGAL_SKIP)' --failures bin/legal-failures.txt $(LEGAL_FLAGS)
+
+## legal-scrambled: the generated variant `scrambled` (legal_scrambled.go: every reference choice
+## renamed, nested, moved) on the whole suite in each target mode of SCRAMBLED_MODES: b (control
+## API, manual clock) and c (keys only, the mock with --no-control, SCRAMBLED_PROCS check
+## processes), each beside the unchanged mock in the same mode, so the table gives the rules it
+## judged as a share of the mock's. Every run must fail no spec. Failures in
+## bin/scrambled-<mode>-failures.txt.
+SCRAMBLED_MODES ?= b c
+SCRAMBLED_PROCS ?= 4
+.PHONY: legal-scrambled
+legal-scrambled: build
+	@set -e; for m in $(SCRAMBLED_MODES); do \
+	  echo "-- scrambled, mode $$m"; \
+	  $(GO) run ./conformance/wrongservers/cmd/wrongservers --legal --bin bin/mediaspec --only '^scrambled$$' \
+	    --combined=false --plain --mode $$m --procs $(SCRAMBLED_PROCS) --timeout 15m \
+	    --failures bin/scrambled-$$m-failures.txt $(LEGAL_FLAGS); \
+	done
 
 ## proxy-proof: the whole suite through the built binary's proxy in front of the mock
 ## (.ci/proxy-proof): the suite must pass, and the proxy must record no MUST or SHOULD finding on

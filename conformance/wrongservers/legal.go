@@ -38,6 +38,9 @@ type Variant struct {
 	// Args are the check flags a target of this form is run with (it names its key header or its
 	// paths, which the text leaves open).
 	Args []string
+	// Shapes are --shape NAME=VALUE settings (where an open shape's value sits in the target's
+	// answers), passed when the binary's check knows --shape.
+	Shapes []string
 	// Filter is the label filter of the specs that can see the change (rule ids); "" is the
 	// whole suite.
 	Filter string
@@ -73,6 +76,7 @@ func Combined(vs []Variant) Variant {
 		names = append(names, v.Name)
 		api, hooks = append(api, v.API), append(hooks, v.Hooks)
 		c.Args = append(c.Args, v.Args...)
+		c.Shapes = append(c.Shapes, v.Shapes...)
 	}
 	c.API, c.Hooks = chain(api...), chain(hooks...)
 	c.Allows = strings.Join(names, ", ")
@@ -81,30 +85,52 @@ func Combined(vs []Variant) Variant {
 
 // server is the variant as a Server the wrong-server harness runs.
 func (v Variant) server() Server {
-	return Server{Name: v.Name, API: v.API, Hooks: v.Hooks, checkArgs: v.Args, filter: v.Filter}
+	return Server{Name: v.Name, API: v.API, Hooks: v.Hooks, checkArgs: v.Args, filter: v.Filter, shapes: v.Shapes}
 }
+
+// plainVariant is the mock unchanged, run in a mode to compare the rules a variant judges with.
+var plainVariant = Variant{Name: "plain-mock", Change: "the mock unchanged (the same mode's measure of rules judged)"}
 
 // LegalResult is one variant's run.
 type LegalResult struct {
 	Variant Variant
 	// Whole says the run covered the whole suite (else the specs of Variant.Filter).
-	Whole                   bool
-	Passed, Failed, Skipped int
+	Whole bool
+	// Mode is the target mode the run checked (b: control API, manual clock; c: keys only).
+	Mode                             string
+	Passed, Failed, Blocked, Skipped int
+	// Judged are the rules the run passed: rules a passed spec decided (a rule all of whose
+	// specs skipped is not judged).
+	Judged []string
+	// PlainJudged is how many rules the plain mock's run in the same mode passed (0: not run).
+	PlainJudged int
 	// Failures are the failed specs: text, location and the first line of the reason.
 	Failures []string
 	Err      error
 	Duration time.Duration
 }
 
-// OK reports a run that could be judged and failed nothing.
-func (r LegalResult) OK() bool { return r.Err == nil && r.Failed == 0 }
+// OK reports a run that could be judged and failed nothing (a blocked spec is a failure of the
+// run too: it stopped on a rule it does not check).
+func (r LegalResult) OK() bool { return r.Err == nil && r.Failed == 0 && r.Blocked == 0 }
 
-// CheckLegal runs `mediaspec check` from bin against the mock behind v, on v's specs (the whole
-// suite when whole is set), keeping logs and the JSON report in dir.
-func CheckLegal(ctx context.Context, bin string, v Variant, whole bool, dir string) LegalResult {
+// JudgedShare is the share (percent) of the plain mock's judged rules that the run judged too; -1
+// when there is no plain run to compare with.
+func (r LegalResult) JudgedShare() float64 {
+	if r.PlainJudged == 0 {
+		return -1
+	}
+	return 100 * float64(len(r.Judged)) / float64(r.PlainJudged)
+}
+
+// CheckLegal runs `mediaspec check` from bin against the mock behind v in the mode of opts, on v's
+// specs (the whole suite when whole is set), keeping logs and the JSON report in dir.
+func CheckLegal(ctx context.Context, opts LegalOptions, v Variant, whole bool, dir string) LegalResult {
+	bin := opts.Bin
 	start := time.Now()
-	res := LegalResult{Variant: v, Whole: whole || v.Filter == ""}
+	res := LegalResult{Variant: v, Whole: whole || v.Filter == "", Mode: opts.mode()}
 	srv := v.server()
+	srv.mode, srv.procs, srv.timeout = opts.Mode, opts.Procs, opts.Timeout
 	if whole {
 		srv.filter = ""
 	}
@@ -125,14 +151,24 @@ func CheckLegal(ctx context.Context, bin string, v Variant, whole bool, dir stri
 		switch s.State {
 		case "passed":
 			res.Passed++
-		case "failed":
-			res.Failed++
-			res.Failures = append(res.Failures, fmt.Sprintf("%s (%s): %s", s.Text, s.FailureLocation, report.Sentence(s.Reason)))
+		case "failed", report.Blocked:
+			if s.State == report.Blocked {
+				res.Blocked++
+			} else {
+				res.Failed++
+			}
+			res.Failures = append(res.Failures, fmt.Sprintf("%s%s (%s): %s", map[bool]string{true: "[blocked] "}[s.State == report.Blocked],
+				s.Text, s.FailureLocation, report.Sentence(s.Reason)))
 		default:
 			res.Skipped++
 		}
 	}
-	if res.Passed == 0 && res.Failed == 0 {
+	for _, rv := range rep.Rules {
+		if rv.Verdict == report.Passed {
+			res.Judged = append(res.Judged, rv.Rule.ID)
+		}
+	}
+	if res.Passed == 0 && res.Failed == 0 && res.Blocked == 0 {
 		res.Err = fmt.Errorf("no spec ran (%d skipped): the variant's filter selects nothing runnable", res.Skipped)
 	}
 	return res
@@ -148,6 +184,22 @@ type LegalOptions struct {
 	// Combined also runs every variant at once on the whole suite.
 	Combined bool
 	Dir      string
+	// Mode is the target mode: "b" (the default: control API, manual clock) or "c" (keys only,
+	// real time, Procs check processes, each with a key set of its own).
+	Mode  string
+	Procs int
+	// Plain also runs the unchanged mock on the whole suite in the same mode, to compare the
+	// rules each whole-suite run judged with.
+	Plain bool
+	// Timeout bounds each check run (0: checkTimeout).
+	Timeout time.Duration
+}
+
+func (o LegalOptions) mode() string {
+	if o.Mode == "" {
+		return "b"
+	}
+	return o.Mode
 }
 
 // LegalPass runs the selected variants (and the combination) and returns their results in table
@@ -160,21 +212,29 @@ func LegalPass(ctx context.Context, opts LegalOptions, vs []Variant) []LegalResu
 	if opts.Combined {
 		todo = append(todo, Combined(vs))
 	}
+	plain := -1
+	if opts.Plain {
+		plain = len(todo)
+		todo = append(todo, plainVariant)
+	}
 	results := make([]LegalResult, len(todo))
 	var wg sync.WaitGroup
 	jobs := make(chan int)
 	for range opts.Parallel {
 		wg.Go(func() {
 			for i := range jobs {
-				whole := opts.Whole || todo[i].Name == "all-combined"
-				results[i] = CheckLegal(ctx, opts.Bin, todo[i], whole, filepath.Join(opts.Dir, todo[i].Name))
+				whole := opts.Whole || todo[i].Name == "all-combined" || i == plain
+				results[i] = CheckLegal(ctx, opts, todo[i], whole, filepath.Join(opts.Dir, todo[i].Name))
 			}
 		})
 	}
-	// The combination is the longest run: it starts first.
+	// The combination and the plain mock are the longest runs: they start first.
 	order := make([]int, 0, len(todo))
+	if plain >= 0 {
+		order = append(order, plain)
+	}
 	if opts.Combined {
-		order = append(order, len(todo)-1)
+		order = append(order, len(vs))
 	}
 	for i := range vs {
 		order = append(order, i)
@@ -187,27 +247,38 @@ func LegalPass(ctx context.Context, opts LegalOptions, vs []Variant) []LegalResu
 	}
 	close(jobs)
 	wg.Wait()
+	if plain >= 0 && results[plain].OK() {
+		for i := range results {
+			if i != plain && results[i].Whole {
+				results[i].PlainJudged = len(results[plain].Judged)
+			}
+		}
+	}
 	return results
 }
 
 // WriteLegalTable writes one row per variant: name, verdict, what ran, and the first failure.
 func WriteLegalTable(w io.Writer, results []LegalResult) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "LEGAL VARIANT\tVERDICT\tSPECS\tRAN ON\tTIME\tFIRST FAILURE / WHAT CHANGES")
+	fmt.Fprintln(tw, "LEGAL VARIANT\tMODE\tVERDICT\tSPECS\tRULES JUDGED\tRAN ON\tTIME\tFIRST FAILURE / WHAT CHANGES")
 	for _, r := range results {
 		verdict, why := "PASS", r.Variant.Change
 		switch {
 		case r.Err != nil:
 			verdict, why = "ERROR", r.Err.Error()
-		case r.Failed > 0:
+		case r.Failed > 0 || r.Blocked > 0:
 			verdict, why = "FAIL", r.Failures[0]
+		}
+		judged := strconv.Itoa(len(r.Judged))
+		if share := r.JudgedShare(); share >= 0 {
+			judged += fmt.Sprintf(" of %d (%.1f%%)", r.PlainJudged, share)
 		}
 		on := "whole suite"
 		if !r.Whole {
 			on = r.Variant.Filter
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d passed, %d failed, %d skipped\t%s\t%s\t%s\n", r.Variant.Name, verdict, r.Passed, r.Failed, r.Skipped,
-			report.Clip(on, 40), r.Duration.Round(time.Second), report.Clip(why, 160))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d passed, %d failed, %d blocked, %d skipped\t%s\t%s\t%s\t%s\n", r.Variant.Name, r.Mode, verdict,
+			r.Passed, r.Failed, r.Blocked, r.Skipped, judged, report.Clip(on, 40), r.Duration.Round(time.Second), report.Clip(why, 160))
 	}
 	_ = tw.Flush()
 }
@@ -218,16 +289,24 @@ func RunLegal(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs := newFlagSet("wrongservers --legal", stderr)
 	var opts LegalOptions
 	only := fs.String("only", "", "run only the legal variants whose name matches this regular expression")
+	skip := fs.String("skip", "", "leave out the legal variants whose name matches this regular expression")
 	fs.StringVar(&opts.Bin, "bin", "bin/mediaspec", "the mediaspec binary to run the mock and the check with")
 	fs.IntVar(&opts.Parallel, "parallel", 2, "variants checked at once")
 	fs.BoolVar(&opts.Whole, "whole", false, "run each variant on the whole suite (default: on the specs that can see its change)")
 	fs.BoolVar(&opts.Combined, "combined", true, "also run every variant at once, on the whole suite")
 	fs.StringVar(&opts.Dir, "dir", "", "keep each run's logs and JSON report under this directory (default: a temporary one, removed)")
 	failures := fs.String("failures", "", "write every failed spec of every variant to this file")
+	fs.StringVar(&opts.Mode, "mode", "b", "target mode: b (control API, manual clock) or c (keys only: the mock with --no-control, real time, --procs check processes)")
+	fs.IntVar(&opts.Procs, "procs", 4, "check processes in mode c, each with a key set of its own")
+	fs.BoolVar(&opts.Plain, "plain", false, "also run the unchanged mock on the whole suite in the same mode and give each whole-suite run's rules judged as a share of its")
+	fs.DurationVar(&opts.Timeout, "timeout", checkTimeout, "longest one check run may take")
 	list := fs.Bool("list", false, "list the legal variants, run nothing")
 	fs.Bool("legal", true, "run the legal variants (this table)")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if opts.Mode != "b" && opts.Mode != "c" {
+		return fmt.Errorf("--mode %q: want b or c", opts.Mode)
 	}
 	vs, err := LegalVariants()
 	if err != nil {
@@ -239,6 +318,13 @@ func RunLegal(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			return fmt.Errorf("--only: %w", err)
 		}
 		vs = slices.DeleteFunc(vs, func(v Variant) bool { return !re.MatchString(v.Name) })
+	}
+	if *skip != "" {
+		re, err := regexp.Compile(*skip)
+		if err != nil {
+			return fmt.Errorf("--skip: %w", err)
+		}
+		vs = slices.DeleteFunc(vs, func(v Variant) bool { return re.MatchString(v.Name) })
 	}
 	if *list {
 		for _, v := range vs {
@@ -264,7 +350,10 @@ func RunLegal(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if opts.Combined {
 		how += ", and all of them combined on the whole suite"
 	}
-	fmt.Fprintf(stdout, "legal variants: %d, %s, %d at once\n", len(vs), how, opts.Parallel)
+	if opts.Plain {
+		how += ", and the unchanged mock on the whole suite (rules judged)"
+	}
+	fmt.Fprintf(stdout, "legal variants: %d in mode %s, %s, %d at once\n", len(vs), opts.Mode, how, opts.Parallel)
 	start := time.Now()
 	results := LegalPass(ctx, opts, vs)
 	if ctx.Err() != nil {
@@ -502,7 +591,12 @@ func LegalVariants() ([]Variant, error) {
 			optionsAnswered(), `/^CORE-004$/`),
 	}
 	vs = append(vs, configKeyVariants()...) // legal_configkeys.go
-	moved, err := movedVariants()           // legal_moved.go
+	scrambled, err := scrambledVariant()    // legal_scrambled.go
+	if err != nil {
+		return nil, err
+	}
+	vs = append(vs, scrambled)
+	moved, err := movedVariants() // legal_moved.go
 	if err != nil {
 		return nil, err
 	}

@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"text/tabwriter"
@@ -74,22 +75,44 @@ func check(ctx context.Context, bin string, srv Server, dir string) (*report.Res
 	}
 	defer st.stop()
 	reportPath := filepath.Join(dir, "report.json")
-	args := []string{"check",
-		"--base-url", st.info.BaseURL, "--control-url", st.info.ControlURL, "--control-token", st.info.ControlToken,
-		"--receiver-listen", st.rcvListen, "--receiver-url", st.hookURL,
-		"--budget", "5000", "--slow", "--reference", "--retired-capability-id", "actor_classic",
-		"--json-report", reportPath, "--timeout", checkTimeout.String(),
+	timeout := checkTimeout
+	if srv.timeout > 0 {
+		timeout = srv.timeout
+	}
+	var args []string
+	switch srv.mode {
+	case "c":
+		keysFile := filepath.Join(dir, "keys.txt")
+		if err := os.WriteFile(keysFile, []byte(st.keySets()), 0o600); err != nil {
+			return nil, err
+		}
+		procs := max(srv.procs, 1)
+		args = []string{"check", "--base-url", st.info.BaseURL, "--keys-file", keysFile, "--procs", strconv.Itoa(procs),
+			"--budget", "500", "--reference", "--retired-capability-id", "actor_classic",
+			"--json-report", reportPath, "--timeout", timeout.String()}
+	default:
+		args = []string{"check",
+			"--base-url", st.info.BaseURL, "--control-url", st.info.ControlURL, "--control-token", st.info.ControlToken,
+			"--receiver-listen", st.rcvListen, "--receiver-url", st.hookURL,
+			"--budget", "5000", "--slow", "--reference", "--retired-capability-id", "actor_classic",
+			"--json-report", reportPath, "--timeout", timeout.String(),
+		}
 	}
 	if f := srv.Filter(); f != "" {
 		args = append(args, "--label-filter", f)
 	}
 	args = append(args, srv.checkArgs...)
+	if len(srv.shapes) > 0 && knowsFlag(bin, "check", "shape") {
+		for _, s := range srv.shapes {
+			args = append(args, "--shape", s)
+		}
+	}
 	logFile, err := os.Create(filepath.Join(dir, "check.log"))
 	if err != nil {
 		return nil, err
 	}
 	defer logFile.Close()
-	cctx, cancel := context.WithTimeout(ctx, checkTimeout+time.Minute)
+	cctx, cancel := context.WithTimeout(ctx, timeout+time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(cctx, bin, args...)
 	cmd.Env = cleanEnv()
@@ -117,6 +140,13 @@ func check(ctx context.Context, bin string, srv Server, dir string) (*report.Res
 		return nil, fmt.Errorf("%s: %w", reportPath, err)
 	}
 	return &rep, nil
+}
+
+// knowsFlag reports whether `bin sub --help` lists -name (a flag another branch may not have
+// landed yet: the variant then runs without it).
+func knowsFlag(bin, sub, name string) bool {
+	out, _ := exec.Command(bin, sub, "--help").CombinedOutput()
+	return regexp.MustCompile(`(?m)^\s+-` + regexp.QuoteMeta(name) + `\b`).Match(out)
 }
 
 // lastLine is the last non-empty line of out.

@@ -16,19 +16,28 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"time"
 )
 
+// keySet is one KEY,READ_KEY,OTHER_KEY set of the mock's start line (mock --key-sets).
+type keySet struct {
+	GenerateKey string `json:"generate_key"`
+	ReadKey     string `json:"read_key"`
+	OtherKey    string `json:"other_key"`
+}
+
 // mockInfo is the start line `mediaspec mock --json` prints.
 type mockInfo struct {
-	BaseURL      string `json:"base_url"`
-	GenerateKey  string `json:"generate_key"`
-	ReadKey      string `json:"read_key"`
-	OtherKey     string `json:"other_key"`
-	ControlURL   string `json:"control_url"`
-	ControlToken string `json:"control_token"`
-	Workspace    string `json:"default_workspace_id"`
+	KeySets      []keySet `json:"key_sets"`
+	BaseURL      string   `json:"base_url"`
+	GenerateKey  string   `json:"generate_key"`
+	ReadKey      string   `json:"read_key"`
+	OtherKey     string   `json:"other_key"`
+	ControlURL   string   `json:"control_url"`
+	ControlToken string   `json:"control_token"`
+	Workspace    string   `json:"default_workspace_id"`
 }
 
 // stack is one run's servers: the mock subprocess, the API proxy the suite calls (the mock's public
@@ -82,8 +91,15 @@ func startStack(ctx context.Context, bin string, srv Server, dir string) (_ *sta
 	if err != nil {
 		return nil, err
 	}
-	st.mock = exec.Command(bin, "mock", "--addr", mockAddr, "--public-url", "http://"+apiLn.Addr().String(),
-		"--clock", "manual", "--json", "--quiet", "--seed", "1", "--allow-loopback-webhooks", "--allow-loopback-fetch")
+	mockArgs := []string{"mock", "--addr", mockAddr, "--public-url", "http://" + apiLn.Addr().String(),
+		"--json", "--quiet", "--seed", "1", "--allow-loopback-webhooks", "--allow-loopback-fetch"}
+	if srv.mode == "c" {
+		// Keys only, real time: no control API, a key set per check process (as .ci/check-modes).
+		mockArgs = append(mockArgs, "--no-control", "--key-sets", strconv.Itoa(max(srv.procs, 1)))
+	} else {
+		mockArgs = append(mockArgs, "--clock", "manual")
+	}
+	st.mock = exec.Command(bin, mockArgs...)
 	st.mock.Env = cleanEnv()
 	st.mock.Stderr = mockLog
 	out, err := st.mock.StdoutPipe()
@@ -122,6 +138,14 @@ func startStack(ctx context.Context, bin string, srv Server, dir string) (_ *sta
 	st.env.addKey(st.info.GenerateKey, st.info.Workspace, "read", "generate")
 	st.env.addKey(st.info.ReadKey, st.info.Workspace, "read")
 	st.env.addKey(st.info.OtherKey, "other", "read", "generate")
+	for i, ks := range st.info.KeySets {
+		if i > 0 { // the first set is the keys above
+			ws := "keyset-" + strconv.Itoa(i)
+			st.env.addKey(ks.GenerateKey, ws, "read", "generate")
+			st.env.addKey(ks.ReadKey, ws, "read")
+			st.env.addKey(ks.OtherKey, ws+"-other", "read", "generate")
+		}
+	}
 
 	quiet := log.New(io.Discard, "", 0)
 	api := forward(mockAddr, quiet)
@@ -130,6 +154,12 @@ func startStack(ctx context.Context, bin string, srv Server, dir string) (_ *sta
 		apiH = srv.API(st.env, apiH)
 	}
 	var hookH http.Handler = forward(st.rcvListen, quiet)
+	if srv.mode == "c" {
+		// Each check process starts a receiver of its own and registers it: its URL is rewritten
+		// to one through the webhook proxy, so deliveries pass the server's Hooks too.
+		apiH = viaHookProxy(st.hookURL, apiH)
+		hookH = forwardVia(quiet)
+	}
 	if srv.Hooks != nil {
 		hookH = srv.Hooks(st.env, hookH)
 	}
@@ -239,4 +269,70 @@ func cleanEnv() []string {
 		}
 	}
 	return env
+}
+
+// keySets is the check's --keys-file: one KEY,READ_KEY,OTHER_KEY line per key set of the start
+// line (the start line's keys when it has no sets).
+func (st *stack) keySets() string {
+	sets := st.info.KeySets
+	if len(sets) == 0 {
+		sets = []keySet{{st.info.GenerateKey, st.info.ReadKey, st.info.OtherKey}}
+	}
+	var b strings.Builder
+	for _, ks := range sets {
+		fmt.Fprintf(&b, "%s,%s,%s\n", ks.GenerateKey, ks.ReadKey, ks.OtherKey)
+	}
+	return b.String()
+}
+
+// viaPrefix starts the path of a webhook URL rewritten through the webhook proxy:
+// /via/<host:port>/<the registered path>.
+const viaPrefix = "/via/"
+
+// loopbackHook is a webhook URL on this machine's loopback, the only ones rewritten.
+var loopbackHook = regexp.MustCompile(`^http://(127\.0\.0\.1|localhost):\d+(/|$)`)
+
+// viaHookProxy rewrites a loopback URL registered with POST /webhooks into one through hookURL
+// (hookURL/via/host:port/path) and every such URL in webhook answers back, so the suite sees the
+// URL it registered and the mock delivers through the webhook proxy.
+func viaHookProxy(hookURL string, next http.Handler) http.Handler {
+	back := regexp.MustCompile(regexp.QuoteMeta(hookURL+viaPrefix) + `([^/"?]+)`)
+	hooks := route("", "/webhooks(/.*)?")
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !hooks(r) {
+			next.ServeHTTP(w, r)
+			return
+		}
+		if r.Method == http.MethodPost && isJSON(r.Header.Get("Content-Type")) {
+			if d, ok := decodeObject(requestBody(r)); ok {
+				if u, _ := d["url"].(string); loopbackHook.MatchString(u) {
+					pu, err := url.Parse(u)
+					if err == nil {
+						d["url"] = hookURL + viaPrefix + pu.Host + pu.RequestURI()
+						if b, err := json.Marshal(d); err == nil {
+							setRequestBody(r, b)
+						}
+					}
+				}
+			}
+		}
+		a := serve(next, r)
+		a.body = back.ReplaceAll(a.body, []byte("http://$1"))
+		a.send(w)
+	})
+}
+
+// forwardVia forwards a delivery to /via/<host:port>/<path> on to http://host:port/path.
+func forwardVia(errLog *log.Logger) http.Handler {
+	return &httputil.ReverseProxy{
+		Rewrite: func(pr *httputil.ProxyRequest) {
+			rest := strings.TrimPrefix(pr.In.URL.Path, viaPrefix)
+			host, path, _ := strings.Cut(rest, "/")
+			pr.SetURL(&url.URL{Scheme: "http", Host: host})
+			pr.Out.URL.Path = "/" + path
+			pr.Out.URL.RawPath = ""
+			pr.Out.Host = host
+		},
+		ErrorLog: errLog,
+	}
 }

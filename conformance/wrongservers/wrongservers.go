@@ -17,6 +17,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 )
 
 // Server is one wrong server: the reference mock with one behaviour changed.
@@ -37,6 +38,13 @@ type Server struct {
 	// key header or its paths); filter, when set, is the label filter instead of the rules' one.
 	checkArgs []string
 	filter    string
+	// shapes are --shape NAME=VALUE settings, passed when the binary's check knows --shape.
+	shapes []string
+	// mode is the target mode: "" or "b" (control API, manual clock), "c" (keys only, real time,
+	// procs processes); timeout bounds the check (0: checkTimeout).
+	mode    string
+	procs   int
+	timeout time.Duration
 }
 
 // Wrap changes a handler's behaviour; next is the path to the real server (or receiver).
