@@ -285,6 +285,9 @@ func (st *stack) keySets() string {
 	return b.String()
 }
 
+// maxHookURL is the longest webhook URL the text admits (Webhook endpoints: url, 1 to 2048).
+const maxHookURL = 2048
+
 // viaPrefix starts the path of a webhook URL rewritten through the webhook proxy:
 // /via/<host:port>/<the registered path>.
 const viaPrefix = "/via/"
@@ -306,8 +309,9 @@ func viaHookProxy(hookURL string, next http.Handler) http.Handler {
 		if r.Method == http.MethodPost && isJSON(r.Header.Get("Content-Type")) {
 			if d, ok := decodeObject(requestBody(r)); ok {
 				if u, _ := d["url"].(string); loopbackHook.MatchString(u) {
-					pu, err := url.Parse(u)
-					if err == nil {
+					// A URL the rewrite would take over the text's 2048 characters stays as
+					// it is: its deliveries go straight to the receiver.
+					if pu, err := url.Parse(u); err == nil && len(hookURL+viaPrefix+pu.Host+pu.RequestURI()) <= maxHookURL {
 						d["url"] = hookURL + viaPrefix + pu.Host + pu.RequestURI()
 						if b, err := json.Marshal(d); err == nil {
 							setRequestBody(r, b)
