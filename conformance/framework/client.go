@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -190,7 +189,7 @@ func (c *Client) sharedBackoff(r *Response) (time.Duration, bool) {
 	if !c.shared || r.Status != http.StatusTooManyRequests {
 		return 0, false
 	}
-	doc, err := decodeObject(r.Body)
+	doc, err := r.object()
 	if err != nil {
 		return 0, false
 	}
@@ -233,12 +232,35 @@ func (r *Response) Doc() any {
 	GinkgoHelper()
 	if !r.parsed {
 		r.parsed = true
-		dec := json.NewDecoder(bytes.NewReader(r.Body))
-		dec.UseNumber()
-		r.docErr = dec.Decode(&r.doc)
+		if r.docErr = r.decodable(); r.docErr == nil {
+			dec := json.NewDecoder(bytes.NewReader(r.Body))
+			dec.UseNumber()
+			r.docErr = dec.Decode(&r.doc)
+		}
 	}
 	Expect(r.docErr).NotTo(HaveOccurred(), "the body is not JSON"+r.Describe())
 	return r.doc
+}
+
+// decodable refuses a body over the JSON cap (--max-json-bytes): an answer that came with another
+// Content-Type may be as large as the file cap, and decoded JSON takes many times its size.
+func (r *Response) decodable() error {
+	limit := int64(DefaultMaxJSONBytes)
+	if r.f != nil {
+		limit, _ = r.f.maxAnswer("application/json")
+	}
+	if int64(len(r.Body)) > limit {
+		return fmt.Errorf("the body is %d bytes, over %s, the most the suite decodes as JSON (--max-json-bytes raises it)", len(r.Body), ByteSize(limit))
+	}
+	return nil
+}
+
+// object decodes the body as a JSON object (decodeObject) within the JSON cap.
+func (r *Response) object() (map[string]any, error) {
+	if err := r.decodable(); err != nil {
+		return nil, err
+	}
+	return decodeObject(r.Body)
 }
 
 // Lookup returns the value at a dotted path of the decoded body ("error.code", "items.0.id") and
@@ -342,7 +364,7 @@ func (r *Response) ExpectError(status int, code string) *Response {
 // carriesCode reports whether the answer is a JSON object whose error.code is code; it never fails
 // the spec.
 func (r *Response) carriesCode(code string) bool {
-	doc, err := decodeObject(r.Body)
+	doc, err := r.object()
 	if err != nil {
 		return false
 	}
@@ -460,13 +482,4 @@ func jsonType(v any) string {
 		return "an object"
 	}
 	return fmt.Sprintf("%T", v)
-}
-
-// readAll reads and closes a body.
-func readAll(rc io.ReadCloser) ([]byte, error) {
-	if rc == nil {
-		return nil, nil
-	}
-	defer rc.Close()
-	return io.ReadAll(rc)
 }

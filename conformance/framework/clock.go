@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"sync"
 	"time"
@@ -48,9 +49,9 @@ func (f *Framework) readClock(ctx context.Context) (now time.Time, scale float64
 		return time.Time{}, 0, err
 	}
 	req.Header.Set("Authorization", "Bearer "+f.cfg.ControlToken)
-	res, err := (&http.Client{Transport: f.base}).Do(req)
+	res, err := f.httpClient().Do(req)
 	if err != nil {
-		return time.Time{}, 0, fmt.Errorf("control GET /clock: %s", f.redactor.String(err.Error()))
+		return time.Time{}, 0, fmt.Errorf("control GET /clock: %s", f.redactor.String(headerOverCap(err, "GET /clock").Error()))
 	}
 	defer res.Body.Close()
 	var doc struct {
@@ -60,7 +61,7 @@ func (f *Framework) readClock(ctx context.Context) (now time.Time, scale float64
 	if res.StatusCode != http.StatusOK {
 		return time.Time{}, 0, fmt.Errorf("control GET /clock answered %d", res.StatusCode)
 	}
-	if err := json.NewDecoder(res.Body).Decode(&doc); err != nil || doc.Now.IsZero() || doc.TimeScale == nil {
+	if err := json.NewDecoder(io.LimitReader(res.Body, maxClockAnswer)).Decode(&doc); err != nil || doc.Now.IsZero() || doc.TimeScale == nil {
 		return time.Time{}, 0, fmt.Errorf("control GET /clock: want now and time_scale")
 	}
 	return doc.Now.UTC(), *doc.TimeScale, nil

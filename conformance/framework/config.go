@@ -106,6 +106,12 @@ type Config struct {
 	// a page's array key, ...): the suite finds most open shapes from what the text names, and
 	// reads these where it cannot. With Reference an undeclared shape is the mock's own.
 	Shapes ShapeList `yaml:"shapes" env:"MEDIASPEC_SHAPES"`
+	// MaxAnswerBytes caps the body of an answer that is not a structured document (a file from a
+	// link); MaxJSONBytes the body of one that is (JSON, or without a Content-Type). A larger answer
+	// fails the call that met it, naming the call and the cap. 0: DefaultMaxAnswerBytes and
+	// DefaultMaxJSONBytes (limits.go).
+	MaxAnswerBytes ByteSize `yaml:"max_answer_bytes" env:"MEDIASPEC_MAX_ANSWER_BYTES"`
+	MaxJSONBytes   ByteSize `yaml:"max_json_bytes" env:"MEDIASPEC_MAX_JSON_BYTES"`
 }
 
 // Off as Config.KeyHeader, DescriptionPath, LivePath or ReadyPath says the target has no such
@@ -159,7 +165,7 @@ var flagNames = map[string]string{
 	"Randomize": "randomize", "Seed": "seed", "RetiredCapabilityID": "retired-capability-id",
 	"Reference": "reference", "Procs": "procs", "Shard": "shard", "KeySetList": "key-set", "KeysFile": "keys-file",
 	"KeyHeader": "key-header", "DescriptionPath": "description-path", "LivePath": "live-path", "ReadyPath": "ready-path",
-	"Strict": "strict", "Shapes": "shape",
+	"Strict": "strict", "Shapes": "shape", "MaxAnswerBytes": "max-answer-bytes", "MaxJSONBytes": "max-json-bytes",
 }
 
 // RegisterFlags defines the suite's flags on fs (--config plus one per Config field) and returns
@@ -196,6 +202,9 @@ func RegisterFlags(fs *flag.FlagSet) *Flags {
 	fs.StringVar(&v.ReadyPath, "ready-path", "", "path of the readiness probe below the API root (not shown in the text; default: none; with --reference /health/ready; off: none)")
 	fs.BoolVar(&v.Strict, "strict", false, "hold answers to the reference document as written: a difference from the reference's own choices where the interface text allows it (an advisory otherwise) fails the spec; for checking mediaspec's own mock")
 	fs.Var(&v.Shapes, "shape", "NAME=VALUE: what the target chose where the text shows no shape (repeat it), e.g. balance.available=/wallet/available; names: "+shapeNames())
+	v.MaxAnswerBytes, v.MaxJSONBytes = DefaultMaxAnswerBytes, DefaultMaxJSONBytes
+	fs.Var(&v.MaxAnswerBytes, "max-answer-bytes", "largest answer body the suite reads that is not a JSON document (a file from a link), e.g. 64MiB; a larger one fails its call, naming it")
+	fs.Var(&v.MaxJSONBytes, "max-json-bytes", "largest JSON answer body the suite reads and decodes, e.g. 8MiB; a larger one fails its call, naming it")
 	fs.BoolVar(&v.Reference, "reference", false, "the target is mediaspec's own mock: a state the suite needs and cannot find fails the spec instead of skipping it")
 	return f
 }
@@ -368,6 +377,9 @@ func (c Config) Validate() error {
 	}
 	if c.Budget < 0 {
 		return fmt.Errorf("conformance: --budget %d: want zero or more credits", c.Budget)
+	}
+	if c.MaxAnswerBytes < 0 || c.MaxJSONBytes < 0 {
+		return errors.New("conformance: --max-answer-bytes and --max-json-bytes: want a size above zero")
 	}
 	if c.TimeScale <= 0 {
 		return fmt.Errorf("conformance: --time-scale %g: want above zero", c.TimeScale)

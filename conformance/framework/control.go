@@ -67,7 +67,7 @@ func (c *ControlAPI) expect(ctx context.Context, method, path string, body any, 
 	if r.Status != status {
 		return nil, r, fmt.Errorf("control %s %s answered %d, want %d\n%s", method, path, r.Status, status, r.Exchange)
 	}
-	doc, err := decodeObject(r.Body)
+	doc, err := r.object()
 	if err != nil {
 		return nil, r, fmt.Errorf("control %s %s: %w\n%s", method, path, err, r.Exchange)
 	}
@@ -198,7 +198,7 @@ func (c *ControlAPI) hook(ctx context.Context, method, path string, body any, st
 	if r.Status != status {
 		return nil, &HookError{Op: method + " " + path, Status: r.Status, Detail: r.Exchange.String()}
 	}
-	doc, err := decodeObject(r.Body)
+	doc, err := r.object()
 	if err != nil {
 		return nil, fmt.Errorf("control %s %s: %w\n%s", method, path, err, r.Exchange)
 	}

@@ -89,7 +89,7 @@ func New(ctx context.Context, cfg Config) (*Framework, error) {
 		redactor:   &Redactor{},
 		transcript: &Transcript{},
 		budget:     NewBudget(cfg.Budget),
-		base:       http.DefaultTransport.(*http.Transport).Clone(),
+		base:       newTransport(),
 	}
 	f.redactor.Add(cfg.Key, cfg.ReadKey, cfg.OtherKey, cfg.ControlToken)
 	if f.apiRoot, err = cfg.APIRoot(); err != nil {
@@ -311,20 +311,31 @@ func (f *Framework) exchange(ctx context.Context, chk checker, method string, u 
 		req.Header[k] = vals
 	}
 
-	hc := &http.Client{Transport: f.base, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	reqHeader := req.Header.Clone()
-	res, err := hc.Do(req)
+	callName := method + " " + f.redactor.String(u.String())
+	res, err := f.httpClient().Do(req)
 	if err != nil {
 		ex := newExchange(f.redactor, method, u.String(), reqHeader, c.body, 0, nil, nil)
-		ex.Err = f.redactor.String(f.callError(ctx, err).Error())
 		ex.Invalid = c.invalid
+		var over *OverCapError
+		if errors.As(headerOverCap(err, callName), &over) {
+			f.answered() // the target answered, with too much
+			ex.Err = over.Error()
+			f.transcript.Add(ex)
+			return nil, over
+		}
+		ex.Err = f.redactor.String(f.callError(ctx, err).Error())
 		f.transcript.Add(ex)
 		return nil, fmt.Errorf("no answer to %s %s: %s", method, ex.URL, ex.Err)
 	}
 	f.answered()
-	resBody, err := readAll(res.Body)
+	resBody, err := f.readBody(ctx, res, callName)
 	if err != nil {
-		return nil, fmt.Errorf("read the answer to %s %s: %w", method, f.redactor.String(u.String()), f.callError(ctx, err))
+		ex := newExchange(f.redactor, method, u.String(), reqHeader, c.body, res.StatusCode, res.Header, nil)
+		ex.Invalid = c.invalid
+		ex.Err = f.redactor.String(err.Error())
+		f.transcript.Add(ex)
+		return nil, errors.New(ex.Err)
 	}
 	ex := newExchange(f.redactor, method, u.String(), reqHeader, c.body, res.StatusCode, res.Header, resBody)
 	ex.Invalid = c.invalid

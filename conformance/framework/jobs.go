@@ -70,7 +70,7 @@ func (c *Client) track(method string, r *Response) {
 	if r.Status != http.StatusCreated && r.Status != http.StatusAccepted {
 		return
 	}
-	doc, err := decodeObject(r.Body)
+	doc, err := r.object()
 	if err != nil {
 		return
 	}
@@ -128,7 +128,7 @@ func (j trackedJob) settle(ctx context.Context) error {
 		if r.Status != http.StatusOK {
 			return fmt.Errorf("GET %s answered %d%s", path, r.Status, r.Describe())
 		}
-		doc, err := decodeObject(r.Body)
+		doc, err := r.object()
 		if err != nil {
 			return fmt.Errorf("GET %s: %w", path, err)
 		}

@@ -104,7 +104,7 @@ func NothingSelected(filter string) error {
 // cannot generate; the other key is accepted and sees another workspace. The first problem is
 // returned as a one-line SetupError.
 func (f *Framework) Preflight(ctx context.Context) error {
-	pctx, cancel := context.WithTimeout(ctx, preflightTimeout)
+	pctx, cancel := context.WithTimeoutCause(ctx, preflightTimeout, errRequestTimeout{d: preflightTimeout, name: "the preflight's limit per call"})
 	defer cancel()
 	// The probes' paths are not given by the text: the liveness probe named by the target, else an
 	// anonymous GET /capabilities (a keyed read, so any answer but 404 shows the root is right).
@@ -115,16 +115,22 @@ func (f *Framework) Preflight(ctx context.Context) error {
 	probeURL := f.resolve(f.apiRoot, probePath).String()
 	live, err := f.probe(pctx, probeURL, "")
 	switch {
+	case answeredBadly(err):
+		return setupErr("%v", err)
 	case err != nil:
 		return setupErr("the target does not answer GET %s: %v (is --base-url the API root, e.g. http://host:port/api/v1?)", f.redactor.String(probeURL), err)
 	case probePath == "/capabilities" && live.status == http.StatusNotFound,
 		probePath != "/capabilities" && (live.status < 200 || live.status > 299):
 		return setupErr("GET %s answered %d, want %s (is --base-url the API root, e.g. http://host:port/api/v1?)", f.redactor.String(probeURL), live.status, want)
+	case live.redirect():
+		return setupErr("GET %s answered %d, a redirect to %s: the suite follows no redirect (give the API root the target serves itself as --base-url)", f.redactor.String(probeURL), live.status, f.redactor.String(live.location))
 	}
 	if f.controlRoot != nil {
 		u := f.resolve(f.controlRoot, "/clock").String()
 		r, err := f.probe(pctx, u, f.cfg.ControlToken)
 		switch {
+		case answeredBadly(err):
+			return setupErr("%v", err)
 		case err != nil:
 			return setupErr("the control API does not answer GET %s: %v", u, err)
 		case r.status == http.StatusUnauthorized || r.status == http.StatusForbidden:
@@ -140,6 +146,10 @@ func (f *Framework) Preflight(ctx context.Context) error {
 		}
 		r, err := f.probe(pctx, balance, k.key)
 		switch {
+		case answeredBadly(err):
+			return setupErr("%v", err)
+		case r.redirect():
+			return setupErr("GET %s with the %s answered %d, a redirect to %s: the suite follows no redirect", balance, k.name, r.status, f.redactor.String(r.location))
 		case err != nil:
 			return setupErr("GET %s with the %s: %v", balance, k.name, err)
 		case r.status == http.StatusUnauthorized:
@@ -205,9 +215,13 @@ func (f *Framework) sameWorkspace(ctx context.Context, a, b string) bool {
 }
 
 type probeResult struct {
-	status int
-	body   []byte
+	status   int
+	body     []byte
+	location string // a redirect's Location
 }
+
+// redirect reports whether the answer is a redirect (3XX with a Location).
+func (r probeResult) redirect() bool { return r.status/100 == 3 && r.location != "" }
 
 // code is " (error.code)" from an error body, or "".
 func (r probeResult) code() string {
@@ -245,8 +259,12 @@ func (f *Framework) call(ctx context.Context, method, u, key string, body []byte
 		req.Header.Set("Content-Type", "application/json")
 	}
 	req.Header.Set("Accept", "application/json")
-	res, err := (&http.Client{Transport: f.base}).Do(req)
+	res, err := f.httpClient().Do(req)
 	if err != nil {
+		var over *OverCapError
+		if errors.As(headerOverCap(err, method+" "+f.redactor.String(u)), &over) {
+			return probeResult{}, over
+		}
 		if ctx.Err() != nil {
 			return probeResult{}, fmt.Errorf("no answer within %s", preflightTimeout)
 		}
@@ -256,10 +274,9 @@ func (f *Framework) call(ctx context.Context, method, u, key string, body []byte
 		}
 		return probeResult{}, errors.New(f.redactor.String(err.Error()))
 	}
-	defer res.Body.Close()
-	b, err := readAll(res.Body)
+	b, err := f.readBody(ctx, res, method+" "+f.redactor.String(u))
 	if err != nil {
 		return probeResult{}, err
 	}
-	return probeResult{status: res.StatusCode, body: b}, nil
+	return probeResult{status: res.StatusCode, body: b, location: res.Header.Get("Location")}, nil
 }

@@ -80,7 +80,9 @@ func (f *Framework) startReceiver(ctx context.Context, key string) (ok bool, why
 		return false, "", fmt.Errorf("webhook receiver: listen on %s: %w", listen, err)
 	}
 	h.rcv = rcv
-	h.srv = &http.Server{Handler: rcv, ReadHeaderTimeout: 10 * time.Second}
+	// The target is a peer nobody here controls: a delivery's header block and the time to read
+	// it are capped (its body is, by the receiver: receiver.DefaultMaxBody).
+	h.srv = &http.Server{Handler: rcv, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: receiverReadTimeout, MaxHeaderBytes: MaxRequestHeaderBytes}
 	go func() { _ = h.srv.Serve(ln) }()
 	h.public = strings.TrimRight(f.cfg.ReceiverPublicURL, "/")
 	if h.public == "" {
@@ -167,7 +169,7 @@ func (h *Hooks) serveTLS(addr net.Addr) error {
 	if err != nil {
 		return err
 	}
-	h.tlsSrv = &http.Server{Handler: h.rcv, ReadHeaderTimeout: 10 * time.Second,
+	h.tlsSrv = &http.Server{Handler: h.rcv, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: receiverReadTimeout, MaxHeaderBytes: MaxRequestHeaderBytes,
 		TLSConfig: &tls.Config{MinVersion: tls.VersionTLS12, Certificates: []tls.Certificate{{Certificate: [][]byte{der}, PrivateKey: key}}}}
 	_, h.tlsPort, _ = net.SplitHostPort(ln.Addr().String())
 	go func() { _ = h.tlsSrv.ServeTLS(ln, "", "") }()

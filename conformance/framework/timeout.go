@@ -12,10 +12,20 @@ import (
 const DefaultRequestTimeout = 30 * time.Second
 
 // errRequestTimeout is the cause of a call context that ran out.
-type errRequestTimeout struct{ d time.Duration }
+type errRequestTimeout struct {
+	d    time.Duration
+	name string // what set the limit; "" is the per-request timeout
+}
 
 func (e errRequestTimeout) Error() string {
-	return fmt.Sprintf("no answer within %s (the per-request timeout, --request-timeout)", e.d)
+	return fmt.Sprintf("no answer within %s (%s)", e.d, e.limit())
+}
+
+func (e errRequestTimeout) limit() string {
+	if e.name == "" {
+		return "the per-request timeout, --request-timeout"
+	}
+	return e.name
 }
 
 // SetRequestTimeout bounds every call the suite makes from now on; 0 leaves calls bounded only by
@@ -27,7 +37,7 @@ func (f *Framework) callContext(ctx context.Context) (context.Context, context.C
 	if f.reqTimeout <= 0 {
 		return context.WithCancel(ctx)
 	}
-	return context.WithTimeoutCause(ctx, f.reqTimeout, errRequestTimeout{f.reqTimeout})
+	return context.WithTimeoutCause(ctx, f.reqTimeout, errRequestTimeout{d: f.reqTimeout})
 }
 
 // callError names the per-request timeout when that is why err happened, so a silent server reads

@@ -22,7 +22,8 @@ type Exchange struct {
 	Status         int         `json:"status"`
 	ResponseHeader http.Header `json:"response_header,omitempty"`
 	ResponseBody   string      `json:"response_body,omitempty"`
-	// Err is the transport error when no response arrived.
+	// Err is the transport error when no response arrived (Status 0), or why the body of one that
+	// did was not read (over the cap, malformed, cut short).
 	Err string `json:"error,omitempty"`
 	// Violations are the ways the exchange broke the REST description.
 	Violations []string `json:"violations,omitempty"`
@@ -39,11 +40,28 @@ func newExchange(red *Redactor, method, url string, reqH http.Header, reqBody []
 		Method:         method,
 		URL:            red.String(url),
 		RequestHeader:  red.Header(reqH),
-		RequestBody:    clip(red.String(string(reqBody))),
+		RequestBody:    clipBody(red, reqBody),
 		Status:         status,
 		ResponseHeader: red.Header(resH),
-		ResponseBody:   clip(red.String(string(resBody))),
+		ResponseBody:   clipBody(red, resBody),
 	}
+}
+
+// clipBody is a body as a transcript keeps it: redacted and clipped like clip, without copying
+// or redacting more of a large body than the transcript keeps (a secret is at most redactMargin
+// bytes long, so one that straddles the cut is still redacted).
+func clipBody(red *Redactor, b []byte) string {
+	const redactMargin = 1024
+	if !utf8.Valid(b) {
+		return fmt.Sprintf("(%d bytes of binary data)", len(b))
+	}
+	if len(b) <= maxBodyInTranscript+redactMargin {
+		return clip(red.String(string(b)))
+	}
+	head, rest := b[:maxBodyInTranscript+redactMargin], len(b)-maxBodyInTranscript-redactMargin
+	s := red.String(strings.ToValidUTF8(string(head), ""))
+	cut := min(len(s), maxBodyInTranscript)
+	return strings.ToValidUTF8(s[:cut], "") + fmt.Sprintf("\n... (%d more bytes)", len(s)-cut+rest)
 }
 
 func clip(s string) string {
@@ -81,11 +99,14 @@ func (e *Exchange) String() string {
 			b.WriteString("> " + line + "\n")
 		}
 	}
-	if e.Err != "" {
+	if e.Err != "" && e.Status == 0 {
 		fmt.Fprintf(&b, "< (no response: %s)\n", e.Err)
 	} else {
 		fmt.Fprintf(&b, "< %d %s\n", e.Status, http.StatusText(e.Status))
 		writeHeader(&b, "< ", e.ResponseHeader)
+		if e.Err != "" {
+			fmt.Fprintf(&b, "< (body not read: %s)\n", e.Err)
+		}
 		if e.ResponseBody != "" {
 			b.WriteString("<\n")
 			for _, line := range strings.Split(e.ResponseBody, "\n") {
@@ -119,10 +140,13 @@ func (e *Exchange) Short(maxBody int) string {
 		}
 	}
 	cut("> ", e.RequestBody)
-	if e.Err != "" {
+	if e.Err != "" && e.Status == 0 {
 		fmt.Fprintf(&b, "< (no response: %s)\n", e.Err)
 	} else {
 		fmt.Fprintf(&b, "< %d %s\n", e.Status, http.StatusText(e.Status))
+		if e.Err != "" {
+			fmt.Fprintf(&b, "< (body not read: %s)\n", e.Err)
+		}
 		cut("< ", e.ResponseBody)
 	}
 	for _, v := range e.Violations {

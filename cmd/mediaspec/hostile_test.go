@@ -1,0 +1,138 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"regexp"
+	"runtime/metrics"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/mediaspec/mediaspec/internal/hostile"
+)
+
+// hostileLimit bounds what one hostile answer sends in a test: far over every cap, so a tool that
+// reads without one grows past heapCeiling and fails, yet never without end.
+const hostileLimit = 256 << 20
+
+// heapCeiling is the most the heap may grow while a tool meets a hostile peer in a test (the
+// documented ceiling for the whole process is 300 MB resident; the tests measure the heap, which
+// moves with what the tool reads, without the runtime's and the race detector's own overhead).
+const heapCeiling = 160 << 20
+
+// heapPeak samples the heap in use every few milliseconds until stop is called, and returns the
+// peak growth over the heap when it started.
+func heapPeak(t *testing.T) (stop func() uint64) {
+	t.Helper()
+	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	read := func() uint64 { metrics.Read(sample); return sample[0].Value.Uint64() }
+	base := read()
+	var peak uint64
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		tick := time.NewTicker(5 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			if v := read(); v > peak {
+				peak = v
+			}
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	return func() uint64 {
+		close(done)
+		wg.Wait()
+		if peak < base {
+			return 0
+		}
+		return peak - base
+	}
+}
+
+// hostileHelperEnv holds the check arguments (separated by newlines) TestHostileHelper runs: Ginkgo
+// keeps one spec tree per process, so each run against a hostile target is a process of its own.
+const hostileHelperEnv = "MEDIASPEC_HOSTILE_HELPER"
+
+// TestHostileHelper runs mediaspec check in a helper process of TestCheckAgainstHostileTargets and
+// prints its console, its exit status and how much its heap grew.
+func TestHostileHelper(t *testing.T) {
+	raw, ok := os.LookupEnv(hostileHelperEnv)
+	if !ok {
+		t.Skip("a helper of TestCheckAgainstHostileTargets")
+	}
+	stop := heapPeak(t)
+	out, errOut, err := run(t, strings.Split(raw, "\n")...)
+	grew := stop()
+	fmt.Printf("%s\nSTDERR:\n%s\nERROR: %v\nEXIT=%d\nHEAP=%d\n", out, errOut, err, exitCode(err), grew)
+}
+
+// mediaspec check against a target that misbehaves in each hostile way (issue 39): the run ends
+// within its timeouts, its heap stays bounded, and the failed spec says in one line what was too
+// large or wrong, and where. The target answers the preflight's probes and misbehaves on the calls
+// of the selected spec; each run is a helper process (its peak resident size is logged).
+func TestCheckAgainstHostileTargets(t *testing.T) {
+	for _, kind := range hostile.Kinds {
+		t.Run(string(kind), func(t *testing.T) {
+			srv, err := hostile.Start(kind, hostile.Options{Limit: hostileLimit, Spare: []string{"/api/v1/capabilities", "/api/v1/credits/balance"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer srv.Close()
+			args := []string{"check", "--base-url", srv.URL + "/api/v1", "--key", "sk_test_hostile", "--label-filter", "ACTOR-001",
+				"--request-timeout", "3s", "--timeout", "2m"}
+			ctx, cancel := context.WithTimeout(context.Background(), 150*time.Second)
+			defer cancel()
+			cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestHostileHelper$")
+			cmd.Env = append(os.Environ(), hostileHelperEnv+"="+strings.Join(args, "\n"))
+			start := time.Now()
+			b, _ := cmd.CombinedOutput()
+			took, out := time.Since(start), string(b)
+			var code int
+			var grew uint64
+			if m := regexp.MustCompile(`EXIT=(\d+)\nHEAP=(\d+)`).FindStringSubmatch(out); m == nil {
+				t.Fatalf("the helper said no exit status (after %s):\n%s", took, out)
+			} else {
+				code, _ = strconv.Atoi(m[1])
+				heap, _ := strconv.ParseUint(m[2], 10, 64)
+				grew = heap
+			}
+			if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+				t.Logf("%s: exit %d after %s, heap grew %d MiB, peak resident %d MiB", kind, code, took.Round(time.Millisecond), grew>>20, ru.Maxrss>>10)
+			}
+			if code != 1 {
+				t.Errorf("check exited %d against a %s target, want 1 (a failed spec):\n%s", code, kind, out)
+			}
+			if grew > heapCeiling {
+				t.Errorf("the heap grew by %d MiB against a %s target, want under %d MiB", grew>>20, kind, heapCeiling>>20)
+			}
+			call := "GET " + srv.URL + "/api/v1/actors?limit=48"
+			want := map[hostile.Kind]string{
+				hostile.Endless:      "the answer body to " + call + " is over 4MiB, the cap the suite reads (--max-json-bytes raises it)",
+				hostile.Bomb:         "the answer body to " + call + " is over 4MiB, the cap the suite reads (--max-json-bytes raises it)",
+				hostile.Slow:         "the answer body of " + call + " was not complete within 3s (the per-request timeout, --request-timeout)",
+				hostile.Headers:      "the header block of the answer to " + call + " is over 64KiB, the cap the suite reads",
+				hostile.Chunked:      "the answer body of " + call + " could not be read: invalid byte in chunk length",
+				hostile.ShortLength:  "the answer body of " + call + " ended after 10 of the 1000 bytes its Content-Length announced",
+				hostile.HugeLength:   "the answer body to " + call + " is 10000000000 bytes (its Content-Length), over 32MiB, the cap the suite reads (--max-answer-bytes raises it)",
+				hostile.RedirectLoop: "< 302 Found",
+				hostile.RedirectAway: "< 302 Found",
+			}[kind]
+			if !strings.Contains(out, "\n1) "+want+"\n") && !strings.Contains(out, want) {
+				t.Errorf("the output does not say %q:\n%s", want, out)
+			}
+		})
+	}
+}
