@@ -1,6 +1,8 @@
 package framework
 
 import (
+	"github.com/mediaspec/mediaspec/conformance/internal/openshape"
+
 	"context"
 	"errors"
 	"fmt"
@@ -137,7 +139,9 @@ func (j trackedJob) settle(ctx context.Context) error {
 				return nil
 			}
 		} else {
-			run, _ := doc["run"].(map[string]any)
+			// The run record is the object carrying workflow_run_id, wherever the answer puts it
+			// (workflow run records: not shown); its status is one of the run statuses.
+			run, _ := openshape.Holding(doc, "workflow_run_id")
 			st, _ := run["status"].(string)
 			if slices.Contains(finishedRunStatuses, st) {
 				return nil

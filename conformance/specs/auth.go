@@ -267,8 +267,8 @@ func scopeSpecs(f *framework.Framework) {
 				{"/uploads/ast_" + randomHex(32) + "/finalize", nil},
 				{"/uploads/from-url", map[string]any{"url": "https://example.com/a.png"}},
 				{"/webhooks", map[string]any{"url": "https://example.com/hook", "events": []string{"generation.completed"}}},
-				{"/workflows/wf_" + randomHex(32) + "/invoke", map[string]any{"inputs": map[string]any{}, "max_credits": 10}},
-				{"/workflows/templates/conformance_template/invoke", map[string]any{"inputs": map[string]any{}, "max_credits": 10}},
+				{"/workflows/wf_" + randomHex(32) + "/invoke", invokeStandIn(c, 10)},
+				{"/workflows/templates/conformance_template/invoke", invokeStandIn(c, 10)},
 			}
 			for _, call := range calls {
 				switch {

@@ -170,7 +170,7 @@ func documentedFlowSpecs(f *framework.Framework) {
 				if v, has := r.Lookup(p + ".asset_id"); has && v != nil {
 					s.Step("ID-004")
 					asset := sp.c.Get(ctx, "/assets/"+r.String(p+".asset_id")).ExpectOK(http.StatusOK)
-					Expect(asset.String("asset.asset_id")).To(Equal(r.String(p+".asset_id")), asset.Describe())
+					Expect(recordView(asset, "asset_id", "the asset read").String("asset_id")).To(Equal(r.String(p+".asset_id")), asset.Describe())
 				}
 			}
 		})

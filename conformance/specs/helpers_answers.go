@@ -144,7 +144,7 @@ func checkTimestamps(r *framework.Response, doc any, path string) int {
 var idPrefixes = map[string]string{
 	"generation_id": "gen_", "generation_ids": "gen_", "approved_voice_generation_id": "gen_",
 	"batch_group_id": "bg_",
-	"asset_id":       "ast_", "asset_ids": "ast_", "output_asset_ids": "ast_", "actor_image_asset_id": "ast_",
+	"asset_id":       "ast_", "actor_image_asset_id": "ast_",
 	"actor_id": "act_", "voice_id": "voc_", "default_voice_id": "voc_",
 	"workflow_id": "wf_", "workflow_run_id": "wfr_", "webhook_id": "wh_", "template_id": "captpl_",
 }

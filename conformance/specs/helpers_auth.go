@@ -88,7 +88,7 @@ func makeOwnResources(ctx context.Context, s *framework.Spec, c *framework.Clien
 	key, inputs, _, need, lack := findCheapestTemplate(ctx, c)
 	if lack == "" {
 		o.ids["/workflows/templates/{key}/invoke"] = key
-		invoke := map[string]any{"inputs": inputs, "max_credits": need}
+		invoke := map[string]any{inputsKey(c): inputs, "max_credits": need}
 		o.bodies["POST /workflows/templates/{key}/invoke"] = invoke
 		o.bodies["POST /workflows/{id}/invoke"] = invoke
 		s.Spend(int(need))
@@ -101,7 +101,7 @@ func makeOwnResources(ctx context.Context, s *framework.Spec, c *framework.Clien
 		key = "conformance_template"
 		o.ids["/workflows/templates/{key}/invoke"] = key
 		o.ids["/workflow-runs/{id}"] = "wfr_" + randomHex(32)
-		invoke := map[string]any{"inputs": map[string]any{}, "max_credits": 1}
+		invoke := invokeStandIn(c, 1)
 		o.bodies["POST /workflows/templates/{key}/invoke"] = invoke
 		o.bodies["POST /workflows/{id}/invoke"] = invoke
 		why := lack + ": the template and run routes are probed with a well-formed key and wfr_ id"

@@ -139,9 +139,6 @@ func checkCapabilityRow(r *framework.Response, row map[string]any, what string) 
 	Expect(stringField(r, row, "output_kind", what)).To(oneOf("image", "video", "audio", "text"), what+r.Describe())
 	status := stringField(r, row, "status", what)
 	Expect(status).To(oneOf("available", "requires_plan", "coming_soon", "retired", "unknown"), what+r.Describe())
-	if _, has := row["max_variants"]; has {
-		Expect(intField(r, row, "max_variants", what)).To(BeNumerically(">=", 1), what+r.Describe())
-	}
 	if status == "requires_plan" {
 		Expect(stringField(r, row, "required_plan", what)).NotTo(BeEmpty(), what+r.Describe())
 	}
@@ -167,26 +164,13 @@ func findDetailOf(ctx context.Context, c *framework.Client, what string, pred fu
 	return nil
 }
 
-// maxVariants is a list row's max_variants, a hint the reference's rows carry (the text does not
-// show it); -1 when the row has none, so the detail's schema decides (ceilingOf).
-func maxVariants(row map[string]any) int64 {
-	n, ok := framework.AsInt(row["max_variants"])
-	if !ok {
-		return -1
-	}
-	return n
-}
-
-// mayTakeSeveral reports whether a row may allow two or more takes: its max_variants says so, or
-// it has none and the detail decides.
-func mayTakeSeveral(row map[string]any) bool {
-	mv := maxVariants(row)
-	return mv < 0 || mv > 1
-}
+// mayTakeSeveral reports whether a row may allow two or more takes: the row's layout is not shown,
+// so every row may, and the detail's schema decides (ceilingOf).
+func mayTakeSeveral(map[string]any) bool { return true }
 
 // ceilingOf is a capability's ceiling of takes from its detail: the maximum of its config_schema's
 // count ("count above the ceiling is refused"); 1 when the schema has no count (it makes one
-// result); the detail's max_variants, else 4, when count has no maximum.
+// result); 4, the most variants a submit takes, when count has no maximum.
 func ceilingOf(d *framework.Response) int64 {
 	GinkgoHelper()
 	props, _ := objectAt(d, "config_schema")["properties"].(map[string]any)
@@ -195,9 +179,6 @@ func ceilingOf(d *framework.Response) int64 {
 		return 1
 	}
 	if n, ok := framework.AsInt(count["maximum"]); ok {
-		return n
-	}
-	if n, ok := framework.AsInt(d.Field("max_variants")); ok {
 		return n
 	}
 	return 4

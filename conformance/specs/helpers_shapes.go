@@ -114,3 +114,52 @@ func openRows(r *framework.Response) []any {
 	GinkgoHelper()
 	return pageRows(r, openPage).Rows
 }
+
+// inputsKey is the body field of a workflow invoke that carries the run's inputs (shape
+// invoke.inputs: "Workflow endpoints (invoke, templates, runs): request and answer shapes: not
+// shown"); the spec skips naming the shape when the target declares none.
+func inputsKey(c *framework.Client) string {
+	GinkgoHelper()
+	return c.Shape("invoke.inputs")
+}
+
+// runRecord is the workflow run record of a run read: the object carrying workflow_run_id,
+// wherever the answer puts it (workflow run records: not shown).
+func runRecord(r *framework.Response) map[string]any {
+	GinkgoHelper()
+	o, err := openshape.Holding(r.Doc(), "workflow_run_id")
+	Expect(err).NotTo(HaveOccurred(), "the run read carries the run (its workflow_run_id)"+r.Describe())
+	return o
+}
+
+// runView is r read as its run record (runRecord).
+func runView(r *framework.Response) *framework.Response {
+	GinkgoHelper()
+	return r.View(runRecord(r))
+}
+
+// invokeStandIn is an invoke body for a call judged before its body is read (a key check): empty
+// inputs under the declared inputs field (none when the target declares none) and maxCredits.
+func invokeStandIn(c *framework.Client, maxCredits int) map[string]any {
+	body := map[string]any{"max_credits": maxCredits}
+	if k, ok := c.ShapeIf("invoke.inputs"); ok {
+		body[k] = map[string]any{}
+	}
+	return body
+}
+
+// importedID is the asset id an import answers (POST /uploads/from-url: answer shape not shown):
+// the one ast_ id of the answer, wherever it sits.
+func importedID(r *framework.Response) string {
+	GinkgoHelper()
+	found := openshape.IDs(r.Doc(), "ast_")
+	Expect(found).To(HaveLen(1), "an import answers the imported file's one asset id (ast_)"+r.Describe())
+	return found[0]
+}
+
+// linkKey is the body field of POST /uploads/from-url that carries the link to import (shape
+// from_url.link: "POST /uploads/from-url body and answer: not shown").
+func linkKey(c *framework.Client) string {
+	GinkgoHelper()
+	return c.Shape("from_url.link")
+}

@@ -214,7 +214,7 @@ func refusalRule(f fixtures.File) string {
 // scan_status and usable there are the reference's names, judged only when sent.
 func assetSays(a *framework.Response, key string, want any, what string) {
 	GinkgoHelper()
-	if v, has := a.Lookup("asset." + key); has {
+	if v, has := recordView(a, "asset_id", "the asset read").Lookup(key); has {
 		Expect(v).To(Equal(want), what+a.Describe())
 	}
 }
@@ -383,7 +383,7 @@ func fileServer(s *framework.Spec) string {
 func reachableFileServer(ctx context.Context, s *framework.Spec, c *framework.Client) (string, *framework.Response) {
 	GinkgoHelper()
 	base := fileServer(s)
-	r := c.Post(ctx, "/uploads/from-url", map[string]any{"url": base + "/f/image.png"})
+	r := c.Post(ctx, "/uploads/from-url", map[string]any{linkKey(c): base + "/f/image.png"})
 	if r.Status == http.StatusBadRequest {
 		Skip("unsupported: the target refuses links to the suite's loopback file server (correct for a real service; the mock admits loopback with --allow-loopback-fetch)")
 	}

@@ -87,7 +87,7 @@ func wfTemplates(ctx context.Context, c *framework.Client) []wfTemplate {
 				deps: stringList(r, nm, "depends_on", "node"),
 			})
 		}
-		p := c.Post(ctx, "/workflows/templates/"+t.key+"/invoke", map[string]any{"inputs": t.inputs, "max_credits": 1})
+		p := c.Post(ctx, "/workflows/templates/"+t.key+"/invoke", map[string]any{inputsKey(c): t.inputs, "max_credits": 1})
 		if p.Status != http.StatusPaymentRequired {
 			continue
 		}
@@ -146,7 +146,7 @@ func wfRootFailure(t wfTemplate) int {
 func wfInvoke(ctx context.Context, s *framework.Spec, c *framework.Client, t wfTemplate) (*framework.Response, string) {
 	GinkgoHelper()
 	s.Spend(int(t.need))
-	r := c.Post(ctx, "/workflows/templates/"+t.key+"/invoke", map[string]any{"inputs": t.inputs, "max_credits": t.need})
+	r := c.Post(ctx, "/workflows/templates/"+t.key+"/invoke", map[string]any{inputsKey(c): t.inputs, "max_credits": t.need})
 	id := expectInvoked(s, r)
 	if s.HasControl() {
 		DeferCleanup(func(ctx SpecContext) { s.Advance(ctx, 3600) })
@@ -188,8 +188,8 @@ func expectInvoked(s *framework.Spec, r *framework.Response) string {
 // its nodes' credits (WF-024) and its credits object are the reference's, asserted under --strict.
 func wfCheckRun(s *framework.Spec, r *framework.Response) map[string]any {
 	GinkgoHelper()
-	run := objectAt(r, "run")
-	st := stringField(r, run, "status", "run")
+	run := runRecord(r)
+	st := stringField(r, run, "status", "the run")
 	Expect(st).To(oneOf(wfRunStatuses...), "WF-012: a run status is one of the six"+r.Describe())
 	finished := slices.Contains(wfRunFinished, st)
 	Expect(run["still_running"]).To(Equal(!finished), "WF-013: still_running is false exactly on a finished status"+r.Describe())
@@ -267,7 +267,7 @@ func awaitRun(ctx context.Context, s *framework.Spec, c *framework.Client, id st
 		if check != nil {
 			check(r)
 		}
-		st := r.String("run.status")
+		st := runView(r).String("status")
 		if !slices.Contains(seen, st) {
 			seen = append(seen, st)
 		}
@@ -370,7 +370,7 @@ func findCheapestTemplate(ctx context.Context, c *framework.Client) (key string,
 		if namesUpload(in) {
 			continue
 		}
-		probe := c.Post(ctx, "/workflows/templates/"+k+"/invoke", map[string]any{"inputs": in, "max_credits": 1})
+		probe := c.Post(ctx, "/workflows/templates/"+k+"/invoke", map[string]any{inputsKey(c): in, "max_credits": 1})
 		if probe.Status != http.StatusPaymentRequired {
 			continue
 		}
@@ -429,7 +429,7 @@ func cheapestTemplateRun(ctx context.Context, s *framework.Spec, c *framework.Cl
 		if namesUpload(inputs) {
 			continue
 		}
-		ref := c.Post(ctx, "/workflows/templates/"+key+"/invoke", map[string]any{"inputs": inputs, "max_credits": 1})
+		ref := c.Post(ctx, "/workflows/templates/"+key+"/invoke", map[string]any{inputsKey(c): inputs, "max_credits": 1})
 		if ref.Status != http.StatusPaymentRequired {
 			continue // the example inputs do not run as they are (e.g. they name catalogue ids of another target)
 		}
@@ -443,7 +443,7 @@ func cheapestTemplateRun(ctx context.Context, s *framework.Spec, c *framework.Cl
 		s.Lacks("no workflow template's example inputs can be priced as they are (without an upload)")
 	}
 	s.Spend(int(bestNeed))
-	run := c.Post(ctx, "/workflows/templates/"+best+"/invoke", map[string]any{"inputs": bestInputs, "max_credits": bestNeed})
+	run := c.Post(ctx, "/workflows/templates/"+best+"/invoke", map[string]any{inputsKey(c): bestInputs, "max_credits": bestNeed})
 	id := expectInvoked(s, run)
 	if s.HasControl() {
 		// Let the run's jobs end before the next spec.
