@@ -269,6 +269,7 @@ func scrambledShapes() []string {
 	return []string{
 		"balance.available=" + balancePointer("available_credits"),
 		"balance.held=" + balancePointer("held_credits"),
+		"balance.total=" + balancePointer("balance_credits"),
 	}
 }
 

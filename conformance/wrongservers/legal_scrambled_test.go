@@ -151,8 +151,8 @@ func TestScrambledAnswers(t *testing.T) {
 func TestScrambledShapesPointIntoTheBalance(t *testing.T) {
 	s := mustScrambler(t)
 	r := httptest.NewRequest("GET", apiPrefix+"/credits/balance", nil)
-	d := s.answer(r, 200, mustDoc(t, `{"ok":true,"available_credits":7,"held_credits":3}`))
-	want := map[string]json.Number{"balance.available": "7", "balance.held": "3"}
+	d := s.answer(r, 200, mustDoc(t, `{"ok":true,"available_credits":7,"held_credits":3,"balance_credits":10}`))
+	want := map[string]json.Number{"balance.available": "7", "balance.held": "3", "balance.total": "10"}
 	for _, sh := range scrambledShapes() {
 		name, ptr, _ := strings.Cut(sh, "=")
 		if v, ok := at(d, ptr); !ok || v != want[name] {
