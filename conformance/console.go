@@ -49,50 +49,60 @@ type specEvent struct {
 	Selected bool          `json:"-"`
 }
 
-// eventOf is a Ginkgo spec report as a specEvent.
-func eventOf(r types.SpecReport) specEvent {
-	state := "ok  "
+// eventOf is a Ginkgo spec report as a specEvent. stopped is when the run was stopped (nil: it
+// was not): a spec that failed after it, or was not reached, was interrupted, as the reports say.
+func eventOf(r types.SpecReport, stopped *time.Time) specEvent {
+	rules := ruleLabels(r.Labels())
+	sr := report.SpecResult{State: report.Passed, Rules: rules, Reason: r.FailureMessage()}
 	switch {
 	case r.State.Is(types.SpecStateInterrupted):
-		state = "stop"
+		sr.State = report.Interrupted
+	case r.State.Is(types.SpecStateFailureStates) && stopped != nil && !r.EndTime.Before(*stopped):
+		sr.State = report.Interrupted
 	case r.State.Is(types.SpecStateFailureStates):
-		state = "FAIL"
+		sr.State = report.Failed
 	case r.State.Is(types.SpecStatePassed):
+	case stopped != nil && sr.Reason == "":
+		sr.State = report.Interrupted
 	default:
-		state = "skip"
+		sr.State = report.Skipped
 	}
-	rules := ruleLabels(r.Labels())
-	if state == "FAIL" {
-		// Blocked when the failed step checked only rules the spec does not carry (report.Settle).
-		sr := report.SpecResult{State: report.Failed, Rules: rules}
-		for _, e := range r.ReportEntries {
-			if e.Name == framework.FailedRulesEntry {
+	for _, e := range r.ReportEntries {
+		switch e.Name {
+		case framework.FailedRulesEntry:
+			if sr.State == report.Failed {
 				sr.FailedRules = strings.Fields(e.StringRepresentation())
 			}
-		}
-		if report.Settle(sr).State == report.Blocked {
-			state = "BLKD"
+		case framework.UnjudgedRulesEntry:
+			sr.Unjudged = strings.Fields(e.StringRepresentation())
 		}
 	}
+	// Blocked when the failed step checked only rules the spec does not carry; strict-only when it
+	// checked only rules the run does not judge, or skipped for that reason (report.Settle).
+	state := map[string]string{report.Passed: "ok  ", report.Failed: "FAIL", report.Blocked: "BLKD", report.Skipped: "skip",
+		report.Interrupted: "stop", report.StrictOnly: "strc"}[report.Settle(sr).State]
 	return specEvent{Area: framework.AreaOf(r.LeafNodeLocation.FileName), Text: r.FullText(), Leaf: r.LeafNodeText,
 		Rules: rules, State: state, RunTime: r.RunTime}
 }
 
-type areaTally struct{ passed, failed, blocked, skipped int }
+type areaTally struct{ passed, failed, blocked, skipped, interrupted, strictOnly int }
 
-func (t *areaTally) n() int { return t.passed + t.failed + t.blocked + t.skipped }
+func (t *areaTally) n() int {
+	return t.passed + t.failed + t.blocked + t.skipped + t.interrupted + t.strictOnly
+}
 
 func newConsole(w io.Writer, verbose bool, total map[string]int) *console {
 	return &console{w: w, verbose: verbose, total: total, done: map[string]*areaTally{}, running: map[int]specEvent{}, stop: make(chan struct{})}
 }
 
-// start prints the opening line and starts the heartbeat.
-func (c *console) start(selected, areas int) {
+// start prints the opening line (the run's headline: mode, target, budget, what it can judge) and
+// starts the heartbeat.
+func (c *console) start(headline string) {
 	c.mu.Lock()
 	c.started = time.Now()
 	c.lastLine = c.started
 	c.mu.Unlock()
-	fmt.Fprintf(c.w, "running %d specs in %d areas\n", selected, areas)
+	fmt.Fprintln(c.w, headline)
 	go c.beat()
 }
 
@@ -166,7 +176,11 @@ func (c *console) didRun(ev specEvent) {
 	}
 	a := c.tally(ev.Area)
 	switch ev.State {
-	case "stop", "skip":
+	case "stop":
+		a.interrupted++
+	case "strc":
+		a.strictOnly++
+	case "skip":
 		a.skipped++
 	case "FAIL":
 		a.failed++
@@ -181,21 +195,28 @@ func (c *console) didRun(ev specEvent) {
 		c.lastLine = now
 	}
 	if a.n() == c.total[ev.Area] {
-		fmt.Fprintf(c.w, "%-14s %3d specs: %s  (%s elapsed)\n", ev.Area, a.n(), tally(a.passed, a.failed, a.blocked, a.skipped), elapsed(now.Sub(c.started)))
+		fmt.Fprintf(c.w, "%-14s %3d specs: %s  (%s elapsed)\n", ev.Area, a.n(), a.line(), elapsed(now.Sub(c.started)))
 		c.lastLine = now
 	}
 }
 
-func tally(p, f, b, s int) string {
-	out := fmt.Sprintf("%d passed", p)
-	if f > 0 {
-		out += fmt.Sprintf(", %d FAILED", f)
+// line is the area's tally in the words of the spec line (report.Results.SpecLine).
+func (t *areaTally) line() string {
+	out := fmt.Sprintf("%d passed", t.passed)
+	if t.failed > 0 {
+		out += fmt.Sprintf(", %d FAILED", t.failed)
 	}
-	if b > 0 {
-		out += fmt.Sprintf(", %d BLOCKED", b)
+	if t.blocked > 0 {
+		out += fmt.Sprintf(", %d BLOCKED", t.blocked)
 	}
-	if s > 0 {
-		out += fmt.Sprintf(", %d skipped", s)
+	if t.skipped > 0 {
+		out += fmt.Sprintf(", %d skipped", t.skipped)
+	}
+	if t.interrupted > 0 {
+		out += fmt.Sprintf(", %d interrupted (not run)", t.interrupted)
+	}
+	if t.strictOnly > 0 {
+		out += fmt.Sprintf(" (%d strict-only)", t.strictOnly)
 	}
 	return out
 }
@@ -268,9 +289,8 @@ func (c *console) summary(res report.Results, reportHint string) {
 			fmt.Fprintf(c.w, "  - %s\n", report.Clip(a.Line(), 200))
 		}
 	}
-	if n := res.SpecCounts.NotSelected; n > 0 {
-		fmt.Fprintf(c.w, "\n%d specs not selected by the label filter (not counted as skipped)\n", n)
-	}
+	c.apart(res)
+	c.notJudged(res)
 	if len(causes) == 0 {
 		return
 	}
@@ -336,6 +356,68 @@ func (c *console) summary(res report.Results, reportHint string) {
 		}
 	}
 	fmt.Fprintln(c.w)
+}
+
+// apart prints the specs outside the counts, each kind with its reasons: interrupted (the run
+// was stopped), strict-only (judged with --strict) and not selected (the label filter, another
+// shard), never among the skips.
+func (c *console) apart(res report.Results) {
+	reasons := map[string]map[string]int{}
+	for _, s := range res.Specs {
+		switch s.State {
+		case report.Interrupted, report.NotSelected:
+			why := s.Reason
+			if s.State == report.Interrupted {
+				why = res.Run.Cancelled
+				if why == "" {
+					why = "the run was stopped"
+				}
+			}
+			if reasons[s.State] == nil {
+				reasons[s.State] = map[string]int{}
+			}
+			reasons[s.State][why]++
+		}
+	}
+	for _, k := range []struct{ state, title string }{
+		{report.Interrupted, "interrupted (not run to their end: the run was stopped)"},
+		{report.NotSelected, "not selected (not counted as skipped)"},
+	} {
+		if len(reasons[k.state]) == 0 {
+			continue
+		}
+		fmt.Fprintln(c.w)
+		for why, n := range reasons[k.state] {
+			fmt.Fprintf(c.w, "%d specs %s: %s\n", n, k.title, why)
+		}
+	}
+	if n := res.SpecCounts.StrictOnly; n > 0 {
+		fmt.Fprintf(c.w, "\n%d specs strict-only (about the reference's own choices, not judged against another server; --strict runs them)\n", n)
+	}
+}
+
+// maxIDsPerNeed is how many rule ids the console lists per need; the reports have them all.
+const maxIDsPerNeed = 10
+
+// notJudged prints the text rules the run did not fully judge, grouped by what they need.
+func (c *console) notJudged(res report.Results) {
+	groups := res.NotJudged()
+	if len(groups) == 0 {
+		return
+	}
+	fmt.Fprintln(c.w)
+	fmt.Fprintf(c.w, "Text rules not fully judged, by what they need (%d not judged, %d partly judged):\n", res.Coverage.NotJudged, res.Coverage.PartlyJudged)
+	for _, g := range groups {
+		ids, more := g.Rules, ""
+		if g.Need == report.NeedNotSelected {
+			fmt.Fprintf(c.w, "  %4d  %s\n", len(g.Rules), g.Title)
+			continue
+		}
+		if len(ids) > maxIDsPerNeed {
+			ids, more = ids[:maxIDsPerNeed], fmt.Sprintf(" and %d more", len(g.Rules)-maxIDsPerNeed)
+		}
+		fmt.Fprintf(c.w, "  %4d  %s: %s%s\n", len(g.Rules), g.Title, strings.Join(ids, ", "), more)
+	}
 }
 
 func firstLine(s string) string {

@@ -270,12 +270,14 @@ func runProcs(ctx context.Context, cfg Config, opts Options, stdout, stderr io.W
 		return Summary{}, err
 	}
 	con := newConsole(out, opts.Verbose, s.perArea)
-	con.start(s.selected, len(s.perArea))
+	con.start(s.openingLine(info))
 	info.Started = time.Now()
-	r.supervise(ctx, con, framework.NewBudget(cfg.Budget), opts.FailFast, deadline)
+	budget := framework.NewBudget(cfg.Budget)
+	r.supervise(ctx, con, budget, opts.FailFast, deadline)
 	parts, notes := r.collect()
 	res := mergeShards(s.f.Catalogue(), s.preview, shares, parts, notes)
 	res.Run = info
+	res.Run.CreditsSpent = budget.Spent()
 	res.Run.Duration = time.Since(info.Started).Round(time.Millisecond)
 	res.Run.Cancelled = cancelledOf(parts)
 	return conclude(out, con, cfg, res, writeReports(cfg, res))
@@ -551,7 +553,7 @@ func (r *procRun) collect() (parts []*report.Results, notes []string) {
 		data, err := os.ReadFile(p.report)
 		var res report.Results
 		if err == nil {
-			err = json.Unmarshal(data, &res)
+			res, err = report.ReadResults(data)
 		}
 		if err != nil {
 			notes = append(notes, fmt.Sprintf("process %d of %d wrote no report (it ended: %v)", i+1, len(r.procs), p.err))
@@ -588,7 +590,7 @@ func mergeShards(cat *spec.Catalogue, preview types.Report, shares [][]string, p
 		}
 	}
 	res.Rules = report.Verdicts(framework.Rules(cat), res.Specs)
-	res.SpecCounts, res.RuleCounts = report.Count(res.Specs, res.Rules)
+	res.Tally()
 	res.Succeeded = len(res.SuiteFailures) == 0 && res.SpecCounts.Failed+res.SpecCounts.Blocked == 0 && res.SpecCounts.Passed > 0
 	return res
 }
@@ -618,9 +620,10 @@ func mergeSpecs(cat *spec.Catalogue, preview types.Report, shares [][]string, pa
 			specs = append(specs, by[src][t.Text][n])
 			continue
 		}
-		t.State, t.Duration = report.Skipped, 0
-		t.Reason = report.NotSelected
+		t.State, t.Duration = report.NotSelected, 0
+		t.Reason = report.NotSelectedReason
 		if selected {
+			t.State = report.Skipped
 			t.Reason = fmt.Sprintf("not run: process %d of %d ended without reporting it", src+1, len(shares))
 		}
 		specs = append(specs, t)

@@ -142,8 +142,8 @@ func TestMergeShards(t *testing.T) {
 		return report.SpecResult{Text: text, Area: "auth", Rules: rules, Labels: rules, State: state}
 	}
 	notSel := func(text string, rules ...string) report.SpecResult {
-		r := result(text, report.Skipped, rules...)
-		r.Reason = report.NotSelected
+		r := result(text, report.NotSelected, rules...)
+		r.Reason = report.NotSelectedReason
 		return r
 	}
 	p0 := &report.Results{Specs: []report.SpecResult{
@@ -159,7 +159,7 @@ func TestMergeShards(t *testing.T) {
 	for _, s := range res.Specs {
 		states = append(states, s.Text+"="+s.State)
 	}
-	if strings.Join(states, " ") != "auth a=passed auth b=failed auth c=passed auth d=skipped" {
+	if strings.Join(states, " ") != "auth a=passed auth b=failed auth c=passed auth d=not_selected" {
 		t.Errorf("merged specs: %v", states)
 	}
 	if res.SpecCounts != (report.Counts{Passed: 2, Failed: 1, NotSelected: 1}) || res.Succeeded {
@@ -169,15 +169,16 @@ func TestMergeShards(t *testing.T) {
 	for _, v := range res.Rules {
 		verdict[v.Rule.ID] = v.Verdict
 	}
-	// AUTH-001 passed in one process and was not charged in the other; AUTH-002 failed in one.
-	if verdict["AUTH-001"] != report.Passed || verdict["AUTH-002"] != report.Failed || verdict["AUTH-003"] != report.Skipped {
+	// AUTH-001 passed in one process and was left undecided by a failure on another rule in the
+	// other (partly judged); AUTH-002 failed in one; AUTH-003 was not selected.
+	if verdict["AUTH-001"] != report.PartlyJudged || verdict["AUTH-002"] != report.Failed || verdict["AUTH-003"] != report.NotSelected {
 		t.Errorf("verdicts: AUTH-001 %s, AUTH-002 %s, AUTH-003 %s", verdict["AUTH-001"], verdict["AUTH-002"], verdict["AUTH-003"])
 	}
 	if len(res.Rules) != len(cat.Rules) {
 		t.Errorf("%d verdicts for %d rules", len(res.Rules), len(cat.Rules))
 	}
 	c := res.RuleCounts
-	if c.Passed+c.Failed+c.Blocked+c.Skipped+c.NotCovered+c.Unobservable != len(cat.Rules) {
+	if c.Passed+c.PartlyJudged+c.Failed+c.Blocked+c.Skipped+c.Interrupted+c.NotSelected+c.StrictOnly+c.NotCovered+c.Unobservable != len(cat.Rules) {
 		t.Errorf("rule counts %+v", c)
 	}
 
@@ -447,7 +448,7 @@ func TestCollectReports(t *testing.T) {
 	}
 	r := newProcRun(&framework.Redactor{}, nil, io.Discard)
 	r.procs = []*proc{
-		{report: write("p1.json", `{"suite":"s","specs":[{"text":"auth a","state":"passed"}]}`)},
+		{report: write("p1.json", `{"report_version":2,"suite":"s","specs":[{"text":"auth a","state":"passed"}]}`)},
 		{report: filepath.Join(dir, "missing.json"), err: errors.New("exit status 2")},
 		{report: write("p3.json", `{"specs":`)},
 	}

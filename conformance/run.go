@@ -129,12 +129,12 @@ func NewSuite(ctx context.Context, cfg Config) (*Suite, error) {
 	})
 	ginkgo.ReportBeforeEach(func(r types.SpecReport) {
 		if s.progress != nil && s.counted(r) {
-			s.progress.willRun(eventOf(r))
+			s.progress.willRun(eventOf(r, s.stopAt.Load()))
 		}
 	})
 	ginkgo.ReportAfterEach(func(r types.SpecReport) {
 		if s.progress != nil && s.counted(r) {
-			s.progress.didRun(eventOf(r))
+			s.progress.didRun(eventOf(r, s.stopAt.Load()))
 		}
 	})
 	return s, nil
@@ -209,9 +209,10 @@ func (s *Suite) RunSpecs(t ginkgo.GinkgoTestingT, sc types.SuiteConfig, rc types
 func (s *Suite) onReport(r types.Report) {
 	r = s.f.Redactor().Report(r)
 	s.markInterrupted(&r)
-	res := framework.BuildResults(s.f.Catalogue(), r)
+	res := framework.BuildResultsOf(s.f.Catalogue(), r, s.selectionOf())
 	res.Advisories = s.f.Advisories()
 	res.Run = s.info
+	res.Run.CreditsSpent = s.f.Budget().Spent()
 	if !res.Run.Started.IsZero() {
 		res.Run.Duration = time.Since(res.Run.Started).Round(time.Millisecond)
 	}
@@ -223,6 +224,19 @@ func (s *Suite) onReport(r types.Report) {
 	defer s.mu.Unlock()
 	s.results = &res
 	s.repErr = err
+}
+
+// selectionOf is what the run selected, for the reports (framework.Selection).
+func (s *Suite) selectionOf() framework.Selection {
+	sel := framework.Selection{Match: s.match}
+	if s.shard != nil {
+		sel.InShare = func(text string) bool { return s.shard[text] }
+		sel.ShareReason = "run by another process of this run (--procs)"
+		if s.cfg.Shard != "" {
+			sel.ShareReason = report.OtherShardReason(s.cfg.Shard)
+		}
+	}
+	return sel
 }
 
 // writeReports writes the reports cfg asks for (JUnit, JSON, HTML).
@@ -259,6 +273,7 @@ func finish(w io.Writer, res report.Results, repErr error) (Summary, error) {
 	}
 	fmt.Fprintln(w, res.RuleLine())
 	fmt.Fprintln(w, res.SpecLine())
+	fmt.Fprintln(w, res.Headline())
 	sum := Summary{Specs: res.SpecCounts, Rules: res.RuleCounts, Results: res}
 	if err := res.Err(); err != nil {
 		return sum, err
@@ -374,7 +389,7 @@ func RunWith(ctx context.Context, cfg Config, opts Options, stdout, stderr io.Wr
 	formatter.ColorableStdOut, formatter.ColorableStdErr = io.Discard, red.Writer(stderr)
 	defer func() { formatter.ColorableStdOut, formatter.ColorableStdErr = prevOut, prevErr }()
 	if con != nil {
-		con.start(selected, len(total))
+		con.start(s.openingLine(s.info))
 	}
 	t := &testingT{}
 	ran := make(chan struct{})
@@ -411,6 +426,7 @@ func runInfo(f *framework.Framework, cfg Config, opts Options) report.RunInfo {
 		info.Mode += fmt.Sprintf(", %d processes", cfg.Procs)
 	}
 	info.Shard = cfg.Shard
+	info.Budget, info.Strict = cfg.Budget, cfg.Strict
 	return info
 }
 
@@ -467,6 +483,7 @@ func (s *Suite) watchStop(ctx context.Context, timeout time.Duration, done <-cha
 	}
 	now := time.Now()
 	s.stopAt.Store(&now)
+	s.f.Stop()
 }
 
 // selection counts the specs the run selects, per area and in all.
@@ -486,6 +503,52 @@ func (s *Suite) selection() (map[string]int, int) {
 	}
 	s.f.WantReceiver(receiver)
 	return perArea, n
+}
+
+// openingLine is the console's first line: the run's mode, target and budget, and what the
+// selection can judge at most.
+func (s *Suite) openingLine(info report.RunInfo) string {
+	atMost, texts := s.plan()
+	return fmt.Sprintf("mediaspec check: mode: %s; target: %s; a budget of %d credits; %d specs in %d areas selected: they can judge at most %d of %d text rules",
+		info.Mode, info.Target, info.Budget, s.selected, len(s.perArea), atMost, texts)
+}
+
+// plan is what the selected specs can judge at most, before they run: the text rules (report
+// Rule.OfText) every spec of which is selected and declares no need the configuration cannot meet
+// (a spec may still skip for what only the target tells). total is every text rule.
+func (s *Suite) plan() (atMost, total int) {
+	cfg := s.f.Config()
+	control := cfg.ControlURL != ""
+	caps := framework.Capabilities{Control: control, Receiver: true, Uploads: true, Budget: cfg.Budget, Slow: cfg.Slow,
+		ReadKey: control || cfg.ReadKey != "" || cfg.KeysFile != "", SecondWorkspace: control || cfg.OtherKey != "" || cfg.KeysFile != ""}
+	canRun := map[string]bool{} // rule id -> every spec of it can run
+	for _, r := range s.preview.SpecReports {
+		if r.LeafNodeType != types.NodeTypeIt {
+			continue
+		}
+		var needs []framework.Need
+		for _, l := range r.Labels() {
+			if slices.Contains(framework.AllNeeds, framework.Need(l)) {
+				needs = append(needs, framework.Need(l))
+			}
+		}
+		ok := selectedIn(r) && (s.shard == nil || s.shard[r.FullText()]) && caps.Unmet(needs) == ""
+		for _, id := range ruleLabels(r.Labels()) {
+			if prev, seen := canRun[id]; !seen || prev {
+				canRun[id] = ok
+			}
+		}
+	}
+	for _, rule := range s.f.Catalogue().Rules {
+		if !report.Rule(rule).OfText() {
+			continue
+		}
+		total++
+		if canRun[rule.ID] {
+			atMost++
+		}
+	}
+	return atMost, total
 }
 
 // selectedIn reports an It of a dry run that the label filter selects.

@@ -22,6 +22,6 @@ func ExampleVerdicts() {
 	// Output:
 	// EST-001 passed
 	// EST-002 failed
-	// EST-003 not covered
+	// EST-003 not_covered
 	// 1 1 1
 }

@@ -43,7 +43,7 @@ func FindingResults(suite string, run RunInfo, rules []Rule, findings []Finding)
 		res.Specs = append(res.Specs, s)
 	}
 	res.Rules = Verdicts(rules, res.Specs)
-	res.SpecCounts, res.RuleCounts = Count(res.Specs, res.Rules)
+	res.Tally()
 	return res
 }
 

@@ -26,11 +26,20 @@ type RunInfo struct {
 	// Shard is the share of the specs this run ran, K/N (mediaspec check --shard); empty for a
 	// whole run, or one merged from its shards.
 	Shard string `json:"shard,omitempty"`
+	// Budget is the credits the run could spend; CreditsSpent what it spent (reserved and not
+	// given back).
+	Budget       int `json:"budget"`
+	CreditsSpent int `json:"credits_spent"`
+	// Strict: the run held the target to the reference's own choices (check --strict).
+	Strict bool `json:"strict,omitempty"`
 }
 
 // WriteJSON writes the results as indented JSON: run header, suite outcome, every spec, every rule
 // verdict.
-func (r Results) WriteJSON(w io.Writer) error { return WriteJSON(w, r) }
+func (r Results) WriteJSON(w io.Writer) error {
+	r.ReportVersion = ReportVersion
+	return WriteJSON(w, r)
+}
 
 // maxTranscriptInHTML bounds one spec's transcript in the HTML report: the head and the tail are
 // kept (the JSON report has it whole). transcriptBudgetHTML bounds them all together, so a run
@@ -52,9 +61,9 @@ func clipMiddle(s string, n int) string {
 
 // AreaSummary is one area's tallies in the HTML report.
 type AreaSummary struct {
-	Area                             string
-	Passed, Failed, Blocked, Skipped int
-	FailedRules                      int
+	Area                                          string
+	Passed, Failed, Blocked, Skipped, Interrupted int
+	FailedRules                                   int
 }
 
 // Areas tallies the selected specs per area, areas with failures first, then by name.
@@ -62,7 +71,7 @@ func (r Results) Areas() []AreaSummary {
 	by := map[string]*AreaSummary{}
 	rulesFailed := map[string]map[string]bool{}
 	for _, s := range r.Specs {
-		if !s.Selected() {
+		if !s.Counted() {
 			continue
 		}
 		a := by[s.Area]
@@ -83,6 +92,8 @@ func (r Results) Areas() []AreaSummary {
 			for _, id := range s.Blamed() {
 				rulesFailed[s.Area][id] = true
 			}
+		case Interrupted:
+			a.Interrupted++
 		default:
 			a.Skipped++
 		}
@@ -102,7 +113,8 @@ func (r Results) Areas() []AreaSummary {
 }
 
 // verdictRank orders the rule table: failures first.
-var verdictRank = map[string]int{Failed: 0, Blocked: 1, Skipped: 2, Passed: 3, NotCovered: 4, Unobservable: 5}
+var verdictRank = map[string]int{Failed: 0, Blocked: 1, Skipped: 2, Interrupted: 3, PartlyJudged: 4, Passed: 5, NotCovered: 6,
+	NotSelected: 7, StrictOnly: 8, Unobservable: 9}
 
 type htmlSpec struct {
 	SpecResult
@@ -124,7 +136,8 @@ type htmlData struct {
 // htmlReport is parsed on the first HTML report, not in every command's start-up.
 var htmlReport = sync.OnceValue(func() *template.Template {
 	return template.Must(template.New("report").Funcs(template.FuncMap{
-		"verdictClass": func(v string) string { return strings.ReplaceAll(v, " ", "-") },
+		"verdictClass": func(v string) string { return strings.ReplaceAll(v, " ", "_") },
+		"words":        func(v string) string { return strings.ReplaceAll(v, "_", " ") },
 		"anchor":       func(anchors map[string]string, text string) string { return anchors[text] },
 		"dur":          func(d time.Duration) string { return d.Round(time.Millisecond).String() },
 		"when":         func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
@@ -137,11 +150,12 @@ td,th{border:1px solid #ccc;padding:.3em .5em;vertical-align:top;text-align:left
 pre{white-space:pre-wrap;overflow-wrap:anywhere;font-size:.85em;background:#f6f6f6;padding:.5em;margin:.3em 0;max-height:30em;overflow:auto}
 .header th{width:12em;background:#f3f3f3}
 .passed{background:#dfd}.failed{background:#fdd}.skipped{background:#ffd}
-.not-covered{background:#eee}.unobservable{background:#def}.blocked{background:#fec}
+.not_covered,.not_selected,.strict_only{background:#eee}.partly_judged,.interrupted{background:#ffd}.unobservable{background:#def}.blocked{background:#fec}
 .sentence{font-weight:600}
 .small{font-size:.85em;color:#555}
 </style></head><body>
 <h1>{{.Suite}}: {{if .Succeeded}}passed{{else}}failed{{end}}</h1>
+<p class="sentence">{{.Headline}}</p>
 <table class="header">
 <tr><th>Target</th><td>{{.Run.Target}}</td></tr>
 <tr><th>Mode</th><td>{{.Run.Mode}}</td></tr>
@@ -151,12 +165,18 @@ pre{white-space:pre-wrap;overflow-wrap:anywhere;font-size:.85em;background:#f6f6
 <tr><th>Label filter</th><td>{{if .Run.Filter}}<code>{{.Run.Filter}}</code>{{else}}(none: every spec){{end}}</td></tr>
 {{if .Run.Cancelled}}<tr><th>Stopped early</th><td class="failed">{{.Run.Cancelled}}</td></tr>{{end}}
 <tr><th>Specs</th><td>{{.SpecLine}}</td></tr>
-<tr><th>Rules</th><td>{{.RuleCounts.Passed}} passed, {{.RuleCounts.Failed}} failed, {{.RuleCounts.Blocked}} blocked, {{.RuleCounts.Skipped}} skipped, {{.RuleCounts.NotCovered}} not covered, {{.RuleCounts.Unobservable}} unobservable</td></tr>
+<tr><th>Rules</th><td>{{.RuleLine}}</td></tr>
+<tr><th>Coverage</th><td>{{.Coverage.Line}}</td></tr>
+<tr><th>Credits spent</th><td>{{.Run.CreditsSpent}}{{if .Run.Budget}} of a budget of {{.Run.Budget}}{{end}}</td></tr>
 </table>
+{{with .NotJudged}}<h2>Not judged, by what it needs</h2>
+<table><thead><tr><th style="width:22em">Need</th><th style="width:5em">Rules</th><th>Ids</th></tr></thead><tbody>
+{{range .}}<tr><td>{{.Title}}</td><td>{{len .Rules}}</td><td class="small">{{range .Rules}}{{.}} {{end}}</td></tr>
+{{end}}</tbody></table>{{end}}
 {{range .SuiteFailures}}<pre class="failed">{{.}}</pre>{{end}}
 <h2>Areas</h2>
-<table><thead><tr><th>Area</th><th>Passed</th><th>Failed</th><th>Blocked</th><th>Skipped</th><th>Rules failed</th></tr></thead><tbody>
-{{range .AreaRows}}<tr><td>{{.Area}}</td><td>{{.Passed}}</td><td{{if .Failed}} class="failed"{{end}}>{{.Failed}}</td><td{{if .Blocked}} class="blocked"{{end}}>{{.Blocked}}</td><td>{{.Skipped}}</td><td>{{.FailedRules}}</td></tr>
+<table><thead><tr><th>Area</th><th>Passed</th><th>Failed</th><th>Blocked</th><th>Skipped</th><th>Interrupted (not run)</th><th>Rules failed</th></tr></thead><tbody>
+{{range .AreaRows}}<tr><td>{{.Area}}</td><td>{{.Passed}}</td><td{{if .Failed}} class="failed"{{end}}>{{.Failed}}</td><td{{if .Blocked}} class="blocked"{{end}}>{{.Blocked}}</td><td>{{.Skipped}}</td><td>{{.Interrupted}}</td><td>{{.FailedRules}}</td></tr>
 {{end}}</tbody></table>
 {{if .Causes}}<h2>Root causes ({{len .Causes}})</h2>
 <p class="small">Each cause is a rule broken on a call: the specs that check the rule failed; the specs that only needed the call are blocked by it, their own rules left undecided.</p>
@@ -182,14 +202,14 @@ pre{white-space:pre-wrap;overflow-wrap:anywhere;font-size:.85em;background:#f6f6
 {{range .Rules}}<tr id="{{.Rule.ID}}">
 <td>{{.Rule.ID}}</td><td>{{.Rule.Level}}</td><td>{{.Rule.Section}}</td>
 <td>{{.Rule.Statement}}{{if .Rule.Interpretation}}<br><em>Interpretation: {{.Rule.Interpretation}}</em>{{end}}</td>
-<td class="{{verdictClass .Verdict}}">{{.Verdict}}</td>
+<td class="{{verdictClass .Verdict}}">{{words .Verdict}}{{if eq .Verdict "partly_judged"}} ({{.SpecsRun}} of {{len .Specs}} specs){{end}}</td>
 <td>{{if .Reason}}<pre>{{.Reason}}</pre>{{end}}
 {{if .Specs}}<details><summary>{{len .Specs}} spec(s)</summary><ul>{{range .Specs}}<li>{{with anchor $.Anchors .}}<a href="#{{.}}">{{end}}{{.}}{{if anchor $.Anchors .}}</a>{{end}}</li>{{end}}</ul></details>{{end}}</td>
 </tr>
 {{end}}</tbody></table>
 <h2>Other specs</h2>
 <table><thead><tr><th>Spec</th><th style="width:8em">Area</th><th style="width:7em">Outcome</th><th>Detail</th></tr></thead><tbody>
-{{range .Others}}<tr><td>{{.Text}}<br><span class="small">{{.Location}} · {{range .Rules}}{{.}} {{end}}</span></td><td>{{.Area}}</td><td class="{{verdictClass .State}}">{{.State}}</td>
+{{range .Others}}<tr><td>{{.Text}}<br><span class="small">{{.Location}} · {{range .Rules}}{{.}} {{end}}</span></td><td>{{.Area}}</td><td class="{{verdictClass .State}}">{{words .State}}</td>
 <td>{{.Reason}}</td></tr>
 {{end}}</tbody></table>
 </body></html>
@@ -284,19 +304,21 @@ func junitNames(specs []SpecResult) []string {
 // case names "RULE-ID: text" (unique within a class, JUnitName), the spec's file relative to the
 // module root, and for a failure its sentence as the message and its reason and transcript as the
 // body. A blocked spec is a failure of type "blocked" whose message names the rules it was blocked
-// by. Specs the label filter left out are not listed.
+// by. An interrupted spec is skipped, saying so. Specs the run did not select, and strict-only
+// specs of a run that is not strict, are not listed (they are outside the counts, as in the
+// console). Every suite carries the run's coverage, mode, target and credits as properties.
 func (r Results) WriteJUnit(w io.Writer) error {
 	by := map[string]*Suite{}
 	members := map[string][]SpecResult{}
 	var order []string
 	doc := JUnit{Name: &r.Suite, Time: Seconds(r.Run.Duration)}
 	for _, s := range r.Specs {
-		if !s.Selected() {
+		if !s.Counted() {
 			continue
 		}
 		name := "mediaspec." + strings.ReplaceAll(s.Area, " ", "_")
 		if by[name] == nil {
-			ts := &Suite{Name: name, Time: new(float64)}
+			ts := &Suite{Name: name, Time: new(float64), Properties: r.junitProperties()}
 			if !r.Run.Started.IsZero() {
 				ts.Timestamp = r.Run.Started.UTC().Format(time.RFC3339)
 			}
@@ -326,6 +348,9 @@ func (r Results) WriteJUnit(w io.Writer) error {
 			case Skipped:
 				c.Skipped = &Skip{Message: s.Reason}
 				ts.Skipped++
+			case Interrupted:
+				c.Skipped = &Skip{Message: "interrupted (not run to its end: the run was stopped): " + s.Reason}
+				ts.Skipped++
 			}
 			ts.Tests++
 			*ts.Time += s.Duration.Seconds()
@@ -340,4 +365,31 @@ func (r Results) WriteJUnit(w io.Writer) error {
 		doc.Suites = append(doc.Suites, advisorySuite(r.Advisories))
 	}
 	return WriteJUnit(w, doc)
+}
+
+// junitProperties are the run's headline as JUnit properties: coverage, mode, target, credits,
+// and the rule tally.
+func (r Results) junitProperties() *Properties {
+	c := r.Coverage
+	list := []Property{
+		{Name: "mediaspec.headline", Value: r.Headline()},
+		{Name: "mediaspec.coverage", Value: c.Line()},
+		{Name: "mediaspec.coverage.judged", Value: fmt.Sprint(c.Judged)},
+		{Name: "mediaspec.coverage.partly_judged", Value: fmt.Sprint(c.PartlyJudged)},
+		{Name: "mediaspec.coverage.not_judged", Value: fmt.Sprint(c.NotJudged)},
+		{Name: "mediaspec.coverage.total", Value: fmt.Sprint(c.Total)},
+	}
+	for _, n := range NeedOrder {
+		if c.ByNeed[n] > 0 {
+			list = append(list, Property{Name: "mediaspec.coverage.by_need." + n, Value: fmt.Sprint(c.ByNeed[n])})
+		}
+	}
+	list = append(list,
+		Property{Name: "mediaspec.mode", Value: r.Run.Mode},
+		Property{Name: "mediaspec.target", Value: r.Run.Target},
+		Property{Name: "mediaspec.credits_spent", Value: fmt.Sprint(r.Run.CreditsSpent)},
+		Property{Name: "mediaspec.rules", Value: r.RuleLine()},
+		Property{Name: "mediaspec.specs", Value: r.SpecLine()},
+	)
+	return &Properties{List: list}
 }

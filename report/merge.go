@@ -1,12 +1,36 @@
 package report
 
 import (
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 )
+
+// ReadResults reads a JSON report that check (or merge-reports) wrote. It refuses, saying so, a
+// report of another shape: one written by an older mediaspec (no report_version: version 1, with
+// CamelCase spec_counts) or a newer one.
+func ReadResults(data []byte) (Results, error) {
+	var head struct {
+		Version *int `json:"report_version"`
+	}
+	if err := json.Unmarshal(data, &head); err != nil {
+		return Results{}, fmt.Errorf("not a JSON report: %w", err)
+	}
+	switch {
+	case head.Version == nil:
+		return Results{}, fmt.Errorf("a report of an older mediaspec (no report_version: version 1, with CamelCase spec_counts and skipped for not selected): run the check again with this mediaspec, which writes report_version %d", ReportVersion)
+	case *head.Version != ReportVersion:
+		return Results{}, fmt.Errorf("report_version %d: this mediaspec reads report_version %d; use the mediaspec that wrote it", *head.Version, ReportVersion)
+	}
+	var r Results
+	if err := json.Unmarshal(data, &r); err != nil {
+		return Results{}, fmt.Errorf("not a JSON report of version %d: %w", ReportVersion, err)
+	}
+	return r, nil
+}
 
 // ParseShard reads a shard as "K/N": the K-th of N parts of a run split across machines
 // (mediaspec check --shard), 1 <= K <= N <= max.
@@ -95,7 +119,7 @@ func MergeShards(parts []Results) (Results, error) {
 			if m >= len(list) {
 				return Results{}, fmt.Errorf("report %d does not list the spec %q that report 1 lists: the shards were run by different programs", i+1, s.Text)
 			}
-			if r := list[m]; !(r.State == Skipped && r.Reason == NotSelected) {
+			if r := list[m]; r.State != NotSelected {
 				pick = r
 				ran++
 			}
@@ -121,17 +145,20 @@ func MergeShards(parts []Results) (Results, error) {
 		rules[i] = v.Rule
 	}
 	res.Rules = Verdicts(rules, res.Specs)
-	res.SpecCounts, res.RuleCounts = Count(res.Specs, res.Rules)
+	res.Tally()
 	res.Succeeded = len(res.SuiteFailures) == 0 && res.SpecCounts.Failed+res.SpecCounts.Blocked == 0 && res.SpecCounts.Passed > 0
 
 	res.Run = first.Run
 	res.Run.Shard = ""
+	res.Run.Budget, res.Run.CreditsSpent = 0, 0
 	var end time.Time
 	var targets, modes, cancelled []string
 	for _, p := range parts {
 		if p.Run.Started.Before(res.Run.Started) {
 			res.Run.Started = p.Run.Started
 		}
+		res.Run.Budget += p.Run.Budget
+		res.Run.CreditsSpent += p.Run.CreditsSpent
 		if e := p.Run.Started.Add(p.Run.Duration); e.After(end) {
 			end = e
 		}

@@ -8,24 +8,44 @@ import (
 	"time"
 )
 
-// Spec outcomes and rule verdicts.
+// ReportVersion is the version of the JSON report's shape (Results.ReportVersion): 2 has
+// snake_case keys throughout, the states below and coverage. Reports without it are of version 1.
+const ReportVersion = 2
+
+// Spec outcomes and rule verdicts: one vocabulary for the console, JSON, JUnit and HTML.
 const (
 	Passed = "passed"
 	Failed = "failed"
 	// Blocked: a spec stopped on a rule it does not check itself (its setup call broke another
 	// rule); a rule whose specs all stopped before deciding it.
-	Blocked      = "blocked"
-	Skipped      = "skipped"
-	NotCovered   = "not covered"
+	Blocked = "blocked"
+	// Skipped: a selected spec that did not run, with the reason (what it needs).
+	Skipped = "skipped"
+	// NotSelected: a spec the run did not select (the label filter, or another shard's share);
+	// counted apart, never among the skips.
+	NotSelected = "not_selected"
+	// Interrupted: a selected spec that did not run to its end because the run was stopped
+	// (Ctrl-C, --timeout).
+	Interrupted = "interrupted"
+	// StrictOnly: a spec or rule about the reference's own choices (rules.yaml judged
+	// strict-only), judged only with --strict: outside the counts of a run that is not strict.
+	StrictOnly = "strict_only"
+	// PartlyJudged: a rule some of whose specs ran and passed while others did not run.
+	PartlyJudged = "partly_judged"
+	NotCovered   = "not_covered"
 	Unobservable = "unobservable"
 )
 
 // maxFailuresPerRule is how many failed specs a rule verdict details; the spec list has them all.
 const maxFailuresPerRule = 3
 
-// NotSelected is the reason given for a spec the label filter left out. Such a spec has the state
-// skipped but is counted apart (Counts.NotSelected), never among the skips.
-const NotSelected = "disabled: not selected by the label filter"
+// NotSelectedReason is the reason of a spec the label filter left out (state NotSelected).
+const NotSelectedReason = "not selected by the label filter"
+
+// OtherShardReason is the reason of a spec of another shard's share (state NotSelected).
+func OtherShardReason(shard string) string {
+	return "in another shard's share (this run is shard " + shard + "; merge-reports joins the shards)"
+}
 
 // SpecResult is one spec's outcome.
 type SpecResult struct {
@@ -36,7 +56,7 @@ type SpecResult struct {
 	Area   string   `json:"area"`
 	Labels []string `json:"labels"`
 	Rules  []string `json:"rules"`
-	State  string   `json:"state"`            // passed, failed, blocked or skipped
+	State  string   `json:"state"`            // passed, failed, blocked, skipped, not_selected, interrupted or strict_only
 	Reason string   `json:"reason,omitempty"` // the failure message or why it was skipped
 	// Location is the spec's own file and line, relative to the module root.
 	Location string        `json:"location,omitempty"`
@@ -74,14 +94,19 @@ const UnjudgedReason = "judged only with --strict: the rule is the reference's o
 // Settle decides between failed and blocked for a spec whose assertion failed: when the failed
 // step checked only rules the spec does not carry, the spec is blocked by them (its own rules are
 // left undecided); otherwise it failed. A failure whose step checked only rules the run does not
-// judge (Unjudged) is a skip with UnjudgedReason: the reference's own choice never fails a run that
-// is not strict. Other outcomes are returned as they are.
+// judge (Unjudged) is strict-only with UnjudgedReason: the reference's own choice never fails a
+// run that is not strict. A skip whose reason is the reference's own choice (judged only with
+// --strict) is strict-only too. Other outcomes are returned as they are.
 func Settle(s SpecResult) SpecResult {
+	if s.State == Skipped && NeedOf(s) == NeedStrictOnly {
+		s.State = StrictOnly
+		return s
+	}
 	if s.State != Failed || len(s.FailedRules) == 0 {
 		return s
 	}
 	if !slices.ContainsFunc(s.FailedRules, func(id string) bool { return !slices.Contains(s.Unjudged, id) }) {
-		s.State = Skipped
+		s.State = StrictOnly
 		s.Reason = UnjudgedReason + "; it differs: " + Sentence(s.Reason)
 		return s
 	}
@@ -95,8 +120,12 @@ func Settle(s SpecResult) SpecResult {
 	return s
 }
 
-// Selected reports whether the label filter selected the spec.
-func (s SpecResult) Selected() bool { return s.State != Skipped || s.Reason != NotSelected }
+// Selected reports whether the run selected the spec (the label filter and the shard).
+func (s SpecResult) Selected() bool { return s.State != NotSelected }
+
+// Counted reports whether the spec is in the run's tallies: selected, and not a strict-only
+// spec of a run that is not strict.
+func (s SpecResult) Counted() bool { return s.State != NotSelected && s.State != StrictOnly }
 
 // Blamed are the rules a spec's failure is charged to: for a failed spec, the rules of the step
 // that failed (else all its rules); for a blocked spec, the rules it was blocked by; for any other
@@ -143,6 +172,10 @@ type Rule struct {
 // Observable reports whether a black-box test can check the rule.
 func (r Rule) Observable() bool { return r.Unobservable == "" }
 
+// OfText reports a rule the interface text decides (the rules coverage counts): observable, and
+// not the reference's own choice through and through (judged strict-only).
+func (r Rule) OfText() bool { return r.Observable() && r.Judged != "strict-only" }
+
 // RuleVerdict is one rule's verdict over the specs that carry its id.
 type RuleVerdict struct {
 	Rule    Rule   `json:"rule"`
@@ -151,16 +184,35 @@ type RuleVerdict struct {
 	// reason; empty otherwise.
 	Reason string   `json:"reason,omitempty"`
 	Specs  []string `json:"specs,omitempty"`
+	// SpecsRun is how many of Specs ran to a verdict on the rule (passed or failed on it).
+	SpecsRun int `json:"specs_run"`
+	// Needs are what the specs that did not run on the rule lacked (NeedOf), the one that weighs
+	// most first (NeedOrder); empty when every spec ran.
+	Needs []string `json:"needs,omitempty"`
 }
 
-// Counts are tallies of outcomes. NotSelected counts the specs the label filter left out (specs
-// only); Skipped counts the selected specs that did not run, each with its reason.
+// Counts are tallies of outcomes. NotSelected counts the specs (rules) the run did not select
+// (the label filter, another shard); Skipped counts the selected specs that did not run, each with
+// its reason; Interrupted those a stopped run did not finish; StrictOnly the specs and rules judged
+// only with --strict on a run that is not strict; PartlyJudged the rules some of whose specs did
+// not run. None of these is ever among the passed.
 type Counts struct {
-	Passed, Failed, Blocked, Skipped, NotSelected, NotCovered, Unobservable int
+	Passed       int `json:"passed"`
+	Failed       int `json:"failed"`
+	Blocked      int `json:"blocked"`
+	Skipped      int `json:"skipped"`
+	Interrupted  int `json:"interrupted"`
+	NotSelected  int `json:"not_selected"`
+	StrictOnly   int `json:"strict_only"`
+	PartlyJudged int `json:"partly_judged"`
+	NotCovered   int `json:"not_covered"`
+	Unobservable int `json:"unobservable"`
 }
 
 // Results is everything a report shows.
 type Results struct {
+	// ReportVersion is ReportVersion when the report is written (WriteJSON sets it).
+	ReportVersion int           `json:"report_version"`
 	Suite         string        `json:"suite"`
 	Run           RunInfo       `json:"run"`
 	Succeeded     bool          `json:"succeeded"`
@@ -169,6 +221,8 @@ type Results struct {
 	Rules         []RuleVerdict `json:"rules"`
 	SpecCounts    Counts        `json:"spec_counts"`
 	RuleCounts    Counts        `json:"rule_counts"`
+	// Coverage is how many of the text rules the run judged, and what the others need.
+	Coverage Coverage `json:"coverage"`
 	// Advisories are the run's differences from the reference's own choices (advisory.go): never
 	// failures, charged to no rule.
 	Advisories []Advisory `json:"advisories,omitempty"`
@@ -177,17 +231,18 @@ type Results struct {
 // Verdicts gives every rule its verdict, in the order given: unobservable if the catalogue says
 // so; otherwise failed if a spec's failure is charged to it (the failed step's rules, Spec.Step;
 // a failed spec that charged no step fails every rule it carries; a blocked spec fails the rules it
-// was blocked by, whether it carries them or not), else passed if at least one spec passed, else
-// blocked if a spec stopped on another rule before deciding it, else skipped if it has specs, else
-// not covered.
+// was blocked by, whether it carries them or not); else passed if every one of its specs passed,
+// partly judged if some passed and others did not run (never passed: a skip is never a pass);
+// else, when none ran, blocked, skipped, interrupted, strict-only or not selected, in that order of
+// precedence, by what its specs did; else not covered.
 func Verdicts(rules []Rule, specs []SpecResult) []RuleVerdict {
 	byRule := map[string][]SpecResult{}
 	for _, s := range specs {
 		blamed := s.Blamed()
 		for _, id := range s.Rules {
-			if slices.Contains(s.Unjudged, id) {
+			if slices.Contains(s.Unjudged, id) && s.State != NotSelected {
 				u := s
-				u.State, u.Reason = Skipped, UnjudgedReason
+				u.State, u.Reason = StrictOnly, UnjudgedReason
 				byRule[id] = append(byRule[id], u)
 				continue
 			}
@@ -217,7 +272,8 @@ func Verdicts(rules []Rule, specs []SpecResult) []RuleVerdict {
 		for _, s := range ss {
 			v.Specs = append(v.Specs, s.Text)
 		}
-		var failed, passed, blocked, skipped []SpecResult
+		var failed, passed []SpecResult
+		notRun := map[string][]SpecResult{}
 		for _, s := range ss {
 			switch s.State {
 			case Failed:
@@ -226,17 +282,32 @@ func Verdicts(rules []Rule, specs []SpecResult) []RuleVerdict {
 				if slices.Contains(s.BlockedBy, rule.ID) {
 					failed = append(failed, s)
 				} else {
-					blocked = append(blocked, s)
+					notRun[Blocked] = append(notRun[Blocked], s)
 				}
 			case Passed:
 				passed = append(passed, s)
+			case StrictOnly:
+				if rule.OfText() {
+					// A text rule is never strict-only: its spec did not run, for a reason.
+					notRun[Skipped] = append(notRun[Skipped], s)
+				} else {
+					notRun[StrictOnly] = append(notRun[StrictOnly], s)
+				}
+			case NotSelected, Interrupted:
+				notRun[s.State] = append(notRun[s.State], s)
 			default:
-				skipped = append(skipped, s)
+				notRun[Skipped] = append(notRun[Skipped], s)
 			}
 		}
+		v.SpecsRun = len(failed) + len(passed)
+		var all []SpecResult
+		for _, state := range []string{Blocked, Skipped, Interrupted, StrictOnly, NotSelected} {
+			all = append(all, notRun[state]...)
+		}
+		v.Needs = needsOf(all)
 		switch {
 		case !rule.Observable():
-			v.Verdict, v.Reason = Unobservable, rule.Unobservable
+			v.Verdict, v.Reason, v.Needs = Unobservable, rule.Unobservable, nil
 		case len(failed) > 0:
 			v.Verdict = Failed
 			// The reason names the failed specs and what each said; their transcripts are in the spec
@@ -250,16 +321,20 @@ func Verdicts(rules []Rule, specs []SpecResult) []RuleVerdict {
 				reasons = append(reasons, s.Text+": "+Sentence(s.Reason))
 			}
 			v.Reason = strings.Join(reasons, "\n")
-		case len(passed) > 0:
+		case len(passed) > 0 && len(all) == 0:
 			v.Verdict = Passed
-		case len(blocked) > 0:
-			v.Verdict = Blocked
-			v.Reason = distinctReasons(blocked)
-		case len(skipped) > 0:
-			v.Verdict = Skipped
-			v.Reason = distinctReasons(skipped)
-		default:
+		case len(passed) > 0:
+			v.Verdict = PartlyJudged
+			v.Reason = fmt.Sprintf("partly judged (%d of %d specs); not run: %s", len(passed), len(ss), distinctReasons(all))
+		case len(ss) == 0:
 			v.Verdict = NotCovered
+		default:
+			for _, state := range []string{Blocked, Skipped, Interrupted, StrictOnly, NotSelected} {
+				if len(notRun[state]) > 0 {
+					v.Verdict, v.Reason = state, distinctReasons(notRun[state])
+					break
+				}
+			}
 		}
 		out = append(out, v)
 	}
@@ -280,14 +355,10 @@ func distinctReasons(specs []SpecResult) string {
 	return strings.Join(reasons, "; ")
 }
 
-// Count tallies spec outcomes and rule verdicts; a spec the label filter left out counts as not
+// Count tallies spec outcomes and rule verdicts; a spec the run did not select counts as not
 // selected, never as skipped.
 func Count(specs []SpecResult, rules []RuleVerdict) (spec, rule Counts) {
 	for _, s := range specs {
-		if !s.Selected() {
-			spec.NotSelected++
-			continue
-		}
 		spec.add(s.State)
 	}
 	for _, v := range rules {
@@ -306,6 +377,14 @@ func (c *Counts) add(state string) {
 		c.Blocked++
 	case Skipped:
 		c.Skipped++
+	case Interrupted:
+		c.Interrupted++
+	case NotSelected:
+		c.NotSelected++
+	case StrictOnly:
+		c.StrictOnly++
+	case PartlyJudged:
+		c.PartlyJudged++
 	case NotCovered:
 		c.NotCovered++
 	case Unobservable:
@@ -313,21 +392,39 @@ func (c *Counts) add(state string) {
 	}
 }
 
-// RuleLine is the console's rule tally: "rules: N passed, N failed, N skipped, N not covered, N
-// unobservable", with "N blocked" after the failed when rules were left undecided by failures.
-func (r Results) RuleLine() string {
-	c := r.RuleCounts
-	blocked := ""
-	if c.Blocked > 0 {
-		blocked = fmt.Sprintf(", %d blocked", c.Blocked)
-	}
-	return fmt.Sprintf("rules: %d passed, %d failed%s, %d skipped, %d not covered, %d unobservable",
-		c.Passed, c.Failed, blocked, c.Skipped, c.NotCovered, c.Unobservable)
+// Tally computes the counts and the coverage of r from its specs and rule verdicts.
+func (r *Results) Tally() {
+	r.SpecCounts, r.RuleCounts = Count(r.Specs, r.Rules)
+	r.Coverage = CoverageOf(r.Rules)
 }
 
-// SpecLine is the console's last line, the spec tally of the selected specs: "N passed, N failed,
-// N skipped", with "N blocked" after the failed when specs were blocked, and "(N not selected)"
-// when the label filter left specs out.
+// RuleLine is the console's rule tally over the rules the run counts: "rules: N passed, N
+// partly judged, N failed, N skipped, N not covered, N unobservable", with blocked, interrupted
+// and not selected when there are any; the strict-only rules of a run that is not strict after a
+// semicolon, outside the counts.
+func (r Results) RuleLine() string {
+	c := r.RuleCounts
+	out := fmt.Sprintf("rules: %d passed, %d partly judged, %d failed", c.Passed, c.PartlyJudged, c.Failed)
+	if c.Blocked > 0 {
+		out += fmt.Sprintf(", %d blocked", c.Blocked)
+	}
+	out += fmt.Sprintf(", %d skipped", c.Skipped)
+	if c.Interrupted > 0 {
+		out += fmt.Sprintf(", %d interrupted (not run)", c.Interrupted)
+	}
+	if c.NotSelected > 0 {
+		out += fmt.Sprintf(", %d not selected", c.NotSelected)
+	}
+	out += fmt.Sprintf(", %d not covered, %d unobservable", c.NotCovered, c.Unobservable)
+	if c.StrictOnly > 0 {
+		out += fmt.Sprintf("; %d strict-only (not judged against another server)", c.StrictOnly)
+	}
+	return out
+}
+
+// SpecLine is the spec tally of the selected specs: "N passed, N failed, N skipped", with "N
+// blocked" after the failed when specs were blocked, "N interrupted (not run)" when the run was
+// stopped, then, outside the counts, the strict-only specs and those the run did not select.
 func (r Results) SpecLine() string {
 	c := r.SpecCounts
 	out := fmt.Sprintf("%d passed, %d failed", c.Passed, c.Failed)
@@ -335,8 +432,18 @@ func (r Results) SpecLine() string {
 		out += fmt.Sprintf(", %d blocked", c.Blocked)
 	}
 	out += fmt.Sprintf(", %d skipped", c.Skipped)
+	if c.Interrupted > 0 {
+		out += fmt.Sprintf(", %d interrupted (not run)", c.Interrupted)
+	}
+	var apart []string
+	if c.StrictOnly > 0 {
+		apart = append(apart, fmt.Sprintf("%d strict-only, judged with --strict", c.StrictOnly))
+	}
 	if c.NotSelected > 0 {
-		out += fmt.Sprintf(" (%d not selected by the label filter)", c.NotSelected)
+		apart = append(apart, fmt.Sprintf("%d not selected", c.NotSelected))
+	}
+	if len(apart) > 0 {
+		out += " (" + strings.Join(apart, "; ") + ")"
 	}
 	return out
 }
@@ -357,6 +464,8 @@ func (r Results) Err() error {
 		return fmt.Errorf("conformance: %d specs blocked by failed rules", c.Blocked)
 	case len(r.SuiteFailures) > 0:
 		return fmt.Errorf("conformance: the suite failed: %s", strings.Join(r.SuiteFailures, "; "))
+	case c.Executed() == 0 && c.Interrupted > 0:
+		return fmt.Errorf("conformance: the run was stopped before any spec ran (%d interrupted)", c.Interrupted)
 	case c.Executed() == 0:
 		return fmt.Errorf("conformance: no spec executed (%d skipped): a run that checks nothing fails", c.Skipped)
 	case !r.Succeeded:

@@ -48,13 +48,13 @@ func TestNotSelectedIsNotSkipped(t *testing.T) {
 	res := results(
 		SpecResult{Text: "a", Rules: []string{"AUTH-001"}, State: Passed},
 		SpecResult{Text: "b", Rules: []string{"AUTH-001"}, State: Skipped, Reason: "unsupported: no control"},
-		SpecResult{Text: "c", Rules: []string{"HEALTH-002"}, State: Skipped, Reason: NotSelected},
-		SpecResult{Text: "d", Rules: []string{"HEALTH-002"}, State: Skipped, Reason: NotSelected},
+		SpecResult{Text: "c", Rules: []string{"HEALTH-002"}, State: NotSelected, Reason: NotSelectedReason},
+		SpecResult{Text: "d", Rules: []string{"HEALTH-002"}, State: NotSelected, Reason: NotSelectedReason},
 	)
 	if c := res.SpecCounts; c.Skipped != 1 || c.NotSelected != 2 || c.Passed != 1 {
 		t.Errorf("counts %+v, want 1 skipped and 2 not selected", c)
 	}
-	if line := res.SpecLine(); line != "1 passed, 0 failed, 1 skipped (2 not selected by the label filter)" {
+	if line := res.SpecLine(); line != "1 passed, 0 failed, 1 skipped (2 not selected)" {
 		t.Errorf("spec line %q", line)
 	}
 }

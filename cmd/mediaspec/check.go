@@ -80,8 +80,10 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	// The line naming the target is written with the run's first output, after the setup has been
-	// checked (the target's preflight included): a setup error is the only thing a failed start prints.
-	banner := &firstLine{w: stdout}
+	// checked (the target's preflight included): a setup error is the only thing a failed start
+	// prints. It follows the run's opening line (its headline: mode, target, budget, what the
+	// selection can judge), which stays the first.
+	banner := &firstLine{w: stdout, second: true}
 	if img.image != "" {
 		stop, err := startImage(ctx, img, &cfg, banner.keep(), stderr)
 		if err != nil {
@@ -97,8 +99,6 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		defer stop()
 		opts.Mode = "embedded mock, control API, manual clock"
 		banner.line = fmt.Sprintf("checking the embedded mock at %s (give --base-url to check another server)\n", cfg.BaseURL)
-	} else {
-		banner.line = fmt.Sprintf("checking %s\n", cfg.BaseURL)
 	}
 	stdout = banner
 	if cfg.Procs > 1 {
@@ -143,11 +143,12 @@ func validateSettings(cfg conformance.Config, image bool) error {
 }
 
 // firstLine writes line before the first bytes written through it (nothing when line is empty or
-// nothing is ever written).
+// nothing is ever written); with second, after the first write, which must be a whole line.
 type firstLine struct {
-	w    io.Writer
-	line string
-	done bool
+	w      io.Writer
+	line   string
+	done   bool
+	second bool
 }
 
 // keep is a writer whose bytes become the line (startImage names its container there).
@@ -158,6 +159,14 @@ type keepWriter struct{ f *firstLine }
 func (k keepWriter) Write(p []byte) (int, error) { k.f.line += string(p); return len(p), nil }
 
 func (f *firstLine) Write(p []byte) (int, error) {
+	if !f.done && f.second {
+		f.done = true
+		n, err := f.w.Write(p)
+		if err == nil && f.line != "" {
+			_, err = io.WriteString(f.w, f.line)
+		}
+		return n, err
+	}
 	if !f.done {
 		f.done = true
 		if f.line != "" {

@@ -265,12 +265,13 @@ func TestVerdicts(t *testing.T) {
 			reason: map[string]string{"AUTH-001": "want 401", "AUTH-003": "storage is not visible"},
 		},
 		{
-			name: "one pass among skips passes",
+			name: "one pass among skips is partly judged, never passed",
 			reports: []types.SpecReport{
 				itReport("a", types.SpecStateSkipped, "unsupported: no control", "HEALTH-001"),
 				itReport("b", types.SpecStatePassed, "", "HEALTH-001"),
 			},
-			want: map[string]string{"HEALTH-001": report.Passed},
+			want:   map[string]string{"HEALTH-001": report.PartlyJudged},
+			reason: map[string]string{"HEALTH-001": "partly judged (1 of 2 specs)"},
 		},
 		{
 			name: "all skipped is skipped with the reasons; filtered-out specs say so",
@@ -278,8 +279,8 @@ func TestVerdicts(t *testing.T) {
 				itReport("a", types.SpecStateSkipped, "unsupported: needs the control API", "AUTH-002"),
 				itReport("b", types.SpecStateSkipped, "", "HEALTH-002"),
 			},
-			want:   map[string]string{"AUTH-002": report.Skipped, "HEALTH-002": report.Skipped},
-			reason: map[string]string{"AUTH-002": "needs the control API", "HEALTH-002": report.NotSelected},
+			want:   map[string]string{"AUTH-002": report.Skipped, "HEALTH-002": report.NotSelected},
+			reason: map[string]string{"AUTH-002": "needs the control API", "HEALTH-002": report.NotSelectedReason},
 		},
 		{
 			name:    "panicked and timed out count as failed",
@@ -335,15 +336,15 @@ func TestResultsLinesAndErr(t *testing.T) {
 		err      string
 	}{
 		{"passing run", []types.SpecReport{itReport("a", types.SpecStatePassed, "", "HEALTH-001"), itReport("b", types.SpecStateSkipped, "x", "AUTH-002")},
-			"1 passed, 0 failed, 1 skipped", "rules: 1 passed, 0 failed, 1 skipped, 2 not covered, 1 unobservable", ""},
+			"1 passed, 0 failed, 1 skipped", "rules: 1 passed, 0 partly judged, 0 failed, 1 skipped, 2 not covered, 1 unobservable", ""},
 		{"a failure fails the run", []types.SpecReport{itReport("a", types.SpecStateFailed, "no", "HEALTH-001")},
-			"0 passed, 1 failed, 0 skipped", "rules: 0 passed, 1 failed, 0 skipped, 3 not covered, 1 unobservable", "1 specs failed"},
+			"0 passed, 1 failed, 0 skipped", "rules: 0 passed, 0 partly judged, 1 failed, 0 skipped, 3 not covered, 1 unobservable", "1 specs failed"},
 		{"nothing executed fails the run", []types.SpecReport{itReport("a", types.SpecStateSkipped, "x", "HEALTH-001")},
-			"0 passed, 0 failed, 1 skipped", "rules: 0 passed, 0 failed, 1 skipped, 3 not covered, 1 unobservable", "no spec executed"},
+			"0 passed, 0 failed, 1 skipped", "rules: 0 passed, 0 partly judged, 0 failed, 1 skipped, 3 not covered, 1 unobservable", "no spec executed"},
 		{"suite node failure fails the run", []types.SpecReport{
 			{LeafNodeType: types.NodeTypeBeforeSuite, State: types.SpecStateFailed, Failure: types.Failure{Message: "setup"}},
 			itReport("a", types.SpecStatePassed, "", "HEALTH-001")},
-			"1 passed, 0 failed, 0 skipped", "rules: 1 passed, 0 failed, 0 skipped, 3 not covered, 1 unobservable", "BeforeSuite failed: setup"},
+			"1 passed, 0 failed, 0 skipped", "rules: 1 passed, 0 partly judged, 0 failed, 0 skipped, 3 not covered, 1 unobservable", "BeforeSuite failed: setup"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -520,5 +521,35 @@ func TestBeforeAllSkipReasonReachesEverySpec(t *testing.T) {
 	}
 	if len(res.Specs) != len(want) {
 		t.Errorf("%d specs, want %d", len(res.Specs), len(want))
+	}
+}
+
+// A filtered run stopped by its timeout counts only what it selected: the specs the filter left
+// out are not selected, the selected ones it did not reach are interrupted (not run), and nothing
+// is skipped (issue 39: it reported "0 passed, 0 failed, 369 skipped").
+func TestStoppedFilteredRunCountsItsSelection(t *testing.T) {
+	f := testFramework(t)
+	match, err := types.ParseLabelFilter("HEALTH-001 || AUTH-001")
+	if err != nil {
+		t.Fatal(err)
+	}
+	reports := []types.SpecReport{
+		itReport("a", types.SpecStatePassed, "", "HEALTH-001"),
+		itReport("b", types.SpecStateSkipped, "", "AUTH-001"),
+		itReport("c", types.SpecStateSkipped, "", "AUTH-002"),
+		itReport("d", types.SpecStateSkipped, "", "HEALTH-002"),
+	}
+	res := BuildResultsOf(f.catalogue, types.Report{SpecReports: reports, SpecialSuiteFailureReasons: []string{"Suite Timeout Elapsed"}},
+		Selection{Match: match})
+	if c := res.SpecCounts; c.Passed != 1 || c.Interrupted != 1 || c.NotSelected != 2 || c.Skipped != 0 {
+		t.Errorf("counts %+v, want 1 passed, 1 interrupted, 2 not selected, 0 skipped", c)
+	}
+	if line := res.SpecLine(); line != "1 passed, 0 failed, 0 skipped, 1 interrupted (not run) (2 not selected)" {
+		t.Errorf("spec line %q", line)
+	}
+	shard := BuildResultsOf(f.catalogue, types.Report{SuiteSucceeded: true, SpecReports: reports[:1]},
+		Selection{Match: match, InShare: func(string) bool { return false }, ShareReason: report.OtherShardReason("2/2")})
+	if s := shard.Specs[0]; s.State != report.NotSelected || !strings.Contains(s.Reason, "another shard") {
+		t.Errorf("a spec of another shard: %s %q", s.State, s.Reason)
 	}
 }

@@ -41,8 +41,31 @@ type trackedJob struct {
 
 // jobTracker holds the jobs started since the last settle.
 type jobTracker struct {
-	mu   sync.Mutex
+	mu   sync.Mutex // guards jobs
 	jobs []trackedJob
+
+	stopOnce sync.Once
+	stopped  chan struct{} // closed by Stop (made by done)
+}
+
+// done is closed when the run has been stopped (Framework.Stop).
+func (t *jobTracker) done() chan struct{} {
+	t.stopOnce.Do(func() { t.stopped = make(chan struct{}) })
+	return t.stopped
+}
+
+// Stop tells the framework that the run was stopped (Ctrl-C, the run's timeout): waits for the
+// jobs of a shared key (settleJobs) end at once instead of waiting, in real time, for jobs whose
+// outcome no spec will read. Safe to call more than once and concurrently.
+func (f *Framework) Stop() {
+	ch := f.jobs.done()
+	f.jobs.mu.Lock()
+	defer f.jobs.mu.Unlock()
+	select {
+	case <-ch:
+	default:
+		close(ch)
+	}
 }
 
 func (t *jobTracker) add(j trackedJob) {
@@ -93,11 +116,26 @@ func (c *Client) track(method string, r *Response) {
 
 // settleJobs waits until every job tracked since the last call has ended, all at once, and fails
 // the spec naming the jobs that did not end or could not be read.
-func (f *Framework) settleJobs(ctx SpecContext) {
+func (f *Framework) settleJobs(sctx SpecContext) {
 	jobs := f.jobs.take()
+	stopped := f.jobs.done()
 	if len(jobs) == 0 {
 		return
 	}
+	select {
+	case <-stopped:
+		return // the run was stopped: no spec will read what they leave
+	default:
+	}
+	ctx, cancel := context.WithCancel(sctx)
+	defer cancel()
+	go func() {
+		select {
+		case <-stopped:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
 	errs := make([]error, len(jobs))
 	var wg sync.WaitGroup
 	for i, j := range jobs {
@@ -108,6 +146,11 @@ func (f *Framework) settleJobs(ctx SpecContext) {
 		}()
 	}
 	wg.Wait()
+	select {
+	case <-stopped:
+		return
+	default:
+	}
 	if err := errors.Join(errs...); err != nil {
 		Fail("a job the spec started on a shared key did not end, so the next spec would see it: " + err.Error())
 	}

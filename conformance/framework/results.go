@@ -14,9 +14,56 @@ import (
 
 // The suite's results are report's model; this file reads them out of a Ginkgo report.
 
-// SpecResultsFromReport turns the It specs of a Ginkgo report into SpecResults; labels that are
-// rule ids of cat become Rules. Suite-level node failures are returned separately.
+// Selection is what a run selected, for telling a spec it left out (not selected) from one it
+// selected that did not run (skipped, interrupted). The zero value infers it from the report: a
+// spec Ginkgo skipped without a reason was not selected.
+type Selection struct {
+	// Match reports whether the label filter selects a spec's labels; nil: inferred.
+	Match func(labels []string) bool
+	// InShare reports whether a spec (by full text) is in this run's share of a split run; nil:
+	// every spec is.
+	InShare func(text string) bool
+	// ShareReason is the reason of a spec the filter selects but another share holds.
+	ShareReason string
+}
+
+// selected reports whether sel selects sr, and the reason when it does not; known is false when
+// sel has no Match (then the caller infers).
+func (sel Selection) selected(sr types.SpecReport) (ok bool, reason string, known bool) {
+	if sel.Match == nil {
+		return false, "", false
+	}
+	if !sel.Match(sr.Labels()) {
+		return false, report.NotSelectedReason, true
+	}
+	if sel.InShare != nil && !sel.InShare(sr.FullText()) {
+		return false, sel.ShareReason, true
+	}
+	return true, "", true
+}
+
+// stopReason is how a report says the run was stopped (Ctrl-C, the suite's timeout); "" when it
+// was not.
+func stopReason(r types.Report) string {
+	for _, reason := range r.SpecialSuiteFailureReasons {
+		l := strings.ToLower(reason)
+		if strings.Contains(l, "timeout") || strings.Contains(l, "interrupt") {
+			return reason
+		}
+	}
+	return ""
+}
+
+// SpecResultsFromReport turns the It specs of a Ginkgo report into SpecResults with the selection
+// inferred (SpecResultsOf).
 func SpecResultsFromReport(cat *spec.Catalogue, r types.Report) (specs []report.SpecResult, suiteFailures []string) {
+	return SpecResultsOf(cat, r, Selection{})
+}
+
+// SpecResultsOf turns the It specs of a Ginkgo report into SpecResults; labels that are rule ids
+// of cat become Rules. A spec sel leaves out is not selected; a selected spec a stopped run did
+// not finish is interrupted. Suite-level node failures are returned separately.
+func SpecResultsOf(cat *spec.Catalogue, r types.Report, sel Selection) (specs []report.SpecResult, suiteFailures []string) {
 	setupFailed := ""
 	for _, sr := range r.SpecReports {
 		if sr.LeafNodeType != types.NodeTypeIt && sr.State.Is(types.SpecStateFailureStates) {
@@ -26,7 +73,8 @@ func SpecResultsFromReport(cat *spec.Catalogue, r types.Report) (specs []report.
 			}
 		}
 	}
-	if setupFailed == "" && len(r.SpecialSuiteFailureReasons) > 0 {
+	stopped := stopReason(r)
+	if setupFailed == "" && len(r.SpecialSuiteFailureReasons) > 0 && stopped == "" {
 		setupFailed = "not run: " + r.SpecialSuiteFailureReasons[0]
 	}
 	beforeAll := beforeAllSkips(r.SpecReports)
@@ -47,11 +95,14 @@ func SpecResultsFromReport(cat *spec.Catalogue, r types.Report) (specs []report.
 				res.Rules = append(res.Rules, l)
 			}
 		}
+		in, outReason, known := sel.selected(sr)
 		switch {
+		case known && !in:
+			res.State, res.Reason = report.NotSelected, outReason
 		case sr.State.Is(types.SpecStateInterrupted):
 			// Stopped by Ctrl-C or the run's timeout: undecided, not failed (the run fails).
-			res.State = report.Skipped
-			res.Reason = "interrupted: " + report.Sentence(sr.FailureMessage())
+			res.State = report.Interrupted
+			res.Reason = "stopped while it ran: " + report.Sentence(sr.FailureMessage())
 		case sr.State.Is(types.SpecStateFailureStates):
 			res.State = report.Failed
 			res.Reason = sr.FailureMessage()
@@ -67,12 +118,22 @@ func SpecResultsFromReport(cat *spec.Catalogue, r types.Report) (specs []report.
 			if reason := beforeAllReason(beforeAll, sr); reason != "" {
 				res.Reason = reason
 			}
-			if sr.State.Is(types.SpecStatePending) {
+			switch {
+			case sr.State.Is(types.SpecStatePending):
 				res.Reason = "disabled: pending"
-			} else if res.Reason == "" && setupFailed != "" {
+			case res.Reason != "":
+			case setupFailed != "":
 				res.Reason = setupFailed
-			} else if res.Reason == "" {
-				res.Reason = report.NotSelected
+			case stopped != "" && (known || sr.Failure.Message != ""):
+				res.State, res.Reason = report.Interrupted, "not run: the run was stopped before it ("+stopped+")"
+			case known:
+				res.Reason = "not run: the run ended before it (--fail-fast, or a failure in another process)"
+			case stopped != "":
+				// Inferred: a stopped run skips what it did not reach without a reason too, so a spec
+				// without one may have been selected; say both.
+				res.State, res.Reason = report.NotSelected, "not selected, or not run: the run was stopped ("+stopped+")"
+			default:
+				res.State, res.Reason = report.NotSelected, report.NotSelectedReason
 			}
 		}
 		for _, e := range sr.ReportEntries {
@@ -132,9 +193,16 @@ func beforeAllReason(skips map[string]string, sr types.SpecReport) string {
 	return ""
 }
 
-// BuildResults computes the specs, the rule verdicts and their counts from a Ginkgo report.
+// BuildResults computes the specs, the rule verdicts and their counts from a Ginkgo report, with
+// the selection inferred (BuildResultsOf).
 func BuildResults(cat *spec.Catalogue, r types.Report) report.Results {
-	specs, suiteFailures := SpecResultsFromReport(cat, r)
+	return BuildResultsOf(cat, r, Selection{})
+}
+
+// BuildResultsOf computes the specs, the rule verdicts, their counts and the coverage from a Ginkgo
+// report of a run that selected sel.
+func BuildResultsOf(cat *spec.Catalogue, r types.Report, sel Selection) report.Results {
+	specs, suiteFailures := SpecResultsOf(cat, r, sel)
 	suiteFailures = append(suiteFailures, r.SpecialSuiteFailureReasons...)
 	res := report.Results{
 		Suite:         r.SuiteDescription,
@@ -142,7 +210,7 @@ func BuildResults(cat *spec.Catalogue, r types.Report) report.Results {
 		Specs:         specs,
 		Rules:         report.Verdicts(Rules(cat), specs),
 	}
-	res.SpecCounts, res.RuleCounts = report.Count(specs, res.Rules)
+	res.Tally()
 	res.Succeeded = r.SuiteSucceeded && res.SpecCounts.Failed+res.SpecCounts.Blocked == 0 && len(suiteFailures) == 0 &&
 		res.SpecCounts.Executed() > 0
 	return res

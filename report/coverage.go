@@ -1,0 +1,218 @@
+package report
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+)
+
+// The needs a spec that did not run lacked, as reports group them (NeedOf): what a run would have
+// to offer for the rules it left unjudged to be judged.
+const (
+	NeedControl         = "control"          // the test-control API
+	NeedReceiver        = "receiver"         // a webhook receiver the target can reach
+	NeedSecondWorkspace = "second_workspace" // a key of a second workspace
+	NeedReadKey         = "read_key"         // a read-only key
+	NeedSlow            = "slow"             // --slow: specs that take minutes
+	NeedBudget          = "budget"           // credits to spend (--budget)
+	NeedStrictOnly      = "strict_only"      // the reference's own choice: judged only with --strict
+	NeedOther           = "other"            // anything else the target does not offer or name
+	NeedBlocked         = "blocked"          // a failure of another rule stopped the spec first
+	NeedInterrupted     = "interrupted"      // the run was stopped before the spec ended
+	NeedNotSelected     = "not_selected"     // the label filter or the shard left the spec out
+	NeedNoSpec          = "no_spec"          // no spec checks the rule
+)
+
+// NeedOrder lists the needs from the one that weighs most (a rule that lacks several is listed
+// under the first): what a target must offer before what a run may add.
+var NeedOrder = []string{NeedControl, NeedReceiver, NeedSecondWorkspace, NeedReadKey, NeedOther, NeedSlow, NeedBudget,
+	NeedStrictOnly, NeedBlocked, NeedInterrupted, NeedNotSelected, NeedNoSpec}
+
+// NeedTitles say each need in words, for the console and the HTML report.
+var NeedTitles = map[string]string{
+	NeedControl:         "need the control API (--control-url)",
+	NeedReceiver:        "need a webhook receiver the target can reach",
+	NeedSecondWorkspace: "need a key of a second workspace (--other-key)",
+	NeedReadKey:         "need a read-only key (--read-key)",
+	NeedOther:           "need something else the target does not offer or name",
+	NeedSlow:            "need --slow (minutes of target time)",
+	NeedBudget:          "need credits to spend (--budget)",
+	NeedStrictOnly:      "differ from the reference's own choice or assert it only (judged with --strict)",
+	NeedBlocked:         "blocked by a failure of another rule",
+	NeedInterrupted:     "not run: the run was stopped (Ctrl-C, --timeout)",
+	NeedNotSelected:     "not selected (label filter or another shard)",
+	NeedNoSpec:          "no spec checks them",
+}
+
+// NeedOf is what a spec that did not run lacked, told from its state and its reason: the reasons
+// the suite gives (conformance/framework needs.go, strict.go, referencechoice.go) say the need in
+// words. A spec that ran needs nothing ("").
+func NeedOf(s SpecResult) string {
+	switch s.State {
+	case Passed, Failed:
+		return ""
+	case Blocked:
+		return NeedBlocked
+	case Interrupted:
+		return NeedInterrupted
+	case NotSelected:
+		return NeedNotSelected
+	case StrictOnly:
+		return NeedStrictOnly
+	}
+	return needOfReason(s.Reason)
+}
+
+// needOfReason classifies a skip's reason; the checks go from the most specific phrase to the
+// least ("no control API to make one" names a second workspace's key, not the control API).
+func needOfReason(reason string) string {
+	r := strings.ToLower(reason)
+	switch {
+	case strings.HasPrefix(r, "interrupted") || strings.Contains(r, "suite timeout") || strings.Contains(r, "interrupted by user"):
+		return NeedInterrupted
+	case strings.Contains(r, "judged only with --strict") || strings.HasPrefix(r, "reference choice:") ||
+		strings.HasPrefix(reason, UnjudgedReason):
+		return NeedStrictOnly
+	case strings.Contains(r, "second workspace"):
+		return NeedSecondWorkspace
+	case strings.Contains(r, "read-only key"):
+		return NeedReadKey
+	case strings.Contains(r, "webhook receiver"):
+		return NeedReceiver
+	case strings.Contains(r, "credit budget") || strings.Contains(r, "spends credits") || strings.Contains(r, "no credits can be spent"):
+		return NeedBudget
+	case strings.Contains(r, "--slow"):
+		return NeedSlow
+	case strings.Contains(r, "control api"):
+		return NeedControl
+	}
+	return NeedOther
+}
+
+// needsOf are the distinct needs of specs, in NeedOrder.
+func needsOf(specs []SpecResult) []string {
+	var out []string
+	for _, s := range specs {
+		if n := NeedOf(s); n != "" && !slices.Contains(out, n) {
+			out = append(out, n)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return slices.Index(NeedOrder, out[i]) < slices.Index(NeedOrder, out[j]) })
+	return out
+}
+
+// Coverage is how much of the interface text a run judged: over the text rules (Rule.OfText), a
+// rule is judged when every spec that checks it ran to a verdict on it (it passed, or it failed:
+// a failure decides), partly judged when some ran and others did not, not judged when none ran.
+// ByNeed counts the partly and not judged rules under the need that weighs most among those its
+// specs lacked (NeedOrder), so its counts add up to PartlyJudged + NotJudged.
+type Coverage struct {
+	Judged       int            `json:"judged"`
+	PartlyJudged int            `json:"partly_judged"`
+	NotJudged    int            `json:"not_judged"`
+	Total        int            `json:"total"`
+	ByNeed       map[string]int `json:"by_need"`
+	// StrictOnly counts the rules judged only with --strict (the reference's own choices): the
+	// judged ones on a strict run, and all of them.
+	StrictOnlyJudged int `json:"strict_only_judged"`
+	StrictOnlyTotal  int `json:"strict_only_total"`
+}
+
+// CoverageOf computes the coverage of rule verdicts.
+func CoverageOf(rules []RuleVerdict) Coverage {
+	c := Coverage{ByNeed: map[string]int{}}
+	for _, v := range rules {
+		if !v.Rule.Observable() {
+			continue
+		}
+		if !v.Rule.OfText() {
+			c.StrictOnlyTotal++
+			if v.Verdict == Passed || v.Verdict == Failed {
+				c.StrictOnlyJudged++
+			}
+			continue
+		}
+		c.Total++
+		switch v.Verdict {
+		case Passed, Failed:
+			c.Judged++
+			continue
+		case PartlyJudged:
+			c.PartlyJudged++
+		default:
+			c.NotJudged++
+		}
+		need := NeedNoSpec
+		if len(v.Needs) > 0 {
+			need = v.Needs[0]
+		}
+		c.ByNeed[need]++
+	}
+	return c
+}
+
+// Percent is the share of the text rules judged, in percent (0 when there are none).
+func (c Coverage) Percent() float64 {
+	if c.Total == 0 {
+		return 0
+	}
+	return 100 * float64(c.Judged) / float64(c.Total)
+}
+
+// Line is the coverage in words: "judged N of M text rules (P%), K partly judged, L not judged".
+func (c Coverage) Line() string {
+	return fmt.Sprintf("judged %d of %d text rules (%.1f%%), %d partly judged, %d not judged", c.Judged, c.Total, c.Percent(),
+		c.PartlyJudged, c.NotJudged)
+}
+
+// Headline is a run's first and last word: the coverage, the mode, the target and the credits
+// spent.
+func (r Results) Headline() string {
+	out := r.Coverage.Line()
+	if r.Run.Mode != "" {
+		out += "; mode: " + r.Run.Mode
+	}
+	if r.Run.Target != "" {
+		out += "; target: " + r.Run.Target
+	}
+	out += fmt.Sprintf("; credits spent: %d", r.Run.CreditsSpent)
+	if r.Run.Budget > 0 {
+		out += fmt.Sprintf(" of a budget of %d", r.Run.Budget)
+	}
+	return out
+}
+
+// NeedGroup is the text rules a run did not fully judge that lack one need (Coverage.ByNeed), by id.
+type NeedGroup struct {
+	Need  string
+	Title string
+	Rules []string // ids, partly judged ones marked "(partly)"
+}
+
+// NotJudged groups the text rules not fully judged by the need that weighs most among those their
+// specs lacked, in NeedOrder.
+func (r Results) NotJudged() []NeedGroup {
+	by := map[string][]string{}
+	for _, v := range r.Rules {
+		if !v.Rule.OfText() || v.Verdict == Passed || v.Verdict == Failed {
+			continue
+		}
+		need := NeedNoSpec
+		if len(v.Needs) > 0 {
+			need = v.Needs[0]
+		}
+		id := v.Rule.ID
+		if v.Verdict == PartlyJudged {
+			id += fmt.Sprintf(" (partly: %d of %d specs)", v.SpecsRun, len(v.Specs))
+		}
+		by[need] = append(by[need], id)
+	}
+	var out []NeedGroup
+	for _, n := range NeedOrder {
+		if len(by[n]) > 0 {
+			out = append(out, NeedGroup{Need: n, Title: NeedTitles[n], Rules: by[n]})
+		}
+	}
+	return out
+}

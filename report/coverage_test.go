@@ -1,0 +1,111 @@
+package report
+
+import (
+	"strings"
+	"testing"
+)
+
+// A skip is never a pass: a rule some of whose specs were skipped is partly judged, with how many
+// ran, and a rule is judged only when every spec that checks it ran. The coverage counts text rules
+// only, and lists what was not judged under the need that weighs most.
+func TestPartlyJudgedIsNeverPassed(t *testing.T) {
+	rules := []Rule{
+		{ID: "ERR-027"}, {ID: "AUTH-001"}, {ID: "LEDGER-003"}, {ID: "DLV-001"},
+		{ID: "RATE-009", Basis: "reference", Judged: "strict-only"}, {ID: "CORE-099", Unobservable: "a client's duty"},
+		{ID: "HEALTH-009"},
+	}
+	control := "unsupported: needs the control API: no --control-url given"
+	specs := []SpecResult{
+		{Text: "a", Rules: []string{"ERR-027", "AUTH-001"}, State: Passed},
+		{Text: "b", Rules: []string{"ERR-027"}, State: Skipped, Reason: control},
+		{Text: "c", Rules: []string{"ERR-027"}, State: Skipped, Reason: "disabled: spends credits and the credit budget is 0 (set --budget)"},
+		{Text: "d", Rules: []string{"LEDGER-003"}, State: Skipped, Reason: "disabled: spends credits and the credit budget is 0 (set --budget)"},
+		{Text: "e", Rules: []string{"DLV-001"}, State: Skipped, Reason: "unsupported: needs a webhook receiver the target can reach: none is configured"},
+		Settle(SpecResult{Text: "f", Rules: []string{"RATE-009"}, State: Skipped, Reason: "the text leaves the bucket open (rules.yaml RATE-009 basis reference); judged only with --strict"}),
+	}
+	res := Results{Specs: specs, Rules: Verdicts(rules, specs)}
+	res.Tally()
+	got := map[string]RuleVerdict{}
+	for _, v := range res.Rules {
+		got[v.Rule.ID] = v
+	}
+	if v := got["ERR-027"]; v.Verdict != PartlyJudged || v.SpecsRun != 1 || len(v.Specs) != 3 || !strings.Contains(v.Reason, "1 of 3 specs") ||
+		strings.Join(v.Needs, ",") != "control,budget" {
+		t.Errorf("ERR-027 (1 of 3 specs ran): %+v, want partly judged, needs control then budget", v)
+	}
+	if got["AUTH-001"].Verdict != Passed {
+		t.Errorf("AUTH-001 (its one spec passed): %s", got["AUTH-001"].Verdict)
+	}
+	if got["RATE-009"].Verdict != StrictOnly || res.SpecCounts.StrictOnly != 1 || res.SpecCounts.Skipped != 4 || res.RuleCounts.StrictOnly != 1 {
+		t.Errorf("strict-only: rule %s, counts %+v / %+v", got["RATE-009"].Verdict, res.SpecCounts, res.RuleCounts)
+	}
+	want := Coverage{Judged: 1, PartlyJudged: 1, NotJudged: 3, Total: 5, StrictOnlyTotal: 1,
+		ByNeed: map[string]int{NeedControl: 1, NeedBudget: 1, NeedReceiver: 1, NeedNoSpec: 1}}
+	if c := res.Coverage; c.Judged != want.Judged || c.PartlyJudged != want.PartlyJudged || c.NotJudged != want.NotJudged ||
+		c.Total != want.Total || c.StrictOnlyTotal != 1 || len(c.ByNeed) != len(want.ByNeed) {
+		t.Errorf("coverage %+v, want %+v", c, want)
+	} else {
+		for k, n := range want.ByNeed {
+			if c.ByNeed[k] != n {
+				t.Errorf("by_need[%s] = %d, want %d", k, c.ByNeed[k], n)
+			}
+		}
+	}
+	if line := res.Coverage.Line(); !strings.HasPrefix(line, "judged 1 of 5 text rules (20.0%), 1 partly judged, 3 not judged") {
+		t.Errorf("coverage line %q", line)
+	}
+	if line := res.SpecLine(); line != "1 passed, 0 failed, 4 skipped (1 strict-only, judged with --strict)" {
+		t.Errorf("spec line %q", line)
+	}
+	groups := res.NotJudged()
+	if len(groups) != 4 || groups[0].Need != NeedControl || groups[0].Rules[0] != "ERR-027 (partly: 1 of 3 specs)" {
+		t.Errorf("not judged groups %+v", groups)
+	}
+}
+
+// An interrupted run counts only what it selected: specs it did not reach are interrupted (not
+// run), never skipped, and the rule tally says so.
+func TestInterruptedIsNotSkipped(t *testing.T) {
+	rules := []Rule{{ID: "AUTH-001"}, {ID: "AUTH-002"}, {ID: "HEALTH-001"}}
+	specs := []SpecResult{
+		{Text: "a", Rules: []string{"AUTH-001"}, State: Passed},
+		{Text: "b", Rules: []string{"AUTH-002"}, State: Interrupted, Reason: "not run: the run was stopped before it (Suite Timeout Elapsed)"},
+		{Text: "c", Rules: []string{"HEALTH-001"}, State: NotSelected, Reason: NotSelectedReason},
+	}
+	res := Results{Specs: specs, Rules: Verdicts(rules, specs), Run: RunInfo{Cancelled: "Suite Timeout Elapsed"}}
+	res.Tally()
+	if c := res.SpecCounts; c.Passed != 1 || c.Interrupted != 1 || c.Skipped != 0 || c.NotSelected != 1 {
+		t.Errorf("spec counts %+v", c)
+	}
+	if line := res.SpecLine(); line != "1 passed, 0 failed, 0 skipped, 1 interrupted (not run) (1 not selected)" {
+		t.Errorf("spec line %q", line)
+	}
+	if c := res.RuleCounts; c.Passed != 1 || c.Interrupted != 1 || c.NotSelected != 1 || c.Skipped != 0 {
+		t.Errorf("rule counts %+v", c)
+	}
+	if res.Coverage.ByNeed[NeedInterrupted] != 1 || res.Coverage.ByNeed[NeedNotSelected] != 1 {
+		t.Errorf("by need %v", res.Coverage.ByNeed)
+	}
+}
+
+// Every reason the suite gives for a skip names its need; the classification goes by the most
+// specific phrase first.
+func TestNeedOfReasons(t *testing.T) {
+	for reason, want := range map[string]string{
+		"unsupported: needs the control API: no --control-url given":                                                        NeedControl,
+		"unsupported: needs a key of a second workspace: no --other-key given and no control API to make one":               NeedSecondWorkspace,
+		"unsupported: needs a read-only key: no --read-key given and no control API to make one":                            NeedReadKey,
+		"unsupported: needs a webhook receiver the target can reach: none is configured":                                    NeedReceiver,
+		"disabled: spends credits and the credit budget is 0 (set --budget)":                                                NeedBudget,
+		"disabled: spending 40 credits would exceed the credit budget (3 of 500 left; raise --budget)":                      NeedBudget,
+		"disabled: slow spec; pass --slow to run it":                                                                        NeedSlow,
+		"the text leaves the order of the checks open (rules.yaml AUTH-024 basis reference); judged only with --strict":     NeedStrictOnly,
+		"reference choice: the target differs from the reference's own choice of WF-001, where the text says \"not shown\"": NeedStrictOnly,
+		"unsupported: the text does not give the liveness probe's path and the target names none (--live-path)":             NeedOther,
+		"unsupported: the control API does not offer POST /generations/{id}/fail":                                           NeedControl,
+	} {
+		if got := NeedOf(SpecResult{State: Skipped, Reason: reason}); got != want {
+			t.Errorf("NeedOf(%q) = %s, want %s", reason, got, want)
+		}
+	}
+}
