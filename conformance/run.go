@@ -170,7 +170,10 @@ func (s *Suite) restrictToShard(shard string) error {
 	}
 	shares := planShards(s.preview, n, loadWeights())
 	if k > len(shares) {
-		return &framework.SetupError{Msg: fmt.Sprintf("--shard %s: the selection splits into %d shares only (specs of one ordered container stay together): use N up to %d", shard, len(shares), len(shares))}
+		// The selection splits into fewer shares (specs of one ordered container stay together):
+		// this shard has nothing to run, and says so (emptyShare).
+		s.restrict(nil)
+		return nil
 	}
 	s.restrict(shares[k-1])
 	return nil
@@ -228,7 +231,7 @@ func (s *Suite) onReport(r types.Report) {
 
 // selectionOf is what the run selected, for the reports (framework.Selection).
 func (s *Suite) selectionOf() framework.Selection {
-	sel := framework.Selection{Match: s.match}
+	sel := framework.Selection{Match: s.match, Unjudged: s.f.UnjudgedRules}
 	if s.shard != nil {
 		sel.InShare = func(text string) bool { return s.shard[text] }
 		sel.ShareReason = "run by another process of this run (--procs)"
@@ -273,6 +276,10 @@ func finish(w io.Writer, res report.Results, repErr error) (Summary, error) {
 	}
 	fmt.Fprintln(w, res.RuleLine())
 	fmt.Fprintln(w, res.SpecLine())
+	if res.Run.Shard != "" && res.SpecCounts.Executed() == 0 && res.Run.Cancelled == "" {
+		fmt.Fprintf(w, "shard %s: no spec of its share ran (%d skipped, %d strict-only, %d of other shards): merge-reports gives the run's verdict\n",
+			res.Run.Shard, res.SpecCounts.Skipped, res.SpecCounts.StrictOnly, res.SpecCounts.NotSelected)
+	}
 	fmt.Fprintln(w, res.Headline())
 	sum := Summary{Specs: res.SpecCounts, Rules: res.RuleCounts, Results: res}
 	if err := res.Err(); err != nil {
@@ -359,6 +366,9 @@ func RunWith(ctx context.Context, cfg Config, opts Options, stdout, stderr io.Wr
 	sc.FailFast = opts.FailFast
 	rc.Succinct, rc.NoColor = true, true
 	total, selected := s.perArea, s.selected
+	if selected == 0 && opts.child == nil && cfg.Shard != "" && slices.ContainsFunc(s.preview.SpecReports, selectedIn) {
+		return s.emptyShare(out, opts)
+	}
 	if selected == 0 && opts.child == nil {
 		return Summary{}, framework.NothingSelected(cfg.LabelFilter)
 	}
@@ -410,6 +420,22 @@ func RunWith(ctx context.Context, cfg Config, opts Options, stdout, stderr io.Wr
 		err = errors.New("conformance: the suite failed")
 	}
 	return sum, err
+}
+
+// emptyShare ends the run of a shard whose share is empty (the selection splits into fewer
+// shares than --shard's N): it says so, writes reports that give every spec to the other shards,
+// for merge-reports, and succeeds: the merge gives the run's verdict.
+func (s *Suite) emptyShare(out io.Writer, opts Options) (Summary, error) {
+	res := framework.BuildResultsOf(s.f.Catalogue(), s.preview, s.selectionOf())
+	res.Run = runInfo(s.f, s.cfg, opts)
+	res.Succeeded = true
+	fmt.Fprintf(out, "shard %s: nothing to run: its share of the selection is empty (the selection splits into fewer shares); merge-reports gives the run's verdict\n", s.cfg.Shard)
+	err := writeReports(s.cfg, res)
+	sum := Summary{Specs: res.SpecCounts, Rules: res.RuleCounts, Results: res}
+	if err != nil {
+		return sum, fmt.Errorf("conformance: %w", err)
+	}
+	return sum, nil
 }
 
 // runInfo is the reports' header of a run that starts now.

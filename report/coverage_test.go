@@ -109,3 +109,23 @@ func TestNeedOfReasons(t *testing.T) {
 		}
 	}
 }
+
+// A shard whose whole share skipped leaves the verdict to merge-reports (no error); a whole run
+// that executed nothing fails, and so does a stopped one.
+func TestShardWithNothingRunLeavesTheVerdictToTheMerge(t *testing.T) {
+	skipped := []SpecResult{{Text: "a", Rules: []string{"AUTH-001"}, State: Skipped, Reason: "unsupported: needs the control API: no --control-url given"}}
+	shard := Results{Specs: skipped, Run: RunInfo{Shard: "2/3"}}
+	shard.Tally()
+	if err := shard.Err(); err != nil {
+		t.Errorf("a shard with nothing run: %v", err)
+	}
+	whole := Results{Specs: skipped}
+	whole.Tally()
+	if err := whole.Err(); err == nil || !strings.Contains(err.Error(), "no spec executed") {
+		t.Errorf("a whole run with nothing run: %v", err)
+	}
+	shard.Run.Cancelled = "Interrupted by User"
+	if err := shard.Err(); err == nil {
+		t.Error("a stopped shard succeeded")
+	}
+}

@@ -304,7 +304,8 @@ func junitNames(specs []SpecResult) []string {
 // case names "RULE-ID: text" (unique within a class, JUnitName), the spec's file relative to the
 // module root, and for a failure its sentence as the message and its reason and transcript as the
 // body. A blocked spec is a failure of type "blocked" whose message names the rules it was blocked
-// by. An interrupted spec is skipped, saying so. Specs the run did not select, and strict-only
+// by. Interrupted specs (a stopped run) are no cases: a case of the suite mediaspec.run fails,
+// saying how many did not run. Specs the run did not select, and strict-only
 // specs of a run that is not strict, are not listed (they are outside the counts, as in the
 // console). Every suite carries the run's coverage, mode, target and credits as properties.
 func (r Results) WriteJUnit(w io.Writer) error {
@@ -313,7 +314,7 @@ func (r Results) WriteJUnit(w io.Writer) error {
 	var order []string
 	doc := JUnit{Name: &r.Suite, Time: Seconds(r.Run.Duration)}
 	for _, s := range r.Specs {
-		if !s.Counted() {
+		if !s.Counted() || s.State == Interrupted {
 			continue
 		}
 		name := "mediaspec." + strings.ReplaceAll(s.Area, " ", "_")
@@ -348,9 +349,6 @@ func (r Results) WriteJUnit(w io.Writer) error {
 			case Skipped:
 				c.Skipped = &Skip{Message: s.Reason}
 				ts.Skipped++
-			case Interrupted:
-				c.Skipped = &Skip{Message: "interrupted (not run to its end: the run was stopped): " + s.Reason}
-				ts.Skipped++
 			}
 			ts.Tests++
 			*ts.Time += s.Duration.Seconds()
@@ -360,6 +358,20 @@ func (r Results) WriteJUnit(w io.Writer) error {
 		doc.Failures += ts.Failures
 		doc.Skipped += ts.Skipped
 		doc.Suites = append(doc.Suites, *ts)
+	}
+	if r.SpecCounts.Interrupted > 0 || r.Run.Cancelled != "" {
+		// The specs a stopped run did not finish are no test cases (neither passed nor skipped):
+		// one failed case says the run was stopped and how many did not run.
+		why := r.Run.Cancelled
+		if why == "" {
+			why = "the run was stopped"
+		}
+		msg := fmt.Sprintf("interrupted: %s; %d selected specs did not run to their end", why, r.SpecCounts.Interrupted)
+		ts := Suite{Name: "mediaspec.run", Tests: 1, Failures: 1, Properties: r.junitProperties(),
+			Cases: []Case{{Name: "the run ran to its end", Classname: "mediaspec.run", Failure: &Failure{Message: msg, Type: "interrupted", Body: msg}}}}
+		doc.Tests++
+		doc.Failures++
+		doc.Suites = append(doc.Suites, ts)
 	}
 	if len(r.Advisories) > 0 {
 		doc.Suites = append(doc.Suites, advisorySuite(r.Advisories))

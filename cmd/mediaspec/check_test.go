@@ -22,16 +22,21 @@ func TestCheckRunsTheEmbeddedMock(t *testing.T) {
 		t.Fatalf("check failed: %v\nstdout:\n%s\nstderr:\n%s", err, out, errOut)
 	}
 	checkJUnit(t, junit)
-	if !strings.HasPrefix(out, "checking the embedded mock at http://127.0.0.1:") {
-		t.Errorf("first line does not say what is checked:\n%s", out[:min(200, len(out))])
+	// The first line is the run's headline (mode, target, budget, what it can judge), the second
+	// names the embedded mock; the last is the headline again with what was judged and spent.
+	if !regexp.MustCompile(`^mediaspec check: mode: embedded mock, control API, manual clock; target: http://127\.0\.0\.1:\d+/api/v1; a budget of 5000 credits; \d+ specs in \d+ areas selected: they can judge at most \d+ of \d+ text rules\nchecking the embedded mock at http://127\.0\.0\.1:`).MatchString(out) {
+		t.Errorf("the first lines do not say what is checked and how:\n%s", out[:min(400, len(out))])
 	}
 	lines := strings.Split(strings.TrimSpace(out), "\n")
-	last, rules := lines[len(lines)-1], lines[len(lines)-2]
-	// The label filter left most specs out: they are counted apart, not as skipped.
-	if m := regexp.MustCompile(`^([1-9]\d*) passed, 0 failed, (\d+) skipped \([1-9]\d* not selected by the label filter\)$`).FindStringSubmatch(last); m == nil {
-		t.Errorf("last line %q is not 'N passed, 0 failed, N skipped (N not selected by the label filter)' with N > 0", last)
+	last, specs, rules := lines[len(lines)-1], lines[len(lines)-2], lines[len(lines)-3]
+	if !regexp.MustCompile(`^judged [1-9]\d* of \d+ text rules \(\d+\.\d%\), \d+ partly judged, \d+ not judged; mode: embedded mock, control API, manual clock; target: http://127\.0\.0\.1:\d+/api/v1; credits spent: \d+ of a budget of 5000$`).MatchString(last) {
+		t.Errorf("last line %q is not the headline", last)
 	}
-	if !regexp.MustCompile(`^rules: [1-9]\d* passed, 0 failed, \d+ skipped, \d+ not covered, \d+ unobservable$`).MatchString(rules) {
+	// The label filter left most specs out: they are counted apart, not as skipped.
+	if m := regexp.MustCompile(`^([1-9]\d*) passed, 0 failed, (\d+) skipped \([1-9]\d* not selected\)$`).FindStringSubmatch(specs); m == nil {
+		t.Errorf("spec line %q is not 'N passed, 0 failed, N skipped (N not selected)' with N > 0", specs)
+	}
+	if !regexp.MustCompile(`^rules: [1-9]\d* passed, \d+ partly judged, 0 failed, \d+ skipped, [1-9]\d* not selected, \d+ not covered, \d+ unobservable$`).MatchString(rules) {
 		t.Errorf("rule tally line %q", rules)
 	}
 	if strings.Contains(out+errOut, "sk_live_") && !strings.Contains(out+errOut, "sk_live_[REDACTED]") {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -40,7 +39,7 @@ func runMergeReports(_ context.Context, args []string, stdout, stderr io.Writer)
 	for i, f := range files {
 		data, err := os.ReadFile(f)
 		if err == nil {
-			err = json.Unmarshal(data, &parts[i])
+			parts[i], err = report.ReadResults(data)
 		}
 		if err != nil {
 			return setupError{fmt.Errorf("merge-reports: %s: %w", f, err)}
@@ -65,6 +64,7 @@ func runMergeReports(_ context.Context, args []string, stdout, stderr io.Writer)
 	fmt.Fprintf(stdout, "merged %d shards of %s\n", len(parts), res.Run.Target)
 	fmt.Fprintln(stdout, res.RuleLine())
 	fmt.Fprintln(stdout, res.SpecLine())
+	fmt.Fprintln(stdout, res.Headline())
 	if err := res.Err(); err != nil {
 		return err
 	}

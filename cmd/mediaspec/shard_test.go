@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/mediaspec/mediaspec/report"
+	"github.com/mediaspec/mediaspec/spec"
 )
 
 func readResults(t *testing.T, path string) report.Results {
@@ -64,6 +65,31 @@ func TestCheckShardsMergeIntoTheWholeRun(t *testing.T) {
 	}
 	if !strings.Contains(out, whole.RuleLine()) || !strings.Contains(out, whole.SpecLine()) {
 		t.Errorf("merge-reports printed:\n%s\nwant the whole run's tallies:\n%s\n%s", out, whole.RuleLine(), whole.SpecLine())
+	}
+	// Every report the split run wrote fits the report's JSON Schema.
+	for _, f := range []string{"whole.json", "shard-1.json", "shard-2.json", "merged.json"} {
+		data, err := os.ReadFile(path(f))
+		if err == nil {
+			err = spec.ValidateReport(data)
+		}
+		if err != nil {
+			t.Errorf("%s: %v", f, err)
+		}
+	}
+	if merged.Coverage.Judged != whole.Coverage.Judged || merged.Coverage.Total != whole.Coverage.Total || !strings.Contains(out, whole.Headline()[:strings.Index(whole.Headline(), ";")]) {
+		t.Errorf("merged coverage %+v, whole %+v; merge-reports printed:\n%s", merged.Coverage, whole.Coverage, out)
+	}
+	// A shard whose share is empty (one spec splits into one share) says so and leaves the verdict
+	// to the merge: exit 0, and a report that gives every spec to the other shard.
+	if out, code := checkInHelper(t, "--shard", "2/2", "--label-filter", "HEALTH-001", "--json-report", path("empty.json")); code != 0 ||
+		!strings.Contains(out, "shard 2/2: nothing to run") {
+		t.Errorf("an empty share: exit %d\n%s", code, out)
+	}
+	if out, code := checkInHelper(t, "--shard", "1/2", "--label-filter", "HEALTH-001", "--json-report", path("full.json")); code != 0 {
+		t.Errorf("the other share: exit %d\n%s", code, out)
+	}
+	if out, _, err := run(t, "merge-reports", path("full.json"), path("empty.json")); err != nil || !strings.Contains(out, "1 passed, 0 failed") {
+		t.Errorf("merge of a full and an empty share: %v\n%s", err, out)
 	}
 	for _, f := range []string{"merged.xml", "merged.html"} {
 		if st, err := os.Stat(path(f)); err != nil || st.Size() == 0 {

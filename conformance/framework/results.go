@@ -25,6 +25,10 @@ type Selection struct {
 	InShare func(text string) bool
 	// ShareReason is the reason of a spec the filter selects but another share holds.
 	ShareReason string
+	// Unjudged, when set, names the rules of ids the run does not judge (strict-only rules on a
+	// run that is not strict): every selected spec carries them as unjudged, whether it ran or
+	// not, so those rules stay outside the counts (report.SpecResult.Unjudged).
+	Unjudged func(ids []string) []string
 }
 
 // selected reports whether sel selects sr, and the reason when it does not; known is false when
@@ -153,6 +157,9 @@ func SpecResultsOf(cat *spec.Catalogue, r types.Report, sel Selection) (specs []
 					res.FailedRules = strings.Fields(e.StringRepresentation())
 				}
 			}
+		}
+		if sel.Unjudged != nil && len(res.Unjudged) == 0 && res.State != report.NotSelected {
+			res.Unjudged = sel.Unjudged(res.Rules)
 		}
 		specs = append(specs, report.Settle(res))
 	}

@@ -39,6 +39,10 @@ func (f *Framework) unjudged(ids []string) []string {
 	return out
 }
 
+// UnjudgedRules are the rules of ids the run does not judge: judged strict-only, on a run that is
+// not strict (nil on a strict run).
+func (f *Framework) UnjudgedRules(ids []string) []string { return f.unjudged(ids) }
+
 // Strict reports whether the run holds the target to the reference document as written
 // (Config.Strict, --strict): the reference's own choices are asserted as failures.
 func (s *Spec) Strict() bool { return s.f.cfg.Strict }
