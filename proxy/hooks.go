@@ -75,6 +75,7 @@ func NewHooks(p *Proxy, cfg HooksConfig) (*Hooks, error) {
 	}
 	h := &Hooks{p: p, fwd: fwd, deliveries: newLRU[*deliverySeen](MaxDeliveries),
 		client: &http.Client{
+			Transport:     &http.Transport{Proxy: http.ProxyFromEnvironment, MaxResponseHeaderBytes: MaxAnswerHeader},
 			Timeout:       DeliveryTimeout + 5*time.Second,
 			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 		}}

@@ -72,6 +72,9 @@ const (
 	QueueSize = 1024
 	// QueueBytes bounds the captured bodies of the exchanges waiting to be judged.
 	QueueBytes = 64 << 20
+	// MaxAnswerHeader caps the header block of an upstream answer (Go's own default is 10 MB); a
+	// larger one is answered 502, naming the cap.
+	MaxAnswerHeader = 64 << 10
 	// MaxExchanges is how many exchange summaries GET /_proxy/v1/exchanges lists (the latest).
 	MaxExchanges = 512
 )
@@ -267,6 +270,7 @@ func New(ctx context.Context, cfg Config) (*Proxy, error) {
 	if tr == nil {
 		t := http.DefaultTransport.(*http.Transport).Clone()
 		t.MaxIdleConnsPerHost = 256
+		t.MaxResponseHeaderBytes = MaxAnswerHeader
 		tr = t
 	}
 	p.rp = &httputil.ReverseProxy{
@@ -529,9 +533,14 @@ func (p *Proxy) upstreamError(w http.ResponseWriter, r *http.Request, err error)
 	if errors.Is(err, context.Canceled) {
 		return
 	}
-	p.log.Warn("upstream gave no answer", "request", r.Method+" "+r.URL.Path, "err", err)
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	w.WriteHeader(http.StatusBadGateway)
+	if strings.Contains(err.Error(), "server response headers exceeded") {
+		p.log.Warn("upstream answer's header block over the cap", "request", r.Method+" "+r.URL.Path, "cap", MaxAnswerHeader)
+		fmt.Fprintf(w, "mediaspec proxy: the header block of the upstream's answer to %s %s is over %d KiB, the cap the proxy reads\n", r.Method, r.URL.Path, MaxAnswerHeader>>10)
+		return
+	}
+	p.log.Warn("upstream gave no answer", "request", r.Method+" "+r.URL.Path, "err", err)
 	fmt.Fprintf(w, "mediaspec proxy: the upstream %s gave no answer: %v\n", p.upstream, err)
 }
 

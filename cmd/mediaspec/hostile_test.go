@@ -6,10 +6,8 @@ import (
 	"os"
 	"os/exec"
 	"regexp"
-	"runtime/metrics"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -26,42 +24,6 @@ const hostileLimit = 256 << 20
 // moves with what the tool reads, without the runtime's and the race detector's own overhead).
 const heapCeiling = 160 << 20
 
-// heapPeak samples the heap in use every few milliseconds until stop is called, and returns the
-// peak growth over the heap when it started.
-func heapPeak(t *testing.T) (stop func() uint64) {
-	t.Helper()
-	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
-	read := func() uint64 { metrics.Read(sample); return sample[0].Value.Uint64() }
-	base := read()
-	var peak uint64
-	done := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		tick := time.NewTicker(5 * time.Millisecond)
-		defer tick.Stop()
-		for {
-			if v := read(); v > peak {
-				peak = v
-			}
-			select {
-			case <-done:
-				return
-			case <-tick.C:
-			}
-		}
-	}()
-	return func() uint64 {
-		close(done)
-		wg.Wait()
-		if peak < base {
-			return 0
-		}
-		return peak - base
-	}
-}
-
 // hostileHelperEnv holds the check arguments (separated by newlines) TestHostileHelper runs: Ginkgo
 // keeps one spec tree per process, so each run against a hostile target is a process of its own.
 const hostileHelperEnv = "MEDIASPEC_HOSTILE_HELPER"
@@ -73,7 +35,7 @@ func TestHostileHelper(t *testing.T) {
 	if !ok {
 		t.Skip("a helper of TestCheckAgainstHostileTargets")
 	}
-	stop := heapPeak(t)
+	stop := hostile.HeapGrowth()
 	out, errOut, err := run(t, strings.Split(raw, "\n")...)
 	grew := stop()
 	fmt.Printf("%s\nSTDERR:\n%s\nERROR: %v\nEXIT=%d\nHEAP=%d\n", out, errOut, err, exitCode(err), grew)

@@ -3,46 +3,11 @@ package framework
 import (
 	"context"
 	"errors"
-	"runtime/metrics"
 	"strings"
-	"sync"
 	"testing"
-	"time"
 
 	"github.com/mediaspec/mediaspec/internal/hostile"
 )
-
-// heapGrowth samples the heap in use every few milliseconds until stop is called, and returns the
-// peak growth over the heap when it started.
-func heapGrowth() (stop func() uint64) {
-	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
-	read := func() uint64 { metrics.Read(sample); return sample[0].Value.Uint64() }
-	base, peak := read(), uint64(0)
-	done := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		tick := time.NewTicker(5 * time.Millisecond)
-		defer tick.Stop()
-		for {
-			peak = max(peak, read())
-			select {
-			case <-done:
-				return
-			case <-tick.C:
-			}
-		}
-	}()
-	return func() uint64 {
-		close(done)
-		wg.Wait()
-		if peak < base {
-			return 0
-		}
-		return peak - base
-	}
-}
 
 // A target that misbehaves on its first answer stops the run at the preflight with a one-line
 // setup error naming what was wrong and where (issue 39), and the heap stays bounded: each hostile
@@ -62,7 +27,7 @@ func TestPreflightAgainstHostileTargets(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			stop := heapGrowth()
+			stop := hostile.HeapGrowth()
 			err = f.Preflight(context.Background())
 			grew := stop()
 			var se *SetupError

@@ -18,6 +18,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"runtime/metrics"
 	"strconv"
 	"strings"
 	"sync"
@@ -386,4 +387,38 @@ func writeZeros(w io.Writer, limit int64) error {
 		}
 	}
 	return nil
+}
+
+// HeapGrowth samples the heap in use (runtime/metrics, no stop-the-world) every few milliseconds
+// until the returned stop is called, and stop returns the peak growth over the heap at the start.
+// Tests use it to show that a tool meeting a hostile peer keeps its memory bounded: the heap moves
+// with what the tool reads, without the runtime's or the race detector's own overhead.
+func HeapGrowth() (stop func() uint64) {
+	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	read := func() uint64 { metrics.Read(sample); return sample[0].Value.Uint64() }
+	base, peak := read(), uint64(0)
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		tick := time.NewTicker(5 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			peak = max(peak, read())
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	return func() uint64 {
+		close(done)
+		wg.Wait()
+		if peak < base {
+			return 0
+		}
+		return peak - base
+	}
 }
