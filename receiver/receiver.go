@@ -42,12 +42,18 @@ const (
 	DefaultTolerance  = 5 * time.Minute
 	DefaultMaxBody    = 1 << 20
 	DefaultMaxRecords = 10000
+	// MaxRecordBytes bounds the bytes the kept attempts hold (bodies and headers), and the kept
+	// events theirs: past it the oldest are dropped as past MaxRecords, so 10,000 deliveries of
+	// 1 MiB each keep at most this much, not 10 GB.
+	MaxRecordBytes = 32 << 20
 	// MinSecretBytes is the shortest signing key (the bytes the whsec_ secret encodes) New accepts.
 	MinSecretBytes = 16
 	// APIPrefix is the reserved path prefix of the listing API; deliveries are never accepted under it.
 	APIPrefix = "/_receiver/"
 	// forwardTimeout bounds one forward of a verified delivery.
 	forwardTimeout = 10 * time.Second
+	// maxForwardHeader caps the header block of the forward target's answer (Go's default: 10 MB).
+	maxForwardHeader = 64 << 10
 )
 
 // Errors returned by New, SetSecrets and ParseSecret (wrapped with details; test with errors.Is).
@@ -122,8 +128,10 @@ type Receiver struct {
 	hooks      []*standardwebhooks.Webhook
 	behavior   Behavior
 	seq        int64
-	attempts   []*Attempt // arrival order, at most maxRecords
-	events     []Event    // ordered by CreatedAt then Seq, at most maxRecords
+	attempts   []*Attempt // arrival order, at most maxRecords and MaxRecordBytes
+	events     []Event    // ordered by CreatedAt then Seq, at most maxRecords and MaxRecordBytes
+	keptBytes  int64      // what attempts hold (attemptSize)
+	eventBytes int64      // what events hold (len of Raw)
 	deliveries map[string]*delivery
 	order      []string      // delivery ids in first-seen order, for eviction
 	changed    chan struct{} // closed and replaced whenever attempts or events change
@@ -185,6 +193,7 @@ func New(cfg Config) (*Receiver, error) {
 		}
 		r.forward = u
 		r.client = &http.Client{
+			Transport:     &http.Transport{MaxResponseHeaderBytes: maxForwardHeader},
 			Timeout:       forwardTimeout,
 			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 		}

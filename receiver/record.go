@@ -201,6 +201,17 @@ func (m Match) String() string {
 	return strings.Join(parts, ", ")
 }
 
+// attemptSize is about what a kept attempt holds: its body and its header block.
+func attemptSize(a *Attempt) int64 {
+	n := int64(len(a.Body))
+	for k, vals := range a.Header {
+		for _, v := range vals {
+			n += int64(len(k) + len(v) + 4)
+		}
+	}
+	return n
+}
+
 // record stores a checked attempt that arrived at now (and its event when it is the first verified
 // one of its delivery id), turning a repeat into VerdictDuplicate. It returns the stored attempt, a
 // copy of it, and the behavior to apply.
@@ -237,7 +248,9 @@ func (r *Receiver) record(a Attempt, ev *Event, now time.Time) (*Attempt, Attemp
 					return -1 // equal created_at: earlier arrivals stay first
 				})
 				r.events = slices.Insert(r.events, i, e)
-				if len(r.events) > r.maxRecords {
+				r.eventBytes += int64(len(e.Raw))
+				for len(r.events) > r.maxRecords || (r.eventBytes > MaxRecordBytes && len(r.events) > 1) {
+					r.eventBytes -= int64(len(r.events[0].Raw))
 					r.events = slices.Delete(r.events, 0, 1)
 				}
 			}
@@ -245,7 +258,9 @@ func (r *Receiver) record(a Attempt, ev *Event, now time.Time) (*Attempt, Attemp
 	}
 	rec := &a
 	r.attempts = append(r.attempts, rec)
-	if len(r.attempts) > r.maxRecords {
+	r.keptBytes += attemptSize(rec)
+	for len(r.attempts) > r.maxRecords || (r.keptBytes > MaxRecordBytes && len(r.attempts) > 1) {
+		r.keptBytes -= attemptSize(r.attempts[0])
 		r.attempts[0] = nil
 		r.attempts = r.attempts[1:]
 	}
@@ -329,8 +344,8 @@ func (r *Receiver) attemptsForLocked(deliveryID string) []Attempt {
 func (r *Receiver) Reset() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.attempts = nil
-	r.events = nil
+	r.attempts, r.keptBytes = nil, 0
+	r.events, r.eventBytes = nil, 0
 	r.deliveries = map[string]*delivery{}
 	r.order = nil
 	r.broadcastLocked()

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"regexp"
@@ -96,5 +97,71 @@ func TestCheckAgainstHostileTargets(t *testing.T) {
 				t.Errorf("the output does not say %q:\n%s", want, out)
 			}
 		})
+	}
+}
+
+// mediaspec receive against senders that misbehave in each hostile way a request can (issue 39):
+// every delivery is refused or cut off within the read timeout, the printed line says why, and the
+// heap stays bounded while 64 MiB bodies (or gzip bodies expanding to that) arrive.
+func TestReceiveAgainstHostileSenders(t *testing.T) {
+	defer func(d time.Duration) { receiveReadTimeout = d }(receiveReadTimeout)
+	receiveReadTimeout = 3 * time.Second
+	first, lines, stop := startReceive(t, "--secret", receiveSecret)
+	defer stop()
+	url := regexp.MustCompile(`http://127\.0\.0\.1:\d+/`).FindString(first)
+	if url == "" {
+		t.Fatalf("start line %q", first)
+	}
+	printed := make(chan string, 16)
+	go func() {
+		for {
+			line, err := lines.ReadString('\n')
+			if err != nil {
+				close(printed)
+				return
+			}
+			printed <- line
+		}
+	}()
+	grew := hostile.HeapGrowth()
+	for _, tc := range []struct {
+		kind hostile.Kind
+		line string // what the printed line says; "" when net/http refuses before the receiver reads
+	}{
+		{hostile.Endless, "bad_body  (body over 1048576 bytes)"},
+		// 64 KB on the wire: read as it came (a receiver never decompresses a delivery), and
+		// refused for its missing signature.
+		{hostile.Bomb, "missing_headers"},
+		{hostile.HugeLength, "bad_body  (body over 1048576 bytes)"},
+		{hostile.Slow, "bad_body  (reading the body: "},
+		{hostile.Chunked, "bad_body  (reading the body: invalid byte in chunk length"},
+		{hostile.ShortLength, "bad_body  (reading the body: "},
+		{hostile.Headers, ""},
+	} {
+		start := time.Now()
+		status, err := hostile.Send(tc.kind, url+"hooks", hostile.Options{Limit: 64 << 20, Drip: 50 * time.Millisecond}, 20*time.Second)
+		if took := time.Since(start); took > 15*time.Second {
+			t.Errorf("%s: the delivery took %s", tc.kind, took)
+		}
+		if tc.line == "" {
+			if status != http.StatusRequestHeaderFieldsTooLarge {
+				t.Errorf("%s: answered %d (%v), want 431", tc.kind, status, err)
+			}
+			continue
+		}
+		if err == nil && status != http.StatusBadRequest {
+			t.Errorf("%s: answered %d, want 400", tc.kind, status)
+		}
+		select {
+		case line := <-printed:
+			if !strings.Contains(line, tc.line) || strings.Count(line, "\n") != 1 {
+				t.Errorf("%s: printed %q, want one line with %q", tc.kind, line, tc.line)
+			}
+		case <-time.After(10 * time.Second):
+			t.Errorf("%s: no line printed", tc.kind)
+		}
+	}
+	if g := grew(); g > 48<<20 {
+		t.Errorf("receive's heap grew by %d MiB, want under 48 MiB", g>>20)
 	}
 }

@@ -32,6 +32,13 @@ func (s *secretList) Set(v string) error {
 	return nil
 }
 
+// What receive reads of one delivery, beyond the body (receiver.DefaultMaxBody, 1 MiB): its header
+// block (Go's own default is 1 MB) and the time to read it whole.
+var (
+	receiveMaxHeaderBytes = 64 << 10
+	receiveReadTimeout    = 30 * time.Second
+)
+
 // runReceive runs a Standard Webhooks receiver until ctx ends, printing one line per attempt.
 func runReceive(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("receive", "--secret whsec_... [flags]", stderr)
@@ -82,7 +89,9 @@ func runReceive(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return err
 	}
 
-	srv := &http.Server{Handler: rcv, ReadHeaderTimeout: 10 * time.Second}
+	// A sender is a peer nobody here controls: the header block, the time to read a delivery and
+	// (in the receiver) its body are capped.
+	srv := &http.Server{Handler: rcv, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: receiveReadTimeout, MaxHeaderBytes: receiveMaxHeaderBytes}
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.Serve(ln) }()
 	select {
