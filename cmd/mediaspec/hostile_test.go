@@ -165,3 +165,37 @@ func TestReceiveAgainstHostileSenders(t *testing.T) {
 		t.Errorf("receive's heap grew by %d MiB, want under 48 MiB", g>>20)
 	}
 }
+
+// mediaspec check-receiver against a receiver that misbehaves in each hostile way an answer can
+// (issue 39): the run ends within its per-delivery timeouts, fails, says why for the first
+// delivery in one line, and its heap stays bounded.
+func TestCheckReceiverAgainstHostileReceivers(t *testing.T) {
+	for _, kind := range hostile.Kinds {
+		t.Run(string(kind), func(t *testing.T) {
+			srv, err := hostile.Start(kind, hostile.Options{Limit: 64 << 20, Drip: 50 * time.Millisecond})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer srv.Close()
+			grew := hostile.HeapGrowth()
+			start := time.Now()
+			out, errOut, err := run(t, "check-receiver", "--url", srv.URL+"/hooks", "--secret", receiveSecret, "--timeout", "1s")
+			took := time.Since(start)
+			if g := grew(); g > 48<<20 {
+				t.Errorf("the heap grew by %d MiB, want under 48 MiB", g>>20)
+			}
+			if err == nil {
+				t.Fatalf("check-receiver passed a %s receiver:\n%s", kind, out)
+			}
+			want := map[hostile.Kind]string{hostile.Headers: "no answer: the header block of the receiver's answer is over 64 KiB, the cap check-receiver reads",
+				hostile.RedirectLoop: "answered 302 in", hostile.RedirectAway: "answered 302 in"}[kind]
+			if want == "" {
+				// The status decides: the rest of an endless, drip-fed or broken answer is not read.
+				want = "signed with another secret: answered 200 in"
+			}
+			if !strings.Contains(out, want) || took > 60*time.Second {
+				t.Errorf("after %s the output does not say %q:\n%s%s", took, want, out, errOut)
+			}
+		})
+	}
+}

@@ -148,6 +148,13 @@ func Validate(cfg Config) error {
 	return nil
 }
 
+// What check-receiver reads of one answer of the receiver: the status decides, so at most
+// maxAnswerBody bytes of the body are read (and dropped) and the header block is capped.
+const (
+	maxAnswerBody   = 64 << 10
+	maxAnswerHeader = 64 << 10
+)
+
 // Run sends the deliveries one after another and judges the answers. An error wraps ErrSetup
 // when cfg is unusable or the receiver cannot be reached at all.
 func Run(ctx context.Context, cfg Config) (Result, error) {
@@ -164,7 +171,11 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		cfg.Now = time.Now
 	}
 	if cfg.Client == nil {
+		// The receiver is a peer nobody here controls: the header block of its answer is capped
+		// (Go's default is 10 MB); of its body at most maxAnswerBody bytes are read, and each
+		// delivery has cfg.Timeout.
 		cfg.Client = &http.Client{
+			Transport:     &http.Transport{Proxy: http.ProxyFromEnvironment, MaxResponseHeaderBytes: maxAnswerHeader},
 			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 		}
 	}
@@ -385,11 +396,14 @@ func (s *sender) send(ctx context.Context, rule, name string, accept bool, d del
 	c.Elapsed = time.Since(start)
 	if err != nil {
 		c.Err = err.Error()
+		if strings.Contains(c.Err, "server response headers exceeded") {
+			c.Err = fmt.Sprintf("the header block of the receiver's answer is over %d KiB, the cap check-receiver reads", maxAnswerHeader>>10)
+		}
 		var op *net.OpError
 		c.unreachable = errors.As(err, &op) && op.Op == "dial"
 		return c
 	}
-	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<16))
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxAnswerBody))
 	_ = resp.Body.Close()
 	c.Status = resp.StatusCode
 	c.OK = (c.Status/100 == 2) == accept
