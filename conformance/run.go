@@ -591,3 +591,50 @@ func setupFailed(r report.Results) bool {
 	}
 	return false
 }
+
+// reportNeed is the report's name (report.Need*) of each need a spec declares; uploads is met by
+// every run and is not listed.
+var reportNeed = map[framework.Need]string{
+	framework.Control: report.NeedControl, framework.Receiver: report.NeedReceiver, framework.SecondWorkspace: report.NeedSecondWorkspace,
+	framework.ReadKey: report.NeedReadKey, framework.Spends: report.NeedBudget, framework.Slow: report.NeedSlow,
+}
+
+// RuleNeeds maps every rule of the catalogue to what a run must offer for every spec that checks
+// it to run, as the specs declare it (their need labels; report.Need* names, in report.NeedOrder;
+// none: keys alone run them all), with how many specs check it. It builds the spec tree without
+// running anything or touching a network, and so claims the process's one suite (NewSuite).
+func RuleNeeds(ctx context.Context) (needs map[string][]string, specCount map[string]int, err error) {
+	cfg, err := Load(nil, func(string) string { return "" })
+	if err != nil {
+		return nil, nil, err
+	}
+	cfg.BaseURL, cfg.Key = "http://127.0.0.1:1/api/v1", "placeholder"
+	s, err := NewSuite(ctx, cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	needs, specCount = map[string][]string{}, map[string]int{}
+	for _, r := range s.preview.SpecReports {
+		if r.LeafNodeType != types.NodeTypeIt {
+			continue
+		}
+		var own []string
+		for _, l := range r.Labels() {
+			if n, ok := reportNeed[framework.Need(l)]; ok {
+				own = append(own, n)
+			}
+		}
+		for _, id := range ruleLabels(r.Labels()) {
+			specCount[id]++
+			for _, n := range own {
+				if !slices.Contains(needs[id], n) {
+					needs[id] = append(needs[id], n)
+				}
+			}
+		}
+	}
+	for id := range needs {
+		slices.SortFunc(needs[id], func(a, b string) int { return slices.Index(report.NeedOrder, a) - slices.Index(report.NeedOrder, b) })
+	}
+	return needs, specCount, nil
+}

@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"time"
 
@@ -45,9 +46,13 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.DurationVar(&opts.Timeout, "timeout", 0, "longest the whole run may take (e.g. 20m; 0: no limit); the reports are written with what ran")
 	fs.BoolVar(&opts.FailFast, "fail-fast", false, "stop at the first failed spec")
 	fs.BoolVar(&opts.Verbose, "v", false, "print a line per spec")
+	var floor minJudged
+	fs.Var(&floor, "min-judged", "fail (exit 1) when the run judged fewer of the text rules than this, e.g. 85% (a rule is judged when every spec that checks it ran)")
 	env := conformance.FlagEnv()
 	env["request-timeout"], env["timeout"], env["fail-fast"], env["v"] = "MEDIASPEC_REQUEST_TIMEOUT", "MEDIASPEC_TIMEOUT", "MEDIASPEC_FAIL_FAST", "MEDIASPEC_VERBOSE"
-	own := map[string]string{"request-timeout": env["request-timeout"], "timeout": env["timeout"], "fail-fast": env["fail-fast"], "v": env["v"]}
+	env["min-judged"] = "MEDIASPEC_MIN_JUDGED"
+	own := map[string]string{"request-timeout": env["request-timeout"], "timeout": env["timeout"], "fail-fast": env["fail-fast"], "v": env["v"],
+		"min-judged": env["min-judged"]}
 	fs.VisitAll(func(f *flag.Flag) {
 		if strings.HasPrefix(f.Name, "image") {
 			own[f.Name] = "MEDIASPEC_" + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
@@ -113,8 +118,44 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			return cmd
 		}
 	}
-	_, err = conformance.RunWith(ctx, cfg, opts, stdout, stderr)
+	sum, err := conformance.RunWith(ctx, cfg, opts, stdout, stderr)
+	if err == nil && floor.set && cfg.Shard == "" {
+		if c := sum.Results.Coverage; c.Percent() < floor.percent {
+			return fmt.Errorf("judged %d of %d text rules (%.1f%%), below --min-judged %s", c.Judged, c.Total, c.Percent(), floor.String())
+		}
+	}
 	return err
+}
+
+// minJudged is --min-judged: a floor on the share of the text rules a run judged, in percent
+// ("85%", "85" or "0.85").
+type minJudged struct {
+	percent float64
+	set     bool
+}
+
+func (m *minJudged) String() string {
+	if m == nil || !m.set {
+		return ""
+	}
+	return strconv.FormatFloat(m.percent, 'f', -1, 64) + "%"
+}
+
+func (m *minJudged) Set(s string) error {
+	t := strings.TrimSpace(s)
+	pct := strings.HasSuffix(t, "%")
+	v, err := strconv.ParseFloat(strings.TrimSuffix(t, "%"), 64)
+	if err != nil || v < 0 {
+		return fmt.Errorf("%q: want a share of the text rules such as 85%%", s)
+	}
+	if !pct && v <= 1 && strings.Contains(t, ".") {
+		v *= 100 // 0.85
+	}
+	if v > 100 {
+		return fmt.Errorf("%q: want at most 100%%", s)
+	}
+	m.percent, m.set = v, true
+	return nil
 }
 
 // validateSettings refuses, as a usage error, a configuration that cannot describe a run whatever

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"encoding/xml"
 	"errors"
 	"os"
@@ -10,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/mediaspec/mediaspec/report"
+	"github.com/mediaspec/mediaspec/spec"
 )
 
 // With no target, check starts the embedded mock and runs the selected specs against it; the last
@@ -89,5 +91,68 @@ func TestCheckRefusesABadConfiguration(t *testing.T) {
 		if errors.As(err, &ue) && ue.msg == "" {
 			t.Errorf("%v: usage error without a message", args)
 		}
+	}
+}
+
+// check --min-judged fails a run that judged less of the text than the floor, with one line
+// saying so, and passes one at or above it.
+func TestCheckMinJudged(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts processes")
+	}
+	out, code := checkInHelper(t, "--label-filter", "HEALTH-001", "--min-judged", "85%")
+	if code != 1 || !regexp.MustCompile(`(?m)^ERROR: judged \d+ of \d+ text rules \(\d+\.\d%\), below --min-judged 85%$`).MatchString(out) {
+		t.Errorf("below the floor: exit %d, want 1 and one line:\n%s", code, out)
+	}
+	if out, code := checkInHelper(t, "--label-filter", "HEALTH-001", "--min-judged", "0%"); code != 0 {
+		t.Errorf("at the floor: exit %d\n%s", code, out)
+	}
+	if out, code := checkInHelper(t, "--min-judged", "150%"); code != 2 {
+		t.Errorf("--min-judged 150%%: exit %d, want 2\n%s", code, out)
+	}
+}
+
+// rules --by-need maps every text rule to what a run must offer to judge it fully, cumulatively:
+// each observable rule is in one group, the strict-only ones apart.
+func TestRulesByNeed(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts processes")
+	}
+	out, code := inHelper(t, "rules", "--by-need", "--format", "json")
+	body, _, _ := strings.Cut(out, "\nSTDERR:")
+	var groups map[string][]string
+	if err := json.Unmarshal([]byte(body), &groups); code != 0 || err != nil {
+		t.Fatalf("exit %d, %v:\n%s", code, err, out)
+	}
+	cat, err := spec.LoadRules()
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]string{}
+	for g, ids := range groups {
+		for _, id := range ids {
+			if prev, dup := seen[id]; dup {
+				t.Errorf("%s in %s and %s", id, prev, g)
+			}
+			seen[id] = g
+		}
+	}
+	for _, r := range cat.Rules {
+		rr := report.Rule(r)
+		switch g, ok := seen[r.ID]; {
+		case !rr.Observable() && ok:
+			t.Errorf("unobservable %s listed under %s", r.ID, g)
+		case rr.Observable() && !ok:
+			t.Errorf("%s is in no group", r.ID)
+		case rr.Observable() && !rr.OfText() && g != report.NeedStrictOnly:
+			t.Errorf("strict-only %s under %s", r.ID, g)
+		}
+	}
+	if len(groups["keys"]) == 0 || len(groups[report.NeedControl]) == 0 {
+		t.Errorf("groups %v", groups)
+	}
+	table, code := inHelper(t, "rules", "--by-need")
+	if code != 0 || !strings.Contains(table, "keys only (--key): ") || !strings.Contains(table, "+ the control API (--control-url): ") {
+		t.Errorf("table: exit %d\n%s", code, table)
 	}
 }

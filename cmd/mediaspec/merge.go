@@ -20,6 +20,8 @@ func runMergeReports(_ context.Context, args []string, stdout, stderr io.Writer)
 	junit := fs.String("junit-report", "", "write the merged JUnit report to this path")
 	jsonOut := fs.String("json-report", "", "write the merged JSON report to this path")
 	html := fs.String("html-report", "", "write the merged HTML rule report to this path")
+	var floor minJudged
+	fs.Var(&floor, "min-judged", "fail (exit 1) when the merged run judged fewer of the text rules than this, e.g. 85%")
 	// Flags may come before, between or after the reports' paths.
 	var files []string
 	for {
@@ -67,6 +69,9 @@ func runMergeReports(_ context.Context, args []string, stdout, stderr io.Writer)
 	fmt.Fprintln(stdout, res.Headline())
 	if err := res.Err(); err != nil {
 		return err
+	}
+	if c := res.Coverage; floor.set && c.Percent() < floor.percent {
+		return fmt.Errorf("judged %d of %d text rules (%.1f%%), below --min-judged %s", c.Judged, c.Total, c.Percent(), floor.String())
 	}
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("merge-reports: %w", err)

@@ -53,8 +53,16 @@ func TestCheckProcsHelper(t *testing.T) {
 // exit status.
 func checkInHelper(t *testing.T, args ...string) (string, int) {
 	t.Helper()
+	return inHelper(t, append([]string{"check"}, args...)...)
+}
+
+// inHelper runs mediaspec with args (a command and its arguments) in a helper process and returns
+// its output (stdout, then "STDERR:" and stderr) and exit status: a command that builds the spec
+// tree needs a process of its own.
+func inHelper(t *testing.T, args ...string) (string, int) {
+	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^TestCheckProcsHelper$")
-	cmd.Env = append(os.Environ(), procsHelperEnv+"="+strings.Join(append([]string{"check"}, args...), "\n"))
+	cmd.Env = append(os.Environ(), procsHelperEnv+"="+strings.Join(args, "\n"))
 	b, _ := cmd.CombinedOutput()
 	out := string(b)
 	m := regexp.MustCompile(`EXIT=(\d+)`).FindStringSubmatch(out)

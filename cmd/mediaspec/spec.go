@@ -5,8 +5,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
+	"github.com/mediaspec/mediaspec/conformance"
+	"github.com/mediaspec/mediaspec/report"
 	"github.com/mediaspec/mediaspec/spec"
 	yaml "go.yaml.in/yaml/v3"
 )
@@ -57,8 +60,8 @@ func runSpec(ctx context.Context, args []string, stdout, stderr io.Writer) error
 }
 
 // runRules lists the rule catalogue.
-func runRules(_ context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("rules", "[--area A] [--level L] [--need N] [--grep TEXT] [--unobservable|--observable] [--id ID] [--format table|yaml|json] [--areas]", stderr)
+func runRules(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("rules", "[--area A] [--level L] [--need N] [--grep TEXT] [--unobservable|--observable] [--id ID] [--format table|yaml|json] [--areas] [--by-need]", stderr)
 	area := fs.String("area", "", "only rules of this area prefix (e.g. AUTH)")
 	level := fs.String("level", "", "only rules of this level: MUST, SHOULD or MAY")
 	need := fs.String("need", "", "only rules with this need (e.g. control)")
@@ -68,8 +71,12 @@ func runRules(_ context.Context, args []string, stdout, stderr io.Writer) error 
 	id := fs.String("id", "", "print one rule in full")
 	format := fs.String("format", "table", "output format: table, yaml or json")
 	areas := fs.Bool("areas", false, "list the areas with their rule counts instead of rules")
+	byNeed := fs.Bool("by-need", false, "map the text rules by what a run must offer to judge them fully, as the specs declare it (keys only, budget, slow, read key, second workspace, receiver, control API)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
+	}
+	if *byNeed {
+		return printRulesByNeed(ctx, stdout, *format)
 	}
 	if *unobs && *obs {
 		return usageError{msg: "--unobservable and --observable exclude each other"}
@@ -158,4 +165,94 @@ func validLevel(l string) bool {
 		}
 	}
 	return false
+}
+
+// byNeedOrder is the order rulesByNeed prints its groups in: from what every run offers (keys) to
+// what only some targets offer, then the rules no target but the reference is held to.
+var byNeedOrder = []string{"keys", report.NeedBudget, report.NeedSlow, report.NeedReadKey, report.NeedSecondWorkspace,
+	report.NeedReceiver, report.NeedControl, report.NeedStrictOnly, report.NeedNoSpec}
+
+// byNeedTitles say each group of rulesByNeed in words.
+var byNeedTitles = map[string]string{
+	"keys":                     "keys only (--key)",
+	report.NeedBudget:          "+ credits to spend (--budget)",
+	report.NeedSlow:            "+ --slow (minutes of target time)",
+	report.NeedReadKey:         "+ a read-only key (--read-key)",
+	report.NeedSecondWorkspace: "+ a key of a second workspace (--other-key)",
+	report.NeedReceiver:        "+ a webhook receiver the target can reach",
+	report.NeedControl:         "+ the control API (--control-url)",
+	report.NeedStrictOnly:      "strict-only: the reference's own choices (--strict, our own mock)",
+	report.NeedNoSpec:          "no spec checks them",
+}
+
+// printRulesByNeed prints the observable rules grouped by the need that weighs most among those of
+// every spec that checks them (report.NeedOrder): a group's rules are judged fully by a run that
+// offers its need and every need of the groups above it. Format table (with the running total of
+// text rules a run offering that much can judge) or json ({"need": ["ID", ...]}).
+func printRulesByNeed(ctx context.Context, stdout io.Writer, format string) error {
+	cat, err := spec.LoadRules()
+	if err != nil {
+		return err
+	}
+	needs, specs, err := conformance.RuleNeeds(ctx)
+	if err != nil {
+		return err
+	}
+	groups := map[string][]string{}
+	texts := 0
+	for _, r := range cat.Rules {
+		rr := report.Rule(r)
+		if !rr.Observable() {
+			continue
+		}
+		g := "keys"
+		switch {
+		case !rr.OfText():
+			g = report.NeedStrictOnly
+		case specs[r.ID] == 0:
+			g = report.NeedNoSpec
+		default:
+			// The need that weighs most among the specs' needs: the groups are cumulative, so the
+			// last in byNeedOrder.
+			for _, n := range needs[r.ID] {
+				if slices.Index(byNeedOrder, n) > slices.Index(byNeedOrder, g) {
+					g = n
+				}
+			}
+		}
+		if rr.OfText() {
+			texts++
+		}
+		groups[g] = append(groups[g], r.ID)
+	}
+	switch strings.ToLower(format) {
+	case "json":
+		out := map[string][]string{}
+		for g, ids := range groups {
+			out[g] = ids
+		}
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(out)
+	case "table":
+	default:
+		return usageError{msg: fmt.Sprintf("--format %q with --by-need: want table or json", format)}
+	}
+	total := 0
+	for _, g := range byNeedOrder {
+		ids := groups[g]
+		if len(ids) == 0 {
+			continue
+		}
+		line := fmt.Sprintf("%s: %d rules", byNeedTitles[g], len(ids))
+		if g != report.NeedStrictOnly && g != report.NeedNoSpec {
+			total += len(ids)
+			line += fmt.Sprintf(" (so far %d of %d text rules)", total, texts)
+		}
+		fmt.Fprintln(stdout, line)
+		for i := 0; i < len(ids); i += 10 {
+			fmt.Fprintln(stdout, "  "+strings.Join(ids[i:min(i+10, len(ids))], " "))
+		}
+	}
+	return nil
 }
