@@ -13,6 +13,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/mediaspec/mediaspec/conformance/framework"
 	"github.com/mediaspec/mediaspec/spec/diff"
 )
 
@@ -42,6 +43,8 @@ func runDiff(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	newKey := fs.String("new-key", "", "API key for the NEW server only (default --key) [$MEDIASPEC_DIFF_NEW_KEY]")
 	verbose := fs.Bool("verbose", false, "list compatible changes too (json always lists them) [$MEDIASPEC_DIFF_VERBOSE]")
 	exceptions := fs.String("exceptions", "", "YAML file of recorded exceptions (rule, change, path, reason): a failing finding it names passes as a note with its reason; an exception no finding matches fails [$MEDIASPEC_DIFF_EXCEPTIONS]")
+	maxBody := framework.ByteSize(diff.DefaultMaxBody)
+	fs.Var(&maxBody, "max-answer-bytes", "largest answer body read from a server (a description or catalogue page), e.g. 64MiB; a larger one stops the comparison, naming it [$MEDIASPEC_DIFF_MAX_ANSWER_BYTES]")
 	// Flags may come before, between or after OLD and NEW.
 	flags, sides := splitSides(fs, args)
 	if err := parseFlags(fs, flags); err != nil {
@@ -50,7 +53,7 @@ func runDiff(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err := applyEnvNames(fs, map[string]string{
 		"key": "MEDIASPEC_KEY", "capabilities": "MEDIASPEC_DIFF_CAPABILITIES", "format": "MEDIASPEC_DIFF_FORMAT",
 		"old-key": "MEDIASPEC_DIFF_OLD_KEY", "new-key": "MEDIASPEC_DIFF_NEW_KEY", "verbose": "MEDIASPEC_DIFF_VERBOSE",
-		"exceptions": "MEDIASPEC_DIFF_EXCEPTIONS",
+		"exceptions": "MEDIASPEC_DIFF_EXCEPTIONS", "max-answer-bytes": "MEDIASPEC_DIFF_MAX_ANSWER_BYTES",
 	}); err != nil {
 		return err
 	}
@@ -61,7 +64,10 @@ func runDiff(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if !slices.Contains(diff.Formats, *format) {
 		return usageError{msg: fmt.Sprintf("--format %q: want one of %s", *format, strings.Join(diff.Formats, ", "))}
 	}
-	oldF, newF := diff.Fetcher{Key: *key}, diff.Fetcher{Key: *key}
+	if maxBody <= 0 {
+		return usageError{msg: "--max-answer-bytes must be above 0"}
+	}
+	oldF, newF := diff.Fetcher{Key: *key, MaxBody: int64(maxBody)}, diff.Fetcher{Key: *key, MaxBody: int64(maxBody)}
 	if *oldKey != "" {
 		oldF.Key = *oldKey
 	}

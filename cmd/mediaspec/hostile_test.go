@@ -199,3 +199,40 @@ func TestCheckReceiverAgainstHostileReceivers(t *testing.T) {
 		})
 	}
 }
+
+// mediaspec diff fetching a description from a server that misbehaves in each hostile way (issue
+// 39): the comparison stops within the fetch's 30-second timeout, exit 2 ("could not compare"),
+// with a one-line reason naming the call, and the heap stays bounded.
+func TestDiffAgainstHostileServers(t *testing.T) {
+	for _, kind := range hostile.Kinds {
+		t.Run(string(kind), func(t *testing.T) {
+			srv, err := hostile.Start(kind, hostile.Options{Limit: 256 << 20})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer srv.Close()
+			grew := hostile.HeapGrowth()
+			start := time.Now()
+			_, _, err = run(t, "diff", srv.URL+"/api/v1/openapi.json", "../../spec/openapi.yaml")
+			took := time.Since(start)
+			if g := grew(); g > heapCeiling {
+				t.Errorf("the heap grew by %d MiB, want under %d MiB", g>>20, heapCeiling>>20)
+			}
+			call := "GET " + srv.URL + "/api/v1/openapi.json"
+			want := map[hostile.Kind]string{
+				hostile.Endless:      "the answer body of " + call + " is over 32 MiB, the cap diff reads (--max-answer-bytes raises it)",
+				hostile.Bomb:         "the answer body of " + call + " is over 32 MiB",
+				hostile.Slow:         "Client.Timeout",
+				hostile.Headers:      "the header block of the answer to " + call + " is over 64 KiB, the cap diff reads",
+				hostile.Chunked:      "invalid byte in chunk length",
+				hostile.ShortLength:  "unexpected EOF",
+				hostile.HugeLength:   "the answer body of " + call + " is over 32 MiB",
+				hostile.RedirectLoop: call + " answered 302",
+				hostile.RedirectAway: call + " answered 302",
+			}[kind]
+			if err == nil || exitCode(err) != 2 || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "\n") || took > 60*time.Second {
+				t.Errorf("after %s: %v (exit %d), want exit 2 and one line saying %q", took, err, exitCode(err), want)
+			}
+		})
+	}
+}

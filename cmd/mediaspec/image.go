@@ -357,7 +357,10 @@ func ensureImage(ctx context.Context, pool *dockertest.Pool, ref, pull string, s
 // waitReady polls readyURL with the pool's backoff until it answers 200, the container stops, ctx
 // ends, or timeout passes.
 func waitReady(ctx context.Context, pool *dockertest.Pool, res *dockertest.Resource, readyURL string, timeout time.Duration) error {
-	client := &http.Client{Timeout: 5 * time.Second}
+	// The image is a server nobody here controls: its probe answer's header block is capped, at
+	// most 64 KiB of its body is read, and a redirect is an answer, not followed.
+	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{MaxResponseHeaderBytes: framework.MaxAnswerHeaderBytes},
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	deadline := time.Now().Add(timeout)
 	var final, last error // final stops the retries; last is the latest probe's failure
 	pool.MaxWait = timeout
@@ -384,7 +387,7 @@ func waitReady(ctx context.Context, pool *dockertest.Pool, res *dockertest.Resou
 			last = err
 			return err
 		}
-		_, _ = io.Copy(io.Discard, resp.Body)
+		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 		resp.Body.Close()
 		if resp.StatusCode != http.StatusOK {
 			last = fmt.Errorf("status %d", resp.StatusCode)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/url"
@@ -12,8 +13,13 @@ import (
 	"time"
 )
 
-// maxBody caps what one fetched answer may hold.
-const maxBody = 32 << 20
+// What diff reads of a server's answer: a description or a catalogue page nobody here controls.
+const (
+	// DefaultMaxBody caps one fetched answer's body (Fetcher.MaxBody, diff --max-answer-bytes).
+	DefaultMaxBody = 32 << 20
+	// maxHeader caps one answer's header block (Go's own default is 10 MB).
+	maxHeader = 64 << 10
+)
 
 // Fetcher reads the sides of a comparison: files from disk and answers of a deployed server. It
 // fetches exactly the URLs it is given (and, for a catalogue, the capability routes under the
@@ -23,6 +29,9 @@ type Fetcher struct {
 	Client *http.Client
 	// Key is sent as Authorization: Bearer when set.
 	Key string
+	// MaxBody caps one answer's body; a larger one is a CompareError naming the call. 0:
+	// DefaultMaxBody.
+	MaxBody int64
 }
 
 // IsURL reports whether a side names a server (http or https) rather than a file.
@@ -32,6 +41,7 @@ func IsURL(s string) bool {
 
 // defaultClient is the client of a Fetcher without one: a 30 second timeout, no redirects.
 var defaultClient = &http.Client{
+	Transport:     &http.Transport{Proxy: http.ProxyFromEnvironment, MaxResponseHeaderBytes: maxHeader},
 	Timeout:       30 * time.Second,
 	CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 }
@@ -73,14 +83,36 @@ func (f Fetcher) get(ctx context.Context, u string) ([]byte, int, error) {
 	}
 	resp, err := f.client().Do(req)
 	if err != nil {
+		if strings.Contains(err.Error(), "server response headers exceeded") {
+			return nil, 0, compareErrorf("the header block of the answer to GET %s is over %d KiB, the cap diff reads", u, maxHeader>>10)
+		}
 		return nil, 0, &CompareError{Err: err}
 	}
 	defer resp.Body.Close()
-	b, err := io.ReadAll(io.LimitReader(resp.Body, maxBody))
+	limit := f.MaxBody
+	if limit <= 0 {
+		limit = DefaultMaxBody
+	}
+	over := compareErrorf("the answer body of GET %s is over %s, the cap diff reads (--max-answer-bytes raises it)", u, mib(limit))
+	if resp.ContentLength > limit {
+		return nil, 0, over
+	}
+	b, err := io.ReadAll(io.LimitReader(resp.Body, limit+1))
+	if int64(len(b)) > limit {
+		return nil, 0, over
+	}
 	if err != nil {
 		return nil, 0, compareErrorf("GET %s: %w", u, err)
 	}
 	return b, resp.StatusCode, nil
+}
+
+// mib says a size in MiB when it is a whole number of them, else in bytes.
+func mib(n int64) string {
+	if n%(1<<20) == 0 {
+		return fmt.Sprintf("%d MiB", n>>20)
+	}
+	return fmt.Sprintf("%d bytes", n)
 }
 
 func snippet(b []byte) string {
