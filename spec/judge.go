@@ -49,6 +49,7 @@ func NewJudgeFor(doc *openapi3.T, opts ...ValidatorOption) (*Judge, error) {
 	if j.normative, err = NewValidator(norm, opts...); err != nil {
 		return nil, err
 	}
+	j.normative.anyStatus = true
 	return j, nil
 }
 

@@ -83,3 +83,30 @@ func TestSuccessRangeOnlyWhereTheTextStatesNoStatus(t *testing.T) {
 	}
 	t.Logf("operations whose text-stated success headers are judged on any success status: %v", ranged)
 }
+
+// The statuses an operation lists are the reference's list: a status it does not list (a 404 on the
+// voice list, a 202 on the balance read) fails no answer in the normative view, whatever its body,
+// while the reference view still reports it (an advisory). The text gives each code its status;
+// which statuses an operation may answer is judged by the specs that ask for one.
+func TestNormativeKeepsNoStatusListOfTheReference(t *testing.T) {
+	ctx := context.Background()
+	j, err := NewJudge(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	refusal := `{"error":{"ok":false,"code":"not_found","message":"m","retryable":false,"credits_charged":0}}`
+	for _, tc := range []struct {
+		path   string
+		status int
+		body   string
+	}{{"/api/v1/voices", http.StatusNotFound, refusal}, {"/api/v1/credits/balance", http.StatusAccepted, `{"queued":true}`}, {"/api/v1/capabilities", http.StatusNoContent, ``}} {
+		r := httptest.NewRequest(http.MethodGet, tc.path, nil)
+		failure, advisory := j.Response(ctx, r, tc.status, ansHeader("Content-Type", "application/json"), []byte(tc.body))
+		if failure != nil {
+			t.Errorf("%s answering %d fails the normative view on its status: %v", tc.path, tc.status, failure)
+		}
+		if advisory == nil {
+			t.Errorf("%s answering %d: the reference view says nothing of a status it does not list", tc.path, tc.status)
+		}
+	}
+}

@@ -274,6 +274,9 @@ func (r *Response) Lookup(path string) (any, bool) {
 func (r *Response) Field(path string) any {
 	GinkgoHelper()
 	v, ok := r.Lookup(path)
+	if !ok {
+		r.f.referenceAbsent(path)
+	}
 	Expect(ok).To(BeTrue(), fmt.Sprintf("the body has no %q", path)+r.Describe())
 	return v
 }

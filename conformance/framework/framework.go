@@ -7,6 +7,8 @@
 package framework
 
 import (
+	"github.com/mediaspec/mediaspec/conformance/internal/openshape"
+
 	"bytes"
 	"context"
 	"errors"
@@ -41,6 +43,8 @@ type Framework struct {
 	// silentCalls counts calls in a row that had no answer within reqTimeout (timeout.go).
 	silentCalls atomic.Int32
 	step        []string // the running spec's current step's rule ids (steps.go), guarded by mu
+	// refNames are the reference-only field names of the description (shapes.go), made once.
+	refNames func() map[string]bool
 
 	mu      sync.Mutex // guards env, caps, created
 	env     environment
@@ -103,6 +107,13 @@ func New(ctx context.Context, cfg Config) (*Framework, error) {
 		return nil, err
 	}
 	f.validator = f.judge.Reference()
+	f.refNames = sync.OnceValue(func() map[string]bool {
+		names, err := openshape.ReferenceNames(doc, spec.ControlYAML())
+		if err != nil {
+			return nil // the embedded documents load; a bad one fails elsewhere first
+		}
+		return names
+	})
 	if cfg.ControlURL != "" {
 		if f.controlRoot, err = cfg.ControlRoot(); err != nil {
 			return nil, err

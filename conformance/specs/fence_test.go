@@ -14,8 +14,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/getkin/kin-openapi/openapi3"
-
+	"github.com/mediaspec/mediaspec/conformance/internal/openshape"
 	"github.com/mediaspec/mediaspec/spec"
 )
 
@@ -47,145 +46,22 @@ func exemptAll(why string, names ...string) map[string]string {
 	return m
 }
 
-// referenceNames returns the property names of the REST description (answers, requests and
-// event payloads) whose provenance is reference everywhere they occur, less other
-// standards' own names (otherStandards, the live description's OpenAPI document).
+// referenceNames are the names the fence keeps out (openshape.ReferenceNames).
 func referenceNames(t *testing.T) map[string]bool {
 	t.Helper()
 	v, err := spec.NewEmbeddedValidator(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
-	doc := v.Document()
-	ref, text := map[string]bool{}, map[string]bool{}
-	onPath := map[*openapi3.Schema]bool{}
-	var walk func(s *openapi3.SchemaRef, inRef bool)
-	walk = func(s *openapi3.SchemaRef, inRef bool) {
-		if s == nil || s.Value == nil || onPath[s.Value] {
-			return
-		}
-		onPath[s.Value] = true
-		defer delete(onPath, s.Value)
-		if src := provOf(s.Extensions); src.Kind != "" {
-			inRef = src.Reference()
-		} else if src := provOf(s.Value.Extensions); src.Kind != "" {
-			inRef = src.Reference()
-		}
-		for name, p := range s.Value.Properties {
-			src := provOf(p.Extensions)
-			if src.Kind == "" && p.Value != nil {
-				src = provOf(p.Value.Extensions)
-			}
-			isRef := src.Reference() || (src.Kind == "" && inRef)
-			if isRef {
-				ref[name] = true
-			} else {
-				text[name] = true
-			}
-			walk(p, isRef)
-		}
-		walk(s.Value.Items, inRef)
-		for _, list := range [][]*openapi3.SchemaRef{s.Value.AllOf, s.Value.OneOf, s.Value.AnyOf} {
-			for _, x := range list {
-				walk(x, inRef)
-			}
-		}
-	}
-	for path, pi := range doc.Paths.Map() {
-		if path == describedAt {
-			continue // an OpenAPI document: its names are OpenAPI's, not a choice of ours
-		}
-		for _, op := range pi.Operations() {
-			opRef := provOf(op.Extensions).Reference()
-			for _, p := range op.Parameters {
-				if p.Value != nil && !opRef && !provOf(p.Value.Extensions).Reference() {
-					text[p.Value.Name] = true
-				}
-			}
-			for _, r := range op.Responses.Map() {
-				if r.Value == nil {
-					continue
-				}
-				for _, mt := range r.Value.Content {
-					walk(mt.Schema, opRef)
-				}
-			}
-			if op.RequestBody != nil && op.RequestBody.Value != nil {
-				for _, mt := range op.RequestBody.Value.Content {
-					walk(mt.Schema, opRef)
-				}
-			}
-		}
-	}
-	for _, s := range spec.EventSchemas(doc) {
-		walk(s, false)
-	}
-	control := controlRequestNames(t)
-	out := map[string]bool{}
-	for n := range ref {
-		if !text[n] && !otherStandards[n] && !control[n] {
-			out[n] = true
-		}
-	}
-	return out
-}
-
-// controlRequestNames are the property names of the control API's request bodies: the suite
-// speaks control.yaml, the optional hook contract a target may offer, by its own names (a
-// workspace's daily_credits limit is set through it).
-func controlRequestNames(t *testing.T) map[string]bool {
-	t.Helper()
-	loader := openapi3.NewLoader()
-	doc, err := loader.LoadFromData(spec.ControlYAML())
+	names, err := openshape.ReferenceNames(v.Document(), spec.ControlYAML())
 	if err != nil {
 		t.Fatal(err)
-	}
-	names := map[string]bool{}
-	var walk func(s *openapi3.SchemaRef, depth int)
-	walk = func(s *openapi3.SchemaRef, depth int) {
-		if s == nil || s.Value == nil || depth > 8 {
-			return
-		}
-		for n, p := range s.Value.Properties {
-			names[n] = true
-			walk(p, depth+1)
-		}
-		walk(s.Value.Items, depth+1)
-	}
-	for _, pi := range doc.Paths.Map() {
-		for _, op := range pi.Operations() {
-			if op.RequestBody != nil && op.RequestBody.Value != nil {
-				for _, mt := range op.RequestBody.Value.Content {
-					walk(mt.Schema, 0)
-				}
-			}
-		}
 	}
 	return names
 }
 
-func provOf(ext map[string]any) spec.Source {
-	v, ok := ext[spec.ProvenanceKey]
-	if !ok {
-		return spec.Source{}
-	}
-	p, err := spec.ParseProvenance(v)
-	if err != nil {
-		return spec.Source{}
-	}
-	return p.Is
-}
-
 // pathLike is a literal that can name a field: a dotted path or a JSONPath-like one, no spaces.
 var pathLike = regexp.MustCompile(`^[$A-Za-z_][\w.\[\]*$/-]*$`)
-
-// describedAt is the reference's path of the live REST description, whose answer is an OpenAPI
-// document (openapi, info, paths are that standard's names).
-const describedAt = "/openapi.json"
-
-// otherStandards are names a reference answer shares with a standard the suite reads in its own
-// right: JSON Schema's keywords inside a config schema.
-var otherStandards = map[string]bool{"title": true, "description": true}
 
 // fencedFiles are the Go files of the suite's specs and framework outside the open-shapes layer.
 func fencedFiles(t *testing.T) []string {

@@ -612,3 +612,11 @@ func expectPosition(s *framework.Spec, r *framework.Response, index int64, base 
 	}
 	Expect(index).To(Equal(*base+int64(i)), fmt.Sprintf("batch_index is the sibling's position: sibling %d of generation_ids reads the first sibling's index plus %d", i, i)+r.Describe())
 }
+
+// stillRunning reads generation id and reports whether it is still queued, rendering or
+// post-processing.
+func stillRunning(ctx context.Context, c *framework.Client, id string) bool {
+	GinkgoHelper()
+	st := readGen(ctx, c, id).String("generation.status")
+	return st == "queued" || st == "rendering" || st == "post_processing"
+}

@@ -222,7 +222,18 @@ func talkingFlowSpecs(f *framework.Framework) {
 				script2 := "A second take, still rendering " + randomHex(4) + "."
 				running := submit(ctx, s, sp.c, "tts", scriptConfig(ctx, sp.c, "tts", script2), map[string]any{"voice_id": voice})
 				u := ultra(script2, map[string]any{"approved_voice_generation_id": running.id})
-				refuse(ctx, sp.c, submitBody("actor_ultra", u["config"].(map[string]any), 1000, u["extra"].(map[string]any)), http.StatusBadRequest, "invalid_config")
+				body := submitBody("actor_ultra", u["config"].(map[string]any), 1000, u["extra"].(map[string]any))
+				// The spec needs the tts still running when actor_ultra names it: a target may finish
+				// it at once. The state is read first, and once more when the submit is not refused.
+				if !stillRunning(ctx, sp.c, running.id) {
+					s.Lacks("the tts generation %s had already finished when actor_ultra could name it (the target renders faster than the spec can observe a running job)", running.id)
+				}
+				r := sp.c.Post(ctx, "/generations", body, framework.Unjudged())
+				if r.Status == http.StatusCreated && !stillRunning(ctx, sp.c, running.id) {
+					s.Finish(ctx, sp.c, r.String("generation_id"))
+					s.Lacks("the tts generation %s finished between the spec's read and actor_ultra's submit, which then rightly used it", running.id)
+				}
+				refuse(ctx, sp.c, body, http.StatusBadRequest, "invalid_config")
 				s.Finish(ctx, sp.c, running.id)
 			})
 		})

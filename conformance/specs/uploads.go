@@ -1,6 +1,8 @@
 package specs
 
 import (
+	"github.com/mediaspec/mediaspec/spec"
+
 	"context"
 	"crypto/sha256"
 	"encoding/base64"
@@ -694,14 +696,24 @@ func fromURLSpecs(f *framework.Framework) {
 			}
 		})
 
-		f.Rule(rules("FROMURL-010")...).It("a fetch that fails answers 502 provider_unavailable", func(ctx context.Context, s *framework.Spec) {
+		f.Rule(rules("FROMURL-010")...).It("a fetch that fails is refused in the error envelope, imports nothing and charges nothing", func(ctx context.Context, s *framework.Spec) {
 			c := uploadClient(ctx, s, 10)
 			reachableFileServer(ctx, s, c)
 			ln, err := net.Listen("tcp", "127.0.0.1:0")
 			Expect(err).NotTo(HaveOccurred())
 			closed := "http://" + ln.Addr().String() + "/image.png"
 			Expect(ln.Close()).To(Succeed())
-			c.Post(ctx, "/uploads/from-url", map[string]any{linkKey(c): closed}).ExpectError(http.StatusBadGateway, "provider_unavailable")
+			// The code of a failed fetch is not given (the import's answers are not shown): any code
+			// of the error table, with its status; 502 provider_unavailable is the reference's.
+			r := c.Post(ctx, "/uploads/from-url", map[string]any{linkKey(c): closed})
+			Expect(r.Status).To(BeNumerically(">=", 400), "a fetch that fails imports nothing"+r.Describe())
+			code := r.String("error.code")
+			row, known := spec.LookupErrorCode(code)
+			Expect(known).To(BeTrue(), "the refusal's code is one of the error table"+r.Describe())
+			r.ExpectError(row.Status, code)
+			s.ReferenceOnly("FROMURL-010", "a failed fetch answers 502 provider_unavailable", func() {
+				Expect(code).To(Equal("provider_unavailable"), r.Describe())
+			})
 		})
 
 		f.Rule(rules("FROMURL-002", "FROMURL-003", "FROMURL-004", "FROMURL-005", "FROMURL-006", "ERR-020")...).

@@ -16,6 +16,8 @@ var movedToLegal = map[string]string{
 	"asset-download-hour":                    "Gaps in the endpoint shapes: GET /assets/{id}/download answer shape: not shown (the link itself still lasts 600 s)",
 	"asset-output-scan-clean":                "Other records: asset record beyond asset_id, kind and the output link fields: not shown",
 	"assets-bad-filter-ignored":              "Gaps in the endpoint shapes: GET /assets request and answer shapes: not shown",
+	"asset-read-no-link-lifetime":            "Limits: the 600 s output link lifetime is stated on generation and batch reads; the asset read's answer shape is not shown (issue 35)",
+	"check-max-credits-before-capability":    "Errors: the check order puts max_credits before capability availability; whether a capability without a price is compared with max_credits is not said (CHECK-021, issue 35)",
 	"auth-revoked-key-deleted-workspace-410": "Authentication 4 lists the failures, not the order of the key and workspace checks",
 	"core-error-envelope-extra":              "Versioning 4: a new response field ships without warning and clients ignore unknown fields, so a key beside error is legal (CORE-003, issue 35)",
 	"core-unversioned-paths":                 "the interface is served under its root ending in /api/v1; what else the origin serves is not said",

@@ -229,6 +229,19 @@ var refusalServers = []Server{
 		}),
 	},
 	{
+		Name: "check-unknown-capability-invalid", Rules: []string{"CHECK-021"},
+		Mistake: "a submit naming an unknown capability is refused 400 invalid_config (the config cannot be checked) instead of 404 capability_unavailable",
+		API: exchanges(submitRoute, func(_ *Env, _ map[string]any, a *answer) {
+			d, ok := a.doc()
+			if !ok || errorCode(d) != "capability_unavailable" {
+				return
+			}
+			if e, _ := d["error"].(map[string]any); e != nil && e["capability_status"] == "unknown" {
+				refuse(a, http.StatusBadRequest, "invalid_config", false, nil)
+			}
+		}),
+	},
+	{
 		Name: "check-max-credits-string-coerced", Rules: []string{"SUBMIT-013", "CHECK-006"},
 		Mistake: "a lenient decoder reads max_credits \"100\" (a string of digits) as the number 100",
 		API: rewriteBody(submitRoute, func(d map[string]any) bool {
