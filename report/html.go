@@ -260,6 +260,9 @@ func junitBase(s SpecResult) string {
 	if text == "" {
 		text = s.Text
 	}
+	if len(s.Rules) == 0 {
+		return text
+	}
 	return strings.Join(s.Rules, ", ") + ": " + text
 }
 

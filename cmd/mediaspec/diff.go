@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"flag"
@@ -114,28 +113,72 @@ func (e exception) String() string {
 	return fmt.Sprintf("exception %s %s %s", e.Rule, e.Change, e.Path)
 }
 
+// exceptionKeys are the keys of an exceptions file's entry, in the order docs/diff.md lists them.
+var exceptionKeys = []string{"rule", "change", "path", "reason"}
+
 // readExceptions reads an exceptions file: {exceptions: [{rule, change, path, reason}]}, each with
 // a rule, a change and a reason (path is optional: without it the exception covers the change
-// wherever it is).
+// wherever it is). A problem names the file and line and what is wrong in the file's own words
+// (an unknown key and the keys an entry may have, a missing field, a value that is not text).
 func readExceptions(path string) ([]exception, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("--exceptions: %w", err)
 	}
-	var doc struct {
-		Exceptions []exception `yaml:"exceptions"`
+	var root yaml.Node
+	if err := yaml.Unmarshal(b, &root); err != nil {
+		return nil, fmt.Errorf("--exceptions %s: not YAML: %v", path, err)
 	}
-	dec := yaml.NewDecoder(bytes.NewReader(b))
-	dec.KnownFields(true)
-	if err := dec.Decode(&doc); err != nil && !errors.Is(err, io.EOF) {
-		return nil, fmt.Errorf("--exceptions %s: %v", path, err)
+	if root.Kind == 0 || len(root.Content) == 0 {
+		return nil, nil // an empty file records nothing
 	}
-	for i, e := range doc.Exceptions {
-		if e.Rule == "" || e.Change == "" || strings.TrimSpace(e.Reason) == "" {
-			return nil, fmt.Errorf("--exceptions %s: entry %d needs a rule, a change and a reason", path, i+1)
+	at := func(n *yaml.Node, format string, args ...any) error {
+		return fmt.Errorf("--exceptions %s:%d: %s", path, n.Line, fmt.Sprintf(format, args...))
+	}
+	doc := root.Content[0]
+	if doc.Kind != yaml.MappingNode {
+		return nil, at(doc, "want a mapping with the one key exceptions (a list of entries)")
+	}
+	var list *yaml.Node
+	for i := 0; i+1 < len(doc.Content); i += 2 {
+		k, v := doc.Content[i], doc.Content[i+1]
+		if k.Value != "exceptions" {
+			return nil, at(k, "unknown key %q: the file has the one key exceptions", k.Value)
 		}
+		list = v
 	}
-	return doc.Exceptions, nil
+	if list == nil || (list.Kind == yaml.ScalarNode && list.Tag == "!!null") {
+		return nil, nil
+	}
+	if list.Kind != yaml.SequenceNode {
+		return nil, at(list, "exceptions: want a list of entries (each with %s)", strings.Join(exceptionKeys, ", "))
+	}
+	var out []exception
+	for i, item := range list.Content {
+		if item.Kind != yaml.MappingNode {
+			return nil, at(item, "entry %d: want a mapping with %s", i+1, strings.Join(exceptionKeys, ", "))
+		}
+		var e exception
+		fields := map[string]*string{"rule": &e.Rule, "change": &e.Change, "path": &e.Path, "reason": &e.Reason}
+		for j := 0; j+1 < len(item.Content); j += 2 {
+			k, v := item.Content[j], item.Content[j+1]
+			dst, ok := fields[k.Value]
+			if !ok {
+				return nil, at(k, "entry %d: unknown key %q (an entry has %s)", i+1, k.Value, strings.Join(exceptionKeys, ", "))
+			}
+			if v.Kind != yaml.ScalarNode {
+				return nil, at(v, "entry %d: %s: want text", i+1, k.Value)
+			}
+			*dst = v.Value
+		}
+		for _, need := range []struct{ key, v string }{{"rule", e.Rule}, {"change", e.Change}, {"reason", e.Reason}} {
+			if strings.TrimSpace(need.v) == "" {
+				return nil, at(item, "entry %d needs %s (an entry has rule, change and reason; path is optional)", i+1, need.key)
+			}
+		}
+		out = append(out, e)
+	}
+	return out, nil
 }
 
 // applyExceptions turns each failing finding an exception names into a note carrying the reason,

@@ -266,4 +266,15 @@ func TestDiffExceptions(t *testing.T) {
 	if _, _, err := run(t, "diff", "--exceptions", empty, same, same); exitStatus(err) != 0 {
 		t.Errorf("no exceptions, no change: exit %d (%v)", exitStatus(err), err)
 	}
+	// A wrong key is named, with the file's line and the keys an entry has, never a Go type.
+	typo := file("typo.yaml", "exceptions:\n  - rule: VER-016\n    chnage: error-code-renamed\n    reason: r\n")
+	_, _, err = run(t, "diff", "--exceptions", typo, same, renamed)
+	if exitStatus(err) != 2 || err == nil || !strings.HasSuffix(err.Error(), "typo.yaml:3: entry 1: unknown key \"chnage\" (an entry has rule, change, path, reason)") ||
+		strings.Contains(err.Error(), "main.") {
+		t.Errorf("a misspelt key: exit %d (%v)", exitStatus(err), err)
+	}
+	top := file("top.yaml", "exception:\n  - rule: VER-016\n")
+	if _, _, err := run(t, "diff", "--exceptions", top, same, same); exitStatus(err) != 2 || !strings.Contains(err.Error(), "top.yaml:1: unknown key \"exception\"") {
+		t.Errorf("a misspelt top key: exit %d (%v)", exitStatus(err), err)
+	}
 }

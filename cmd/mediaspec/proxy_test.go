@@ -13,7 +13,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mediaspec/mediaspec/proxy"
 	"github.com/mediaspec/mediaspec/report"
+	"github.com/mediaspec/mediaspec/spec"
 )
 
 func TestProxyRefusesABadCommandLine(t *testing.T) {
@@ -157,6 +159,36 @@ func checkProxyReports(t *testing.T, paths map[string]string, key string) {
 			if !strings.Contains(string(b), "CLIENT-001") || !strings.Contains(string(b), "mediaspec proxy") {
 				t.Errorf("HTML report lacks the finding")
 			}
+		}
+	}
+}
+
+// A clean proxy run writes one passing case that says what was judged (or one skipped case when
+// nothing was forwarded), never a JUnit file of no tests.
+func TestProxyCleanRunJUnitIsNotEmpty(t *testing.T) {
+	cat, err := spec.LoadRules()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		rep           proxy.Report
+		tests, passed int
+		says          string
+	}{
+		{proxy.Report{Exchanges: 12}, 1, 1, "12 exchanges forwarded and judged"},
+		{proxy.Report{}, 1, 0, "no exchange was forwarded"},
+	} {
+		res := proxyResults(cat, proxyRun{Upstream: "http://127.0.0.1:1", FailOn: "must", FailSide: "server"}, tc.rep, false)
+		var out strings.Builder
+		if err := res.WriteJUnit(&out); err != nil {
+			t.Fatal(err)
+		}
+		var doc report.JUnit
+		if err := xml.Unmarshal([]byte(out.String()), &doc); err != nil {
+			t.Fatal(err)
+		}
+		if doc.Tests != tc.tests || doc.Tests-doc.Skipped-doc.Failures != tc.passed || !strings.Contains(out.String(), tc.says) {
+			t.Errorf("%+v: JUnit tests=%d skipped=%d failures=%d:\n%s", tc.rep, doc.Tests, doc.Skipped, doc.Failures, out.String())
 		}
 	}
 }
