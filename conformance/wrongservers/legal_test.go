@@ -159,3 +159,21 @@ func TestLegalTable(t *testing.T) {
 		t.Error("the combination lacks the API or hook wraps")
 	}
 }
+
+// A blocked spec fails a legal run, and a whole-suite run's rules judged are given as a share of
+// the plain mock's in the same mode.
+func TestLegalTableCountsBlockedAndJudgedShare(t *testing.T) {
+	rs := []LegalResult{
+		{Variant: Variant{Name: "v"}, Whole: true, Mode: "c", Passed: 3, Blocked: 1, Judged: []string{"A-1", "B-2"}, PlainJudged: 4,
+			Failures: []string{"[blocked] x (f.go:1): stopped"}},
+		{Variant: Variant{Name: "plain-mock"}, Whole: true, Mode: "c", Passed: 5, Judged: []string{"A-1", "B-2", "C-3", "D-4"}},
+	}
+	if rs[0].OK() || !rs[1].OK() {
+		t.Errorf("OK() = %v, %v; want a run with a blocked spec not OK, the plain one OK", rs[0].OK(), rs[1].OK())
+	}
+	var b strings.Builder
+	WriteLegalTable(&b, rs)
+	if !strings.Contains(b.String(), "2 of 4 (50.0%)") || !strings.Contains(b.String(), "1 blocked") {
+		t.Errorf("the table does not give the blocked spec and the judged share:\n%s", b.String())
+	}
+}
