@@ -23,7 +23,8 @@ const schemaRefPrefix = "#/components/schemas/"
 //   - a `reference:` required entry is removed from `required`;
 //   - a `reference:` constraint keyword is removed (a `reference:` type or nullable lets any type
 //     or null through; a reference enum is dropped whole); a schema node whose `is` is
-//     `reference:` also loses oneOf, anyOf, not and its discriminator;
+//     `reference:` also loses allOf, oneOf, anyOf, not and its discriminator (its composition
+//     is its layout, which the text does not show);
 //   - `additionalProperties: false` is removed from every annotated answer schema unless its
 //     mapping lists `additionalProperties` as `text:` (the text states the object is closed);
 //   - a `reference:` response becomes a bare response (no headers, no body schema), a `reference:`
@@ -381,7 +382,9 @@ func (n *normalizer) keywords(ptr string, s map[string]any, p Provenance) {
 		}
 	}
 	if p.Is.Reference() {
-		for _, k := range []string{"oneOf", "anyOf", "not", "discriminator"} {
+		// A reference node's composition is its layout (a record the text names fields of but
+		// does not lay out: the capability detail, an asset read, a run): allOf goes with it.
+		for _, k := range []string{"allOf", "oneOf", "anyOf", "not", "discriminator"} {
 			delete(s, k)
 		}
 	}

@@ -110,3 +110,24 @@ func TestNormativeKeepsNoStatusListOfTheReference(t *testing.T) {
 		}
 	}
 }
+
+// The capability detail's layout is not shown: a detail that nests the capability's fields, its
+// config_schema and its example_config one level deeper fails no gate (issue 35: the gate demanded
+// them at the top of the answer).
+func TestNormativeCapabilityDetailLayoutOpen(t *testing.T) {
+	ctx := context.Background()
+	j, err := NewJudge(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := `{"ok":true,"result":{"capability":{"capability_id":"tts","category":"tool","output_kind":"audio","status":"available",` +
+		`"config_schema":{"type":"object","additionalProperties":false,"properties":{}},"example_config":{}}}}`
+	r := httptest.NewRequest(http.MethodGet, "/api/v1/capabilities/tts", nil)
+	failure, advisory := j.Response(ctx, r, http.StatusOK, ansHeader("Content-Type", "application/json"), []byte(body))
+	if failure != nil {
+		t.Fatalf("a nested capability detail fails the normative view: %v", failure)
+	}
+	if advisory == nil {
+		t.Fatal("the reference view says nothing of a detail laid out otherwise")
+	}
+}

@@ -68,14 +68,14 @@ func wfTemplates(ctx context.Context, c *framework.Client) []wfTemplate {
 	GinkgoHelper()
 	r := c.Get(ctx, "/workflows/templates").ExpectOK(http.StatusOK)
 	var out []wfTemplate
-	for i, v := range r.Array("templates") {
+	for i, v := range openRows(r) {
 		tm := asObject(r, v, fmt.Sprintf("templates[%d]", i))
-		key, ok := templateKey(tm)
+		key, ok := templateKey(c, tm)
 		if !ok {
 			c.Lacks(noTemplateKey)
 		}
 		t := wfTemplate{key: key}
-		t.inputs = asObject(r, tm["example_inputs"], "example_inputs")
+		t.inputs = asObject(r, tm[c.Shape("workflow.example_inputs")], "the template's example inputs")
 		if namesUpload(t.inputs) {
 			continue
 		}
@@ -360,13 +360,13 @@ func cheapestTemplate(ctx context.Context, s *framework.Spec, c *framework.Clien
 func findCheapestTemplate(ctx context.Context, c *framework.Client) (key string, inputs map[string]any, nodes []string, need int64, lack string) {
 	GinkgoHelper()
 	r := c.Get(ctx, "/workflows/templates").ExpectOK(http.StatusOK)
-	for i, v := range r.Array("templates") {
+	for i, v := range openRows(r) {
 		t := asObject(r, v, fmt.Sprintf("templates[%d]", i))
-		k, ok := templateKey(t)
+		k, ok := templateKey(c, t)
 		if !ok {
 			return "", nil, nil, 0, noTemplateKey
 		}
-		in := asObject(r, t["example_inputs"], "example_inputs")
+		in := asObject(r, t[c.Shape("workflow.example_inputs")], "the template's example inputs")
 		if namesUpload(in) {
 			continue
 		}
@@ -392,7 +392,7 @@ func findCheapestTemplate(ctx context.Context, c *framework.Client) (key string,
 
 // noTemplateKey is why a spec cannot invoke a template of a target whose template rows do not
 // carry the key under the reference's name.
-const noTemplateKey = "the workflow templates carry no template_key, the reference's name for the key the invoke path takes (the text does not show the template record: \"Workflow endpoints (invoke, templates, runs): request and answer shapes: not shown\")"
+const noTemplateKey = "the workflow templates carry no key under the declared workflow.template_key (the text does not show the template record: \"Workflow endpoints (invoke, templates, runs): request and answer shapes: not shown\")"
 
 // runsList reads GET /workflow-runs and returns its rows: the one array of the answer (beside
 // next_cursor when it has one), whatever its key ("Workflow endpoints (invoke, templates, runs):
@@ -402,11 +402,12 @@ func runsList(ctx context.Context, s *framework.Spec, c *framework.Client) []any
 	return openRows(c.Get(ctx, "/workflow-runs").ExpectOK(http.StatusOK))
 }
 
-// templateKey returns the key of a workflow template row under the reference's name template_key;
-// ok is false when the row has none (another target may name it otherwise: the record is not
-// shown).
-func templateKey(tm map[string]any) (string, bool) {
-	k, ok := tm["template_key"].(string)
+// templateKey returns the key of a workflow template row, under the field the target declares
+// (shape workflow.template_key; the template record is not shown); ok is false when the row has
+// none.
+func templateKey(c *framework.Client, tm map[string]any) (string, bool) {
+	GinkgoHelper()
+	k, ok := tm[c.Shape("workflow.template_key")].(string)
 	return k, ok && k != ""
 }
 
@@ -419,13 +420,13 @@ func cheapestTemplateRun(ctx context.Context, s *framework.Spec, c *framework.Cl
 	r := c.Get(ctx, "/workflows/templates").ExpectOK(http.StatusOK)
 	best, bestNeed := "", int64(0)
 	var bestInputs map[string]any
-	for i, t := range r.Array("templates") {
+	for i, t := range openRows(r) {
 		tm := asObject(r, t, fmt.Sprintf("templates[%d]", i))
-		key, ok := templateKey(tm)
+		key, ok := templateKey(c, tm)
 		if !ok {
 			s.Lacks("%s", noTemplateKey)
 		}
-		inputs, _ := tm["example_inputs"].(map[string]any)
+		inputs, _ := tm[c.Shape("workflow.example_inputs")].(map[string]any)
 		if namesUpload(inputs) {
 			continue
 		}

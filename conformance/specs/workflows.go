@@ -32,14 +32,14 @@ func workflowTemplateSpecs(f *framework.Framework) {
 			s.StrictOnly("WF-001", "the workflow template list's shape")
 			r := s.Client().Get(ctx, "/workflows/templates").ExpectOK(http.StatusOK)
 			Expect(r.Field("ok")).To(Equal(true), r.Describe())
-			tpls := r.Array("templates")
+			tpls := openRows(r)
 			if len(tpls) == 0 {
 				s.Lacks("the target lists no workflow template")
 			}
 			for i, v := range tpls {
 				s.Step("WF-001")
 				t := asObject(r, v, fmt.Sprintf("templates[%d]", i))
-				key, ok := templateKey(t)
+				key, ok := templateKey(s.Client(), t)
 				if !ok {
 					s.Lacks("%s", noTemplateKey)
 				}
@@ -110,16 +110,16 @@ func workflowInvokeSpecs(f *framework.Framework) {
 		f.Rule("WF-008", "WF-010").It("the invoke body is strict and inputs are checked against inputs_schema", func(ctx context.Context, s *framework.Spec) {
 			c := s.Client()
 			r := c.Get(ctx, "/workflows/templates").ExpectOK(http.StatusOK)
-			tpls := r.Array("templates")
+			tpls := openRows(r)
 			if len(tpls) == 0 {
 				s.Lacks("the target lists no workflow template")
 			}
 			t := asObject(r, tpls[0], "templates[0]")
-			key, ok := templateKey(t)
+			key, ok := templateKey(c, t)
 			if !ok {
 				s.Lacks("%s", noTemplateKey)
 			}
-			example := asObject(r, t["example_inputs"], "example_inputs")
+			example := asObject(r, t[c.Shape("workflow.example_inputs")], "the template's example inputs")
 			path := "/workflows/templates/" + key + "/invoke"
 			extra := unknownKey()
 			s.Step("WF-008")

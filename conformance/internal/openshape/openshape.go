@@ -49,6 +49,8 @@ var Known = []Name{
 	{Key: "balance.total", What: "JSON pointer, in the answer of GET /credits/balance, to the whole balance, available plus held (an integer)", Reference: "/balance_credits"},
 	{Key: "from_url.link", What: "body field of POST /uploads/from-url that carries the link to import", Reference: "url"},
 	{Key: "invoke.inputs", What: "body field of a workflow invoke that carries the run's inputs (an object)", Reference: "inputs"},
+	{Key: "workflow.template_key", What: "field of a GET /workflows/templates row that holds the key the template invoke path takes", Reference: "template_key"},
+	{Key: "workflow.example_inputs", What: "field of a GET /workflows/templates row that holds inputs an invoke accepts (an object)", Reference: "example_inputs"},
 }
 
 // pagePrefix starts a shape key naming the array key of a page: "page:/capabilities" = "items".
