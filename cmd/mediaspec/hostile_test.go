@@ -92,6 +92,7 @@ func TestCheckAgainstHostileTargets(t *testing.T) {
 				hostile.HugeLength:   "the answer body to " + call + " is 10000000000 bytes (its Content-Length), over 32MiB, the cap the suite reads (--max-answer-bytes raises it)",
 				hostile.RedirectLoop: "< 302 Found",
 				hostile.RedirectAway: "< 302 Found",
+				hostile.Amplify:      "the answer body to " + call + " holds over 209715 JSON values (objects, arrays, members, items), the most the suite decodes within 4MiB (--max-json-bytes raises both",
 			}[kind]
 			if !strings.Contains(out, "\n1) "+want+"\n") && !strings.Contains(out, want) {
 				t.Errorf("the output does not say %q:\n%s", want, out)
@@ -229,6 +230,7 @@ func TestDiffAgainstHostileServers(t *testing.T) {
 				hostile.HugeLength:   "the answer body of " + call + " is over 32 MiB",
 				hostile.RedirectLoop: call + " answered 302",
 				hostile.RedirectAway: call + " answered 302",
+				hostile.Amplify:      "the answer body of " + call + " holds over 524288 JSON values, the most diff decodes within 32 MiB",
 			}[kind]
 			if err == nil || exitCode(err) != 2 || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "\n") || took > 60*time.Second {
 				t.Errorf("after %s: %v (exit %d), want exit 2 and one line saying %q", took, err, exitCode(err), want)

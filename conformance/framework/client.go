@@ -14,6 +14,7 @@ import (
 	. "github.com/onsi/ginkgo/v2" //nolint:revive // the DSL reads best unqualified
 	. "github.com/onsi/gomega"    //nolint:revive
 
+	"github.com/mediaspec/mediaspec/internal/jsoncount"
 	"github.com/mediaspec/mediaspec/spec"
 )
 
@@ -251,6 +252,9 @@ func (r *Response) decodable() error {
 	}
 	if int64(len(r.Body)) > limit {
 		return fmt.Errorf("the body is %d bytes, over %s, the most the suite decodes as JSON (--max-json-bytes raises it)", len(r.Body), ByteSize(limit))
+	}
+	if most := limit / bytesPerJSONValue; int64(jsoncount.Values(r.Body)) > most {
+		return fmt.Errorf("the body holds over %d JSON values, the most the suite decodes within %s (--max-json-bytes raises both)", most, ByteSize(limit))
 	}
 	return nil
 }

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	yaml "go.yaml.in/yaml/v3"
+
+	"github.com/mediaspec/mediaspec/internal/jsoncount"
 )
 
 // What the suite reads from its target is capped: the target is a server nobody here controls,
@@ -29,6 +31,11 @@ const (
 	// takes up to 50 times its size in memory, so this cap is lower than the file cap; the largest
 	// JSON answer of the reference mock, its live REST description, is under 300 KB.
 	DefaultMaxJSONBytes ByteSize = 4 << 20
+	// bytesPerJSONValue sets how many values (objects, arrays, members and items) a JSON answer
+	// may hold: one per that many bytes of the JSON cap (209,715 for the default 4 MiB). A decoded
+	// value takes up to about 250 bytes, so a document of nothing but tiny objects would take 50
+	// times its size; the reference mock's answers hold one value per 17 to 37 bytes.
+	bytesPerJSONValue = 20
 	// MaxAnswerHeaderBytes caps the header block of one answer (http.Transport's
 	// MaxResponseHeaderBytes; Go's own default is 10 MB).
 	MaxAnswerHeaderBytes = 64 << 10
@@ -129,10 +136,16 @@ type OverCapError struct {
 	Flag  string // the flag that raises the cap, or ""
 	// Announced is the Content-Length the answer announced (0: none, or within the cap).
 	Announced int64
+	// Values, when set, is the most JSON values the cap allows, and the body held more.
+	Values int64
 }
 
 func (e *OverCapError) Error() string {
 	s := fmt.Sprintf("%s to %s is over %s", e.What, e.Call, ByteSize(e.Limit))
+	if e.Values > 0 {
+		return fmt.Sprintf("%s to %s holds over %d JSON values (objects, arrays, members, items), the most the suite decodes within %s (--%s raises both; decoded JSON takes up to 50 times its size)",
+			e.What, e.Call, e.Values, ByteSize(e.Limit), e.Flag)
+	}
 	if e.Announced > 0 {
 		s = fmt.Sprintf("%s to %s is %d bytes (its Content-Length), over %s", e.What, e.Call, e.Announced, ByteSize(e.Limit))
 	}
@@ -157,6 +170,11 @@ func (f *Framework) readBody(ctx context.Context, res *http.Response, call strin
 	switch {
 	case over:
 		return nil, &OverCapError{What: "the answer body", Call: call, Limit: limit, Flag: flag}
+	case err == nil && flag == "max-json-bytes":
+		if most := limit / bytesPerJSONValue; int64(jsoncount.Values(b)) > most {
+			return nil, &OverCapError{What: "the answer body", Call: call, Limit: limit, Flag: flag, Values: most}
+		}
+		return b, nil
 	case err == nil:
 		return b, nil
 	case ctx.Err() != nil:

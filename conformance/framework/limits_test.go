@@ -45,6 +45,7 @@ func TestPreflightAgainstHostileTargets(t *testing.T) {
 				hostile.HugeLength:   "the answer body to " + call + " is 10000000000 bytes (its Content-Length), over 32MiB",
 				hostile.RedirectLoop: call + " answered 302, a redirect to " + srv.URL + "/api/v1/capabilities: the suite follows no redirect",
 				hostile.RedirectAway: call + " answered 302, a redirect to http://192.0.2.1/api/v1/capabilities: the suite follows no redirect",
+				hostile.Amplify:      "the answer body to " + call + " holds over 209715 JSON values",
 			}[kind]
 			if msg := se.Error(); !strings.Contains(msg, want) || strings.Contains(msg, "\n") {
 				t.Errorf("setup error %q, want one line saying %q", msg, want)

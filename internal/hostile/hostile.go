@@ -48,13 +48,17 @@ const (
 	HugeLength Kind = "huge-length"
 	// RedirectLoop answers 302 with a Location pointing at the same URL.
 	RedirectLoop Kind = "redirect-loop"
+	// Amplify answers 200 application/json with a body just within a JSON cap (Options.JSONSize,
+	// default 4 MiB less 1 KiB) of tiny nested objects, the document that takes the most memory decoded
+	// (about 50 times its size).
+	Amplify Kind = "json-amplify"
 	// RedirectAway answers 302 with a Location off loopback (192.0.2.1, TEST-NET-1, which nothing
 	// answers).
 	RedirectAway Kind = "redirect-away"
 )
 
 // Kinds lists every kind, for tests that range over them.
-var Kinds = []Kind{Endless, Bomb, Slow, Headers, Chunked, ShortLength, HugeLength, RedirectLoop, RedirectAway}
+var Kinds = []Kind{Endless, Bomb, Slow, Headers, Chunked, ShortLength, HugeLength, RedirectLoop, RedirectAway, Amplify}
 
 // Options tune a server.
 type Options struct {
@@ -62,6 +66,8 @@ type Options struct {
 	Limit int64
 	// Drip is the pause between two bytes of a Slow body (default 100ms).
 	Drip time.Duration
+	// JSONSize is the size of an Amplify body (default 4 MiB less 1 KiB, within check's JSON cap).
+	JSONSize int64
 	// Spare lists paths answered 200 {"ok":true} instead (e.g. the probes a client makes before the
 	// call under test).
 	Spare []string
@@ -246,6 +252,15 @@ func (s *Server) answer(w io.Writer, req *http.Request) bool {
 			}
 		}
 		return false
+	case Amplify:
+		size := s.opts.JSONSize
+		if size == 0 {
+			size = 4<<20 - 1<<10
+		}
+		unit := `{"a":{}},`
+		body := "[" + strings.Repeat(unit, int(size-2)/len(unit)) + "0]"
+		_, err := fmt.Fprintf(w, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", len(body), body)
+		return err == nil
 	case RedirectLoop, RedirectAway:
 		loc := "http://" + req.Host + req.URL.RequestURI()
 		if s.Kind == RedirectAway {

@@ -11,12 +11,17 @@ import (
 	"os"
 	"strings"
 	"time"
+
+	"github.com/mediaspec/mediaspec/internal/jsoncount"
 )
 
 // What diff reads of a server's answer: a description or a catalogue page nobody here controls.
 const (
 	// DefaultMaxBody caps one fetched answer's body (Fetcher.MaxBody, diff --max-answer-bytes).
 	DefaultMaxBody = 32 << 20
+	// bytesPerJSONValue sets how many values a fetched JSON document may hold: one per that many
+	// bytes of the body cap (524,288 for 32 MiB; the embedded description holds about 7,700).
+	bytesPerJSONValue = 64
 	// maxHeader caps one answer's header block (Go's own default is 10 MB).
 	maxHeader = 64 << 10
 )
@@ -103,6 +108,9 @@ func (f Fetcher) get(ctx context.Context, u string) ([]byte, int, error) {
 	}
 	if err != nil {
 		return nil, 0, compareErrorf("GET %s: %w", u, err)
+	}
+	if most := limit / bytesPerJSONValue; int64(jsoncount.Values(b)) > most {
+		return nil, 0, compareErrorf("the answer body of GET %s holds over %d JSON values, the most diff decodes within %s (--max-answer-bytes raises both; decoded JSON takes up to 50 times its size)", u, most, mib(limit))
 	}
 	return b, resp.StatusCode, nil
 }
