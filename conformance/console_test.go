@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/onsi/ginkgo/v2/types"
 
 	"github.com/mediaspec/mediaspec/report"
 )
@@ -110,5 +113,40 @@ func TestConsoleLeadsWithRootCauses(t *testing.T) {
 	}
 	if strings.Contains(text, "map[") || strings.Contains(text, ") \n") {
 		t.Errorf("a raw dump or an empty cause:\n%s", text)
+	}
+}
+
+// The area line speaks the reports' words: a spec that failed after the run was stopped, or that a
+// stopped run never reached, is interrupted (not run), never FAILED or skipped, so the area line
+// agrees with the tally (issue 39: "1 FAILED" beside "0 failed").
+func TestAreaLineAgreesWithTheTallyWhenStopped(t *testing.T) {
+	stop := time.Now()
+	at := func(state types.SpecState, end time.Time, msg string) types.SpecReport {
+		return types.SpecReport{LeafNodeType: types.NodeTypeIt, State: state, EndTime: end, LeafNodeText: "x",
+			LeafNodeLocation: types.CodeLocation{FileName: "conformance/specs/deliveries.go"}, Failure: types.Failure{Message: msg}}
+	}
+	for _, tc := range []struct {
+		r       types.SpecReport
+		stopped *time.Time
+		want    string
+	}{
+		{at(types.SpecStateTimedout, stop.Add(time.Second), "context cancelled"), &stop, "stop"},
+		{at(types.SpecStateFailed, stop.Add(-time.Second), "want 200"), &stop, "FAIL"},
+		{at(types.SpecStateSkipped, stop.Add(time.Second), ""), &stop, "stop"},
+		{at(types.SpecStateSkipped, time.Time{}, "judged only with --strict"), nil, "strc"},
+		{at(types.SpecStateSkipped, time.Time{}, "unsupported: needs the control API: no --control-url given"), nil, "skip"},
+		{at(types.SpecStateFailed, time.Time{}, "want 200"), nil, "FAIL"},
+	} {
+		if got := eventOf(tc.r, tc.stopped).State; got != tc.want {
+			t.Errorf("%s %q (stopped %v): %q, want %q", tc.r.State, tc.r.Failure.Message, tc.stopped != nil, got, tc.want)
+		}
+	}
+	var out bytes.Buffer
+	c := newConsole(&out, false, map[string]int{"deliveries": 3})
+	c.didRun(specEvent{Area: "deliveries", State: "ok  "})
+	c.didRun(specEvent{Area: "deliveries", State: "stop"})
+	c.didRun(specEvent{Area: "deliveries", State: "stop"})
+	if line := out.String(); !strings.Contains(line, "3 specs: 1 passed, 2 interrupted (not run)") || strings.Contains(line, "FAILED") || strings.Contains(line, "skipped") {
+		t.Errorf("area line %q", line)
 	}
 }

@@ -117,14 +117,23 @@ func (c *Client) track(method string, r *Response) {
 // settleJobs waits until every job tracked since the last call has ended, all at once, and fails
 // the spec naming the jobs that did not end or could not be read.
 func (f *Framework) settleJobs(sctx SpecContext) {
+	if err := f.settleAll(sctx); err != nil {
+		Fail("a job the spec started on a shared key did not end, so the next spec would see it: " + err.Error())
+	}
+}
+
+// settleAll waits until every job tracked since the last call has ended, or the run is stopped
+// (Stop): then it returns nil at once, whatever the jobs do, so a stopped run ends on time (a
+// real-time render left running held --timeout 5s to 15 s and more).
+func (f *Framework) settleAll(sctx context.Context) error {
 	jobs := f.jobs.take()
 	stopped := f.jobs.done()
 	if len(jobs) == 0 {
-		return
+		return nil
 	}
 	select {
 	case <-stopped:
-		return // the run was stopped: no spec will read what they leave
+		return nil // the run was stopped: no spec will read what they leave
 	default:
 	}
 	ctx, cancel := context.WithCancel(sctx)
@@ -148,12 +157,10 @@ func (f *Framework) settleJobs(sctx SpecContext) {
 	wg.Wait()
 	select {
 	case <-stopped:
-		return
+		return nil
 	default:
 	}
-	if err := errors.Join(errs...); err != nil {
-		Fail("a job the spec started on a shared key did not end, so the next spec would see it: " + err.Error())
-	}
+	return errors.Join(errs...)
 }
 
 // settle waits until the job has ended: a generation through GET /generations/{id}/wait until
