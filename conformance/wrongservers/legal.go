@@ -99,11 +99,13 @@ type LegalResult struct {
 	// Mode is the target mode the run checked (b: control API, manual clock; c: keys only).
 	Mode                             string
 	Passed, Failed, Blocked, Skipped int
-	// Judged are the rules the run passed: rules a passed spec decided (a rule all of whose
-	// specs skipped is not judged).
+	// Judged are the rules a passed spec decided and no spec failed: verdict passed, or partly
+	// judged (some of its specs passed, the others did not run); a rule all of whose specs
+	// skipped is not judged. Fully counts those of verdict passed (every spec ran).
 	Judged []string
-	// PlainJudged is how many rules the plain mock's run in the same mode passed (0: not run).
-	PlainJudged int
+	Fully  int
+	// PlainJudged and PlainFully are the plain mock's in the same mode (0: not run).
+	PlainJudged, PlainFully int
 	// Failures are the failed specs: text, location and the first line of the reason.
 	Failures []string
 	Err      error
@@ -164,7 +166,11 @@ func CheckLegal(ctx context.Context, opts LegalOptions, v Variant, whole bool, d
 		}
 	}
 	for _, rv := range rep.Rules {
-		if rv.Verdict == report.Passed {
+		switch rv.Verdict {
+		case report.Passed:
+			res.Fully++
+			res.Judged = append(res.Judged, rv.Rule.ID)
+		case report.PartlyJudged:
 			res.Judged = append(res.Judged, rv.Rule.ID)
 		}
 	}
@@ -250,7 +256,7 @@ func LegalPass(ctx context.Context, opts LegalOptions, vs []Variant) []LegalResu
 	if plain >= 0 && results[plain].OK() {
 		for i := range results {
 			if i != plain && results[i].Whole {
-				results[i].PlainJudged = len(results[plain].Judged)
+				results[i].PlainJudged, results[i].PlainFully = len(results[plain].Judged), results[plain].Fully
 			}
 		}
 	}
@@ -269,9 +275,9 @@ func WriteLegalTable(w io.Writer, results []LegalResult) {
 		case r.Failed > 0 || r.Blocked > 0:
 			verdict, why = "FAIL", r.Failures[0]
 		}
-		judged := strconv.Itoa(len(r.Judged))
+		judged := fmt.Sprintf("%d (fully %d)", len(r.Judged), r.Fully)
 		if share := r.JudgedShare(); share >= 0 {
-			judged += fmt.Sprintf(" of %d (%.1f%%)", r.PlainJudged, share)
+			judged = fmt.Sprintf("%d of %d (%.1f%%), fully %d of %d", len(r.Judged), r.PlainJudged, share, r.Fully, r.PlainFully)
 		}
 		on := "whole suite"
 		if !r.Whole {

@@ -164,7 +164,7 @@ func TestLegalTable(t *testing.T) {
 // the plain mock's in the same mode.
 func TestLegalTableCountsBlockedAndJudgedShare(t *testing.T) {
 	rs := []LegalResult{
-		{Variant: Variant{Name: "v"}, Whole: true, Mode: "c", Passed: 3, Blocked: 1, Judged: []string{"A-1", "B-2"}, PlainJudged: 4,
+		{Variant: Variant{Name: "v"}, Whole: true, Mode: "c", Passed: 3, Blocked: 1, Judged: []string{"A-1", "B-2"}, Fully: 1, PlainJudged: 4, PlainFully: 3,
 			Failures: []string{"[blocked] x (f.go:1): stopped"}},
 		{Variant: Variant{Name: "plain-mock"}, Whole: true, Mode: "c", Passed: 5, Judged: []string{"A-1", "B-2", "C-3", "D-4"}},
 	}
@@ -173,7 +173,7 @@ func TestLegalTableCountsBlockedAndJudgedShare(t *testing.T) {
 	}
 	var b strings.Builder
 	WriteLegalTable(&b, rs)
-	if !strings.Contains(b.String(), "2 of 4 (50.0%)") || !strings.Contains(b.String(), "1 blocked") {
+	if !strings.Contains(b.String(), "2 of 4 (50.0%), fully 1 of 3") || !strings.Contains(b.String(), "1 blocked") {
 		t.Errorf("the table does not give the blocked spec and the judged share:\n%s", b.String())
 	}
 }
