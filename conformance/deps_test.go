@@ -57,7 +57,9 @@ func under(path, root string) bool { return path == root || strings.HasPrefix(pa
 // the receiver, the contract loaders and judge (spec), the catalogue (fixtures), running the suite
 // (conformance), report and proxy. The rest is under internal/: the mock's concerns
 // (internal/mock/...), check-receiver's engine, report's test helpers and the in-process suite
-// harness the module's own tests share (internal/conformancetest).
+// harness the module's own tests share (internal/conformancetest), the hostile peer the tests of
+// every tool meet (internal/hostile) and the JSON value count the tools cap reads with
+// (internal/jsoncount).
 //
 // The module's layering as data (DESIGN.md, STYLE.md 16). An area is a path prefix of the module
 // (the longest one that matches names a package's area); it may import its own packages and those
@@ -65,13 +67,15 @@ func under(path, root string) bool { return path == root || strings.HasPrefix(pa
 var areas = map[string][]string{
 	"report":                   {},
 	"spec/errtable":            {},
-	"spec":                     {"spec/errtable"},
+	"spec":                     {"spec/errtable", "internal/jsoncount"},
 	"fixtures":                 {},
 	"internal/fuzzseed":        {},
+	"internal/jsoncount":       {},
+	"internal/hostile":         {},
 	"internal/reporttest":      {"report"},
 	"internal/receivercheck":   {"receiver", "report"},
 	"receiver":                 {"report"},
-	"conformance":              {"receiver", "report", "spec", "fixtures/media"},
+	"conformance":              {"receiver", "report", "spec", "fixtures/media", "internal/jsoncount"},
 	"internal/conformancetest": {"conformance", "mock", "mock/clock", "spec"},
 	"proxy":                    {"mock", "internal/mock/audit", "internal/mock/blob", "mock/clock", "receiver", "report", "spec"},
 	"cmd":                      {""},
