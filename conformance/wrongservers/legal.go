@@ -44,6 +44,10 @@ type Variant struct {
 	// Filter is the label filter of the specs that can see the change (rule ids); "" is the
 	// whole suite.
 	Filter string
+	// Outsider checks the variant as any server, not as the reference mock: without --reference,
+	// so the mock's own choices of the shapes the text leaves open are not assumed, and a state
+	// the suite cannot find skips instead of failing (the scrambled variant).
+	Outsider bool
 	// Apart keeps the variant out of the combination: it conflicts with another one (two names
 	// for the same header, a description both moved and gone).
 	Apart bool
@@ -85,7 +89,7 @@ func Combined(vs []Variant) Variant {
 
 // server is the variant as a Server the wrong-server harness runs.
 func (v Variant) server() Server {
-	return Server{Name: v.Name, API: v.API, Hooks: v.Hooks, checkArgs: v.Args, filter: v.Filter, shapes: v.Shapes}
+	return Server{Name: v.Name, API: v.API, Hooks: v.Hooks, checkArgs: v.Args, filter: v.Filter, shapes: v.Shapes, outsider: v.Outsider}
 }
 
 // plainVariant is the mock unchanged, run in a mode to compare the rules a variant judges with.

@@ -270,6 +270,11 @@ func scrambledShapes() []string {
 		"balance.available=" + balancePointer("available_credits"),
 		"balance.held=" + balancePointer("held_credits"),
 		"balance.total=" + balancePointer("balance_credits"),
+		// The request fields the suite sends stay the mock's; the template rows' fields are
+		// scrambled like every reference field of an answer.
+		"invoke.inputs=inputs", "from_url.link=url",
+		"workflow.template_key=" + scrambledName("template_key"),
+		"workflow.example_inputs=" + scrambledName("example_inputs"),
 	}
 }
 
@@ -337,7 +342,9 @@ func scrambledVariant() (Variant, error) {
 		Hooks:  hookDocs(s.event, nil),
 		Args:   scrambledArgs,
 		Shapes: scrambledShapes(),
-		Filter: "",
-		Apart:  true,
+		// Checked as any outside server: without --reference, so no choice of the mock is assumed.
+		Outsider: true,
+		Filter:   "",
+		Apart:    true,
 	}, nil
 }

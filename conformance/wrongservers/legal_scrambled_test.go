@@ -155,6 +155,9 @@ func TestScrambledShapesPointIntoTheBalance(t *testing.T) {
 	want := map[string]json.Number{"balance.available": "7", "balance.held": "3", "balance.total": "10"}
 	for _, sh := range scrambledShapes() {
 		name, ptr, _ := strings.Cut(sh, "=")
+		if !strings.HasPrefix(name, "balance.") {
+			continue // a field name, not a pointer into the balance
+		}
 		if v, ok := at(d, ptr); !ok || v != want[name] {
 			t.Errorf("--shape %s: %v (found %v), want %s", sh, v, ok, want[name])
 		}

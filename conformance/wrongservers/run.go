@@ -98,6 +98,9 @@ func check(ctx context.Context, bin string, srv Server, dir string) (*report.Res
 			"--json-report", reportPath, "--timeout", timeout.String(),
 		}
 	}
+	if srv.outsider {
+		args = slices.DeleteFunc(args, func(a string) bool { return a == "--reference" })
+	}
 	if f := srv.Filter(); f != "" {
 		args = append(args, "--label-filter", f)
 	}

@@ -40,6 +40,8 @@ type Server struct {
 	filter    string
 	// shapes are --shape NAME=VALUE settings, passed when the binary's check knows --shape.
 	shapes []string
+	// outsider runs the check without --reference (Variant.Outsider).
+	outsider bool
 	// mode is the target mode: "" or "b" (control API, manual clock), "c" (keys only, real time,
 	// procs processes); timeout bounds the check (0: checkTimeout).
 	mode    string
