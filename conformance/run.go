@@ -221,6 +221,10 @@ func (s *Suite) onReport(r types.Report) {
 	}
 	if len(r.SpecialSuiteFailureReasons) > 0 {
 		res.Run.Cancelled = strings.Join(r.SpecialSuiteFailureReasons, "; ")
+		if n := s.f.AbandonedJobs(); n > 0 {
+			// Waiting for them would not end the run on time; the next run should know.
+			res.Run.Cancelled += fmt.Sprintf("; %d jobs started on a shared key were left running and end on their own (a run started before then may find the key busy: 409 submission_in_flight)", n)
+		}
 	}
 	err := writeReports(s.cfg, res)
 	s.mu.Lock()

@@ -241,7 +241,7 @@ func Verdicts(rules []Rule, specs []SpecResult) []RuleVerdict {
 	for _, s := range specs {
 		blamed := s.Blamed()
 		for _, id := range s.Rules {
-			if slices.Contains(s.Unjudged, id) && s.State != NotSelected {
+			if slices.Contains(s.Unjudged, id) {
 				u := s
 				u.State, u.Reason = StrictOnly, UnjudgedReason
 				byRule[id] = append(byRule[id], u)

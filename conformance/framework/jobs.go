@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2" //nolint:revive
@@ -46,7 +47,13 @@ type jobTracker struct {
 
 	stopOnce sync.Once
 	stopped  chan struct{} // closed by Stop (made by done)
+
+	abandoned atomic.Int64 // jobs a stopped run did not wait for (AbandonedJobs)
 }
+
+// AbandonedJobs is how many jobs started on a shared key the run left running because it was
+// stopped (settleAll): they end on their own, and until then the key's one slot may be taken.
+func (f *Framework) AbandonedJobs() int { return int(f.jobs.abandoned.Load()) }
 
 // done is closed when the run has been stopped (Framework.Stop).
 func (t *jobTracker) done() chan struct{} {
@@ -133,6 +140,7 @@ func (f *Framework) settleAll(sctx context.Context) error {
 	}
 	select {
 	case <-stopped:
+		f.jobs.abandoned.Add(int64(len(jobs)))
 		return nil // the run was stopped: no spec will read what they leave
 	default:
 	}
@@ -157,6 +165,11 @@ func (f *Framework) settleAll(sctx context.Context) error {
 	wg.Wait()
 	select {
 	case <-stopped:
+		for _, err := range errs {
+			if err != nil {
+				f.jobs.abandoned.Add(1)
+			}
+		}
 		return nil
 	default:
 	}

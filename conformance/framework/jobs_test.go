@@ -43,10 +43,13 @@ func TestSettleEndsWhenTheRunStops(t *testing.T) {
 	case <-time.After(time.Minute):
 		t.Fatal("settling did not end when the run was stopped")
 	}
-	// Jobs tracked after the stop are not waited for at all.
+	// Jobs tracked after the stop are not waited for at all; both are counted as left running.
 	f.jobs.add(trackedJob{c: c, id: "gen_fedcba9876543210"})
 	if err := f.settleAll(context.Background()); err != nil {
 		t.Errorf("after the stop: %v", err)
+	}
+	if n := f.AbandonedJobs(); n != 2 {
+		t.Errorf("%d jobs counted as left running, want 2", n)
 	}
 	f.Stop() // twice is fine
 }

@@ -26,8 +26,8 @@ type Selection struct {
 	// ShareReason is the reason of a spec the filter selects but another share holds.
 	ShareReason string
 	// Unjudged, when set, names the rules of ids the run does not judge (strict-only rules on a
-	// run that is not strict): every selected spec carries them as unjudged, whether it ran or
-	// not, so those rules stay outside the counts (report.SpecResult.Unjudged).
+	// run that is not strict): every spec carries them as unjudged, whether it ran or was selected
+	// or not, so those rules stay outside the counts (report.SpecResult.Unjudged).
 	Unjudged func(ids []string) []string
 }
 
@@ -158,7 +158,7 @@ func SpecResultsOf(cat *spec.Catalogue, r types.Report, sel Selection) (specs []
 				}
 			}
 		}
-		if sel.Unjudged != nil && len(res.Unjudged) == 0 && res.State != report.NotSelected {
+		if sel.Unjudged != nil && len(res.Unjudged) == 0 {
 			res.Unjudged = sel.Unjudged(res.Rules)
 		}
 		specs = append(specs, report.Settle(res))
