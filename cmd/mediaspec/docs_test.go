@@ -16,10 +16,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mediaspec/mediaspec/conformance/framework"
 	"github.com/mediaspec/mediaspec/internal/mock/audit"
 	"github.com/mediaspec/mediaspec/mock"
 	"github.com/mediaspec/mediaspec/mock/clock"
+	"github.com/mediaspec/mediaspec/proxy"
+	"github.com/mediaspec/mediaspec/receiver"
 	"github.com/mediaspec/mediaspec/spec"
+	"github.com/mediaspec/mediaspec/spec/diff"
 )
 
 // repoRoot is the repository's root, seen from this package's directory (where go test runs).
@@ -369,6 +373,26 @@ func TestDocsFiguresComeFromTheCode(t *testing.T) {
 			fmt.Sprintf("Headers over %d KiB", mock.DefaultLimits.MaxHeaderBytes>>10),
 			fmt.Sprintf("`D` is at least `%s`", mock.MinRetain),
 		},
+		"docs/check.md": {
+			fmt.Sprintf("| %d MiB | `--max-json-bytes` |", framework.DefaultMaxJSONBytes>>20),
+			fmt.Sprintf("one per %d bytes of `--max-json-bytes` (%s)", framework.BytesPerJSONValue, thousands(int64(framework.DefaultMaxJSONBytes)/framework.BytesPerJSONValue)),
+			fmt.Sprintf("| %d MiB (the mock's largest file is 14.4 MB) | `--max-answer-bytes` |", framework.DefaultMaxAnswerBytes>>20),
+			fmt.Sprintf("an answer's header block | %d KiB |", framework.MaxAnswerHeaderBytes>>10),
+			fmt.Sprintf("| %s | `--request-timeout` |", framework.DefaultRequestTimeout),
+			fmt.Sprintf("body %d MiB, header block %d KiB", receiver.DefaultMaxBody>>20, framework.MaxRequestHeaderBytes>>10),
+			fmt.Sprintf("%d MiB of kept deliveries", receiver.MaxRecordBytes>>20),
+		},
+		"docs/proxy.md": {
+			fmt.Sprintf("an upstream answer's header block | %d KiB |", proxy.MaxAnswerHeader>>10),
+			fmt.Sprintf("| %d KiB | the answer, forwarded whole", proxy.MaxAnswerBody>>10),
+		},
+		"docs/diff.md": {
+			fmt.Sprintf("a body over %d MiB (`--max-answer-bytes` raises it)", diff.DefaultMaxBody>>20),
+		},
+		"docs/mock.md": {
+			fmt.Sprintf("a body over %d MiB is refused (`bad_body (body over %d bytes)`)", receiver.DefaultMaxBody>>20, receiver.DefaultMaxBody),
+			fmt.Sprintf("at most %d MiB of bodies and headers", receiver.MaxRecordBytes>>20),
+		},
 		"docs/audit.md": {
 			fmt.Sprintf("the last %d calls per key, at most %d keys, and at most %d distinct findings", audit.WindowSize, audit.MaxKeys, audit.MaxFindings),
 		},
@@ -390,6 +414,15 @@ func TestDocsFiguresComeFromTheCode(t *testing.T) {
 			t.Errorf("no page %s", page)
 		}
 	}
+}
+
+// thousands writes n with a comma between each group of three digits.
+func thousands(n int64) string {
+	s := fmt.Sprint(n)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
 }
 
 // Every relative link of the documentation leads to a file of the repository.

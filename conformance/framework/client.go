@@ -253,7 +253,7 @@ func (r *Response) decodable() error {
 	if int64(len(r.Body)) > limit {
 		return fmt.Errorf("the body is %d bytes, over %s, the most the suite decodes as JSON (--max-json-bytes raises it)", len(r.Body), ByteSize(limit))
 	}
-	if most := limit / bytesPerJSONValue; int64(jsoncount.Values(r.Body)) > most {
+	if most := limit / BytesPerJSONValue; int64(jsoncount.Values(r.Body)) > most {
 		return fmt.Errorf("the body holds over %d JSON values, the most the suite decodes within %s (--max-json-bytes raises both)", most, ByteSize(limit))
 	}
 	return nil

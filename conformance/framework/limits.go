@@ -31,11 +31,11 @@ const (
 	// takes up to 50 times its size in memory, so this cap is lower than the file cap; the largest
 	// JSON answer of the reference mock, its live REST description, is under 300 KB.
 	DefaultMaxJSONBytes ByteSize = 4 << 20
-	// bytesPerJSONValue sets how many values (objects, arrays, members and items) a JSON answer
+	// BytesPerJSONValue sets how many values (objects, arrays, members and items) a JSON answer
 	// may hold: one per that many bytes of the JSON cap (209,715 for the default 4 MiB). A decoded
 	// value takes up to about 250 bytes, so a document of nothing but tiny objects would take 50
 	// times its size; the reference mock's answers hold one value per 17 to 37 bytes.
-	bytesPerJSONValue = 20
+	BytesPerJSONValue = 20
 	// MaxAnswerHeaderBytes caps the header block of one answer (http.Transport's
 	// MaxResponseHeaderBytes; Go's own default is 10 MB).
 	MaxAnswerHeaderBytes = 64 << 10
@@ -171,7 +171,7 @@ func (f *Framework) readBody(ctx context.Context, res *http.Response, call strin
 	case over:
 		return nil, &OverCapError{What: "the answer body", Call: call, Limit: limit, Flag: flag}
 	case err == nil && flag == "max-json-bytes":
-		if most := limit / bytesPerJSONValue; int64(jsoncount.Values(b)) > most {
+		if most := limit / BytesPerJSONValue; int64(jsoncount.Values(b)) > most {
 			return nil, &OverCapError{What: "the answer body", Call: call, Limit: limit, Flag: flag, Values: most}
 		}
 		return b, nil
