@@ -215,13 +215,19 @@ type Response struct {
 	doc    any
 	docErr error
 	parsed bool
+	viewed bool // doc was given by View, not decoded from Body
 	f      *Framework // the run that made the call (nil for a hand-made Response)
 }
 
 // Copy returns the answer afresh: its body decoded again on first use, so that a caller changing
 // the decoded document (a memoized answer handed to many specs) changes only its own copy.
 func (r *Response) Copy() *Response {
-	return &Response{Status: r.Status, Header: r.Header, Body: r.Body, Exchange: r.Exchange}
+	c := &Response{Status: r.Status, Header: r.Header, Body: r.Body, Exchange: r.Exchange, f: r.f}
+	if r.viewed {
+		// A view (Response.View) reads its own document, not the body: the copy gets its own.
+		c.doc, c.parsed, c.viewed = deepCopyJSON(r.doc), true, true
+	}
+	return c
 }
 
 // Describe renders the exchange for a failure message.
@@ -424,7 +430,7 @@ func CheckErrorEnvelope(r *Response, code string) {
 		n, isInt := AsInt(ras)
 		Expect(isInt).To(BeTrue(), "error.retry_after_seconds is a whole number"+r.Describe())
 		if ra := r.Header.Get("Retry-After"); code == "rate_limited" || ra != "" {
-			Expect(ra).To(Equal(strconv.FormatInt(n, 10)), "Retry-After equals error.retry_after_seconds"+r.Describe())
+			Expect(retryAfterSeconds(ra, r.Header.Get("Date"))).To(Equal(n), "Retry-After (delta-seconds, or an HTTP-date that far after the answer's Date) equals error.retry_after_seconds"+r.Describe())
 		}
 	}
 	r.f.swapStep(prev) // not reached when a check failed: the failure stays with the envelope rules
@@ -489,4 +495,27 @@ func jsonType(v any) string {
 		return "an object"
 	}
 	return fmt.Sprintf("%T", v)
+}
+
+// retryAfterSeconds reads a Retry-After value as the seconds it asks to wait: delta-seconds, or an
+// HTTP-date (RFC 9110 allows both) measured from the answer's Date header (rounded up to a whole
+// second). -1 when it is neither, or an HTTP-date without a Date to measure from.
+func retryAfterSeconds(v, date string) int64 {
+	v = strings.TrimSpace(v)
+	if n, err := strconv.ParseInt(v, 10, 64); err == nil && n >= 0 {
+		return n
+	}
+	at, err := http.ParseTime(v)
+	if err != nil {
+		return -1
+	}
+	sent, err := http.ParseTime(date)
+	if err != nil {
+		return -1
+	}
+	d := at.Sub(sent)
+	if d < 0 {
+		return 0
+	}
+	return int64((d + time.Second - 1) / time.Second)
 }

@@ -109,7 +109,7 @@ func (c *Client) DeclaredShape(key string) string {
 // the text's names (a capability detail read wherever its schema sits). Describe still shows the
 // answer as it came.
 func (r *Response) View(doc any) *Response {
-	return &Response{Status: r.Status, Header: r.Header, Body: r.Body, Exchange: r.Exchange, doc: doc, parsed: true, f: r.f}
+	return &Response{Status: r.Status, Header: r.Header, Body: r.Body, Exchange: r.Exchange, doc: doc, parsed: true, viewed: true, f: r.f}
 }
 
 // shapeNames lists the shape names for --help.
@@ -176,4 +176,24 @@ func (f *Framework) referenceAbsent(path string) {
 			Skip(fmt.Sprintf("reference choice: the answer has no %q, a field the reference chose where the text shows no shape (%s); its absence breaks no rule of the text (a failure only with --strict)", path, part))
 		}
 	}
+}
+
+// deepCopyJSON copies a decoded JSON document (maps, slices and scalars), so that a caller changing
+// its copy changes nothing else.
+func deepCopyJSON(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		m := make(map[string]any, len(x))
+		for k, e := range x {
+			m[k] = deepCopyJSON(e)
+		}
+		return m
+	case []any:
+		a := make([]any, len(x))
+		for i, e := range x {
+			a[i] = deepCopyJSON(e)
+		}
+		return a
+	}
+	return v
 }

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"time"
 
 	. "github.com/onsi/ginkgo/v2" //nolint:revive
 	. "github.com/onsi/gomega"    //nolint:revive
@@ -213,7 +212,7 @@ func variantSpecs(f *framework.Framework) {
 			}
 			var env map[string]any
 			Expect(json.Unmarshal(ev.Raw, &env)).To(Succeed())
-			at, err := time.Parse(time.RFC3339Nano, fmt.Sprint(env["created_at"]))
+			at, err := parseStamp(fmt.Sprint(env["created_at"]))
 			Expect(err).NotTo(HaveOccurred(), raw)
 			Expect(at).NotTo(BeTemporally("<", lastDone), "batch.settled happened when the last sibling finished, not before: "+raw)
 			s.Step("EVT-003")

@@ -112,7 +112,31 @@ func noLinks(v any, where string, allowed ...string) {
 
 // timestampPattern is an RFC 3339 date-time with a zone: Z or a numeric offset (the text says
 // only ISO 8601; the mock writes UTC with Z). A pattern for MatchRegexp, which compiles it.
-const timestampPattern = `^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$`
+const timestampPattern = `^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}([.,]\d+)?(Z|[+-]\d{2}(:?\d{2})?)$`
+
+// parseStamp parses an answer's timestamp: an ISO 8601 extended date-time with a zone, RFC 3339's
+// forms (Z, +00:00, a fraction after a dot) and the other ISO 8601 forms of the zone and the
+// fraction (+0000, +00, a fraction after a comma) alike. The text says "ISO 8601" and refuses only
+// zoneless times (in filters); issue 35 decided both readings pass.
+func parseStamp(s string) (time.Time, error) {
+	m := stampParts().FindStringSubmatch(s)
+	if m == nil {
+		return time.Time{}, fmt.Errorf("%q is not an ISO 8601 date-time with a zone", s)
+	}
+	frac, zone := strings.Replace(m[2], ",", ".", 1), m[3]
+	switch {
+	case zone == "Z":
+	case len(zone) == 3: // +hh
+		zone += ":00"
+	case len(zone) == 5: // +hhmm
+		zone = zone[:3] + ":" + zone[3:]
+	}
+	return time.Parse(time.RFC3339Nano, m[1]+frac+zone)
+}
+
+var stampParts = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2})([.,]\d+)?(Z|[+-]\d{2}(?::?\d{2})?)$`)
+})
 
 // checkTimestamps checks every string under a key ending in _at (and every "now") in doc, and
 // returns how many it checked.
@@ -124,9 +148,9 @@ func checkTimestamps(r *framework.Response, doc any, path string) int {
 		for k, v := range x {
 			p := path + "." + k
 			if str, ok := v.(string); ok && (strings.HasSuffix(k, "_at") || k == "now") {
-				Expect(str).To(MatchRegexp(timestampPattern), p+" is an RFC 3339 date-time with a zone"+r.Describe())
-				_, err := time.Parse(time.RFC3339Nano, str)
-				Expect(err).NotTo(HaveOccurred(), p+" parses as RFC 3339"+r.Describe())
+				Expect(str).To(MatchRegexp(timestampPattern), p+" is an ISO 8601 date-time with a zone"+r.Describe())
+				_, err := parseStamp(str)
+				Expect(err).NotTo(HaveOccurred(), p+" parses as a date-time"+r.Describe())
 				n++
 				continue
 			}
@@ -193,7 +217,7 @@ func serviceNow(ctx context.Context, s *framework.Spec) time.Time {
 	r, err := s.Control().Call(ctx, http.MethodGet, "/clock", nil)
 	Expect(err).NotTo(HaveOccurred())
 	Expect(r.Status).To(Equal(http.StatusOK), r.Describe())
-	now, err := time.Parse(time.RFC3339Nano, r.String("now"))
+	now, err := parseStamp(r.String("now"))
 	Expect(err).NotTo(HaveOccurred(), r.Describe())
 	return now
 }

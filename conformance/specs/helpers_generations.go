@@ -350,7 +350,7 @@ func checkGeneration(r *framework.Response, path string) {
 // timeField reads the RFC 3339 time at key of obj (part of r's answer, named what).
 func timeField(r *framework.Response, obj map[string]any, key, what string) time.Time {
 	GinkgoHelper()
-	t, err := time.Parse(time.RFC3339Nano, stringField(r, obj, key, what))
+	t, err := parseStamp(stringField(r, obj, key, what))
 	Expect(err).NotTo(HaveOccurred(), what+"."+key+" is an RFC 3339 time"+r.Describe())
 	return t
 }

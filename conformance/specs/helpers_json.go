@@ -159,7 +159,7 @@ func orEmpty(s []string) []string {
 
 func parseTime(r *framework.Response, path string) time.Time {
 	GinkgoHelper()
-	t, err := time.Parse(time.RFC3339Nano, r.String(path))
+	t, err := parseStamp(r.String(path))
 	Expect(err).NotTo(HaveOccurred(), path+" is RFC 3339"+r.Describe())
 	return t
 }

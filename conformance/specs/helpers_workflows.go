@@ -379,7 +379,8 @@ func findCheapestTemplate(ctx context.Context, c *framework.Client) (key string,
 		if key == "" || n < need {
 			key, inputs, need = k, in, n
 			nodes = nil
-			for j, nv := range t["nodes"].([]any) {
+			ns, _ := t["nodes"].([]any)
+			for j, nv := range ns {
 				nodes = append(nodes, stringField(r, asObject(r, nv, fmt.Sprintf("templates[%d].nodes[%d]", i, j)), "node_id", "node"))
 			}
 		}

@@ -456,14 +456,30 @@ func oneJobPerKeySpecs(f *framework.Framework) {
 			sp := newSpender(ctx, s)
 			d := videoModel(ctx, sp.c)
 			j := submit(ctx, s, sp.c, d.String("capability_id"), cheapConfig(d), nil)
-			a, h := balanceOf(ctx, sp.c)
+			if !stillRunning(ctx, sp.c, j.id) {
+				s.Lacks("the video job %s had already finished when the spec could resend it (the target renders faster than a running job can be observed)", j.id)
+			}
+			before := takeSnapshot(ctx, sp.c)
 			s.Step("SUBMIT-022")
-			again := sp.c.Post(ctx, "/generations", j.body).ExpectOK(http.StatusCreated)
-			Expect(again.Bool("replay")).To(BeTrue(), "the identical request while the job runs is a replay"+again.Describe())
-			Expect(again.String("generation_id")).To(Equal(j.id), again.Describe())
-			Expect(again.Field("generation_ids")).To(Equal(j.r.Field("generation_ids")), again.Describe())
-			a2, h2 := balanceOf(ctx, sp.c)
-			Expect([]int64{a2, h2}).To(Equal([]int64{a, h}), "a replay charges and holds nothing new")
+			// The identical request while the job runs: a replay of it ("replay: true: an already
+			// running job was returned") or 409 submission_in_flight naming it ("a second submit
+			// while one runs"); the text allows both readings (issue 35). Never a second job.
+			again := sp.c.Post(ctx, "/generations", j.body, framework.Unjudged())
+			if again.Status != http.StatusConflict && !stillRunning(ctx, sp.c, j.id) {
+				s.Lacks("the video job %s finished before its resend was answered: the resend rightly started a job of its own", j.id)
+			}
+			if again.Status == http.StatusConflict {
+				again.ExpectError(http.StatusConflict, "submission_in_flight")
+				Expect(again.String("error.in_flight.generation_id")).To(Equal(j.id), "the refusal names the running job"+again.Describe())
+			} else {
+				again = sp.c.Post(ctx, "/generations", j.body).ExpectOK(http.StatusCreated)
+				Expect(again.Bool("replay")).To(BeTrue(), "the identical request while the job runs is a replay"+again.Describe())
+				Expect(again.String("generation_id")).To(Equal(j.id), again.Describe())
+				Expect(again.Field("generation_ids")).To(Equal(j.r.Field("generation_ids")), again.Describe())
+			}
+			after := takeSnapshot(ctx, sp.c)
+			Expect([]int64{after.available, after.held}).To(Equal([]int64{before.available, before.held}), "a replay charges and holds nothing new")
+			Expect(after.newest).To(Equal(before.newest), "the resend starts no second job")
 			cfg := ttsConfig(ctx, sp.c)
 			_, need := estimateOf(ctx, sp.c, "tts", cfg, nil)
 			// ERR-015 rides along: an in_flight object of the wrong shape fails the REST description

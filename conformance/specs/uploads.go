@@ -57,7 +57,7 @@ func uploadFlowSpecs(f *framework.Framework) {
 					s.Step("UPLOAD-005")
 					Expect(r.Bool("content_checked")).To(Equal(kind == "image"), "content_checked is true for images only"+r.Describe())
 					s.Step("UPLOAD-002", "UPLOAD-006")
-					exp, err := time.Parse(time.RFC3339, r.String("upload_expires_at"))
+					exp, err := parseStamp(r.String("upload_expires_at"))
 					Expect(err).NotTo(HaveOccurred(), r.Describe())
 					if !s.HasControl() && s.TimeScale() == 1 {
 						s.Step("UPLOAD-006")
@@ -70,10 +70,10 @@ func uploadFlowSpecs(f *framework.Framework) {
 					// The service clock is the target's: compare with its own reading.
 					r, err := s.Control().Call(ctx, http.MethodGet, "/clock", nil)
 					Expect(err).NotTo(HaveOccurred())
-					now, err = time.Parse(time.RFC3339Nano, r.String("now"))
+					now, err = parseStamp(r.String("now"))
 					Expect(err).NotTo(HaveOccurred(), r.Describe())
 					r2 := reserve(ctx, c, "file", "image/png", 10)
-					exp, _ := time.Parse(time.RFC3339, r2.String("upload_expires_at"))
+					exp, _ := parseStamp(r2.String("upload_expires_at"))
 					Expect(exp.Sub(now)).To(BeNumerically("~", 300*time.Second, 2*time.Second), "upload_expires_at is 300 s after the reservation"+r2.Describe())
 				}
 				for _, a := range acceptedTypes {
