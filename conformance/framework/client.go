@@ -215,7 +215,7 @@ type Response struct {
 	doc    any
 	docErr error
 	parsed bool
-	viewed bool // doc was given by View, not decoded from Body
+	viewed bool       // doc was given by View, not decoded from Body
 	f      *Framework // the run that made the call (nil for a hand-made Response)
 }
 
