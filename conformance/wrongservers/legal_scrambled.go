@@ -18,8 +18,9 @@ import (
 //   - every response property marked reference is renamed (scrambledName), at every depth of every
 //     answer and delivery: page array keys the text does not name, the fields of the balance, of
 //     asset, download, from-url and workflow records, our extra fields on text-described records;
-//   - every answer whose top-level layout is not shown (the response is marked reference, or its
-//     `ok` is: the capability detail) and that is not a page is nested one level deeper
+//   - every answer whose top-level layout is not shown (the response or its schema is marked
+//     reference, or its `ok` is: the capability detail) and that is not a page is nested one level
+//     deeper
 //     ({"ok": true, "<record>_record": {...}}), `ok` kept at the top;
 //   - the operations marked reference (the probes, the live description) move to other paths, the
 //     probes answer text/plain, and the API key header is another one;
@@ -217,7 +218,8 @@ func (s *scrambler) answer(r *http.Request, status int, d map[string]any) map[st
 		if resp != nil && resp.Value != nil {
 			if mt := resp.Value.Content.Get("application/json"); mt != nil && mt.Schema != nil && mt.Schema.Value != nil {
 				sch := mt.Schema.Value
-				notShown := provOf(resp.Extensions).Reference() || provOf(resp.Value.Extensions).Reference()
+				notShown := provOf(resp.Extensions).Reference() || provOf(resp.Value.Extensions).Reference() ||
+					provOf(mt.Schema.Extensions).Reference() || provOf(sch.Extensions).Reference()
 				if ok := propRefs(sch)["ok"]; ok != nil && propProv(ok).Reference() {
 					notShown = true
 				}
