@@ -41,14 +41,14 @@ func TestRun(t *testing.T) {
 		wantLines    []string
 		wantSkip     string // a reason the JSON report must give for a skipped spec
 	}{
-		{"passing selection", "HEALTH-001 || HEALTH-002", false, "", []string{`^rules: [1-9]\d* passed, 0 failed, \d+ skipped, \d+ not covered, \d+ unobservable$`, `^[1-9]\d* passed, 0 failed, \d+ skipped \([1-9]\d* not selected by the label filter\)$`}, ""},
+		{"passing selection", "HEALTH-001 || HEALTH-002", false, "", []string{`^rules: [1-9]\d* passed, \d+ partly judged, 0 failed, \d+ skipped, [1-9]\d* not selected, \d+ not covered, \d+ unobservable; \d+ strict-only \(not judged against another server\)$`, `^[1-9]\d* passed, 0 failed, \d+ skipped \(\d+ strict-only, judged with --strict; [1-9]\d* not selected\)$|^[1-9]\d* passed, 0 failed, \d+ skipped \([1-9]\d* not selected\)$`}, ""},
 		{"without control, control specs skip with the reason", "HEALTH-001 || AUTH-004", true, "",
-			[]string{`^rules: [1-9]\d* passed, 0 failed, \d+ skipped`, `^1 passed, 0 failed, [1-9]\d* skipped \([1-9]\d* not selected by the label filter\)$`},
+			[]string{`^rules: \d+ passed, \d+ partly judged, 0 failed, \d+ skipped`, `^1 passed, 0 failed, [1-9]\d* skipped \(\d+ strict-only, judged with --strict; [1-9]\d* not selected\)$|^[1-9]\d* passed, 0 failed, \d+ skipped \([1-9]\d* not selected\)$`},
 			"unsupported: needs the control API: no --control-url given"},
 		{"the probes' paths unnamed, the probe specs skip with the reason", "HEALTH-001 || AUTH-001", true, "",
-			[]string{`^rules: [1-9]\d* passed, 0 failed, \d+ skipped`, `^[1-9]\d* passed, 0 failed, [1-9]\d* skipped \([1-9]\d* not selected by the label filter\)$`},
+			[]string{`^rules: \d+ passed, \d+ partly judged, 0 failed, \d+ skipped`, `^[1-9]\d* passed, 0 failed, [1-9]\d* skipped \(\d+ strict-only, judged with --strict; [1-9]\d* not selected\)$|^[1-9]\d* passed, 0 failed, \d+ skipped \([1-9]\d* not selected\)$`},
 			"the text does not give the liveness probe's path"},
-		{"a receiver URL with a path prefix, relayed to the receiver", "WH-006", false, "", []string{`^rules: [1-9]\d* passed, 0 failed, \d+ skipped`, `^[1-9]\d* passed, 0 failed, \d+ skipped \([1-9]\d* not selected by the label filter\)$`}, ""},
+		{"a receiver URL with a path prefix, relayed to the receiver", "WH-006", false, "", []string{`^rules: \d+ passed, \d+ partly judged, 0 failed, \d+ skipped`, `^[1-9]\d* passed, 0 failed, \d+ skipped \(\d+ strict-only, judged with --strict; [1-9]\d* not selected\)$|^[1-9]\d* passed, 0 failed, \d+ skipped \([1-9]\d* not selected\)$`}, ""},
 		{"a selection of nothing is a setup error, before any spec", "NO-SUCH-LABEL", false, `the label filter "NO-SUCH-LABEL" selects no spec`, nil, ""},
 		{"a refused key is a setup error, in one line", "HEALTH-001", false, "the key was refused (401)", nil, ""},
 	}
@@ -93,14 +93,18 @@ func TestRun(t *testing.T) {
 			} else if len(console) < 2 {
 				t.Fatalf("too little output:\n%s", text)
 			}
-			var last2 []string
-			if len(console) >= 2 {
-				last2 = console[len(console)-2:]
+			// The last three lines: the rule tally, the spec tally, the headline.
+			var last3 []string
+			if len(console) >= 3 {
+				last3 = console[len(console)-3:]
 			}
 			for i, re := range tc.wantLines {
-				if !regexp.MustCompile(re).MatchString(last2[i]) {
-					t.Errorf("console line %d from the end is %q, want %s\n%s", 2-i, last2[i], re, text)
+				if len(last3) < 3 || !regexp.MustCompile(re).MatchString(last3[i]) {
+					t.Errorf("console line %d from the end is %q, want %s\n%s", 3-i, last3[min(i, len(last3)-1)], re, text)
 				}
+			}
+			if tc.wantLines != nil && (len(last3) < 3 || !regexp.MustCompile(`^judged \d+ of \d+ text rules \(\d+\.\d%\), \d+ partly judged, \d+ not judged; mode: .+; target: http://127\.0\.0\.1:\d+/api/v1; credits spent: \d+`).MatchString(last3[2])) {
+				t.Errorf("the last line is not the headline:\n%s", text)
 			}
 			if tc.wantErr == "" && runErr != "<nil>" {
 				t.Errorf("Run error %q, want none\n%s", runErr, text)

@@ -166,10 +166,13 @@ func (c Coverage) Line() string {
 		c.PartlyJudged, c.NotJudged)
 }
 
-// Headline is a run's first and last word: the coverage, the mode, the target and the credits
-// spent.
+// Headline is a run's last word: the coverage (with --strict, of the strict-only rules too), the
+// mode, the target and the credits spent.
 func (r Results) Headline() string {
 	out := r.Coverage.Line()
+	if c := r.Coverage; r.Run.Strict && c.StrictOnlyTotal > 0 {
+		out += fmt.Sprintf(", and %d of %d strict-only rules (--strict)", c.StrictOnlyJudged, c.StrictOnlyTotal)
+	}
 	if r.Run.Mode != "" {
 		out += "; mode: " + r.Run.Mode
 	}
