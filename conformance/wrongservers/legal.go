@@ -137,6 +137,7 @@ func CheckLegal(ctx context.Context, opts LegalOptions, v Variant, whole bool, d
 	res := LegalResult{Variant: v, Whole: whole || v.Filter == "", Mode: opts.mode()}
 	srv := v.server()
 	srv.mode, srv.procs, srv.timeout = opts.Mode, opts.Procs, opts.Timeout
+	srv.checkArgs = append(slices.Clone(srv.checkArgs), opts.CheckArgs...)
 	if whole {
 		srv.filter = ""
 	}
@@ -203,6 +204,9 @@ type LegalOptions struct {
 	Plain bool
 	// Timeout bounds each check run (0: checkTimeout).
 	Timeout time.Duration
+	// CheckArgs are more check flags for every run (a shape a variant's user might declare, to
+	// see what it changes), after the variant's own.
+	CheckArgs []string
 }
 
 func (o LegalOptions) mode() string {
@@ -310,6 +314,10 @@ func RunLegal(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.IntVar(&opts.Procs, "procs", 4, "check processes in mode c, each with a key set of its own")
 	fs.BoolVar(&opts.Plain, "plain", false, "also run the unchanged mock on the whole suite in the same mode and give each whole-suite run's rules judged as a share of its")
 	fs.DurationVar(&opts.Timeout, "timeout", checkTimeout, "longest one check run may take")
+	fs.Func("check-arg", "one more flag for every check run, e.g. --check-arg=--shape=page:/x=y (repeat it)", func(v string) error {
+		opts.CheckArgs = append(opts.CheckArgs, v)
+		return nil
+	})
 	list := fs.Bool("list", false, "list the legal variants, run nothing")
 	fs.Bool("legal", true, "run the legal variants (this table)")
 	if err := fs.Parse(args); err != nil {
