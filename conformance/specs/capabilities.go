@@ -245,7 +245,7 @@ func capabilityDetailSpecs(f *framework.Framework) {
 			if d.Status != http.StatusOK {
 				s.Lacks("the detail of the capability listed as unknown does not answer 200, so the suite has no valid config to estimate it with")
 			}
-			r := c.Post(ctx, "/estimates", map[string]any{"capability_id": id, "config": objectAt(d, "example_config")}).
+			r := c.Post(ctx, "/estimates", map[string]any{"capability_id": id, "config": objectAt(capabilityView(d), "example_config")}).
 				ExpectError(http.StatusNotFound, "capability_unavailable")
 			Expect(r.String("error.capability_status")).To(Equal("unknown"), r.Describe())
 		})

@@ -524,3 +524,18 @@ func cheapSteps(ctx context.Context, c *framework.Client) []wfStep {
 		{id: "voice_two", capID: "tts", deps: []string{"voice"}, config: scriptConfig(ctx, c, "tts", "A second line, longer than the first one, for a second price. Take "+randomHex(6)+"."), body: map[string]any{"voice_id": voice}},
 	}
 }
+
+// runCharge is credits.credits_charged of a run read's record, and whether the record carries a
+// credits object: the run record is not shown, so a target without one is not judged there
+// (under --strict the mock must carry it).
+func runCharge(s *framework.Spec, r *framework.Response) (int64, bool) {
+	GinkgoHelper()
+	credits, ok := runRecord(r)["credits"].(map[string]any)
+	if !ok {
+		Expect(s.Strict()).To(BeFalse(), "the run read carries credits"+r.Describe())
+		return 0, false
+	}
+	n, isInt := framework.AsInt(credits["credits_charged"])
+	Expect(isInt).To(BeTrue(), "the run's credits_charged is a whole number"+r.Describe())
+	return n, true
+}
