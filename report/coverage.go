@@ -14,6 +14,7 @@ const (
 	NeedReceiver        = "receiver"         // a webhook receiver the target can reach
 	NeedSecondWorkspace = "second_workspace" // a key of a second workspace
 	NeedReadKey         = "read_key"         // a read-only key
+	NeedProfile         = "profile"          // what the target must name or declare (shapes, paths, ids)
 	NeedSlow            = "slow"             // --slow: specs that take minutes
 	NeedBudget          = "budget"           // credits to spend (--budget)
 	NeedStrictOnly      = "strict_only"      // the reference's own choice: judged only with --strict
@@ -26,7 +27,7 @@ const (
 
 // NeedOrder lists the needs from the one that weighs most (a rule that lacks several is listed
 // under the first): what a target must offer before what a run may add.
-var NeedOrder = []string{NeedControl, NeedReceiver, NeedSecondWorkspace, NeedReadKey, NeedOther, NeedSlow, NeedBudget,
+var NeedOrder = []string{NeedControl, NeedReceiver, NeedSecondWorkspace, NeedReadKey, NeedProfile, NeedOther, NeedSlow, NeedBudget,
 	NeedStrictOnly, NeedBlocked, NeedInterrupted, NeedNotSelected, NeedNoSpec}
 
 // NeedTitles say each need in words, for the console and the HTML report.
@@ -35,6 +36,7 @@ var NeedTitles = map[string]string{
 	NeedReceiver:        "need a webhook receiver the target can reach",
 	NeedSecondWorkspace: "need a key of a second workspace (--other-key)",
 	NeedReadKey:         "need a read-only key (--read-key)",
+	NeedProfile:         "need the target to name or declare what the text leaves open (--shape, --live-path, --key-header, --retired-capability-id, ... or the --config file)",
 	NeedOther:           "need something else the target does not offer or name",
 	NeedSlow:            "need --slow (minutes of target time)",
 	NeedBudget:          "need credits to spend (--budget)",
@@ -80,6 +82,9 @@ func needOfReason(reason string) string {
 		return NeedReadKey
 	case strings.Contains(r, "webhook receiver"):
 		return NeedReceiver
+	case strings.Contains(r, "target declares none") || strings.Contains(r, "target names none") ||
+		strings.Contains(r, "--retired-capability-id") || strings.Contains(r, "--shape "):
+		return NeedProfile
 	case strings.Contains(r, "credit budget") || strings.Contains(r, "spends credits") || strings.Contains(r, "no credits can be spent"):
 		return NeedBudget
 	case strings.Contains(r, "--slow"):

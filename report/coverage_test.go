@@ -92,17 +92,20 @@ func TestInterruptedIsNotSkipped(t *testing.T) {
 // specific phrase first.
 func TestNeedOfReasons(t *testing.T) {
 	for reason, want := range map[string]string{
-		"unsupported: needs the control API: no --control-url given":                                                        NeedControl,
-		"unsupported: needs a key of a second workspace: no --other-key given and no control API to make one":               NeedSecondWorkspace,
-		"unsupported: needs a read-only key: no --read-key given and no control API to make one":                            NeedReadKey,
-		"unsupported: needs a webhook receiver the target can reach: none is configured":                                    NeedReceiver,
-		"disabled: spends credits and the credit budget is 0 (set --budget)":                                                NeedBudget,
-		"disabled: spending 40 credits would exceed the credit budget (3 of 500 left; raise --budget)":                      NeedBudget,
-		"disabled: slow spec; pass --slow to run it":                                                                        NeedSlow,
-		"the text leaves the order of the checks open (rules.yaml AUTH-024 basis reference); judged only with --strict":     NeedStrictOnly,
-		"reference choice: the target differs from the reference's own choice of WF-001, where the text says \"not shown\"": NeedStrictOnly,
-		"unsupported: the text does not give the liveness probe's path and the target names none (--live-path)":             NeedOther,
-		"unsupported: the control API does not offer POST /generations/{id}/fail":                                           NeedControl,
+		"unsupported: needs the control API: no --control-url given":                                                           NeedControl,
+		"unsupported: needs a key of a second workspace: no --other-key given and no control API to make one":                  NeedSecondWorkspace,
+		"unsupported: needs a read-only key: no --read-key given and no control API to make one":                               NeedReadKey,
+		"unsupported: needs a webhook receiver the target can reach: none is configured":                                       NeedReceiver,
+		"disabled: spends credits and the credit budget is 0 (set --budget)":                                                   NeedBudget,
+		"disabled: spending 40 credits would exceed the credit budget (3 of 500 left; raise --budget)":                         NeedBudget,
+		"disabled: slow spec; pass --slow to run it":                                                                           NeedSlow,
+		"the text leaves the order of the checks open (rules.yaml AUTH-024 basis reference); judged only with --strict":        NeedStrictOnly,
+		"reference choice: the target differs from the reference's own choice of WF-001, where the text says \"not shown\"":    NeedStrictOnly,
+		"unsupported: the text does not give the liveness probe's path and the target names none (--live-path)":                NeedProfile,
+		"unsupported: the text shows no shape here and the target declares none: set shape balance.available (check --shape x": NeedProfile,
+		"unsupported: retired capabilities are not listed; set retired_capability_id (--retired-capability-id) to one":         NeedProfile,
+		"unsupported: the target refuses links to the suite's loopback file server":                                            NeedOther,
+		"unsupported: the control API does not offer POST /generations/{id}/fail":                                              NeedControl,
 	} {
 		if got := NeedOf(SpecResult{State: Skipped, Reason: reason}); got != want {
 			t.Errorf("NeedOf(%q) = %s, want %s", reason, got, want)

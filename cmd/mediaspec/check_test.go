@@ -38,7 +38,7 @@ func TestCheckRunsTheEmbeddedMock(t *testing.T) {
 	if m := regexp.MustCompile(`^([1-9]\d*) passed, 0 failed, (\d+) skipped \([1-9]\d* not selected\)$`).FindStringSubmatch(specs); m == nil {
 		t.Errorf("spec line %q is not 'N passed, 0 failed, N skipped (N not selected)' with N > 0", specs)
 	}
-	if !regexp.MustCompile(`^rules: [1-9]\d* passed, \d+ partly judged, 0 failed, \d+ skipped, [1-9]\d* not selected, \d+ not covered, \d+ unobservable$`).MatchString(rules) {
+	if !regexp.MustCompile(`^rules: [1-9]\d* passed, \d+ partly judged, 0 failed, \d+ skipped, [1-9]\d* not selected, \d+ not covered, \d+ unobservable; \d+ strict-only \(not judged against another server\)$`).MatchString(rules) {
 		t.Errorf("rule tally line %q", rules)
 	}
 	if strings.Contains(out+errOut, "sk_live_") && !strings.Contains(out+errOut, "sk_live_[REDACTED]") {
