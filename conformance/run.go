@@ -56,10 +56,11 @@ func Load(flags *Flags, getenv func(string) string) (Config, error) {
 	return framework.Load(flags, getenv)
 }
 
-// Summary is the outcome of a run: spec and rule tallies and every verdict.
+// Summary is the outcome of a run: spec and rule tallies and every verdict; Results.Coverage is
+// how much of the text rules it judged.
 type Summary struct {
-	Specs   report.Counts // Passed, Failed, Skipped
-	Rules   report.Counts // Passed, Failed, Skipped, NotCovered, Unobservable
+	Specs   report.Counts // every state a spec may have (report.Counts)
+	Rules   report.Counts // every verdict a rule may have, partly judged included
 	Results report.Results
 }
 
