@@ -132,3 +132,48 @@ func TestShardWithNothingRunLeavesTheVerdictToTheMerge(t *testing.T) {
 		t.Error("a stopped shard succeeded")
 	}
 }
+
+// The rule counts and the coverage are the same in every format: the JSON report's rule_counts
+// and coverage, the JUnit properties and the HTML report's header all say the console's lines.
+func TestEveryFormatSaysTheSameCounts(t *testing.T) {
+	rules := []Rule{{ID: "AUTH-001"}, {ID: "AUTH-002"}, {ID: "AUTH-003"}, {ID: "RATE-009", Basis: "reference", Judged: "strict-only"}}
+	specs := []SpecResult{
+		{Text: "auth a", Area: "auth", Rules: []string{"AUTH-001", "AUTH-002"}, State: Passed},
+		{Text: "auth b", Area: "auth", Rules: []string{"AUTH-002"}, State: Skipped, Reason: "unsupported: needs the control API: no --control-url given"},
+		{Text: "auth c", Area: "auth", Rules: []string{"AUTH-003"}, State: NotSelected, Reason: NotSelectedReason},
+		{Text: "auth d", Area: "auth", Rules: []string{"RATE-009"}, State: StrictOnly, Reason: "judged only with --strict"},
+	}
+	res := Results{Suite: "s", Specs: specs, Rules: Verdicts(rules, specs), Run: RunInfo{Mode: "keys only", Target: "http://t", CreditsSpent: 3, Budget: 10}}
+	res.Tally()
+	var js, junit, html strings.Builder
+	if err := res.WriteJSON(&js); err != nil {
+		t.Fatal(err)
+	}
+	if err := res.WriteJUnit(&junit); err != nil {
+		t.Fatal(err)
+	}
+	if err := res.WriteHTML(&html); err != nil {
+		t.Fatal(err)
+	}
+	back, err := ReadResults([]byte(js.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if back.RuleCounts != res.RuleCounts || back.SpecCounts != res.SpecCounts || back.Coverage.Line() != res.Coverage.Line() {
+		t.Errorf("JSON: %+v %+v %s, want %+v %+v %s", back.RuleCounts, back.SpecCounts, back.Coverage.Line(), res.RuleCounts, res.SpecCounts, res.Coverage.Line())
+	}
+	want := "rules: 1 passed, 1 partly judged, 0 failed, 0 skipped, 1 not selected, 0 not covered, 0 unobservable; 1 strict-only (not judged against another server)"
+	if res.RuleLine() != want {
+		t.Errorf("rule line %q, want %q", res.RuleLine(), want)
+	}
+	for name, doc := range map[string]string{"JUnit": junit.String(), "HTML": html.String()} {
+		for _, line := range []string{res.RuleLine(), res.SpecLine(), res.Headline()} {
+			if !strings.Contains(doc, line) {
+				t.Errorf("%s lacks %q", name, line)
+			}
+		}
+	}
+	if !strings.Contains(junit.String(), `tests="2" failures="0" skipped="1"`) {
+		t.Errorf("JUnit counts the specs outside the tallies:\n%s", junit.String())
+	}
+}
