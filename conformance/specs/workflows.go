@@ -212,8 +212,8 @@ func workflowInvokeSpecs(f *framework.Framework) {
 				Expect(wfInt(node["credits"])).To(Equal(g.Int("generation.credits.credits_charged")), "step "+nid+"'s credits are its generation's charge"+final.Describe())
 				charged += g.Int("generation.credits.credits_charged")
 			}
-			if charged, ok := runCharge(s, final); ok { // the run record is not shown: judged where it carries credits
-				Expect(charged).To(Equal(charged), "the run's charge is its steps' charges"+final.Describe())
+			if c, ok := runCharge(s, final); ok { // the run record is not shown: judged where it carries credits
+				Expect(c).To(Equal(charged), "the run's charge is its steps' charges"+final.Describe())
 			}
 			after, held := balanceOf(ctx, sp.c)
 			Expect(held).To(BeZero())
@@ -640,7 +640,9 @@ func workflowRunEventSpecs(f *framework.Framework) {
 					Expect(node["error"]).To(BeNil(), raw)
 				}
 			}
-			Expect(seen).To(ConsistOf(nodeIDs), "the event names the template's nodes: "+raw)
+			if len(nodeIDs) > 0 { // the template's nodes, where its (not shown) record lists them
+				Expect(seen).To(ConsistOf(nodeIDs), "the event names the template's nodes: "+raw)
+			}
 		})
 	})
 
