@@ -42,7 +42,10 @@ type Framework struct {
 	reqTimeout time.Duration
 	// silentCalls counts calls in a row that had no answer within reqTimeout (timeout.go).
 	silentCalls atomic.Int32
-	step        []string // the running spec's current step's rule ids (steps.go), guarded by mu
+	// dripCalls counts the answers of the run whose body was still arriving at the deadline, in a
+	// row or not: a target that drip-feeds answers stops the run after maxSilentCalls of them.
+	dripCalls atomic.Int32
+	step      []string // the running spec's current step's rule ids (steps.go), guarded by mu
 	// refNames are the reference-only field names of the description (shapes.go), made once.
 	refNames func() map[string]bool
 
@@ -339,8 +342,10 @@ func (f *Framework) exchange(ctx context.Context, chk checker, method string, u 
 		f.transcript.Add(ex)
 		return nil, fmt.Errorf("no answer to %s %s: %s", method, ex.URL, ex.Err)
 	}
-	f.answered()
 	resBody, err := f.readBody(ctx, res, callName)
+	if !errors.Is(err, errBodyTimeout) {
+		f.answered() // a body still arriving at the deadline is counted apart (readBody)
+	}
 	if err != nil {
 		ex := newExchange(f.redactor, method, u.String(), reqHeader, c.body, res.StatusCode, res.Header, nil)
 		ex.Invalid = c.invalid

@@ -180,7 +180,12 @@ func (f *Framework) readBody(ctx context.Context, res *http.Response, call strin
 	case ctx.Err() != nil:
 		var rt errRequestTimeout
 		if cause := context.Cause(ctx); errors.As(cause, &rt) {
-			return nil, bodyErrorf("the answer body of %s was not complete within %s (%s)", call, rt.d, rt.limit())
+			// Counted: a target that drip-feeds answers stops the run as a silent one does
+			// (Unresponsive), not after a timeout per spec.
+			f.dripCalls.Add(1)
+			e := bodyErrorf("the answer body of %s was not complete within %s (%s)", call, rt.d, rt.limit())
+			e.timeout = true
+			return nil, e
 		}
 		return nil, bodyErrorf("the answer body of %s was not complete: %v", call, context.Cause(ctx))
 	case errors.Is(err, io.ErrUnexpectedEOF) && res.ContentLength > 0:
@@ -191,9 +196,18 @@ func (f *Framework) readBody(ctx context.Context, res *http.Response, call strin
 
 // BodyError is an answer whose body could not be read whole: it ended early, it was malformed, or
 // it was still arriving when the call's deadline passed.
-type BodyError struct{ Msg string }
+type BodyError struct {
+	Msg     string
+	timeout bool // the call's deadline passed while the body was arriving
+}
 
 func (e *BodyError) Error() string { return e.Msg }
+
+// Is makes errors.Is(err, errBodyTimeout) true of a body that was still arriving at the deadline.
+func (e *BodyError) Is(target error) bool { return target == errBodyTimeout && e.timeout }
+
+// errBodyTimeout matches (errors.Is) a BodyError of a body still arriving at the call's deadline.
+var errBodyTimeout = errors.New("the answer body was not complete within the call's deadline")
 
 func bodyErrorf(format string, args ...any) *BodyError {
 	return &BodyError{Msg: fmt.Sprintf(format, args...)}

@@ -3,8 +3,10 @@ package framework
 import (
 	"context"
 	"errors"
+	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mediaspec/mediaspec/internal/hostile"
 )
@@ -93,5 +95,33 @@ func TestClipBodyKeepsTheHead(t *testing.T) {
 	got := clipBody(red, body)
 	if strings.Contains(got, "secretsecret") || !strings.Contains(got, "more bytes)") || len(got) > maxBodyInTranscript+64 {
 		t.Errorf("clipped body: %d bytes, ends %q", len(got), got[max(0, len(got)-80):])
+	}
+}
+
+// A target that drip-feeds its answers stops the run after a few of them, in a row or not, as a
+// silent one does: a whole run against it ends within a few request timeouts, not one per spec.
+func TestDripFedAnswersStopTheRun(t *testing.T) {
+	srv, err := hostile.Start(hostile.Slow, hostile.Options{Limit: 1 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	f, err := New(context.Background(), Config{BaseURL: srv.URL + "/api/v1", Key: "sk_test_hostile", TimeScale: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.SetRequestTimeout(300 * time.Millisecond)
+	for i := range maxSilentCalls {
+		if f.Unresponsive() != "" {
+			t.Fatalf("the run stopped after %d drip-fed answers", i)
+		}
+		_, err := f.exchange(context.Background(), nil, http.MethodGet, f.resolve(f.apiRoot, "/actors"), "", NoAuth, nil)
+		if err == nil || !strings.Contains(err.Error(), "was not complete within 300ms (the per-request timeout, --request-timeout)") {
+			t.Fatalf("call %d: %v", i+1, err)
+		}
+		f.answered() // an answered call between drip-fed ones does not reset their count
+	}
+	if why := f.Unresponsive(); !strings.Contains(why, "not run: the target drip-feeds its answers (3 answer bodies were still arriving after 300ms") {
+		t.Errorf("after %d drip-fed answers: %q", maxSilentCalls, why)
 	}
 }

@@ -61,8 +61,11 @@ func (f *Framework) answered() { f.silentCalls.Store(0) }
 
 // Unresponsive is the reason to skip the remaining specs when the target stopped answering, or "".
 func (f *Framework) Unresponsive() string {
+	if f.dripCalls.Load() >= maxSilentCalls {
+		return fmt.Sprintf("not run: the target drip-feeds its answers (%d answer bodies were still arriving after %s, the --request-timeout)", maxSilentCalls, f.reqTimeout)
+	}
 	if n := f.silentCalls.Load(); n >= maxSilentCalls {
-		return fmt.Sprintf("not run: the target stopped answering (%d calls in a row had no answer within %s, the --request-timeout)", n, f.reqTimeout)
+		return fmt.Sprintf("not run: the target stopped answering (%d calls in a row had no complete answer within %s, the --request-timeout)", n, f.reqTimeout)
 	}
 	return ""
 }
