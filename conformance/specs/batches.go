@@ -216,8 +216,7 @@ func variantSpecs(f *framework.Framework) {
 			Expect(err).NotTo(HaveOccurred(), raw)
 			Expect(at).NotTo(BeTemporally("<", lastDone), "batch.settled happened when the last sibling finished, not before: "+raw)
 			s.Step("EVT-003")
-			settled(ctx, s, h.id)
-			Expect(s.Hooks().Find(receiver.Match{Type: "batch.settled", Path: h.path, ResourceID: bg})).To(HaveLen(1), "batch.settled fires once")
+			expectOnce(ctx, s, sp.c, h, receiver.Match{Type: "batch.settled", ResourceID: bg}, 1, "batch.settled fires once")
 		})
 
 	})

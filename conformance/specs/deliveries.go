@@ -38,6 +38,7 @@ func deliverySpecs(f *framework.Framework) {
 			data := checkEnvelope(s, ev)
 			Expect(data["webhook_id"]).To(Equal(h.id), string(ev.Raw))
 			Expect(data["message"]).To(BeAssignableToTypeOf(""), string(ev.Raw))
+			expectOnce(ctx, s, s.Client(), h, receiver.Match{Type: "webhook.test"}, 1, "webhook.test is sent once, when asked")
 		})
 
 		f.Rule("DLV-004", "DLV-005", "DLV-009", "DLV-014", "DLV-015", "DLV-016", "DLV-017", "DLV-018", "DLV-019", "EVT-017", "RECV-003").It(
@@ -226,6 +227,7 @@ func deliverySpecs(f *framework.Framework) {
 			list, _ := settled(ctx, s, h.id)
 			Expect(list).To(HaveLen(2), "the target's history holds two credits.low deliveries: once per refill")
 			Expect(s.Hooks().Events(h.path)).To(HaveLen(2), "credits.low fires once per refill")
+			expectOnce(ctx, s, c, h, receiver.Match{Type: "credits.low"}, 2, "credits.low fires once per refill (two falls, one refill between)")
 		})
 
 		f.Rule("DLV-021", "DLV-022", "DLV-023", "DLV-024", "DLV-025", "DLV-026", "DLV-027").It(
@@ -513,6 +515,9 @@ func generationEventSpecs(f *framework.Framework) {
 			for _, id := range seen {
 				noMore(ctx, s, hookOf[id], id, 1, "a delivery answered 204 was sent again")
 			}
+			for _, h := range []hook{a, b} {
+				expectOnce(ctx, s, sp.c, h, receiver.Match{Type: "generation.completed", ResourceID: j.id}, 1, "the generation's event reaches each endpoint once")
+			}
 			s.Step("EVT-013")
 			nothingFor(ctx, s, other.id, receiver.Match{Path: other.path, ResourceID: j.id}, "an endpoint got an event type it did not subscribe to")
 		})
@@ -548,7 +553,7 @@ func generationEventSpecs(f *framework.Framework) {
 			}
 		})
 
-	f.Rule("EVT-002", "EVT-026", "EVT-018").Needs(framework.Control).It("generation.failed carries status failed and error {code, message}", func(ctx context.Context, s *framework.Spec) {
+	f.Rule("EVT-002", "EVT-026", "EVT-018", "DLV-029").Needs(framework.Control).It("generation.failed carries status failed and error {code, message}, once", func(ctx context.Context, s *framework.Spec) {
 		sp := newSpender(ctx, s)
 		h := registerHook(ctx, s, sp.c, "generation.failed")
 		d := imageModel(ctx, sp.c)
@@ -568,9 +573,11 @@ func generationEventSpecs(f *framework.Framework) {
 		Expect(data["outputs"]).To(BeEmpty())
 		s.Step("EVT-018")
 		noLinks(data, "data")
+		s.Step("EVT-002", "DLV-029")
+		expectOnce(ctx, s, sp.c, h, receiver.Match{Type: "generation.failed", ResourceID: j.id}, 1, "the generation's event reaches the endpoint once")
 	})
 
-	f.Rule("EVT-003", "EVT-009", "EVT-027", "EVT-028", "EVT-018").It("a video variants submit sends one generation event per sibling and one batch.settled", func(ctx context.Context, s *framework.Spec) {
+	f.Rule("EVT-003", "EVT-009", "EVT-027", "EVT-028", "EVT-018", "DLV-029").It("a video variants submit sends one generation event per sibling and one batch.settled", func(ctx context.Context, s *framework.Spec) {
 		sp := newSpender(ctx, s)
 		h := registerHook(ctx, s, sp.c, "generation.completed", "generation.failed", "batch.settled")
 		j := videoBatch(ctx, s, sp.c)
@@ -592,10 +599,12 @@ func generationEventSpecs(f *framework.Framework) {
 			_, err := s.Hooks().Await(ctx, receiver.Match{Path: h.path, ResourceID: id}, arrival(s))
 			Expect(err).NotTo(HaveOccurred(), "no generation event for sibling "+id)
 		}
-		if s.HasControl() {
-			settled(ctx, s, h.id)
+		s.Step("EVT-003")
+		expectOnce(ctx, s, sp.c, h, receiver.Match{Type: "batch.settled", ResourceID: bg}, 1, "batch.settled fires once")
+		s.Step("EVT-009", "DLV-029")
+		for _, id := range j.ids {
+			expectOnce(ctx, s, sp.c, h, receiver.Match{ResourceID: id}, 1, "each sibling's generation event reaches the endpoint once")
 		}
-		Expect(s.Hooks().Find(receiver.Match{Type: "batch.settled", Path: h.path, ResourceID: bg})).To(HaveLen(1), "batch.settled fires once")
 	})
 
 	f.Rule("EVT-012").It("image-model variants make one generation: generation.* and never batch.settled", func(ctx context.Context, s *framework.Spec) {

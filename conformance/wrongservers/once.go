@@ -1,0 +1,112 @@
+package wrongservers
+
+import (
+	"context"
+	"net/http"
+	"slices"
+	"sync"
+)
+
+// Wrong servers that send an event a second time, later, as a new delivery (a fresh webhook-id):
+// the text says once (batch.settled fires once, credits.low once per refill, each generation's
+// event once per endpoint). The second copy is not a retry of the first (a retry keeps its id):
+// it is what a server sends whose event outbox is flushed on its next API request and marks an
+// event sent only under its new delivery row, so the flush finds it again. The copy arrives before
+// the answer to the caller's next API call, so a spec that counts deliveries after a read sees it.
+
+// outbox holds, per run (one Env), the deliveries waiting to be sent again and the handler that
+// reaches the suite's receiver.
+type outbox struct {
+	mu      sync.Mutex // guards next, pending, seen
+	next    http.Handler
+	pending []held
+	seen    map[string]bool // webhook-ids held once already (their retries are not held again)
+}
+
+type held struct {
+	r    *http.Request
+	body []byte
+}
+
+var outboxes sync.Map // *Env -> *outbox
+
+func outboxOf(env *Env) *outbox {
+	v, _ := outboxes.LoadOrStore(env, &outbox{seen: map[string]bool{}})
+	return v.(*outbox)
+}
+
+// hold keeps a copy of the first attempt of delivery r (body b) to send again later.
+func (o *outbox) hold(r *http.Request, b []byte) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	id := r.Header.Get("Webhook-Id")
+	if o.seen[id] {
+		return
+	}
+	o.seen[id] = true
+	c := r.Clone(context.Background())
+	c.Header = r.Header.Clone()
+	o.pending = append(o.pending, held{r: c, body: slices.Clone(b)})
+}
+
+// flush sends every held delivery once more, each as a new delivery (a fresh id, signed again).
+func (o *outbox) flush(env *Env) {
+	o.mu.Lock()
+	pending, next := o.pending, o.next
+	o.pending = nil
+	o.mu.Unlock()
+	if next == nil {
+		return
+	}
+	for _, h := range pending {
+		setRequestBody(h.r, h.body)
+		sendAgain(env, next, h.r, h.body, func(hd http.Header, d map[string]any) {
+			id := newDeliveryID()
+			hd.Set("Webhook-Id", id)
+			d["id"] = id
+		})
+	}
+}
+
+// resentOnNextRequest is a server that sends each event whose type is one of types again, as a
+// new delivery, when the next API request reaches it.
+func resentOnNextRequest(name, mistake string, rules []string, types ...string) Server {
+	return Server{
+		Name: name, Rules: rules, Mistake: mistake,
+		Hooks: func(env *Env, next http.Handler) http.Handler {
+			o := outboxOf(env)
+			o.mu.Lock()
+			o.next = next
+			o.mu.Unlock()
+			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				b := requestBody(r)
+				if slices.Contains(types, eventType(b)) {
+					o.hold(r, b)
+				}
+				next.ServeHTTP(w, r)
+			})
+		},
+		API: func(env *Env, next http.Handler) http.Handler {
+			o := outboxOf(env)
+			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				o.flush(env)
+				next.ServeHTTP(w, r)
+			})
+		},
+	}
+}
+
+var onceServers = []Server{
+	resentOnNextRequest("evt-batch-settled-resent",
+		"batch.settled is sent again, as a new delivery with a fresh webhook-id, by the outbox flush of the next API request (it fires twice)",
+		[]string{"EVT-003"}, "batch.settled"),
+	resentOnNextRequest("evt-credits-low-every-check",
+		"the low-balance check runs again on the next API request and sends credits.low again, with a fresh webhook-id, while the balance is still low (every check, not once per refill)",
+		[]string{"EVT-006"}, "credits.low"),
+	resentOnNextRequest("evt-generation-event-resent",
+		"each generation event (completed or failed) is sent again, as a new delivery with a fresh webhook-id, by the outbox flush of the next API request",
+		[]string{"DLV-029"}, "generation.completed", "generation.failed"),
+	resentOnNextRequest("evt-webhook-test-resent",
+		"webhook.test is sent again, with a fresh webhook-id, by the outbox flush of the next API request (a test nobody sent)",
+		[]string{"EVT-008"}, "webhook.test"),
+}
