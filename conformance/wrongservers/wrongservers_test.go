@@ -83,3 +83,33 @@ func TestSmoke(t *testing.T) {
 		t.Fatalf("auth-open-balance: verdict %s (%v), spec %q; want KILLED by a 401 spec", res.Verdict, res.Err, res.Spec)
 	}
 }
+
+// TestEveryArea: every rule area of spec/rules.yaml with an observable rule has at least one wrong
+// server in the table (issue 37 item 4), so the suite's power is measured in every area. An area
+// whose rules are all unobservable (the client duties the mock's audit watches) cannot kill
+// anything and is exempt.
+func TestEveryArea(t *testing.T) {
+	cat, err := spec.LoadRules()
+	if err != nil {
+		t.Fatal(err)
+	}
+	observable := map[string]bool{}
+	for _, r := range cat.Rules {
+		if r.Observable() {
+			observable[r.Area()] = true
+		}
+	}
+	covered := map[string]bool{}
+	for _, s := range All() {
+		for _, id := range s.Rules {
+			if r, ok := cat.Get(id); ok {
+				covered[r.Area()] = true
+			}
+		}
+	}
+	for _, area := range cat.AreaNames() {
+		if observable[area] && !covered[area] {
+			t.Errorf("area %s (%s) has observable rules but no wrong server in the table", area, cat.Areas[area])
+		}
+	}
+}
