@@ -20,7 +20,7 @@ import (
 	"github.com/getkin/kin-openapi/openapi3"
 )
 
-//go:embed openapi.yaml control.yaml rules.yaml report.schema.json
+//go:embed openapi.yaml control.yaml rules.yaml report.schema.json profile.schema.json
 var embedded embed.FS
 
 // Version is the info.version the REST description states; the live description must say the same.

@@ -112,6 +112,36 @@ type Config struct {
 	// DefaultMaxJSONBytes (limits.go).
 	MaxAnswerBytes ByteSize `yaml:"max_answer_bytes" env:"MEDIASPEC_MAX_ANSWER_BYTES"`
 	MaxJSONBytes   ByteSize `yaml:"max_json_bytes" env:"MEDIASPEC_MAX_JSON_BYTES"`
+
+	// The target profile (profile.go, docs/staging.md): keys the operator pre-made for roles the
+	// suite cannot make without the control API, the limits they configured, and the optional test
+	// features the target offers. Each is optional; a spec that needs one the profile does not
+	// declare skips, naming the setting.
+
+	// RevokedKey is a key that was revoked (the text: 401 not_authorized).
+	RevokedKey string `yaml:"revoked_key" env:"MEDIASPEC_REVOKED_KEY"`
+	// ExpiredKey is a key that has expired (the text: 401 not_authorized).
+	ExpiredKey string `yaml:"expired_key" env:"MEDIASPEC_EXPIRED_KEY"`
+	// BudgetKey is a read+generate key with a rolling 24-hour budget of its own (api_key_budget),
+	// of BudgetKeyCredits credits; one is declared only with the other.
+	BudgetKey        string  `yaml:"budget_key" env:"MEDIASPEC_BUDGET_KEY"`
+	BudgetKeyCredits Credits `yaml:"budget_key_credits" env:"MEDIASPEC_BUDGET_KEY_CREDITS"`
+	// LowBalanceKey is a read+generate key of a workspace whose balance is too low for a submit
+	// (insufficient credits).
+	LowBalanceKey string `yaml:"low_balance_key" env:"MEDIASPEC_LOW_BALANCE_KEY"`
+	// NoAgentAPIKey is a key of a workspace whose plan lacks the agent API (403 required_plan).
+	NoAgentAPIKey string `yaml:"no_agent_api_key" env:"MEDIASPEC_NO_AGENT_API_KEY"`
+	// LowerPlanKey is a read+generate key of a workspace whose plan lacks a capability that a
+	// higher plan has (its capability list shows that one requires_plan).
+	LowerPlanKey string `yaml:"lower_plan_key" env:"MEDIASPEC_LOWER_PLAN_KEY"`
+	// PerGenerationLimit and DailyLimit are the workspace limits the operator set on the workspace
+	// of Key (and of every key set): undeclared, the text's defaults (600 and 2000 credits); 0 is a
+	// value ("no spend at all").
+	PerGenerationLimit Credits `yaml:"workspace_per_generation_limit" env:"MEDIASPEC_WORKSPACE_PER_GENERATION_LIMIT"`
+	DailyLimit         Credits `yaml:"workspace_daily_limit" env:"MEDIASPEC_WORKSPACE_DAILY_LIMIT"`
+	// Features are the optional test features the target offers (KnownFeatures): the place where
+	// test-mode inputs will be declared. control is implied by ControlURL.
+	Features FeatureList `yaml:"features" env:"MEDIASPEC_FEATURES"`
 }
 
 // Off as Config.KeyHeader, DescriptionPath, LivePath or ReadyPath says the target has no such
@@ -166,6 +196,9 @@ var flagNames = map[string]string{
 	"Reference": "reference", "Procs": "procs", "Shard": "shard", "KeySetList": "key-set", "KeysFile": "keys-file",
 	"KeyHeader": "key-header", "DescriptionPath": "description-path", "LivePath": "live-path", "ReadyPath": "ready-path",
 	"Strict": "strict", "Shapes": "shape", "MaxAnswerBytes": "max-answer-bytes", "MaxJSONBytes": "max-json-bytes",
+	"RevokedKey": "revoked-key", "ExpiredKey": "expired-key", "BudgetKey": "budget-key", "BudgetKeyCredits": "budget-key-credits",
+	"LowBalanceKey": "low-balance-key", "NoAgentAPIKey": "no-agent-api-key", "LowerPlanKey": "lower-plan-key",
+	"PerGenerationLimit": "workspace-per-generation-limit", "DailyLimit": "workspace-daily-limit", "Features": "feature",
 }
 
 // RegisterFlags defines the suite's flags on fs (--config plus one per Config field) and returns
@@ -205,6 +238,16 @@ func RegisterFlags(fs *flag.FlagSet) *Flags {
 	v.MaxAnswerBytes, v.MaxJSONBytes = DefaultMaxAnswerBytes, DefaultMaxJSONBytes
 	fs.Var(&v.MaxAnswerBytes, "max-answer-bytes", "largest answer body the suite reads that is not a JSON document (a file from a link), e.g. 64MiB; a larger one fails its call, naming it")
 	fs.Var(&v.MaxJSONBytes, "max-json-bytes", "largest JSON answer body the suite reads and decodes, e.g. 8MiB; a larger one fails its call, naming it")
+	fs.StringVar(&v.RevokedKey, "revoked-key", "", "profile: a revoked key of the target (never printed)")
+	fs.StringVar(&v.ExpiredKey, "expired-key", "", "profile: an expired key of the target (never printed)")
+	fs.StringVar(&v.BudgetKey, "budget-key", "", "profile: a read+generate key with a rolling 24-hour budget of its own, of --budget-key-credits (never printed)")
+	fs.Var(&v.BudgetKeyCredits, "budget-key-credits", "profile: the 24-hour budget of --budget-key, in credits")
+	fs.StringVar(&v.LowBalanceKey, "low-balance-key", "", "profile: a read+generate key of a workspace with too low a balance to submit (never printed)")
+	fs.StringVar(&v.NoAgentAPIKey, "no-agent-api-key", "", "profile: a key of a workspace whose plan lacks the agent API (never printed)")
+	fs.StringVar(&v.LowerPlanKey, "lower-plan-key", "", "profile: a read+generate key of a workspace whose plan lacks a capability a higher plan has (never printed)")
+	fs.Var(&v.PerGenerationLimit, "workspace-per-generation-limit", "profile: the per-generation limit set on --key's workspace, in credits (default: the text's 600)")
+	fs.Var(&v.DailyLimit, "workspace-daily-limit", "profile: the rolling 24-hour limit set on --key's workspace, in credits (default: the text's 2000)")
+	fs.Var(&v.Features, "feature", "profile: an optional test feature the target offers (repeat it, or comma-separate); known: "+strings.Join(KnownFeatures(), ", "))
 	fs.BoolVar(&v.Reference, "reference", false, "the target is mediaspec's own mock: a state the suite needs and cannot find fails the spec instead of skipping it")
 	return f
 }
@@ -243,6 +286,8 @@ func Load(flags *Flags, getenv func(string) string) (Config, error) {
 			name := dst.Type().Field(i).Name
 			switch {
 			case !set[flagNames[name]]:
+			case name == "Features": // --feature adds to the file's and the environment's features
+				cfg.Features = cfg.Features.union(flags.values.Features)
 			case name == "Shapes": // --shape adds to the file's and the environment's shapes
 				for k, v := range flags.values.Shapes {
 					if cfg.Shapes == nil {
@@ -266,9 +311,56 @@ func ParseConfigYAML(data []byte, cfg *Config) error {
 	dec := yaml.NewDecoder(strings.NewReader(string(data)))
 	dec.KnownFields(true)
 	if err := dec.Decode(cfg); err != nil && !errors.Is(err, io.EOF) {
-		return fmt.Errorf("conformance: config file: %s", yamlProblem(err))
+		return fmt.Errorf("conformance: config file: %s", nameKeys(data, yamlProblem(err)))
 	}
 	return nil
+}
+
+var lineRef = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`line (\d+): `) })
+
+// nameKeys puts the setting of each "line N: " of msg after it, where the problem does not name it
+// already: "line 2: budget: `lots` is not a whole number".
+func nameKeys(data []byte, msg string) string {
+	var root yaml.Node
+	if yaml.Unmarshal(data, &root) != nil {
+		return msg
+	}
+	return lineRef().ReplaceAllStringFunc(msg, func(m string) string {
+		n, _ := strconv.Atoi(lineRef().FindStringSubmatch(m)[1])
+		key := keyAtLine(&root, n, "")
+		if key == "" || strings.Contains(msg, key+":") || strings.Contains(msg, "setting "+key) {
+			return m
+		}
+		return m + key + ": "
+	})
+}
+
+// keyAtLine is the dotted path of the deepest mapping key whose entry starts on line (or whose
+// value does), "" when none.
+func keyAtLine(n *yaml.Node, line int, prefix string) string {
+	switch n.Kind {
+	case yaml.DocumentNode, yaml.SequenceNode:
+		for _, c := range n.Content {
+			if k := keyAtLine(c, line, prefix); k != "" {
+				return k
+			}
+		}
+	case yaml.MappingNode:
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k, v := n.Content[i], n.Content[i+1]
+			path := k.Value
+			if prefix != "" {
+				path = prefix + "." + k.Value
+			}
+			if deeper := keyAtLine(v, line, path); deeper != "" {
+				return deeper
+			}
+			if k.Line == line || v.Line == line {
+				return path
+			}
+		}
+	}
+	return ""
 }
 
 var (
@@ -388,6 +480,9 @@ func (c Config) Validate() error {
 		return fmt.Errorf("conformance: --key-header %q: want a header name other than Authorization", h)
 	}
 	if err := c.checkShapes(); err != nil {
+		return err
+	}
+	if err := c.checkProfile(); err != nil {
 		return err
 	}
 	for _, p := range []struct{ flag, v string }{{"--description-path", c.DescriptionPath}, {"--live-path", c.LivePath}, {"--ready-path", c.ReadyPath}} {

@@ -99,6 +99,7 @@ func New(ctx context.Context, cfg Config) (*Framework, error) {
 		base:       newTransport(),
 	}
 	f.redactor.Add(cfg.Key, cfg.ReadKey, cfg.OtherKey, cfg.ControlToken)
+	f.redactor.Add(cfg.RevokedKey, cfg.ExpiredKey, cfg.BudgetKey, cfg.LowBalanceKey, cfg.NoAgentAPIKey, cfg.LowerPlanKey)
 	if f.apiRoot, err = cfg.APIRoot(); err != nil {
 		return nil, err
 	}
