@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/mediaspec/mediaspec/conformance/framework"
 	"github.com/mediaspec/mediaspec/fixtures"
 	"github.com/mediaspec/mediaspec/internal/mock/reqlog"
 	"github.com/mediaspec/mediaspec/internal/mock/uploads"
@@ -56,6 +57,7 @@ func runMock(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	quiet := fs.Bool("quiet", false, "log only warnings and errors: no request lines (by default each request is logged: method, path, status, duration, key id, error code) and no other information, such as an upload refused at finalize [$MEDIASPEC_MOCK_QUIET]")
 	fs.BoolVar(&cfg.Audit, "audit", false, "audit the client: record each breach of a client duty of the interface (rule id, key id, request, advice) at GET /_control/v1/audit and print a summary per rule at shutdown [$MEDIASPEC_MOCK_AUDIT]")
 	auditFail := fs.Bool("audit-fail", false, "with the audit (implies --audit): exit 1 at shutdown when any MUST finding was recorded, so a client's CI can gate on it [$MEDIASPEC_MOCK_AUDIT_FAIL]")
+	profileOut := fs.String("profile-out", "", "write the target profile of the mock's pre-made fixtures (base URL, keys by role, retired capability, key header, probe and description paths, open shapes) to FILE once it listens, for mediaspec check --config FILE: the mock checked as a keys-plus-profile target (docs/staging.md) [$MEDIASPEC_MOCK_PROFILE_OUT]")
 	infoJSON := fs.Bool("json", false, "print the start information as one JSON object instead of text [$MEDIASPEC_MOCK_JSON]")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -131,6 +133,13 @@ func runMock(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	srv.SetPublicURL("http://" + ln.Addr().String())
 	info := srv.Info()
+	// The profile is in place before the start line, which a script waits for.
+	if *profileOut != "" {
+		if err := writeMockProfile(*profileOut, info, cfg); err != nil {
+			_ = ln.Close()
+			return setupError{err}
+		}
+	}
 	if *infoJSON {
 		enc := json.NewEncoder(stdout)
 		if err := enc.Encode(info); err != nil {
@@ -209,4 +218,53 @@ func collectLazily(uploadBytesLimit int64) (restore func()) {
 			debug.SetMemoryLimit(limit)
 		}
 	}
+}
+
+// writeMockProfile writes the target profile of the mock's start state to path (mock
+// --profile-out): what the operator of a staging server would declare about it. It holds the keys
+// by role (every key set, for check --procs), a retired capability of its catalogue, and the
+// mock's answers where the text names nothing (the key header, the probe and description paths,
+// the open shapes); no control URL, no receiver settings (the suite's default listener is on
+// loopback, which --allow-loopback-webhooks admits) and no run settings. The file holds keys: it
+// is written readable by its owner only.
+func writeMockProfile(path string, info mock.StartInfo, cfg mock.Config) error {
+	fx := cfg.Fixtures
+	if fx == nil {
+		var err error
+		if fx, err = fixtures.Shared(); err != nil {
+			return fmt.Errorf("--profile-out: %w", err)
+		}
+	}
+	p := framework.Config{
+		BaseURL: info.BaseURL, Key: info.GenerateKey, ReadKey: info.ReadKey, OtherKey: info.OtherKey,
+		RetiredCapabilityID: retiredCapability(fx),
+		KeyHeader:           framework.ReferenceKeyHeader, DescriptionPath: framework.ReferenceDescriptionPath,
+		LivePath: framework.ReferenceLivePath, ReadyPath: framework.ReferenceReadyPath,
+		Shapes: framework.ReferenceShapes(),
+	}
+	for _, ks := range info.KeySets {
+		p.KeySetList = append(p.KeySetList, framework.KeySet{Key: ks.GenerateKey, ReadKey: ks.ReadKey, OtherKey: ks.OtherKey})
+	}
+	out, err := p.ProfileYAML(
+		"Target profile of a mediaspec mock (mediaspec mock --profile-out; schema: spec/profile.schema.json).",
+		"Check it as a keys-plus-profile target: mediaspec check --config THIS_FILE (docs/staging.md).",
+		"It holds the mock's keys: keep it out of version control.")
+	if err != nil {
+		return fmt.Errorf("--profile-out: %w", err)
+	}
+	if err := os.WriteFile(path, out, 0o600); err != nil {
+		return fmt.Errorf("--profile-out: %w", err)
+	}
+	return nil
+}
+
+// retiredCapability is a retired capability id of the catalogue, actor_classic in the embedded
+// one; "" when it has none (the specs that need one then skip, naming the setting).
+func retiredCapability(fx *fixtures.Catalog) string {
+	for _, c := range fx.Capabilities {
+		if c.Status == fixtures.StatusRetired && !c.IsPreset() {
+			return c.ID
+		}
+	}
+	return ""
 }
