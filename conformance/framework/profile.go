@@ -172,7 +172,9 @@ func (c Config) roleKeys() []struct{ name, key string } {
 	}
 }
 
-func isFirstThree(role string) bool { return role == "key" || role == "read_key" || role == "other_key" }
+func isFirstThree(role string) bool {
+	return role == "key" || role == "read_key" || role == "other_key"
+}
 
 // checkProfile refuses a profile that cannot describe a server: one key in two roles, a budget key
 // without its budget (or a budget without its key), a feature the target cannot offer as declared.
