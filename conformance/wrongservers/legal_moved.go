@@ -30,6 +30,7 @@ var movedToLegal = map[string]string{
 	"ledger-key-remaining-ignores-spend":     "Gaps in the endpoint shapes: GET /credits/balance answer shape: not shown",
 	"link-octet-stream":                      "a file link's media type is not given (LINK-007 is the reference's SHOULD)",
 	"rate-retry-after-full-window":           "Limits: per-minute buckets whose wait is known; the window's kind (sliding or fixed) is not given, and a wait of the whole minute is never too short",
+	"submit-identical-in-flight":             "POST /generations rule 2: a second submit while one runs gets 409 submission_in_flight; the replay field says an already running job may be returned instead (SUBMIT-022, issue 35)",
 	"var-batch-index-from-one":               "Generation: batch_index is the sibling's position; from which number positions count is not given",
 	"wf-invoke-charged-zero":                 "Gaps in the endpoint shapes: workflow invoke answer shape: not shown",
 	"wf-node-credits-zero-early":             "Gaps in the endpoint shapes: workflow run answer shape: not shown",

@@ -279,6 +279,20 @@ var spendingServers = []Server{
 		}),
 	},
 	{
+		Name: "submit-replay-other-job", Rules: []string{"SUBMIT-022"},
+		Mistake: "an identical resend while the job runs answers replay true but names another generation than the running one",
+		API: answers(submitRoute, func(_ *Env, _ *http.Request, a *answer) {
+			d, ok := a.doc()
+			if !ok || a.status != http.StatusCreated || d["replay"] != true {
+				return
+			}
+			other := "gen_" + strings.Repeat("5e", 16)
+			d["generation_id"] = other
+			d["generation_ids"] = []any{other}
+			a.setDoc(d)
+		}),
+	},
+	{
 		Name: "submit-in-flight-status-running", Rules: []string{"ERR-015"},
 		Mistake: "in_flight.status reports the slot's state (\"running\"), not the generation's status",
 		API: errorsWith(submitRoute, "submission_in_flight", func(_ *http.Request, _ *answer, e map[string]any) {
