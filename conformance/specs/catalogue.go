@@ -400,21 +400,29 @@ func castByPlanSpecs(f *framework.Framework) {
 // processing, disabled, added with known creation times; voices deactivated or cloned.
 func castStateSpecs(f *framework.Framework) {
 	Describe("actors and voices: states set through control", func() {
-		f.Rule("ACTOR-013").It("actors still processing or disabled are hidden, and listed again once ready", func(ctx context.Context, s *framework.Spec) {
+		f.Rule("ACTOR-013", "ACTOR-011").It("actors still processing or disabled are hidden, and listed again once ready (the workspace's own with is_platform false)", func(ctx context.Context, s *framework.Spec) {
 			ws := s.NewWorkspace(ctx, framework.WorkspaceOptions{})
 			c, _ := ws.NewKey(ctx, framework.KeyOptions{Scopes: []string{"read"}})
 			tag := randomHex(6)
 			ready := addActor(ctx, s, ws.ID, map[string]any{"name": "Conformance ready " + tag})
 			processing := addActor(ctx, s, ws.ID, map[string]any{"name": "Conformance processing " + tag, "state": "processing"})
 			disabled := addActor(ctx, s, ws.ID, map[string]any{"name": "Conformance disabled " + tag, "state": "disabled"})
-			listed := actorIDs(ctx, c)
+			rows, pages := walk(ctx, c, "/actors", "actors", 48, 100)
+			listed := ids(rows, "actor_id")
 			Expect(listed).To(ContainElement(ready), "a ready actor of the workspace's own is listed")
+			s.Step("ACTOR-011")
+			actorRowsFixed(pages, []string{ready}, nil)
+			s.Step("ACTOR-013")
 			Expect(listed).NotTo(ContainElement(processing), "an actor still processing is hidden")
 			Expect(listed).NotTo(ContainElement(disabled), "a disabled actor is hidden")
 			hookDone(s, s.Control().SetActorState(ctx, ready, "disabled"))
 			Expect(actorIDs(ctx, c)).NotTo(ContainElement(ready), "an actor disabled after it was listed is hidden")
 			hookDone(s, s.Control().SetActorState(ctx, processing, "ready"))
-			Expect(actorIDs(ctx, c)).To(ContainElement(processing), "an actor that finished processing is listed")
+			_, pages = walk(ctx, c, "/actors", "actors", 48, 100)
+			Expect(ids(rowsOf(pages), "actor_id")).To(ContainElement(processing), "an actor that finished processing is listed")
+			s.Step("ACTOR-011")
+			actorRowsFixed(pages, []string{processing}, nil)
+			s.Step("ACTOR-013")
 			var cast string
 			for _, id := range listed {
 				if id != ready {
@@ -460,7 +468,7 @@ func castStateSpecs(f *framework.Framework) {
 			// Made without tags: an empty array, never null (checked first: a null there also breaks
 			// the REST description on the list call itself).
 			s.Step("ACTOR-005")
-			rows, _ := walk(ctx, c, "/actors", "actors", 48, 100)
+			rows, pages := walk(ctx, c, "/actors", "actors", 48, 100)
 			for _, row := range rows {
 				if id, _ := row["actor_id"].(string); slices.Contains(want, id) {
 					Expect(row["tags"]).To(And(BeAssignableToTypeOf([]any{}), BeEmpty()), id+": an actor made without tags lists tags [] (never null)")
@@ -475,6 +483,8 @@ func castStateSpecs(f *framework.Framework) {
 				}
 			}
 			Expect(got).To(Equal(want), "own actors first, then the core cast, then the rest of the cast, newest first in each group (ids in expected order: own new, mid, old; core new, old; rest newest, old)")
+			s.Step("ACTOR-011")
+			actorRowsFixed(pages, []string{ownNew, ownMid, ownOld}, []string{coreNew, coreOld, restNewest, restOld})
 		})
 
 		f.Rule("CORE-012", "ACTOR-012").Needs(framework.Control).It("actors made at the same instant are each listed once when paged one or two at a time: the cursor does not skip ties", func(ctx context.Context, s *framework.Spec) {

@@ -1,0 +1,75 @@
+package specs
+
+import (
+	"fmt"
+	"slices"
+
+	. "github.com/onsi/ginkgo/v2" //nolint:revive
+	. "github.com/onsi/gomega" //nolint:revive
+
+	"github.com/mediaspec/mediaspec/conformance/framework"
+)
+
+// Fixed values (issue 37 item 1): a field whose value the interface text fixes for a kind of record
+// in a state is read on every route and event that shows that record, for the caller's own objects
+// as for the service's. Each table below names such fields; expectFixed checks a row against one.
+
+// fixed is one field and the value the text fixes for it.
+type fixed struct {
+	field string
+	want  any // the JSON value: a bool, a string, nil, or a whole number (int)
+	why   string
+}
+
+// The actor rows of GET /actors: "is_platform: true for a service cast actor, false for the
+// workspace's own" (Actor table).
+var (
+	ownActorFixed  = []fixed{{"is_platform", false, "is_platform is false for the workspace's own actor"}}
+	castActorFixed = []fixed{{"is_platform", true, "is_platform is true for a service cast actor"}}
+)
+
+// expectFixed checks that row (what, read from r) carries each field of values with its fixed value.
+func expectFixed(r *framework.Response, row map[string]any, what string, values []fixed) {
+	GinkgoHelper()
+	for _, v := range values {
+		Expect(row).To(HaveKey(v.field), fmt.Sprintf("%s has %s (%s)%s", what, v.field, v.why, r.Describe()))
+		got := row[v.field]
+		msg := fmt.Sprintf("%s.%s is %v: %s%s", what, v.field, got, v.why, r.Describe())
+		switch want := v.want.(type) {
+		case nil:
+			Expect(got).To(BeNil(), msg)
+		case int:
+			n, whole := framework.AsInt(got)
+			Expect(whole && n == int64(want)).To(BeTrue(), msg)
+		default:
+			Expect(got).To(Equal(want), msg)
+		}
+	}
+}
+
+// actorRowsFixed checks the fixed values of the listed rows among own (the workspace's own actors)
+// and cast (service cast actors) on every page of a walk of GET /actors.
+func actorRowsFixed(pages []page, own, cast []string) {
+	GinkgoHelper()
+	for _, p := range pages {
+		for i, row := range p.rows {
+			id, _ := row["actor_id"].(string)
+			what := fmt.Sprintf("actors[%d] (%s)", i, id)
+			switch {
+			case slices.Contains(own, id):
+				expectFixed(p.r, row, what, ownActorFixed)
+			case slices.Contains(cast, id):
+				expectFixed(p.r, row, what, castActorFixed)
+			}
+		}
+	}
+}
+
+// rowsOf joins the rows of pages, in order.
+func rowsOf(pages []page) []map[string]any {
+	var out []map[string]any
+	for _, p := range pages {
+		out = append(out, p.rows...)
+	}
+	return out
+}

@@ -1,0 +1,31 @@
+package wrongservers
+
+import "net/http"
+
+// Wrong servers that break a value the text fixes for a kind of record in a state, on the caller's
+// own objects or on the service's (issue 37 item 1): the specs read such fields on every route
+// that shows the record (conformance/specs/helpers_fixed.go).
+
+// actorFlag sets is_platform to to on every GET /actors row whose is_platform is from.
+func actorFlag(from, to bool) Wrap {
+	return docs(actorList, success, func(_ *http.Request, _ *answer, d map[string]any) {
+		for _, row := range rows(d, "actors") {
+			if v, ok := row["is_platform"].(bool); ok && v == from {
+				row["is_platform"] = to
+			}
+		}
+	})
+}
+
+var fixedServers = []Server{
+	{
+		Name: "actors-own-is-platform", Rules: []string{"ACTOR-011"},
+		Mistake: "the workspace's own actors are listed with is_platform true (the flag means \"listed on the platform\", not \"the service's cast\")",
+		API:     actorFlag(false, true),
+	},
+	{
+		Name: "actors-cast-not-platform", Rules: []string{"ACTOR-011"},
+		Mistake: "cast actors are listed with is_platform false (the flag is read from a column that is unset for the seeded cast)",
+		API:     actorFlag(true, false),
+	},
+}
