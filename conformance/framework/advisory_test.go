@@ -101,20 +101,29 @@ func TestStrictMakesAdvisoriesFailures(t *testing.T) {
 	}
 }
 
-// A field the text states is a failure in every run, all of them named at once.
+// A field the text states is a failure in every run, all of them named at once: the preset
+// templates answer lists ok, capability_id, name, status, requires_template, templates[] and
+// next_action (GET /presets/{id}/templates).
 func TestTextFieldsDroppedFail(t *testing.T) {
-	f := judgedFramework(t, false, detailWithout("config_schema", "example_config", "description"))
-	_, err := getDetail(t, f)
+	f := judgedFramework(t, false, `{"ok":true,"capability_id":"preset_ugc","name":"UGC","status":"available","next_action":"Pick a template."}`)
+	_, err := f.exchange(context.Background(), f.judge, http.MethodGet, f.resolve(f.apiRoot, "/presets/preset_ugc/templates"), "sk_live_test", Bearer, nil)
 	if err == nil {
-		t.Fatal("an answer without config_schema and example_config passed")
+		t.Fatal("an answer without requires_template and templates passed")
 	}
-	for _, want := range []string{`$.config_schema: property "config_schema" is missing`, `$.example_config: property "example_config" is missing`} {
+	for _, want := range []string{`$.requires_template: property "requires_template" is missing`, `$.templates: property "templates" is missing`} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("the failure does not say %q:\n%v", want, err)
 		}
 	}
-	if strings.Contains(err.Error(), "$.description") {
-		t.Errorf("a reference-only field is named in the failure:\n%v", err)
+}
+
+// The capability answer's layout is not shown: the gate lets an answer through whatever it lays
+// out (an answer without config_schema included), and the open-shapes layer is what finds, or
+// fails to find, the schema a spec reads (openshape.DetailOf).
+func TestCapabilityLayoutIsNotGated(t *testing.T) {
+	f := judgedFramework(t, false, detailWithout("config_schema", "example_config", "description"))
+	if _, err := getDetail(t, f); err != nil {
+		t.Fatalf("the gate judged the capability answer's layout, which the text does not show:\n%v", err)
 	}
 }
 
