@@ -73,3 +73,18 @@ func rowsOf(pages []page) []map[string]any {
 	}
 	return out
 }
+
+// The credits of every accepted submit answer (Submit answer table: "at submit credits_charged is
+// null, settlement is open, terminal false"), whatever was submitted: one generation, a fanned-out
+// batch, a talking actor.
+var submitCreditsFixed = []fixed{
+	{"credits_charged", nil, "credits_charged is null at submit"},
+	{"settlement", "open", "settlement is open at submit"},
+	{"terminal", false, "terminal is false at submit (the answer comes at acceptance)"},
+}
+
+// expectSubmitFixed checks the fixed values of an accepted submit answer.
+func expectSubmitFixed(r *framework.Response) {
+	GinkgoHelper()
+	expectFixed(r, objectAt(r, "credits"), "credits", submitCreditsFixed)
+}

@@ -141,10 +141,12 @@ func talkingFlowSpecs(f *framework.Framework) {
 				}
 			})
 
-			f.Rule("TALK-001", "LINK-007", "GEN-007").Needs(framework.Spends).It("4. actor_ultra with the same script and voice, an actor and the approved tts is accepted and renders a video", func(ctx context.Context, s *framework.Spec) {
+			f.Rule("TALK-001", "LINK-007", "GEN-007", "SUBMIT-006").Needs(framework.Spends).It("4. actor_ultra with the same script and voice, an actor and the approved tts is accepted and renders a video", func(ctx context.Context, s *framework.Spec) {
 				Expect(ttsID).NotTo(BeEmpty(), "the tts step did not finish")
 				u := ultra(script, nil)
 				j := submit(ctx, s, sp.c, "actor_ultra", u["config"].(map[string]any), u["extra"].(map[string]any))
+				s.Step("SUBMIT-006")
+				expectSubmitFixed(j.r)
 				s.Step("TALK-001")
 				Expect(j.r.String("output_kind")).To(Equal("video"), j.r.Describe())
 				s.Finish(ctx, sp.c, j.id)

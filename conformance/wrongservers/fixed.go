@@ -1,6 +1,9 @@
 package wrongservers
 
-import "net/http"
+import (
+	"encoding/json"
+	"net/http"
+)
 
 // Wrong servers that break a value the text fixes for a kind of record in a state, on the caller's
 // own objects or on the service's (issue 37 item 1): the specs read such fields on every route
@@ -27,5 +30,23 @@ var fixedServers = []Server{
 		Name: "actors-cast-not-platform", Rules: []string{"ACTOR-011"},
 		Mistake: "cast actors are listed with is_platform false (the flag is read from a column that is unset for the seeded cast)",
 		API:     actorFlag(true, false),
+	},
+	{
+		Name: "submit-batch-charged-zero", Rules: []string{"SUBMIT-006"},
+		Mistake: "a fanned-out submit answers credits_charged 0 (the sum of its siblings' charges so far) instead of null",
+		API: docs(submitRoute, success, func(_ *http.Request, _ *answer, d map[string]any) {
+			if c := obj(d, "credits"); c != nil && d["batch_group_id"] != nil {
+				c["credits_charged"] = json.Number("0")
+			}
+		}),
+	},
+	{
+		Name: "submit-talking-settlement-pending", Rules: []string{"SUBMIT-006"},
+		Mistake: "a talking-actor submit (which waits on its approved tts) answers settlement pending instead of open",
+		API: docs(submitRoute, success, func(_ *http.Request, _ *answer, d map[string]any) {
+			if c := obj(d, "credits"); c != nil && d["capability_id"] == "actor_ultra" {
+				c["settlement"] = "pending"
+			}
+		}),
 	},
 }
