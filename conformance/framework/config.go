@@ -236,8 +236,8 @@ func RegisterFlags(fs *flag.FlagSet) *Flags {
 	fs.BoolVar(&v.Strict, "strict", false, "hold answers to the reference document as written: a difference from the reference's own choices where the interface text allows it (an advisory otherwise) fails the spec; for checking mediaspec's own mock")
 	fs.Var(&v.Shapes, "shape", "NAME=VALUE: what the target chose where the text shows no shape (repeat it), e.g. balance.available=/wallet/available; names: "+shapeNames())
 	v.MaxAnswerBytes, v.MaxJSONBytes = DefaultMaxAnswerBytes, DefaultMaxJSONBytes
-	fs.Var(&v.MaxAnswerBytes, "max-answer-bytes", "largest answer body the suite reads that is not a JSON document (a file from a link), e.g. 64MiB; a larger one fails its call, naming it")
-	fs.Var(&v.MaxJSONBytes, "max-json-bytes", "largest JSON answer body the suite reads and decodes, e.g. 8MiB; a larger one fails its call, naming it")
+	fs.Var(&v.MaxAnswerBytes, "max-answer-bytes", "largest answer body the suite reads that is not a JSON document (a file from a link), a `size` such as 64MiB; a larger one fails its call, naming it")
+	fs.Var(&v.MaxJSONBytes, "max-json-bytes", "largest JSON answer body the suite reads and decodes, a `size` such as 8MiB (and at most one JSON value per 20 bytes of it); a larger one fails its call, naming it")
 	fs.StringVar(&v.RevokedKey, "revoked-key", "", "profile: a revoked key of the target (never printed)")
 	fs.StringVar(&v.ExpiredKey, "expired-key", "", "profile: an expired key of the target (never printed)")
 	fs.StringVar(&v.BudgetKey, "budget-key", "", "profile: a read+generate key with a rolling 24-hour budget of its own, of --budget-key-credits (never printed)")
