@@ -2,6 +2,8 @@
 // (openapi.yaml), the optional test-control API (control.yaml) and the rule catalogue (rules.yaml) —
 // and offers what the mock's tests and the conformance suite share: loading and validating those
 // documents, checking HTTP traffic against the REST description, and reading the rule catalogue.
+// Beside them are the JSON Schemas of the conformance run's JSON report (report.schema.json) and
+// of a target profile, the --config file of mediaspec check (profile.schema.json).
 //
 // Every loader returns a fresh value that the caller owns. One thing is kept between calls: the
 // JSON of the embedded REST description, built once per process on first use (OpenAPIJSON; the
