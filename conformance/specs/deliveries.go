@@ -573,11 +573,13 @@ func generationEventSpecs(f *framework.Framework) {
 		Expect(data["outputs"]).To(BeEmpty())
 		s.Step("EVT-018")
 		noLinks(data, "data")
+		s.Step("EVT-002")
+		expectEventFixed(ev, data)
 		s.Step("EVT-002", "DLV-029")
 		expectOnce(ctx, s, sp.c, h, receiver.Match{Type: "generation.failed", ResourceID: j.id}, 1, "the generation's event reaches the endpoint once")
 	})
 
-	f.Rule("EVT-003", "EVT-009", "EVT-027", "EVT-028", "EVT-018", "DLV-029").It("a video variants submit sends one generation event per sibling and one batch.settled", func(ctx context.Context, s *framework.Spec) {
+	f.Rule("EVT-003", "EVT-009", "EVT-027", "EVT-028", "EVT-018", "DLV-029", "EVT-001", "EVT-026").It("a video variants submit sends one generation event per sibling and one batch.settled", func(ctx context.Context, s *framework.Spec) {
 		sp := newSpender(ctx, s)
 		h := registerHook(ctx, s, sp.c, "generation.completed", "generation.failed", "batch.settled")
 		j := videoBatch(ctx, s, sp.c)
@@ -596,8 +598,12 @@ func generationEventSpecs(f *framework.Framework) {
 		noLinks(data, "data")
 		s.Step()
 		for _, id := range j.ids {
-			_, err := s.Hooks().Await(ctx, receiver.Match{Path: h.path, ResourceID: id}, arrival(s))
+			ev, err := s.Hooks().Await(ctx, receiver.Match{Path: h.path, ResourceID: id}, arrival(s))
 			Expect(err).NotTo(HaveOccurred(), "no generation event for sibling "+id)
+			// A sibling's event carries what the text fixes for any generation's event.
+			s.Step("EVT-001", "EVT-026")
+			expectEventFixed(ev, eventData(ev))
+			s.Step()
 		}
 		s.Step("EVT-003")
 		expectOnce(ctx, s, sp.c, h, receiver.Match{Type: "batch.settled", ResourceID: bg}, 1, "batch.settled fires once")

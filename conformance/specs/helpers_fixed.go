@@ -3,11 +3,13 @@ package specs
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	. "github.com/onsi/ginkgo/v2" //nolint:revive
 	. "github.com/onsi/gomega"    //nolint:revive
 
 	"github.com/mediaspec/mediaspec/conformance/framework"
+	"github.com/mediaspec/mediaspec/receiver"
 )
 
 // Fixed values (issue 37 item 1): a field whose value the interface text fixes for a kind of record
@@ -31,10 +33,28 @@ var (
 // expectFixed checks that row (what, read from r) carries each field of values with its fixed value.
 func expectFixed(r *framework.Response, row map[string]any, what string, values []fixed) {
 	GinkgoHelper()
+	expectFixedIn(row, what, r.Describe(), values)
+}
+
+// expectFixedIn is expectFixed for a record not read from an answer (an event's data); shown ends
+// each failure message (the answer or the raw event). A field may be a dotted path into nested
+// objects (credits.terminal).
+func expectFixedIn(row map[string]any, what, shown string, values []fixed) {
+	GinkgoHelper()
 	for _, v := range values {
-		Expect(row).To(HaveKey(v.field), fmt.Sprintf("%s has %s (%s)%s", what, v.field, v.why, r.Describe()))
-		got := row[v.field]
-		msg := fmt.Sprintf("%s.%s is %v: %s%s", what, v.field, got, v.why, r.Describe())
+		obj, key := row, v.field
+		for {
+			head, rest, nested := strings.Cut(key, ".")
+			if !nested {
+				break
+			}
+			inner, ok := obj[head].(map[string]any)
+			Expect(ok).To(BeTrue(), fmt.Sprintf("%s.%s is an object (%s)%s", what, head, v.why, shown))
+			obj, key = inner, rest
+		}
+		Expect(obj).To(HaveKey(key), fmt.Sprintf("%s has %s (%s)%s", what, v.field, v.why, shown))
+		got := obj[key]
+		msg := fmt.Sprintf("%s.%s is %v: %s%s", what, v.field, got, v.why, shown)
 		switch want := v.want.(type) {
 		case nil:
 			Expect(got).To(BeNil(), msg)
@@ -87,4 +107,34 @@ var submitCreditsFixed = []fixed{
 func expectSubmitFixed(r *framework.Response) {
 	GinkgoHelper()
 	expectFixed(r, objectAt(r, "credits"), "credits", submitCreditsFixed)
+}
+
+// The data of generation events (Event payloads: "error ({ code, message } on generation.failed,
+// else null)"; generation.completed is sent once the charge was captured, generation.failed once
+// the hold was released, and a failed job costs nothing), for every generation the event is about:
+// a single job, a batch sibling, a workflow step.
+var (
+	completedEventFixed = []fixed{
+		{"status", "completed", "generation.completed carries status completed"},
+		{"error", nil, "error is null on generation.completed"},
+		{"credits.terminal", true, "generation.completed is sent once the charge is final"},
+		{"credits.settlement", "captured", "generation.completed is sent when the charge was captured"},
+	}
+	failedEventFixed = []fixed{
+		{"status", "failed", "generation.failed carries status failed"},
+		{"credits.terminal", true, "generation.failed is sent once the hold was released"},
+		{"credits.credits_charged", 0, "a failed job costs nothing"},
+	}
+)
+
+// expectEventFixed checks the fixed values of a generation event's data by its type.
+func expectEventFixed(ev receiver.Event, data map[string]any) {
+	GinkgoHelper()
+	shown := ": " + string(ev.Raw)
+	switch ev.Type {
+	case "generation.completed":
+		expectFixedIn(data, "data", shown, completedEventFixed)
+	case "generation.failed":
+		expectFixedIn(data, "data", shown, failedEventFixed)
+	}
 }

@@ -49,4 +49,16 @@ var fixedServers = []Server{
 			}
 		}),
 	},
+	{
+		Name: "evt-sibling-before-capture", Rules: []string{"EVT-001"},
+		Mistake: "a batch sibling's generation.completed is sent when its render ends, before its charge is captured: credits terminal false, settlement open, credits_charged null",
+		Hooks: payload(func(v, data map[string]any) {
+			if v["type"] != "generation.completed" || data == nil || data["batch_group_id"] == nil {
+				return
+			}
+			if c := obj(data, "credits"); c != nil {
+				c["terminal"], c["settlement"], c["credits_charged"] = false, "open", nil
+			}
+		}),
+	},
 }
