@@ -287,3 +287,29 @@ func (c Config) ProfileYAML(header ...string) ([]byte, error) {
 	}
 	return buf.Bytes(), nil
 }
+
+// profileSettings are the settings of Config that describe the target (the profile proper), in
+// the order of Config; the rest say how to run (budget, reports, procs, ...) or are the target's
+// address and first key.
+var profileSettings = []string{
+	"read_key", "other_key", "retired_capability_id", "key_header", "description_path", "live_path",
+	"ready_path", "shapes", "receiver_url", "revoked_key", "expired_key", "budget_key", "budget_key_credits",
+	"low_balance_key", "no_agent_api_key", "lower_plan_key", "workspace_per_generation_limit",
+	"workspace_daily_limit", "features",
+}
+
+// Declared lists the profile settings c declares beyond the base URL and a key (by their names in
+// the file), in the order of Config: empty for a keys-only run. A headline naming the run's
+// profile (issue 36: "judged N of M text rules at profile P") reads it.
+func (c Config) Declared() []string {
+	v := reflect.ValueOf(c)
+	t := v.Type()
+	var out []string
+	for i := 0; i < t.NumField(); i++ {
+		name := strings.Split(t.Field(i).Tag.Get("yaml"), ",")[0]
+		if sliceHas(profileSettings, name) && !v.Field(i).IsZero() {
+			out = append(out, name)
+		}
+	}
+	return out
+}

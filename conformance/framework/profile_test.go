@@ -226,3 +226,21 @@ func TestProfileFromEnvAndFlags(t *testing.T) {
 		t.Error("control is implied by the control URL and only by it (or the list)")
 	}
 }
+
+// Declared names the profile settings a configuration declares, and only those: run settings and
+// the first key are not a profile; every name is a setting of Config.
+func TestDeclared(t *testing.T) {
+	if d := (Config{BaseURL: "http://h", Key: "sk_live_k", Budget: 5, Procs: 2}).Declared(); len(d) != 0 {
+		t.Errorf("keys only declares %v", d)
+	}
+	c := Config{Key: "sk_live_k", ReadKey: "sk_live_r", Shapes: ReferenceShapes(), DailyLimit: CreditsOf(0), Features: FeatureList{FeatureControl}}
+	if d := c.Declared(); !reflect.DeepEqual(d, []string{"read_key", "shapes", "workspace_daily_limit", "features"}) {
+		t.Errorf("declared %v", d)
+	}
+	props := profileSchema(t)["properties"].(map[string]any)
+	for _, s := range profileSettings {
+		if props[s] == nil {
+			t.Errorf("profile setting %s is not in the schema", s)
+		}
+	}
+}
