@@ -574,7 +574,7 @@ func workflowRunSpecs(f *framework.Framework) {
 // workflowRunEventSpecs registers the specs of workflow run events.
 func workflowRunEventSpecs(f *framework.Framework) {
 	Describe("workflows: run events", func() {
-		f.Rule("EVT-029", "EVT-030").Needs(framework.Receiver, framework.Spends).It("a run's end event carries the documented run data and nodes with ids only", func(ctx context.Context, s *framework.Spec) {
+		f.Rule("EVT-029", "EVT-030", "DLV-029").Needs(framework.Receiver, framework.Spends).It("a run's end event carries the documented run data and nodes with ids only, once", func(ctx context.Context, s *framework.Spec) {
 			sp := newSpender(ctx, s)
 			h := registerHook(ctx, s, sp.c, "workflow_run.completed", "workflow_run.failed")
 			key, inputs, nodeIDs, need := cheapestTemplate(ctx, s, sp.c)
@@ -643,6 +643,8 @@ func workflowRunEventSpecs(f *framework.Framework) {
 			if len(nodeIDs) > 0 { // the template's nodes, where its (not shown) record lists them
 				Expect(seen).To(ConsistOf(nodeIDs), "the event names the template's nodes: "+raw)
 			}
+			s.Step("DLV-029")
+			expectOnce(ctx, s, sp.c, h, receiver.Match{ResourceID: id}, 1, "the run's end event reaches the endpoint once")
 		})
 	})
 
