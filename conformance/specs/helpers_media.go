@@ -114,11 +114,22 @@ func withQuery(link, name, value string) string {
 	return link + sep + url.QueryEscape(name) + "=" + url.QueryEscape(value)
 }
 
+// maxDecodedPixels is the most pixels a PNG the suite decodes may claim: the text's ceiling for an
+// uploaded image (Limits: at most 40000000 pixels in total); a generated file over it is refused
+// before it is decoded.
+const maxDecodedPixels = 40_000_000
+
 // expectPNG checks a fetched file is a PNG of the given size (0: any).
 func expectPNG(s *framework.Spec, r *framework.Response, width, height int64) {
 	GinkgoHelper()
 	Expect(r.Status).To(Equal(http.StatusOK), "the file link answers 200"+r.Describe())
 	expectMediaType(s, r, "image/")
+	// The header first: a small file may claim a huge canvas, and decoding it would take memory
+	// in proportion to what it claims, not to what was read.
+	cfg, err := png.DecodeConfig(bytes.NewReader(r.Body))
+	Expect(err).NotTo(HaveOccurred(), "the image output decodes as PNG")
+	Expect(int64(cfg.Width)*int64(cfg.Height)).To(BeNumerically("<=", maxDecodedPixels),
+		fmt.Sprintf("the PNG claims %dx%d pixels, over the %d the suite decodes", cfg.Width, cfg.Height, maxDecodedPixels))
 	img, err := png.Decode(bytes.NewReader(r.Body))
 	Expect(err).NotTo(HaveOccurred(), "the image output decodes as PNG")
 	if width > 0 {
