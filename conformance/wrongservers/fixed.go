@@ -61,4 +61,22 @@ var fixedServers = []Server{
 			}
 		}),
 	},
+	{
+		Name: "gen-wait-link-lifetime-3600", Rules: []string{"GEN-035", "LINK-001"},
+		Mistake: "the wait answer states the signer's default link lifetime, output_urls_expire_in_seconds 3600, where the read states 600",
+		API: docs(waitRoute, success, func(_ *http.Request, _ *answer, d map[string]any) {
+			if _, ok := d["output_urls_expire_in_seconds"]; ok {
+				d["output_urls_expire_in_seconds"] = json.Number("3600")
+			}
+		}),
+	},
+	{
+		Name: "batch-link-lifetime-3600", Rules: []string{"BATCH-012", "LINK-001"},
+		Mistake: "the batch answer states the signer's default link lifetime, output_urls_expire_in_seconds 3600, where a generation read states 600",
+		API: docs(batchRoute, success, func(_ *http.Request, _ *answer, d map[string]any) {
+			if _, ok := d["output_urls_expire_in_seconds"]; ok {
+				d["output_urls_expire_in_seconds"] = json.Number("3600")
+			}
+		}),
+	},
 }
