@@ -116,8 +116,12 @@ func (c *Client) track(method string, r *Response) {
 			}
 		}
 	}
-	if id, ok := doc["workflow_run_id"].(string); ok && id != "" {
-		c.f.jobs.add(trackedJob{c: c, run: true, id: id})
+	if strings.Contains(r.Exchange.URL, "/invoke") {
+		// The run an invoke started: named by its Location, or the one wfr_ id of its answer
+		// (the invoke answer's shape is not shown).
+		if id, ok := openshape.RunID(r.Header.Get("Location"), doc); ok {
+			c.f.jobs.add(trackedJob{c: c, run: true, id: id})
+		}
 	}
 }
 
@@ -204,8 +208,7 @@ func (j trackedJob) settle(ctx context.Context) error {
 		} else {
 			// The run record is the object carrying workflow_run_id, wherever the answer puts it
 			// (workflow run records: not shown); its status is one of the run statuses.
-			run, _ := openshape.Holding(doc, "workflow_run_id")
-			st, _ := run["status"].(string)
+			st, _ := openshape.RunStatus(doc)
 			if slices.Contains(finishedRunStatuses, st) {
 				return nil
 			}

@@ -1,6 +1,10 @@
 package specs
 
 import (
+	"github.com/mediaspec/mediaspec/conformance/internal/openshape"
+
+	"strings"
+
 	"context"
 	"fmt"
 	"net/http"
@@ -189,10 +193,12 @@ func expectInvoked(s *framework.Spec, r *framework.Response) string {
 func wfCheckRun(s *framework.Spec, r *framework.Response) map[string]any {
 	GinkgoHelper()
 	run := runRecord(r)
-	st := stringField(r, run, "status", "the run")
+	st := runStatus(r)
 	Expect(st).To(oneOf(wfRunStatuses...), "WF-012: a run status is one of the six"+r.Describe())
 	finished := slices.Contains(wfRunFinished, st)
-	Expect(run["still_running"]).To(Equal(!finished), "WF-013: still_running is false exactly on a finished status"+r.Describe())
+	if v, has := run["still_running"]; has || s.Strict() { // the run record is not shown: judged where it carries it
+		Expect(v).To(Equal(!finished), "WF-013: still_running is false exactly on a finished status"+r.Describe())
+	}
 	s.ReferenceOnly("WF-025", "a run read's started_at and finished_at", func() {
 		if st == "queued" {
 			Expect(run["started_at"]).To(BeNil(), "WF-025: started_at is null while the run is queued"+r.Describe())
@@ -267,7 +273,7 @@ func awaitRun(ctx context.Context, s *framework.Spec, c *framework.Client, id st
 		if check != nil {
 			check(r)
 		}
-		st := runView(r).String("status")
+		st := runStatus(r)
 		if !slices.Contains(seen, st) {
 			seen = append(seen, st)
 		}
@@ -545,4 +551,13 @@ func runCharge(s *framework.Spec, r *framework.Response) (int64, bool) {
 	n, isInt := framework.AsInt(credits["credits_charged"])
 	Expect(isInt).To(BeTrue(), "the run's credits_charged is a whole number"+r.Describe())
 	return n, true
+}
+
+// runStatus is the status of the run a run read answers (openshape.RunStatus: its record's status,
+// or the one run status among the record's own fields); the spec fails when the read shows none.
+func runStatus(r *framework.Response) string {
+	GinkgoHelper()
+	st, ok := openshape.RunStatus(r.Doc())
+	Expect(ok).To(BeTrue(), "the run read shows the run's status (one of "+strings.Join(openshape.RunStatuses, ", ")+")"+r.Describe())
+	return st
 }

@@ -581,7 +581,7 @@ func workflowRunEventSpecs(f *framework.Framework) {
 			s.Spend(int(need))
 			id := expectInvoked(s, sp.c.Post(ctx, "/workflows/templates/"+key+"/invoke", map[string]any{inputsKey(sp.c): inputs, "max_credits": need}))
 			final := finishRun(ctx, s, sp.c, id)
-			status := runView(final).String("status")
+			status := runStatus(final)
 			eventType := "workflow_run.completed"
 			if status == "failed" || status == "canceled" {
 				eventType = "workflow_run.failed"

@@ -448,3 +448,51 @@ func IntAt(doc any, ptr string) (int64, error) {
 	}
 	return 0, fmt.Errorf("%s is %v, not a whole number", ptr, v)
 }
+
+// RunStatuses are the statuses of a workflow run (States and transitions > Workflow run status).
+var RunStatuses = []string{"queued", "running", "completed", "partial", "failed", "canceled"}
+
+// RunStatus reads the status of the workflow run in a run read (its record, the object carrying
+// workflow_run_id: run records are not shown): the record's status when it is a run status, else
+// the one string among the record's own fields whose value is a run status. ok is false when
+// there is none or several.
+func RunStatus(doc any) (string, bool) {
+	rec, err := Holding(doc, "workflow_run_id")
+	if err != nil {
+		return "", false
+	}
+	isStatus := func(v any) bool {
+		s, _ := v.(string)
+		for _, st := range RunStatuses {
+			if s == st {
+				return true
+			}
+		}
+		return false
+	}
+	if isStatus(rec["status"]) {
+		return rec["status"].(string), true
+	}
+	found := ""
+	for _, k := range sortedKeys(rec) {
+		if isStatus(rec[k]) {
+			if found != "" {
+				return "", false
+			}
+			found = rec[k].(string)
+		}
+	}
+	return found, found != ""
+}
+
+// RunID returns the workflow run an invoke answered: the wfr_ id of its Location header (the text
+// says an invoke names the run there), else the one wfr_ id of its body.
+func RunID(location string, doc any) (string, bool) {
+	if found := IDs(location[strings.LastIndex(location, "/")+1:], "wfr_"); len(found) == 1 {
+		return found[0], true
+	}
+	if found := IDs(doc, "wfr_"); len(found) == 1 {
+		return found[0], true
+	}
+	return "", false
+}

@@ -145,3 +145,27 @@ func TestPointerAndShapes(t *testing.T) {
 		t.Fatal(Undeclared("balance.held"))
 	}
 }
+
+func TestRunStatusAndID(t *testing.T) {
+	run := "wfr_" + strings.Repeat("ab", 16)
+	for _, tc := range []struct {
+		doc, want string
+		ok        bool
+	}{
+		{`{"ok":true,"run":{"workflow_run_id":"` + run + `","status":"running","nodes":[{"status":"completed"}]}}`, "running", true},
+		{`{"ok":true,"run_record":{"workflow_run_id":"` + run + `","status_x":"partial","nodes_x":[{"status_x":"failed"}]}}`, "partial", true},
+		{`{"workflow_run_id":"` + run + `","a":"queued","b":"completed"}`, "", false},
+		{`{"ok":true}`, "", false},
+	} {
+		got, ok := RunStatus(decode(t, tc.doc))
+		if got != tc.want || ok != tc.ok {
+			t.Errorf("RunStatus(%s) = %q, %v; want %q, %v", tc.doc, got, ok, tc.want, tc.ok)
+		}
+	}
+	if id, ok := RunID("/api/v1/workflow-runs/"+run, nil); !ok || id != run {
+		t.Errorf("from Location: %q %v", id, ok)
+	}
+	if id, ok := RunID("", decode(t, `{"ok":true,"result":{"workflow_run_id":"`+run+`"}}`)); !ok || id != run {
+		t.Errorf("from the body: %q %v", id, ok)
+	}
+}
