@@ -350,7 +350,7 @@ func workflowRunSpecs(f *framework.Framework) {
 				}
 			})
 
-		f.Rule("EVT-004", "EVT-010", "EVT-031").It("a completed run sends workflow_run.completed and each step its own generation event", func(ctx context.Context, s *framework.Spec) {
+		f.Rule("EVT-004", "EVT-010", "EVT-031", "EVT-001", "EVT-026", "DLV-029").It("a completed run sends workflow_run.completed and each step its own generation event, once", func(ctx context.Context, s *framework.Spec) {
 			sp := newSpender(ctx, s)
 			h := registerHook(ctx, s, sp.c, "workflow_run.completed", "workflow_run.failed", "generation.completed", "generation.failed")
 			t := wfPick(ctx, s, sp.c, "", nil)
@@ -368,6 +368,12 @@ func workflowRunSpecs(f *framework.Framework) {
 					Expect(err).NotTo(HaveOccurred(), "EVT-010: no generation event for step "+g)
 					data := checkEnvelope(s, ev)
 					Expect(data["workflow_run_id"]).To(Equal(id), "EVT-010: a step's event names its run: "+string(ev.Raw))
+					// A step's event carries what the text fixes for any generation's event.
+					s.Step("EVT-001", "EVT-026")
+					expectEventFixed(ev, data)
+					s.Step("DLV-029")
+					expectOnce(ctx, s, sp.c, h, receiver.Match{ResourceID: g}, 1, "a step's generation event reaches the endpoint once")
+					s.Step("EVT-010")
 				}
 			}
 		})

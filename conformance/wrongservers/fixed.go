@@ -79,4 +79,16 @@ var fixedServers = []Server{
 			}
 		}),
 	},
+	{
+		Name: "evt-step-before-capture", Rules: []string{"EVT-001"},
+		Mistake: "a workflow step's generation.completed is sent when the step's render ends, before its charge is captured: credits terminal false, settlement open, credits_charged null",
+		Hooks: payload(func(v, data map[string]any) {
+			if v["type"] != "generation.completed" || data == nil || data["workflow_run_id"] == nil {
+				return
+			}
+			if c := obj(data, "credits"); c != nil {
+				c["terminal"], c["settlement"], c["credits_charged"] = false, "open", nil
+			}
+		}),
+	},
 }
