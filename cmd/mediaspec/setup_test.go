@@ -41,7 +41,7 @@ func TestSetupErrorsAreOneLineExitTwo(t *testing.T) {
 		{[]string{"check", "--procs", "99"}, "--procs 99"},
 		{[]string{"check", "--image", "mediaspec:none", "--image-pull", "never"}, "no engine answers"},
 		{[]string{"check", "--json-report", filepath.Join(t.TempDir(), "no", "r.json")}, "cannot be written"},
-		{[]string{"check", "--config", config}, "line 2: unknown setting bogus; line 3: `abc` is not a whole number"},
+		{[]string{"check", "--config", config}, "line 2: unknown setting bogus; line 3: budget: `abc` is not a whole number"},
 		{[]string{"mock", "--addr", addr}, "the address is in use"},
 		{[]string{"mock", "--catalog", filepath.Join(t.TempDir(), "none")}, "--catalog"},
 		{[]string{"mock", "--spec", filepath.Join(t.TempDir(), "none.yaml")}, "--spec"},
