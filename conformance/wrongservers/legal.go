@@ -312,6 +312,7 @@ func RunLegal(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	failures := fs.String("failures", "", "write every failed spec of every variant to this file")
 	fs.StringVar(&opts.Mode, "mode", "b", "target mode: b (control API, manual clock) or c (keys only: the mock with --no-control, real time, --procs check processes)")
 	fs.IntVar(&opts.Procs, "procs", 4, "check processes in mode c, each with a key set of its own")
+	minShare := fs.Float64("min-judged-share", 0, "with --plain, fail a run that judged under this percent of the rules the plain mock judged in the same mode (0: report only)")
 	fs.BoolVar(&opts.Plain, "plain", false, "also run the unchanged mock on the whole suite in the same mode and give each whole-suite run's rules judged as a share of its")
 	fs.DurationVar(&opts.Timeout, "timeout", checkTimeout, "longest one check run may take")
 	fs.Func("check-arg", "one more flag for every check run, e.g. --check-arg=--shape=page:/x=y (repeat it)", func(v string) error {
@@ -405,7 +406,25 @@ func RunLegal(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if bad > 0 {
 		return fmt.Errorf("%d legal runs failed specs or could not be judged: the suite is stricter than the text there (see the table)", bad)
 	}
+	if short := belowShare(results, *minShare); len(short) > 0 {
+		return fmt.Errorf("rules judged under the floor of %.0f%% of the plain mock's: %s (a pass made of skips does not count)", *minShare, strings.Join(short, "; "))
+	}
 	return nil
+}
+
+// belowShare names the runs with a plain mock to compare with whose rules judged are under min
+// percent of the plain mock's (min 0: none).
+func belowShare(results []LegalResult, min float64) []string {
+	if min <= 0 {
+		return nil
+	}
+	var out []string
+	for _, r := range results {
+		if share := r.JudgedShare(); share >= 0 && share < min {
+			out = append(out, fmt.Sprintf("%s judged %d of %d (%.1f%%)", r.Variant.Name, len(r.Judged), r.PlainJudged, share))
+		}
+	}
+	return out
 }
 
 // ---- the table ----

@@ -177,3 +177,21 @@ func TestLegalTableCountsBlockedAndJudgedShare(t *testing.T) {
 		t.Errorf("the table does not give the blocked spec and the judged share:\n%s", b.String())
 	}
 }
+
+// A pass made of skips does not count: a run under the floor of the plain mock's judged rules is
+// named, a run over it and a run with no plain mock to compare with are not.
+func TestBelowShare(t *testing.T) {
+	judged := func(n int) []string { return make([]string, n) }
+	results := []LegalResult{
+		{Variant: Variant{Name: "thin"}, Judged: judged(80), PlainJudged: 100},
+		{Variant: Variant{Name: "fine"}, Judged: judged(95), PlainJudged: 100},
+		{Variant: Variant{Name: "alone"}, Judged: judged(10)},
+	}
+	got := belowShare(results, 90)
+	if len(got) != 1 || !strings.Contains(got[0], "thin judged 80 of 100") {
+		t.Fatalf("belowShare = %q, want the thin run alone", got)
+	}
+	if belowShare(results, 0) != nil {
+		t.Fatal("a floor of 0 named a run")
+	}
+}
