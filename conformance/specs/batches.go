@@ -177,7 +177,7 @@ func variantSpecs(f *framework.Framework) {
 			Expect(b.Int("credits.credits_charged")).To(Equal(charged), "the batch charge is the siblings' sum"+b.Describe())
 		})
 
-		f.Rule("EVT-003", "BATCH-007", "BATCH-002", "EVT-027").Needs(framework.Receiver, framework.Spends, framework.Control).It("with one sibling slow, batch.settled waits for the last sibling and then fires once with variants_finished equal to variants", func(ctx context.Context, s *framework.Spec) {
+		f.Rule("EVT-003", "BATCH-007", "BATCH-002", "EVT-027", "EVT-028", "EVT-023").Needs(framework.Receiver, framework.Spends, framework.Control).It("with one sibling slow, batch.settled waits for the last sibling and then fires once with variants_finished equal to variants", func(ctx context.Context, s *framework.Spec) {
 			sp := newSpender(ctx, s)
 			h := registerHook(ctx, s, sp.c, "batch.settled", "generation.completed", "generation.failed")
 			d := videoModel(ctx, sp.c)
@@ -210,6 +210,8 @@ func variantSpecs(f *framework.Framework) {
 			for _, g := range gens {
 				Expect(g).To(HaveKeyWithValue("status", "completed"), "every sibling in batch.settled has finished: "+raw)
 			}
+			expectSettledFixed(s, ev, data)
+			s.Step("EVT-003", "EVT-027", "BATCH-007")
 			var env map[string]any
 			Expect(json.Unmarshal(ev.Raw, &env)).To(Succeed())
 			at, err := parseStamp(fmt.Sprint(env["created_at"]))

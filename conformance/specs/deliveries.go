@@ -579,7 +579,7 @@ func generationEventSpecs(f *framework.Framework) {
 		expectOnce(ctx, s, sp.c, h, receiver.Match{Type: "generation.failed", ResourceID: j.id}, 1, "the generation's event reaches the endpoint once")
 	})
 
-	f.Rule("EVT-003", "EVT-009", "EVT-027", "EVT-028", "EVT-018", "DLV-029", "EVT-001", "EVT-026").It("a video variants submit sends one generation event per sibling and one batch.settled", func(ctx context.Context, s *framework.Spec) {
+	f.Rule("EVT-003", "EVT-009", "EVT-027", "EVT-028", "EVT-018", "DLV-029", "EVT-001", "EVT-026", "EVT-023").It("a video variants submit sends one generation event per sibling and one batch.settled", func(ctx context.Context, s *framework.Spec) {
 		sp := newSpender(ctx, s)
 		h := registerHook(ctx, s, sp.c, "generation.completed", "generation.failed", "batch.settled")
 		j := videoBatch(ctx, s, sp.c)
@@ -594,6 +594,7 @@ func generationEventSpecs(f *framework.Framework) {
 		for _, g := range gens {
 			Expect(g).NotTo(HaveKey("disclosure"))
 		}
+		expectSettledFixed(s, ev, data)
 		s.Step("EVT-018")
 		noLinks(data, "data")
 		s.Step()

@@ -19,9 +19,15 @@ import (
 // fixed is one field and the value the text fixes for it.
 type fixed struct {
 	field string
-	want  any // the JSON value: a bool, a string, nil, or a whole number (int)
+	want  any // the JSON value: a bool, a string, nil, a whole number (int), or absent
 	why   string
 }
+
+// absentField as a fixed value: the text says the record does not carry the field.
+type absentField struct{}
+
+// absent is the fixed value of a field the record must not carry.
+var absent = absentField{}
 
 // The actor rows of GET /actors: "is_platform: true for a service cast actor, false for the
 // workspace's own" (Actor table).
@@ -51,6 +57,10 @@ func expectFixedIn(row map[string]any, what, shown string, values []fixed) {
 			inner, ok := obj[head].(map[string]any)
 			Expect(ok).To(BeTrue(), fmt.Sprintf("%s.%s is an object (%s)%s", what, head, v.why, shown))
 			obj, key = inner, rest
+		}
+		if v.want == absent {
+			Expect(obj).NotTo(HaveKey(key), fmt.Sprintf("%s carries %s: %s%s", what, v.field, v.why, shown))
+			continue
 		}
 		Expect(obj).To(HaveKey(key), fmt.Sprintf("%s has %s (%s)%s", what, v.field, v.why, shown))
 		got := obj[key]
@@ -119,12 +129,16 @@ var (
 		{"error", nil, "error is null on generation.completed"},
 		{"credits.terminal", true, "generation.completed is sent once the charge is final"},
 		{"credits.settlement", "captured", "generation.completed is sent when the charge was captured"},
+		{"credits.wallet_balance", absent, "event credits carry no wallet balance"},
 	}
 	failedEventFixed = []fixed{
 		{"status", "failed", "generation.failed carries status failed"},
 		{"credits.terminal", true, "generation.failed is sent once the hold was released"},
 		{"credits.credits_charged", 0, "a failed job costs nothing"},
+		{"credits.wallet_balance", absent, "event credits carry no wallet balance"},
 	}
+	// batch.settled data: "wallet_balance ... absent in batch and event payloads".
+	settledEventFixed = []fixed{{"credits.wallet_balance", absent, "batch.settled credits carry no wallet balance"}}
 )
 
 // expectEventFixed checks the fixed values of a generation event's data by its type.
@@ -136,5 +150,29 @@ func expectEventFixed(ev receiver.Event, data map[string]any) {
 		expectFixedIn(data, "data", shown, completedEventFixed)
 	case "generation.failed":
 		expectFixedIn(data, "data", shown, failedEventFixed)
+	}
+}
+
+// expectSettledFixed checks the fixed values of a batch.settled event: its own credits, and each
+// entry of generations[], which has the generation event's shape (without disclosure), so the
+// values a generation event fixes for its status. s charges the entries to EVT-028 and the rest to
+// EVT-023.
+func expectSettledFixed(s *framework.Spec, ev receiver.Event, data map[string]any) {
+	GinkgoHelper()
+	shown := ": " + string(ev.Raw)
+	s.Step("EVT-023")
+	expectFixedIn(data, "data", shown, settledEventFixed)
+	s.Step("EVT-028")
+	gens, _ := data["generations"].([]any)
+	for i, g := range gens {
+		entry, ok := g.(map[string]any)
+		Expect(ok).To(BeTrue(), fmt.Sprintf("data.generations[%d] is an object%s", i, shown))
+		what := fmt.Sprintf("data.generations[%d]", i)
+		switch entry["status"] {
+		case "completed":
+			expectFixedIn(entry, what, shown, completedEventFixed)
+		case "failed":
+			expectFixedIn(entry, what, shown, failedEventFixed)
+		}
 	}
 }

@@ -91,4 +91,27 @@ var fixedServers = []Server{
 			}
 		}),
 	},
+	{
+		Name: "evt-settled-siblings-open", Rules: []string{"EVT-028"},
+		Mistake: "batch.settled lists each sibling as snapshotted before its charge was captured: credits terminal false, settlement open, credits_charged null",
+		Hooks: payload(func(v, data map[string]any) {
+			if v["type"] != "batch.settled" {
+				return
+			}
+			for _, g := range rows(data, "generations") {
+				if c := obj(g, "credits"); c != nil {
+					c["terminal"], c["settlement"], c["credits_charged"] = false, "open", nil
+				}
+			}
+		}),
+	},
+	{
+		Name: "evt-settled-wallet-in-credits", Rules: []string{"EVT-023"},
+		Mistake: "batch.settled credits carry wallet_balance (the batch read's credits object with the wallet added)",
+		Hooks: payload(func(v, data map[string]any) {
+			if c := obj(data, "credits"); c != nil && v["type"] == "batch.settled" {
+				c["wallet_balance"] = json.Number("1000")
+			}
+		}),
+	},
 }
