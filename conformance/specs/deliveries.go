@@ -20,8 +20,10 @@ import (
 // deliverySpecs registers the specs of webhook deliveries.
 func deliverySpecs(f *framework.Framework) {
 	Describe("deliveries: webhook deliveries", func() {
-		f.Rule("EVT-008", "ID-008").It("webhook.test arrives signed, with {webhook_id, message} and the documented headers", func(ctx context.Context, s *framework.Spec) {
+		f.Rule("EVT-008", "ID-008").It("webhook.test arrives signed, with {webhook_id, message} and the documented headers, and only where it was sent", func(ctx context.Context, s *framework.Spec) {
 			h := registerHook(ctx, s, s.Client(), "credits.low")
+			// An endpoint nobody sends a test to: "only when someone presses Send test".
+			quiet := registerHook(ctx, s, s.Client(), "credits.low")
 			id := sendTest(ctx, s, h.id)
 			// Check the attempt first: a wrongly signed one is refused by the receiver and never
 			// becomes an event, and the failure should say why.
@@ -39,6 +41,7 @@ func deliverySpecs(f *framework.Framework) {
 			Expect(data["webhook_id"]).To(Equal(h.id), string(ev.Raw))
 			Expect(data["message"]).To(BeAssignableToTypeOf(""), string(ev.Raw))
 			expectOnce(ctx, s, s.Client(), h, receiver.Match{Type: "webhook.test"}, 1, "webhook.test is sent once, when asked")
+			expectOnce(ctx, s, s.Client(), quiet, receiver.Match{Type: "webhook.test"}, 0, "webhook.test comes only when someone sends it (none was sent to this endpoint)")
 		})
 
 		f.Rule("DLV-004", "DLV-005", "DLV-009", "DLV-014", "DLV-015", "DLV-016", "DLV-017", "DLV-018", "DLV-019", "EVT-017", "RECV-003").It(

@@ -1,10 +1,14 @@
 package wrongservers
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"net/http"
 	"slices"
+	"strconv"
 	"sync"
+	"time"
 )
 
 // Wrong servers that send an event a second time, later, as a new delivery (a fresh webhook-id):
@@ -20,6 +24,7 @@ type outbox struct {
 	mu      sync.Mutex // guards next, pending, seen
 	next    http.Handler
 	pending []held
+	calls   []func()        // further sends due on the next API request
 	seen    map[string]bool // webhook-ids held once already (their retries are not held again)
 }
 
@@ -52,9 +57,12 @@ func (o *outbox) hold(r *http.Request, b []byte) {
 // flush sends every held delivery once more, each as a new delivery (a fresh id, signed again).
 func (o *outbox) flush(env *Env) {
 	o.mu.Lock()
-	pending, next := o.pending, o.next
-	o.pending = nil
+	pending, next, calls := o.pending, o.next, o.calls
+	o.pending, o.calls = nil, nil
 	o.mu.Unlock()
+	for _, call := range calls {
+		call()
+	}
 	if next == nil {
 		return
 	}
@@ -96,6 +104,63 @@ func resentOnNextRequest(name, mistake string, rules []string, types ...string) 
 	}
 }
 
+// later queues call for the next API request.
+func (o *outbox) later(call func()) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.calls = append(o.calls, call)
+}
+
+// welcomePing is a server that greets each new endpoint with a webhook.test nobody sent, on the
+// next API request (by then the caller knows the secret): signed with the endpoint's secret and
+// stamped with its created_at, the service's own time.
+func welcomePing(env *Env, next http.Handler) http.Handler {
+	o := outboxOf(env)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		o.flush(env)
+		if !registerRoute(r) {
+			next.ServeHTTP(w, r)
+			return
+		}
+		a := serve(next, r)
+		if d, ok := a.doc(); ok && a.status == http.StatusCreated {
+			wh := obj(d, "webhook")
+			secret, _ := d["secret"].(string)
+			u, _ := wh["url"].(string)
+			id, _ := wh["webhook_id"].(string)
+			at, err := time.Parse(time.RFC3339, stringOf(wh["created_at"]))
+			if u != "" && secret != "" && err == nil {
+				o.later(func() { ping(u, secret, id, at) })
+			}
+		}
+		a.send(w)
+	})
+}
+
+// ping posts a signed webhook.test for endpoint id to u.
+func ping(u, secret, id string, at time.Time) {
+	did := newDeliveryID()
+	body, err := json.Marshal(map[string]any{"id": did, "type": "webhook.test", "created_at": at.UTC().Format(time.RFC3339),
+		"data": map[string]any{"webhook_id": id, "message": "Welcome: this endpoint is registered."}})
+	if err != nil {
+		return
+	}
+	req, err := http.NewRequest(http.MethodPost, u, bytes.NewReader(body))
+	if err != nil {
+		return
+	}
+	ts := strconv.FormatInt(at.Unix(), 10)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("User-Agent", "Mediaspec-Webhooks/1.0")
+	req.Header.Set("Webhook-Id", did)
+	req.Header.Set("Webhook-Timestamp", ts)
+	req.Header.Set("Webhook-Signature", signWith(secret, did, ts, body))
+	client := &http.Client{Timeout: 10 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	if resp, err := client.Do(req); err == nil {
+		_ = resp.Body.Close()
+	}
+}
+
 var onceServers = []Server{
 	resentOnNextRequest("evt-batch-settled-resent",
 		"batch.settled is sent again, as a new delivery with a fresh webhook-id, by the outbox flush of the next API request (it fires twice)",
@@ -112,4 +177,9 @@ var onceServers = []Server{
 	resentOnNextRequest("evt-webhook-test-resent",
 		"webhook.test is sent again, with a fresh webhook-id, by the outbox flush of the next API request (a test nobody sent)",
 		[]string{"EVT-008"}, "webhook.test"),
+	{
+		Name: "evt-webhook-test-on-register", Rules: []string{"EVT-008"},
+		Mistake: "every new endpoint is greeted with a webhook.test nobody sent (a welcome ping after registration)",
+		API:     welcomePing,
+	},
 }
