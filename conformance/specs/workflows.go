@@ -135,7 +135,7 @@ func workflowInvokeSpecs(f *framework.Framework) {
 			s.Step("WF-010")
 			bad := clone(example)
 			bad[extra] = "x"
-			e = c.Post(ctx, path, map[string]any{inputsKey(c): bad, "max_credits": 100000}).ExpectError(http.StatusBadRequest, "invalid_config")
+			c.Post(ctx, path, map[string]any{inputsKey(c): bad, "max_credits": 100000}).ExpectError(http.StatusBadRequest, "invalid_config")
 		})
 
 		f.Rule("WF-009", "WF-004", "WF-005", "WF-006").It("max_credits must cover every step padded; an invoke answers 201 with Location and the queued run", func(ctx context.Context, s *framework.Spec) {
