@@ -142,6 +142,16 @@ func ParseProvenance(v any) (Provenance, error) {
 }
 
 // provenanceIn reads the x-provenance of an element's extensions: ok is false when there is none.
+// ProvenanceOf is the provenance of an element as a whole (its Is), from the extension map of its
+// schema, $ref, operation or response; the zero Source when it has none or it does not parse.
+func ProvenanceOf(ext map[string]any) Source {
+	p, ok, err := provenanceIn(ext)
+	if !ok || err != nil {
+		return Source{}
+	}
+	return p.Is
+}
+
 func provenanceIn(ext map[string]any) (p Provenance, ok bool, err error) {
 	v, ok := ext[ProvenanceKey]
 	if !ok {

@@ -81,19 +81,20 @@ func (c Config) Shape(key string) (string, bool) {
 // declares every shape).
 func (s *Spec) Shape(key string) string {
 	GinkgoHelper()
-	v, ok := s.f.cfg.Shape(key)
-	if !ok {
-		s.f.lacks(openshape.Undeclared(key))
-	}
-	return v
+	return s.f.shape(key)
 }
 
 // Shape is Spec.Shape for a helper that holds a client of the spec.
 func (c *Client) Shape(key string) string {
 	GinkgoHelper()
-	v, ok := c.f.cfg.Shape(key)
+	return c.f.shape(key)
+}
+
+func (f *Framework) shape(key string) string {
+	GinkgoHelper()
+	v, ok := f.cfg.Shape(key)
 	if !ok {
-		c.f.lacks(openshape.Undeclared(key))
+		f.lacks(openshape.Undeclared(key))
 	}
 	return v
 }

@@ -413,18 +413,8 @@ func (d *refDropper) event(body map[string]any) {
 	}
 }
 
-// provOf is the provenance (its Is) in an extension map; the zero Source when there is none.
-func provOf(ext map[string]any) spec.Source {
-	v, ok := ext["x-provenance"]
-	if !ok {
-		return spec.Source{}
-	}
-	p, err := spec.ParseProvenance(v)
-	if err != nil {
-		return spec.Source{}
-	}
-	return p.Is
-}
+// provOf is spec.ProvenanceOf.
+var provOf = spec.ProvenanceOf
 
 // propProv is a property's provenance: on its $ref (SchemaRef extensions) or on its schema.
 func propProv(sr *openapi3.SchemaRef) spec.Source {

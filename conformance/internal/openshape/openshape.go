@@ -342,25 +342,8 @@ func IDs(v any, prefix string) []string {
 			out = append(out, s)
 		}
 	}
-	queue := []any{v}
-	for len(queue) > 0 {
-		cur := queue[0]
-		queue = queue[1:]
-		switch x := cur.(type) {
-		case map[string]any:
-			for _, k := range sortedKeys(x) {
-				add(x[k])
-				queue = append(queue, x[k])
-			}
-		case []any:
-			for _, e := range x {
-				add(e)
-			}
-			queue = append(queue, x...)
-		default:
-			add(x)
-		}
-	}
+	add(v)
+	children(v, func(_ string, x any) bool { add(x); return true })
 	return out
 }
 
@@ -368,6 +351,24 @@ func IDs(v any, prefix string) []string {
 // under a key named url first, then the rest, each in the order found.
 func Links(v any) []string {
 	var named, other []string
+	children(v, func(k string, x any) bool {
+		s, ok := x.(string)
+		switch {
+		case !ok || !isLink(s):
+			return true
+		case k == "url":
+			named = append(named, s)
+		default:
+			other = append(other, s)
+		}
+		return false
+	})
+	return append(named, other...)
+}
+
+// children visits every value below v breadth first (an object's in key order, with its key; an
+// array's with ""), descending into a value when fn says so.
+func children(v any, fn func(key string, x any) bool) {
 	queue := []any{v}
 	for len(queue) > 0 {
 		cur := queue[0]
@@ -375,21 +376,18 @@ func Links(v any) []string {
 		switch x := cur.(type) {
 		case map[string]any:
 			for _, k := range sortedKeys(x) {
-				if s, ok := x[k].(string); ok && isLink(s) {
-					if k == "url" {
-						named = append(named, s)
-					} else {
-						other = append(other, s)
-					}
-					continue
+				if fn(k, x[k]) {
+					queue = append(queue, x[k])
 				}
-				queue = append(queue, x[k])
 			}
 		case []any:
-			queue = append(queue, x...)
+			for _, e := range x {
+				if fn("", e) {
+					queue = append(queue, e)
+				}
+			}
 		}
 	}
-	return append(named, other...)
 }
 
 func isLink(s string) bool {

@@ -130,16 +130,5 @@ func controlRequestNames(control []byte) (map[string]bool, error) {
 	return names, nil
 }
 
-// provOf is the provenance (its Is) in an extension map; the zero Source when there is none or it
-// does not parse.
-func provOf(ext map[string]any) spec.Source {
-	v, ok := ext[spec.ProvenanceKey]
-	if !ok {
-		return spec.Source{}
-	}
-	p, err := spec.ParseProvenance(v)
-	if err != nil {
-		return spec.Source{}
-	}
-	return p.Is
-}
+// provOf is spec.ProvenanceOf.
+var provOf = spec.ProvenanceOf
