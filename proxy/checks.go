@@ -137,12 +137,11 @@ func (p *Proxy) checkError(c *call) {
 		p.find(c, SideServer, "CORE-003", false, "A failure answer must be a JSON object {\"error\": {...}}.")
 		return
 	}
+	// A key beside error is a response field the versioning rules let a service add (CORE-003).
 	e, ok := c.obj["error"].(map[string]any)
-	if !ok || len(c.obj) != 1 {
-		p.find(c, SideServer, "CORE-003", false, "A failure answer's only top-level key is error, holding an object.")
-		if !ok {
-			return
-		}
+	if !ok {
+		p.find(c, SideServer, "CORE-003", false, "A failure answer's error key must hold an object.")
+		return
 	}
 	if okv, isBool := e["ok"].(bool); !isBool || okv {
 		p.find(c, SideServer, "ERR-001", false, "error.ok must be false.")

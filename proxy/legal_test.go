@@ -21,6 +21,12 @@ func TestLegalVariantsBehindTheProxy(t *testing.T) {
 		if v.API == nil {
 			continue
 		}
+		if v.Outsider {
+			// This test's client walks the mock's own layout (its page keys and record names);
+			// a server laid out otherwise is driven by the suite's open-shapes layer, in make
+			// legal-scrambled, not by this walk.
+			continue
+		}
 		t.Run(v.Name, func(t *testing.T) {
 			tg := startTarget(t, func(next http.Handler) http.Handler { return v.API(&wrongservers.Env{}, next) })
 			c := tg.client(t, tg.info.GenerateKey)

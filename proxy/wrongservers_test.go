@@ -15,7 +15,7 @@ import (
 // wrong-servers); this sample keeps the proxy honest in make test.
 var wrongSample = []string{
 	"err-not-found-403", "err-invalid-config-422", "err-unauthorized-403", "err-no-ok-false", "err-no-credits-charged",
-	"core-error-envelope-extra", "core-cacheable-errors", "core-cors", "core-no-ok", "core-timestamp-no-zone",
+	"core-error-flattened", "core-cacheable-errors", "core-cors", "core-no-ok", "core-timestamp-no-zone",
 	"submit-no-location", "submit-cacheable", "gen-charged-zero-while-running", "gen-no-link-lifetime",
 	"id-uppercase-hex", "list-end-empty-cursor",
 }
