@@ -126,13 +126,6 @@ func expectField(r *framework.Response, field string) {
 	Expect(names(errorWords(r), name)).To(BeTrue(), "the refusal names the field at fault ("+field+") in its error object"+r.Describe())
 }
 
-// expectFieldOrItem is expectField for a field whose items are checked one by one: the refusal may
-// name the field or an item or key inside it (config.reference_images[0]).
-func expectFieldOrItem(r *framework.Response, field string) {
-	GinkgoHelper()
-	expectField(r, field)
-}
-
 // expectAssetIDs checks the refusal names the upload id ("naming the ids"): anywhere in its error
 // object, in whatever field or sentence.
 func expectAssetIDs(r *framework.Response, id string) {

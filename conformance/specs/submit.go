@@ -167,7 +167,7 @@ func submitBodySpecs(f *framework.Framework) {
 						_, need := estimateOf(ctx, c, d.String("capability_id"), ready, nil)
 						ready[name] = []any{map[string]any{"assetId": ids[0], "alias": "file1"}}
 						s.Step("SUBMIT-027", "ERR-020")
-						expectFieldOrItem(refuse(ctx, rc.client(), submitBody(d.String("capability_id"), ready, need, nil), http.StatusBadRequest, "invalid_config"), "config."+name)
+						expectField(refuse(ctx, rc.client(), submitBody(d.String("capability_id"), ready, need, nil), http.StatusBadRequest, "invalid_config"), "config."+name)
 						checked |= 1
 					case checked&2 == 0 && cat == "image" && items["type"] == "object" && !namesUpload(cfg):
 						_, need := estimateOf(ctx, c, d.String("capability_id"), cfg, nil)
@@ -177,7 +177,7 @@ func submitBodySpecs(f *framework.Framework) {
 						}
 						cfg[name] = []any{image}
 						s.Step("SUBMIT-028", "ERR-020")
-						expectFieldOrItem(refuse(ctx, rc.client(), submitBody(d.String("capability_id"), cfg, need, nil), http.StatusBadRequest, "invalid_config"), "config."+name)
+						expectField(refuse(ctx, rc.client(), submitBody(d.String("capability_id"), cfg, need, nil), http.StatusBadRequest, "invalid_config"), "config."+name)
 						checked |= 2
 					}
 				}
