@@ -164,10 +164,6 @@ func findDetailOf(ctx context.Context, c *framework.Client, what string, pred fu
 	return nil
 }
 
-// mayTakeSeveral reports whether a row may allow two or more takes: the row's layout is not shown,
-// so every row may, and the detail's schema decides (ceilingOf).
-func mayTakeSeveral(map[string]any) bool { return true }
-
 // ceilingOf is a capability's ceiling of takes from its detail: the maximum of its config_schema's
 // count ("count above the ceiling is refused"); 1 when the schema has no count (it makes one
 // result); 4, the most variants a submit takes, when count has no maximum.
@@ -227,7 +223,7 @@ func cheapestOf(ctx context.Context, c *framework.Client, what string, pred func
 func imageModel(ctx context.Context, c *framework.Client) *framework.Response {
 	GinkgoHelper()
 	return cheapest(ctx, c, "image model with max_variants above 1", func(row map[string]any) bool {
-		return row["category"] == "image" && row["output_kind"] == "image" && mayTakeSeveral(row)
+		return row["category"] == "image" && row["output_kind"] == "image"
 	}, severalTakes)
 }
 
@@ -235,7 +231,7 @@ func imageModel(ctx context.Context, c *framework.Client) *framework.Response {
 func videoModel(ctx context.Context, c *framework.Client) *framework.Response {
 	GinkgoHelper()
 	return cheapest(ctx, c, "video model with max_variants above 1", func(row map[string]any) bool {
-		return row["category"] == "video" && row["output_kind"] == "video" && mayTakeSeveral(row)
+		return row["category"] == "video" && row["output_kind"] == "video"
 	}, severalTakes)
 }
 

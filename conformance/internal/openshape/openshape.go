@@ -207,24 +207,19 @@ func holderOf(v any, key string) map[string]any {
 	return found
 }
 
-// walk visits every object of v breadth first, keys in sorted order, until fn returns false.
+// walk visits every object of v breadth first, v itself first, keys in sorted order, until fn
+// returns false.
 func walk(v any, fn func(map[string]any) bool) {
-	queue := []any{v}
-	for len(queue) > 0 {
-		cur := queue[0]
-		queue = queue[1:]
-		switch x := cur.(type) {
-		case map[string]any:
-			if !fn(x) {
-				return
-			}
-			for _, k := range sortedKeys(x) {
-				queue = append(queue, x[k])
-			}
-		case []any:
-			queue = append(queue, x...)
-		}
+	if o, ok := v.(map[string]any); ok && !fn(o) {
+		return
 	}
+	stopped := false
+	children(v, func(_ string, x any) bool {
+		if o, ok := x.(map[string]any); ok && !stopped && !fn(o) {
+			stopped = true
+		}
+		return !stopped
+	})
 }
 
 func sortedKeys(m map[string]any) []string {
