@@ -265,7 +265,7 @@ func scopeSpecs(f *framework.Framework) {
 				{"/generations", map[string]any{"capability_id": "tts", "config": ttsConfig(ctx, s.Client()), "max_credits": 10}},
 				{"/uploads", uploadReservation()},
 				{"/uploads/ast_" + randomHex(32) + "/finalize", nil},
-				{"/uploads/from-url", map[string]any{"url": "https://example.com/a.png"}},
+				{"/uploads/from-url", fromURLStandIn(c)},
 				{"/webhooks", map[string]any{"url": "https://example.com/hook", "events": []string{"generation.completed"}}},
 				{"/workflows/wf_" + randomHex(32) + "/invoke", invokeStandIn(c, 10)},
 				{"/workflows/templates/conformance_template/invoke", invokeStandIn(c, 10)},

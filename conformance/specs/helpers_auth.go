@@ -136,7 +136,7 @@ func makeOwnResources(ctx context.Context, s *framework.Spec, c *framework.Clien
 	o.bodies["POST /estimates"] = map[string]any{"capability_id": "tts", "config": cfg}
 	o.bodies["POST /generations"] = submitBody("tts", ttsConfig(ctx, c), need, nil)
 	o.bodies["POST /uploads"] = uploadReservation()
-	o.bodies["POST /uploads/from-url"] = map[string]any{"url": "https://cdn.example.com/media/product.png", "filename": "product.png"}
+	o.bodies["POST /uploads/from-url"] = fromURLStandIn(c)
 	o.bodies["POST /webhooks"] = hookBody
 	o.bodies["POST /uploads/{assetId}/finalize"] = nil
 	return o

@@ -141,9 +141,19 @@ func runView(r *framework.Response) *framework.Response {
 // invokeStandIn is an invoke body for a call judged before its body is read (a key check): empty
 // inputs under the declared inputs field (none when the target declares none) and maxCredits.
 func invokeStandIn(c *framework.Client, maxCredits int) map[string]any {
-	body := map[string]any{"max_credits": maxCredits}
-	if k, ok := c.ShapeIf("invoke.inputs"); ok {
-		body[k] = map[string]any{}
+	return standIn(c, "invoke.inputs", map[string]any{}, map[string]any{"max_credits": maxCredits})
+}
+
+// fromURLStandIn is an import body for a call judged before its body is read (a key check): a
+// public link under the declared link field, or an empty body when the target declares none.
+func fromURLStandIn(c *framework.Client) map[string]any {
+	return standIn(c, "from_url.link", "https://cdn.example.com/media/product.png", map[string]any{})
+}
+
+// standIn sets body[the declared field of shape] to v when the target declares one.
+func standIn(c *framework.Client, shape string, v any, body map[string]any) map[string]any {
+	if k, ok := c.ShapeIf(shape); ok {
+		body[k] = v
 	}
 	return body
 }
@@ -162,4 +172,31 @@ func importedID(r *framework.Response) string {
 func linkKey(c *framework.Client) string {
 	GinkgoHelper()
 	return c.Shape("from_url.link")
+}
+
+// walkOpen reads every row of a list whose answer the text does not show (the workflow run list):
+// the one array of each answer, following next_cursor while the answer carries a string one (a
+// list answered whole, with no cursor, is one page). It fails after maxPages pages.
+func walkOpen(ctx context.Context, c *framework.Client, path string, maxPages int) []map[string]any {
+	GinkgoHelper()
+	var rows []map[string]any
+	cursor := ""
+	for i := 0; i < maxPages; i++ {
+		var opts []framework.CallOption
+		if cursor != "" {
+			opts = append(opts, framework.Query("cursor", cursor))
+		}
+		r := c.Get(ctx, path, opts...).ExpectOK(http.StatusOK)
+		pg := pageRows(r, openPage)
+		for j, v := range pg.Rows {
+			rows = append(rows, asObject(r, v, fmt.Sprintf("row %d of the list", j)))
+		}
+		next, _ := pg.Holder[openshape.Cursor].(string)
+		if next == "" {
+			return rows
+		}
+		cursor = next
+	}
+	Fail(fmt.Sprintf("%s: next_cursor did not end after %d pages", path, maxPages))
+	return nil
 }

@@ -255,7 +255,7 @@ func workflowRunIDSpecs(f *framework.Framework) {
 				Expect(w).To(BeNil(), "a template's run names no saved workflow"+r.Describe())
 			}
 			runsList(ctx, s, sp.c)
-			rows, _ := walk(ctx, sp.c, "/workflow-runs", openPage, 50, 20)
+			rows := walkOpen(ctx, sp.c, "/workflow-runs", 20)
 			Expect(ids(rows, "workflow_run_id")).To(ContainElement(id))
 			for _, row := range rows {
 				Expect(row["workflow_run_id"]).To(MatchRegexp(`^wfr_[0-9a-f]{32}$`))
