@@ -85,7 +85,7 @@ var areas = map[string][]string{
 // concerns point down: leaves, then stores, then admission and the engines, then the two HTTP
 // adapters, then the wiring). Package mock itself is the wiring, above all of them.
 var mockLevels = map[string]int{
-	"internal/mock/apierr": 0, "mock/clock": 0, "internal/mock/ids": 0, "internal/mock/media": 0, "internal/mock/netguard": 0, "internal/mock/paging": 0,
+	"internal/mock/apierr": 0, "internal/clock": 0, "internal/mock/ids": 0, "internal/mock/media": 0, "internal/mock/netguard": 0, "internal/mock/paging": 0,
 	"internal/mock/render": 0, "internal/mock/reqlog": 0,
 	"internal/mock/wire": 1, "internal/mock/ratelimit": 1, "internal/mock/retention": 1, "internal/mock/ledger": 1, "internal/mock/faults": 1, "internal/mock/audit": 1,
 	"internal/mock/workspace": 2, "internal/mock/blob": 2, "internal/mock/webhook": 2, "internal/mock/assets": 2, "internal/mock/catalog": 2,
@@ -94,7 +94,8 @@ var mockLevels = map[string]int{
 	"internal/mock/jobs":                4,
 	"internal/mock/workflows":           5,
 	"internal/mock/api":                 6, "internal/mock/control": 6,
-	"mock": 7,
+	"mock/clock": 7, // the clock's public face: aliases of internal/clock for users of package mock
+	"mock":       8,
 }
 
 // mockOutside are the packages of the module outside mock/ a mock package may import: the

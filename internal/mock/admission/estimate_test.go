@@ -6,12 +6,12 @@ import (
 	"time"
 
 	"github.com/mediaspec/mediaspec/fixtures"
+	"github.com/mediaspec/mediaspec/internal/clock"
 	"github.com/mediaspec/mediaspec/internal/mock/apierr"
 	"github.com/mediaspec/mediaspec/internal/mock/catalog"
 	"github.com/mediaspec/mediaspec/internal/mock/catalog/catalogtest"
 	"github.com/mediaspec/mediaspec/internal/mock/faults"
 	"github.com/mediaspec/mediaspec/internal/mock/ids"
-	"github.com/mediaspec/mediaspec/mock/clock"
 )
 
 func newDeps(t testing.TB) (Deps, *faults.Store) {

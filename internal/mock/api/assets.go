@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/mediaspec/mediaspec/internal/clock"
 	"github.com/mediaspec/mediaspec/internal/mock/apierr"
 	"github.com/mediaspec/mediaspec/internal/mock/assets"
 	"github.com/mediaspec/mediaspec/internal/mock/blob"
@@ -11,7 +12,6 @@ import (
 	"github.com/mediaspec/mediaspec/internal/mock/ratelimit"
 	"github.com/mediaspec/mediaspec/internal/mock/wire"
 	"github.com/mediaspec/mediaspec/internal/mock/workspace"
-	"github.com/mediaspec/mediaspec/mock/clock"
 )
 
 // AssetLinkLifetime is how long a file link handed out by the asset reads lasts.

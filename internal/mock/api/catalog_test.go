@@ -14,10 +14,10 @@ import (
 	"time"
 
 	"github.com/mediaspec/mediaspec/fixtures"
+	"github.com/mediaspec/mediaspec/internal/clock"
 	"github.com/mediaspec/mediaspec/internal/mock/ratelimit"
 	"github.com/mediaspec/mediaspec/internal/mock/workspace"
 	"github.com/mediaspec/mediaspec/mock"
-	"github.com/mediaspec/mediaspec/mock/clock"
 	"github.com/mediaspec/mediaspec/spec"
 )
 

@@ -10,13 +10,13 @@ import (
 	"time"
 
 	"github.com/mediaspec/mediaspec/fixtures"
+	"github.com/mediaspec/mediaspec/internal/clock"
 	"github.com/mediaspec/mediaspec/internal/mock/apierr"
 	"github.com/mediaspec/mediaspec/internal/mock/catalog"
 	"github.com/mediaspec/mediaspec/internal/mock/jobs"
 	"github.com/mediaspec/mediaspec/internal/mock/ratelimit"
 	"github.com/mediaspec/mediaspec/internal/mock/wire"
 	"github.com/mediaspec/mediaspec/internal/mock/workspace"
-	"github.com/mediaspec/mediaspec/mock/clock"
 )
 
 // RegisterGenerations registers the generation routes over the jobs store:

@@ -18,11 +18,11 @@ import (
 	"time"
 
 	fixtures "github.com/mediaspec/mediaspec/fixtures/media"
+	"github.com/mediaspec/mediaspec/internal/clock"
 	"github.com/mediaspec/mediaspec/internal/mock/faults"
 	"github.com/mediaspec/mediaspec/internal/mock/ratelimit"
 	"github.com/mediaspec/mediaspec/internal/mock/workspace"
 	"github.com/mediaspec/mediaspec/mock"
-	"github.com/mediaspec/mediaspec/mock/clock"
 	"github.com/mediaspec/mediaspec/spec"
 )
 

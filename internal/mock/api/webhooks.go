@@ -5,11 +5,11 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/mediaspec/mediaspec/internal/clock"
 	"github.com/mediaspec/mediaspec/internal/mock/ratelimit"
 	"github.com/mediaspec/mediaspec/internal/mock/webhook"
 	"github.com/mediaspec/mediaspec/internal/mock/wire"
 	"github.com/mediaspec/mediaspec/internal/mock/workspace"
-	"github.com/mediaspec/mediaspec/mock/clock"
 )
 
 // registerTimeout bounds a registration's hostname lookup.

@@ -22,7 +22,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/mediaspec/mediaspec/mock/clock"
+	"github.com/mediaspec/mediaspec/internal/clock"
 )
 
 // Bounds of the auditor's memory.

@@ -27,7 +27,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/mediaspec/mediaspec/mock/clock"
+	"github.com/mediaspec/mediaspec/internal/clock"
 )
 
 // Path prefixes the Store's handler serves.

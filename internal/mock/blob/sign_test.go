@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mediaspec/mediaspec/mock/clock"
+	"github.com/mediaspec/mediaspec/internal/clock"
 )
 
 // TestSignIsTheEncodedQuery: a link is byte for byte what url.Values encodes over a fresh HMAC of

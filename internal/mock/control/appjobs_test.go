@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mediaspec/mediaspec/internal/clock"
 	"github.com/mediaspec/mediaspec/mock"
-	"github.com/mediaspec/mediaspec/mock/clock"
 )
 
 // A job started in the app holds no key's slot and passes spend limits that refuse the same

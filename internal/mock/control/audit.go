@@ -3,9 +3,9 @@ package control
 import (
 	"net/http"
 
+	"github.com/mediaspec/mediaspec/internal/clock"
 	"github.com/mediaspec/mediaspec/internal/mock/audit"
 	"github.com/mediaspec/mediaspec/internal/mock/wire"
-	"github.com/mediaspec/mediaspec/mock/clock"
 )
 
 // auditOff is the message of GET /audit when the mock runs without --audit.

@@ -5,10 +5,10 @@ import (
 	"time"
 
 	"github.com/mediaspec/mediaspec/fixtures"
+	"github.com/mediaspec/mediaspec/internal/clock"
 	"github.com/mediaspec/mediaspec/internal/mock/apierr"
 	"github.com/mediaspec/mediaspec/internal/mock/catalog"
 	"github.com/mediaspec/mediaspec/internal/mock/wire"
-	"github.com/mediaspec/mediaspec/mock/clock"
 )
 
 // RegisterCatalog adds the catalogue operations (spec/control.yaml tag catalogue) over c:

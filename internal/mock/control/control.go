@@ -24,13 +24,13 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mediaspec/mediaspec/internal/clock"
 	"github.com/mediaspec/mediaspec/internal/mock/apierr"
 	"github.com/mediaspec/mediaspec/internal/mock/faults"
 	"github.com/mediaspec/mediaspec/internal/mock/ledger"
 	"github.com/mediaspec/mediaspec/internal/mock/ratelimit"
 	"github.com/mediaspec/mediaspec/internal/mock/wire"
 	"github.com/mediaspec/mediaspec/internal/mock/workspace"
-	"github.com/mediaspec/mediaspec/mock/clock"
 )
 
 // BasePath is the control API root.

@@ -11,6 +11,7 @@ import (
 	"github.com/getkin/kin-openapi/openapi3"
 
 	"github.com/mediaspec/mediaspec/fixtures"
+	"github.com/mediaspec/mediaspec/internal/clock"
 	"github.com/mediaspec/mediaspec/internal/mock/catalog"
 	"github.com/mediaspec/mediaspec/internal/mock/faults"
 	"github.com/mediaspec/mediaspec/internal/mock/ids"
@@ -20,7 +21,6 @@ import (
 	"github.com/mediaspec/mediaspec/internal/mock/webhook"
 	"github.com/mediaspec/mediaspec/internal/mock/workflows"
 	"github.com/mediaspec/mediaspec/internal/mock/workspace"
-	"github.com/mediaspec/mediaspec/mock/clock"
 )
 
 const token = "ctl_unit"

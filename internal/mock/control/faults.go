@@ -3,10 +3,10 @@ package control
 import (
 	"net/http"
 
+	"github.com/mediaspec/mediaspec/internal/clock"
 	"github.com/mediaspec/mediaspec/internal/mock/apierr"
 	"github.com/mediaspec/mediaspec/internal/mock/faults"
 	"github.com/mediaspec/mediaspec/internal/mock/wire"
-	"github.com/mediaspec/mediaspec/mock/clock"
 )
 
 // registerFaults adds GET, POST and DELETE /faults over the store.

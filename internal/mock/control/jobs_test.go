@@ -9,10 +9,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mediaspec/mediaspec/internal/clock"
 	"github.com/mediaspec/mediaspec/internal/mock/jobs"
 	"github.com/mediaspec/mediaspec/internal/mock/workspace"
 	"github.com/mediaspec/mediaspec/mock"
-	"github.com/mediaspec/mediaspec/mock/clock"
 )
 
 const ctl = "ctl_jobs_test"

@@ -6,10 +6,10 @@ import (
 	"net/http"
 	"unicode/utf8"
 
+	"github.com/mediaspec/mediaspec/internal/clock"
 	"github.com/mediaspec/mediaspec/internal/mock/apierr"
 	"github.com/mediaspec/mediaspec/internal/mock/webhook"
 	"github.com/mediaspec/mediaspec/internal/mock/wire"
-	"github.com/mediaspec/mediaspec/mock/clock"
 )
 
 // Delivery history paging (GET /webhooks/{id}/deliveries), and the longest webhook.test message.

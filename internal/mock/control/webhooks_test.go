@@ -9,11 +9,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mediaspec/mediaspec/internal/clock"
 	"github.com/mediaspec/mediaspec/internal/mock/ids"
 	"github.com/mediaspec/mediaspec/internal/mock/ratelimit"
 	"github.com/mediaspec/mediaspec/internal/mock/webhook"
 	"github.com/mediaspec/mediaspec/internal/mock/workspace"
-	"github.com/mediaspec/mediaspec/mock/clock"
 	"github.com/mediaspec/mediaspec/receiver"
 )
 

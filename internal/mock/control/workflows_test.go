@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mediaspec/mediaspec/internal/clock"
 	"github.com/mediaspec/mediaspec/internal/mock/control"
 	"github.com/mediaspec/mediaspec/mock"
-	"github.com/mediaspec/mediaspec/mock/clock"
 )
 
 const wfToken = "ctl_workflows_test"

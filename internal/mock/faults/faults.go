@@ -17,9 +17,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mediaspec/mediaspec/internal/clock"
 	"github.com/mediaspec/mediaspec/internal/mock/apierr"
 	"github.com/mediaspec/mediaspec/internal/mock/ids"
-	"github.com/mediaspec/mediaspec/mock/clock"
 )
 
 // Kind names what goes wrong (control.yaml FaultKind).

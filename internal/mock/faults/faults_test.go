@@ -5,9 +5,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mediaspec/mediaspec/internal/clock"
 	"github.com/mediaspec/mediaspec/internal/mock/apierr"
 	"github.com/mediaspec/mediaspec/internal/mock/ids"
-	"github.com/mediaspec/mediaspec/mock/clock"
 )
 
 func newStore() *Store {

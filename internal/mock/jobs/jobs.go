@@ -50,6 +50,7 @@ import (
 	"time"
 
 	"github.com/mediaspec/mediaspec/fixtures"
+	"github.com/mediaspec/mediaspec/internal/clock"
 	"github.com/mediaspec/mediaspec/internal/mock/assets"
 	"github.com/mediaspec/mediaspec/internal/mock/blob"
 	"github.com/mediaspec/mediaspec/internal/mock/catalog"
@@ -58,7 +59,6 @@ import (
 	"github.com/mediaspec/mediaspec/internal/mock/ledger"
 	"github.com/mediaspec/mediaspec/internal/mock/retention"
 	"github.com/mediaspec/mediaspec/internal/mock/workspace"
-	"github.com/mediaspec/mediaspec/mock/clock"
 )
 
 // Limits and timings of the engine (interface spec "Limits"; designed values

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/mediaspec/mediaspec/fixtures"
+	"github.com/mediaspec/mediaspec/internal/clock"
 	"github.com/mediaspec/mediaspec/internal/mock/apierr"
 	"github.com/mediaspec/mediaspec/internal/mock/assets"
 	"github.com/mediaspec/mediaspec/internal/mock/blob"
@@ -14,7 +15,6 @@ import (
 	"github.com/mediaspec/mediaspec/internal/mock/ledger"
 	"github.com/mediaspec/mediaspec/internal/mock/render"
 	"github.com/mediaspec/mediaspec/internal/mock/workspace"
-	"github.com/mediaspec/mediaspec/mock/clock"
 )
 
 // planFor works out what one generation renders (fixtures README "Output").

@@ -4,8 +4,8 @@ import (
 	"sort"
 	"time"
 
+	"github.com/mediaspec/mediaspec/internal/clock"
 	"github.com/mediaspec/mediaspec/internal/mock/paging"
-	"github.com/mediaspec/mediaspec/mock/clock"
 )
 
 // Filter selects rows of GET /generations; zero fields match everything.

@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/mediaspec/mediaspec/mock/clock"
+	"github.com/mediaspec/mediaspec/internal/clock"
 )
 
 // View is a snapshot of one generation.

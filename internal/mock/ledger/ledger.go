@@ -17,8 +17,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/mediaspec/mediaspec/internal/clock"
 	"github.com/mediaspec/mediaspec/internal/mock/apierr"
-	"github.com/mediaspec/mediaspec/mock/clock"
 )
 
 // Defaults of the interface spec's limits table.

@@ -5,7 +5,7 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/mediaspec/mediaspec/mock/clock"
+	"github.com/mediaspec/mediaspec/internal/clock"
 )
 
 // BenchmarkAllowBusyKey: a key with a limit of 100,000 calls a minute, called every millisecond,

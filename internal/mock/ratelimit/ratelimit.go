@@ -12,7 +12,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/mediaspec/mediaspec/mock/clock"
+	"github.com/mediaspec/mediaspec/internal/clock"
 )
 
 // Bucket names a per-key bucket.

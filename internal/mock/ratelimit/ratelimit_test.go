@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mediaspec/mediaspec/mock/clock"
+	"github.com/mediaspec/mediaspec/internal/clock"
 )
 
 var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)

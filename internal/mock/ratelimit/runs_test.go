@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mediaspec/mediaspec/mock/clock"
+	"github.com/mediaspec/mediaspec/internal/clock"
 )
 
 // exactLog is the sliding window as the interface states it: every call's time, each leaving

@@ -18,7 +18,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/mediaspec/mediaspec/mock/clock"
+	"github.com/mediaspec/mediaspec/internal/clock"
 )
 
 // Forget is the owner's decision on one due entry at service time now: it forgets the record

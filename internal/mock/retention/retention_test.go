@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mediaspec/mediaspec/mock/clock"
+	"github.com/mediaspec/mediaspec/internal/clock"
 )
 
 var t0 = time.Date(2026, 1, 5, 9, 0, 0, 0, time.UTC)

@@ -23,6 +23,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/mediaspec/mediaspec/internal/clock"
 	"github.com/mediaspec/mediaspec/internal/mock/apierr"
 	"github.com/mediaspec/mediaspec/internal/mock/assets"
 	"github.com/mediaspec/mediaspec/internal/mock/blob"
@@ -31,7 +32,6 @@ import (
 	"github.com/mediaspec/mediaspec/internal/mock/ids"
 	"github.com/mediaspec/mediaspec/internal/mock/media"
 	"github.com/mediaspec/mediaspec/internal/mock/retention"
-	"github.com/mediaspec/mediaspec/mock/clock"
 )
 
 // Limits of the interface spec ("Limits").

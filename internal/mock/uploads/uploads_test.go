@@ -15,13 +15,13 @@ import (
 	"time"
 
 	fixtures "github.com/mediaspec/mediaspec/fixtures/media"
+	"github.com/mediaspec/mediaspec/internal/clock"
 	"github.com/mediaspec/mediaspec/internal/mock/apierr"
 	"github.com/mediaspec/mediaspec/internal/mock/assets"
 	"github.com/mediaspec/mediaspec/internal/mock/blob"
 	"github.com/mediaspec/mediaspec/internal/mock/faults"
 	"github.com/mediaspec/mediaspec/internal/mock/ids"
 	"github.com/mediaspec/mediaspec/internal/mock/media"
-	"github.com/mediaspec/mediaspec/mock/clock"
 )
 
 type env struct {

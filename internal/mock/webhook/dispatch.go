@@ -14,7 +14,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/mediaspec/mediaspec/mock/clock"
+	"github.com/mediaspec/mediaspec/internal/clock"
 )
 
 // envelope is the body of every delivery.

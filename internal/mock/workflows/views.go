@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/mediaspec/mediaspec/internal/clock"
 	"github.com/mediaspec/mediaspec/internal/mock/apierr"
 	"github.com/mediaspec/mediaspec/internal/mock/paging"
-	"github.com/mediaspec/mediaspec/mock/clock"
 )
 
 // NodeDoc is one step of a run read (openapi WorkflowRunNode).

@@ -72,12 +72,12 @@ import (
 	"time"
 
 	"github.com/mediaspec/mediaspec/fixtures"
+	"github.com/mediaspec/mediaspec/internal/clock"
 	"github.com/mediaspec/mediaspec/internal/mock/catalog"
 	"github.com/mediaspec/mediaspec/internal/mock/ids"
 	"github.com/mediaspec/mediaspec/internal/mock/jobs"
 	"github.com/mediaspec/mediaspec/internal/mock/retention"
 	"github.com/mediaspec/mediaspec/internal/mock/workspace"
-	"github.com/mediaspec/mediaspec/mock/clock"
 )
 
 // StartDelay is how long a run stays queued before its first step is

@@ -5,12 +5,12 @@ import (
 	"time"
 
 	"github.com/mediaspec/mediaspec/fixtures"
+	"github.com/mediaspec/mediaspec/internal/clock"
 	"github.com/mediaspec/mediaspec/internal/mock/apierr"
 	"github.com/mediaspec/mediaspec/internal/mock/catalog"
 	"github.com/mediaspec/mediaspec/internal/mock/ids"
 	"github.com/mediaspec/mediaspec/internal/mock/jobs"
 	"github.com/mediaspec/mediaspec/internal/mock/workspace"
-	"github.com/mediaspec/mediaspec/mock/clock"
 )
 
 func newEngine(t *testing.T) *Engine {

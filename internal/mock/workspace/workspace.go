@@ -18,11 +18,11 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mediaspec/mediaspec/internal/clock"
 	"github.com/mediaspec/mediaspec/internal/mock/apierr"
 	"github.com/mediaspec/mediaspec/internal/mock/ids"
 	"github.com/mediaspec/mediaspec/internal/mock/ledger"
 	"github.com/mediaspec/mediaspec/internal/mock/ratelimit"
-	"github.com/mediaspec/mediaspec/mock/clock"
 )
 
 // Plan is a workspace's plan: which one it is on. What a plan unlocks is the catalogue's
