@@ -190,7 +190,7 @@ func All() []Server {
 // defined is every entry written in the area tables, sorted by name, the moved ones included.
 func defined() []Server {
 	var all []Server
-	for _, area := range [][]Server{authServers, errorServers, refusalServers, spendingServers, readServers, pagingServers, registrationServers, signingServers, catalogueServers, generationServers, listServers, uploadServers, webhookServers, deliveryServers, ledgerServers, idServers, checkServers, bucketServers, talkingServers, workflowServers, versioningServers, linkServers, onceServers, fixedServers} {
+	for _, area := range [][]Server{authServers, errorServers, refusalServers, spendingServers, readServers, pagingServers, registrationServers, signingServers, catalogueServers, generationServers, listServers, uploadServers, webhookServers, deliveryServers, ledgerServers, idServers, checkServers, bucketServers, talkingServers, workflowServers, versioningServers, linkServers, onceServers, fixedServers, powerServers} {
 		all = append(all, area...)
 	}
 	sort.Slice(all, func(i, j int) bool { return all[i].Name < all[j].Name })

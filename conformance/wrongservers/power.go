@@ -1,0 +1,53 @@
+package wrongservers
+
+import (
+	"encoding/json"
+	"net/http"
+)
+
+// Wrong servers for the rules issue 37 found judged weakly: a check that ran only after a read
+// of another rule had passed, only "when the row carries" a field the text says it carries, or only
+// against the mock. Each entry breaks the weak rule in a way the suite missed before.
+
+// bareDetail answers the capability detail with the capability's own fields cut to its id, nested
+// under "capability" ({ok, capability: {capability_id}, config_schema, example_config}), after
+// edit changed the schema. The detail's layout is not shown; a detail without status or category
+// breaks the detail's own fields (CAP-019), which must not keep its schema from being judged.
+func bareDetail(edit func(id string, schema map[string]any)) Wrap {
+	return docs(capabilityDetail, success, func(_ *http.Request, _ *answer, d map[string]any) {
+		id, _ := d["capability_id"].(string)
+		s, example := obj(d, "config_schema"), d["example_config"]
+		if s == nil || id == "" {
+			return
+		}
+		edit(id, s)
+		for k := range d {
+			delete(d, k)
+		}
+		d["ok"] = true
+		d["capability"] = map[string]any{"capability_id": id}
+		d["config_schema"], d["example_config"] = s, example
+	})
+}
+
+var powerServers = []Server{
+	{
+		Name: "cap-bare-detail-loose-schema", Rules: []string{"CAP-020"},
+		Mistake: "the capability detail carries only the capability's id beside its schema, and the schema is served without additionalProperties: false",
+		API:     bareDetail(func(_ string, s map[string]any) { delete(s, "additionalProperties") }),
+	},
+	{
+		Name: "cap-bare-detail-priced-schema", Rules: []string{"CAP-021"},
+		Mistake: "the capability detail carries only the capability's id beside its schema, and the schema carries the unit price (x-credits-per-unit)",
+		API:     bareDetail(func(_ string, s map[string]any) { s["x-credits-per-unit"] = json.Number("12") }),
+	},
+	{
+		Name: "cap-bare-detail-voice-in-schema", Rules: []string{"CAP-024"},
+		Mistake: "the capability detail carries only the capability's id beside its schema, and the schema lists voice_id as a config property",
+		API: bareDetail(func(_ string, s map[string]any) {
+			if props, ok := s["properties"].(map[string]any); ok {
+				props["voice_id"] = map[string]any{"type": "string"}
+			}
+		}),
+	},
+}
