@@ -178,9 +178,19 @@ lint-spec:
 docs-check:
 	spec/docs/check.sh bin/docs
 
-## bench: the benchmarks (speed is measured here, never asserted in tests).
+## bench: every benchmark of the module (speed is measured here, never asserted in tests), each
+## figure side by side with its baseline in the same run, and the results written to BENCH_OUT
+## (docs/bench.md): a table per package with every figure each benchmark reported, built by
+## internal/benchtable from go test's output (a new benchmark shows up without touching it). The
+## wrk benchmarks (BenchmarkHTTP*: the proxy and the mock over HTTP) run HTTP_ROUNDS alternating
+## rounds and skip without wrk, naming it. BENCH_PKGS narrows the packages (the page then holds only
+## theirs).
+BENCH_PKGS ?= $(PKGS)
+BENCH_OUT  ?= docs/bench.md
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)
+	$(GO) run ./internal/benchtable -o $(BENCH_OUT) \
+	  -cmd '$(GO) test -run ^$$ -bench . -skip ^BenchmarkHTTP -benchmem $(BENCH_PKGS)' \
+	  -cmd '$(GO) test -run ^$$ -bench ^BenchmarkHTTP -benchtime $(HTTP_ROUNDS)x $(BENCH_PKGS)'
 
 ## bench-http: GET /api/v1/generations/{id} as a user sees it: wrk (apt-get install -y wrk; it
 ## skips without) in its own process, 64 connections, against the built `mediaspec mock` (default
@@ -190,9 +200,12 @@ bench:
 ## answer, the mock/bare rate and p99 ratios and the load average; fails on any answer but a 200.
 ## PRISM=path/to/prism (an npm install of @stoplight/prism-cli outside the repository) adds Prism
 ## mocking the same document as a third side and the mock/Prism ratio.
+## BenchmarkHTTPProxy (./proxy/) is the same harness at 32 connections: straight to the mock and
+## through `mediaspec proxy` in front of it (rates, the ratio, what the proxy adds at p50 and p99,
+## its CPU per answer and the share it left unjudged).
 HTTP_ROUNDS ?= 3
 bench-http:
-	$(GO) test -v -run '^$$' -bench '^BenchmarkHTTPGetGeneration$$' -benchtime $(HTTP_ROUNDS)x ./mock/
+	$(GO) test -v -run '^$$' -bench '^BenchmarkHTTP' -benchtime $(HTTP_ROUNDS)x ./mock/ ./proxy/
 
 ## fuzz: each fuzz target for FUZZTIME (default 1m), one after the other; a failing input is
 ## written to the package's testdata/fuzz/<target>/ (commit it as a regression seed). Go 1.26's
