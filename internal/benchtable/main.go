@@ -331,4 +331,3 @@ func loadAvg() string {
 	f := strings.Fields(string(b))
 	return strings.Join(f[:min(3, len(f))], ", ")
 }
-
