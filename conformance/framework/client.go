@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -68,8 +69,14 @@ type call struct {
 	contentType string
 	hasBody     bool
 	invalid     bool
-	keep        bool // answer a bucket refusal as it came, never waited out
-	unjudged    bool // the exchange is not judged against the description (Unjudged)
+	keep        bool  // answer a bucket refusal as it came, never waited out
+	unjudged    bool  // the exchange is not judged against the description (Unjudged)
+	judgedOn    []int // when set, the exchange is judged only when answered with one of these (JudgedOn)
+}
+
+// judges reports whether an answer with status is judged against the description (JudgedOn).
+func (c *call) judges(status int) bool {
+	return len(c.judgedOn) == 0 || slices.Contains(c.judgedOn, status)
 }
 
 // Query adds a query parameter.
@@ -110,6 +117,14 @@ func Invalid() CallOption {
 // of it.
 func Unjudged() CallOption {
 	return func(c *call) { c.unjudged = true }
+}
+
+// JudgedOn judges the exchange against the description only when it is answered with one of
+// statuses: a spec whose subject is which answer comes (a refusal where a wrong server replays)
+// judges the body of the answer it asked for on that call, and leaves another one to its own
+// checks rather than charging it to the other answer's rules.
+func JudgedOn(statuses ...int) CallOption {
+	return func(c *call) { c.judgedOn = append(c.judgedOn, statuses...) }
 }
 
 // KeepRefusal makes a call on a shared key answer a 429 rate_limited as it came instead of waiting

@@ -359,7 +359,7 @@ func (f *Framework) exchange(ctx context.Context, chk checker, method string, u 
 	var fatal []string
 	requestBroke := false
 	var brokeFields []spec.FieldError // the answer's fields that broke the description
-	if chk != nil && chk.Covers(req.URL.Path) {
+	if chk != nil && chk.Covers(req.URL.Path) && c.judges(res.StatusCode) {
 		if err := chk.Request(ctx, req, c.body); err != nil {
 			lines := f.violationLines(err)
 			ex.Violations = append(ex.Violations, lines...)

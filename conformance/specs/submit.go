@@ -491,16 +491,24 @@ func oneJobPerKeySpecs(f *framework.Framework) {
 			Expect(r.String("error.in_flight.status")).To(oneOf(runningStatuses...), r.Describe())
 		})
 
-		f.Rule(rules("SUBMIT-024", "ERR-010", "ERR-008", "ERR-031")...).Needs(framework.Spends, framework.Control).It("the identical request from another key of the workspace gets 409 submission_in_flight with retry_after_seconds", func(ctx context.Context, s *framework.Spec) {
+		f.Rule(rules("SUBMIT-024", "ERR-010", "ERR-008", "ERR-031", "ERR-015")...).Needs(framework.Spends, framework.Control).It("the identical request from another key of the workspace gets 409 submission_in_flight with retry_after_seconds", func(ctx context.Context, s *framework.Spec) {
 			sp := newSpender(ctx, s)
 			d := videoModel(ctx, sp.c)
 			j := submit(ctx, s, sp.c, d.String("capability_id"), cheapConfig(d), nil)
 			other, _ := sp.newKey(ctx, framework.KeyOptions{})
-			// Unjudged: the refusal's status is this spec's subject (SUBMIT-024); judged, a replayed 201
-			// that also broke the submit answer's description would be charged to SUBMIT-003 and only
-			// block the spec. ExpectError checks the envelope the text gives.
-			r := refuse(ctx, other, j.body, http.StatusConflict, "submission_in_flight", framework.Unjudged())
+			// Judged on the 409 only: the refusal's status is this spec's subject (SUBMIT-024), and a
+			// replayed 201 that also broke the submit answer's description would be charged to
+			// SUBMIT-003 and only block the spec; the refusal's body is judged on this very call
+			// (issue 37: its in_flight object and retry_after_seconds against the description,
+			// ERR-015 riding along as in the same key's spec). ExpectError checks the envelope the
+			// text gives, and ERR-010 the Retry-After header when one is sent.
+			r := refuse(ctx, other, j.body, http.StatusConflict, "submission_in_flight", framework.JudgedOn(http.StatusConflict))
 			Expect(r.Int("error.retry_after_seconds")).To(BeNumerically(">=", 0), r.Describe())
+			if _, has := r.Lookup("error.in_flight"); has {
+				s.Step("ERR-015")
+				Expect(r.String("error.in_flight.generation_id")).To(Equal(j.id), "in_flight names the running job the identical request waits on"+r.Describe())
+				Expect(r.String("error.in_flight.status")).To(oneOf(runningStatuses...), r.Describe())
+			}
 		})
 
 		f.Rule("SUBMIT-037").Needs(framework.Spends, framework.Control).It("the slot is per key: a different request from another key of the workspace is not refused as in flight", func(ctx context.Context, s *framework.Spec) {

@@ -32,6 +32,15 @@ func bareDetail(edit func(id string, schema map[string]any)) Wrap {
 
 var powerServers = []Server{
 	{
+		Name: "submit-workspace-in-flight-odd-status", Rules: []string{"SUBMIT-024", "ERR-015"},
+		Mistake: "the refusal of another key's identical request names the running job with status in_progress, a status the text does not have (the own key's refusal is right)",
+		API: errorsWith(submitRoute, "submission_in_flight", func(_ *http.Request, _ *answer, e map[string]any) {
+			if f := obj(e, "in_flight"); f != nil && e["retry_after_seconds"] != nil {
+				f["status"] = "in_progress"
+			}
+		}),
+	},
+	{
 		Name: "cap-bare-detail-loose-schema", Rules: []string{"CAP-020"},
 		Mistake: "the capability detail carries only the capability's id beside its schema, and the schema is served without additionalProperties: false",
 		API:     bareDetail(func(_ string, s map[string]any) { delete(s, "additionalProperties") }),
