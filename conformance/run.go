@@ -609,27 +609,19 @@ var reportNeed = map[framework.Need]string{
 // none: keys alone run them all), with how many specs check it. It builds the spec tree without
 // running anything or touching a network, and so claims the process's one suite (NewSuite).
 func RuleNeeds(ctx context.Context) (needs map[string][]string, specCount map[string]int, err error) {
-	cfg, err := Load(nil, func(string) string { return "" })
-	if err != nil {
-		return nil, nil, err
-	}
-	cfg.BaseURL, cfg.Key = "http://127.0.0.1:1/api/v1", "placeholder"
-	s, err := NewSuite(ctx, cfg)
+	labels, err := SpecLabels(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
 	needs, specCount = map[string][]string{}, map[string]int{}
-	for _, r := range s.preview.SpecReports {
-		if r.LeafNodeType != types.NodeTypeIt {
-			continue
-		}
+	for _, ls := range labels {
 		var own []string
-		for _, l := range r.Labels() {
+		for _, l := range ls {
 			if n, ok := reportNeed[framework.Need(l)]; ok {
 				own = append(own, n)
 			}
 		}
-		for _, id := range ruleLabels(r.Labels()) {
+		for _, id := range ruleLabels(ls) {
 			specCount[id]++
 			for _, n := range own {
 				if !slices.Contains(needs[id], n) {
@@ -642,4 +634,27 @@ func RuleNeeds(ctx context.Context) (needs map[string][]string, specCount map[st
 		slices.SortFunc(needs[id], func(a, b string) int { return slices.Index(report.NeedOrder, a) - slices.Index(report.NeedOrder, b) })
 	}
 	return needs, specCount, nil
+}
+
+// SpecLabels are the labels of every spec (It) of the suite, one list per spec in tree order: the
+// rule ids it checks and the needs it declares. A label filter selects a spec when it matches that
+// spec's list. It builds the spec tree without running anything or touching a network, and so
+// claims the process's one suite (NewSuite).
+func SpecLabels(ctx context.Context) ([][]string, error) {
+	cfg, err := Load(nil, func(string) string { return "" })
+	if err != nil {
+		return nil, err
+	}
+	cfg.BaseURL, cfg.Key = "http://127.0.0.1:1/api/v1", "placeholder"
+	s, err := NewSuite(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	var out [][]string
+	for _, r := range s.preview.SpecReports {
+		if r.LeafNodeType == types.NodeTypeIt {
+			out = append(out, r.Labels())
+		}
+	}
+	return out, nil
 }

@@ -131,6 +131,7 @@ var errorServers = []Server{
 	},
 	{
 		Name: "core-error-envelope-extra", Rules: []string{"CORE-003"},
+		Legal:   "Versioning 4: a new response field ships without warning and clients ignore unknown fields, so a key beside error is legal (CORE-003, issue 35)",
 		Mistake: "failure bodies carry ok: false beside error at the top level",
 		API: docs(anyAPI, failure, func(_ *http.Request, _ *answer, d map[string]any) {
 			if d["error"] != nil {

@@ -199,6 +199,7 @@ var generationServers = []Server{
 	},
 	{
 		Name: "core-unversioned-paths", Rules: []string{"CORE-001"},
+		Legal:   "the interface is served under its root ending in /api/v1; what else the origin serves is not said",
 		Mistake: "the API is also served without the /api/v1 prefix",
 		API: func(_ *Env, next http.Handler) http.Handler {
 			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -391,10 +392,7 @@ var generationServers = []Server{
 			})
 		},
 	},
-}
-
-func init() {
-	generationServers = append(generationServers, Server{
+	{
 		Name: "gen-wait-honours-timeout", Rules: []string{"GEN-031"},
 		Mistake: "a wait obeys ?timeout above 18 s: it keeps waiting (18 s at a time) until the job ends or the timeout has passed",
 		API: func(_ *Env, next http.Handler) http.Handler {
@@ -423,5 +421,5 @@ func init() {
 				a.send(w)
 			})
 		},
-	})
+	},
 }

@@ -50,6 +50,7 @@ var ledgerServers = []Server{
 	},
 	{
 		Name: "ledger-balance-sum-off", Rules: []string{"LEDGER-019"},
+		Legal:   "Gaps in the endpoint shapes: GET /credits/balance answer shape: not shown",
 		Mistake: "balance_credits leaves out the held credits",
 		API: docs(balanceRoute, success, func(_ *http.Request, _ *answer, d map[string]any) {
 			d["balance_credits"] = d["available_credits"]
@@ -57,6 +58,7 @@ var ledgerServers = []Server{
 	},
 	{
 		Name: "ledger-daily-remaining-negative", Rules: []string{"LEDGER-021", "LEDGER-020"},
+		Legal:   "Gaps in the endpoint shapes: GET /credits/balance answer shape: not shown",
 		Mistake: "daily_remaining_credits is the daily limit, not what is left of it",
 		API: docs(balanceRoute, success, func(_ *http.Request, _ *answer, d map[string]any) {
 			if l := obj(d, "limits"); l != nil {

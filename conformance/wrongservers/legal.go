@@ -449,195 +449,191 @@ func rewrite(name, change, allows string, api Wrap, filter string) Variant {
 	return Variant{Name: name, Change: change, Allows: allows, API: api, Filter: filter}
 }
 
-// LegalVariants is the table of legal variants.
+// legalTable is the legal variants written as rows: each names what it changes, the text that
+// allows it (Allows) and the label filter of the specs that can see it (Filter, "" the whole
+// suite). A variant is registered by adding its row here (or to a table LegalVariants appends).
+var legalTable = []Variant{
+	rewrite("extra-fields", "every object of every answer (and every error object) carries a key more",
+		"Versioning 4: new response field ships without warning; clients ignore unknown response fields",
+		addFields(), broadSpecs),
+	{
+		Name: "event-extra-fields", Change: "every delivery's envelope and every object of its data carry a key more",
+		Allows: "Versioning 4 (new response fields); Events > Delivery lists the envelope's keys, not that there are no others",
+		Hooks:  hookDocs(func(d map[string]any) { eachObject(d, func(o map[string]any) { o["legal_extra"] = "ignored" }) }, nil),
+		Filter: hookSpecs,
+	},
+	{
+		Name: "keys-reordered", Change: "every JSON answer and delivery with its object keys in reverse order",
+		Allows: "Versioning 3: order of properties is detail",
+		API:    reencode(anyAPI, keysReversed), Hooks: hookDocs(func(map[string]any) {}, keysReversed), Filter: spendSpecs,
+	},
+	{
+		Name: "pretty-printed", Change: "every JSON answer and delivery indented over several lines",
+		Allows: "the text fixes JSON, not its whitespace",
+		API:    reencode(anyAPI, indented), Hooks: hookDocs(func(map[string]any) {}, indented), Filter: hookSpecs, Apart: true,
+	},
+	{
+		Name: "extra-headers", Change: "every answer carries X-Request-Id, Server, X-Powered-By, Vary and Cache-Control: no-store; every delivery an X-Trace-Id",
+		Allows: "no clause limits response headers (only: no CORS headers, no other signature header)",
+		API:    extraHeaders(), Hooks: hookBytes(func(h http.Header, b []byte) []byte { h.Set("X-Trace-Id", "legal"); return b }),
+		Filter: broadSpecs,
+	},
+	{
+		Name: "json-charset", Change: "every JSON answer and delivery is application/json; charset=utf-8",
+		Allows: "the media type stays application/json (Events > Delivery: content-type application/json)",
+		API: answers(anyAPI, func(_ *Env, _ *http.Request, a *answer) {
+			if isJSON(a.header.Get("Content-Type")) {
+				a.header.Set("Content-Type", "application/json; charset=utf-8")
+			}
+		}),
+		Hooks: hookBytes(func(h http.Header, b []byte) []byte {
+			h.Set("Content-Type", "application/json; charset=utf-8")
+			return b
+		}),
+		Filter: hookSpecs + " || " + errorSpecs,
+	},
+	{
+		Name: "other-service-name", Change: "deliveries come with user-agent Acme-Webhooks/1.0",
+		Allows: "Events > Delivery: user-agent <Service>-Webhooks/1.0",
+		Hooks:  hookBytes(func(h http.Header, b []byte) []byte { h.Set("User-Agent", "Acme-Webhooks/1.0"); return b }),
+		Filter: hookSpecs,
+	},
+	rewrite("fractional-credits", "an estimate's credits is fractional (x 0.99995) where the padded hold stays the same",
+		"Estimate answer: credits is a number; max_credits_needed an integer",
+		fractionalCredits(), spendSpecs),
+	rewrite("short-pages", "every list page of two or more rows comes as two pages, the cursors kept coherent",
+		"What the service does 8: a page can be shorter than limit; only next_cursor null means the end",
+		splitPages(), listSpecs),
+	rewrite("trailing-empty-page", "the page holding a list's last row has a next_cursor, which reads an empty page with next_cursor null (not presets)",
+		"What the service does 8: only next_cursor null means the end (GET /presets alone says null on the last page)",
+		trailingEmptyPage(), listSpecs),
+	{
+		Name: "no-description", Change: "no live REST description at /openapi.json (404); the target names none",
+		Allows: "Versioning 1: read info.version of the live REST description (its path is never given)",
+		API:    notFound(route(http.MethodGet, "/openapi.json")), Args: []string{"--description-path", "off"},
+		Filter: describeSpecs, Apart: true,
+	},
+	{
+		Name: "description-elsewhere", Change: "the live REST description at /meta/rest.json instead of /openapi.json",
+		Allows: "the description's path is not given",
+		API:    movePath("/meta/rest.json", "/openapi.json"), Args: []string{"--description-path", "/meta/rest.json"},
+		Filter: describeSpecs,
+	},
+	{
+		Name: "other-key-header", Change: "the API key header is X-Mediaspec-Key (X-API-Key means nothing)",
+		Allows: "Authentication 1: an API key header; the name of that header: not shown",
+		API:    renameKeyHeader("X-Mediaspec-Key"), Args: []string{"--key-header", "X-Mediaspec-Key"},
+		Filter: `/^AUTH-/`,
+	},
+	{
+		Name: "key-header-unnamed", Change: "the target does not say its key header's name (the mock unchanged)",
+		Allows: "the name of that header: not shown, so a target need not be asked for it",
+		Args:   []string{"--key-header", "off"}, Filter: `/^AUTH-/`, Apart: true,
+	},
+	{
+		Name: "other-id-tails", Change: "every prefixed id shows another 32-hex tail (each digit XOR 5), mapped back on the way in",
+		Allows: "Id prefixes: prefix, then 32 lowercase hex characters; pass ids back exactly",
+		API:    otherTails(), Hooks: hookBytes(func(h http.Header, b []byte) []byte {
+			h.Set("Webhook-Id", string(flipTails([]byte(h.Get("Webhook-Id")))))
+			return flipTails(b)
+		}),
+		Filter: broadSpecs,
+	},
+	{
+		Name: "probes-elsewhere", Change: "the probes at /livez and /readyz instead of /health/live and /health/ready",
+		Allows: "Gaps in the endpoint shapes: health probe paths and answers: not shown",
+		API:    chainWraps(movePath("/livez", "/health/live"), movePath("/readyz", "/health/ready")),
+		Args:   []string{"--live-path", "/livez", "--ready-path", "/readyz"}, Filter: probeSpecs,
+	},
+	rewrite("probes-other-answers", "the probes answer {\"alive\": true} and {\"ready\": bool}",
+		"health probe answers: not shown",
+		probeAnswers(), probeSpecs),
+	rewrite("other-wording", "message, next_action, summary, charge_summary and note reworded (their names and numbers kept)",
+		"Versioning 3: wording of message, next_action, charge_summary, note is detail; What the service does 6",
+		reword(), broadSpecs),
+	rewrite("retry-after-only-where-stated", "error.retry_after_seconds only on rate_limited, submission_in_flight and request_blocked; Retry-After only on rate limits that carry a wait",
+		"Errors: retry_after_seconds: some codes only; a Retry-After header on some rate limits",
+		retryAfterOnlyWhereStated(), errorSpecs),
+	{
+		Name: "settlement-released", Change: "a failed job's settled credits read settlement released instead of open",
+		Allows: "Credits object: settlement string (values seen: open, captured)",
+		API:    anySettled(), Hooks: hookDocs(func(d map[string]any) { releaseSettled(d) }, nil),
+		Filter: `/^(LEDGER|GEN|EVT|BATCH|DLV)-/`,
+	},
+	{
+		Name: "catalogue-listed-only", Change: "capabilities, presets, templates, actors and voices carry only the fields the text lists",
+		Allows: "Capability: other fields of the list row and detail: not shown; Actor, Voice, Preset and template tables",
+		API: chain(listedOnly(route(http.MethodGet, "/capabilities"), shape{"ok": nil, "capabilities": capabilityRow, "next_cursor": nil}),
+			listedOnly(route(http.MethodGet, "/capabilities/[^/]+"), capabilityDetailShown),
+			listedOnly(route(http.MethodGet, "/presets"), shape{"ok": nil, "presets": presetShown, "total": nil, "next_cursor": nil}),
+			listedOnly(route(http.MethodGet, "/presets/[^/]+/templates"), presetTemplates),
+			listedOnly(route(http.MethodGet, "/actors"), shape{"ok": nil, "actors": actorShown, "next_cursor": nil}),
+			listedOnly(route(http.MethodGet, "/voices"), shape{"ok": nil, "voices": voiceShown, "total": nil, "next_cursor": nil})),
+		Filter: catalogueSpecs,
+	},
+	{
+		Name: "generations-listed-only", Change: "estimate, submit, read, wait and batch answers carry only the fields the text lists (fan_out_label only when set)",
+		Allows: "Generation, Submit answer, Estimate answer and Batch tables; Batch: each sibling with at least generation_id, batch_index, status",
+		API: chain(listedOnly(estimate, estimateShown), listedOnly(submitRoute, submitShow),
+			docs(route(http.MethodGet, "/generations/[^/]+"), success, func(_ *http.Request, _ *answer, d map[string]any) { withoutNullFanOut(d); readShown.keep(d) }),
+			docs(route(http.MethodGet, "/generations/[^/]+/wait"), success, func(_ *http.Request, _ *answer, d map[string]any) { withoutNullFanOut(d); waitShown.keep(d) }),
+			listedOnly(batchRoute, batchShown)),
+		Filter: spendSpecs,
+	},
+	{
+		Name: "uploads-listed-only", Change: "reservation and finalize answers carry only the fields the text lists",
+		Allows: "Upload reservation and Upload finalize answer",
+		API: chain(listedOnly(route(http.MethodPost, "/uploads"), reservationShown),
+			listedOnly(route(http.MethodPost, "/uploads/[^/]+/finalize"), finalizeShown)),
+		Filter: uploadSpecs,
+	},
+	{
+		Name: "webhooks-listed-only", Change: "endpoint answers and deliveries carry only the fields the text lists",
+		Allows: "Webhook endpoint table; Webhook endpoints; Events > Payloads",
+		API: chain(listedOnly(route(http.MethodPost, "/webhooks"), shape{"ok": nil, "webhook": endpointShown, "secret": nil}),
+			listedOnly(route(http.MethodGet, "/webhooks"), shape{"ok": nil, "webhooks": endpointShown}),
+			listedOnly(route(http.MethodDelete, "/webhooks/[^/]+"), keys("ok", "webhook_id", "deleted"))),
+		Hooks: eventsListedOnly(), Filter: hookSpecs,
+	},
+	rewrite("errors-listed-only", "error objects carry only the fields the Errors table lists (no field, fields, accepted_content_types, asset_ids, limit amounts)",
+		"Errors: every failure body; the refusal names the field or ids (in its message)",
+		docs(anyAPI, failure, func(_ *http.Request, _ *answer, d map[string]any) { errorShown.keep(d) }), errorSpecs),
+	{
+		Name: "reference-fields-dropped", Change: "every property the document marks reference (x-provenance) is left out of answers and deliveries",
+		Allows: "each dropped element's x-provenance: the text says not shown or is silent",
+		API:    dropReferenceAnswers(), Hooks: hookDocs(dropReferenceEvent, nil), Filter: "",
+	},
+	rewrite("schema-price-words", "every config_schema offers two more optional settings named with price words: charge_level (low, standard, high) and cost_profile (a quality against speed knob), accepted and ignored",
+		"Capability: the schema is strict and carries no price; a setting whose name holds a price word states no amount",
+		priceWordSettings(), `/^(CAP|PRESET|EST|SUBMIT|TALK|ERR|VER)-/`),
+	rewrite("invoke-accepted", "both workflow invokes answer 202 Accepted instead of 201, their Location and body kept",
+		"Gaps in the endpoint shapes: workflow request and answer shapes: not shown; an invoke answers with a Location header naming the run (no status is given)",
+		invokeAccepted(), `/^(WF|ID|EVT|AUTH)-/`),
+	rewrite("options-answered", "OPTIONS answers 204 with Allow and no CORS header",
+		"What the service does 9: the API sends no CORS headers (nothing about OPTIONS)",
+		optionsAnswered(), `/^CORE-004$/`),
+}
+
+// keysReversed and indented encode a JSON value with its object keys in reverse order, or
+// indented over several lines.
+func keysReversed(v any) []byte { return encodeOrdered(v, false) }
+func indented(v any) []byte     { return encodeOrdered(v, true) }
+
+// LegalVariants is the table of legal variants: the written rows, the config-key renames
+// (legal_configkeys.go), the scrambled outsider (legal_scrambled.go) and the wrong-server rows the
+// text allows after all (Server.Legal, legal_moved.go), in that order (the combination chains them
+// so). It fails when the REST description the reference-field rows read cannot be loaded.
 func LegalVariants() ([]Variant, error) {
-	drop, err := newRefDropper()
-	if err != nil {
+	if _, err := refDropperOnce(); err != nil {
 		return nil, fmt.Errorf("the normative view: %w", err)
 	}
-	reversed := func(v any) []byte { return encodeOrdered(v, false) }
-	pretty := func(v any) []byte { return encodeOrdered(v, true) }
-	vs := []Variant{
-		rewrite("extra-fields", "every object of every answer (and every error object) carries a key more",
-			"Versioning 4: new response field ships without warning; clients ignore unknown response fields",
-			addFields(), broadSpecs),
-		{
-			Name: "event-extra-fields", Change: "every delivery's envelope and every object of its data carry a key more",
-			Allows: "Versioning 4 (new response fields); Events > Delivery lists the envelope's keys, not that there are no others",
-			Hooks:  hookDocs(func(d map[string]any) { eachObject(d, func(o map[string]any) { o["legal_extra"] = "ignored" }) }, nil),
-			Filter: hookSpecs,
-		},
-		{
-			Name: "keys-reordered", Change: "every JSON answer and delivery with its object keys in reverse order",
-			Allows: "Versioning 3: order of properties is detail",
-			API:    reencode(anyAPI, reversed), Hooks: hookDocs(func(map[string]any) {}, reversed), Filter: spendSpecs,
-		},
-		{
-			Name: "pretty-printed", Change: "every JSON answer and delivery indented over several lines",
-			Allows: "the text fixes JSON, not its whitespace",
-			API:    reencode(anyAPI, pretty), Hooks: hookDocs(func(map[string]any) {}, pretty), Filter: hookSpecs, Apart: true,
-		},
-		{
-			Name: "extra-headers", Change: "every answer carries X-Request-Id, Server, X-Powered-By, Vary and Cache-Control: no-store; every delivery an X-Trace-Id",
-			Allows: "no clause limits response headers (only: no CORS headers, no other signature header)",
-			API:    extraHeaders(), Hooks: hookBytes(func(h http.Header, b []byte) []byte { h.Set("X-Trace-Id", "legal"); return b }),
-			Filter: broadSpecs,
-		},
-		{
-			Name: "json-charset", Change: "every JSON answer and delivery is application/json; charset=utf-8",
-			Allows: "the media type stays application/json (Events > Delivery: content-type application/json)",
-			API: answers(anyAPI, func(_ *Env, _ *http.Request, a *answer) {
-				if isJSON(a.header.Get("Content-Type")) {
-					a.header.Set("Content-Type", "application/json; charset=utf-8")
-				}
-			}),
-			Hooks: hookBytes(func(h http.Header, b []byte) []byte {
-				h.Set("Content-Type", "application/json; charset=utf-8")
-				return b
-			}),
-			Filter: hookSpecs + " || " + errorSpecs,
-		},
-		{
-			Name: "other-service-name", Change: "deliveries come with user-agent Acme-Webhooks/1.0",
-			Allows: "Events > Delivery: user-agent <Service>-Webhooks/1.0",
-			Hooks:  hookBytes(func(h http.Header, b []byte) []byte { h.Set("User-Agent", "Acme-Webhooks/1.0"); return b }),
-			Filter: hookSpecs,
-		},
-		rewrite("fractional-credits", "an estimate's credits is fractional (x 0.99995) where the padded hold stays the same",
-			"Estimate answer: credits is a number; max_credits_needed an integer",
-			fractionalCredits(), spendSpecs),
-		rewrite("short-pages", "every list page of two or more rows comes as two pages, the cursors kept coherent",
-			"What the service does 8: a page can be shorter than limit; only next_cursor null means the end",
-			splitPages(), listSpecs),
-		rewrite("trailing-empty-page", "the page holding a list's last row has a next_cursor, which reads an empty page with next_cursor null (not presets)",
-			"What the service does 8: only next_cursor null means the end (GET /presets alone says null on the last page)",
-			trailingEmptyPage(), listSpecs),
-		{
-			Name: "no-description", Change: "no live REST description at /openapi.json (404); the target names none",
-			Allows: "Versioning 1: read info.version of the live REST description (its path is never given)",
-			API:    notFound(route(http.MethodGet, "/openapi.json")), Args: []string{"--description-path", "off"},
-			Filter: describeSpecs, Apart: true,
-		},
-		{
-			Name: "description-elsewhere", Change: "the live REST description at /meta/rest.json instead of /openapi.json",
-			Allows: "the description's path is not given",
-			API:    movePath("/meta/rest.json", "/openapi.json"), Args: []string{"--description-path", "/meta/rest.json"},
-			Filter: describeSpecs,
-		},
-		{
-			Name: "other-key-header", Change: "the API key header is X-Mediaspec-Key (X-API-Key means nothing)",
-			Allows: "Authentication 1: an API key header; the name of that header: not shown",
-			API:    renameKeyHeader("X-Mediaspec-Key"), Args: []string{"--key-header", "X-Mediaspec-Key"},
-			Filter: `/^AUTH-/`,
-		},
-		{
-			Name: "key-header-unnamed", Change: "the target does not say its key header's name (the mock unchanged)",
-			Allows: "the name of that header: not shown, so a target need not be asked for it",
-			Args:   []string{"--key-header", "off"}, Filter: `/^AUTH-/`, Apart: true,
-		},
-		{
-			Name: "other-id-tails", Change: "every prefixed id shows another 32-hex tail (each digit XOR 5), mapped back on the way in",
-			Allows: "Id prefixes: prefix, then 32 lowercase hex characters; pass ids back exactly",
-			API:    otherTails(), Hooks: hookBytes(func(h http.Header, b []byte) []byte {
-				h.Set("Webhook-Id", string(flipTails([]byte(h.Get("Webhook-Id")))))
-				return flipTails(b)
-			}),
-			Filter: broadSpecs,
-		},
-		{
-			Name: "probes-elsewhere", Change: "the probes at /livez and /readyz instead of /health/live and /health/ready",
-			Allows: "Gaps in the endpoint shapes: health probe paths and answers: not shown",
-			API:    chainWraps(movePath("/livez", "/health/live"), movePath("/readyz", "/health/ready")),
-			Args:   []string{"--live-path", "/livez", "--ready-path", "/readyz"}, Filter: probeSpecs,
-		},
-		rewrite("probes-other-answers", "the probes answer {\"alive\": true} and {\"ready\": bool}",
-			"health probe answers: not shown",
-			probeAnswers(), probeSpecs),
-		rewrite("other-wording", "message, next_action, summary, charge_summary and note reworded (their names and numbers kept)",
-			"Versioning 3: wording of message, next_action, charge_summary, note is detail; What the service does 6",
-			reword(), broadSpecs),
-		rewrite("retry-after-only-where-stated", "error.retry_after_seconds only on rate_limited, submission_in_flight and request_blocked; Retry-After only on rate limits that carry a wait",
-			"Errors: retry_after_seconds: some codes only; a Retry-After header on some rate limits",
-			retryAfterOnlyWhereStated(), errorSpecs),
-		{
-			Name: "settlement-released", Change: "a failed job's settled credits read settlement released instead of open",
-			Allows: "Credits object: settlement string (values seen: open, captured)",
-			API:    anySettled(), Hooks: hookDocs(func(d map[string]any) { releaseSettled(d) }, nil),
-			Filter: `/^(LEDGER|GEN|EVT|BATCH|DLV)-/`,
-		},
-		{
-			Name: "catalogue-listed-only", Change: "capabilities, presets, templates, actors and voices carry only the fields the text lists",
-			Allows: "Capability: other fields of the list row and detail: not shown; Actor, Voice, Preset and template tables",
-			API: chain(listedOnly(route(http.MethodGet, "/capabilities"), shape{"ok": nil, "capabilities": capabilityRow, "next_cursor": nil}),
-				listedOnly(route(http.MethodGet, "/capabilities/[^/]+"), capabilityDetailShown),
-				listedOnly(route(http.MethodGet, "/presets"), shape{"ok": nil, "presets": presetShown, "total": nil, "next_cursor": nil}),
-				listedOnly(route(http.MethodGet, "/presets/[^/]+/templates"), presetTemplates),
-				listedOnly(route(http.MethodGet, "/actors"), shape{"ok": nil, "actors": actorShown, "next_cursor": nil}),
-				listedOnly(route(http.MethodGet, "/voices"), shape{"ok": nil, "voices": voiceShown, "total": nil, "next_cursor": nil})),
-			Filter: catalogueSpecs,
-		},
-		{
-			Name: "generations-listed-only", Change: "estimate, submit, read, wait and batch answers carry only the fields the text lists (fan_out_label only when set)",
-			Allows: "Generation, Submit answer, Estimate answer and Batch tables; Batch: each sibling with at least generation_id, batch_index, status",
-			API: chain(listedOnly(estimate, estimateShown), listedOnly(submitRoute, submitShow),
-				docs(route(http.MethodGet, "/generations/[^/]+"), success, func(_ *http.Request, _ *answer, d map[string]any) { withoutNullFanOut(d); readShown.keep(d) }),
-				docs(route(http.MethodGet, "/generations/[^/]+/wait"), success, func(_ *http.Request, _ *answer, d map[string]any) { withoutNullFanOut(d); waitShown.keep(d) }),
-				listedOnly(batchRoute, batchShown)),
-			Filter: spendSpecs,
-		},
-		{
-			Name: "uploads-listed-only", Change: "reservation and finalize answers carry only the fields the text lists",
-			Allows: "Upload reservation and Upload finalize answer",
-			API: chain(listedOnly(route(http.MethodPost, "/uploads"), reservationShown),
-				listedOnly(route(http.MethodPost, "/uploads/[^/]+/finalize"), finalizeShown)),
-			Filter: uploadSpecs,
-		},
-		{
-			Name: "webhooks-listed-only", Change: "endpoint answers and deliveries carry only the fields the text lists",
-			Allows: "Webhook endpoint table; Webhook endpoints; Events > Payloads",
-			API: chain(listedOnly(route(http.MethodPost, "/webhooks"), shape{"ok": nil, "webhook": endpointShown, "secret": nil}),
-				listedOnly(route(http.MethodGet, "/webhooks"), shape{"ok": nil, "webhooks": endpointShown}),
-				listedOnly(route(http.MethodDelete, "/webhooks/[^/]+"), keys("ok", "webhook_id", "deleted"))),
-			Hooks: eventsListedOnly(), Filter: hookSpecs,
-		},
-		rewrite("errors-listed-only", "error objects carry only the fields the Errors table lists (no field, fields, accepted_content_types, asset_ids, limit amounts)",
-			"Errors: every failure body; the refusal names the field or ids (in its message)",
-			docs(anyAPI, failure, func(_ *http.Request, _ *answer, d map[string]any) { errorShown.keep(d) }), errorSpecs),
-		{
-			Name: "reference-fields-dropped", Change: "every property the document marks reference (x-provenance) is left out of answers and deliveries",
-			Allows: "each dropped element's x-provenance: the text says not shown or is silent",
-			API: answers(anyAPI, func(_ *Env, r *http.Request, a *answer) {
-				if !isJSON(a.header.Get("Content-Type")) {
-					return
-				}
-				if d, ok := a.doc(); ok {
-					drop.answer(r, a.status, d)
-					a.setDoc(d)
-				}
-			}),
-			Hooks: hookDocs(drop.event, nil), Filter: "",
-		},
-		rewrite("schema-price-words", "every config_schema offers two more optional settings named with price words: charge_level (low, standard, high) and cost_profile (a quality against speed knob), accepted and ignored",
-			"Capability: the schema is strict and carries no price; a setting whose name holds a price word states no amount",
-			priceWordSettings(), `/^(CAP|PRESET|EST|SUBMIT|TALK|ERR|VER)-/`),
-		rewrite("invoke-accepted", "both workflow invokes answer 202 Accepted instead of 201, their Location and body kept",
-			"Gaps in the endpoint shapes: workflow request and answer shapes: not shown; an invoke answers with a Location header naming the run (no status is given)",
-			invokeAccepted(), `/^(WF|ID|EVT|AUTH)-/`),
-		rewrite("options-answered", "OPTIONS answers 204 with Allow and no CORS header",
-			"What the service does 9: the API sends no CORS headers (nothing about OPTIONS)",
-			optionsAnswered(), `/^CORE-004$/`),
-	}
-	vs = append(vs, configKeyVariants()...) // legal_configkeys.go
-	scrambled, err := scrambledVariant()    // legal_scrambled.go
+	vs := append(slices.Clone(legalTable), configKeyVariants()...)
+	scrambled, err := scrambledVariant()
 	if err != nil {
 		return nil, err
 	}
 	vs = append(vs, scrambled)
-	moved, err := movedVariants() // legal_moved.go
-	if err != nil {
-		return nil, err
-	}
-	return append(vs, moved...), nil
+	return append(vs, movedVariants()...), nil
 }
 
 // addFields adds a key to every object of every JSON answer below /api/v1 and the control API's

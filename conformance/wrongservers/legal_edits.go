@@ -381,6 +381,31 @@ type refDropper struct {
 	hasTextM map[*openapi3.Schema]bool
 }
 
+// refDropperOnce is the one refDropper of the process, loaded on first use (LegalVariants loads it
+// first and fails on its error, so the wraps below never meet one).
+var refDropperOnce = sync.OnceValues(newRefDropper)
+
+// dropReferenceAnswers leaves every property the document marks reference out of the JSON answers.
+func dropReferenceAnswers() Wrap {
+	return answers(anyAPI, func(_ *Env, r *http.Request, a *answer) {
+		drop, err := refDropperOnce()
+		if err != nil || !isJSON(a.header.Get("Content-Type")) {
+			return
+		}
+		if d, ok := a.doc(); ok {
+			drop.answer(r, a.status, d)
+			a.setDoc(d)
+		}
+	})
+}
+
+// dropReferenceEvent leaves every property the document marks reference out of a delivery's body.
+func dropReferenceEvent(body map[string]any) {
+	if drop, err := refDropperOnce(); err == nil {
+		drop.event(body)
+	}
+}
+
 func newRefDropper() (*refDropper, error) {
 	v, err := spec.NewEmbeddedValidator(context.Background(), spec.WithBasePath(apiPrefix))
 	if err != nil {

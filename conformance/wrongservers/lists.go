@@ -233,6 +233,94 @@ var listServers = []Server{
 			}
 		}),
 	},
+	{
+		Name: "gen-list-capability-prefix", Rules: []string{"GEN-041"},
+		Mistake: "the capability_id filter of GET /generations matches ids that start with the value",
+		API:     prefixFilter(generationList, "generations", "capability_id"),
+	},
+	{
+		Name: "gen-list-hides-running", Rules: []string{"GEN-052"},
+		Mistake: "GET /generations lists a job only once it finished; a running job is missing",
+		API: filterRows(generationList, "generations", func(_ *http.Request, row map[string]any) bool {
+			st, _ := row["status"].(string)
+			return !slices.Contains(runningStatus, st)
+		}),
+	},
+	{
+		Name: "actors-search-name-only", Rules: []string{"ACTOR-007"},
+		Mistake: "actor search matches the name only, not the description",
+		API: filterRows(actorList, "actors", func(r *http.Request, row map[string]any) bool {
+			term := strings.ToLower(r.URL.Query().Get("search"))
+			n, _ := row["name"].(string)
+			return term == "" || strings.Contains(strings.ToLower(n), term)
+		}),
+	},
+	{
+		Name: "actors-undocumented-filter", Rules: []string{"ACTOR-015"},
+		Mistake: "GET /actors honours gender and age_band filters the interface does not have",
+		API: filterRows(actorList, "actors", func(r *http.Request, row map[string]any) bool {
+			q := r.URL.Query()
+			for _, k := range []string{"gender", "age_band"} {
+				if v := q.Get(k); v != "" && row[k] != v {
+					return false
+				}
+			}
+			return true
+		}),
+	},
+	{
+		Name: "actors-cursor-skips-ties", Rules: []string{"CORE-012"},
+		Mistake: "the actor cursor is keyed on created_at alone: the next page starts strictly older, so actors made at the same instant as the page's last are skipped",
+		API: func(_ *Env, next http.Handler) http.Handler {
+			var createdAt memo[string] // actor id -> created_at, from the control API's answers
+			var lastOf memo[string]    // next_cursor issued -> the actor id ending its page
+			madeActor := controlRoute(http.MethodPost, "(/workspaces/[^/]+)?/actors")
+			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				switch {
+				case madeActor(r):
+					a := serve(next, r)
+					if d, ok := a.doc(); ok && a.status == http.StatusCreated {
+						id, _ := d["actor_id"].(string)
+						at, _ := d["created_at"].(string)
+						createdAt.put(id, at)
+					}
+					a.send(w)
+				case actorList(r):
+					cursor := r.URL.Query().Get("cursor")
+					a := serve(next, r)
+					d, ok := a.doc()
+					if !ok || a.status != http.StatusOK {
+						a.send(w)
+						return
+					}
+					list, _ := d["actors"].([]any)
+					if last, ok := lastOf.get(cursor); ok && cursor != "" {
+						if t, ok := createdAt.get(last); ok && t != "" {
+							for len(list) > 0 {
+								row, _ := list[0].(map[string]any)
+								id, _ := row["actor_id"].(string)
+								if rt, _ := createdAt.get(id); rt != t {
+									break
+								}
+								list = list[1:]
+							}
+							d["actors"] = list
+						}
+					}
+					if nc, ok := d["next_cursor"].(string); ok && len(list) > 0 {
+						if row, ok := list[len(list)-1].(map[string]any); ok {
+							id, _ := row["actor_id"].(string)
+							lastOf.put(nc, id)
+						}
+					}
+					a.setDoc(d)
+					a.send(w)
+				default:
+					next.ServeHTTP(w, r)
+				}
+			})
+		},
+	},
 }
 
 // limitRewrite changes the limit a matching list request sends: edit gets the value and whether
@@ -349,99 +437,3 @@ func prefixFilter(m matcher, key, param string) Wrap {
 }
 
 var runningStatus = []string{"queued", "rendering", "post_processing"}
-
-func init() {
-	listServers = append(listServers,
-		Server{
-			Name: "gen-list-capability-prefix", Rules: []string{"GEN-041"},
-			Mistake: "the capability_id filter of GET /generations matches ids that start with the value",
-			API:     prefixFilter(generationList, "generations", "capability_id"),
-		},
-		Server{
-			Name: "gen-list-hides-running", Rules: []string{"GEN-052"},
-			Mistake: "GET /generations lists a job only once it finished; a running job is missing",
-			API: filterRows(generationList, "generations", func(_ *http.Request, row map[string]any) bool {
-				st, _ := row["status"].(string)
-				return !slices.Contains(runningStatus, st)
-			}),
-		},
-		Server{
-			Name: "actors-search-name-only", Rules: []string{"ACTOR-007"},
-			Mistake: "actor search matches the name only, not the description",
-			API: filterRows(actorList, "actors", func(r *http.Request, row map[string]any) bool {
-				term := strings.ToLower(r.URL.Query().Get("search"))
-				n, _ := row["name"].(string)
-				return term == "" || strings.Contains(strings.ToLower(n), term)
-			}),
-		},
-		Server{
-			Name: "actors-undocumented-filter", Rules: []string{"ACTOR-015"},
-			Mistake: "GET /actors honours gender and age_band filters the interface does not have",
-			API: filterRows(actorList, "actors", func(r *http.Request, row map[string]any) bool {
-				q := r.URL.Query()
-				for _, k := range []string{"gender", "age_band"} {
-					if v := q.Get(k); v != "" && row[k] != v {
-						return false
-					}
-				}
-				return true
-			}),
-		},
-	)
-}
-
-func init() {
-	listServers = append(listServers, Server{
-		Name: "actors-cursor-skips-ties", Rules: []string{"CORE-012"},
-		Mistake: "the actor cursor is keyed on created_at alone: the next page starts strictly older, so actors made at the same instant as the page's last are skipped",
-		API: func(_ *Env, next http.Handler) http.Handler {
-			var createdAt memo[string] // actor id -> created_at, from the control API's answers
-			var lastOf memo[string]    // next_cursor issued -> the actor id ending its page
-			madeActor := controlRoute(http.MethodPost, "(/workspaces/[^/]+)?/actors")
-			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				switch {
-				case madeActor(r):
-					a := serve(next, r)
-					if d, ok := a.doc(); ok && a.status == http.StatusCreated {
-						id, _ := d["actor_id"].(string)
-						at, _ := d["created_at"].(string)
-						createdAt.put(id, at)
-					}
-					a.send(w)
-				case actorList(r):
-					cursor := r.URL.Query().Get("cursor")
-					a := serve(next, r)
-					d, ok := a.doc()
-					if !ok || a.status != http.StatusOK {
-						a.send(w)
-						return
-					}
-					list, _ := d["actors"].([]any)
-					if last, ok := lastOf.get(cursor); ok && cursor != "" {
-						if t, ok := createdAt.get(last); ok && t != "" {
-							for len(list) > 0 {
-								row, _ := list[0].(map[string]any)
-								id, _ := row["actor_id"].(string)
-								if rt, _ := createdAt.get(id); rt != t {
-									break
-								}
-								list = list[1:]
-							}
-							d["actors"] = list
-						}
-					}
-					if nc, ok := d["next_cursor"].(string); ok && len(list) > 0 {
-						if row, ok := list[len(list)-1].(map[string]any); ok {
-							id, _ := row["actor_id"].(string)
-							lastOf.put(nc, id)
-						}
-					}
-					a.setDoc(d)
-					a.send(w)
-				default:
-					next.ServeHTTP(w, r)
-				}
-			})
-		},
-	})
-}

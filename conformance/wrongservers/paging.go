@@ -220,6 +220,7 @@ var pagingServers = []Server{
 	},
 	{
 		Name: "assets-bad-filter-ignored", Rules: []string{"ASSET-003"},
+		Legal:   "Gaps in the endpoint shapes: GET /assets request and answer shapes: not shown",
 		Mistake: "an invalid kind or source filter is ignored (all rows) instead of refused",
 		API: query(assetList, func(q map[string][]string) bool {
 			changed := false
@@ -236,6 +237,7 @@ var pagingServers = []Server{
 	},
 	{
 		Name: "wf-runs-rows-with-nodes", Rules: []string{"WF-029"},
+		Legal:   "Gaps in the endpoint shapes: workflow runs list answer shape: not shown",
 		Mistake: "run list rows reuse the run read's shape, nodes included",
 		API: docs(runList, success, func(_ *http.Request, _ *answer, d map[string]any) {
 			for _, run := range rows(d, "runs") {

@@ -117,6 +117,7 @@ var readServers = []Server{
 	},
 	{
 		Name: "var-batch-index-from-one", Rules: []string{"VAR-010"},
+		Legal:   "Generation: batch_index is the sibling's position; from which number positions count is not given",
 		Mistake: "batch_index counts siblings from 1",
 		API: docs(func(r *http.Request) bool { return genReads(r) || listGens(r) || batchRoute(r) }, success, func(_ *http.Request, _ *answer, d map[string]any) {
 			bump := func(g map[string]any) {
@@ -175,6 +176,7 @@ var readServers = []Server{
 	},
 	{
 		Name: "wf-started-at-on-create", Rules: []string{"WF-025"},
+		Legal:   "Gaps in the endpoint shapes: workflow run answer shape: not shown",
 		Mistake: "started_at is set when the run is created, so a queued run already has one",
 		API: docs(runReads, success, func(_ *http.Request, _ *answer, d map[string]any) {
 			if run := obj(d, "run"); run != nil && run["started_at"] == nil {
@@ -201,6 +203,7 @@ var readServers = []Server{
 	},
 	{
 		Name: "asset-output-scan-clean", Rules: []string{"ASSET-006"},
+		Legal:   "Other records: asset record beyond asset_id, kind and the output link fields: not shown",
 		Mistake: "output assets report scan_status clean, as if they had been scanned like uploads",
 		API: docs(route(http.MethodGet, "/assets(/[^/]+)?"), success, func(_ *http.Request, _ *answer, d map[string]any) {
 			all := rows(d, "assets")

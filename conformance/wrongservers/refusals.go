@@ -51,6 +51,7 @@ var refusalServers = []Server{
 	},
 	{
 		Name: "auth-revoked-key-deleted-workspace-410", Rules: []string{"AUTH-024"},
+		Legal:   "Authentication 4 lists the failures, not the order of the key and workspace checks",
 		Mistake: "the workspace is looked up before the key's own state: a revoked key of a deleted workspace answers 410",
 		API: func(env *Env, next http.Handler) http.Handler {
 			var gone memo[bool]
@@ -176,6 +177,7 @@ var refusalServers = []Server{
 	},
 	{
 		Name: "rate-retry-after-full-window", Rules: []string{"RATE-013"},
+		Legal:   "Limits: per-minute buckets whose wait is known; the window's kind (sliding or fixed) is not given, and a wait of the whole minute is never too short",
 		Mistake: "a bucket refusal always says retry after 60 seconds (the whole window), not the time until the oldest call leaves it",
 		API: answers(anyAPI, func(_ *Env, _ *http.Request, a *answer) {
 			d, ok := a.doc()
@@ -216,6 +218,7 @@ var refusalServers = []Server{
 	},
 	{
 		Name: "check-max-credits-before-capability", Rules: []string{"CHECK-021"},
+		Legal:   "Errors: the check order puts max_credits before capability availability; whether a capability without a price is compared with max_credits is not said (CHECK-021, issue 35)",
 		Mistake: "max_credits is compared before the capability is looked up, an unknown one priced at its ceiling: max_credits 1 gets 402",
 		API: exchanges(submitRoute, func(_ *Env, req map[string]any, a *answer) {
 			d, ok := a.doc()

@@ -106,6 +106,7 @@ var registrationServers = []Server{
 	},
 	{
 		Name: "fromurl-any-scheme-fetched", Rules: []string{"FROMURL-004"},
+		Legal:   "POST /uploads/from-url: request and answer shapes: not shown (a direct public link; no refusal of other schemes is given)",
 		Mistake: "the import hands any URL to the fetcher; a non-http scheme fails as a fetch error (502), not a refusal",
 		API: guard(fromURLRoute, func(_ *Env, _ http.Handler, r *http.Request) *answer {
 			d, _ := decodeObject(requestBody(r))
@@ -188,6 +189,7 @@ var registrationServers = []Server{
 	},
 	{
 		Name: "health-checks-sent-key", Rules: []string{"HEALTH-004"},
+		Legal:   "Authentication 1: the probes need no key; what a probe does with one sent is not said",
 		Mistake: "the probes run the auth middleware when a key is sent: a bogus key gets 401",
 		API: guard(healthRoute, func(env *Env, _ http.Handler, r *http.Request) *answer {
 			if k := presented(r); (k != "" || r.Header.Get("Authorization") != "") && !env.known(k) {

@@ -260,6 +260,7 @@ var spendingServers = []Server{
 	},
 	{
 		Name: "ledger-key-remaining-ignores-spend", Rules: []string{"LEDGER-022"},
+		Legal:   "Gaps in the endpoint shapes: GET /credits/balance answer shape: not shown",
 		Mistake: "key_remaining_credits echoes the key budget without taking the key's spend off",
 		API: docs(balanceRoute, success, func(_ *http.Request, _ *answer, d map[string]any) {
 			if lim := obj(d, "limits"); lim != nil && lim["key_budget_credits"] != nil {
@@ -269,6 +270,7 @@ var spendingServers = []Server{
 	},
 	{
 		Name: "submit-identical-in-flight", Rules: []string{"SUBMIT-022"},
+		Legal:   "POST /generations rule 2: a second submit while one runs gets 409 submission_in_flight; the replay field says an already running job may be returned instead (SUBMIT-022, issue 35)",
 		Mistake: "an identical resend while the job runs is refused as in flight instead of answering the running job as a replay",
 		API: answers(submitRoute, func(_ *Env, _ *http.Request, a *answer) {
 			d, ok := a.doc()
@@ -308,6 +310,7 @@ var spendingServers = []Server{
 	},
 	{
 		Name: "est-pad-on-total", Rules: []string{"EST-003"},
+		Legal:   "Estimate answer: max_credits_needed is \"price plus hold pad on every take\"; where the rounding up happens is not said (rounding place left open)",
 		Mistake: "the hold pad is applied to every take and rounded once on the total (ceil(N x price x 1.1)), not per take; a submit's max_credits of that total is accepted",
 		API:     padOnTotal(false),
 	},
@@ -423,22 +426,7 @@ var spendingServers = []Server{
 			return nil
 		}),
 	},
-}
-
-// numberOf reads a JSON number as float64.
-func numberOf(v any) (float64, bool) {
-	n, ok := v.(json.Number)
-	if !ok {
-		return 0, false
-	}
-	f, err := n.Float64()
-	return f, err == nil
-}
-
-func ceilDiv(a, b int64) int64 { return (a + b - 1) / b }
-
-func init() {
-	spendingServers = append(spendingServers, Server{
+	{
 		Name: "submit-slot-per-workspace", Rules: []string{"SUBMIT-037"},
 		Mistake: "the one-job slot is kept per workspace: while one key's job runs, another key's different request gets 409 submission_in_flight",
 		API: func(env *Env, next http.Handler) http.Handler {
@@ -468,24 +456,8 @@ func init() {
 				a.send(w)
 			})
 		},
-	})
-}
-
-// controlCall makes a control call of its own to next, with r's Authorization (the control token).
-func controlCall(next http.Handler, r *http.Request, method, path string, body any) *answer {
-	b, _ := json.Marshal(body)
-	req, err := http.NewRequestWithContext(r.Context(), method, "http://"+r.Host+controlPrefix+path, bytes.NewReader(b))
-	if err != nil {
-		return &answer{header: http.Header{}, status: http.StatusInternalServerError}
-	}
-	req.Header.Set("Authorization", r.Header.Get("Authorization"))
-	req.Header.Set("Content-Type", "application/json")
-	return serve(next, req)
-}
-
-func init() {
-	const realDaily, shownDaily = 2500, 2000
-	spendingServers = append(spendingServers, Server{
+	},
+	{
 		Name: "ledger-daily-default-2500", Rules: []string{"LEDGER-009"},
 		Mistake: "the default workspace daily limit enforced is 2500 credits, while the balance shows the documented 2000",
 		API: func(_ *Env, next http.Handler) http.Handler {
@@ -531,8 +503,36 @@ func init() {
 				}
 			})
 		},
-	})
+	},
 }
+
+// numberOf reads a JSON number as float64.
+func numberOf(v any) (float64, bool) {
+	n, ok := v.(json.Number)
+	if !ok {
+		return 0, false
+	}
+	f, err := n.Float64()
+	return f, err == nil
+}
+
+func ceilDiv(a, b int64) int64 { return (a + b - 1) / b }
+
+// controlCall makes a control call of its own to next, with r's Authorization (the control token).
+func controlCall(next http.Handler, r *http.Request, method, path string, body any) *answer {
+	b, _ := json.Marshal(body)
+	req, err := http.NewRequestWithContext(r.Context(), method, "http://"+r.Host+controlPrefix+path, bytes.NewReader(b))
+	if err != nil {
+		return &answer{header: http.Header{}, status: http.StatusInternalServerError}
+	}
+	req.Header.Set("Authorization", r.Header.Get("Authorization"))
+	req.Header.Set("Content-Type", "application/json")
+	return serve(next, req)
+}
+
+// realDaily and shownDaily are the daily limit ledger-daily-default-2500 enforces and the one it
+// shows on the balance (the documented default).
+const realDaily, shownDaily = 2500, 2000
 
 // padOnTotal rewrites the estimate of config.count N >= 2: max_credits_needed becomes the total
 // rounded once, ceil(N x price x 1.1) (or, oneTake, the pad of one take only: ceil(N x price + 0.1

@@ -33,6 +33,103 @@ var talkingServers = []Server{
 			return false
 		}),
 	},
+	{
+		Name: "talk-voice-conflict-refused", Rules: []string{"TALK-007"},
+		Mistake: "a talking actor submit whose body voice_id and config.voiceId differ is refused as a conflict, instead of the body's voice winning",
+		API: guard(spendCall, func(_ *Env, _ http.Handler, r *http.Request) *answer {
+			d, _ := decodeObject(requestBody(r))
+			c := obj(d, "config")
+			if d["capability_id"] == "actor_ultra" && d["voice_id"] != nil && c["voiceId"] != nil && d["voice_id"] != c["voiceId"] {
+				return refusal(http.StatusBadRequest, "invalid_config", false, map[string]any{"field": "voice_id"})
+			}
+			return nil
+		}),
+	},
+	{
+		Name: "talk-no-voice-first-listed", Rules: []string{"TALK-009"},
+		Mistake: "with no voice given and an actor without a default voice, the first listed voice is taken instead of refusing",
+		API: func(env *Env, next http.Handler) http.Handler {
+			return rewriteBodyWith(spendCall, func(r *http.Request, d map[string]any) bool {
+				c := obj(d, "config")
+				if d["capability_id"] != "actor_ultra" || d["voice_id"] != nil || c["voiceId"] != nil || c["voice_audio"] != nil || d["actor_id"] == nil {
+					return false
+				}
+				hasDefault := firstRow(next, r, "/actors?limit=48", "actors", "default_voice_id", func(a map[string]any) bool { return a["actor_id"] == d["actor_id"] })
+				if hasDefault != nil {
+					return false
+				}
+				if v := firstRow(next, r, "/voices", "voices", "voice_id", nil); v != nil {
+					d["voice_id"] = v
+					return true
+				}
+				return false
+			})(env, next)
+		},
+	},
+	{
+		Name: "talk-foreign-actor-accepted", Rules: []string{"SUBMIT-035"},
+		Mistake: "an actor of another workspace is accepted on a submit (the actor id is looked up without its workspace)",
+		API: func(env *Env, next http.Handler) http.Handler {
+			var owned memo[string]
+			inner := rewriteBodyWith(spendCall, func(r *http.Request, d map[string]any) bool {
+				if !foreign(env, &owned, r, d["actor_id"]) {
+					return false
+				}
+				if a := firstRow(next, r, "/actors?limit=48", "actors", "actor_id", func(a map[string]any) bool { return a["is_platform"] == true }); a != nil {
+					d["actor_id"] = a
+					return true
+				}
+				return false
+			})(env, next)
+			return ownedByWorkspace("actors", "actor_id", &owned, next, inner)
+		},
+	},
+	{
+		Name: "talk-foreign-voice-accepted", Rules: []string{"SUBMIT-036"},
+		Mistake: "a cloned voice of another workspace is accepted on a submit",
+		API: func(env *Env, next http.Handler) http.Handler {
+			var owned memo[string]
+			inner := rewriteBodyWith(spendCall, func(r *http.Request, d map[string]any) bool {
+				if !foreign(env, &owned, r, d["voice_id"]) {
+					return false
+				}
+				if v := firstRow(next, r, "/voices", "voices", "voice_id", func(v map[string]any) bool { return v["is_platform"] == true }); v != nil {
+					d["voice_id"] = v
+					return true
+				}
+				return false
+			})(env, next)
+			return ownedByWorkspace("voices", "voice_id", &owned, next, inner)
+		},
+	},
+	{
+		Name: "talk-foreign-tts-forbidden", Rules: []string{"ID-016"},
+		Mistake: "another workspace's tts generation as approved_voice_generation_id answers 403 forbidden",
+		API: func(env *Env, next http.Handler) http.Handler {
+			var owner memo[string] // generation id -> workspace of the key that submitted it
+			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if !submitRoute(r) {
+					next.ServeHTTP(w, r)
+					return
+				}
+				d, _ := decodeObject(requestBody(r))
+				ws := env.workspaceOf(presented(r))
+				if g, ok := d["approved_voice_generation_id"].(string); ok {
+					if o, known := owner.get(g); known && o != ws {
+						refusal(http.StatusForbidden, "forbidden", false, nil).send(w)
+						return
+					}
+				}
+				a := serve(next, r)
+				if doc, ok := a.doc(); ok && a.status == http.StatusCreated {
+					if id, ok := doc["generation_id"].(string); ok {
+						owner.put(id, ws)
+					}
+				}
+				a.send(w)
+			})
+		},
+	},
 }
 
 // ownedByWorkspace remembers the ids a control call under /workspaces/{id}/<what> creates (the
@@ -74,105 +171,3 @@ func firstRow(next http.Handler, r *http.Request, path, list, key string, filter
 }
 
 var spendCall = route(http.MethodPost, "/(estimates|generations)")
-
-func init() {
-	talkingServers = append(talkingServers,
-		Server{
-			Name: "talk-voice-conflict-refused", Rules: []string{"TALK-007"},
-			Mistake: "a talking actor submit whose body voice_id and config.voiceId differ is refused as a conflict, instead of the body's voice winning",
-			API: guard(spendCall, func(_ *Env, _ http.Handler, r *http.Request) *answer {
-				d, _ := decodeObject(requestBody(r))
-				c := obj(d, "config")
-				if d["capability_id"] == "actor_ultra" && d["voice_id"] != nil && c["voiceId"] != nil && d["voice_id"] != c["voiceId"] {
-					return refusal(http.StatusBadRequest, "invalid_config", false, map[string]any{"field": "voice_id"})
-				}
-				return nil
-			}),
-		},
-		Server{
-			Name: "talk-no-voice-first-listed", Rules: []string{"TALK-009"},
-			Mistake: "with no voice given and an actor without a default voice, the first listed voice is taken instead of refusing",
-			API: func(env *Env, next http.Handler) http.Handler {
-				return rewriteBodyWith(spendCall, func(r *http.Request, d map[string]any) bool {
-					c := obj(d, "config")
-					if d["capability_id"] != "actor_ultra" || d["voice_id"] != nil || c["voiceId"] != nil || c["voice_audio"] != nil || d["actor_id"] == nil {
-						return false
-					}
-					hasDefault := firstRow(next, r, "/actors?limit=48", "actors", "default_voice_id", func(a map[string]any) bool { return a["actor_id"] == d["actor_id"] })
-					if hasDefault != nil {
-						return false
-					}
-					if v := firstRow(next, r, "/voices", "voices", "voice_id", nil); v != nil {
-						d["voice_id"] = v
-						return true
-					}
-					return false
-				})(env, next)
-			},
-		},
-		Server{
-			Name: "talk-foreign-actor-accepted", Rules: []string{"SUBMIT-035"},
-			Mistake: "an actor of another workspace is accepted on a submit (the actor id is looked up without its workspace)",
-			API: func(env *Env, next http.Handler) http.Handler {
-				var owned memo[string]
-				inner := rewriteBodyWith(spendCall, func(r *http.Request, d map[string]any) bool {
-					if !foreign(env, &owned, r, d["actor_id"]) {
-						return false
-					}
-					if a := firstRow(next, r, "/actors?limit=48", "actors", "actor_id", func(a map[string]any) bool { return a["is_platform"] == true }); a != nil {
-						d["actor_id"] = a
-						return true
-					}
-					return false
-				})(env, next)
-				return ownedByWorkspace("actors", "actor_id", &owned, next, inner)
-			},
-		},
-		Server{
-			Name: "talk-foreign-voice-accepted", Rules: []string{"SUBMIT-036"},
-			Mistake: "a cloned voice of another workspace is accepted on a submit",
-			API: func(env *Env, next http.Handler) http.Handler {
-				var owned memo[string]
-				inner := rewriteBodyWith(spendCall, func(r *http.Request, d map[string]any) bool {
-					if !foreign(env, &owned, r, d["voice_id"]) {
-						return false
-					}
-					if v := firstRow(next, r, "/voices", "voices", "voice_id", func(v map[string]any) bool { return v["is_platform"] == true }); v != nil {
-						d["voice_id"] = v
-						return true
-					}
-					return false
-				})(env, next)
-				return ownedByWorkspace("voices", "voice_id", &owned, next, inner)
-			},
-		},
-		Server{
-			Name: "talk-foreign-tts-forbidden", Rules: []string{"ID-016"},
-			Mistake: "another workspace's tts generation as approved_voice_generation_id answers 403 forbidden",
-			API: func(env *Env, next http.Handler) http.Handler {
-				var owner memo[string] // generation id -> workspace of the key that submitted it
-				return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-					if !submitRoute(r) {
-						next.ServeHTTP(w, r)
-						return
-					}
-					d, _ := decodeObject(requestBody(r))
-					ws := env.workspaceOf(presented(r))
-					if g, ok := d["approved_voice_generation_id"].(string); ok {
-						if o, known := owner.get(g); known && o != ws {
-							refusal(http.StatusForbidden, "forbidden", false, nil).send(w)
-							return
-						}
-					}
-					a := serve(next, r)
-					if doc, ok := a.doc(); ok && a.status == http.StatusCreated {
-						if id, ok := doc["generation_id"].(string); ok {
-							owner.put(id, ws)
-						}
-					}
-					a.send(w)
-				})
-			},
-		},
-	)
-}

@@ -96,6 +96,7 @@ var uploadServers = []Server{
 	},
 	{
 		Name: "fromurl-location-header", Rules: []string{"FROMURL-001"},
+		Legal:   "POST /uploads/from-url: request and answer shapes: not shown",
 		Mistake: "an import answers with a Location header",
 		API:     setHeader(route(http.MethodPost, "/uploads/from-url"), http.StatusCreated, "Location", apiPrefix+"/assets/"+zeroAsset),
 	},
@@ -154,25 +155,7 @@ var uploadServers = []Server{
 			})
 		},
 	},
-}
-
-// writeError answers the documented error envelope.
-func writeError(w http.ResponseWriter, status int, code, message, field string) {
-	e := map[string]any{"ok": false, "code": code, "message": message, "retryable": false, "credits_charged": 0}
-	if field != "" {
-		e["field"] = field
-	}
-	b, _ := json.Marshal(map[string]any{"error": e})
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_, _ = w.Write(b)
-}
-
-// zeroAsset is a well-formed asset id that names nothing.
-const zeroAsset = "ast_00000000000000000000000000000000"
-
-func init() {
-	uploadServers = append(uploadServers, Server{
+	{
 		Name: "upload-webm-kind-declared", Rules: []string{"UPLOAD-028"},
 		Mistake: "finalize accepts a WebM under either WebM type and answers the kind of the declaration, not the kind of its tracks",
 		API: func(env *Env, next http.Handler) http.Handler {
@@ -204,5 +187,20 @@ func init() {
 				}
 			})
 		},
-	})
+	},
 }
+
+// writeError answers the documented error envelope.
+func writeError(w http.ResponseWriter, status int, code, message, field string) {
+	e := map[string]any{"ok": false, "code": code, "message": message, "retryable": false, "credits_charged": 0}
+	if field != "" {
+		e["field"] = field
+	}
+	b, _ := json.Marshal(map[string]any{"error": e})
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(b)
+}
+
+// zeroAsset is a well-formed asset id that names nothing.
+const zeroAsset = "ast_00000000000000000000000000000000"

@@ -53,10 +53,7 @@ var versioningServers = []Server{
 			d["servers"] = []any{map[string]any{"url": "/"}}
 		}),
 	},
-}
-
-func init() {
-	versioningServers = append(versioningServers, Server{
+	{
 		Name: "ver-removed-enum-to-default", Rules: []string{"VER-026"},
 		Mistake: "a removed enum value is not refused: an estimate or submit sending it is quietly run with the property's default",
 		API: func(env *Env, next http.Handler) http.Handler {
@@ -88,5 +85,5 @@ func init() {
 				inner.ServeHTTP(w, r)
 			})
 		},
-	})
+	},
 }

@@ -152,10 +152,7 @@ var webhookServers = []Server{
 			return false
 		}),
 	},
-}
-
-func init() {
-	webhookServers = append(webhookServers, Server{
+	{
 		Name: "wh-list-url-as-sent", Rules: []string{"WH-006"},
 		Mistake: "the register answer shows the normalized url, but GET /webhooks shows the url as it was sent",
 		API: func(env *Env, next http.Handler) http.Handler {
@@ -180,5 +177,5 @@ func init() {
 				return list
 			})(env, remember)
 		},
-	})
+	},
 }

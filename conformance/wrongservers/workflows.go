@@ -14,6 +14,7 @@ var workflowServers = []Server{
 	},
 	{
 		Name: "wf-invoke-charged-zero", Rules: []string{"WF-005"},
+		Legal:   "Gaps in the endpoint shapes: workflow invoke answer shape: not shown",
 		Mistake: "the invoke answer says credits_charged 0 instead of null",
 		API: docs(route(http.MethodPost, "/workflows/.+/invoke"), success, func(_ *http.Request, _ *answer, d map[string]any) {
 			if c := obj(d, "credits"); c != nil {
@@ -23,6 +24,7 @@ var workflowServers = []Server{
 	},
 	{
 		Name: "wf-template-schema-loose", Rules: []string{"WF-002"},
+		Legal:   "Gaps in the endpoint shapes: workflow templates answer shape: not shown",
 		Mistake: "workflow template inputs_schema is served without additionalProperties: false",
 		API: pageOf(route(http.MethodGet, "/workflows/templates"), "templates", func(_ *http.Request, _ map[string]any, list []any) []any {
 			for _, v := range list {
@@ -46,6 +48,7 @@ var workflowServers = []Server{
 	},
 	{
 		Name: "wf-node-credits-zero-early", Rules: []string{"WF-024"},
+		Legal:   "Gaps in the endpoint shapes: workflow run answer shape: not shown",
 		Mistake: "a node's credits read 0 before it settles",
 		API: docs(runRoute, success, func(_ *http.Request, _ *answer, d map[string]any) {
 			for _, n := range rows(obj(d, "run"), "nodes") {
@@ -57,6 +60,7 @@ var workflowServers = []Server{
 	},
 	{
 		Name: "wf-runs-list-with-nodes", Rules: []string{"WF-029"},
+		Legal:   "Gaps in the endpoint shapes: workflow runs list answer shape: not shown",
 		Mistake: "GET /workflow-runs rows carry their nodes",
 		API: pageOf(route(http.MethodGet, "/workflow-runs"), "runs", func(_ *http.Request, _ map[string]any, list []any) []any {
 			for _, v := range list {
@@ -67,6 +71,7 @@ var workflowServers = []Server{
 			return list
 		}),
 	},
+	runEventBeforeCommit(),
 }
 
 // runEventBeforeCommit is a server that sends a run's event before it commits the run's end: for
@@ -101,5 +106,3 @@ func runEventBeforeCommit() Server {
 		}),
 	}
 }
-
-func init() { workflowServers = append(workflowServers, runEventBeforeCommit()) }
