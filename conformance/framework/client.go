@@ -232,6 +232,9 @@ type Response struct {
 	parsed bool
 	viewed bool       // doc was given by View, not decoded from Body
 	f      *Framework // the run that made the call (nil for a hand-made Response)
+	// described is Describe's text once made: specs build it for every assertion's message, passed
+	// or not (Go evaluates the argument), several times per answer.
+	described string
 }
 
 // Copy returns the answer afresh: its body decoded again on first use, so that a caller changing
@@ -245,8 +248,14 @@ func (r *Response) Copy() *Response {
 	return c
 }
 
-// Describe renders the exchange for a failure message.
-func (r *Response) Describe() string { return "\n" + r.Exchange.String() }
+// Describe renders the exchange for a failure message. The exchange is complete once the call has
+// returned (its violations included), so the text is made once per answer.
+func (r *Response) Describe() string {
+	if r.described == "" {
+		r.described = "\n" + r.Exchange.String()
+	}
+	return r.described
+}
 
 // Doc is the body decoded as JSON (numbers as json.Number); it fails the spec when the body is not
 // JSON.

@@ -4,6 +4,7 @@ import (
 	"io"
 	"net/http"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -25,34 +26,56 @@ var sensitiveHeaders = []string{"Authorization", "X-Api-Key", "Cookie", "Set-Coo
 // Redactor removes secrets from text: API keys (sk_live_...), webhook secrets (whsec_...), and any
 // literal registered with Add (the control token, keys of another shape). It is safe for
 // concurrent use.
+//
+// Every exchange of a run passes through String (its URL, headers and bodies), and a run registers
+// a key for each workspace it makes (hundreds), while few texts hold any of them: String first
+// looks for all of them in one pass (a strings.Replacer) and replaces them one by one, longest
+// first, only in a text that holds one.
 type Redactor struct {
-	mu      sync.Mutex // guards secrets
-	secrets []string   // longest first, so a secret containing another is replaced whole
+	mu sync.Mutex // guards secrets, find
+	// secrets, longest first, so a secret containing another is replaced whole. Add replaces the
+	// slice, never changes it in place: String reads it outside the lock.
+	secrets []string
+	find    *strings.Replacer // finds any of secrets in one pass; nil when there is none
 }
 
 // Add registers literal secrets; empty strings are ignored.
 func (r *Redactor) Add(secrets ...string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	next := slices.Clone(r.secrets)
 	for _, s := range secrets {
-		if s == "" {
-			continue
+		if s != "" && !slices.Contains(next, s) {
+			next = append(next, s)
 		}
-		r.secrets = append(r.secrets, s)
 	}
-	sort.Slice(r.secrets, func(i, j int) bool { return len(r.secrets[i]) > len(r.secrets[j]) })
+	if len(next) == len(r.secrets) {
+		return
+	}
+	sort.SliceStable(next, func(i, j int) bool { return len(next[i]) > len(next[j]) })
+	pairs := make([]string, 0, 2*len(next))
+	for _, s := range next {
+		pairs = append(pairs, s, Redacted)
+	}
+	r.secrets, r.find = next, strings.NewReplacer(pairs...)
 }
 
 // String returns s with every secret replaced by Redacted.
 func (r *Redactor) String(s string) string {
 	r.mu.Lock()
-	secrets := append([]string(nil), r.secrets...)
+	secrets, find := r.secrets, r.find
 	r.mu.Unlock()
-	for _, sec := range secrets {
-		s = strings.ReplaceAll(s, sec, Redacted)
+	if find != nil && find.Replace(s) != s {
+		for _, sec := range secrets {
+			s = strings.ReplaceAll(s, sec, Redacted)
+		}
 	}
-	s = apiKeyPattern().ReplaceAllString(s, "sk_live_"+Redacted)
-	s = secretPattern().ReplaceAllString(s, "whsec_"+Redacted)
+	if strings.Contains(s, "sk_live_") {
+		s = apiKeyPattern().ReplaceAllString(s, "sk_live_"+Redacted)
+	}
+	if strings.Contains(s, "whsec_") {
+		s = secretPattern().ReplaceAllString(s, "whsec_"+Redacted)
+	}
 	return s
 }
 
