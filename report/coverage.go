@@ -4,13 +4,14 @@ import (
 	"fmt"
 	"slices"
 	"sort"
-	"strings"
 )
 
 // The needs a spec that did not run lacked, as reports group them (NeedOf): what a run would have
 // to offer for the rules it left unjudged to be judged.
 const (
 	NeedControl         = "control"          // the test-control API
+	NeedTestHelpers     = "test_helpers"     // test helpers scoped to the caller's own objects
+	NeedTestInputs      = "test_inputs"      // test-mode inputs that force outcomes
 	NeedReceiver        = "receiver"         // a webhook receiver the target can reach
 	NeedSecondWorkspace = "second_workspace" // a key of a second workspace
 	NeedReadKey         = "read_key"         // a read-only key
@@ -27,12 +28,14 @@ const (
 
 // NeedOrder lists the needs from the one that weighs most (a rule that lacks several is listed
 // under the first): what a target must offer before what a run may add.
-var NeedOrder = []string{NeedControl, NeedReceiver, NeedSecondWorkspace, NeedReadKey, NeedProfile, NeedOther, NeedSlow, NeedBudget,
+var NeedOrder = []string{NeedControl, NeedTestHelpers, NeedTestInputs, NeedReceiver, NeedSecondWorkspace, NeedReadKey, NeedProfile, NeedOther, NeedSlow, NeedBudget,
 	NeedStrictOnly, NeedBlocked, NeedInterrupted, NeedNotSelected, NeedNoSpec}
 
 // NeedTitles say each need in words, for the console and the HTML report.
 var NeedTitles = map[string]string{
 	NeedControl:         "need the control API (--control-url)",
+	NeedTestHelpers:     "need test helpers scoped to the caller's own objects",
+	NeedTestInputs:      "need test-mode inputs that force outcomes (the profile's features: test_inputs)",
 	NeedReceiver:        "need a webhook receiver the target can reach",
 	NeedSecondWorkspace: "need a key of a second workspace (--other-key)",
 	NeedReadKey:         "need a read-only key (--read-key)",
@@ -47,9 +50,8 @@ var NeedTitles = map[string]string{
 	NeedNoSpec:          "no spec checks them",
 }
 
-// NeedOf is what a spec that did not run lacked, told from its state and its reason: the reasons
-// the suite gives (conformance/framework needs.go, strict.go, referencechoice.go) say the need in
-// words. A spec that ran needs nothing ("").
+// NeedOf is what a spec that did not run lacked, told from its state and its typed skip reason
+// (SpecResult.Skip; ParseSkip of its text when it has none). A spec that ran needs nothing ("").
 func NeedOf(s SpecResult) string {
 	switch s.State {
 	case Passed, Failed:
@@ -63,36 +65,7 @@ func NeedOf(s SpecResult) string {
 	case StrictOnly:
 		return NeedStrictOnly
 	}
-	return needOfReason(s.Reason)
-}
-
-// needOfReason classifies a skip's reason; the checks go from the most specific phrase to the
-// least ("no control API to make one" names a second workspace's key, not the control API).
-func needOfReason(reason string) string {
-	r := strings.ToLower(reason)
-	switch {
-	case strings.HasPrefix(r, "interrupted") || strings.Contains(r, "suite timeout") || strings.Contains(r, "interrupted by user"):
-		return NeedInterrupted
-	case strings.Contains(r, "judged only with --strict") || strings.HasPrefix(r, "reference choice:") ||
-		strings.HasPrefix(reason, UnjudgedReason):
-		return NeedStrictOnly
-	case strings.Contains(r, "second workspace"):
-		return NeedSecondWorkspace
-	case strings.Contains(r, "read-only key"):
-		return NeedReadKey
-	case strings.Contains(r, "webhook receiver"):
-		return NeedReceiver
-	case strings.Contains(r, "target declares none") || strings.Contains(r, "target names none") ||
-		strings.Contains(r, "--retired-capability-id") || strings.Contains(r, "--shape "):
-		return NeedProfile
-	case strings.Contains(r, "credit budget") || strings.Contains(r, "spends credits") || strings.Contains(r, "no credits can be spent"):
-		return NeedBudget
-	case strings.Contains(r, "--slow"):
-		return NeedSlow
-	case strings.Contains(r, "control api"):
-		return NeedControl
-	}
-	return NeedOther
+	return s.Why().Need
 }
 
 // needsOf are the distinct needs of specs, in NeedOrder.

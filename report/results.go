@@ -58,6 +58,10 @@ type SpecResult struct {
 	Rules  []string `json:"rules"`
 	State  string   `json:"state"`            // passed, failed, blocked, skipped, not_selected, interrupted or strict_only
 	Reason string   `json:"reason,omitempty"` // the failure message or why it was skipped
+	// Skip is the typed reason of a spec that did not run (skipped, strict-only, interrupted, not
+	// selected); its Text is Reason. Nil for a spec that ran, and in reports written before skip
+	// reasons were typed (SkipReason then types the text).
+	Skip *SkipReason `json:"skip,omitempty"`
 	// Location is the spec's own file and line, relative to the module root.
 	Location string        `json:"location,omitempty"`
 	Duration time.Duration `json:"duration_ns"`
@@ -86,6 +90,15 @@ type SpecResult struct {
 	// the reference's own choice (rules.yaml judged strict-only), on a run that is not strict. The
 	// spec counts for them as skipped (UnjudgedReason), whatever its state.
 	Unjudged []string `json:"unjudged,omitempty"`
+}
+
+// Why is the spec's typed skip reason: Skip, or when it has none, its Reason typed by its
+// words (ParseSkip).
+func (s SpecResult) Why() SkipReason {
+	if s.Skip != nil {
+		return *s.Skip
+	}
+	return ParseSkip(s.Reason)
 }
 
 // UnjudgedReason is why a rule a spec carries is not decided by it (SpecResult.Unjudged).

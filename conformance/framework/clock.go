@@ -217,7 +217,8 @@ func (s *Spec) ClockScale() float64 { return s.f.clockScale() }
 // Undecidable skips the spec because the target's clock ran too far while it worked, naming what
 // would let it decide (a slower or a manual clock).
 func (s *Spec) Undecidable(what string, ran time.Duration) {
-	Skip(fmt.Sprintf("undecidable: the target's clock ran %s while %s; run the target at a lower --time-scale or with a manual clock (mediaspec mock --clock manual)", ran.Round(time.Second), what))
+	SkipFor(Undecidable(fmt.Sprintf("the target's clock ran %s while %s; run the target at a lower --time-scale or with a manual clock (mediaspec mock --clock manual)",
+		ran.Round(time.Second), what)))
 }
 
 // InWindow runs do, whose calls must all fall inside one stretch of service time shorter than

@@ -111,11 +111,11 @@ func (d *Decl) It(text string, body func(ctx context.Context, s *Spec), decorato
 		if unjudged := f.unjudged(rules); len(unjudged) > 0 {
 			AddReportEntry(UnjudgedRulesEntry, strings.Join(unjudged, " "), ReportEntryVisibilityNever)
 		}
-		if reason := f.Capabilities().Unmet(needs); reason != "" {
-			Skip(reason)
+		if reason, ok := f.Capabilities().Lack(needs); ok {
+			SkipFor(reason)
 		}
 		if reason := f.Unresponsive(); reason != "" {
-			Skip(reason)
+			SkipFor(NotRun(reason))
 		}
 		body(ctx, &Spec{f: f})
 	})
@@ -260,7 +260,7 @@ func (s *Spec) Control() *ControlAPI {
 // budget would be exceeded.
 func (s *Spec) Spend(n int) {
 	if err := s.f.budget.Take(n); err != nil {
-		Skip(err.Error())
+		SkipFor(OverBudget(err.Error()))
 	}
 }
 
@@ -382,5 +382,5 @@ func (f *Framework) lacks(reason string) {
 	if f.cfg.Reference {
 		Fail("the reference mock lacks a state this spec needs: " + reason)
 	}
-	Skip("unsupported: " + reason)
+	SkipFor(LacksState(reason))
 }

@@ -216,7 +216,7 @@ func (s *Spec) JobHook(ctx context.Context, id, op string, body any) *Response {
 	r, err := s.Control().Call(ctx, http.MethodPost, "/generations/"+id+"/"+op, body)
 	Expect(err).NotTo(HaveOccurred())
 	if r.Status == http.StatusNotFound {
-		Skip("unsupported: the control API does not offer POST /generations/{id}/" + op)
+		SkipFor(Unsupported(Control, "the control API does not offer POST /generations/{id}/"+op))
 	}
 	Expect(r.Status).To(Equal(http.StatusOK), "control POST /generations/{id}/"+op+r.Describe())
 	return r

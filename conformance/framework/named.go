@@ -13,7 +13,7 @@ import (
 // assumed (Config.KeyHeader, DescriptionPath, LivePath, ReadyPath): a spec that needs one of them
 // skips with the reason when the target names none.
 
-// The skip reasons of specs that need what the target did not name.
+// The skip reasons of specs that need what the target did not name (tier profile).
 const (
 	NoKeyHeader   = "unsupported: the text declares an API key header without its name and the target names none (--key-header); the key is sent as Authorization: Bearer only"
 	NoDescription = "unsupported: the text does not give the live REST description's path and the target names none (--description-path)"
@@ -35,7 +35,7 @@ func (s *Spec) KeyHeader() string {
 	GinkgoHelper()
 	h, _, _, _ := s.f.cfg.Named()
 	if h == "" {
-		Skip(NoKeyHeader)
+		SkipFor(NotDeclared(NoKeyHeader))
 	}
 	return h
 }
@@ -46,7 +46,7 @@ func (s *Spec) DescriptionPath() string {
 	GinkgoHelper()
 	_, p, _, _ := s.f.cfg.Named()
 	if p == "" {
-		Skip(NoDescription)
+		SkipFor(NotDeclared(NoDescription))
 	}
 	return p
 }
@@ -63,7 +63,7 @@ func (s *Spec) LivePath() string {
 	GinkgoHelper()
 	_, _, p, _ := s.f.cfg.Named()
 	if p == "" {
-		Skip(NoLivePath)
+		SkipFor(NotDeclared(NoLivePath))
 	}
 	return p
 }
@@ -73,7 +73,7 @@ func (s *Spec) ReadyPath() string {
 	GinkgoHelper()
 	_, _, _, p := s.f.cfg.Named()
 	if p == "" {
-		Skip(NoReadyPath)
+		SkipFor(NotDeclared(NoReadyPath))
 	}
 	return p
 }

@@ -1,27 +1,149 @@
 package framework
 
 import (
+	"encoding/json"
 	"fmt"
 	"sync"
+
+	. "github.com/onsi/ginkgo/v2" //nolint:revive
+
+	"github.com/mediaspec/mediaspec/report"
 )
 
 // Need is something a spec requires of the target or the run beyond a plain API key. Its string is
 // the Ginkgo label the spec carries and the name rules.yaml uses.
+//
+// Every need that the target offers sits in one tier of an ordered list (Tier, least first: keys <
+// profile < test-inputs < test-helpers < control), so a spec declares the least it needs and a run
+// that offers a tier judges every spec at or below it. The needs that are run settings (Spends,
+// Slow) and Uploads (the public API every target has) are no tier: they are at the keys tier, and
+// a run turns them on or off (--budget, --slow) whatever its target offers.
 type Need string
 
-// The needs of rules.yaml.
+// The needs of rules.yaml and the specs.
 const (
-	Control         Need = "control"          // the test-control API
-	Receiver        Need = "receiver"         // a webhook receiver the target can reach
-	SecondWorkspace Need = "second-workspace" // a key of another workspace
-	ReadKey         Need = "read-key"         // a read-only key of the main workspace
-	Spends          Need = "spends"           // the spec spends credits
-	Slow            Need = "slow"             // the spec takes long (minutes of target time)
-	Uploads         Need = "uploads"          // the spec uploads files through signed links
+	Control         Need = "control"          // the test-control API (tier control)
+	Receiver        Need = "receiver"         // a webhook receiver the target can reach (tier profile: its address)
+	SecondWorkspace Need = "second-workspace" // a key of another workspace (tier profile: a pre-made key)
+	ReadKey         Need = "read-key"         // a read-only key of the main workspace (tier profile)
+	Profile         Need = "profile"          // a setting of the target's profile (a key role, an id, a limit); the accessor that reads it skips
+	Spends          Need = "spends"           // the spec spends credits (a run setting: --budget)
+	Slow            Need = "slow"             // the spec takes long, minutes of target time (a run setting: --slow)
+	Uploads         Need = "uploads"          // the spec uploads files through signed links (the public API: keys)
 )
 
 // AllNeeds lists every Need, in label order.
-var AllNeeds = []Need{Control, Receiver, SecondWorkspace, ReadKey, Spends, Slow, Uploads}
+var AllNeeds = []Need{Control, Receiver, SecondWorkspace, ReadKey, Profile, Spends, Slow, Uploads}
+
+// Tier is one step of the ordered list of what a target offers (report.Tier): keys < profile <
+// test-inputs < test-helpers < control.
+type Tier = report.Tier
+
+// The tiers, least first (report.Tiers).
+const (
+	TierKeys        = report.TierKeys
+	TierProfile     = report.TierProfile
+	TierTestInputs  = report.TierTestInputs
+	TierTestHelpers = report.TierTestHelpers
+	TierControl     = report.TierControl
+)
+
+// needReport is the report's name (report.Need*) of each need: the reports group what was not
+// judged by it, and its tier is report.TierOfNeed of it.
+var needReport = map[Need]string{
+	Control: report.NeedControl, Receiver: report.NeedReceiver, SecondWorkspace: report.NeedSecondWorkspace,
+	ReadKey: report.NeedReadKey, Profile: report.NeedProfile, Spends: report.NeedBudget, Slow: report.NeedSlow,
+	Uploads: report.NeedOther,
+}
+
+// Report is the report's name of the need (report.Need*): report.NeedOther for one it does not
+// know.
+func (n Need) Report() string {
+	if r, ok := needReport[n]; ok {
+		return r
+	}
+	return report.NeedOther
+}
+
+// Tier is the tier that offers the need; ok is false for the run settings (Spends, Slow) and
+// Uploads, which every target offers (they count as keys).
+func (n Need) Tier() (t Tier, ok bool) { return report.TierOfNeed(n.Report()) }
+
+// TierOf is the tier a spec with needs requires: the highest tier among them, keys when none has
+// one.
+func TierOf(needs []Need) Tier {
+	t := TierKeys
+	for _, n := range needs {
+		if nt, ok := n.Tier(); ok && t.Less(nt) {
+			t = nt
+		}
+	}
+	return t
+}
+
+// SkipReason is a typed skip reason (report.SkipReason): its kind, the need it lacks and that
+// need's tier, and the text the console prints.
+type SkipReason = report.SkipReason
+
+// Unsupported is the reason of a spec the target (or the run) cannot serve: it lacks n. The text
+// is printed after "unsupported: ".
+func Unsupported(n Need, text string) SkipReason {
+	return report.NewSkip(report.SkipUnsupported, n.Report(), "unsupported: "+text)
+}
+
+// Disabled is the reason of a spec the run's configuration turned off (n is Spends or Slow). The
+// text is printed after "disabled: ".
+func Disabled(n Need, text string) SkipReason {
+	return report.NewSkip(report.SkipDisabled, n.Report(), "disabled: "+text)
+}
+
+// NotDeclared is the reason of a spec that needs a setting of the target's profile (a path, a
+// header, an id, a key role) the target does not declare; text, printed whole, names the setting.
+func NotDeclared(text string) SkipReason {
+	return report.NewSkip(report.SkipUnsupported, report.NeedProfile, text)
+}
+
+// OverBudget is the reason of a spec the run's credit budget cannot pay for; text is printed whole.
+func OverBudget(text string) SkipReason { return report.NewSkip(report.SkipDisabled, report.NeedBudget, text) }
+
+// NotRun is the reason of a spec the run did not start (the target stopped answering); text is
+// printed whole.
+func NotRun(text string) SkipReason { return report.NewSkip(report.SkipNotRun, report.NeedOther, text) }
+
+// LacksState is the reason of a spec the target cannot serve for a state it does not hold (no
+// unpriced capability, no outputs field the spec reads, ...): no tier offers it. The text is
+// printed after "unsupported: ".
+func LacksState(text string) SkipReason {
+	return report.NewSkip(report.SkipUnsupported, report.NeedOther, "unsupported: "+text)
+}
+
+// Undecidable is the reason of a spec whose state could not be observed this time (a running clock
+// passed it). The text is printed after "undecidable: ".
+func Undecidable(text string) SkipReason {
+	return report.NewSkip(report.SkipUndecidable, report.NeedOther, "undecidable: "+text)
+}
+
+// StrictOnlySkip is the reason of a spec that would assert only the reference's own choice, judged
+// with --strict; text is printed as it is.
+func StrictOnlySkip(text string) SkipReason {
+	return report.NewSkip(report.SkipStrictOnly, report.NeedStrictOnly, text)
+}
+
+// SkipEntry is the name of the report entry that carries a skipped spec's typed reason (JSON).
+const SkipEntry = "skip-reason"
+
+// SkipFor skips the running spec with r: the reports read its kind, need and tier from a report
+// entry, and print its text.
+func SkipFor(r SkipReason, callerSkip ...int) {
+	if b, err := json.Marshal(r); err == nil {
+		AddReportEntry(SkipEntry, string(b), ReportEntryVisibilityNever)
+	}
+	skip := 1
+	if len(callerSkip) > 0 {
+		skip += callerSkip[0]
+	}
+	Skip(r.Text, skip)
+}
 
 // Capabilities is what a run can offer specs. The zero value offers nothing.
 type Capabilities struct {
@@ -37,48 +159,70 @@ type Capabilities struct {
 	ReceiverWhy string
 }
 
-// Unmet returns the reason the first unmet need cannot be met, or "" when every need is met. The
-// reason starts with "unsupported:" when the target or the run lacks a facility and with
-// "disabled:" when configuration turned it off, so reports can tell the two apart from a failure.
+// Offered is the tiers c offers: keys always, profile when the run has a key role or the receiver
+// (a run with the control API offers every tier below it: control makes what the profile names).
+func (c Capabilities) Offered(profile bool) []Tier {
+	out := []Tier{TierKeys}
+	if profile || c.ReadKey || c.SecondWorkspace {
+		out = append(out, TierProfile)
+	}
+	if c.Control {
+		out = append(out, TierControl)
+	}
+	return out
+}
+
+// Unmet returns the text of Lack's reason, or "" when every need is met.
 func (c Capabilities) Unmet(needs []Need) string {
+	if r, ok := c.Lack(needs); ok {
+		return r.Text
+	}
+	return ""
+}
+
+// Lack returns the reason the first unmet need cannot be met (ok false when every need is met).
+// Its kind is unsupported when the target or the run lacks a facility and disabled when
+// configuration turned it off, so reports can tell the two apart from a failure.
+func (c Capabilities) Lack(needs []Need) (r SkipReason, ok bool) {
 	for _, n := range needs {
 		switch n {
 		case Control:
 			if !c.Control {
-				return "unsupported: needs the control API: no --control-url given"
+				return Unsupported(n, "needs the control API: no --control-url given"), true
 			}
 		case Receiver:
 			if !c.Receiver {
 				if c.ReceiverWhy != "" {
-					return "unsupported: needs a webhook receiver the target can reach: " + c.ReceiverWhy
+					return Unsupported(n, "needs a webhook receiver the target can reach: "+c.ReceiverWhy), true
 				}
-				return "unsupported: needs a webhook receiver the target can reach: none is configured"
+				return Unsupported(n, "needs a webhook receiver the target can reach: none is configured"), true
 			}
 		case SecondWorkspace:
 			if !c.SecondWorkspace {
-				return "unsupported: needs a key of a second workspace: no --other-key given and no control API to make one"
+				return Unsupported(n, "needs a key of a second workspace: no --other-key given and no control API to make one"), true
 			}
 		case ReadKey:
 			if !c.ReadKey {
-				return "unsupported: needs a read-only key: no --read-key given and no control API to make one"
+				return Unsupported(n, "needs a read-only key: no --read-key given and no control API to make one"), true
 			}
+		case Profile: // the accessor of the setting skips when the profile lacks it
 		case Spends:
 			if c.Budget <= 0 {
-				return "disabled: spends credits and the credit budget is 0 (set --budget)"
+				return Disabled(n, "spends credits and the credit budget is 0 (set --budget)"), true
 			}
 		case Slow:
 			if !c.Slow {
-				return "disabled: slow spec; pass --slow to run it"
+				return Disabled(n, "slow spec; pass --slow to run it"), true
 			}
 		case Uploads:
 			if !c.Uploads {
-				return "unsupported: needs uploads through signed links"
+				return Unsupported(n, "needs uploads through signed links"), true
 			}
 		default:
-			return fmt.Sprintf("unsupported: unknown need %q", n)
+			return Unsupported(n, fmt.Sprintf("unknown need %q", n)), true
 		}
 	}
-	return ""
+	return SkipReason{}, false
 }
 
 // Budget tracks the credits a run has spent against its limit. It is safe for concurrent use.

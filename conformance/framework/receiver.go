@@ -317,7 +317,7 @@ func (h *Hooks) Find(m receiver.Match) []receiver.Event { return h.rcv.Find(m) }
 func (s *Spec) MapHost(ctx context.Context, host string, addrs ...string) {
 	GinkgoHelper()
 	if !s.TryMapHost(ctx, host, addrs...) {
-		Skip("unsupported: the control API has no resolver override (PUT /resolver/{host} answered 404)")
+		SkipFor(Unsupported(Control, "the control API has no resolver override (PUT /resolver/{host} answered 404)"))
 	}
 }
 

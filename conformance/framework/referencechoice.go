@@ -23,7 +23,7 @@ func (f *Framework) Fail(message string, callerSkip ...int) {
 		skip += callerSkip[0]
 	}
 	if ids := f.referenceChoice(); len(ids) > 0 {
-		Skip(ReferenceChoiceSkip(ids, message), skip)
+		SkipFor(StrictOnlySkip(ReferenceChoiceSkip(ids, message)), skip)
 	}
 	Fail(message, skip)
 }

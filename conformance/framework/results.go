@@ -1,6 +1,7 @@
 package framework
 
 import (
+	"encoding/json"
 	"fmt"
 	"path"
 	"path/filepath"
@@ -150,6 +151,11 @@ func SpecResultsOf(cat *spec.Catalogue, r types.Report, sel Selection) (specs []
 				res.LastCall = e.StringRepresentation()
 			case OperationEntry:
 				res.Operation = e.StringRepresentation()
+			case SkipEntry:
+				var why report.SkipReason
+				if json.Unmarshal([]byte(e.StringRepresentation()), &why) == nil && why.Text == res.Reason {
+					res.Skip = &why
+				}
 			case UnjudgedRulesEntry:
 				res.Unjudged = strings.Fields(e.StringRepresentation())
 			case FailedRulesEntry:
@@ -157,6 +163,20 @@ func SpecResultsOf(cat *spec.Catalogue, r types.Report, sel Selection) (specs []
 					res.FailedRules = strings.Fields(e.StringRepresentation())
 				}
 			}
+		}
+		if res.Skip == nil && res.State == report.Skipped {
+			if why, ok := beforeAll[beforeAllKey(sr, beforeAll)]; ok && why.Text == res.Reason {
+				res.Skip = &why
+			}
+		}
+		switch {
+		case res.Skip != nil:
+		case res.State == report.Skipped:
+			why := report.ParseSkip(res.Reason)
+			res.Skip = &why
+		case res.State == report.Interrupted:
+			why := report.NewSkip(report.SkipNotRun, report.NeedInterrupted, res.Reason)
+			res.Skip = &why
 		}
 		if sel.Unjudged != nil && len(res.Unjudged) == 0 {
 			res.Unjudged = sel.Unjudged(res.Rules)
@@ -171,9 +191,10 @@ func SpecResultsOf(cat *spec.Catalogue, r types.Report, sel Selection) (specs []
 const ginkgoBeforeAllSkip = "Spec skipped because Skip() was called in BeforeAll"
 
 // beforeAllSkips maps the location of each container whose BeforeAll skipped to the reason it gave,
-// read from the one spec that carries it (its failure is in that BeforeAll).
-func beforeAllSkips(reports types.SpecReports) map[string]string {
-	out := map[string]string{}
+// read from the one spec that carries it (its failure is in that BeforeAll), typed when the
+// BeforeAll typed it (SkipFor).
+func beforeAllSkips(reports types.SpecReports) map[string]report.SkipReason {
+	out := map[string]report.SkipReason{}
 	for _, sr := range reports {
 		f := sr.Failure
 		if sr.LeafNodeType != types.NodeTypeIt || !sr.State.Is(types.SpecStateSkipped) ||
@@ -181,20 +202,36 @@ func beforeAllSkips(reports types.SpecReports) map[string]string {
 			f.FailureNodeContainerIndex >= len(sr.ContainerHierarchyLocations) {
 			continue
 		}
-		out[sr.ContainerHierarchyLocations[f.FailureNodeContainerIndex].String()] = f.Message
+		why := report.ParseSkip(f.Message)
+		for _, e := range sr.ReportEntries {
+			var typed report.SkipReason
+			if e.Name == SkipEntry && json.Unmarshal([]byte(e.StringRepresentation()), &typed) == nil && typed.Text == f.Message {
+				why = typed
+			}
+		}
+		out[sr.ContainerHierarchyLocations[f.FailureNodeContainerIndex].String()] = why
 	}
 	return out
 }
 
 // beforeAllReason is the reason of the innermost enclosing BeforeAll that skipped, for a spec Ginkgo
 // skipped with its generic message; "" otherwise.
-func beforeAllReason(skips map[string]string, sr types.SpecReport) string {
+func beforeAllReason(skips map[string]report.SkipReason, sr types.SpecReport) string {
+	if k := beforeAllKey(sr, skips); k != "" {
+		return skips[k].Text
+	}
+	return ""
+}
+
+// beforeAllKey is the location of the innermost enclosing container whose BeforeAll skipped sr with
+// Ginkgo's generic message (a key of skips); "" when there is none.
+func beforeAllKey(sr types.SpecReport, skips map[string]report.SkipReason) string {
 	if !sr.State.Is(types.SpecStateSkipped) || sr.Failure.Message != ginkgoBeforeAllSkip {
 		return ""
 	}
 	for i := len(sr.ContainerHierarchyLocations) - 1; i >= 0; i-- {
-		if reason, ok := skips[sr.ContainerHierarchyLocations[i].String()]; ok {
-			return reason
+		if _, ok := skips[sr.ContainerHierarchyLocations[i].String()]; ok {
+			return sr.ContainerHierarchyLocations[i].String()
 		}
 	}
 	return ""

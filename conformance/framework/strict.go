@@ -53,7 +53,7 @@ func (s *Spec) Strict() bool { return s.f.cfg.Strict }
 func (s *Spec) StrictOnly(rule, open string) {
 	GinkgoHelper()
 	if !s.f.cfg.Strict {
-		Skip(fmt.Sprintf("the text leaves %s open (rules.yaml %s basis reference); judged only with --strict", open, rule))
+		SkipFor(StrictOnlySkip(fmt.Sprintf("the text leaves %s open (rules.yaml %s basis reference); judged only with --strict", open, rule)))
 	}
 }
 
