@@ -104,7 +104,9 @@ func NotDeclared(text string) SkipReason {
 }
 
 // OverBudget is the reason of a spec the run's credit budget cannot pay for; text is printed whole.
-func OverBudget(text string) SkipReason { return report.NewSkip(report.SkipDisabled, report.NeedBudget, text) }
+func OverBudget(text string) SkipReason {
+	return report.NewSkip(report.SkipDisabled, report.NeedBudget, text)
+}
 
 // NotRun is the reason of a spec the run did not start (the target stopped answering); text is
 // printed whole.
