@@ -101,6 +101,10 @@ type Config struct {
 	// printed keys; every set is listed in StartInfo.KeySets, so a keys-only
 	// run split over processes (mediaspec check --procs) gives each its own.
 	KeySets int
+	// TestInputs honours test inputs (spec/testmode.yaml: the Mediaspec-Test-Input request
+	// header) for the test keys: every key of the start state (the printed keys and every key
+	// set). Keys made later, through the control API, are not test keys.
+	TestInputs bool `yaml:"test_inputs"`
 	// ValidateResponses checks every /api/v1 answer against the REST
 	// description (OpenAPIJSON) and logs each violation at error level.
 	ValidateResponses bool
@@ -269,8 +273,9 @@ type bootState struct {
 	workspaceID string
 	generateKey string
 	readKey     string
-	otherKey    string   // a read+generate key of a second workspace
-	keySets     []KeySet // every key set, the keys above first
+	otherKey    string          // a read+generate key of a second workspace
+	keySets     []KeySet        // every key set, the keys above first
+	testKeys    map[string]bool // key ids of the test keys (Config.TestInputs), nil when off
 }
 
 // New builds a server and its start state. It does not listen.
@@ -375,7 +380,11 @@ func New(cfg Config) (*Server, error) {
 	s.Faults = faults.New(clk, src, faults.PricingUnavailable, faults.ProviderUnavailable, faults.InternalError)
 	s.Hosts = netguard.NewHosts(nil)
 	s.OnReset(s.Hosts.Reset)
-	s.API = api.NewRouter(api.Deps{Clock: clk, Registry: s.Registry, Limiter: s.Limiter, Logger: logger, Faults: s.Faults, Drain: drain, WaitBudget: cfg.Limits.WaitBudget()})
+	deps := api.Deps{Clock: clk, Registry: s.Registry, Limiter: s.Limiter, Logger: logger, Faults: s.Faults, Drain: drain, WaitBudget: cfg.Limits.WaitBudget()}
+	if cfg.TestInputs {
+		deps.TestKey = s.isTestKey
+	}
+	s.API = api.NewRouter(deps)
 	s.API.RegisterBase(openAPI)
 	// Links are signed with a key derived from the seed, so a seeded run hands out the same links.
 	linkKey := sha256.Sum256(fmt.Appendf(nil, "mediaspec links %d", seed))
@@ -542,9 +551,23 @@ func (s *Server) boot() {
 		}
 		st.keySets = append(st.keySets, KeySet{GenerateKey: gen, ReadKey: read, OtherKey: otherKey})
 	}
+	if s.cfg.TestInputs {
+		// Every key made so far, and only those, is a test key (the start state's keys).
+		st.testKeys = map[string]bool{}
+		for _, id := range s.Registry.KeyIDs() {
+			st.testKeys[id] = true
+		}
+	}
 	s.mu.Lock()
 	s.start = st
 	s.mu.Unlock()
+}
+
+// isTestKey reports whether keyID is a test key of the start state (Config.TestInputs).
+func (s *Server) isTestKey(keyID string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.start.testKeys[keyID]
 }
 
 // Reset restores the start state: every workspace, key and bucket is

@@ -1,5 +1,6 @@
 // Package spec embeds the contract of the media generation service — the REST description
-// (openapi.yaml), the optional test-control API (control.yaml) and the rule catalogue (rules.yaml) —
+// (openapi.yaml), the optional test-control API (control.yaml), the optional test-mode inputs
+// (testmode.yaml) and the rule catalogue (rules.yaml) —
 // and offers what the mock's tests and the conformance suite share: loading and validating those
 // documents, checking HTTP traffic against the REST description, and reading the rule catalogue.
 // Beside them are the JSON Schemas of the conformance run's JSON report (report.schema.json) and
@@ -22,7 +23,7 @@ import (
 	"github.com/getkin/kin-openapi/openapi3"
 )
 
-//go:embed openapi.yaml control.yaml rules.yaml report.schema.json profile.schema.json
+//go:embed openapi.yaml control.yaml testmode.yaml rules.yaml report.schema.json profile.schema.json
 var embedded embed.FS
 
 // Version is the info.version the REST description states; the live description must say the same.
@@ -45,6 +46,13 @@ func OpenAPIYAML() []byte { return mustRead("openapi.yaml") }
 
 // ControlYAML returns the embedded test-control API description (YAML). The caller owns the slice.
 func ControlYAML() []byte { return mustRead("control.yaml") }
+
+// TestModeYAML returns the embedded contract of test-mode inputs (testmode.yaml), the optional
+// extension a staging server may honour for its test keys. The caller owns the slice.
+func TestModeYAML() []byte { return mustRead("testmode.yaml") }
+
+// TestInputHeader is the request header of a test input (testmode.yaml): the reference's choice.
+const TestInputHeader = "Mediaspec-Test-Input"
 
 // RulesYAML returns the embedded rule catalogue (YAML). The caller owns the slice.
 func RulesYAML() []byte { return mustRead("rules.yaml") }

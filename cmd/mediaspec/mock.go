@@ -35,6 +35,7 @@ func runMock(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	clockMode := fs.String("clock", "real", "service clock: real (wall time times --time-scale) or manual (moves only through POST /_control/v1/clock/advance) [$MEDIASPEC_MOCK_CLOCK]")
 	fs.StringVar(&cfg.ControlToken, "control-token", "", "token for the control API (default: random, printed) [$MEDIASPEC_MOCK_CONTROL_TOKEN]")
 	fs.BoolVar(&cfg.NoControl, "no-control", false, "turn the control API off [$MEDIASPEC_MOCK_NO_CONTROL]")
+	fs.BoolVar(&cfg.TestInputs, "test-inputs", false, "honour test-mode inputs (the Mediaspec-Test-Input header, mediaspec spec --test-mode) for the start state's keys, its test keys; --profile-out then declares the feature and those keys [$MEDIASPEC_MOCK_TEST_INPUTS]")
 	fs.Int64Var(&cfg.Balance, "balance", mock.DefaultBalance, "starting balance of the default workspace, in credits [$MEDIASPEC_MOCK_BALANCE]")
 	fs.IntVar(&cfg.KeySets, "key-sets", 1, "key sets in the start state, each a workspace with a generate and a read key plus a second workspace with its key; listed as key_sets (check --procs N takes N) [$MEDIASPEC_MOCK_KEY_SETS]")
 	fs.BoolVar(&cfg.AllowLoopbackFetch, "allow-loopback-fetch", false, "let POST /uploads/from-url fetch from 127.0.0.0/8, ::1 and localhost (nothing else private) [$MEDIASPEC_MOCK_ALLOW_LOOPBACK_FETCH]")
@@ -244,6 +245,16 @@ func writeMockProfile(path string, info mock.StartInfo, cfg mock.Config) error {
 	}
 	for _, ks := range info.KeySets {
 		p.KeySetList = append(p.KeySetList, framework.KeySet{Key: ks.GenerateKey, ReadKey: ks.ReadKey, OtherKey: ks.OtherKey})
+	}
+	if cfg.TestInputs {
+		// Every key of the start state is a test key of a mock started with --test-inputs.
+		p.Features = framework.FeatureList{framework.FeatureTestInputs}
+		for _, k := range []string{info.GenerateKey, info.ReadKey, info.OtherKey} {
+			_ = p.TestKeys.Set(k)
+		}
+		for _, ks := range info.KeySets {
+			_ = p.TestKeys.Set(ks.GenerateKey + "," + ks.ReadKey + "," + ks.OtherKey)
+		}
 	}
 	out, err := p.ProfileYAML(
 		"Target profile of a mediaspec mock (mediaspec mock --profile-out; schema: spec/profile.schema.json).",

@@ -29,15 +29,21 @@ func runVersion(_ context.Context, args []string, stdout, stderr io.Writer) erro
 
 // runSpec prints the embedded REST description (or the control API description) as YAML or JSON.
 func runSpec(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("spec", "[--control] [--format yaml|json]", stderr)
+	fs := newFlagSet("spec", "[--control | --test-mode] [--format yaml|json]", stderr)
 	control := fs.Bool("control", false, "print the test-control API description instead of the REST description")
+	testMode := fs.Bool("test-mode", false, "print the contract of test-mode inputs (the Mediaspec-Test-Input header a staging server may honour for its test keys) instead of the REST description")
 	format := fs.String("format", "yaml", "output format: yaml (as written) or json")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	data := spec.OpenAPIYAML()
-	if *control {
+	switch {
+	case *control && *testMode:
+		return usageError{msg: "--control and --test-mode: print one document at a time"}
+	case *control:
 		data = spec.ControlYAML()
+	case *testMode:
+		data = spec.TestModeYAML()
 	}
 	switch strings.ToLower(*format) {
 	case "yaml":

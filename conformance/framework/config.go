@@ -139,9 +139,13 @@ type Config struct {
 	// value ("no spend at all").
 	PerGenerationLimit Credits `yaml:"workspace_per_generation_limit" env:"MEDIASPEC_WORKSPACE_PER_GENERATION_LIMIT"`
 	DailyLimit         Credits `yaml:"workspace_daily_limit" env:"MEDIASPEC_WORKSPACE_DAILY_LIMIT"`
-	// Features are the optional test features the target offers (KnownFeatures): the place where
-	// test-mode inputs will be declared. control is implied by ControlURL.
+	// Features are the optional test features the target offers (KnownFeatures): test-mode
+	// inputs (FeatureTestInputs), the control API (implied by ControlURL).
 	Features FeatureList `yaml:"features" env:"MEDIASPEC_FEATURES"`
+	// TestKeys are the keys the operator marked as test keys, for which the target honours
+	// test-mode inputs (spec/testmode.yaml); declared with the feature test-inputs, and only then.
+	// The suite sends a test input only on one of them.
+	TestKeys KeyList `yaml:"test_keys" env:"MEDIASPEC_TEST_KEYS"`
 }
 
 // Off as Config.KeyHeader, DescriptionPath, LivePath or ReadyPath says the target has no such
@@ -199,6 +203,7 @@ var flagNames = map[string]string{
 	"RevokedKey": "revoked-key", "ExpiredKey": "expired-key", "BudgetKey": "budget-key", "BudgetKeyCredits": "budget-key-credits",
 	"LowBalanceKey": "low-balance-key", "NoAgentAPIKey": "no-agent-api-key", "LowerPlanKey": "lower-plan-key",
 	"PerGenerationLimit": "workspace-per-generation-limit", "DailyLimit": "workspace-daily-limit", "Features": "feature",
+	"TestKeys": "test-key",
 }
 
 // RegisterFlags defines the suite's flags on fs (--config plus one per Config field) and returns
@@ -248,6 +253,7 @@ func RegisterFlags(fs *flag.FlagSet) *Flags {
 	fs.Var(&v.PerGenerationLimit, "workspace-per-generation-limit", "profile: the per-generation limit set on --key's workspace, in credits (default: the text's 600)")
 	fs.Var(&v.DailyLimit, "workspace-daily-limit", "profile: the rolling 24-hour limit set on --key's workspace, in credits (default: the text's 2000)")
 	fs.Var(&v.Features, "feature", "profile: an optional test feature the target offers (repeat it, or comma-separate); known: "+strings.Join(KnownFeatures(), ", "))
+	fs.Var(&v.TestKeys, "test-key", "profile: a test key, for which the target honours test-mode inputs (with --feature test-inputs; repeat it, or comma-separate; never printed)")
 	fs.BoolVar(&v.Reference, "reference", false, "the target is mediaspec's own mock: a state the suite needs and cannot find fails the spec instead of skipping it")
 	return f
 }
@@ -288,6 +294,8 @@ func Load(flags *Flags, getenv func(string) string) (Config, error) {
 			case !set[flagNames[name]]:
 			case name == "Features": // --feature adds to the file's and the environment's features
 				cfg.Features = cfg.Features.union(flags.values.Features)
+			case name == "TestKeys": // --test-key adds to the file's and the environment's test keys
+				cfg.TestKeys = append(cfg.TestKeys, flags.values.TestKeys...)
 			case name == "Shapes": // --shape adds to the file's and the environment's shapes
 				for k, v := range flags.values.Shapes {
 					if cfg.Shapes == nil {

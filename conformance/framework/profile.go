@@ -77,11 +77,55 @@ func (c Credits) MarshalYAML() (any, error) {
 const (
 	// FeatureControl is the test-control API of spec/control.yaml; it is implied by ControlURL.
 	FeatureControl = "control"
+	// FeatureTestInputs is test-mode inputs (spec/testmode.yaml): the target honours the
+	// Mediaspec-Test-Input header for the keys of Config.TestKeys.
+	FeatureTestInputs = "test-inputs"
 )
 
-// KnownFeatures lists the features a profile may declare. Test-mode inputs (issue 36) will be
-// declared here when the suite uses them.
-func KnownFeatures() []string { return []string{FeatureControl} }
+// KnownFeatures lists the features a profile may declare.
+func KnownFeatures() []string { return []string{FeatureControl, FeatureTestInputs} }
+
+// KeyList is a list of keys: --test-key (repeated or comma-separated), an environment variable
+// (comma-separated) or a YAML list (or one key). Its String never shows a key.
+type KeyList []string
+
+// String says how many keys there are, never which.
+func (l *KeyList) String() string {
+	if l == nil || len(*l) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%d keys", len(*l))
+}
+
+// Set adds the comma-separated keys of s.
+func (l *KeyList) Set(s string) error {
+	for _, k := range strings.Split(s, ",") {
+		if k = strings.TrimSpace(k); k != "" && !sliceHas(*l, k) {
+			*l = append(*l, k)
+		}
+	}
+	return nil
+}
+
+// UnmarshalYAML reads a list of keys (or one key).
+func (l *KeyList) UnmarshalYAML(n *yaml.Node) error {
+	var list []string
+	if n.Kind == yaml.ScalarNode {
+		list = []string{n.Value}
+	} else if err := n.Decode(&list); err != nil {
+		return fmt.Errorf("line %d: want a list of keys", n.Line)
+	}
+	*l = nil
+	for _, k := range list {
+		if err := l.Set(k); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// IsTestKey reports whether key is one of the profile's test keys.
+func (c Config) IsTestKey(key string) bool { return key != "" && sliceHas(c.TestKeys, key) }
 
 // FeatureList is the optional test features a target offers: --feature (repeated or
 // comma-separated), MEDIASPEC_FEATURES (comma-separated) or features: in the file (a list).
@@ -205,6 +249,14 @@ func (c Config) checkProfile() error {
 	if sliceHas(c.Features, FeatureControl) && c.ControlURL == "" {
 		return errors.New("conformance: features lists control without control_url: give the control API's root (control_url and control_token), which implies the feature")
 	}
+	if sliceHas(c.Features, FeatureTestInputs) != (len(c.TestKeys) > 0) {
+		return errors.New("conformance: features test-inputs and test_keys go together: the feature, and the keys the server honours test inputs for")
+	}
+	for _, k := range c.TestKeys {
+		if strings.ContainsAny(k, " \t\r\n") {
+			return errors.New("conformance: test_keys has a key with white space in it: a key is one word")
+		}
+	}
 	return nil
 }
 
@@ -295,7 +347,7 @@ var profileSettings = []string{
 	"read_key", "other_key", "retired_capability_id", "key_header", "description_path", "live_path",
 	"ready_path", "shapes", "receiver_url", "revoked_key", "expired_key", "budget_key", "budget_key_credits",
 	"low_balance_key", "no_agent_api_key", "lower_plan_key", "workspace_per_generation_limit",
-	"workspace_daily_limit", "features",
+	"workspace_daily_limit", "features", "test_keys",
 }
 
 // Declared lists the profile settings c declares beyond the base URL and a key (by their names in

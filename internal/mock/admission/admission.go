@@ -24,6 +24,9 @@ import (
 type Deps struct {
 	Catalog *catalog.Catalog
 	Faults  *faults.Store
+	// Request is the test input of the request being decided (faults.Fault.Request), "" for
+	// none: the fault steps take that request's faults first (spec/testmode.yaml).
+	Request string
 }
 
 // Step is one named check of a check order.
@@ -64,6 +67,6 @@ func (d Deps) take(kind faults.Kind, workspaceID, capabilityID string) bool {
 	if d.Faults == nil {
 		return false
 	}
-	_, ok := d.Faults.TakeFor(kind, workspaceID, capabilityID)
+	_, ok := d.Faults.TakeIn(kind, d.Request, workspaceID, capabilityID)
 	return ok
 }

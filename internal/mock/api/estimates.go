@@ -78,7 +78,9 @@ func (h catalogHandlers) estimate(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return err
 	}
-	e, err := h.adm.Estimate(ViewerOf(r), req)
+	adm := h.adm
+	adm.Request = Caller(r.Context()).TestInput
+	e, err := adm.Estimate(ViewerOf(r), req)
 	if err != nil {
 		return err
 	}

@@ -220,6 +220,7 @@ func (h generationHandlers) submit(w http.ResponseWriter, r *http.Request) error
 	p.KeyBudget = c.Key.BudgetCredits
 	p.Plan = fixtures.Plan(c.Plan)
 	p.Source = "api"
+	p.TestInput = c.TestInput
 	a, err := h.s.Submit(p)
 	if err != nil {
 		return err

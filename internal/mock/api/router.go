@@ -45,6 +45,9 @@ type Deps struct {
 	// WaitBudget, when above 0, is the most wall time a wait stays parked before it answers
 	// still_running (so its answer is written before the server's write timeout).
 	WaitBudget time.Duration
+	// TestKey, when set (test inputs are on, spec/testmode.yaml), reports whether a key is a test
+	// key: only a test key's requests have their TestInputHeader honoured. Needs Faults.
+	TestKey func(keyID string) bool
 }
 
 // Router serves /api/v1. Register every route before serving; Handle and
@@ -87,7 +90,12 @@ func (rt *Router) Handle(pattern string, scope workspace.Scope, bucket ratelimit
 		if err != nil {
 			return err
 		}
-		return h(w, r.WithContext(context.WithValue(r.Context(), callerKey{}, c)))
+		ctx := context.WithValue(r.Context(), callerKey{}, c)
+		if c.TestInput != "" {
+			defer rt.deps.Faults.EndRequest(c.TestInput)
+			ctx = faults.WithRequest(ctx, c.TestInput)
+		}
+		return h(w, r.WithContext(ctx))
 	}))
 }
 
@@ -151,6 +159,9 @@ type CallerInfo struct {
 	// Available is the workspace's available credits read at authentication, under the same lock:
 	// what an answer that does not move credits reports.
 	Available int64
+	// TestInput is the request's test input (faults.Fault.Request), "" for none: the faults it
+	// forces are taken by the events of this request alone.
+	TestInput string
 }
 
 type callerKey struct{}
@@ -231,12 +242,17 @@ func (rt *Router) authorize(w http.ResponseWriter, r *http.Request, scope worksp
 	if !key.HasScope(scope) {
 		return nil, apierr.InsufficientScope("This route needs a key with the " + string(scope) + " scope; this key has " + scopeList(key.Scopes) + ".")
 	}
+	ti, err := rt.testInput(r, ws.ID(), key.KeyID)
+	if err != nil {
+		return nil, err
+	}
 	if rt.deps.Faults != nil {
-		if _, ok := rt.deps.Faults.TakeFor(faults.InternalError, ws.ID(), ""); ok {
+		if _, ok := rt.deps.Faults.TakeIn(faults.InternalError, ti, ws.ID(), ""); ok {
+			rt.deps.Faults.EndRequest(ti)
 			return nil, apierr.Internal(nil, "The service failed on its side; this is not a problem with your balance, key or request. Nothing was charged; try again.")
 		}
 	}
-	return &CallerInfo{Workspace: ws, Key: key, Plan: plan, Available: adm.Available}, nil
+	return &CallerInfo{Workspace: ws, Key: key, Plan: plan, Available: adm.Available, TestInput: ti}, nil
 }
 
 func scopeList(s []workspace.Scope) string {

@@ -93,6 +93,7 @@ func (h workflowHandlers) invoke(w http.ResponseWriter, r *http.Request, p workf
 	p.Plan = fixtures.Plan(c.Plan)
 	p.Inputs = inputs
 	p.MaxCredits = maxCredits
+	p.TestInput = c.TestInput
 	a, err := h.e.Invoke(p)
 	if err != nil {
 		return err

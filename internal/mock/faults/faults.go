@@ -12,6 +12,7 @@
 package faults
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"sync"
@@ -51,10 +52,29 @@ const (
 	// DeliveryFail fails the next webhook delivery attempt (to an endpoint of the workspace, when
 	// scoped) on the service's own side: no attempt is made or counted.
 	DeliveryFail Kind = "delivery_fail"
+	// ScanFlag makes the content scan of the next matching image upload whose bytes pass every
+	// check flag the file (scan_status flagged, not usable), as the scanner flags a marked image.
+	ScanFlag Kind = "scan_flag"
 )
 
 // Kinds lists every documented kind.
-var Kinds = []Kind{RenderFail, ProviderUnavailable, PricingUnavailable, ModerationUnavailable, ModerationBlock, EstimateChanged, NotReady, SlowRender, InternalError, SlowScan, RenderOverrun, DeliveryFail}
+var Kinds = []Kind{RenderFail, ProviderUnavailable, PricingUnavailable, ModerationUnavailable, ModerationBlock, EstimateChanged, NotReady, SlowRender, InternalError, SlowScan, RenderOverrun, DeliveryFail, ScanFlag}
+
+// ForRequest reports whether a test input (spec/testmode.yaml) may name kind: every kind an API
+// request can cause, but not not_ready (the readiness probe takes no key) or delivery_fail (a
+// delivery belongs to no request).
+func (k Kind) ForRequest() bool {
+	return k != NotReady && k != DeliveryFail && slices.Contains(Kinds, k)
+}
+
+// Outlives reports whether a fault of kind, made by a test input, is consumed after its request
+// has answered: a render_fail at the render start of a generation the request started, and a
+// slow_render or render_overrun at the acceptance of a workflow step the request's run submits.
+func (k Kind) Outlives() bool { return k == RenderFail || k == SlowRender || k == RenderOverrun }
+
+// MaxRequestFaults is the most faults of ended requests (Outlives kinds a request left unused,
+// such as a render_fail of a refused submit) the store keeps; beyond it the oldest are dropped.
+const MaxRequestFaults = 1000
 
 // MaxSlowSeconds is the most seconds a slow_render or slow_scan fault may add.
 const MaxSlowSeconds = 86400
@@ -84,6 +104,9 @@ type Fault struct {
 	// Seconds is the extra render time of a slow_render fault or the scan time of a slow_scan
 	// fault, else 0.
 	Seconds float64
+	// Request, when not "", is the test input (spec/testmode.yaml) of the one request that made
+	// the fault: it matches only the events of that request (TakeIn with the same request).
+	Request string
 	// Count is how many events the fault affects; Remaining how many are left.
 	Count     int
 	Remaining int
@@ -137,6 +160,9 @@ type Spec struct {
 	// Seconds is the extra render time of a slow_render fault or the scan time of a slow_scan
 	// fault (required for those kinds, refused on the others).
 	Seconds float64
+	// Request scopes the fault to the events of one request (a test input); "" for a fault of
+	// the control API.
+	Request string
 }
 
 // Queue adds a fault scoped to a capability only. count 0 means 1. See Add.
@@ -180,30 +206,60 @@ func (s *Store) Add(sp Spec) (Fault, error) {
 	}
 	f := &Fault{
 		ID: s.ids.ID(IDPrefix), Kind: kind, CapabilityID: sp.CapabilityID, WorkspaceID: sp.WorkspaceID, Code: code,
-		Seconds: sp.Seconds, Count: count, Remaining: count, CreatedAt: s.clock.Now(),
+		Seconds: sp.Seconds, Request: sp.Request, Count: count, Remaining: count, CreatedAt: s.clock.Now(),
 	}
 	s.queue = append(s.queue, f)
 	return *f, nil
 }
 
-// List returns the faults not yet used up, oldest first.
+// List returns the faults of the control API not yet used up, oldest first (a test input's
+// faults belong to its request and are not listed).
 func (s *Store) List() []Fault {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := make([]Fault, len(s.queue))
-	for i, f := range s.queue {
-		out[i] = *f
+	out := make([]Fault, 0, len(s.queue))
+	for _, f := range s.queue {
+		if f.Request == "" {
+			out = append(out, *f)
+		}
 	}
 	return out
 }
 
-// Clear drops every queued fault and returns how many there were.
+// EndRequest drops the faults request made that no later event can take: every one but those of
+// a kind that Outlives its request. It keeps at most MaxRequestFaults of those, dropping the
+// oldest. The API layer calls it when the request has answered.
+func (s *Store) EndRequest(request string) {
+	if request == "" {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.queue = slices.DeleteFunc(s.queue, func(f *Fault) bool { return f.Request == request && !f.Kind.Outlives() })
+	n := 0
+	for _, f := range s.queue {
+		if f.Request != "" {
+			n++
+		}
+	}
+	for i := 0; n > MaxRequestFaults && i < len(s.queue); {
+		if s.queue[i].Request != "" {
+			s.queue = slices.Delete(s.queue, i, i+1)
+			n--
+			continue
+		}
+		i++
+	}
+}
+
+// Clear drops every fault of the control API and returns how many there were (the faults of a
+// test input stay with their request).
 func (s *Store) Clear() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	n := len(s.queue)
-	s.queue = nil
-	return n
+	s.queue = slices.DeleteFunc(s.queue, func(f *Fault) bool { return f.Request == "" })
+	return n - len(s.queue)
 }
 
 // Take consumes one event of the oldest fault of kind matching
@@ -220,10 +276,27 @@ func (s *Store) Take(kind Kind, capabilityID string) (Fault, bool) {
 // it was before the event was taken, and false when none matches. A fault
 // whose events are used up leaves the queue.
 func (s *Store) TakeFor(kind Kind, workspaceID, capabilityID string) (Fault, bool) {
+	return s.TakeIn(kind, "", workspaceID, capabilityID)
+}
+
+// TakeIn is TakeFor for an event of request (its test input, "" for none): a fault of that
+// request is taken first, then one of the control API; a fault of another request never matches.
+func (s *Store) TakeIn(kind Kind, request, workspaceID, capabilityID string) (Fault, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if request != "" {
+		if f, ok := s.takeLocked(kind, request, workspaceID, capabilityID); ok {
+			return f, true
+		}
+	}
+	return s.takeLocked(kind, "", workspaceID, capabilityID)
+}
+
+// takeLocked takes one event of the oldest fault of kind made by request ("": the control API's)
+// matching the workspace and capability. s.mu must be held.
+func (s *Store) takeLocked(kind Kind, request, workspaceID, capabilityID string) (Fault, bool) {
 	for i, f := range s.queue {
-		if f.Kind != kind || (f.CapabilityID != "" && f.CapabilityID != capabilityID) {
+		if f.Kind != kind || f.Request != request || (f.CapabilityID != "" && f.CapabilityID != capabilityID) {
 			continue
 		}
 		if f.WorkspaceID != "" && workspaceID != "" && f.WorkspaceID != workspaceID {
@@ -245,9 +318,26 @@ func (s *Store) Pending(kind Kind) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, f := range s.queue {
-		if f.Kind == kind {
+		if f.Kind == kind && f.Request == "" {
 			return true
 		}
 	}
 	return false
+}
+
+type requestKey struct{}
+
+// WithRequest returns ctx carrying request, the test input of the request being served (for the
+// consumers that read a context rather than a Request field, such as an upload finalize).
+func WithRequest(ctx context.Context, request string) context.Context {
+	if request == "" {
+		return ctx
+	}
+	return context.WithValue(ctx, requestKey{}, request)
+}
+
+// RequestOf is the test input WithRequest put in ctx, "" for none.
+func RequestOf(ctx context.Context) string {
+	r, _ := ctx.Value(requestKey{}).(string)
+	return r
 }

@@ -187,6 +187,7 @@ type generation struct {
 	id            string
 	workspaceID   string
 	keyID         string
+	testInput     string // the submit's test input: its render_fail is taken at render start
 	cp            *fixtures.Capability
 	source        string
 	purpose       string // "" renders null

@@ -150,11 +150,11 @@ func (s *Store) acceptLocked(sub *submission, pl plan, w *ledger.Wallet) (Submit
 	genIDs := make([]string, len(q.Generations))
 	for i, l := range q.Generations {
 		renderSeconds := cp.RenderSeconds
-		if f, ok := s.d.Faults.TakeFor(faults.SlowRender, p.WorkspaceID, cp.ID); ok {
+		if f, ok := s.d.Faults.TakeIn(faults.SlowRender, p.TestInput, p.WorkspaceID, cp.ID); ok {
 			renderSeconds += f.Seconds
 		}
 		var overrun int64
-		if _, ok := s.d.Faults.TakeFor(faults.RenderOverrun, p.WorkspaceID, cp.ID); ok {
+		if _, ok := s.d.Faults.TakeIn(faults.RenderOverrun, p.TestInput, p.WorkspaceID, cp.ID); ok {
 			overrun = l.Hold // the render costs its estimate plus the whole hold again
 		}
 		g := &generation{
@@ -162,7 +162,8 @@ func (s *Store) acceptLocked(sub *submission, pl plan, w *ledger.Wallet) (Submit
 			source: p.Source, purpose: p.Purpose, workflowRunID: p.WorkflowRunID, fanOutLabel: l.FanOut,
 			batchGroupID: bg, batchIndex: i, canonical: canon, config: p.Config,
 			script: stringAt(p.Config, "script"), voiceID: voice, plan: pl,
-			status: StatusQueued, estimated: l.Credits, overrun: overrun, holdAmount: l.Hold, hold: holds[i], settlement: "open",
+			testInput: p.TestInput,
+			status:    StatusQueued, estimated: l.Credits, overrun: overrun, holdAmount: l.Hold, hold: holds[i], settlement: "open",
 			createdAt: now, updatedAt: now, finishAt: now.Add(dur(renderSeconds)), renderSeconds: renderSeconds, done: make(chan struct{}),
 		}
 		s.seq++
@@ -281,6 +282,7 @@ func (s *Store) startRendering(id string, gen int64) {
 	}
 	cpID := g.cp.ID
 	wsID := g.workspaceID
+	testInput := g.testInput
 	rf := g.cp.RenderFailure
 	g.status = StatusRendering
 	g.runID = s.d.IDs.ID("run_")
@@ -289,7 +291,7 @@ func (s *Store) startRendering(id string, gen int64) {
 	var fail *GenError
 	if rf != nil {
 		fail = &GenError{Code: rf.Code, Message: rf.Message}
-	} else if f, ok := s.d.Faults.TakeFor(faults.RenderFail, wsID, cpID); ok {
+	} else if f, ok := s.d.Faults.TakeIn(faults.RenderFail, testInput, wsID, cpID); ok {
 		fail = &GenError{Code: f.Code, Message: "The render failed (" + f.Code + "); nothing was charged."}
 	}
 	if fail != nil {

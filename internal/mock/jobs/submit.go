@@ -57,6 +57,12 @@ type SubmitParams struct {
 	// (the HTTP adapter's strict body); the config validity step answers it
 	// first, so the price checks before it still win (rule CHECK-005).
 	BodyKeyErr error
+
+	// TestInput is the test input (spec/testmode.yaml) of the request that
+	// submits, or of the invoke that started the workflow step: its faults
+	// (faults.Fault.Request) are taken first, by the submit checks, at
+	// acceptance and at render start. "" for none.
+	TestInput string
 }
 
 // Credits is the credits object of a submit or read answer.
@@ -170,7 +176,9 @@ func (s *Store) Submit(p SubmitParams) (SubmitAnswer, error) {
 		return replay != nil, err
 	}
 	sub.a.Blocked = func() error { return s.blockedLocked(sub.p.KeyID, sub.canon) }
-	if err := s.admit().Submit(sub.a); err != nil {
+	adm := s.admit()
+	adm.Request = p.TestInput
+	if err := adm.Submit(sub.a); err != nil {
 		return SubmitAnswer{}, err
 	}
 	if sub.replay != nil {

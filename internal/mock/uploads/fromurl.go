@@ -111,7 +111,7 @@ func (s *Service) FromURL(ctx context.Context, workspaceID string, req FromURLRe
 		s.fetching -= reading
 		s.mu.Unlock()
 	}()
-	if err := s.providerFault(workspaceID); err != nil {
+	if err := s.providerFault(ctx, workspaceID); err != nil {
 		return Imported{}, err
 	}
 

@@ -165,7 +165,7 @@ func New(d Deps) *Service {
 		d.PendingBytesLimit = DefaultPendingBytes
 	}
 	if d.Faults != nil {
-		d.Faults.Enable(faults.SlowScan)
+		d.Faults.Enable(faults.SlowScan, faults.ScanFlag)
 	}
 	s := &Service{d: d, uploads: map[string]*upload{}}
 	s.sweep = retention.New(d.Clock, d.Retain, s.forgetDue)
@@ -489,7 +489,7 @@ func (s *Service) slowScan(ctx context.Context, workspaceID string, start time.T
 	if s.d.Faults == nil {
 		return start
 	}
-	f, ok := s.d.Faults.TakeFor(faults.SlowScan, workspaceID, "")
+	f, ok := s.d.Faults.TakeIn(faults.SlowScan, faults.RequestOf(ctx), workspaceID, "")
 	if !ok {
 		return start
 	}
@@ -524,7 +524,7 @@ func refuse(reason, message string) error {
 }
 
 // finalize judges the slot and inspects the bytes of u (a snapshot), without s.mu held.
-func (s *Service) finalize(_ context.Context, u *upload) (media.Result, error) {
+func (s *Service) finalize(ctx context.Context, u *upload) (media.Result, error) {
 	st, ok := s.d.Blob.SlotState(u.id)
 	if !ok {
 		return media.Result{}, refuse("gone", "The upload's bytes are gone; reserve again with POST /uploads.")
@@ -554,12 +554,16 @@ func (s *Service) finalize(_ context.Context, u *upload) (media.Result, error) {
 			return media.Result{}, refuse("checksum_mismatch", "The bytes do not match checksum_sha256 of the reservation; the file was deleted. Reserve again.")
 		}
 	}
-	if err := s.providerFault(u.workspaceID); err != nil {
+	if err := s.providerFault(ctx, u.workspaceID); err != nil {
 		return media.Result{}, err
 	}
 	res, err := s.d.Inspect(u.contentType, content)
 	if err != nil {
 		return media.Result{}, inspectRefusal(err)
+	}
+	if res.Kind == media.KindImage && !res.Flagged && s.d.Faults != nil {
+		// A scan_flag fault: the content scan flags this image as it flags a marked one.
+		_, res.Flagged = s.d.Faults.TakeIn(faults.ScanFlag, faults.RequestOf(ctx), u.workspaceID, "")
 	}
 	return res, nil
 }
@@ -606,11 +610,11 @@ func reasonText(c media.Code) string {
 
 // providerFault consumes a queued provider_unavailable fault that is not
 // scoped to a capability and matches workspaceID: 502.
-func (s *Service) providerFault(workspaceID string) error {
+func (s *Service) providerFault(ctx context.Context, workspaceID string) error {
 	if s.d.Faults == nil {
 		return nil
 	}
-	if _, ok := s.d.Faults.TakeFor(faults.ProviderUnavailable, workspaceID, ""); ok {
+	if _, ok := s.d.Faults.TakeIn(faults.ProviderUnavailable, faults.RequestOf(ctx), workspaceID, ""); ok {
 		return apierr.ProviderUnavailable("A dependency failed while handling the file; nothing changed. Try again.")
 	}
 	return nil

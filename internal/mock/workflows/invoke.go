@@ -25,6 +25,9 @@ type InvokeParams struct {
 	TemplateKey string
 	Inputs      map[string]any
 	MaxCredits  int64
+	// TestInput is the invoke's test input (spec/testmode.yaml): every step of the run is
+	// submitted with it (jobs.SubmitParams.TestInput). "" for none.
+	TestInput string
 }
 
 // Credits is the credits object of a run (openapi RunCredits).
@@ -199,7 +202,7 @@ func (e *Engine) Invoke(p InvokeParams) (InvokeAnswer, error) {
 	estimated := c.Estimated
 	now := e.d.Clock.Now()
 	r := &run{
-		workspaceID: p.WorkspaceID, def: d, inputs: p.Inputs, keyID: p.KeyID, keyBudget: p.KeyBudget, plan: p.Plan,
+		workspaceID: p.WorkspaceID, def: d, inputs: p.Inputs, keyID: p.KeyID, keyBudget: p.KeyBudget, plan: p.Plan, testInput: p.TestInput,
 		status: StatusQueued, results: map[string]fixtures.NodeResult{}, estimated: estimated, createdAt: now,
 	}
 	dependents := map[string]bool{}

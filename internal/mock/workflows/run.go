@@ -61,6 +61,7 @@ func (e *Engine) advance(id string, gen int64) {
 				p := jobs.SubmitParams{
 					WorkspaceID: r.workspaceID, Plan: r.plan, Source: "workflow", Purpose: n.purpose, WorkflowRunID: r.id,
 					SpendKeyID: r.keyID, SpendKeyBudget: r.keyBudget, CapabilityID: n.def.CapabilityID, Config: cfg,
+					TestInput: r.testInput,
 				}
 				p.ActorID, _ = body["actor_id"].(string)
 				p.ActorImageAssetID, _ = body["actor_image_asset_id"].(string)

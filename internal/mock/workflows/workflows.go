@@ -191,6 +191,7 @@ type run struct {
 	inputs      map[string]any
 	keyID       string
 	keyBudget   *int64
+	testInput   string // the invoke's test input, passed to every step's submit
 	plan        fixtures.Plan
 	status      Status
 	nodes       []*node

@@ -510,6 +510,17 @@ func (r *Registry) CreateKey(w *Workspace, p KeyParams) (KeyInfo, string, error)
 	return info, secret, nil
 }
 
+// KeyIDs returns the id of every key, in no order.
+func (r *Registry) KeyIDs() []string {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	out := make([]string, 0, len(r.keyWS))
+	for id := range r.keyWS {
+		out = append(out, id)
+	}
+	return out
+}
+
 // KeyOwner returns the workspace holding keyID.
 func (r *Registry) KeyOwner(keyID string) (*Workspace, bool) {
 	r.mu.RLock()
