@@ -599,8 +599,8 @@ var legalTable = []Variant{
 		"Errors: every failure body; the refusal names the field or ids (in its message)",
 		docs(anyAPI, failure, func(_ *http.Request, _ *answer, d map[string]any) { errorShown.keep(d) }), errorSpecs),
 	{
-		Name: "reference-fields-dropped", Change: "every property the document marks reference (x-provenance) is left out of answers and deliveries",
-		Allows: "each dropped element's x-provenance: the text says not shown or is silent",
+		Name: "reference-fields-dropped", Change: "every property the document marks reference (x-provenance) is left out of answers and deliveries, but for what a generation list row carries by the text's meaning (what it cost, when it was made, its outputs' asset ids: kept under the reference's names)",
+		Allows: "each dropped element's x-provenance: the text says not shown or is silent; GET /generations: a row carries what it cost, when it was made and the asset ids of outputs, under names not shown",
 		API:    dropReferenceAnswers(), Hooks: hookDocs(dropReferenceEvent, nil), Filter: "",
 	},
 	rewrite("schema-price-words", "every config_schema offers two more optional settings named with price words: charge_level (low, standard, high) and cost_profile (a quality against speed knob), accepted and ignored",

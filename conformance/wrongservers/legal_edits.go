@@ -393,7 +393,9 @@ func dropReferenceAnswers() Wrap {
 			return
 		}
 		if d, ok := a.doc(); ok {
+			kept := rowMeanings(r, d) // what a list row carries by meaning is not a reference choice
 			drop.answer(r, a.status, d)
+			kept()
 			a.setDoc(d)
 		}
 	})

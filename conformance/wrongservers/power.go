@@ -30,7 +30,35 @@ func bareDetail(edit func(id string, schema map[string]any)) Wrap {
 	})
 }
 
+// rowField drops key from every generation list row (the fields of the row are not shown, but the
+// text says the row carries what it cost, when it was made and its outputs' asset ids).
+func rowField(key string) Wrap {
+	return pageOf(generationList, "generations", func(_ *http.Request, _ map[string]any, list []any) []any {
+		for _, v := range list {
+			if row, ok := v.(map[string]any); ok {
+				delete(row, key)
+			}
+		}
+		return list
+	})
+}
+
 var powerServers = []Server{
+	{
+		Name: "gen-list-row-no-charge", Rules: []string{"GEN-054"},
+		Mistake: "generation list rows leave out what the job cost (credits_charged): the row is built from the submit record, which has the estimate only",
+		API:     rowField("credits_charged"),
+	},
+	{
+		Name: "gen-list-row-no-created-at", Rules: []string{"GEN-038"},
+		Mistake: "generation list rows carry updated_at and completed_at but not when the job was made",
+		API:     rowField("created_at"),
+	},
+	{
+		Name: "gen-list-row-no-asset-ids", Rules: []string{"GEN-054", "GEN-038"},
+		Mistake: "generation list rows leave out the asset ids of the outputs",
+		API:     rowField("output_asset_ids"),
+	},
 	{
 		Name: "submit-workspace-in-flight-odd-status", Rules: []string{"SUBMIT-024", "ERR-015"},
 		Mistake: "the refusal of another key's identical request names the running job with status in_progress, a status the text does not have (the own key's refusal is right)",
@@ -59,4 +87,36 @@ var powerServers = []Server{
 			}
 		}),
 	},
+}
+
+// rowMeaning are the reference's names of what the text says a generation list row carries without
+// naming it ("not shown beyond the generation id, what it cost, when it was made and the asset ids
+// of outputs"): the legal variant that drops every reference name keeps these, or it would not be
+// legal.
+var rowMeaning = []string{"credits_charged", "created_at", "output_asset_ids"}
+
+// rowMeanings notes the rowMeaning fields of the generation list rows of d (an answer to r) and
+// returns a func that puts them back.
+func rowMeanings(r *http.Request, d map[string]any) func() {
+	if !generationList(r) {
+		return func() {}
+	}
+	type field struct {
+		row map[string]any
+		key string
+		v   any
+	}
+	var kept []field
+	for _, row := range rows(d, "generations") {
+		for _, k := range rowMeaning {
+			if v, has := row[k]; has {
+				kept = append(kept, field{row, k, v})
+			}
+		}
+	}
+	return func() {
+		for _, f := range kept {
+			f.row[f.key] = f.v
+		}
+	}
 }
