@@ -105,6 +105,12 @@ type Config struct {
 	// header) for the test keys: every key of the start state (the printed keys and every key
 	// set). Keys made later, through the control API, are not test keys.
 	TestInputs bool `yaml:"test_inputs"`
+	// RoleKeys adds the keys a target profile declares by role to the start state (RoleKeys; the
+	// profile mediaspec mock --profile-out writes): a revoked key, an expired key, a key with a
+	// 24-hour budget of RoleBudgetCredits, a key of a workspace with RoleLowBalance credits and a
+	// key of a free-plan workspace, each made after the key sets (so ids of a start state without
+	// them do not move), listed in StartInfo.Roles.
+	RoleKeys bool
 	// ValidateResponses checks every /api/v1 answer against the REST
 	// description (OpenAPIJSON) and logs each violation at error level.
 	ValidateResponses bool
@@ -170,6 +176,34 @@ type StartInfo struct {
 	// KeySets are every key set of the start state (Config.KeySets), the printed keys first; listed
 	// only when there are several.
 	KeySets []KeySet `json:"key_sets,omitempty"`
+	// Roles are the pre-made keys by role (Config.RoleKeys); nil without them.
+	Roles *RoleKeys `json:"role_keys,omitempty"`
+}
+
+// The role fixtures' fixed values (Config.RoleKeys).
+const (
+	// RoleBudgetCredits is the 24-hour budget of the budget key: 0, "no spend at all", so any
+	// submit of that key is refused naming api_key_budget.
+	RoleBudgetCredits int64 = 0
+	// RoleLowBalance is the balance of the low-balance key's workspace: below any submit's hold.
+	RoleLowBalance int64 = 1
+)
+
+// RoleKeys are the keys of the start state by role, the roles a target profile declares
+// (docs/staging.md): each of a workspace of its own but the revoked and expired keys, which share
+// one, so that nothing a spec does with one moves another's balance or windows.
+type RoleKeys struct {
+	// Revoked is a read+generate key that was revoked; Expired one that expired a minute before
+	// the start.
+	Revoked string `json:"revoked_key"`
+	Expired string `json:"expired_key"`
+	// Budget is a read+generate key with a rolling 24-hour budget of BudgetCredits.
+	Budget        string `json:"budget_key"`
+	BudgetCredits int64  `json:"budget_key_credits"`
+	// LowBalance is a read+generate key of a workspace holding RoleLowBalance credits.
+	LowBalance string `json:"low_balance_key"`
+	// NoAgentAPI is a read+generate key of a free-plan workspace, whose plan lacks the agent API.
+	NoAgentAPI string `json:"no_agent_api_key"`
 }
 
 // KeySet is one set of keys of the start state: a read+generate key and a read-only key of one
@@ -276,6 +310,7 @@ type bootState struct {
 	otherKey    string          // a read+generate key of a second workspace
 	keySets     []KeySet        // every key set, the keys above first
 	testKeys    map[string]bool // key ids of the test keys (Config.TestInputs), nil when off
+	roles       *RoleKeys       // the role fixtures (Config.RoleKeys), nil when off
 }
 
 // New builds a server and its start state. It does not listen.
@@ -558,6 +593,9 @@ func (s *Server) boot() {
 			st.testKeys[id] = true
 		}
 	}
+	if s.cfg.RoleKeys {
+		st.roles = s.bootRoles()
+	}
 	s.mu.Lock()
 	s.start = st
 	s.mu.Unlock()
@@ -568,6 +606,36 @@ func (s *Server) isTestKey(keyID string) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.start.testKeys[keyID]
+}
+
+// bootRoles makes the role fixtures (Config.RoleKeys) and returns their keys.
+func (s *Server) bootRoles() *RoleKeys {
+	rw := []workspace.Scope{workspace.ScopeRead, workspace.ScopeGenerate}
+	key := func(ws *workspace.Workspace, p workspace.KeyParams) (workspace.KeyInfo, string) {
+		p.Scopes = rw
+		info, secret, err := s.Registry.CreateKey(ws, p)
+		if err != nil {
+			panic("mock: role key " + p.Name + ": " + err.Error()) // fixed valid params: cannot fail
+		}
+		return info, secret
+	}
+	r := &RoleKeys{BudgetCredits: RoleBudgetCredits}
+	keys := s.Registry.Create(workspace.CreateParams{Name: "Role keys workspace", Plan: workspace.PlanPro, Balance: s.cfg.Balance})
+	revoked, secret := key(keys, workspace.KeyParams{Name: "revoked key"})
+	if _, err := keys.UpdateKey(revoked.KeyID, workspace.KeyUpdate{Revoke: true}); err != nil {
+		panic("mock: revoke the role key: " + err.Error())
+	}
+	r.Revoked = secret
+	gone := s.Clock.Now().Add(-time.Minute)
+	_, r.Expired = key(keys, workspace.KeyParams{Name: "expired key", ExpiresAt: &gone})
+	budget := RoleBudgetCredits
+	_, r.Budget = key(s.Registry.Create(workspace.CreateParams{Name: "Budget key workspace", Plan: workspace.PlanPro, Balance: s.cfg.Balance}),
+		workspace.KeyParams{Name: "budget key", BudgetCredits: &budget})
+	_, r.LowBalance = key(s.Registry.Create(workspace.CreateParams{Name: "Low balance workspace", Plan: workspace.PlanPro, Balance: RoleLowBalance}),
+		workspace.KeyParams{Name: "low balance key"})
+	_, r.NoAgentAPI = key(s.Registry.Create(workspace.CreateParams{Name: "Free plan workspace", Plan: workspace.PlanFree, Balance: s.cfg.Balance}),
+		workspace.KeyParams{Name: "no agent API key"})
+	return r
 }
 
 // Reset restores the start state: every workspace, key and bucket is
@@ -673,6 +741,10 @@ func (s *Server) Info() StartInfo {
 	}
 	if len(s.start.keySets) > 1 {
 		i.KeySets = append([]KeySet(nil), s.start.keySets...)
+	}
+	if r := s.start.roles; r != nil {
+		c := *r
+		i.Roles = &c
 	}
 	if !s.cfg.NoControl {
 		i.ControlURL = base + control.BasePath

@@ -680,3 +680,39 @@ func TestKeySets(t *testing.T) {
 		t.Fatal("too many key sets accepted")
 	}
 }
+
+// TestRoleKeys: the role fixtures of a profile answer as their roles say, come back the same after
+// a reset, and leave the printed keys of a start state without them unchanged.
+func TestRoleKeys(t *testing.T) {
+	plain := newEnv(t).s.Info()
+	e := newEnv(t, func(c *Config) { c.RoleKeys = true })
+	info := e.s.Info()
+	r := info.Roles
+	if plain.Roles != nil || r == nil {
+		t.Fatalf("roles without RoleKeys %+v, with it %+v", plain.Roles, r)
+	}
+	if info.GenerateKey != plain.GenerateKey || info.OtherKey != plain.OtherKey {
+		t.Fatal("the role keys moved the printed keys")
+	}
+	for _, k := range []string{r.Revoked, r.Expired} {
+		if got := e.call("GET", "/api/v1/credits/balance", "", bearer(k)); got.code != 401 || got.errField("code") != "not_authorized" {
+			t.Errorf("revoked or expired key: %d %s", got.code, got.raw)
+		}
+	}
+	if got := e.call("GET", "/api/v1/credits/balance", "", bearer(r.NoAgentAPI)); got.code != 403 || got.errField("required_plan") != "pro" {
+		t.Errorf("free-plan key: %d %s", got.code, got.raw)
+	}
+	low := e.call("GET", "/api/v1/credits/balance", "", bearer(r.LowBalance))
+	if low.code != 200 || low.body["available_credits"] != float64(RoleLowBalance) {
+		t.Errorf("low-balance key: %d %s", low.code, low.raw)
+	}
+	budget := e.call("GET", "/api/v1/credits/balance", "", bearer(r.Budget))
+	limits, _ := budget.body["limits"].(map[string]any)
+	if budget.code != 200 || limits["key_budget_credits"] != float64(RoleBudgetCredits) || r.BudgetCredits != RoleBudgetCredits {
+		t.Errorf("budget key: %d %s", budget.code, budget.raw)
+	}
+	e.s.Reset()
+	if again := e.s.Info().Roles; *again != *r {
+		t.Errorf("a reset made other role keys: %+v, want %+v", again, r)
+	}
+}

@@ -123,6 +123,8 @@ func runMock(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		}
 		cfg.Fixtures = fx
 	}
+	// The profile declares keys by role: the start state holds them only when one is written.
+	cfg.RoleKeys = *profileOut != ""
 	srv, err := mock.New(cfg)
 	if err != nil {
 		return setupError{err}
@@ -223,7 +225,8 @@ func collectLazily(uploadBytesLimit int64) (restore func()) {
 
 // writeMockProfile writes the target profile of the mock's start state to path (mock
 // --profile-out): what the operator of a staging server would declare about it. It holds the keys
-// by role (every key set, for check --procs), a retired capability of its catalogue, and the
+// by role (every key set, for check --procs; the revoked, expired, budget, low-balance and
+// free-plan keys of mock.RoleKeys), a retired capability of its catalogue, and the
 // mock's answers where the text names nothing (the key header, the probe and description paths,
 // the open shapes); no control URL, no receiver settings (the suite's default listener is on
 // loopback, which --allow-loopback-webhooks admits) and no run settings. The file holds keys: it
@@ -242,6 +245,10 @@ func writeMockProfile(path string, info mock.StartInfo, cfg mock.Config) error {
 		KeyHeader:           framework.ReferenceKeyHeader, DescriptionPath: framework.ReferenceDescriptionPath,
 		LivePath: framework.ReferenceLivePath, ReadyPath: framework.ReferenceReadyPath,
 		Shapes: framework.ReferenceShapes(),
+	}
+	if r := info.Roles; r != nil {
+		p.RevokedKey, p.ExpiredKey, p.LowBalanceKey, p.NoAgentAPIKey = r.Revoked, r.Expired, r.LowBalance, r.NoAgentAPI
+		p.BudgetKey, p.BudgetKeyCredits = r.Budget, framework.CreditsOf(r.BudgetCredits)
 	}
 	for _, ks := range info.KeySets {
 		p.KeySetList = append(p.KeySetList, framework.KeySet{Key: ks.GenerateKey, ReadKey: ks.ReadKey, OtherKey: ks.OtherKey})

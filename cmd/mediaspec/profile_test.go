@@ -67,6 +67,15 @@ func TestMockProfileOut(t *testing.T) {
 	if cfg.RetiredCapabilityID != "actor_classic" || header != "X-API-Key" || description != "/openapi.json" || live != "/health/live" || ready != "/health/ready" {
 		t.Errorf("named: %q %q %q %q %q", cfg.RetiredCapabilityID, header, description, live, ready)
 	}
+	r := info.Roles
+	if r == nil {
+		t.Fatalf("the start line lists no role keys: %s", line)
+	}
+	budget, ok := cfg.BudgetKeyCredits.Get()
+	if cfg.RevokedKey != r.Revoked || cfg.ExpiredKey != r.Expired || cfg.BudgetKey != r.Budget || !ok || budget != r.BudgetCredits ||
+		cfg.LowBalanceKey != r.LowBalance || cfg.NoAgentAPIKey != r.NoAgentAPI || r.Revoked == "" || r.NoAgentAPI == "" {
+		t.Errorf("the profile's role keys are not the start line's:\n%s", data)
+	}
 	if !reflect.DeepEqual(cfg.Shapes, framework.ReferenceShapes()) {
 		t.Errorf("shapes %v, want every reference shape", cfg.Shapes)
 	}
