@@ -551,7 +551,7 @@ func (s *Suite) plan() (atMost, total int) {
 	cfg := s.f.Config()
 	control := cfg.ControlURL != ""
 	caps := framework.Capabilities{Control: control, Receiver: true, Uploads: true, Budget: cfg.Budget, Slow: cfg.Slow,
-		ReadKey: control || cfg.ReadKey != "" || cfg.KeysFile != "", SecondWorkspace: control || cfg.OtherKey != "" || cfg.KeysFile != ""}
+		ReadKey: control || cfg.ReadKey != "" || cfg.KeysFile != "", SecondWorkspace: control || cfg.OtherKey != "" || cfg.KeysFile != "", Roles: cfg.Roles()}
 	canRun := map[string]bool{} // rule id -> every spec of it can run
 	for _, r := range s.preview.SpecReports {
 		if r.LeafNodeType != types.NodeTypeIt {
@@ -602,6 +602,8 @@ func setupFailed(r report.Results) bool {
 var reportNeed = map[framework.Need]string{
 	framework.Control: report.NeedControl, framework.Receiver: report.NeedReceiver, framework.SecondWorkspace: report.NeedSecondWorkspace,
 	framework.ReadKey: report.NeedReadKey, framework.Spends: report.NeedBudget, framework.Slow: report.NeedSlow,
+	framework.RevokedKey: report.NeedProfile, framework.ExpiredKey: report.NeedProfile, framework.BudgetKey: report.NeedProfile,
+	framework.LowBalanceKey: report.NeedProfile, framework.NoAgentAPIKey: report.NeedProfile,
 }
 
 // RuleNeeds maps every rule of the catalogue to what a run must offer for every spec that checks

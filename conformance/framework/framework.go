@@ -218,6 +218,7 @@ func (f *Framework) Setup(ctx context.Context) error {
 		Uploads:         true,
 		Receiver:        receiverOK,
 		ReceiverWhy:     receiverWhy,
+		Roles:           f.cfg.Roles(),
 	}
 	return nil
 }

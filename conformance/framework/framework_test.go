@@ -124,6 +124,8 @@ func TestUnmet(t *testing.T) {
 		{"zero budget", Capabilities{}, []Need{Spends}, "disabled:", "budget"},
 		{"slow off", Capabilities{}, []Need{Slow}, "disabled:", "--slow"},
 		{"unknown need", all, []Need{"teleport"}, "unsupported:", "teleport"},
+		{"role undeclared", Capabilities{Roles: map[Need]bool{ExpiredKey: true}}, []Need{ExpiredKey, RevokedKey}, "unsupported:", "revoked_key in the profile (--revoked-key)"},
+		{"role declared", Capabilities{Roles: map[Need]bool{BudgetKey: true}}, []Need{BudgetKey}, "", ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -33,7 +33,9 @@ const (
 )
 
 // AllNeeds lists every Need, in label order.
-var AllNeeds = []Need{Control, Receiver, SecondWorkspace, ReadKey, Profile, Spends, Slow, Uploads}
+// AllNeeds lists every Need, in label order: the needs above, then the key roles of the profile
+// (RoleNeeds, roles.go).
+var AllNeeds = append([]Need{Control, Receiver, SecondWorkspace, ReadKey, Profile, Spends, Slow, Uploads}, RoleNeeds...)
 
 // Tier is one step of the ordered list of what a target offers (report.Tier): keys < profile <
 // test-inputs < test-helpers < control.
@@ -54,6 +56,9 @@ var needReport = map[Need]string{
 	Control: report.NeedControl, Receiver: report.NeedReceiver, SecondWorkspace: report.NeedSecondWorkspace,
 	ReadKey: report.NeedReadKey, Profile: report.NeedProfile, Spends: report.NeedBudget, Slow: report.NeedSlow,
 	Uploads: report.NeedOther,
+	// The key roles (roles.go): settings of the profile, which the control API can make instead.
+	RevokedKey: report.NeedProfile, ExpiredKey: report.NeedProfile, BudgetKey: report.NeedProfile,
+	LowBalanceKey: report.NeedProfile, NoAgentAPIKey: report.NeedProfile,
 }
 
 // Report is the report's name of the need (report.Need*): report.NeedOther for one it does not
@@ -159,6 +164,8 @@ type Capabilities struct {
 	// ReceiverWhy says why Receiver is false when the run did set one up and the target refused
 	// it (or the selected specs need none); "" gives the generic reason.
 	ReceiverWhy string
+	// Roles are the key roles (RoleNeeds) the profile declares; the control API meets them all.
+	Roles map[Need]bool
 }
 
 // Offered is the tiers c offers: keys always, profile when the run has a key role or the receiver
@@ -221,6 +228,12 @@ func (c Capabilities) Lack(needs []Need) (r SkipReason, ok bool) {
 				return Unsupported(n, "needs uploads through signed links"), true
 			}
 		default:
+			if r, role, lacks := c.roleLack(n); role {
+				if lacks {
+					return r, true
+				}
+				continue
+			}
 			return Unsupported(n, fmt.Sprintf("unknown need %q", n)), true
 		}
 	}

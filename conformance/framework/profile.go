@@ -73,6 +73,24 @@ func (c Credits) MarshalYAML() (any, error) {
 	return c.n, nil
 }
 
+// MarshalJSON writes the amount, null when none was declared: the configuration a split run sends
+// each of its processes keeps a declared 0 apart from no declaration.
+func (c Credits) MarshalJSON() ([]byte, error) {
+	if !c.given {
+		return []byte("null"), nil
+	}
+	return []byte(strconv.FormatInt(c.n, 10)), nil
+}
+
+// UnmarshalJSON reads what MarshalJSON writes.
+func (c *Credits) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		*c = Credits{}
+		return nil
+	}
+	return c.Set(string(b))
+}
+
 // Optional test features a target may offer (Config.Features).
 const (
 	// FeatureControl is the test-control API of spec/control.yaml; it is implied by ControlURL.

@@ -244,3 +244,22 @@ func TestDeclared(t *testing.T) {
 		}
 	}
 }
+
+// A split run sends each process its configuration as JSON: a declared 0 stays declared (the
+// budget key's budget of 0 was lost, and every process refused the profile), an undeclared amount
+// stays undeclared.
+func TestCreditsSurviveJSON(t *testing.T) {
+	type holder struct{ A, B, C Credits }
+	in := holder{A: CreditsOf(0), B: CreditsOf(300)}
+	b, err := json.Marshal(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out holder
+	if err := json.Unmarshal(b, &out); err != nil {
+		t.Fatal(err)
+	}
+	if out != in {
+		t.Fatalf("%s read back as %+v, want %+v", b, out, in)
+	}
+}

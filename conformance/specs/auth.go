@@ -90,10 +90,7 @@ func authenticationSpecs(f *framework.Framework) {
 		})
 
 		f.Rule(rules("AUTH-004", "ERR-021")...).It("a revoked key answers 401 not_authorized", func(ctx context.Context, s *framework.Spec) {
-			ws := s.NewWorkspace(ctx, framework.WorkspaceOptions{})
-			c, k := ws.NewKey(ctx, framework.KeyOptions{Scopes: []string{"read", "generate"}})
-			c.Get(ctx, "/credits/balance").ExpectOK(http.StatusOK)
-			Expect(s.Control().RevokeKey(ctx, k.ID)).To(Succeed())
+			c := revokedKey(ctx, s, nil)
 			c.Get(ctx, "/credits/balance").ExpectError(http.StatusUnauthorized, "not_authorized")
 			for _, sc := range s.KeySchemes()[1:] {
 				c.WithScheme(sc).Get(ctx, "/credits/balance").ExpectError(http.StatusUnauthorized, "not_authorized")
@@ -122,8 +119,14 @@ func authenticationSpecs(f *framework.Framework) {
 		})
 
 		f.Rule(rules("AUTH-022", "ERR-023", "ERR-017")...).It("a free-plan workspace's key answers 403 required_plan naming pro", func(ctx context.Context, s *framework.Spec) {
-			ws := s.NewWorkspace(ctx, framework.WorkspaceOptions{Plan: "free"})
-			c, _ := ws.NewKey(ctx, framework.KeyOptions{Scopes: []string{"read", "generate"}})
+			// Without control, the profile's key of a workspace whose plan lacks the agent API.
+			var c *framework.Client
+			if s.HasControl() {
+				ws := s.NewWorkspace(ctx, framework.WorkspaceOptions{Plan: "free"})
+				c, _ = ws.NewKey(ctx, framework.KeyOptions{Scopes: []string{"read", "generate"}})
+			} else {
+				c = s.RoleKey(framework.NoAgentAPIKey)
+			}
 			answers := []*framework.Response{
 				c.Get(ctx, "/credits/balance"),
 				c.Post(ctx, "/estimates", map[string]any{"capability_id": "tts", "config": ttsConfig(ctx, s.Client())}),
@@ -186,6 +189,17 @@ func authenticationSpecs(f *framework.Framework) {
 func keySpecs(f *framework.Framework) {
 	Describe("auth: key expiry and key form", func() {
 		f.Rule(rules("AUTH-005", "ERR-021")...).It("an expired key answers 401 not_authorized", func(ctx context.Context, s *framework.Spec) {
+			if !s.HasControl() {
+				// The profile's expired key; with control the spec also sees a key stop working.
+				c := s.RoleKey(framework.ExpiredKey)
+				c.Get(ctx, "/credits/balance").ExpectError(http.StatusUnauthorized, "not_authorized")
+				for _, sc := range s.KeySchemes()[1:] {
+					c.WithScheme(sc).Get(ctx, "/credits/balance").ExpectError(http.StatusUnauthorized, "not_authorized")
+				}
+				c.Post(ctx, "/estimates", map[string]any{"capability_id": "tts", "config": ttsConfig(ctx, s.Client())}).
+					ExpectError(http.StatusUnauthorized, "not_authorized")
+				return
+			}
 			ws := s.NewWorkspace(ctx, framework.WorkspaceOptions{})
 			now := serviceNow(ctx, s)
 			past := now.Add(-time.Minute)
@@ -391,19 +405,12 @@ func operationMatrixSpecs(f *framework.Framework) {
 			}
 		})
 
-		f.Rule(rules("AUTH-004", "AUTH-005", "AUTH-014", "AUTH-011", "ERR-021")...).Needs(framework.Spends, framework.Control).It("every keyed operation refuses a revoked or an expired key with 401 not_authorized, and every read operation serves a key holding only generate", func(ctx context.Context, s *framework.Spec) {
+		f.Rule(rules("AUTH-004", "AUTH-005", "AUTH-011", "ERR-021")...).Needs(framework.Spends, framework.RevokedKey, framework.ExpiredKey).It("every keyed operation refuses a revoked or an expired key with 401 not_authorized", func(ctx context.Context, s *framework.Spec) {
 			sp := newSpender(ctx, s)
 			o := makeOwnResources(ctx, s, sp.c, spenderWorkspace(sp))
-			gen, _ := sp.newKey(ctx, framework.KeyOptions{Scopes: []string{"generate"}})
-			revoked, rk := sp.newKey(ctx, framework.KeyOptions{})
-			soon := serviceNow(ctx, s).Add(time.Minute)
-			expired, _ := sp.newKey(ctx, framework.KeyOptions{ExpiresAt: &soon})
+			revoked := revokedKey(ctx, s, &sp)
+			expired := expiredKey(ctx, s, &sp)
 			keyed, _ := keyedOperations(s)
-			// Both keys work first: the refusals below are the revocation's and the expiry's.
-			revoked.Get(ctx, "/credits/balance").ExpectOK(http.StatusOK)
-			expired.Get(ctx, "/credits/balance").ExpectOK(http.StatusOK)
-			Expect(s.Control().RevokeKey(ctx, rk.ID)).To(Succeed())
-			s.Advance(ctx, 61)
 			for _, op := range keyed {
 				By(op.String())
 				s.Step("AUTH-004", "ERR-021")
@@ -418,11 +425,21 @@ func operationMatrixSpecs(f *framework.Framework) {
 				r = o.call(ctx, expired, op).ExpectError(http.StatusUnauthorized, "not_authorized")
 				s.Step("AUTH-011")
 				keyNotIn(r, expired.Key())
+			}
+		})
+
+		f.Rule(rules("AUTH-014", "AUTH-011")...).Needs(framework.Spends, framework.Control).It("every read operation serves a key holding only generate", func(ctx context.Context, s *framework.Spec) {
+			sp := newSpender(ctx, s)
+			o := makeOwnResources(ctx, s, sp.c, spenderWorkspace(sp))
+			gen, _ := sp.newKey(ctx, framework.KeyOptions{Scopes: []string{"generate"}})
+			keyed, _ := keyedOperations(s)
+			for _, op := range keyed {
 				if op.Scope != "read" {
 					continue
 				}
+				By(op.String())
 				s.Step("AUTH-014")
-				r = o.call(ctx, gen, op)
+				r := o.call(ctx, gen, op)
 				expectServed(r, o, op)
 				s.Step("AUTH-011")
 				keyNotIn(r, gen.Key())
@@ -512,4 +529,39 @@ func scopeRule(op framework.Operation) []string {
 		return []string{"AUTH-020", "ERR-022"}
 	}
 	return []string{"ERR-022"}
+}
+
+// revokedKey returns a revoked read+generate key: with control, one made in the spender's
+// workspace (the spec's own without a spender) that works first, so the refusals that follow are
+// the revocation's; without, the profile's revoked key.
+func revokedKey(ctx context.Context, s *framework.Spec, sp *spender) *framework.Client {
+	GinkgoHelper()
+	if !s.HasControl() {
+		return s.RoleKey(framework.RevokedKey)
+	}
+	var c *framework.Client
+	var k framework.Key
+	if sp != nil && sp.ws != nil {
+		c, k = sp.newKey(ctx, framework.KeyOptions{})
+	} else {
+		c, k = s.NewWorkspace(ctx, framework.WorkspaceOptions{}).NewKey(ctx, framework.KeyOptions{Scopes: []string{"read", "generate"}})
+	}
+	c.Get(ctx, "/credits/balance").ExpectOK(http.StatusOK)
+	Expect(s.Control().RevokeKey(ctx, k.ID)).To(Succeed())
+	return c
+}
+
+// expiredKey returns an expired read+generate key: with control, one of the spender's workspace
+// that works first and expires as the spec moves the service clock a minute on; without, the
+// profile's expired key.
+func expiredKey(ctx context.Context, s *framework.Spec, sp *spender) *framework.Client {
+	GinkgoHelper()
+	if !s.HasControl() {
+		return s.RoleKey(framework.ExpiredKey)
+	}
+	soon := serviceNow(ctx, s).Add(time.Minute)
+	c, _ := sp.newKey(ctx, framework.KeyOptions{ExpiresAt: &soon})
+	c.Get(ctx, "/credits/balance").ExpectOK(http.StatusOK)
+	s.Advance(ctx, 61)
+	return c
 }

@@ -1,0 +1,97 @@
+package framework
+
+import (
+	. "github.com/onsi/ginkgo/v2" //nolint:revive
+)
+
+// Roles of the target profile: keys the operator pre-made for what the suite makes through the
+// control API when it has one (docs/staging.md). Each is a Need of the profile tier, met by the
+// control API (the spec then makes its own such key, and judges more) or by the profile's
+// setting; a spec that needs one the run lacks skips, naming the setting.
+const (
+	RevokedKey    Need = "revoked-key"      // revoked_key: a key that was revoked
+	ExpiredKey    Need = "expired-key"      // expired_key: a key that has expired
+	BudgetKey     Need = "budget-key"       // budget_key (+ budget_key_credits): a key with a 24-hour budget
+	LowBalanceKey Need = "low-balance-key"  // low_balance_key: a key of a workspace too poor to submit
+	NoAgentAPIKey Need = "no-agent-api-key" // no_agent_api_key: a key whose plan lacks the agent API
+)
+
+// RoleNeeds are the needs of the profile's key roles, in label order.
+var RoleNeeds = []Need{BudgetKey, ExpiredKey, LowBalanceKey, NoAgentAPIKey, RevokedKey}
+
+// role is what the suite says and reads of one key role.
+type role struct {
+	setting, flag, what string
+	key                 func(Config) string
+}
+
+var roles = map[Need]role{
+	RevokedKey:    {"revoked_key", "--revoked-key", "a revoked key", func(c Config) string { return c.RevokedKey }},
+	ExpiredKey:    {"expired_key", "--expired-key", "an expired key", func(c Config) string { return c.ExpiredKey }},
+	BudgetKey:     {"budget_key", "--budget-key", "a key with a 24-hour budget of its own", func(c Config) string { return c.BudgetKey }},
+	LowBalanceKey: {"low_balance_key", "--low-balance-key", "a key of a workspace whose balance is too low to submit", func(c Config) string { return c.LowBalanceKey }},
+	NoAgentAPIKey: {"no_agent_api_key", "--no-agent-api-key", "a key of a workspace whose plan lacks the agent API", func(c Config) string { return c.NoAgentAPIKey }},
+}
+
+// Roles are the key roles c declares.
+func (c Config) Roles() map[Need]bool {
+	out := map[Need]bool{}
+	for n, r := range roles {
+		if r.key(c) != "" {
+			out[n] = true
+		}
+	}
+	return out
+}
+
+// roleLack is Capabilities.Lack's reason for a role need: role is false when n is no role, lacks
+// true when neither the control API nor the profile's key meets it.
+func (c Capabilities) roleLack(n Need) (r SkipReason, role, lacks bool) {
+	ro, ok := roles[n]
+	if !ok {
+		return SkipReason{}, false, false
+	}
+	if c.Control || c.Roles[n] {
+		return SkipReason{}, true, false
+	}
+	return NotDeclared("unsupported: needs " + ro.what + ": set " + ro.setting + " in the profile (" + ro.flag + "), or give the control API to make one"), true, true
+}
+
+// RoleKey returns a client with the profile's key of role n (a Need of RoleNeeds), skipping the
+// spec, naming the setting, when the profile declares none. A spec calls it on its path without
+// the control API; with control it makes such a key itself.
+func (s *Spec) RoleKey(n Need) *Client {
+	GinkgoHelper()
+	r, ok := roles[n]
+	if !ok {
+		Fail("conformance: " + string(n) + " is not a key role")
+	}
+	key := r.key(s.f.cfg)
+	if key == "" {
+		SkipFor(NotDeclared("unsupported: needs " + r.what + ": set " + r.setting + " in the profile (" + r.flag + ")"))
+	}
+	c := s.f.client(key)
+	c.shared = true
+	return c
+}
+
+// BudgetKeyCredits is the 24-hour budget the profile declares for its budget key
+// (budget_key_credits; a profile declares both or neither).
+func (s *Spec) BudgetKeyCredits() int64 {
+	n, _ := s.f.cfg.BudgetKeyCredits.Get()
+	return n
+}
+
+// WorkspaceLimits are the spend limits of the main key's workspace: the profile's
+// workspace_per_generation_limit and workspace_daily_limit, each the text's default (600, 2000
+// credits) where it declares none.
+func (s *Spec) WorkspaceLimits() (perGeneration, daily int64) {
+	perGeneration, daily = 600, 2000
+	if n, ok := s.f.cfg.PerGenerationLimit.Get(); ok {
+		perGeneration = n
+	}
+	if n, ok := s.f.cfg.DailyLimit.Get(); ok {
+		daily = n
+	}
+	return perGeneration, daily
+}
