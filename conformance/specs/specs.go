@@ -23,6 +23,7 @@ func Register(f *framework.Framework) {
 	estimateSpecs(f)
 	ledgerSpecs(f)
 	uploadSpecs(f)
+	uploadNameSpecs(f)
 	assetSpecs(f)
 	webhookSpecs(f)
 	deliverySpecs(f)

@@ -3,6 +3,8 @@ package wrongservers
 import (
 	"encoding/json"
 	"net/http"
+	"path"
+	"strings"
 )
 
 // Wrong servers for the rules issue 37 found judged weakly: a check that ran only after a read
@@ -43,7 +45,54 @@ func rowField(key string) Wrap {
 	})
 }
 
+// kindOfName is the kind a file name's extension says ("" when it says none).
+func kindOfName(name string) string {
+	switch strings.ToLower(path.Ext(name)) {
+	case ".png", ".jpg", ".jpeg", ".webp", ".gif":
+		return "image"
+	case ".mp4", ".webm", ".mov":
+		return "video"
+	case ".wav", ".mp3", ".ogg":
+		return "audio"
+	}
+	return ""
+}
+
+// kindFromName answers an upload's finalize and its asset read with the kind its filename's
+// extension says, remembered from the reservation.
+func kindFromName() Wrap {
+	var names memo[string] // asset id -> the filename it was reserved under
+	reserved := exchanges(route(http.MethodPost, "/uploads"), func(_ *Env, req map[string]any, a *answer) {
+		d, ok := a.doc()
+		name, _ := req["filename"].(string)
+		if id, _ := d["asset_id"].(string); ok && id != "" && name != "" {
+			names.put(id, name)
+		}
+	})
+	byName := func(id string, rec map[string]any) {
+		if name, ok := names.get(id); ok && kindOfName(name) != "" && rec["kind"] != nil {
+			rec["kind"] = kindOfName(name)
+		}
+	}
+	finalized := docs(route(http.MethodPost, "/uploads/[^/]+/finalize"), success, func(_ *http.Request, _ *answer, d map[string]any) {
+		id, _ := d["asset_id"].(string)
+		byName(id, d)
+	})
+	read := docs(route(http.MethodGet, "/assets/[^/]+"), success, func(r *http.Request, _ *answer, d map[string]any) {
+		id := path.Base(r.URL.Path)
+		if a := obj(d, "asset"); a != nil {
+			byName(id, a)
+		}
+	})
+	return chainWraps(reserved, finalized, read)
+}
+
 var powerServers = []Server{
+	{
+		Name: "upload-kind-from-filename", Rules: []string{"UPLOAD-047"},
+		Mistake: "finalize and the asset read give the kind the filename's extension says (PNG bytes named clip.mp4 read video), not the one measured from the bytes",
+		API:     kindFromName(),
+	},
 	{
 		Name: "gen-list-row-no-charge", Rules: []string{"GEN-054"},
 		Mistake: "generation list rows leave out what the job cost (credits_charged): the row is built from the submit record, which has the estimate only",
