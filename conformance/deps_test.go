@@ -94,8 +94,9 @@ var mockLevels = map[string]int{
 	"internal/mock/jobs":                4,
 	"internal/mock/workflows":           5,
 	"internal/mock/api":                 6, "internal/mock/control": 6,
-	"mock/clock": 7, // the clock's public face: aliases of internal/clock for users of package mock
-	"mock":       8,
+	"mock/clock":          7, // the clock's public face: aliases of internal/clock for users of package mock
+	"internal/mock/wired": 7, // the services the wiring hands the module's own tests
+	"mock":                8,
 }
 
 // mockOutside are the packages of the module outside mock/ a mock package may import: the

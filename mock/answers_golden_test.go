@@ -33,8 +33,8 @@ func TestAnswersGolden(t *testing.T) {
 	}
 	defer s.Close()
 	s.SetPublicURL("http://127.0.0.1:18400")
-	ws, _ := s.Registry.Get(s.DefaultWorkspaceID())
-	_, limited, err := s.Registry.CreateKey(ws, workspace.KeyParams{
+	ws, _ := s.svc.Registry.Get(s.DefaultWorkspaceID())
+	_, limited, err := s.svc.Registry.CreateKey(ws, workspace.KeyParams{
 		Scopes: []workspace.Scope{workspace.ScopeRead}, Buckets: map[ratelimit.Bucket]int{ratelimit.AgentRead: 1},
 	})
 	if err != nil {
@@ -73,7 +73,7 @@ func TestAnswersGolden(t *testing.T) {
 		{"image", "image_fast", map[string]any{"prompt": "A red kite over a grey sea."}, &two},
 		{"text", "hook_ideas", map[string]any{"product": "A <b>flask</b> that keeps tea hot & \"fresh\"."}, nil},
 	} {
-		a, err := s.Jobs.Submit(jobs.SubmitParams{WorkspaceID: ws.ID(), Plan: fixtures.PlanPro, CapabilityID: c.capability, Config: c.config, Variants: c.variants})
+		a, err := s.svc.Jobs.Submit(jobs.SubmitParams{WorkspaceID: ws.ID(), Plan: fixtures.PlanPro, CapabilityID: c.capability, Config: c.config, Variants: c.variants})
 		if err != nil {
 			t.Fatalf("submit %s: %v", c.name, err)
 		}

@@ -77,7 +77,7 @@ func (s *Server) boundHandlers(next http.Handler) http.Handler {
 			j.reset()
 			panic(p)
 		}
-		s.Logger.Error("mock: handler panicked", "method", r.Method, "path", r.URL.Path, "panic", fmt.Sprint(p), "stack", string(j.stack))
+		s.svc.Logger.Error("mock: handler panicked", "method", r.Method, "path", r.URL.Path, "panic", fmt.Sprint(p), "stack", string(j.stack))
 		answerCut(&j.w, r, "The service failed on its side while answering; read the resource before retrying.")
 		j.reset()
 		// Close the connection: the answer is complete (or broken off).
@@ -192,7 +192,7 @@ func (j *boundJob) expire() {
 	}
 	defer close(j.cutDone)
 	r := j.r
-	j.s.Logger.Error("mock: request cut: its handler ran past the bound", "method", r.Method, "path", r.URL.Path, "bound", j.bound.String())
+	j.s.svc.Logger.Error("mock: request cut: its handler ran past the bound", "method", r.Method, "path", r.URL.Path, "bound", j.bound.String())
 	answerCut(&j.w, r, fmt.Sprintf("The service did not answer within %s and cut the request; it may still complete, so read the resource before retrying.", j.bound))
 	if j.conn != nil {
 		// The answer is complete (or broken off), and the cut handler may still be reading the

@@ -32,7 +32,7 @@ func serveBounded(h http.Handler, w http.ResponseWriter, r *http.Request) (abort
 func TestBoundedPanicOnAReusedJob(t *testing.T) {
 	var log syncBuffer
 	e := newEnv(t, func(c *Config) { c.Logger = slog.New(slog.NewTextHandler(&log, nil)) })
-	e.s.API.HandlePublic("GET /test/panic", func(w http.ResponseWriter, r *http.Request) error {
+	e.s.svc.API.HandlePublic("GET /test/panic", func(w http.ResponseWriter, r *http.Request) error {
 		panicInBoundTest()
 		return nil
 	})
@@ -76,7 +76,7 @@ func TestBoundedClientGoneIsNotCut(t *testing.T) {
 	var log syncBuffer
 	e := newEnv(t, func(c *Config) { c.Logger = slog.New(slog.NewTextHandler(&log, nil)) })
 	started := make(chan struct{})
-	e.s.API.HandlePublic("GET /test/waits", func(w http.ResponseWriter, r *http.Request) error {
+	e.s.svc.API.HandlePublic("GET /test/waits", func(w http.ResponseWriter, r *http.Request) error {
 		close(started)
 		<-r.Context().Done()
 		if _, ok := r.Context().Deadline(); !ok {
@@ -106,7 +106,7 @@ func TestBoundedClientGoneIsNotCut(t *testing.T) {
 func TestBoundedContextEndsAtTheBound(t *testing.T) {
 	e := newEnv(t, func(c *Config) { c.Limits.WriteTimeout = time.Second })
 	kept := make(chan context.Context, 1)
-	e.s.API.HandlePublic("GET /test/asks", func(w http.ResponseWriter, r *http.Request) error {
+	e.s.svc.API.HandlePublic("GET /test/asks", func(w http.ResponseWriter, r *http.Request) error {
 		dl, ok := r.Context().Deadline()
 		if !ok || time.Until(dl) > e.s.cfg.Limits.HandlerBudget() {
 			t.Errorf("deadline %v %v: want within the bound %s", dl, ok, e.s.cfg.Limits.HandlerBudget())
@@ -119,7 +119,7 @@ func TestBoundedContextEndsAtTheBound(t *testing.T) {
 		}
 		return nil
 	})
-	e.s.API.HandlePublic("GET /test/keeps", func(w http.ResponseWriter, r *http.Request) error {
+	e.s.svc.API.HandlePublic("GET /test/keeps", func(w http.ResponseWriter, r *http.Request) error {
 		kept <- r.Context()
 		return nil
 	})

@@ -111,11 +111,11 @@ func TestEveryProvokedAnswerIsAnEnvelope(t *testing.T) {
 func TestHandlerPastItsBoundIsCut(t *testing.T) {
 	e := newEnv(t, func(c *Config) { c.Limits.WriteTimeout = time.Second })
 	release := make(chan struct{})
-	e.s.API.HandlePublic("GET /test/stuck", func(w http.ResponseWriter, r *http.Request) error {
+	e.s.svc.API.HandlePublic("GET /test/stuck", func(w http.ResponseWriter, r *http.Request) error {
 		<-release
 		return nil
 	})
-	e.s.API.HandlePublic("GET /test/panic", func(w http.ResponseWriter, r *http.Request) error {
+	e.s.svc.API.HandlePublic("GET /test/panic", func(w http.ResponseWriter, r *http.Request) error {
 		panic("a bug")
 	})
 	addr := serveEnv(t, e)

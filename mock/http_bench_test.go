@@ -211,14 +211,14 @@ func hotGeneration(tb testing.TB, logged bool) (s *Server, key, generationID str
 		tb.Fatal(err)
 	}
 	tb.Cleanup(s.Close)
-	ws, _ := s.Registry.Get(s.DefaultWorkspaceID())
-	_, key, err = s.Registry.CreateKey(ws, workspace.KeyParams{
+	ws, _ := s.svc.Registry.Get(s.DefaultWorkspaceID())
+	_, key, err = s.svc.Registry.CreateKey(ws, workspace.KeyParams{
 		Scopes: []workspace.Scope{workspace.ScopeRead}, Buckets: map[ratelimit.Bucket]int{ratelimit.AgentRead: 1 << 30},
 	})
 	if err != nil {
 		tb.Fatal(err)
 	}
-	sub, err := s.Jobs.Submit(jobs.SubmitParams{WorkspaceID: ws.ID(), Plan: fixtures.PlanPro, CapabilityID: "tts",
+	sub, err := s.svc.Jobs.Submit(jobs.SubmitParams{WorkspaceID: ws.ID(), Plan: fixtures.PlanPro, CapabilityID: "tts",
 		Config: map[string]any{"script": "Hot coffee for twelve hours."}})
 	if err != nil {
 		tb.Fatal(err)

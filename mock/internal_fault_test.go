@@ -11,7 +11,7 @@ import (
 func TestInternalErrorFault(t *testing.T) {
 	e := newEnv(t)
 	info := e.s.Info()
-	if _, err := e.s.Faults.Add(faults.Spec{Kind: faults.InternalError, WorkspaceID: info.DefaultWorkspaceID}); err != nil {
+	if _, err := e.s.svc.Faults.Add(faults.Spec{Kind: faults.InternalError, WorkspaceID: info.DefaultWorkspaceID}); err != nil {
 		t.Fatal(err)
 	}
 	if r := e.call("GET", "/api/v1/credits/balance", "", bearer("sk_live_"+"0123456789abcdefghijklmnopqrstuvwxyzABCD")); r.code != 401 {

@@ -13,8 +13,8 @@ import (
 // reset.
 func TestFileLinksAreServedAndReset(t *testing.T) {
 	e := newEnv(t)
-	e.s.Blob.Put(blob.Object{AssetID: "ast_1", WorkspaceID: e.s.DefaultWorkspaceID(), ContentType: "audio/wav", FileName: "a.wav", Bytes: []byte("RIFF")})
-	link, _ := e.s.Blob.DownloadURL("ast_1", "a.wav", 600*time.Second)
+	e.s.svc.Blob.Put(blob.Object{AssetID: "ast_1", WorkspaceID: e.s.DefaultWorkspaceID(), ContentType: "audio/wav", FileName: "a.wav", Bytes: []byte("RIFF")})
+	link, _ := e.s.svc.Blob.DownloadURL("ast_1", "a.wav", 600*time.Second)
 	u, err := url.Parse(link)
 	if err != nil {
 		t.Fatal(err)
@@ -22,7 +22,7 @@ func TestFileLinksAreServedAndReset(t *testing.T) {
 	if r := e.call("GET", u.RequestURI(), ""); r.code != 200 || r.raw != "RIFF" || r.hdr.Get("Content-Type") != "audio/wav" {
 		t.Fatalf("link answered %d %q %q", r.code, r.hdr.Get("Content-Type"), r.raw)
 	}
-	again, _ := newEnv(t).s.Blob.DownloadURL("ast_1", "a.wav", 600*time.Second)
+	again, _ := newEnv(t).s.svc.Blob.DownloadURL("ast_1", "a.wav", 600*time.Second)
 	if again != link {
 		t.Errorf("same seed, different link:\n%s\n%s", link, again)
 	}
@@ -36,8 +36,8 @@ func TestFileLinksAreServedAndReset(t *testing.T) {
 // instead of wrapping, and an advance past the bound is refused naming seconds.
 func TestExpiredLinkStaysExpiredAfter400Years(t *testing.T) {
 	e := newEnv(t)
-	e.s.Blob.Put(blob.Object{AssetID: "ast_1", WorkspaceID: e.s.DefaultWorkspaceID(), ContentType: "audio/wav", FileName: "a.wav", Bytes: []byte("RIFF")})
-	link, _ := e.s.Blob.DownloadURL("ast_1", "a.wav", 600*time.Second)
+	e.s.svc.Blob.Put(blob.Object{AssetID: "ast_1", WorkspaceID: e.s.DefaultWorkspaceID(), ContentType: "audio/wav", FileName: "a.wav", Bytes: []byte("RIFF")})
+	link, _ := e.s.svc.Blob.DownloadURL("ast_1", "a.wav", 600*time.Second)
 	u, err := url.Parse(link)
 	if err != nil {
 		t.Fatal(err)
@@ -64,6 +64,6 @@ func TestExpiredLinkStaysExpiredAfter400Years(t *testing.T) {
 		t.Fatal("400 years of advances were all accepted")
 	}
 	// The last seconds up to the bound are accepted; one more is refused.
-	e.control("POST", "/clock/advance", fmt.Sprintf(`{"seconds":%.0f}`, e.s.Clock.Headroom().Seconds()), 200)
+	e.control("POST", "/clock/advance", fmt.Sprintf(`{"seconds":%.0f}`, e.s.svc.Clock.Headroom().Seconds()), 200)
 	e.control("POST", "/clock/advance", `{"seconds":1}`, 400)
 }

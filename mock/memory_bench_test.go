@@ -56,7 +56,7 @@ func steadyLoad(tb testing.TB, n int, retain, span time.Duration, mixes []jobs.S
 	for i := range n {
 		p := mixes[i%len(mixes)]
 		p.WorkspaceID, p.Plan = ws, fixtures.PlanPro
-		if _, err := s.Jobs.Submit(p); err != nil {
+		if _, err := s.svc.Jobs.Submit(p); err != nil {
 			tb.Fatalf("submit %d (%s): %v", i, p.CapabilityID, err)
 		}
 		if i%500 == 499 {

@@ -49,6 +49,7 @@ import (
 	"github.com/mediaspec/mediaspec/internal/mock/uploads"
 	"github.com/mediaspec/mediaspec/internal/mock/webhook"
 	"github.com/mediaspec/mediaspec/internal/mock/wire"
+	"github.com/mediaspec/mediaspec/internal/mock/wired"
 	"github.com/mediaspec/mediaspec/internal/mock/workflows"
 	"github.com/mediaspec/mediaspec/internal/mock/workspace"
 	"github.com/mediaspec/mediaspec/mock/clock"
@@ -57,6 +58,9 @@ import (
 
 // MaxKeySets is the most key sets the start state may hold (Config.KeySets).
 const MaxKeySets = 64
+
+// DefaultUploadBytesLimit is Config.UploadBytesLimit's default (1 GiB).
+const DefaultUploadBytesLimit = uploads.DefaultPendingBytes
 
 // MinRetain is the shortest Config.Retain: the longest time after a record ends during which the
 // interface sends a client back to it. That is the last retry of a webhook delivery about it
@@ -134,7 +138,7 @@ type Config struct {
 	Limits Limits
 	// UploadBytesLimit bounds the bytes of all pending uploads together (reserved in the last 15
 	// minutes and not finalized, plus from-url imports being fetched); a reservation past it is
-	// refused with 429 quota_exceeded (0: uploads.DefaultPendingBytes, 1 GiB). Uploaded bytes are
+	// refused with 429 quota_exceeded (0: DefaultUploadBytesLimit, 1 GiB). Uploaded bytes are
 	// kept in spool files under the system's temporary directory, not in memory
 	// (docs/mock-limits.md).
 	UploadBytesLimit int64 `yaml:"upload_bytes_limit"`
@@ -244,45 +248,14 @@ func (i StartInfo) Format(w io.Writer) error {
 	return err
 }
 
-// Server is the mock. Its exported fields are the shared services later
-// handlers build on; they are set by New and never replaced.
+// Server is the mock: an http.Handler serving the REST API under /api/v1, the control API under
+// /_control/v1 (unless Config.NoControl) and the signed file and upload links, all on one
+// listener. Make one with New, serve it with Serve (or as a handler), and Close it. Its methods
+// are safe for concurrent use.
 type Server struct {
-	Clock    clock.Clock
-	IDs      *ids.Source
-	Registry *workspace.Registry
-	Limiter  *ratelimit.Limiter
-	// API is the /api/v1 router: register further routes on it before serving.
-	API *api.Router
-	// Control is the control API (nil with NoControl): register further
-	// operations on it before serving.
-	Control *control.Handler
-	// Catalog serves capabilities, presets, actors, voices and estimates.
-	Catalog *catalog.Catalog
-	// Faults is the queue of injected faults (control API /faults).
-	Faults *faults.Store
-	// Blob holds the bytes of outputs and uploads and serves their signed links
-	// (/files/ and /upload-slots/ on the same listener).
-	Blob *blob.Store
-	// Assets is the asset registry uploads and outputs share (GET /assets).
-	Assets *assets.Registry
-	// Uploads reserves, finalizes and imports uploads; it is the catalogue's AssetLookup.
-	Uploads *uploads.Service
-	// Webhooks holds webhook endpoints and sends their signed deliveries; Webhooks.Emit(workspaceID,
-	// eventType, data) fans an event out to the workspace's subscribed endpoints.
-	Webhooks *webhook.Service
-	// Hosts is the resolver of every outbound call (webhook and from-url hosts): the control API's
-	// overrides (PUT /_control/v1/resolver/{host}) in front of the system resolver.
-	Hosts *netguard.Hosts
-	// Jobs is the generations engine (POST /generations, reads, batches;
-	// control cancel/fail/recover); its OnEvent feeds Webhooks.
-	Jobs *jobs.Store
-	// Workflows runs workflow templates and saved workflows (invokes, runs,
-	// control save/cancel); its steps are Jobs generations and its events go
-	// to Webhooks.
-	Workflows *workflows.Engine
-	// Audit records the client's breaches of its duties (nil unless Config.Audit).
-	Audit  *audit.Auditor
-	Logger *slog.Logger
+	// svc are the services New wires together (internal/mock/wired hands them to the module's own
+	// tests); set by New and never replaced.
+	svc wired.Services
 
 	cfg     Config
 	seed    uint64
@@ -402,68 +375,70 @@ func New(cfg Config) (*Server, error) {
 	s := &Server{
 		drain:    drain,
 		drainNow: drainNow,
-		Clock:    clk,
-		IDs:      src,
-		Registry: workspace.NewRegistry(clk, src),
-		Limiter:  ratelimit.New(clk, nil),
-		Logger:   logger,
-		cfg:      cfg,
-		seed:     seed,
-		token:    token,
-		mux:      http.NewServeMux(),
+		svc: wired.Services{
+			Clock:    clk,
+			IDs:      src,
+			Registry: workspace.NewRegistry(clk, src),
+			Limiter:  ratelimit.New(clk, nil),
+			Logger:   logger,
+		},
+		cfg:   cfg,
+		seed:  seed,
+		token: token,
+		mux:   http.NewServeMux(),
 	}
-	s.Faults = faults.New(clk, src, faults.PricingUnavailable, faults.ProviderUnavailable, faults.InternalError)
-	s.Hosts = netguard.NewHosts(nil)
-	s.OnReset(s.Hosts.Reset)
-	deps := api.Deps{Clock: clk, Registry: s.Registry, Limiter: s.Limiter, Logger: logger, Faults: s.Faults, Drain: drain, WaitBudget: cfg.Limits.WaitBudget()}
+	s.svc.Faults = faults.New(clk, src, faults.PricingUnavailable, faults.ProviderUnavailable, faults.InternalError)
+	s.svc.Hosts = netguard.NewHosts(nil)
+	s.OnReset(s.svc.Hosts.Reset)
+	deps := api.Deps{Clock: clk, Registry: s.svc.Registry, Limiter: s.svc.Limiter, Logger: logger, Faults: s.svc.Faults, Drain: drain, WaitBudget: cfg.Limits.WaitBudget()}
 	if cfg.TestInputs {
 		deps.TestKey = s.isTestKey
 	}
-	s.API = api.NewRouter(deps)
-	s.API.RegisterBase(openAPI)
+	s.svc.API = api.NewRouter(deps)
+	s.svc.API.RegisterBase(openAPI)
 	// Links are signed with a key derived from the seed, so a seeded run hands out the same links.
 	linkKey := sha256.Sum256(fmt.Appendf(nil, "mediaspec links %d", seed))
-	s.Blob = blob.New(clk, linkKey[:], s.PublicURL)
-	s.Assets = assets.NewRegistry()
-	s.OnReset(func() { s.Blob.Reset(); s.Assets.Reset() })
+	s.svc.Blob = blob.New(clk, linkKey[:], s.PublicURL)
+	s.svc.Assets = assets.NewRegistry()
+	s.OnReset(func() { s.svc.Blob.Reset(); s.svc.Assets.Reset() })
 	// Uploads come before the catalogue: estimates and submits look uploads up through it.
-	s.Uploads = uploads.New(uploads.Deps{Clock: clk, IDs: src, Blob: s.Blob, Assets: s.Assets, Faults: s.Faults,
-		Logger: logger, AllowLoopbackFetch: cfg.AllowLoopbackFetch, Resolver: s.Hosts, PendingBytesLimit: cfg.UploadBytesLimit,
+	s.svc.Uploads = uploads.New(uploads.Deps{Clock: clk, IDs: src, Blob: s.svc.Blob, Assets: s.svc.Assets, Faults: s.svc.Faults,
+		Logger: logger, AllowLoopbackFetch: cfg.AllowLoopbackFetch, Resolver: s.svc.Hosts, PendingBytesLimit: cfg.UploadBytesLimit,
 		Retain: cfg.Retain})
-	s.OnReset(s.Uploads.Reset)
-	s.API.RegisterUploads(s.Uploads)
-	s.API.RegisterAssets(s.Assets, s.Blob)
-	s.Catalog = catalog.New(catalog.Deps{Fixtures: cfg.Fixtures, DefaultWorkspaceID: s.DefaultWorkspaceID,
+	s.OnReset(s.svc.Uploads.Reset)
+	s.svc.API.RegisterUploads(s.svc.Uploads)
+	s.svc.API.RegisterAssets(s.svc.Assets, s.svc.Blob)
+	s.svc.Catalog = catalog.New(catalog.Deps{Fixtures: cfg.Fixtures, DefaultWorkspaceID: s.DefaultWorkspaceID,
 		IDs: src, APIVersion: spec.Version,
 		// Template previews are served by the mock itself (PreviewPath), so preview_url can be fetched.
 		PreviewBase: s.PublicURL,
 		// Uploads first, then generated outputs: a workflow step names an earlier step's output.
-		Assets: assetLookup{Uploads: s.Uploads, Assets: s.Assets}})
-	s.API.RegisterCatalog(admission.Deps{Catalog: s.Catalog, Faults: s.Faults})
-	s.OnReset(s.Catalog.Reset)
-	s.Jobs = jobs.New(jobs.Deps{Clock: clk, IDs: src, Registry: s.Registry, Catalog: s.Catalog, Faults: s.Faults,
-		Blob: s.Blob, Assets: s.Assets, Seed: seed, Retain: cfg.Retain, Logger: logger})
-	s.Catalog.UseVoiceGenerations(s.Jobs)  // approved_voice_generation_id names a tts generation
-	s.Uploads.UseRetire(s.Jobs.RetireFile) // a forgotten upload's bytes outlive the links handed out
-	s.OnReset(s.Jobs.Reset)
-	s.API.RegisterGenerations(s.Jobs)
-	s.Workflows = workflows.New(workflows.Deps{Clock: clk, IDs: src, Registry: s.Registry, Catalog: s.Catalog, Jobs: s.Jobs, Retain: cfg.Retain, Logger: logger})
-	s.OnReset(s.Workflows.Reset)
-	s.API.RegisterWorkflows(s.Workflows)
-	s.OnReset(func() { s.Faults.Clear() })
-	s.API.ReadyCheck("state", func() error {
+		Assets: assetLookup{Uploads: s.svc.Uploads, Assets: s.svc.Assets}})
+	s.svc.API.RegisterCatalog(admission.Deps{Catalog: s.svc.Catalog, Faults: s.svc.Faults})
+	s.OnReset(s.svc.Catalog.Reset)
+	s.svc.Jobs = jobs.New(jobs.Deps{Clock: clk, IDs: src, Registry: s.svc.Registry, Catalog: s.svc.Catalog, Faults: s.svc.Faults,
+		Blob: s.svc.Blob, Assets: s.svc.Assets, Seed: seed, Retain: cfg.Retain, Logger: logger})
+	s.svc.Catalog.UseVoiceGenerations(s.svc.Jobs)  // approved_voice_generation_id names a tts generation
+	s.svc.Uploads.UseRetire(s.svc.Jobs.RetireFile) // a forgotten upload's bytes outlive the links handed out
+	s.OnReset(s.svc.Jobs.Reset)
+	s.svc.API.RegisterGenerations(s.svc.Jobs)
+	s.svc.Workflows = workflows.New(workflows.Deps{Clock: clk, IDs: src, Registry: s.svc.Registry, Catalog: s.svc.Catalog, Jobs: s.svc.Jobs, Retain: cfg.Retain, Logger: logger})
+	s.OnReset(s.svc.Workflows.Reset)
+	s.svc.API.RegisterWorkflows(s.svc.Workflows)
+	s.OnReset(func() { s.svc.Faults.Clear() })
+	s.svc.API.ReadyCheck("state", func() error {
 		s.mu.Lock()
 		id := s.start.workspaceID
 		s.mu.Unlock()
-		if _, ok := s.Registry.Get(id); !ok {
+		if _, ok := s.svc.Registry.Get(id); !ok {
 			return errors.New("start state missing")
 		}
 		return nil
 	})
 	// A queued not_ready fault fails the "faults" check of its next count readiness probes.
-	s.Faults.Enable(faults.NotReady)
-	s.API.ReadyCheck("faults", func() error {
-		if _, ok := s.Faults.Take(faults.NotReady, ""); ok {
+	s.svc.Faults.Enable(faults.NotReady)
+	s.svc.API.ReadyCheck("faults", func() error {
+		if _, ok := s.svc.Faults.Take(faults.NotReady, ""); ok {
 			return errors.New("a not_ready fault is queued")
 		}
 		return nil
@@ -478,39 +453,39 @@ func New(cfg Config) (*Server, error) {
 		stamp = time.Now
 	}
 	// A queued delivery_fail fault fails the next attempt of its workspace on the service side.
-	s.Faults.Enable(faults.DeliveryFail)
-	s.Webhooks = webhook.New(webhook.Config{Clock: clk, IDs: src, Logger: logger, AllowLoopback: cfg.AllowLoopbackWebhooks, Stamp: stamp, Retain: cfg.Retain,
-		Resolver: s.Hosts, ServiceFault: func(workspaceID string) bool {
-			_, ok := s.Faults.TakeFor(faults.DeliveryFail, workspaceID, "")
+	s.svc.Faults.Enable(faults.DeliveryFail)
+	s.svc.Webhooks = webhook.New(webhook.Config{Clock: clk, IDs: src, Logger: logger, AllowLoopback: cfg.AllowLoopbackWebhooks, Stamp: stamp, Retain: cfg.Retain,
+		Resolver: s.svc.Hosts, ServiceFault: func(workspaceID string) bool {
+			_, ok := s.svc.Faults.TakeFor(faults.DeliveryFail, workspaceID, "")
 			return ok
 		}})
-	s.Registry.OnLow = func(workspaceID string, l ledger.Low) {
-		s.Webhooks.Emit(workspaceID, webhook.EventCreditsLow, webhook.CreditsLowData{AvailableCredits: l.AvailableCredits, ThresholdCredits: l.ThresholdCredits})
+	s.svc.Registry.OnLow = func(workspaceID string, l ledger.Low) {
+		s.svc.Webhooks.Emit(workspaceID, webhook.EventCreditsLow, webhook.CreditsLowData{AvailableCredits: l.AvailableCredits, ThresholdCredits: l.ThresholdCredits})
 	}
-	s.API.RegisterWebhooks(s.Webhooks)
-	s.Jobs.OnEvent(s.Webhooks.Emit)
-	s.Workflows.OnEvent(s.Webhooks.Emit)
-	s.OnReset(s.Webhooks.Reset)
+	s.svc.API.RegisterWebhooks(s.svc.Webhooks)
+	s.svc.Jobs.OnEvent(s.svc.Webhooks.Emit)
+	s.svc.Workflows.OnEvent(s.svc.Webhooks.Emit)
+	s.OnReset(s.svc.Webhooks.Reset)
 	if cfg.Audit {
-		s.Audit = audit.New(audit.Config{Clock: clk, Caller: s.auditCaller})
-		s.OnReset(s.Audit.Forget)
+		s.svc.Audit = audit.New(audit.Config{Clock: clk, Caller: s.auditCaller})
+		s.OnReset(s.svc.Audit.Forget)
 	}
-	s.mux.Handle(api.BasePath+"/", s.API)
-	s.mux.Handle(blob.FilesPath, s.Blob.Handler())
-	s.mux.Handle(blob.UploadPath, s.Blob.Handler())
-	s.mux.Handle(catalog.PreviewPath, s.Catalog.PreviewHandler())
+	s.mux.Handle(api.BasePath+"/", s.svc.API)
+	s.mux.Handle(blob.FilesPath, s.svc.Blob.Handler())
+	s.mux.Handle(blob.UploadPath, s.svc.Blob.Handler())
+	s.mux.Handle(catalog.PreviewPath, s.svc.Catalog.PreviewHandler())
 	if !cfg.NoControl {
-		s.Control = control.New(control.Deps{
-			Clock: clk, Registry: s.Registry, Limiter: s.Limiter, Token: token,
-			DefaultWorkspaceID: s.DefaultWorkspaceID, Reset: s.Reset, Faults: s.Faults, Logger: logger,
+		s.svc.Control = control.New(control.Deps{
+			Clock: clk, Registry: s.svc.Registry, Limiter: s.svc.Limiter, Token: token,
+			DefaultWorkspaceID: s.DefaultWorkspaceID, Reset: s.Reset, Faults: s.svc.Faults, Logger: logger,
 		})
-		s.Control.RegisterWebhooks(s.Webhooks)
-		s.Control.RegisterResolver(s.Hosts)
-		s.Control.RegisterJobs(s.Jobs)
-		s.Control.RegisterWorkflows(s.Workflows)
-		s.Control.RegisterCatalog(s.Catalog)
-		s.Control.RegisterAudit(s.Audit)
-		s.mux.Handle(control.BasePath+"/", s.Control)
+		s.svc.Control.RegisterWebhooks(s.svc.Webhooks)
+		s.svc.Control.RegisterResolver(s.svc.Hosts)
+		s.svc.Control.RegisterJobs(s.svc.Jobs)
+		s.svc.Control.RegisterWorkflows(s.svc.Workflows)
+		s.svc.Control.RegisterCatalog(s.svc.Catalog)
+		s.svc.Control.RegisterAudit(s.svc.Audit)
+		s.mux.Handle(control.BasePath+"/", s.svc.Control)
 	}
 	notFound := func(w http.ResponseWriter, r *http.Request) {
 		wire.Write(w, r, apierr.NotFound("No route "+r.Method+" "+r.URL.Path+"; the API lives under "+api.BasePath+"/."))
@@ -531,8 +506,8 @@ func New(cfg Config) (*Server, error) {
 		}
 		s.handler = v.wrap(s.mux)
 	}
-	if s.Audit != nil {
-		s.handler = s.Audit.Middleware(s.handler)
+	if s.svc.Audit != nil {
+		s.handler = s.svc.Audit.Middleware(s.handler)
 	}
 	if cfg.LogRequests {
 		s.handler = reqlog.Middleware(logger, s.handler)
@@ -547,7 +522,7 @@ func (s *Server) auditCaller(r *http.Request) (keyID, workspaceID string) {
 	if err != nil {
 		return "", ""
 	}
-	ws, key, _, err := s.Registry.Authenticate(secret)
+	ws, key, _, err := s.svc.Registry.Authenticate(secret)
 	if err != nil {
 		return "", ""
 	}
@@ -557,9 +532,9 @@ func (s *Server) auditCaller(r *http.Request) (keyID, workspaceID string) {
 // boot (re)builds the start state from the seed: the default workspace and its keys, then the
 // further key sets (Config.KeySets), each made the same way after them.
 func (s *Server) boot() {
-	s.IDs.Reseed(s.seed)
-	s.Registry.Reset()
-	s.Limiter.Reset()
+	s.svc.IDs.Reseed(s.seed)
+	s.svc.Registry.Reset()
+	s.svc.Limiter.Reset()
 	n := max(s.cfg.KeySets, 1)
 	var st bootState
 	for i := range n {
@@ -567,17 +542,17 @@ func (s *Server) boot() {
 		if i > 0 {
 			name = fmt.Sprintf(" %d", i+1)
 		}
-		ws := s.Registry.Create(workspace.CreateParams{Name: "Default workspace" + name, Plan: workspace.PlanPro, Balance: s.cfg.Balance})
-		_, gen, err := s.Registry.CreateKey(ws, workspace.KeyParams{Name: "generate key" + name, Scopes: []workspace.Scope{workspace.ScopeRead, workspace.ScopeGenerate}})
+		ws := s.svc.Registry.Create(workspace.CreateParams{Name: "Default workspace" + name, Plan: workspace.PlanPro, Balance: s.cfg.Balance})
+		_, gen, err := s.svc.Registry.CreateKey(ws, workspace.KeyParams{Name: "generate key" + name, Scopes: []workspace.Scope{workspace.ScopeRead, workspace.ScopeGenerate}})
 		if err != nil {
 			panic("mock: default generate key: " + err.Error()) // fixed valid params: cannot fail
 		}
-		_, read, err := s.Registry.CreateKey(ws, workspace.KeyParams{Name: "read key" + name, Scopes: []workspace.Scope{workspace.ScopeRead}})
+		_, read, err := s.svc.Registry.CreateKey(ws, workspace.KeyParams{Name: "read key" + name, Scopes: []workspace.Scope{workspace.ScopeRead}})
 		if err != nil {
 			panic("mock: default read key: " + err.Error())
 		}
-		other := s.Registry.Create(workspace.CreateParams{Name: "Other workspace" + name, Plan: workspace.PlanPro, Balance: s.cfg.Balance})
-		_, otherKey, err := s.Registry.CreateKey(other, workspace.KeyParams{Name: "other key" + name, Scopes: []workspace.Scope{workspace.ScopeRead, workspace.ScopeGenerate}})
+		other := s.svc.Registry.Create(workspace.CreateParams{Name: "Other workspace" + name, Plan: workspace.PlanPro, Balance: s.cfg.Balance})
+		_, otherKey, err := s.svc.Registry.CreateKey(other, workspace.KeyParams{Name: "other key" + name, Scopes: []workspace.Scope{workspace.ScopeRead, workspace.ScopeGenerate}})
 		if err != nil {
 			panic("mock: second workspace key: " + err.Error())
 		}
@@ -589,7 +564,7 @@ func (s *Server) boot() {
 	if s.cfg.TestInputs {
 		// Every key made so far, and only those, is a test key (the start state's keys).
 		st.testKeys = map[string]bool{}
-		for _, id := range s.Registry.KeyIDs() {
+		for _, id := range s.svc.Registry.KeyIDs() {
 			st.testKeys[id] = true
 		}
 	}
@@ -679,7 +654,7 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if r.URL.RawPath == "" && strings.HasPrefix(p, api.BasePath+"/") {
-		s.API.ServeHTTP(w, r)
+		s.svc.API.ServeHTTP(w, r)
 		return
 	}
 	s.mux.ServeHTTP(w, r)
@@ -737,7 +712,7 @@ func (s *Server) Info() StartInfo {
 	i := StartInfo{
 		BaseURL: base + api.BasePath, GenerateKey: s.start.generateKey, ReadKey: s.start.readKey, OtherKey: s.start.otherKey,
 		Balance: s.cfg.Balance, DefaultWorkspaceID: s.start.workspaceID, Seed: s.seed,
-		TimeScale: s.Clock.Scale(),
+		TimeScale: s.svc.Clock.Scale(),
 	}
 	if len(s.start.keySets) > 1 {
 		i.KeySets = append([]KeySet(nil), s.start.keySets...)
@@ -761,9 +736,9 @@ func (s *Server) Info() StartInfo {
 func (s *Server) Close() {
 	s.closeOnce.Do(func() {
 		s.drainNow()
-		s.Webhooks.Close()
-		s.Clock.Stop()
-		s.Blob.Close()
+		s.svc.Webhooks.Close()
+		s.svc.Clock.Stop()
+		s.svc.Blob.Close()
 	})
 }
 
@@ -785,7 +760,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		MaxHeaderBytes:    lim.MaxHeaderBytes,
 		// OPTIONS * goes to the handler (404 not_found in the envelope), not to net/http's empty 200.
 		DisableGeneralOptionsHandler: true,
-		ErrorLog:                     slog.NewLogLogger(s.Logger.Handler(), slog.LevelWarn),
+		ErrorLog:                     slog.NewLogLogger(s.svc.Logger.Handler(), slog.LevelWarn),
 		// The bound closes a cut handler's connection: it finds it here.
 		ConnContext: func(ctx context.Context, c net.Conn) context.Context {
 			return context.WithValue(ctx, connKey{}, c)
@@ -808,7 +783,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), lim.ShutdownGrace)
 		defer cancel()
 		if err := hs.Shutdown(sctx); err != nil {
-			s.Logger.Warn("mock: shutdown grace ran out; closing the connections still open", "grace", lim.ShutdownGrace.String(), "err", err)
+			s.svc.Logger.Warn("mock: shutdown grace ran out; closing the connections still open", "grace", lim.ShutdownGrace.String(), "err", err)
 			_ = hs.Close()
 		}
 		if err := <-errc; !errors.Is(err, http.ErrServerClosed) {

@@ -111,7 +111,7 @@ func (e *env) newWorkspace(body string) string {
 func TestAuthOutcomes(t *testing.T) {
 	e := newEnv(t)
 	// A generate-scoped test route.
-	e.s.API.Handle("POST /test/generate", workspace.ScopeGenerate, ratelimit.AgentSubmit, func(w http.ResponseWriter, r *http.Request) error {
+	e.s.svc.API.Handle("POST /test/generate", workspace.ScopeGenerate, ratelimit.AgentSubmit, func(w http.ResponseWriter, r *http.Request) error {
 		c := api.Caller(r.Context())
 		return wire.WriteJSON(w, 200, map[string]any{"ok": true, "key_id": c.Key.KeyID, "workspace_id": c.Workspace.ID()})
 	})
@@ -212,7 +212,7 @@ func TestAuthOrder(t *testing.T) {
 		t.Fatalf("got %s", r.raw)
 	}
 	kid := e.control("POST", "/workspaces/"+ws+"/keys", `{"scopes":["read"],"buckets":{"agent_read":0}}`, 201)
-	e.s.API.Handle("POST /test/gen", workspace.ScopeGenerate, ratelimit.AgentRead, func(w http.ResponseWriter, r *http.Request) error {
+	e.s.svc.API.Handle("POST /test/gen", workspace.ScopeGenerate, ratelimit.AgentRead, func(w http.ResponseWriter, r *http.Request) error {
 		return wire.WriteJSON(w, 200, map[string]any{"ok": true})
 	})
 	if r := e.call("POST", "/api/v1/test/gen", "", bearer(kid["key"].(string))); r.errField("code") != "rate_limited" {
@@ -280,7 +280,7 @@ func TestHealthAndOpenAPI(t *testing.T) {
 	}
 	// Without its start state the probe fails, with the probe shape.
 	e.control("POST", "/reset", "", 200)
-	e.s.Registry.Reset()
+	e.s.svc.Registry.Reset()
 	r = e.call("GET", "/api/v1/health/ready", "")
 	if r.code != 503 || r.body["ok"] != false || r.body["status"] != "not_ready" || r.body["checks"].(map[string]any)["state"] != "failing" {
 		t.Fatalf("not ready %d %s", r.code, r.raw)
@@ -469,7 +469,7 @@ func TestControlKeys(t *testing.T) {
 func TestControlClock(t *testing.T) {
 	e := newEnv(t)
 	fired := false
-	e.s.Clock.AfterFunc(90*time.Second, func() { fired = true })
+	e.s.svc.Clock.AfterFunc(90*time.Second, func() { fired = true })
 	a := e.control("POST", "/clock/advance", `{"seconds":90.5}`, 200)
 	if a["now"] != "2026-03-01T12:01:30.5Z" || !fired {
 		t.Fatalf("advance %v fired=%v", a, fired)
@@ -622,8 +622,8 @@ func BenchmarkAuth(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer s.Close()
-	ws, _ := s.Registry.Get(s.Info().DefaultWorkspaceID)
-	_, key, err := s.Registry.CreateKey(ws, workspace.KeyParams{
+	ws, _ := s.svc.Registry.Get(s.Info().DefaultWorkspaceID)
+	_, key, err := s.svc.Registry.CreateKey(ws, workspace.KeyParams{
 		Scopes: []workspace.Scope{workspace.ScopeRead}, Buckets: map[ratelimit.Bucket]int{ratelimit.AgentRead: 1 << 30},
 	})
 	if err != nil {
@@ -666,7 +666,7 @@ func TestKeySets(t *testing.T) {
 			seen[k] = true
 		}
 		for _, k := range []string{set.GenerateKey, set.ReadKey, set.OtherKey} {
-			ws, _, _, err := e.s.Registry.Authenticate(k)
+			ws, _, _, err := e.s.svc.Registry.Authenticate(k)
 			if err != nil {
 				t.Fatalf("set %d: %v", i+1, err)
 			}

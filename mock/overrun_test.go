@@ -14,7 +14,7 @@ func TestRenderOverrunIsSettledAtTheHold(t *testing.T) {
 	e := newEnv(t)
 	info := e.s.Info()
 	key := bearer(info.GenerateKey)
-	if _, err := e.s.Faults.Add(faults.Spec{Kind: faults.RenderOverrun, CapabilityID: "tts", WorkspaceID: info.DefaultWorkspaceID}); err != nil {
+	if _, err := e.s.svc.Faults.Add(faults.Spec{Kind: faults.RenderOverrun, CapabilityID: "tts", WorkspaceID: info.DefaultWorkspaceID}); err != nil {
 		t.Fatal(err)
 	}
 	before := e.call("GET", "/api/v1/credits/balance", "", key)

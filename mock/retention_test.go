@@ -35,18 +35,18 @@ func TestAbandonedUploadIsFreed(t *testing.T) {
 		return id, u.RequestURI()
 	}
 	id, _ := reserve()
-	if _, ok := e.s.Blob.Get(id); !ok {
+	if _, ok := e.s.svc.Blob.Get(id); !ok {
 		t.Fatal("the PUT bytes are not stored")
 	}
 	e.clk.Advance(uploads.PendingWindow - time.Second)
-	if _, ok := e.s.Blob.Get(id); !ok {
+	if _, ok := e.s.svc.Blob.Get(id); !ok {
 		t.Fatal("bytes freed before the grace ended")
 	}
 	e.clk.Advance(time.Second)
-	if _, ok := e.s.Blob.Get(id); ok {
+	if _, ok := e.s.svc.Blob.Get(id); ok {
 		t.Fatal("an abandoned upload's bytes are still resident after slot expiry + grace")
 	}
-	if _, ok := e.s.Assets.Get(e.s.DefaultWorkspaceID(), id); ok {
+	if _, ok := e.s.svc.Assets.Get(e.s.DefaultWorkspaceID(), id); ok {
 		t.Fatal("its asset record is still listed")
 	}
 	if r := e.call("POST", "/api/v1/uploads/"+id+"/finalize", "", bearer(key)); r.code != 404 || r.errField("code") != "not_found" {
@@ -159,7 +159,7 @@ func TestRetainForgetsFinishedGeneration(t *testing.T) {
 	e := newRetainEnv(t)
 	other := e.newKey(e.s.DefaultWorkspaceID(), `{"scopes":["read","generate"]}`)
 	// A job that stays in flight across the whole span, submitted before the other one.
-	if _, err := e.s.Faults.Add(faults.Spec{Kind: faults.SlowRender, CapabilityID: "tts", Seconds: faults.MaxSlowSeconds}); err != nil {
+	if _, err := e.s.svc.Faults.Add(faults.Spec{Kind: faults.SlowRender, CapabilityID: "tts", Seconds: faults.MaxSlowSeconds}); err != nil {
 		t.Fatal(err)
 	}
 	running := e.submit(other, `{"capability_id":"tts","config":{"script":"Still rendering."}}`)["generation_id"].(string)
@@ -177,7 +177,7 @@ func TestRetainForgetsFinishedGeneration(t *testing.T) {
 		return string(r.raw)
 	}
 	history := func() [3]int64 {
-		ws, _ := e.s.Registry.Get(e.s.DefaultWorkspaceID())
+		ws, _ := e.s.svc.Registry.Get(e.s.DefaultWorkspaceID())
 		ws.Lock()
 		defer ws.Unlock()
 		w := ws.Wallet()
@@ -219,7 +219,7 @@ func TestRetainForgetsFinishedGeneration(t *testing.T) {
 		t.Fatalf("a link handed out before the retention: %d, want 200 for its lifetime", r.code)
 	}
 	e.clk.Advance(jobs.LinkTTL)
-	if _, ok := e.s.Blob.Get(assetID); ok {
+	if _, ok := e.s.svc.Blob.Get(assetID); ok {
 		t.Fatal("the output's bytes outlived the last link")
 	}
 	if r := e.call("POST", "/_control/v1/generations/"+done+"/recover", "", ctl()); r.code != 404 {
@@ -231,7 +231,7 @@ func TestRetainForgetsFinishedGeneration(t *testing.T) {
 // every sibling answer 404.
 func TestRetainForgetsBatchTogether(t *testing.T) {
 	e := newRetainEnv(t)
-	if _, err := e.s.Faults.Add(faults.Spec{Kind: faults.SlowRender, CapabilityID: "video_fast", Seconds: 3600}); err != nil {
+	if _, err := e.s.svc.Faults.Add(faults.Spec{Kind: faults.SlowRender, CapabilityID: "video_fast", Seconds: 3600}); err != nil {
 		t.Fatal(err)
 	}
 	sub := e.submit(e.key, `{"capability_id":"video_fast","config":{"prompt":"a dog"},"variants":2}`)
@@ -266,7 +266,7 @@ func TestRetainForgetsBatchTogether(t *testing.T) {
 func TestRetainCursorOverForgottenRow(t *testing.T) {
 	e := newRetainEnv(t)
 	other := e.newKey(e.s.DefaultWorkspaceID(), `{"scopes":["read","generate"]}`)
-	if _, err := e.s.Faults.Add(faults.Spec{Kind: faults.SlowRender, CapabilityID: "tts", Seconds: 7200}); err != nil {
+	if _, err := e.s.svc.Faults.Add(faults.Spec{Kind: faults.SlowRender, CapabilityID: "tts", Seconds: 7200}); err != nil {
 		t.Fatal(err)
 	}
 	older := e.submit(e.key, `{"capability_id":"tts","config":{"script":"The older, slow one."}}`)["generation_id"].(string)
@@ -386,7 +386,7 @@ func TestRetainForgetsUnusedUpload(t *testing.T) {
 		t.Fatalf("finalize of a forgotten upload: %d %s, want 404 not_found", r.code, r.raw)
 	}
 	e.clk.Advance(jobs.LinkTTL)
-	if _, ok := e.s.Blob.Get(id); ok {
+	if _, ok := e.s.svc.Blob.Get(id); ok {
 		t.Fatal("the upload's bytes outlived its links")
 	}
 }

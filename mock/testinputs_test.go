@@ -103,7 +103,7 @@ func TestTestInputRenderFail(t *testing.T) {
 // drops those its request can no longer meet and keeps the ones a started job takes later.
 func TestStoreRequestScope(t *testing.T) {
 	e := newEnv(t)
-	s := e.s.Faults
+	s := e.s.svc.Faults
 	if _, err := s.Add(faults.Spec{Kind: faults.PricingUnavailable, Request: "ti_a"}); err != nil {
 		t.Fatal(err)
 	}

@@ -17,7 +17,6 @@ import (
 	"time"
 
 	"github.com/mediaspec/mediaspec/conformance/framework"
-	"github.com/mediaspec/mediaspec/internal/mock/audit"
 	"github.com/mediaspec/mediaspec/mock"
 	"github.com/mediaspec/mediaspec/mock/clock"
 	"github.com/mediaspec/mediaspec/proxy"
@@ -394,7 +393,7 @@ func TestDocsFiguresComeFromTheCode(t *testing.T) {
 			fmt.Sprintf("at most %d MiB of bodies and headers", receiver.MaxRecordBytes>>20),
 		},
 		"docs/audit.md": {
-			fmt.Sprintf("the last %d calls per key, at most %d keys, and at most %d distinct findings", audit.WindowSize, audit.MaxKeys, audit.MaxFindings),
+			fmt.Sprintf("the last %d calls per key, at most %d keys, and at most %d distinct findings", mock.AuditWindow, mock.AuditMaxKeys, mock.AuditMaxFindings),
 		},
 	}
 	count := regexp.MustCompile(`\b\d[\d,]* (rules|specs|wrong servers)\b`)

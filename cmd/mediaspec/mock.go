@@ -17,8 +17,6 @@ import (
 
 	"github.com/mediaspec/mediaspec/conformance/framework"
 	"github.com/mediaspec/mediaspec/fixtures"
-	"github.com/mediaspec/mediaspec/internal/mock/reqlog"
-	"github.com/mediaspec/mediaspec/internal/mock/uploads"
 	"github.com/mediaspec/mediaspec/mock"
 	"github.com/mediaspec/mediaspec/mock/clock"
 	"github.com/mediaspec/mediaspec/spec"
@@ -51,7 +49,7 @@ func runMock(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	fs.DurationVar(&lim.IdleTimeout, "idle-timeout", d.IdleTimeout, "close a keep-alive connection idle this long [$MEDIASPEC_MOCK_IDLE_TIMEOUT]")
 	fs.DurationVar(&lim.UploadTimeout, "upload-timeout", d.UploadTimeout, "read and write time of one PUT to an upload link [$MEDIASPEC_MOCK_UPLOAD_TIMEOUT]")
 	fs.IntVar(&lim.MaxConns, "max-conns", d.MaxConns, "most connections served at once; at the cap a new client closes the longest-idle keep-alive connection, or waits while none is idle [$MEDIASPEC_MOCK_MAX_CONNS]")
-	fs.Int64Var(&cfg.UploadBytesLimit, "upload-bytes-limit", uploads.DefaultPendingBytes, "most bytes of pending uploads (reserved in the last 15 minutes, not finalized) of all workspaces together; a reservation past it answers 429 quota_exceeded [$MEDIASPEC_MOCK_UPLOAD_BYTES_LIMIT]")
+	fs.Int64Var(&cfg.UploadBytesLimit, "upload-bytes-limit", mock.DefaultUploadBytesLimit, "most bytes of pending uploads (reserved in the last 15 minutes, not finalized) of all workspaces together; a reservation past it answers 429 quota_exceeded [$MEDIASPEC_MOCK_UPLOAD_BYTES_LIMIT]")
 	fs.DurationVar(&cfg.Retain, "retain", 0, fmt.Sprintf("forget what ended this long ago on the service clock: finished generations and batches with their output records, ended workflow runs, finished webhook deliveries, uploads unused that long (0: keep until reset; else at least %s) [$MEDIASPEC_MOCK_RETAIN]", mock.MinRetain))
 	specFile := fs.String("spec", "", "serve (and validate answers with) the REST description in FILE instead of the embedded one [$MEDIASPEC_MOCK_SPEC]")
 	catalogDir := fs.String("catalog", "", "serve the capability catalogue in DIR (a copy of fixtures/catalog) instead of the embedded one [$MEDIASPEC_MOCK_CATALOG]")
@@ -74,11 +72,11 @@ func runMock(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	// The log goes out through a writer of its own, so a request does not wait for the terminal's
 	// write (many lines go in one write under load); it is drained when the mock stops.
-	logOut := reqlog.NewWriter(stderr)
+	logOut := mock.NewLogWriter(stderr)
 	defer func() { _ = logOut.Close() }()
 	switch cfg.LogFormat {
 	case "text":
-		cfg.Logger = slog.New(reqlog.NewTextHandler(logOut, logOpts))
+		cfg.Logger = slog.New(mock.NewTextLogHandler(logOut, logOpts))
 	case "json":
 		cfg.Logger = slog.New(slog.NewJSONHandler(logOut, logOpts))
 	default:
@@ -170,13 +168,13 @@ func runMock(ctx context.Context, args []string, stdout, stderr io.Writer) error
 // auditVerdict prints the audit's summary when the mock stops (nothing without --audit) and, with
 // --audit-fail, fails when a MUST finding was recorded.
 func auditVerdict(srv *mock.Server, stderr io.Writer, failOnMust bool) error {
-	if srv.Audit == nil {
+	if !srv.Auditing() {
 		return nil
 	}
-	if err := srv.Audit.WriteSummary(stderr); err != nil {
+	if err := srv.WriteAuditSummary(stderr); err != nil {
 		return err
 	}
-	if failOnMust && srv.Audit.HasMust() {
+	if failOnMust && srv.AuditBrokeMust() {
 		return errors.New("audit: the client broke a MUST duty (see the summary above and GET /_control/v1/audit)")
 	}
 	return nil

@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"fmt"
+	"github.com/mediaspec/mediaspec/internal/mock/wired"
 	"strings"
 	"testing"
 	"time"
@@ -25,8 +26,8 @@ func TestAssetListFiltersAndPaging(t *testing.T) {
 	// An output asset (as the jobs package records them) is listed with source output.
 	ws := h.s.DefaultWorkspaceID()
 	out := "ast_" + strings.Repeat("f", 32)
-	h.s.Blob.Put(blob.Object{AssetID: out, WorkspaceID: ws, ContentType: "image/png", FileName: "out.png", Bytes: []byte("\x89PNG")})
-	h.s.Assets.Put(assets.Asset{ID: out, WorkspaceID: ws, Kind: "image", Source: assets.SourceOutput, FileName: "out.png",
+	wired.Of(h.s).Blob.Put(blob.Object{AssetID: out, WorkspaceID: ws, ContentType: "image/png", FileName: "out.png", Bytes: []byte("\x89PNG")})
+	wired.Of(h.s).Assets.Put(assets.Asset{ID: out, WorkspaceID: ws, Kind: "image", Source: assets.SourceOutput, FileName: "out.png",
 		ContentType: "image/png", SizeBytes: 4, Usable: true, GenerationID: "gen_" + strings.Repeat("1", 32), Listed: true, CreatedAt: h.clk.Now()})
 	// A reservation is not listed.
 	h.mustReserve(h.key, "r.png", "image/png", 5)
@@ -74,14 +75,14 @@ func TestAssetListFiltersAndPaging(t *testing.T) {
 		t.Errorf("walked %v", walked)
 	}
 	// Read key allowed; the download of the output.
-	rws, _ := h.s.Registry.Get(ws)
+	rws, _ := wired.Of(h.s).Registry.Get(ws)
 	read := h.newKey(rws, workspace.ScopeRead)
 	h.mustGet(read, "/assets")
 	if d := h.mustGet(read, "/assets/"+out+"/download"); d.body["file_name"] != "out.png" {
 		t.Errorf("download %s", d.raw)
 	}
 	// A file whose bytes are gone has no link and its download is 404.
-	h.s.Blob.Delete(out)
+	wired.Of(h.s).Blob.Delete(out)
 	if a := h.mustGet(h.key, "/assets/"+out); a.body["asset"].(map[string]any)["url"] != nil {
 		t.Errorf("link to a gone file: %s", a.raw)
 	}
@@ -93,7 +94,7 @@ func TestAssetListLimitClamp(t *testing.T) {
 	h := newUpHarness(t, false)
 	ws := h.s.DefaultWorkspaceID()
 	for i := 0; i < 60; i++ {
-		h.s.Assets.Put(assets.Asset{ID: fmt.Sprintf("ast_%032x", i), WorkspaceID: ws, Kind: "text", Source: assets.SourceOutput,
+		wired.Of(h.s).Assets.Put(assets.Asset{ID: fmt.Sprintf("ast_%032x", i), WorkspaceID: ws, Kind: "text", Source: assets.SourceOutput,
 			SizeBytes: 3, Usable: true, GenerationID: fmt.Sprintf("gen_%032x", i), Listed: true, CreatedAt: h.clk.Now()})
 	}
 	for q, n := range map[string]int{"": 25, "?limit=0": 25, "?limit=abc": 25, "?limit=10": 10, "?limit=51": 50, "?limit=500": 50} {
@@ -132,7 +133,7 @@ func TestEstimateSeesUploads(t *testing.T) {
 	if ids := a.body["error"].(map[string]any)["asset_ids"].([]any); len(ids) != 1 || ids[0] != flagged {
 		t.Errorf("asset_ids %v", ids)
 	}
-	other := upKey(t, h.s, h.s.Registry.Create(workspace.CreateParams{Plan: workspace.PlanPro, Balance: 100}))
+	other := upKey(t, h.s, wired.Of(h.s).Registry.Create(workspace.CreateParams{Plan: workspace.PlanPro, Balance: 100}))
 	a = est(other, id)
 	wantError(t, a, 404, "not_found")
 	if ids := a.body["error"].(map[string]any)["asset_ids"].([]any); len(ids) != 1 || ids[0] != id {
@@ -140,7 +141,7 @@ func TestEstimateSeesUploads(t *testing.T) {
 	}
 	// A clean audio file is ready with its measured length.
 	audio, _ := h.upload(h.key, "audio.wav")
-	if got, ok := h.s.Uploads.LookupUpload(h.s.DefaultWorkspaceID(), audio); !ok || !got.Ready || got.Kind != "audio" || got.DurationMS == nil || *got.DurationMS != 2000 {
+	if got, ok := wired.Of(h.s).Uploads.LookupUpload(h.s.DefaultWorkspaceID(), audio); !ok || !got.Ready || got.Kind != "audio" || got.DurationMS == nil || *got.DurationMS != 2000 {
 		t.Errorf("lookup %+v", got)
 	}
 }

@@ -3,6 +3,7 @@ package api_test
 import (
 	"context"
 	"encoding/json"
+	"github.com/mediaspec/mediaspec/internal/mock/wired"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -59,7 +60,7 @@ func newHarness(t testing.TB) *harness {
 			t.Errorf("%v", v)
 		}
 	})
-	ws, _ := s.Registry.Get(s.DefaultWorkspaceID())
+	ws, _ := wired.Of(s).Registry.Get(s.DefaultWorkspaceID())
 	h.key = h.newKey(ws, workspace.ScopeRead, workspace.ScopeGenerate)
 	return h
 }
@@ -67,7 +68,7 @@ func newHarness(t testing.TB) *harness {
 // newKey makes a key whose buckets do not get in the way of table tests.
 func (h *harness) newKey(ws *workspace.Workspace, scopes ...workspace.Scope) string {
 	h.t.Helper()
-	_, secret, err := h.s.Registry.CreateKey(ws, workspace.KeyParams{
+	_, secret, err := wired.Of(h.s).Registry.CreateKey(ws, workspace.KeyParams{
 		Scopes:  scopes,
 		Buckets: map[ratelimit.Bucket]int{ratelimit.AgentRead: 100000, ratelimit.AgentEstimate: 100000},
 	})
@@ -79,7 +80,7 @@ func (h *harness) newKey(ws *workspace.Workspace, scopes ...workspace.Scope) str
 
 // workspaceKey makes a workspace on plan and a key for it.
 func (h *harness) workspaceKey(plan workspace.Plan) string {
-	ws := h.s.Registry.Create(workspace.CreateParams{Plan: plan, Balance: 1000})
+	ws := wired.Of(h.s).Registry.Create(workspace.CreateParams{Plan: plan, Balance: 1000})
 	return h.newKey(ws, workspace.ScopeRead, workspace.ScopeGenerate)
 }
 
@@ -497,7 +498,7 @@ func TestActors(t *testing.T) {
 	if n := countOf(h.workspaceKey(workspace.PlanBusiness)); n != 60 {
 		t.Fatalf("business workspace sees %d actors, want 60", n)
 	}
-	def, _ := h.s.Registry.Get(h.s.DefaultWorkspaceID())
+	def, _ := wired.Of(h.s).Registry.Get(h.s.DefaultWorkspaceID())
 	biz := workspace.PlanBusiness
 	if _, err := def.Apply(workspace.Update{Plan: &biz}); err != nil {
 		t.Fatal(err)

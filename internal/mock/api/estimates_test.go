@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"encoding/json"
+	"github.com/mediaspec/mediaspec/internal/mock/wired"
 	"math"
 	"net/http"
 	"net/http/httptest"
@@ -209,7 +210,7 @@ func businessActor(t *testing.T) string {
 
 func TestEstimateScopeAndNoSpend(t *testing.T) {
 	h := newHarness(t)
-	def, _ := h.s.Registry.Get(h.s.DefaultWorkspaceID())
+	def, _ := wired.Of(h.s).Registry.Get(h.s.DefaultWorkspaceID())
 	read := h.newKey(def, workspace.ScopeRead)
 	before := def.Snapshot()
 	for range 3 {
@@ -261,7 +262,7 @@ func TestEstimatePricingFault(t *testing.T) {
 	if code := ctl("POST", "/reset", ""); code != 200 {
 		t.Fatalf("reset %d", code)
 	}
-	ws, _ := h.s.Registry.Get(h.s.DefaultWorkspaceID())
+	ws, _ := wired.Of(h.s).Registry.Get(h.s.DefaultWorkspaceID())
 	if a := h.estimate(h.newKey(ws, workspace.ScopeRead), tts); a.code != 200 {
 		t.Fatalf("after reset: %s", a.raw)
 	}

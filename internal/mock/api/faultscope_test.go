@@ -1,6 +1,7 @@
 package api_test
 
 import (
+	"github.com/mediaspec/mediaspec/internal/mock/wired"
 	"testing"
 
 	"github.com/mediaspec/mediaspec/internal/mock/faults"
@@ -13,11 +14,11 @@ import (
 // is freed after 10 minutes while it still runs.
 func TestFaultWorkspaceScopeAndSlowRender(t *testing.T) {
 	f := newGenFixture(t)
-	other := f.s.Registry.Create(workspace.CreateParams{Balance: 100})
+	other := wired.Of(f.s).Registry.Create(workspace.CreateParams{Balance: 100})
 	body := func(prompt string) map[string]any {
 		return map[string]any{"capability_id": "image_fast", "config": map[string]any{"prompt": prompt}, "max_credits": 10}
 	}
-	if _, err := f.s.Faults.Add(faults.Spec{Kind: faults.RenderFail, WorkspaceID: other.ID()}); err != nil {
+	if _, err := wired.Of(f.s).Faults.Add(faults.Spec{Kind: faults.RenderFail, WorkspaceID: other.ID()}); err != nil {
 		t.Fatal(err)
 	}
 	id := f.mustSubmit(f.key, body("a")).body["generation_id"].(string)
@@ -25,21 +26,21 @@ func TestFaultWorkspaceScopeAndSlowRender(t *testing.T) {
 	if st := f.gen(f.key, id)["status"]; st != "completed" {
 		t.Fatalf("another workspace's render_fail was taken: %v", st)
 	}
-	if left := f.s.Faults.List(); len(left) != 1 || left[0].WorkspaceID != other.ID() {
+	if left := wired.Of(f.s).Faults.List(); len(left) != 1 || left[0].WorkspaceID != other.ID() {
 		t.Fatalf("faults left %+v", left)
 	}
-	f.s.Faults.Clear()
+	wired.Of(f.s).Faults.Clear()
 
 	// slow_render for another workspace is not taken either; one for this
 	// workspace makes image_fast (15 s) run 900 s longer.
-	if _, err := f.s.Faults.Add(faults.Spec{Kind: faults.SlowRender, WorkspaceID: other.ID(), Seconds: 900}); err != nil {
+	if _, err := wired.Of(f.s).Faults.Add(faults.Spec{Kind: faults.SlowRender, WorkspaceID: other.ID(), Seconds: 900}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.s.Faults.Add(faults.Spec{Kind: faults.SlowRender, WorkspaceID: f.ws.ID(), CapabilityID: "image_fast", Seconds: 900}); err != nil {
+	if _, err := wired.Of(f.s).Faults.Add(faults.Spec{Kind: faults.SlowRender, WorkspaceID: f.ws.ID(), CapabilityID: "image_fast", Seconds: 900}); err != nil {
 		t.Fatal(err)
 	}
 	slow := f.mustSubmit(f.key, body("b")).body["generation_id"].(string)
-	if left := f.s.Faults.List(); len(left) != 1 || left[0].WorkspaceID != other.ID() {
+	if left := wired.Of(f.s).Faults.List(); len(left) != 1 || left[0].WorkspaceID != other.ID() {
 		t.Fatalf("the slow_render fault of this workspace was not taken (or the other one was): %+v", left)
 	}
 	f.advance(60)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/mediaspec/mediaspec/internal/mock/wired"
 	"math/rand/v2"
 	"net/http"
 	"strings"
@@ -30,10 +31,10 @@ type genFixture struct {
 func newGenFixture(t *testing.T) *genFixture {
 	t.Helper()
 	h := newHarness(t)
-	f := &genFixture{harness: h, clk: h.s.Clock.(*clock.Manual)}
-	f.ws, _ = h.s.Registry.Get(h.s.DefaultWorkspaceID())
+	f := &genFixture{harness: h, clk: wired.Of(h.s).Clock.(*clock.Manual)}
+	f.ws, _ = wired.Of(h.s).Registry.Get(h.s.DefaultWorkspaceID())
 	f.key = f.submitKey(f.ws, nil)
-	fx := h.s.Catalog.Fixtures()
+	fx := wired.Of(h.s).Catalog.Fixtures()
 	for _, a := range fx.Actors {
 		if a.IsPlatform && a.State == fixtures.ActorReady && a.DefaultVoiceID != nil && (a.MinPlan == nil || *a.MinPlan == fixtures.PlanPro) {
 			if vc, ok := fx.Voice(*a.DefaultVoiceID); ok && vc.Active && vc.IsPlatform {
@@ -57,7 +58,7 @@ func newGenFixture(t *testing.T) *genFixture {
 // submitKey makes a generate+read key with roomy buckets.
 func (f *genFixture) submitKey(ws *workspace.Workspace, budget *int64) string {
 	f.t.Helper()
-	_, secret, err := f.s.Registry.CreateKey(ws, workspace.KeyParams{
+	_, secret, err := wired.Of(f.s).Registry.CreateKey(ws, workspace.KeyParams{
 		Scopes:        []workspace.Scope{workspace.ScopeRead, workspace.ScopeGenerate},
 		BudgetCredits: budget,
 		Buckets:       map[ratelimit.Bucket]int{ratelimit.AgentRead: 100000, ratelimit.AgentEstimate: 100000, ratelimit.AgentSubmit: 100000},
@@ -176,7 +177,7 @@ func TestSubmitLifecycle(t *testing.T) {
 	if url1 == "" || o["kind"] != "audio" || o["duration_ms"] == nil {
 		t.Fatalf("output %v", o)
 	}
-	obj1, ok := f.s.Blob.Get(assetID)
+	obj1, ok := wired.Of(f.s).Blob.Get(assetID)
 	if !ok || obj1.ContentType != "audio/wav" {
 		t.Fatalf("blob %v %v", ok, obj1.ContentType)
 	}
@@ -186,7 +187,7 @@ func TestSubmitLifecycle(t *testing.T) {
 	if err1 != nil || err2 != nil || len(b1) == 0 || int64(len(b1)) != obj1.Size || string(b1) != string(b2) {
 		t.Fatalf("rendered content: %d bytes (size %d), %v %v, same %v", len(b1), obj1.Size, err1, err2, string(b1) == string(b2))
 	}
-	if as, ok := f.s.Assets.Get(f.ws.ID(), assetID); !ok || as.Source != "output" || !as.Listed || as.GenerationID != id {
+	if as, ok := wired.Of(f.s).Assets.Get(f.ws.ID(), assetID); !ok || as.Source != "output" || !as.Listed || as.GenerationID != id {
 		t.Fatalf("asset %+v", as)
 	}
 	// A later read signs a fresh link.
@@ -219,7 +220,7 @@ func TestSubmitLifecycle(t *testing.T) {
 // its status, code and fields, and that none holds anything.
 func TestSubmitRefusalsInOrder(t *testing.T) {
 	f := newGenFixture(t)
-	poor := f.s.Registry.Create(workspace.CreateParams{Plan: workspace.PlanPro, Balance: 5})
+	poor := wired.Of(f.s).Registry.Create(workspace.CreateParams{Plan: workspace.PlanPro, Balance: 5})
 	poorKey := f.submitKey(poor, nil)
 	av0, held0 := f.balance()
 	long := strings.Repeat("x", 60)
@@ -318,17 +319,17 @@ func TestSubmitRefusalsInOrder(t *testing.T) {
 		{faults.ModerationUnavailable, 503, "moderation_unavailable"},
 		{faults.ModerationBlock, 422, "moderation_blocked"},
 	} {
-		if _, err := f.s.Faults.Queue(c.kind, "image_fast", "", 1); err != nil {
+		if _, err := wired.Of(f.s).Faults.Queue(c.kind, "image_fast", "", 1); err != nil {
 			t.Fatal(err)
 		}
 		a := f.submit(f.key, map[string]any{"capability_id": "image_fast", "config": map[string]any{"prompt": "mug"}, "max_credits": 10})
 		wantErr(t, a, c.status, c.code)
 	}
 	// Both queued: estimate_changed wins over pricing_unavailable.
-	_, _ = f.s.Faults.Queue(faults.PricingUnavailable, "image_fast", "", 1)
-	_, _ = f.s.Faults.Queue(faults.EstimateChanged, "image_fast", "", 1)
+	_, _ = wired.Of(f.s).Faults.Queue(faults.PricingUnavailable, "image_fast", "", 1)
+	_, _ = wired.Of(f.s).Faults.Queue(faults.EstimateChanged, "image_fast", "", 1)
 	wantErr(t, f.submit(f.key, map[string]any{"capability_id": "image_fast", "config": map[string]any{"prompt": "mug"}, "max_credits": 10}), 409, "estimate_changed")
-	f.s.Faults.Clear()
+	wired.Of(f.s).Faults.Clear()
 	if av, held := f.balance(); av != av0 || held != held0 {
 		t.Fatalf("refusals moved credits: %d/%d, want %d/%d", av, held, av0, held0)
 	}
@@ -429,7 +430,7 @@ func TestVariantsAndBatches(t *testing.T) {
 		t.Fatal("batch credits carry wallet_balance")
 	}
 	// Fail the second sibling: the batch ends partial, charged for the first only.
-	if _, changed, err := f.s.Jobs.Fail(ids[1].(string), "timeout", ""); err != nil || !changed {
+	if _, changed, err := wired.Of(f.s).Jobs.Fail(ids[1].(string), "timeout", ""); err != nil || !changed {
 		t.Fatal(err)
 	}
 	f.advance(90)
@@ -446,7 +447,7 @@ func TestVariantsAndBatches(t *testing.T) {
 		t.Fatalf("balance %d/%d, want %d/0", av, held, av0-26)
 	}
 	wantErr(t, f.get(f.key, "/batches/bg_00000000000000000000000000000000"), 404, "not_found")
-	other := f.submitKey(f.s.Registry.Create(workspace.CreateParams{Balance: 100}), nil)
+	other := f.submitKey(wired.Of(f.s).Registry.Create(workspace.CreateParams{Balance: 100}), nil)
 	wantErr(t, f.get(other, "/batches/"+bg), 404, "not_found")
 	wantErr(t, f.get(other, "/generations/"+img), 404, "not_found")
 }
@@ -456,7 +457,7 @@ func TestVariantsAndBatches(t *testing.T) {
 func TestReplayInFlightAndSlot(t *testing.T) {
 	f := newGenFixture(t)
 	// This server's catalogue is its own: a render longer than the slot.
-	cp, _ := f.s.Catalog.Fixtures().Capability("video_cinematic")
+	cp, _ := wired.Of(f.s).Catalog.Fixtures().Capability("video_cinematic")
 	cp.RenderSeconds = 900
 	body := map[string]any{"capability_id": "video_cinematic", "config": map[string]any{"prompt": "rain", "duration": 5}, "max_credits": 66}
 	a := f.mustSubmit(f.key, body)
@@ -595,14 +596,14 @@ func TestBlockedRequestAndRecovery(t *testing.T) {
 	// A different request of the same key is not blocked.
 	f.mustSubmit(f.key, map[string]any{"capability_id": "image_flaky", "config": map[string]any{"prompt": "y"}, "max_credits": 10})
 	// Recovery: failed -> completed, charged its price.
-	if st, changed, err := f.s.Jobs.Recover(last); err != nil || !changed || st != "completed" {
+	if st, changed, err := wired.Of(f.s).Jobs.Recover(last); err != nil || !changed || st != "completed" {
 		t.Fatalf("recover %v %v %v", st, changed, err)
 	}
 	g := f.gen(f.key, last)
 	if g["status"] != "completed" || obj(g, "credits")["credits_charged"] != float64(1) || g["error"] != nil || len(g["outputs"].([]any)) != 1 {
 		t.Fatalf("recovered %v", g)
 	}
-	if _, changed, _ := f.s.Jobs.Recover(last); changed {
+	if _, changed, _ := wired.Of(f.s).Jobs.Recover(last); changed {
 		t.Fatal("recovered twice")
 	}
 	f.advance(3600)
@@ -623,7 +624,7 @@ func TestDeterminism(t *testing.T) {
 		for _, id := range a.body["generation_ids"].([]any) {
 			g := f.gen(f.key, id.(string))
 			o := g["outputs"].([]any)[0].(map[string]any)
-			b, _ := f.s.Blob.Get(o["asset_id"].(string))
+			b, _ := wired.Of(f.s).Blob.Get(o["asset_id"].(string))
 			out = append(out, js(g), fmt.Sprintf("%x", b.Bytes))
 		}
 		return out
@@ -644,10 +645,10 @@ func TestEventsMatchSchemas(t *testing.T) {
 		data any
 	}
 	var got []ev
-	f.s.Jobs.OnEvent(func(_, typ string, data any) { got = append(got, ev{typ, data}) })
+	wired.Of(f.s).Jobs.OnEvent(func(_, typ string, data any) { got = append(got, ev{typ, data}) })
 	a := f.mustSubmit(f.key, map[string]any{"capability_id": "video_fast", "config": map[string]any{"prompt": "dog"}, "variants": 2, "max_credits": 44})
 	ids := a.body["generation_ids"].([]any)
-	if _, _, err := f.s.Jobs.Fail(ids[0].(string), "", ""); err != nil {
+	if _, _, err := wired.Of(f.s).Jobs.Fail(ids[0].(string), "", ""); err != nil {
 		t.Fatal(err)
 	}
 	f.advance(90)
@@ -688,7 +689,7 @@ func TestEventsMatchSchemas(t *testing.T) {
 func TestLedgerConservation(t *testing.T) {
 	f := newGenFixture(t)
 	rng := rand.New(rand.NewPCG(7, 9))
-	f.s.Jobs.SetMaxConcurrentRenders(f.ws.ID(), 1000)
+	wired.Of(f.s).Jobs.SetMaxConcurrentRenders(f.ws.ID(), 1000)
 	total := func() int64 {
 		f.ws.Lock()
 		defer f.ws.Unlock()
@@ -717,11 +718,11 @@ func TestLedgerConservation(t *testing.T) {
 			}
 		case 2:
 			if len(ids) > 0 {
-				_, _, _ = f.s.Jobs.Fail(ids[rng.IntN(len(ids))], "", "")
+				_, _, _ = wired.Of(f.s).Jobs.Fail(ids[rng.IntN(len(ids))], "", "")
 			}
 		case 3:
 			if len(ids) > 0 {
-				_, _, _ = f.s.Jobs.Recover(ids[rng.IntN(len(ids))])
+				_, _, _ = wired.Of(f.s).Jobs.Recover(ids[rng.IntN(len(ids))])
 			}
 		case 4:
 			f.advance(float64(rng.IntN(60)))
@@ -755,7 +756,7 @@ func TestListUpdatedSinceCursorKeepsItsPlace(t *testing.T) {
 		t.Fatalf("first page %v, want %v", got, ids[:2])
 	}
 	f.advance(5)
-	if _, changed, err := f.s.Jobs.Recover(ids[1]); err != nil || !changed {
+	if _, changed, err := wired.Of(f.s).Jobs.Recover(ids[1]); err != nil || !changed {
 		t.Fatalf("recover: %v %v", changed, err)
 	}
 	cur, _ := p1.body["next_cursor"].(string)

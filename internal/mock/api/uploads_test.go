@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"github.com/mediaspec/mediaspec/internal/mock/wired"
 	"log/slog"
 	"net"
 	"net/http"
@@ -52,7 +53,7 @@ func newUpHarness(t *testing.T, allowLoopback bool) *upHarness {
 			t.Errorf("%v", v)
 		}
 	})
-	ws, _ := s.Registry.Get(s.DefaultWorkspaceID())
+	ws, _ := wired.Of(s).Registry.Get(s.DefaultWorkspaceID())
 	h.key = upKey(t, s, ws)
 	return &upHarness{harness: h, clk: clk}
 }
@@ -60,7 +61,7 @@ func newUpHarness(t *testing.T, allowLoopback bool) *upHarness {
 // upKey makes a generate+read key with roomy buckets.
 func upKey(t testing.TB, s *mock.Server, ws *workspace.Workspace) string {
 	t.Helper()
-	_, secret, err := s.Registry.CreateKey(ws, workspace.KeyParams{
+	_, secret, err := wired.Of(s).Registry.CreateKey(ws, workspace.KeyParams{
 		Scopes: []workspace.Scope{workspace.ScopeRead, workspace.ScopeGenerate},
 		Buckets: map[ratelimit.Bucket]int{ratelimit.AgentRead: 100000, ratelimit.AgentEstimate: 100000,
 			ratelimit.Uploads: 100000, ratelimit.Reservations: 100000},
@@ -231,7 +232,7 @@ func TestReserveRefusals(t *testing.T) {
 		}
 	}
 	// Scope: a read key may not reserve.
-	ws, _ := h.s.Registry.Get(h.s.DefaultWorkspaceID())
+	ws, _ := wired.Of(h.s).Registry.Get(h.s.DefaultWorkspaceID())
 	read := h.newKey(ws, workspace.ScopeRead)
 	wantError(t, h.reserve(read, "a.png", "image/png", 1), 403, "insufficient_scope")
 	wantError(t, h.post(read, "/uploads/ast_"+strings.Repeat("0", 32)+"/finalize", nil), 403, "insufficient_scope")
@@ -403,7 +404,7 @@ func TestFinalizeNotFoundAndFaults(t *testing.T) {
 	for _, id := range []string{"ast_" + strings.Repeat("a", 32), "gen_" + strings.Repeat("a", 32), "ast_nothex", "x"} {
 		wantError(t, h.finalize(h.key, id), 404, "not_found")
 	}
-	other := h.s.Registry.Create(workspace.CreateParams{Plan: workspace.PlanPro, Balance: 100})
+	other := wired.Of(h.s).Registry.Create(workspace.CreateParams{Plan: workspace.PlanPro, Balance: 100})
 	otherKey := upKey(t, h.s, other)
 	id, fin := h.upload(h.key, "image.png")
 	if fin.code != 200 {
@@ -420,7 +421,7 @@ func TestFinalizeNotFoundAndFaults(t *testing.T) {
 	_, png := fixtures.Get("image.png")
 	r := h.mustReserve(h.key, "a.png", "image/png", len(png))
 	h.put(r.body["upload_url"].(string), png, "image/png")
-	if _, err := h.s.Faults.Queue(faults.ProviderUnavailable, "", "", 1); err != nil {
+	if _, err := wired.Of(h.s).Faults.Queue(faults.ProviderUnavailable, "", "", 1); err != nil {
 		t.Fatal(err)
 	}
 	a := h.finalize(h.key, r.body["asset_id"].(string))
@@ -432,7 +433,7 @@ func TestFinalizeNotFoundAndFaults(t *testing.T) {
 		t.Fatalf("after the fault: %d %s", a.code, a.raw)
 	}
 	// A finalized file answers from its stored status even with a fault queued.
-	_, _ = h.s.Faults.Queue(faults.ProviderUnavailable, "", "", 1)
+	_, _ = wired.Of(h.s).Faults.Queue(faults.ProviderUnavailable, "", "", 1)
 	if a := h.finalize(h.key, r.body["asset_id"].(string)); a.code != 200 {
 		t.Fatalf("stored answer: %d %s", a.code, a.raw)
 	}
@@ -440,7 +441,7 @@ func TestFinalizeNotFoundAndFaults(t *testing.T) {
 
 func TestPendingCap(t *testing.T) {
 	h := newUpHarness(t, false)
-	ws := h.s.Registry.Create(workspace.CreateParams{Plan: workspace.PlanPro, Balance: 100})
+	ws := wired.Of(h.s).Registry.Create(workspace.CreateParams{Plan: workspace.PlanPro, Balance: 100})
 	key := upKey(t, h.s, ws)
 	var first, lastID string
 	for i := 0; i < 50; i++ {

@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"encoding/json"
+	"github.com/mediaspec/mediaspec/internal/mock/wired"
 	"net/http"
 	"slices"
 	"strings"
@@ -50,12 +51,12 @@ type wfFixture struct {
 
 func newWFFixture(t *testing.T) *wfFixture {
 	f := &wfFixture{genFixture: newGenFixture(t), events: &runEvents{}}
-	f.s.Workflows.OnEvent(f.events.add)
+	wired.Of(f.s).Workflows.OnEvent(f.events.add)
 	return f
 }
 
 func (f *wfFixture) template(key string) *fixtures.WorkflowTemplate {
-	t, ok := f.s.Catalog.Fixtures().WorkflowTemplate(key)
+	t, ok := wired.Of(f.s).Catalog.Fixtures().WorkflowTemplate(key)
 	if !ok {
 		f.t.Fatalf("no template %s", key)
 	}
@@ -149,7 +150,7 @@ func TestWorkflowTemplates(t *testing.T) {
 		t.Fatalf("nodes %s", js(ns))
 	}
 	// A read-only key reads templates but cannot invoke.
-	ws, _ := f.s.Registry.Get(f.s.DefaultWorkspaceID())
+	ws, _ := wired.Of(f.s).Registry.Get(f.s.DefaultWorkspaceID())
 	read := f.newKey(ws, workspace.ScopeRead)
 	f.mustGet(read, "/workflows/templates")
 	wantError(t, f.invoke(read, "/workflows/templates/hero_image/invoke", map[string]any{"inputs": map[string]any{"prompt": "x"}, "max_credits": 100}), http.StatusForbidden, "insufficient_scope")
@@ -247,7 +248,7 @@ func TestWorkflowUGCAdCompletes(t *testing.T) {
 
 func TestWorkflowStepFailureMakesPartialAndSkips(t *testing.T) {
 	f := newWFFixture(t)
-	if _, err := f.s.Faults.Queue(faults.RenderFail, "actor_ultra", "timeout", 1); err != nil {
+	if _, err := wired.Of(f.s).Faults.Queue(faults.RenderFail, "actor_ultra", "timeout", 1); err != nil {
 		t.Fatal(err)
 	}
 	id, _ := f.mustInvoke("/workflows/templates/ugc_ad/invoke", f.template("ugc_ad").ExampleInputs)
@@ -278,7 +279,7 @@ func TestWorkflowStepFailureMakesPartialAndSkips(t *testing.T) {
 
 func TestWorkflowFirstStepFailureFails(t *testing.T) {
 	f := newWFFixture(t)
-	if _, err := f.s.Faults.Queue(faults.RenderFail, "image_fast", "", 1); err != nil {
+	if _, err := wired.Of(f.s).Faults.Queue(faults.RenderFail, "image_fast", "", 1); err != nil {
 		t.Fatal(err)
 	}
 	id, _ := f.mustInvoke("/workflows/templates/hero_image/invoke", map[string]any{"prompt": "a mug"})
@@ -312,7 +313,7 @@ func TestWorkflowCancel(t *testing.T) {
 	avail0, _ := f.balance()
 	// Canceled while queued: every node canceled, nothing charged.
 	id, _ := f.mustInvoke("/workflows/templates/hero_image/invoke", map[string]any{"prompt": "a mug"})
-	st, changed, err := f.s.Workflows.Cancel(id)
+	st, changed, err := wired.Of(f.s).Workflows.Cancel(id)
 	if err != nil || !changed || st != workflows.StatusCanceled {
 		t.Fatalf("cancel %v %v %v", st, changed, err)
 	}
@@ -323,7 +324,7 @@ func TestWorkflowCancel(t *testing.T) {
 	// Canceled while the first step runs: its generation is canceled.
 	id2, _ := f.mustInvoke("/workflows/templates/ugc_ad/invoke", f.template("ugc_ad").ExampleInputs)
 	f.advance(5)
-	if _, changed, _ := f.s.Workflows.Cancel(id2); !changed {
+	if _, changed, _ := wired.Of(f.s).Workflows.Cancel(id2); !changed {
 		t.Fatal("not changed")
 	}
 	r = f.run(id2)
@@ -343,16 +344,16 @@ func TestWorkflowCancel(t *testing.T) {
 		}
 	}
 	// A finished run is left as is.
-	if st, changed, err := f.s.Workflows.Cancel(id2); err != nil || changed || st != workflows.StatusCanceled {
+	if st, changed, err := wired.Of(f.s).Workflows.Cancel(id2); err != nil || changed || st != workflows.StatusCanceled {
 		t.Fatalf("second cancel %v %v %v", st, changed, err)
 	}
-	if _, _, err := f.s.Workflows.Cancel("wfr_00000000000000000000000000000000"); err == nil {
+	if _, _, err := wired.Of(f.s).Workflows.Cancel("wfr_00000000000000000000000000000000"); err == nil {
 		t.Fatal("unknown run canceled")
 	}
 	// Canceled after a step completed: partial.
 	id3, _ := f.mustInvoke("/workflows/templates/ugc_ad/invoke", f.template("ugc_ad").ExampleInputs)
 	f.advance(1 + 20 + 5)
-	_, _, _ = f.s.Workflows.Cancel(id3)
+	_, _, _ = wired.Of(f.s).Workflows.Cancel(id3)
 	if r := f.run(id3); r["status"] != "partial" || nodeStatuses(r) != "voiceover=completed,actor=failed,captions=canceled" {
 		t.Fatalf("run %s", js(r))
 	}
@@ -389,7 +390,7 @@ func TestWorkflowInvokeRefusals(t *testing.T) {
 	wantError(t, f.invoke(f.key, "/workflows/templates/hero_image/invoke", map[string]any{"inputs": blocked, "max_credits": 1000}), http.StatusUnprocessableEntity, "moderation_blocked")
 	// Spend caps and the balance apply to the sum.
 	req := f.required(path, ex)
-	ws := f.s.Registry.Create(workspace.CreateParams{Balance: int64(req - 1)})
+	ws := wired.Of(f.s).Registry.Create(workspace.CreateParams{Balance: int64(req - 1)})
 	key := f.submitKey(ws, nil)
 	a := f.invoke(key, path, map[string]any{"inputs": ex, "max_credits": req})
 	wantError(t, a, http.StatusPaymentRequired, "insufficient_credits")
@@ -416,11 +417,11 @@ func TestWorkflowInvokeRefusals(t *testing.T) {
 
 func TestWorkflowSavedAndRunList(t *testing.T) {
 	f := newWFFixture(t)
-	saved, err := f.s.Workflows.Save(f.ws.ID(), workflows.SaveParams{Name: "Hero", TemplateKey: "hero_image"})
+	saved, err := wired.Of(f.s).Workflows.Save(f.ws.ID(), workflows.SaveParams{Name: "Hero", TemplateKey: "hero_image"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	custom, err := f.s.Workflows.Save(f.ws.ID(), workflows.SaveParams{
+	custom, err := wired.Of(f.s).Workflows.Save(f.ws.ID(), workflows.SaveParams{
 		Name: "One image",
 		Nodes: []fixtures.WorkflowNode{{ID: "img", CapabilityID: "image_fast", Config: map[string]fixtures.Binding{
 			"prompt": {From: "inputs.p"},
@@ -467,7 +468,7 @@ func TestWorkflowSavedAndRunList(t *testing.T) {
 	}
 	wantError(t, f.get(f.key, "/workflow-runs?status=done"), http.StatusBadRequest, "invalid_config", "field", "status")
 	// Another workspace sees none of it.
-	other := f.submitKey(f.s.Registry.Create(workspace.CreateParams{}), nil)
+	other := f.submitKey(wired.Of(f.s).Registry.Create(workspace.CreateParams{}), nil)
 	wantError(t, f.get(other, "/workflow-runs/"+id1), http.StatusNotFound, "not_found")
 	wantError(t, f.invoke(other, "/workflows/"+saved.WorkflowID+"/invoke", map[string]any{"inputs": map[string]any{"prompt": "x"}, "max_credits": 100}), http.StatusNotFound, "not_found")
 	if ids := f.mustGet(other, "/workflow-runs").ids("runs", "workflow_run_id"); len(ids) != 0 {

@@ -3,6 +3,7 @@ package audit_test
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/mediaspec/mediaspec/internal/mock/wired"
 	"io"
 	"log/slog"
 	"net/http"
@@ -468,7 +469,7 @@ func TestResetClearAndOff(t *testing.T) {
 		t.Fatalf("DELETE /audit: %d", a.code)
 	}
 	e.want(map[string]int{})
-	if e.s.Audit.HasMust() {
+	if wired.Of(e.s).Audit.HasMust() {
 		t.Error("HasMust after clear")
 	}
 
@@ -478,7 +479,7 @@ func TestResetClearAndOff(t *testing.T) {
 	if a.code != 200 || a.body["enabled"] != false || !strings.Contains(a.str("message"), "--audit") {
 		t.Fatalf("audit off: %d %v", a.code, a.body)
 	}
-	if off.s.Audit != nil {
+	if wired.Of(off.s).Audit != nil {
 		t.Fatal("Server.Audit set without Config.Audit")
 	}
 }

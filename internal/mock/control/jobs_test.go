@@ -2,6 +2,7 @@ package control_test
 
 import (
 	"encoding/json"
+	"github.com/mediaspec/mediaspec/internal/mock/wired"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -39,9 +40,9 @@ func TestJobOperations(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(s.Close)
-	ws, _ := s.Registry.Get(s.DefaultWorkspaceID())
+	ws, _ := wired.Of(s).Registry.Get(s.DefaultWorkspaceID())
 	var events []string
-	s.Jobs.OnEvent(func(_, typ string, data any) {
+	wired.Of(s).Jobs.OnEvent(func(_, typ string, data any) {
 		m := data.(map[string]any)
 		events = append(events, typ+":"+m["generation_id"].(string))
 	})
@@ -49,7 +50,7 @@ func TestJobOperations(t *testing.T) {
 	submit := func(prompt string) string {
 		k := s.Info().GenerateKey
 		if prompt != "a" {
-			_, k2, _ := s.Registry.CreateKey(ws, workspace.KeyParams{Scopes: []workspace.Scope{workspace.ScopeRead, workspace.ScopeGenerate}})
+			_, k2, _ := wired.Of(s).Registry.CreateKey(ws, workspace.KeyParams{Scopes: []workspace.Scope{workspace.ScopeRead, workspace.ScopeGenerate}})
 			k = k2
 		}
 		code, m := call(t, s, "POST", "/api/v1/generations", k, `{"capability_id":"image_fast","config":{"prompt":"`+prompt+`"},"max_credits":10}`)
@@ -102,7 +103,7 @@ func TestJobOperations(t *testing.T) {
 		t.Fatalf("render limit %d %v", code, m)
 	}
 	submit("c")
-	_, k3, _ := s.Registry.CreateKey(ws, workspace.KeyParams{Scopes: []workspace.Scope{workspace.ScopeGenerate}})
+	_, k3, _ := wired.Of(s).Registry.CreateKey(ws, workspace.KeyParams{Scopes: []workspace.Scope{workspace.ScopeGenerate}})
 	code, m = call(t, s, "POST", "/api/v1/generations", k3, `{"capability_id":"image_fast","config":{"prompt":"d"},"max_credits":10}`)
 	if e, _ := m["error"].(map[string]any); code != 429 || e["code"] != "rate_limited" || e["retry_after_seconds"] != nil {
 		t.Fatalf("render concurrency %d %v", code, m)
