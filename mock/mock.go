@@ -588,27 +588,27 @@ func (s *Server) bootRoles() *RoleKeys {
 	rw := []workspace.Scope{workspace.ScopeRead, workspace.ScopeGenerate}
 	key := func(ws *workspace.Workspace, p workspace.KeyParams) (workspace.KeyInfo, string) {
 		p.Scopes = rw
-		info, secret, err := s.Registry.CreateKey(ws, p)
+		info, secret, err := s.svc.Registry.CreateKey(ws, p)
 		if err != nil {
 			panic("mock: role key " + p.Name + ": " + err.Error()) // fixed valid params: cannot fail
 		}
 		return info, secret
 	}
 	r := &RoleKeys{BudgetCredits: RoleBudgetCredits}
-	keys := s.Registry.Create(workspace.CreateParams{Name: "Role keys workspace", Plan: workspace.PlanPro, Balance: s.cfg.Balance})
+	keys := s.svc.Registry.Create(workspace.CreateParams{Name: "Role keys workspace", Plan: workspace.PlanPro, Balance: s.cfg.Balance})
 	revoked, secret := key(keys, workspace.KeyParams{Name: "revoked key"})
 	if _, err := keys.UpdateKey(revoked.KeyID, workspace.KeyUpdate{Revoke: true}); err != nil {
 		panic("mock: revoke the role key: " + err.Error())
 	}
 	r.Revoked = secret
-	gone := s.Clock.Now().Add(-time.Minute)
+	gone := s.svc.Clock.Now().Add(-time.Minute)
 	_, r.Expired = key(keys, workspace.KeyParams{Name: "expired key", ExpiresAt: &gone})
 	budget := RoleBudgetCredits
-	_, r.Budget = key(s.Registry.Create(workspace.CreateParams{Name: "Budget key workspace", Plan: workspace.PlanPro, Balance: s.cfg.Balance}),
+	_, r.Budget = key(s.svc.Registry.Create(workspace.CreateParams{Name: "Budget key workspace", Plan: workspace.PlanPro, Balance: s.cfg.Balance}),
 		workspace.KeyParams{Name: "budget key", BudgetCredits: &budget})
-	_, r.LowBalance = key(s.Registry.Create(workspace.CreateParams{Name: "Low balance workspace", Plan: workspace.PlanPro, Balance: RoleLowBalance}),
+	_, r.LowBalance = key(s.svc.Registry.Create(workspace.CreateParams{Name: "Low balance workspace", Plan: workspace.PlanPro, Balance: RoleLowBalance}),
 		workspace.KeyParams{Name: "low balance key"})
-	_, r.NoAgentAPI = key(s.Registry.Create(workspace.CreateParams{Name: "Free plan workspace", Plan: workspace.PlanFree, Balance: s.cfg.Balance}),
+	_, r.NoAgentAPI = key(s.svc.Registry.Create(workspace.CreateParams{Name: "Free plan workspace", Plan: workspace.PlanFree, Balance: s.cfg.Balance}),
 		workspace.KeyParams{Name: "no agent API key"})
 	return r
 }
