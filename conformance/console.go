@@ -399,14 +399,15 @@ func (c *console) apart(res report.Results) {
 // maxIDsPerNeed is how many rule ids the console lists per need; the reports have them all.
 const maxIDsPerNeed = 10
 
-// notJudged prints the text rules the run did not fully judge, grouped by what they need.
+// notJudged prints the text rules the run did not fully judge, grouped by the lowest tier that would
+// judge them, then by what no tier offers.
 func (c *console) notJudged(res report.Results) {
 	groups := res.NotJudged()
 	if len(groups) == 0 {
 		return
 	}
 	fmt.Fprintln(c.w)
-	fmt.Fprintf(c.w, "Text rules not fully judged, by what they need (%d not judged, %d partly judged):\n", res.Coverage.NotJudged, res.Coverage.PartlyJudged)
+	fmt.Fprintf(c.w, "Text rules not fully judged, by the lowest tier that would judge them (%d not judged, %d partly judged):\n", res.Coverage.NotJudged, res.Coverage.PartlyJudged)
 	for _, g := range groups {
 		ids, more := g.Rules, ""
 		if g.Need == report.NeedNotSelected {

@@ -458,6 +458,7 @@ func runInfo(f *framework.Framework, cfg Config, opts Options) report.RunInfo {
 	}
 	info.Shard = cfg.Shard
 	info.Budget, info.Strict = cfg.Budget, cfg.Strict
+	info.Profile = report.ProfileName(f.Config().Offered())
 	return info
 }
 
@@ -540,8 +541,8 @@ func (s *Suite) selection() (map[string]int, int) {
 // selection can judge at most.
 func (s *Suite) openingLine(info report.RunInfo) string {
 	atMost, texts := s.plan()
-	return fmt.Sprintf("mediaspec check: mode: %s; target: %s; a budget of %d credits; %d specs in %d areas selected: they can judge at most %d of %d text rules",
-		info.Mode, info.Target, info.Budget, s.selected, len(s.perArea), atMost, texts)
+	return fmt.Sprintf("mediaspec check: mode: %s; profile: %s; target: %s; a budget of %d credits; %d specs in %d areas selected: they can judge at most %d of %d text rules",
+		info.Mode, info.Profile, info.Target, info.Budget, s.selected, len(s.perArea), atMost, texts)
 }
 
 // plan is what the selected specs can judge at most, before they run: the text rules (report
@@ -597,15 +598,6 @@ func setupFailed(r report.Results) bool {
 	return false
 }
 
-// reportNeed is the report's name (report.Need*) of each need a spec declares; uploads is met by
-// every run and is not listed.
-var reportNeed = map[framework.Need]string{
-	framework.Control: report.NeedControl, framework.Receiver: report.NeedReceiver, framework.SecondWorkspace: report.NeedSecondWorkspace,
-	framework.ReadKey: report.NeedReadKey, framework.Spends: report.NeedBudget, framework.Slow: report.NeedSlow,
-	framework.RevokedKey: report.NeedProfile, framework.ExpiredKey: report.NeedProfile, framework.BudgetKey: report.NeedProfile,
-	framework.LowBalanceKey: report.NeedProfile, framework.NoAgentAPIKey: report.NeedProfile,
-}
-
 // RuleNeeds maps every rule of the catalogue to what a run must offer for every spec that checks
 // it to run, as the specs declare it (their need labels; report.Need* names, in report.NeedOrder;
 // none: keys alone run them all), with how many specs check it. It builds the spec tree without
@@ -619,8 +611,9 @@ func RuleNeeds(ctx context.Context) (needs map[string][]string, specCount map[st
 	for _, ls := range labels {
 		var own []string
 		for _, l := range ls {
-			if n, ok := reportNeed[framework.Need(l)]; ok {
-				own = append(own, n)
+			// uploads is met by every run (the public API) and is not listed
+			if n := framework.Need(l); slices.Contains(framework.AllNeeds, n) && n != framework.Uploads {
+				own = append(own, n.Report())
 			}
 		}
 		for _, id := range ruleLabels(ls) {

@@ -104,7 +104,7 @@ func TestRun(t *testing.T) {
 					t.Errorf("console line %d from the end is %q, want %s\n%s", 3-i, last3[min(i, len(last3)-1)], re, text)
 				}
 			}
-			if tc.wantLines != nil && (len(last3) < 3 || !regexp.MustCompile(`^judged \d+ of \d+ text rules \(\d+\.\d%\), \d+ partly judged, \d+ not judged; mode: .+; target: http://127\.0\.0\.1:\d+/api/v1; credits spent: \d+`).MatchString(last3[2])) {
+			if tc.wantLines != nil && (len(last3) < 3 || !regexp.MustCompile(`^judged \d+ of \d+ text rules at profile [a-z+-]+ \(\d+\.\d%\), \d+ partly judged, \d+ not judged; mode: .+; target: http://127\.0\.0\.1:\d+/api/v1; credits spent: \d+`).MatchString(last3[2])) {
 				t.Errorf("the last line is not the headline:\n%s", text)
 			}
 			if tc.wantErr == "" && runErr != "<nil>" {

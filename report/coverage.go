@@ -91,6 +91,11 @@ type Coverage struct {
 	NotJudged    int            `json:"not_judged"`
 	Total        int            `json:"total"`
 	ByNeed       map[string]int `json:"by_need"`
+	// ByTier counts the partly and not judged rules under the lowest tier that would judge them
+	// fully (GroupOf): the highest tier among the needs their specs lacked. A rule whose specs
+	// lacked only what no tier offers (--slow, --budget, a state of the target, ...) counts under
+	// that need in ByNeed alone, so ByTier adds up to at most PartlyJudged + NotJudged.
+	ByTier map[Tier]int `json:"by_tier"`
 	// StrictOnly counts the rules judged only with --strict (the reference's own choices): the
 	// judged ones on a strict run, and all of them.
 	StrictOnlyJudged int `json:"strict_only_judged"`
@@ -99,7 +104,7 @@ type Coverage struct {
 
 // CoverageOf computes the coverage of rule verdicts.
 func CoverageOf(rules []RuleVerdict) Coverage {
-	c := Coverage{ByNeed: map[string]int{}}
+	c := Coverage{ByNeed: map[string]int{}, ByTier: map[Tier]int{}}
 	for _, v := range rules {
 		if !v.Rule.Observable() {
 			continue
@@ -126,6 +131,9 @@ func CoverageOf(rules []RuleVerdict) Coverage {
 			need = v.Needs[0]
 		}
 		c.ByNeed[need]++
+		if t, ok := TierOfRule(v); ok {
+			c.ByTier[t]++
+		}
 	}
 	return c
 }
@@ -144,10 +152,33 @@ func (c Coverage) Line() string {
 		c.PartlyJudged, c.NotJudged)
 }
 
-// Headline is a run's last word: the coverage (with --strict, of the strict-only rules too), the
-// mode, the target and the credits spent.
+// LineAt is Line naming the run's profile: "judged N of M text rules at profile P (x%), ...".
+func (c Coverage) LineAt(profile string) string {
+	if profile == "" {
+		return c.Line()
+	}
+	return fmt.Sprintf("judged %d of %d text rules at profile %s (%.1f%%), %d partly judged, %d not judged", c.Judged, c.Total, profile,
+		c.Percent(), c.PartlyJudged, c.NotJudged)
+}
+
+// CoverageLine is the run's coverage at its profile (Coverage.LineAt).
+func (r Results) CoverageLine() string { return r.Coverage.LineAt(r.Run.Profile) }
+
+// TierOfRule is the lowest tier that would judge a rule not fully judged: the highest tier among
+// the needs its specs lacked (RuleVerdict.Needs); ok is false when none of them is a tier.
+func TierOfRule(v RuleVerdict) (t Tier, ok bool) {
+	for _, n := range v.Needs {
+		if nt, has := TierOfNeed(n); has && (!ok || t.Less(nt)) {
+			t, ok = nt, true
+		}
+	}
+	return t, ok
+}
+
+// Headline is a run's last word: the coverage at the run's profile (with --strict, of the
+// strict-only rules too), the mode, the target and the credits spent.
 func (r Results) Headline() string {
-	out := r.Coverage.Line()
+	out := r.CoverageLine()
 	if c := r.Coverage; r.Run.Strict && c.StrictOnlyTotal > 0 {
 		out += fmt.Sprintf(", and %d of %d strict-only rules (--strict)", c.StrictOnlyJudged, c.StrictOnlyTotal)
 	}
@@ -164,35 +195,48 @@ func (r Results) Headline() string {
 	return out
 }
 
-// NeedGroup is the text rules a run did not fully judge that lack one need (Coverage.ByNeed), by id.
+// NeedGroup is the text rules a run did not fully judge that one tier (Tier set) or one need
+// that is no tier (Need) would judge, by id.
 type NeedGroup struct {
-	Need  string
+	Need  string // the need (report.Need*) of a group that is no tier; for a tier, its name
+	Tier  Tier   // the lowest tier that would judge the group's rules fully; "" when it is no tier
 	Title string
-	Rules []string // ids, partly judged ones marked "(partly)"
+	Rules []string // ids, partly judged ones marked "(partly: ...)"
 }
 
-// NotJudged groups the text rules not fully judged by the need that weighs most among those their
-// specs lacked, in NeedOrder.
+// NotJudged groups the text rules not fully judged by the lowest tier that would judge them
+// (TierOfRule), least tier first; the rules whose specs lacked only what no tier offers (a run
+// setting, a state of the target, a failure that blocked them, ...) follow, grouped by that need
+// (the one that weighs most, NeedOrder).
 func (r Results) NotJudged() []NeedGroup {
-	by := map[string][]string{}
+	byTier, byNeed := map[Tier][]string{}, map[string][]string{}
 	for _, v := range r.Rules {
 		if !v.Rule.OfText() || v.Verdict == Passed || v.Verdict == Failed {
+			continue
+		}
+		id := v.Rule.ID
+		if v.Verdict == PartlyJudged {
+			id += fmt.Sprintf(" (partly: %d of %d specs)", v.SpecsRun, len(v.Specs))
+		}
+		if t, ok := TierOfRule(v); ok {
+			byTier[t] = append(byTier[t], id)
 			continue
 		}
 		need := NeedNoSpec
 		if len(v.Needs) > 0 {
 			need = v.Needs[0]
 		}
-		id := v.Rule.ID
-		if v.Verdict == PartlyJudged {
-			id += fmt.Sprintf(" (partly: %d of %d specs)", v.SpecsRun, len(v.Specs))
-		}
-		by[need] = append(by[need], id)
+		byNeed[need] = append(byNeed[need], id)
 	}
 	var out []NeedGroup
+	for _, t := range Tiers {
+		if len(byTier[t]) > 0 {
+			out = append(out, NeedGroup{Need: string(t), Tier: t, Title: "need the tier " + string(t) + ": " + TierTitles[t], Rules: byTier[t]})
+		}
+	}
 	for _, n := range NeedOrder {
-		if len(by[n]) > 0 {
-			out = append(out, NeedGroup{Need: n, Title: NeedTitles[n], Rules: by[n]})
+		if len(byNeed[n]) > 0 {
+			out = append(out, NeedGroup{Need: n, Title: NeedTitles[n], Rules: byNeed[n]})
 		}
 	}
 	return out

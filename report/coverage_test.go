@@ -58,8 +58,14 @@ func TestPartlyJudgedIsNeverPassed(t *testing.T) {
 		t.Errorf("spec line %q", line)
 	}
 	groups := res.NotJudged()
-	if len(groups) != 4 || groups[0].Need != NeedControl || groups[0].Rules[0] != "ERR-027 (partly: 1 of 3 specs)" {
+	// Grouped by the lowest tier that would judge them, least first (the receiver's address is the
+	// profile's), then what no tier offers.
+	if len(groups) != 4 || groups[0].Tier != TierProfile || groups[0].Rules[0] != "DLV-001" ||
+		groups[1].Tier != TierControl || groups[1].Rules[0] != "ERR-027 (partly: 1 of 3 specs)" || groups[2].Need != NeedBudget || groups[2].Tier != "" {
 		t.Errorf("not judged groups %+v", groups)
+	}
+	if c := res.Coverage; len(c.ByTier) != 2 || c.ByTier[TierProfile] != 1 || c.ByTier[TierControl] != 1 {
+		t.Errorf("by_tier %v", c.ByTier)
 	}
 }
 

@@ -15,14 +15,17 @@ import (
 
 // RunInfo is the header of every report: what was checked, with what, when, and how.
 type RunInfo struct {
-	Target    string        `json:"target"`
-	Version   string        `json:"mediaspec_version"`
-	Contract  string        `json:"contract_version"`
-	Started   time.Time     `json:"started"`
-	Duration  time.Duration `json:"duration_ns"`
-	Filter    string        `json:"label_filter,omitempty"`
-	Mode      string        `json:"mode"`
-	Cancelled string        `json:"cancelled,omitempty"` // why the run stopped early, if it did
+	Target   string        `json:"target"`
+	Version  string        `json:"mediaspec_version"`
+	Contract string        `json:"contract_version"`
+	Started  time.Time     `json:"started"`
+	Duration time.Duration `json:"duration_ns"`
+	Filter   string        `json:"label_filter,omitempty"`
+	Mode     string        `json:"mode"`
+	// Profile is the tiers the run offers, joined by "+" (ProfileName): "keys", "keys+profile",
+	// "keys+profile+control".
+	Profile   string `json:"profile,omitempty"`
+	Cancelled string `json:"cancelled,omitempty"` // why the run stopped early, if it did
 	// Shard is the share of the specs this run ran, K/N (mediaspec check --shard); empty for a
 	// whole run, or one merged from its shards.
 	Shard string `json:"shard,omitempty"`
@@ -158,7 +161,7 @@ pre{white-space:pre-wrap;overflow-wrap:anywhere;font-size:.85em;background:#f6f6
 <p class="sentence">{{.Headline}}</p>
 <table class="header">
 <tr><th>Target</th><td>{{.Run.Target}}</td></tr>
-<tr><th>Mode</th><td>{{.Run.Mode}}</td></tr>
+<tr><th>Mode</th><td>{{.Run.Mode}}{{if .Run.Profile}}; profile {{.Run.Profile}}{{end}}</td></tr>
 <tr><th>mediaspec</th><td>{{.Run.Version}} (contract {{.Run.Contract}})</td></tr>
 <tr><th>Started</th><td>{{when .Run.Started}}</td></tr>
 <tr><th>Duration</th><td>{{dur .Run.Duration}}</td></tr>
@@ -166,10 +169,10 @@ pre{white-space:pre-wrap;overflow-wrap:anywhere;font-size:.85em;background:#f6f6
 {{if .Run.Cancelled}}<tr><th>Stopped early</th><td class="failed">{{.Run.Cancelled}}</td></tr>{{end}}
 <tr><th>Specs</th><td>{{.SpecLine}}</td></tr>
 <tr><th>Rules</th><td>{{.RuleLine}}</td></tr>
-<tr><th>Coverage</th><td>{{.Coverage.Line}}</td></tr>
+<tr><th>Coverage</th><td>{{.CoverageLine}}</td></tr>
 <tr><th>Credits spent</th><td>{{.Run.CreditsSpent}}{{if .Run.Budget}} of a budget of {{.Run.Budget}}{{end}}</td></tr>
 </table>
-{{with .NotJudged}}<h2>Not judged, by what it needs</h2>
+{{with .NotJudged}}<h2>Not judged, by the lowest tier that would judge it</h2>
 <table><thead><tr><th style="width:22em">Need</th><th style="width:5em">Rules</th><th>Ids</th></tr></thead><tbody>
 {{range .}}<tr><td>{{.Title}}</td><td>{{len .Rules}}</td><td class="small">{{range .Rules}}{{.}} {{end}}</td></tr>
 {{end}}</tbody></table>{{end}}
@@ -388,7 +391,7 @@ func (r Results) junitProperties() *Properties {
 	c := r.Coverage
 	list := []Property{
 		{Name: "mediaspec.headline", Value: r.Headline()},
-		{Name: "mediaspec.coverage", Value: c.Line()},
+		{Name: "mediaspec.coverage", Value: r.CoverageLine()},
 		{Name: "mediaspec.coverage.judged", Value: fmt.Sprint(c.Judged)},
 		{Name: "mediaspec.coverage.partly_judged", Value: fmt.Sprint(c.PartlyJudged)},
 		{Name: "mediaspec.coverage.not_judged", Value: fmt.Sprint(c.NotJudged)},
@@ -397,6 +400,14 @@ func (r Results) junitProperties() *Properties {
 	for _, n := range NeedOrder {
 		if c.ByNeed[n] > 0 {
 			list = append(list, Property{Name: "mediaspec.coverage.by_need." + n, Value: fmt.Sprint(c.ByNeed[n])})
+		}
+	}
+	if r.Run.Profile != "" {
+		list = append(list, Property{Name: "mediaspec.profile", Value: r.Run.Profile})
+	}
+	for _, t := range Tiers {
+		if c.ByTier[t] > 0 {
+			list = append(list, Property{Name: "mediaspec.coverage.by_tier." + string(t), Value: fmt.Sprint(c.ByTier[t])})
 		}
 	}
 	list = append(list,

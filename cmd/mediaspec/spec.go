@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"slices"
 	"strings"
 
 	"github.com/mediaspec/mediaspec/conformance"
@@ -173,28 +172,32 @@ func validLevel(l string) bool {
 	return false
 }
 
-// byNeedOrder is the order rulesByNeed prints its groups in: from what every run offers (keys) to
-// what only some targets offer, then the rules no target but the reference is held to.
-var byNeedOrder = []string{"keys", report.NeedBudget, report.NeedSlow, report.NeedReadKey, report.NeedSecondWorkspace,
-	report.NeedReceiver, report.NeedControl, report.NeedStrictOnly, report.NeedNoSpec}
+// byNeedOrder is the order rulesByNeed prints its groups in: the tiers from what every target
+// offers (keys) to the control API, then the rules no target but the reference is held to.
+var byNeedOrder = []string{string(report.TierKeys), string(report.TierProfile), string(report.TierTestInputs),
+	string(report.TierTestHelpers), string(report.TierControl), report.NeedStrictOnly, report.NeedNoSpec}
 
 // byNeedTitles say each group of rulesByNeed in words.
 var byNeedTitles = map[string]string{
-	"keys":                     "keys only (--key)",
-	report.NeedBudget:          "+ credits to spend (--budget)",
-	report.NeedSlow:            "+ --slow (minutes of target time)",
-	report.NeedReadKey:         "+ a read-only key (--read-key)",
-	report.NeedSecondWorkspace: "+ a key of a second workspace (--other-key)",
-	report.NeedReceiver:        "+ a webhook receiver the target can reach",
-	report.NeedControl:         "+ the control API (--control-url)",
-	report.NeedStrictOnly:      "strict-only: the reference's own choices (--strict, our own mock)",
-	report.NeedNoSpec:          "no spec checks them",
+	report.NeedStrictOnly: "strict-only: the reference's own choices (--strict, our own mock)",
+	report.NeedNoSpec:     "no spec checks them",
 }
 
-// printRulesByNeed prints the observable rules grouped by the need that weighs most among those of
-// every spec that checks them (report.NeedOrder): a group's rules are judged fully by a run that
-// offers its need and every need of the groups above it. Format table (with the running total of
-// text rules a run offering that much can judge) or json ({"need": ["ID", ...]}).
+func byNeedTitle(g string) string {
+	if t, ok := report.TierTitles[report.Tier(g)]; ok {
+		if g == string(report.TierKeys) {
+			return "tier keys: " + t
+		}
+		return "+ tier " + g + ": " + t
+	}
+	return byNeedTitles[g]
+}
+
+// printRulesByNeed prints the observable rules grouped by the lowest tier that judges them fully:
+// the highest tier among the needs of every spec that checks them (report.TierOfNeed); a group's
+// rules are judged fully by a run that offers its tier and every tier below, and the run settings
+// its specs need too (--budget, --slow: counted on the group's line). Format table (with the running
+// total of text rules a run offering that much can judge) or json ({"tier": ["ID", ...]}).
 func printRulesByNeed(ctx context.Context, stdout io.Writer, format string) error {
 	cat, err := spec.LoadRules()
 	if err != nil {
@@ -205,24 +208,33 @@ func printRulesByNeed(ctx context.Context, stdout io.Writer, format string) erro
 		return err
 	}
 	groups := map[string][]string{}
+	settings := map[string]map[string]int{} // group -> run setting -> rules
 	texts := 0
 	for _, r := range cat.Rules {
 		rr := report.Rule(r)
 		if !rr.Observable() {
 			continue
 		}
-		g := "keys"
+		g := string(report.TierKeys)
 		switch {
 		case !rr.OfText():
 			g = report.NeedStrictOnly
 		case specs[r.ID] == 0:
 			g = report.NeedNoSpec
 		default:
-			// The need that weighs most among the specs' needs: the groups are cumulative, so the
-			// last in byNeedOrder.
+			tier := report.TierKeys
 			for _, n := range needs[r.ID] {
-				if slices.Index(byNeedOrder, n) > slices.Index(byNeedOrder, g) {
-					g = n
+				if t, ok := report.TierOfNeed(n); ok && tier.Less(t) {
+					tier = t
+				}
+			}
+			g = string(tier)
+			for _, n := range needs[r.ID] {
+				if _, ok := report.TierOfNeed(n); !ok {
+					if settings[g] == nil {
+						settings[g] = map[string]int{}
+					}
+					settings[g][n]++
 				}
 			}
 		}
@@ -250,10 +262,21 @@ func printRulesByNeed(ctx context.Context, stdout io.Writer, format string) erro
 		if len(ids) == 0 {
 			continue
 		}
-		line := fmt.Sprintf("%s: %d rules", byNeedTitles[g], len(ids))
+		line := fmt.Sprintf("%s: %d rules", byNeedTitle(g), len(ids))
 		if g != report.NeedStrictOnly && g != report.NeedNoSpec {
 			total += len(ids)
 			line += fmt.Sprintf(" (so far %d of %d text rules)", total, texts)
+		}
+		if set := settings[g]; len(set) > 0 {
+			var parts []string
+			for _, n := range []string{report.NeedBudget, report.NeedSlow} {
+				if set[n] > 0 {
+					parts = append(parts, fmt.Sprintf("%d of them need %s", set[n], map[string]string{report.NeedBudget: "--budget", report.NeedSlow: "--slow"}[n]))
+				}
+			}
+			if len(parts) > 0 {
+				line += "; " + strings.Join(parts, ", ")
+			}
 		}
 		fmt.Fprintln(stdout, line)
 		for i := 0; i < len(ids); i += 10 {

@@ -168,14 +168,15 @@ type Capabilities struct {
 	Roles map[Need]bool
 }
 
-// Offered is the tiers c offers: keys always, profile when the run has a key role or the receiver
-// (a run with the control API offers every tier below it: control makes what the profile names).
-func (c Capabilities) Offered(profile bool) []Tier {
+// Offered is the tiers a run with configuration c offers (report.ProfileName names them): keys
+// always; profile when c declares a setting of the target's profile (Declared: key roles, ids,
+// limits, shapes, the receiver's address, features); control with a control URL.
+func (c Config) Offered() []Tier {
 	out := []Tier{TierKeys}
-	if profile || c.ReadKey || c.SecondWorkspace {
+	if len(c.Declared()) > 0 {
 		out = append(out, TierProfile)
 	}
-	if c.Control {
+	if c.ControlURL != "" {
 		out = append(out, TierControl)
 	}
 	return out
