@@ -61,6 +61,17 @@ func balanceSpecs(f *framework.Framework) {
 		})
 
 		f.Rule("LEDGER-020", "LEDGER-011", "LEDGER-010").It("a fresh workspace reads the default limits: 600 per generation, 2000 daily, no key budget", func(ctx context.Context, s *framework.Spec) {
+			if !s.HasControl() {
+				// The main key's workspace reads the limits the profile declares (the text's
+				// defaults where it declares none), and the key has no budget of its own.
+				perGeneration, daily := s.WorkspaceLimits()
+				r := s.Client().Get(ctx, "/credits/balance").ExpectOK(http.StatusOK)
+				expectBalance(s, r, "limits.per_generation_credits", perGeneration)
+				expectBalance(s, r, "limits.daily_credits", daily)
+				expectBalance(s, r, "limits.key_budget_credits", nil)
+				expectBalance(s, r, "limits.key_remaining_credits", nil)
+				return
+			}
 			ws := s.NewWorkspace(ctx, framework.WorkspaceOptions{})
 			c, _ := ws.NewKey(ctx, framework.KeyOptions{Scopes: []string{"read"}})
 			r := c.Get(ctx, "/credits/balance").ExpectOK(http.StatusOK)
@@ -159,7 +170,21 @@ func spendLimitSpecs(f *framework.Framework) {
 			expectLimitAmounts(s, r, ptr(int64(600)), nil)
 		})
 
-		f.Rule(rules("LEDGER-006", "ERR-018", "ERR-026")...).Needs(framework.Control).It("a hold above available credits answers 402 insufficient_credits with the shortfall", func(ctx context.Context, s *framework.Spec) {
+		f.Rule(rules("LEDGER-006", "ERR-018", "ERR-026")...).It("a hold above available credits answers 402 insufficient_credits with the shortfall", func(ctx context.Context, s *framework.Spec) {
+			if !s.HasControl() {
+				// The profile's key of a workspace too poor to submit: its balance, read where the
+				// text names it, against a tts hold.
+				c := s.RoleKey(framework.LowBalanceKey)
+				cfg := ttsConfig(ctx, c)
+				_, need := estimateOf(ctx, c, "tts", cfg, nil)
+				avail := availableOf(ctx, c)
+				if need <= avail {
+					framework.SkipFor(framework.NotDeclared(fmt.Sprintf("unsupported: the workspace of low_balance_key holds %d credits, enough for a tts hold of %d: declare a key of a workspace holding less", avail, need)))
+				}
+				r := refuse(ctx, c, submitBody("tts", cfg, need, nil), http.StatusPaymentRequired, "insufficient_credits")
+				Expect(r.Int("error.shortfall")).To(Equal(need-avail), "shortfall = padded hold - available"+r.Describe())
+				return
+			}
 			sp := newSpender(ctx, s)
 			cfg := ttsConfig(ctx, sp.c)
 			_, need := estimateOf(ctx, sp.c, "tts", cfg, nil)
@@ -168,7 +193,21 @@ func spendLimitSpecs(f *framework.Framework) {
 			Expect(r.Int("error.shortfall")).To(Equal(int64(1)), "shortfall = padded hold - available"+r.Describe())
 		})
 
-		f.Rule(rules("LEDGER-008", "ERR-014", "ERR-027")...).Needs(framework.Control).It("a key budget refuses a hold above it with bound_by api_key_budget", func(ctx context.Context, s *framework.Spec) {
+		f.Rule(rules("LEDGER-008", "ERR-014", "ERR-027")...).It("a key budget refuses a hold above it with bound_by api_key_budget", func(ctx context.Context, s *framework.Spec) {
+			if !s.HasControl() {
+				// The profile's budget key: a tts hold above its declared budget.
+				c := s.RoleKey(framework.BudgetKey)
+				budget := s.BudgetKeyCredits()
+				cfg := ttsConfig(ctx, c)
+				_, need := estimateOf(ctx, c, "tts", cfg, nil)
+				if need <= budget {
+					framework.SkipFor(framework.NotDeclared(fmt.Sprintf("unsupported: budget_key_credits %d is at or above a tts hold of %d: declare a budget key with a smaller budget", budget, need)))
+				}
+				r := refuse(ctx, c, submitBody("tts", cfg, need, nil), http.StatusPaymentRequired, "spend_limit_exceeded")
+				Expect(r.String("error.limit.bound_by")).To(Equal("api_key_budget"), r.Describe())
+				expectLimitAmounts(s, r, &budget, nil)
+				return
+			}
 			sp := newSpender(ctx, s)
 			cfg := ttsConfig(ctx, sp.c)
 			_, need := estimateOf(ctx, sp.c, "tts", cfg, nil)
@@ -177,7 +216,19 @@ func spendLimitSpecs(f *framework.Framework) {
 			spendRefusal(s, r, "api_key_budget", need-1, need-1)
 		})
 
-		f.Rule(rules("LEDGER-012", "ERR-027")...).Needs(framework.Control).It("a limit of 0 means no spend at all", func(ctx context.Context, s *framework.Spec) {
+		f.Rule(rules("LEDGER-012", "ERR-027")...).Needs(framework.BudgetKey).It("a limit of 0 means no spend at all", func(ctx context.Context, s *framework.Spec) {
+			if !s.HasControl() {
+				// The profile's budget key, when its declared budget is 0: the one limit of 0 the
+				// profile offers (control sets the workspace limits to 0 too).
+				c := s.RoleKey(framework.BudgetKey)
+				if budget := s.BudgetKeyCredits(); budget != 0 {
+					framework.SkipFor(framework.NotDeclared(fmt.Sprintf("unsupported: budget_key_credits is %d, not 0: a limit of 0 needs a budget key of 0 credits, or the control API", budget)))
+				}
+				cfg := ttsConfig(ctx, c)
+				_, need := estimateOf(ctx, c, "tts", cfg, nil)
+				spendRefusal(s, refuse(ctx, c, submitBody("tts", cfg, need, nil), http.StatusPaymentRequired, "spend_limit_exceeded"), "api_key_budget", 0, 0)
+				return
+			}
 			sp := newSpender(ctx, s)
 			cfg := ttsConfig(ctx, sp.c)
 			_, need := estimateOf(ctx, sp.c, "tts", cfg, nil)
