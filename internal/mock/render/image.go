@@ -6,7 +6,9 @@ import (
 	"image"
 	"image/color"
 	"image/png"
+	"math"
 	"math/rand/v2"
+	"sync"
 )
 
 // Palette layout of a rendered image: gradientSteps entries of a two-colour
@@ -80,32 +82,59 @@ func mix(a, b color.RGBA, i, n int) color.RGBA {
 	return color.RGBA{R: f(a.R, b.R), G: f(a.G, b.G), B: f(a.B, b.B), A: 255}
 }
 
-// paint draws the picture into a paletted image.
+// paint draws the picture into a paletted image. A row of the gradient is the row of column
+// terms (x*gx/w, the same for every row) plus the row's own term; a circle covers, on each row it
+// crosses, one run of pixels, whose half-width is the integer square root of r2-dy*dy: every
+// pixel gets the index the per-pixel formulas give, with one division per column instead of per
+// pixel and no per-pixel test.
 func (p *picture) paint() *image.Paletted {
 	img := image.NewPaletted(image.Rect(0, 0, p.w, p.h), p.palette)
+	cols := make([]uint8, p.w)
+	for x := range cols {
+		cols[x] = uint8(x * p.gx / p.w)
+	}
 	for y := 0; y < p.h; y++ {
 		row := img.Pix[y*img.Stride : y*img.Stride+p.w]
-		ty := y * p.gy / p.h
-		for x := range row {
-			row[x] = uint8(x*p.gx/p.w + ty)
+		ty := uint8(y * p.gy / p.h) // x*gx/w + y*gy/h <= gradientSteps-1: the sum never wraps
+		for x, c := range cols {
+			row[x] = c + ty
 		}
 	}
 	for i, s := range p.shapes {
 		idx := uint8(gradientSteps + i)
 		for y := s.y0; y < s.y1; y++ {
-			row := img.Pix[y*img.Stride : y*img.Stride+p.w]
-			for x := s.x0; x < s.x1; x++ {
-				if s.circle {
-					dx, dy := int64(x)-s.cx, int64(y)-s.cy
-					if dx*dx+dy*dy > s.r2 {
-						continue
-					}
+			x0, x1 := s.x0, s.x1
+			if s.circle {
+				dy := int64(y) - s.cy
+				rest := s.r2 - dy*dy
+				if rest < 0 {
+					continue
 				}
+				half := isqrt(rest) // dx*dx <= rest exactly when |dx| <= half
+				x0, x1 = max(x0, int(s.cx-half)), min(x1, int(s.cx+half)+1)
+			}
+			if x0 >= x1 {
+				continue
+			}
+			row := img.Pix[y*img.Stride+x0 : y*img.Stride+x1]
+			for x := range row {
 				row[x] = idx
 			}
 		}
 	}
 	return img
+}
+
+// isqrt is the largest r with r*r <= n (n >= 0).
+func isqrt(n int64) int64 {
+	r := int64(math.Sqrt(float64(n)))
+	for r*r > n {
+		r--
+	}
+	for (r+1)*(r+1) <= n {
+		r++
+	}
+	return r
 }
 
 // renderImage makes a PNG of exactly the requested size (each side clamped
@@ -118,7 +147,7 @@ func renderImage(req Request) (Output, error) {
 	w, h := min(req.Width, MaxImageSide), min(req.Height, MaxImageSide)
 	img := newPicture(stream(req), w, h).paint()
 	var buf bytes.Buffer
-	enc := png.Encoder{CompressionLevel: png.BestSpeed}
+	enc := png.Encoder{CompressionLevel: png.BestSpeed, BufferPool: &pngBuffers}
 	if err := enc.Encode(&buf, img); err != nil {
 		return Output{}, fmt.Errorf("render: encode png: %w", err)
 	}
@@ -130,3 +159,12 @@ func renderImage(req Request) (Output, error) {
 		Height:      h,
 	}, nil
 }
+
+// pngBuffers lends the PNG encoder's row buffers and zlib writer from one image to the next (a
+// zlib writer at BestSpeed is about 1 MB to make); safe for concurrent use.
+var pngBuffers pngPool
+
+type pngPool struct{ p sync.Pool }
+
+func (p *pngPool) Get() *png.EncoderBuffer  { b, _ := p.p.Get().(*png.EncoderBuffer); return b }
+func (p *pngPool) Put(b *png.EncoderBuffer) { p.p.Put(b) }
