@@ -16,6 +16,7 @@ func Register(f *framework.Framework) {
 	basicsSpecs(f)
 	authSpecs(f)
 	errorSpecs(f)
+	balanceFaultSpecs(f)
 	bucketSpecs(f)
 	capabilitySpecs(f)
 	catalogueSpecs(f)

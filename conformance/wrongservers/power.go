@@ -89,6 +89,13 @@ func kindFromName() Wrap {
 
 var powerServers = []Server{
 	{
+		Name: "err-balance-internal-generic", Rules: []string{"ERR-044"},
+		Mistake: "an internal_error on the balance read carries the service's generic message (\"Something went wrong on our side.\"), which does not say the balance is fine",
+		API: errorsWith(balanceRoute, "internal_error", func(_ *http.Request, _ *answer, e map[string]any) {
+			e["message"] = "Something went wrong on our side. Try again."
+		}),
+	},
+	{
 		Name: "upload-kind-from-filename", Rules: []string{"UPLOAD-047"},
 		Mistake: "finalize and the asset read give the kind the filename's extension says (PNG bytes named clip.mp4 read video), not the one measured from the bytes",
 		API:     kindFromName(),
