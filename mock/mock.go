@@ -286,7 +286,6 @@ type bootState struct {
 	roles       *RoleKeys       // the role fixtures (Config.RoleKeys), nil when off
 }
 
-// New builds a server and its start state. It does not listen.
 // settled is a Config checked and completed: the defaults filled in, and what New makes of it
 // before it builds anything (the logger, the clock, the seed, the control token, the REST
 // description's source).
@@ -364,6 +363,9 @@ func settle(cfg Config) (settled, error) {
 	return settled{cfg: cfg, logger: logger, clk: clk, seed: seed, token: token, openAPI: openAPI}, nil
 }
 
+// New builds a server and its start state from cfg (a zero field takes the default its comment
+// gives). It does not listen: serve it with Serve, or as
+// an http.Handler, and Close it when done. It fails on a Config out of bounds.
 func New(cfg Config) (*Server, error) {
 	st, err := settle(cfg)
 	if err != nil {

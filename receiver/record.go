@@ -181,6 +181,7 @@ func (m Match) matches(e Event) bool {
 		(m.Where == nil || m.Where(e))
 }
 
+// String describes what the match selects.
 func (m Match) String() string {
 	var parts []string
 	if m.Type != "" {

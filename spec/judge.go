@@ -121,6 +121,7 @@ type FieldError struct {
 	Problem string
 }
 
+// String is the field's path and its problem.
 func (e FieldError) String() string {
 	if e.Path == "" {
 		return e.Problem
@@ -131,6 +132,7 @@ func (e FieldError) String() string {
 // FieldErrors lists every field of one answer that breaks the description, one per line.
 type FieldErrors []FieldError
 
+// Error is every field error, one per line.
 func (fe FieldErrors) Error() string {
 	lines := make([]string, len(fe))
 	for i, e := range fe {

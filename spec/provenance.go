@@ -30,6 +30,7 @@ func (s Source) Text() bool { return s.Kind == "text" }
 // Reference reports whether the element is the reference's own choice.
 func (s Source) Reference() bool { return s.Kind == "reference" }
 
+// String is the kind and where: "text: Errors" or "reference: ...".
 func (s Source) String() string { return s.Kind + ": " + s.Where }
 
 // Heading is the section heading a text source names: what comes before the first " > ".

@@ -27,6 +27,7 @@ type Violation struct {
 	Err    error
 }
 
+// Error says which request or answer broke the description, and how.
 func (v Violation) Error() string {
 	var fe FieldErrors
 	if errors.As(v.Err, &fe) && len(fe) > 1 {
@@ -35,6 +36,7 @@ func (v Violation) Error() string {
 	return fmt.Sprintf("%s does not match the OpenAPI description: %v", v.head(), v.Err)
 }
 
+// Unwrap is the validator's error (FieldErrors when fields were judged apart).
 func (v Violation) Unwrap() error { return v.Err }
 
 var _ error = Violation{}
@@ -214,9 +216,6 @@ func (v *Validator) requestInput(r *http.Request, body []byte, route *routers.Ro
 	return &openapi3filter.RequestValidationInput{Request: clone, PathParams: params, Route: route, Options: v.options()}
 }
 
-// ValidateResponse checks the response (status, header, body) to request r. A request outside the
-// base path is not checked. For a path or method the description does not document, the response
-// must be an error (4XX or 5XX) in the error envelope.
 // withoutBlankValues drops every query parameter whose values are all blank (empty or white
 // space). The description says a blank query value counts as omitted, while its parameters are
 // typed (an integer `limit`, enum filters) so that generated clients get types; a plain request
@@ -236,6 +235,9 @@ func withoutBlankValues(q url.Values) url.Values {
 	return q
 }
 
+// ValidateResponse checks the response (status, header, body) to request r. A request outside the
+// base path is not checked. For a path or method the description does not document, the response
+// must be an error (4XX or 5XX) in the error envelope.
 func (v *Validator) ValidateResponse(ctx context.Context, r *http.Request, status int, header http.Header, body []byte) error {
 	if !v.Covers(r.URL.Path) {
 		return nil

@@ -185,6 +185,7 @@ type HookError struct {
 	Detail string
 }
 
+// Error says which control operation answered what.
 func (e *HookError) Error() string {
 	return fmt.Sprintf("control %s answered %d\n%s", e.Op, e.Status, e.Detail)
 }

@@ -140,6 +140,7 @@ type OverCapError struct {
 	Values int64
 }
 
+// Error names what was over which cap, on which call.
 func (e *OverCapError) Error() string {
 	s := fmt.Sprintf("%s to %s is over %s", e.What, e.Call, ByteSize(e.Limit))
 	if e.Values > 0 {
@@ -201,6 +202,7 @@ type BodyError struct {
 	timeout bool // the call's deadline passed while the body was arriving
 }
 
+// Error is the message.
 func (e *BodyError) Error() string { return e.Msg }
 
 // Is makes errors.Is(err, errBodyTimeout) true of a body that was still arriving at the deadline.

@@ -23,6 +23,7 @@ import (
 // runs, and mediaspec check exits 2 on it. The message is one line and names no secret.
 type SetupError struct{ Msg string }
 
+// Error is the one-line message.
 func (e *SetupError) Error() string { return e.Msg }
 
 // ExitCode is the exit status of a command that stops on a setup error.

@@ -349,6 +349,7 @@ const (
 	WaitCanceled
 )
 
+// String is the result's name: condition, deadline or canceled.
 func (r WaitResult) String() string {
 	switch r {
 	case WaitCondition:

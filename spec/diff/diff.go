@@ -105,7 +105,10 @@ type CompareError struct {
 	Err error
 }
 
+// Error says the versions could not be compared, and why.
 func (e *CompareError) Error() string { return "could not compare: " + e.Err.Error() }
+
+// Unwrap is the cause.
 func (e *CompareError) Unwrap() error { return e.Err }
 
 var _ error = (*CompareError)(nil)

@@ -135,6 +135,7 @@ type Error struct {
 
 var _ error = (*Error)(nil)
 
+// Error is the code and the message.
 func (e *Error) Error() string {
 	s := string(e.Code) + ": " + e.Message
 	if e.Err != nil {
