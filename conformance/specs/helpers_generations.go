@@ -159,7 +159,7 @@ func skipRealTimeVideo(ctx context.Context, s *framework.Spec, c *framework.Clie
 	}
 	for _, row := range catalogue(ctx, c) {
 		if row["capability_id"] == capID && row["output_kind"] == "video" {
-			Skip("disabled: renders a video (" + capID + ") at real time, a minute or more per job, which a run without the control API must wait out; pass --slow to run it, or give the control API to move the clock")
+			framework.SkipFor(framework.Disabled(framework.Slow, "renders a video ("+capID+") at real time, a minute or more per job, which a run without the control API must wait out; pass --slow to run it, or give the control API to move the clock"))
 		}
 	}
 }
@@ -588,7 +588,7 @@ func lacksUnlessRunning(s *framework.Spec, format string, args ...any) {
 	if s.ManualClock() {
 		s.Lacks(format, args...)
 	}
-	Skip("undecidable: " + fmt.Sprintf(format, args...) + "; on a running clock the state can pass between two reads (run the target with a manual clock)")
+	framework.SkipFor(framework.Undecidable(fmt.Sprintf(format, args...) + "; on a running clock the state can pass between two reads (run the target with a manual clock)"))
 }
 
 // runningNow reports whether generation id still runs (queued, rendering or post_processing).

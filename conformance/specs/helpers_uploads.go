@@ -385,7 +385,7 @@ func reachableFileServer(ctx context.Context, s *framework.Spec, c *framework.Cl
 	base := fileServer(s)
 	r := c.Post(ctx, "/uploads/from-url", map[string]any{linkKey(c): base + "/f/image.png"})
 	if r.Status == http.StatusBadRequest {
-		Skip("unsupported: the target refuses links to the suite's loopback file server (correct for a real service; the mock admits loopback with --allow-loopback-fetch)")
+		framework.SkipFor(framework.LacksState("the target refuses links to the suite's loopback file server (correct for a real service; the mock admits loopback with --allow-loopback-fetch)"))
 	}
 	return base, r
 }

@@ -473,7 +473,7 @@ func admittedURL(ctx context.Context, s *framework.Spec, c *framework.Client) ad
 	if s.HasControl() {
 		s.Lacks("%s", reason) // the reference mock offers the resolver override
 	}
-	Skip("unsupported: " + reason)
+	framework.SkipFor(framework.Unsupported(framework.Receiver, reason))
 	return admitted{}
 }
 

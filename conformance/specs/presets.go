@@ -417,7 +417,7 @@ func presetTemplateSpecs(f *framework.Framework) {
 				}
 				probe := sp.c.Post(ctx, "/generations", submitBody(id, cfg, need, nil))
 				if probe.Status == http.StatusBadRequest {
-					Skip("unsupported: needs the control API to read " + id + "'s config schema on a " + plan + " workspace: without a valid config the submit is refused for config validity, which the check order puts before the plan")
+					framework.SkipFor(framework.Unsupported(framework.Control, "needs the control API to read "+id+"'s config schema on a "+plan+" workspace: without a valid config the submit is refused for config validity, which the check order puts before the plan"))
 				}
 			}
 			r := refuse(ctx, sp.c, submitBody(id, cfg, need, nil), http.StatusForbidden, "required_plan")
@@ -549,12 +549,12 @@ func presetStateSpecs(f *framework.Framework) {
 					}
 				}
 				if id == "" {
-					Skip("unsupported: the target lists no available preset that requires a template and has templates_total 0, and without the control API none can be made")
+					framework.SkipFor(framework.Unsupported(framework.Control, "the target lists no available preset that requires a template and has templates_total 0, and without the control API none can be made"))
 				}
 				cfg = readyConfig(ctx, s, sp.c, objectAt(detail(ctx, sp.c, id), "example_config"))
 				est := sp.c.Post(ctx, "/estimates", map[string]any{"capability_id": id, "config": cfg})
 				if est.Status != http.StatusOK {
-					Skip("unsupported: the estimate of " + id + "'s example_config is refused, so no max_credits is known to cover its price, and a submit's refusal could be for max_credits")
+					framework.SkipFor(framework.LacksState("the estimate of " + id + "'s example_config is refused, so no max_credits is known to cover its price, and a submit's refusal could be for max_credits"))
 				}
 				need = est.Int("max_credits_needed")
 				if t, ok := cfg["template_id"].(string); ok {

@@ -279,7 +279,7 @@ func talkingLimitSpecs(f *framework.Framework) {
 				// voice length the actor judges is unknown.
 				v, has := w.Lookup("generation.outputs.0.duration_ms")
 				if !has {
-					Skip("unsupported: the target's generation outputs carry no duration_ms (the outputs table does not list it), so a tts voice's length is unknown")
+					framework.SkipFor(framework.LacksState("the target's generation outputs carry no duration_ms (the outputs table does not list it), so a tts voice's length is unknown"))
 				}
 				ms, ok := framework.AsInt(v)
 				Expect(ok).To(BeTrue(), "a tts output's duration_ms is whole milliseconds"+w.Describe())

@@ -132,7 +132,7 @@ func webhookSpecs(f *framework.Framework) {
 				if s.HasControl() {
 					s.Lacks("%s", reason) // the reference mock offers the resolver override
 				}
-				Skip("unsupported: " + reason)
+				framework.SkipFor(framework.Unsupported(framework.Receiver, reason))
 			}
 			return map[string]any{"url": "http://" + strings.TrimPrefix(a.url, "https://"), "events": ev}
 		}, "url")
