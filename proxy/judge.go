@@ -28,8 +28,8 @@ func (p *Proxy) work() {
 			continue
 		}
 		<-it.ex.ready
+		p.budget.judged(func() { p.judgeOrdered(it.ex) })
 		p.queued.Add(-it.ex.size)
-		p.judgeOrdered(it.ex)
 		p.remember(it.ex)
 	}
 }
@@ -38,7 +38,7 @@ func (p *Proxy) work() {
 func (p *Proxy) judgeWorker() {
 	defer p.workers.Done()
 	for ex := range p.pool {
-		p.judgeSingle(ex)
+		p.budget.judged(func() { p.judgeSingle(ex) })
 		close(ex.ready)
 		// Let the forwarding goroutines that became ready run before the next judgement.
 		runtime.Gosched()

@@ -126,6 +126,10 @@ type Config struct {
 	OnFinding func(Finding)
 	// Logger gets a warning per upstream that could not be reached (default: discard).
 	Logger *slog.Logger
+	// JudgeShare is how much of one CPU's wall time the judging may take while the forwarding is
+	// busy (budget.go); 0 means DefaultJudgeShare, a negative value no bound (every exchange the
+	// queue takes is judged as fast as the CPU allows, competing with the forwarding).
+	JudgeShare float64
 }
 
 // Proxy forwards and judges. It is an http.Handler, safe for concurrent use. Create it with New
@@ -146,8 +150,10 @@ type Proxy struct {
 	audClock clock.Clock
 	st       *state
 	memo     *memo // the verdicts on large answers already judged; nil with a Config.Judge
+	budget   *budget
 
 	seq      atomic.Int64
+	inFlight atomic.Int64   // requests being forwarded
 	unjudged atomic.Int64   // exchanges dropped from the full judging queue
 	lost     atomic.Int64   // unjudged exchanges the ordered stage has not yet accounted for
 	queued   atomic.Int64   // bytes of captured bodies waiting to be judged
@@ -239,6 +245,12 @@ func New(ctx context.Context, cfg Config) (*Proxy, error) {
 		p.log = slog.New(slog.DiscardHandler)
 	}
 	p.clk.scale = 1
+	switch share := cfg.JudgeShare; {
+	case share == 0:
+		p.budget = newBudget(DefaultJudgeShare)
+	case share > 0:
+		p.budget = newBudget(share)
+	}
 	if i := strings.Index(up.Path, spec.BasePath); i >= 0 && strings.TrimRight(up.Path[i:], "/") == spec.BasePath {
 		p.basePath = strings.TrimRight(up.Path, "/")
 	}
@@ -278,8 +290,10 @@ func New(ctx context.Context, cfg Config) (*Proxy, error) {
 			pr.SetURL(p.upstream)
 			pr.Out.URL.Path, pr.Out.URL.RawPath = pr.In.URL.Path, pr.In.URL.RawPath
 		},
-		Transport:      tr,
-		FlushInterval:  -1,
+		Transport:  tr,
+		BufferPool: copyBuffers{},
+		// The default: an answer of unknown length (or an event stream) is flushed as it comes, one
+		// of known length leaves in as few writes as its size allows.
 		ModifyResponse: p.captureAnswer,
 		ErrorHandler:   p.upstreamError,
 	}
@@ -397,6 +411,8 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		p.serveAPI(w, r)
 		return
 	}
+	p.budget.forwarding(p.inFlight.Add(1))
+	defer p.inFlight.Add(-1)
 	ex := &exchange{n: p.seq.Add(1), start: p.now(), method: r.Method, path: r.URL.Path, rawQuery: r.URL.RawQuery}
 	ex.svcStart = p.serviceNow()
 	api := p.isAPI(r.URL.Path)
@@ -639,3 +655,12 @@ func (p *Proxy) remember(ex *exchange) {
 	p.ring[p.ringAt] = s
 	p.ringAt = (p.ringAt + 1) % MaxExchanges
 }
+
+// copyBuffers lends the forwarding its copy buffers (httputil.ReverseProxy takes a new 32 KiB one
+// per answer otherwise: most of the proxy's allocation under load).
+type copyBuffers struct{}
+
+var copyBufferPool = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
+
+func (copyBuffers) Get() []byte  { return *copyBufferPool.Get().(*[]byte) }
+func (copyBuffers) Put(b []byte) { copyBufferPool.Put(&b) }
