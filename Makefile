@@ -63,7 +63,7 @@ soak: build
 ## check-modes: the built binary checked out of process, the way implementers run it: the control
 ## API on a running clock (x100) and keys only, split over PROCS processes with check --procs
 ## (.ci/check-modes), and keys plus the mock's own profile (mock --profile-out, check --config,
-## with a judged floor). MODES picks some (b, c, p).
+## with a judged floor), and the same with test inputs (mock --test-inputs). MODES picks some (b, c, p, t).
 MODES ?= b c p
 PROCS ?= 8
 check-modes: build

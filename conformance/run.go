@@ -551,7 +551,7 @@ func (s *Suite) openingLine(info report.RunInfo) string {
 func (s *Suite) plan() (atMost, total int) {
 	cfg := s.f.Config()
 	control := cfg.ControlURL != ""
-	caps := framework.Capabilities{Control: control, Receiver: true, Uploads: true, Budget: cfg.Budget, Slow: cfg.Slow,
+	caps := framework.Capabilities{Control: control, TestInputs: cfg.Offers(framework.FeatureTestInputs), Receiver: true, Uploads: true, Budget: cfg.Budget, Slow: cfg.Slow,
 		ReadKey: control || cfg.ReadKey != "" || cfg.KeysFile != "", SecondWorkspace: control || cfg.OtherKey != "" || cfg.KeysFile != "", Roles: cfg.Roles()}
 	canRun := map[string]bool{} // rule id -> every spec of it can run
 	for _, r := range s.preview.SpecReports {

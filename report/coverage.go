@@ -35,7 +35,7 @@ var NeedOrder = []string{NeedControl, NeedTestHelpers, NeedTestInputs, NeedRecei
 var NeedTitles = map[string]string{
 	NeedControl:         "need the control API (--control-url)",
 	NeedTestHelpers:     "need test helpers scoped to the caller's own objects",
-	NeedTestInputs:      "need test-mode inputs that force outcomes (the profile's features: test_inputs)",
+	NeedTestInputs:      "need test-mode inputs that force outcomes (the profile's features: [test-inputs] and test_keys)",
 	NeedReceiver:        "need a webhook receiver the target can reach",
 	NeedSecondWorkspace: "need a key of a second workspace (--other-key)",
 	NeedReadKey:         "need a read-only key (--read-key)",

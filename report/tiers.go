@@ -27,7 +27,7 @@ var Tiers = []Tier{TierKeys, TierProfile, TierTestInputs, TierTestHelpers, TierC
 var TierTitles = map[Tier]string{
 	TierKeys:        "keys only (--key)",
 	TierProfile:     "a target profile: key roles, ids, limits, shapes and the receiver's address the operator declares (--config)",
-	TierTestInputs:  "test-mode inputs that force outcomes (the profile's features: test_inputs)",
+	TierTestInputs:  "test-mode inputs that force outcomes (the profile's features: [test-inputs] and test_keys)",
 	TierTestHelpers: "test helpers scoped to the caller's own objects",
 	TierControl:     "the test-control API (--control-url)",
 }

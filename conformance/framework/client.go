@@ -41,6 +41,8 @@ type Client struct {
 	key    string
 	scheme AuthScheme
 	shared bool // the key is shared by specs: wait out bucket refusals
+	// with are options every call of the client carries first (a test input: Spec.Force).
+	with []CallOption
 }
 
 // WithScheme returns a copy of c that sends its key the given way. APIKeyHdr needs the target to
@@ -170,6 +172,9 @@ func (c *Client) Do(ctx context.Context, method, path string, opts ...CallOption
 // call makes one call like Do, without Ginkgo: on a shared key it waits out bucket refusals (at
 // most a few times, each by the refusal's retry_after_seconds scaled by the time scale).
 func (c *Client) call(ctx context.Context, method, path string, opts []CallOption) (*Response, error) {
+	if len(c.with) > 0 {
+		opts = append(append([]CallOption(nil), c.with...), opts...)
+	}
 	keep, unjudged := false, false
 	if len(opts) > 0 {
 		probe := &call{query: url.Values{}, header: http.Header{}}

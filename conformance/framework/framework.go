@@ -211,6 +211,7 @@ func (f *Framework) Setup(ctx context.Context) error {
 	f.env = env
 	f.caps = Capabilities{
 		Control:         ctl != nil,
+		TestInputs:      f.cfg.Offers(FeatureTestInputs),
 		SecondWorkspace: env.otherKey != "",
 		ReadKey:         env.readKey != "",
 		Budget:          f.cfg.Budget,

@@ -26,16 +26,16 @@ const (
 	Receiver        Need = "receiver"         // a webhook receiver the target can reach (tier profile: its address)
 	SecondWorkspace Need = "second-workspace" // a key of another workspace (tier profile: a pre-made key)
 	ReadKey         Need = "read-key"         // a read-only key of the main workspace (tier profile)
+	TestInputs      Need = "test-inputs"      // an outcome forced by a test input or control's /faults (tier test-inputs; Spec.Force)
 	Profile         Need = "profile"          // a setting of the target's profile (a key role, an id, a limit); the accessor that reads it skips
 	Spends          Need = "spends"           // the spec spends credits (a run setting: --budget)
 	Slow            Need = "slow"             // the spec takes long, minutes of target time (a run setting: --slow)
 	Uploads         Need = "uploads"          // the spec uploads files through signed links (the public API: keys)
 )
 
-// AllNeeds lists every Need, in label order.
 // AllNeeds lists every Need, in label order: the needs above, then the key roles of the profile
 // (RoleNeeds, roles.go).
-var AllNeeds = append([]Need{Control, Receiver, SecondWorkspace, ReadKey, Profile, Spends, Slow, Uploads}, RoleNeeds...)
+var AllNeeds = append([]Need{Control, TestInputs, Receiver, SecondWorkspace, ReadKey, Profile, Spends, Slow, Uploads}, RoleNeeds...)
 
 // Tier is one step of the ordered list of what a target offers (report.Tier): keys < profile <
 // test-inputs < test-helpers < control.
@@ -53,7 +53,7 @@ const (
 // needReport is the report's name (report.Need*) of each need: the reports group what was not
 // judged by it, and its tier is report.TierOfNeed of it.
 var needReport = map[Need]string{
-	Control: report.NeedControl, Receiver: report.NeedReceiver, SecondWorkspace: report.NeedSecondWorkspace,
+	Control: report.NeedControl, TestInputs: report.NeedTestInputs, Receiver: report.NeedReceiver, SecondWorkspace: report.NeedSecondWorkspace,
 	ReadKey: report.NeedReadKey, Profile: report.NeedProfile, Spends: report.NeedBudget, Slow: report.NeedSlow,
 	Uploads: report.NeedOther,
 	// The key roles (roles.go): settings of the profile, which the control API can make instead.
@@ -154,7 +154,9 @@ func SkipFor(r SkipReason, callerSkip ...int) {
 
 // Capabilities is what a run can offer specs. The zero value offers nothing.
 type Capabilities struct {
-	Control         bool
+	Control bool
+	// TestInputs: the target offers test-mode inputs (the profile's features: [test-inputs]).
+	TestInputs      bool
 	Receiver        bool
 	SecondWorkspace bool
 	ReadKey         bool
@@ -170,11 +172,15 @@ type Capabilities struct {
 
 // Offered is the tiers a run with configuration c offers (report.ProfileName names them): keys
 // always; profile when c declares a setting of the target's profile (Declared: key roles, ids,
-// limits, shapes, the receiver's address, features); control with a control URL.
+// limits, shapes, the receiver's address, features); test-inputs when c offers the feature (or
+// control, which queues the same outcomes); control with a control URL.
 func (c Config) Offered() []Tier {
 	out := []Tier{TierKeys}
 	if len(c.Declared()) > 0 {
 		out = append(out, TierProfile)
+	}
+	if c.Offers(FeatureTestInputs) || c.ControlURL != "" {
+		out = append(out, TierTestInputs)
 	}
 	if c.ControlURL != "" {
 		out = append(out, TierControl)
@@ -199,6 +205,10 @@ func (c Capabilities) Lack(needs []Need) (r SkipReason, ok bool) {
 		case Control:
 			if !c.Control {
 				return Unsupported(n, "needs the control API: no --control-url given"), true
+			}
+		case TestInputs:
+			if !c.TestInputs && !c.Control {
+				return Unsupported(n, "needs test-mode inputs (the profile's features: [test-inputs] with its test_keys) or the control API to force an outcome: neither is offered"), true
 			}
 		case Receiver:
 			if !c.Receiver {

@@ -135,6 +135,8 @@ func TestBadProfiles(t *testing.T) {
 		{base + "budget: lots\n", "line 3: budget:", false},
 		{base + "features: [control, card_numbers]\n", `line 3: features: unknown feature "card_numbers"`, false},
 		{base + "features: [control]\n", "features lists control without control_url", false},
+		{base + "features: [test-inputs]\n", "features test-inputs and test_keys go together", true},
+		{base + "test_keys: [sk_live_a]\n", "features test-inputs and test_keys go together", false},
 		{base + "budget_key: sk_live_b\n", "budget_key and budget_key_credits go together", false},
 		{base + "budget_key_credits: 10\n", "budget_key and budget_key_credits go together", false},
 		{base + "expired_key: sk_live_a\n", "key and expired_key are the same key", true},

@@ -214,15 +214,15 @@ func estimateFieldSpecs(f *framework.Framework) {
 				"approved_voice_generation_id": "gen_" + randomHex(32)}).ExpectError(http.StatusNotFound, "not_found")
 		})
 
-		f.Rule(rules("EST-011", "ERR-035")...).Needs(framework.Spends).It("an estimate runs no content check: with a moderation block queued it prices, and the submit then takes the block", func(ctx context.Context, s *framework.Spec) {
+		f.Rule(rules("EST-011", "ERR-035")...).Needs(framework.Spends, framework.TestInputs).It("an estimate runs no content check: with a moderation block queued it prices, and the submit then takes the block", func(ctx context.Context, s *framework.Spec) {
 			sp := newSpender(ctx, s)
 			cfg := ttsConfig(ctx, sp.c)
-			s.QueueFault(ctx, "moderation_block", "tts", 1, "")
-			r, need := estimateOf(ctx, sp.c, "tts", cfg, nil)
+			blocked := s.Force(ctx, sp.c, framework.Outcome{Kind: "moderation_block", CapabilityID: "tts"})
+			r, need := estimateOf(ctx, blocked, "tts", cfg, nil)
 			Expect(r.String("capability_id")).To(Equal("tts"), r.Describe())
 			// The block is still queued: the submit (which runs the content check) takes it.
 			s.Spend(int(need))
-			refuse(ctx, sp.c, submitBody("tts", cfg, need, nil), http.StatusUnprocessableEntity, "moderation_blocked")
+			refuse(ctx, blocked, submitBody("tts", cfg, need, nil), http.StatusUnprocessableEntity, "moderation_blocked")
 		})
 
 		f.Rule(rules("EST-013", "ERR-024")...).It("a config.count above the capability's ceiling is refused by the estimate, never clamped", func(ctx context.Context, s *framework.Spec) {
@@ -476,12 +476,11 @@ func estimateRefusalSpecs(f *framework.Framework) {
 			Expect(again.Field("credits")).To(Equal(priced.Field("credits")), "published again, it prices as before"+again.Describe())
 		})
 
-		f.Rule(rules("EST-021", "ERR-042")...).It("an estimate while pricing fails answers 503 pricing_unavailable, retryable; the next one prices", func(ctx context.Context, s *framework.Spec) {
+		f.Rule(rules("EST-021", "ERR-042")...).Needs(framework.TestInputs).It("an estimate while pricing fails answers 503 pricing_unavailable, retryable; the next one prices", func(ctx context.Context, s *framework.Spec) {
 			c := s.Client()
 			d, _ := pricedWithoutUpload(ctx, c)
 			id := d.String("capability_id")
-			s.QueueFault(ctx, "pricing_unavailable", id, 1, "")
-			r := c.Post(ctx, "/estimates", map[string]any{"capability_id": id, "config": objectAt(d, "example_config")}).
+			r := s.Force(ctx, c, framework.Outcome{Kind: "pricing_unavailable", CapabilityID: id}).Post(ctx, "/estimates", map[string]any{"capability_id": id, "config": objectAt(d, "example_config")}).
 				ExpectError(http.StatusServiceUnavailable, "pricing_unavailable")
 			Expect(r.Bool("error.retryable")).To(BeTrue(), r.Describe())
 			c.Post(ctx, "/estimates", map[string]any{"capability_id": id, "config": objectAt(d, "example_config")}).ExpectOK(http.StatusOK)

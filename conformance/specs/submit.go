@@ -394,12 +394,11 @@ func checkOrderSpecs(f *framework.Framework) {
 
 		Describe("faults", func() {
 			fault := func(rule, kind string, status int, code string, extra ...string) {
-				f.Rule(rules(append([]string{rule}, extra...)...)...).Needs(framework.Control).It(fmt.Sprintf("with control fault %s a submit answers %d %s and spends nothing", kind, status, code), func(ctx context.Context, s *framework.Spec) {
+				f.Rule(rules(append([]string{rule}, extra...)...)...).Needs(framework.TestInputs).It(fmt.Sprintf("with fault %s forced a submit answers %d %s and spends nothing", kind, status, code), func(ctx context.Context, s *framework.Spec) {
 					c := s.Client()
 					cfg := ttsConfig(ctx, c)
 					_, need := estimateOf(ctx, c, "tts", cfg, nil)
-					s.QueueFault(ctx, kind, "tts", 1, "")
-					refuse(ctx, c, submitBody("tts", cfg, need, nil), status, code)
+					refuse(ctx, s.Force(ctx, c, framework.Outcome{Kind: kind, CapabilityID: "tts"}), submitBody("tts", cfg, need, nil), status, code)
 				})
 			}
 			fault("SUBMIT-032", "moderation_unavailable", http.StatusServiceUnavailable, "moderation_unavailable", "ERR-041")
@@ -428,20 +427,18 @@ func checkOrderSpecs(f *framework.Framework) {
 				return ""
 			}
 
-			f.Rule(rules("CHECK-016", "CHECK-001", "ERR-032")...).Needs(framework.Control).It("estimate change before not priced: both at once answer 409 estimate_changed", func(ctx context.Context, s *framework.Spec) {
+			f.Rule(rules("CHECK-016", "CHECK-001", "ERR-032")...).Needs(framework.TestInputs).It("estimate change before not priced: both at once answer 409 estimate_changed", func(ctx context.Context, s *framework.Spec) {
 				c := s.Client()
 				id := notPriced(ctx, s, c)
 				d := detail(ctx, c, id)
-				s.QueueFault(ctx, "estimate_changed", id, 1, "")
-				refuse(ctx, c, submitBody(id, objectAt(d, "example_config"), 50, nil), http.StatusConflict, "estimate_changed")
+				refuse(ctx, s.Force(ctx, c, framework.Outcome{Kind: "estimate_changed", CapabilityID: id}), submitBody(id, objectAt(d, "example_config"), 50, nil), http.StatusConflict, "estimate_changed")
 			})
 
-			f.Rule(rules("CHECK-017", "CHECK-001", "ERR-033")...).Needs(framework.Control).It("not priced before pricing: both at once answer 409 not_priced, not 503", func(ctx context.Context, s *framework.Spec) {
+			f.Rule(rules("CHECK-017", "CHECK-001", "ERR-033")...).Needs(framework.TestInputs).It("not priced before pricing: both at once answer 409 not_priced, not 503", func(ctx context.Context, s *framework.Spec) {
 				c := s.Client()
 				id := notPriced(ctx, s, c)
 				d := detail(ctx, c, id)
-				s.QueueFault(ctx, "pricing_unavailable", id, 1, "")
-				refuse(ctx, c, submitBody(id, objectAt(d, "example_config"), 50, nil), http.StatusConflict, "not_priced")
+				refuse(ctx, s.Force(ctx, c, framework.Outcome{Kind: "pricing_unavailable", CapabilityID: id}), submitBody(id, objectAt(d, "example_config"), 50, nil), http.StatusConflict, "not_priced")
 			})
 		})
 

@@ -334,14 +334,13 @@ func uploadFlowSpecs(f *framework.Framework) {
 			finalizeUpload(ctx, c, r.String("asset_id")).ExpectError(http.StatusBadRequest, "invalid_config")
 		})
 
-		f.Rule(rules("UPLOAD-038", "ERR-040")...).Needs(framework.Control).It("a finalize whose inspection failed answers 502 provider_unavailable and changes nothing", func(ctx context.Context, s *framework.Spec) {
+		f.Rule(rules("UPLOAD-038", "ERR-040")...).Needs(framework.TestInputs).It("a finalize whose inspection failed answers 502 provider_unavailable and changes nothing", func(ctx context.Context, s *framework.Spec) {
 			c := uploadClient(ctx, s, 10)
 			s.Step("UPLOAD-038", "ERR-040")
 			_, png := fixtures.Get("image.jpg")
 			r := reserve(ctx, c, "a.jpg", "image/jpeg", len(png))
 			putFile(ctx, s, r.String("upload_url"), png, "image/jpeg")
-			s.QueueFault(ctx, "provider_unavailable", "", 1, "")
-			finalizeUpload(ctx, c, r.String("asset_id")).ExpectError(http.StatusBadGateway, "provider_unavailable")
+			finalizeUpload(ctx, s.Force(ctx, c, framework.Outcome{Kind: "provider_unavailable"}), r.String("asset_id")).ExpectError(http.StatusBadGateway, "provider_unavailable")
 			finalizeUpload(ctx, c, r.String("asset_id")).ExpectOK(http.StatusOK)
 		})
 

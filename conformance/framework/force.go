@@ -1,0 +1,88 @@
+package framework
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	. "github.com/onsi/ginkgo/v2" //nolint:revive
+
+	"github.com/mediaspec/mediaspec/spec"
+)
+
+// Outcome is an outcome a spec forces on the target (Spec.Force): a fault kind of the control
+// API's /faults table (spec/control.yaml), which is also a test input (spec/testmode.yaml), with
+// the fault's parameters.
+type Outcome struct {
+	// Kind is the fault kind: render_fail, moderation_block, provider_unavailable, ...
+	Kind string
+	// CapabilityID scopes the outcome to events of that capability ("" every one).
+	CapabilityID string
+	// Code is a render_fail's error code ("" the default, provider_error).
+	Code string
+	// Seconds is a slow_render's extra render time or a slow_scan's scan time.
+	Seconds int
+	// Count is how many matching events meet the outcome (0: 1).
+	Count int
+}
+
+// value is the outcome as a test input's header value.
+func (o Outcome) value() string {
+	parts := []string{o.Kind}
+	if o.Code != "" {
+		parts = append(parts, "code="+o.Code)
+	}
+	if o.Seconds > 0 {
+		parts = append(parts, fmt.Sprintf("seconds=%d", o.Seconds))
+	}
+	if o.Count > 0 {
+		parts = append(parts, fmt.Sprintf("count=%d", o.Count))
+	}
+	if o.CapabilityID != "" {
+		parts = append(parts, "capability_id="+o.CapabilityID)
+	}
+	return strings.Join(parts, "; ")
+}
+
+// Force makes o happen to the next matching events that calls of the returned client cause, the
+// least way the target offers (the spec needs TestInputs):
+//
+//   - with the control API, it queues o as a fault (POST /faults, QueueFaultIn), scoped to the
+//     spec's workspace, and returns c: the fault is met by the next matching event of that
+//     workspace;
+//   - else, with test-mode inputs, it returns a copy of c whose calls carry o as the
+//     Mediaspec-Test-Input header (spec/testmode.yaml): only the events those calls cause meet
+//     it, so the spec makes the call that should meet o with the returned client and every other
+//     call with c. It skips, naming the setting, when c's key is not one of the profile's
+//     test_keys;
+//   - else it skips with the typed reason of the TestInputs need.
+func (s *Spec) Force(ctx context.Context, c *Client, o Outcome) *Client {
+	GinkgoHelper()
+	caps := s.f.Capabilities()
+	switch {
+	case caps.Control:
+		body := map[string]any{"kind": o.Kind}
+		if o.Seconds > 0 {
+			body["seconds"] = o.Seconds
+		}
+		ws := s.workspaceID
+		if ws == "" {
+			ws = s.home
+		}
+		if ws == "" {
+			ws = s.f.envCopy().workspaceID
+		}
+		s.QueueFaultIn(ctx, ws, body, o.CapabilityID, o.Count, o.Code)
+		return c
+	case caps.TestInputs:
+		if !s.f.cfg.IsTestKey(c.key) {
+			SkipFor(NotDeclared("unsupported: the key this spec uses is not one of the profile's test_keys, so the target would not honour a test input on it (declare it in test_keys)"))
+		}
+		cp := *c
+		cp.with = append(append([]CallOption(nil), c.with...), Header(spec.TestInputHeader, o.value()))
+		return &cp
+	}
+	r, _ := caps.Lack([]Need{TestInputs})
+	SkipFor(r)
+	return nil
+}
