@@ -17,6 +17,7 @@ import (
 	"embed"
 	"encoding/json"
 	"fmt"
+	"github.com/mediaspec/mediaspec/internal/contract"
 	"os"
 	"sync"
 
@@ -52,7 +53,7 @@ func ControlYAML() []byte { return mustRead("control.yaml") }
 func TestModeYAML() []byte { return mustRead("testmode.yaml") }
 
 // TestInputHeader is the request header of a test input (testmode.yaml): the reference's choice.
-const TestInputHeader = "Mediaspec-Test-Input"
+const TestInputHeader = contract.TestInputHeader
 
 // RulesYAML returns the embedded rule catalogue (YAML). The caller owns the slice.
 func RulesYAML() []byte { return mustRead("rules.yaml") }

@@ -8,15 +8,15 @@ import (
 	"strings"
 	"sync/atomic"
 
+	"github.com/mediaspec/mediaspec/internal/contract"
 	"github.com/mediaspec/mediaspec/internal/mock/apierr"
 	"github.com/mediaspec/mediaspec/internal/mock/faults"
-	"github.com/mediaspec/mediaspec/spec"
 )
 
 // TestInputHeader is the request header that carries a test input (spec/testmode.yaml): a fault
 // of the control API's table, forced for the one request that carries it. Its name is the
 // reference's choice (the interface text has one environment and no test mode).
-const TestInputHeader = spec.TestInputHeader
+const TestInputHeader = contract.TestInputHeader
 
 // testInputSeq numbers test inputs, so that each request's faults are its own.
 var testInputSeq atomic.Uint64
