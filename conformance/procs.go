@@ -292,6 +292,13 @@ func checkSplitReceiver(cfg Config) error {
 	if cfg.ReceiverPublicURL != "" {
 		return &framework.SetupError{Msg: fmt.Sprintf("--receiver-url names one receiver and --procs %d starts one per process, each on its own port: leave it unset, or run one process", cfg.Procs)}
 	}
+	// The file server likewise: one address cannot serve every process's files at once.
+	if l := cfg.FilesListen; l != "" && !strings.HasSuffix(l, ":0") {
+		return &framework.SetupError{Msg: fmt.Sprintf("--files-listen %s is one address and --procs %d serves files from every process: leave it unset or end it in :0, or run one process", l, cfg.Procs)}
+	}
+	if cfg.FilesPublicURL != "" {
+		return &framework.SetupError{Msg: fmt.Sprintf("--files-url names one file server and --procs %d starts one per process: leave it unset, or run one process", cfg.Procs)}
+	}
 	return nil
 }
 

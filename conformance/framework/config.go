@@ -45,6 +45,13 @@ type Config struct {
 	// ReceiverPublicURL is the scheme and host the target should deliver to (e.g. a public https
 	// tunnel to ReceiverListen); default: the listener's own http://host:port.
 	ReceiverPublicURL string `yaml:"receiver_url" env:"MEDIASPEC_RECEIVER_URL"`
+	// FilesListen is where the suite's file server listens, the server of the links the from-url
+	// specs ask the target to import (default 127.0.0.1:0).
+	FilesListen string `yaml:"files_listen" env:"MEDIASPEC_FILES_LISTEN"`
+	// FilesPublicURL is the scheme and host at which the target fetches the suite's files (e.g. a
+	// public tunnel to FilesListen): a real service refuses loopback links, so without it the specs
+	// that need an imported file skip; default: the listener's own http://host:port.
+	FilesPublicURL string `yaml:"files_url" env:"MEDIASPEC_FILES_URL"`
 	// Budget is the most credits the run may spend; 0 skips every spec that spends.
 	Budget int `yaml:"budget" env:"MEDIASPEC_BUDGET"`
 	// LabelFilter is a Ginkgo label filter expression selecting specs (e.g. "AUTH-001 || health").
@@ -194,6 +201,7 @@ var flagNames = map[string]string{
 	"BaseURL": "base-url", "Key": "key", "ReadKey": "read-key", "OtherKey": "other-key",
 	"ControlURL": "control-url", "ControlToken": "control-token", "Budget": "budget",
 	"ReceiverListen": "receiver-listen", "ReceiverPublicURL": "receiver-url",
+	"FilesListen": "files-listen", "FilesPublicURL": "files-url",
 	"LabelFilter": "label-filter", "JSONReport": "json-report", "JUnitReport": "junit-report",
 	"HTMLReport": "html-report", "TimeScale": "time-scale", "Slow": "slow",
 	"Randomize": "randomize", "Seed": "seed", "RetiredCapabilityID": "retired-capability-id",
@@ -220,6 +228,8 @@ func RegisterFlags(fs *flag.FlagSet) *Flags {
 	fs.StringVar(&v.ControlToken, "control-token", "", "bearer token of the control API (never printed)")
 	fs.StringVar(&v.ReceiverListen, "receiver-listen", "", "listen address of the suite's webhook receiver (default 127.0.0.1:0; off: none)")
 	fs.StringVar(&v.ReceiverPublicURL, "receiver-url", "", "URL the target delivers webhooks to (default: the receiver's listener URL)")
+	fs.StringVar(&v.FilesListen, "files-listen", "", "listen address of the suite's file server, whose links the from-url specs import (default 127.0.0.1:0)")
+	fs.StringVar(&v.FilesPublicURL, "files-url", "", "URL the target fetches the suite's files from (default: the file server's listener URL; a real service refuses loopback links)")
 	fs.IntVar(&v.Budget, "budget", 0, "most credits the run may spend; 0 skips specs that spend")
 	fs.StringVar(&v.LabelFilter, "label-filter", "", "Ginkgo label filter selecting specs, e.g. 'AUTH-001 || health'")
 	fs.StringVar(&v.JSONReport, "json-report", "", "write the JSON report to this path")

@@ -363,7 +363,7 @@ func (c Config) ProfileYAML(header ...string) ([]byte, error) {
 // address and first key.
 var profileSettings = []string{
 	"read_key", "other_key", "retired_capability_id", "key_header", "description_path", "live_path",
-	"ready_path", "shapes", "receiver_url", "revoked_key", "expired_key", "budget_key", "budget_key_credits",
+	"ready_path", "shapes", "receiver_url", "files_url", "revoked_key", "expired_key", "budget_key", "budget_key_credits",
 	"low_balance_key", "no_agent_api_key", "lower_plan_key", "workspace_per_generation_limit",
 	"workspace_daily_limit", "features", "test_keys",
 }

@@ -378,14 +378,20 @@ func fileServer(s *framework.Spec) string {
 }
 
 // reachableFileServer starts the fixture file server and imports image.png from it once; it skips
-// the spec when the target refuses the loopback link (as a real service must) and returns the base
-// URL and the import answer.
+// the spec when the target refuses the link (as a real service must refuse a loopback one: the
+// run's files_url names an address it can fetch from) and returns the base URL and the import
+// answer.
 func reachableFileServer(ctx context.Context, s *framework.Spec, c *framework.Client) (string, *framework.Response) {
 	GinkgoHelper()
 	base := fileServer(s)
 	r := c.Post(ctx, "/uploads/from-url", map[string]any{linkKey(c): base + "/f/image.png"})
 	if r.Status == http.StatusBadRequest {
-		framework.SkipFor(framework.LacksState("the target refuses links to the suite's loopback file server (correct for a real service; the mock admits loopback with --allow-loopback-fetch)"))
+		if s.FilesPublic() {
+			framework.SkipFor(framework.LacksState("the target refuses a link to an accepted image on the file server at files_url " + base + r.Describe()))
+		}
+		// The loopback file server is what a real service must refuse: the profile's files_url
+		// and files_listen name an address it can fetch from.
+		framework.SkipFor(framework.NotDeclared("the target refuses links to the suite's loopback file server (correct for a real service: declare files_url and files_listen, an address it fetches the suite's files from; the mock admits loopback with --allow-loopback-fetch)"))
 	}
 	return base, r
 }

@@ -671,7 +671,7 @@ func fromURLSpecs(f *framework.Framework) {
 					} else {
 						continue
 					}
-					refused(map[string]any{"url": base + "/f/" + fx.Name}, "url")
+					refused(map[string]any{linkKey(c): base + "/f/" + fx.Name}, "url")
 				}
 			}
 			// Each refused link is the importable image.png link changed in one way.
@@ -684,13 +684,13 @@ func fromURLSpecs(f *framework.Framework) {
 				pdf.ExpectError(http.StatusBadRequest, "invalid_config")
 			})
 			// A link answering text/html is a web page, refused even when its bytes look like media.
-			refused(map[string]any{"url": base + "/f/image.png?type=text/html"}, "url")
-			refused(map[string]any{"url": base + "/f/image.png?type=" + url.QueryEscape("text/html; charset=utf-8")}, "url")
+			refused(map[string]any{linkKey(c): base + "/f/image.png?type=text/html"}, "url")
+			refused(map[string]any{linkKey(c): base + "/f/image.png?type=" + url.QueryEscape("text/html; charset=utf-8")}, "url")
 			s.Step("FROMURL-008")
-			refused(map[string]any{"url": base + "/big"}, "url")
+			refused(map[string]any{linkKey(c): base + "/big"}, "url")
 			if s.Strict() { // content_type in the import's body is the reference's (FROMURL-012)
 				s.Step("FROMURL-012")
-				refused(map[string]any{"url": base + "/f/image.png", "content_type": "image/jpeg"}, "content_type")
+				refused(map[string]any{linkKey(c): base + "/f/image.png", "content_type": "image/jpeg"}, "content_type")
 				c.Post(ctx, "/uploads/from-url", map[string]any{linkKey(c): base + "/f/image.png", "content_type": "IMAGE/PNG"}).ExpectOK(http.StatusCreated)
 			}
 		})

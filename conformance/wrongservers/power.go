@@ -2,8 +2,11 @@ package wrongservers
 
 import (
 	"encoding/json"
+	"net"
 	"net/http"
+	"net/url"
 	"path"
+	"strconv"
 	"strings"
 )
 
@@ -87,7 +90,92 @@ func kindFromName() Wrap {
 	return chainWraps(reserved, finalized, read)
 }
 
+// publicFiles is the host the from-url wrong servers below take for a public address: the suite's
+// file server is declared at it (files_url), and the proxy, which refuses loopback links as a real
+// service's address guard does, forwards a link to it to the loopback port it stands for.
+const publicFiles = "files.example"
+
+// freePort is a loopback port free when the table is built, for a file server the suite is told to
+// listen on (files_listen) so that its public URL (files_url) can name the port.
+func freePort() string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "0"
+	}
+	defer ln.Close()
+	return strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
+}
+
+// guardedImport stands for a real service's from-url: a link to a loopback host is refused (400
+// invalid_config), a link to publicFiles is fetched from the loopback port it stands for, after
+// edit changed it (the service's mistake). It returns the wrap and the check flags that declare
+// the suite's file server at publicFiles.
+func guardedImport(edit func(u *url.URL)) (Wrap, []string) {
+	port := freePort()
+	w := func(env *Env, next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if !route(http.MethodPost, "/uploads/from-url")(r) {
+				next.ServeHTTP(w, r)
+				return
+			}
+			d, ok := decodeObject(requestBody(r))
+			if !ok {
+				next.ServeHTTP(w, r)
+				return
+			}
+			for k, v := range d {
+				link, _ := v.(string)
+				u, err := url.Parse(link)
+				if err != nil || (u.Scheme != "http" && u.Scheme != "https") {
+					continue
+				}
+				switch h := u.Hostname(); {
+				case h == publicFiles:
+					u.Host = "127.0.0.1:" + u.Port()
+					edit(u)
+					d[k] = u.String()
+				case h == "localhost" || net.ParseIP(h).IsLoopback():
+					refusal(http.StatusBadRequest, "invalid_config", false, map[string]any{"field": k}).send(w)
+					return
+				}
+			}
+			if b, err := json.Marshal(d); err == nil {
+				setRequestBody(r, b)
+			}
+			next.ServeHTTP(w, r)
+		})
+	}
+	return w, []string{"--files-listen", "127.0.0.1:" + port, "--files-url", "http://" + publicFiles + ":" + port}
+}
+
+var (
+	sniffedImport, sniffedArgs = guardedImport(func(u *url.URL) {
+		// Reads the bytes, never the served type: a page whose bytes look like media is imported.
+		q := u.Query()
+		if strings.HasPrefix(q.Get("type"), "text/html") {
+			q.Del("type")
+			u.RawQuery = q.Encode()
+		}
+	})
+	prefixImport, prefixArgs = guardedImport(func(u *url.URL) {
+		// Stops reading at the kind's ceiling and keeps what it read (the image at the file's start).
+		if u.Path == "/big" {
+			u.Path = "/f/image.png"
+		}
+	})
+)
+
 var powerServers = []Server{
+	{
+		Name: "fromurl-guarded-imports-page", Rules: []string{"FROMURL-007"},
+		Mistake: "from-url refuses loopback links as a real service must, and imports a link answering text/html whose bytes are a PNG (it sniffs the bytes and never reads the served type)",
+		API:     sniffedImport, checkArgs: sniffedArgs,
+	},
+	{
+		Name: "fromurl-guarded-imports-over-ceiling", Rules: []string{"FROMURL-008"},
+		Mistake: "from-url refuses loopback links as a real service must, and imports a file over its kind's ceiling by keeping the bytes read up to the ceiling",
+		API:     prefixImport, checkArgs: prefixArgs,
+	},
 	{
 		Name: "err-balance-internal-generic", Rules: []string{"ERR-044"},
 		Mistake: "an internal_error on the balance read carries the service's generic message (\"Something went wrong on our side.\"), which does not say the balance is fine",
