@@ -301,7 +301,7 @@ func render(r *results) string {
 			}
 		}
 		for _, b := range wide {
-			fmt.Fprintf(&w, "\n%s (%d runs)\n\n| figure | value |\n|---|---:|\n", b.name, len(b.runs))
+			fmt.Fprintf(&w, "\n%s, runs: %d\n\n| figure | value |\n|---|---:|\n", b.name, len(b.runs))
 			figs := b.figures()
 			var units []string
 			for _, f := range figs {

@@ -26,7 +26,7 @@ func TestPage(t *testing.T) {
 		"| BenchmarkBare | 1 | 50000 | | | 27.00 | |",
 		"| BenchmarkThrough | 1 | 90000 | | | 97.00 | 3 |",
 		"| BenchmarkServe/quiet | 3 | 12 | 5 | 1 | | |", // the median of three runs
-		"BenchmarkWide (1 runs)\n\n| figure | value |",
+		"BenchmarkWide, runs: 1\n\n| figure | value |",
 		"| h | 8 |",
 		"- `BenchmarkHTTPThing` (example.com/m/p): wrk is not installed (apt-get install -y wrk)",
 		"**Failed:** `BenchmarkBroken` (example.com/m/p); package example.com/m/p",
