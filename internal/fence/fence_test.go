@@ -18,17 +18,19 @@ const module = "github.com/mediaspec/mediaspec"
 // by a module package (tests aside: a test may import what it tests with) goes to a lower layer.
 // Packages of one layer do not import each other. cmd/ is the top: it may import anything below.
 var layers = [][]string{
-	// 0: leaves: the contract's figures, results, the receiver, the catalogue data, the clock,
-	// the tools' small helpers and the mock's leaf concerns.
-	{"internal/contract", "report", "receiver", "fixtures/media", "spec/errtable", "spec/clients",
+	// 0: the contract's figures, below everything.
+	{"internal/contract"},
+	// 1: leaves: results, the receiver, the catalogue data, the clock, the tools' small helpers and
+	// the mock's leaf concerns.
+	{"report", "receiver", "fixtures/media", "spec/errtable", "spec/clients",
 		"internal/clock", "internal/jsoncount", "internal/fuzzseed", "internal/hostile", "internal/benchtable",
 		"internal/httpbench", "internal/reporttest", "internal/soak",
 		"internal/mock/assets", "internal/mock/ids", "internal/mock/media", "internal/mock/netguard",
 		"internal/mock/paging", "internal/mock/render", "internal/mock/reqlog"},
-	// 1: the contract loaders and judges; what stands on one leaf.
+	// 2: the contract loaders and judges; what stands on one leaf.
 	{"spec", "spec/diff", "fixtures", "internal/receivercheck", "internal/mock/apierr",
 		"internal/mock/ratelimit", "internal/mock/retention"},
-	// 2: the mock's stores and senders; the suite's open-shape reader; the wrong-server tables.
+	// 3: the mock's stores and senders; the suite's open-shape reader; the wrong-server tables.
 	{"internal/mock/wire", "internal/mock/ledger", "internal/mock/faults", "internal/mock/webhook",
 		"internal/mock/audit", "conformance/internal/openshape", "conformance/wrongservers"},
 	{"internal/mock/blob", "internal/mock/catalog", "internal/mock/workspace", "conformance/framework",
@@ -36,14 +38,14 @@ var layers = [][]string{
 	{"internal/mock/admission", "internal/mock/catalog/catalogtest", "internal/mock/uploads", "conformance/specs"},
 	{"internal/mock/jobs", "conformance"},
 	{"internal/mock/workflows"},
-	// 7: the mock's two HTTP adapters.
+	// 8: the mock's two HTTP adapters.
 	{"internal/mock/api", "internal/mock/control"},
-	// 8: the public face of the clock (above every concern: none of them imports it) and what the
+	// 9: the public face of the clock (above every concern: none of them imports it) and what the
 	// wiring hands the module's own tests.
 	{"mock/clock", "internal/mock/wired"},
-	// 9: the mock's wiring.
+	// 10: the mock's wiring.
 	{"mock"},
-	// 10: what runs the mock: the proxy and the module's in-process suite harness.
+	// 11: what runs the mock: the proxy and the module's in-process suite harness.
 	{"proxy", "internal/conformancetest"},
 	{"cmd"},
 }

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"github.com/mediaspec/mediaspec/internal/contract"
 	"net/http"
 	"time"
 
@@ -15,7 +16,7 @@ import (
 )
 
 // AssetLinkLifetime is how long a file link handed out by the asset reads lasts.
-const AssetLinkLifetime = 600 * time.Second
+const AssetLinkLifetime = contract.OutputLinkLifetime
 
 // RegisterAssets registers the asset reads (scope read, bucket agent_read): GET /assets,
 // GET /assets/{id} and GET /assets/{id}/download. Records come from reg, bytes and links from

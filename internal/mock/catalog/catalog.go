@@ -17,6 +17,7 @@
 package catalog
 
 import (
+	"github.com/mediaspec/mediaspec/internal/contract"
 	"slices"
 	"strings"
 
@@ -27,9 +28,9 @@ import (
 
 // Page sizes of the lists (interface spec "Limits").
 const (
-	DefaultLimit   = 25
-	MaxLimit       = 50
-	MaxActorsPage  = 48
+	DefaultLimit   = contract.PageSizeDefault
+	MaxLimit       = contract.PageSizeMax
+	MaxActorsPage  = contract.ActorsPageMax
 	PresetPreviewN = 20 // templates carried on a preset row
 )
 

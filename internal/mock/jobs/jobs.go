@@ -44,6 +44,7 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/json"
+	"github.com/mediaspec/mediaspec/internal/contract"
 	"log/slog"
 	"slices"
 	"sync"
@@ -65,11 +66,11 @@ import (
 // are documented in spec/rules.yaml and spec/openapi.yaml).
 const (
 	// SlotLifetime is how long a submit holds its key's slot at most.
-	SlotLifetime = 10 * time.Minute
+	SlotLifetime = contract.SlotLifetime
 	// WaitTimeout is how long GET /generations/{id}/wait blocks at most.
-	WaitTimeout = 18 * time.Second
+	WaitTimeout = contract.WaitBudget
 	// LinkTTL is the lifetime of an output link.
-	LinkTTL = 600 * time.Second
+	LinkTTL = contract.OutputLinkLifetime
 	// DefaultMaxConcurrentRenders is the workspace render-concurrency
 	// threshold: a key submit that would make more generations of the
 	// workspace run at once answers 429 rate_limited without

@@ -1,6 +1,7 @@
 package jobs
 
 import (
+	"github.com/mediaspec/mediaspec/internal/contract"
 	"sort"
 	"time"
 
@@ -127,7 +128,7 @@ func (s *Store) List(workspaceID string, f Filter, cur string, limit int) (rows 
 		}
 	}
 	if limit <= 0 {
-		limit = 25
+		limit = contract.PageSizeDefault
 	}
 	end := min(start+limit, len(views))
 	rows = make([]Row, 0, end-start)

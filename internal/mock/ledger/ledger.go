@@ -15,6 +15,7 @@ package ledger
 import (
 	"errors"
 	"fmt"
+	"github.com/mediaspec/mediaspec/internal/contract"
 	"time"
 
 	"github.com/mediaspec/mediaspec/internal/clock"
@@ -23,10 +24,10 @@ import (
 
 // Defaults of the interface spec's limits table.
 const (
-	DefaultPerGeneration int64 = 600
-	DefaultDaily         int64 = 2000
+	DefaultPerGeneration = contract.PerGenerationCap
+	DefaultDaily         = contract.DailyBudget
 	// SpendWindow is the rolling window of the daily and key budgets.
-	SpendWindow = 24 * time.Hour
+	SpendWindow = contract.SpendWindow
 )
 
 // Errors for misuse of holds; they are programming errors, not API refusals.

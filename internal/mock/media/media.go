@@ -15,6 +15,7 @@
 package media
 
 import (
+	"github.com/mediaspec/mediaspec/internal/contract"
 	"mime"
 	"strings"
 )
@@ -28,15 +29,15 @@ const (
 
 // Upload size ceilings per kind, in bytes (interface spec, Limits).
 const (
-	MaxImageBytes int64 = 20971520
-	MaxVideoBytes int64 = 104857600
-	MaxAudioBytes int64 = 26214400
+	MaxImageBytes = contract.MaxImageBytes
+	MaxVideoBytes = contract.MaxVideoBytes
+	MaxAudioBytes = contract.MaxAudioBytes
 )
 
 // Image pixel bounds checked at finalize (interface spec, Limits).
 const (
-	MaxImageSide   = 16384
-	MaxImagePixels = 40000000
+	MaxImageSide   = contract.MaxImageSide
+	MaxImagePixels = contract.MaxImagePixels
 )
 
 // ScanMarker is the deterministic scanner trigger: Scan flags an image

@@ -8,6 +8,7 @@
 package ratelimit
 
 import (
+	"github.com/mediaspec/mediaspec/internal/contract"
 	"math"
 	"sync"
 	"time"
@@ -29,7 +30,7 @@ const (
 )
 
 // Window is the sliding window length.
-const Window = 60 * time.Second
+const Window = contract.BucketWindow
 
 // Buckets lists every bucket in a fixed order.
 func Buckets() []Bucket {
@@ -45,8 +46,9 @@ func (b Bucket) Valid() bool {
 // DefaultLimits returns the calls per window of each bucket.
 func DefaultLimits() map[Bucket]int {
 	return map[Bucket]int{
-		AgentRead: 120, AgentEstimate: 60, AgentSubmit: 20,
-		WebhookManage: 20, Uploads: 30, Reservations: 30,
+		AgentRead: contract.ReadsPerMinute, AgentEstimate: contract.EstimatesPerMinute,
+		AgentSubmit: contract.SubmitsPerMinute, WebhookManage: contract.WebhookManagePerMinute,
+		Uploads: contract.UploadCallsPerMinute, Reservations: contract.ReservationsPerMinute,
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"github.com/mediaspec/mediaspec/internal/contract"
 	"log/slog"
 	"net/netip"
 	"strings"
@@ -37,19 +38,19 @@ import (
 // Limits of the interface spec ("Limits").
 const (
 	// PutLifetime is how long a signed upload link accepts its one PUT.
-	PutLifetime = 300 * time.Second
+	PutLifetime = contract.PutLifetime
 	// PendingCap is the most pending uploads a workspace may hold.
-	PendingCap = 50
+	PendingCap = contract.PendingUploads
 	// PendingWindow is how long an unfinalized reservation counts toward PendingCap. It is also
 	// when an upload never finalized is forgotten, bytes included: the slot's PutLifetime plus a
 	// grace of PendingWindow - PutLifetime (10 minutes) to finalize what arrived. A finalize after
 	// that answers 404 not_found, as for any unknown upload.
-	PendingWindow = 15 * time.Minute
+	PendingWindow = contract.PendingWindow
 	// FinalizeHold is the longest one finalize holds a file against a concurrent finalize; a hold
 	// older than this (a finalize that never returned) no longer blocks.
 	FinalizeHold = 2 * time.Minute
 	// MaxFileName is the longest filename, in characters.
-	MaxFileName = 255
+	MaxFileName = contract.MaxFilename
 	// MaxURL is the longest from-url link, in characters.
 	MaxURL = 2048
 	// IDPrefix prefixes asset ids.

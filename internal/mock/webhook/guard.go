@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"github.com/mediaspec/mediaspec/internal/contract"
 	"net"
 	"net/netip"
 	"net/url"
@@ -22,7 +23,7 @@ type Resolver interface {
 }
 
 // MaxURLLength is the longest endpoint URL accepted, in characters.
-const MaxURLLength = 2048
+const MaxURLLength = contract.MaxWebhookURL
 
 // Reasons an address check fails. They are the `error` values of a refused delivery attempt and
 // the causes of a refused registration.

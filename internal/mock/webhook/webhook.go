@@ -26,6 +26,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"github.com/mediaspec/mediaspec/internal/contract"
 	"log/slog"
 	"net"
 	"net/http"
@@ -71,15 +72,15 @@ const (
 
 // Limits and thresholds of the interface.
 const (
-	MaxEndpoints      = 10  // per workspace
-	MaxDescription    = 200 // characters
-	FailingAfter      = 3   // exhausted deliveries in a row: active -> failing
-	DisabledAfter     = 20  // exhausted deliveries in a row: failing -> disabled
-	MaxAttempts       = 5
+	MaxEndpoints      = contract.MaxWebhookEndpoints   // per workspace
+	MaxDescription    = contract.MaxWebhookDescription // characters
+	FailingAfter      = 3                              // exhausted deliveries in a row: active -> failing
+	DisabledAfter     = 20                             // exhausted deliveries in a row: failing -> disabled
+	MaxAttempts       = contract.DeliveryAttempts
 	UserAgent         = "Mediaspec-Webhooks/1.0"
 	SecretPrefix      = "whsec_"
 	secretBytes       = 32
-	defaultTimeout    = 10 * time.Second
+	defaultTimeout    = contract.DeliveryTimeout
 	defaultWorkers    = 8
 	defaultQueue      = 1024
 	defaultPerEP      = 2
@@ -94,7 +95,7 @@ const DefaultAttemptTimeout = defaultTimeout
 
 // DefaultSchedule is the wait before attempts 2, 3, 4 and 5, each counted from the previous
 // attempt's send time: 5 minutes, 30 minutes, 2 hours, 12 hours (about 14.5 hours in all).
-var DefaultSchedule = []time.Duration{5 * time.Minute, 30 * time.Minute, 2 * time.Hour, 12 * time.Hour}
+var DefaultSchedule = contract.RetryWaits()
 
 // Config configures a Service. Zero values mean the documented defaults.
 type Config struct {

@@ -2,6 +2,7 @@ package workflows
 
 import (
 	"fmt"
+	"github.com/mediaspec/mediaspec/internal/contract"
 	"slices"
 
 	"github.com/mediaspec/mediaspec/internal/clock"
@@ -224,7 +225,7 @@ func (e *Engine) List(workspaceID string, f Filter, cur string, limit int) (rows
 		}
 	}
 	if limit <= 0 {
-		limit = 25
+		limit = contract.PageSizeDefault
 	}
 	end := min(start+limit, len(docs))
 	rows = append([]SummaryDoc{}, docs[start:end]...)
