@@ -327,7 +327,7 @@ func checkOrderSpecs(f *framework.Framework) {
 			})
 		})
 
-		f.Rule(rules("CHECK-012", "CHECK-001", "ERR-035", "ERR-030")...).Needs(framework.Control, framework.Uploads).It("moderation before upload readiness: a refused prompt naming a not-finalized upload gets 422, without the fault 409 input_not_ready", func(ctx context.Context, s *framework.Spec) {
+		f.Rule(rules("CHECK-012", "CHECK-001", "ERR-035", "ERR-030")...).Needs(framework.TestInputs, framework.Uploads).It("moderation before upload readiness: a refused prompt naming a not-finalized upload gets 422, without the fault 409 input_not_ready", func(ctx context.Context, s *framework.Spec) {
 			sp := newSpender(ctx, s)
 			d := imageModel(ctx, sp.c)
 			props, _ := objectAt(d, "config_schema")["properties"].(map[string]any)
@@ -341,8 +341,8 @@ func checkOrderSpecs(f *framework.Framework) {
 			cfg["reference_images"] = []any{map[string]any{"assetId": up.String("asset_id"), "alias": "image1"}}
 			r := refuse(ctx, sp.c, submitBody(d.String("capability_id"), cfg, need, nil), http.StatusConflict, "input_not_ready")
 			expectAssetIDsIfNamed(r, up.String("asset_id"))
-			s.QueueFault(ctx, "moderation_block", d.String("capability_id"), 1, "")
-			refuse(ctx, sp.c, submitBody(d.String("capability_id"), cfg, need, nil), http.StatusUnprocessableEntity, "moderation_blocked")
+			blocked := s.Force(ctx, sp.c, framework.Outcome{Kind: "moderation_block", CapabilityID: d.String("capability_id")})
+			refuse(ctx, blocked, submitBody(d.String("capability_id"), cfg, need, nil), http.StatusUnprocessableEntity, "moderation_blocked")
 		})
 
 		f.Rule(rules("CHECK-020")...).It("a config whose price cannot be computed (pricing field of the wrong type) fails at config validity even with max_credits 1", func(ctx context.Context, s *framework.Spec) {
@@ -547,18 +547,18 @@ func oneJobPerKeySpecs(f *framework.Framework) {
 			refuse(ctx, sp.c, submitBody(d.String("capability_id"), cfg, need, nil), http.StatusConflict, "input_not_ready")
 		})
 
-		f.Rule(rules("CHECK-014", "CHECK-015", "CHECK-001", "ERR-019", "ERR-038", "ERR-008")...).Needs(framework.Spends, framework.Control).It("a request that failed repeatedly is blocked; the block comes after in-flight and before estimate change", func(ctx context.Context, s *framework.Spec) {
+		f.Rule(rules("CHECK-014", "CHECK-015", "CHECK-001", "ERR-019", "ERR-038", "ERR-008")...).Needs(framework.Spends, framework.TestInputs).It("a request that failed repeatedly is blocked; the block comes after in-flight and before estimate change", func(ctx context.Context, s *framework.Spec) {
 			sp := newSpender(ctx, s)
 			d := imageModel(ctx, sp.c)
 			id := d.String("capability_id")
 			cfg := cheapConfig(d)
 			_, need := estimateOf(ctx, sp.c, id, cfg, nil)
 			body := submitBody(id, cfg, need, nil)
-			s.QueueFault(ctx, "render_fail", id, 10, "")
+			failing := s.Force(ctx, sp.c, framework.Outcome{Kind: "render_fail", CapabilityID: id, Count: 10})
 			var blocked *framework.Response
 			for i := 0; i < 10 && blocked == nil; i++ {
 				s.Spend(int(need))
-				r := sp.c.Post(ctx, "/generations", body)
+				r := failing.Post(ctx, "/generations", body)
 				if r.Status == http.StatusTooManyRequests {
 					blocked = r
 					break
@@ -569,7 +569,9 @@ func oneJobPerKeySpecs(f *framework.Framework) {
 			if blocked == nil {
 				s.Lacks("the same request failing 10 times in a row was not blocked: CHECK-014, CHECK-015 and ERR-038 are left unverified")
 			}
-			s.ClearFaults(ctx)
+			if s.HasControl() {
+				s.ClearFaults(ctx)
+			}
 			s.Step("ERR-038")
 			blocked.ExpectError(http.StatusTooManyRequests, "request_blocked")
 			s.Step("ERR-019")
@@ -583,10 +585,12 @@ func oneJobPerKeySpecs(f *framework.Framework) {
 					Expect(ra).To(Equal(fmt.Sprint(n)), "Retry-After agrees with retry_after_seconds"+blocked.Describe())
 				}
 			}
-			s.QueueFault(ctx, "estimate_changed", id, 1, "")
+			changed := s.Force(ctx, sp.c, framework.Outcome{Kind: "estimate_changed", CapabilityID: id})
 			s.Step("CHECK-015", "CHECK-001")
-			refuse(ctx, sp.c, body, http.StatusTooManyRequests, "request_blocked")
-			s.ClearFaults(ctx)
+			refuse(ctx, changed, body, http.StatusTooManyRequests, "request_blocked")
+			if s.HasControl() {
+				s.ClearFaults(ctx)
+			}
 			running := submit(ctx, s, sp.c, "tts", ttsConfig(ctx, sp.c), nil)
 			s.Step("CHECK-014", "CHECK-001")
 			r := refuse(ctx, sp.c, body, http.StatusConflict, "submission_in_flight")

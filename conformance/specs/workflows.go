@@ -409,14 +409,14 @@ func workflowRunSpecs(f *framework.Framework) {
 			Expect(run["still_running"]).To(Equal(false), r.Describe())
 		})
 
-		f.Rule("WF-019", "WF-023", "WF-013", "EVT-004", "EVT-031").It("a run where a later step fails reads partial and is charged for the finished steps only", func(ctx context.Context, s *framework.Spec) {
+		f.Rule("WF-019", "WF-023", "WF-013", "EVT-004", "EVT-031").Needs(framework.TestInputs).It("a run where a later step fails reads partial and is charged for the finished steps only", func(ctx context.Context, s *framework.Spec) {
 			sp := newSpender(ctx, s)
 			h := registerHook(ctx, s, sp.c, "workflow_run.completed", "workflow_run.failed")
 			t := wfPick(ctx, s, sp.c, "with a step after another on a capability of its own", func(t wfTemplate) bool { return wfChainFailure(t) >= 0 })
 			broken := t.nodes[wfChainFailure(t)]
-			s.QueueFault(ctx, "render_fail", broken.capID, 1, "")
+			failing := s.Force(ctx, sp.c, framework.Outcome{Kind: "render_fail", CapabilityID: broken.capID})
 			availBefore := availableOf(ctx, sp.c)
-			_, id := wfInvoke(ctx, s, sp.c, t)
+			_, id := wfInvoke(ctx, s, failing, t)
 			s.Step("WF-013")
 			final, _ := wfFinish(ctx, s, sp.c, id)
 			run := runRecord(final)
@@ -443,13 +443,13 @@ func workflowRunSpecs(f *framework.Framework) {
 			wfAwaitRunEvent(ctx, s, h, "workflow_run.completed", id, "partial")
 		})
 
-		f.Rule("WF-020", "WF-022", "WF-023", "EVT-005", "EVT-031").It("a run whose first step fails reads failed, skips what depends on it and costs nothing", func(ctx context.Context, s *framework.Spec) {
+		f.Rule("WF-020", "WF-022", "WF-023", "EVT-005", "EVT-031").Needs(framework.TestInputs).It("a run whose first step fails reads failed, skips what depends on it and costs nothing", func(ctx context.Context, s *framework.Spec) {
 			sp := newSpender(ctx, s)
 			h := registerHook(ctx, s, sp.c, "workflow_run.completed", "workflow_run.failed")
 			t := wfPick(ctx, s, sp.c, "with a single first step on a capability of its own", func(t wfTemplate) bool { return wfRootFailure(t) >= 0 })
 			root := t.nodes[wfRootFailure(t)]
-			s.QueueFault(ctx, "render_fail", root.capID, 1, "")
-			_, id := wfInvoke(ctx, s, sp.c, t)
+			failing := s.Force(ctx, sp.c, framework.Outcome{Kind: "render_fail", CapabilityID: root.capID})
+			_, id := wfInvoke(ctx, s, failing, t)
 			final, _ := wfFinish(ctx, s, sp.c, id)
 			run := runRecord(final)
 			s.Step("WF-020")
