@@ -252,6 +252,7 @@ func readGen(ctx context.Context, c *framework.Client, id string) *framework.Res
 	GinkgoHelper()
 	r := c.Get(ctx, "/generations/"+id).ExpectOK(http.StatusOK)
 	Expect(r.String("generation.generation_id")).To(Equal(id), "the read answers the id asked for, exactly"+r.Describe())
+	expectGenerationFixed(r, "generation")
 	return r
 }
 

@@ -114,4 +114,13 @@ var fixedServers = []Server{
 			}
 		}),
 	},
+	{
+		Name: "gen-sibling-failed-error-null", Rules: []string{"GEN-010", "BATCH-013", "BATCH-004"},
+		Mistake: "a failed batch sibling's read carries error null: the error is kept on the batch's first generation only",
+		API: docs(route(http.MethodGet, "/generations/[^/]+"), success, func(_ *http.Request, _ *answer, d map[string]any) {
+			if g := obj(d, "generation"); g != nil && g["status"] == "failed" && g["batch_group_id"] != nil {
+				g["error"] = nil
+			}
+		}),
+	},
 }
