@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"fmt"
+	"github.com/mediaspec/mediaspec/internal/contract"
 	"math"
 	"strconv"
 	"strings"
@@ -34,12 +35,12 @@ var bucketRoutes = map[string]struct {
 	limit int
 	rule  string
 }{
-	"POST /estimates":                  {"agent_estimate", 60, "RATE-002"},
-	"POST /generations":                {"agent_submit", 20, "RATE-003"},
-	"POST /webhooks":                   {"webhook_manage", 20, "RATE-005"},
-	"DELETE /webhooks/{id}":            {"webhook_manage", 20, "RATE-005"},
-	"POST /uploads":                    {"uploads", 30, "RATE-008"},
-	"POST /uploads/{assetId}/finalize": {"uploads", 30, "RATE-008"},
+	"POST /estimates":                  {"agent_estimate", contract.EstimatesPerMinute, "RATE-002"},
+	"POST /generations":                {"agent_submit", contract.SubmitsPerMinute, "RATE-003"},
+	"POST /webhooks":                   {"webhook_manage", contract.WebhookManagePerMinute, "RATE-005"},
+	"DELETE /webhooks/{id}":            {"webhook_manage", contract.WebhookManagePerMinute, "RATE-005"},
+	"POST /uploads":                    {"uploads", contract.UploadCallsPerMinute, "RATE-008"},
+	"POST /uploads/{assetId}/finalize": {"uploads", contract.UploadCallsPerMinute, "RATE-008"},
 }
 
 // bucketOf is the bucket of a documented route ("" when the route has none the text states).
@@ -48,13 +49,13 @@ func bucketOf(route string) (name string, limit int, rule string) {
 		return b.name, b.limit, b.rule
 	}
 	if strings.HasPrefix(route, "GET ") && !strings.HasPrefix(route, "GET /health/") && route != "GET /openapi.json" {
-		return "agent_read", 120, "RATE-001"
+		return "agent_read", contract.ReadsPerMinute, "RATE-001"
 	}
 	return "", 0, ""
 }
 
 // BucketWindow is the span of the per-minute buckets.
-const BucketWindow = 60 * time.Second
+const BucketWindow = contract.BucketWindow
 
 // bucketSeen is one key's traffic on one bucket: the latest accepted calls (at most 2N+1) and the
 // latest refusal that carried a wait.

@@ -3,6 +3,7 @@ package proxy
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/mediaspec/mediaspec/internal/contract"
 	"math"
 	"net/http"
 	"regexp"
@@ -89,8 +90,8 @@ func (p *Proxy) checkAnswer(c *call) {
 	p.checkLinks(c)
 	switch c.route {
 	case "POST /uploads":
-		if v, ok := c.obj["upload_expires_in_seconds"]; ok && ex.status == http.StatusCreated && fmt.Sprint(v) != "300" {
-			p.find(c, SideServer, "UPLOAD-002", false, fmt.Sprintf("upload_expires_in_seconds is %v: the signed PUT lasts 300 seconds.", v))
+		if v, ok := c.obj["upload_expires_in_seconds"]; ok && ex.status == http.StatusCreated && fmt.Sprint(v) != seconds(contract.PutLifetime) {
+			p.find(c, SideServer, "UPLOAD-002", false, fmt.Sprintf("upload_expires_in_seconds is %v: the signed PUT lasts %s seconds.", v, seconds(contract.PutLifetime)))
 		}
 	case "GET /credits/balance":
 		p.checkBalance(c)
@@ -311,8 +312,8 @@ func (p *Proxy) checkTimestamps(c *call) {
 // present on a generation read or wait whenever some output has a link (GEN-024).
 func (p *Proxy) checkLinks(c *call) {
 	if v, ok := c.obj["output_urls_expire_in_seconds"]; ok {
-		if n, isNum := v.(json.Number); !isNum || n.String() != "600" {
-			p.find(c, SideServer, "LINK-001", false, fmt.Sprintf("output_urls_expire_in_seconds is %v: output links last 600 seconds.", v))
+		if n, isNum := v.(json.Number); !isNum || n.String() != seconds(contract.OutputLinkLifetime) {
+			p.find(c, SideServer, "LINK-001", false, fmt.Sprintf("output_urls_expire_in_seconds is %v: output links last %s seconds.", v, seconds(contract.OutputLinkLifetime)))
 		}
 	}
 }
@@ -338,7 +339,7 @@ func (p *Proxy) checkGeneration(c *call) {
 		}
 	}
 	if _, present := c.obj["output_urls_expire_in_seconds"]; hasLink && !present {
-		p.find(c, SideServer, "GEN-024", false, "An output has a link but the answer has no output_urls_expire_in_seconds (600).")
+		p.find(c, SideServer, "GEN-024", false, "An output has a link but the answer has no output_urls_expire_in_seconds ("+seconds(contract.OutputLinkLifetime)+").")
 	}
 	if e, present := g["error"]; present && e != nil && st != "failed" && st != "" {
 		p.find(c, SideServer, "GEN-010", false, "error is set while the generation reads "+st+": it is set only when status is failed.")
@@ -372,14 +373,17 @@ func (p *Proxy) checkGeneration(c *call) {
 			p.find(c, SideServer, "GEN-029", false, fmt.Sprintf("retry_after_seconds is %v while the job runs: it is 0 (call again at once).", ra))
 		}
 		if w, ok := number(c.obj["waited_seconds"]); ok && w > WaitBound.Seconds() {
-			p.find(c, SideServer, "GEN-027", false, fmt.Sprintf("The wait held %v seconds (waited_seconds) and answered still running: it blocks about 18 seconds, up to 20.", w))
+			p.find(c, SideServer, "GEN-027", false, fmt.Sprintf("The wait held %v seconds (waited_seconds) and answered still running: it blocks about %s seconds, up to %s.", w, seconds(contract.WaitBudget), seconds(contract.WaitCeiling)))
 		}
 	}
 }
 
 // WaitBound is the longest a wait may hold by the text ("about 18 seconds"; "the reference table
 // says up to 20"), plus one second for rounding to whole seconds.
-const WaitBound = 21 * time.Second
+const WaitBound = contract.WaitCeiling + time.Second
+
+// seconds is d in whole seconds, as the answers write it.
+func seconds(d time.Duration) string { return strconv.Itoa(int(d / time.Second)) }
 
 // checkSubmit judges an accepted submit: Location, Cache-Control, the credits at submit, the hold
 // within max_credits.

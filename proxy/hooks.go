@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/mediaspec/mediaspec/internal/contract"
 	"io"
 	"net/http"
 	"net/url"
@@ -28,13 +29,13 @@ import (
 // Defaults of HooksConfig.
 const (
 	// DeliveryTimeout is how long the service waits for a 2XX per attempt.
-	DeliveryTimeout = 10 * time.Second
+	DeliveryTimeout = contract.DeliveryTimeout
 	// MaxDeliveries is how many delivery ids' attempts are remembered for the retry schedule.
 	MaxDeliveries = 4096
 )
 
 // retryWaits are the waits before attempts 2 to 5 ("about"; judged within 20 percent).
-var retryWaits = []time.Duration{5 * time.Minute, 30 * time.Minute, 2 * time.Hour, 12 * time.Hour}
+var retryWaits = contract.RetryWaits()
 
 // HooksConfig configures Hooks.
 type HooksConfig struct {
