@@ -541,8 +541,34 @@ func (s *Suite) selection() (map[string]int, int) {
 // selection can judge at most.
 func (s *Suite) openingLine(info report.RunInfo) string {
 	atMost, texts := s.plan()
-	return fmt.Sprintf("mediaspec check: mode: %s; profile: %s; target: %s; a budget of %d credits; %d specs in %d areas selected: they can judge at most %d of %d text rules",
+	line := fmt.Sprintf("mediaspec check: mode: %s; profile: %s; target: %s; a budget of %d credits; %d specs in %d areas selected: they can judge at most %d of %d text rules",
 		info.Mode, info.Profile, info.Target, info.Budget, s.selected, len(s.perArea), atMost, texts)
+	if n := s.realTimeSpecs(); n > 0 {
+		procs := max(s.f.Config().Procs, 1)
+		wall := time.Duration((n+procs-1)/procs) * realTimeWait
+		line += fmt.Sprintf("; --real-time: %d specs wait out the target's clock, about %s of wall clock over %d processes", n, wall, procs)
+	}
+	return line
+}
+
+// realTimeWait is about how long a spec that waits out the target's clock takes in real time: a
+// rate bucket's minute, and the calls that fill it (framework.Spec.BucketClient).
+const realTimeWait = 70 * time.Second
+
+// realTimeSpecs counts the selected specs that will wait out real time: those that need RealTime,
+// in a run with --real-time and without the control API (which advances its clock instead).
+func (s *Suite) realTimeSpecs() int {
+	cfg := s.f.Config()
+	if !cfg.RealTime || cfg.ControlURL != "" {
+		return 0
+	}
+	n := 0
+	for _, r := range s.preview.SpecReports {
+		if selectedIn(r) && (s.shard == nil || s.shard[r.FullText()]) && slices.Contains(r.Labels(), string(framework.RealTime)) {
+			n++
+		}
+	}
+	return n
 }
 
 // plan is what the selected specs can judge at most, before they run: the text rules (report
@@ -551,7 +577,7 @@ func (s *Suite) openingLine(info report.RunInfo) string {
 func (s *Suite) plan() (atMost, total int) {
 	cfg := s.f.Config()
 	control := cfg.ControlURL != ""
-	caps := framework.Capabilities{Control: control, TestInputs: cfg.Offers(framework.FeatureTestInputs), Receiver: true, Uploads: true, Budget: cfg.Budget, Slow: cfg.Slow,
+	caps := framework.Capabilities{Control: control, TestInputs: cfg.Offers(framework.FeatureTestInputs), Receiver: true, Uploads: true, Budget: cfg.Budget, Slow: cfg.Slow, RealTime: cfg.RealTime,
 		ReadKey: control || cfg.ReadKey != "" || cfg.KeysFile != "", SecondWorkspace: control || cfg.OtherKey != "" || cfg.KeysFile != "", Roles: cfg.Roles()}
 	canRun := map[string]bool{} // rule id -> every spec of it can run
 	for _, r := range s.preview.SpecReports {

@@ -65,6 +65,11 @@ type Config struct {
 	TimeScale float64 `yaml:"time_scale" env:"MEDIASPEC_TIME_SCALE"`
 	// Slow enables specs labelled slow.
 	Slow bool `yaml:"slow" env:"MEDIASPEC_SLOW"`
+	// RealTime runs, on a target without the control API's clock, the specs that wait out real
+	// time for the target's windows to pass (a rate bucket's minute): minutes of wall clock, said
+	// on the first line before they start; fit for a nightly job. With control they advance the
+	// clock instead and need no flag.
+	RealTime bool `yaml:"real_time" env:"MEDIASPEC_REAL_TIME"`
 	// Randomize runs all specs in random order (not only top-level containers); Seed fixes the order.
 	Randomize bool  `yaml:"randomize" env:"MEDIASPEC_RANDOMIZE"`
 	Seed      int64 `yaml:"seed" env:"MEDIASPEC_SEED"`
@@ -203,7 +208,7 @@ var flagNames = map[string]string{
 	"ReceiverListen": "receiver-listen", "ReceiverPublicURL": "receiver-url",
 	"FilesListen": "files-listen", "FilesPublicURL": "files-url",
 	"LabelFilter": "label-filter", "JSONReport": "json-report", "JUnitReport": "junit-report",
-	"HTMLReport": "html-report", "TimeScale": "time-scale", "Slow": "slow",
+	"HTMLReport": "html-report", "TimeScale": "time-scale", "Slow": "slow", "RealTime": "real-time",
 	"Randomize": "randomize", "Seed": "seed", "RetiredCapabilityID": "retired-capability-id",
 	"Reference": "reference", "Procs": "procs", "Shard": "shard", "KeySetList": "key-set", "KeysFile": "keys-file",
 	"KeyHeader": "key-header", "DescriptionPath": "description-path", "LivePath": "live-path", "ReadyPath": "ready-path",
@@ -237,6 +242,7 @@ func RegisterFlags(fs *flag.FlagSet) *Flags {
 	fs.StringVar(&v.HTMLReport, "html-report", "", "write the HTML rule report to this path")
 	fs.Float64Var(&v.TimeScale, "time-scale", 1, "how many times faster than real time the target's clock runs")
 	fs.BoolVar(&v.Slow, "slow", false, "run specs labelled slow")
+	fs.BoolVar(&v.RealTime, "real-time", false, "without the control API's clock, run the specs that wait out real time (each rate-bucket spec waits a minute of the target's clock first); the first line says how long")
 	fs.BoolVar(&v.Randomize, "randomize", false, "randomize the order of all specs")
 	fs.Int64Var(&v.Seed, "seed", 0, "random seed for the spec order (0: from the clock)")
 	fs.StringVar(&v.RetiredCapabilityID, "retired-capability-id", "", "a capability id the target has retired (not listed, so not discoverable); empty skips the specs that need one")

@@ -216,6 +216,7 @@ func (f *Framework) Setup(ctx context.Context) error {
 		ReadKey:         env.readKey != "",
 		Budget:          f.cfg.Budget,
 		Slow:            f.cfg.Slow,
+		RealTime:        f.cfg.RealTime,
 		Uploads:         true,
 		Receiver:        receiverOK,
 		ReceiverWhy:     receiverWhy,

@@ -31,11 +31,12 @@ const (
 	Spends          Need = "spends"           // the spec spends credits (a run setting: --budget)
 	Slow            Need = "slow"             // the spec takes long, minutes of target time (a run setting: --slow)
 	Uploads         Need = "uploads"          // the spec uploads files through signed links (the public API: keys)
+	RealTime        Need = "real-time"        // the spec waits out a window of the target's clock: control's clock, or --real-time (a run setting)
 )
 
 // AllNeeds lists every Need, in label order: the needs above, then the key roles of the profile
 // (RoleNeeds, roles.go).
-var AllNeeds = append([]Need{Control, TestInputs, Receiver, SecondWorkspace, ReadKey, Profile, Spends, Slow, Uploads}, RoleNeeds...)
+var AllNeeds = append([]Need{Control, TestInputs, Receiver, SecondWorkspace, ReadKey, Profile, Spends, Slow, Uploads, RealTime}, RoleNeeds...)
 
 // Tier is one step of the ordered list of what a target offers (report.Tier): keys < profile <
 // test-inputs < test-helpers < control.
@@ -55,7 +56,7 @@ const (
 var needReport = map[Need]string{
 	Control: report.NeedControl, TestInputs: report.NeedTestInputs, Receiver: report.NeedReceiver, SecondWorkspace: report.NeedSecondWorkspace,
 	ReadKey: report.NeedReadKey, Profile: report.NeedProfile, Spends: report.NeedBudget, Slow: report.NeedSlow,
-	Uploads: report.NeedOther,
+	Uploads: report.NeedOther, RealTime: report.NeedSlow,
 	// The key roles (roles.go): settings of the profile, which the control API can make instead.
 	RevokedKey: report.NeedProfile, ExpiredKey: report.NeedProfile, BudgetKey: report.NeedProfile,
 	LowBalanceKey: report.NeedProfile, NoAgentAPIKey: report.NeedProfile,
@@ -166,6 +167,8 @@ type Capabilities struct {
 	// ReceiverWhy says why Receiver is false when the run did set one up and the target refused
 	// it (or the selected specs need none); "" gives the generic reason.
 	ReceiverWhy string
+	// RealTime is --real-time: specs may wait out the target's windows in real time.
+	RealTime bool
 	// Roles are the key roles (RoleNeeds) the profile declares; the control API meets them all.
 	Roles map[Need]bool
 }
@@ -233,6 +236,10 @@ func (c Capabilities) Lack(needs []Need) (r SkipReason, ok bool) {
 		case Slow:
 			if !c.Slow {
 				return Disabled(n, "slow spec; pass --slow to run it"), true
+			}
+		case RealTime:
+			if !c.Control && !c.RealTime {
+				return Disabled(n, "waits out a minute or more of the target's clock in real time (a rate bucket's window), which a target without the control API's clock cannot skip; pass --real-time to run it (a nightly job)"), true
 			}
 		case Uploads:
 			if !c.Uploads {

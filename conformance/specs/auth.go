@@ -218,8 +218,25 @@ func keySpecs(f *framework.Framework) {
 		})
 
 		f.Rule("AUTH-010").It("keys issued for the service are live keys: sk_live_ and letters and digits, and they work", func(ctx context.Context, s *framework.Spec) {
-			ws := s.NewWorkspace(ctx, framework.WorkspaceOptions{})
 			live := regexp.MustCompile(`^sk_live_[A-Za-z0-9]{32,64}$`)
+			if !s.HasControl() {
+				// The keys the service issued for this run: the main key, and the read-only key and
+				// the second workspace's key where the run has them.
+				clients := map[string]*framework.Client{"the main key": s.Client()}
+				if caps := f.Capabilities(); caps.ReadKey {
+					clients["the read-only key"] = s.ReadClient()
+				}
+				if caps := f.Capabilities(); caps.SecondWorkspace {
+					clients["the second workspace's key"] = s.OtherClient()
+				}
+				for name, c := range clients {
+					// Booleans only: a failure message must not print the key.
+					Expect(live.MatchString(c.Key())).To(BeTrue(), name+" is sk_live_ and 32 to 64 letters and digits")
+					c.Get(ctx, "/credits/balance").ExpectOK(http.StatusOK)
+				}
+				return
+			}
+			ws := s.NewWorkspace(ctx, framework.WorkspaceOptions{})
 			for _, scopes := range [][]string{{"read", "generate"}, {"read"}, {"generate"}} {
 				c, k := ws.NewKey(ctx, framework.KeyOptions{Scopes: scopes})
 				// Booleans only: a failure message must not print the key.

@@ -24,11 +24,10 @@ func bucketSpecs(f *framework.Framework) {
 func rateLimitSpecs(f *framework.Framework) {
 	Describe("limits: rate-limit buckets", func() {
 		exact := func(rule string, call bucketCall, size int, scopes ...string) {
-			f.Rule(rules(rule, "RATE-013", "ERR-009", "ERR-036")...).Needs(framework.Control).It(
+			f.Rule(rules(rule, "RATE-013", "ERR-009", "ERR-036")...).Needs(framework.RealTime).It(
 				fmt.Sprintf("%s: %d calls a minute per key pass, the next answers 429 rate_limited with Retry-After", call.name, size),
 				func(ctx context.Context, s *framework.Spec) {
-					ws := s.NewWorkspace(ctx, framework.WorkspaceOptions{})
-					c, _ := ws.NewKey(ctx, framework.KeyOptions{Scopes: scopes})
+					c := bucketKey(ctx, s, scopes...)
 					inWindow(ctx, s, func() {
 						s.Step(rule)
 						fill(ctx, c, call, size)
@@ -40,10 +39,9 @@ func rateLimitSpecs(f *framework.Framework) {
 		exact("RATE-001", readCall, 120, "read")
 		exact("RATE-002", estimateCall, 60, "read")
 		exact("RATE-005", webhookCall, 20, "read", "generate")
-		f.Rule(rules("RATE-008", "RATE-013", "ERR-009")...).Needs(framework.Control).It("POST /uploads: 30 upload calls a minute per key pass, the next answers 429 with Retry-After",
+		f.Rule(rules("RATE-008", "RATE-013", "ERR-009")...).Needs(framework.RealTime).It("POST /uploads: 30 upload calls a minute per key pass, the next answers 429 with Retry-After",
 			func(ctx context.Context, s *framework.Spec) {
-				ws := s.NewWorkspace(ctx, framework.WorkspaceOptions{})
-				c, _ := ws.NewKey(ctx, framework.KeyOptions{Scopes: []string{"read", "generate"}})
+				c := bucketKey(ctx, s, "read", "generate")
 				inWindow(ctx, s, func() {
 					s.Step("RATE-008")
 					fill(ctx, c, uploadCall, 30)
@@ -80,10 +78,9 @@ func rateLimitSpecs(f *framework.Framework) {
 				})
 			})
 
-		f.Rule(rules("RATE-015")...).Needs(framework.Control).It("a read of the live description counts against agent_read", func(ctx context.Context, s *framework.Spec) {
+		f.Rule(rules("RATE-015")...).Needs(framework.RealTime).It("a read of the live description counts against agent_read", func(ctx context.Context, s *framework.Spec) {
 			desc := s.DescriptionPath()
-			ws := s.NewWorkspace(ctx, framework.WorkspaceOptions{})
-			c, _ := ws.NewKey(ctx, framework.KeyOptions{Scopes: []string{"read"}})
+			c := bucketKey(ctx, s, "read")
 			s.Step("RATE-015")
 			inWindow(ctx, s, func() {
 				fill(ctx, c, readCall, 119)
@@ -111,11 +108,10 @@ func rateLimitSpecs(f *framework.Framework) {
 			var c *framework.Client
 			var wait int64
 			var named time.Time // when the wait was named, on the target's clock
-			f.BeforeAll([]framework.Need{framework.Control}, func(ctx context.Context, s *framework.Spec) {
-				ws := s.NewWorkspace(ctx, framework.WorkspaceOptions{})
-				c, _ = ws.NewKey(ctx, framework.KeyOptions{Scopes: []string{"read"}})
+			f.BeforeAll([]framework.Need{framework.RealTime}, func(ctx context.Context, s *framework.Spec) {
+				c = bucketKey(ctx, s, "read")
 			})
-			f.Rule(rules("RATE-001", "RATE-013")...).Needs(framework.Control).It("fills after 120 reads and names the wait", func(ctx context.Context, s *framework.Spec) {
+			f.Rule(rules("RATE-001", "RATE-013")...).Needs(framework.RealTime).It("fills after 120 reads and names the wait", func(ctx context.Context, s *framework.Spec) {
 				inWindow(ctx, s, func() {
 					s.Step("RATE-001")
 					fill(ctx, c, readCall, 120)
@@ -124,21 +120,19 @@ func rateLimitSpecs(f *framework.Framework) {
 				})
 				named = s.ClockNow(ctx)
 			})
-			f.Rule("RATE-014").It("slides: after retry_after_seconds of service time the read passes again", func(ctx context.Context, s *framework.Spec) {
+			f.Rule("RATE-014").Needs(framework.RealTime).It("slides: after retry_after_seconds of service time the read passes again", func(ctx context.Context, s *framework.Spec) {
 				Expect(wait).To(BeNumerically(">", 0), "the previous step named no wait")
 				if ran := s.ClockNow(ctx).Sub(named); ran >= time.Duration(wait)*time.Second {
 					s.Undecidable("the previous step named the wait", ran)
 				}
 				readCall.do(ctx, c).ExpectError(http.StatusTooManyRequests, "rate_limited")
-				Expect(s.Control().AdvanceClock(ctx, float64(wait))).To(Succeed())
+				s.WaitOut(ctx, time.Duration(wait)*time.Second)
 				readCall.do(ctx, c).ExpectOK(http.StatusOK)
 			})
 		})
 
-		f.Rule(rules("RATE-011")...).Needs(framework.Control).It("buckets are per key: a second key of the workspace is not limited", func(ctx context.Context, s *framework.Spec) {
-			ws := s.NewWorkspace(ctx, framework.WorkspaceOptions{})
-			a, _ := ws.NewKey(ctx, framework.KeyOptions{Scopes: []string{"read"}})
-			b, _ := ws.NewKey(ctx, framework.KeyOptions{Scopes: []string{"read"}})
+		f.Rule(rules("RATE-011")...).Needs(framework.RealTime, framework.ReadKey).It("buckets are per key: a second key of the workspace is not limited", func(ctx context.Context, s *framework.Spec) {
+			a, b := bucketKeys(ctx, s)
 			s.Step("RATE-011")
 			inWindow(ctx, s, func() {
 				fill(ctx, a, readCall, 120)
@@ -147,9 +141,8 @@ func rateLimitSpecs(f *framework.Framework) {
 			})
 		})
 
-		f.Rule(rules("RATE-012")...).Needs(framework.Control).It("buckets are independent: a full estimate bucket leaves reads open and the reverse", func(ctx context.Context, s *framework.Spec) {
-			ws := s.NewWorkspace(ctx, framework.WorkspaceOptions{})
-			est, _ := ws.NewKey(ctx, framework.KeyOptions{Scopes: []string{"read"}})
+		f.Rule(rules("RATE-012")...).Needs(framework.RealTime, framework.ReadKey).It("buckets are independent: a full estimate bucket leaves reads open and the reverse", func(ctx context.Context, s *framework.Spec) {
+			est, rd := bucketKeys(ctx, s)
 			s.Step("RATE-012")
 			inWindow(ctx, s, func() {
 				fill(ctx, est, estimateCall, 60)
@@ -157,7 +150,6 @@ func rateLimitSpecs(f *framework.Framework) {
 				readCall.do(ctx, est).ExpectOK(http.StatusOK)
 			})
 
-			rd, _ := ws.NewKey(ctx, framework.KeyOptions{Scopes: []string{"read"}})
 			inWindow(ctx, s, func() {
 				fill(ctx, rd, readCall, 120)
 				expectBucketRefusal(readCall.do(ctx, rd))
@@ -166,9 +158,8 @@ func rateLimitSpecs(f *framework.Framework) {
 			})
 		})
 
-		f.Rule(rules("AUTH-028")...).Needs(framework.Control).It("the bucket comes before the scope check: a read-only key over its bucket gets 429, not 403", func(ctx context.Context, s *framework.Spec) {
-			ws := s.NewWorkspace(ctx, framework.WorkspaceOptions{})
-			c, _ := ws.NewKey(ctx, framework.KeyOptions{Scopes: []string{"read"}})
+		f.Rule(rules("AUTH-028")...).Needs(framework.RealTime, framework.ReadKey).It("the bucket comes before the scope check: a read-only key over its bucket gets 429, not 403", func(ctx context.Context, s *framework.Spec) {
+			_, c := bucketKeys(ctx, s)
 			s.Step("AUTH-028")
 			inWindow(ctx, s, func() {
 				for i := 0; i < 20; i++ {
@@ -184,14 +175,13 @@ func rateLimitSpecs(f *framework.Framework) {
 // bucketWindowSpecs registers the specs of the sliding bucket window.
 func bucketWindowSpecs(f *framework.Framework) {
 	Describe("limits: the bucket window slides", func() {
-		f.Rule(rules("RATE-013", "RATE-014", "RATE-001")...).Needs(framework.Control).It("the wait counts from the oldest call in the window, and only the calls that left it free room", func(ctx context.Context, s *framework.Spec) {
-			ws := s.NewWorkspace(ctx, framework.WorkspaceOptions{})
-			c, _ := ws.NewKey(ctx, framework.KeyOptions{Scopes: []string{"read"}})
+		f.Rule(rules("RATE-013", "RATE-014", "RATE-001")...).Needs(framework.RealTime).It("the wait counts from the oldest call in the window, and only the calls that left it free room", func(ctx context.Context, s *framework.Spec) {
+			c := bucketKey(ctx, s, "read")
 			// Every step is placed on the target's clock (exact on a manual clock; on a running one
 			// each span also holds the time that passed by itself).
 			s.Step("RATE-001")
 			first := s.During(ctx, func() { fill(ctx, c, readCall, 60) })
-			s.Advance(ctx, 20)
+			s.WaitOut(ctx, 20*time.Second)
 			second := s.During(ctx, func() { fill(ctx, c, readCall, 60) })
 			var r *framework.Response
 			at := s.During(ctx, func() { r = readCall.do(ctx, c) })
@@ -203,7 +193,7 @@ func bucketWindowSpecs(f *framework.Framework) {
 			s.Step("RATE-013")
 			expectWaitBetween(s, r, first.From.Add(time.Minute).Sub(at.To), first.To.Add(time.Minute).Sub(at.From))
 			s.Step("RATE-014")
-			s.Advance(ctx, 40)
+			s.WaitOut(ctx, 40*time.Second)
 			// The first 60 left; the 60 made 40 s ago are still in the window (a refused call may or
 			// may not count, so one fewer pass is accepted).
 			passed := 0
@@ -253,9 +243,8 @@ func sharedBucketSpecs(f *framework.Framework) {
 			})
 		})
 
-		f.Rule(rules("RATE-006", "RATE-013")...).Needs(framework.Control).It("GET /webhooks counts against agent_read, not webhook_manage", func(ctx context.Context, s *framework.Spec) {
-			ws := s.NewWorkspace(ctx, framework.WorkspaceOptions{})
-			c, _ := ws.NewKey(ctx, framework.KeyOptions{Scopes: []string{"read", "generate"}})
+		f.Rule(rules("RATE-006", "RATE-013")...).Needs(framework.RealTime).It("GET /webhooks counts against agent_read, not webhook_manage", func(ctx context.Context, s *framework.Spec) {
+			c := bucketKey(ctx, s, "read", "generate")
 			s.Step("RATE-006")
 			inWindow(ctx, s, func() {
 				for i := 0; i < 25; i++ {
@@ -270,9 +259,8 @@ func sharedBucketSpecs(f *framework.Framework) {
 			})
 		})
 
-		f.Rule(rules("RATE-007", "RATE-001", "RATE-013")...).Needs(framework.Control).It("reads of every kind share the one agent_read bucket", func(ctx context.Context, s *framework.Spec) {
-			ws := s.NewWorkspace(ctx, framework.WorkspaceOptions{})
-			c, _ := ws.NewKey(ctx, framework.KeyOptions{Scopes: []string{"read"}})
+		f.Rule(rules("RATE-007", "RATE-001", "RATE-013")...).Needs(framework.RealTime).It("reads of every kind share the one agent_read bucket", func(ctx context.Context, s *framework.Spec) {
+			c := bucketKey(ctx, s, "read")
 			s.Step("RATE-007", "RATE-001")
 			inWindow(ctx, s, func() {
 				for i := 0; i < 120; i++ {
@@ -288,4 +276,30 @@ func sharedBucketSpecs(f *framework.Framework) {
 		})
 	})
 
+}
+
+// bucketKey returns a key of scopes whose buckets are empty: with control, a new key of a workspace
+// of the spec's own; without, the run's main key (read and generate) once a minute of the target's
+// clock has passed (framework.Spec.BucketClient: the spec needs RealTime).
+func bucketKey(ctx context.Context, s *framework.Spec, scopes ...string) *framework.Client {
+	GinkgoHelper()
+	if s.HasControl() {
+		c, _ := s.NewWorkspace(ctx, framework.WorkspaceOptions{}).NewKey(ctx, framework.KeyOptions{Scopes: scopes})
+		return c
+	}
+	return s.BucketClient(ctx, time.Minute)
+}
+
+// bucketKeys returns two keys of one workspace with empty buckets, the second a read-only key:
+// with control, new keys of a workspace of the spec's own; without, the run's main and read-only
+// keys once a minute of the target's clock has passed (the spec needs RealTime and ReadKey).
+func bucketKeys(ctx context.Context, s *framework.Spec) (a, readOnly *framework.Client) {
+	GinkgoHelper()
+	if s.HasControl() {
+		ws := s.NewWorkspace(ctx, framework.WorkspaceOptions{})
+		a, _ = ws.NewKey(ctx, framework.KeyOptions{Scopes: []string{"read"}})
+		readOnly, _ = ws.NewKey(ctx, framework.KeyOptions{Scopes: []string{"read"}})
+		return a, readOnly
+	}
+	return s.BucketClient(ctx, time.Minute), s.BucketReadClient()
 }
