@@ -677,6 +677,10 @@ func recoveredRenderSpecs(f *framework.Framework) {
 			data := checkEnvelope(s, done)
 			Expect(data["status"]).To(Equal("completed"), string(done.Raw))
 			Expect(readGen(ctx, sp.c, j.id).String("generation.status")).To(Equal("completed"), "the later event is the truth")
+			// One stated move, each event once: the recovery sends generation.completed, not the
+			// failure again (issue 37 item 2).
+			expectOnce(ctx, s, sp.c, h, receiver.Match{Type: "generation.failed", ResourceID: j.id}, 1, "generation.failed is sent once, not again on recovery")
+			expectOnce(ctx, s, sp.c, h, receiver.Match{Type: "generation.completed", ResourceID: j.id}, 1, "the recovery sends generation.completed once")
 		})
 	})
 

@@ -1,6 +1,7 @@
 package wrongservers
 
 import (
+	"context"
 	"encoding/json"
 	"net"
 	"net/http"
@@ -165,7 +166,48 @@ var (
 	})
 )
 
+// replayOnRecovery is a server that, when a generation that sent generation.failed to an endpoint
+// sends generation.completed there (a recovered render), first sends the failure again as a new
+// delivery: it replays the generation's event history from its first event.
+func replayOnRecovery(env *Env, next http.Handler) http.Handler {
+	var failed memo[[]byte] // endpoint path + generation id -> the generation.failed body sent there
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b := requestBody(r)
+		d, ok := decodeObject(b)
+		data := obj(d, "data")
+		if !ok || data == nil {
+			next.ServeHTTP(w, r)
+			return
+		}
+		key := r.URL.Path + " " + stringOf(data["generation_id"])
+		switch d["type"] {
+		case "generation.failed":
+			failed.put(key, b)
+		case "generation.completed":
+			if fb, had := failed.get(key); had {
+				failed.put(key, nil)
+				if fb != nil {
+					again := r.Clone(context.Background())
+					again.Header = r.Header.Clone()
+					sendAgain(env, next, again, fb, func(hd http.Header, d map[string]any) {
+						id := newDeliveryID()
+						hd.Set("Webhook-Id", id)
+						d["id"] = id
+					})
+				}
+			}
+		}
+		setRequestBody(r, b)
+		next.ServeHTTP(w, r)
+	})
+}
+
 var powerServers = []Server{
+	{
+		Name: "evt-recovery-replays-failure", Rules: []string{"EVT-015"},
+		Mistake: "a recovered render replays the generation's events from the first: generation.failed is sent again, as a new delivery, before generation.completed",
+		Hooks:   replayOnRecovery,
+	},
 	{
 		Name: "fromurl-guarded-imports-page", Rules: []string{"FROMURL-007"},
 		Mistake: "from-url refuses loopback links as a real service must, and imports a link answering text/html whose bytes are a PNG (it sniffs the bytes and never reads the served type)",
