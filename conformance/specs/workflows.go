@@ -221,6 +221,27 @@ func workflowInvokeSpecs(f *framework.Framework) {
 		})
 
 		f.Rule("WF-031").It("spend caps and the balance refuse an invoke with 402", func(ctx context.Context, s *framework.Spec) {
+			if !s.HasControl() {
+				// The profile's keys: one whose 24-hour budget (a spend cap) is below the invoke's
+				// padded price, and one of a workspace whose balance is.
+				bc := s.RoleKey(framework.BudgetKey)
+				t := wfPick(ctx, s, bc, "", nil)
+				path := "/workflows/templates/" + t.key + "/invoke"
+				if budget := s.BudgetKeyCredits(); t.need <= budget {
+					framework.SkipFor(framework.NotDeclared(fmt.Sprintf("unsupported: budget_key_credits %d is at or above the invoke's price of %d: declare a budget key with a smaller budget", budget, t.need)))
+				}
+				e := bc.Post(ctx, path, map[string]any{inputsKey(bc): t.inputs, "max_credits": t.need}).ExpectError(http.StatusPaymentRequired, "spend_limit_exceeded")
+				Expect(e.String("error.limit.bound_by")).To(Equal("api_key_budget"), e.Describe())
+				lc := s.RoleKey(framework.LowBalanceKey)
+				t = wfPick(ctx, s, lc, "", nil)
+				if avail := availableOf(ctx, lc); t.need <= avail {
+					framework.SkipFor(framework.NotDeclared(fmt.Sprintf("unsupported: the workspace of low_balance_key holds %d credits, enough for the invoke's price of %d: declare a key of a workspace holding less", avail, t.need)))
+				}
+				e = lc.Post(ctx, "/workflows/templates/"+t.key+"/invoke", map[string]any{inputsKey(lc): t.inputs, "max_credits": t.need}).
+					ExpectError(http.StatusPaymentRequired, "insufficient_credits")
+				Expect(e.Int("error.shortfall")).To(BeNumerically(">", 0), e.Describe())
+				return
+			}
 			sp := newSpender(ctx, s)
 			t := wfPick(ctx, s, sp.c, "", nil)
 			path := "/workflows/templates/" + t.key + "/invoke"
