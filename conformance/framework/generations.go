@@ -3,6 +3,7 @@ package framework
 import (
 	"context"
 	"fmt"
+	"github.com/mediaspec/mediaspec/internal/contract"
 	"net/http"
 	"net/url"
 	"strings"
@@ -114,7 +115,7 @@ func (s *Spec) WaitAdvancingFrom(ctx context.Context, c *Client, id string, firs
 		if advanced >= limit {
 			cancel()
 			res := <-done
-			Fail(fmt.Sprintf("GET /generations/%s/wait had not answered after %.0f s of service time (it blocks about 18 s)", id, advanced) + describeMaybe(res.r))
+			Fail(fmt.Sprintf("GET /generations/%s/wait had not answered after %.0f s of service time (it blocks about %.0f s)", id, advanced, contract.WaitBudget.Seconds()) + describeMaybe(res.r))
 		}
 		move := step
 		if advanced == 0 {

@@ -1,6 +1,7 @@
 package framework
 
 import (
+	"github.com/mediaspec/mediaspec/internal/contract"
 	. "github.com/onsi/ginkgo/v2" //nolint:revive
 )
 
@@ -86,7 +87,7 @@ func (s *Spec) BudgetKeyCredits() int64 {
 // workspace_per_generation_limit and workspace_daily_limit, each the text's default (600, 2000
 // credits) where it declares none.
 func (s *Spec) WorkspaceLimits() (perGeneration, daily int64) {
-	perGeneration, daily = 600, 2000
+	perGeneration, daily = contract.PerGenerationCap, contract.DailyBudget
 	if n, ok := s.f.cfg.PerGenerationLimit.Get(); ok {
 		perGeneration = n
 	}
