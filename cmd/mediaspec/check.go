@@ -236,7 +236,9 @@ func startEmbeddedMock(ctx context.Context, cfg *conformance.Config, stderr io.W
 		// The suite's webhook receiver and media file server listen on loopback.
 		AllowLoopbackWebhooks: true,
 		AllowLoopbackFetch:    true,
-		Logger:                slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelError})),
+		// Its start-state keys are test keys: the specs of test-mode inputs themselves run too.
+		TestInputs: true,
+		Logger:     slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelError})),
 	})
 	if err != nil {
 		return nil, err
@@ -253,6 +255,8 @@ func startEmbeddedMock(ctx context.Context, cfg *conformance.Config, stderr io.W
 	cfg.BaseURL = info.BaseURL
 	cfg.ControlURL = info.ControlURL
 	cfg.ControlToken = info.ControlToken
+	_ = cfg.Features.Set(framework.FeatureTestInputs)
+	_ = cfg.TestKeys.Set(info.GenerateKey)
 	useMockTargetDefaults(cfg)
 	return func() {
 		cancel()

@@ -26,12 +26,12 @@ func TestCheckRunsTheEmbeddedMock(t *testing.T) {
 	checkJUnit(t, junit)
 	// The first line is the run's headline (mode, target, budget, what it can judge), the second
 	// names the embedded mock; the last is the headline again with what was judged and spent.
-	if !regexp.MustCompile(`^mediaspec check: mode: embedded mock, control API, manual clock; profile: keys\+profile\+control; target: http://127\.0\.0\.1:\d+/api/v1; a budget of 5000 credits; \d+ specs in \d+ areas selected: they can judge at most \d+ of \d+ text rules\nchecking the embedded mock at http://127\.0\.0\.1:`).MatchString(out) {
+	if !regexp.MustCompile(`^mediaspec check: mode: embedded mock, control API, manual clock; profile: keys\+profile\+test-inputs\+control; target: http://127\.0\.0\.1:\d+/api/v1; a budget of 5000 credits; \d+ specs in \d+ areas selected: they can judge at most \d+ of \d+ text rules\nchecking the embedded mock at http://127\.0\.0\.1:`).MatchString(out) {
 		t.Errorf("the first lines do not say what is checked and how:\n%s", out[:min(400, len(out))])
 	}
 	lines := strings.Split(strings.TrimSpace(out), "\n")
 	last, specs, rules := lines[len(lines)-1], lines[len(lines)-2], lines[len(lines)-3]
-	if !regexp.MustCompile(`^judged [1-9]\d* of \d+ text rules at profile keys\+profile\+control \(\d+\.\d%\), \d+ partly judged, \d+ not judged; mode: embedded mock, control API, manual clock; target: http://127\.0\.0\.1:\d+/api/v1; credits spent: \d+ of a budget of 5000$`).MatchString(last) {
+	if !regexp.MustCompile(`^judged [1-9]\d* of \d+ text rules at profile keys\+profile\+test-inputs\+control \(\d+\.\d%\), \d+ partly judged, \d+ not judged; mode: embedded mock, control API, manual clock; target: http://127\.0\.0\.1:\d+/api/v1; credits spent: \d+ of a budget of 5000$`).MatchString(last) {
 		t.Errorf("last line %q is not the headline", last)
 	}
 	// The label filter left most specs out: they are counted apart, not as skipped.

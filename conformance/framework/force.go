@@ -78,11 +78,32 @@ func (s *Spec) Force(ctx context.Context, c *Client, o Outcome) *Client {
 		if !s.f.cfg.IsTestKey(c.key) {
 			SkipFor(NotDeclared("unsupported: the key this spec uses is not one of the profile's test_keys, so the target would not honour a test input on it (declare it in test_keys)"))
 		}
-		cp := *c
-		cp.with = append(append([]CallOption(nil), c.with...), Header(spec.TestInputHeader, o.value()))
-		return &cp
+		return withTestInput(c, o.value())
 	}
 	r, _ := caps.Lack([]Need{TestInputs})
 	SkipFor(r)
 	return nil
+}
+
+func withTestInput(c *Client, value string) *Client {
+	cp := *c
+	cp.with = append(append([]CallOption(nil), c.with...), Header(spec.TestInputHeader, value))
+	return &cp
+}
+
+// TestInputClient returns a client with a test key of the profile (the run's main key when it is
+// one, else the first of test_keys) whose calls carry value, as sent, in the Mediaspec-Test-Input
+// header: for a spec about test-mode inputs themselves (spec/testmode.yaml). It skips with the
+// typed reason of the TestInputs need unless the target offers test-mode inputs; the control API
+// does not stand in for them here.
+func (s *Spec) TestInputClient(value string) *Client {
+	GinkgoHelper()
+	if !s.f.Capabilities().TestInputs {
+		SkipFor(Unsupported(TestInputs, "needs test-mode inputs: the profile declares no features: [test-inputs] with its test_keys"))
+	}
+	key := s.f.envCopy().key
+	if !s.f.cfg.IsTestKey(key) {
+		key = s.f.cfg.TestKeys[0]
+	}
+	return withTestInput(s.f.client(key), value)
 }

@@ -19,6 +19,7 @@ import (
 func errorSpecs(f *framework.Framework) {
 	strictInputSpecs(f)
 	internalErrorSpecs(f)
+	testModeSpecs(f)
 	errorTableSpecs(f)
 }
 
@@ -177,17 +178,23 @@ func internalErrorSpecs(f *framework.Framework) {
 			c := s.Client()
 			c.Get(ctx, "/credits/balance").ExpectOK(http.StatusOK)
 			// A correct service fails on its own only by accident: the control API's internal_error
-			// fault makes it fail on demand. A target that does not offer the fault refuses the kind.
-			q, err := s.Control().Call(ctx, http.MethodPost, "/faults", map[string]any{"kind": "internal_error"})
-			Expect(err).NotTo(HaveOccurred())
-			if q.Status == http.StatusBadRequest {
-				if fld, _ := q.Lookup("error.field"); fld == "kind" {
-					s.Lacks("the control API does not offer the internal_error fault, so the suite cannot make the target fail internally")
+			// fault, or the same test input, makes it fail on demand. A control API that does not
+			// offer the fault refuses the kind.
+			failing := c
+			if s.HasControl() {
+				q, err := s.Control().Call(ctx, http.MethodPost, "/faults", map[string]any{"kind": "internal_error"})
+				Expect(err).NotTo(HaveOccurred())
+				if q.Status == http.StatusBadRequest {
+					if fld, _ := q.Lookup("error.field"); fld == "kind" {
+						s.Lacks("the control API does not offer the internal_error fault, so the suite cannot make the target fail internally")
+					}
 				}
+				Expect(q.Status).To(Equal(http.StatusCreated), "control POST /faults internal_error"+q.Describe())
+				DeferCleanup(func(ctx SpecContext) { s.ClearFaults(ctx) })
+			} else {
+				failing = s.Force(ctx, c, framework.Outcome{Kind: "internal_error"})
 			}
-			Expect(q.Status).To(Equal(http.StatusCreated), "control POST /faults internal_error"+q.Describe())
-			DeferCleanup(func(ctx SpecContext) { s.ClearFaults(ctx) })
-			r := c.Get(ctx, "/credits/balance").ExpectError(http.StatusInternalServerError, "internal_error")
+			r := failing.Get(ctx, "/credits/balance").ExpectError(http.StatusInternalServerError, "internal_error")
 			Expect(r.Bool("error.retryable")).To(BeTrue(), r.Describe())
 			c.Get(ctx, "/credits/balance").ExpectOK(http.StatusOK)
 		})
