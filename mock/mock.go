@@ -163,19 +163,27 @@ type Config struct {
 
 // StartInfo is what `mediaspec mock` prints at start.
 type StartInfo struct {
-	BaseURL     string `json:"base_url"`
+	// BaseURL is the REST API's root (the public URL with /api/v1).
+	BaseURL string `json:"base_url"`
+	// GenerateKey is a read+generate key of the default workspace.
 	GenerateKey string `json:"generate_key"`
-	ReadKey     string `json:"read_key"`
+	// ReadKey is a read-only key of the same workspace.
+	ReadKey string `json:"read_key"`
 	// OtherKey is a read+generate key of a second workspace, for isolation checks
 	// (`mediaspec check --other-key`).
-	OtherKey           string `json:"other_key"`
-	ControlURL         string `json:"control_url,omitempty"`
-	ControlToken       string `json:"control_token,omitempty"`
-	Balance            int64  `json:"balance"`
+	OtherKey string `json:"other_key"`
+	// ControlURL is the control API's root ("" with NoControl).
+	ControlURL string `json:"control_url,omitempty"`
+	// ControlToken is the control API's bearer token ("" with NoControl).
+	ControlToken string `json:"control_token,omitempty"`
+	// Balance is the credits each start workspace holds (Config.Balance).
+	Balance int64 `json:"balance"`
+	// DefaultWorkspaceID is the workspace of GenerateKey and ReadKey.
 	DefaultWorkspaceID string `json:"default_workspace_id"`
 	// Seed is printed as a JSON string: seeds above 2^53 do not survive a JSON number in JavaScript
 	// or jq.
-	Seed      uint64  `json:"seed,string"`
+	Seed uint64 `json:"seed,string"`
+	// TimeScale is how many times faster than wall time service time runs (1: real time).
 	TimeScale float64 `json:"time_scale"`
 	// KeySets are every key set of the start state (Config.KeySets), the printed keys first; listed
 	// only when there are several.
@@ -197,13 +205,14 @@ const (
 // (docs/staging.md): each of a workspace of its own but the revoked and expired keys, which share
 // one, so that nothing a spec does with one moves another's balance or windows.
 type RoleKeys struct {
-	// Revoked is a read+generate key that was revoked; Expired one that expired a minute before
-	// the start.
+	// Revoked is a read+generate key that was revoked.
 	Revoked string `json:"revoked_key"`
+	// Expired is a read+generate key that expired a minute before the start.
 	Expired string `json:"expired_key"`
 	// Budget is a read+generate key with a rolling 24-hour budget of BudgetCredits.
-	Budget        string `json:"budget_key"`
-	BudgetCredits int64  `json:"budget_key_credits"`
+	Budget string `json:"budget_key"`
+	// BudgetCredits is Budget's 24-hour budget (RoleBudgetCredits).
+	BudgetCredits int64 `json:"budget_key_credits"`
 	// LowBalance is a read+generate key of a workspace holding RoleLowBalance credits.
 	LowBalance string `json:"low_balance_key"`
 	// NoAgentAPI is a read+generate key of a free-plan workspace, whose plan lacks the agent API.
@@ -214,9 +223,12 @@ type RoleKeys struct {
 // workspace and a read+generate key of a second workspace, the three keys of mediaspec check
 // (--key, --read-key, --other-key; --key-set takes them comma-separated).
 type KeySet struct {
+	// GenerateKey is the read+generate key (--key).
 	GenerateKey string `json:"generate_key"`
-	ReadKey     string `json:"read_key"`
-	OtherKey    string `json:"other_key"`
+	// ReadKey is the read-only key of the same workspace (--read-key).
+	ReadKey string `json:"read_key"`
+	// OtherKey is the read+generate key of the second workspace (--other-key).
+	OtherKey string `json:"other_key"`
 }
 
 // String is the set as mediaspec check --key-set takes it: KEY,READ_KEY,OTHER_KEY.

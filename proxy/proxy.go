@@ -92,7 +92,10 @@ type Judge interface {
 }
 
 // ValidatorJudge judges with a spec.Validator: every departure from the document is a failure.
-type ValidatorJudge struct{ V *spec.Validator }
+type ValidatorJudge struct {
+	// V is the validator both sides are judged with.
+	V *spec.Validator
+}
 
 // Request implements Judge.
 func (j ValidatorJudge) Request(ctx context.Context, r *http.Request, body []byte) error {
@@ -194,13 +197,13 @@ type item struct {
 
 // ExchangeSummary is one exchange as GET /_proxy/v1/exchanges lists it (no bodies, no keys).
 type ExchangeSummary struct {
-	N        int64     `json:"n"`
-	At       time.Time `json:"at"`
-	KeyID    string    `json:"key_id,omitempty"`
-	Request  string    `json:"request"`
-	Status   int       `json:"status"`
-	Millis   float64   `json:"duration_ms"`
-	Findings int       `json:"findings"`
+	N        int64     `json:"n"`                // the exchange's number, from 1 in the order they began
+	At       time.Time `json:"at"`               // when the request came
+	KeyID    string    `json:"key_id,omitempty"` // the key's id (never the key), when one was sent
+	Request  string    `json:"request"`          // method and path (and the query of an API call)
+	Status   int       `json:"status"`           // the answer's status
+	Millis   float64   `json:"duration_ms"`      // request to the answer's end, in milliseconds
+	Findings int       `json:"findings"`         // findings the exchange gave
 }
 
 // exchange is what the judge sees: one request and its answer.

@@ -60,11 +60,11 @@ type Attempt struct {
 	Number     int         // 1 for the first attempt with this DeliveryID, 2 for the next...; 0 without one
 	Header     http.Header // request headers as received, webhook-signature included
 	Body       []byte      // raw body as read (at most MaxBody bytes)
-	Verdict    Verdict
-	Detail     string // why the attempt was refused; "" when accepted
-	EventID    string // envelope id, when the body parsed
-	Type       string // envelope type, when the body parsed
-	ResourceID string // see Event.ResourceID, when the body parsed
+	Verdict    Verdict     // accepted (VerdictVerified) or why not
+	Detail     string      // why the attempt was refused; "" when accepted
+	EventID    string      // envelope id, when the body parsed
+	Type       string      // envelope type, when the body parsed
+	ResourceID string      // see Event.ResourceID, when the body parsed
 	// Status is the status answered; 0 until the answer is written, and 0 for good when the attempt
 	// was abandoned or dropped.
 	Status     int
@@ -121,12 +121,12 @@ func (a Attempt) MarshalJSON() ([]byte, error) {
 // Event is one unique verified delivery: the parsed envelope plus where and when it arrived.
 // Data and Raw are shared with the receiver's records: do not modify them.
 type Event struct {
-	ID         string          `json:"id"`   // envelope id (= webhook-id)
-	Type       string          `json:"type"` // event name
-	CreatedAt  time.Time       `json:"created_at"`
-	Data       json.RawMessage `json:"data"`
-	Raw        json.RawMessage `json:"-"` // the whole raw body
-	Path       string          `json:"path"`
+	ID         string          `json:"id"`          // envelope id (= webhook-id)
+	Type       string          `json:"type"`        // event name
+	CreatedAt  time.Time       `json:"created_at"`  // envelope created_at
+	Data       json.RawMessage `json:"data"`        // envelope data, raw
+	Raw        json.RawMessage `json:"-"`           // the whole raw body
+	Path       string          `json:"path"`        // the request path it was sent to
 	ReceivedAt time.Time       `json:"received_at"` // receiver clock
 	Seq        int64           `json:"seq"`         // Seq of the attempt that verified it
 
