@@ -522,24 +522,35 @@ func workflowRunSpecs(f *framework.Framework) {
 			wfAwaitRunEvent(ctx, s, h, "workflow_run.failed", id, "canceled")
 		})
 
-		f.Rule("WF-027").Needs(framework.Spends, framework.Control).It("there is no wait endpoint for runs: the caller's own running and finished runs, and another workspace's, answer 404 there", func(ctx context.Context, s *framework.Spec) {
-			other := newSpender(ctx, s)
-			sp := newSpender(ctx, s)
-			steps := cheapSteps(ctx, sp.c)
-			_, need := stepsPrice(ctx, sp.c, steps)
-			var want int64
-			for _, n := range need {
-				want += n
+		f.Rule("WF-027").Needs(framework.Spends, framework.SecondWorkspace).It("there is no wait endpoint for runs: the caller's own running and finished runs, and another workspace's, answer 404 there", func(ctx context.Context, s *framework.Spec) {
+			var sp spender
+			var mine, theirs string
+			if s.HasControl() {
+				// Runs of a saved workflow, each in a workspace of its own.
+				other := newSpender(ctx, s)
+				sp = newSpender(ctx, s)
+				steps := cheapSteps(ctx, sp.c)
+				_, need := stepsPrice(ctx, sp.c, steps)
+				var want int64
+				for _, n := range need {
+					want += n
+				}
+				invoke := func(c spender) string {
+					wf := saveWorkflow(ctx, s, c.ws.ID, steps)
+					s.Spend(int(want))
+					inv := c.c.Post(ctx, "/workflows/"+wf+"/invoke", map[string]any{inputsKey(c.c): map[string]any{}, "max_credits": want})
+					DeferCleanup(func(ctx SpecContext) { s.Advance(ctx, 3600) })
+					return expectInvoked(s, inv)
+				}
+				theirs = invoke(other)
+				mine = invoke(sp)
+			} else {
+				// Template runs (a run is a run, saved workflow or template): the run key's own, and
+				// one of the profile's second workspace.
+				sp = newSpender(ctx, s)
+				_, theirs = cheapestTemplateRun(ctx, s, s.OtherClient())
+				_, mine = cheapestTemplateRun(ctx, s, sp.c)
 			}
-			invoke := func(c spender) string {
-				wf := saveWorkflow(ctx, s, c.ws.ID, steps)
-				s.Spend(int(want))
-				inv := c.c.Post(ctx, "/workflows/"+wf+"/invoke", map[string]any{inputsKey(c.c): map[string]any{}, "max_credits": want})
-				DeferCleanup(func(ctx SpecContext) { s.Advance(ctx, 3600) })
-				return expectInvoked(s, inv)
-			}
-			theirs := invoke(other)
-			mine := invoke(sp)
 			// The run exists and is the caller's: GET /workflow-runs/{id} reads it, so a 404 on /wait is
 			// about the route, not the id.
 			sp.c.Get(ctx, "/workflow-runs/"+mine).ExpectOK(http.StatusOK)
