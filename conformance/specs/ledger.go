@@ -403,19 +403,24 @@ func spendLimitSpecs(f *framework.Framework) {
 // budgets beside other keys, and of a render that costs more than its hold.
 func spendWindowSpecs(f *framework.Framework) {
 	Describe("ledger: rolling windows, key budgets and overruns", func() {
-		f.Rule(rules("LEDGER-024", "CORE-020", "LEDGER-002", "LEDGER-016")...).Needs(framework.Spends, framework.Control).It("a render that costs more than its hold is charged the hold and not a credit more", func(ctx context.Context, s *framework.Spec) {
+		f.Rule(rules("LEDGER-024", "CORE-020", "LEDGER-002", "LEDGER-016")...).Needs(framework.Spends, framework.TestInputs).It("a render that costs more than its hold is charged the hold and not a credit more", func(ctx context.Context, s *framework.Spec) {
 			sp := newSpender(ctx, s)
 			cfg := ttsConfig(ctx, sp.c)
 			_, need := estimateOf(ctx, sp.c, "tts", cfg, nil)
-			q, err := s.Control().Call(ctx, http.MethodPost, "/faults", map[string]any{"kind": "render_overrun", "capability_id": "tts", "workspace_id": sp.ws.ID})
-			Expect(err).NotTo(HaveOccurred())
-			if fld, _ := q.Lookup("error.field"); q.Status == http.StatusBadRequest && fld == "kind" {
-				s.Lacks("the control API does not offer the render_overrun fault, so the suite cannot make a render cost more than its hold")
+			overrun := sp.c
+			if s.HasControl() {
+				q, err := s.Control().Call(ctx, http.MethodPost, "/faults", map[string]any{"kind": "render_overrun", "capability_id": "tts", "workspace_id": sp.ws.ID})
+				Expect(err).NotTo(HaveOccurred())
+				if fld, _ := q.Lookup("error.field"); q.Status == http.StatusBadRequest && fld == "kind" {
+					s.Lacks("the control API does not offer the render_overrun fault, so the suite cannot make a render cost more than its hold")
+				}
+				Expect(q.Status).To(Equal(http.StatusCreated), "control POST /faults render_overrun"+q.Describe())
+				DeferCleanup(func(ctx SpecContext) { s.ClearFaults(ctx) })
+			} else {
+				overrun = s.Force(ctx, sp.c, framework.Outcome{Kind: "render_overrun", CapabilityID: "tts"})
 			}
-			Expect(q.Status).To(Equal(http.StatusCreated), "control POST /faults render_overrun"+q.Describe())
-			DeferCleanup(func(ctx SpecContext) { s.ClearFaults(ctx) })
 			a0 := availableOf(ctx, sp.c)
-			j := submit(ctx, s, sp.c, "tts", cfg, nil)
+			j := submit(ctx, s, overrun, "tts", cfg, nil)
 			held := j.r.Int("credits.credits_held")
 			w := s.Finish(ctx, sp.c, j.id)
 			Expect(w.String("generation.status")).To(Equal("completed"), w.Describe())
