@@ -40,6 +40,8 @@ type budget struct {
 	share  float64 // 0: unbounded
 	busy   int64
 	busyAt atomic.Int64 // when the forwarding last had busy requests in flight (UnixNano)
+	now    func() time.Time
+	sleep  func(time.Duration)
 
 	mu      sync.Mutex // guards balance, last
 	balance time.Duration
@@ -47,13 +49,13 @@ type budget struct {
 }
 
 func newBudget(share float64) *budget {
-	return &budget{share: share, busy: busyInFlight(), balance: JudgeBurst, last: time.Now()}
+	return &budget{share: share, busy: busyInFlight(), now: time.Now, sleep: time.Sleep, balance: JudgeBurst, last: time.Now()}
 }
 
 // forwarding notes that n requests are in flight.
 func (b *budget) forwarding(n int64) {
 	if b != nil && n >= b.busy {
-		b.busyAt.Store(time.Now().UnixNano())
+		b.busyAt.Store(b.now().UnixNano())
 	}
 }
 
@@ -71,35 +73,36 @@ func (b *budget) wait() bool {
 		return false
 	}
 	for {
-		if time.Now().UnixNano()-b.busyAt.Load() > int64(busyFor) {
+		if b.now().UnixNano()-b.busyAt.Load() > int64(busyFor) {
 			return false
 		}
 		b.mu.Lock()
-		b.refill(time.Now())
+		b.refill(b.now())
 		short := -b.balance
 		b.mu.Unlock()
 		if short < 0 {
 			return true
 		}
 		// Look again within a few milliseconds: the forwarding may be idle sooner.
-		time.Sleep(min(time.Duration(float64(short)/b.share), 2*time.Millisecond) + 100*time.Microsecond)
+		b.sleep(min(time.Duration(float64(short)/b.share), 2*time.Millisecond) + 100*time.Microsecond)
 	}
 }
 
 // spend takes d of judging from the budget.
 func (b *budget) spend(d time.Duration) {
 	b.mu.Lock()
-	b.refill(time.Now())
+	b.refill(b.now())
 	b.balance = max(b.balance-d, -JudgeBurst)
 	b.mu.Unlock()
 }
 
 // judged runs judge under the budget.
 func (b *budget) judged(judge func()) {
-	counted := b.wait()
-	start := time.Now()
-	judge()
-	if counted {
-		b.spend(time.Since(start))
+	if !b.wait() {
+		judge()
+		return
 	}
+	start := b.now()
+	judge()
+	b.spend(b.now().Sub(start))
 }
