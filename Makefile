@@ -184,14 +184,15 @@ docs-check:
 ## internal/benchtable from go test's output (a new benchmark shows up without touching it). The
 ## wrk benchmarks (BenchmarkHTTP*: the proxy and the mock over HTTP) run HTTP_ROUNDS alternating
 ## rounds and skip without wrk, naming it. One package at a time (-p 1): go test otherwise runs
-## packages' benchmarks at once, each loading the other's figures. BENCH_PKGS narrows the packages
-## (the page then holds only theirs).
+## packages' benchmarks at once, each loading the other's figures; a package may take an hour (the
+## check benchmarks run whole checks; go test's default cap is 10 minutes). BENCH_PKGS narrows the
+## packages (the page then holds only theirs).
 BENCH_PKGS ?= $(PKGS)
 BENCH_OUT  ?= docs/bench.md
 bench:
 	$(GO) run ./internal/benchtable -o $(BENCH_OUT) \
-	  -cmd '$(GO) test -p 1 -run ^$$ -bench . -skip ^BenchmarkHTTP -benchmem $(BENCH_PKGS)' \
-	  -cmd '$(GO) test -p 1 -run ^$$ -bench ^BenchmarkHTTP -benchtime $(HTTP_ROUNDS)x $(BENCH_PKGS)'
+	  -cmd '$(GO) test -p 1 -timeout 60m -run ^$$ -bench . -skip ^BenchmarkHTTP -benchmem $(BENCH_PKGS)' \
+	  -cmd '$(GO) test -p 1 -timeout 60m -run ^$$ -bench ^BenchmarkHTTP -benchtime $(HTTP_ROUNDS)x $(BENCH_PKGS)'
 
 ## bench-http: GET /api/v1/generations/{id} as a user sees it: wrk (apt-get install -y wrk; it
 ## skips without) in its own process, 64 connections, against the built `mediaspec mock` (default
