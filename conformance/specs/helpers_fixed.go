@@ -36,6 +36,13 @@ var (
 	castActorFixed = []fixed{{"is_platform", true, "is_platform is true for a service cast actor"}}
 )
 
+// A new endpoint (Webhook endpoint table; States and transitions: an endpoint starts active), read
+// on the registration answer and on its GET /webhooks row alike.
+var newEndpointFixed = []fixed{
+	{"status", "active", "a new endpoint is active"},
+	{"consecutive_failures", 0, "a new endpoint has no exhausted deliveries"},
+}
+
 // expectFixed checks that row (what, read from r) carries each field of values with its fixed value.
 func expectFixed(r *framework.Response, row map[string]any, what string, values []fixed) {
 	GinkgoHelper()

@@ -123,4 +123,15 @@ var fixedServers = []Server{
 			}
 		}),
 	},
+	{
+		Name: "wh-list-fresh-endpoint-failing", Rules: []string{"WH-005"},
+		Mistake: "GET /webhooks derives an endpoint's status from its last successful delivery, so an endpoint that has had none yet is listed failing (the registration answer says active)",
+		API: docs(route(http.MethodGet, "/webhooks"), success, func(_ *http.Request, _ *answer, d map[string]any) {
+			for _, row := range rows(d, "webhooks") {
+				if n, _ := intOf(row["consecutive_failures"]); n == 0 && row["status"] == "active" {
+					row["status"] = "failing"
+				}
+			}
+		}),
+	},
 }
