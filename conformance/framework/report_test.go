@@ -2,6 +2,7 @@ package framework
 
 import (
 	"bytes"
+	"encoding/json"
 	"encoding/xml"
 	"strings"
 	"testing"
@@ -67,5 +68,30 @@ func TestVerdictsFromTheFailedStep(t *testing.T) {
 	}
 	if res.Specs[0].State != report.Failed {
 		t.Error("the spec itself still failed")
+	}
+}
+
+// A skip carries its typed reason to the reports: the one SkipFor recorded, or, for a reason given
+// only as text (Ginkgo's own, an untyped Skip), the one its words give; the text is unchanged.
+func TestSkipReasonsAreTyped(t *testing.T) {
+	f := testFramework(t)
+	typed := Unsupported(Control, "needs the control API: no --control-url given")
+	b, err := json.Marshal(typed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := itReport("typed", types.SpecStateSkipped, typed.Text, "AUTH-001")
+	a.ReportEntries = types.ReportEntries{{Name: SkipEntry, Value: types.WrapEntryValue(string(b))}}
+	u := itReport("untyped", types.SpecStateSkipped, "disabled: slow spec; pass --slow to run it", "HEALTH-001")
+	res := BuildResults(f.catalogue, types.Report{SuiteSucceeded: true, SpecReports: []types.SpecReport{a, u}})
+	got := res.Specs[0]
+	if got.Skip == nil || *got.Skip != typed || got.Reason != typed.Text {
+		t.Errorf("typed skip %+v (reason %q), want %+v", got.Skip, got.Reason, typed)
+	}
+	if k := TierOf([]Need{Control, ReadKey}); k != TierControl || report.NeedOf(got) != report.NeedControl {
+		t.Errorf("tier %s, need %s", k, report.NeedOf(got))
+	}
+	if s := res.Specs[1].Skip; s == nil || s.Kind != report.SkipDisabled || s.Need != report.NeedSlow || s.Tier != "" {
+		t.Errorf("untyped skip typed as %+v, want disabled, slow, no tier", s)
 	}
 }
