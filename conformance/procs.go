@@ -253,7 +253,7 @@ func runProcs(ctx context.Context, cfg Config, opts Options, stdout, stderr io.W
 	if s.selected == 0 {
 		return Summary{}, framework.NothingSelected(cfg.LabelFilter)
 	}
-	shares := planShards(s.preview, cfg.Procs, loadWeights())
+	shares := planShards(s.preview, cfg.Procs, weightsFor(cfg))
 	dir, err := os.MkdirTemp("", "mediaspec-check-")
 	if err != nil {
 		return Summary{}, fmt.Errorf("conformance: %w", err)

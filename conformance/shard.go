@@ -31,6 +31,16 @@ const defaultWeight = 1.0
 type weights struct {
 	spec map[string]float64
 	area map[string]float64
+	// realTime says the run waits out the target's clock (--real-time without control): only then
+	// does a spec that needs real-time weigh its wait; otherwise it skips at once.
+	realTime bool
+}
+
+// weightsFor is the embedded table for a run of cfg.
+func weightsFor(cfg Config) weights {
+	w := loadWeights()
+	w.realTime = cfg.RealTime && cfg.ControlURL == ""
+	return w
 }
 
 // weightTable is the file's shape.
@@ -55,6 +65,9 @@ func newWeights(specs map[string]float64) weights {
 }
 
 func (w weights) of(r types.SpecReport) float64 {
+	if !w.realTime && slices.Contains(r.Labels(), string(framework.RealTime)) {
+		return minWeight
+	}
 	if s, ok := w.spec[r.FullText()]; ok {
 		return s
 	}
