@@ -479,3 +479,22 @@ func TestMergedRunFailures(t *testing.T) {
 		t.Error("a run nothing cancelled or failed")
 	}
 }
+
+// A spec that waits out real time weighs its wait only in a --real-time run without control;
+// otherwise it skips at once and weighs the least (the bucket specs' minute unbalanced the shares
+// of a run that skips them).
+func TestRealTimeWeighsOnlyWhenItWaits(t *testing.T) {
+	r := types.SpecReport{LeafNodeText: "waits", LeafNodeLabels: []string{"RATE-001", string(framework.RealTime)}}
+	w := newWeights(map[string]float64{r.FullText(): 61})
+	if got := w.of(r); got != minWeight {
+		t.Errorf("without --real-time it weighs %v, want %v", got, minWeight)
+	}
+	w = weightsFor(Config{RealTime: true})
+	w.spec = map[string]float64{r.FullText(): 61}
+	if got := w.of(r); got != 61 {
+		t.Errorf("with --real-time it weighs %v, want 61", got)
+	}
+	if w = weightsFor(Config{RealTime: true, ControlURL: "http://127.0.0.1:1/_control/v1"}); w.realTime {
+		t.Error("with control the clock is advanced: no real-time weight")
+	}
+}
