@@ -2,6 +2,7 @@ package specs
 
 import (
 	"context"
+	"github.com/mediaspec/mediaspec/internal/contract"
 	"net/http"
 	"net/url"
 	"slices"
@@ -185,10 +186,10 @@ func assetListSpecs(f *framework.Framework) {
 					for what, at := range map[string]*framework.Response{"asset.url_expires_at": a, "expires_at": dl} {
 						exp, err := parseStamp(at.String(what))
 						Expect(err).NotTo(HaveOccurred(), at.Describe())
-						Expect(exp.Sub(now)).To(BeNumerically("~", 600*time.Second, 2*time.Second), what+" is 600 s after the read"+at.Describe())
+						Expect(exp.Sub(now)).To(BeNumerically("~", contract.OutputLinkLifetime, 2*time.Second), what+" is 600 s after the read"+at.Describe())
 					}
 				})
-				s.Advance(ctx, 590)
+				s.Advance(ctx, contract.OutputLinkLifetime.Seconds()-10)
 				for what, link := range links {
 					stepLink(s, what)
 					got := s.FetchLink(ctx, link)

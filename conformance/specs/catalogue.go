@@ -3,6 +3,7 @@ package specs
 import (
 	"context"
 	"fmt"
+	"github.com/mediaspec/mediaspec/internal/contract"
 	"net/http"
 	"slices"
 	"sort"
@@ -503,7 +504,7 @@ func castStateSpecs(f *framework.Framework) {
 			for _, limit := range []int{1, 2, 3} {
 				// Each walk reads every page; a minute between walks keeps them inside the key's
 				// read bucket even where pages are shorter than the limit (more pages per walk).
-				s.Advance(ctx, 61)
+				s.Advance(ctx, contract.BucketWindow.Seconds()+1)
 				rows, _ := walk(ctx, c, "/actors", "actors", limit, 200)
 				listed := ids(rows, "actor_id")
 				for _, id := range tied {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/mediaspec/mediaspec/internal/contract"
 	"math"
 	"net/http"
 	"slices"
@@ -541,7 +542,7 @@ func chargeOf(p float64) types.GomegaMatcher {
 // which the run moves a manual clock).
 const (
 	blockingWait = 15 * time.Second
-	longestWait  = 21 * time.Second
+	longestWait  = contract.WaitCeiling + time.Second
 )
 
 // atOnce makes call, one request that must be answered without waiting on the service clock (a wait

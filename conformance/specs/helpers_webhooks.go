@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/mediaspec/mediaspec/internal/contract"
 	"mime"
 	"net"
 	"net/http"
@@ -96,7 +97,7 @@ func checkHookRow(r *framework.Response, m map[string]any, what string) {
 }
 
 // retryWaits are the documented waits before attempts 2 to 5.
-var retryWaits = []time.Duration{5 * time.Minute, 30 * time.Minute, 2 * time.Hour, 12 * time.Hour}
+var retryWaits = contract.RetryWaits()
 
 // arrival is how long (real time, divided by the time scale) a spec waits for a delivery.
 func arrival(s *framework.Spec) time.Duration {

@@ -3,6 +3,7 @@ package specs
 import (
 	"context"
 	"fmt"
+	"github.com/mediaspec/mediaspec/internal/contract"
 	"net/http"
 	"time"
 
@@ -391,7 +392,7 @@ func spendLimitSpecs(f *framework.Framework) {
 			s.Finish(ctx, sp.c, j.id)
 			next := submitBody("tts", ttsConfig(ctx, sp.c), h, nil)
 			refuse(ctx, sp.c, next, http.StatusPaymentRequired, "spend_limit_exceeded")
-			s.Advance(ctx, 24*3600+60)
+			s.Advance(ctx, contract.SpendWindow.Seconds()+60)
 			s.Spend(int(h))
 			sp.c.Post(ctx, "/generations", next).ExpectOK(http.StatusCreated)
 		})
@@ -475,10 +476,10 @@ func spendWindowSpecs(f *framework.Framework) {
 
 			// A minute before 24 hours after the hold it still counts; a second after, it is gone.
 			now = serviceNow(ctx, s)
-			s.Advance(ctx, taken.Add(24*time.Hour-time.Minute).Sub(now).Seconds())
+			s.Advance(ctx, taken.Add(contract.SpendWindow-time.Minute).Sub(now).Seconds())
 			spendRefusal(s, refuse(ctx, sp.c, next, http.StatusPaymentRequired, "spend_limit_exceeded"), "org_daily", h, h-price)
 			now = serviceNow(ctx, s)
-			s.Advance(ctx, taken.Add(24*time.Hour+time.Second).Sub(now).Seconds())
+			s.Advance(ctx, taken.Add(contract.SpendWindow+time.Second).Sub(now).Seconds())
 			bal = sp.c.Get(ctx, "/credits/balance").ExpectOK(http.StatusOK)
 			s.Step("LEDGER-016")
 			Expect(bal.Int("limits.daily_spent_credits")).To(BeZero(), "24 hours after its hold the spend left the window"+bal.Describe())

@@ -3,6 +3,7 @@ package specs
 import (
 	"context"
 	"fmt"
+	"github.com/mediaspec/mediaspec/internal/contract"
 	"net/http"
 
 	. "github.com/onsi/ginkgo/v2" //nolint:revive
@@ -633,7 +634,7 @@ func keySlotSpecs(f *framework.Framework) {
 			_, need := estimateOf(ctx, sp.c, capID, next, nil)
 			r := refuse(ctx, sp.c, submitBody(capID, next, need, nil), http.StatusConflict, "submission_in_flight")
 			Expect(r.String("error.in_flight.generation_id")).To(Equal(first.id), r.Describe())
-			s.Advance(ctx, 590)
+			s.Advance(ctx, contract.SlotLifetime.Seconds()-10)
 			refuse(ctx, sp.c, submitBody(capID, next, need, nil), http.StatusConflict, "submission_in_flight")
 			s.Advance(ctx, 15)
 			g := readGen(ctx, sp.c, first.id)

@@ -1,6 +1,7 @@
 package specs
 
 import (
+	"github.com/mediaspec/mediaspec/internal/contract"
 	"github.com/mediaspec/mediaspec/spec"
 
 	"context"
@@ -61,7 +62,7 @@ func uploadFlowSpecs(f *framework.Framework) {
 					Expect(err).NotTo(HaveOccurred(), r.Describe())
 					if !s.HasControl() && s.TimeScale() == 1 {
 						s.Step("UPLOAD-006")
-						Expect(exp.Sub(answered)).To(BeNumerically("~", 300*time.Second, 30*time.Second), r.Describe())
+						Expect(exp.Sub(answered)).To(BeNumerically("~", contract.PutLifetime, 30*time.Second), r.Describe())
 					}
 				}
 				var now time.Time
@@ -74,7 +75,7 @@ func uploadFlowSpecs(f *framework.Framework) {
 					Expect(err).NotTo(HaveOccurred(), r.Describe())
 					r2 := reserve(ctx, c, "file", "image/png", 10)
 					exp, _ := parseStamp(r2.String("upload_expires_at"))
-					Expect(exp.Sub(now)).To(BeNumerically("~", 300*time.Second, 2*time.Second), "upload_expires_at is 300 s after the reservation"+r2.Describe())
+					Expect(exp.Sub(now)).To(BeNumerically("~", contract.PutLifetime, 2*time.Second), "upload_expires_at is 300 s after the reservation"+r2.Describe())
 				}
 				for _, a := range acceptedTypes {
 					check(a.ct, a.ct, a.kind, a.max, "UPLOAD-009", "UPLOAD-004")
@@ -315,7 +316,7 @@ func uploadFlowSpecs(f *framework.Framework) {
 		f.Rule(rules("UPLOAD-036")...).Needs(framework.Control, framework.Slow).It("finalize after the link expired without the bytes answers 400 invalid_config", func(ctx context.Context, s *framework.Spec) {
 			c := uploadClient(ctx, s, 10)
 			r := reserve(ctx, c, "a.png", "image/png", 217)
-			s.Advance(ctx, 301)
+			s.Advance(ctx, contract.PutLifetime.Seconds()+1)
 			finalizeUpload(ctx, c, r.String("asset_id")).ExpectError(http.StatusBadRequest, "invalid_config")
 		})
 
@@ -325,7 +326,7 @@ func uploadFlowSpecs(f *framework.Framework) {
 			r := reserve(ctx, c, "a.png", "image/png", len(png))
 			inTime := reserve(ctx, c, "b.png", "image/png", len(png))
 			// Within the 300 s the link still stores the file.
-			s.Advance(ctx, 290)
+			s.Advance(ctx, contract.PutLifetime.Seconds()-10)
 			putFile(ctx, s, inTime.String("upload_url"), png, "image/png")
 			fin := finalizeUpload(ctx, c, inTime.String("asset_id"))
 			Expect(fin.Status).To(Equal(http.StatusOK), "a PUT 290 s after the reservation is within the link's 300 s"+fin.Describe())
