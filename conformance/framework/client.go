@@ -380,6 +380,22 @@ func (r *Response) ExpectOK(status int) *Response {
 	return r
 }
 
+// Charge runs check with ids as the step (Spec.Step) and puts the step before back after it: a
+// failure in check fails the rules ids, the ones its assertions judge, not the rules of the step
+// the spec was in when it read r (a fixed value checked on every read of a record, say). It panics
+// on an id that is not in the catalogue, as Step does.
+func (r *Response) Charge(ids []string, check func()) {
+	GinkgoHelper()
+	if r.f != nil {
+		if err := r.f.CheckRules(ids); err != nil {
+			panic(err.Error())
+		}
+	}
+	prev := r.f.swapStep(ids)
+	check()
+	r.f.swapStep(prev)
+}
+
 // ExpectError fails the spec unless the answer is the error envelope with the status and code, and
 // the envelope is right for that code: ok false, a non-empty message, retryable exactly as the
 // error table says, credits_charged 0, a JSON Content-Type and no Cache-Control that lets it be

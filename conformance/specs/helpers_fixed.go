@@ -197,7 +197,12 @@ func expectSettledFixed(s *framework.Spec, ev receiver.Event, data map[string]an
 var (
 	failedReadFixed    = []fixed{{"error.code", present, "a failed generation carries error { code, message }"}, {"error.message", present, "a failed generation carries error { code, message }"}}
 	completedReadFixed = []fixed{{"error", nil, "error is set only when status is failed"}}
-	runningReadFixed   = []fixed{{"error", nil, "error is set only when status is failed"}, {"credits.credits_charged", nil, "credits_charged is null until terminal (the job runs)"}, {"completed_at", nil, "completed_at is null while the job runs"}}
+	// runningReadFixed's values are, in order, GEN-010's, GEN-015's and GEN-022's (expectGenerationFixed).
+	runningReadFixed = []fixed{
+		{"error", nil, "error is set only when status is failed"},
+		{"credits.credits_charged", nil, "credits_charged is null until terminal (the job runs)"},
+		{"completed_at", nil, "completed_at is null while the job runs"},
+	}
 )
 
 // presentField as a fixed value: the record carries the field, whatever its value (null included).
@@ -216,25 +221,33 @@ func expectGenerationFixed(r *framework.Response, path string) {
 		return // the shape's own checks report it
 	}
 	what := path
+	// Each value is charged to the rule that fixes it, whatever step the spec was in when it read
+	// the record: a failed job charged its hold fails CORE-021, not the rule the spec was after.
 	switch st, _ := g["status"].(string); st {
 	case "failed":
-		expectFixed(r, g, what, failedReadFixed)
+		r.Charge([]string{"GEN-010"}, func() { expectFixed(r, g, what, failedReadFixed) })
 		if c, _ := g["credits"].(map[string]any); c != nil && c["terminal"] == true {
-			expectFixed(r, g, what, []fixed{{"credits.credits_charged", 0, "a failed job costs nothing"}})
+			r.Charge([]string{"CORE-021"}, func() {
+				expectFixed(r, g, what, []fixed{{"credits.credits_charged", 0, "a failed job costs nothing"}})
+			})
 		}
 	case "completed":
-		expectFixed(r, g, what, completedReadFixed)
+		r.Charge([]string{"GEN-010"}, func() { expectFixed(r, g, what, completedReadFixed) })
 	case "queued", "rendering", "post_processing":
-		expectFixed(r, g, what, runningReadFixed)
+		r.Charge([]string{"GEN-010"}, func() { expectFixed(r, g, what, runningReadFixed[:1]) })
+		r.Charge([]string{"GEN-015"}, func() { expectFixed(r, g, what, runningReadFixed[1:2]) })
+		r.Charge([]string{"GEN-022"}, func() { expectFixed(r, g, what, runningReadFixed[2:]) })
 	default:
 		return
 	}
 	if g["status"] != "completed" {
 		outs, _ := g["outputs"].([]any)
-		for i, o := range outs {
-			if out, ok := o.(map[string]any); ok {
-				expectFixedIn(out, fmt.Sprintf("%s.outputs[%d]", what, i), r.Describe(), []fixed{{"url", nil, "an output's url is null until the generation is completed"}})
+		r.Charge([]string{"GEN-012"}, func() {
+			for i, o := range outs {
+				if out, ok := o.(map[string]any); ok {
+					expectFixedIn(out, fmt.Sprintf("%s.outputs[%d]", what, i), r.Describe(), []fixed{{"url", nil, "an output's url is null until the generation is completed"}})
+				}
 			}
-		}
+		})
 	}
 }

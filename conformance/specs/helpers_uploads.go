@@ -173,7 +173,12 @@ func expectFinalizeOutcome(s *framework.Spec, r *framework.Response, f fixtures.
 		r.ExpectError(http.StatusBadRequest, "invalid_config")
 		return
 	}
-	s.Step("UPLOAD-017", "UPLOAD-022")
+	// A flagged file's finalize answers 200 too (UPLOAD-024), not a refusal.
+	if f.Outcome == fixtures.OutcomeFlagged {
+		s.Step("UPLOAD-017", "UPLOAD-022", "UPLOAD-024")
+	} else {
+		s.Step("UPLOAD-017", "UPLOAD-022")
+	}
 	r.ExpectOK(http.StatusOK)
 	Expect(r.String("asset_id")).To(Equal(id), r.Describe())
 	Expect(r.String("next_action")).NotTo(BeEmpty(), r.Describe())
