@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/mediaspec/mediaspec/conformance"
+	"github.com/mediaspec/mediaspec/conformance/framework"
 	"github.com/mediaspec/mediaspec/mock"
 	"github.com/mediaspec/mediaspec/mock/clock"
 	"github.com/mediaspec/mediaspec/spec"
@@ -43,6 +44,9 @@ func StartMock(tb testing.TB) (*mock.Server, *httptest.Server) {
 		Logger:                slog.New(slog.DiscardHandler),
 		AllowLoopbackWebhooks: true,
 		AllowLoopbackFetch:    true,
+		// Its start-state keys are test keys (Config declares them): the specs of test-mode inputs
+		// themselves run too, as in the embedded check.
+		TestInputs: true,
 	})
 	if err != nil {
 		tb.Fatal(err)
@@ -71,5 +75,7 @@ func Config(info mock.StartInfo) conformance.Config {
 		RetiredCapabilityID: "actor_classic",
 		Reference:           true,
 		Strict:              true,
+		Features:            framework.FeatureList{framework.FeatureTestInputs},
+		TestKeys:            framework.KeyList{info.GenerateKey},
 	}
 }
