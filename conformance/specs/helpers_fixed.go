@@ -23,6 +23,12 @@ type fixed struct {
 	why   string
 }
 
+// ruledFixed is a fixed value with the rule a failure of it is charged to (Response.Charge).
+type ruledFixed struct {
+	rule string
+	fixed
+}
+
 // absentField as a fixed value: the text says the record does not carry the field.
 type absentField struct{}
 
@@ -197,11 +203,11 @@ func expectSettledFixed(s *framework.Spec, ev receiver.Event, data map[string]an
 var (
 	failedReadFixed    = []fixed{{"error.code", present, "a failed generation carries error { code, message }"}, {"error.message", present, "a failed generation carries error { code, message }"}}
 	completedReadFixed = []fixed{{"error", nil, "error is set only when status is failed"}}
-	// runningReadFixed's values are, in order, GEN-010's, GEN-015's and GEN-022's (expectGenerationFixed).
-	runningReadFixed = []fixed{
-		{"error", nil, "error is set only when status is failed"},
-		{"credits.credits_charged", nil, "credits_charged is null until terminal (the job runs)"},
-		{"completed_at", nil, "completed_at is null while the job runs"},
+	// runningReadFixed are a running job's fixed values, each with the rule that fixes it.
+	runningReadFixed = []ruledFixed{
+		{"GEN-010", fixed{"error", nil, "error is set only when status is failed"}},
+		{"GEN-015", fixed{"credits.credits_charged", nil, "credits_charged is null until terminal (the job runs)"}},
+		{"GEN-022", fixed{"completed_at", nil, "completed_at is null while the job runs"}},
 	}
 )
 
@@ -234,9 +240,9 @@ func expectGenerationFixed(r *framework.Response, path string) {
 	case "completed":
 		r.Charge([]string{"GEN-010"}, func() { expectFixed(r, g, what, completedReadFixed) })
 	case "queued", "rendering", "post_processing":
-		r.Charge([]string{"GEN-010"}, func() { expectFixed(r, g, what, runningReadFixed[:1]) })
-		r.Charge([]string{"GEN-015"}, func() { expectFixed(r, g, what, runningReadFixed[1:2]) })
-		r.Charge([]string{"GEN-022"}, func() { expectFixed(r, g, what, runningReadFixed[2:]) })
+		for _, v := range runningReadFixed {
+			r.Charge([]string{v.rule}, func() { expectFixed(r, g, what, []fixed{v.fixed}) })
+		}
 	default:
 		return
 	}
