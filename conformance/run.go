@@ -443,15 +443,29 @@ func (s *Suite) emptyShare(out io.Writer, opts Options) (Summary, error) {
 	return sum, nil
 }
 
+// outOfProcessMode names what an out-of-process target offers, from the tiers of its run: keys
+// only, keys and a target profile (with test-mode inputs), or the control API.
+func outOfProcessMode(offered []framework.Tier) string {
+	has := func(t framework.Tier) bool { return slices.Contains(offered, t) }
+	switch {
+	case has(framework.TierControl):
+		return "out of process, with the control API"
+	case has(framework.TierProfile) && has(framework.TierTestInputs):
+		return "out of process, keys + profile + test-mode inputs"
+	case has(framework.TierProfile):
+		return "out of process, keys + profile"
+	case has(framework.TierTestInputs):
+		return "out of process, keys + test-mode inputs"
+	}
+	return "out of process, keys only"
+}
+
 // runInfo is the reports' header of a run that starts now.
 func runInfo(f *framework.Framework, cfg Config, opts Options) report.RunInfo {
 	info := report.RunInfo{Target: f.Redactor().String(f.Config().BaseURL), Version: opts.Version, Contract: spec.Version,
 		Started: time.Now(), Filter: cfg.LabelFilter, Mode: opts.Mode}
 	if info.Mode == "" {
-		info.Mode = "out of process, keys only"
-		if cfg.ControlURL != "" {
-			info.Mode = "out of process, with the control API"
-		}
+		info.Mode = outOfProcessMode(f.Config().Offered())
 	}
 	if cfg.Procs > 1 {
 		info.Mode += fmt.Sprintf(", %d processes", cfg.Procs)

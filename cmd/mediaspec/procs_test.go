@@ -93,7 +93,7 @@ func TestCheckProcs(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d:\n%s", code, out)
 	}
-	if !regexp.MustCompile(`(?m)^mediaspec check: mode: out of process, keys only, 2 processes; .*\d+ specs in \d+ areas selected: they can judge at most \d+ of \d+ text rules$`).MatchString(out) ||
+	if !regexp.MustCompile(`(?m)^mediaspec check: mode: out of process, keys \+ profile, 2 processes; .*\d+ specs in \d+ areas selected: they can judge at most \d+ of \d+ text rules$`).MatchString(out) ||
 		!regexp.MustCompile(`(?m)^[1-9]\d* passed, 0 failed, \d+ skipped \([1-9]\d* not selected\)$`).MatchString(out) {
 		t.Errorf("console:\n%s", out)
 	}

@@ -84,7 +84,7 @@ func TestMockProfileOut(t *testing.T) {
 		return
 	}
 	out, code := checkInHelper(t, "--config", profile, "--label-filter", "HEALTH-001 || AUTH-006 || VER-001")
-	if code != 0 || !strings.Contains(out, "mode: out of process, keys only") || !regexp.MustCompile(`(?m)^[1-9]\d* passed, 0 failed, 0 skipped`).MatchString(out) {
+	if code != 0 || !strings.Contains(out, "mode: out of process, keys + profile") || !regexp.MustCompile(`(?m)^[1-9]\d* passed, 0 failed, 0 skipped`).MatchString(out) {
 		t.Errorf("check --config %s: exit %d, want every selected spec passed:\n%s", profile, code, out)
 	}
 }
