@@ -561,7 +561,7 @@ func generationEventSpecs(f *framework.Framework) {
 			nothingFor(ctx, s, other.id, receiver.Match{Path: other.path, ResourceID: j.id}, "an endpoint got an event type it did not subscribe to")
 		})
 
-	f.Rule("EVT-019", "EVT-022", "EVT-018").Needs(framework.Receiver, framework.Spends).It(
+	f.Rule("EVT-019", "EVT-022", "EVT-018", "DLV-029").Needs(framework.Receiver, framework.Spends).It(
 		"a text result's generation.completed carries no outputs and not the text itself", func(ctx context.Context, s *framework.Spec) {
 			sp := newSpender(ctx, s)
 			h := registerHook(ctx, s, sp.c, "generation.completed", "generation.failed")
@@ -590,6 +590,9 @@ func generationEventSpecs(f *framework.Framework) {
 			if needle := strings.Trim(string(quoted), `"`); len(needle) >= 16 {
 				Expect(strings.Contains(string(ev.Raw), needle)).To(BeFalse(), "the event body carries the text result: "+string(ev.Raw))
 			}
+			// Counted like any generation's event (issue 37): once per endpoint, a text result too.
+			s.Step("DLV-029")
+			expectOnce(ctx, s, sp.c, h, receiver.Match{ResourceID: j.id}, 1, "a text result's generation event reaches the endpoint once")
 		})
 
 	f.Rule("EVT-002", "EVT-026", "EVT-018", "DLV-029").Needs(framework.Control).It("generation.failed carries status failed and error {code, message}, once", func(ctx context.Context, s *framework.Spec) {
@@ -653,15 +656,19 @@ func generationEventSpecs(f *framework.Framework) {
 		}
 	})
 
-	f.Rule("EVT-012").It("image-model variants make one generation: generation.* and never batch.settled", func(ctx context.Context, s *framework.Spec) {
+	f.Rule("EVT-012", "DLV-029").It("image-model variants make one generation: one generation event, once, and never batch.settled", func(ctx context.Context, s *framework.Spec) {
 		sp := newSpender(ctx, s)
 		h := registerHook(ctx, s, sp.c, "generation.completed", "generation.failed", "batch.settled")
 		d := imageModel(ctx, sp.c)
 		j := submit(ctx, s, sp.c, d.String("capability_id"), cheapConfig(d), map[string]any{"variants": 2})
 		s.Finish(ctx, sp.c, j.id)
+		s.Step("EVT-012")
 		_, err := s.Hooks().Await(ctx, receiver.Match{Path: h.path, ResourceID: j.id}, arrival(s))
 		Expect(err).NotTo(HaveOccurred(), "no generation event for "+j.id)
 		nothingFor(ctx, s, h.id, receiver.Match{Type: "batch.settled", Path: h.path}, "image-model variants never make a batch.settled")
+		// One generation, so one event, however many outputs (issue 37): not one per output.
+		s.Step("EVT-012", "DLV-029")
+		expectOnce(ctx, s, sp.c, h, receiver.Match{ResourceID: j.id}, 1, "an image-model variants job is one generation: its event reaches the endpoint once")
 	})
 
 	f.Rule("EVT-014").It("another workspace's generations never reach this workspace's endpoints", func(ctx context.Context, s *framework.Spec) {

@@ -79,6 +79,12 @@ func (o *outbox) flush(env *Env) {
 // resentOnNextRequest is a server that sends each event whose type is one of types again, as a
 // new delivery, when the next API request reaches it.
 func resentOnNextRequest(name, mistake string, rules []string, types ...string) Server {
+	return resentOnNextRequestIf(name, mistake, rules, func(d map[string]any) bool { return slices.Contains(types, stringOf(d["type"])) })
+}
+
+// resentOnNextRequestIf is resentOnNextRequest for the deliveries whose decoded body which
+// picks: a server whose outbox mishandles one kind of event only.
+func resentOnNextRequestIf(name, mistake string, rules []string, which func(d map[string]any) bool) Server {
 	return Server{
 		Name: name, Rules: rules, Mistake: mistake,
 		Hooks: func(env *Env, next http.Handler) http.Handler {
@@ -88,7 +94,7 @@ func resentOnNextRequest(name, mistake string, rules []string, types ...string) 
 			o.mu.Unlock()
 			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				b := requestBody(r)
-				if slices.Contains(types, eventType(b)) {
+				if d, ok := decodeObject(b); ok && which(d) {
 					o.hold(r, b)
 				}
 				next.ServeHTTP(w, r)
@@ -171,6 +177,20 @@ var onceServers = []Server{
 	resentOnNextRequest("evt-generation-event-resent",
 		"each generation event (completed or failed) is sent again, as a new delivery with a fresh webhook-id, by the outbox flush of the next API request",
 		[]string{"DLV-029"}, "generation.completed", "generation.failed"),
+	// A generation event is once per endpoint whatever the generation made (issue 37 item 2): a
+	// text result's and an image-variant job's events are counted like any other.
+	resentOnNextRequestIf("evt-text-result-event-resent",
+		"a text result's generation.completed is sent again, with a fresh webhook-id, by the outbox flush of the next API request (its no-outputs row is not marked sent)",
+		[]string{"DLV-029"}, func(d map[string]any) bool {
+			return d["type"] == "generation.completed" && obj(d, "data")["output_kind"] == "text"
+		}),
+	resentOnNextRequestIf("evt-image-variants-event-resent",
+		"an image-model variants job's generation.completed is sent again, with a fresh webhook-id, once per extra output (one event per output, not per generation)",
+		[]string{"DLV-029", "EVT-012"}, func(d map[string]any) bool {
+			num, _ := obj(d, "data")["outputs_expected"].(json.Number)
+			n, _ := num.Int64()
+			return d["type"] == "generation.completed" && obj(d, "data")["output_kind"] == "image" && n >= 2
+		}),
 	resentOnNextRequest("evt-run-event-resent",
 		"a workflow run's end event is sent again, as a new delivery with a fresh webhook-id, by the outbox flush of the next API request",
 		[]string{"DLV-029"}, "workflow_run.completed", "workflow_run.failed"),
