@@ -23,6 +23,8 @@ type Decl struct {
 	f     *Framework
 	rules []string
 	needs []Need
+	// strict is the reason of a spec judged only with --strict (StrictOnly), nil for any other.
+	strict *SkipReason
 }
 
 // Rule starts a spec declaration that checks the given rules. It panics — at tree construction,
@@ -86,6 +88,18 @@ func appendNeed(list []Need, n Need) []Need {
 	return append(list, n)
 }
 
+// StrictOnly declares a spec that asserts only the reference's own choice for rule (rules.yaml
+// basis reference, judged strict-only), where the text leaves open what the phrase open names, as
+// Spec.StrictOnly does in a body. On a run that is not strict the spec skips as strict-only before
+// its needs are looked at: no tier a target offers would make it judge there, so a need the run
+// lacks (the control API, say) is not what keeps it from running, and the text rules its calls
+// touch are not counted as left unjudged by it (report.Verdicts).
+func (d *Decl) StrictOnly(rule, open string) *Decl {
+	r := strictOnlyReason(rule, open)
+	d.strict = &r
+	return d
+}
+
 // Labels are the Ginkgo labels the declaration gives its spec: the rule ids, then the needs.
 func (d *Decl) Labels() []string {
 	out := append([]string(nil), d.rules...)
@@ -107,9 +121,13 @@ func (d *Decl) It(text string, body func(ctx context.Context, s *Spec), decorato
 	needs := append([]Need(nil), d.needs...)
 	f := d.f
 	rules := append([]string(nil), d.rules...)
+	strict := d.strict
 	args = append(args, func(ctx SpecContext) {
 		if unjudged := f.unjudged(rules); len(unjudged) > 0 {
 			AddReportEntry(UnjudgedRulesEntry, strings.Join(unjudged, " "), ReportEntryVisibilityNever)
+		}
+		if strict != nil && !f.cfg.Strict {
+			SkipFor(*strict)
 		}
 		if reason, ok := f.Capabilities().Lack(needs); ok {
 			SkipFor(reason)

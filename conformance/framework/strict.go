@@ -53,8 +53,14 @@ func (s *Spec) Strict() bool { return s.f.cfg.Strict }
 func (s *Spec) StrictOnly(rule, open string) {
 	GinkgoHelper()
 	if !s.f.cfg.Strict {
-		SkipFor(StrictOnlySkip(fmt.Sprintf("the text leaves %s open (rules.yaml %s basis reference); judged only with --strict", open, rule)))
+		SkipFor(strictOnlyReason(rule, open))
 	}
+}
+
+// strictOnlyReason is the skip reason of a spec judged only with --strict (Spec.StrictOnly,
+// Decl.StrictOnly).
+func strictOnlyReason(rule, open string) SkipReason {
+	return StrictOnlySkip(fmt.Sprintf("the text leaves %s open (rules.yaml %s basis reference); judged only with --strict", open, rule))
 }
 
 // ReferenceOnly runs check, the assertions of a choice the reference made for rule where the text

@@ -109,8 +109,7 @@ func authenticationSpecs(f *framework.Framework) {
 				ExpectError(http.StatusGone, "workspace_unavailable")
 		})
 
-		f.Rule(rules("AUTH-024")...).It("a revoked key of a deleted workspace answers 401, not 410", func(ctx context.Context, s *framework.Spec) {
-			s.StrictOnly("AUTH-024", "the order of the key and workspace checks")
+		f.Rule(rules("AUTH-024")...).StrictOnly("AUTH-024", "the order of the key and workspace checks").It("a revoked key of a deleted workspace answers 401, not 410", func(ctx context.Context, s *framework.Spec) {
 			ws := s.NewWorkspace(ctx, framework.WorkspaceOptions{})
 			c, k := ws.NewKey(ctx, framework.KeyOptions{Scopes: []string{"read"}})
 			Expect(s.Control().RevokeKey(ctx, k.ID)).To(Succeed())
@@ -142,8 +141,7 @@ func authenticationSpecs(f *framework.Framework) {
 			}
 		})
 
-		f.Rule(rules("AUTH-025")...).It("a deleted free-plan workspace answers 410, the workspace check before the plan", func(ctx context.Context, s *framework.Spec) {
-			s.StrictOnly("AUTH-025", "the order of the workspace and plan checks")
+		f.Rule(rules("AUTH-025")...).StrictOnly("AUTH-025", "the order of the workspace and plan checks").It("a deleted free-plan workspace answers 410, the workspace check before the plan", func(ctx context.Context, s *framework.Spec) {
 			ws := s.NewWorkspace(ctx, framework.WorkspaceOptions{Plan: "free"})
 			c, _ := ws.NewKey(ctx, framework.KeyOptions{Scopes: []string{"read"}})
 			ws.Delete(ctx)
@@ -161,8 +159,7 @@ func authenticationSpecs(f *framework.Framework) {
 			c.Get(ctx, "/capabilities").ExpectError(http.StatusTooManyRequests, "quota_exceeded")
 		})
 
-		f.Rule(rules("AUTH-027")...).It("the request allowance is checked before the bucket: both spent answers quota_exceeded", func(ctx context.Context, s *framework.Spec) {
-			s.StrictOnly("AUTH-027", "the order of the request allowance and rate-limit checks")
+		f.Rule(rules("AUTH-027")...).StrictOnly("AUTH-027", "the order of the request allowance and rate-limit checks").It("the request allowance is checked before the bucket: both spent answers quota_exceeded", func(ctx context.Context, s *framework.Spec) {
 			ws := s.NewWorkspace(ctx, framework.WorkspaceOptions{})
 			c, _ := ws.NewKey(ctx, framework.KeyOptions{Scopes: []string{"read"}, RequestAllowance: ptr(2), Buckets: map[string]int{"agent_read": 2}})
 			c.Get(ctx, "/credits/balance").ExpectOK(http.StatusOK)
@@ -246,8 +243,7 @@ func keySpecs(f *framework.Framework) {
 			}
 		})
 
-		f.Rule(rules("AUTH-026", "ERR-023", "ERR-037")...).It("the plan check comes before the request allowance: a free-plan key with its allowance used answers 403 required_plan", func(ctx context.Context, s *framework.Spec) {
-			s.StrictOnly("AUTH-026", "the order of the plan and request allowance checks")
+		f.Rule(rules("AUTH-026", "ERR-023", "ERR-037")...).StrictOnly("AUTH-026", "the order of the plan and request allowance checks").It("the plan check comes before the request allowance: a free-plan key with its allowance used answers 403 required_plan", func(ctx context.Context, s *framework.Spec) {
 			ws := s.NewWorkspace(ctx, framework.WorkspaceOptions{Plan: "free"})
 			c, _ := ws.NewKey(ctx, framework.KeyOptions{Scopes: []string{"read", "generate"}, RequestAllowance: ptr(0)})
 			for i := 0; i < 3; i++ {
@@ -267,8 +263,7 @@ func keySpecs(f *framework.Framework) {
 // keyCheckOrderSpecs registers the specs of the key checks that come before the workspace check.
 func keyCheckOrderSpecs(f *framework.Framework) {
 	Describe("auth: key checks before the workspace check", func() {
-		f.Rule(rules("AUTH-024", "AUTH-005", "ERR-021")...).It("an expired key of a deleted workspace answers 401, not 410", func(ctx context.Context, s *framework.Spec) {
-			s.StrictOnly("AUTH-024", "the order of the key and workspace checks")
+		f.Rule(rules("AUTH-024", "AUTH-005", "ERR-021")...).StrictOnly("AUTH-024", "the order of the key and workspace checks").It("an expired key of a deleted workspace answers 401, not 410", func(ctx context.Context, s *framework.Spec) {
 			ws := s.NewWorkspace(ctx, framework.WorkspaceOptions{})
 			soon := serviceNow(ctx, s).Add(time.Minute)
 			c, _ := ws.NewKey(ctx, framework.KeyOptions{Scopes: []string{"read"}, ExpiresAt: &soon})

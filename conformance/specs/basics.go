@@ -61,8 +61,7 @@ func healthSpecs(f *framework.Framework) {
 			}
 		})
 
-		f.Rule("HEALTH-004").It("the probes ignore any key sent, even a bogus one", func(ctx context.Context, s *framework.Spec) {
-			s.StrictOnly("HEALTH-004", "what a probe does with a key it does not need")
+		f.Rule("HEALTH-004").StrictOnly("HEALTH-004", "what a probe does with a key it does not need").It("the probes ignore any key sent, even a bogus one", func(ctx context.Context, s *framework.Spec) {
 			bogus := s.WithKey(unknownKey())
 			expect2XX(bogus.Get(ctx, s.LivePath()), "the liveness probe with an unknown key")
 			expect2XX(bogus.Get(ctx, s.ReadyPath()), "the readiness probe with an unknown key")
@@ -82,8 +81,7 @@ func expect2XX(r *framework.Response, what string) *framework.Response {
 // readinessSpecs registers the specs of the readiness probe of a service that is not ready.
 func readinessSpecs(f *framework.Framework) {
 	Describe("basics: readiness of a service that is not ready", func() {
-		f.Rule("HEALTH-003").It("a service that is not ready fails its readiness probe, and passes it again once ready", func(ctx context.Context, s *framework.Spec) {
-			s.StrictOnly("HEALTH-003", "what a readiness probe answers when the service is not ready (\"Health probe paths and answers: not shown\")")
+		f.Rule("HEALTH-003").StrictOnly("HEALTH-003", "what a readiness probe answers when the service is not ready (\"Health probe paths and answers: not shown\")").It("a service that is not ready fails its readiness probe, and passes it again once ready", func(ctx context.Context, s *framework.Spec) {
 			ready := s.ReadyPath()
 			s.QueueFault(ctx, "not_ready", "", 1, "")
 			r := s.Anonymous().Get(ctx, ready)

@@ -275,8 +275,7 @@ func spendLimitSpecs(f *framework.Framework) {
 			expectBalance(s, r, "limits.daily_credits", 2000)
 		})
 
-		f.Rule(rules("LEDGER-016", "LEDGER-009", "LEDGER-022", "LEDGER-021", "ERR-027")...).Needs(framework.Spends, framework.Control).It("the daily window counts holds of all keys, gives a released hold back and keeps a captured amount", func(ctx context.Context, s *framework.Spec) {
-			s.StrictOnly("LEDGER-016", "whether a hold counts in the daily window when taken and what the balance shows of it")
+		f.Rule(rules("LEDGER-016", "LEDGER-009", "LEDGER-022", "LEDGER-021", "ERR-027")...).Needs(framework.Spends, framework.Control).StrictOnly("LEDGER-016", "whether a hold counts in the daily window when taken and what the balance shows of it").It("the daily window counts holds of all keys, gives a released hold back and keeps a captured amount", func(ctx context.Context, s *framework.Spec) {
 			sp := newSpender(ctx, s)
 			cfg := ttsConfig(ctx, sp.c)
 			_, h := estimateOf(ctx, sp.c, "tts", cfg, nil)
