@@ -78,7 +78,8 @@ func (s *Server) boundHandlers(next http.Handler) http.Handler {
 			panic(p)
 		}
 		s.svc.Logger.Error("mock: handler panicked", "method", r.Method, "path", r.URL.Path, "panic", fmt.Sprint(p), "stack", string(j.stack))
-		answerCut(&j.w, r, "The service failed on its side while answering; read the resource before retrying.")
+		// On the handler's own goroutine: the answer goes through net/http.
+		answerCut(&j.w, r, nil, "The service failed on its side while answering; read the resource before retrying.")
 		j.reset()
 		// Close the connection: the answer is complete (or broken off).
 		panic(http.ErrAbortHandler)
@@ -91,14 +92,25 @@ type connKey struct{}
 
 // answerCut stops every later write of the handler and, when it had written nothing, answers
 // 500 internal_error in the envelope with why, as a whole answer (Content-Length) with
-// Connection: close.
-func answerCut(b *boundedWriter, r *http.Request, why string) {
+// Connection: close. From another goroutine than the handler's (the timer's cut) it needs conn
+// when the handler writes net/http's own header map (boundedWriter.direct): the answer then goes
+// straight to the connection, as net/http's canned answers do, and never touches the map the
+// handler may still be writing.
+func answerCut(b *boundedWriter, r *http.Request, conn net.Conn, why string) {
 	if !b.cut() {
 		return
 	}
+	e := apierr.New(apierr.CodeInternalError, why)
+	if conn != nil {
+		// Nothing of this answer reached net/http's buffer (nothing was written), and net/http
+		// flushed the previous answer before reading this request.
+		_, _ = conn.Write(rawAnswer(e, r.Method == http.MethodHead))
+		return
+	}
 	w := b.w
-	status, body := wire.Encode(apierr.New(apierr.CodeInternalError, why))
+	status, body := wire.Encode(e)
 	h := w.Header()
+	clear(h) // what the handler set before it panicked (direct) is not this answer's
 	h.Set("Content-Type", "application/json")
 	h.Set("Cache-Control", "no-store")
 	h.Set("Connection", "close")
@@ -141,7 +153,7 @@ var boundJobs = sync.Pool{New: func() any {
 
 // arm readies j for one request and starts its timer.
 func (j *boundJob) arm(s *Server, w http.ResponseWriter, r *http.Request, conn net.Conn, d time.Duration) {
-	j.w.w = w
+	j.w.w, j.w.direct = w, conn != nil
 	j.s, j.r, j.conn, j.bound = s, r, conn, d
 	j.state.Store(jobRunning)
 	if j.timer == nil {
@@ -193,7 +205,11 @@ func (j *boundJob) expire() {
 	defer close(j.cutDone)
 	r := j.r
 	j.s.svc.Logger.Error("mock: request cut: its handler ran past the bound", "method", r.Method, "path", r.URL.Path, "bound", j.bound.String())
-	answerCut(&j.w, r, fmt.Sprintf("The service did not answer within %s and cut the request; it may still complete, so read the resource before retrying.", j.bound))
+	conn := j.conn
+	if !j.w.direct {
+		conn = nil // the handler's headers are its own map: the cut answers through net/http
+	}
+	answerCut(&j.w, r, conn, fmt.Sprintf("The service did not answer within %s and cut the request; it may still complete, so read the resource before retrying.", j.bound))
 	if j.conn != nil {
 		// The answer is complete (or broken off), and the cut handler may still be reading the
 		// request body: the connection goes now, and with it its place under Limits.MaxConns.
@@ -204,7 +220,7 @@ func (j *boundJob) expire() {
 // reset makes a job of a handler that returned (and was answered) ready for the next request.
 func (j *boundJob) reset() {
 	clear(j.w.h)
-	j.w.w, j.w.wrote, j.w.status, j.w.closed = nil, false, 0, false
+	j.w.w, j.w.direct, j.w.wrote, j.w.status, j.w.closed = nil, false, false, 0, false
 	j.s, j.r, j.conn, j.stack = nil, nil, nil, nil
 	if j.timer == nil {
 		return // its timer may still run expire: a fresh job takes its place
@@ -219,6 +235,7 @@ func (j *boundJob) reset() {
 type boundCtx struct {
 	context.Context // the request's
 	deadline        time.Time
+	slot            wire.Slot // the request's slot (Value(wire.SlotKey{})), so no layer copies the request
 
 	mu     sync.Mutex
 	made   atomic.Pointer[context.Context] // the context.WithDeadline, once asked for
@@ -236,9 +253,13 @@ func (c *boundCtx) Deadline() (time.Time, bool) {
 func (c *boundCtx) Done() <-chan struct{} { return c.get().Done() }
 func (c *boundCtx) Err() error            { return c.get().Err() }
 
-// Value answers from the deadline context once it is made, so a context derived from this one
-// registers with it directly (no goroutine per derived context).
+// Value answers the request's slot itself, and anything else from the deadline context once it is
+// made, so a context derived from this one registers with it directly (no goroutine per derived
+// context).
 func (c *boundCtx) Value(key any) any {
+	if _, ok := key.(wire.SlotKey); ok {
+		return &c.slot
+	}
 	if m := c.made.Load(); m != nil {
 		return (*m).Value(key)
 	}
@@ -273,10 +294,15 @@ func (c *boundCtx) end() {
 	}
 }
 
-// boundedWriter is the ResponseWriter a bounded handler writes through. The handler has its own
-// header map, copied out when it writes the header, so cutting it never races with it.
+// boundedWriter is the ResponseWriter a bounded handler writes through. Served on a connection
+// (direct), the handler writes net/http's own header map, and a cut from the timer's goroutine
+// answers on the connection without touching it; without one (a handler served on its own, as in
+// unit tests) the handler has a header map of its own, copied out when it writes the header, so
+// cutting it never races with it. A map of the bound's own cost every answer two copies of its
+// headers: into net/http's map, then net/http's own clone of it.
 type boundedWriter struct {
-	h http.Header // the handler's header map (only the handler's goroutine touches it)
+	h      http.Header // the handler's header map when not direct (only the handler's goroutine touches it)
+	direct bool        // the handler writes w's header map itself (set by arm, read-only while it runs)
 
 	mu     sync.Mutex // guards w, wrote, status, closed
 	w      http.ResponseWriter
@@ -285,7 +311,12 @@ type boundedWriter struct {
 	closed bool // cut or finished: later writes fail
 }
 
-func (b *boundedWriter) Header() http.Header { return b.h }
+func (b *boundedWriter) Header() http.Header {
+	if b.direct {
+		return b.w.Header()
+	}
+	return b.h
+}
 
 func (b *boundedWriter) WriteHeader(code int) {
 	b.mu.Lock()
@@ -297,13 +328,14 @@ func (b *boundedWriter) writeHeaderLocked(code int) {
 	if b.closed || b.wrote {
 		return
 	}
-	if code >= 100 && code < 200 {
+	if !b.direct {
 		copyHeader(b.w.Header(), b.h)
+	}
+	if code >= 100 && code < 200 {
 		b.w.WriteHeader(code)
 		return
 	}
 	b.wrote, b.status = true, code
-	copyHeader(b.w.Header(), b.h)
 	b.w.WriteHeader(code)
 }
 
@@ -343,7 +375,7 @@ func (b *boundedWriter) cut() bool {
 func (b *boundedWriter) finish() {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if !b.wrote {
+	if !b.wrote && !b.direct {
 		// The handler wrote nothing: net/http answers 200 with its headers, as without the bound.
 		copyHeader(b.w.Header(), b.h)
 	}

@@ -3,6 +3,7 @@ package mock
 import (
 	"bytes"
 	"fmt"
+	"net/http"
 	"strconv"
 
 	"github.com/mediaspec/mediaspec/internal/mock/apierr"
@@ -62,11 +63,19 @@ func envelopeForCanned(p []byte, maxHeaderBytes int) ([]byte, bool) {
 // envelopeAnswer is a whole HTTP/1.1 answer: 400 invalid_config with message, closing the
 // connection.
 func envelopeAnswer(message string) []byte {
-	status, body := wire.Encode(apierr.InvalidConfig("", message))
+	return rawAnswer(apierr.InvalidConfig("", message), false)
+}
+
+// rawAnswer is e as a whole HTTP/1.1 answer in the envelope, closing the connection; with head,
+// without its body (the answer to a HEAD).
+func rawAnswer(e *apierr.Error, head bool) []byte {
+	status, body := wire.Encode(e)
 	var b bytes.Buffer
-	b.WriteString("HTTP/1.1 " + strconv.Itoa(status) + " Bad Request\r\n")
+	b.WriteString("HTTP/1.1 " + strconv.Itoa(status) + " " + http.StatusText(status) + "\r\n")
 	b.WriteString("Content-Type: application/json\r\nCache-Control: no-store\r\nConnection: close\r\n")
 	b.WriteString("Content-Length: " + strconv.Itoa(len(body)) + "\r\n\r\n")
-	b.Write(body)
+	if !head {
+		b.Write(body)
+	}
 	return b.Bytes()
 }

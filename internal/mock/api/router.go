@@ -90,12 +90,22 @@ func (rt *Router) Handle(pattern string, scope workspace.Scope, bucket ratelimit
 		if err != nil {
 			return err
 		}
-		ctx := context.WithValue(r.Context(), callerKey{}, c)
+		// The caller goes into the request's slot when it has one (served by mock.Serve): a copy
+		// of the request to carry it cost every keyed call an allocation of the whole request.
+		ctx := r.Context()
+		if slot := wire.SlotOf(ctx); slot != nil {
+			slot.Caller = c
+		} else {
+			ctx = context.WithValue(ctx, callerKey{}, c)
+		}
 		if c.TestInput != "" {
 			defer rt.deps.Faults.EndRequest(c.TestInput)
 			ctx = faults.WithRequest(ctx, c.TestInput)
 		}
-		return h(w, r.WithContext(ctx))
+		if ctx != r.Context() {
+			r = r.WithContext(ctx)
+		}
+		return h(w, r)
 	}))
 }
 
@@ -166,8 +176,13 @@ type CallerInfo struct {
 
 type callerKey struct{}
 
-// Caller returns the caller of a keyed route, or nil outside one.
+// Caller returns the caller of a keyed route, or nil outside one: the one in the request's
+// wire.Slot, else the one WithCaller put on ctx.
 func Caller(ctx context.Context) *CallerInfo {
+	if slot := wire.SlotOf(ctx); slot != nil && slot.Caller != nil {
+		c, _ := slot.Caller.(*CallerInfo)
+		return c
+	}
 	c, _ := ctx.Value(callerKey{}).(*CallerInfo)
 	return c
 }
