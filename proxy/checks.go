@@ -6,13 +6,12 @@ import (
 	"github.com/mediaspec/mediaspec/internal/contract"
 	"math"
 	"net/http"
-	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/mediaspec/mediaspec/spec"
+	"github.com/mediaspec/mediaspec/spec/judge"
 )
 
 // The rules one answer shows on its own, beyond its shape. Each check follows what the interface
@@ -27,31 +26,6 @@ func codeRule(code string) (spec.ErrorCode, string, bool) {
 		}
 	}
 	return spec.ErrorCode{}, "", false
-}
-
-// idFields are the answer fields that hold a prefixed id, with the rule of its form. Compiled on
-// first use: the proxy's regexps in package variables cost every mediaspec command ~1,500
-// allocations before main.
-var idFields = sync.OnceValue(func() map[string]idField {
-	return map[string]idField{
-		"generation_id":    {regexp.MustCompile(`^gen_[0-9a-f]{32}$`), "ID-002"},
-		"generation_ids":   {regexp.MustCompile(`^gen_[0-9a-f]{32}$`), "ID-002"},
-		"batch_group_id":   {regexp.MustCompile(`^bg_[0-9a-f]{32}$`), "ID-003"},
-		"asset_id":         {regexp.MustCompile(`^ast_[0-9a-f]{32}$`), "ID-004"},
-		"actor_id":         {regexp.MustCompile(`^act_[0-9a-f]{32}$`), "ID-005"},
-		"voice_id":         {regexp.MustCompile(`^voc_[0-9a-f]{32}$`), "ID-005"},
-		"default_voice_id": {regexp.MustCompile(`^voc_[0-9a-f]{32}$`), "ID-005"},
-		"workflow_id":      {regexp.MustCompile(`^wf_[0-9a-f]{32}$`), "ID-006"},
-		"workflow_run_id":  {regexp.MustCompile(`^wfr_[0-9a-f]{32}$`), "ID-007"},
-		"webhook_id":       {regexp.MustCompile(`^wh_[0-9a-f]{32}$`), "ID-008"},
-		"template_id":      {regexp.MustCompile(`^captpl_[0-9a-f]{32}$`), "ID-010"},
-	}
-})
-
-// idField is the documented form of an id field and the rule that states it.
-type idField struct {
-	re   *regexp.Regexp
-	rule string
 }
 
 // running are the generation statuses whose job still runs.
@@ -251,12 +225,12 @@ func (p *Proxy) checkIDs(c *call) {
 				walk(e, field)
 			}
 		case string:
-			f, ok := idFields()[field]
-			if !ok || f.re.MatchString(x) || seen[f.rule] {
+			k, ok := judge.FieldKind(field)
+			if !ok || k.Rule == "" || k.Is(x) || seen[k.Rule] {
 				return
 			}
-			seen[f.rule] = true
-			p.find(c, SideServer, f.rule, false, fmt.Sprintf("%s %q is not in its documented form %s.", field, x, f.re))
+			seen[k.Rule] = true
+			p.find(c, SideServer, k.Rule, false, fmt.Sprintf("%s %q is not in its documented form %s.", field, x, k.Pattern()))
 		}
 	}
 	walk(c.obj, "")

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/mediaspec/mediaspec/receiver"
+	"github.com/mediaspec/mediaspec/spec/judge"
 )
 
 // Webhook deliveries through the proxy: Hooks stands in front of the client's webhook receiver.
@@ -143,8 +144,7 @@ func (h *Hooks) hookFind(a receiver.Attempt, side, rule, why string, at time.Tim
 }
 
 var (
-	userAgent  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[^\s/]+-Webhooks/1\.0$`) })
-	deliveryID = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^whd_[0-9a-f]{32}$`) })
+	userAgent = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[^\s/]+-Webhooks/1\.0$`) })
 )
 
 // judgeSender checks the sender's side of one attempt.
@@ -172,7 +172,7 @@ func (h *Hooks) judgeSender(a receiver.Attempt, at time.Time) {
 			h.hookFind(a, SideSender, "DLV-007", "There is no other signature header than webhook-signature (got "+name+").", at)
 		}
 	}
-	if a.DeliveryID != "" && !deliveryID().MatchString(a.DeliveryID) {
+	if a.DeliveryID != "" && !judge.IsID("whd_", a.DeliveryID) {
 		h.hookFind(a, SideSender, "ID-009", fmt.Sprintf("webhook-id %q is not whd_ and 32 lowercase hex characters.", a.DeliveryID), at)
 	}
 	var env struct {

@@ -5,6 +5,8 @@ import (
 	"sort"
 	"strings"
 	"sync"
+
+	"github.com/mediaspec/mediaspec/spec/judge"
 )
 
 // headerRules names, per operation, the rule that states a header of its success answer: a
@@ -15,21 +17,6 @@ var headerRules = map[string]map[string]string{
 		"Location":      "SUBMIT-001", // POST /generations > Location (the generation's path)
 		"Cache-Control": "SUBMIT-002", // POST /generations > Cache-Control: no-store
 	},
-}
-
-// idPatternRules names, per id pattern of the description, the Id prefixes rule that states it:
-// an answer field breaking that pattern is charged to that rule, whichever operation answered.
-var idPatternRules = map[string]string{
-	"^gen_[0-9a-f]{32}$":    "ID-002",
-	"^bg_[0-9a-f]{32}$":     "ID-003",
-	"^ast_[0-9a-f]{32}$":    "ID-004",
-	"^act_[0-9a-f]{32}$":    "ID-005",
-	"^voc_[0-9a-f]{32}$":    "ID-005",
-	"^wf_[0-9a-f]{32}$":     "ID-006",
-	"^wfr_[0-9a-f]{32}$":    "ID-007",
-	"^wh_[0-9a-f]{32}$":     "ID-008",
-	"^whd_[0-9a-f]{32}$":    "ID-009",
-	"^captpl_[0-9a-f]{32}$": "ID-010",
 }
 
 // patternProblem is the problem the description check reports for a string breaking a pattern.
@@ -53,7 +40,8 @@ func ElementRule(op string, fe FieldError) string {
 		return ""
 	}
 	if m := patternProblem().FindStringSubmatch(fe.Problem); m != nil {
-		return idPatternRules[m[1]]
+		rule, _ := judge.PatternRule(m[1])
+		return rule
 	}
 	return ""
 }
@@ -66,8 +54,10 @@ func ElementRuleIDs() []string {
 			seen[id] = true
 		}
 	}
-	for _, id := range idPatternRules {
-		seen[id] = true
+	for _, k := range judge.IDKinds() {
+		if k.Rule != "" {
+			seen[k.Rule] = true
+		}
 	}
 	out := make([]string, 0, len(seen))
 	for id := range seen {

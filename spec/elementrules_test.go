@@ -4,6 +4,8 @@ import (
 	"context"
 	"strings"
 	"testing"
+
+	"github.com/mediaspec/mediaspec/spec/judge"
 )
 
 // TestElementRulesStateTheirElement holds the element table to rules.yaml and the description:
@@ -49,17 +51,21 @@ func TestElementRulesStateTheirElement(t *testing.T) {
 		}
 	}
 	raw := string(OpenAPIYAML())
-	for p, id := range idPatternRules {
+	for _, k := range judge.IDKinds() {
+		if k.Rule == "" {
+			continue
+		}
+		p, id := k.Pattern(), k.Rule
 		r, ok := cat.Get(id)
 		if !ok {
-			t.Errorf("idPatternRules: no rule %s", id)
+			t.Errorf("judge.IDKinds: no rule %s", id)
 			continue
 		}
 		if r.Section != "Id prefixes" || !strings.Contains(r.Statement, p) {
-			t.Errorf("idPatternRules: %s (%s) does not state %s: %q", id, r.Section, p, r.Statement)
+			t.Errorf("judge.IDKinds: %s (%s) does not state %s: %q", id, r.Section, p, r.Statement)
 		}
 		if !strings.Contains(raw, "pattern: '"+p+"'") && !strings.Contains(raw, "pattern: "+p+"\n") {
-			t.Errorf("idPatternRules: the description uses no pattern %s", p)
+			t.Errorf("judge.IDKinds: the description uses no pattern %s", p)
 		}
 	}
 }

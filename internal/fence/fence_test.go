@@ -18,8 +18,9 @@ const module = "github.com/mediaspec/mediaspec"
 // by a module package (tests aside: a test may import what it tests with) goes to a lower layer.
 // Packages of one layer do not import each other. cmd/ is the top: it may import anything below.
 var layers = [][]string{
-	// 0: the contract's figures, below everything.
-	{"internal/contract"},
+	// 0: the contract's figures and its judges that read no description (the id table, the one
+	// Finding type), below everything.
+	{"internal/contract", "spec/judge"},
 	// 1: leaves: results, the receiver, the catalogue data, the clock, the tools' small helpers and
 	// the mock's leaf concerns.
 	{"report", "receiver", "fixtures/media", "spec/errtable", "spec/clients",
