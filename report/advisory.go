@@ -25,7 +25,7 @@ type Advisory struct {
 	Reference string `json:"reference"`
 	// Count is how many times the difference was seen; Specs are the first specs that saw it.
 	Count int      `json:"count"`
-	Specs []string `json:"specs,omitempty"`
+	Specs []string `json:"specs,omitempty"` // the first specs that saw it, up to a few
 }
 
 // Line renders the advisory on one line: the call, the field and what the reference says.

@@ -76,16 +76,16 @@ func Tidy(s string) string {
 // with the calls that showed it and the specs that stopped on it (those that check the rules
 // failed; those that only needed a call are blocked).
 type Cause struct {
-	Rules []string
+	Rules []string // the rules the failed assertions were charged to
 	// Calls are the operations whose answers the failed assertions judged ("GET
 	// /generations/{id}"), or those calls with ids masked: one, or several for one answer shape
 	// broken on many routes; none when no failure named a call.
 	Calls    []string
-	Sentence string // what was expected, one sentence
-	Location string // where the first spec's assertion is
-	Specs    []SpecResult
-	Failed   int // specs that failed on it
-	Blocked  int // specs blocked by it
+	Sentence string       // what was expected, one sentence
+	Location string       // where the first spec's assertion is
+	Specs    []SpecResult // the specs that stopped on it, failed and blocked
+	Failed   int          // specs that failed on it
+	Blocked  int          // specs blocked by it
 }
 
 // maxCallsShown is how many calls CallList names.

@@ -86,11 +86,11 @@ func needsOf(specs []SpecResult) []string {
 // ByNeed counts the partly and not judged rules under the need that weighs most among those its
 // specs lacked (NeedOrder), so its counts add up to PartlyJudged + NotJudged.
 type Coverage struct {
-	Judged       int            `json:"judged"`
-	PartlyJudged int            `json:"partly_judged"`
-	NotJudged    int            `json:"not_judged"`
-	Total        int            `json:"total"`
-	ByNeed       map[string]int `json:"by_need"`
+	Judged       int            `json:"judged"`        // text rules every spec of which ran to a verdict on it
+	PartlyJudged int            `json:"partly_judged"` // text rules some of whose specs ran, others not
+	NotJudged    int            `json:"not_judged"`    // text rules none of whose specs ran
+	Total        int            `json:"total"`         // text rules of the catalogue (Rule.OfText)
+	ByNeed       map[string]int `json:"by_need"`       // partly and not judged rules by the need that weighs most
 	// ByTier counts the partly and not judged rules under the lowest tier that would judge them
 	// fully (GroupOf): the highest tier among the needs their specs lacked. A rule whose specs
 	// lacked only what no tier offers (--slow, --budget, a state of the target, ...) counts under
@@ -99,7 +99,7 @@ type Coverage struct {
 	// StrictOnly counts the rules judged only with --strict (the reference's own choices): the
 	// judged ones on a strict run, and all of them.
 	StrictOnlyJudged int `json:"strict_only_judged"`
-	StrictOnlyTotal  int `json:"strict_only_total"`
+	StrictOnlyTotal  int `json:"strict_only_total"` // rules judged only with --strict, judged or not
 }
 
 // CoverageOf computes the coverage of rule verdicts.
@@ -198,9 +198,9 @@ func (r Results) Headline() string {
 // NeedGroup is the text rules a run did not fully judge that one tier (Tier set) or one need
 // that is no tier (Need) would judge, by id.
 type NeedGroup struct {
-	Need  string // the need (report.Need*) of a group that is no tier; for a tier, its name
-	Tier  Tier   // the lowest tier that would judge the group's rules fully; "" when it is no tier
-	Title string
+	Need  string   // the need (report.Need*) of a group that is no tier; for a tier, its name
+	Tier  Tier     // the lowest tier that would judge the group's rules fully; "" when it is no tier
+	Title string   // the heading the reports print over the group
 	Rules []string // ids, partly judged ones marked "(partly: ...)"
 }
 

@@ -8,8 +8,8 @@ import (
 // proxy` raises on the exchanges it forwards, and what the mock's client audit raises. Findings go
 // through the suite's writers as Results (FindingResults).
 type Finding struct {
-	Rule  string `json:"rule_id"`
-	Level string `json:"level"` // of the rule: MUST, SHOULD or MAY
+	Rule  string `json:"rule_id"` // the id of the broken rule (spec/rules.yaml)
+	Level string `json:"level"`   // of the rule: MUST, SHOULD or MAY
 	// Advisory marks a difference from the reference's own choices: reported, never a failure.
 	Advisory bool `json:"advisory,omitempty"`
 	// Where is what showed it, in one line: the request line, and the side ("[server] GET /x").

@@ -15,13 +15,13 @@ import (
 
 // RunInfo is the header of every report: what was checked, with what, when, and how.
 type RunInfo struct {
-	Target   string        `json:"target"`
-	Version  string        `json:"mediaspec_version"`
-	Contract string        `json:"contract_version"`
-	Started  time.Time     `json:"started"`
-	Duration time.Duration `json:"duration_ns"`
-	Filter   string        `json:"label_filter,omitempty"`
-	Mode     string        `json:"mode"`
+	Target   string        `json:"target"`                 // the base URL checked (keys redacted), or the upstream a proxy forwarded to
+	Version  string        `json:"mediaspec_version"`      // the mediaspec release that ran the check
+	Contract string        `json:"contract_version"`       // info.version of the REST description the run judged against
+	Started  time.Time     `json:"started"`                // when the run began
+	Duration time.Duration `json:"duration_ns"`            // how long it ran
+	Filter   string        `json:"label_filter,omitempty"` // the Ginkgo label filter that selected the specs; empty for all
+	Mode     string        `json:"mode"`                   // how the target was reached: embedded, or out of process and what it offers
 	// Profile is the tiers the run offers, joined by "+" (ProfileName): "keys", "keys+profile",
 	// "keys+profile+control".
 	Profile   string `json:"profile,omitempty"`
@@ -32,7 +32,7 @@ type RunInfo struct {
 	// Budget is the credits the run could spend; CreditsSpent what it spent (reserved and not
 	// given back).
 	Budget       int `json:"budget"`
-	CreditsSpent int `json:"credits_spent"`
+	CreditsSpent int `json:"credits_spent"` // credits the run spent
 	// Strict: the run held the target to the reference's own choices (check --strict).
 	Strict bool `json:"strict,omitempty"`
 }
@@ -64,9 +64,9 @@ func clipMiddle(s string, n int) string {
 
 // AreaSummary is one area's tallies in the HTML report.
 type AreaSummary struct {
-	Area                                          string
-	Passed, Failed, Blocked, Skipped, Interrupted int
-	FailedRules                                   int
+	Area                                          string // the interface area (a spec file's name)
+	Passed, Failed, Blocked, Skipped, Interrupted int    // selected specs by state
+	FailedRules                                   int    // rules failed by the area's specs
 }
 
 // Areas tallies the selected specs per area, areas with failures first, then by name.

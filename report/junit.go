@@ -16,49 +16,49 @@ const MaxNameLen = 120
 // JUnit is a JUnit XML document: <testsuites>. Name and Time are check's (a named, timed run);
 // nil leaves the attribute out, as check-receiver's report does.
 type JUnit struct {
-	XMLName  xml.Name `xml:"testsuites"`
-	Name     *string  `xml:"name,attr,omitempty"`
-	Tests    int      `xml:"tests,attr"`
-	Failures int      `xml:"failures,attr"`
-	Skipped  int      `xml:"skipped,attr"`
+	XMLName  xml.Name `xml:"testsuites"`          // always testsuites
+	Name     *string  `xml:"name,attr,omitempty"` // the run's name; nil leaves it out
+	Tests    int      `xml:"tests,attr"`          // all cases
+	Failures int      `xml:"failures,attr"`       // failed cases
+	Skipped  int      `xml:"skipped,attr"`        // skipped cases
 	Time     *float64 `xml:"time,attr,omitempty"` // seconds
-	Suites   []Suite  `xml:"testsuite"`
+	Suites   []Suite  `xml:"testsuite"`           // one per area for check
 }
 
 // Suite is one <testsuite>.
 type Suite struct {
-	Name      string   `xml:"name,attr"`
-	Tests     int      `xml:"tests,attr"`
-	Failures  int      `xml:"failures,attr"`
-	Skipped   int      `xml:"skipped,attr"`
-	Time      *float64 `xml:"time,attr,omitempty"` // seconds
-	Timestamp string   `xml:"timestamp,attr,omitempty"`
+	Name      string   `xml:"name,attr"`                // check: mediaspec.<area>
+	Tests     int      `xml:"tests,attr"`               // its cases
+	Failures  int      `xml:"failures,attr"`            // its failed cases
+	Skipped   int      `xml:"skipped,attr"`             // its skipped cases
+	Time      *float64 `xml:"time,attr,omitempty"`      // seconds
+	Timestamp string   `xml:"timestamp,attr,omitempty"` // RFC 3339, when the suite began
 	// Properties and Out carry what is no test case (the advisories' suite).
 	Properties *Properties `xml:"properties,omitempty"`
-	Cases      []Case      `xml:"testcase"`
-	Out        string      `xml:"system-out,omitempty"`
+	Cases      []Case      `xml:"testcase"`             // one per spec
+	Out        string      `xml:"system-out,omitempty"` // what the suite printed outside its cases
 }
 
 // Properties is a suite's <properties>.
 type Properties struct {
-	List []Property `xml:"property"`
+	List []Property `xml:"property"` // in the order written
 }
 
 // Property is one <property> of a suite.
 type Property struct {
-	Name  string `xml:"name,attr"`
-	Value string `xml:"value,attr"`
+	Name  string `xml:"name,attr"`  // what the value is
+	Value string `xml:"value,attr"` // the value as text
 }
 
 // Case is one <testcase>: passed unless Failure or Skipped is set.
 type Case struct {
-	Name      string   `xml:"name,attr"`
-	Classname string   `xml:"classname,attr,omitempty"`
-	File      string   `xml:"file,attr,omitempty"`
-	Time      *float64 `xml:"time,attr,omitempty"` // seconds
-	Failure   *Failure `xml:"failure,omitempty"`
-	Skipped   *Skip    `xml:"skipped,omitempty"`
-	Out       string   `xml:"system-out,omitempty"`
+	Name      string   `xml:"name,attr"`                // the case's (check: the spec's) text
+	Classname string   `xml:"classname,attr,omitempty"` // its suite's name, as CI tools group cases
+	File      string   `xml:"file,attr,omitempty"`      // the case's source file, relative to the module root
+	Time      *float64 `xml:"time,attr,omitempty"`      // seconds
+	Failure   *Failure `xml:"failure,omitempty"`        // set when the case failed
+	Skipped   *Skip    `xml:"skipped,omitempty"`        // set when the case was skipped
+	Out       string   `xml:"system-out,omitempty"`     // what the case printed
 	// ClassnameFirst writes classname before name, as check-receiver's report always has, so
 	// the documents CI jobs keep stay byte for byte the same.
 	ClassnameFirst bool `xml:"-"`
@@ -66,14 +66,14 @@ type Case struct {
 
 // Failure is a failed case: its message (one sentence), its type, and the whole story as body.
 type Failure struct {
-	Message string `xml:"message,attr"`
-	Type    string `xml:"type,attr,omitempty"`
-	Body    string `xml:",chardata"`
+	Message string `xml:"message,attr"`        // one sentence
+	Type    string `xml:"type,attr,omitempty"` // check: failed, blocked or interrupted
+	Body    string `xml:",chardata"`           // the whole story (check: the reason and the transcript)
 }
 
 // Skip is a skipped case and why.
 type Skip struct {
-	Message string `xml:"message,attr"`
+	Message string `xml:"message,attr"` // why it was skipped
 }
 
 // MarshalXML writes the case with its attributes in the order ClassnameFirst says.

@@ -49,13 +49,13 @@ func OtherShardReason(shard string) string {
 
 // SpecResult is one spec's outcome.
 type SpecResult struct {
-	Text string `json:"text"`
+	Text string `json:"text"` // the spec's full text: its containers' texts, then its own
 	// Leaf is the spec's own text, without the texts of its containers.
 	Leaf string `json:"leaf_text"`
 	// Area is the interface area the spec belongs to: its spec file's name (auth, webhooks, ...).
 	Area   string   `json:"area"`
-	Labels []string `json:"labels"`
-	Rules  []string `json:"rules"`
+	Labels []string `json:"labels"`           // its Ginkgo labels: rule ids and needs
+	Rules  []string `json:"rules"`            // the ids of the rules it checks
 	State  string   `json:"state"`            // passed, failed, blocked, skipped, not_selected, interrupted or strict_only
 	Reason string   `json:"reason,omitempty"` // the failure message or why it was skipped
 	// Skip is the typed reason of a spec that did not run (skipped, strict-only, interrupted, not
@@ -64,7 +64,7 @@ type SpecResult struct {
 	Skip *SkipReason `json:"skip,omitempty"`
 	// Location is the spec's own file and line, relative to the module root.
 	Location string        `json:"location,omitempty"`
-	Duration time.Duration `json:"duration_ns"`
+	Duration time.Duration `json:"duration_ns"` // how long it ran
 	// FailureLocation is where the failed assertion is (file:line, relative to the module root).
 	FailureLocation string `json:"failure_location,omitempty"`
 	// FailedRules are the rules the failed assertion checked (Spec.Step, or the rule that owns the
@@ -170,16 +170,16 @@ func (s SpecResult) Stopped() bool { return s.State == Failed || s.State == Bloc
 // spec.Rule, so a catalogue rule converts to it (report.Rule(r)), without this package linking
 // the contract loader (and kin-openapi under it).
 type Rule struct {
-	ID             string   `json:"id"`
-	Level          string   `json:"level"` // MUST, SHOULD or MAY
-	Section        string   `json:"section"`
-	Statement      string   `json:"statement"`
-	Needs          []string `json:"needs"`
-	Interpretation string   `json:"interpretation,omitempty"`
-	Basis          string   `json:"basis,omitempty"`  // of the interpretation: text or reference
-	Judged         string   `json:"judged,omitempty"` // with basis reference: open, text-part or strict-only
-	Unobservable   string   `json:"unobservable,omitempty"`
-	Audit          string   `json:"audit,omitempty"`
+	ID             string   `json:"id"`                       // e.g. AUTH-004
+	Level          string   `json:"level"`                    // MUST, SHOULD or MAY
+	Section        string   `json:"section"`                  // of the interface text that states the rule
+	Statement      string   `json:"statement"`                // what the rule requires, in the text's words
+	Needs          []string `json:"needs"`                    // what a spec needs to judge it (control, receiver, ...)
+	Interpretation string   `json:"interpretation,omitempty"` // how we read the text where it is silent or open
+	Basis          string   `json:"basis,omitempty"`          // of the interpretation: text or reference
+	Judged         string   `json:"judged,omitempty"`         // with basis reference: open, text-part or strict-only
+	Unobservable   string   `json:"unobservable,omitempty"`   // why no black-box test can check it; empty when one can
+	Audit          string   `json:"audit,omitempty"`          // what the mock's client audit checks of a client instead
 }
 
 // Observable reports whether a black-box test can check the rule.
@@ -191,12 +191,12 @@ func (r Rule) OfText() bool { return r.Observable() && r.Judged != "strict-only"
 
 // RuleVerdict is one rule's verdict over the specs that carry its id.
 type RuleVerdict struct {
-	Rule    Rule   `json:"rule"`
-	Verdict string `json:"verdict"`
+	Rule    Rule   `json:"rule"`    // the rule as the catalogue has it
+	Verdict string `json:"verdict"` // passed, failed, skipped, not_covered, unobservable, ...
 	// Reason: for failed, the failure messages; for skipped, why; for unobservable, the catalogue's
 	// reason; empty otherwise.
 	Reason string   `json:"reason,omitempty"`
-	Specs  []string `json:"specs,omitempty"`
+	Specs  []string `json:"specs,omitempty"` // the texts of the specs that carry its id
 	// SpecsRun is how many of Specs ran to a verdict on the rule (passed or failed on it).
 	SpecsRun int `json:"specs_run"`
 	// Needs are what the specs that did not run on the rule lacked (NeedOf), the one that weighs
@@ -210,30 +210,30 @@ type RuleVerdict struct {
 // only with --strict on a run that is not strict; PartlyJudged the rules some of whose specs did
 // not run. None of these is ever among the passed.
 type Counts struct {
-	Passed       int `json:"passed"`
-	Failed       int `json:"failed"`
-	Blocked      int `json:"blocked"`
-	Skipped      int `json:"skipped"`
-	Interrupted  int `json:"interrupted"`
-	NotSelected  int `json:"not_selected"`
-	StrictOnly   int `json:"strict_only"`
-	PartlyJudged int `json:"partly_judged"`
-	NotCovered   int `json:"not_covered"`
-	Unobservable int `json:"unobservable"`
+	Passed       int `json:"passed"`        // specs or rules that passed
+	Failed       int `json:"failed"`        // that failed
+	Blocked      int `json:"blocked"`       // that stopped on a call another rule failed
+	Skipped      int `json:"skipped"`       // selected, did not run: each with its reason
+	Interrupted  int `json:"interrupted"`   // a stopped run did not finish them
+	NotSelected  int `json:"not_selected"`  // the label filter or another shard left them out
+	StrictOnly   int `json:"strict_only"`   // judged only with --strict, on a run that is not
+	PartlyJudged int `json:"partly_judged"` // rules some of whose specs did not run
+	NotCovered   int `json:"not_covered"`   // rules no spec carries
+	Unobservable int `json:"unobservable"`  // rules no black-box test can check
 }
 
 // Results is everything a report shows.
 type Results struct {
 	// ReportVersion is ReportVersion when the report is written (WriteJSON sets it).
 	ReportVersion int           `json:"report_version"`
-	Suite         string        `json:"suite"`
-	Run           RunInfo       `json:"run"`
-	Succeeded     bool          `json:"succeeded"`
-	SuiteFailures []string      `json:"suite_failures,omitempty"`
-	Specs         []SpecResult  `json:"specs"`
-	Rules         []RuleVerdict `json:"rules"`
-	SpecCounts    Counts        `json:"spec_counts"`
-	RuleCounts    Counts        `json:"rule_counts"`
+	Suite         string        `json:"suite"`                    // the suite's name
+	Run           RunInfo       `json:"run"`                      // the run's header
+	Succeeded     bool          `json:"succeeded"`                // true when no spec failed and the suite itself did not
+	SuiteFailures []string      `json:"suite_failures,omitempty"` // what failed outside any spec (setup, a run with no spec)
+	Specs         []SpecResult  `json:"specs"`                    // every spec, selected or not
+	Rules         []RuleVerdict `json:"rules"`                    // every rule of the catalogue with its verdict
+	SpecCounts    Counts        `json:"spec_counts"`              // tallies over Specs
+	RuleCounts    Counts        `json:"rule_counts"`              // tallies over Rules
 	// Coverage is how many of the text rules the run judged, and what the others need.
 	Coverage Coverage `json:"coverage"`
 	// Advisories are the run's differences from the reference's own choices (advisory.go): never

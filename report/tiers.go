@@ -88,10 +88,10 @@ const (
 // SkipReason is a typed skip reason: its kind, the need it lacks (a Need* name; "" when none) and that
 // need's tier, and the text the console prints. A spec's reason (SpecResult.Reason) is its Text.
 type SkipReason struct {
-	Kind SkipKind `json:"kind"`
-	Need string   `json:"need,omitempty"`
-	Tier Tier     `json:"tier,omitempty"`
-	Text string   `json:"text"`
+	Kind SkipKind `json:"kind"`           // unsupported, disabled, strict-only, undecidable or not-run
+	Need string   `json:"need,omitempty"` // the Need* name it lacks; "" when none
+	Tier Tier     `json:"tier,omitempty"` // the tier of Need; "" when it is no tier
+	Text string   `json:"text"`           // what the console prints (SpecResult.Reason)
 }
 
 // String is the skip's text.
