@@ -59,9 +59,9 @@ func Load(flags *Flags, getenv func(string) string) (Config, error) {
 // Summary is the outcome of a run: spec and rule tallies and every verdict; Results.Coverage is
 // how much of the text rules it judged.
 type Summary struct {
-	Specs   report.Counts // every state a spec may have (report.Counts)
-	Rules   report.Counts // every verdict a rule may have, partly judged included
-	Results report.Results
+	Specs   report.Counts  // every state a spec may have (report.Counts)
+	Rules   report.Counts  // every verdict a rule may have, partly judged included
+	Results report.Results // every spec and rule verdict, as the reports write them
 }
 
 // claimed is set by the first NewSuite of the process: Ginkgo's spec tree and RunSpecs are

@@ -118,7 +118,7 @@ type FieldError struct {
 	// Path locates the field: a JSON path into the body ("$.generation.outputs[0].duration_ms"),
 	// "header NAME", or empty for the answer as a whole.
 	Path    string
-	Problem string
+	Problem string // what is wrong with it, one sentence
 }
 
 // String is the field's path and its problem.

@@ -43,9 +43,9 @@ func (s Source) Heading() string {
 // presence, type and every constraint keyword and required entry); Keywords and Required hold the
 // parts of a schema node whose provenance differs (or is listed anyway).
 type Provenance struct {
-	Is       Source
-	Keywords map[string]Source
-	Required map[string]Source
+	Is       Source            // the element as a whole
+	Keywords map[string]Source // schema keywords whose provenance differs, by keyword
+	Required map[string]Source // required entries whose provenance differs, by property
 }
 
 // Keyword returns the provenance of a constraint keyword of the element: its own entry, or Is.

@@ -14,11 +14,11 @@ import (
 
 // Rule is one normative statement of the interface, as written in rules.yaml.
 type Rule struct {
-	ID        string   `yaml:"id" json:"id"`
-	Level     string   `yaml:"level" json:"level"` // MUST, SHOULD or MAY
-	Section   string   `yaml:"section" json:"section"`
-	Statement string   `yaml:"statement" json:"statement"`
-	Needs     []string `yaml:"needs" json:"needs"`
+	ID        string   `yaml:"id" json:"id"`               // area prefix and number, e.g. AUTH-004
+	Level     string   `yaml:"level" json:"level"`         // MUST, SHOULD or MAY
+	Section   string   `yaml:"section" json:"section"`     // the interface text's section that states it
+	Statement string   `yaml:"statement" json:"statement"` // what the text requires, in its words
+	Needs     []string `yaml:"needs" json:"needs"`         // what a test needs to check it (keys of Catalogue.Needs)
 	// Interpretation is the reading we test where the interface spec is ambiguous or contradicts
 	// itself; empty when it is plain.
 	Interpretation string `yaml:"interpretation,omitempty" json:"interpretation,omitempty"`
@@ -54,10 +54,10 @@ func (r Rule) Audited() bool { return r.Audit != "" }
 
 // Catalogue is the parsed rule catalogue.
 type Catalogue struct {
-	Version int               `yaml:"version" json:"version"`
-	Areas   map[string]string `yaml:"areas" json:"areas"` // area prefix -> title
-	Needs   map[string]string `yaml:"needs" json:"needs"` // need -> what it means for a test
-	Rules   []Rule            `yaml:"rules" json:"rules"`
+	Version int               `yaml:"version" json:"version"` // the catalogue's format version
+	Areas   map[string]string `yaml:"areas" json:"areas"`     // area prefix -> title
+	Needs   map[string]string `yaml:"needs" json:"needs"`     // need -> what it means for a test
+	Rules   []Rule            `yaml:"rules" json:"rules"`     // every rule, in the file's order
 	byID    map[string]int
 }
 

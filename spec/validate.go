@@ -21,10 +21,10 @@ import (
 // allow, or a response with an undocumented status, header, field or type.
 type Violation struct {
 	Kind   string // "request" or "response"
-	Method string
+	Method string // the request's method
 	Path   string // the URL path as sent
 	Status int    // the response status; 0 for request violations
-	Err    error
+	Err    error  // what broke: a kin-openapi request or response error
 }
 
 // Error says which request or answer broke the description, and how.

@@ -97,12 +97,12 @@ var plainVariant = Variant{Name: "plain-mock", Change: "the mock unchanged (the 
 
 // LegalResult is one variant's run.
 type LegalResult struct {
-	Variant Variant
+	Variant Variant // the legal variant that ran
 	// Whole says the run covered the whole suite (else the specs of Variant.Filter).
 	Whole bool
 	// Mode is the target mode the run checked (b: control API, manual clock; c: keys only).
 	Mode                             string
-	Passed, Failed, Blocked, Skipped int
+	Passed, Failed, Blocked, Skipped int // specs by state
 	// Judged are the rules a passed spec decided and no spec failed: verdict passed, or partly
 	// judged (some of its specs passed, the others did not run); a rule all of whose specs
 	// skipped is not judged. Fully counts those of verdict passed (every spec ran).
@@ -112,8 +112,8 @@ type LegalResult struct {
 	PlainJudged, PlainFully int
 	// Failures are the failed specs: text, location and the first line of the reason.
 	Failures []string
-	Err      error
-	Duration time.Duration
+	Err      error         // why the run could not be judged; nil when it could
+	Duration time.Duration // how long the check ran
 }
 
 // OK reports a run that could be judged and failed nothing (a blocked spec is a failure of the
@@ -187,14 +187,14 @@ func CheckLegal(ctx context.Context, opts LegalOptions, v Variant, whole bool, d
 
 // LegalOptions configure a pass over the legal table.
 type LegalOptions struct {
-	Bin      string
+	Bin      string         // the mediaspec binary that runs each check
 	Only     *regexp.Regexp // variants whose name matches (nil: all)
-	Parallel int
+	Parallel int            // variants run at once
 	// Whole runs each variant on the whole suite instead of the specs that can see its change.
 	Whole bool
 	// Combined also runs every variant at once on the whole suite.
 	Combined bool
-	Dir      string
+	Dir      string // where each run's reports go
 	// Mode is the target mode: "b" (the default: control API, manual clock) or "c" (keys only,
 	// real time, Procs check processes, each with a key set of its own).
 	Mode  string

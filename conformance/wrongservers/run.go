@@ -31,8 +31,8 @@ const (
 
 // Result is one wrong server's run.
 type Result struct {
-	Server  Server
-	Verdict string
+	Server  Server // the wrong server that ran
+	Verdict string // Killed, Survived or Broken
 	// Failed are the server's rules the suite failed; Passed those it passed; Other those it
 	// skipped or did not cover.
 	Failed, Passed, Other []string
@@ -40,8 +40,8 @@ type Result struct {
 	Spec string
 	// Stray are failed rules outside the server's list (a mistake may break more than it names).
 	Stray    []string
-	Err      error
-	Duration time.Duration
+	Err      error         // why the run could not be judged; nil when it could
+	Duration time.Duration // how long the check ran
 }
 
 // checkTimeout bounds one check run; the suite's whole run takes well under a minute.
@@ -253,7 +253,9 @@ func Pass(ctx context.Context, opts Options, servers []Server, w io.Writer) (bas
 }
 
 // Tally counts verdicts.
-type Tally struct{ Killed, Survived, Broken int }
+type Tally struct {
+	Killed, Survived, Broken int // servers of each verdict
+}
 
 // Rate is the kill rate in percent over the servers judged.
 func (t Tally) Rate() float64 {

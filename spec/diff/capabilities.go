@@ -7,17 +7,17 @@ import (
 
 // Capability is the part of a capability the versioning rules cover.
 type Capability struct {
-	ID           string         `json:"capability_id"`
-	Category     string         `json:"category"`
-	OutputKind   string         `json:"output_kind"`
-	Status       string         `json:"status"`
-	ConfigSchema map[string]any `json:"config_schema"`
+	ID           string         `json:"capability_id"` // the capability id
+	Category     string         `json:"category"`      // its catalogue category (never changes)
+	OutputKind   string         `json:"output_kind"`   // image, video, audio or text (never changes)
+	Status       string         `json:"status"`        // available, coming_soon, requires_plan, retired, ...
+	ConfigSchema map[string]any `json:"config_schema"` // the JSON Schema of its config
 }
 
 // Catalogue is a set of capabilities, keyed by id, with the contract version it belongs to.
 type Catalogue struct {
-	Name    string
-	Version string
+	Name    string // where the catalogue was read from
+	Version string // the contract version it belongs to
 	// Capabilities lists every capability the side knows, retired ones included (status retired).
 	Capabilities map[string]Capability
 	// Retired answers whether a capability missing from Capabilities is retired rather than

@@ -60,7 +60,7 @@ const (
 type Finding struct {
 	// Rule is the id of the versioning rule in rules.yaml (VER-NNN).
 	Rule    string  `json:"rule"`
-	Verdict Verdict `json:"verdict"`
+	Verdict Verdict `json:"verdict"` // what the versioning rule says of the change
 	// Change names the kind of change: an oasdiff check id (e.g. response-optional-property-removed)
 	// or one of mediaspec's own (e.g. error-code-renamed, strictness-added).
 	Change string `json:"change"`
@@ -69,23 +69,23 @@ type Finding struct {
 	Path string `json:"path"`
 	// Operations lists every operation an oasdiff finding was reported for, when more than one.
 	Operations []string `json:"operations,omitempty"`
-	Message    string   `json:"message"`
+	Message    string   `json:"message"` // the change in one sentence
 }
 
 // Side describes one of the two things compared.
 type Side struct {
-	Name    string `json:"name"`
-	Version string `json:"version,omitempty"`
+	Name    string `json:"name"`              // where the side was read from: a file name or URL
+	Version string `json:"version,omitempty"` // its contract version (info.version); empty when unknown
 }
 
 // Report is the outcome of one comparison.
 type Report struct {
 	// Kind is "openapi" or "capabilities".
 	Kind     string    `json:"kind"`
-	Old      Side      `json:"old"`
-	New      Side      `json:"new"`
-	Breaking bool      `json:"breaking"`
-	Findings []Finding `json:"findings"`
+	Old      Side      `json:"old"`      // the side compared from
+	New      Side      `json:"new"`      // the side compared to
+	Breaking bool      `json:"breaking"` // a finding fails (Verdict.Fails)
+	Findings []Finding `json:"findings"` // every change, the failing ones first
 }
 
 // Count returns how many findings have verdict v.
@@ -102,7 +102,7 @@ func (r *Report) Count(v Verdict) int {
 // CompareError means the two inputs could not be compared (unreadable, not a description, different
 // major versions). The command exits 2 on it.
 type CompareError struct {
-	Err error
+	Err error // why, unwrapped by errors.Is and errors.As
 }
 
 // Error says the versions could not be compared, and why.

@@ -9,9 +9,9 @@ package errtable
 // Row is one row of the error table: the machine code, the HTTP status it is answered with, and
 // whether the call may be retried (at most twice).
 type Row struct {
-	Code      string
-	Status    int
-	Retryable bool
+	Code      string // the machine code, e.g. not_authorized
+	Status    int    // the HTTP status it is answered with
+	Retryable bool   // the call may be retried (at most twice)
 }
 
 // Lookup returns the row of code.
