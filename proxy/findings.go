@@ -45,10 +45,10 @@ const (
 // reference's own choices (Advisory: never a failure), and the numbers of the exchanges that showed
 // it (see GET /_proxy/v1/exchanges).
 type Finding struct {
-	RuleID   string `json:"rule_id"`
-	Level    string `json:"level"`
-	Advisory bool   `json:"advisory"`
-	Side     string `json:"side"`
+	RuleID   string `json:"rule_id"`  // the broken rule's id (spec/rules.yaml)
+	Level    string `json:"level"`    // MUST, SHOULD or MAY
+	Advisory bool   `json:"advisory"` // it only departs from the reference's own choices: never a failure
+	Side     string `json:"side"`     // SideServer or SideClient: who broke the rule
 	// KeyID names the key that made the call: "key_" and 12 hex characters of the key's SHA-256
 	// (never the key); empty for a call without a key or a webhook delivery.
 	KeyID string `json:"key_id"`
@@ -56,10 +56,10 @@ type Finding struct {
 	Request string `json:"request"`
 	// Advice says why in one sentence (what was seen and what the rule wants).
 	Advice    string    `json:"advice"`
-	Exchanges []int64   `json:"exchanges"`
-	FirstSeen time.Time `json:"first_seen_at"`
-	LastSeen  time.Time `json:"last_seen_at"`
-	Count     int       `json:"count"`
+	Exchanges []int64   `json:"exchanges"`     // numbers of the first exchanges that showed it (MaxExchangeRefs)
+	FirstSeen time.Time `json:"first_seen_at"` // when it was first seen
+	LastSeen  time.Time `json:"last_seen_at"`  // when it was last seen
+	Count     int       `json:"count"`         // how many times it was seen
 }
 
 // Must reports whether the finding fails a MUST rule (an advisory never does).
@@ -70,20 +70,20 @@ func (f Finding) Should() bool { return !f.Advisory && (f.Level == "MUST" || f.L
 
 // RuleCount is the number of findings (repeats included) of one rule on one side.
 type RuleCount struct {
-	RuleID   string `json:"rule_id"`
-	Level    string `json:"level"`
-	Side     string `json:"side"`
-	Advisory bool   `json:"advisory"`
-	Count    int    `json:"count"`
+	RuleID   string `json:"rule_id"`  // the rule's id
+	Level    string `json:"level"`    // MUST, SHOULD or MAY
+	Side     string `json:"side"`     // SideServer or SideClient
+	Advisory bool   `json:"advisory"` // the findings only depart from the reference's own choices
+	Count    int    `json:"count"`    // findings, repeats included
 }
 
 // Report is what the store holds: the kept findings (oldest first), the totals per rule (which
 // also count findings past MaxFindings) and how many distinct findings were not kept.
 type Report struct {
-	Findings  []Finding   `json:"findings"`
-	Totals    []RuleCount `json:"totals"`
-	Dropped   int         `json:"dropped"`
-	Exchanges int64       `json:"exchanges"`
+	Findings  []Finding   `json:"findings"`  // kept findings, oldest first
+	Totals    []RuleCount `json:"totals"`    // per rule and side, dropped findings included
+	Dropped   int         `json:"dropped"`   // distinct findings not kept (past MaxFindings)
+	Exchanges int64       `json:"exchanges"` // exchanges forwarded
 	// Unjudged counts the exchanges forwarded but not judged because the judging queue was full
 	// (the forwarding never waits for the judge): their rules were not checked.
 	Unjudged int64 `json:"unjudged"`

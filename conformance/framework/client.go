@@ -227,10 +227,10 @@ func (c *Client) sharedBackoff(r *Response) (time.Duration, bool) {
 
 // Response is one answer, with the exchange that produced it.
 type Response struct {
-	Status   int
-	Header   http.Header
-	Body     []byte
-	Exchange *Exchange
+	Status   int         // the HTTP status
+	Header   http.Header // the answer's header
+	Body     []byte      // the whole body, read under the suite's cap
+	Exchange *Exchange   // the call as the transcript shows it, redacted
 
 	doc    any
 	docErr error

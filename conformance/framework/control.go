@@ -19,32 +19,32 @@ type ControlAPI struct {
 
 // WorkspaceOptions are the fields of POST /workspaces; zero values are left to the service.
 type WorkspaceOptions struct {
-	Name    string
+	Name    string // empty: the service names it
 	Plan    string // free, pro or business; empty: the default (pro)
 	Balance *int   // available credits; nil: the default
 }
 
 // Workspace is a workspace made through control.
 type Workspace struct {
-	ID   string
-	Plan string
+	ID   string // the workspace id
+	Plan string // free, pro or business
 }
 
 // KeyOptions are the fields of POST /workspaces/{id}/keys.
 type KeyOptions struct {
-	Name             string
-	Scopes           []string // read and/or generate; required
-	BudgetCredits    *int
-	RequestAllowance *int
+	Name             string         // empty: the service names it
+	Scopes           []string       // read and/or generate; required
+	BudgetCredits    *int           // rolling 24 h spend budget; nil: no limit
+	RequestAllowance *int           // total calls the key may make; nil: unlimited
 	Buckets          map[string]int // bucket name -> calls per minute
 	ExpiresAt        *time.Time     // when the key stops working; nil: never
 }
 
 // Key is a key made through control. Key is the secret; it is registered with the redactor.
 type Key struct {
-	ID     string
-	Key    string
-	Scopes []string
+	ID     string   // the key's id, never secret
+	Key    string   // the secret, registered with the redactor
+	Scopes []string // read and/or generate
 }
 
 // Call makes one control call and returns the answer; a transport error or a violation of the
@@ -180,9 +180,9 @@ func (c *ControlAPI) AdvanceClock(ctx context.Context, seconds float64) error {
 
 // HookError is a control answer with another status than the operation's success.
 type HookError struct {
-	Op     string
-	Status int
-	Detail string
+	Op     string // the control call: method and path
+	Status int    // the status it answered
+	Detail string // the exchange as a transcript shows it, redacted
 }
 
 // Error says which control operation answered what.

@@ -307,9 +307,9 @@ func (s *Spec) NewWorkspace(ctx context.Context, o WorkspaceOptions) *TestWorksp
 
 // TestWorkspace is a workspace a spec made.
 type TestWorkspace struct {
-	Workspace
-	s   *Spec
-	ctl *ControlAPI
+	Workspace // its id and plan
+	s         *Spec
+	ctl       *ControlAPI
 }
 
 // NewKey makes a key in the workspace and returns a client for it and the key's id.

@@ -14,7 +14,7 @@ import (
 // sets never share a key, so specs in different processes never share a workspace (balances,
 // buckets, jobs in flight).
 type KeySet struct {
-	Key, ReadKey, OtherKey string
+	Key, ReadKey, OtherKey string // read+generate, read-only, second workspace's
 }
 
 // ParseKeySet reads KEY[,READ_KEY[,OTHER_KEY]].

@@ -132,7 +132,7 @@ func structured(contentType string) bool {
 type OverCapError struct {
 	What  string // "the answer body" or "the header block of the answer"
 	Call  string // "GET http://host/api/v1/capabilities" (redacted)
-	Limit int64
+	Limit int64  // the cap, in bytes (or in JSON values when Values is set)
 	Flag  string // the flag that raises the cap, or ""
 	// Announced is the Content-Length the answer announced (0: none, or within the cap).
 	Announced int64
@@ -198,8 +198,8 @@ func (f *Framework) readBody(ctx context.Context, res *http.Response, call strin
 // BodyError is an answer whose body could not be read whole: it ended early, it was malformed, or
 // it was still arriving when the call's deadline passed.
 type BodyError struct {
-	Msg     string
-	timeout bool // the call's deadline passed while the body was arriving
+	Msg     string // one line, no secret
+	timeout bool   // the call's deadline passed while the body was arriving
 }
 
 // Error is the message.

@@ -155,15 +155,15 @@ func SkipFor(r SkipReason, callerSkip ...int) {
 
 // Capabilities is what a run can offer specs. The zero value offers nothing.
 type Capabilities struct {
-	Control bool
+	Control bool // the control API answers (the control tier)
 	// TestInputs: the target offers test-mode inputs (the profile's features: [test-inputs]).
 	TestInputs      bool
-	Receiver        bool
-	SecondWorkspace bool
-	ReadKey         bool
-	Budget          int // credits the run may spend in total
-	Slow            bool
-	Uploads         bool
+	Receiver        bool // a webhook receiver the target can reach
+	SecondWorkspace bool // a key of a second workspace
+	ReadKey         bool // a read-only key of the first workspace
+	Budget          int  // credits the run may spend in total
+	Slow            bool // the run allows slow specs (--slow)
+	Uploads         bool // the target takes uploads
 	// ReceiverWhy says why Receiver is false when the run did set one up and the target refused
 	// it (or the selected specs need none); "" gives the generic reason.
 	ReceiverWhy string

@@ -21,7 +21,9 @@ import (
 // SetupError is a run that cannot start: a report path that cannot be written, a label filter that
 // selects nothing, a target that does not answer, a key it refuses. It is found before any spec
 // runs, and mediaspec check exits 2 on it. The message is one line and names no secret.
-type SetupError struct{ Msg string }
+type SetupError struct {
+	Msg string // the message
+}
 
 // Error is the one-line message.
 func (e *SetupError) Error() string { return e.Msg }

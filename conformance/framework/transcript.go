@@ -15,13 +15,13 @@ const maxBodyInTranscript = 4096
 
 // Exchange is one HTTP call as a transcript shows it. Every field is already redacted.
 type Exchange struct {
-	Method         string      `json:"method"`
-	URL            string      `json:"url"`
-	RequestHeader  http.Header `json:"request_header,omitempty"`
-	RequestBody    string      `json:"request_body,omitempty"`
-	Status         int         `json:"status"`
-	ResponseHeader http.Header `json:"response_header,omitempty"`
-	ResponseBody   string      `json:"response_body,omitempty"`
+	Method         string      `json:"method"`                    // GET, POST, ...
+	URL            string      `json:"url"`                       // the full URL
+	RequestHeader  http.Header `json:"request_header,omitempty"`  // as sent
+	RequestBody    string      `json:"request_body,omitempty"`    // as sent, clipped
+	Status         int         `json:"status"`                    // the HTTP status; 0 when no answer came
+	ResponseHeader http.Header `json:"response_header,omitempty"` // as answered
+	ResponseBody   string      `json:"response_body,omitempty"`   // as answered, clipped
 	// Err is the transport error when no response arrived (Status 0), or why the body of one that
 	// did was not read (over the cap, malformed, cut short).
 	Err string `json:"error,omitempty"`
