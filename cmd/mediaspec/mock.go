@@ -226,7 +226,7 @@ func collectLazily(uploadBytesLimit int64) (restore func()) {
 // by role (every key set, for check --procs; the revoked, expired, budget, low-balance and
 // free-plan keys of mock.RoleKeys), a retired capability of its catalogue, and the
 // mock's answers where the text names nothing (the key header, the probe and description paths,
-// the open shapes); no control URL, no receiver settings (the suite's default listener is on
+// the open shapes), its clock's time scale when it is not 1; no control URL, no receiver settings (the suite's default listener is on
 // loopback, which --allow-loopback-webhooks admits) and no run settings. The file holds keys: it
 // is written readable by its owner only.
 func writeMockProfile(path string, info mock.StartInfo, cfg mock.Config) error {
@@ -247,6 +247,10 @@ func writeMockProfile(path string, info mock.StartInfo, cfg mock.Config) error {
 	if r := info.Roles; r != nil {
 		p.RevokedKey, p.ExpiredKey, p.LowBalanceKey, p.NoAgentAPIKey = r.Revoked, r.Expired, r.LowBalance, r.NoAgentAPI
 		p.BudgetKey, p.BudgetKeyCredits = r.Budget, framework.CreditsOf(r.BudgetCredits)
+	}
+	if info.TimeScale != 1 && info.TimeScale > 0 {
+		// A scaled clock is part of what the target is: the suite's waits and windows follow it.
+		p.TimeScale = info.TimeScale
 	}
 	for _, ks := range info.KeySets {
 		p.KeySetList = append(p.KeySetList, framework.KeySet{Key: ks.GenerateKey, ReadKey: ks.ReadKey, OtherKey: ks.OtherKey})

@@ -14,6 +14,7 @@ import (
 	"github.com/mediaspec/mediaspec/conformance/framework"
 	"github.com/mediaspec/mediaspec/mock"
 	"github.com/mediaspec/mediaspec/spec"
+	yaml "go.yaml.in/yaml/v3"
 )
 
 // mock --profile-out writes the profile of the mock's pre-made fixtures before its start line; the
@@ -102,5 +103,30 @@ func TestCheckRefusesABadProfile(t *testing.T) {
 	m := regexp.MustCompile(`(?m)^ERROR: (.*)$`).FindStringSubmatch(out)
 	if code != 2 || m == nil || !strings.Contains(m[1], "line 3: workspace_daily_limit:") || !strings.Contains(m[1], bad) {
 		t.Errorf("exit %d, want 2 and one line naming line 3's setting and the file:\n%s", code, out)
+	}
+}
+
+// TestMockProfileOutTimeScale: a mock whose clock runs scaled declares its time scale, so the
+// suite's waits and windows follow it; a real-time mock declares none (the default, 1).
+func TestMockProfileOutTimeScale(t *testing.T) {
+	for _, tc := range []struct {
+		scale string
+		want  float64
+	}{{"10", 10}, {"1", 0}} {
+		profile := filepath.Join(t.TempDir(), "profile.yaml")
+		ctx, cancel := context.WithCancel(context.Background())
+		_, done := startMockCommand(ctx, t, "--no-control", "--json", "--quiet", "--time-scale", tc.scale, "--profile-out", profile)
+		data, err := os.ReadFile(profile)
+		cancel()
+		<-done
+		if err != nil {
+			t.Fatal(err)
+		}
+		var p struct {
+			TimeScale float64 `yaml:"time_scale"`
+		}
+		if err := yaml.Unmarshal(data, &p); err != nil || p.TimeScale != tc.want {
+			t.Errorf("--time-scale %s: the profile declares time_scale %v (%v), want %v:\n%s", tc.scale, p.TimeScale, err, tc.want, data)
+		}
 	}
 }
