@@ -217,6 +217,13 @@ type RoleKeys struct {
 	LowBalance string `json:"low_balance_key"`
 	// NoAgentAPI is a read+generate key of a free-plan workspace, whose plan lacks the agent API.
 	NoAgentAPI string `json:"no_agent_api_key"`
+	// GenerateOnly is a key holding only the generate scope, of a workspace of its own with the
+	// start balance.
+	GenerateOnly string `json:"generate_only_key"`
+	// DeletedWorkspace is a read+generate key of a workspace that was deleted at the start.
+	DeletedWorkspace string `json:"deleted_workspace_key"`
+	// AllowanceUsed is a read+generate key whose request allowance (0 requests) is used.
+	AllowanceUsed string `json:"allowance_used_key"`
 }
 
 // KeySet is one set of keys of the start state: a read+generate key and a read-only key of one
@@ -601,7 +608,9 @@ func (s *Server) isTestKey(keyID string) bool {
 func (s *Server) bootRoles() *RoleKeys {
 	rw := []workspace.Scope{workspace.ScopeRead, workspace.ScopeGenerate}
 	key := func(ws *workspace.Workspace, p workspace.KeyParams) (workspace.KeyInfo, string) {
-		p.Scopes = rw
+		if len(p.Scopes) == 0 {
+			p.Scopes = rw
+		}
 		info, secret, err := s.svc.Registry.CreateKey(ws, p)
 		if err != nil {
 			panic("mock: role key " + p.Name + ": " + err.Error()) // fixed valid params: cannot fail
@@ -624,6 +633,15 @@ func (s *Server) bootRoles() *RoleKeys {
 		workspace.KeyParams{Name: "low balance key"})
 	_, r.NoAgentAPI = key(s.svc.Registry.Create(workspace.CreateParams{Name: "Free plan workspace", Plan: workspace.PlanFree, Balance: s.cfg.Balance}),
 		workspace.KeyParams{Name: "no agent API key"})
+	_, r.GenerateOnly = key(s.svc.Registry.Create(workspace.CreateParams{Name: "Generate-only key workspace", Plan: workspace.PlanPro, Balance: s.cfg.Balance}),
+		workspace.KeyParams{Name: "generate-only key", Scopes: []workspace.Scope{workspace.ScopeGenerate}})
+	deleted := s.svc.Registry.Create(workspace.CreateParams{Name: "Deleted workspace", Plan: workspace.PlanPro, Balance: s.cfg.Balance})
+	_, r.DeletedWorkspace = key(deleted, workspace.KeyParams{Name: "key of a deleted workspace"})
+	if err := s.svc.Registry.Delete(deleted.ID()); err != nil {
+		panic("mock: delete the role workspace: " + err.Error())
+	}
+	none := int64(0)
+	_, r.AllowanceUsed = key(keys, workspace.KeyParams{Name: "allowance used key", RequestAllowance: &none})
 	return r
 }
 

@@ -702,6 +702,15 @@ func TestRoleKeys(t *testing.T) {
 	if got := e.call("GET", "/api/v1/credits/balance", "", bearer(r.NoAgentAPI)); got.code != 403 || got.errField("required_plan") != "pro" {
 		t.Errorf("free-plan key: %d %s", got.code, got.raw)
 	}
+	if got := e.call("GET", "/api/v1/credits/balance", "", bearer(r.GenerateOnly)); got.code != 200 {
+		t.Errorf("generate-only key on a read: %d %s", got.code, got.raw)
+	}
+	if got := e.call("GET", "/api/v1/credits/balance", "", bearer(r.DeletedWorkspace)); got.code != 410 || got.errField("code") != "workspace_unavailable" {
+		t.Errorf("key of a deleted workspace: %d %s", got.code, got.raw)
+	}
+	if got := e.call("GET", "/api/v1/capabilities", "", bearer(r.AllowanceUsed)); got.code != 429 || got.errField("code") != "quota_exceeded" {
+		t.Errorf("key with its allowance used: %d %s", got.code, got.raw)
+	}
 	low := e.call("GET", "/api/v1/credits/balance", "", bearer(r.LowBalance))
 	if low.code != 200 || low.body["available_credits"] != float64(RoleLowBalance) {
 		t.Errorf("low-balance key: %d %s", low.code, low.raw)

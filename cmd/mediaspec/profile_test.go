@@ -74,7 +74,8 @@ func TestMockProfileOut(t *testing.T) {
 	}
 	budget, ok := cfg.BudgetKeyCredits.Get()
 	if cfg.RevokedKey != r.Revoked || cfg.ExpiredKey != r.Expired || cfg.BudgetKey != r.Budget || !ok || budget != r.BudgetCredits ||
-		cfg.LowBalanceKey != r.LowBalance || cfg.NoAgentAPIKey != r.NoAgentAPI || r.Revoked == "" || r.NoAgentAPI == "" {
+		cfg.LowBalanceKey != r.LowBalance || cfg.NoAgentAPIKey != r.NoAgentAPI || r.Revoked == "" || r.NoAgentAPI == "" ||
+		cfg.GenerateOnlyKey != r.GenerateOnly || cfg.DeletedWorkspaceKey != r.DeletedWorkspace || cfg.AllowanceUsedKey != r.AllowanceUsed || r.AllowanceUsed == "" {
 		t.Errorf("the profile's role keys are not the start line's:\n%s", data)
 	}
 	if !reflect.DeepEqual(cfg.Shapes, framework.ReferenceShapes()) {

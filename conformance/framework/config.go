@@ -146,6 +146,15 @@ type Config struct {
 	// LowerPlanKey is a read+generate key of a workspace whose plan lacks a capability that a
 	// higher plan has (its capability list shows that one requires_plan).
 	LowerPlanKey string `yaml:"lower_plan_key" env:"MEDIASPEC_LOWER_PLAN_KEY"`
+	// GenerateOnlyKey is a key holding only the generate scope, of a workspace with credits (the
+	// text: read endpoints accept it).
+	GenerateOnlyKey string `yaml:"generate_only_key" env:"MEDIASPEC_GENERATE_ONLY_KEY"`
+	// DeletedWorkspaceKey is a key of a workspace that was deleted (the text: 410
+	// workspace_unavailable).
+	DeletedWorkspaceKey string `yaml:"deleted_workspace_key" env:"MEDIASPEC_DELETED_WORKSPACE_KEY"`
+	// AllowanceUsedKey is a key that used its whole request allowance (the text: 429
+	// quota_exceeded, not retryable).
+	AllowanceUsedKey string `yaml:"allowance_used_key" env:"MEDIASPEC_ALLOWANCE_USED_KEY"`
 	// PerGenerationLimit and DailyLimit are the workspace limits the operator set on the workspace
 	// of Key (and of every key set): undeclared, the text's defaults (600 and 2000 credits); 0 is a
 	// value ("no spend at all").
@@ -215,6 +224,7 @@ var flagNames = map[string]string{
 	"Strict": "strict", "Shapes": "shape", "MaxAnswerBytes": "max-answer-bytes", "MaxJSONBytes": "max-json-bytes",
 	"RevokedKey": "revoked-key", "ExpiredKey": "expired-key", "BudgetKey": "budget-key", "BudgetKeyCredits": "budget-key-credits",
 	"LowBalanceKey": "low-balance-key", "NoAgentAPIKey": "no-agent-api-key", "LowerPlanKey": "lower-plan-key",
+	"GenerateOnlyKey": "generate-only-key", "DeletedWorkspaceKey": "deleted-workspace-key", "AllowanceUsedKey": "allowance-used-key",
 	"PerGenerationLimit": "workspace-per-generation-limit", "DailyLimit": "workspace-daily-limit", "Features": "feature",
 	"TestKeys": "test-key",
 }
@@ -266,6 +276,9 @@ func RegisterFlags(fs *flag.FlagSet) *Flags {
 	fs.StringVar(&v.LowBalanceKey, "low-balance-key", "", "profile: a read+generate key of a workspace with too low a balance to submit (never printed)")
 	fs.StringVar(&v.NoAgentAPIKey, "no-agent-api-key", "", "profile: a key of a workspace whose plan lacks the agent API (never printed)")
 	fs.StringVar(&v.LowerPlanKey, "lower-plan-key", "", "profile: a read+generate key of a workspace whose plan lacks a capability a higher plan has (never printed)")
+	fs.StringVar(&v.GenerateOnlyKey, "generate-only-key", "", "profile: a key holding only the generate scope, of a workspace with credits (never printed)")
+	fs.StringVar(&v.DeletedWorkspaceKey, "deleted-workspace-key", "", "profile: a key of a workspace that was deleted (never printed)")
+	fs.StringVar(&v.AllowanceUsedKey, "allowance-used-key", "", "profile: a key that used its whole request allowance (never printed)")
 	fs.Var(&v.PerGenerationLimit, "workspace-per-generation-limit", "profile: the per-generation limit set on --key's workspace, in credits (default: the text's 600)")
 	fs.Var(&v.DailyLimit, "workspace-daily-limit", "profile: the rolling 24-hour limit set on --key's workspace, in credits (default: the text's 2000)")
 	fs.Var(&v.Features, "feature", "profile: an optional test feature the target offers (repeat it, or comma-separate); known: "+strings.Join(KnownFeatures(), ", "))

@@ -60,6 +60,7 @@ var needReport = map[Need]string{
 	// The key roles (roles.go): settings of the profile, which the control API can make instead.
 	RevokedKey: report.NeedProfile, ExpiredKey: report.NeedProfile, BudgetKey: report.NeedProfile,
 	LowBalanceKey: report.NeedProfile, NoAgentAPIKey: report.NeedProfile,
+	GenerateOnlyKey: report.NeedProfile, DeletedWorkspaceKey: report.NeedProfile, AllowanceUsedKey: report.NeedProfile,
 }
 
 // Report is the report's name of the need (report.Need*): report.NeedOther for one it does not

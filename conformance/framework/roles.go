@@ -15,10 +15,16 @@ const (
 	BudgetKey     Need = "budget-key"       // budget_key (+ budget_key_credits): a key with a 24-hour budget
 	LowBalanceKey Need = "low-balance-key"  // low_balance_key: a key of a workspace too poor to submit
 	NoAgentAPIKey Need = "no-agent-api-key" // no_agent_api_key: a key whose plan lacks the agent API
+
+	// The key roles of the auth specs (T1): a key of one scope, of a deleted workspace, of a used
+	// request allowance.
+	GenerateOnlyKey     Need = "generate-only-key"     // generate_only_key: a key holding only the generate scope
+	DeletedWorkspaceKey Need = "deleted-workspace-key" // deleted_workspace_key: a key of a workspace that was deleted
+	AllowanceUsedKey    Need = "allowance-used-key"    // allowance_used_key: a key that used its request allowance
 )
 
 // RoleNeeds are the needs of the profile's key roles, in label order.
-var RoleNeeds = []Need{BudgetKey, ExpiredKey, LowBalanceKey, NoAgentAPIKey, RevokedKey}
+var RoleNeeds = []Need{AllowanceUsedKey, BudgetKey, DeletedWorkspaceKey, ExpiredKey, GenerateOnlyKey, LowBalanceKey, NoAgentAPIKey, RevokedKey}
 
 // role is what the suite says and reads of one key role.
 type role struct {
@@ -32,6 +38,12 @@ var roles = map[Need]role{
 	BudgetKey:     {"budget_key", "--budget-key", "a key with a 24-hour budget of its own", func(c Config) string { return c.BudgetKey }},
 	LowBalanceKey: {"low_balance_key", "--low-balance-key", "a key of a workspace whose balance is too low to submit", func(c Config) string { return c.LowBalanceKey }},
 	NoAgentAPIKey: {"no_agent_api_key", "--no-agent-api-key", "a key of a workspace whose plan lacks the agent API", func(c Config) string { return c.NoAgentAPIKey }},
+	GenerateOnlyKey: {"generate_only_key", "--generate-only-key", "a key holding only the generate scope, of a workspace with credits",
+		func(c Config) string { return c.GenerateOnlyKey }},
+	DeletedWorkspaceKey: {"deleted_workspace_key", "--deleted-workspace-key", "a key of a workspace that was deleted",
+		func(c Config) string { return c.DeletedWorkspaceKey }},
+	AllowanceUsedKey: {"allowance_used_key", "--allowance-used-key", "a key that used its whole request allowance",
+		func(c Config) string { return c.AllowanceUsedKey }},
 }
 
 // Roles are the key roles c declares.

@@ -98,10 +98,16 @@ func authenticationSpecs(f *framework.Framework) {
 		})
 
 		f.Rule(rules("AUTH-021", "ERR-034")...).It("a key whose workspace was deleted answers 410 workspace_unavailable", func(ctx context.Context, s *framework.Spec) {
-			ws := s.NewWorkspace(ctx, framework.WorkspaceOptions{})
-			c, _ := ws.NewKey(ctx, framework.KeyOptions{Scopes: []string{"read", "generate"}})
-			c.Get(ctx, "/credits/balance").ExpectOK(http.StatusOK)
-			ws.Delete(ctx)
+			// Without control, the profile's key of a workspace its operator deleted.
+			var c *framework.Client
+			if s.HasControl() {
+				ws := s.NewWorkspace(ctx, framework.WorkspaceOptions{})
+				c, _ = ws.NewKey(ctx, framework.KeyOptions{Scopes: []string{"read", "generate"}})
+				c.Get(ctx, "/credits/balance").ExpectOK(http.StatusOK)
+				ws.Delete(ctx)
+			} else {
+				c = s.RoleKey(framework.DeletedWorkspaceKey)
+			}
 			// Unjudged: the refusal's status is this spec's subject (AUTH-021, ERR-034); judged, a status
 			// the operation never documents would be charged to its answer rule and only block the spec.
 			c.Get(ctx, "/credits/balance", framework.Unjudged()).ExpectError(http.StatusGone, "workspace_unavailable")
@@ -149,10 +155,17 @@ func authenticationSpecs(f *framework.Framework) {
 		})
 
 		f.Rule(rules("AUTH-023", "ERR-037")...).It("a key that used its request allowance answers 429 quota_exceeded, not retryable", func(ctx context.Context, s *framework.Spec) {
-			ws := s.NewWorkspace(ctx, framework.WorkspaceOptions{})
-			c, _ := ws.NewKey(ctx, framework.KeyOptions{Scopes: []string{"read"}, RequestAllowance: ptr(3)})
-			for i := 0; i < 3; i++ {
-				c.Get(ctx, "/credits/balance").ExpectOK(http.StatusOK)
+			// Without control, the profile's key whose allowance its operator used up: the
+			// allowance being served before it is used is judged only with control.
+			var c *framework.Client
+			if s.HasControl() {
+				ws := s.NewWorkspace(ctx, framework.WorkspaceOptions{})
+				c, _ = ws.NewKey(ctx, framework.KeyOptions{Scopes: []string{"read"}, RequestAllowance: ptr(3)})
+				for i := 0; i < 3; i++ {
+					c.Get(ctx, "/credits/balance").ExpectOK(http.StatusOK)
+				}
+			} else {
+				c = s.RoleKey(framework.AllowanceUsedKey)
 			}
 			r := c.Get(ctx, "/credits/balance").ExpectError(http.StatusTooManyRequests, "quota_exceeded")
 			Expect(r.Bool("error.retryable")).To(BeFalse())
@@ -338,8 +351,14 @@ func scopeSpecs(f *framework.Framework) {
 		})
 
 		f.Rule("AUTH-014").It("read endpoints accept a key holding only the generate scope", func(ctx context.Context, s *framework.Spec) {
-			ws := s.NewWorkspace(ctx, framework.WorkspaceOptions{})
-			c, _ := ws.NewKey(ctx, framework.KeyOptions{Scopes: []string{"generate"}})
+			// Without control, the profile's key holding only generate.
+			var c *framework.Client
+			if s.HasControl() {
+				ws := s.NewWorkspace(ctx, framework.WorkspaceOptions{})
+				c, _ = ws.NewKey(ctx, framework.KeyOptions{Scopes: []string{"generate"}})
+			} else {
+				c = s.RoleKey(framework.GenerateOnlyKey)
+			}
 			c.Get(ctx, "/credits/balance").ExpectOK(http.StatusOK)
 			c.Get(ctx, "/capabilities").ExpectOK(http.StatusOK)
 		})
@@ -440,10 +459,19 @@ func operationMatrixSpecs(f *framework.Framework) {
 			}
 		})
 
-		f.Rule(rules("AUTH-014", "AUTH-011")...).Needs(framework.Spends, framework.Control).It("every read operation serves a key holding only generate", func(ctx context.Context, s *framework.Spec) {
-			sp := newSpender(ctx, s)
-			o := makeOwnResources(ctx, s, sp.c, spenderWorkspace(sp))
-			gen, _ := sp.newKey(ctx, framework.KeyOptions{Scopes: []string{"generate"}})
+		f.Rule(rules("AUTH-014", "AUTH-011")...).Needs(framework.Spends).It("every read operation serves a key holding only generate", func(ctx context.Context, s *framework.Spec) {
+			var o ownResources
+			var gen *framework.Client
+			if s.HasControl() {
+				sp := newSpender(ctx, s)
+				o = makeOwnResources(ctx, s, sp.c, spenderWorkspace(sp))
+				gen, _ = sp.newKey(ctx, framework.KeyOptions{Scopes: []string{"generate"}})
+			} else {
+				// The profile's key holding only generate makes the resources of its own workspace
+				// itself (the reads among them are its reads too), then reads each.
+				gen = s.RoleKey(framework.GenerateOnlyKey)
+				o = makeOwnResources(ctx, s, gen, "")
+			}
 			keyed, _ := keyedOperations(s)
 			for _, op := range keyed {
 				if op.Scope != "read" {
