@@ -166,6 +166,7 @@ func (c *Client) Do(ctx context.Context, method, path string, opts ...CallOption
 		c.f.failCall(err)
 	}
 	c.track(method, res)
+	c.f.checkWait(method, res)
 	return res
 }
 

@@ -48,6 +48,9 @@ type Framework struct {
 	step      []string // the running spec's current step's rule ids (steps.go), guarded by mu
 	// refNames are the reference-only field names of the description (shapes.go), made once.
 	refNames func() map[string]bool
+	// waitCheck checks every 200 answer of GET /generations/{id}/wait (SetWaitCheck); set before
+	// the run, read only after.
+	waitCheck func(*Response)
 
 	mu      sync.Mutex // guards env, caps, created
 	env     environment

@@ -6,6 +6,7 @@ import (
 	"github.com/mediaspec/mediaspec/internal/contract"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strings"
 	"time"
 
@@ -21,6 +22,25 @@ const finishStep = 5
 
 // finishLimit is the most service time Finish lets a job run before it fails the spec.
 const finishLimit = 2 * time.Hour
+
+// SetWaitCheck makes check run on every 200 answer of GET /generations/{id}/wait the run's calls
+// get (Client.Do, Finish, WaitAdvancing): the specs read there what they read on every generation
+// read (the fixed values of the record inside, issue 37 item 1). Call it once, before the run.
+func (f *Framework) SetWaitCheck(check func(*Response)) { f.waitCheck = check }
+
+// waitAnswer matches the path of a generation wait.
+var waitAnswer = regexp.MustCompile(`/generations/[^/?]+/wait(\?|$)`)
+
+// checkWait runs the wait check (SetWaitCheck) on r when it is a 200 answer of a generation wait.
+func (f *Framework) checkWait(method string, r *Response) {
+	GinkgoHelper()
+	if f.waitCheck == nil || r == nil || method != http.MethodGet || r.Status != http.StatusOK {
+		return
+	}
+	if u, err := url.Parse(r.Exchange.URL); err == nil && waitAnswer.MatchString(u.Path) {
+		f.waitCheck(r)
+	}
+}
 
 // HasControl reports whether the run can use the control API.
 func (s *Spec) HasControl() bool { return s.f.Capabilities().Control }
@@ -109,6 +129,7 @@ func (s *Spec) WaitAdvancingFrom(ctx context.Context, c *Client, id string, firs
 			if res.err != nil {
 				c.f.failCall(res.err)
 			}
+			c.f.checkWait(http.MethodGet, res.r)
 			return res.r, advanced
 		case <-time.After(50 * time.Millisecond):
 		}

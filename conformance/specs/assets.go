@@ -171,7 +171,8 @@ func assetListSpecs(f *framework.Framework) {
 			rc.Get(ctx, "/assets").ExpectOK(http.StatusOK)
 		})
 
-		f.Rule("ASSET-008", "ASSET-009").Needs(framework.Control, framework.Slow, framework.Uploads).It(
+		// The 600 s pass on control's clock, or in real time with --real-time (WaitOut).
+		f.Rule("ASSET-008", "ASSET-009").Needs(framework.RealTime, framework.Slow, framework.Uploads).It(
 			"an asset read's and a download's links last the 600 s they state: they serve the file 590 s later and not after 600", func(ctx context.Context, s *framework.Spec) {
 				c := uploadClient(ctx, s, 10)
 				id, r := uploadFixture(ctx, s, c, "image.png")
@@ -189,14 +190,14 @@ func assetListSpecs(f *framework.Framework) {
 						Expect(exp.Sub(now)).To(BeNumerically("~", contract.OutputLinkLifetime, 2*time.Second), what+" is 600 s after the read"+at.Describe())
 					}
 				})
-				s.Advance(ctx, contract.OutputLinkLifetime.Seconds()-10)
+				s.WaitOut(ctx, contract.OutputLinkLifetime-10*time.Second)
 				for what, link := range links {
 					stepLink(s, what)
 					got := s.FetchLink(ctx, link)
 					Expect(got.Status).To(Equal(http.StatusOK), "the "+what+" 590 s after the read"+got.Describe())
 					Expect(got.Body).To(Equal(want), "the "+what+" serves the uploaded bytes")
 				}
-				s.Advance(ctx, 11)
+				s.WaitOut(ctx, 11*time.Second)
 				for what, link := range links {
 					stepLink(s, what)
 					if links["read link"] == links["download url"] {
@@ -308,25 +309,26 @@ func fileLinkSpecs(f *framework.Framework) {
 			Expect(save.Body).To(Equal(plain.Body), "download=1 serves the same bytes")
 		})
 
-		f.Rule("LINK-004", "LINK-003", "LINK-001").Needs(framework.Spends, framework.Control, framework.Slow).It("each read gives a fresh link whose 600 s start at that read; an older link expires", func(ctx context.Context, s *framework.Spec) {
+		// The link windows pass on control's clock, or in real time with --real-time (WaitOut).
+		f.Rule("LINK-004", "LINK-003", "LINK-001").Needs(framework.Spends, framework.RealTime, framework.Slow).It("each read gives a fresh link whose 600 s start at that read; an older link expires", func(ctx context.Context, s *framework.Spec) {
 			sp := newSpender(ctx, s)
 			r := completedImage(ctx, s, sp)
 			id := r.String("generation.generation_id")
 			first := r.String("generation.outputs.0.url")
-			s.Advance(ctx, 300)
+			s.WaitOut(ctx, 300*time.Second)
 			second := readGen(ctx, sp.c, id)
 			s.Step("LINK-001")
 			Expect(second.Int("output_urls_expire_in_seconds")).To(Equal(int64(600)), second.Describe())
 			s.Step("LINK-004")
 			fresh := second.String("generation.outputs.0.url")
 			Expect(fresh).NotTo(Equal(first), "a later read gives a fresh link"+second.Describe())
-			s.Advance(ctx, 301)
+			s.WaitOut(ctx, 301*time.Second)
 			s.Step("LINK-003")
 			old := s.FetchLink(ctx, first)
 			Expect(old.Status).To(BeNumerically(">=", 400), "a link more than 600 s old is refused"+old.Describe())
 			s.Step("LINK-004")
 			expectPNG(s, s.FetchLink(ctx, fresh), 0, 0)
-			s.Advance(ctx, 300)
+			s.WaitOut(ctx, 300*time.Second)
 			s.Step("LINK-004", "LINK-003")
 			gone := s.FetchLink(ctx, fresh)
 			Expect(gone.Status).To(BeNumerically(">=", 400), "the fresh link too lasts about 600 s"+gone.Describe())

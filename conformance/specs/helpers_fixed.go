@@ -257,3 +257,30 @@ func expectGenerationFixed(r *framework.Response, path string) {
 		})
 	}
 }
+
+// expectWaitFixed checks a 200 answer of GET /generations/{id}/wait as every generation read is
+// checked (expectGenerationFixed on its generation), and its still_running against the status of
+// the generation inside: true while queued, rendering or post_processing, false once completed or
+// failed (GEN-005). The framework runs it on every wait answer of the run (SetWaitCheck), the
+// waits of Finish included, so a wait that reports a record the read would not fails there.
+func expectWaitFixed(r *framework.Response) {
+	GinkgoHelper()
+	expectGenerationFixed(r, "generation")
+	g, ok := r.Field("generation").(map[string]any)
+	doc, isObj := r.Doc().(map[string]any)
+	if !ok || !isObj {
+		return
+	}
+	var want bool
+	switch g["status"] {
+	case "queued", "rendering", "post_processing":
+		want = true
+	case "completed", "failed":
+	default:
+		return
+	}
+	r.Charge([]string{"GEN-005"}, func() {
+		expectFixed(r, doc, "the wait answer", []fixed{{"still_running", want,
+			fmt.Sprintf("still_running is %v while the generation is %v", want, g["status"])}})
+	})
+}

@@ -71,6 +71,42 @@ var fixedServers = []Server{
 		}),
 	},
 	{
+		Name: "gen-wait-running-charged-zero", Rules: []string{"GEN-015"},
+		Mistake: "the wait answer of a running job says credits_charged 0 (the wait builds credits from the ledger's captured sum) where the read says null",
+		API: docs(waitRoute, success, func(_ *http.Request, _ *answer, d map[string]any) {
+			if c := obj(generation(d), "credits"); c != nil && d["still_running"] == true && c["credits_charged"] == nil {
+				c["credits_charged"] = json.Number("0")
+			}
+		}),
+	},
+	{
+		Name: "gen-wait-running-completed-at", Rules: []string{"GEN-022"},
+		Mistake: "the wait answer of a running job carries completed_at, stamped with the moment the wait answered",
+		API: docs(waitRoute, success, func(_ *http.Request, _ *answer, d map[string]any) {
+			if g := generation(d); g != nil && d["still_running"] == true && g["completed_at"] == nil {
+				g["completed_at"] = g["created_at"]
+			}
+		}),
+	},
+	{
+		Name: "gen-wait-completed-error-object", Rules: []string{"GEN-010"},
+		Mistake: "the wait answer of a completed job carries error {code: null, message: \"\"} (the wait's own envelope) where the read says null",
+		API: docs(waitRoute, success, func(_ *http.Request, _ *answer, d map[string]any) {
+			if g := generation(d); g != nil && g["status"] == "completed" && g["error"] == nil {
+				g["error"] = map[string]any{"code": nil, "message": ""}
+			}
+		}),
+	},
+	{
+		Name: "gen-wait-failed-error-null", Rules: []string{"GEN-010"},
+		Mistake: "the wait answer of a failed job carries error null: the wait serializes the record before its error is attached",
+		API: docs(waitRoute, success, func(_ *http.Request, _ *answer, d map[string]any) {
+			if g := generation(d); g != nil && g["status"] == "failed" {
+				g["error"] = nil
+			}
+		}),
+	},
+	{
 		Name: "batch-link-lifetime-3600", Rules: []string{"BATCH-012", "LINK-001"},
 		Mistake: "the batch answer states the signer's default link lifetime, output_urls_expire_in_seconds 3600, where a generation read states 600",
 		API: docs(batchRoute, success, func(_ *http.Request, _ *answer, d map[string]any) {
