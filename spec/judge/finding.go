@@ -19,7 +19,7 @@ const (
 // raises on the exchanges it forwards and what the client audit of `mediaspec mock --audit`
 // raises (package audit), the one type both report and package report turns into results.
 type Finding struct {
-	RuleID string `json:"rule_id"`
+	RuleID string `json:"rule_id"` // the broken rule's id (spec/rules.yaml)
 	// Level is the rule's level: MUST, SHOULD or MAY.
 	Level string `json:"level"`
 	// Advisory marks a departure from the reference's own choices only: reported, never a failure.
@@ -37,9 +37,9 @@ type Finding struct {
 	// Exchanges are the numbers of the first exchanges that showed it, where the finder numbers
 	// them (the proxy: GET /_proxy/v1/exchanges); nil otherwise.
 	Exchanges []int64   `json:"exchanges"`
-	FirstSeen time.Time `json:"first_seen_at"`
-	LastSeen  time.Time `json:"last_seen_at"`
-	Count     int       `json:"count"`
+	FirstSeen time.Time `json:"first_seen_at"` // when it was first seen
+	LastSeen  time.Time `json:"last_seen_at"`  // when it was last seen
+	Count     int       `json:"count"`         // how many times it was seen
 }
 
 // Must reports whether the finding fails a MUST rule (an advisory never does).
