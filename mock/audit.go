@@ -3,7 +3,7 @@ package mock
 import (
 	"io"
 
-	"github.com/mediaspec/mediaspec/internal/mock/audit"
+	"github.com/mediaspec/mediaspec/spec/judge/audit"
 )
 
 // Auditing reports whether the client audit is on (Config.Audit): every /api/v1 call and file link

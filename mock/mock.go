@@ -35,7 +35,6 @@ import (
 	"github.com/mediaspec/mediaspec/internal/mock/api"
 	"github.com/mediaspec/mediaspec/internal/mock/apierr"
 	"github.com/mediaspec/mediaspec/internal/mock/assets"
-	"github.com/mediaspec/mediaspec/internal/mock/audit"
 	"github.com/mediaspec/mediaspec/internal/mock/blob"
 	"github.com/mediaspec/mediaspec/internal/mock/catalog"
 	"github.com/mediaspec/mediaspec/internal/mock/control"
@@ -54,6 +53,7 @@ import (
 	"github.com/mediaspec/mediaspec/internal/mock/workspace"
 	"github.com/mediaspec/mediaspec/mock/clock"
 	"github.com/mediaspec/mediaspec/spec"
+	"github.com/mediaspec/mediaspec/spec/judge/audit"
 )
 
 // MaxKeySets is the most key sets the start state may hold (Config.KeySets).
@@ -488,7 +488,7 @@ func New(cfg Config) (*Server, error) {
 	s.svc.Workflows.OnEvent(s.svc.Webhooks.Emit)
 	s.OnReset(s.svc.Webhooks.Reset)
 	if cfg.Audit {
-		s.svc.Audit = audit.New(audit.Config{Clock: clk, Caller: s.auditCaller})
+		s.svc.Audit = audit.New(audit.Config{Clock: clk})
 		s.OnReset(s.svc.Audit.Forget)
 	}
 	s.mux.Handle(api.BasePath+"/", s.svc.API)
@@ -528,7 +528,7 @@ func New(cfg Config) (*Server, error) {
 		s.handler = v.wrap(s.mux)
 	}
 	if s.svc.Audit != nil {
-		s.handler = s.svc.Audit.Middleware(s.handler)
+		s.handler = auditMiddleware(s.svc.Audit, clk, s.auditCaller, s.handler)
 	}
 	if cfg.LogRequests {
 		s.handler = reqlog.Middleware(logger, s.handler)

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mediaspec/mediaspec/internal/mock/audit"
+	"github.com/mediaspec/mediaspec/spec/judge/audit"
 )
 
 // The service clock as the proxy knows it. A server with the test-control API may run its own

@@ -13,8 +13,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/mediaspec/mediaspec/internal/mock/audit"
 	"github.com/mediaspec/mediaspec/spec"
+	"github.com/mediaspec/mediaspec/spec/judge/audit"
 )
 
 // work is the ordered stage: it takes the queued exchanges in the order they ended, waits until

@@ -8,7 +8,7 @@
 // exchanges in the order they ended:
 //
 //   - the request against the REST description and the client duties of `mediaspec mock --audit`
-//     (package mock/audit, driven here by observed exchanges instead of from inside the mock);
+//     (package spec/judge/audit, driven here by observed exchanges instead of from inside the mock);
 //   - the answer against the description (a Judge: failures break the interface text, advisories
 //     only depart from the reference's own choices and never fail anything) and against the rules
 //     an answer shows on its own (error envelope and table, ids, CORS, links, wait and submit
@@ -48,9 +48,9 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/mediaspec/mediaspec/internal/mock/audit"
 	"github.com/mediaspec/mediaspec/mock/clock"
 	"github.com/mediaspec/mediaspec/spec"
+	"github.com/mediaspec/mediaspec/spec/judge/audit"
 )
 
 // Paths the proxy serves itself; nothing under APIPrefix is forwarded.

@@ -9,8 +9,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mediaspec/mediaspec/internal/mock/blob"
 	"github.com/mediaspec/mediaspec/mock"
+	"github.com/mediaspec/mediaspec/spec/judge"
 )
 
 // Serve serves h on ln with the mock's limits (mock.DefaultLimits: header, read, write and idle
@@ -52,7 +52,7 @@ func Serve(ctx context.Context, ln net.Listener, h http.Handler, log *slog.Logge
 // place of the server's read and write timeouts.
 func uploadDeadlines(next http.Handler, d time.Duration) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method == http.MethodPut && strings.HasPrefix(r.URL.Path, blob.UploadPath) {
+		if r.Method == http.MethodPut && strings.HasPrefix(r.URL.Path, judge.UploadPath) {
 			rc := http.NewResponseController(w)
 			until := time.Now().Add(d)
 			_ = rc.SetReadDeadline(until)

@@ -28,12 +28,13 @@ var layers = [][]string{
 		"internal/httpbench", "internal/reporttest", "internal/soak",
 		"internal/mock/assets", "internal/mock/ids", "internal/mock/media", "internal/mock/netguard",
 		"internal/mock/paging", "internal/mock/render", "internal/mock/reqlog"},
-	// 2: the contract loaders and judges; what stands on one leaf.
-	{"spec", "spec/diff", "fixtures", "internal/receivercheck", "internal/mock/apierr",
+	// 2: the contract loaders and judges (the client audit of mock --audit and the proxy); what
+	// stands on one leaf.
+	{"spec", "spec/diff", "spec/judge/audit", "fixtures", "internal/receivercheck", "internal/mock/apierr",
 		"internal/mock/ratelimit", "internal/mock/retention"},
 	// 3: the mock's stores and senders; the suite's open-shape reader; the wrong-server tables.
 	{"internal/mock/wire", "internal/mock/ledger", "internal/mock/faults", "internal/mock/webhook",
-		"internal/mock/audit", "conformance/internal/openshape", "conformance/wrongservers"},
+		"conformance/internal/openshape", "conformance/wrongservers"},
 	{"internal/mock/blob", "internal/mock/catalog", "internal/mock/workspace", "conformance/framework",
 		"conformance/wrongservers/cmd"},
 	{"internal/mock/admission", "internal/mock/catalog/catalogtest", "internal/mock/uploads", "conformance/specs"},
@@ -68,13 +69,7 @@ var private = map[string]string{"internal/mock": "mock"}
 
 // exceptions are edges the rules above refuse that the tree has on purpose, each with why. The
 // test reports each one it meets and fails on one it no longer meets (drop it then).
-var exceptions = map[[2]string]string{
-	{"proxy", "internal/mock/audit"}: "the proxy judges a client's duties with the mock's client audit " +
-		"(audit.Auditor, its findings and control paths): one judge used by both, which belongs out of " +
-		"the mock's tree, below both (issue 38 item 1)",
-	{"proxy", "internal/mock/blob"}: "the proxy routes upload PUTs by the mock's upload-slot path " +
-		"(blob.UploadPath): a path both share, which belongs out of the mock's tree (issue 38 item 1)",
-}
+var exceptions = map[[2]string]string{}
 
 type listedPackage struct {
 	ImportPath   string
@@ -268,7 +263,8 @@ func TestFenceEdges(t *testing.T) {
 		{"report", "spec", false},
 		{"spec", "mock", false},
 		{"proxy", "internal/mock/jobs", false},
-		{"proxy", "internal/mock/audit", false}, // allowed only as a named exception
+		{"proxy", "internal/mock/audit", false},
+		{"proxy", "internal/mock/blob", false},
 		{"conformance", "internal/conformancetest", false},
 		{"internal/mock/catalog", "internal/mock/catalog/catalogtest", false},
 		{"internal/mock/api", "internal/mock/control", false},
@@ -285,6 +281,10 @@ func TestFenceEdges(t *testing.T) {
 		{"cmd/mediaspec", "mock", true},
 		{"proxy", "mock", true},
 		{"proxy", "mock/clock", true},
+		{"proxy", "spec/judge/audit", true},
+		{"internal/mock/control", "spec/judge/audit", true},
+		{"internal/mock/blob", "spec/judge", true},
+		{"report", "spec/judge", true},
 		{"internal/conformancetest", "mock", true},
 		{"internal/conformancetest", "conformance", true},
 		{"internal/mock/catalog/catalogtest", "internal/mock/catalog", true},

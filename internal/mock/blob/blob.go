@@ -28,12 +28,14 @@ import (
 	"time"
 
 	"github.com/mediaspec/mediaspec/internal/clock"
+	"github.com/mediaspec/mediaspec/spec/judge"
 )
 
-// Path prefixes the Store's handler serves.
+// Path prefixes the Store's handler serves: the reference's link routes, named once in package
+// judge for the proxy and the audit that watch them.
 const (
-	FilesPath  = "/files/"
-	UploadPath = "/upload-slots/"
+	FilesPath  = judge.FilesPath
+	UploadPath = judge.UploadPath
 )
 
 // Object is one stored file. Its bytes are kept in a spool file (File: uploads and imports, so a

@@ -4,8 +4,8 @@ import (
 	"net/http"
 
 	"github.com/mediaspec/mediaspec/internal/clock"
-	"github.com/mediaspec/mediaspec/internal/mock/audit"
 	"github.com/mediaspec/mediaspec/internal/mock/wire"
+	"github.com/mediaspec/mediaspec/spec/judge/audit"
 )
 
 // auditOff is the message of GET /audit when the mock runs without --audit.

@@ -7,10 +7,10 @@ import (
 	"time"
 
 	"github.com/mediaspec/mediaspec/internal/clock"
-	"github.com/mediaspec/mediaspec/internal/mock/audit"
 	"github.com/mediaspec/mediaspec/internal/mock/ids"
 	"github.com/mediaspec/mediaspec/internal/mock/ratelimit"
 	"github.com/mediaspec/mediaspec/internal/mock/workspace"
+	"github.com/mediaspec/mediaspec/spec/judge/audit"
 )
 
 // GET and DELETE /audit answer as control.yaml documents, with the audit on (findings with a key

@@ -85,7 +85,7 @@ func keepErrors(status int) bool { return status >= 400 }
 
 // Recorder passes an answer through to ResponseWriter and keeps its status (Status, 200 until
 // written) and the first Limit bytes of its body when Keep(status) says so (nil Keep: none). The
-// request log keeps the start of error bodies; the client audit (mock/audit) keeps answers.
+// request log keeps the start of error bodies; the client audit (spec/judge/audit) keeps answers.
 type Recorder struct {
 	http.ResponseWriter
 	Status int

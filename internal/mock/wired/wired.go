@@ -11,7 +11,6 @@ import (
 	"github.com/mediaspec/mediaspec/internal/clock"
 	"github.com/mediaspec/mediaspec/internal/mock/api"
 	"github.com/mediaspec/mediaspec/internal/mock/assets"
-	"github.com/mediaspec/mediaspec/internal/mock/audit"
 	"github.com/mediaspec/mediaspec/internal/mock/blob"
 	"github.com/mediaspec/mediaspec/internal/mock/catalog"
 	"github.com/mediaspec/mediaspec/internal/mock/control"
@@ -24,6 +23,7 @@ import (
 	"github.com/mediaspec/mediaspec/internal/mock/webhook"
 	"github.com/mediaspec/mediaspec/internal/mock/workflows"
 	"github.com/mediaspec/mediaspec/internal/mock/workspace"
+	"github.com/mediaspec/mediaspec/spec/judge/audit"
 )
 
 // Services are the shared services of one mock, set by mock.New and never replaced.

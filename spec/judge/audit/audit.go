@@ -1,5 +1,5 @@
-// Package audit watches what a client does to the mock and reports where it breaks a client duty
-// of the interface (`mediaspec mock --audit`): a refused request sent again unchanged, a call before
+// Package audit watches what a client does to a service and reports where it breaks a client duty
+// of the interface (`mediaspec mock --audit`, and `mediaspec proxy` on the traffic it forwards): a refused request sent again unchanged, a call before
 // its Retry-After, a read loop instead of the wait call, an id passed back altered, a max_credits
 // that ignores the estimate, and the other kinds in Detectors. Each finding names a rule of
 // spec/rules.yaml (the rules whose `audit` field says what is watched), the key id (never the key),
@@ -10,7 +10,8 @@
 // recently active are forgotten), bounded id, cursor and link sets, and at most MaxFindings
 // distinct findings (later distinct ones are counted per rule, not kept).
 //
-// An Auditor is safe for concurrent use. It sees exchanges through Middleware.
+// An Auditor is safe for concurrent use. It judges the exchanges handed to Observe: the mock's
+// middleware hands it every call it serves, `mediaspec proxy` every exchange it forwards.
 package audit
 
 import (
@@ -23,6 +24,7 @@ import (
 	"time"
 
 	"github.com/mediaspec/mediaspec/internal/clock"
+	"github.com/mediaspec/mediaspec/spec/judge"
 )
 
 // Bounds of the auditor's memory.
@@ -45,22 +47,10 @@ const (
 	MaxFindings = 512
 )
 
-// Finding is one audited breach of a client duty, with its repeats counted: the same rule, key and
-// request line seen again raise Count and LastSeen.
-type Finding struct {
-	RuleID string `json:"rule_id"`
-	Level  string `json:"level"`
-	// KeyID is the id of the key that made the call (never the key); empty for a call without a
-	// valid key, or a file link whose owner is no longer remembered.
-	KeyID string `json:"key_id"`
-	// Request is the request line: method and path, plus the query under /api/v1 (a file link's
-	// query, its signature, is never shown).
-	Request   string    `json:"request"`
-	Advice    string    `json:"advice"`
-	FirstSeen time.Time `json:"first_seen_at"`
-	LastSeen  time.Time `json:"last_seen_at"`
-	Count     int       `json:"count"`
-}
+// Finding is one audited breach of a client duty, with its repeats counted (the same rule, key and
+// request line seen again raise Count and LastSeen): a judge.Finding of the client side, with no
+// exchange numbers.
+type Finding = judge.Finding
 
 // RuleCount is the number of findings (repeats included) of one rule.
 type RuleCount struct {
@@ -81,9 +71,6 @@ type Report struct {
 type Config struct {
 	// Clock is the service clock findings are stamped with (required).
 	Clock clock.Clock
-	// Caller resolves the key presented on a request to its key id and workspace id (both empty
-	// when there is no valid key). It must not change any state.
-	Caller CallerFunc
 	// OnFinding, when set, is called with each finding as recorded (a new one with Count 1, a
 	// repeat with its raised Count), with the auditor's lock held: it must return quickly and must
 	// not call the Auditor. `mediaspec proxy` uses it to report a finding as it happens.
@@ -218,7 +205,7 @@ func (a *Auditor) record(rule, keyID, request, advice string, at time.Time) {
 		a.notify(*f)
 		return
 	}
-	nf := Finding{RuleID: rule, Level: d.level, KeyID: keyID, Request: request, Advice: advice,
+	nf := Finding{RuleID: rule, Level: d.level, Side: judge.SideClient, KeyID: keyID, Request: request, Advice: advice,
 		FirstSeen: at, LastSeen: at, Count: 1}
 	defer a.notify(nf)
 	if len(a.order) >= MaxFindings {

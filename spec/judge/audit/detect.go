@@ -16,15 +16,17 @@ import (
 	"sync"
 	"time"
 	"unicode"
+
+	"github.com/mediaspec/mediaspec/spec/judge"
 )
 
-// APIBase is the versioned API root the auditor watches (api.BasePath); FilesPath is where file
-// links are served (blob.FilesPath). Health probes need no key and are not audited.
-// ControlBase is the control API root (control.BasePath), whose writes change state.
+// The roots the auditor tells apart (package judge): APIBase is the versioned API it watches,
+// FilesPath where file links are served; health probes need no key and are not audited.
+// ControlBase is the control API root, whose writes change state.
 const (
-	APIBase     = "/api/v1"
-	FilesPath   = "/files/"
-	ControlBase = "/_control/v1"
+	APIBase     = judge.APIBase
+	FilesPath   = judge.FilesPath
+	ControlBase = judge.ControlBase
 )
 
 // Timing thresholds of the detectors (service time).
@@ -99,10 +101,10 @@ type Exchange struct {
 	Method, Path       string // Path is decoded (URL.Path)
 	RawQuery           string
 	Origin             string // the request's Origin header
-	Body               []byte // the request body (JSON under /api/v1), possibly cut at maxBody
+	Body               []byte // the request body (JSON under /api/v1), possibly cut by the caller (the mock keeps 64 KiB)
 	Status             int
 	RetryAfter         string // the answer's Retry-After header
-	Answer             []byte // the answer body, possibly cut at maxAnswer
+	Answer             []byte // the answer body, possibly cut by the caller (the mock keeps 512 KiB)
 	Start, End         time.Time
 }
 
@@ -159,15 +161,11 @@ type scopeState struct {
 }
 
 var (
-	idPrefixes = []string{"gen", "bg", "ast", "act", "voc", "wf", "wfr", "wh", "whd", "captpl", "run", "key"}
-	idExact    = sync.OnceValue(func() *regexp.Regexp {
-		return regexp.MustCompile(`^(` + strings.Join(idPrefixes, "|") + `)_[0-9a-f]{32}$`)
-	})
-	idInText = sync.OnceValue(func() *regexp.Regexp {
-		return regexp.MustCompile(`\b(` + strings.Join(idPrefixes, "|") + `)_[0-9a-f]{32}\b`)
-	})
 	hexTail = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[0-9a-f]{32}$`) })
 )
+
+// isID reports whether s is an id of the one table (package judge) in its exact form.
+func isID(s string) bool { _, ok := judge.IsAnyID(s); return ok }
 
 // Observe audits one exchange: it records the findings the exchange shows, then remembers what the
 // answer handed out (ids, cursors, estimates, links).
@@ -299,7 +297,7 @@ func (a *Auditor) checkIDs(sc *scopeState, ex Exchange, seg []string, req any, l
 	}
 	walkStrings(req, func(s string) { tokens = append(tokens, s) })
 	for _, t := range tokens {
-		if idExact().MatchString(t) {
+		if isID(t) {
 			if seen, ok := sc.ids.get(t); ok && seen.inURL && !seen.field {
 				a.record("ID-015", ex.KeyID, line, "Never read an id out of a link: "+t+" appeared only inside a URL; use the id fields of the answer.", ex.Start)
 			}
@@ -418,7 +416,7 @@ func (a *Auditor) checkSubmit(k *keyState, ex Exchange, body map[string]any, c c
 func configText(cfg any) string {
 	var words []string
 	walk(cfg, true, func(s string) {
-		if idExact().MatchString(s) {
+		if isID(s) {
 			return
 		}
 		words = append(words, strings.FieldsFunc(strings.ToLower(s), func(r rune) bool {
@@ -543,7 +541,7 @@ func (a *Auditor) learn(sc *scopeState, keyID string, ans any) {
 		}
 	}
 	walkStrings(ans, func(s string) {
-		if idExact().MatchString(s) {
+		if isID(s) {
 			if sc != nil {
 				sc.ids.put(s, idSeen{id: s, field: true})
 				sc.hexes.put(s[len(s)-32:], s)
@@ -559,7 +557,7 @@ func (a *Auditor) learn(sc *scopeState, keyID string, ans any) {
 		if sc == nil {
 			return
 		}
-		for _, id := range idInText().FindAllString(s, -1) {
+		for _, id := range judge.IDsInText().FindAllString(s, -1) {
 			seen, ok := sc.ids.get(id)
 			if !ok {
 				seen = idSeen{id: id}
