@@ -124,28 +124,38 @@ func deliverySpecs(f *framework.Framework) {
 			}, Label("slow"))
 
 		f.Rule("DLV-011", "DLV-012").It("a dropped connection and a redirect are failed attempts, retried, and the redirect is not followed", func(ctx context.Context, s *framework.Spec) {
-			c := s.Client()
-			h := registerHook(ctx, s, c, "credits.low")
+			c := newSpender(ctx, s).c
 			targetPath, targetURL := s.Hooks().NewURL()
-			for _, b := range []receiver.Behavior{
+			// One endpoint per misbehaviour, so one delivery each and one wait for all retries.
+			hooks := deliveryHooks(ctx, s, c,
 				receiver.DropFirst(1),
 				receiver.RedirectFirst(1, http.StatusFound, targetURL),
-				receiver.RedirectFirst(1, http.StatusPermanentRedirect, targetURL),
-			} {
-				s.Hooks().Behave(h.path, b)
-				id := sendTest(ctx, s, h.id)
-				attempts(ctx, s, id, 1)
-				advanceSettled(ctx, s, h.id, retryWaits[0].Seconds()*1.1)
-				atts := attempts(ctx, s, id, 2)
+				receiver.RedirectFirst(1, http.StatusPermanentRedirect, targetURL))
+			ids := fireAt(ctx, s, c, hooks...)
+			var hookIDs []string
+			for _, h := range hooks {
+				hookIDs = append(hookIDs, h.id)
+			}
+			pastFirstRetry(ctx, s, hookIDs...)
+			for i, h := range hooks {
+				atts := attempts(ctx, s, ids[i], 2)
 				Expect(atts[1].Path).To(Equal(h.path))
 			}
 			// A redirect followed would have reached the target before the attempt's outcome was
-			// recorded.
-			settled(ctx, s, h.id)
+			// recorded (with the control API, its history shows it; without, the retry came after).
+			if s.HasControl() {
+				for _, id := range hookIDs {
+					settled(ctx, s, id)
+				}
+			}
 			Expect(s.Hooks().Attempts(targetPath)).To(BeEmpty(), "the redirect target received a delivery")
 		})
 
-		f.Rule("DLV-010", "DLV-020").Needs(framework.Control).It("no 2XX within 10 seconds is a failed attempt; a 2XX after 9 seconds counts", func(ctx context.Context, s *framework.Spec) {
+		f.Rule("DLV-010", "DLV-020").Needs(framework.RealTime).It("no 2XX within 10 seconds is a failed attempt; a 2XX after 9 seconds counts", func(ctx context.Context, s *framework.Spec) {
+			if !s.HasControl() {
+				holdsOnRealClock(ctx, s)
+				return
+			}
 			c := s.Client()
 			h := registerHook(ctx, s, c, "credits.low")
 			// An answer after 11 seconds: the receiver holds the first attempt 11 s of real time,
@@ -236,13 +246,17 @@ func deliverySpecs(f *framework.Framework) {
 		})
 
 		f.Rule("WH-022").It("deleting an endpoint removes its pending deliveries", func(ctx context.Context, s *framework.Spec) {
-			c := s.Client()
-			h := registerHook(ctx, s, c, "credits.low")
-			s.Hooks().Behave(h.path, receiver.Always(http.StatusInternalServerError))
-			id := sendTest(ctx, s, h.id)
-			attempts(ctx, s, id, 1)
+			c := newSpender(ctx, s).c
+			h := deliveryHooks(ctx, s, c, receiver.Always(http.StatusInternalServerError))[0]
+			id := fireAt(ctx, s, c, h)[0]
 			c.Delete(ctx, "/webhooks/"+h.id).ExpectOK(http.StatusOK)
-			s.Advance(ctx, (15 * time.Hour).Seconds())
+			// Past the retry that was pending (without the control API, attempt 2's wait in real
+			// time; with it, past all four retries).
+			if s.HasControl() {
+				s.Advance(ctx, (15 * time.Hour).Seconds())
+			} else {
+				pastFirstRetry(ctx, s)
+			}
 			noMore(ctx, s, h.id, id, 1, "a retry arrived after the endpoint was deleted")
 		})
 
@@ -372,26 +386,28 @@ func deliverySpecs(f *framework.Framework) {
 		}, Label("slow"))
 
 		f.Rule("DLV-020", "DLV-025").It("a 2XX ends a delivery whatever its body says: a 200 with HTML and a 202 whose JSON claims failure are not retried", func(ctx context.Context, s *framework.Spec) {
-			c := s.Client()
-			h := registerHook(ctx, s, c, "credits.low")
-			for _, b := range []receiver.Behavior{
+			c := newSpender(ctx, s).c
+			hooks := deliveryHooks(ctx, s, c,
 				receiver.AnswerWith(http.StatusOK, "<html><body>not json</body></html>", "text/html"),
 				receiver.AnswerWith(http.StatusAccepted, `{"ok":false,"error":"retry later","retry":true}`, "application/json"),
-				receiver.AnswerWith(http.StatusOK, `{"ok":false}`, "text/plain"),
-			} {
-				s.Hooks().Behave(h.path, b)
-				id := sendTest(ctx, s, h.id)
-				attempts(ctx, s, id, 1)
+				receiver.AnswerWith(http.StatusOK, `{"ok":false}`, "text/plain"))
+			ids := fireAt(ctx, s, c, hooks...)
+			var hookIDs []string
+			for i, h := range hooks {
+				hookIDs = append(hookIDs, h.id)
 				s.Step("DLV-020")
 				if s.HasControl() {
-					Expect(recordOf(must(settled(ctx, s, h.id)), id).Status).To(Equal("delivered"), "a 2XX with a body is a delivered attempt (the target's history)")
+					Expect(recordOf(must(settled(ctx, s, h.id)), ids[i]).Status).To(Equal("delivered"), "a 2XX with a body is a delivered attempt (the target's history)")
 				}
-				s.Advance(ctx, retryWaits[0].Seconds()*1.1)
-				noMore(ctx, s, h.id, id, 1, "a 2XX with a body was retried")
 			}
-			s.Step("DLV-025")
-			st, n := hookStatus(ctx, c, h.id)
-			Expect([]any{st, n}).To(Equal([]any{"active", int64(0)}))
+			pastFirstRetry(ctx, s, hookIDs...)
+			for i, h := range hooks {
+				s.Step("DLV-020")
+				noMore(ctx, s, h.id, ids[i], 1, "a 2XX with a body was retried")
+				s.Step("DLV-025")
+				st, n := hookStatus(ctx, c, h.id)
+				Expect([]any{st, n}).To(Equal([]any{"active", int64(0)}))
+			}
 		})
 
 		f.Rule("DLV-006", "EVT-008", "EVT-018").It("a payload that is not ASCII is signed over the exact bytes sent", func(ctx context.Context, s *framework.Spec) {
@@ -483,6 +499,33 @@ func deliverySpecs(f *framework.Framework) {
 		generationEventSpecs(f)
 	})
 
+}
+
+// holdsOnRealClock is the DLV-010 spec without the control API: one delivery (a generation's
+// event) reaches two endpoints, one held 11 seconds of real time and one answered 200 after 9
+// seconds, each on a receiver path of its own (so neither hold delays the other's answer), and the
+// first retry's wait passes in real time: the first is retried, the second is not.
+func holdsOnRealClock(ctx context.Context, s *framework.Spec) {
+	GinkgoHelper()
+	c := newSpender(ctx, s).c
+	nine := func(receiver.Attempt) receiver.Response { return receiver.Response{Status: http.StatusOK, Hold: 9 * time.Second} }
+	hooks := deliveryHooks(ctx, s, c, receiver.TimeoutFirst(1, 11*time.Second), nine)
+	ids := fireAt(ctx, s, c, hooks...)
+	settledAttempt := func(id string, within time.Duration, why string) receiver.Attempt {
+		var a receiver.Attempt
+		Eventually(func() bool { a = s.Hooks().AttemptsFor(id)[0]; return a.Settled() }).WithContext(ctx).WithTimeout(within).
+			WithPolling(50*time.Millisecond).Should(BeTrue(), why)
+		return a
+	}
+	s.Step("DLV-010")
+	Expect(settledAttempt(ids[1], 15*time.Second, "the receiver's 200 after 9 seconds was not settled").Abandoned).To(BeFalse(),
+		"the target gave up on an attempt answered 200 after 9 seconds")
+	settledAttempt(ids[0], arrival(s), "the attempt held 11 seconds was neither given up nor answered")
+	pastFirstRetry(ctx, s)
+	s.Step("DLV-010")
+	attempts(ctx, s, ids[0], 2)
+	s.Step("DLV-010", "DLV-020")
+	noMore(ctx, s, hooks[1].id, ids[1], 1, "a 2XX within 10 seconds was retried")
 }
 
 // retryRule is the rule of the wait before attempts 2 to 5 (retryWaits).
@@ -595,12 +638,15 @@ func generationEventSpecs(f *framework.Framework) {
 			expectOnce(ctx, s, sp.c, h, receiver.Match{ResourceID: j.id}, 1, "a text result's generation event reaches the endpoint once")
 		})
 
-	f.Rule("EVT-002", "EVT-026", "EVT-018", "DLV-029").Needs(framework.Control).It("generation.failed carries status failed and error {code, message}, once", func(ctx context.Context, s *framework.Spec) {
+	// The failure is forced with a test input (render_fail), or control's fault of the same kind:
+	// a render failure is nothing a caller can ask a real server for otherwise.
+	f.Rule("EVT-002", "EVT-026", "EVT-018", "DLV-029").Needs(framework.TestInputs).It("generation.failed carries status failed and error {code, message}, once", func(ctx context.Context, s *framework.Spec) {
 		sp := newSpender(ctx, s)
 		h := registerHook(ctx, s, sp.c, "generation.failed")
 		d := imageModel(ctx, sp.c)
-		j := submit(ctx, s, sp.c, d.String("capability_id"), cheapConfig(d), nil)
-		s.JobHook(ctx, j.id, "fail", map[string]any{"code": "provider_error"})
+		failing := s.Force(ctx, sp.c, framework.Outcome{Kind: "render_fail", CapabilityID: d.String("capability_id")})
+		j := submit(ctx, s, failing, d.String("capability_id"), cheapConfig(d), nil)
+		s.Finish(ctx, sp.c, j.id)
 		s.Step("EVT-002")
 		ev, err := s.Hooks().Await(ctx, receiver.Match{Type: "generation.failed", Path: h.path, ResourceID: j.id}, arrival(s))
 		Expect(err).NotTo(HaveOccurred(), "no generation.failed for "+j.id)

@@ -550,3 +550,86 @@ func expectOnce(ctx context.Context, s *framework.Spec, c *framework.Client, h h
 	}
 	Expect(got).To(HaveLen(n), fmt.Sprintf("%s: %d distinct deliveries (%s) of %s, want %d (a repeat with a fresh webhook-id is a second event, not a retry)", why, len(got), strings.Join(ids, ", "), m, n))
 }
+
+// Deliveries without the control API (issue 36): a spec about how the target sends (retries,
+// failed attempts, what ends a delivery) needs a delivery, and the receiver's own answers make an
+// attempt fail (500, a redirect, a dropped connection, no answer within 10 s), so only the trigger
+// and the clock need the control API. Without it the trigger is an event the caller can cause, a
+// cheap generation's generation.completed, and the retry waits pass on the target's real clock
+// (--real-time; the wall time is printed).
+
+// deliveryHooks registers n endpoints at fresh receiver paths, each behaving as behaviors[i] (nil:
+// 204), subscribed to what fireAt sends them: credits.low with the control API (webhook.test needs
+// no subscription and nothing else fires in the spec's workspace), generation.completed without.
+func deliveryHooks(ctx context.Context, s *framework.Spec, c *framework.Client, behaviors ...receiver.Behavior) []hook {
+	GinkgoHelper()
+	event := "generation.completed"
+	if s.HasControl() {
+		event = "credits.low"
+	}
+	out := make([]hook, 0, len(behaviors))
+	for _, b := range behaviors {
+		h := registerHook(ctx, s, c, event)
+		if b != nil {
+			s.Hooks().Behave(h.path, b)
+		}
+		out = append(out, h)
+	}
+	return out
+}
+
+// fireAt makes one delivery reach each of hooks (deliveryHooks) and returns their ids, once each
+// first attempt has arrived: with the control API, webhook.test sent to each (the app's Send
+// test); without it, one cheap image generation of c's workspace, finished, whose
+// generation.completed every endpoint gets (c must be the client that registered them).
+func fireAt(ctx context.Context, s *framework.Spec, c *framework.Client, hooks ...hook) []string {
+	GinkgoHelper()
+	ids := make([]string, len(hooks))
+	if s.HasControl() {
+		for i, h := range hooks {
+			ids[i] = sendTest(ctx, s, h.id)
+			attempts(ctx, s, ids[i], 1)
+		}
+		return ids
+	}
+	d := imageModel(ctx, c)
+	j := submit(ctx, s, c, d.String("capability_id"), cheapConfig(d), nil)
+	s.Finish(ctx, c, j.id)
+	for i, h := range hooks {
+		var first receiver.Attempt
+		Eventually(func() bool {
+			for _, a := range s.Hooks().Attempts(h.path) {
+				var env struct {
+					Data struct {
+						ID string `json:"generation_id"`
+					} `json:"data"`
+				}
+				if a.Type == "generation.completed" && json.Unmarshal(a.Body, &env) == nil && env.Data.ID == j.id {
+					first = a
+					return true
+				}
+			}
+			return false
+		}).WithContext(ctx).WithTimeout(arrival(s)).WithPolling(50*time.Millisecond).
+			Should(BeTrue(), "no generation.completed attempt of "+j.id+" reached "+h.path)
+		ids[i] = first.DeliveryID
+	}
+	return ids
+}
+
+// pastFirstRetry lets the first retry's wait (5 minutes, with a tenth more) pass on the target's
+// clock once the target has recorded the answers so far: with the control API, it moves the clock
+// once every endpoint of hookIDs is settled; without it, it waits the time out (the spec needs
+// RealTime).
+func pastFirstRetry(ctx context.Context, s *framework.Spec, hookIDs ...string) {
+	GinkgoHelper()
+	wait := retryWaits[0] + retryWaits[0]/10
+	if s.HasControl() {
+		for _, id := range hookIDs {
+			settled(ctx, s, id)
+		}
+		s.Advance(ctx, wait.Seconds())
+		return
+	}
+	s.WaitOut(ctx, wait)
+}
