@@ -25,6 +25,16 @@ type Decl struct {
 	needs []Need
 	// strict is the reason of a spec judged only with --strict (StrictOnly), nil for any other.
 	strict *SkipReason
+	// controlWhy says why the spec needs the control API (ControlBecause), "" when not said.
+	controlWhy string
+}
+
+// ControlBecause says why the spec needs the control API (an operation only the app or control
+// can do): a run without it skips the spec with that said in the reason, so a report shows what
+// keeps the spec at the control tier.
+func (d *Decl) ControlBecause(why string) *Decl {
+	d.controlWhy = why
+	return d.Needs(Control)
 }
 
 // Rule starts a spec declaration that checks the given rules. It panics — at tree construction,
@@ -121,7 +131,7 @@ func (d *Decl) It(text string, body func(ctx context.Context, s *Spec), decorato
 	needs := append([]Need(nil), d.needs...)
 	f := d.f
 	rules := append([]string(nil), d.rules...)
-	strict := d.strict
+	strict, controlWhy := d.strict, d.controlWhy
 	args = append(args, func(ctx SpecContext) {
 		if unjudged := f.unjudged(rules); len(unjudged) > 0 {
 			AddReportEntry(UnjudgedRulesEntry, strings.Join(unjudged, " "), ReportEntryVisibilityNever)
@@ -130,6 +140,9 @@ func (d *Decl) It(text string, body func(ctx context.Context, s *Spec), decorato
 			SkipFor(*strict)
 		}
 		if reason, ok := f.Capabilities().Lack(needs); ok {
+			if controlWhy != "" && reason.Need == Control.Report() {
+				reason = Unsupported(Control, "needs the control API ("+controlWhy+"): no --control-url given")
+			}
 			SkipFor(reason)
 		}
 		if reason := f.Unresponsive(); reason != "" {

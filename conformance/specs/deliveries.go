@@ -20,7 +20,7 @@ import (
 // deliverySpecs registers the specs of webhook deliveries.
 func deliverySpecs(f *framework.Framework) {
 	Describe("deliveries: webhook deliveries", func() {
-		f.Rule("EVT-008", "ID-008").It("webhook.test arrives signed, with {webhook_id, message} and the documented headers, and only where it was sent", func(ctx context.Context, s *framework.Spec) {
+		f.Rule("EVT-008", "ID-008").ControlBecause("webhook.test is sent only when someone presses Send test in the app").It("webhook.test arrives signed, with {webhook_id, message} and the documented headers, and only where it was sent", func(ctx context.Context, s *framework.Spec) {
 			h := registerHook(ctx, s, s.Client(), "credits.low")
 			// An endpoint nobody sends a test to: "only when someone presses Send test".
 			quiet := registerHook(ctx, s, s.Client(), "credits.low")
@@ -44,7 +44,8 @@ func deliverySpecs(f *framework.Framework) {
 			expectOnce(ctx, s, s.Client(), quiet, receiver.Match{Type: "webhook.test"}, 0, "webhook.test comes only when someone sends it (none was sent to this endpoint)")
 		})
 
-		f.Rule("DLV-004", "DLV-005", "DLV-009", "DLV-014", "DLV-015", "DLV-016", "DLV-017", "DLV-018", "DLV-019", "EVT-017", "RECV-003").It(
+		f.Rule("DLV-004", "DLV-005", "DLV-009", "DLV-014", "DLV-015", "DLV-016", "DLV-017", "DLV-018", "DLV-019", "EVT-017", "RECV-003").
+			ControlBecause("the five attempts span about 14.5 hours of the target's clock, which only control's clock moves in a run").It(
 			"a failing delivery is retried 5, 30, 120 and 720 minutes apart with the same id and fresh timestamps, then never again", func(ctx context.Context, s *framework.Spec) {
 				c := s.Client()
 				h := registerHook(ctx, s, c, "credits.low")
@@ -228,7 +229,7 @@ func deliverySpecs(f *framework.Framework) {
 			Expect(atts).To(HaveLen(1))
 		}, Label("slow"))
 
-		f.Rule("RECV-006").It("a rotated secret signs the pending retries at once", func(ctx context.Context, s *framework.Spec) {
+		f.Rule("RECV-006").ControlBecause("the signing secret is rotated in the app, not through the API").It("a rotated secret signs the pending retries at once", func(ctx context.Context, s *framework.Spec) {
 			h := registerHook(ctx, s, s.Client(), "credits.low")
 			s.Hooks().Behave(h.path, receiver.FailFirst(1, http.StatusServiceUnavailable))
 			id := sendTest(ctx, s, h.id)
@@ -260,7 +261,7 @@ func deliverySpecs(f *framework.Framework) {
 			noMore(ctx, s, h.id, id, 1, "a retry arrived after the endpoint was deleted")
 		})
 
-		f.Rule("EVT-006", "EVT-032").It("credits.low fires when credits fall below the threshold, once per refill", func(ctx context.Context, s *framework.Spec) {
+		f.Rule("EVT-006", "EVT-032").ControlBecause("the low-balance threshold and a refill are the app's and billing's, not the API's").It("credits.low fires when credits fall below the threshold, once per refill", func(ctx context.Context, s *framework.Spec) {
 			ws := s.NewWorkspace(ctx, framework.WorkspaceOptions{Balance: ptr(1000)})
 			c, _ := ws.NewKey(ctx, framework.KeyOptions{Scopes: []string{"read", "generate"}})
 			Expect(s.Control().PatchWorkspace(ctx, ws.ID, map[string]any{"low_balance_threshold_credits": 500})).To(Succeed())
@@ -283,7 +284,8 @@ func deliverySpecs(f *framework.Framework) {
 			expectOnce(ctx, s, c, h, receiver.Match{Type: "credits.low"}, 2, "credits.low fires once per refill (two falls, one refill between)")
 		})
 
-		f.Rule("DLV-021", "DLV-022", "DLV-023", "DLV-024", "DLV-025", "DLV-026", "DLV-027").It(
+		f.Rule("DLV-021", "DLV-022", "DLV-023", "DLV-024", "DLV-025", "DLV-026", "DLV-027").
+			ControlBecause("20 exhausted deliveries take 14.5 hours of the target's clock each, and only the app re-enables an endpoint").It(
 			"an endpoint goes failing after 3 exhausted deliveries, disabled after 20, back to active on a 2XX", func(ctx context.Context, s *framework.Spec) {
 				ws := s.NewWorkspace(ctx, framework.WorkspaceOptions{Balance: ptr(1000)})
 				c, _ := ws.NewKey(ctx, framework.KeyOptions{Scopes: []string{"read", "generate"}})
@@ -356,7 +358,7 @@ func deliverySpecs(f *framework.Framework) {
 				Expect([]any{st, n}).To(Equal([]any{"active", int64(0)}))
 			}, Label("slow"))
 
-		f.Rule("DLV-009", "DLV-025", "DLV-027").It("a 4XX answer is a failed attempt: retried on the schedule, and five of them exhaust the delivery and count against the endpoint", func(ctx context.Context, s *framework.Spec) {
+		f.Rule("DLV-009", "DLV-025", "DLV-027").ControlBecause("exhausting a delivery takes 14.5 hours of the target's clock").It("a 4XX answer is a failed attempt: retried on the schedule, and five of them exhaust the delivery and count against the endpoint", func(ctx context.Context, s *framework.Spec) {
 			ws := s.NewWorkspace(ctx, framework.WorkspaceOptions{})
 			c, _ := ws.NewKey(ctx, framework.KeyOptions{Scopes: []string{"read", "generate"}})
 			h := registerHook(ctx, s, c, "credits.low")
@@ -410,7 +412,7 @@ func deliverySpecs(f *framework.Framework) {
 			}
 		})
 
-		f.Rule("DLV-006", "EVT-008", "EVT-018").It("a payload that is not ASCII is signed over the exact bytes sent", func(ctx context.Context, s *framework.Spec) {
+		f.Rule("DLV-006", "EVT-008", "EVT-018").ControlBecause("the payload is a webhook.test message, sent only from the app").It("a payload that is not ASCII is signed over the exact bytes sent", func(ctx context.Context, s *framework.Spec) {
 			h := registerHook(ctx, s, s.Client(), "credits.low")
 			// Latin, CJK, an emoji, the characters HTML-escaping encoders rewrite, a quote, a
 			// backslash and U+2028: an encoder that signs one form and sends another fails here.
@@ -429,12 +431,14 @@ func deliverySpecs(f *framework.Framework) {
 			noLinks(data, "data")
 		})
 
-		f.Rule("DLV-013").It("the address is checked again at each attempt: a name re-pointed from the receiver to a private address fails there, and arrives again once pointed back", func(ctx context.Context, s *framework.Spec) {
+		// Stays at the control API: re-pointing an admitted name at a private address between two
+		// attempts needs the target's resolver to be told (control's MapHost), which no caller can do.
+		f.Rule("DLV-013").ControlBecause("re-pointing an admitted name at a private address needs control's resolver (MapHost)").It("the address is checked again at each attempt: a name re-pointed from the receiver to a private address fails there, and arrives again once pointed back", func(ctx context.Context, s *framework.Spec) {
 			host := mappedHost()
 			s.MapHost(ctx, host, "127.0.0.1")
 			path, u, ok := s.Hooks().NamedURL(host)
 			if !ok {
-				Skip("unsupported: the receiver is reached through its public URL, so no mapped name reaches it")
+				framework.SkipFor(framework.Unsupported(framework.Receiver, "the receiver is reached through its public URL, so no mapped name reaches it"))
 			}
 			h := registerHookAt(ctx, s, s.Client(), path, u, "credits.low")
 			s.Hooks().Behave(h.path, receiver.Always(http.StatusInternalServerError))
@@ -458,7 +462,7 @@ func deliverySpecs(f *framework.Framework) {
 			Expect(rec.Status).To(Equal("delivered"), "attempt 3, to the name pointed back at the receiver, was answered 2XX")
 		}, Label("slow"))
 
-		f.Rule("DLV-028").It("failures on the service's own side never count against an endpoint: fifteen of them, as many as would exhaust three deliveries, leave it active with no failure", func(ctx context.Context, s *framework.Spec) {
+		f.Rule("DLV-028").ControlBecause("a failure on the service's own side is control's delivery_fail fault; no request causes one").It("failures on the service's own side never count against an endpoint: fifteen of them, as many as would exhaust three deliveries, leave it active with no failure", func(ctx context.Context, s *framework.Spec) {
 			ws := s.NewWorkspace(ctx, framework.WorkspaceOptions{})
 			c, _ := ws.NewKey(ctx, framework.KeyOptions{Scopes: []string{"read", "generate"}})
 			h := registerHook(ctx, s, c, "credits.low")
@@ -508,7 +512,9 @@ func deliverySpecs(f *framework.Framework) {
 func holdsOnRealClock(ctx context.Context, s *framework.Spec) {
 	GinkgoHelper()
 	c := newSpender(ctx, s).c
-	nine := func(receiver.Attempt) receiver.Response { return receiver.Response{Status: http.StatusOK, Hold: 9 * time.Second} }
+	nine := func(receiver.Attempt) receiver.Response {
+		return receiver.Response{Status: http.StatusOK, Hold: 9 * time.Second}
+	}
 	hooks := deliveryHooks(ctx, s, c, receiver.TimeoutFirst(1, 11*time.Second), nine)
 	ids := fireAt(ctx, s, c, hooks...)
 	settledAttempt := func(id string, within time.Duration, why string) receiver.Attempt {

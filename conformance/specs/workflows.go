@@ -492,7 +492,7 @@ func workflowRunSpecs(f *framework.Framework) {
 			wfAwaitRunEvent(ctx, s, h, "workflow_run.failed", id, "failed")
 		})
 
-		f.Rule("WF-021", "EVT-005", "EVT-031").It("a run canceled before any step completed reads canceled and its unstarted nodes read canceled", func(ctx context.Context, s *framework.Spec) {
+		f.Rule("WF-021", "EVT-005", "EVT-031").ControlBecause("a run is canceled in the app, not through the API").It("a run canceled before any step completed reads canceled and its unstarted nodes read canceled", func(ctx context.Context, s *framework.Spec) {
 			sp := newSpender(ctx, s)
 			h := registerHook(ctx, s, sp.c, "workflow_run.completed", "workflow_run.failed")
 			t := wfPick(ctx, s, sp.c, "", nil)
@@ -691,7 +691,7 @@ func workflowRunEventSpecs(f *framework.Framework) {
 // recoveredRenderSpecs registers the specs of recovered renders.
 func recoveredRenderSpecs(f *framework.Framework) {
 	Describe("workflows: recovered renders", func() {
-		f.Rule("EVT-015").It("a generation that sent generation.failed sends generation.completed when it is recovered", func(ctx context.Context, s *framework.Spec) {
+		f.Rule("EVT-015").ControlBecause("recovering a failed render is an operator's act (control's job hook)").It("a generation that sent generation.failed sends generation.completed when it is recovered", func(ctx context.Context, s *framework.Spec) {
 			sp := newSpender(ctx, s)
 			h := registerHook(ctx, s, sp.c, "generation.completed", "generation.failed")
 			d := imageModel(ctx, sp.c)
