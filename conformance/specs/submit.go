@@ -274,7 +274,18 @@ func checkOrderSpecs(f *framework.Framework) {
 			Expect(r.Int("error.limit.required_credits")).To(Equal(need), r.Describe())
 		})
 
-		f.Rule(rules("CHECK-008", "CHECK-001", "ERR-027", "ERR-014")...).Needs(framework.Control).It("spend caps before credits: an empty wallet and a hold above the cap answer spend_limit_exceeded", func(ctx context.Context, s *framework.Spec) {
+		f.Rule(rules("CHECK-008", "CHECK-001", "ERR-027", "ERR-014")...).It("spend caps before credits: an empty wallet and a hold above the cap answer spend_limit_exceeded", func(ctx context.Context, s *framework.Spec) {
+			if !s.HasControl() {
+				// The profile's low-balance key: a hold above its workspace's per-generation limit
+				// (the text's default 600, or what its balance shows) and above its balance.
+				c := s.RoleKey(framework.LowBalanceKey)
+				id, cfg, need := overCapConfig(ctx, c)
+				limit := lowBalanceCaps(ctx, s, c, need)
+				r := refuse(ctx, c, submitBody(id, cfg, need, nil), http.StatusPaymentRequired, "spend_limit_exceeded")
+				Expect(r.String("error.limit.bound_by")).To(Equal("org_per_generation"), r.Describe())
+				expectLimitAmounts(s, r, &limit, nil)
+				return
+			}
 			sp := newSpender(ctx, s)
 			s.SetCredits(ctx, sp.ws.ID, 0)
 			s.SetLimits(ctx, sp.ws.ID, map[string]any{"per_generation_credits": 1})
@@ -285,7 +296,21 @@ func checkOrderSpecs(f *framework.Framework) {
 			expectLimitAmounts(s, r, ptr(int64(1)), nil)
 		})
 
-		f.Rule(rules("CHECK-009", "CHECK-001", "ERR-026", "ERR-018")...).Needs(framework.Control).It("credits before config validity: an empty wallet and an unknown config key answer insufficient_credits", func(ctx context.Context, s *framework.Spec) {
+		f.Rule(rules("CHECK-009", "CHECK-001", "ERR-026", "ERR-018")...).It("credits before config validity: an empty wallet and an unknown config key answer insufficient_credits", func(ctx context.Context, s *framework.Spec) {
+			if !s.HasControl() {
+				// The profile's low-balance key: a tts hold above its balance, with an unknown key.
+				c := s.RoleKey(framework.LowBalanceKey)
+				cfg := ttsConfig(ctx, c)
+				_, need := estimateOf(ctx, c, "tts", cfg, nil)
+				avail := availableOf(ctx, c)
+				if need <= avail {
+					framework.SkipFor(framework.NotDeclared(fmt.Sprintf("unsupported: the workspace of low_balance_key holds %d credits, enough for a tts hold of %d: declare a key of a workspace holding less", avail, need)))
+				}
+				cfg["conformance_bogus"] = true
+				r := refuse(ctx, c, submitBody("tts", cfg, need, nil), http.StatusPaymentRequired, "insufficient_credits")
+				Expect(r.Int("error.shortfall")).To(Equal(need-avail), "shortfall = padded hold - available"+r.Describe())
+				return
+			}
 			sp := newSpender(ctx, s)
 			s.SetCredits(ctx, sp.ws.ID, 0)
 			cfg := ttsConfig(ctx, sp.c)
@@ -747,4 +772,23 @@ func invalidOrOverCap(r *framework.Response) {
 		return
 	}
 	r.ExpectError(http.StatusBadRequest, "invalid_config")
+}
+
+// lowBalanceCaps is the per-generation limit of the low-balance key's workspace (its balance's
+// limits.per_generation_credits where it shows one, else the text's default), skipping, naming the
+// setting, unless a hold of need is above both that limit and the workspace's available credits.
+func lowBalanceCaps(ctx context.Context, s *framework.Spec, c *framework.Client, need int64) int64 {
+	GinkgoHelper()
+	limit := contract.PerGenerationCap
+	b := c.Get(ctx, "/credits/balance").ExpectOK(http.StatusOK)
+	if v, has := b.Lookup("limits.per_generation_credits"); has {
+		if n, ok := framework.AsInt(v); ok {
+			limit = n
+		}
+	}
+	if avail := availableOf(ctx, c); need <= limit || need <= avail {
+		framework.SkipFor(framework.NotDeclared(fmt.Sprintf("unsupported: a hold of %d is not above both the per-generation limit (%d) and the balance (%d) "+
+			"of low_balance_key's workspace: declare a key of a workspace with the default limits and a balance under it", need, limit, avail)))
+	}
+	return limit
 }
