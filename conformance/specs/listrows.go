@@ -22,24 +22,15 @@ import (
 var costWords = []string{"charge", "cost", "credit", "spent", "price", "paid"}
 
 // costCandidates are the whole numbers of row (at any depth) under a key naming a cost, by path.
-func costCandidates(v any, path string, out map[string]int64) {
-	switch x := v.(type) {
-	case map[string]any:
-		for k, val := range x {
-			p := k
-			if path != "" {
-				p = path + "." + k
-			}
-			if n, whole := framework.AsInt(val); whole && namesCost(k) {
-				out[p] = n
-			}
-			costCandidates(val, p, out)
+func costCandidates(row map[string]any) map[string]int64 {
+	out := map[string]int64{}
+	openshape.Paths(row, func(path, key string, v any) bool {
+		if n, whole := framework.AsInt(v); whole && namesCost(key) {
+			out[path] = n
 		}
-	case []any:
-		for i, val := range x {
-			costCandidates(val, path+"."+strconv.Itoa(i), out)
-		}
-	}
+		return true
+	})
+	return out
 }
 
 func namesCost(k string) bool {
@@ -53,25 +44,17 @@ func namesCost(k string) bool {
 }
 
 // stampsOf are the times of row (at any depth), by path.
-func stampsOf(v any, path string, out map[string]time.Time) {
-	switch x := v.(type) {
-	case map[string]any:
-		for k, val := range x {
-			p := k
-			if path != "" {
-				p = path + "." + k
+func stampsOf(row map[string]any) map[string]time.Time {
+	out := map[string]time.Time{}
+	openshape.Paths(row, func(path, _ string, v any) bool {
+		if x, ok := v.(string); ok {
+			if t, err := parseStamp(x); err == nil {
+				out[path] = t
 			}
-			stampsOf(val, p, out)
 		}
-	case []any:
-		for i, val := range x {
-			stampsOf(val, path+"."+strconv.Itoa(i), out)
-		}
-	case string:
-		if t, err := parseStamp(x); err == nil {
-			out[path] = t
-		}
-	}
+		return true
+	})
+	return out
 }
 
 // expectRowCarries checks that row, the list row of the generation g reads, carries what it cost
@@ -90,8 +73,7 @@ func expectRowCarries(s *framework.Spec, p page, row map[string]any, g *framewor
 			n, ok := framework.AsInt(v)
 			Expect(ok && n == charged).To(BeTrue(), fmt.Sprintf("%s: credits_charged is %v, the read's is %d", what, v, charged)+p.r.Describe())
 		} else {
-			got := map[string]int64{}
-			costCandidates(row, "", got)
+			got := costCandidates(row)
 			found := false
 			for _, n := range got {
 				found = found || n == charged
@@ -101,8 +83,7 @@ func expectRowCarries(s *framework.Spec, p page, row map[string]any, g *framewor
 	}
 	s.Step("GEN-038")
 	created := parseTime(g, "generation.created_at")
-	times := map[string]time.Time{}
-	stampsOf(row, "", times)
+	times := stampsOf(row)
 	near := false
 	for _, t := range times {
 		d := t.Sub(created)

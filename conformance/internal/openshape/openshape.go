@@ -364,21 +364,40 @@ func Links(v any) []string {
 // children visits every value below v breadth first (an object's in key order, with its key; an
 // array's with ""), descending into a value when fn says so.
 func children(v any, fn func(key string, x any) bool) {
-	queue := []any{v}
+	Paths(v, func(_, key string, x any) bool { return fn(key, x) })
+}
+
+// Paths visits every value below v breadth first (an object's in key order, an array's in index
+// order) with its dotted path from v ("credits.credits_charged", "outputs.0.asset_id": keys and
+// indexes joined by dots) and its key ("" for an array element), descending into a value when fn
+// says so: the walk of a record whose layout the text does not show, for a spec that names where
+// it found a value.
+func Paths(v any, fn func(path, key string, x any) bool) {
+	type node struct {
+		path string
+		v    any
+	}
+	join := func(path, step string) string {
+		if path == "" {
+			return step
+		}
+		return path + "." + step
+	}
+	queue := []node{{"", v}}
 	for len(queue) > 0 {
 		cur := queue[0]
 		queue = queue[1:]
-		switch x := cur.(type) {
+		switch x := cur.v.(type) {
 		case map[string]any:
 			for _, k := range sortedKeys(x) {
-				if fn(k, x[k]) {
-					queue = append(queue, x[k])
+				if p := join(cur.path, k); fn(p, k, x[k]) {
+					queue = append(queue, node{p, x[k]})
 				}
 			}
 		case []any:
-			for _, e := range x {
-				if fn("", e) {
-					queue = append(queue, e)
+			for i, e := range x {
+				if p := join(cur.path, strconv.Itoa(i)); fn(p, "", e) {
+					queue = append(queue, node{p, e})
 				}
 			}
 		}

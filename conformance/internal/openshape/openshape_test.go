@@ -169,3 +169,16 @@ func TestRunStatusAndID(t *testing.T) {
 		t.Errorf("from the body: %q %v", id, ok)
 	}
 }
+
+func TestPaths(t *testing.T) {
+	doc := decode(t, `{"id":"g","credits":{"charged":3},"outputs":[{"asset_id":"a"},{"asset_id":"b"}]}`)
+	var got []string
+	Paths(doc, func(path, key string, _ any) bool {
+		got = append(got, path+"|"+key)
+		return key != "credits" // a value fn declines is visited but not entered
+	})
+	want := []string{"credits|credits", "id|id", "outputs|outputs", "outputs.0|", "outputs.1|", "outputs.0.asset_id|asset_id", "outputs.1.asset_id|asset_id"}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("Paths visited %q, want %q", got, want)
+	}
+}
