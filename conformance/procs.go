@@ -55,6 +55,9 @@ type setupMsg struct {
 	FailFast       bool          `json:"fail_fast"`
 	Version        string        `json:"version"`
 	Mode           string        `json:"mode"`
+	// OwnTarget: the process starts a target of its own (Options.OwnTarget, given to
+	// RunChildWith) and checks it instead of Config's.
+	OwnTarget bool `json:"own_target,omitempty"`
 }
 
 // parentMsg is a later line a process reads: go, or the answer to a budget request.
@@ -173,6 +176,13 @@ func (c *childLink) didRun(ev specEvent) {
 // specs, writes its events to out and its JSON report where the setup says. An error that stops it
 // before its specs run is also sent to the parent, which reports it.
 func RunChild(ctx context.Context, in io.Reader, out io.Writer, stderr io.Writer) error {
+	return RunChildWith(ctx, in, out, stderr, nil)
+}
+
+// RunChildWith is RunChild for a binary that can start a target of its own in each process
+// (Options.OwnTarget): own starts it when the parent's setup asks for one, pointing the
+// configuration at it, and the process stops it when its specs are done.
+func RunChildWith(ctx context.Context, in io.Reader, out io.Writer, stderr io.Writer, own func(context.Context, *Config) (stop func(), err error)) error {
 	sc := bufio.NewScanner(in)
 	sc.Buffer(make([]byte, 64<<10), 64<<20)
 	if !sc.Scan() {
@@ -184,6 +194,19 @@ func RunChild(ctx context.Context, in io.Reader, out io.Writer, stderr io.Writer
 	}
 	go c.read(sc)
 	st := c.setup
+	if st.OwnTarget {
+		if own == nil {
+			err := errors.New("conformance: the parent asked this process to start a target of its own, and it cannot")
+			c.send(procMsg{Ev: "fail", Msg: err.Error(), Code: 1})
+			return err
+		}
+		stop, err := own(context.WithoutCancel(ctx), &st.Config)
+		if err != nil {
+			c.send(procMsg{Ev: "fail", Msg: err.Error(), Code: 1})
+			return err
+		}
+		defer stop()
+	}
 	opts := Options{RequestTimeout: st.RequestTimeout, FailFast: st.FailFast, Version: st.Version, Mode: st.Mode, child: c}
 	_, err := RunWith(ctx, st.Config, opts, io.Discard, stderr)
 	if err != nil {
@@ -237,9 +260,13 @@ func runProcs(ctx context.Context, cfg Config, opts Options, stdout, stderr io.W
 	if opts.Timeout > 0 {
 		deadline = time.Now().Add(opts.Timeout)
 	}
-	sets, err := cfg.ShardKeySets(cfg.Procs)
-	if err != nil {
-		return Summary{}, err
+	sets, w := make([]*framework.KeySet, cfg.Procs), weights{}
+	if opts.OwnTarget == nil {
+		var err error
+		if sets, err = cfg.ShardKeySets(cfg.Procs); err != nil {
+			return Summary{}, err
+		}
+		w = weightsFor(cfg)
 	}
 	if err := checkSplitReceiver(cfg); err != nil {
 		return Summary{}, err
@@ -253,7 +280,10 @@ func runProcs(ctx context.Context, cfg Config, opts Options, stdout, stderr io.W
 	if s.selected == 0 {
 		return Summary{}, framework.NothingSelected(cfg.LabelFilter)
 	}
-	shares := planShards(s.preview, cfg.Procs, weightsFor(cfg))
+	// Each process with a target of its own (the embedded mock: a manual clock, no bucket waits)
+	// has specs of about one weight: weights.json holds a keys-only run's times, whose bucket
+	// waits an own target does not have, so its specs are balanced by count.
+	shares := planShards(s.preview, cfg.Procs, w)
 	dir, err := os.MkdirTemp("", "mediaspec-check-")
 	if err != nil {
 		return Summary{}, fmt.Errorf("conformance: %w", err)
@@ -342,7 +372,7 @@ func (r *procRun) start(cfg Config, opts Options, shares [][]string, dir string,
 	for i, share := range shares {
 		c := childConfig(cfg, i, r.sets[i], dir)
 		setup, err := json.Marshal(setupMsg{Config: c, Proc: i, Procs: len(shares), Specs: share, RequestTimeout: opts.RequestTimeout,
-			Deadline: deadline, FailFast: opts.FailFast, Version: opts.Version, Mode: mode})
+			Deadline: deadline, FailFast: opts.FailFast, Version: opts.Version, Mode: mode, OwnTarget: opts.OwnTarget != nil})
 		if err != nil {
 			return fmt.Errorf("conformance: %w", err)
 		}

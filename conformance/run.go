@@ -319,6 +319,12 @@ type Options struct {
 	// process must call RunChild with the command's stdin and stdout (mediaspec check runs its own
 	// binary). Without it Config.Procs is ignored.
 	Spawn func() *exec.Cmd
+	// OwnTarget, with Spawn, gives each process of a split run a target of its own instead of
+	// Config's: the process starts one (RunChildWith's own; mediaspec check: the embedded mock)
+	// and checks it, so processes need no key sets of their own and may use the control API
+	// (each moves only its own target's clock). The parent checks Config's target before the
+	// processes start, as for any run.
+	OwnTarget func(context.Context, *Config) (stop func(), err error)
 
 	child *childLink // set by RunChild: this run is one process of a split run
 }

@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -33,7 +34,10 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if conformance.IsChild(os.Getenv) {
 		// One process of a run split with --procs: its setup comes from the parent on stdin, its
 		// events go back on stdout, and the parent reports whatever goes wrong.
-		if err := conformance.RunChild(ctx, os.Stdin, stdout, stderr); err != nil {
+		own := func(ctx context.Context, cfg *conformance.Config) (func(), error) {
+			return startEmbeddedMock(ctx, cfg, stderr)
+		}
+		if err := conformance.RunChildWith(ctx, os.Stdin, stdout, stderr, own); err != nil {
 			return quietExit{code: exitCode(err)}
 		}
 		return nil
@@ -96,6 +100,9 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 		defer stop()
 	} else if cfg.BaseURL == "" {
+		if splitByDefault(fs, cfg) {
+			cfg.Procs = embeddedProcs
+		}
 		// The mock outlives Ctrl-C: the run stops first and writes its reports, then the mock.
 		stop, err := startEmbeddedMock(context.WithoutCancel(ctx), &cfg, stderr)
 		if err != nil {
@@ -103,6 +110,14 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 		defer stop()
 		opts.Mode = "embedded mock, control API, manual clock"
+		if cfg.Procs > 1 {
+			// Each process checks an embedded mock of its own: its own clock and catalogue, so
+			// the control API's specs of one process never meet another's.
+			opts.OwnTarget = func(ctx context.Context, c *conformance.Config) (func(), error) {
+				return startEmbeddedMock(ctx, c, stderr)
+			}
+			opts.Mode = "embedded mocks (one per process), control API, manual clock"
+		}
 		banner.line = fmt.Sprintf("checking the embedded mock at %s (give --base-url to check another server)\n", cfg.BaseURL)
 	}
 	stdout = banner
@@ -125,6 +140,22 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 	}
 	return err
+}
+
+// embeddedProcs is how many processes the README's first command (the whole suite on the
+// embedded mock) runs in when --procs is not given: its specs wait more than they work (the
+// service's answers, the text's quiet windows), so two processes, each with an embedded mock of
+// its own, take 0.55 to 0.9 of one's wall time on a busy 2-CPU machine (docs/development.md).
+const embeddedProcs = 2
+
+// splitByDefault reports whether a run of the embedded mock splits over embeddedProcs processes:
+// the whole suite (no --label-filter: a few selected specs cost more to start in a process than
+// they take), not one --shard of it, --procs not given (flag, $MEDIASPEC_PROCS or the YAML file's
+// procs above 1), on a machine of embeddedProcs CPUs or more.
+func splitByDefault(fs *flag.FlagSet, cfg conformance.Config) bool {
+	given := os.Getenv("MEDIASPEC_PROCS") != "" || cfg.Procs != 1
+	fs.Visit(func(f *flag.Flag) { given = given || f.Name == "procs" })
+	return !given && cfg.LabelFilter == "" && cfg.Shard == "" && runtime.NumCPU() >= embeddedProcs
 }
 
 // minJudged is --min-judged: a floor on the share of the text rules a run judged, in percent

@@ -39,7 +39,8 @@ import (
 // timed, of the same suite against the mock binary on a manual clock (mode a out of process).
 
 // BenchmarkCheckEmbedded: `mediaspec check` with no target, the README's first command: the
-// embedded mock on a manual clock, with the control API.
+// embedded mock on a manual clock, with the control API, split over embeddedProcs processes (an
+// embedded mock each).
 func BenchmarkCheckEmbedded(b *testing.B) {
 	bin := benchBinary(b)
 	for b.Loop() {
@@ -52,9 +53,41 @@ func BenchmarkCheckEmbedded(b *testing.B) {
 		mockArgs := append(controlArgs(m), "--budget", "5000", "--slow", "--retired-capability-id", "actor_classic", "--reference", "--strict")
 		timeCheck(b, bin, dir, append([]string{"check"}, mockArgs...)...)
 		calls := m.stop(b)
-		reportFloor(b, r, calls, 1, 0)
+		reportFloor(b, r, calls, embeddedProcs, 0)
 	}
 }
+
+// BenchmarkCheckEmbeddedSplit: the README's first command as it is (split over embeddedProcs
+// processes, an embedded mock each) beside the same check in one process (--procs 1), in
+// alternating order from round to round, so a change of the machine's load hits both alike. Reported per side: wall-s and cpu-s
+// (one-, split-), and split/one, the split run's wall time over the single one's.
+func BenchmarkCheckEmbeddedSplit(b *testing.B) {
+	bin := benchBinary(b)
+	var one, split checkTimes
+	round := 0
+	for b.Loop() {
+		dir := b.TempDir()
+		sides := []func(){
+			func() { one = addTimes(one, timeCheck(b, bin, dir, "check", "--procs", "1")) },
+			func() { split = addTimes(split, timeCheck(b, bin, dir, "check")) },
+		}
+		if round%2 == 1 {
+			sides[0], sides[1] = sides[1], sides[0]
+		}
+		for _, side := range sides {
+			side()
+		}
+		round++
+	}
+	n := float64(max(round, 1))
+	b.ReportMetric(one.wall.Seconds()/n, "one-wall-s")
+	b.ReportMetric(split.wall.Seconds()/n, "split-wall-s")
+	b.ReportMetric(one.cpu.Seconds()/n, "one-cpu-s")
+	b.ReportMetric(split.cpu.Seconds()/n, "split-cpu-s")
+	b.ReportMetric(split.wall.Seconds()/one.wall.Seconds(), "split/one")
+}
+
+func addTimes(a, b checkTimes) checkTimes { return checkTimes{wall: a.wall + b.wall, cpu: a.cpu + b.cpu} }
 
 // BenchmarkCheckControl100: the mock binary on a running clock at x100 and check with its control
 // API (.ci/check-modes mode b).

@@ -373,6 +373,7 @@ func TestDocsFiguresComeFromTheCode(t *testing.T) {
 			fmt.Sprintf("`D` is at least `%s`", mock.MinRetain),
 		},
 		"docs/check.md": {
+			fmt.Sprintf("runs in %d processes on a machine of %d CPUs or more", embeddedProcs, embeddedProcs),
 			fmt.Sprintf("| %d MiB | `--max-json-bytes` |", framework.DefaultMaxJSONBytes>>20),
 			fmt.Sprintf("one per %d bytes of `--max-json-bytes` (%s)", framework.BytesPerJSONValue, thousands(int64(framework.DefaultMaxJSONBytes)/framework.BytesPerJSONValue)),
 			fmt.Sprintf("| %d MiB (the mock's largest file is 14.4 MB) | `--max-answer-bytes` |", framework.DefaultMaxAnswerBytes>>20),

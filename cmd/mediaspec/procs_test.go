@@ -75,19 +75,28 @@ func inHelper(t *testing.T, args ...string) (string, int) {
 }
 
 // A run split over 2 processes, keys only with a key set each, ends like a single run: one
-// console, one report with each spec once. With the control API (the embedded mock) a split run is
-// refused: the processes would share the target's clock and catalogue.
+// console, one report with each spec once. With the control API of a target given by --base-url a
+// split run is refused: the processes would share the target's clock and catalogue. The embedded
+// mock is split: each process checks an embedded mock of its own.
 func TestCheckProcs(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts processes")
 	}
 	reportPath := filepath.Join(t.TempDir(), "r.json")
 	filter := "HEALTH-001 || VER-001 || CAP-002 || CAP-004 || CAP-011 || CAP-012 || EST-001"
-	if _, code := checkInHelper(t, "--procs", "2", "--label-filter", filter); code != 2 {
-		t.Errorf("--procs 2 on the embedded mock (control API): exit %d, want 2", code)
+	ctl := serveMock(t, mock.Config{Seed: 3, Logger: slog.New(slog.DiscardHandler)})
+	if _, code := checkInHelper(t, "--procs", "2", "--base-url", ctl.BaseURL, "--control-url", ctl.ControlURL,
+		"--control-token", ctl.ControlToken, "--label-filter", filter); code != 2 {
+		t.Errorf("--procs 2 with a target's control API: exit %d, want 2", code)
 	}
+	embedded := filepath.Join(t.TempDir(), "embedded.json")
+	out, code := checkInHelper(t, "--procs", "2", "--strict", "--label-filter", filter+" || RATE-016", "--json-report", embedded)
+	if code != 0 || !strings.Contains(out, "mode: embedded mocks (one per process), control API, manual clock, 2 processes") {
+		t.Errorf("--procs 2 on the embedded mock: exit %d\n%s", code, out)
+	}
+	checkSplitReport(t, embedded, "embedded mocks (one per process)", 7)
 	info := serveMock(t, mock.Config{Seed: 3, NoControl: true, KeySets: 2, Logger: slog.New(slog.DiscardHandler)})
-	out, code := checkInHelper(t, "--procs", "2", "--base-url", info.BaseURL, "--key", info.GenerateKey, "--read-key", info.ReadKey,
+	out, code = checkInHelper(t, "--procs", "2", "--base-url", info.BaseURL, "--key", info.GenerateKey, "--read-key", info.ReadKey,
 		"--other-key", info.OtherKey, "--key-set", info.KeySets[1].String(), "--budget", "500", "--label-filter", filter, "--json-report", reportPath,
 		"--reference") // the target is our mock: its paths for what the text leaves unnamed (probes, description)
 	if code != 0 {
@@ -97,6 +106,13 @@ func TestCheckProcs(t *testing.T) {
 		!regexp.MustCompile(`(?m)^[1-9]\d* passed, 0 failed, \d+ skipped \([1-9]\d* not selected\)$`).MatchString(out) {
 		t.Errorf("console:\n%s", out)
 	}
+	checkSplitReport(t, reportPath, "2 processes", 6)
+}
+
+// checkSplitReport checks the JSON report of a split run: its mode says mode, it succeeded, and
+// each spec is in it once, at least least of them selected and every selected one passed.
+func checkSplitReport(t *testing.T, reportPath, mode string, least int) {
+	t.Helper()
 	var res report.Results
 	data, err := os.ReadFile(reportPath)
 	if err == nil {
@@ -105,7 +121,7 @@ func TestCheckProcs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(res.Run.Mode, "2 processes") || !res.Succeeded {
+	if !strings.Contains(res.Run.Mode, mode) || !res.Succeeded {
 		t.Errorf("run %+v succeeded %v", res.Run, res.Succeeded)
 	}
 	seen := map[string]bool{}
@@ -122,7 +138,7 @@ func TestCheckProcs(t *testing.T) {
 			}
 		}
 	}
-	if selected < 6 || res.SpecCounts.Passed != selected {
+	if selected < least || res.SpecCounts.Passed != selected {
 		t.Errorf("%d selected, counts %+v", selected, res.SpecCounts)
 	}
 }

@@ -82,7 +82,8 @@ type Config struct {
 	Reference bool `yaml:"reference" env:"MEDIASPEC_REFERENCE"`
 	// Procs is how many processes run the specs at once (mediaspec check --procs; default 1). Each
 	// runs a share of the spec tree with keys of its own: a key set each (KeySetList, KeysFile). A
-	// split run is keys only (ShardKeySets).
+	// split run of one target is keys only (ShardKeySets); with a target per process (mediaspec
+	// check's embedded mock, conformance.Options.OwnTarget) each process has its own.
 	Procs int `yaml:"procs" env:"MEDIASPEC_PROCS"`
 	// Shard, as K/N, runs the K-th of N shares of the selected specs (mediaspec check --shard), the
 	// shares balanced by the committed weight table as --procs balances its processes: N machines
@@ -256,7 +257,7 @@ func RegisterFlags(fs *flag.FlagSet) *Flags {
 	fs.BoolVar(&v.Randomize, "randomize", false, "randomize the order of all specs")
 	fs.Int64Var(&v.Seed, "seed", 0, "random seed for the spec order (0: from the clock)")
 	fs.StringVar(&v.RetiredCapabilityID, "retired-capability-id", "", "a capability id the target has retired (not listed, so not discoverable); empty skips the specs that need one")
-	fs.IntVar(&v.Procs, "procs", 1, "run the specs in N processes at once, keys only, each with a key set of its own (not with the control API: the processes would share its clock and catalogue)")
+	fs.IntVar(&v.Procs, "procs", 1, "run the specs in N processes at once: keys only, each with a key set of its own, or the embedded mock, one per process (not with a --base-url target's control API: the processes would share its clock and catalogue)")
 	fs.StringVar(&v.Shard, "shard", "", "K/N: run the K-th of N balanced shares of the selected specs (one per CI machine; mediaspec merge-reports joins their JSON reports); not with --procs or a shared target's --control-url")
 	fs.Var(&v.KeySetList, "key-set", "KEY,READ_KEY,OTHER_KEY: one more key set for --procs (repeat it; --key, --read-key and --other-key are the first set)")
 	fs.StringVar(&v.KeysFile, "keys-file", "", "file of key sets for --procs, one KEY,READ_KEY,OTHER_KEY per line")
