@@ -87,7 +87,9 @@ func BenchmarkCheckEmbeddedSplit(b *testing.B) {
 	b.ReportMetric(split.wall.Seconds()/one.wall.Seconds(), "split/one")
 }
 
-func addTimes(a, b checkTimes) checkTimes { return checkTimes{wall: a.wall + b.wall, cpu: a.cpu + b.cpu} }
+func addTimes(a, b checkTimes) checkTimes {
+	return checkTimes{wall: a.wall + b.wall, cpu: a.cpu + b.cpu}
+}
 
 // BenchmarkCheckControl100: the mock binary on a running clock at x100 and check with its control
 // API (.ci/check-modes mode b).
