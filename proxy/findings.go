@@ -6,22 +6,17 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/mediaspec/mediaspec/spec"
+	"github.com/mediaspec/mediaspec/spec/judge"
 )
 
-// Sides of an exchange a finding blames.
+// Sides of an exchange a finding blames (package judge).
 const (
-	// SideServer: the API server broke the contract in an answer.
-	SideServer = "server"
-	// SideClient: the API client broke a client duty (the audit's detectors) or sent a request the
-	// description does not allow.
-	SideClient = "client"
-	// SideSender: the webhook sender (the service) broke a delivery rule.
-	SideSender = "sender"
-	// SideReceiver: the client's webhook receiver answered a delivery against the receiver rules.
-	SideReceiver = "receiver"
+	SideServer   = judge.SideServer
+	SideClient   = judge.SideClient
+	SideSender   = judge.SideSender
+	SideReceiver = judge.SideReceiver
 )
 
 // ServiceSides are the sides of the service (its API answers and its webhook deliveries);
@@ -39,34 +34,12 @@ const (
 	MaxExchangeRefs = 4
 )
 
-// Finding is one rule broken on observed traffic, with its repeats counted. It has the shape of a
-// finding of `mediaspec mock --audit` (rule id, level, key id, request line, one sentence, first
-// and last seen, count) plus which side broke the rule, whether it only departs from the
-// reference's own choices (Advisory: never a failure), and the numbers of the exchanges that showed
-// it (see GET /_proxy/v1/exchanges).
-type Finding struct {
-	RuleID   string `json:"rule_id"`  // the broken rule's id (spec/rules.yaml)
-	Level    string `json:"level"`    // MUST, SHOULD or MAY
-	Advisory bool   `json:"advisory"` // it only departs from the reference's own choices: never a failure
-	Side     string `json:"side"`     // SideServer or SideClient: who broke the rule
-	// KeyID names the key that made the call: "key_" and 12 hex characters of the key's SHA-256
-	// (never the key); empty for a call without a key or a webhook delivery.
-	KeyID string `json:"key_id"`
-	// Request is the request line of the first exchange: method, path and, under the API, query.
-	Request string `json:"request"`
-	// Advice says why in one sentence (what was seen and what the rule wants).
-	Advice    string    `json:"advice"`
-	Exchanges []int64   `json:"exchanges"`     // numbers of the first exchanges that showed it (MaxExchangeRefs)
-	FirstSeen time.Time `json:"first_seen_at"` // when it was first seen
-	LastSeen  time.Time `json:"last_seen_at"`  // when it was last seen
-	Count     int       `json:"count"`         // how many times it was seen
-}
-
-// Must reports whether the finding fails a MUST rule (an advisory never does).
-func (f Finding) Must() bool { return !f.Advisory && f.Level == "MUST" }
-
-// Should reports whether the finding fails a MUST or SHOULD rule.
-func (f Finding) Should() bool { return !f.Advisory && (f.Level == "MUST" || f.Level == "SHOULD") }
+// Finding is one rule broken on observed traffic, with its repeats counted: the one finding type of
+// the module's judges (judge.Finding), the shape of a finding of `mediaspec mock --audit` plus the
+// side that broke the rule, whether it only departs from the reference's own choices (Advisory:
+// never a failure), and the numbers of the exchanges that showed it (see GET /_proxy/v1/exchanges).
+// Its KeyID is "key_" and 12 hex characters of the key's SHA-256 (never the key).
+type Finding = judge.Finding
 
 // RuleCount is the number of findings (repeats included) of one rule on one side.
 type RuleCount struct {

@@ -11,10 +11,12 @@ import (
 // advisory passed with its note, and every rule with a verdict.
 func TestFindingResults(t *testing.T) {
 	res := FindingResults("mediaspec proxy", RunInfo{Target: "http://127.0.0.1:1"}, testRules, []Finding{
-		{Rule: "AUTH-001", Level: "MUST", Where: "[server] GET /credits/balance", Why: "answered 200 without a key", Detail: "exchanges [3]"},
-		{Rule: "HEALTH-002", Level: "MUST", Advisory: true, Where: "[server] GET /health/ready", Why: "no checks"},
+		{RuleID: "AUTH-001", Level: "MUST", Side: "server", Request: "GET /credits/balance", Advice: "answered 200 without a key",
+			Count: 1, Exchanges: []int64{3}},
+		{RuleID: "HEALTH-002", Level: "MUST", Advisory: true, Side: "server", Request: "GET /health/ready", Advice: "no checks"},
 	})
-	if len(res.Specs) != 2 || res.Specs[0].Area != "auth" || res.Specs[0].State != Failed || res.Specs[0].Transcript != "exchanges [3]" {
+	if len(res.Specs) != 2 || res.Specs[0].Area != "auth" || res.Specs[0].State != Failed || res.Specs[0].Text != "AUTH-001 [server] GET /credits/balance" ||
+		res.Specs[0].Transcript != "key -, 1 time(s) from 0001-01-01T00:00:00Z to 0001-01-01T00:00:00Z, exchanges [3]" {
 		t.Fatalf("specs %+v", res.Specs)
 	}
 	if s := res.Specs[1]; s.State != Passed || !strings.HasPrefix(s.Reason, advisoryNote) {

@@ -71,7 +71,7 @@ func TestEveryReportKindFitsTheSchema(t *testing.T) {
 		none = append(none, s)
 	}
 	kinds["empty shard"] = build(empty, none)
-	kinds["findings"] = report.FindingResults("mediaspec proxy", run, rules, []report.Finding{{Rule: "AUTH-001", Level: "MUST", Where: "[server] GET /x", Why: "no"}})
+	kinds["findings"] = report.FindingResults("mediaspec proxy", run, rules, []report.Finding{{RuleID: "AUTH-001", Level: "MUST", Side: "server", Request: "GET /x", Advice: "no"}})
 	for name, res := range kinds {
 		var buf bytes.Buffer
 		if err := res.WriteJSON(&buf); err != nil {

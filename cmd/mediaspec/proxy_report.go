@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"strconv"
 
 	"github.com/mediaspec/mediaspec/proxy"
 	"github.com/mediaspec/mediaspec/report"
@@ -45,26 +44,13 @@ func writeProxyReports(jsonPath, junitPath, htmlPath string, rules *spec.Catalog
 // proxyResults turns the findings into the suite's Results (report.FindingResults): a spec per
 // finding.
 func proxyResults(rules *spec.Catalogue, run proxyRun, rep proxy.Report, failed bool) report.Results {
-	findings := make([]report.Finding, 0, len(rep.Findings))
-	for _, f := range rep.Findings {
-		exchanges := make([]string, len(f.Exchanges))
-		for i, id := range f.Exchanges {
-			exchanges[i] = strconv.FormatInt(id, 10)
-		}
-		findings = append(findings, report.Finding{
-			Rule: f.RuleID, Level: f.Level, Advisory: f.Advisory, Where: fmt.Sprintf("[%s] %s", f.Side, f.Request), Why: f.Advice,
-			Exchanges: exchanges,
-			Detail: fmt.Sprintf("key %s, %d time(s) from %s to %s, exchanges %v", dashIfEmpty(f.KeyID), f.Count,
-				f.FirstSeen.UTC().Format("2006-01-02T15:04:05Z"), f.LastSeen.UTC().Format("2006-01-02T15:04:05Z"), f.Exchanges),
-		})
-	}
 	catalogue := make([]report.Rule, len(rules.Rules))
 	for i, r := range rules.Rules {
 		catalogue[i] = report.Rule(r)
 	}
 	res := report.FindingResults("mediaspec proxy", report.RunInfo{Target: run.Upstream, Version: run.Version, Contract: run.Contract,
-		Started: run.Started, Duration: run.Duration, Mode: modeLine(run)}, catalogue, findings)
-	if len(findings) == 0 {
+		Started: run.Started, Duration: run.Duration, Mode: modeLine(run)}, catalogue, rep.Findings)
+	if len(rep.Findings) == 0 {
 		// A clean run is one case that says what was judged, never a JUnit file of no tests.
 		s := report.SpecResult{Area: "proxy", State: report.Passed,
 			Leaf: fmt.Sprintf("%d exchanges forwarded and judged against every rule of the traffic: no rule broken", rep.Exchanges-rep.Unjudged)}
@@ -80,11 +66,4 @@ func proxyResults(rules *spec.Catalogue, run proxyRun, rep proxy.Report, failed 
 	}
 	res.Succeeded = !failed
 	return res
-}
-
-func dashIfEmpty(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
 }
