@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"github.com/mediaspec/mediaspec/internal/contract"
 	"net/http"
+	"slices"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2" //nolint:revive
@@ -91,18 +92,27 @@ func balanceSpecs(f *framework.Framework) {
 // holdSpecs registers the specs of holds and charges.
 func holdSpecs(f *framework.Framework) {
 	Describe("ledger: holds and charges", func() {
-		f.Rule("LEDGER-001", "SUBMIT-007", "SUBMIT-008", "LEDGER-019").Needs(framework.Spends, framework.Control).It("a submit holds the padded estimate, not max_credits: available falls and held rises by credits_held", func(ctx context.Context, s *framework.Spec) {
+		f.Rule("LEDGER-001", "SUBMIT-007", "SUBMIT-008", "LEDGER-019").Needs(framework.Spends).It("a submit holds the padded estimate, not max_credits: available falls and held rises by credits_held", func(ctx context.Context, s *framework.Spec) {
 			sp := newSpender(ctx, s)
 			cfg := ttsConfig(ctx, sp.c)
 			_, need := estimateOf(ctx, sp.c, "tts", cfg, nil)
+			if sp.ws == nil {
+				settleOwnWork(ctx, s, sp.c)
+			}
 			a0, h0 := balanceOf(ctx, sp.c)
 			s.Spend(int(need))
+			sent := time.Now()
 			r := sp.c.Post(ctx, "/generations", submitBody("tts", cfg, need+25, nil)).ExpectOK(http.StatusCreated)
 			s.Step("SUBMIT-007")
 			Expect(r.Int("credits.credits_held")).To(Equal(need), "the hold is max_credits_needed; max_credits is only a cap"+r.Describe())
 			s.Step("LEDGER-019")
 			b := readBalance(ctx, sp.c)
 			a1, h1 := b.available, b.heldOf(sp.c)
+			if id := r.String("generation_id"); !runningNow(ctx, sp.c, id) {
+				// The job ended (its hold settled) by the time it was read: whether the balance was
+				// read before or after that cannot be told.
+				s.Undecidable("the tts job "+id+" ended before the spec could tell its hold was still open when the balance was read", time.Since(sent))
+			}
 			if b.hasSum {
 				Expect(b.total).To(Equal(a1+h1), "the whole balance is available plus held while a hold is open"+b.r.Describe())
 			}
@@ -541,4 +551,21 @@ func expectBalance(s *framework.Spec, r *framework.Response, path string, want a
 	n, ok := framework.AsInt(v)
 	Expect(ok).To(BeTrue(), path+" is an integer"+r.Describe())
 	Expect(n).To(BeEquivalentTo(want), path+r.Describe())
+}
+
+// settleOwnWork waits for the generations of c's workspace that still run (the first page of its
+// list) to end, and skips the spec when credits are held all the same: without control the spec
+// shares its workspace with what the run did before it, and a hold that settles while it reads the
+// balance twice would move the balance by more than its own hold.
+func settleOwnWork(ctx context.Context, s *framework.Spec, c *framework.Client) {
+	GinkgoHelper()
+	for _, row := range getPage(ctx, c, "/generations", openPage).rows {
+		if st, _ := row["status"].(string); slices.Contains(runningStatuses, st) {
+			s.Finish(ctx, c, row["generation_id"].(string))
+		}
+	}
+	if _, held := balanceOf(ctx, c); held != 0 {
+		framework.SkipFor(framework.LacksState(fmt.Sprintf("the main key's workspace holds %d credits for work the spec did not start "+
+			"(a workflow run, a job in the app): the balance cannot be read as moved by the spec's hold alone", held)))
+	}
 }
