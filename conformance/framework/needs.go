@@ -240,7 +240,7 @@ func (c Capabilities) Lack(needs []Need) (r SkipReason, ok bool) {
 			}
 		case RealTime:
 			if !c.Control && !c.RealTime {
-				return Disabled(n, "waits out a minute or more of the target's clock in real time (a rate bucket's window), which a target without the control API's clock cannot skip; pass --real-time to run it (a nightly job)"), true
+				return Disabled(n, "waits out a minute or more of the target's clock in real time (a rate bucket's window, a webhook retry's wait), which a target without the control API's clock cannot skip; pass --real-time to run it (a nightly job)"), true
 			}
 		case Uploads:
 			if !c.Uploads {

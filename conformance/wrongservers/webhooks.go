@@ -16,6 +16,7 @@ var (
 var subscribable = []string{"generation.completed", "generation.failed", "batch.settled", "workflow_run.completed", "workflow_run.failed", "credits.low"}
 
 var webhookServers = []Server{
+	deleteLastTry,
 	{
 		Name: "wh-secret-listed", Rules: []string{"WH-003"},
 		Mistake: "GET /webhooks rows carry the signing secret",
