@@ -224,6 +224,9 @@ type RoleKeys struct {
 	DeletedWorkspace string `json:"deleted_workspace_key"`
 	// AllowanceUsed is a read+generate key whose request allowance (0 requests) is used.
 	AllowanceUsed string `json:"allowance_used_key"`
+	// Business is a read+generate key of a business-plan workspace, which every requires_plan
+	// capability and preset of the catalogue is available to.
+	Business string `json:"business_key"`
 }
 
 // KeySet is one set of keys of the start state: a read+generate key and a read-only key of one
@@ -642,6 +645,8 @@ func (s *Server) bootRoles() *RoleKeys {
 	}
 	none := int64(0)
 	_, r.AllowanceUsed = key(keys, workspace.KeyParams{Name: "allowance used key", RequestAllowance: &none})
+	_, r.Business = key(s.svc.Registry.Create(workspace.CreateParams{Name: "Business plan workspace", Plan: workspace.PlanBusiness, Balance: s.cfg.Balance}),
+		workspace.KeyParams{Name: "business key"})
 	return r
 }
 

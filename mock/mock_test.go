@@ -720,6 +720,10 @@ func TestRoleKeys(t *testing.T) {
 	if budget.code != 200 || limits["key_budget_credits"] != float64(RoleBudgetCredits) || r.BudgetCredits != RoleBudgetCredits {
 		t.Errorf("budget key: %d %s", budget.code, budget.raw)
 	}
+	// video_4k requires the business plan in the catalogue: the business key reads it available.
+	if got := e.call("GET", "/api/v1/capabilities/video_4k", "", bearer(r.Business)); got.code != 200 || got.body["status"] != "available" {
+		t.Errorf("business key: %d %s", got.code, got.raw)
+	}
 	e.s.Reset()
 	if again := e.s.Info().Roles; *again != *r {
 		t.Errorf("a reset made other role keys: %+v, want %+v", again, r)

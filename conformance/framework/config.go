@@ -156,6 +156,9 @@ type Config struct {
 	// AllowanceUsedKey is a key that used its whole request allowance (the text: 429
 	// quota_exceeded, not retryable).
 	AllowanceUsedKey string `yaml:"allowance_used_key" env:"MEDIASPEC_ALLOWANCE_USED_KEY"`
+	// BusinessKey is a read+generate key of a workspace on the business plan, the plan that
+	// unlocks every requires_plan capability and preset (CAP-030); the suite never spends on it.
+	BusinessKey string `yaml:"business_key" env:"MEDIASPEC_BUSINESS_KEY"`
 	// PerGenerationLimit and DailyLimit are the workspace limits the operator set on the workspace
 	// of Key (and of every key set): undeclared, the text's defaults (600 and 2000 credits); 0 is a
 	// value ("no spend at all").
@@ -226,6 +229,7 @@ var flagNames = map[string]string{
 	"RevokedKey": "revoked-key", "ExpiredKey": "expired-key", "BudgetKey": "budget-key", "BudgetKeyCredits": "budget-key-credits",
 	"LowBalanceKey": "low-balance-key", "NoAgentAPIKey": "no-agent-api-key", "LowerPlanKey": "lower-plan-key",
 	"GenerateOnlyKey": "generate-only-key", "DeletedWorkspaceKey": "deleted-workspace-key", "AllowanceUsedKey": "allowance-used-key",
+	"BusinessKey":        "business-key",
 	"PerGenerationLimit": "workspace-per-generation-limit", "DailyLimit": "workspace-daily-limit", "Features": "feature",
 	"TestKeys": "test-key",
 }
@@ -276,6 +280,7 @@ func RegisterFlags(fs *flag.FlagSet) *Flags {
 	fs.Var(&v.BudgetKeyCredits, "budget-key-credits", "profile: the 24-hour budget of --budget-key, in credits")
 	fs.StringVar(&v.LowBalanceKey, "low-balance-key", "", "profile: a read+generate key of a workspace with too low a balance to submit (never printed)")
 	fs.StringVar(&v.NoAgentAPIKey, "no-agent-api-key", "", "profile: a key of a workspace whose plan lacks the agent API (never printed)")
+	fs.StringVar(&v.BusinessKey, "business-key", "", "profile: a read+generate key of a workspace on the business plan, which unlocks every requires_plan capability (never printed)")
 	fs.StringVar(&v.LowerPlanKey, "lower-plan-key", "", "profile: a read+generate key of a workspace whose plan lacks a capability a higher plan has (never printed)")
 	fs.StringVar(&v.GenerateOnlyKey, "generate-only-key", "", "profile: a key holding only the generate scope, of a workspace with credits (never printed)")
 	fs.StringVar(&v.DeletedWorkspaceKey, "deleted-workspace-key", "", "profile: a key of a workspace that was deleted (never printed)")

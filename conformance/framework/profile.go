@@ -232,6 +232,7 @@ func (c Config) roleKeys() []struct{ name, key string } {
 		{"revoked_key", c.RevokedKey}, {"expired_key", c.ExpiredKey}, {"budget_key", c.BudgetKey},
 		{"low_balance_key", c.LowBalanceKey}, {"no_agent_api_key", c.NoAgentAPIKey}, {"lower_plan_key", c.LowerPlanKey},
 		{"generate_only_key", c.GenerateOnlyKey}, {"deleted_workspace_key", c.DeletedWorkspaceKey}, {"allowance_used_key", c.AllowanceUsedKey},
+		{"business_key", c.BusinessKey},
 	}
 }
 
@@ -365,7 +366,8 @@ func (c Config) ProfileYAML(header ...string) ([]byte, error) {
 var profileSettings = []string{
 	"read_key", "other_key", "retired_capability_id", "key_header", "description_path", "live_path",
 	"ready_path", "shapes", "receiver_url", "files_url", "revoked_key", "expired_key", "budget_key", "budget_key_credits",
-	"low_balance_key", "no_agent_api_key", "lower_plan_key", "generate_only_key", "deleted_workspace_key", "allowance_used_key", "workspace_per_generation_limit",
+	"low_balance_key", "no_agent_api_key", "lower_plan_key", "generate_only_key", "deleted_workspace_key", "allowance_used_key",
+	"business_key", "workspace_per_generation_limit",
 	"workspace_daily_limit", "features", "test_keys",
 }
 

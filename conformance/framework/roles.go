@@ -21,10 +21,13 @@ const (
 	GenerateOnlyKey     Need = "generate-only-key"     // generate_only_key: a key holding only the generate scope
 	DeletedWorkspaceKey Need = "deleted-workspace-key" // deleted_workspace_key: a key of a workspace that was deleted
 	AllowanceUsedKey    Need = "allowance-used-key"    // allowance_used_key: a key that used its request allowance
+
+	// The key role of the catalogue specs (T4).
+	BusinessKey Need = "business-key" // business_key: a key of a workspace on the business plan
 )
 
 // RoleNeeds are the needs of the profile's key roles, in label order.
-var RoleNeeds = []Need{AllowanceUsedKey, BudgetKey, DeletedWorkspaceKey, ExpiredKey, GenerateOnlyKey, LowBalanceKey, NoAgentAPIKey, RevokedKey}
+var RoleNeeds = []Need{AllowanceUsedKey, BudgetKey, BusinessKey, DeletedWorkspaceKey, ExpiredKey, GenerateOnlyKey, LowBalanceKey, NoAgentAPIKey, RevokedKey}
 
 // role is what the suite says and reads of one key role.
 type role struct {
@@ -37,6 +40,7 @@ var roles = map[Need]role{
 	ExpiredKey:    {"expired_key", "--expired-key", "an expired key", func(c Config) string { return c.ExpiredKey }},
 	BudgetKey:     {"budget_key", "--budget-key", "a key with a 24-hour budget of its own", func(c Config) string { return c.BudgetKey }},
 	LowBalanceKey: {"low_balance_key", "--low-balance-key", "a key of a workspace whose balance is too low to submit", func(c Config) string { return c.LowBalanceKey }},
+	BusinessKey:   {"business_key", "--business-key", "a key of a workspace on the business plan", func(c Config) string { return c.BusinessKey }},
 	NoAgentAPIKey: {"no_agent_api_key", "--no-agent-api-key", "a key of a workspace whose plan lacks the agent API", func(c Config) string { return c.NoAgentAPIKey }},
 	GenerateOnlyKey: {"generate_only_key", "--generate-only-key", "a key holding only the generate scope, of a workspace with credits",
 		func(c Config) string { return c.GenerateOnlyKey }},
@@ -86,6 +90,13 @@ func (s *Spec) RoleKey(n Need) *Client {
 	c := s.f.client(key)
 	c.shared = true
 	return c
+}
+
+// HasRoleKey reports whether the profile declares a key of role n (a Need of RoleNeeds): a spec
+// with another way to judge its rule takes that one when it does not.
+func (s *Spec) HasRoleKey(n Need) bool {
+	r, ok := roles[n]
+	return ok && r.key(s.f.cfg) != ""
 }
 
 // BudgetKeyCredits is the 24-hour budget the profile declares for its budget key

@@ -254,15 +254,21 @@ func capabilityDetailSpecs(f *framework.Framework) {
 		})
 
 		f.Rule("CAP-030").It("a business workspace reads a requires_plan capability as available", func(ctx context.Context, s *framework.Spec) {
-			row := withStatus(catalogue(ctx, s.Client()), "requires_plan")
-			if row == nil || row["required_plan"] != "business" {
+			var business []string
+			for _, row := range catalogue(ctx, s.Client()) {
+				if row["status"] == "requires_plan" && row["required_plan"] == "business" {
+					business = append(business, row["capability_id"].(string))
+				}
+			}
+			if len(business) == 0 {
 				s.Lacks("the target lists no capability requiring the business plan")
 			}
-			ws := s.NewWorkspace(ctx, framework.WorkspaceOptions{Plan: "business"})
-			c, _ := ws.NewKey(ctx, framework.KeyOptions{Scopes: []string{"read"}})
-			r := capabilityView(c.Get(ctx, "/capabilities/"+row["capability_id"].(string)).ExpectOK(http.StatusOK))
-			Expect(r.String("status")).To(Equal("available"), r.Describe())
-			Expect(r.Doc()).NotTo(HaveKey("required_plan"), r.Describe())
+			c := businessClient(ctx, s)
+			for _, id := range business[:min(len(business), 10)] {
+				r := capabilityView(c.Get(ctx, "/capabilities/"+id).ExpectOK(http.StatusOK))
+				Expect(r.String("status")).To(Equal("available"), id+" requires the business plan: a business workspace reads it available"+r.Describe())
+				Expect(r.Doc()).NotTo(HaveKey("required_plan"), r.Describe())
+			}
 		})
 	})
 

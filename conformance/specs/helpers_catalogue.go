@@ -722,6 +722,19 @@ func installAlias(ctx context.Context, s *framework.Spec, c *framework.Client, s
 	return aliasSetup{}
 }
 
+// businessClient is a read+generate client of a workspace on the business plan: one of the spec's
+// own through control, else the profile's business_key (skipping, naming it, when undeclared).
+// The spec never spends on it.
+func businessClient(ctx context.Context, s *framework.Spec) *framework.Client {
+	GinkgoHelper()
+	if !s.HasControl() {
+		return s.RoleKey(framework.BusinessKey)
+	}
+	ws := s.NewWorkspace(ctx, framework.WorkspaceOptions{Plan: "business"})
+	c, _ := ws.NewKey(ctx, framework.KeyOptions{Scopes: []string{"read", "generate"}})
+	return c
+}
+
 // templateIDs returns the template ids of a GET /presets/{id}/templates answer, in its order.
 func templateIDs(t *framework.Response) []string {
 	GinkgoHelper()

@@ -396,10 +396,16 @@ func presetTemplateSpecs(f *framework.Framework) {
 			plan, _ := row["required_plan"].(string)
 			cfg := map[string]any{}
 			need := int64(500)
-			if s.HasControl() {
-				// Read the schema and the price where the plan allows them.
+			var hc *framework.Client // a key of a workspace on the plan the preset needs
+			switch {
+			case s.HasControl():
 				ws := s.NewWorkspace(ctx, framework.WorkspaceOptions{Plan: plan})
-				hc, _ := ws.NewKey(ctx, framework.KeyOptions{Scopes: []string{"read", "generate"}})
+				hc, _ = ws.NewKey(ctx, framework.KeyOptions{Scopes: []string{"read", "generate"}})
+			case plan == "business" && s.HasRoleKey(framework.BusinessKey):
+				hc = s.RoleKey(framework.BusinessKey)
+			}
+			if hc != nil {
+				// Read the schema and the price where the plan allows them.
 				d := capabilityView(hc.Get(ctx, "/capabilities/"+id).ExpectOK(http.StatusOK))
 				cfg = objectAt(d, "example_config")
 				if t := row["templates"].([]any); len(t) > 0 {
@@ -408,7 +414,7 @@ func presetTemplateSpecs(f *framework.Framework) {
 				_, need = estimateOf(ctx, hc, id, readyConfig(ctx, s, hc, cfg), nil)
 				cfg = readyConfig(ctx, s, sp.c, cfg)
 			}
-			if !s.HasControl() {
+			if hc == nil {
 				// The schema cannot be read on this plan, and config validity comes before the
 				// plan in the submit check order: a config the plan's schema would refuse tells
 				// nothing about the plan.
@@ -417,7 +423,11 @@ func presetTemplateSpecs(f *framework.Framework) {
 				}
 				probe := sp.c.Post(ctx, "/generations", submitBody(id, cfg, need, nil))
 				if probe.Status == http.StatusBadRequest {
-					framework.SkipFor(framework.Unsupported(framework.Control, "needs the control API to read "+id+"'s config schema on a "+plan+" workspace: without a valid config the submit is refused for config validity, which the check order puts before the plan"))
+					why := "needs the control API to read " + id + "'s config schema on a " + plan + " workspace"
+					if plan == "business" {
+						framework.SkipFor(framework.NotDeclared("unsupported: " + why + ", or set business_key in the profile (a key of a business workspace): without a valid config the submit is refused for config validity, which the check order puts before the plan"))
+					}
+					framework.SkipFor(framework.Unsupported(framework.Control, why+": without a valid config the submit is refused for config validity, which the check order puts before the plan"))
 				}
 			}
 			r := refuse(ctx, sp.c, submitBody(id, cfg, need, nil), http.StatusForbidden, "required_plan")
