@@ -227,6 +227,11 @@ type RoleKeys struct {
 	// Business is a read+generate key of a business-plan workspace, which every requires_plan
 	// capability and preset of the catalogue is available to.
 	Business string `json:"business_key"`
+	// OwnCatalogue is a read+generate key of a workspace of its own holding OwnActor, a ready
+	// actor made without tags, and OwnClonedVoice, an active cloned voice: that workspace's own.
+	OwnCatalogue   string `json:"own_catalogue_key"`
+	OwnActor       string `json:"own_actor_id"`
+	OwnClonedVoice string `json:"own_cloned_voice_id"`
 }
 
 // KeySet is one set of keys of the start state: a read+generate key and a read-only key of one
@@ -306,6 +311,7 @@ type bootState struct {
 	keySets     []KeySet        // every key set, the keys above first
 	testKeys    map[string]bool // key ids of the test keys (Config.TestInputs), nil when off
 	roles       *RoleKeys       // the role fixtures (Config.RoleKeys), nil when off
+	ownCatalog  string          // the workspace of roles.OwnCatalogue
 }
 
 // settled is a Config checked and completed: the defaults filled in, and what New makes of it
@@ -440,6 +446,7 @@ func New(cfg Config) (*Server, error) {
 		Assets: assetLookup{Uploads: s.svc.Uploads, Assets: s.svc.Assets}})
 	s.svc.API.RegisterCatalog(admission.Deps{Catalog: s.svc.Catalog, Faults: s.svc.Faults})
 	s.OnReset(s.svc.Catalog.Reset)
+	s.OnReset(s.bootCatalogRoles) // after the catalog's reset, which forgets what bootCatalogRoles made
 	s.svc.Jobs = jobs.New(jobs.Deps{Clock: clk, IDs: src, Registry: s.svc.Registry, Catalog: s.svc.Catalog, Faults: s.svc.Faults,
 		Blob: s.svc.Blob, Assets: s.svc.Assets, Seed: seed, Retain: cfg.Retain, Logger: logger})
 	s.svc.Catalog.UseVoiceGenerations(s.svc.Jobs)  // approved_voice_generation_id names a tts generation
@@ -537,6 +544,7 @@ func New(cfg Config) (*Server, error) {
 		s.handler = reqlog.Middleware(logger, s.handler)
 	}
 	s.boot()
+	s.bootCatalogRoles()
 	return s, nil
 }
 
@@ -593,7 +601,7 @@ func (s *Server) boot() {
 		}
 	}
 	if s.cfg.RoleKeys {
-		st.roles = s.bootRoles()
+		st.roles, st.ownCatalog = s.bootRoles()
 	}
 	s.mu.Lock()
 	s.start = st
@@ -607,8 +615,9 @@ func (s *Server) isTestKey(keyID string) bool {
 	return s.start.testKeys[keyID]
 }
 
-// bootRoles makes the role fixtures (Config.RoleKeys) and returns their keys.
-func (s *Server) bootRoles() *RoleKeys {
+// bootRoles makes the role fixtures (Config.RoleKeys) and returns their keys, and the workspace of
+// the own-catalogue key (bootCatalogRoles makes its actor and voice).
+func (s *Server) bootRoles() (*RoleKeys, string) {
 	rw := []workspace.Scope{workspace.ScopeRead, workspace.ScopeGenerate}
 	key := func(ws *workspace.Workspace, p workspace.KeyParams) (workspace.KeyInfo, string) {
 		if len(p.Scopes) == 0 {
@@ -647,7 +656,32 @@ func (s *Server) bootRoles() *RoleKeys {
 	_, r.AllowanceUsed = key(keys, workspace.KeyParams{Name: "allowance used key", RequestAllowance: &none})
 	_, r.Business = key(s.svc.Registry.Create(workspace.CreateParams{Name: "Business plan workspace", Plan: workspace.PlanBusiness, Balance: s.cfg.Balance}),
 		workspace.KeyParams{Name: "business key"})
-	return r
+	own := s.svc.Registry.Create(workspace.CreateParams{Name: "Own catalogue workspace", Plan: workspace.PlanPro, Balance: s.cfg.Balance})
+	_, r.OwnCatalogue = key(own, workspace.KeyParams{Name: "own catalogue key"})
+	return r, own.ID()
+}
+
+// bootCatalogRoles makes the role fixtures of the catalogue (Config.RoleKeys), an actor and a
+// cloned voice of the own-catalogue workspace, once the catalogue holds its start state, and adds
+// their ids to the role keys.
+func (s *Server) bootCatalogRoles() {
+	s.mu.Lock()
+	r, ws := s.start.roles, s.start.ownCatalog
+	s.mu.Unlock()
+	if r == nil {
+		return
+	}
+	a, err := s.svc.Catalog.AddActor(catalog.ActorParams{WorkspaceID: ws, Name: "Own catalogue presenter", CreatedAt: s.svc.Clock.Now()})
+	if err != nil {
+		panic("mock: the own-catalogue actor: " + err.Error()) // fixed valid params: cannot fail
+	}
+	v, err := s.svc.Catalog.CloneVoice(ws, catalog.VoiceParams{Name: "Own catalogue cloned voice", Active: true})
+	if err != nil {
+		panic("mock: the own-catalogue cloned voice: " + err.Error())
+	}
+	s.mu.Lock()
+	s.start.roles.OwnActor, s.start.roles.OwnClonedVoice = a.ID, v.ID
+	s.mu.Unlock()
 }
 
 // Reset restores the start state: every workspace, key and bucket is

@@ -724,6 +724,15 @@ func TestRoleKeys(t *testing.T) {
 	if got := e.call("GET", "/api/v1/capabilities/video_4k", "", bearer(r.Business)); got.code != 200 || got.body["status"] != "available" {
 		t.Errorf("business key: %d %s", got.code, got.raw)
 	}
+	// The own-catalogue workspace's actor and cloned voice are listed to its key only.
+	for _, tc := range []struct{ path, id string }{{"/api/v1/actors?limit=48", r.OwnActor}, {"/api/v1/voices?limit=50", r.OwnClonedVoice}} {
+		if r := e.call("GET", tc.path, "", bearer(r.OwnCatalogue)); r.code != 200 || !strings.Contains(r.raw, tc.id) || tc.id == "" {
+			t.Errorf("other key %s: %d, want %q listed", tc.path, r.code, tc.id)
+		}
+		if r := e.call("GET", tc.path, "", bearer(info.GenerateKey)); strings.Contains(r.raw, tc.id) {
+			t.Errorf("key %s lists the other workspace's %s", tc.path, tc.id)
+		}
+	}
 	e.s.Reset()
 	if again := e.s.Info().Roles; *again != *r {
 		t.Errorf("a reset made other role keys: %+v, want %+v", again, r)

@@ -248,7 +248,7 @@ func writeMockProfile(path string, info mock.StartInfo, cfg mock.Config) error {
 		p.RevokedKey, p.ExpiredKey, p.LowBalanceKey, p.NoAgentAPIKey = r.Revoked, r.Expired, r.LowBalance, r.NoAgentAPI
 		p.BudgetKey, p.BudgetKeyCredits = r.Budget, framework.CreditsOf(r.BudgetCredits)
 		p.GenerateOnlyKey, p.DeletedWorkspaceKey, p.AllowanceUsedKey = r.GenerateOnly, r.DeletedWorkspace, r.AllowanceUsed
-		p.BusinessKey = r.Business
+		p.BusinessKey, p.OwnCatalogueKey, p.OwnActorID, p.OwnClonedVoiceID = r.Business, r.OwnCatalogue, r.OwnActor, r.OwnClonedVoice
 	}
 	if info.TimeScale != 1 && info.TimeScale > 0 {
 		// A scaled clock is part of what the target is: the suite's waits and windows follow it.

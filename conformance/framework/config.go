@@ -159,6 +159,13 @@ type Config struct {
 	// BusinessKey is a read+generate key of a workspace on the business plan, the plan that
 	// unlocks every requires_plan capability and preset (CAP-030); the suite never spends on it.
 	BusinessKey string `yaml:"business_key" env:"MEDIASPEC_BUSINESS_KEY"`
+	// OwnCatalogueKey is a read+generate key of a workspace (not Key's) in which the operator
+	// made OwnActorID, an actor (ready, made without tags), and OwnClonedVoiceID, an active cloned
+	// voice: that workspace's own, which the suite cannot make without the control API
+	// (ownfixtures.go). The three are declared together.
+	OwnCatalogueKey  string `yaml:"own_catalogue_key" env:"MEDIASPEC_OWN_CATALOGUE_KEY"`
+	OwnActorID       string `yaml:"own_actor_id" env:"MEDIASPEC_OWN_ACTOR_ID"`
+	OwnClonedVoiceID string `yaml:"own_cloned_voice_id" env:"MEDIASPEC_OWN_CLONED_VOICE_ID"`
 	// PerGenerationLimit and DailyLimit are the workspace limits the operator set on the workspace
 	// of Key (and of every key set): undeclared, the text's defaults (600 and 2000 credits); 0 is a
 	// value ("no spend at all").
@@ -229,7 +236,8 @@ var flagNames = map[string]string{
 	"RevokedKey": "revoked-key", "ExpiredKey": "expired-key", "BudgetKey": "budget-key", "BudgetKeyCredits": "budget-key-credits",
 	"LowBalanceKey": "low-balance-key", "NoAgentAPIKey": "no-agent-api-key", "LowerPlanKey": "lower-plan-key",
 	"GenerateOnlyKey": "generate-only-key", "DeletedWorkspaceKey": "deleted-workspace-key", "AllowanceUsedKey": "allowance-used-key",
-	"BusinessKey":        "business-key",
+	"BusinessKey":     "business-key",
+	"OwnCatalogueKey": "own-catalogue-key", "OwnActorID": "own-actor-id", "OwnClonedVoiceID": "own-cloned-voice-id",
 	"PerGenerationLimit": "workspace-per-generation-limit", "DailyLimit": "workspace-daily-limit", "Features": "feature",
 	"TestKeys": "test-key",
 }
@@ -281,6 +289,9 @@ func RegisterFlags(fs *flag.FlagSet) *Flags {
 	fs.StringVar(&v.LowBalanceKey, "low-balance-key", "", "profile: a read+generate key of a workspace with too low a balance to submit (never printed)")
 	fs.StringVar(&v.NoAgentAPIKey, "no-agent-api-key", "", "profile: a key of a workspace whose plan lacks the agent API (never printed)")
 	fs.StringVar(&v.BusinessKey, "business-key", "", "profile: a read+generate key of a workspace on the business plan, which unlocks every requires_plan capability (never printed)")
+	fs.StringVar(&v.OwnCatalogueKey, "own-catalogue-key", "", "profile: a read+generate key of a workspace holding --own-actor-id and --own-cloned-voice-id (never printed)")
+	fs.StringVar(&v.OwnActorID, "own-actor-id", "", "profile: an actor made, without tags, in --own-catalogue-key's workspace (ready)")
+	fs.StringVar(&v.OwnClonedVoiceID, "own-cloned-voice-id", "", "profile: a voice cloned in --own-catalogue-key's workspace (active)")
 	fs.StringVar(&v.LowerPlanKey, "lower-plan-key", "", "profile: a read+generate key of a workspace whose plan lacks a capability a higher plan has (never printed)")
 	fs.StringVar(&v.GenerateOnlyKey, "generate-only-key", "", "profile: a key holding only the generate scope, of a workspace with credits (never printed)")
 	fs.StringVar(&v.DeletedWorkspaceKey, "deleted-workspace-key", "", "profile: a key of a workspace that was deleted (never printed)")

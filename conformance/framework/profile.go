@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -232,7 +233,7 @@ func (c Config) roleKeys() []struct{ name, key string } {
 		{"revoked_key", c.RevokedKey}, {"expired_key", c.ExpiredKey}, {"budget_key", c.BudgetKey},
 		{"low_balance_key", c.LowBalanceKey}, {"no_agent_api_key", c.NoAgentAPIKey}, {"lower_plan_key", c.LowerPlanKey},
 		{"generate_only_key", c.GenerateOnlyKey}, {"deleted_workspace_key", c.DeletedWorkspaceKey}, {"allowance_used_key", c.AllowanceUsedKey},
-		{"business_key", c.BusinessKey},
+		{"business_key", c.BusinessKey}, {"own_catalogue_key", c.OwnCatalogueKey},
 	}
 }
 
@@ -260,6 +261,9 @@ func (c Config) checkProfile() error {
 	}
 	if _, ok := c.BudgetKeyCredits.Get(); ok != (c.BudgetKey != "") {
 		return errors.New("conformance: budget_key and budget_key_credits go together: the key with a 24-hour budget of its own, and that budget in credits")
+	}
+	if own := []string{c.OwnCatalogueKey, c.OwnActorID, c.OwnClonedVoiceID}; slices.Contains(own, "") && slices.ContainsFunc(own, func(v string) bool { return v != "" }) {
+		return errors.New("conformance: own_catalogue_key, own_actor_id and own_cloned_voice_id go together: a key of a workspace, and an actor and a cloned voice of that workspace's own")
 	}
 	for _, f := range c.Features {
 		if err := checkFeature(f); err != nil {
@@ -367,7 +371,7 @@ var profileSettings = []string{
 	"read_key", "other_key", "retired_capability_id", "key_header", "description_path", "live_path",
 	"ready_path", "shapes", "receiver_url", "files_url", "revoked_key", "expired_key", "budget_key", "budget_key_credits",
 	"low_balance_key", "no_agent_api_key", "lower_plan_key", "generate_only_key", "deleted_workspace_key", "allowance_used_key",
-	"business_key", "workspace_per_generation_limit",
+	"business_key", "own_catalogue_key", "own_actor_id", "own_cloned_voice_id", "workspace_per_generation_limit",
 	"workspace_daily_limit", "features", "test_keys",
 }
 

@@ -576,6 +576,23 @@ func talkingCast(ctx context.Context, c *framework.Client) (actor, voice string,
 	return actor, voice, noVoiceActor, otherVoice
 }
 
+// voiceOf is voice when c's workspace lists it, else the first voice c lists that is not cloned
+// (the caller's voice may be a cloned voice of the caller's own workspace).
+func voiceOf(ctx context.Context, c *framework.Client, voice string) string {
+	GinkgoHelper()
+	rows, _ := walk(ctx, c, "/voices", "voices", 50, 10)
+	if rowOf(rows, "voice_id", voice) != nil {
+		return voice
+	}
+	for _, r := range rows {
+		if r["is_cloned"] == false {
+			return r["voice_id"].(string)
+		}
+	}
+	c.Lacks("the other workspace lists no voice that is not its own cloned voice")
+	return ""
+}
+
 // scriptOnlyActor finds the script-only actor black-box: an available avatar capability other
 // than actor_ultra whose config schema has a script (its free text, textKeyOf) and no voice
 // field, and which estimates with its example_config speaking a script of its own. It skips the
@@ -720,6 +737,16 @@ func installAlias(ctx context.Context, s *framework.Spec, c *framework.Client, s
 	}
 	s.Lacks("no available capability has an optional count that changes its price, to give a deprecated old name")
 	return aliasSetup{}
+}
+
+// rowOf is the row of rows whose field key is id, nil when none is.
+func rowOf(rows []map[string]any, key, id string) map[string]any {
+	for _, r := range rows {
+		if r[key] == id {
+			return r
+		}
+	}
+	return nil
 }
 
 // businessClient is a read+generate client of a workspace on the business plan: one of the spec's

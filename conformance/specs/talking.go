@@ -171,15 +171,26 @@ func talkingFlowSpecs(f *framework.Framework) {
 				s.Finish(ctx, sp.c, j.id)
 			})
 
-			f.Rule(rules("ID-016", "SUBMIT-035", "SUBMIT-036", "ERR-029")...).Needs(framework.Spends, framework.Control).It("8. another workspace's actor, voice or tts generation is not the caller's: 404 not_found, never 403 or accepted", func(ctx context.Context, s *framework.Spec) {
+			f.Rule(rules("ID-016", "SUBMIT-035", "SUBMIT-036", "ERR-029")...).Needs(framework.Spends).It("8. another workspace's actor, voice or tts generation is not the caller's: 404 not_found, never 403 or accepted", func(ctx context.Context, s *framework.Spec) {
 				Expect(ttsID).NotTo(BeEmpty(), "the tts step did not finish")
-				other := s.NewWorkspace(ctx, framework.WorkspaceOptions{})
-				oc, _ := other.NewKey(ctx, framework.KeyOptions{Scopes: []string{"read", "generate"}})
-				theirActor, err := s.Control().AddActor(ctx, other.ID, map[string]any{"name": "Their presenter " + randomHex(4), "default_voice_id": voice})
-				hookDone(s, err)
-				theirVoice, err := s.Control().CloneVoice(ctx, other.ID, "Their voice "+randomHex(4))
-				hookDone(s, err)
-				theirTTS := submit(ctx, s, oc, "tts", scriptConfig(ctx, oc, "tts", script), map[string]any{"voice_id": voice})
+				// Another workspace's own actor and cloned voice: made through control, or the
+				// profile's own-catalogue workspace's, which the operator made.
+				var (
+					oc                     *framework.Client
+					theirActor, theirVoice string
+				)
+				if s.HasControl() {
+					other := s.NewWorkspace(ctx, framework.WorkspaceOptions{})
+					oc, _ = other.NewKey(ctx, framework.KeyOptions{Scopes: []string{"read", "generate"}})
+					var err error
+					theirActor, err = s.Control().AddActor(ctx, other.ID, map[string]any{"name": "Their presenter " + randomHex(4), "default_voice_id": voice})
+					hookDone(s, err)
+					theirVoice, err = s.Control().CloneVoice(ctx, other.ID, "Their voice "+randomHex(4))
+					hookDone(s, err)
+				} else {
+					oc, theirActor, theirVoice = s.OwnCatalogue()
+				}
+				theirTTS := submit(ctx, s, oc, "tts", scriptConfig(ctx, oc, "tts", script), map[string]any{"voice_id": voiceOf(ctx, oc, voice)})
 				s.Finish(ctx, oc, theirTTS.id)
 				// "another workspace's id answers not_found, never forbidden" (Id rules; Authentication 5).
 				s.Step(rules("SUBMIT-035", "ID-016", "ERR-029")...)
