@@ -142,7 +142,8 @@ func TestReceiveListingAPI(t *testing.T) {
 		Event map[string]any `json:"event"`
 		Error string         `json:"error"`
 	}
-	if code := getJSON(t, r, "GET", "/_receiver/events/await?resource_id="+genID(2)+"&timeout=5s", &one); code != 200 || one.Event["id"] != whdID(2) {
+	code := getJSON(t, r, "GET", "/_receiver/events/await?resource_id="+genID(2)+"&timeout=5s", &one)
+	if code != 200 || one.Event["id"] != whdID(2) {
 		t.Fatalf("await: %d %+v", code, one)
 	}
 	if code := getJSON(t, r, "GET", "/_receiver/events/await?type=credits.low&timeout=1ms", &one); code != 504 || one.OK || one.Error == "" {

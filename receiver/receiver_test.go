@@ -22,6 +22,10 @@ func TestReceiveVerdictsForBothSigners(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			body := envelopeBody(whdID(1), "generation.completed", t0, genData(genID(1)))
 			ts := t0.Unix()
+			// signed is a delivery of body signed with secret at Unix time at.
+			signed := func(secret string, at int64) func() *http.Request {
+				return func() *http.Request { return signedRequest(t, sign, secret, "/hook", whdID(1), at, body) }
+			}
 			cases := []struct {
 				name   string
 				req    func() *http.Request
@@ -29,19 +33,19 @@ func TestReceiveVerdictsForBothSigners(t *testing.T) {
 				want   Verdict
 				status int
 			}{
-				{"valid", func() *http.Request { return signedRequest(t, sign, secretA, "/hook", whdID(1), ts, body) }, t0, VerdictVerified, 204},
+				{"valid", signed(secretA, ts), t0, VerdictVerified, 204},
 				{"flipped body byte", func() *http.Request {
 					req := signedRequest(t, sign, secretA, "/hook", whdID(1), ts, body)
 					flipped := bytes.Clone(body)
 					flipped[len(flipped)/2] ^= 0x01
 					return withBody(req, flipped)
 				}, t0, VerdictBadSignature, 400},
-				{"wrong secret", func() *http.Request { return signedRequest(t, sign, secretB, "/hook", whdID(1), ts, body) }, t0, VerdictBadSignature, 400},
-				{"timestamp 300 s old passes", func() *http.Request { return signedRequest(t, sign, secretA, "/hook", whdID(1), ts-300, body) }, t0, VerdictVerified, 204},
-				{"timestamp 301 s old", func() *http.Request { return signedRequest(t, sign, secretA, "/hook", whdID(1), ts-301, body) }, t0, VerdictStaleTimestamp, 400},
-				{"timestamp 300 s ahead passes", func() *http.Request { return signedRequest(t, sign, secretA, "/hook", whdID(1), ts+300, body) }, t0, VerdictVerified, 204},
-				{"timestamp 301 s ahead", func() *http.Request { return signedRequest(t, sign, secretA, "/hook", whdID(1), ts+301, body) }, t0, VerdictFutureTimestamp, 400},
-				{"clock moved 301 s on", func() *http.Request { return signedRequest(t, sign, secretA, "/hook", whdID(1), ts, body) }, t0.Add(301 * time.Second), VerdictStaleTimestamp, 400},
+				{"wrong secret", signed(secretB, ts), t0, VerdictBadSignature, 400},
+				{"timestamp 300 s old passes", signed(secretA, ts-300), t0, VerdictVerified, 204},
+				{"timestamp 301 s old", signed(secretA, ts-301), t0, VerdictStaleTimestamp, 400},
+				{"timestamp 300 s ahead passes", signed(secretA, ts+300), t0, VerdictVerified, 204},
+				{"timestamp 301 s ahead", signed(secretA, ts+301), t0, VerdictFutureTimestamp, 400},
+				{"clock moved 301 s on", signed(secretA, ts), t0.Add(301 * time.Second), VerdictStaleTimestamp, 400},
 				{"timestamp re-signed but header changed", func() *http.Request {
 					req := signedRequest(t, sign, secretA, "/hook", whdID(1), ts, body)
 					req.Header.Set("webhook-timestamp", fmt.Sprint(ts+1))
@@ -245,7 +249,9 @@ func TestReceiveDedupesOnWebhookID(t *testing.T) {
 // Events are ordered by envelope created_at, then arrival, whatever the arrival order.
 func TestReceiveOrdersByCreatedAt(t *testing.T) {
 	r, _ := newTestReceiver(t, nil)
-	created := map[int]time.Time{1: t0.Add(-3 * time.Minute), 2: t0.Add(-1 * time.Minute), 3: t0.Add(-2 * time.Minute), 4: t0.Add(-2 * time.Minute)}
+	created := map[int]time.Time{
+		1: t0.Add(-3 * time.Minute), 2: t0.Add(-1 * time.Minute), 3: t0.Add(-2 * time.Minute), 4: t0.Add(-2 * time.Minute),
+	}
 	for _, n := range []int{2, 4, 1, 3} {
 		if res := deliver(t, r, "/", n, created[n]); res.Code != 204 {
 			t.Fatalf("delivery %d answered %d", n, res.Code)
@@ -363,7 +369,8 @@ func TestReceiveReadsTheClockOncePerArrival(t *testing.T) {
 	body := envelopeBody(whdID(1), "generation.completed", t0, genData(genID(1)))
 	serve(r, signedRequest(t, signLib, secretA, "/hook", whdID(1), t0.Unix(), body))
 	if a := lastAttempt(t, r); a.Verdict != VerdictVerified || !a.Time.Equal(arrived) || windows.Load() != 1 || nows.Load() != 1 {
-		t.Fatalf("verified attempt %s at %s: %d window readings, %d clock readings; want 1 and 1, at %s", a.Verdict, a.Time, windows.Load(), nows.Load(), arrived)
+		t.Fatalf("verified attempt %s at %s: %d window readings, %d clock readings; want 1 and 1, at %s",
+			a.Verdict, a.Time, windows.Load(), nows.Load(), arrived)
 	}
 	serve(r, signedRequest(t, signLib, secretB, "/hook", whdID(2), t0.Unix(), body))
 	if a := lastAttempt(t, r); a.Verdict != VerdictBadSignature || !a.Time.Equal(arrived) || windows.Load() != 2 || nows.Load() != 2 {
