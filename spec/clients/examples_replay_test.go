@@ -33,7 +33,8 @@ func TestRequestExamplesSucceedAgainstTheMock(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := mock.New(mock.Config{Seed: 17, TimeScale: 1000, ControlToken: "ctl_examples", AllowLoopbackWebhooks: true, AllowLoopbackFetch: true, Logger: discard()})
+	srv, err := mock.New(mock.Config{Seed: 17, TimeScale: 1000, ControlToken: "ctl_examples",
+		AllowLoopbackWebhooks: true, AllowLoopbackFetch: true, Logger: discard()})
 	if err != nil {
 		t.Fatal(err)
 	}

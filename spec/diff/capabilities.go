@@ -99,7 +99,8 @@ func Capabilities(old, new *Catalogue) (*Report, error) {
 				}
 			}
 			if retired {
-				c.add(RuleRetired, Compatible, "capability-retired", p, "capability %s retired (left the list; requests get capability_unavailable, retired)", id)
+				c.add(RuleRetired, Compatible, "capability-retired", p,
+					"capability %s retired (left the list; requests get capability_unavailable, retired)", id)
 			} else {
 				c.add(RuleNotDeleted, Breaking, "capability-deleted", p, "capability %s deleted: a removed capability is retired, never deleted", id)
 			}
@@ -119,10 +120,12 @@ func Capabilities(old, new *Catalogue) (*Report, error) {
 			c.add(RuleContract, Note, "status-changed", p+".status", "status of capability %s changed, %s -> %s", id, o.Status, n.Status)
 		}
 		if n.OutputKind != o.OutputKind {
-			c.add(RuleContract, Breaking, "output-kind-changed", p+".output_kind", "output_kind of capability %s changed, %s -> %s", id, o.OutputKind, n.OutputKind)
+			c.add(RuleContract, Breaking, "output-kind-changed", p+".output_kind",
+				"output_kind of capability %s changed, %s -> %s", id, o.OutputKind, n.OutputKind)
 		}
 		if n.Category != o.Category {
-			c.add(RuleContract, Breaking, "category-changed", p+".category", "category of capability %s changed, %s -> %s", id, o.Category, n.Category)
+			c.add(RuleContract, Breaking, "category-changed", p+".category",
+				"category of capability %s changed, %s -> %s", id, o.Category, n.Category)
 		}
 		walk.compare(p+".config", o.ConfigSchema, n.ConfigSchema)
 	}

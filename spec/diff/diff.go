@@ -132,8 +132,8 @@ func (c *collector) finish(kind string, oldSide, newSide Side) (*Report, error) 
 	oldV, oldOK := parseVersion(oldSide.Version)
 	newV, newOK := parseVersion(newSide.Version)
 	if oldOK && newOK && oldV.major != newV.major {
-		return nil, compareErrorf("info.version %s and %s differ in the major version; a new major is a new REST path (/api/v%d), compare within one major",
-			oldSide.Version, newSide.Version, newV.major)
+		return nil, compareErrorf("info.version %s and %s differ in the major version; "+
+			"a new major is a new REST path (/api/v%d), compare within one major", oldSide.Version, newSide.Version, newV.major)
 	}
 	needs := 0
 	for _, f := range c.findings {

@@ -110,7 +110,8 @@ func (f Fetcher) get(ctx context.Context, u string) ([]byte, int, error) {
 		return nil, 0, compareErrorf("GET %s: %w", u, err)
 	}
 	if most := limit / bytesPerJSONValue; int64(jsoncount.Values(b)) > most {
-		return nil, 0, compareErrorf("the answer body of GET %s holds over %d JSON values, the most diff decodes within %s (--max-answer-bytes raises both; decoded JSON takes up to 50 times its size)", u, most, mib(limit))
+		return nil, 0, compareErrorf("the answer body of GET %s holds over %d JSON values, the most diff decodes within %s "+
+			"(--max-answer-bytes raises both; decoded JSON takes up to 50 times its size)", u, most, mib(limit))
 	}
 	return b, resp.StatusCode, nil
 }

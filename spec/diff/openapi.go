@@ -441,22 +441,26 @@ var (
 	// policy (the interface's is VER-025), sunset dates and stability levels (the interface has
 	// version windows instead), operation ids and tags (not contract).
 	ignoredChecks = sync.OnceValue(func() *regexp.Regexp {
-		return regexp.MustCompile(`^api-version-|^api-major-version-|sunset|stability|operation-id|^api-tag-|^api-schema-removed$|deprecated|reactivated`)
+		return regexp.MustCompile(`^api-version-|^api-major-version-|sunset|stability|operation-id|` +
+			`^api-tag-|^api-schema-removed$|deprecated|reactivated`)
 	})
 	// a REST field, query parameter or response header removed: never done (VER-016).
 	fieldRemoved = sync.OnceValue(func() *regexp.Regexp {
-		return regexp.MustCompile(`^(request|response)-(optional-|required-)?(write-only-)?property-removed|^request-parameter-removed|^(optional|required)-response-header-removed$`)
+		return regexp.MustCompile(`^(request|response)-(optional-|required-)?(write-only-)?property-removed|` +
+			`^request-parameter-removed|^(optional|required)-response-header-removed$`)
 	})
 	// a path, method or webhook event removed.
 	routeRemoved = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^api-(path-)?removed|^webhook-removed$`) })
 	// an enum value removed (not from a read-only property, which no request carries), or an enum
 	// newly set on something a client sends.
 	enumRemoved = sync.OnceValue(func() *regexp.Regexp {
-		return regexp.MustCompile(`^(request|response)-(body|property|parameter|parameter-property|header-property)-enum-value-removed$|^request-.*became-enum$`)
+		return regexp.MustCompile(`^(request|response)-(body|property|parameter|parameter-property|header-property)-enum-value-removed$|` +
+			`^request-.*became-enum$`)
 	})
 	// a bound moved, and the enum widenings of a response.
 	boundMoved = sync.OnceValue(func() *regexp.Regexp {
-		return regexp.MustCompile(`^(request|response)-(body|property|parameter|header)-(exclusive-)?(max|min)(-length|-items|-properties|-contains)?-(decreased|increased|set|unset)$`)
+		return regexp.MustCompile(`^(request|response)-(body|property|parameter|header)-(exclusive-)?(max|min)` +
+			`(-length|-items|-properties|-contains)?-(decreased|increased|set|unset)$`)
 	})
 	responseWider = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^response-.*(enum-value-added|became-not-enum)$`) })
 	// a default or a pattern of something a client sends changed.

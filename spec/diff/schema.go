@@ -286,7 +286,8 @@ func (w *schemaWalk) properties(path string, old, new map[string]any) {
 				w.aliasDropped(p, prop)
 			case renamedTo[name] != "":
 				w.c.add(RuleAlias, Breaking, "renamed-without-alias", p,
-					"%s looks renamed to %s without an alias: keep %s for one minor version as an optional property with deprecated: true, no default and a description naming %s and the version it stops in",
+					"%s looks renamed to %s without an alias: keep %s for one minor version as an optional property "+
+						"with deprecated: true, no default and a description naming %s and the version it stops in",
 					p, renamedTo[name], name, renamedTo[name])
 			default:
 				w.c.add(RuleMinorBump, NeedsMinor, "field-removed", p, "field %s removed", p)
@@ -409,7 +410,8 @@ func (w *schemaWalk) aliasDropped(path string, prop map[string]any) {
 	case !ok:
 		w.c.add(RuleMinorBump, NeedsMinor, "alias-removed", path, "deprecated alias %s removed; its description names no stopping version", path)
 	case w.newVersionOK && !w.newVersion.less(stop):
-		w.c.add(RuleRemovedAfterWindow, Compatible, "alias-removed", path, "deprecated alias %s removed at the end of its window (%d.%d)", path, stop.major, stop.minor)
+		w.c.add(RuleRemovedAfterWindow, Compatible, "alias-removed", path,
+			"deprecated alias %s removed at the end of its window (%d.%d)", path, stop.major, stop.minor)
 	default:
 		w.c.add(RuleRemovedAfterWindow, Breaking, "alias-removed-early", path,
 			"deprecated alias %s removed before the version it stops in (%d.%d): it is accepted for one minor version", path, stop.major, stop.minor)
