@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"time"
@@ -31,6 +32,7 @@ const embeddedRetiredCapability = "actor_classic"
 // the embedded mock it starts on a free loopback port with the control API on and a clock that moves
 // only when a spec advances it (so time-dependent specs run at once and bucket counts are exact).
 func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	defer collectForCheck()()
 	if conformance.IsChild(os.Getenv) {
 		// One process of a run split with --procs: its setup comes from the parent on stdin, its
 		// events go back on stdout, and the parent reports whatever goes wrong.
@@ -140,6 +142,23 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 	}
 	return err
+}
+
+// checkGCPercent is the garbage collector's target of a check process (and of its embedded mock)
+// when $GOGC does not set one: a check allocates about 1.7 GB over a live heap of about 15 MB, and
+// at Go's default of 100 collected about 120 times. At 200 the embedded check took 15 % less CPU
+// (6.8 to 7.4 s against 8.1 to 9.1 s, alternating runs at load 10 to 17) for 190 to 200 MB of
+// peak RSS against 150 to 185.
+const checkGCPercent = 200
+
+// collectForCheck sets checkGCPercent unless $GOGC is set, and returns what restores the former
+// setting (tests run check in their own process).
+func collectForCheck() (restore func()) {
+	if os.Getenv("GOGC") != "" {
+		return func() {}
+	}
+	old := debug.SetGCPercent(checkGCPercent)
+	return func() { debug.SetGCPercent(old) }
 }
 
 // embeddedProcs is how many processes the README's first command (the whole suite on the
