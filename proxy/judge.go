@@ -52,8 +52,9 @@ type call struct {
 	req     *http.Request
 	route   string // "GET /generations/{id}" relative to the base path; "" outside the description
 	params  map[string]string
-	line    string // request line with the query
-	body    map[string]any
+	line    string         // request line with the query
+	reqJSON any            // the request body decoded (numbers as json.Number), nil when not JSON
+	body    map[string]any // reqJSON as an object (nil otherwise)
 	answer  any
 	obj     map[string]any // answer as an object (nil otherwise)
 	at      time.Time
@@ -63,7 +64,8 @@ type call struct {
 
 // judgeSingle runs the checks of one exchange that need no other (parallel stage): the request
 // and the answer against the description, and the rules an answer shows on its own. It leaves the
-// decoded exchange in ex.call for the ordered stage.
+// decoded exchange in ex.call for the ordered stage, whose judges (the audit, the rules across
+// exchanges) read the bodies decoded here: each body is decoded once.
 func (p *Proxy) judgeSingle(ex *exchange) {
 	ex.key, ex.keyID = keyOf(ex.header)
 	if !p.isAPI(ex.path) || ex.failed {
@@ -82,7 +84,8 @@ func (p *Proxy) judgeSingle(ex *exchange) {
 	if r, params, ok := p.val.FindRoute(ex.method, ex.path); ok {
 		c.route, c.params = r.Method+" "+r.Path, params
 	}
-	c.body, _ = decodeJSON(ex.body).(map[string]any)
+	c.reqJSON = decodeJSON(ex.body)
+	c.body, _ = c.reqJSON.(map[string]any)
 	if !ex.answerCut {
 		c.answer = decodeJSON(ex.answer)
 		c.obj, _ = c.answer.(map[string]any)
@@ -158,7 +161,8 @@ func (p *Proxy) judgeOrdered(ex *exchange) {
 	if !c.health {
 		p.auditor.Observe(audit.Exchange{KeyID: ex.keyID, WorkspaceID: p.st.workspaceOf(ex.keyID), Method: ex.method, Path: ex.path,
 			RawQuery: ex.rawQuery, Origin: ex.header.Get("Origin"), Body: ex.body, Status: ex.status,
-			RetryAfter: ex.respHeader.Get("Retry-After"), Answer: ex.answer, Start: ex.svcStart, End: ex.svcEnd})
+			RetryAfter: ex.respHeader.Get("Retry-After"), Answer: ex.answer, Start: ex.svcStart, End: ex.svcEnd,
+			Decoded: true, BodyJSON: c.reqJSON, AnswerJSON: c.answer})
 	}
 	p.st.observe(p, c)
 }
@@ -174,9 +178,10 @@ func (p *Proxy) find(c *call, side, rule string, advisory bool, why string) {
 		LastSeen: c.at}, side+" "+route, c.ex.n)
 }
 
-// auditFinding turns a finding of the audit into the proxy's (client side). Called by the auditor
+// auditFinding records a finding of the audit (client side) with the proxy's grouping and exchange
+// number. Called by the auditor
 // from the judging goroutine, with the auditor's lock held.
-func (p *Proxy) auditFinding(f audit.Finding) {
+func (p *Proxy) auditFinding(f Finding) {
 	ex := p.current
 	var n int64
 	route := f.Request

@@ -130,3 +130,38 @@ func BenchmarkObserve(b *testing.B) {
 		a.Observe(ex)
 	}
 }
+
+// An exchange handed over decoded (Exchange.Decoded, as the proxy does: one decoding for all its
+// judges) is judged as the same exchange handed over as bytes.
+func TestDecodedExchangeJudgesAlike(t *testing.T) {
+	run := func(decoded bool) Report {
+		clk := clock.NewManual(time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC))
+		a := New(Config{Clock: clk})
+		key, ws := fmt.Sprintf("key_%032x", 1), fmt.Sprintf("ws_%032x", 1)
+		body := []byte(`{"capability_id":"image_basic","config":{"prompt":"a cat"},"max_credits":1}`)
+		refusal := []byte(`{"ok":false,"error":{"code":"invalid_config","message":"no","retryable":false}}`)
+		gen := fmt.Sprintf("gen_%032x", 2)
+		read := fmt.Appendf(nil, `{"ok":true,"generation":{"generation_id":%q,"status":"rendering"}}`, gen)
+		for i, ex := range []Exchange{
+			{Method: "POST", Path: "/api/v1/generations", Body: body, Status: 400, Answer: refusal},
+			{Method: "POST", Path: "/api/v1/generations", Body: body, Status: 400, Answer: refusal},
+			{Method: "GET", Path: "/api/v1/generations/" + gen, Status: 200, Answer: read},
+			{Method: "GET", Path: "/api/v1/generations/" + strings.ToUpper(gen), Status: 404, Answer: refusal},
+		} {
+			ex.KeyID, ex.WorkspaceID, ex.Start, ex.End = key, ws, clk.Now(), clk.Now()
+			if decoded {
+				ex.Decoded, ex.BodyJSON, ex.AnswerJSON = true, decode(ex.Body), decode(ex.Answer)
+			}
+			a.Observe(ex)
+			clk.Advance(time.Duration(i+1) * time.Second)
+		}
+		return a.Report()
+	}
+	raw, dec := run(false), run(true)
+	if len(raw.Findings) < 2 {
+		t.Fatalf("the exchanges gave %d findings, want the repeat and the altered id: %+v", len(raw.Findings), raw.Findings)
+	}
+	if fmt.Sprint(raw) != fmt.Sprint(dec) {
+		t.Errorf("decoded exchanges judged otherwise:\nbytes   %+v\ndecoded %+v", raw, dec)
+	}
+}

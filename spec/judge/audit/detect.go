@@ -106,6 +106,11 @@ type Exchange struct {
 	RetryAfter         string // the answer's Retry-After header
 	Answer             []byte // the answer body, possibly cut by the caller (the mock keeps 512 KiB)
 	Start, End         time.Time
+	// Decoded says that BodyJSON and AnswerJSON hold Body and Answer already decoded, numbers as
+	// json.Number (nil for one that is not a JSON value), so Observe does not decode them again:
+	// `mediaspec proxy` decodes each exchange once for all its judges. Observe never modifies them.
+	Decoded              bool
+	BodyJSON, AnswerJSON any
 }
 
 // call is what a key's window keeps of one call.
@@ -175,7 +180,14 @@ func (a *Auditor) Observe(ex Exchange) {
 	if !isFile && !isAPI {
 		return
 	}
-	ans := decode(ex.Answer)
+	var ans, req any // a file link's answer teaches nothing: not decoded
+	switch {
+	case isFile:
+	case ex.Decoded:
+		ans, req = ex.AnswerJSON, ex.BodyJSON
+	default:
+		ans, req = decode(ex.Answer), decode(ex.Body)
+	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if isFile {
@@ -186,7 +198,6 @@ func (a *Auditor) Observe(ex Exchange) {
 	if ex.RawQuery != "" {
 		line += "?" + ex.RawQuery
 	}
-	req := decode(ex.Body)
 	body, _ := req.(map[string]any)
 	seg := strings.Split(strings.Trim(strings.TrimPrefix(ex.Path, APIBase), "/"), "/")
 	c := call{at: ex.Start, route: ex.Method + " " + ex.Path}
