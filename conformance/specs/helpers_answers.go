@@ -211,13 +211,8 @@ func checkIDs(r *framework.Response, doc any, path string) int {
 	return n
 }
 
-// serviceNow reads the service clock through control.
+// serviceNow reads the target's clock: control's, or the wall clock of a target without it (Spec.ClockNow).
 func serviceNow(ctx context.Context, s *framework.Spec) time.Time {
 	GinkgoHelper()
-	r, err := s.Control().Call(ctx, http.MethodGet, "/clock", nil)
-	Expect(err).NotTo(HaveOccurred())
-	Expect(r.Status).To(Equal(http.StatusOK), r.Describe())
-	now, err := parseStamp(r.String("now"))
-	Expect(err).NotTo(HaveOccurred(), r.Describe())
-	return now
+	return s.ClockNow(ctx)
 }
