@@ -244,3 +244,142 @@ func chainMatch(ms ...matcher) matcher {
 		return false
 	}
 }
+
+// textOnlyServersB is the red team's second set, designed from the text with the first before the
+// suite was read (run after the first set's survivors were looked up in the specs): 15 written, the
+// 12 the suite killed on their own rules kept, the 3 it missed reported.
+var textOnlyServersB = []Server{
+	{
+		Name: "auth-open-batch-read", Rules: []string{"AUTH-001"},
+		Mistake: "GET /batches/{id} answers without a key (the batch route was added after the auth middleware's route list)",
+		API:     swapKey(batchRoute, noKey),
+	},
+	{
+		Name: "auth-estimate-needs-generate", Rules: []string{"AUTH-015"},
+		Mistake: "POST /estimates is grouped with the spend routes and refuses a read-only key with 403 insufficient_scope",
+		API: guard(estimate, func(env *Env, _ http.Handler, r *http.Request) *answer {
+			if env.readOnly(presented(r)) {
+				return refusal(http.StatusForbidden, "insufficient_scope", false, nil)
+			}
+			return nil
+		}),
+	},
+	{
+		Name: "gen-list-bad-source-ignored", Rules: []string{"GEN-049"},
+		Mistake: "an invalid source value of GET /generations is dropped (no row matches an unknown source, so it is ignored) instead of refused",
+		API: query(listGens, func(q map[string][]string) bool {
+			v := strings.TrimSpace(first(q, "source"))
+			if v == "" || slices.Contains([]string{"ui", "api", "mcp", "cli", "workflow", "agent", "preset"}, v) {
+				return false
+			}
+			delete(q, "source")
+			return true
+		}),
+	},
+	{
+		Name: "gen-list-default-50", Rules: []string{"GEN-046"},
+		Mistake: "the generation list's default page size is 50 (the clamp used as the default), not 25",
+		API: query(listGens, func(q map[string][]string) bool {
+			if strings.TrimSpace(first(q, "limit")) != "" {
+				return false
+			}
+			q["limit"] = []string{"50"}
+			return true
+		}),
+	},
+	{
+		Name: "gen-sibling-read-no-batch", Rules: []string{"GEN-002", "VAR-010"},
+		Mistake: "the generation read of a batch sibling says batch_group_id and batch_index null (the read loads the generation row without its batch link)",
+		API: docs(readRoute, success, func(_ *http.Request, _ *answer, d map[string]any) {
+			if g := generation(d); g != nil && g["batch_group_id"] != nil {
+				g["batch_group_id"], g["batch_index"] = nil, nil
+			}
+		}),
+	},
+	{
+		Name: "submit-single-no-generation-ids", Rules: []string{"SUBMIT-003", "SUBMIT-004"},
+		Mistake: "a submit without variants leaves out generation_ids (the list is only filled for a batch)",
+		API: docs(submitRoute, success, func(_ *http.Request, _ *answer, d map[string]any) {
+			if d["batch_group_id"] == nil {
+				delete(d, "generation_ids")
+			}
+		}),
+	},
+	{
+		Name: "est-breakdown-unit-plural", Rules: []string{"EST-004"},
+		Mistake: "estimate breakdown units are written plural (seconds, images, requests), the way the pricing table's columns are named",
+		API: docs(estimate, success, func(_ *http.Request, _ *answer, d map[string]any) {
+			for _, row := range rows(d, "breakdown") {
+				switch u := stringOf(row["unit"]); u {
+				case "second", "image", "request":
+					row["unit"] = u + "s"
+				}
+			}
+		}),
+	},
+	{
+		Name: "actors-default-voice-omitted", Rules: []string{"ACTOR-002"},
+		Mistake: "an actor without a default voice is listed without default_voice_id and default_voice_name (omitempty) instead of both null",
+		API: pageOf(actorList, "actors", func(_ *http.Request, _ map[string]any, list []any) []any {
+			for _, v := range list {
+				if row, ok := v.(map[string]any); ok && row["default_voice_id"] == nil {
+					delete(row, "default_voice_id")
+					delete(row, "default_voice_name")
+				}
+			}
+			return list
+		}),
+	},
+	{
+		Name: "finalize-repeat-flagged-clean", Rules: []string{"UPLOAD-027", "UPLOAD-025"},
+		Mistake: "finalizing a flagged upload again answers clean and usable (the flagged file was removed, and a second finalize reads the reservation's default)",
+		API: func(_ *Env, next http.Handler) http.Handler {
+			var flagged memo[bool]
+			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if !finalizeRoute(r) {
+					next.ServeHTTP(w, r)
+					return
+				}
+				a := serve(next, r)
+				if d, ok := a.doc(); ok && success(a.status) {
+					id := stringOf(d["asset_id"])
+					if _, seen := flagged.get(id); seen {
+						d["scan_status"], d["usable"] = "clean", true
+						a.setDoc(d)
+					} else if d["scan_status"] == "flagged" {
+						flagged.put(id, true)
+					}
+				}
+				a.send(w)
+			})
+		},
+	},
+	{
+		Name: "wh-delete-id-unprefixed", Rules: []string{"WH-021", "ID-008"},
+		Mistake: "DELETE /webhooks/{id} answers webhook_id as the stored key, without its wh_ prefix",
+		API: docs(deleteRoute, success, func(_ *http.Request, _ *answer, d map[string]any) {
+			if id, ok := d["webhook_id"].(string); ok {
+				d["webhook_id"] = strings.TrimPrefix(id, "wh_")
+			}
+		}),
+	},
+	{
+		Name: "wf-invoke-location-unprefixed", Rules: []string{"ID-007", "WF-004"},
+		Mistake: "an invoke's Location header names the run by its stored key, without the wfr_ prefix the body's workflow_run_id has",
+		API: answers(invokeRoute, func(_ *Env, _ *http.Request, a *answer) {
+			if loc := a.header.Get("Location"); loc != "" {
+				a.header.Set("Location", strings.Replace(loc, "/workflow-runs/wfr_", "/workflow-runs/", 1))
+			}
+		}),
+	},
+	{
+		Name: "wf-run-charged-estimate", Rules: []string{"WF-023"},
+		Mistake: "a finished run's credits_charged is its estimate (the invoke's quote is captured), so a partial or failed run is charged for steps that did not finish",
+		API: docs(runReads, success, func(_ *http.Request, _ *answer, d map[string]any) {
+			c := obj(obj(d, "run"), "credits")
+			if c != nil && c["terminal"] == true && c["credits_estimated"] != nil {
+				c["credits_charged"] = c["credits_estimated"]
+			}
+		}),
+	},
+}
