@@ -373,7 +373,7 @@ func isolationSpecs(f *framework.Framework) {
 			mine := s.Client()
 			res := mine.Post(ctx, "/uploads", uploadReservation()).ExpectOK(http.StatusCreated)
 			id := res.String("asset_id")
-			Expect(id).To(MatchRegexp(`^ast_[0-9a-f]{32}$`), res.Describe())
+			Expect(id).To(MatchRegexp(assetIDPattern), res.Describe())
 			other := s.OtherClient()
 			other.Post(ctx, "/uploads/"+id+"/finalize", nil).ExpectError(http.StatusNotFound, "not_found")
 			other.Get(ctx, "/assets/"+id).ExpectError(http.StatusNotFound, "not_found")

@@ -15,6 +15,7 @@ import (
 	. "github.com/onsi/gomega"    //nolint:revive
 
 	"github.com/mediaspec/mediaspec/conformance/framework"
+	"github.com/mediaspec/mediaspec/spec/judge"
 )
 
 // catalogueSpecs registers the specs of the actor and voice catalogue.
@@ -43,7 +44,7 @@ func actorSpecs(f *framework.Framework) {
 				for i, row := range p.rows {
 					what := fmt.Sprintf("actors[%d]", i)
 					s.Step("ACTOR-002", "ID-005")
-					Expect(stringField(p.r, row, "actor_id", what)).To(MatchRegexp(`^act_[0-9a-f]{32}$`), p.r.Describe())
+					Expect(stringField(p.r, row, "actor_id", what)).To(MatchRegexp(judge.IDPattern("act_")), p.r.Describe())
 					stringField(p.r, row, "name", what)
 					nullableString(p.r, row, "description", what)
 					s.Step("ACTOR-002", "ACTOR-003")
@@ -58,7 +59,7 @@ func actorSpecs(f *framework.Framework) {
 					checkTags(p.r, row, what)
 					s.Step("ACTOR-002", "ID-005")
 					if v, null := nullableString(p.r, row, "default_voice_id", what); !null {
-						Expect(v).To(MatchRegexp(`^voc_[0-9a-f]{32}$`), p.r.Describe())
+						Expect(v).To(MatchRegexp(judge.IDPattern("voc_")), p.r.Describe())
 					}
 					nullableString(p.r, row, "default_voice_name", what)
 					platform, ok := row["is_platform"].(bool)
@@ -186,7 +187,7 @@ func voiceSpecs(f *framework.Framework) {
 				for i, row := range p.rows {
 					what := fmt.Sprintf("voices[%d]", i)
 					s.Step("VOICE-002", "ID-005")
-					Expect(stringField(p.r, row, "voice_id", what)).To(MatchRegexp(`^voc_[0-9a-f]{32}$`), p.r.Describe())
+					Expect(stringField(p.r, row, "voice_id", what)).To(MatchRegexp(judge.IDPattern("voc_")), p.r.Describe())
 					s.Step("VOICE-002", "VOICE-003")
 					stringField(p.r, row, "name", what)
 					lang, langNull := nullableString(p.r, row, "language", what)

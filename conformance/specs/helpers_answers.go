@@ -15,6 +15,7 @@ import (
 	. "github.com/onsi/gomega"    //nolint:revive
 
 	"github.com/mediaspec/mediaspec/conformance/framework"
+	"github.com/mediaspec/mediaspec/spec/judge"
 )
 
 // Checks every answer must pass: no API key, no CORS headers, timestamps and ids in their formats.
@@ -164,14 +165,17 @@ func checkTimestamps(r *framework.Response, doc any, path string) int {
 	return n
 }
 
-// idPrefixes maps id fields of answers to the prefix their values carry.
-var idPrefixes = map[string]string{
-	"generation_id": "gen_", "generation_ids": "gen_", "approved_voice_generation_id": "gen_",
-	"batch_group_id": "bg_",
-	"asset_id":       "ast_", "actor_image_asset_id": "ast_",
-	"actor_id": "act_", "voice_id": "voc_", "default_voice_id": "voc_",
-	"workflow_id": "wf_", "workflow_run_id": "wfr_", "webhook_id": "wh_", "template_id": "captpl_",
-}
+// idPrefixes maps id fields of answers to the prefix their values carry (the one id table,
+// package judge).
+var idPrefixes = func() map[string]string {
+	m := map[string]string{}
+	for _, k := range judge.IDKinds() {
+		for _, f := range k.Fields {
+			m[f] = k.Prefix
+		}
+	}
+	return m
+}()
 
 // checkIDs checks every value of an id field of idPrefixes in doc (a string, a string array, or
 // null) against ^<prefix>[0-9a-f]{32}$ and returns how many ids it checked.
@@ -181,7 +185,7 @@ func checkIDs(r *framework.Response, doc any, path string) int {
 	one := func(p, prefix string, v any) {
 		str, ok := v.(string)
 		Expect(ok).To(BeTrue(), p+" is a string"+r.Describe())
-		Expect(str).To(MatchRegexp("^"+prefix+"[0-9a-f]{32}$"), p+" is "+prefix+" and 32 lowercase hex"+r.Describe())
+		Expect(str).To(MatchRegexp(judge.IDPattern(prefix)), p+" is "+prefix+" and 32 lowercase hex"+r.Describe())
 		n++
 	}
 	switch x := doc.(type) {

@@ -18,6 +18,7 @@ import (
 	. "github.com/onsi/gomega"    //nolint:revive
 
 	"github.com/mediaspec/mediaspec/conformance/framework"
+	"github.com/mediaspec/mediaspec/spec/judge"
 )
 
 // Catalogue discovery: capabilities, models, actors, voices, presets and templates the specs run
@@ -510,7 +511,7 @@ func checkTags(r *framework.Response, row map[string]any, what string) {
 
 func checkTemplate(r *framework.Response, t map[string]any) {
 	GinkgoHelper()
-	Expect(stringField(r, t, "template_id", "template")).To(MatchRegexp(`^captpl_[0-9a-f]{32}$`), r.Describe())
+	Expect(stringField(r, t, "template_id", "template")).To(MatchRegexp(judge.IDPattern("captpl_")), r.Describe())
 	stringField(r, t, "name", "template")
 	nullableString(r, t, "description", "template")
 	nullableString(r, t, "category", "template")

@@ -15,14 +15,16 @@ import (
 	"github.com/onsi/gomega/types"
 
 	"github.com/mediaspec/mediaspec/conformance/framework"
+	"github.com/mediaspec/mediaspec/spec/judge"
 )
 
 // Submitting, reading and checking generations and batches, and the spenders that pay for them.
 
-const (
-	genIDPattern   = `^gen_[0-9a-f]{32}$`
-	bgIDPattern    = `^bg_[0-9a-f]{32}$`
-	assetIDPattern = `^ast_[0-9a-f]{32}$`
+// The forms of generation, batch and asset ids, from the one id table (package judge).
+var (
+	genIDPattern   = judge.IDPattern("gen_")
+	bgIDPattern    = judge.IDPattern("bg_")
+	assetIDPattern = judge.IDPattern("ast_")
 )
 
 var runningStatuses = []string{"queued", "rendering", "post_processing"}

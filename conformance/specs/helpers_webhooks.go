@@ -18,17 +18,19 @@ import (
 
 	"github.com/mediaspec/mediaspec/conformance/framework"
 	"github.com/mediaspec/mediaspec/receiver"
+	"github.com/mediaspec/mediaspec/spec/judge"
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 )
 
 // Webhook helpers: endpoint registration and reads, and the deliveries the receiver records.
 
 // The forms of a webhook's id, a delivery's id and a signing secret, as patterns for MatchRegexp.
-const (
-	webhookIDPattern  = `^wh_[0-9a-f]{32}$`
-	deliveryIDPattern = `^whd_[0-9a-f]{32}$`
-	secretPattern     = `^whsec_[A-Za-z0-9+/=]{24,}$`
+var (
+	webhookIDPattern  = judge.IDPattern("wh_")
+	deliveryIDPattern = judge.IDPattern("whd_")
 )
+
+const secretPattern = `^whsec_[A-Za-z0-9+/=]{24,}$`
 
 // hook is an endpoint a spec registered at the run's receiver. It is deleted when the spec ends.
 type hook struct {

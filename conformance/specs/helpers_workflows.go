@@ -18,6 +18,7 @@ import (
 
 	"github.com/mediaspec/mediaspec/conformance/framework"
 	"github.com/mediaspec/mediaspec/receiver"
+	"github.com/mediaspec/mediaspec/spec/judge"
 )
 
 // Workflow helpers: templates, invokes, runs and their nodes.
@@ -507,7 +508,7 @@ func saveWorkflow(ctx context.Context, s *framework.Spec, wsID string, steps []w
 	}
 	Expect(r.Status).To(Equal(http.StatusCreated), "control POST /workspaces/{id}/workflows"+r.Describe())
 	id := r.String("workflow_id")
-	Expect(id).To(MatchRegexp(`^wf_[0-9a-f]{32}$`), r.Describe())
+	Expect(id).To(MatchRegexp(judge.IDPattern("wf_")), r.Describe())
 	return id
 }
 

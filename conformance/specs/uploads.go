@@ -44,7 +44,7 @@ func uploadFlowSpecs(f *framework.Framework) {
 					s.Step("UPLOAD-001")
 					Expect(r.Header.Get("Location")).To(BeEmpty(), "a reservation has no Location header"+r.Describe())
 					s.Step("UPLOAD-002")
-					Expect(r.String("asset_id")).To(MatchRegexp(`^ast_[0-9a-f]{32}$`), r.Describe())
+					Expect(r.String("asset_id")).To(MatchRegexp(assetIDPattern), r.Describe())
 					Expect(r.String("upload_url")).To(HavePrefix("http"), r.Describe())
 					Expect(r.Int("upload_expires_in_seconds")).To(Equal(int64(300)), r.Describe())
 					Expect(r.String("next_action")).NotTo(BeEmpty(), r.Describe())
@@ -630,7 +630,7 @@ func fromURLSpecs(f *framework.Framework) {
 				id := importedID(r)
 				s.ReferenceOnly("FROMURL-001", "the import answer's fields", func() {
 					Expect(r.Header.Get("Location")).To(BeEmpty(), r.Describe())
-					Expect(r.String("asset_id")).To(MatchRegexp(`^ast_[0-9a-f]{32}$`), r.Describe())
+					Expect(r.String("asset_id")).To(MatchRegexp(assetIDPattern), r.Describe())
 					Expect(r.String("source_url")).To(Equal(link), r.Describe())
 					Expect(r.String("kind")).To(Equal(fx.Kind), r.Describe())
 					Expect(r.String("content_type")).To(Equal(fx.ContentType), r.Describe())

@@ -12,6 +12,7 @@ import (
 
 	"github.com/mediaspec/mediaspec/conformance/framework"
 	"github.com/mediaspec/mediaspec/receiver"
+	"github.com/mediaspec/mediaspec/spec/judge"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
@@ -149,7 +150,7 @@ func workflowInvokeSpecs(f *framework.Framework) {
 			Expect(t.need).To(BeNumerically(">=", len(t.nodes)), "every step is priced at least 1 padded credit"+e.Describe())
 			s.Step("WF-004")
 			r, id := wfInvoke(ctx, s, sp.c, t)
-			Expect(id).To(MatchRegexp(`^wfr_[0-9a-f]{32}$`), r.Describe())
+			Expect(id).To(MatchRegexp(judge.IDPattern("wfr_")), r.Describe())
 			s.ReferenceOnly("WF-004", "an invoke answers Cache-Control: no-store", func() {
 				Expect(r.Header.Get("Cache-Control")).To(Equal("no-store"), "WF-004"+r.Describe())
 			})
@@ -265,7 +266,7 @@ func workflowRunIDSpecs(f *framework.Framework) {
 			sp := newSpender(ctx, s)
 			s.Step("ID-007")
 			run, id := cheapestTemplateRun(ctx, s, sp.c)
-			Expect(id).To(MatchRegexp(`^wfr_[0-9a-f]{32}$`), run.Describe())
+			Expect(id).To(MatchRegexp(judge.IDPattern("wfr_")), run.Describe())
 			s.Step("ID-006")
 			if _, has := run.Lookup("workflow_id"); has || s.Strict() {
 				Expect(run.Field("workflow_id")).To(BeNil(), "a template invoke runs no saved workflow"+run.Describe())
@@ -279,9 +280,9 @@ func workflowRunIDSpecs(f *framework.Framework) {
 			rows := walkOpen(ctx, sp.c, "/workflow-runs", 20)
 			Expect(ids(rows, "workflow_run_id")).To(ContainElement(id))
 			for _, row := range rows {
-				Expect(row["workflow_run_id"]).To(MatchRegexp(`^wfr_[0-9a-f]{32}$`))
+				Expect(row["workflow_run_id"]).To(MatchRegexp(judge.IDPattern("wfr_")))
 				if w := row["workflow_id"]; w != nil {
-					Expect(w).To(MatchRegexp(`^wf_[0-9a-f]{32}$`))
+					Expect(w).To(MatchRegexp(judge.IDPattern("wf_")))
 				}
 			}
 		})
