@@ -253,7 +253,8 @@ func jsonPath(tokens []string) string {
 
 // answerProblems checks an answer to a documented route piece by piece, so that one bad header
 // does not hide the body and every field is named: each documented header, then the body.
-func (v *Validator) answerProblems(ctx context.Context, r *http.Request, route *routers.Route, params map[string]string, status int, header http.Header, body []byte) error {
+func (v *Validator) answerProblems(ctx context.Context, r *http.Request, route *routers.Route, params map[string]string,
+	status int, header http.Header, body []byte) error {
 	respRef := route.Operation.Responses.Status(status)
 	if respRef == nil || respRef.Value == nil {
 		return nil

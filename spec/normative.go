@@ -249,7 +249,8 @@ func (n *normalizer) judgeOnSuccess(responses, headers map[string]any) {
 		}
 	}
 	if _, has := responses["2XX"]; !has {
-		responses["2XX"] = map[string]any{"description": "Any success the text allows: " + why, "headers": deepCopy(headers), ProvenanceKey: "reference: " + why}
+		responses["2XX"] = map[string]any{"description": "Any success the text allows: " + why, "headers": deepCopy(headers),
+			ProvenanceKey: "reference: " + why}
 	}
 }
 

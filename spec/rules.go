@@ -134,7 +134,8 @@ func ParseRules(data []byte) (*Catalogue, error) {
 		}
 		switch {
 		case r.Basis == BasisReference && !contains(Judgements, r.Judged):
-			problems = append(problems, where+": basis reference needs judged open, text-part or strict-only (how a run without --strict judges it), not "+strconv.Quote(r.Judged))
+			problems = append(problems, where+": basis reference needs judged open, text-part or strict-only "+
+				"(how a run without --strict judges it), not "+strconv.Quote(r.Judged))
 		case r.Basis != BasisReference && r.Judged != "":
 			problems = append(problems, where+": judged is for basis reference only")
 		}

@@ -208,7 +208,8 @@ func (v *Validator) ValidateRequest(ctx context.Context, r *http.Request, body [
 	return nil
 }
 
-func (v *Validator) requestInput(r *http.Request, body []byte, route *routers.Route, params map[string]string) *openapi3filter.RequestValidationInput {
+func (v *Validator) requestInput(r *http.Request, body []byte, route *routers.Route,
+	params map[string]string) *openapi3filter.RequestValidationInput {
 	clone := r.Clone(context.Background())
 	clone.URL.RawQuery = withoutBlankValues(r.URL.Query()).Encode()
 	clone.Body = io.NopCloser(bytes.NewReader(body))
