@@ -54,17 +54,17 @@ type Finding = judge.Finding
 
 // RuleCount is the number of findings (repeats included) of one rule.
 type RuleCount struct {
-	RuleID string `json:"rule_id"`
-	Level  string `json:"level"`
-	Count  int    `json:"count"`
+	RuleID string `json:"rule_id"` // the rule's id
+	Level  string `json:"level"`   // MUST, SHOULD or MAY
+	Count  int    `json:"count"`   // findings, repeats included
 }
 
 // Report is what the auditor holds: the kept findings (oldest first), the per-rule totals (which
 // also count findings beyond MaxFindings) and how many distinct findings were not kept.
 type Report struct {
-	Findings []Finding
-	Totals   []RuleCount
-	Dropped  int
+	Findings []Finding   // kept findings, oldest first
+	Totals   []RuleCount // per rule, dropped findings included
+	Dropped  int         // distinct findings not kept (past MaxFindings)
 }
 
 // Config configures an Auditor.

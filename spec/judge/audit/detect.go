@@ -98,14 +98,14 @@ func repeatable(route string) bool {
 type Exchange struct {
 	// KeyID and WorkspaceID name the caller (empty without a valid key).
 	KeyID, WorkspaceID string
-	Method, Path       string // Path is decoded (URL.Path)
-	RawQuery           string
-	Origin             string // the request's Origin header
-	Body               []byte // the request body (JSON under /api/v1), possibly cut by the caller (the mock keeps 64 KiB)
-	Status             int
-	RetryAfter         string // the answer's Retry-After header
-	Answer             []byte // the answer body, possibly cut by the caller (the mock keeps 512 KiB)
-	Start, End         time.Time
+	Method, Path       string    // Path is decoded (URL.Path)
+	RawQuery           string    // the query as sent, undecoded
+	Origin             string    // the request's Origin header
+	Body               []byte    // the request body (JSON under /api/v1), possibly cut by the caller (the mock keeps 64 KiB)
+	Status             int       // the answer's status
+	RetryAfter         string    // the answer's Retry-After header
+	Answer             []byte    // the answer body, possibly cut by the caller (the mock keeps 512 KiB)
+	Start, End         time.Time // when the request came and the answer went
 	// Decoded says that BodyJSON and AnswerJSON hold Body and Answer already decoded, numbers as
 	// json.Number (nil for one that is not a JSON value), so Observe does not decode them again:
 	// `mediaspec proxy` decodes each exchange once for all its judges. Observe never modifies them.
