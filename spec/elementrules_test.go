@@ -80,9 +80,11 @@ func TestElementRule(t *testing.T) {
 		{"POST /generations", FieldError{Path: "header location", Problem: "missing"}, "SUBMIT-001"},
 		{"POST /generations", FieldError{Path: "header Retry-After", Problem: "missing"}, ""},
 		{"GET /generations/{id}", FieldError{Path: "header Cache-Control", Problem: "missing"}, ""},
-		{"POST /generations", FieldError{Path: "$.batch_group_id", Problem: `string doesn't match the regular expression "^bg_[0-9a-f]{32}$"`}, "ID-003"},
+		{"POST /generations",
+			FieldError{Path: "$.batch_group_id", Problem: `string doesn't match the regular expression "^bg_[0-9a-f]{32}$"`}, "ID-003"},
 		{"GET /batches/{id}", FieldError{Path: "$.batch_group_id", Problem: "string doesn't match ^bg_[0-9a-f]{32}$"}, "ID-003"},
-		{"POST /webhooks", FieldError{Path: "$.webhook.webhook_id", Problem: `string doesn't match the regular expression "^wh_[0-9a-f]{32}$"`}, "ID-008"},
+		{"POST /webhooks",
+			FieldError{Path: "$.webhook.webhook_id", Problem: `string doesn't match the regular expression "^wh_[0-9a-f]{32}$"`}, "ID-008"},
 		{"POST /generations", FieldError{Path: "$.generation_id", Problem: "value must be a string"}, ""},
 		{"POST /generations", FieldError{Path: "$.x", Problem: `string doesn't match the regular expression "^[0-9]+$"`}, ""},
 	} {

@@ -120,7 +120,12 @@ components:
       required: [type, data]
       properties:
         type: {type: string, x-provenance: "text: Events"}
-        data: {type: object, additionalProperties: false, x-provenance: "reference: not shown", required: [n], properties: {n: {type: integer, x-provenance: "reference: not shown"}}}
+        data:
+          type: object
+          additionalProperties: false
+          x-provenance: "reference: not shown"
+          required: [n]
+          properties: {n: {type: integer, x-provenance: "reference: not shown"}}
     Error:
       type: object
       additionalProperties: false
@@ -158,7 +163,8 @@ func ansHeader(extra ...string) http.Header {
 func TestJudgeResponse(t *testing.T) {
 	j := mustJudge(t)
 	get := httptest.NewRequest(http.MethodGet, "/api/v1/capabilities/tts", nil)
-	full := `{"ok":true,"capability_id":"tts","description":"Speaks.","max_variants":1,"pricing_unit":"second","status":"available","limits":{"daily":5}}`
+	full := `{"ok":true,"capability_id":"tts","description":"Speaks.","max_variants":1,"pricing_unit":"second",` +
+		`"status":"available","limits":{"daily":5}}`
 	cases := []struct {
 		name           string
 		r              *http.Request
@@ -169,10 +175,13 @@ func TestJudgeResponse(t *testing.T) {
 	}{
 		{name: "the reference's own answer", r: get, status: 200, header: ansHeader("X-Served-By", "a", "Cache-Control", "no-store"), body: full},
 		{name: "reference-only fields, header and bounds dropped", r: get, status: 200, header: ansHeader("Cache-Control", "no-store"),
-			body:     `{"ok":true,"capability_id":"tts","status":"available","limits":{"budget":3}}`,
-			advisory: []string{`header X-Served-By: response header "X-Served-By" missing`, `$.description: property "description" is missing`, `$.max_variants: property "max_variants" is missing`, `$.pricing_unit: property "pricing_unit" is missing`, `$.limits.daily: property "daily" is missing`}},
+			body: `{"ok":true,"capability_id":"tts","status":"available","limits":{"budget":3}}`,
+			advisory: []string{`header X-Served-By: response header "X-Served-By" missing`, `$.description: property "description" is missing`,
+				`$.max_variants: property "max_variants" is missing`, `$.pricing_unit: property "pricing_unit" is missing`,
+				`$.limits.daily: property "daily" is missing`}},
 		{name: "values of reference-only shapes", r: get, status: 200, header: ansHeader("Cache-Control", "no-store"),
-			body:     `{"ok":true,"capability_id":"tts","description":7,"max_variants":0,"pricing_unit":"word","status":"available","limits":null,"extra":{"x":1}}`,
+			body: `{"ok":true,"capability_id":"tts","description":7,"max_variants":0,"pricing_unit":"word","status":"available",` +
+				`"limits":null,"extra":{"x":1}}`,
 			advisory: []string{"$.description", "$.max_variants", "$.pricing_unit", "$.limits", "$.extra"}},
 		{name: "every text field missing or wrong is named at once", r: get, status: 200, header: ansHeader("Cache-Control", "private"),
 			body: `{"capability_id":"TTS","status":"gone","limits":{"budget":"3"}}`,
@@ -180,9 +189,10 @@ func TestJudgeResponse(t *testing.T) {
 		{name: "the error envelope the text closes stays closed", r: get, status: 404, header: ansHeader("Cache-Control", "no-store"),
 			body: `{"error":{"code":"not_found","hint":"x"},"ok":false}`,
 			fail: []string{`$.ok: not a property`}},
-		{name: "an operation of ours is not judged", r: httptest.NewRequest(http.MethodGet, "/api/v1/openapi.json", nil), status: 404, header: ansHeader(),
-			body: `{}`, advisory: []string{"status 404"}},
-		{name: "a shared schema stays strict for the request, open for the answer", r: httptest.NewRequest(http.MethodPost, "/api/v1/things", nil), status: 201, header: ansHeader(),
+		{name: "an operation of ours is not judged", r: httptest.NewRequest(http.MethodGet, "/api/v1/openapi.json", nil), status: 404,
+			header: ansHeader(), body: `{}`, advisory: []string{"status 404"}},
+		{name: "a shared schema stays strict for the request, open for the answer",
+			r: httptest.NewRequest(http.MethodPost, "/api/v1/things", nil), status: 201, header: ansHeader(),
 			body: `{"name":"a","size":3}`, advisory: []string{`$.size: not a property`}},
 	}
 	for _, tc := range cases {
@@ -268,7 +278,8 @@ func TestNormativeOfTheEmbeddedDocumentLoads(t *testing.T) {
 		t.Fatal(err)
 	}
 	if norm.Paths.Len() != doc.Paths.Len() || len(EventSchemas(norm)) != len(EventSchemas(doc)) {
-		t.Errorf("the normative view has %d paths and %d events, the document %d and %d", norm.Paths.Len(), len(EventSchemas(norm)), doc.Paths.Len(), len(EventSchemas(doc)))
+		t.Errorf("the normative view has %d paths and %d events, the document %d and %d",
+			norm.Paths.Len(), len(EventSchemas(norm)), doc.Paths.Len(), len(EventSchemas(doc)))
 	}
 }
 
@@ -282,7 +293,8 @@ func TestNormativeRefusesMalformedProvenance(t *testing.T) {
 // A status entry marked reference beside its $ref is not checked by the normative view; the
 // reference document still holds the answer to the response it names.
 func TestJudgeReferenceResponseBesideRef(t *testing.T) {
-	src := strings.Replace(judgeDoc, "        '404': {$ref: '#/components/responses/Err'}", "        '404': {$ref: '#/components/responses/Err', x-provenance: \"reference: our own status\"}", 1)
+	src := strings.Replace(judgeDoc, "        '404': {$ref: '#/components/responses/Err'}",
+		"        '404': {$ref: '#/components/responses/Err', x-provenance: \"reference: our own status\"}", 1)
 	if src == judgeDoc {
 		t.Fatal("the test's edit does not apply")
 	}
@@ -298,7 +310,8 @@ func TestJudgeReferenceResponseBesideRef(t *testing.T) {
 
 // A violation with several fields reads as a list, one field a line; an event names its type.
 func TestViolationErrorListsFields(t *testing.T) {
-	v := Violation{Kind: "response", Method: "GET", Path: "/api/v1/x", Status: 200, Err: FieldErrors{{Path: "$.a", Problem: "missing"}, {Path: "header B", Problem: "bad"}}}
+	v := Violation{Kind: "response", Method: "GET", Path: "/api/v1/x", Status: 200,
+		Err: FieldErrors{{Path: "$.a", Problem: "missing"}, {Path: "header B", Problem: "bad"}}}
 	want := "response 200 to GET /api/v1/x does not match the OpenAPI description:\n  - $.a: missing\n  - header B: bad"
 	if got := v.Error(); got != want {
 		t.Errorf("Error() = %q, want %q", got, want)

@@ -36,7 +36,8 @@ func TestEveryReferenceRuleIsJudged(t *testing.T) {
 	for _, j := range Judgements {
 		sort.Strings(got[j])
 		if len(got[j]) != judgedCounts[j] {
-			t.Errorf("%d rules of basis reference are judged %s, this test says %d: classify a new or changed one on purpose (rules.yaml judged) and update judgedCounts\n  %s",
+			t.Errorf("%d rules of basis reference are judged %s, this test says %d: "+
+				"classify a new or changed one on purpose (rules.yaml judged) and update judgedCounts\n  %s",
 				len(got[j]), j, judgedCounts[j], strings.Join(got[j], " "))
 		}
 	}

@@ -21,7 +21,8 @@ func TestTextHeaderOnAReferenceSuccessStatus(t *testing.T) {
 	loc := "/api/v1/workflow-runs/wfr_338c513f676a01937895fd8de6ad2f00"
 	run := `{"ok":true,"workflow_run_id":"wfr_338c513f676a01937895fd8de6ad2f00"}`
 	refusal := `{"error":{"ok":false,"code":"max_credits_exceeded","message":"m","retryable":false,"credits_charged":0}}`
-	for _, path := range []string{"/api/v1/workflows/templates/hero_image/invoke", "/api/v1/workflows/wf_338c513f676a01937895fd8de6ad2f00/invoke"} {
+	invokes := []string{"/api/v1/workflows/templates/hero_image/invoke", "/api/v1/workflows/wf_338c513f676a01937895fd8de6ad2f00/invoke"}
+	for _, path := range invokes {
 		cases := []struct {
 			name     string
 			status   int
@@ -99,7 +100,11 @@ func TestNormativeKeepsNoStatusListOfTheReference(t *testing.T) {
 		path   string
 		status int
 		body   string
-	}{{"/api/v1/voices", http.StatusNotFound, refusal}, {"/api/v1/credits/balance", http.StatusAccepted, `{"queued":true}`}, {"/api/v1/capabilities", http.StatusNoContent, ``}} {
+	}{
+		{"/api/v1/voices", http.StatusNotFound, refusal},
+		{"/api/v1/credits/balance", http.StatusAccepted, `{"queued":true}`},
+		{"/api/v1/capabilities", http.StatusNoContent, ``},
+	} {
 		r := httptest.NewRequest(http.MethodGet, tc.path, nil)
 		failure, advisory := j.Response(ctx, r, tc.status, ansHeader("Content-Type", "application/json"), []byte(tc.body))
 		if failure != nil {

@@ -9,7 +9,8 @@ import (
 )
 
 // provText is a tiny interface text: the headings a source may name.
-const provText = "# Service\n\n## Resources\n\n### Generation (inside `generation` of a read)\n\n```\n# Not a heading\n```\n\n## Versioning\n"
+const provText = "# Service\n\n## Resources\n\n### Generation (inside `generation` of a read)\n\n" +
+	"```\n# Not a heading\n```\n\n## Versioning\n"
 
 // provDoc is a small document carrying complete provenance; each test breaks one thing in it.
 const provDoc = `openapi: 3.0.3
@@ -115,10 +116,12 @@ func TestProvenanceProblemsFindsEachKind(t *testing.T) {
 		{"component response without", `      description: gone
       x-provenance: "text: Resources"`, `      description: gone`, `#/components/responses/NotFound: no x-provenance`},
 		{"inline body schema without", `            type: object
-            x-provenance: "text: Resources"`, `            type: object`, `#/components/responses/NotFound/content/application~1json/schema: no x-provenance`},
+            x-provenance: "text: Resources"`, `            type: object`,
+			`#/components/responses/NotFound/content/application~1json/schema: no x-provenance`},
 		{"component schema without", `      x-provenance: "reference: silent"
       properties:`, `      properties:`, `#/components/schemas/Owner: no x-provenance`},
-		{"inline property without", `id: {type: string, x-provenance: "text: Generation"}`, `id: {type: string}`, `#/components/schemas/Generation/properties/id: no x-provenance`},
+		{"inline property without", `id: {type: string, x-provenance: "text: Generation"}`, `id: {type: string}`,
+			`#/components/schemas/Generation/properties/id: no x-provenance`},
 		{"$ref property without", `          x-provenance: "reference: silent"
     Owner:`, `    Owner:`, `#/components/schemas/Generation/properties/owner: no x-provenance`},
 		{"object items without", `            type: object
@@ -128,21 +131,31 @@ func TestProvenanceProblemsFindsEachKind(t *testing.T) {
 		{"neither kind", `"reference: not shown"
         outputs:`, `"ours: not shown"
         outputs:`, `#/components/schemas/Generation/properties/purpose: malformed x-provenance: is: "ours: not shown" starts neither`},
-		{"no where", `name: {type: string, x-provenance: "reference: silent"}`, `name: {type: string, x-provenance: "reference:"}`, `#/components/schemas/Owner/properties/name: malformed x-provenance: "reference:" says reference but not where from`},
-		{"not a string", `name: {type: string, x-provenance: "reference: silent"}`, `name: {type: string, x-provenance: 3}`, `#/components/schemas/Owner/properties/name: malformed x-provenance: want a string`},
-		{"mapping without is", `            is: "reference: not shown"`, `            enum: "reference: not shown"`, `#/components/schemas/Generation/properties/purpose: malformed x-provenance: mapping form without ` + "`is`"},
+		{"no where", `name: {type: string, x-provenance: "reference: silent"}`, `name: {type: string, x-provenance: "reference:"}`,
+			`#/components/schemas/Owner/properties/name: malformed x-provenance: "reference:" says reference but not where from`},
+		{"not a string", `name: {type: string, x-provenance: "reference: silent"}`, `name: {type: string, x-provenance: 3}`,
+			`#/components/schemas/Owner/properties/name: malformed x-provenance: want a string`},
+		{"mapping without is", `            is: "reference: not shown"`, `            enum: "reference: not shown"`,
+			`#/components/schemas/Generation/properties/purpose: malformed x-provenance: mapping form without ` + "`is`"},
 		{"unknown key", `            is: "reference: not shown"`, `            is: "reference: not shown"
             colour: "reference: not shown"`, `unknown key "colour"`},
 		{"keyword the schema lacks", `            is: "reference: not shown"`, `            is: "reference: not shown"
-            maxLength: "reference: bound not stated"`, `#/components/schemas/Generation/properties/purpose: x-provenance names keyword maxLength, which the schema does not carry`},
-		{"required entry the schema lacks", `          purpose: "reference: the text does not list it"`, `          purpose: "reference: the text does not list it"
-          colour: "reference: no"`, `#/components/schemas/Generation: x-provenance lists required entry "colour", which the schema does not require`},
+            maxLength: "reference: bound not stated"`,
+			`#/components/schemas/Generation/properties/purpose: x-provenance names keyword maxLength, which the schema does not carry`},
+		{"required entry the schema lacks", `          purpose: "reference: the text does not list it"`,
+			`          purpose: "reference: the text does not list it"
+          colour: "reference: no"`,
+			`#/components/schemas/Generation: x-provenance lists required entry "colour", which the schema does not require`},
 		{"text required entry, reference property", `        required:
           purpose: "reference: the text does not list it"
 `, "", `#/components/schemas/Generation: required entry "purpose" is text but its property is reference (not shown)`},
-		{"unknown heading", `kind: {type: string, x-provenance: "text: Generation"}`, `kind: {type: string, x-provenance: "text: Outputs > kind"}`, `#/components/schemas/Generation/properties/outputs/items/properties/kind: "Outputs" names no heading of the interface text`},
-		{"heading only inside a code fence", `kind: {type: string, x-provenance: "text: Generation"}`, `kind: {type: string, x-provenance: "text: Not a heading"}`, `"Not a heading" names no heading`},
-		{"unknown heading of a required entry", `          purpose: "reference: the text does not list it"`, `          purpose: "reference: the text does not list it"
+		{"unknown heading", `kind: {type: string, x-provenance: "text: Generation"}`,
+			`kind: {type: string, x-provenance: "text: Outputs > kind"}`,
+			`#/components/schemas/Generation/properties/outputs/items/properties/kind: "Outputs" names no heading of the interface text`},
+		{"heading only inside a code fence", `kind: {type: string, x-provenance: "text: Generation"}`,
+			`kind: {type: string, x-provenance: "text: Not a heading"}`, `"Not a heading" names no heading`},
+		{"unknown heading of a required entry", `          purpose: "reference: the text does not list it"`,
+			`          purpose: "reference: the text does not list it"
           id: "text: Identifiers"`, `#/components/schemas/Generation (required.id): "Identifiers" names no heading`},
 	}
 	for _, tc := range cases {

@@ -28,15 +28,19 @@ func TestEveryReportKindFitsTheSchema(t *testing.T) {
 		{Text: "auth a", Leaf: "a", Area: "auth", Labels: []string{"AUTH-001"}, Rules: []string{"AUTH-001"}, State: report.Passed},
 		{Text: "auth b", Leaf: "b", Area: "auth", Labels: []string{"AUTH-002", "control"}, Rules: []string{"AUTH-002"}, State: report.Skipped,
 			Reason: "unsupported: needs the control API: no --control-url given"},
-		{Text: "auth c", Leaf: "c", Area: "auth", Labels: []string{"AUTH-003"}, Rules: []string{"AUTH-003"}, State: report.Failed, Reason: "want 401",
-			FailedRules: []string{"AUTH-003"}, Transcript: "> GET /x\n< 200 OK"},
-		{Text: "auth d", Leaf: "d", Area: "auth", Labels: []string{"AUTH-004"}, Rules: []string{"AUTH-004"}, State: report.NotSelected, Reason: report.NotSelectedReason},
-		{Text: "auth e", Leaf: "e", Area: "auth", Labels: []string{"AUTH-024"}, Rules: []string{"AUTH-024"}, State: report.StrictOnly, Reason: "judged only with --strict"},
-		{Text: "auth f", Leaf: "f", Area: "auth", Labels: []string{"AUTH-005"}, Rules: []string{"AUTH-005"}, State: report.Interrupted, Reason: "not run: the run was stopped"},
+		{Text: "auth c", Leaf: "c", Area: "auth", Labels: []string{"AUTH-003"}, Rules: []string{"AUTH-003"}, State: report.Failed,
+			Reason: "want 401", FailedRules: []string{"AUTH-003"}, Transcript: "> GET /x\n< 200 OK"},
+		{Text: "auth d", Leaf: "d", Area: "auth", Labels: []string{"AUTH-004"}, Rules: []string{"AUTH-004"}, State: report.NotSelected,
+			Reason: report.NotSelectedReason},
+		{Text: "auth e", Leaf: "e", Area: "auth", Labels: []string{"AUTH-024"}, Rules: []string{"AUTH-024"}, State: report.StrictOnly,
+			Reason: "judged only with --strict"},
+		{Text: "auth f", Leaf: "f", Area: "auth", Labels: []string{"AUTH-005"}, Rules: []string{"AUTH-005"}, State: report.Interrupted,
+			Reason: "not run: the run was stopped"},
 	}
 	build := func(run report.RunInfo, specs []report.SpecResult) report.Results {
 		r := report.Results{Suite: "mediaspec conformance", Run: run, Specs: specs, Rules: report.Verdicts(rules, specs),
-			Advisories: []report.Advisory{{Operation: "GET /credits/balance", Status: 200, Path: "$.x", Reference: "the reference says", Count: 2, Specs: []string{"auth a"}}}}
+			Advisories: []report.Advisory{{Operation: "GET /credits/balance", Status: 200, Path: "$.x", Reference: "the reference says",
+				Count: 2, Specs: []string{"auth a"}}}}
 		r.Tally()
 		return r
 	}
@@ -71,7 +75,8 @@ func TestEveryReportKindFitsTheSchema(t *testing.T) {
 		none = append(none, s)
 	}
 	kinds["empty shard"] = build(empty, none)
-	kinds["findings"] = report.FindingResults("mediaspec proxy", run, rules, []report.Finding{{RuleID: "AUTH-001", Level: "MUST", Side: "server", Request: "GET /x", Advice: "no"}})
+	finding := report.Finding{RuleID: "AUTH-001", Level: "MUST", Side: "server", Request: "GET /x", Advice: "no"}
+	kinds["findings"] = report.FindingResults("mediaspec proxy", run, rules, []report.Finding{finding})
 	for name, res := range kinds {
 		var buf bytes.Buffer
 		if err := res.WriteJSON(&buf); err != nil {

@@ -43,7 +43,8 @@ func TestControlDocumentLoadsAndValidates(t *testing.T) {
 	if doc.OpenAPI != "3.0.3" {
 		t.Errorf("openapi = %q, want 3.0.3", doc.OpenAPI)
 	}
-	for _, p := range []string{"/workspaces", "/workspaces/{id}", "/workspaces/{id}/keys", "/workspaces/{id}/credits", "/keys/{key_id}", "/clock", "/clock/advance", "/reset"} {
+	for _, p := range []string{"/workspaces", "/workspaces/{id}", "/workspaces/{id}/keys", "/workspaces/{id}/credits",
+		"/keys/{key_id}", "/clock", "/clock/advance", "/reset"} {
 		if doc.Paths.Value(p) == nil {
 			t.Errorf("control.yaml lacks path %s", p)
 		}
@@ -305,7 +306,8 @@ func walkSchema(ref *openapi3.SchemaRef, seen map[*openapi3.Schema]bool, f func(
 	walkSchema(s.Not, seen, f)
 }
 
-var wantEvents = []string{"generation.completed", "generation.failed", "batch.settled", "workflow_run.completed", "workflow_run.failed", "credits.low", "webhook.test"}
+var wantEvents = []string{"generation.completed", "generation.failed", "batch.settled", "workflow_run.completed", "workflow_run.failed",
+	"credits.low", "webhook.test"}
 
 // Every event type of the interface spec is an x-webhooks entry in Redocly's 3.0 convention (event
 // name -> Path Item with post.requestBody), whose operation declares the Standard Webhooks headers,
@@ -324,7 +326,9 @@ func TestWebhookEventsAreDescribed(t *testing.T) {
 			continue
 		}
 		// The schema's own type enum names the event.
-		if err := sch.Value.VisitJSON(map[string]any{"id": "whd_" + strings.Repeat("0", 32), "type": "no.such.event", "created_at": "2026-01-01T00:00:00Z", "data": map[string]any{}}); err == nil {
+		stray := map[string]any{"id": "whd_" + strings.Repeat("0", 32), "type": "no.such.event", "created_at": "2026-01-01T00:00:00Z",
+			"data": map[string]any{}}
+		if err := sch.Value.VisitJSON(stray); err == nil {
 			t.Errorf("%s: the schema accepts any type", ev)
 		}
 		// Its example is a delivery body of this event (Redoc shows it instead of inventing one).

@@ -148,6 +148,7 @@ func TestValidateResponse(t *testing.T) {
 	ctx := context.Background()
 	get := httptest.NewRequest("GET", "/api/v1/things/abc", nil)
 	post := httptest.NewRequest("POST", "/api/v1/things", nil)
+	nope := httptest.NewRequest("GET", "/api/v1/nope", nil)
 	cases := []struct {
 		name    string
 		req     *http.Request
@@ -165,9 +166,9 @@ func TestValidateResponse(t *testing.T) {
 		{"error not in the envelope", get, 404, jsonHeader(), `{"message":"nope"}`, "error"},
 		{"required header missing", post, 201, jsonHeader(), `{"ok":true}`, "Location"},
 		{"wrong content type", get, 200, http.Header{"Content-Type": {"text/plain"}}, `{"ok":true,"thing_id":"abc","size":1}`, "content"},
-		{"undocumented path answers an envelope", httptest.NewRequest("GET", "/api/v1/nope", nil), 404, jsonHeader(), `{"error":{"ok":false,"code":"not_found"}}`, ""},
-		{"undocumented path answers success", httptest.NewRequest("GET", "/api/v1/nope", nil), 200, jsonHeader(), `{}`, "undocumented"},
-		{"undocumented path answers a bare error", httptest.NewRequest("GET", "/api/v1/nope", nil), 404, jsonHeader(), `{"code":"not_found"}`, "envelope"},
+		{"undocumented path answers an envelope", nope, 404, jsonHeader(), `{"error":{"ok":false,"code":"not_found"}}`, ""},
+		{"undocumented path answers success", nope, 200, jsonHeader(), `{}`, "undocumented"},
+		{"undocumented path answers a bare error", nope, 404, jsonHeader(), `{"code":"not_found"}`, "envelope"},
 		{"outside the base path is not checked", httptest.NewRequest("GET", "/files/x", nil), 200, http.Header{}, `binary`, ""},
 	}
 	for _, c := range cases {
@@ -292,10 +293,14 @@ func TestParseRulesRefusesBadCatalogues(t *testing.T) {
 	if c, err := ParseRules([]byte(head + good + audited)); err != nil || !c.Rules[1].Audited() || c.Rules[0].Audited() {
 		t.Fatalf("audited client obligation: %v", err)
 	}
-	interpreted := "  - {id: AUTH-003, level: MUST, section: S, statement: s, needs: [], interpretation: ours, basis: reference, judged: strict-only}\n"
-	if c, err := ParseRules([]byte(head + good + interpreted)); err != nil || c.Rules[1].Basis != BasisReference || c.Rules[1].Judged != JudgedStrictOnly {
+	interpreted := "  - {id: AUTH-003, level: MUST, section: S, statement: s, needs: [], interpretation: ours, basis: reference, " +
+		"judged: strict-only}\n"
+	c, err := ParseRules([]byte(head + good + interpreted))
+	if err != nil || c.Rules[1].Basis != BasisReference || c.Rules[1].Judged != JudgedStrictOnly {
 		t.Fatalf("interpretation with its basis: %v", err)
 	}
+	// ours opens a rule with an interpretation; each case closes it.
+	const ours = "  - {id: AUTH-002, level: MUST, section: S, statement: s, needs: [], interpretation: ours"
 	cases := map[string]string{
 		"duplicate id":       head + good + good,
 		"bad id":             head + "  - {id: auth-1, level: MUST, section: S, statement: s, needs: []}\n",
@@ -308,9 +313,9 @@ func TestParseRulesRefusesBadCatalogues(t *testing.T) {
 		"no basis":           head + "  - {id: AUTH-002, level: MUST, section: S, statement: s, needs: [], interpretation: ours}\n",
 		"unknown basis":      head + "  - {id: AUTH-002, level: MUST, section: S, statement: s, needs: [], interpretation: ours, basis: mock}\n",
 		"basis alone":        head + "  - {id: AUTH-002, level: MUST, section: S, statement: s, needs: [], basis: text}\n",
-		"reference unjudged": head + "  - {id: AUTH-002, level: MUST, section: S, statement: s, needs: [], interpretation: ours, basis: reference}\n",
-		"unknown judgement":  head + "  - {id: AUTH-002, level: MUST, section: S, statement: s, needs: [], interpretation: ours, basis: reference, judged: maybe}\n",
-		"text judged":        head + "  - {id: AUTH-002, level: MUST, section: S, statement: s, needs: [], interpretation: ours, basis: text, judged: open}\n",
+		"reference unjudged": head + ours + ", basis: reference}\n",
+		"unknown judgement":  head + ours + ", basis: reference, judged: maybe}\n",
+		"text judged":        head + ours + ", basis: text, judged: open}\n",
 		"wrong version":      "version: 2\n" + strings.TrimPrefix(head, "version: 1\n") + good,
 		"not yaml at all":    "{{{",
 	}

@@ -21,6 +21,7 @@ var cleanDirs = []string{
 	"internal/codestyle",
 	"mock/clock",
 	"receiver",
+	"spec",
 	"spec/clients",
 	"spec/diff",
 	"spec/errtable",
