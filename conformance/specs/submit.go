@@ -323,11 +323,25 @@ func checkOrderSpecs(f *framework.Framework) {
 		Describe("with a requires_plan capability", func() {
 			// planSetup finds a requires_plan capability, reads its detail through a workspace on the
 			// plan it needs, and returns a spender on the default plan whose caps and wallet cannot refuse.
+			// Without control the detail is read with the profile's business-plan key and the main key
+			// submits, the capability's hold within its limits and balance.
 			planSetup := func(ctx context.Context, s *framework.Spec) (spender, string, map[string]any) {
 				GinkgoHelper()
 				row := withStatus(catalogue(ctx, s.Client()), "requires_plan")
 				if row == nil {
 					s.Lacks("the target lists no requires_plan capability: CHECK-010 and CHECK-011 are left unverified")
+				}
+				if !s.HasControl() {
+					rc := s.RoleKey(framework.BusinessKey)
+					d := detail(ctx, rc, row["capability_id"].(string))
+					cfg := clone(objectAt(d, "example_config"))
+					_, need := estimateOf(ctx, rc, d.String("capability_id"), cfg, nil)
+					perGeneration, _ := s.WorkspaceLimits()
+					if avail := availableOf(ctx, s.Client()); need > perGeneration || need > avail {
+						framework.SkipFor(framework.LacksState(fmt.Sprintf("a hold of %d for %s is above the main key's per-generation limit (%d) or balance (%d), "+
+							"which are checked before the config and the plan", need, d.String("capability_id"), perGeneration, avail)))
+					}
+					return spender{c: s.Client()}, d.String("capability_id"), cfg
 				}
 				rich := s.NewWorkspace(ctx, framework.WorkspaceOptions{Plan: row["required_plan"].(string)})
 				rc, _ := rich.NewKey(ctx, framework.KeyOptions{Scopes: []string{"read"}})
@@ -338,16 +352,21 @@ func checkOrderSpecs(f *framework.Framework) {
 				return sp, d.String("capability_id"), clone(objectAt(d, "example_config"))
 			}
 
-			f.Rule(rules("CHECK-010", "CHECK-001")...).Needs(framework.Control).It("config validity before plan: an invalid config for a requires_plan capability gets 400 invalid_config", func(ctx context.Context, s *framework.Spec) {
+			f.Rule(rules("CHECK-010", "CHECK-001")...).Needs(framework.BusinessKey).It("config validity before plan: an invalid config for a requires_plan capability gets 400 invalid_config", func(ctx context.Context, s *framework.Spec) {
 				sp, id, cfg := planSetup(ctx, s)
 				cfg["conformance_bogus"] = true
 				refuse(ctx, sp.c, submitBody(id, cfg, 100000, nil), http.StatusBadRequest, "invalid_config")
 			})
 
-			f.Rule(rules("CHECK-011", "CHECK-001", "ERR-023", "ERR-017")...).Needs(framework.Control).It("plan before moderation: a requires_plan capability with a refused prompt gets 403 required_plan", func(ctx context.Context, s *framework.Spec) {
+			f.Rule(rules("CHECK-011", "CHECK-001", "ERR-023", "ERR-017")...).Needs(framework.BusinessKey, framework.TestInputs).It("plan before moderation: a requires_plan capability with a refused prompt gets 403 required_plan", func(ctx context.Context, s *framework.Spec) {
 				sp, id, cfg := planSetup(ctx, s)
-				s.QueueFault(ctx, "moderation_block", id, 1, "")
-				r := refuse(ctx, sp.c, submitBody(id, cfg, 100000, nil), http.StatusForbidden, "required_plan")
+				blocked := sp.c
+				if s.HasControl() {
+					s.QueueFault(ctx, "moderation_block", id, 1, "")
+				} else {
+					blocked = s.Force(ctx, sp.c, framework.Outcome{Kind: "moderation_block", CapabilityID: id})
+				}
+				r := refuse(ctx, blocked, submitBody(id, cfg, 100000, nil), http.StatusForbidden, "required_plan")
 				Expect(r.String("error.capability_status")).To(Equal("requires_plan"), r.Describe())
 				r.String("error.required_plan")
 			})
