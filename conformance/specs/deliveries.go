@@ -433,7 +433,7 @@ func deliverySpecs(f *framework.Framework) {
 
 		// Stays at the control API: re-pointing an admitted name at a private address between two
 		// attempts needs the target's resolver to be told (control's MapHost), which no caller can do.
-		f.Rule("DLV-013").ControlBecause("re-pointing an admitted name at a private address needs control's resolver (MapHost)").It("the address is checked again at each attempt: a name re-pointed from the receiver to a private address fails there, and arrives again once pointed back", func(ctx context.Context, s *framework.Spec) {
+		f.Rule("DLV-013").ControlBecause("re-pointing an admitted name at a private address needs control's resolver override, MapHost").It("the address is checked again at each attempt: a name re-pointed from the receiver to a private address fails there, and arrives again once pointed back", func(ctx context.Context, s *framework.Spec) {
 			host := mappedHost()
 			s.MapHost(ctx, host, "127.0.0.1")
 			path, u, ok := s.Hooks().NamedURL(host)

@@ -692,7 +692,7 @@ func workflowRunEventSpecs(f *framework.Framework) {
 // recoveredRenderSpecs registers the specs of recovered renders.
 func recoveredRenderSpecs(f *framework.Framework) {
 	Describe("workflows: recovered renders", func() {
-		f.Rule("EVT-015").ControlBecause("recovering a failed render is an operator's act (control's job hook)").It("a generation that sent generation.failed sends generation.completed when it is recovered", func(ctx context.Context, s *framework.Spec) {
+		f.Rule("EVT-015").ControlBecause("recovering a failed render is an operator's act, through control's job hook").It("a generation that sent generation.failed sends generation.completed when it is recovered", func(ctx context.Context, s *framework.Spec) {
 			sp := newSpender(ctx, s)
 			h := registerHook(ctx, s, sp.c, "generation.completed", "generation.failed")
 			d := imageModel(ctx, sp.c)
