@@ -17,6 +17,7 @@ import (
 	"github.com/getkin/kin-openapi/openapi3"
 
 	"github.com/mediaspec/mediaspec/spec"
+	specjudge "github.com/mediaspec/mediaspec/spec/judge"
 )
 
 // The rewrites legal variants are made of: each turns an answer (or a delivery) of the mock into
@@ -136,14 +137,15 @@ func reencode(m matcher, enc func(v any) []byte) Wrap {
 	})
 }
 
-// idPattern is a prefixed id of the text's table: the prefix and 32 lowercase hex.
-var idPattern = regexp.MustCompile(`\b(gen|bg|ast|act|voc|wf|wfr|wh|whd|captpl)_[0-9a-f]{32}\b`)
+// idPattern is a prefixed id of the text's table (specjudge.TextIDsInText): the prefix and 32
+// lowercase hex.
+var idPattern = specjudge.TextIDsInText
 
 // flipTails maps every prefixed id in b to another id of the same prefix and form: each hex digit
 // of the tail XOR 5. The map is its own inverse, so the same call turns the suite's ids back into
 // the mock's and the mock's into the suite's, consistently.
 func flipTails(b []byte) []byte {
-	return idPattern.ReplaceAllFunc(b, func(m []byte) []byte {
+	return idPattern().ReplaceAllFunc(b, func(m []byte) []byte {
 		out := append([]byte(nil), m...)
 		const hex = "0123456789abcdef"
 		for i := len(out) - 32; i < len(out); i++ {

@@ -17,7 +17,7 @@ func TestFlipTailsIsItsOwnInverse(t *testing.T) {
 	if out == in {
 		t.Fatal("flipTails changed nothing")
 	}
-	for _, id := range idPattern.FindAllString(out, -1) {
+	for _, id := range idPattern().FindAllString(out, -1) {
 		if strings.Contains(in, id) {
 			t.Errorf("%s kept its tail", id)
 		}

@@ -3,9 +3,9 @@ package wrongservers
 import (
 	"encoding/json"
 	"fmt"
+	specjudge "github.com/mediaspec/mediaspec/spec/judge"
 	"net/http"
 	"net/url"
-	"regexp"
 	"strings"
 	"unicode/utf8"
 )
@@ -13,7 +13,6 @@ import (
 var (
 	fromURLRoute = route(http.MethodPost, "/uploads/from-url")
 	healthRoute  = route(http.MethodGet, "/health/(live|ready)")
-	assetIDForm  = regexp.MustCompile(`^ast_[0-9a-f]{32}$`)
 )
 
 // kindCeilings are the upload size ceilings by the kind a content type names.
@@ -98,7 +97,7 @@ var registrationServers = []Server{
 		Name: "upload-finalize-id-format-400", Rules: []string{"UPLOAD-039"},
 		Mistake: "a finalize id that is not of the ast_ form is refused as a bad request (400) before the lookup",
 		API: guard(finalizeRoute, func(_ *Env, _ http.Handler, r *http.Request) *answer {
-			if !assetIDForm.MatchString(finalizeID(r)) {
+			if !specjudge.IsID("ast_", finalizeID(r)) {
 				return refusal(http.StatusBadRequest, "invalid_config", false, map[string]any{"field": "asset_id"})
 			}
 			return nil

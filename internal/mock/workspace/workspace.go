@@ -23,6 +23,7 @@ import (
 	"github.com/mediaspec/mediaspec/internal/mock/ids"
 	"github.com/mediaspec/mediaspec/internal/mock/ledger"
 	"github.com/mediaspec/mediaspec/internal/mock/ratelimit"
+	"github.com/mediaspec/mediaspec/spec/judge"
 )
 
 // Plan is a workspace's plan: which one it is on. What a plan unlocks is the catalogue's
@@ -64,7 +65,7 @@ const (
 // Patterns of the ids and secrets this package makes or accepts.
 var (
 	KeyPattern         = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^sk_live_[A-Za-z0-9]{32,64}$`) })
-	KeyIDPattern       = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^key_[0-9a-f]{32}$`) })
+	KeyIDPattern       = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(judge.IDPattern("key_")) })
 	WorkspaceIDPattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^ws_[0-9a-f]{32}$`) })
 )
 
