@@ -28,8 +28,8 @@ const (
 
 // NeedOrder lists the needs from the one that weighs most (a rule that lacks several is listed
 // under the first): what a target must offer before what a run may add.
-var NeedOrder = []string{NeedControl, NeedTestHelpers, NeedTestInputs, NeedReceiver, NeedSecondWorkspace, NeedReadKey, NeedProfile, NeedOther, NeedSlow, NeedBudget,
-	NeedStrictOnly, NeedBlocked, NeedInterrupted, NeedNotSelected, NeedNoSpec}
+var NeedOrder = []string{NeedControl, NeedTestHelpers, NeedTestInputs, NeedReceiver, NeedSecondWorkspace, NeedReadKey, NeedProfile,
+	NeedOther, NeedSlow, NeedBudget, NeedStrictOnly, NeedBlocked, NeedInterrupted, NeedNotSelected, NeedNoSpec}
 
 // NeedTitles say each need in words, for the console and the HTML report.
 var NeedTitles = map[string]string{
@@ -39,15 +39,16 @@ var NeedTitles = map[string]string{
 	NeedReceiver:        "need a webhook receiver the target can reach",
 	NeedSecondWorkspace: "need a key of a second workspace (--other-key)",
 	NeedReadKey:         "need a read-only key (--read-key)",
-	NeedProfile:         "need the target to name or declare what the text leaves open (--shape, --live-path, --key-header, --retired-capability-id, ... or the --config file)",
-	NeedOther:           "need something else the target does not offer or name",
-	NeedSlow:            "need --slow or --real-time (minutes of target time)",
-	NeedBudget:          "need credits to spend (--budget)",
-	NeedStrictOnly:      "differ from the reference's own choice or assert it only (judged with --strict)",
-	NeedBlocked:         "blocked by a failure of another rule",
-	NeedInterrupted:     "not run: the run was stopped (Ctrl-C, --timeout)",
-	NeedNotSelected:     "not selected (label filter or another shard)",
-	NeedNoSpec:          "no spec checks them",
+	NeedProfile: "need the target to name or declare what the text leaves open " +
+		"(--shape, --live-path, --key-header, --retired-capability-id, ... or the --config file)",
+	NeedOther:       "need something else the target does not offer or name",
+	NeedSlow:        "need --slow or --real-time (minutes of target time)",
+	NeedBudget:      "need credits to spend (--budget)",
+	NeedStrictOnly:  "differ from the reference's own choice or assert it only (judged with --strict)",
+	NeedBlocked:     "blocked by a failure of another rule",
+	NeedInterrupted: "not run: the run was stopped (Ctrl-C, --timeout)",
+	NeedNotSelected: "not selected (label filter or another shard)",
+	NeedNoSpec:      "no spec checks them",
 }
 
 // NeedOf is what a spec that did not run lacked, told from its state and its typed skip reason

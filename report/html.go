@@ -153,7 +153,8 @@ td,th{border:1px solid #ccc;padding:.3em .5em;vertical-align:top;text-align:left
 pre{white-space:pre-wrap;overflow-wrap:anywhere;font-size:.85em;background:#f6f6f6;padding:.5em;margin:.3em 0;max-height:30em;overflow:auto}
 .header th{width:12em;background:#f3f3f3}
 .passed{background:#dfd}.failed{background:#fdd}.skipped{background:#ffd}
-.not_covered,.not_selected,.strict_only{background:#eee}.partly_judged,.interrupted{background:#ffd}.unobservable{background:#def}.blocked{background:#fec}
+.not_covered,.not_selected,.strict_only{background:#eee}.partly_judged,.interrupted{background:#ffd}.unobservable{background:#def}
+.blocked{background:#fec}
 .sentence{font-weight:600}
 .small{font-size:.85em;color:#555}
 </style></head><body>
@@ -178,41 +179,58 @@ pre{white-space:pre-wrap;overflow-wrap:anywhere;font-size:.85em;background:#f6f6
 {{end}}</tbody></table>{{end}}
 {{range .SuiteFailures}}<pre class="failed">{{.}}</pre>{{end}}
 <h2>Areas</h2>
-<table><thead><tr><th>Area</th><th>Passed</th><th>Failed</th><th>Blocked</th><th>Skipped</th><th>Interrupted (not run)</th><th>Rules failed</th></tr></thead><tbody>
-{{range .AreaRows}}<tr><td>{{.Area}}</td><td>{{.Passed}}</td><td{{if .Failed}} class="failed"{{end}}>{{.Failed}}</td><td{{if .Blocked}} class="blocked"{{end}}>{{.Blocked}}</td><td>{{.Skipped}}</td><td>{{.Interrupted}}</td><td>{{.FailedRules}}</td></tr>
+<table><thead><tr><th>Area</th><th>Passed</th><th>Failed</th><th>Blocked</th><th>Skipped</th><th>Interrupted (not run)</th>
+<th>Rules failed</th></tr></thead><tbody>
+{{range .AreaRows}}<tr><td>{{.Area}}</td><td>{{.Passed}}</td><td{{if .Failed}} class="failed"{{end}}>{{.Failed}}</td>
+<td{{if .Blocked}} class="blocked"{{end}}>{{.Blocked}}</td><td>{{.Skipped}}</td><td>{{.Interrupted}}</td><td>{{.FailedRules}}</td></tr>
 {{end}}</tbody></table>
 {{if .Causes}}<h2>Root causes ({{len .Causes}})</h2>
-<p class="small">Each cause is a rule broken on a call: the specs that check the rule failed; the specs that only needed the call are blocked by it, their own rules left undecided.</p>
-<table><thead><tr><th style="width:14em">Rules</th><th>Cause</th><th style="width:9em">Specs</th><th style="width:16em">Where</th></tr></thead><tbody>
-{{range .Causes}}<tr><td>{{range .Rules}}<a href="#{{.}}">{{.}}</a> {{end}}</td><td>{{with .CallList}}<code>{{.}}</code>: {{end}}{{.Sentence}}<details><summary>the specs</summary><ul>{{range .Specs}}<li><a href="#{{anchor $.Anchors .Text}}">{{.Text}}</a>{{if eq .State "blocked"}} (blocked){{end}}</li>{{end}}</ul></details></td>
+<p class="small">Each cause is a rule broken on a call: the specs that check the rule failed; the specs that only needed the call
+are blocked by it, their own rules left undecided.</p>
+<table><thead><tr><th style="width:14em">Rules</th><th>Cause</th><th style="width:9em">Specs</th>
+<th style="width:16em">Where</th></tr></thead><tbody>
+{{range .Causes}}<tr><td>{{range .Rules}}<a href="#{{.}}">{{.}}</a> {{end}}</td>
+<td>{{with .CallList}}<code>{{.}}</code>: {{end}}{{.Sentence}}<details><summary>the specs</summary><ul>
+{{- range .Specs}}<li><a href="#{{anchor $.Anchors .Text}}">{{.Text}}</a>{{if eq .State "blocked"}} (blocked){{end}}</li>
+{{- end}}</ul></details></td>
 <td class="failed">{{.Tally}}</td><td>{{.Location}}</td></tr>
 {{end}}</tbody></table>{{end}}
 {{if .Advisories}}<h2>Advisories ({{len .Advisories}}): differences from the reference's own choices, never failures</h2>
-<table><thead><tr><th>Call</th><th style="width:6em">Status</th><th>Field</th><th>The reference document says</th><th style="width:5em">Seen</th><th>Specs</th></tr></thead><tbody>
-{{range .Advisories}}<tr><td>{{.Operation}}</td><td>{{if .Status}}{{.Status}}{{end}}</td><td><code>{{.Path}}</code></td><td>{{.Reference}}</td><td>{{.Count}}</td><td class="small">{{range .Specs}}{{.}}<br>{{end}}</td></tr>
+<table><thead><tr><th>Call</th><th style="width:6em">Status</th><th>Field</th><th>The reference document says</th>
+<th style="width:5em">Seen</th><th>Specs</th></tr></thead><tbody>
+{{range .Advisories}}<tr><td>{{.Operation}}</td><td>{{if .Status}}{{.Status}}{{end}}</td><td><code>{{.Path}}</code></td>
+<td>{{.Reference}}</td><td>{{.Count}}</td><td class="small">{{range .Specs}}{{.}}<br>{{end}}</td></tr>
 {{end}}</tbody></table>{{end}}
 {{if .Failed}}<h2>Failed and blocked specs ({{len .Failed}})</h2>
 {{range .Failed}}<div id="{{.Anchor}}" class="spec">
 <h3 class="{{verdictClass .State}}">{{.Text}}</h3>
-<p class="small">{{.Area}} · {{.Location}}{{if .FailureLocation}} · failed at {{.FailureLocation}}{{end}} · {{if eq .State "blocked"}}blocked by{{else}}rules{{end}} {{range .Blamed}}<a href="#{{.}}">{{.}}</a> {{end}}</p>
+<p class="small">{{.Area}} ·
+{{.Location}}{{if .FailureLocation}} ·
+failed at {{.FailureLocation}}{{end}} ·
+{{if eq .State "blocked"}}blocked by{{else}}rules{{end}} {{range .Blamed}}<a href="#{{.}}">{{.}}</a> {{end}}</p>
 <p class="sentence">{{.Sentence}}</p>
 <pre>{{.Reason}}</pre>
 {{if .Transcript}}<details><summary>every call of the spec</summary><pre>{{.Transcript}}</pre></details>{{end}}
 </div>
 {{end}}{{end}}
 <h2>Rules (failures first)</h2>
-<table><thead><tr><th style="width:7em">Rule</th><th style="width:5em">Level</th><th style="width:9em">Section</th><th>Statement</th><th style="width:7em">Verdict</th><th>Detail</th></tr></thead><tbody>
+<table><thead><tr><th style="width:7em">Rule</th><th style="width:5em">Level</th><th style="width:9em">Section</th><th>Statement</th>
+<th style="width:7em">Verdict</th><th>Detail</th></tr></thead><tbody>
 {{range .Rules}}<tr id="{{.Rule.ID}}">
 <td>{{.Rule.ID}}</td><td>{{.Rule.Level}}</td><td>{{.Rule.Section}}</td>
 <td>{{.Rule.Statement}}{{if .Rule.Interpretation}}<br><em>Interpretation: {{.Rule.Interpretation}}</em>{{end}}</td>
-<td class="{{verdictClass .Verdict}}">{{words .Verdict}}{{if eq .Verdict "partly_judged"}} ({{.SpecsRun}} of {{len .Specs}} specs){{end}}</td>
+<td class="{{verdictClass .Verdict}}">{{words .Verdict}}
+{{- if eq .Verdict "partly_judged"}} ({{.SpecsRun}} of {{len .Specs}} specs){{end}}</td>
 <td>{{if .Reason}}<pre>{{.Reason}}</pre>{{end}}
-{{if .Specs}}<details><summary>{{len .Specs}} spec(s)</summary><ul>{{range .Specs}}<li>{{with anchor $.Anchors .}}<a href="#{{.}}">{{end}}{{.}}{{if anchor $.Anchors .}}</a>{{end}}</li>{{end}}</ul></details>{{end}}</td>
+{{if .Specs}}<details><summary>{{len .Specs}} spec(s)</summary><ul>
+{{- range .Specs}}<li>{{with anchor $.Anchors .}}<a href="#{{.}}">{{end}}{{.}}
+{{- if anchor $.Anchors .}}</a>{{end}}</li>{{end}}</ul></details>{{end}}</td>
 </tr>
 {{end}}</tbody></table>
 <h2>Other specs</h2>
 <table><thead><tr><th>Spec</th><th style="width:8em">Area</th><th style="width:7em">Outcome</th><th>Detail</th></tr></thead><tbody>
-{{range .Others}}<tr><td>{{.Text}}<br><span class="small">{{.Location}} · {{range .Rules}}{{.}} {{end}}</span></td><td>{{.Area}}</td><td class="{{verdictClass .State}}">{{words .State}}</td>
+{{range .Others}}<tr><td>{{.Text}}<br><span class="small">{{.Location}} · {{range .Rules}}{{.}} {{end}}</span></td><td>{{.Area}}</td>
+<td class="{{verdictClass .State}}">{{words .State}}</td>
 <td>{{.Reason}}</td></tr>
 {{end}}</tbody></table>
 </body></html>
@@ -374,7 +392,8 @@ func (r Results) WriteJUnit(w io.Writer) error {
 		}
 		msg := fmt.Sprintf("interrupted: %s; %d selected specs did not run to their end", why, r.SpecCounts.Interrupted)
 		ts := Suite{Name: "mediaspec.run", Tests: 1, Failures: 1, Properties: r.junitProperties(),
-			Cases: []Case{{Name: "the run ran to its end", Classname: "mediaspec.run", Failure: &Failure{Message: msg, Type: "interrupted", Body: msg}}}}
+			Cases: []Case{{Name: "the run ran to its end", Classname: "mediaspec.run",
+				Failure: &Failure{Message: msg, Type: "interrupted", Body: msg}}}}
 		doc.Tests++
 		doc.Failures++
 		doc.Suites = append(doc.Suites, ts)

@@ -21,9 +21,11 @@ func ReadResults(data []byte) (Results, error) {
 	}
 	switch {
 	case head.Version == nil:
-		return Results{}, fmt.Errorf("a report of an older mediaspec (no report_version: version 1, with CamelCase spec_counts and skipped for not selected): run the check again with this mediaspec, which writes report_version %d", ReportVersion)
+		return Results{}, fmt.Errorf("a report of an older mediaspec (no report_version: version 1, with CamelCase spec_counts "+
+			"and skipped for not selected): run the check again with this mediaspec, which writes report_version %d", ReportVersion)
 	case *head.Version != ReportVersion:
-		return Results{}, fmt.Errorf("report_version %d: this mediaspec reads report_version %d; use the mediaspec that wrote it", *head.Version, ReportVersion)
+		return Results{}, fmt.Errorf("report_version %d: this mediaspec reads report_version %d; use the mediaspec that wrote it",
+			*head.Version, ReportVersion)
 	}
 	var r Results
 	if err := json.Unmarshal(data, &r); err != nil {
@@ -85,7 +87,8 @@ func MergeShards(parts []Results) (Results, error) {
 			{"label filter", first.Run.Filter, p.Run.Filter},
 		} {
 			if d.a != d.b {
-				return Results{}, fmt.Errorf("report %d has %s %q and report 1 %q: the shards of one run share the program and the label filter", i+1, d.what, d.b, d.a)
+				return Results{}, fmt.Errorf("report %d has %s %q and report 1 %q: "+
+					"the shards of one run share the program and the label filter", i+1, d.what, d.b, d.a)
 			}
 		}
 	}
@@ -117,7 +120,8 @@ func MergeShards(parts []Results) (Results, error) {
 		for i := range parts {
 			list := by[i][s.Text]
 			if m >= len(list) {
-				return Results{}, fmt.Errorf("report %d does not list the spec %q that report 1 lists: the shards were run by different programs", i+1, s.Text)
+				return Results{}, fmt.Errorf("report %d does not list the spec %q that report 1 lists: "+
+					"the shards were run by different programs", i+1, s.Text)
 			}
 			if r := list[m]; r.State != NotSelected {
 				pick = r
@@ -125,13 +129,15 @@ func MergeShards(parts []Results) (Results, error) {
 			}
 		}
 		if ran > 1 {
-			return Results{}, fmt.Errorf("the spec %q ran in %d shards: the shards were split differently (same program, same filter, same N?)", s.Text, ran)
+			return Results{}, fmt.Errorf("the spec %q ran in %d shards: "+
+				"the shards were split differently (same program, same filter, same N?)", s.Text, ran)
 		}
 		res.Specs = append(res.Specs, pick)
 	}
 	for i, p := range parts {
 		if len(p.Specs) != len(first.Specs) {
-			return Results{}, fmt.Errorf("report %d lists %d specs and report 1 %d: the shards were run by different programs", i+1, len(p.Specs), len(first.Specs))
+			return Results{}, fmt.Errorf("report %d lists %d specs and report 1 %d: the shards were run by different programs",
+				i+1, len(p.Specs), len(first.Specs))
 		}
 		for _, f := range p.SuiteFailures {
 			if !slices.Contains(res.SuiteFailures, f) {

@@ -102,7 +102,8 @@ func (s SpecResult) Why() SkipReason {
 }
 
 // UnjudgedReason is why a rule a spec carries is not decided by it (SpecResult.Unjudged).
-const UnjudgedReason = "judged only with --strict: the rule is the reference's own choice where the interface text leaves it open (rules.yaml basis reference, judged strict-only)"
+const UnjudgedReason = "judged only with --strict: the rule is the reference's own choice where the interface text leaves it open " +
+	"(rules.yaml basis reference, judged strict-only)"
 
 // Settle decides between failed and blocked for a spec whose assertion failed: when the failed
 // step checked only rules the spec does not carry, the spec is blocked by them (its own rules are
