@@ -266,7 +266,8 @@ func capabilityDetailSpecs(f *framework.Framework) {
 			c := businessClient(ctx, s)
 			for _, id := range business[:min(len(business), 10)] {
 				r := capabilityView(c.Get(ctx, "/capabilities/"+id).ExpectOK(http.StatusOK))
-				Expect(r.String("status")).To(Equal("available"), id+" requires the business plan: a business workspace reads it available"+r.Describe())
+				Expect(r.String("status")).To(Equal("available"),
+					id+" requires the business plan: a business workspace reads it available"+r.Describe())
 				Expect(r.Doc()).NotTo(HaveKey("required_plan"), r.Describe())
 			}
 		})

@@ -404,7 +404,8 @@ func castByPlanSpecs(f *framework.Framework) {
 // own_cloned_voice_id), which the operator made in their app.
 func ownCatalogueSpecs(f *framework.Framework) {
 	Describe("actors and voices: a workspace's own", func() {
-		f.Rule("ACTOR-005", "VOICE-003").It("an actor made without tags lists tags [], and a cloned voice is listed with no language and no gender", func(ctx context.Context, s *framework.Spec) {
+		const untagged = "an actor made without tags lists tags [], and a cloned voice is listed with no language and no gender"
+		f.Rule("ACTOR-005", "VOICE-003").It(untagged, func(ctx context.Context, s *framework.Spec) {
 			var (
 				c            *framework.Client
 				actors       []string // made without tags: the workspace's own, and with control a cast actor
@@ -439,7 +440,8 @@ func ownCatalogueSpecs(f *framework.Framework) {
 			row := rowOf(voices, "voice_id", clonedVoices)
 			Expect(row).NotTo(BeNil(), "the workspace's cloned voice "+clonedVoices+" (active) is listed to it")
 			Expect(row["is_cloned"]).To(Equal(true), clonedVoices+" is a cloned voice: is_cloned true")
-			Expect(row).To(And(HaveKeyWithValue("language", BeNil()), HaveKeyWithValue("gender", BeNil())), clonedVoices+": a cloned voice has no language and no gender (both null)")
+			Expect(row).To(And(HaveKeyWithValue("language", BeNil()), HaveKeyWithValue("gender", BeNil())),
+				clonedVoices+": a cloned voice has no language and no gender (both null)")
 		})
 	})
 }

@@ -424,10 +424,12 @@ func presetTemplateSpecs(f *framework.Framework) {
 				probe := sp.c.Post(ctx, "/generations", submitBody(id, cfg, need, nil))
 				if probe.Status == http.StatusBadRequest {
 					why := "needs the control API to read " + id + "'s config schema on a " + plan + " workspace"
+					because := ": without a valid config the submit is refused for config validity, which the check order puts before the plan"
 					if plan == "business" {
-						framework.SkipFor(framework.NotDeclared("unsupported: " + why + ", or set business_key in the profile (a key of a business workspace): without a valid config the submit is refused for config validity, which the check order puts before the plan"))
+						framework.SkipFor(framework.NotDeclared("unsupported: " + why +
+							", or set business_key in the profile (a key of a business workspace)" + because))
 					}
-					framework.SkipFor(framework.Unsupported(framework.Control, why+": without a valid config the submit is refused for config validity, which the check order puts before the plan"))
+					framework.SkipFor(framework.Unsupported(framework.Control, why+because))
 				}
 			}
 			r := refuse(ctx, sp.c, submitBody(id, cfg, need, nil), http.StatusForbidden, "required_plan")

@@ -183,7 +183,8 @@ func talkingFlowSpecs(f *framework.Framework) {
 					other := s.NewWorkspace(ctx, framework.WorkspaceOptions{})
 					oc, _ = other.NewKey(ctx, framework.KeyOptions{Scopes: []string{"read", "generate"}})
 					var err error
-					theirActor, err = s.Control().AddActor(ctx, other.ID, map[string]any{"name": "Their presenter " + randomHex(4), "default_voice_id": voice})
+					theirActor, err = s.Control().AddActor(ctx, other.ID,
+						map[string]any{"name": "Their presenter " + randomHex(4), "default_voice_id": voice})
 					hookDone(s, err)
 					theirVoice, err = s.Control().CloneVoice(ctx, other.ID, "Their voice "+randomHex(4))
 					hookDone(s, err)

@@ -197,7 +197,8 @@ func uploadFlowSpecs(f *framework.Framework) {
 					expectFinalizeOutcome(s, fin, fx, id)
 					s.Step("UPLOAD-027")
 					again := finalizeUpload(ctx, c, id).ExpectOK(http.StatusOK)
-					Expect(again.String("scan_status")).To(Equal("flagged"), "a flagged file stays flagged: a later finalize answers the stored verdict"+again.Describe())
+					Expect(again.String("scan_status")).To(Equal("flagged"),
+						"a flagged file stays flagged: a later finalize answers the stored verdict"+again.Describe())
 					Expect(again.Bool("usable")).To(BeFalse(), again.Describe())
 					// The asset record of the file says the same: flagged, never usable.
 					s.Step("UPLOAD-024", "UPLOAD-025")
