@@ -21,24 +21,39 @@ var answerFieldRules = map[string]map[string]string{
 	"GET /generations/{id}/wait": {"$.waited_seconds": "GEN-034", "$.age_seconds": "GEN-034"},
 	// ACTOR-005: tags is an array of snake_case strings, never null.
 	"GET /actors": {"$.actors[*].tags": "ACTOR-005"},
-	// ID-008: webhook_id values match ^wh_[0-9a-f]{32}$.
-	"POST /webhooks": {"$.webhook.webhook_id": "ID-008"},
+	// ID-008: webhook_id values match ^wh_[0-9a-f]{32}$; WH-004: the rest of a webhook's fields
+	// (webhook_id, url, events, status, consecutive_failures, description, created_at, updated_at),
+	// on every answer that shows one.
+	"POST /webhooks":       {"$.webhook.webhook_id": "ID-008", "$.webhook": "WH-004"},
+	"GET /webhooks":        {"$.webhooks[*]": "WH-004"},
+	"GET /webhooks/{id}":   {"$.webhook": "WH-004"},
+	"PATCH /webhooks/{id}": {"$.webhook": "WH-004"},
+	"GET /voices":          {"$.voices[*].tags": "VOICE-004"},
+	"GET /batches/{id}":    {"$.generations[*].generation_id": "BATCH-011", "$.generations[*].batch_index": "BATCH-011", "$.generations[*].status": "BATCH-011"},
 }
 
 // arrayIndex is an array index of a JSON path.
 var arrayIndex = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\[[0-9]+\]`) })
 
 // answerFieldRule is the rule of answerFieldRules for the field at path of op's answer, or under
-// it (array indexes read as [*]); "" when none.
-func answerFieldRule(op, path string) string {
+// it (array indexes read as [*]; a missing property reads as its own path), the longest path that
+// matches; "" when none.
+func answerFieldRule(op, path, problem string) string {
 	path = arrayIndex().ReplaceAllString(path, "[*]")
-	for p, id := range answerFieldRules[op] {
-		if path == p || strings.HasPrefix(path, p+".") || strings.HasPrefix(path, p+"[") {
-			return id
+	if m := missingProperty().FindStringSubmatch(problem); m != nil && !strings.HasSuffix(path, "."+m[1]) {
+		path += "." + m[1]
+	}
+	best, id := "", ""
+	for p, r := range answerFieldRules[op] {
+		if (path == p || strings.HasPrefix(path, p+".") || strings.HasPrefix(path, p+"[")) && len(p) > len(best) {
+			best, id = p, r
 		}
 	}
-	return ""
+	return id
 }
+
+// missingProperty matches the problem of an answer that lacks a required property.
+var missingProperty = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^property "([^"]+)" is missing`) })
 
 // failureRules owns a documented failure answer that breaks the description: the error envelope
 // (CORE-003: a failure answer is {"error": {...}}), except where an operation's failure answer is
@@ -140,7 +155,7 @@ func (f *Framework) answerOwners(method, urlPath string, status int, fields []sp
 		for _, fe := range fields {
 			id := crossRule(fe.Path, fe.Problem, status)
 			if id == "" && status < 400 {
-				id = answerFieldRule(op, fe.Path)
+				id = answerFieldRule(op, fe.Path, fe.Problem)
 			}
 			if id == "" && status < 400 {
 				// A header or an id pattern whose own rule states it (SUBMIT-002's Cache-Control,

@@ -70,7 +70,13 @@ func TestAnswerOwner(t *testing.T) {
 		{"GET", "/api/v1/generations/gen_x/wait", 200, []string{"$.waited_seconds | value must be an integer", "$.still_running"}, "GEN-028 GEN-034"},
 		{"GET", "/api/v1/actors", 200, []string{"$.actors[3].tags | value is not nullable", "$.actors[0].tags[1]"}, "ACTOR-005"},
 		{"POST", "/api/v1/webhooks", 201, []string{"$.webhook.webhook_id | string doesn't match the regular expression"}, "ID-008"},
-		{"POST", "/api/v1/generations", 201, []string{`header Cache-Control | response header "Cache-Control" missing`}, "SUBMIT-002"}, // the header's own rule
+		{"POST", "/api/v1/webhooks", 201, []string{"$.webhook.updated_at | value is not nullable"}, "WH-004"},                           // the webhook's own fields
+		{"GET", "/api/v1/webhooks", 200, []string{`$.webhooks[2] | property "consecutive_failures" is missing`}, "WH-004"},              // a row without one
+		{"GET", "/api/v1/voices", 200, []string{"$.voices[4].tags | value is not nullable"}, "VOICE-004"},                               // as an actor's tags
+		{"GET", "/api/v1/batches/bg_x", 200, []string{`$.generations[0] | property "batch_index" is missing`}, "BATCH-011"},             // the entry's three fields
+		{"GET", "/api/v1/batches/bg_x", 200, []string{`$.generations[0].batch_index | property "batch_index" is missing`}, "BATCH-011"}, // the path names it
+		{"GET", "/api/v1/batches/bg_x", 200, []string{`$.generations[0] | property "purpose" is missing`}, "BATCH-001"},                 // another field: the answer's
+		{"POST", "/api/v1/generations", 201, []string{`header Cache-Control | response header "Cache-Control" missing`}, "SUBMIT-002"},  // the header's own rule
 		{"POST", "/api/v1/generations", 201, []string{`$.batch_group_id | string doesn't match the regular expression "^bg_[0-9a-f]{32}$"`, "$.replay"}, "ID-003 SUBMIT-003"},
 		{"GET", "/api/v1/batches/bg_x", 200, []string{`$.batch_group_id | string doesn't match the regular expression "^bg_[0-9a-f]{32}$"`}, "ID-003"},
 		{"POST", "/api/v1/uploads", 418, []string{"$.ok"}, "UPLOAD-002"},           // an undocumented failure: the operation's
