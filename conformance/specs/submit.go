@@ -752,20 +752,18 @@ func unusableUploadSpecs(f *framework.Framework) {
 			expectAssetIDsIfNamed(r, put.String("asset_id"))
 		})
 
-		f.Rule(rules("UPLOAD-042", "ERR-035")...).Needs(framework.Uploads).It("an upload the content check refused answers 422 moderation_blocked naming it", func(ctx context.Context, s *framework.Spec) {
+		f.Rule(rules("UPLOAD-042", "ERR-035")...).Needs(framework.Uploads, framework.TestInputs).It("an upload the content check refused answers 422 moderation_blocked naming it", func(ctx context.Context, s *framework.Spec) {
 			c := uploadClient(ctx, s, 10)
 			capID, cfg, need := referenceModel(ctx, c)
-			var flagged string
-			for _, fx := range fixtures.Files() {
-				if fx.Outcome == fixtures.OutcomeFlagged && fx.Kind == "image" {
-					id, fin := uploadFixture(ctx, s, c, fx.Name)
-					fin.ExpectOK(http.StatusOK)
-					Expect(fin.String("scan_status")).To(Equal("flagged"), fin.Describe())
-					flagged = id
-					break
-				}
-			}
-			Expect(flagged).NotTo(BeEmpty(), "the sample media have a flagged image")
+			// What the content check flags is the service's own: the suite forces the verdict on a
+			// sample image's finalize (the scan_flag outcome: a test input or control's fault).
+			fx, data := fixtures.Get("image.png")
+			res := reserve(ctx, c, fx.Name, fx.ContentType, len(data))
+			flagged := res.String("asset_id")
+			put := putFile(ctx, s, res.String("upload_url"), data, fx.ContentType)
+			Expect(put.Status).To(BeNumerically("<", 300), "a PUT keeping every rule of the reservation is accepted"+put.Describe())
+			fin := finalizeUpload(ctx, s.Force(ctx, c, framework.Outcome{Kind: "scan_flag"}), flagged).ExpectOK(http.StatusOK)
+			Expect(fin.String("scan_status")).To(Equal("flagged"), "the forced scan_flag flags the image"+fin.Describe())
 			r := refuse(ctx, c, submitBody(capID, naming(cfg, flagged), need*2, nil), http.StatusUnprocessableEntity, "moderation_blocked")
 			expectAssetIDs(r, flagged)
 		})
