@@ -20,8 +20,10 @@ func TestPartlyJudgedIsNeverPassed(t *testing.T) {
 		{Text: "b", Rules: []string{"ERR-027"}, State: Skipped, Reason: control},
 		{Text: "c", Rules: []string{"ERR-027"}, State: Skipped, Reason: "disabled: spends credits and the credit budget is 0 (set --budget)"},
 		{Text: "d", Rules: []string{"LEDGER-003"}, State: Skipped, Reason: "disabled: spends credits and the credit budget is 0 (set --budget)"},
-		{Text: "e", Rules: []string{"DLV-001"}, State: Skipped, Reason: "unsupported: needs a webhook receiver the target can reach: none is configured"},
-		Settle(SpecResult{Text: "f", Rules: []string{"RATE-009"}, State: Skipped, Reason: "the text leaves the bucket open (rules.yaml RATE-009 basis reference); judged only with --strict"}),
+		{Text: "e", Rules: []string{"DLV-001"}, State: Skipped,
+			Reason: "unsupported: needs a webhook receiver the target can reach: none is configured"},
+		Settle(SpecResult{Text: "f", Rules: []string{"RATE-009"}, State: Skipped,
+			Reason: "the text leaves the bucket open (rules.yaml RATE-009 basis reference); judged only with --strict"}),
 	}
 	res := Results{Specs: specs, Rules: Verdicts(rules, specs)}
 	res.Tally()
@@ -36,7 +38,8 @@ func TestPartlyJudgedIsNeverPassed(t *testing.T) {
 	if got["AUTH-001"].Verdict != Passed {
 		t.Errorf("AUTH-001 (its one spec passed): %s", got["AUTH-001"].Verdict)
 	}
-	if got["RATE-009"].Verdict != StrictOnly || res.SpecCounts.StrictOnly != 1 || res.SpecCounts.Skipped != 4 || res.RuleCounts.StrictOnly != 1 {
+	if got["RATE-009"].Verdict != StrictOnly || res.SpecCounts.StrictOnly != 1 || res.SpecCounts.Skipped != 4 ||
+		res.RuleCounts.StrictOnly != 1 {
 		t.Errorf("strict-only: rule %s, counts %+v / %+v", got["RATE-009"].Verdict, res.SpecCounts, res.RuleCounts)
 	}
 	want := Coverage{Judged: 1, PartlyJudged: 1, NotJudged: 3, Total: 5, StrictOnlyTotal: 1,
@@ -61,7 +64,8 @@ func TestPartlyJudgedIsNeverPassed(t *testing.T) {
 	// Grouped by the lowest tier that would judge them, least first (the receiver's address is the
 	// profile's), then what no tier offers.
 	if len(groups) != 4 || groups[0].Tier != TierProfile || groups[0].Rules[0] != "DLV-001" ||
-		groups[1].Tier != TierControl || groups[1].Rules[0] != "ERR-027 (partly: 1 of 3 specs)" || groups[2].Need != NeedBudget || groups[2].Tier != "" {
+		groups[1].Tier != TierControl || groups[1].Rules[0] != "ERR-027 (partly: 1 of 3 specs)" ||
+		groups[2].Need != NeedBudget || groups[2].Tier != "" {
 		t.Errorf("not judged groups %+v", groups)
 	}
 	if c := res.Coverage; len(c.ByTier) != 2 || c.ByTier[TierProfile] != 1 || c.ByTier[TierControl] != 1 {
@@ -97,24 +101,24 @@ func TestInterruptedIsNotSkipped(t *testing.T) {
 // Every reason the suite gives for a skip names its need; the classification goes by the most
 // specific phrase first.
 func TestNeedOfReasons(t *testing.T) {
-	for reason, want := range map[string]string{
-		"unsupported: needs the control API: no --control-url given":                                                           NeedControl,
-		"unsupported: needs a key of a second workspace: no --other-key given and no control API to make one":                  NeedSecondWorkspace,
-		"unsupported: needs a read-only key: no --read-key given and no control API to make one":                               NeedReadKey,
-		"unsupported: needs a webhook receiver the target can reach: none is configured":                                       NeedReceiver,
-		"disabled: spends credits and the credit budget is 0 (set --budget)":                                                   NeedBudget,
-		"disabled: spending 40 credits would exceed the credit budget (3 of 500 left; raise --budget)":                         NeedBudget,
-		"disabled: slow spec; pass --slow to run it":                                                                           NeedSlow,
-		"the text leaves the order of the checks open (rules.yaml AUTH-024 basis reference); judged only with --strict":        NeedStrictOnly,
-		"reference choice: the target differs from the reference's own choice of WF-001, where the text says \"not shown\"":    NeedStrictOnly,
-		"unsupported: the text does not give the liveness probe's path and the target names none (--live-path)":                NeedProfile,
-		"unsupported: the text shows no shape here and the target declares none: set shape balance.available (check --shape x": NeedProfile,
-		"unsupported: retired capabilities are not listed; set retired_capability_id (--retired-capability-id) to one":         NeedProfile,
-		"unsupported: the target refuses links to the suite's loopback file server":                                            NeedOther,
-		"unsupported: the control API does not offer POST /generations/{id}/fail":                                              NeedControl,
+	for _, c := range []struct{ reason, want string }{
+		{"unsupported: needs the control API: no --control-url given", NeedControl},
+		{"unsupported: needs a key of a second workspace: no --other-key given and no control API to make one", NeedSecondWorkspace},
+		{"unsupported: needs a read-only key: no --read-key given and no control API to make one", NeedReadKey},
+		{"unsupported: needs a webhook receiver the target can reach: none is configured", NeedReceiver},
+		{"disabled: spends credits and the credit budget is 0 (set --budget)", NeedBudget},
+		{"disabled: spending 40 credits would exceed the credit budget (3 of 500 left; raise --budget)", NeedBudget},
+		{"disabled: slow spec; pass --slow to run it", NeedSlow},
+		{"the text leaves the order of the checks open (rules.yaml AUTH-024 basis reference); judged only with --strict", NeedStrictOnly},
+		{"reference choice: the target differs from the reference's own choice of WF-001, where the text says \"not shown\"", NeedStrictOnly},
+		{"unsupported: the text does not give the liveness probe's path and the target names none (--live-path)", NeedProfile},
+		{"unsupported: the text shows no shape here and the target declares none: set shape balance.available (check --shape x", NeedProfile},
+		{"unsupported: retired capabilities are not listed; set retired_capability_id (--retired-capability-id) to one", NeedProfile},
+		{"unsupported: the target refuses links to the suite's loopback file server", NeedOther},
+		{"unsupported: the control API does not offer POST /generations/{id}/fail", NeedControl},
 	} {
-		if got := NeedOf(SpecResult{State: Skipped, Reason: reason}); got != want {
-			t.Errorf("NeedOf(%q) = %s, want %s", reason, got, want)
+		if got := NeedOf(SpecResult{State: Skipped, Reason: c.reason}); got != c.want {
+			t.Errorf("NeedOf(%q) = %s, want %s", c.reason, got, c.want)
 		}
 	}
 }
@@ -122,7 +126,8 @@ func TestNeedOfReasons(t *testing.T) {
 // A shard whose whole share skipped leaves the verdict to merge-reports (no error); a whole run
 // that executed nothing fails, and so does a stopped one.
 func TestShardWithNothingRunLeavesTheVerdictToTheMerge(t *testing.T) {
-	skipped := []SpecResult{{Text: "a", Rules: []string{"AUTH-001"}, State: Skipped, Reason: "unsupported: needs the control API: no --control-url given"}}
+	skipped := []SpecResult{{Text: "a", Rules: []string{"AUTH-001"}, State: Skipped,
+		Reason: "unsupported: needs the control API: no --control-url given"}}
 	shard := Results{Specs: skipped, Run: RunInfo{Shard: "2/3"}}
 	shard.Tally()
 	if err := shard.Err(); err != nil {
@@ -145,11 +150,13 @@ func TestEveryFormatSaysTheSameCounts(t *testing.T) {
 	rules := []Rule{{ID: "AUTH-001"}, {ID: "AUTH-002"}, {ID: "AUTH-003"}, {ID: "RATE-009", Basis: "reference", Judged: "strict-only"}}
 	specs := []SpecResult{
 		{Text: "auth a", Area: "auth", Rules: []string{"AUTH-001", "AUTH-002"}, State: Passed},
-		{Text: "auth b", Area: "auth", Rules: []string{"AUTH-002"}, State: Skipped, Reason: "unsupported: needs the control API: no --control-url given"},
+		{Text: "auth b", Area: "auth", Rules: []string{"AUTH-002"}, State: Skipped,
+			Reason: "unsupported: needs the control API: no --control-url given"},
 		{Text: "auth c", Area: "auth", Rules: []string{"AUTH-003"}, State: NotSelected, Reason: NotSelectedReason},
 		{Text: "auth d", Area: "auth", Rules: []string{"RATE-009"}, State: StrictOnly, Reason: "judged only with --strict"},
 	}
-	res := Results{Suite: "s", Specs: specs, Rules: Verdicts(rules, specs), Run: RunInfo{Mode: "keys only", Target: "http://t", CreditsSpent: 3, Budget: 10}}
+	res := Results{Suite: "s", Specs: specs, Rules: Verdicts(rules, specs),
+		Run: RunInfo{Mode: "keys only", Target: "http://t", CreditsSpent: 3, Budget: 10}}
 	res.Tally()
 	var js, junit, html strings.Builder
 	if err := res.WriteJSON(&js); err != nil {
@@ -166,9 +173,11 @@ func TestEveryFormatSaysTheSameCounts(t *testing.T) {
 		t.Fatal(err)
 	}
 	if back.RuleCounts != res.RuleCounts || back.SpecCounts != res.SpecCounts || back.Coverage.Line() != res.Coverage.Line() {
-		t.Errorf("JSON: %+v %+v %s, want %+v %+v %s", back.RuleCounts, back.SpecCounts, back.Coverage.Line(), res.RuleCounts, res.SpecCounts, res.Coverage.Line())
+		t.Errorf("JSON: %+v %+v %s, want %+v %+v %s",
+			back.RuleCounts, back.SpecCounts, back.Coverage.Line(), res.RuleCounts, res.SpecCounts, res.Coverage.Line())
 	}
-	want := "rules: 1 passed, 1 partly judged, 0 failed, 0 skipped, 1 not selected, 0 not covered, 0 unobservable; 1 strict-only (not judged against another server)"
+	want := "rules: 1 passed, 1 partly judged, 0 failed, 0 skipped, 1 not selected, 0 not covered, 0 unobservable; " +
+		"1 strict-only (not judged against another server)"
 	if res.RuleLine() != want {
 		t.Errorf("rule line %q, want %q", res.RuleLine(), want)
 	}

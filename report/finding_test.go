@@ -15,7 +15,8 @@ func TestFindingResults(t *testing.T) {
 			Count: 1, Exchanges: []int64{3}},
 		{RuleID: "HEALTH-002", Level: "MUST", Advisory: true, Side: "server", Request: "GET /health/ready", Advice: "no checks"},
 	})
-	if len(res.Specs) != 2 || res.Specs[0].Area != "auth" || res.Specs[0].State != Failed || res.Specs[0].Text != "AUTH-001 [server] GET /credits/balance" ||
+	if len(res.Specs) != 2 || res.Specs[0].Area != "auth" || res.Specs[0].State != Failed ||
+		res.Specs[0].Text != "AUTH-001 [server] GET /credits/balance" ||
 		res.Specs[0].Transcript != "key -, 1 time(s) from 0001-01-01T00:00:00Z to 0001-01-01T00:00:00Z, exchanges [3]" {
 		t.Fatalf("specs %+v", res.Specs)
 	}
@@ -26,7 +27,8 @@ func TestFindingResults(t *testing.T) {
 	for _, v := range res.Rules {
 		verdict[v.Rule.ID] = v.Verdict
 	}
-	if verdict["AUTH-001"] != Failed || verdict["HEALTH-002"] != Passed || verdict["AUTH-003"] != Unobservable || len(res.Rules) != len(testRules) {
+	if verdict["AUTH-001"] != Failed || verdict["HEALTH-002"] != Passed || verdict["AUTH-003"] != Unobservable ||
+		len(res.Rules) != len(testRules) {
 		t.Errorf("verdicts %v", verdict)
 	}
 	var out bytes.Buffer

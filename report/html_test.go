@@ -27,7 +27,8 @@ func TestHTMLHasAHeaderAndFailuresFirst(t *testing.T) {
 		SpecResult{Text: "fails", Area: "basics", Rules: []string{"HEALTH-002"}, State: Failed,
 			Reason: "Expected <int>: 20 to be < <int>: 20", Transcript: strings.Repeat("> GET /x\n< 200 OK\n", 50000)},
 	)
-	res.Run = RunInfo{Target: "http://127.0.0.1:1/api/v1", Version: "v9", Contract: "1.2.0", Started: time.Now(), Mode: "keys only", Filter: "AUTH-001 || HEALTH-002"}
+	res.Run = RunInfo{Target: "http://127.0.0.1:1/api/v1", Version: "v9", Contract: "1.2.0", Started: time.Now(), Mode: "keys only",
+		Filter: "AUTH-001 || HEALTH-002"}
 	var out bytes.Buffer
 	if err := res.WriteHTML(&out); err != nil {
 		t.Fatal(err)

@@ -11,8 +11,10 @@ import (
 // A spec that stopped on a rule it does not check is blocked by it: that rule fails, the spec's own
 // rules are left undecided (blocked), and the run fails on it.
 func TestBlockedSpecsFailTheirBlockerOnly(t *testing.T) {
-	own := SpecResult{Text: "auth a", Rules: []string{"AUTH-001"}, State: Failed, FailedRules: []string{"HEALTH-002"}, Reason: "ready lacks ok"}
-	if s := Settle(own); s.State != Blocked || strings.Join(s.BlockedBy, ",") != "HEALTH-002" || strings.Join(s.Blamed(), ",") != "HEALTH-002" {
+	own := SpecResult{Text: "auth a", Rules: []string{"AUTH-001"}, State: Failed, FailedRules: []string{"HEALTH-002"},
+		Reason: "ready lacks ok"}
+	if s := Settle(own); s.State != Blocked || strings.Join(s.BlockedBy, ",") != "HEALTH-002" ||
+		strings.Join(s.Blamed(), ",") != "HEALTH-002" {
 		t.Fatalf("settled %+v, want blocked by HEALTH-002", s)
 	}
 	mixed := SpecResult{Rules: []string{"AUTH-001"}, State: Failed, FailedRules: []string{"AUTH-001", "HEALTH-002"}}
@@ -65,14 +67,15 @@ func TestCausesMergeByRuleAndExpectation(t *testing.T) {
 	spec := func(text, loc, op, reason string, rules ...string) SpecResult {
 		return SpecResult{Text: text, State: Failed, Rules: rules, FailedRules: rules[:1], FailureLocation: loc, Operation: op, Reason: reason}
 	}
+	const broke = "the exchange broke the REST description:\n  - response 200 to GET /api/v1/capabilities/"
 	res := Results{Specs: []SpecResult{
 		spec("a", "x.go:1", "GET /presets", "next_cursor of page 2 is not a cursor this list handed out: cur_0123456789abcdef", "PRESET-001"),
 		spec("b", "y.go:9", "GET /presets", "next_cursor of page 3 is not a cursor this list handed out: cur_fedcba9876543210", "PRESET-001"),
 		spec("c", "y.go:9", "GET /voices", "next_cursor of page 3 is not a cursor this list handed out: cur_fedcba9876543210", "VOICE-001"),
 		{Text: "d", State: Failed, Rules: []string{"CAP-019"}, FailedRules: []string{"CAP-019"}, Operation: "GET /capabilities/{id}",
-			Reason: "the exchange broke the REST description:\n  - response 200 to GET /api/v1/capabilities/talking_actor does not match " + strings.Repeat("the description ", 20)},
+			Reason: broke + "talking_actor does not match " + strings.Repeat("the description ", 20)},
 		{Text: "e", State: Failed, Rules: []string{"CAP-019"}, FailedRules: []string{"CAP-019"}, Operation: "GET /capabilities/{id}",
-			Reason: "the exchange broke the REST description:\n  - response 200 to GET /api/v1/capabilities/no_such_capability_42980556 does not match " + strings.Repeat("the description ", 20)},
+			Reason: broke + "no_such_capability_42980556 does not match " + strings.Repeat("the description ", 20)},
 	}}
 	causes := res.Causes()
 	if len(causes) != 3 {
@@ -87,10 +90,12 @@ func TestCausesMergeByRuleAndExpectation(t *testing.T) {
 	// One answer shape broken on many routes (the envelope) is one cause, naming its calls.
 	envelope := Results{}
 	for _, op := range []string{"POST /generations", "POST /estimates", "GET /assets/{id}", "POST /uploads", "POST /generations"} {
-		envelope.Specs = append(envelope.Specs, SpecResult{Text: op, State: Failed, Rules: []string{"ERR-001"}, FailedRules: []string{"ERR-001"}, Operation: op,
+		envelope.Specs = append(envelope.Specs, SpecResult{Text: op, State: Failed, Operation: op,
+			Rules: []string{"ERR-001"}, FailedRules: []string{"ERR-001"},
 			Reason: "the exchange broke the REST description:\n  - response 404 to " + op + ": $.error.ok: property \"ok\" is missing"})
 	}
-	if causes := envelope.Causes(); len(causes) != 1 || causes[0].CallList() != "POST /generations, POST /estimates, GET /assets/{id} and 1 more" {
+	if causes := envelope.Causes(); len(causes) != 1 ||
+		causes[0].CallList() != "POST /generations, POST /estimates, GET /assets/{id} and 1 more" {
 		t.Errorf("envelope causes %+v", causes)
 	}
 }
@@ -131,8 +136,10 @@ func TestCauseCallIsTheFailingOne(t *testing.T) {
 
 func TestSentenceNeverDumpsGoValues(t *testing.T) {
 	for in, want := range map[string]string{
-		"an error body is {\"error\": {...}} and nothing else\nExpected\n    <map[string]interface {} | len:2>: {\"a\": 1}\nto have length 1": `an error body is {"error": {...}} and nothing else`,
-		"Expected\n    <map[string]interface {} | len:1>: {\"ok\": true}\nto have key \"error\"":                                              `Expected an object: {"ok": true} to have key "error"`,
+		"an error body is {\"error\": {...}} and nothing else\nExpected\n" +
+			"    <map[string]interface {} | len:2>: {\"a\": 1}\nto have length 1": `an error body is {"error": {...}} and nothing else`,
+		"Expected\n    <map[string]interface {} | len:1>: " +
+			"{\"ok\": true}\nto have key \"error\"": `Expected an object: {"ok": true} to have key "error"`,
 		"the row is map[a:map[b:1] c:[x y]] here": "the row is {...} here",
 		"broken map[a:[1":                         "broken {...}",
 	} {
@@ -154,7 +161,8 @@ func TestJUnitNamesUniqueAndStable(t *testing.T) {
 		{Text: "lists voices: answers 200", Leaf: "answers 200", Area: "lists", Rules: []string{"LIST-002"}, State: Passed},
 		{Text: "lists twin", Leaf: "twin", Area: "lists", Rules: []string{"LIST-003"}, State: Passed},
 		{Text: "lists twin", Leaf: "twin", Area: "lists", Rules: []string{"LIST-003"}, State: Passed},
-		{Text: "lists blocked", Leaf: "blocked", Area: "lists", Rules: []string{"LIST-004"}, State: Blocked, BlockedBy: []string{"CAP-001"}, Reason: "no ok"},
+		{Text: "lists blocked", Leaf: "blocked", Area: "lists", Rules: []string{"LIST-004"}, State: Blocked,
+			BlockedBy: []string{"CAP-001"}, Reason: "no ok"},
 	}
 	write := func() []Case {
 		var out bytes.Buffer

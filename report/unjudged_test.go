@@ -13,8 +13,10 @@ func TestUnjudgedRulesAreSkipped(t *testing.T) {
 	passed := SpecResult{Text: "a", Rules: []string{"WF-011", "WF-012"}, State: Passed, Unjudged: []string{"WF-011"}}
 	failedOnUnjudged := Settle(SpecResult{Text: "b", Rules: []string{"WF-004", "WF-011"}, State: Failed, Reason: "want 201",
 		FailedRules: []string{"WF-011"}, Unjudged: []string{"WF-011"}})
-	if failedOnUnjudged.State != StrictOnly || !strings.HasPrefix(failedOnUnjudged.Reason, UnjudgedReason) || !strings.Contains(failedOnUnjudged.Reason, "want 201") {
-		t.Fatalf("a failure charged to unjudged rules alone: %s %q, want strict-only with the reason", failedOnUnjudged.State, failedOnUnjudged.Reason)
+	if failedOnUnjudged.State != StrictOnly || !strings.HasPrefix(failedOnUnjudged.Reason, UnjudgedReason) ||
+		!strings.Contains(failedOnUnjudged.Reason, "want 201") {
+		t.Fatalf("a failure charged to unjudged rules alone: %s %q, want strict-only with the reason",
+			failedOnUnjudged.State, failedOnUnjudged.Reason)
 	}
 	failedOnJudged := Settle(SpecResult{Text: "c", Rules: []string{"WF-004", "WF-011"}, State: Failed, Reason: "no Location",
 		FailedRules: []string{"WF-004", "WF-011"}, Unjudged: []string{"WF-011"}})

@@ -21,6 +21,7 @@ var cleanDirs = []string{
 	"internal/codestyle",
 	"mock/clock",
 	"receiver",
+	"report",
 	"spec",
 	"spec/clients",
 	"spec/diff",
