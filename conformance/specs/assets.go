@@ -178,7 +178,12 @@ func assetListSpecs(f *framework.Framework) {
 				id, r := uploadFixture(ctx, s, c, "image.png")
 				r.ExpectOK(http.StatusOK)
 				_, want := fixtures.Get("image.png")
-				now := serviceNow(ctx, s)
+				// The target's time of the reads, to place the stated ends: control's clock; without
+				// it the ends are not placed (the fetches below judge the lifetime).
+				var now time.Time
+				if s.HasControl() {
+					now = serviceNow(ctx, s)
+				}
 				a := c.Get(ctx, "/assets/"+id).ExpectOK(http.StatusOK)
 				dl := c.Get(ctx, "/assets/"+id+"/download").ExpectOK(http.StatusOK)
 				links := map[string]string{"read link": linkIn(a, "the asset read"), "download url": linkIn(dl, "the download answer")}
@@ -187,7 +192,9 @@ func assetListSpecs(f *framework.Framework) {
 					for what, at := range map[string]*framework.Response{"asset.url_expires_at": a, "expires_at": dl} {
 						exp, err := parseStamp(at.String(what))
 						Expect(err).NotTo(HaveOccurred(), at.Describe())
-						Expect(exp.Sub(now)).To(BeNumerically("~", contract.OutputLinkLifetime, 2*time.Second), what+" is 600 s after the read"+at.Describe())
+						if !now.IsZero() {
+							Expect(exp.Sub(now)).To(BeNumerically("~", contract.OutputLinkLifetime, 2*time.Second), what+" is 600 s after the read"+at.Describe())
+						}
 					}
 				})
 				s.WaitOut(ctx, contract.OutputLinkLifetime-10*time.Second)

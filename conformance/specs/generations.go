@@ -556,8 +556,7 @@ func blockingWaitSpecs(f *framework.Framework) {
 
 // waitAnswerSpecs registers the specs of a wait that answers at once, its bucket and its ages (in the container that calls it).
 func waitAnswerSpecs(f *framework.Framework) {
-	// The finished job's wait answer carries a completed record's fixed values (expectWaitFixed: GEN-010).
-	f.Rule("GEN-032", "GEN-035", "GEN-034", "GEN-010").Needs(framework.Spends).It("a wait on a finished job answers at once with still_running false", func(ctx context.Context, s *framework.Spec) {
+	f.Rule("GEN-032", "GEN-035", "GEN-034").Needs(framework.Spends).It("a wait on a finished job answers at once with still_running false", func(ctx context.Context, s *framework.Spec) {
 		sp := newSpender(ctx, s)
 		d := imageModel(ctx, sp.c)
 		j := submit(ctx, s, sp.c, d.String("capability_id"), cheapConfig(d), nil)
