@@ -673,7 +673,7 @@ func generationEventSpecs(f *framework.Framework) {
 		expectOnce(ctx, s, sp.c, h, receiver.Match{Type: "generation.failed", ResourceID: j.id}, 1, "the generation's event reaches the endpoint once")
 	})
 
-	f.Rule("EVT-003", "EVT-009", "EVT-027", "EVT-028", "EVT-018", "DLV-029", "EVT-001", "EVT-026", "EVT-023").It("a video variants submit sends one generation event per sibling and one batch.settled", func(ctx context.Context, s *framework.Spec) {
+	f.Rule("EVT-003", "EVT-009", "EVT-027", "EVT-028", "EVT-018", "DLV-029", "EVT-001", "EVT-026", "EVT-023", "EVT-016", "EVT-021", "EVT-024").It("a video variants submit sends one generation event per sibling and one batch.settled", func(ctx context.Context, s *framework.Spec) {
 		sp := newSpender(ctx, s)
 		h := registerHook(ctx, s, sp.c, "generation.completed", "generation.failed", "batch.settled")
 		j := videoBatch(ctx, s, sp.c)
@@ -698,6 +698,20 @@ func generationEventSpecs(f *framework.Framework) {
 			// A sibling's event carries what the text fixes for any generation's event.
 			s.Step("EVT-001", "EVT-026")
 			expectEventFixed(ev, eventData(ev))
+			// ... every documented field, and its batch and position as the sibling's read says
+			// (a first sibling's batch_index 0 is not left out as empty).
+			s.Step("EVT-016", "EVT-021")
+			sib := checkEnvelope(s, ev)
+			rd := sp.c.Get(ctx, "/generations/"+id).ExpectOK(http.StatusOK)
+			s.Step("EVT-021", "EVT-024")
+			Expect(sib).To(HaveKey("batch_index"), "a sibling's event carries batch_index: "+string(ev.Raw))
+			Expect(sib["batch_group_id"]).To(Equal(bg), "a sibling's event names its batch: "+string(ev.Raw))
+			at, whole := framework.AsInt(sib["batch_index"])
+			want, known := framework.AsInt(rd.Field("generation.batch_index"))
+			Expect(whole).To(BeTrue(), "a sibling's batch_index is a whole number: "+string(ev.Raw))
+			if known {
+				Expect(at).To(Equal(want), "a sibling's event has the batch_index its read has: "+string(ev.Raw)+rd.Describe())
+			}
 			s.Step()
 		}
 		s.Step("EVT-003")

@@ -493,7 +493,7 @@ func workflowRunSpecs(f *framework.Framework) {
 			wfAwaitRunEvent(ctx, s, h, "workflow_run.failed", id, "failed")
 		})
 
-		f.Rule("WF-021", "EVT-005", "EVT-031").ControlBecause("a run is canceled in the app, not through the API").It("a run canceled before any step completed reads canceled and its unstarted nodes read canceled", func(ctx context.Context, s *framework.Spec) {
+		f.Rule("WF-021", "EVT-005", "EVT-031", "WF-013").ControlBecause("a run is canceled in the app, not through the API").It("a run canceled before any step completed reads canceled and its unstarted nodes read canceled", func(ctx context.Context, s *framework.Spec) {
 			sp := newSpender(ctx, s)
 			h := registerHook(ctx, s, sp.c, "workflow_run.completed", "workflow_run.failed")
 			t := wfPick(ctx, s, sp.c, "", nil)

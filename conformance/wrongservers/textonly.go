@@ -417,4 +417,24 @@ var textOnlyServersB = []Server{
 			}
 		}),
 	},
+	// Two more red-team survivors, killed since the canceled-run spec names WF-013 (its still_running
+	// is read by wfCheckRun) and the sibling event spec reads each sibling's documented fields.
+	{
+		Name: "wf-canceled-still-running", Rules: []string{"WF-013"},
+		Mistake: "a canceled run reads still_running true",
+		API: docs(runReads, success, func(_ *http.Request, _ *answer, d map[string]any) {
+			if r := obj(d, "run"); r != nil && r["status"] == "canceled" {
+				r["still_running"] = true
+			}
+		}),
+	},
+	{
+		Name: "evt-batch-index-zero-omitted", Rules: []string{"EVT-021", "EVT-024"},
+		Mistake: "the generation event is encoded with omitempty: the first sibling's event has no batch_index",
+		Hooks: payload(func(_, data map[string]any) {
+			if data != nil && isZero(data["batch_index"]) {
+				delete(data, "batch_index")
+			}
+		}),
+	},
 }
