@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"github.com/mediaspec/mediaspec/internal/contract"
 	"net/http"
+	"time"
 
 	. "github.com/onsi/ginkgo/v2" //nolint:revive
 	. "github.com/onsi/gomega"    //nolint:revive
@@ -668,7 +669,11 @@ func oneJobPerKeySpecs(f *framework.Framework) {
 // keySlotSpecs registers the specs of the 10-minute key slot and the render brake.
 func keySlotSpecs(f *framework.Framework) {
 	Describe("submit: the key slot and the render brake", func() {
-		f.Rule(rules("SUBMIT-020", "ERR-031")...).Needs(framework.Control, framework.Spends, framework.Slow).It("a job stops holding its key's slot 10 minutes after submit, though it still runs", func(ctx context.Context, s *framework.Spec) {
+		f.Rule(rules("SUBMIT-020", "ERR-031")...).Needs(framework.TestInputs, framework.Spends, framework.Slow, framework.RealTime).It("a job stops holding its key's slot 10 minutes after submit, though it still runs", func(ctx context.Context, s *framework.Spec) {
+			if !s.HasControl() {
+				slotWithoutControl(ctx, s)
+				return
+			}
 			sp := newSpender(ctx, s)
 			d := imageModel(ctx, sp.c)
 			capID := d.String("capability_id")
@@ -808,4 +813,34 @@ func lowBalanceCaps(ctx context.Context, s *framework.Spec, c *framework.Client,
 			"of low_balance_key's workspace: declare a key of a workspace with the default limits and a balance under it", need, limit, avail)))
 	}
 	return limit
+}
+
+// slotWithoutControl is SUBMIT-020 on the main key without the control API: the first job renders
+// 11 minutes longer (the slow_render test input on its submit: past the slot, and not so long that
+// the specs after it wait on it), and the 10 minutes of the slot pass in real time (--real-time).
+func slotWithoutControl(ctx context.Context, s *framework.Spec) {
+	GinkgoHelper()
+	c := s.Client()
+	d := imageModel(ctx, c)
+	capID := d.String("capability_id")
+	slow := s.Force(ctx, c, framework.Outcome{Kind: "slow_render", Seconds: 660, CapabilityID: capID})
+	first := submit(ctx, s, slow, capID, cheapConfig(d), nil)
+	DeferCleanup(func(ctx SpecContext) { s.Finish(ctx, c, first.id) })
+	next := cheapConfig(d)
+	_, need := estimateOf(ctx, c, capID, next, nil)
+	r := refuse(ctx, c, submitBody(capID, next, need, nil), http.StatusConflict, "submission_in_flight")
+	Expect(r.String("error.in_flight.generation_id")).To(Equal(first.id), r.Describe())
+	// The waits are counted from here, a few calls after the submit: 20 seconds short of the slot's
+	// end leaves room for those calls, and 25 seconds more is past it.
+	s.WaitOut(ctx, contract.SlotLifetime-20*time.Second)
+	refuse(ctx, c, submitBody(capID, next, need, nil), http.StatusConflict, "submission_in_flight")
+	s.WaitOut(ctx, 25*time.Second)
+	g := readGen(ctx, c, first.id)
+	Expect(g.String("generation.status")).To(oneOf(runningStatuses...), "the slow_render outcome keeps the first job running past 10 minutes"+g.Describe())
+	s.Spend(int(need))
+	again := c.Post(ctx, "/generations", submitBody(capID, next, need, nil)).ExpectOK(http.StatusCreated)
+	Expect(again.Bool("replay")).To(BeFalse(), again.Describe())
+	Expect(again.String("generation_id")).NotTo(Equal(first.id), again.Describe())
+	DeferCleanup(func(ctx SpecContext) { s.Finish(ctx, c, again.String("generation_id")) })
+	Expect(readGen(ctx, c, first.id).String("generation.status")).To(oneOf(runningStatuses...), "the first job still runs")
 }
