@@ -105,7 +105,8 @@ func variantRefusalSpecs(f *framework.Framework) {
 	})
 }
 
-// variantChargeSpecs registers the specs of what the takes of an accepted variants submit are held and charged (in the container that calls it).
+// variantChargeSpecs registers the specs of what the takes of an accepted variants submit are held and
+// charged (in the container that calls it).
 func variantChargeSpecs(f *framework.Framework) {
 	f.Rule("VAR-008", "VAR-005", "VAR-007", "SUBMIT-004", "GEN-007", "VAR-009").Needs(framework.Spends).It("an image model with variants 2 (over config.count 3) makes one generation with two outputs and no batch, charged for both takes", func(ctx context.Context, s *framework.Spec) {
 		sp := newSpender(ctx, s)

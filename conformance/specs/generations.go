@@ -370,7 +370,8 @@ func generationWaitSpecs(f *framework.Framework) {
 	})
 }
 
-// blockingWaitSpecs registers the specs of a wait on a running job: how long it blocks and when it answers (in the container that calls it).
+// blockingWaitSpecs registers the specs of a wait on a running job: how long it blocks and when it
+// answers (in the container that calls it).
 func blockingWaitSpecs(f *framework.Framework) {
 	// The job is held running by a forced slow render (a test input, or control's fault) longer
 	// than the three waits; its running wait answers carry the fixed values of a running record
