@@ -68,8 +68,9 @@ func (s *Spec) Advance(ctx context.Context, seconds float64) {
 func (s *Spec) Finish(ctx context.Context, c *Client, id string) *Response {
 	GinkgoHelper()
 	if s.HasControl() {
+		var r *Response
 		for elapsed := 0; ; elapsed += finishStep {
-			r := c.Get(ctx, "/generations/"+id).ExpectOK(http.StatusOK)
+			r = c.Get(ctx, "/generations/"+id).ExpectOK(http.StatusOK)
 			st := r.String("generation.status")
 			if st == "completed" || st == "failed" {
 				break
@@ -82,6 +83,7 @@ func (s *Spec) Finish(ctx context.Context, c *Client, id string) *Response {
 		defer cancel()
 		w := c.Get(wctx, "/generations/"+id+"/wait").ExpectOK(http.StatusOK)
 		Expect(w.Bool("still_running")).To(BeFalse(), "a finished generation's wait answers still_running false"+w.Describe())
+		finalAsRead(r, w)
 		return w
 	}
 	start := time.Now()
@@ -92,6 +94,27 @@ func (s *Spec) Finish(ctx context.Context, c *Client, id string) *Response {
 		}
 		Expect(time.Since(start)).To(BeNumerically("<", time.Duration(float64(finishLimit)/s.f.wallScale())),
 			"generation "+id+" still running"+w.Describe())
+	}
+}
+
+// finalAsRead checks that w, a wait answer made after the read r of a finished generation, still
+// shows the charge r showed final: "the same shape as the read", and a final charge does not turn
+// back, so credits.terminal stays true (GEN-017) and credits_left, which appears once the charge
+// is final, is still there (GEN-019).
+func finalAsRead(r, w *Response) {
+	GinkgoHelper()
+	if terminal, _ := r.Field("generation.credits.terminal").(bool); !terminal {
+		return
+	}
+	w.Charge([]string{"GEN-017"}, func() {
+		Expect(w.Field("generation.credits.terminal")).To(Equal(true),
+			"the read before this wait showed the charge final (credits.terminal true); the wait's generation shows it too"+w.Describe())
+	})
+	if _, has := r.Lookup("generation.credits_left"); has {
+		w.Charge([]string{"GEN-019"}, func() {
+			_, has := w.Lookup("generation.credits_left")
+			Expect(has).To(BeTrue(), "the read before this wait carried credits_left (the charge is final); the wait's generation carries it too"+w.Describe())
+		})
 	}
 }
 

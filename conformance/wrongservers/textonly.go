@@ -437,4 +437,25 @@ var textOnlyServersB = []Server{
 			}
 		}),
 	},
+	// Two red-team survivors of the wait answer, killed since Finish holds the wait it makes after
+	// a read of the finished job to the charge that read showed final (finalAsRead).
+	{
+		Name: "gen-wait-no-credits-left", Rules: []string{"GEN-019"},
+		Mistake: "the wait answer's generation never carries credits_left (only the read does)",
+		API: docs(waitRoute, success, func(_ *http.Request, _ *answer, d map[string]any) {
+			if g := generation(d); g != nil {
+				delete(g, "credits_left")
+			}
+		}),
+	},
+	{
+		Name: "gen-wait-finished-not-terminal", Rules: []string{"GEN-017"},
+		Mistake: "a finished job's wait answer says credits.terminal false (the read says true)",
+		API: docs(waitRoute, success, func(_ *http.Request, _ *answer, d map[string]any) {
+			g := generation(d)
+			if c := obj(g, "credits"); c != nil && (g["status"] == "completed" || g["status"] == "failed") {
+				c["terminal"] = false
+			}
+		}),
+	},
 }
