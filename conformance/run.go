@@ -563,32 +563,46 @@ func (s *Suite) openingLine(info report.RunInfo) string {
 	atMost, texts := s.plan()
 	line := fmt.Sprintf("mediaspec check: mode: %s; profile: %s; target: %s; a budget of %d credits; %d specs in %d areas selected: they can judge at most %d of %d text rules",
 		info.Mode, info.Profile, info.Target, info.Budget, s.selected, len(s.perArea), atMost, texts)
-	if n := s.realTimeSpecs(); n > 0 {
-		procs := max(s.f.Config().Procs, 1)
-		wall := time.Duration((n+procs-1)/procs) * realTimeWait
-		line += fmt.Sprintf("; --real-time: %d specs wait out the target's clock, about %s of wall clock over %d processes", n, wall, procs)
+	if n, wall := s.realTimeSpecs(); n > 0 {
+		line += fmt.Sprintf("; --real-time: %d specs wait out the target's clock, about %s of wall clock over %d processes",
+			n, wall, max(s.f.Config().Procs, 1))
 	}
 	return line
 }
 
-// realTimeWait is about how long a spec that waits out the target's clock takes in real time: a
-// rate bucket's minute, and the calls that fill it (framework.Spec.BucketClient).
-const realTimeWait = 70 * time.Second
-
 // realTimeSpecs counts the selected specs that will wait out real time: those that need RealTime,
-// in a run with --real-time and without the control API (which advances its clock instead).
-func (s *Suite) realTimeSpecs() int {
+// in a run with --real-time and without the control API (which advances its clock instead). wall
+// is about how long their waits take spread over the run's processes: what each declares it waits
+// out of the target's clock (framework.RealTimeWait), in wall time at the target's time scale; at
+// least the longest one.
+func (s *Suite) realTimeSpecs() (n int, wall time.Duration) {
 	cfg := s.f.Config()
 	if !cfg.RealTime || cfg.ControlURL != "" {
-		return 0
+		return 0, 0
 	}
-	n := 0
+	var waits []time.Duration
 	for _, r := range s.preview.SpecReports {
 		if selectedIn(r) && (s.shard == nil || s.shard[r.FullText()]) && slices.Contains(r.Labels(), string(framework.RealTime)) {
-			n++
+			waits = append(waits, framework.RealTimeWait(r.LeafNodeLocation))
 		}
 	}
-	return n
+	return len(waits), realTimeWall(waits, cfg.Procs, cfg.TimeScale)
+}
+
+// realTimeWall is about how long waits of a target's clock running scale times faster than real
+// time take in wall time, spread over procs processes: their sum shared out, at least the longest.
+func realTimeWall(waits []time.Duration, procs int, scale float64) time.Duration {
+	if scale <= 0 {
+		scale = 1
+	}
+	var sum, longest time.Duration
+	for _, w := range waits {
+		w = time.Duration(float64(w) / scale)
+		sum += w
+		longest = max(longest, w)
+	}
+	n := time.Duration(max(procs, 1))
+	return max(longest, (sum+n-1)/n).Round(time.Second)
 }
 
 // plan is what the selected specs can judge at most, before they run: the text rules (report

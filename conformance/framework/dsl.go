@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
+	"time"
 
 	. "github.com/onsi/ginkgo/v2" //nolint:revive
 	"github.com/onsi/ginkgo/v2/types"
@@ -27,6 +29,33 @@ type Decl struct {
 	strict *SkipReason
 	// controlWhy says why the spec needs the control API (ControlBecause), "" when not said.
 	controlWhy string
+	// wait is the target-clock time a RealTime spec waits out (WaitsOut), 0 when not said.
+	wait time.Duration
+}
+
+// WaitsOut says how much of the target's clock the spec waits out when it needs RealTime and the
+// run has no control API to advance it (a webhook retry's five minutes, a link's 600 s); without
+// it a RealTime spec is taken to wait a rate bucket's minute and the calls that fill it. The first
+// line of a --real-time run adds these up into the wall time it announces.
+func (d *Decl) WaitsOut(wait time.Duration) *Decl {
+	d.wait = wait
+	return d
+}
+
+// realTimeWaits holds the WaitsOut of each spec, by the code location of its declaration.
+var realTimeWaits sync.Map // "file:line" -> time.Duration
+
+// DefaultRealTimeWait is about how long a RealTime spec without WaitsOut takes on a real clock: a
+// rate bucket's minute, and the calls that fill it (Spec.BucketClient).
+const DefaultRealTimeWait = 70 * time.Second
+
+// RealTimeWait is the target-clock time the spec declared at loc waits out (WaitsOut), or
+// DefaultRealTimeWait.
+func RealTimeWait(loc types.CodeLocation) time.Duration {
+	if w, ok := realTimeWaits.Load(fmt.Sprintf("%s:%d", loc.FileName, loc.LineNumber)); ok {
+		return w.(time.Duration)
+	}
+	return DefaultRealTimeWait
 }
 
 // ControlBecause says why the spec needs the control API (an operation only the app or control
@@ -126,7 +155,11 @@ func (d *Decl) Labels() []string {
 // (SpecTimeout, Serial, ...) may follow.
 func (d *Decl) It(text string, body func(ctx context.Context, s *Spec), decorators ...any) bool {
 	// The spec's location is its caller's line in the spec file, not this line.
-	args := []any{types.NewCodeLocation(1), Label(d.Labels()...)}
+	loc := types.NewCodeLocation(1)
+	if d.wait > 0 {
+		realTimeWaits.Store(fmt.Sprintf("%s:%d", loc.FileName, loc.LineNumber), d.wait)
+	}
+	args := []any{loc, Label(d.Labels()...)}
 	args = append(args, decorators...)
 	needs := append([]Need(nil), d.needs...)
 	f := d.f

@@ -172,7 +172,7 @@ func assetListSpecs(f *framework.Framework) {
 		})
 
 		// The 600 s pass on control's clock, or in real time with --real-time (WaitOut).
-		f.Rule("ASSET-008", "ASSET-009").Needs(framework.RealTime, framework.Slow, framework.Uploads).It(
+		f.Rule("ASSET-008", "ASSET-009").Needs(framework.RealTime, framework.Slow, framework.Uploads).WaitsOut(contract.OutputLinkLifetime).It(
 			"an asset read's and a download's links last the 600 s they state: they serve the file 590 s later and not after 600", func(ctx context.Context, s *framework.Spec) {
 				c := uploadClient(ctx, s, 10)
 				id, r := uploadFixture(ctx, s, c, "image.png")
@@ -317,7 +317,7 @@ func fileLinkSpecs(f *framework.Framework) {
 		})
 
 		// The link windows pass on control's clock, or in real time with --real-time (WaitOut).
-		f.Rule("LINK-004", "LINK-003", "LINK-001").Needs(framework.Spends, framework.RealTime, framework.Slow).It("each read gives a fresh link whose 600 s start at that read; an older link expires", func(ctx context.Context, s *framework.Spec) {
+		f.Rule("LINK-004", "LINK-003", "LINK-001").Needs(framework.Spends, framework.RealTime, framework.Slow).WaitsOut(3*contract.OutputLinkLifetime/2).It("each read gives a fresh link whose 600 s start at that read; an older link expires", func(ctx context.Context, s *framework.Spec) {
 			sp := newSpender(ctx, s)
 			r := completedImage(ctx, s, sp)
 			id := r.String("generation.generation_id")

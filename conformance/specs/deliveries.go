@@ -124,7 +124,7 @@ func deliverySpecs(f *framework.Framework) {
 				noMore(ctx, s, h.id, id, 5, "an exhausted delivery was replayed after a 2XX")
 			}, Label("slow"))
 
-		f.Rule("DLV-011", "DLV-012").It("a dropped connection and a redirect are failed attempts, retried, and the redirect is not followed", func(ctx context.Context, s *framework.Spec) {
+		f.Rule("DLV-011", "DLV-012").WaitsOut(firstRetryWait).It("a dropped connection and a redirect are failed attempts, retried, and the redirect is not followed", func(ctx context.Context, s *framework.Spec) {
 			c := newSpender(ctx, s).c
 			targetPath, targetURL := s.Hooks().NewURL()
 			// One endpoint per misbehaviour, so one delivery each and one wait for all retries.
@@ -152,7 +152,7 @@ func deliverySpecs(f *framework.Framework) {
 			Expect(s.Hooks().Attempts(targetPath)).To(BeEmpty(), "the redirect target received a delivery")
 		})
 
-		f.Rule("DLV-010", "DLV-020").Needs(framework.RealTime).It("no 2XX within 10 seconds is a failed attempt; a 2XX after 9 seconds counts", func(ctx context.Context, s *framework.Spec) {
+		f.Rule("DLV-010", "DLV-020").Needs(framework.RealTime).WaitsOut(firstRetryWait).It("no 2XX within 10 seconds is a failed attempt; a 2XX after 9 seconds counts", func(ctx context.Context, s *framework.Spec) {
 			if !s.HasControl() {
 				holdsOnRealClock(ctx, s)
 				return
@@ -246,7 +246,7 @@ func deliverySpecs(f *framework.Framework) {
 			Expect(old.VerifyIgnoringTimestamp(atts[1].Body, atts[1].Header)).NotTo(Succeed(), "the retry is still signed with the old secret")
 		})
 
-		f.Rule("WH-022").It("deleting an endpoint removes its pending deliveries", func(ctx context.Context, s *framework.Spec) {
+		f.Rule("WH-022").WaitsOut(firstRetryWait).It("deleting an endpoint removes its pending deliveries", func(ctx context.Context, s *framework.Spec) {
 			c := newSpender(ctx, s).c
 			h := deliveryHooks(ctx, s, c, receiver.Always(http.StatusInternalServerError))[0]
 			id := fireAt(ctx, s, c, h)[0]
@@ -387,7 +387,7 @@ func deliverySpecs(f *framework.Framework) {
 			Expect([]any{st, n}).To(Equal([]any{"active", int64(1)}), "an exhausted delivery answered 410 counts against the endpoint")
 		}, Label("slow"))
 
-		f.Rule("DLV-020", "DLV-025").It("a 2XX ends a delivery whatever its body says: a 200 with HTML and a 202 whose JSON claims failure are not retried", func(ctx context.Context, s *framework.Spec) {
+		f.Rule("DLV-020", "DLV-025").WaitsOut(firstRetryWait).It("a 2XX ends a delivery whatever its body says: a 200 with HTML and a 202 whose JSON claims failure are not retried", func(ctx context.Context, s *framework.Spec) {
 			c := newSpender(ctx, s).c
 			hooks := deliveryHooks(ctx, s, c,
 				receiver.AnswerWith(http.StatusOK, "<html><body>not json</body></html>", "text/html"),

@@ -101,6 +101,10 @@ func checkHookRow(r *framework.Response, m map[string]any, what string) {
 // retryWaits are the documented waits before attempts 2 to 5.
 var retryWaits = contract.RetryWaits()
 
+// firstRetryWait is the first retry's wait with a tenth more, which a spec waits out on a
+// clock it cannot advance (pastFirstRetry).
+var firstRetryWait = retryWaits[0] + retryWaits[0]/10
+
 // arrival is how long (real time, divided by the time scale) a spec waits for a delivery.
 func arrival(s *framework.Spec) time.Duration {
 	return time.Duration(float64(60*time.Second)/s.TimeScale()) + 30*time.Second
@@ -625,7 +629,7 @@ func fireAt(ctx context.Context, s *framework.Spec, c *framework.Client, hooks .
 // RealTime).
 func pastFirstRetry(ctx context.Context, s *framework.Spec, hookIDs ...string) {
 	GinkgoHelper()
-	wait := retryWaits[0] + retryWaits[0]/10
+	wait := firstRetryWait
 	if s.HasControl() {
 		for _, id := range hookIDs {
 			settled(ctx, s, id)

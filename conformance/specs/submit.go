@@ -669,7 +669,7 @@ func oneJobPerKeySpecs(f *framework.Framework) {
 // keySlotSpecs registers the specs of the 10-minute key slot and the render brake.
 func keySlotSpecs(f *framework.Framework) {
 	Describe("submit: the key slot and the render brake", func() {
-		f.Rule(rules("SUBMIT-020", "ERR-031")...).Needs(framework.TestInputs, framework.Spends, framework.Slow, framework.RealTime).It("a job stops holding its key's slot 10 minutes after submit, though it still runs", func(ctx context.Context, s *framework.Spec) {
+		f.Rule(rules("SUBMIT-020", "ERR-031")...).Needs(framework.TestInputs, framework.Spends, framework.Slow, framework.RealTime).WaitsOut(contract.SlotLifetime).It("a job stops holding its key's slot 10 minutes after submit, though it still runs", func(ctx context.Context, s *framework.Spec) {
 			if !s.HasControl() {
 				slotWithoutControl(ctx, s)
 				return
