@@ -193,12 +193,7 @@ func stateProgressSpecs(f *framework.Framework) {
 	// own render time, read every half second of service time.
 	f.Rule("GEN-004", "GEN-005", "GEN-009", "GEN-012", "GEN-013", "GEN-015", "GEN-016", "GEN-022", "GEN-008", "CORE-009").Needs(framework.Spends).It("moves forward through queued, rendering, post_processing to completed as the clock advances, and stays completed", func(ctx context.Context, s *framework.Spec) {
 		sp := newSpender(ctx, s)
-		var d *framework.Response
-		if s.HasControl() {
-			d = videoModel(ctx, sp.c)
-		} else {
-			d = imageModel(ctx, sp.c)
-		}
+		d := stagedModel(ctx, s, sp.c)
 		j := submit(ctx, s, sp.c, d.String("capability_id"), cheapConfig(d), nil)
 		last := -1
 		seen := []string{}
@@ -443,12 +438,7 @@ func blockingWaitSpecs(f *framework.Framework) {
 	// own render time, read every quarter second of service time.
 	f.Rule("GEN-005", "GEN-027", "GEN-009", "GEN-024").Needs(framework.Spends).It("a wait during post_processing blocks like any running wait: it answers when the job completes or after about 18 s, never at once", func(ctx context.Context, s *framework.Spec) {
 		sp := newSpender(ctx, s)
-		var d *framework.Response
-		if s.HasControl() {
-			d = videoModel(ctx, sp.c)
-		} else {
-			d = imageModel(ctx, sp.c)
-		}
+		d := stagedModel(ctx, s, sp.c)
 		j := submit(ctx, s, sp.c, d.String("capability_id"), cheapConfig(d), nil)
 		var r *framework.Response
 		for i := 0; i < 7200; i++ {

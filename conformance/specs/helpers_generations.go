@@ -682,3 +682,30 @@ func stillRunning(ctx context.Context, c *framework.Client, id string) bool {
 	st := readGen(ctx, c, id).String("generation.status")
 	return st == "queued" || st == "rendering" || st == "post_processing"
 }
+
+// lowBalanceHold is the profile's low-balance key with a tts config, the hold its estimate names and
+// the key's available credits, read where the text names them; it skips, naming the setting, when
+// the key's workspace holds enough for that hold.
+func lowBalanceHold(ctx context.Context, s *framework.Spec) (c *framework.Client, cfg map[string]any, need, avail int64) {
+	GinkgoHelper()
+	c = s.RoleKey(framework.LowBalanceKey)
+	cfg = ttsConfig(ctx, c)
+	_, need = estimateOf(ctx, c, "tts", cfg, nil)
+	avail = availableOf(ctx, c)
+	if need <= avail {
+		framework.SkipFor(framework.NotDeclared(fmt.Sprintf("unsupported: the workspace of low_balance_key holds %d credits, "+
+			"enough for a tts hold of %d: declare a key of a workspace holding less", avail, need)))
+	}
+	return c, cfg, need, avail
+}
+
+// stagedModel is the model whose job a spec follows through its states: a video model, whose render
+// control's clock moves through, or without the control API an image model, which renders in
+// seconds on the target's own clock.
+func stagedModel(ctx context.Context, s *framework.Spec, c *framework.Client) *framework.Response {
+	GinkgoHelper()
+	if s.HasControl() {
+		return videoModel(ctx, c)
+	}
+	return imageModel(ctx, c)
+}

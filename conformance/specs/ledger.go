@@ -185,13 +185,7 @@ func spendLimitSpecs(f *framework.Framework) {
 			if !s.HasControl() {
 				// The profile's key of a workspace too poor to submit: its balance, read where the
 				// text names it, against a tts hold.
-				c := s.RoleKey(framework.LowBalanceKey)
-				cfg := ttsConfig(ctx, c)
-				_, need := estimateOf(ctx, c, "tts", cfg, nil)
-				avail := availableOf(ctx, c)
-				if need <= avail {
-					framework.SkipFor(framework.NotDeclared(fmt.Sprintf("unsupported: the workspace of low_balance_key holds %d credits, enough for a tts hold of %d: declare a key of a workspace holding less", avail, need)))
-				}
+				c, cfg, need, avail := lowBalanceHold(ctx, s)
 				r := refuse(ctx, c, submitBody("tts", cfg, need, nil), http.StatusPaymentRequired, "insufficient_credits")
 				Expect(r.Int("error.shortfall")).To(Equal(need-avail), "shortfall = padded hold - available"+r.Describe())
 				return

@@ -300,13 +300,7 @@ func checkOrderSpecs(f *framework.Framework) {
 		f.Rule(rules("CHECK-009", "CHECK-001", "ERR-026", "ERR-018")...).It("credits before config validity: an empty wallet and an unknown config key answer insufficient_credits", func(ctx context.Context, s *framework.Spec) {
 			if !s.HasControl() {
 				// The profile's low-balance key: a tts hold above its balance, with an unknown key.
-				c := s.RoleKey(framework.LowBalanceKey)
-				cfg := ttsConfig(ctx, c)
-				_, need := estimateOf(ctx, c, "tts", cfg, nil)
-				avail := availableOf(ctx, c)
-				if need <= avail {
-					framework.SkipFor(framework.NotDeclared(fmt.Sprintf("unsupported: the workspace of low_balance_key holds %d credits, enough for a tts hold of %d: declare a key of a workspace holding less", avail, need)))
-				}
+				c, cfg, need, avail := lowBalanceHold(ctx, s)
 				cfg["conformance_bogus"] = true
 				r := refuse(ctx, c, submitBody("tts", cfg, need, nil), http.StatusPaymentRequired, "insufficient_credits")
 				Expect(r.Int("error.shortfall")).To(Equal(need-avail), "shortfall = padded hold - available"+r.Describe())
