@@ -458,4 +458,22 @@ var textOnlyServersB = []Server{
 			}
 		}),
 	},
+	// A red-team survivor killed since the running job's list row is read for its fixed value.
+	{
+		Name: "gen-list-running-charged-zero", Rules: []string{"GEN-015", "GEN-054"},
+		Mistake: "list rows of unfinished jobs say credits_charged 0 where the read says null (unknown, never zero)",
+		API: pageOf(generationList, "generations", func(_ *http.Request, _ map[string]any, list []any) []any {
+			for _, v := range list {
+				if row, ok := v.(map[string]any); ok {
+					switch row["status"] {
+					case "queued", "rendering", "post_processing":
+						if row["credits_charged"] == nil {
+							row["credits_charged"] = json.Number("0")
+						}
+					}
+				}
+			}
+			return list
+		}),
+	},
 }
