@@ -404,8 +404,8 @@ func castByPlanSpecs(f *framework.Framework) {
 // own_cloned_voice_id), which the operator made in their app.
 func ownCatalogueSpecs(f *framework.Framework) {
 	Describe("actors and voices: a workspace's own", func() {
-		const untagged = "an actor made without tags lists tags [], and a cloned voice is listed with no language and no gender"
-		f.Rule("ACTOR-005", "VOICE-003").It(untagged, func(ctx context.Context, s *framework.Spec) {
+		const untagged = "an actor made without tags lists tags [], and a cloned voice is listed with no language and no gender and tags an array"
+		f.Rule("ACTOR-005", "VOICE-003", "VOICE-004").It(untagged, func(ctx context.Context, s *framework.Spec) {
 			var (
 				c            *framework.Client
 				actors       []string // made without tags: the workspace's own, and with control a cast actor
@@ -442,6 +442,9 @@ func ownCatalogueSpecs(f *framework.Framework) {
 			Expect(row["is_cloned"]).To(Equal(true), clonedVoices+" is a cloned voice: is_cloned true")
 			Expect(row).To(And(HaveKeyWithValue("language", BeNil()), HaveKeyWithValue("gender", BeNil())),
 				clonedVoices+": a cloned voice has no language and no gender (both null)")
+			// Its tags are an array like any voice's, never null, though nobody tagged it.
+			s.Step("VOICE-004")
+			Expect(row["tags"]).To(BeAssignableToTypeOf([]any{}), clonedVoices+": a cloned voice's tags is an array, never null")
 		})
 	})
 }

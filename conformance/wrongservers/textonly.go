@@ -476,4 +476,16 @@ var textOnlyServersB = []Server{
 			return list
 		}),
 	},
+	// A red-team survivor killed since the own-catalogue spec lists a cloned voice and names VOICE-004.
+	{
+		Name: "voices-cloned-tags-null", Rules: []string{"VOICE-004"},
+		Mistake: "a cloned voice is listed with tags null (it was never tagged), where the text says tags is never null",
+		API: docs(voiceList, success, func(_ *http.Request, _ *answer, d map[string]any) {
+			for _, v := range rows(d, "voices") {
+				if v["is_cloned"] == true {
+					v["tags"] = nil
+				}
+			}
+		}),
+	},
 }
