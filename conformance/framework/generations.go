@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2" //nolint:revive
@@ -29,7 +30,7 @@ const finishLimit = 2 * time.Hour
 func (f *Framework) SetWaitCheck(check func(*Response)) { f.waitCheck = check }
 
 // waitAnswer matches the path of a generation wait.
-var waitAnswer = regexp.MustCompile(`/generations/[^/?]+/wait(\?|$)`)
+var waitAnswer = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`/generations/[^/?]+/wait(\?|$)`) })
 
 // checkWait runs the wait check (SetWaitCheck) on r when it is a 200 answer of a generation wait.
 func (f *Framework) checkWait(method string, r *Response) {
@@ -37,7 +38,7 @@ func (f *Framework) checkWait(method string, r *Response) {
 	if f.waitCheck == nil || r == nil || method != http.MethodGet || r.Status != http.StatusOK {
 		return
 	}
-	if u, err := url.Parse(r.Exchange.URL); err == nil && waitAnswer.MatchString(u.Path) {
+	if u, err := url.Parse(r.Exchange.URL); err == nil && waitAnswer().MatchString(u.Path) {
 		f.waitCheck(r)
 	}
 }

@@ -16,21 +16,23 @@ import (
 
 // answerFieldRules own fields of one operation's success answer whose rule is not the answer's
 // own (keyed by operation, then the field's JSON path): a break there is charged to that rule.
-var answerFieldRules = map[string]map[string]string{
-	// GEN-034: waited_seconds and age_seconds are non-negative integers.
-	"GET /generations/{id}/wait": {"$.waited_seconds": "GEN-034", "$.age_seconds": "GEN-034"},
-	// ACTOR-005: tags is an array of snake_case strings, never null.
-	"GET /actors": {"$.actors[*].tags": "ACTOR-005"},
-	// ID-008: webhook_id values match ^wh_[0-9a-f]{32}$; WH-004: the rest of a webhook's fields
-	// (webhook_id, url, events, status, consecutive_failures, description, created_at, updated_at),
-	// on every answer that shows one.
-	"POST /webhooks":       {"$.webhook.webhook_id": "ID-008", "$.webhook": "WH-004"},
-	"GET /webhooks":        {"$.webhooks[*]": "WH-004"},
-	"GET /webhooks/{id}":   {"$.webhook": "WH-004"},
-	"PATCH /webhooks/{id}": {"$.webhook": "WH-004"},
-	"GET /voices":          {"$.voices[*].tags": "VOICE-004"},
-	"GET /batches/{id}":    {"$.generations[*].generation_id": "BATCH-011", "$.generations[*].batch_index": "BATCH-011", "$.generations[*].status": "BATCH-011"},
-}
+var answerFieldRules = sync.OnceValue(func() map[string]map[string]string {
+	return map[string]map[string]string{
+		// GEN-034: waited_seconds and age_seconds are non-negative integers.
+		"GET /generations/{id}/wait": {"$.waited_seconds": "GEN-034", "$.age_seconds": "GEN-034"},
+		// ACTOR-005: tags is an array of snake_case strings, never null.
+		"GET /actors": {"$.actors[*].tags": "ACTOR-005"},
+		// ID-008: webhook_id values match ^wh_[0-9a-f]{32}$; WH-004: the rest of a webhook's fields
+		// (webhook_id, url, events, status, consecutive_failures, description, created_at, updated_at),
+		// on every answer that shows one.
+		"POST /webhooks":       {"$.webhook.webhook_id": "ID-008", "$.webhook": "WH-004"},
+		"GET /webhooks":        {"$.webhooks[*]": "WH-004"},
+		"GET /webhooks/{id}":   {"$.webhook": "WH-004"},
+		"PATCH /webhooks/{id}": {"$.webhook": "WH-004"},
+		"GET /voices":          {"$.voices[*].tags": "VOICE-004"},
+		"GET /batches/{id}":    {"$.generations[*].generation_id": "BATCH-011", "$.generations[*].batch_index": "BATCH-011", "$.generations[*].status": "BATCH-011"},
+	}
+})
 
 // arrayIndex is an array index of a JSON path.
 var arrayIndex = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\[[0-9]+\]`) })
@@ -44,7 +46,7 @@ func answerFieldRule(op, path, problem string) string {
 		path += "." + m[1]
 	}
 	best, id := "", ""
-	for p, r := range answerFieldRules[op] {
+	for p, r := range answerFieldRules()[op] {
 		if (path == p || strings.HasPrefix(path, p+".") || strings.HasPrefix(path, p+"[")) && len(p) > len(best) {
 			best, id = p, r
 		}
