@@ -286,7 +286,7 @@ func RegisterFlags(fs *flag.FlagSet) *Flags {
 	fs.StringVar(&v.ExpiredKey, "expired-key", "", "profile: an expired key of the target (never printed)")
 	fs.StringVar(&v.BudgetKey, "budget-key", "", "profile: a read+generate key with a rolling 24-hour budget of its own, of --budget-key-credits (never printed)")
 	fs.Var(&v.BudgetKeyCredits, "budget-key-credits", "profile: the 24-hour budget of --budget-key, in credits")
-	fs.StringVar(&v.LowBalanceKey, "low-balance-key", "", "profile: a read+generate key of a workspace with too low a balance to submit (never printed)")
+	fs.StringVar(&v.LowBalanceKey, "low-balance-key", "", "profile: a read+generate key of a workspace with too low a balance to submit, its limits left at the text's defaults (never printed)")
 	fs.StringVar(&v.NoAgentAPIKey, "no-agent-api-key", "", "profile: a key of a workspace whose plan lacks the agent API (never printed)")
 	fs.StringVar(&v.BusinessKey, "business-key", "", "profile: a read+generate key of a workspace on the business plan, which unlocks every requires_plan capability (never printed)")
 	fs.StringVar(&v.OwnCatalogueKey, "own-catalogue-key", "", "profile: a read+generate key of a workspace holding --own-actor-id and --own-cloned-voice-id (never printed)")
