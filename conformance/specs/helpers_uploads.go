@@ -69,15 +69,23 @@ func uploadFixture(ctx context.Context, s *framework.Spec, c *framework.Client, 
 	return uploadBytes(ctx, s, c, f.Name, f.ContentType, data)
 }
 
-// uploadBytes reserves data as a file of type ct, PUTs it (requiring the PUT to be accepted) and
-// finalizes it; it returns the asset id and the finalize answer, unchecked.
+// uploadBytes reserves data as a file of type ct, PUTs it (reservePut) and finalizes it; it
+// returns the asset id and the finalize answer, unchecked.
 func uploadBytes(ctx context.Context, s *framework.Spec, c *framework.Client, name, ct string, data []byte) (string, *framework.Response) {
 	GinkgoHelper()
+	id := reservePut(ctx, s, c, name, ct, data)
+	return id, finalizeUpload(ctx, c, id)
+}
+
+// reservePut reserves data as a file of type ct and PUTs it, requiring the PUT to be accepted; it
+// returns the asset id, for a finalize the caller makes (with a client of its own: a forced
+// outcome, say) or leaves out.
+func reservePut(ctx context.Context, s *framework.Spec, c *framework.Client, name, ct string, data []byte) string {
+	GinkgoHelper()
 	r := reserve(ctx, c, name, ct, len(data))
-	id := r.String("asset_id")
 	put := putFile(ctx, s, r.String("upload_url"), data, ct)
 	Expect(put.Status).To(BeNumerically("<", 300), "a PUT keeping every rule of the reservation is accepted"+put.Describe())
-	return id, finalizeUpload(ctx, c, id)
+	return r.String("asset_id")
 }
 
 // uploadClean is uploadBytes requiring the finalize to answer 200, clean and usable.

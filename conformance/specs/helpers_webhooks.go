@@ -605,12 +605,7 @@ func fireAt(ctx context.Context, s *framework.Spec, c *framework.Client, hooks .
 		var first receiver.Attempt
 		Eventually(func() bool {
 			for _, a := range s.Hooks().Attempts(h.path) {
-				var env struct {
-					Data struct {
-						ID string `json:"generation_id"`
-					} `json:"data"`
-				}
-				if a.Type == "generation.completed" && json.Unmarshal(a.Body, &env) == nil && env.Data.ID == j.id {
+				if a.Type == "generation.completed" && a.ResourceID == j.id {
 					first = a
 					return true
 				}

@@ -744,11 +744,9 @@ func unusableUploadSpecs(f *framework.Framework) {
 			r := refuse(ctx, c, submitBody(capID, naming(cfg, bare), need*2, nil), http.StatusConflict, "input_not_ready")
 			expectAssetIDsIfNamed(r, bare)
 			fx, data := fixtures.Get("image.png")
-			put := reserve(ctx, c, fx.Name, fx.ContentType, len(data))
-			sent := putFile(ctx, s, put.String("upload_url"), data, fx.ContentType)
-			Expect(sent.Status).To(BeNumerically("<", 300), sent.Describe())
-			r = refuse(ctx, c, submitBody(capID, naming(cfg, put.String("asset_id")), need*2, nil), http.StatusConflict, "input_not_ready")
-			expectAssetIDsIfNamed(r, put.String("asset_id"))
+			sent := reservePut(ctx, s, c, fx.Name, fx.ContentType, data)
+			r = refuse(ctx, c, submitBody(capID, naming(cfg, sent), need*2, nil), http.StatusConflict, "input_not_ready")
+			expectAssetIDsIfNamed(r, sent)
 		})
 
 		f.Rule(rules("UPLOAD-042", "ERR-035")...).Needs(framework.Uploads, framework.TestInputs).It("an upload the content check refused answers 422 moderation_blocked naming it", func(ctx context.Context, s *framework.Spec) {
@@ -757,10 +755,7 @@ func unusableUploadSpecs(f *framework.Framework) {
 			// What the content check flags is the service's own: the suite forces the verdict on a
 			// sample image's finalize (the scan_flag outcome: a test input or control's fault).
 			fx, data := fixtures.Get("image.png")
-			res := reserve(ctx, c, fx.Name, fx.ContentType, len(data))
-			flagged := res.String("asset_id")
-			put := putFile(ctx, s, res.String("upload_url"), data, fx.ContentType)
-			Expect(put.Status).To(BeNumerically("<", 300), "a PUT keeping every rule of the reservation is accepted"+put.Describe())
+			flagged := reservePut(ctx, s, c, fx.Name, fx.ContentType, data)
 			fin := finalizeUpload(ctx, s.Force(ctx, c, framework.Outcome{Kind: "scan_flag"}), flagged).ExpectOK(http.StatusOK)
 			Expect(fin.String("scan_status")).To(Equal("flagged"), "the forced scan_flag flags the image"+fin.Describe())
 			r := refuse(ctx, c, submitBody(capID, naming(cfg, flagged), need*2, nil), http.StatusUnprocessableEntity, "moderation_blocked")

@@ -188,10 +188,7 @@ func uploadFlowSpecs(f *framework.Framework) {
 				// a sample image's finalize (the scan_flag outcome: a test input or control's fault).
 				for _, name := range []string{"image.png", "image.jpg"} {
 					fx, data := fixtures.Get(name)
-					r := reserve(ctx, c, fx.Name, fx.ContentType, len(data))
-					id := r.String("asset_id")
-					put := putFile(ctx, s, r.String("upload_url"), data, fx.ContentType)
-					Expect(put.Status).To(BeNumerically("<", 300), "a PUT keeping every rule of the reservation is accepted"+put.Describe())
+					id := reservePut(ctx, s, c, fx.Name, fx.ContentType, data)
 					fin := finalizeUpload(ctx, s.Force(ctx, c, framework.Outcome{Kind: "scan_flag"}), id)
 					fx.Outcome = fixtures.OutcomeFlagged
 					expectFinalizeOutcome(s, fin, fx, id)
