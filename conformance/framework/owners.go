@@ -25,12 +25,10 @@ var answerFieldRules = sync.OnceValue(func() map[string]map[string]string {
 		// ID-008: webhook_id values match ^wh_[0-9a-f]{32}$; WH-004: the rest of a webhook's fields
 		// (webhook_id, url, events, status, consecutive_failures, description, created_at, updated_at),
 		// on every answer that shows one.
-		"POST /webhooks":       {"$.webhook.webhook_id": "ID-008", "$.webhook": "WH-004"},
-		"GET /webhooks":        {"$.webhooks[*]": "WH-004"},
-		"GET /webhooks/{id}":   {"$.webhook": "WH-004"},
-		"PATCH /webhooks/{id}": {"$.webhook": "WH-004"},
-		"GET /voices":          {"$.voices[*].tags": "VOICE-004"},
-		"GET /batches/{id}":    {"$.generations[*].generation_id": "BATCH-011", "$.generations[*].batch_index": "BATCH-011", "$.generations[*].status": "BATCH-011"},
+		"POST /webhooks":    {"$.webhook.webhook_id": "ID-008", "$.webhook": "WH-004"},
+		"GET /webhooks":     {"$.webhooks[*]": "WH-004"},
+		"GET /voices":       {"$.voices[*].tags": "VOICE-004"},
+		"GET /batches/{id}": {"$.generations[*].generation_id": "BATCH-011", "$.generations[*].batch_index": "BATCH-011", "$.generations[*].status": "BATCH-011"},
 	}
 })
 
