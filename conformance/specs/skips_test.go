@@ -1,7 +1,6 @@
 package specs
 
 import (
-	"bufio"
 	"bytes"
 	"go/ast"
 	"go/parser"
@@ -65,40 +64,14 @@ func bareSkips(t *testing.T, fset *token.FileSet, name string, src []byte) [][2]
 	return out
 }
 
-// allowedBareSkips reads testdata/bare-skips.txt: the sites there when the rule came, as
-// "file<TAB>call" keys (lines shift as others edit a file; the call does not).
-func allowedBareSkips(t *testing.T) map[string]bool {
-	t.Helper()
-	raw, err := os.ReadFile(filepath.Join("testdata", "bare-skips.txt"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	allowed := map[string]bool{}
-	sc := bufio.NewScanner(bytes.NewReader(raw))
-	for sc.Scan() {
-		line := sc.Text()
-		if line == "" || strings.HasPrefix(line, "#") {
-			continue
-		}
-		if !strings.Contains(line, "\t") {
-			t.Fatalf("testdata/bare-skips.txt: %q is not file<TAB>call", line)
-		}
-		allowed[line] = true
-	}
-	return allowed
-}
-
 // TestNoBareSkip forbids Ginkgo's Skip in the spec files: a spec skips only with
-// framework.SkipFor and a typed reason. The sites that were there when the rule came are listed
-// in testdata/bare-skips.txt and pass for now; a new one fails, naming file:line, and so does a
-// listed one that is gone (drop it from the list).
+// framework.SkipFor and a typed reason, which the reports type by kind, need and tier. A bare Skip
+// fails, naming file:line.
 func TestNoBareSkip(t *testing.T) {
 	files, err := filepath.Glob("*.go")
 	if err != nil {
 		t.Fatal(err)
 	}
-	allowed := allowedBareSkips(t)
-	met := map[string]bool{}
 	fset := token.NewFileSet()
 	for _, name := range files {
 		if strings.HasSuffix(name, "_test.go") {
@@ -109,20 +82,8 @@ func TestNoBareSkip(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, s := range bareSkips(t, fset, name, src) {
-			key := name + "\t" + s[1]
-			if allowed[key] {
-				met[key] = true
-				t.Logf("%s:%s: %s (listed: still to become framework.SkipFor)", name, s[0], s[1])
-				continue
-			}
 			t.Errorf("%s:%s: %s: a spec skips with framework.SkipFor and a typed reason "+
 				"(framework.Unsupported, NotDeclared, LacksState, Undecidable, ...), never a bare Skip", name, s[0], s[1])
-		}
-	}
-	for key := range allowed {
-		if !met[key] {
-			t.Errorf("testdata/bare-skips.txt lists %q, which is no longer in the spec files: drop the line",
-				strings.Replace(key, "\t", ": ", 1))
 		}
 	}
 }
