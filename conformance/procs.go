@@ -315,6 +315,13 @@ func runProcs(ctx context.Context, cfg Config, opts Options, stdout, stderr io.W
 
 // checkSplitReceiver refuses a receiver address a split run cannot give every process: each
 // starts a receiver of its own.
+// CanSplit reports why cfg cannot run split over several processes (a receiver or file server
+// address that names one listener), nil when it can.
+func CanSplit(cfg Config) error {
+	cfg.Procs = max(cfg.Procs, 2)
+	return checkSplitReceiver(cfg)
+}
+
 func checkSplitReceiver(cfg Config) error {
 	if l := cfg.ReceiverListen; l != "" && l != "off" && !strings.HasSuffix(l, ":0") {
 		return &framework.SetupError{Msg: fmt.Sprintf("--receiver-listen %s is one address and --procs %d starts a receiver per process: leave it unset (each takes a free port) or end it in :0", l, cfg.Procs)}

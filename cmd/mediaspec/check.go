@@ -170,11 +170,14 @@ const embeddedProcs = 2
 // splitByDefault reports whether a run of the embedded mock splits over embeddedProcs processes:
 // the whole suite (no --label-filter: a few selected specs cost more to start in a process than
 // they take), not one --shard of it, --procs not given (flag, $MEDIASPEC_PROCS or the YAML file's
-// procs above 1), on a machine of embeddedProcs CPUs or more.
+// procs above 1), without a receiver or file server address that names one listener (which a
+// split run refuses: conformance.CanSplit), with embeddedProcs CPUs or more to run on (GOMAXPROCS:
+// a container's CPU limit, not the host's CPUs).
 func splitByDefault(fs *flag.FlagSet, cfg conformance.Config) bool {
 	given := os.Getenv("MEDIASPEC_PROCS") != "" || cfg.Procs != 1
 	fs.Visit(func(f *flag.Flag) { given = given || f.Name == "procs" })
-	return !given && cfg.LabelFilter == "" && cfg.Shard == "" && runtime.NumCPU() >= embeddedProcs
+	return !given && cfg.LabelFilter == "" && cfg.Shard == "" && conformance.CanSplit(cfg) == nil &&
+		runtime.GOMAXPROCS(0) >= embeddedProcs
 }
 
 // minJudged is --min-judged: a floor on the share of the text rules a run judged, in percent
