@@ -8,6 +8,7 @@ import (
 
 	"github.com/mediaspec/mediaspec/internal/clock"
 	"github.com/mediaspec/mediaspec/internal/mock/reqlog"
+	"github.com/mediaspec/mediaspec/spec/judge"
 	"github.com/mediaspec/mediaspec/spec/judge/audit"
 )
 
@@ -29,8 +30,8 @@ const (
 // no precedent for the same call after it.
 func auditMiddleware(a *audit.Auditor, clk clock.Clock, caller func(*http.Request) (keyID, workspaceID string), next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		api := strings.HasPrefix(r.URL.Path, audit.APIBase+"/")
-		if strings.HasPrefix(r.URL.Path, audit.ControlBase+"/") && r.Method != http.MethodGet {
+		api := strings.HasPrefix(r.URL.Path, judge.APIBase+"/")
+		if strings.HasPrefix(r.URL.Path, judge.ControlBase+"/") && r.Method != http.MethodGet {
 			rec := reqlog.NewRecorder(w, 0, nil)
 			next.ServeHTTP(rec, r)
 			if rec.Status < 400 {
@@ -38,7 +39,7 @@ func auditMiddleware(a *audit.Auditor, clk clock.Clock, caller func(*http.Reques
 			}
 			return
 		}
-		if !api && !strings.HasPrefix(r.URL.Path, audit.FilesPath) {
+		if !api && !strings.HasPrefix(r.URL.Path, judge.FilesPath) {
 			next.ServeHTTP(w, r)
 			return
 		}

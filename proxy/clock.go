@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mediaspec/mediaspec/spec/judge/audit"
+	"github.com/mediaspec/mediaspec/spec/judge"
 )
 
 // The service clock as the proxy knows it. A server with the test-control API may run its own
@@ -124,7 +124,7 @@ func (p *Proxy) clockWindow() (now, earliest, latest time.Time) {
 // (a few bytes) and hands on unchanged.
 func (p *Proxy) trackAdvance(r *http.Request) func(moved bool) {
 	none := func(bool) {}
-	if r.Method != http.MethodPost || r.URL.Path != audit.ControlBase+"/clock/advance" || r.Body == nil {
+	if r.Method != http.MethodPost || r.URL.Path != judge.ControlBase+"/clock/advance" || r.Body == nil {
 		return none
 	}
 	b, err := io.ReadAll(io.LimitReader(r.Body, MaxRequestBody))
@@ -170,7 +170,7 @@ func (p *Proxy) readServiceClock() {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, p.upstream.String()+audit.ControlBase+"/clock", nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, p.upstream.String()+judge.ControlBase+"/clock", nil)
 	if err != nil {
 		return
 	}
@@ -184,7 +184,7 @@ func (p *Proxy) readServiceClock() {
 	if err != nil || res.StatusCode != http.StatusOK {
 		return
 	}
-	p.learnClock(&exchange{path: audit.ControlBase + "/clock", answer: b, end: p.now()})
+	p.learnClock(&exchange{path: judge.ControlBase + "/clock", answer: b, end: p.now()})
 }
 
 type readCloser struct {
@@ -194,7 +194,7 @@ type readCloser struct {
 
 // learnClock reads `now` (and `time_scale`) from a control answer about the clock.
 func (p *Proxy) learnClock(ex *exchange) {
-	rel := strings.TrimPrefix(ex.path, audit.ControlBase)
+	rel := strings.TrimPrefix(ex.path, judge.ControlBase)
 	if rel != "/clock" && rel != "/clock/advance" {
 		return
 	}

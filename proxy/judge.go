@@ -1,9 +1,7 @@
 package proxy
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"net/http"
 	"net/url"
@@ -14,6 +12,7 @@ import (
 	"time"
 
 	"github.com/mediaspec/mediaspec/spec"
+	"github.com/mediaspec/mediaspec/spec/judge"
 	"github.com/mediaspec/mediaspec/spec/judge/audit"
 )
 
@@ -84,10 +83,10 @@ func (p *Proxy) judgeSingle(ex *exchange) {
 	if r, params, ok := p.val.FindRoute(ex.method, ex.path); ok {
 		c.route, c.params = r.Method+" "+r.Path, params
 	}
-	c.reqJSON = decodeJSON(ex.body)
+	c.reqJSON = judge.DecodeJSON(ex.body)
 	c.body, _ = c.reqJSON.(map[string]any)
 	if !ex.answerCut {
-		c.answer = decodeJSON(ex.answer)
+		c.answer = judge.DecodeJSON(ex.answer)
 		c.obj, _ = c.answer.(map[string]any)
 	}
 	c.health = strings.HasPrefix(c.apiPath, "/health/")
@@ -145,10 +144,10 @@ func (p *Proxy) judgeOrdered(ex *exchange) {
 		p.auditor.Forget()
 	}
 	switch {
-	case strings.HasPrefix(ex.path, audit.ControlBase+"/"):
+	case strings.HasPrefix(ex.path, judge.ControlBase+"/"):
 		p.observeControl(ex)
 		return
-	case strings.HasPrefix(ex.path, audit.FilesPath):
+	case strings.HasPrefix(ex.path, judge.FilesPath):
 		if !ex.failed {
 			p.auditor.Observe(audit.Exchange{Method: ex.method, Path: ex.path, RawQuery: ex.rawQuery, Status: ex.status,
 				Start: ex.svcStart, End: ex.svcEnd})
@@ -208,7 +207,7 @@ func (p *Proxy) observeControl(ex *exchange) {
 	if ex.method == http.MethodGet {
 		return
 	}
-	rel := strings.TrimPrefix(ex.path, audit.ControlBase)
+	rel := strings.TrimPrefix(ex.path, judge.ControlBase)
 	if rel == "/reset" {
 		p.auditor.Forget()
 		p.st.reset()
@@ -216,7 +215,7 @@ func (p *Proxy) observeControl(ex *exchange) {
 	}
 	p.auditor.ForgetCalls()
 	seg := strings.Split(strings.Trim(rel, "/"), "/")
-	m, _ := decodeJSON(ex.answer).(map[string]any)
+	m, _ := judge.DecodeJSON(ex.answer).(map[string]any)
 	buckets, _ := m["buckets"].(map[string]any)
 	controlID, _ := m["key_id"].(string)
 	switch {
@@ -316,18 +315,4 @@ func maskIDs(p string) string {
 		}
 	}
 	return strings.Join(seg, "/")
-}
-
-// decodeJSON parses JSON with numbers kept exact; nil when b is not one JSON value.
-func decodeJSON(b []byte) any {
-	if len(bytes.TrimSpace(b)) == 0 {
-		return nil
-	}
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.UseNumber()
-	var v any
-	if dec.Decode(&v) != nil || dec.More() {
-		return nil
-	}
-	return v
 }

@@ -50,6 +50,7 @@ import (
 
 	"github.com/mediaspec/mediaspec/mock/clock"
 	"github.com/mediaspec/mediaspec/spec"
+	"github.com/mediaspec/mediaspec/spec/judge"
 	"github.com/mediaspec/mediaspec/spec/judge/audit"
 )
 
@@ -419,8 +420,8 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	ex := &exchange{n: p.seq.Add(1), start: p.now(), method: r.Method, path: r.URL.Path, rawQuery: r.URL.RawQuery}
 	ex.svcStart = p.serviceNow()
 	api := p.isAPI(r.URL.Path)
-	control := strings.HasPrefix(r.URL.Path, audit.ControlBase+"/")
-	if api || control || strings.HasPrefix(r.URL.Path, audit.FilesPath) {
+	control := strings.HasPrefix(r.URL.Path, judge.ControlBase+"/")
+	if api || control || strings.HasPrefix(r.URL.Path, judge.FilesPath) {
 		ex.header = r.Header.Clone()
 	}
 	var reqBody *capture
@@ -535,7 +536,7 @@ func (p *Proxy) captureAnswer(res *http.Response) error {
 		p.streamMu.Unlock()
 	}
 
-	if ex.header != nil && !strings.HasPrefix(ex.path, audit.FilesPath) {
+	if ex.header != nil && !strings.HasPrefix(ex.path, judge.FilesPath) {
 		c := &capture{rc: res.Body, limit: MaxAnswerBody, length: res.ContentLength, atEOF: func() { p.finish(ex) }}
 		res.Body = c
 		ex.answerFrom = c

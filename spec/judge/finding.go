@@ -41,9 +41,3 @@ type Finding struct {
 	LastSeen  time.Time `json:"last_seen_at"`  // when it was last seen
 	Count     int       `json:"count"`         // how many times it was seen
 }
-
-// Must reports whether the finding fails a MUST rule (an advisory never does).
-func (f Finding) Must() bool { return !f.Advisory && f.Level == "MUST" }
-
-// Should reports whether the finding fails a MUST or SHOULD rule.
-func (f Finding) Should() bool { return !f.Advisory && (f.Level == "MUST" || f.Level == "SHOULD") }

@@ -57,16 +57,6 @@ func IDKinds() []IDKind {
 	return out
 }
 
-// Kind returns the kind of prefix ("gen_"); false when the table has none.
-func Kind(prefix string) (IDKind, bool) {
-	for _, k := range idKinds {
-		if k.Prefix == prefix {
-			return k, true
-		}
-	}
-	return IDKind{}, false
-}
-
 // FieldKind returns the kind of id an answer field carries ("asset_id": ast_); false when the
 // field holds no prefixed id.
 func FieldKind(field string) (IDKind, bool) {

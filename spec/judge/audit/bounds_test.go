@@ -9,6 +9,7 @@ import (
 
 	"github.com/mediaspec/mediaspec/internal/clock"
 	"github.com/mediaspec/mediaspec/spec"
+	"github.com/mediaspec/mediaspec/spec/judge"
 )
 
 // Detectors and spec/rules.yaml agree: every kind of finding is a rule with an audit field and the
@@ -150,7 +151,7 @@ func TestDecodedExchangeJudgesAlike(t *testing.T) {
 		} {
 			ex.KeyID, ex.WorkspaceID, ex.Start, ex.End = key, ws, clk.Now(), clk.Now()
 			if decoded {
-				ex.Decoded, ex.BodyJSON, ex.AnswerJSON = true, decode(ex.Body), decode(ex.Answer)
+				ex.Decoded, ex.BodyJSON, ex.AnswerJSON = true, judge.DecodeJSON(ex.Body), judge.DecodeJSON(ex.Answer)
 			}
 			a.Observe(ex)
 			clk.Advance(time.Duration(i+1) * time.Second)

@@ -1,7 +1,6 @@
 package audit
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -18,15 +17,6 @@ import (
 	"unicode"
 
 	"github.com/mediaspec/mediaspec/spec/judge"
-)
-
-// The roots the auditor tells apart (package judge): APIBase is the versioned API it watches,
-// FilesPath where file links are served; health probes need no key and are not audited.
-// ControlBase is the control API root, whose writes change state.
-const (
-	APIBase     = judge.APIBase
-	FilesPath   = judge.FilesPath
-	ControlBase = judge.ControlBase
 )
 
 // Timing thresholds of the detectors (service time).
@@ -91,7 +81,7 @@ var stateCodes = map[string]bool{"insufficient_credits": true, "spend_limit_exce
 // repeatable reports whether the text declares a call safe to repeat: finalize ("Finalize is safe
 // to repeat; a scanned file answers from its stored status").
 func repeatable(route string) bool {
-	return strings.HasPrefix(route, "POST "+APIBase+"/uploads/") && strings.HasSuffix(route, "/finalize")
+	return strings.HasPrefix(route, "POST "+judge.APIBase+"/uploads/") && strings.HasSuffix(route, "/finalize")
 }
 
 // Exchange is one request and its answer as the auditor sees it.
@@ -175,8 +165,8 @@ func isID(s string) bool { _, ok := judge.IsAnyID(s); return ok }
 // Observe audits one exchange: it records the findings the exchange shows, then remembers what the
 // answer handed out (ids, cursors, estimates, links).
 func (a *Auditor) Observe(ex Exchange) {
-	isFile := strings.HasPrefix(ex.Path, FilesPath)
-	isAPI := strings.HasPrefix(ex.Path, APIBase+"/") && !strings.HasPrefix(ex.Path, APIBase+"/health/")
+	isFile := strings.HasPrefix(ex.Path, judge.FilesPath)
+	isAPI := strings.HasPrefix(ex.Path, judge.APIBase+"/") && !strings.HasPrefix(ex.Path, judge.APIBase+"/health/")
 	if !isFile && !isAPI {
 		return
 	}
@@ -186,7 +176,7 @@ func (a *Auditor) Observe(ex Exchange) {
 	case ex.Decoded:
 		ans, req = ex.AnswerJSON, ex.BodyJSON
 	default:
-		ans, req = decode(ex.Answer), decode(ex.Body)
+		ans, req = judge.DecodeJSON(ex.Answer), judge.DecodeJSON(ex.Body)
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -199,7 +189,7 @@ func (a *Auditor) Observe(ex Exchange) {
 		line += "?" + ex.RawQuery
 	}
 	body, _ := req.(map[string]any)
-	seg := strings.Split(strings.Trim(strings.TrimPrefix(ex.Path, APIBase), "/"), "/")
+	seg := strings.Split(strings.Trim(strings.TrimPrefix(ex.Path, judge.APIBase), "/"), "/")
 	c := call{at: ex.Start, route: ex.Method + " " + ex.Path}
 	c.sig = c.route + "?" + canonicalQuery(ex.RawQuery) + "\n" + hashBody(ex.Body, req)
 	if e, ok := errorOf(ans); ok {
@@ -562,7 +552,7 @@ func (a *Auditor) learn(sc *scopeState, keyID string, ans any) {
 		if !strings.Contains(s, "://") && !strings.HasPrefix(s, "/") {
 			return
 		}
-		if u, err := url.Parse(s); err == nil && strings.HasPrefix(u.Path, FilesPath) {
+		if u, err := url.Parse(s); err == nil && strings.HasPrefix(u.Path, judge.FilesPath) {
 			a.links.put(u.Path, keyID)
 		}
 		if sc == nil {
@@ -578,20 +568,6 @@ func (a *Auditor) learn(sc *scopeState, keyID string, ans any) {
 			sc.ids.put(id, seen)
 		}
 	})
-}
-
-// decode parses JSON with numbers kept exact; nil when b is not JSON.
-func decode(b []byte) any {
-	if len(bytes.TrimSpace(b)) == 0 {
-		return nil
-	}
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.UseNumber()
-	var v any
-	if dec.Decode(&v) != nil {
-		return nil
-	}
-	return v
 }
 
 func errorOf(ans any) (map[string]any, bool) {
