@@ -147,7 +147,7 @@ run:
 ## the picture as reports/report.png, for a person to look at; the test also runs in make test.
 report-shot:
 	mkdir -p reports
-	MEDIASPEC_REPORT_SHOT=$(CURDIR)/reports/report.png $(GO) test -count=1 -run TestHTMLReportAsAPicture -v ./conformance/framework/
+	MEDIASPEC_REPORT_SHOT=$(CURDIR)/reports/report.png $(GO) test -count=1 -run TestHTMLReportAsAPicture -v ./conformance/internal/framework/
 
 ## lint: formatting, module tidiness, vet, staticcheck, and the independent OpenAPI linter (Redocly,
 ## from npm).

@@ -18,7 +18,7 @@ import (
 
 	"github.com/onsi/ginkgo/v2/types"
 
-	"github.com/mediaspec/mediaspec/conformance/framework"
+	"github.com/mediaspec/mediaspec/conformance/internal/framework"
 	"github.com/mediaspec/mediaspec/report"
 	"github.com/mediaspec/mediaspec/spec"
 )

@@ -26,8 +26,8 @@ import (
 	"github.com/onsi/ginkgo/v2/types"
 	"github.com/onsi/gomega"
 
-	"github.com/mediaspec/mediaspec/conformance/framework"
-	"github.com/mediaspec/mediaspec/conformance/specs"
+	"github.com/mediaspec/mediaspec/conformance/internal/framework"
+	"github.com/mediaspec/mediaspec/conformance/internal/specs"
 	"github.com/mediaspec/mediaspec/report"
 	"github.com/mediaspec/mediaspec/spec"
 )

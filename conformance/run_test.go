@@ -16,7 +16,7 @@ import (
 	"testing"
 
 	"github.com/mediaspec/mediaspec/conformance"
-	"github.com/mediaspec/mediaspec/conformance/framework"
+	"github.com/mediaspec/mediaspec/conformance/internal/framework"
 	"github.com/mediaspec/mediaspec/internal/conformancetest"
 )
 

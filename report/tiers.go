@@ -8,7 +8,7 @@ import (
 // Tier is one step of the ordered list of what a target offers the suite, from the least every
 // server has (its API keys) to the most (the full test-control API). A spec needs one tier (the
 // highest of its needs); a run offers a prefix of the list, and judges every spec whose tier it
-// offers. conformance/framework needs.go maps each of the suite's needs to its tier.
+// offers. conformance/internal/framework needs.go maps each of the suite's needs to its tier.
 type Tier string
 
 // The tiers, least first.
@@ -105,7 +105,7 @@ func NewSkip(kind SkipKind, need, text string) SkipReason {
 
 // ParseSkip types a skip reason given only as text: a reason Ginkgo gave, or one of a report
 // written before reasons were typed. The reasons the suite gives are typed where it skips
-// (conformance/framework needs.go); this reads their words, the most specific phrase first ("no
+// (conformance/internal/framework needs.go); this reads their words, the most specific phrase first ("no
 // control API to make one" names a second workspace's key, not the control API).
 func ParseSkip(reason string) SkipReason {
 	r := strings.ToLower(reason)

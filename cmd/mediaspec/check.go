@@ -16,7 +16,6 @@ import (
 	"time"
 
 	"github.com/mediaspec/mediaspec/conformance"
-	"github.com/mediaspec/mediaspec/conformance/framework"
 	"github.com/mediaspec/mediaspec/mock"
 	"github.com/mediaspec/mediaspec/mock/clock"
 )
@@ -48,7 +47,7 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	flags := conformance.RegisterFlags(fs)
 	img := registerImageFlags(fs)
 	opts := conformance.Options{Version: Version()}
-	fs.DurationVar(&opts.RequestTimeout, "request-timeout", framework.DefaultRequestTimeout, "longest wait for one answer; a call without an answer by then fails its spec, naming the call")
+	fs.DurationVar(&opts.RequestTimeout, "request-timeout", conformance.DefaultRequestTimeout, "longest wait for one answer; a call without an answer by then fails its spec, naming the call")
 	fs.DurationVar(&opts.Timeout, "timeout", 0, "longest the whole run may take (e.g. 20m; 0: no limit); the reports are written with what ran")
 	fs.BoolVar(&opts.FailFast, "fail-fast", false, "stop at the first failed spec")
 	fs.BoolVar(&opts.Verbose, "v", false, "print a line per spec")
@@ -87,7 +86,7 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := validateSettings(cfg, img.image != ""); err != nil {
 		return err
 	}
-	if err := framework.CheckLocal(cfg); err != nil {
+	if err := conformance.CheckLocal(cfg); err != nil {
 		return err
 	}
 	// The line naming the target is written with the run's first output, after the setup has been
@@ -308,7 +307,7 @@ func startEmbeddedMock(ctx context.Context, cfg *conformance.Config, stderr io.W
 	cfg.BaseURL = info.BaseURL
 	cfg.ControlURL = info.ControlURL
 	cfg.ControlToken = info.ControlToken
-	_ = cfg.Features.Set(framework.FeatureTestInputs)
+	_ = cfg.Features.Set(conformance.FeatureTestInputs)
 	_ = cfg.TestKeys.Set(info.GenerateKey)
 	useMockTargetDefaults(cfg)
 	return func() {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/mediaspec/mediaspec/conformance"
 	"io"
 	"os"
 	"slices"
@@ -12,7 +13,6 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/mediaspec/mediaspec/conformance/framework"
 	"github.com/mediaspec/mediaspec/spec/diff"
 )
 
@@ -42,7 +42,7 @@ func runDiff(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	newKey := fs.String("new-key", "", "API key for the NEW server only (default --key) [$MEDIASPEC_DIFF_NEW_KEY]")
 	verbose := fs.Bool("verbose", false, "list compatible changes too (json always lists them) [$MEDIASPEC_DIFF_VERBOSE]")
 	exceptions := fs.String("exceptions", "", "YAML file of recorded exceptions (rule, change, path, reason): a failing finding it names passes as a note with its reason; an exception no finding matches fails [$MEDIASPEC_DIFF_EXCEPTIONS]")
-	maxBody := framework.ByteSize(diff.DefaultMaxBody)
+	maxBody := conformance.ByteSize(diff.DefaultMaxBody)
 	fs.Var(&maxBody, "max-answer-bytes", "largest answer body read from a server (a description or catalogue page), a `size` such as 64MiB; a larger one stops the comparison, naming it [$MEDIASPEC_DIFF_MAX_ANSWER_BYTES]")
 	// Flags may come before, between or after OLD and NEW.
 	flags, sides := splitSides(fs, args)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"github.com/mediaspec/mediaspec/conformance"
 	"net"
 	"os"
 	"os/exec"
@@ -16,7 +17,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mediaspec/mediaspec/conformance/framework"
 	"github.com/mediaspec/mediaspec/mock"
 	"github.com/mediaspec/mediaspec/mock/clock"
 	"github.com/mediaspec/mediaspec/proxy"
@@ -374,12 +374,12 @@ func TestDocsFiguresComeFromTheCode(t *testing.T) {
 		},
 		"docs/check.md": {
 			fmt.Sprintf("runs in %d processes on a machine of %d CPUs or more", embeddedProcs, embeddedProcs),
-			fmt.Sprintf("| %d MiB | `--max-json-bytes` |", framework.DefaultMaxJSONBytes>>20),
-			fmt.Sprintf("one per %d bytes of `--max-json-bytes` (%s)", framework.BytesPerJSONValue, thousands(int64(framework.DefaultMaxJSONBytes)/framework.BytesPerJSONValue)),
-			fmt.Sprintf("| %d MiB (the mock's largest file is 14.4 MB) | `--max-answer-bytes` |", framework.DefaultMaxAnswerBytes>>20),
-			fmt.Sprintf("an answer's header block | %d KiB |", framework.MaxAnswerHeaderBytes>>10),
-			fmt.Sprintf("| %s | `--request-timeout` |", framework.DefaultRequestTimeout),
-			fmt.Sprintf("body %d MiB, header block %d KiB", receiver.DefaultMaxBody>>20, framework.MaxRequestHeaderBytes>>10),
+			fmt.Sprintf("| %d MiB | `--max-json-bytes` |", conformance.DefaultMaxJSONBytes>>20),
+			fmt.Sprintf("one per %d bytes of `--max-json-bytes` (%s)", conformance.BytesPerJSONValue, thousands(int64(conformance.DefaultMaxJSONBytes)/conformance.BytesPerJSONValue)),
+			fmt.Sprintf("| %d MiB (the mock's largest file is 14.4 MB) | `--max-answer-bytes` |", conformance.DefaultMaxAnswerBytes>>20),
+			fmt.Sprintf("an answer's header block | %d KiB |", conformance.MaxAnswerHeaderBytes>>10),
+			fmt.Sprintf("| %s | `--request-timeout` |", conformance.DefaultRequestTimeout),
+			fmt.Sprintf("body %d MiB, header block %d KiB", receiver.DefaultMaxBody>>20, conformance.MaxRequestHeaderBytes>>10),
 			fmt.Sprintf("%d MiB of kept deliveries", receiver.MaxRecordBytes>>20),
 		},
 		"docs/proxy.md": {

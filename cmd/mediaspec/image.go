@@ -29,7 +29,6 @@ import (
 	dc "github.com/ory/dockertest/v3/docker"
 
 	"github.com/mediaspec/mediaspec/conformance"
-	"github.com/mediaspec/mediaspec/conformance/framework"
 )
 
 // mediaspecImageLabel marks the mediaspec image (the Dockerfile sets it): check --image runs the mock
@@ -279,7 +278,7 @@ func startImage(ctx context.Context, f *imageFlags, cfg *conformance.Config, std
 	if err != nil {
 		return nil, err
 	}
-	var red framework.Redactor
+	var red conformance.Redactor
 	red.Add(plan.controlToken, cfg.Key, cfg.ReadKey, cfg.OtherKey)
 
 	name := "mediaspec-check-" + strings.ToLower(rand.Text()[:12])
@@ -359,7 +358,7 @@ func ensureImage(ctx context.Context, pool *dockertest.Pool, ref, pull string, s
 func waitReady(ctx context.Context, pool *dockertest.Pool, res *dockertest.Resource, readyURL string, timeout time.Duration) error {
 	// The image is a server nobody here controls: its probe answer's header block is capped, at
 	// most 64 KiB of its body is read, and a redirect is an answer, not followed.
-	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{MaxResponseHeaderBytes: framework.MaxAnswerHeaderBytes},
+	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{MaxResponseHeaderBytes: conformance.MaxAnswerHeaderBytes},
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	deadline := time.Now().Add(timeout)
 	var final, last error // final stops the retries; last is the latest probe's failure
@@ -436,7 +435,7 @@ func containerLogPath(flagValue string, cfg conformance.Config) (string, error) 
 }
 
 // saveContainerLog writes the container's whole log, secrets redacted, to path and says where.
-func saveContainerLog(pool *dockertest.Pool, res *dockertest.Resource, path string, red *framework.Redactor, stderr io.Writer) {
+func saveContainerLog(pool *dockertest.Pool, res *dockertest.Resource, path string, red *conformance.Redactor, stderr io.Writer) {
 	logs := red.String(containerLogs(pool, res, "all"))
 	if err := os.WriteFile(path, []byte(logs), 0o644); err != nil {
 		fmt.Fprintf(stderr, "mediaspec: container log: %v\n", err)

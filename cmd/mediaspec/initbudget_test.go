@@ -25,7 +25,7 @@ const (
 	// rest is other dependencies (Ginkgo and Gomega, dockertest, oasdiff, kin-openapi, yaml).
 	initAllocsTotal = 30500
 	// initAllocsPackage bounds each package of this module: none computes anything in its init
-	// (the most, conformance/framework, allocates 34 times for its literal tables). A regexp
+	// (the most, conformance/internal/framework, allocates 34 times for its literal tables). A regexp
 	// costs ~100 allocations, so one compiled in a package variable fails this.
 	initAllocsPackage = 50
 )

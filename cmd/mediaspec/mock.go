@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/mediaspec/mediaspec/conformance"
 	"io"
 	"log/slog"
 	"net"
@@ -15,7 +16,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/mediaspec/mediaspec/conformance/framework"
 	"github.com/mediaspec/mediaspec/fixtures"
 	"github.com/mediaspec/mediaspec/mock"
 	"github.com/mediaspec/mediaspec/mock/clock"
@@ -237,16 +237,16 @@ func writeMockProfile(path string, info mock.StartInfo, cfg mock.Config) error {
 			return fmt.Errorf("--profile-out: %w", err)
 		}
 	}
-	p := framework.Config{
+	p := conformance.Config{
 		BaseURL: info.BaseURL, Key: info.GenerateKey, ReadKey: info.ReadKey, OtherKey: info.OtherKey,
 		RetiredCapabilityID: retiredCapability(fx),
-		KeyHeader:           framework.ReferenceKeyHeader, DescriptionPath: framework.ReferenceDescriptionPath,
-		LivePath: framework.ReferenceLivePath, ReadyPath: framework.ReferenceReadyPath,
-		Shapes: framework.ReferenceShapes(),
+		KeyHeader:           conformance.ReferenceKeyHeader, DescriptionPath: conformance.ReferenceDescriptionPath,
+		LivePath: conformance.ReferenceLivePath, ReadyPath: conformance.ReferenceReadyPath,
+		Shapes: conformance.ReferenceShapes(),
 	}
 	if r := info.Roles; r != nil {
 		p.RevokedKey, p.ExpiredKey, p.LowBalanceKey, p.NoAgentAPIKey = r.Revoked, r.Expired, r.LowBalance, r.NoAgentAPI
-		p.BudgetKey, p.BudgetKeyCredits = r.Budget, framework.CreditsOf(r.BudgetCredits)
+		p.BudgetKey, p.BudgetKeyCredits = r.Budget, conformance.CreditsOf(r.BudgetCredits)
 		p.GenerateOnlyKey, p.DeletedWorkspaceKey, p.AllowanceUsedKey = r.GenerateOnly, r.DeletedWorkspace, r.AllowanceUsed
 		p.BusinessKey, p.OwnCatalogueKey, p.OwnActorID, p.OwnClonedVoiceID = r.Business, r.OwnCatalogue, r.OwnActor, r.OwnClonedVoice
 	}
@@ -255,11 +255,11 @@ func writeMockProfile(path string, info mock.StartInfo, cfg mock.Config) error {
 		p.TimeScale = info.TimeScale
 	}
 	for _, ks := range info.KeySets {
-		p.KeySetList = append(p.KeySetList, framework.KeySet{Key: ks.GenerateKey, ReadKey: ks.ReadKey, OtherKey: ks.OtherKey})
+		p.KeySetList = append(p.KeySetList, conformance.KeySet{Key: ks.GenerateKey, ReadKey: ks.ReadKey, OtherKey: ks.OtherKey})
 	}
 	if cfg.TestInputs {
 		// Every key of the start state is a test key of a mock started with --test-inputs.
-		p.Features = framework.FeatureList{framework.FeatureTestInputs}
+		p.Features = conformance.FeatureList{conformance.FeatureTestInputs}
 		for _, k := range []string{info.GenerateKey, info.ReadKey, info.OtherKey} {
 			_ = p.TestKeys.Set(k)
 		}

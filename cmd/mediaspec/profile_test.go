@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
+	"github.com/mediaspec/mediaspec/conformance"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -11,7 +12,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mediaspec/mediaspec/conformance/framework"
 	"github.com/mediaspec/mediaspec/mock"
 	"github.com/mediaspec/mediaspec/spec"
 	yaml "go.yaml.in/yaml/v3"
@@ -43,11 +43,11 @@ func TestMockProfileOut(t *testing.T) {
 		t.Errorf("the profile holds keys and is %v", st.Mode().Perm())
 	}
 	fs := flag.NewFlagSet("check", flag.ContinueOnError)
-	fl := framework.RegisterFlags(fs)
+	fl := conformance.RegisterFlags(fs)
 	if err := fs.Parse([]string{"--config", profile}); err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := framework.Load(fl, func(string) string { return "" })
+	cfg, err := conformance.Load(fl, func(string) string { return "" })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,7 +78,7 @@ func TestMockProfileOut(t *testing.T) {
 		cfg.GenerateOnlyKey != r.GenerateOnly || cfg.DeletedWorkspaceKey != r.DeletedWorkspace || cfg.AllowanceUsedKey != r.AllowanceUsed || r.AllowanceUsed == "" {
 		t.Errorf("the profile's role keys are not the start line's:\n%s", data)
 	}
-	if !reflect.DeepEqual(cfg.Shapes, framework.ReferenceShapes()) {
+	if !reflect.DeepEqual(cfg.Shapes, conformance.ReferenceShapes()) {
 		t.Errorf("shapes %v, want every reference shape", cfg.Shapes)
 	}
 

@@ -7,7 +7,7 @@ import (
 
 // Wrong servers that break a value the text fixes for a kind of record in a state, on the caller's
 // own objects or on the service's (issue 37 item 1): the specs read such fields on every route
-// that shows the record (conformance/specs/helpers_fixed.go).
+// that shows the record (conformance/internal/specs/helpers_fixed.go).
 
 // actorFlag sets is_platform to to on every GET /actors row whose is_platform is from.
 func actorFlag(from, to bool) Wrap {

@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/mediaspec/mediaspec/conformance"
-	"github.com/mediaspec/mediaspec/conformance/framework"
 	"github.com/mediaspec/mediaspec/mock"
 	"github.com/mediaspec/mediaspec/mock/clock"
 	"github.com/mediaspec/mediaspec/spec"
@@ -75,7 +74,7 @@ func Config(info mock.StartInfo) conformance.Config {
 		RetiredCapabilityID: "actor_classic",
 		Reference:           true,
 		Strict:              true,
-		Features:            framework.FeatureList{framework.FeatureTestInputs},
-		TestKeys:            framework.KeyList{info.GenerateKey},
+		Features:            conformance.FeatureList{conformance.FeatureTestInputs},
+		TestKeys:            conformance.KeyList{info.GenerateKey},
 	}
 }

@@ -35,9 +35,9 @@ var layers = [][]string{
 	// 3: the mock's stores and senders; the suite's open-shape reader; the wrong-server tables.
 	{"internal/mock/wire", "internal/mock/ledger", "internal/mock/faults", "internal/mock/webhook",
 		"conformance/internal/openshape", "conformance/wrongservers"},
-	{"internal/mock/blob", "internal/mock/catalog", "internal/mock/workspace", "conformance/framework",
+	{"internal/mock/blob", "internal/mock/catalog", "internal/mock/workspace", "conformance/internal/framework",
 		"conformance/wrongservers/cmd"},
-	{"internal/mock/admission", "internal/mock/catalog/catalogtest", "internal/mock/uploads", "conformance/specs"},
+	{"internal/mock/admission", "internal/mock/catalog/catalogtest", "internal/mock/uploads", "conformance/internal/specs"},
 	{"internal/mock/jobs", "conformance"},
 	{"internal/mock/workflows"},
 	// 8: the mock's two HTTP adapters.
@@ -63,9 +63,10 @@ var towers = map[string][]string{
 // bridges are the packages that may stand on both towers.
 var bridges = []string{"cmd", "internal/conformancetest"}
 
-// private are the trees only their own tower imports (Go's internal rule lets the whole module in):
-// the mock's concerns are reached through package mock.
-var private = map[string]string{"internal/mock": "mock"}
+// private are the trees only their own tower imports (Go's internal rule lets the whole module in
+// to internal/mock, and the compiler itself keeps conformance/internal to the suite): the mock's
+// concerns are reached through package mock, the suite's through package conformance.
+var private = map[string]string{"internal/mock": "mock", "conformance/internal": "suite"}
 
 // exceptions are edges the rules above refuse that the tree has on purpose, each with why. The
 // test reports each one it meets and fails on one it no longer meets (drop it then).
@@ -233,7 +234,7 @@ func TestFence(t *testing.T) {
 		}
 		if under(rel, "conformance/wrongservers") {
 			for _, d := range p.Deps {
-				if ginkgo(d) || under(d, module+"/conformance/framework") {
+				if ginkgo(d) || under(d, module+"/conformance/internal/framework") {
 					t.Errorf("%s depends on %s: the wrong-server tables read check's report through report, never the suite's framework", rel, d)
 				}
 			}
@@ -253,12 +254,13 @@ func TestFenceEdges(t *testing.T) {
 		{"internal/mock/blob", "mock/api/wire", false},
 		{"internal/mock/jobs", "mock/clock", false},
 		{"cmd/mediaspec", "internal/mock/reqlog", false},
+		{"cmd/mediaspec", "conformance/internal/framework", false},
 		{"internal/conformancetest", "internal/mock/jobs", false},
-		{"receiver", "conformance/framework", false},
+		{"receiver", "conformance/internal/framework", false},
 		{"internal/receivercheck", "conformance/report", false},
-		{"conformance/specs", "internal/mock/jobs", false},
+		{"conformance/internal/specs", "internal/mock/jobs", false},
 		{"conformance", "mock", false},
-		{"mock", "conformance/framework", false},
+		{"mock", "conformance/internal/framework", false},
 		{"internal/mock/jobs", "internal/mock/api", false},
 		{"report", "spec", false},
 		{"spec", "mock", false},
@@ -276,7 +278,7 @@ func TestFenceEdges(t *testing.T) {
 		{"mock", "spec", true},
 		{"mock", "mock/clock", true},
 		{"internal/receivercheck", "report", true},
-		{"conformance/specs", "receiver", true},
+		{"conformance/internal/specs", "receiver", true},
 		{"cmd/mediaspec", "conformance", true},
 		{"cmd/mediaspec", "mock", true},
 		{"proxy", "mock", true},

@@ -9,7 +9,7 @@
 //
 // The reference mock's own choices are here too (Known's Reference values), used only when the run
 // checks that mock (--reference): no other package of the suite may name them (the fence test in
-// conformance/specs).
+// conformance/internal/specs).
 //
 // Every function is pure: it reads decoded JSON (encoding/json with UseNumber) and returns values
 // and errors; it never fails a spec itself.

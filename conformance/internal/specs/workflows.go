@@ -1,0 +1,720 @@
+package specs
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"slices"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2" //nolint:revive
+	. "github.com/onsi/gomega"    //nolint:revive
+
+	"github.com/mediaspec/mediaspec/conformance/internal/framework"
+	"github.com/mediaspec/mediaspec/receiver"
+	"github.com/mediaspec/mediaspec/spec/judge"
+	"github.com/santhosh-tekuri/jsonschema/v6"
+)
+
+// workflowSpecs registers the specs of workflow templates, invokes, runs and their events.
+func workflowSpecs(f *framework.Framework) {
+	workflowTemplateSpecs(f)
+	workflowInvokeSpecs(f)
+	workflowRunIDSpecs(f)
+	workflowRunSpecs(f)
+	workflowRunEventSpecs(f)
+	recoveredRenderSpecs(f)
+}
+
+// workflowTemplateSpecs registers the specs of workflow templates.
+func workflowTemplateSpecs(f *framework.Framework) {
+	Describe("workflows: templates", func() {
+		f.Rule("WF-001", "WF-002", "WF-003").It("templates list their nodes, a strict inputs_schema and example inputs that validate", func(ctx context.Context, s *framework.Spec) {
+			s.StrictOnly("WF-001", "the workflow template list's shape")
+			r := s.Client().Get(ctx, "/workflows/templates").ExpectOK(http.StatusOK)
+			Expect(r.Field("ok")).To(Equal(true), r.Describe())
+			tpls := openRows(r)
+			if len(tpls) == 0 {
+				s.Lacks("the target lists no workflow template")
+			}
+			for i, v := range tpls {
+				s.Step("WF-001")
+				t := asObject(r, v, fmt.Sprintf("templates[%d]", i))
+				key, ok := templateKey(s.Client(), t)
+				if !ok {
+					s.Lacks("%s", noTemplateKey)
+				}
+				for _, k := range []string{"name", "description"} {
+					Expect(t[k]).To(BeAssignableToTypeOf(""), key+": "+k+r.Describe())
+				}
+				s.Step("WF-002")
+				schema := asObject(r, t["inputs_schema"], key+".inputs_schema")
+				Expect(schema["additionalProperties"]).To(Equal(false), "WF-002: "+key+" inputs_schema is strict"+r.Describe())
+				example := asObject(r, t["example_inputs"], key+".example_inputs")
+				comp := jsonschema.NewCompiler()
+				comp.DefaultDraft(jsonschema.Draft2020)
+				Expect(comp.AddResource("inputs_schema.json", schema)).To(Succeed(), key+r.Describe())
+				sch, err := comp.Compile("inputs_schema.json")
+				Expect(err).NotTo(HaveOccurred(), "WF-002: "+key+" inputs_schema is a JSON Schema"+r.Describe())
+				Expect(sch.Validate(example)).To(Succeed(), "WF-002: "+key+" example_inputs validate against inputs_schema"+r.Describe())
+				s.Step("WF-001")
+				nodes, _ := t["nodes"].([]any)
+				Expect(nodes).NotTo(BeEmpty(), key+" has nodes"+r.Describe())
+				var ids []string
+				for j, nv := range nodes {
+					n := asObject(r, nv, fmt.Sprintf("%s.nodes[%d]", key, j))
+					ids = append(ids, stringField(r, n, "node_id", "node"))
+					stringField(r, n, "label", "node")
+					stringField(r, n, "capability_id", "node")
+				}
+				s.Step("WF-003")
+				for j, nv := range nodes {
+					n := asObject(r, nv, fmt.Sprintf("%s.nodes[%d]", key, j))
+					for _, dep := range stringList(r, n, "depends_on", "node") {
+						Expect(ids).To(ContainElement(dep), "WF-003: "+key+" depends_on names a node of the template"+r.Describe())
+					}
+				}
+			}
+		})
+	})
+
+}
+
+// workflowInvokeSpecs registers the specs of workflow invokes.
+func workflowInvokeSpecs(f *framework.Framework) {
+	Describe("workflows: invokes", func() {
+		f.Rule("WF-007").It("an unknown wf_ id or template key answers 404 not_found", func(ctx context.Context, s *framework.Spec) {
+			c := s.Client()
+			body := map[string]any{inputsKey(c): map[string]any{}, "max_credits": 10}
+			c.Post(ctx, "/workflows/wf_"+randomHex(32)+"/invoke", body).ExpectError(http.StatusNotFound, "not_found")
+			c.Post(ctx, "/workflows/templates/no_such_template_"+randomHex(8)+"/invoke", body).ExpectError(http.StatusNotFound, "not_found")
+		})
+
+		f.Rule("WF-007", "ID-016").Needs(framework.Control).It("real ids that name no workflow of the caller answer 404 not_found: another workspace's wf_ id, a template key or a wf_ id on the other invoke path", func(ctx context.Context, s *framework.Spec) {
+			sp := newSpender(ctx, s)
+			other := newSpender(ctx, s)
+			steps := cheapSteps(ctx, sp.c)
+			mine := saveWorkflow(ctx, s, sp.ws.ID, steps)
+			theirs := saveWorkflow(ctx, s, other.ws.ID, steps)
+			t := wfPick(ctx, s, sp.c, "", nil)
+			// max_credits 1 is below any price: a 402 shows the id was found, a 404 that it was not.
+			body := map[string]any{inputsKey(sp.c): map[string]any{}, "max_credits": 1}
+			s.Step("WF-007")
+			sp.c.Post(ctx, "/workflows/"+mine+"/invoke", body).ExpectError(http.StatusPaymentRequired, "max_credits_exceeded")
+			s.Step("WF-007", "ID-016")
+			sp.c.Post(ctx, "/workflows/"+theirs+"/invoke", body).ExpectError(http.StatusNotFound, "not_found")
+			s.Step("WF-007")
+			sp.c.Post(ctx, "/workflows/"+t.key+"/invoke", map[string]any{inputsKey(sp.c): t.inputs, "max_credits": 1}).ExpectError(http.StatusNotFound, "not_found")
+			sp.c.Post(ctx, "/workflows/templates/"+mine+"/invoke", body).ExpectError(http.StatusNotFound, "not_found")
+		})
+
+		f.Rule("WF-008", "WF-010").It("the invoke body is strict and inputs are checked against inputs_schema", func(ctx context.Context, s *framework.Spec) {
+			c := s.Client()
+			r := c.Get(ctx, "/workflows/templates").ExpectOK(http.StatusOK)
+			tpls := openRows(r)
+			if len(tpls) == 0 {
+				s.Lacks("the target lists no workflow template")
+			}
+			t := asObject(r, tpls[0], "templates[0]")
+			key, ok := templateKey(c, t)
+			if !ok {
+				s.Lacks("%s", noTemplateKey)
+			}
+			example := asObject(r, t[c.Shape("workflow.example_inputs")], "the template's example inputs")
+			path := "/workflows/templates/" + key + "/invoke"
+			extra := unknownKey()
+			s.Step("WF-008")
+			e := c.Post(ctx, path, map[string]any{inputsKey(c): example, "max_credits": 100000, extra: 1}, framework.Invalid()).ExpectError(http.StatusBadRequest, "invalid_config")
+			expectField(e, extra)
+			// max_credits is required on every spend call (Limits: required, no default); that inputs
+			// is too is the reference's choice for a body the text does not show.
+			c.Post(ctx, path, map[string]any{inputsKey(c): example}, framework.Invalid()).ExpectError(http.StatusBadRequest, "invalid_config")
+			if !s.Strict() {
+				return // WF-010 reads the reference's inputs_schema: judged only with --strict
+			}
+			c.Post(ctx, path, map[string]any{"max_credits": 100000}, framework.Invalid()).ExpectError(http.StatusBadRequest, "invalid_config")
+			s.Step("WF-010")
+			bad := clone(example)
+			bad[extra] = "x"
+			c.Post(ctx, path, map[string]any{inputsKey(c): bad, "max_credits": 100000}).ExpectError(http.StatusBadRequest, "invalid_config")
+		})
+
+		f.Rule("WF-009", "WF-004", "WF-005", "WF-006").It("max_credits must cover every step padded; an invoke answers 201 with Location and the queued run", func(ctx context.Context, s *framework.Spec) {
+			sp := newSpender(ctx, s)
+			t := wfPick(ctx, s, sp.c, "", nil)
+			path := "/workflows/templates/" + t.key + "/invoke"
+			s.Step("WF-009")
+			e := sp.c.Post(ctx, path, map[string]any{inputsKey(sp.c): t.inputs, "max_credits": t.need - 1}).ExpectError(http.StatusPaymentRequired, "max_credits_exceeded")
+			Expect(e.String("error.limit.bound_by")).To(Equal("max_credits"), e.Describe())
+			Expect(e.Int("error.limit.required_credits")).To(Equal(t.need), "WF-009: required_credits is the same number whatever max_credits was sent"+e.Describe())
+			Expect(t.need).To(BeNumerically(">=", len(t.nodes)), "every step is priced at least 1 padded credit"+e.Describe())
+			s.Step("WF-004")
+			r, id := wfInvoke(ctx, s, sp.c, t)
+			Expect(id).To(MatchRegexp(judge.IDPattern("wfr_")), r.Describe())
+			s.ReferenceOnly("WF-004", "an invoke answers Cache-Control: no-store", func() {
+				Expect(r.Header.Get("Cache-Control")).To(Equal("no-store"), "WF-004"+r.Describe())
+			})
+			// The invoke's body is not shown: the reference's (WF-005, WF-006) is its own choice.
+			s.Step("WF-005")
+			s.ReferenceOnly("WF-005", "the invoke answer is the queued run with open credits", func() {
+				Expect(r.Field("ok")).To(Equal(true), r.Describe())
+				Expect(r.String("status")).To(Equal("queued"), "WF-005"+r.Describe())
+				credits := objectAt(r, "credits")
+				Expect(credits["credits_charged"]).To(BeNil(), "WF-005"+r.Describe())
+				Expect(credits["settlement"]).To(Equal("open"), "WF-005"+r.Describe())
+				Expect(credits["terminal"]).To(Equal(false), "WF-005"+r.Describe())
+				Expect(credits).To(HaveKey("credits_estimated"), "WF-005"+r.Describe())
+				Expect(r.String("next_action")).NotTo(BeEmpty(), r.Describe())
+				Expect(r.String("summary")).NotTo(BeEmpty(), r.Describe())
+			})
+			s.Step("WF-006")
+			s.ReferenceOnly("WF-006", "a template invoke answers workflow_id null and its template_key", func() {
+				Expect(r.Field("workflow_id")).To(BeNil(), "WF-006: a template invoke has no workflow_id"+r.Describe())
+				Expect(r.String("template_key")).To(Equal(t.key), "WF-006"+r.Describe())
+			})
+		})
+
+		f.Rule("WF-009", "WF-004", "WF-023", "GEN-014").Needs(framework.Spends, framework.Control).It("a saved workflow needs the sum of its steps' own padded estimates, each step padded on its own; it holds and charges each step as estimated", func(ctx context.Context, s *framework.Spec) {
+			sp := newSpender(ctx, s)
+			steps := cheapSteps(ctx, sp.c)
+			price, need := stepsPrice(ctx, sp.c, steps)
+			var want int64
+			var sum float64
+			for _, st := range steps {
+				want += need[st.id]
+				sum += price[st.id]
+			}
+			wf := saveWorkflow(ctx, s, sp.ws.ID, steps)
+			path := "/workflows/" + wf + "/invoke"
+			s.Step("WF-009")
+			e := sp.c.Post(ctx, path, map[string]any{inputsKey(sp.c): map[string]any{}, "max_credits": want - 1}).ExpectError(http.StatusPaymentRequired, "max_credits_exceeded")
+			Expect(e.String("error.limit.bound_by")).To(Equal("max_credits"), e.Describe())
+			Expect(e.Int("error.limit.required_credits")).To(Equal(want), fmt.Sprintf("required_credits is the sum over the steps of ceil(price x 1.1): %v of prices %v (not ceil(%v x 1.1) = %d)", need, price, sum, ceilPad(sum))+e.Describe())
+			before := availableOf(ctx, sp.c)
+			s.Spend(int(want))
+			s.Step("WF-009", "WF-004")
+			inv := sp.c.Post(ctx, path, map[string]any{inputsKey(sp.c): map[string]any{}, "max_credits": want})
+			id := expectInvoked(s, inv)
+			DeferCleanup(func(ctx SpecContext) { s.Advance(ctx, 3600) })
+			s.ReferenceOnly("WF-005", "the invoke answer's credits_estimated is the sum of its steps' prices", func() {
+				Expect(inv.Int("credits.credits_estimated")).To(BeNumerically("~", sum, float64(len(steps))), "the run is estimated at the sum of its steps' prices"+inv.Describe())
+			})
+			final, _ := wfFinish(ctx, s, sp.c, id)
+			run := runRecord(final)
+			Expect(run["status"]).To(Equal("completed"), final.Describe())
+			s.Step("GEN-014", "WF-023")
+			var charged int64
+			for nid, node := range wfNodes(final, run) {
+				gens := wfGenIDs(final, node)
+				Expect(gens).To(HaveLen(1), "step "+nid+" made one generation"+final.Describe())
+				g := readGen(ctx, sp.c, gens[0])
+				Expect(g.Int("generation.credits_estimated")).To(chargeOf(price[nid]), "step "+nid+" is priced as its own estimate"+g.Describe())
+				Expect(g.Int("generation.credits.credits_held")).To(Equal(need[nid]), "step "+nid+" holds its own padded estimate"+g.Describe())
+				Expect(wfInt(node["credits"])).To(Equal(g.Int("generation.credits.credits_charged")), "step "+nid+"'s credits are its generation's charge"+final.Describe())
+				charged += g.Int("generation.credits.credits_charged")
+			}
+			if c, ok := runCharge(s, final); ok { // the run record is not shown: judged where it carries credits
+				Expect(c).To(Equal(charged), "the run's charge is its steps' charges"+final.Describe())
+			}
+			after, held := balanceOf(ctx, sp.c)
+			Expect(held).To(BeZero())
+			Expect(before-after).To(Equal(charged), "the balance paid each step's charge")
+		})
+
+		f.Rule("WF-031").It("spend caps and the balance refuse an invoke with 402", func(ctx context.Context, s *framework.Spec) {
+			if !s.HasControl() {
+				// The profile's keys: one whose 24-hour budget (a spend cap) is below the invoke's
+				// padded price, and one of a workspace whose balance is.
+				bc := s.RoleKey(framework.BudgetKey)
+				t := wfPick(ctx, s, bc, "", nil)
+				path := "/workflows/templates/" + t.key + "/invoke"
+				if budget := s.BudgetKeyCredits(); t.need <= budget {
+					framework.SkipFor(framework.NotDeclared(fmt.Sprintf("unsupported: budget_key_credits %d is at or above the invoke's price of %d: declare a budget key with a smaller budget", budget, t.need)))
+				}
+				e := bc.Post(ctx, path, map[string]any{inputsKey(bc): t.inputs, "max_credits": t.need}).ExpectError(http.StatusPaymentRequired, "spend_limit_exceeded")
+				Expect(e.String("error.limit.bound_by")).To(Equal("api_key_budget"), e.Describe())
+				lc := s.RoleKey(framework.LowBalanceKey)
+				t = wfPick(ctx, s, lc, "", nil)
+				if avail := availableOf(ctx, lc); t.need <= avail {
+					framework.SkipFor(framework.NotDeclared(fmt.Sprintf("unsupported: the workspace of low_balance_key holds %d credits, enough for the invoke's price of %d: declare a key of a workspace holding less", avail, t.need)))
+				}
+				e = lc.Post(ctx, "/workflows/templates/"+t.key+"/invoke", map[string]any{inputsKey(lc): t.inputs, "max_credits": t.need}).
+					ExpectError(http.StatusPaymentRequired, "insufficient_credits")
+				Expect(e.Int("error.shortfall")).To(BeNumerically(">", 0), e.Describe())
+				return
+			}
+			sp := newSpender(ctx, s)
+			t := wfPick(ctx, s, sp.c, "", nil)
+			path := "/workflows/templates/" + t.key + "/invoke"
+			body := map[string]any{inputsKey(sp.c): t.inputs, "max_credits": t.need}
+			s.SetLimits(ctx, sp.ws.ID, map[string]any{"per_generation_credits": 0})
+			e := sp.c.Post(ctx, path, body).ExpectError(http.StatusPaymentRequired, "spend_limit_exceeded")
+			Expect(e.String("error.limit.bound_by")).To(Equal("org_per_generation"), e.Describe())
+			s.SetLimits(ctx, sp.ws.ID, map[string]any{"per_generation_credits": nil})
+			s.SetCredits(ctx, sp.ws.ID, int(t.need-1))
+			e = sp.c.Post(ctx, path, body).ExpectError(http.StatusPaymentRequired, "insufficient_credits")
+			Expect(e.Int("error.shortfall")).To(BeNumerically(">", 0), e.Describe())
+		})
+	})
+
+}
+
+// workflowRunIDSpecs registers the specs of workflow run ids.
+func workflowRunIDSpecs(f *framework.Framework) {
+	Describe("workflows: run ids", func() {
+		f.Rule("ID-006", "ID-007").It("a template invoke answers a wfr_ id named by its Location, with workflow_id null; listed runs carry wf_ ids or null", func(ctx context.Context, s *framework.Spec) {
+			sp := newSpender(ctx, s)
+			s.Step("ID-007")
+			run, id := cheapestTemplateRun(ctx, s, sp.c)
+			Expect(id).To(MatchRegexp(judge.IDPattern("wfr_")), run.Describe())
+			s.Step("ID-006")
+			if _, has := run.Lookup("workflow_id"); has || s.Strict() {
+				Expect(run.Field("workflow_id")).To(BeNil(), "a template invoke runs no saved workflow"+run.Describe())
+			}
+			r := sp.c.Get(ctx, "/workflow-runs/"+id).ExpectOK(http.StatusOK)
+			Expect(runView(r).String("workflow_run_id")).To(Equal(id), r.Describe())
+			if w, has := runView(r).Lookup("workflow_id"); has || s.Strict() { // the run record is not shown
+				Expect(w).To(BeNil(), "a template's run names no saved workflow"+r.Describe())
+			}
+			runsList(ctx, s, sp.c)
+			rows := walkOpen(ctx, sp.c, "/workflow-runs", 20)
+			Expect(ids(rows, "workflow_run_id")).To(ContainElement(id))
+			for _, row := range rows {
+				Expect(row["workflow_run_id"]).To(MatchRegexp(judge.IDPattern("wfr_")))
+				if w := row["workflow_id"]; w != nil {
+					Expect(w).To(MatchRegexp(judge.IDPattern("wf_")))
+				}
+			}
+		})
+	})
+
+}
+
+// workflowRunSpecs registers the specs of workflow runs.
+func workflowRunSpecs(f *framework.Framework) {
+	Describe("workflows: runs", func() {
+		f.Rule("WF-011", "WF-012", "WF-013", "WF-014", "WF-015", "WF-016", "WF-017", "WF-018", "WF-024", "WF-025", "WF-026", "GEN-051", "GEN-052").It(
+			"a run goes queued, running, completed, its steps are workflow generations and only deliverables are listed", func(ctx context.Context, s *framework.Spec) {
+				sp := newSpender(ctx, s)
+				t := wfPick(ctx, s, sp.c, "", nil)
+				_, id := wfInvoke(ctx, s, sp.c, t)
+				first := sp.c.Get(ctx, "/workflow-runs/"+id).ExpectOK(http.StatusOK)
+				s.Step("WF-012", "WF-013", "WF-014", "WF-015", "WF-017", "WF-024", "WF-025")
+				run := wfCheckRun(s, first)
+				s.Step("WF-011")
+				s.ReferenceOnly("WF-011", "the run read's layout", func() {
+					for _, k := range []string{"workflow_run_id", "workflow_id", "template_key", "status", "still_running", "credits", "nodes", "created_at", "started_at", "finished_at", "summary"} {
+						Expect(run).To(HaveKey(k), "WF-011: the run carries "+k+first.Describe())
+					}
+					Expect(first.String("next_action")).NotTo(BeEmpty(), "WF-011"+first.Describe())
+					Expect(run["workflow_run_id"]).To(Equal(id), first.Describe())
+				})
+				s.Step("WF-016")
+				if s.HasControl() {
+					// The clock has not moved: nothing can have started.
+					Expect(run["status"]).To(Equal("queued"), "WF-016: a run reads queued when created"+first.Describe())
+				}
+				s.Step("WF-012", "WF-013", "WF-014", "WF-015", "WF-017", "WF-024", "WF-025")
+				final, seen := wfFinish(ctx, s, sp.c, id)
+				s.Step("WF-016")
+				if s.HasControl() {
+					Expect(seen).To(ContainElement("running"), "WF-016: a run reads running while a step works")
+				}
+				run = runRecord(final)
+				s.Step("WF-018")
+				Expect(run["status"]).To(Equal("completed"), "WF-018: every step finished"+final.Describe())
+				s.ReferenceOnly("WF-025", "a finished run read's started_at", func() {
+					Expect(run["started_at"]).To(BeAssignableToTypeOf(""), final.Describe())
+				})
+				if charged, ok := runCharge(s, final); ok { // the run record is not shown: judged where it carries credits
+					Expect(charged).To(Equal(wfSumCredits(run)), "the run's charge is the sum of its nodes'"+final.Describe())
+				}
+				nodes := wfNodes(final, run)
+				listedRows := wfListed(ctx, sp.c)
+				s.Step("WF-026", "GEN-051", "GEN-052", "WF-018")
+				for _, n := range t.nodes {
+					node := nodes[n.id]
+					Expect(node).NotTo(BeNil(), "the run lists node "+n.id+final.Describe())
+					Expect(node["status"]).To(Equal("completed"), final.Describe())
+					gens := wfGenIDs(final, node)
+					Expect(gens).NotTo(BeEmpty(), "a completed node names its generations"+final.Describe())
+					for _, g := range gens {
+						Expect(g).To(MatchRegexp(genIDPattern), final.Describe())
+						gr := readGen(ctx, sp.c, g)
+						// The Generation table has no source or workflow_run_id: checked when the read has them.
+						if _, has := gr.Lookup("generation.source"); has {
+							Expect(gr.String("generation.source")).To(Equal("workflow"), "WF-026: a step's source is workflow"+gr.Describe())
+						}
+						if _, has := gr.Lookup("generation.workflow_run_id"); has {
+							Expect(gr.String("generation.workflow_run_id")).To(Equal(id), "WF-026: a step names its run"+gr.Describe())
+						}
+						p, _ := gr.Lookup("generation.purpose") // not in the Generation table
+						purpose, _ := p.(string)
+						listed := false
+						for _, row := range listedRows {
+							if row["generation_id"] == g {
+								listed = true
+								if v, has := row["source"]; has {
+									Expect(v).To(Equal("workflow"), "GEN-051: a listed step has source workflow")
+								}
+							}
+						}
+						switch {
+						case p == nil && !listed:
+							// No purpose on the read (not in the Generation table): a step left out of
+							// the list may be a preview or an intermediate.
+						case purpose == "preview" || purpose == "intermediate":
+							Expect(listed).To(BeFalse(), "GEN-052: step "+g+" ("+purpose+") is not listed")
+						default:
+							Expect(listed).To(BeTrue(), "GEN-051: step "+g+" (purpose "+fmt.Sprint(p)+") is listed with source workflow")
+						}
+					}
+				}
+			})
+
+		f.Rule("EVT-004", "EVT-010", "EVT-031", "EVT-001", "EVT-026", "DLV-029").It("a completed run sends workflow_run.completed and each step its own generation event, once", func(ctx context.Context, s *framework.Spec) {
+			sp := newSpender(ctx, s)
+			h := registerHook(ctx, s, sp.c, "workflow_run.completed", "workflow_run.failed", "generation.completed", "generation.failed")
+			t := wfPick(ctx, s, sp.c, "", nil)
+			_, id := wfInvoke(ctx, s, sp.c, t)
+			final, _ := wfFinish(ctx, s, sp.c, id)
+			run := runRecord(final)
+			st := run["status"].(string)
+			Expect(st).To(BeElementOf("completed", "partial"), "the run ended without faults"+final.Describe())
+			s.Step("EVT-004", "EVT-031")
+			wfAwaitRunEvent(ctx, s, h, "workflow_run.completed", id, st)
+			s.Step("EVT-010")
+			for _, node := range wfNodes(final, run) {
+				for _, g := range wfGenIDs(final, node) {
+					ev, err := s.Hooks().Await(ctx, receiver.Match{Path: h.path, ResourceID: g}, arrival(s))
+					Expect(err).NotTo(HaveOccurred(), "EVT-010: no generation event for step "+g)
+					data := checkEnvelope(s, ev)
+					Expect(data["workflow_run_id"]).To(Equal(id), "EVT-010: a step's event names its run: "+string(ev.Raw))
+					// A step's event carries what the text fixes for any generation's event.
+					s.Step("EVT-001", "EVT-026")
+					expectEventFixed(ev, data)
+					s.Step("DLV-029")
+					expectOnce(ctx, s, sp.c, h, receiver.Match{ResourceID: g}, 1, "a step's generation event reaches the endpoint once")
+					s.Step("EVT-010")
+				}
+			}
+		})
+
+		f.Rule("EVT-004", "EVT-031").It("a run event is sent once the run has ended: read as the event arrives, the run reads the event's status", func(ctx context.Context, s *framework.Spec) {
+			sp := newSpender(ctx, s)
+			h := registerHook(ctx, s, sp.c, "workflow_run.completed", "workflow_run.failed")
+			t := wfPick(ctx, s, sp.c, "", nil)
+			_, id := wfInvoke(ctx, s, sp.c, t)
+			// The event is awaited while the run goes on, not after it was seen to end: "fires when a
+			// run ended completed or partial", so the run read right after the event arrives has
+			// ended, with the event's status (a server sending before its commit shows running).
+			m := receiver.Match{Type: "workflow_run.completed", Path: h.path, ResourceID: id}
+			var ev receiver.Event
+			if !s.HasControl() {
+				e, err := s.Hooks().Await(ctx, m, arrival(s)+time.Duration(float64(2*time.Hour)/s.TimeScale()))
+				Expect(err).NotTo(HaveOccurred(), "no workflow_run.completed for run "+id)
+				ev = e
+			}
+			for elapsed := 0; ev.ID == "" && s.HasControl(); elapsed += 10 {
+				Expect(elapsed).To(BeNumerically("<", 7200), "no workflow_run.completed for run "+id+" within two hours of service time")
+				if e, err := s.Hooks().Await(ctx, m, 150*time.Millisecond); err == nil {
+					ev = e
+					break
+				}
+				s.Advance(ctx, 10)
+			}
+			r := sp.c.Get(ctx, "/workflow-runs/"+id).ExpectOK(http.StatusOK)
+			run := wfCheckRun(s, r)
+			data := checkEnvelope(s, ev)
+			Expect(run["status"]).To(BeElementOf("completed", "partial"), "the run read right after its workflow_run.completed arrived has ended: "+string(ev.Raw)+r.Describe())
+			Expect(run["status"]).To(Equal(data["status"]), "the run reads the status its event carries: "+string(ev.Raw)+r.Describe())
+			Expect(run["still_running"]).To(Equal(false), r.Describe())
+		})
+
+		f.Rule("WF-019", "WF-023", "WF-013", "EVT-004", "EVT-031").Needs(framework.TestInputs).It("a run where a later step fails reads partial and is charged for the finished steps only", func(ctx context.Context, s *framework.Spec) {
+			sp := newSpender(ctx, s)
+			h := registerHook(ctx, s, sp.c, "workflow_run.completed", "workflow_run.failed")
+			t := wfPick(ctx, s, sp.c, "with a step after another on a capability of its own", func(t wfTemplate) bool { return wfChainFailure(t) >= 0 })
+			broken := t.nodes[wfChainFailure(t)]
+			failing := s.Force(ctx, sp.c, framework.Outcome{Kind: "render_fail", CapabilityID: broken.capID})
+			availBefore := availableOf(ctx, sp.c)
+			_, id := wfInvoke(ctx, s, failing, t)
+			s.Step("WF-013")
+			final, _ := wfFinish(ctx, s, sp.c, id)
+			run := runRecord(final)
+			s.Step("WF-019")
+			Expect(run["status"]).To(Equal("partial"), "WF-019: some steps finished and one failed"+final.Describe())
+			s.Step("WF-013")
+			Expect(run["still_running"]).To(Equal(false), "WF-013: still_running is false on a partial run"+final.Describe())
+			nodes := wfNodes(final, run)
+			bn := nodes[broken.id]
+			Expect(bn["status"]).To(Equal("failed"), final.Describe())
+			Expect(asObject(final, bn["error"], "error")["code"]).To(Equal("provider_error"), final.Describe())
+			s.Step("WF-023")
+			Expect(wfInt(bn["credits"])).To(BeZero(), "WF-023: a broken step costs nothing"+final.Describe())
+			charged := wfSumCredits(run)
+			if c, ok := runCharge(s, final); ok {
+				Expect(c).To(Equal(charged), "WF-023: the run's charge is the sum of its nodes'"+final.Describe())
+			}
+			if s.HasControl() {
+				availAfter, held := balanceOf(ctx, sp.c)
+				Expect(held).To(BeZero())
+				Expect(availBefore-availAfter).To(Equal(charged), "the wallet paid exactly the run's charge (the sum of its nodes')")
+			}
+			s.Step("EVT-004", "EVT-031")
+			wfAwaitRunEvent(ctx, s, h, "workflow_run.completed", id, "partial")
+		})
+
+		f.Rule("WF-020", "WF-022", "WF-023", "EVT-005", "EVT-031").Needs(framework.TestInputs).It("a run whose first step fails reads failed, skips what depends on it and costs nothing", func(ctx context.Context, s *framework.Spec) {
+			sp := newSpender(ctx, s)
+			h := registerHook(ctx, s, sp.c, "workflow_run.completed", "workflow_run.failed")
+			t := wfPick(ctx, s, sp.c, "with a single first step on a capability of its own", func(t wfTemplate) bool { return wfRootFailure(t) >= 0 })
+			root := t.nodes[wfRootFailure(t)]
+			failing := s.Force(ctx, sp.c, framework.Outcome{Kind: "render_fail", CapabilityID: root.capID})
+			_, id := wfInvoke(ctx, s, failing, t)
+			final, _ := wfFinish(ctx, s, sp.c, id)
+			run := runRecord(final)
+			s.Step("WF-020")
+			Expect(run["status"]).To(Equal("failed"), "WF-020: nothing finished and a step broke"+final.Describe())
+			nodes := wfNodes(final, run)
+			Expect(nodes[root.id]["status"]).To(Equal("failed"), final.Describe())
+			s.Step("WF-022", "WF-023")
+			for _, n := range t.nodes {
+				if slices.Contains(n.deps, root.id) {
+					Expect(nodes[n.id]["status"]).To(Equal("skipped"), "WF-022: a node whose input failed reads skipped"+final.Describe())
+					Expect(wfGenIDs(final, nodes[n.id])).To(BeEmpty(), "WF-022: a skipped node never ran"+final.Describe())
+					Expect(wfInt(nodes[n.id]["credits"])).To(BeZero(), "WF-023"+final.Describe())
+				}
+			}
+			if charged, ok := runCharge(s, final); ok { // the run record is not shown: judged where it carries credits
+				Expect(charged).To(BeZero(), "WF-023: nothing finished, nothing charged"+final.Describe())
+			}
+			s.Step("EVT-005", "EVT-031")
+			wfAwaitRunEvent(ctx, s, h, "workflow_run.failed", id, "failed")
+		})
+
+		f.Rule("WF-021", "EVT-005", "EVT-031", "WF-013").ControlBecause("a run is canceled in the app, not through the API").It("a run canceled before any step completed reads canceled and its unstarted nodes read canceled", func(ctx context.Context, s *framework.Spec) {
+			sp := newSpender(ctx, s)
+			h := registerHook(ctx, s, sp.c, "workflow_run.completed", "workflow_run.failed")
+			t := wfPick(ctx, s, sp.c, "", nil)
+			_, id := wfInvoke(ctx, s, sp.c, t)
+			c := wfCancel(ctx, s, id)
+			Expect(c.String("workflow_run_id")).To(Equal(id), c.Describe())
+			final, _ := wfFinish(ctx, s, sp.c, id)
+			run := runRecord(final)
+			nodes := wfNodes(final, run)
+			completed := false
+			for _, n := range nodes {
+				completed = completed || n["status"] == "completed"
+			}
+			if completed {
+				framework.SkipFor(framework.Undecidable("a step of the run completed before the cancel reached it"))
+			}
+			Expect(run["status"]).To(Equal("canceled"), "WF-021"+final.Describe())
+			for nid, n := range nodes {
+				if len(wfGenIDs(final, n)) == 0 {
+					Expect(n["status"]).To(Equal("canceled"), "WF-021: node "+nid+" never started and reads canceled"+final.Describe())
+				}
+			}
+			if charged, ok := runCharge(s, final); ok { // the run record is not shown: judged where it carries credits
+				Expect(charged).To(BeZero(), final.Describe())
+			}
+			s.Step("EVT-005", "EVT-031")
+			wfAwaitRunEvent(ctx, s, h, "workflow_run.failed", id, "canceled")
+		})
+
+		f.Rule("WF-027").Needs(framework.Spends, framework.SecondWorkspace).It("there is no wait endpoint for runs: the caller's own running and finished runs, and another workspace's, answer 404 there", func(ctx context.Context, s *framework.Spec) {
+			var sp spender
+			var mine, theirs string
+			if s.HasControl() {
+				// Runs of a saved workflow, each in a workspace of its own.
+				other := newSpender(ctx, s)
+				sp = newSpender(ctx, s)
+				steps := cheapSteps(ctx, sp.c)
+				_, need := stepsPrice(ctx, sp.c, steps)
+				var want int64
+				for _, n := range need {
+					want += n
+				}
+				invoke := func(c spender) string {
+					wf := saveWorkflow(ctx, s, c.ws.ID, steps)
+					s.Spend(int(want))
+					inv := c.c.Post(ctx, "/workflows/"+wf+"/invoke", map[string]any{inputsKey(c.c): map[string]any{}, "max_credits": want})
+					DeferCleanup(func(ctx SpecContext) { s.Advance(ctx, 3600) })
+					return expectInvoked(s, inv)
+				}
+				theirs = invoke(other)
+				mine = invoke(sp)
+			} else {
+				// Template runs (a run is a run, saved workflow or template): the run key's own, and
+				// one of the profile's second workspace.
+				sp = newSpender(ctx, s)
+				_, theirs = cheapestTemplateRun(ctx, s, s.OtherClient())
+				_, mine = cheapestTemplateRun(ctx, s, sp.c)
+			}
+			// The run exists and is the caller's: GET /workflow-runs/{id} reads it, so a 404 on /wait is
+			// about the route, not the id.
+			sp.c.Get(ctx, "/workflow-runs/"+mine).ExpectOK(http.StatusOK)
+			sp.c.Get(ctx, "/workflow-runs/"+mine+"/wait", framework.Invalid()).ExpectError(http.StatusNotFound, "not_found")
+			sp.c.Get(ctx, "/workflow-runs/"+theirs+"/wait", framework.Invalid()).ExpectError(http.StatusNotFound, "not_found")
+			wfFinish(ctx, s, sp.c, mine)
+			sp.c.Get(ctx, "/workflow-runs/"+mine+"/wait", framework.Invalid()).ExpectError(http.StatusNotFound, "not_found")
+		})
+
+		f.Rule("WF-029", "CORE-013").It("GET /workflow-runs lists runs without nodes or links, filters on status and workflow_id and refuses an invalid status", func(ctx context.Context, s *framework.Spec) {
+			sp := newSpender(ctx, s)
+			c := sp.c
+			// An empty list proves nothing about its rows: list at least one run of the workspace.
+			if len(runsList(ctx, s, c)) == 0 {
+				wfInvoke(ctx, s, c, wfPick(ctx, s, c, "", nil))
+			}
+			s.Step("WF-029")
+			r := c.Get(ctx, "/workflow-runs").ExpectOK(http.StatusOK)
+			Expect(openRows(r)).NotTo(BeEmpty(), "the workspace's run is listed"+r.Describe())
+			s.ReferenceOnly("WF-029", "the run list's layout: ok, next_cursor, rows without nodes", func() {
+				Expect(r.Field("ok")).To(Equal(true), r.Describe())
+				Expect(r.Doc()).To(HaveKey("next_cursor"), r.Describe())
+				for i, v := range openRows(r) {
+					Expect(asObject(r, v, fmt.Sprintf("run row %d", i))).NotTo(HaveKey("nodes"), "a list row carries no nodes"+r.Describe())
+				}
+			})
+			s.Step("CORE-013")
+			for i, v := range openRows(r) {
+				noLinks(asObject(r, v, fmt.Sprintf("run row %d", i)), fmt.Sprintf("run row %d", i))
+			}
+			s.Step("WF-029")
+			if !s.Strict() {
+				return // the run list's filters are the reference's (WF-029): judged only with --strict
+			}
+			for _, st := range []string{"completed", "failed", "queued"} {
+				f := c.Get(ctx, "/workflow-runs", framework.Query("status", st)).ExpectOK(http.StatusOK)
+				for i, v := range openRows(f) {
+					Expect(asObject(f, v, fmt.Sprintf("run row %d", i))["status"]).To(Equal(st), "status filters the list"+f.Describe())
+				}
+			}
+			wf := c.Get(ctx, "/workflow-runs", framework.Query("workflow_id", "wf_"+randomHex(32))).ExpectOK(http.StatusOK)
+			Expect(openRows(wf)).To(BeEmpty(), "an unknown workflow_id matches no run"+wf.Describe())
+			e := c.Get(ctx, "/workflow-runs", framework.Query("status", "done"), framework.Invalid()).ExpectError(http.StatusBadRequest, "invalid_config")
+			expectField(e, "status")
+		})
+
+		f.Rule("WF-030").It("an unknown or another workspace's run answers 404 not_found", func(ctx context.Context, s *framework.Spec) {
+			sp := newSpender(ctx, s)
+			sp.c.Get(ctx, "/workflow-runs/wfr_"+randomHex(32)).ExpectError(http.StatusNotFound, "not_found")
+			t := wfPick(ctx, s, sp.c, "", nil)
+			_, id := wfInvoke(ctx, s, sp.c, t)
+			s.OtherClient().Get(ctx, "/workflow-runs/"+id).ExpectError(http.StatusNotFound, "not_found")
+			sp.c.Get(ctx, "/workflow-runs/"+id).ExpectOK(http.StatusOK)
+		})
+	})
+
+}
+
+// workflowRunEventSpecs registers the specs of workflow run events.
+func workflowRunEventSpecs(f *framework.Framework) {
+	Describe("workflows: run events", func() {
+		f.Rule("EVT-029", "EVT-030", "DLV-029").Needs(framework.Receiver, framework.Spends).It("a run's end event carries the documented run data and nodes with ids only, once", func(ctx context.Context, s *framework.Spec) {
+			sp := newSpender(ctx, s)
+			h := registerHook(ctx, s, sp.c, "workflow_run.completed", "workflow_run.failed")
+			key, inputs, nodeIDs, need := cheapestTemplate(ctx, s, sp.c)
+			s.Spend(int(need))
+			id := expectInvoked(s, sp.c.Post(ctx, "/workflows/templates/"+key+"/invoke", map[string]any{inputsKey(sp.c): inputs, "max_credits": need}))
+			final := finishRun(ctx, s, sp.c, id)
+			status := runStatus(final)
+			eventType := "workflow_run.completed"
+			if status == "failed" || status == "canceled" {
+				eventType = "workflow_run.failed"
+			}
+			ev, err := s.Hooks().Await(ctx, receiver.Match{Type: eventType, Path: h.path, ResourceID: id}, arrival(s))
+			Expect(err).NotTo(HaveOccurred(), "no "+eventType+" for run "+id+" (it ended "+status+")")
+			data := checkEnvelope(s, ev)
+			raw := string(ev.Raw)
+
+			s.Step("EVT-029")
+			for _, k := range []string{"workflow_run_id", "workflow_id", "status", "credits", "nodes", "started_at", "finished_at", "disclosure"} {
+				Expect(data).To(HaveKey(k), "run event data carries "+k+": "+raw)
+			}
+			Expect(data["workflow_run_id"]).To(Equal(id), raw)
+			Expect(data["workflow_id"]).To(BeNil(), "a template run has no workflow_id: "+raw)
+			Expect(data["status"]).To(Equal(status), "the event status is the run's: "+raw)
+			if eventType == "workflow_run.completed" {
+				Expect(data["status"]).To(BeElementOf("completed", "partial"), raw)
+			}
+			credits, _ := data["credits"].(map[string]any)
+			for _, k := range []string{"credits_estimated", "credits_charged", "settlement", "terminal"} {
+				Expect(credits).To(HaveKey(k), "run event credits carry "+k+": "+raw)
+			}
+			Expect(credits["terminal"]).To(Equal(true), "an ended run's credits are terminal: "+raw)
+			Expect(data["finished_at"]).To(BeAssignableToTypeOf(""), raw)
+			Expect(data["disclosure"]).To(And(BeAssignableToTypeOf(""), Not(BeEmpty())), raw)
+
+			s.Step("EVT-030")
+			nodes, _ := data["nodes"].([]any)
+			if len(nodeIDs) > 0 { // the template's nodes, where its (not shown) record lists them
+				Expect(nodes).To(HaveLen(len(nodeIDs)), "one entry per node of the template: "+raw)
+			}
+			Expect(nodes).NotTo(BeEmpty(), "a run's end event lists its nodes: "+raw)
+			var seen []string
+			for i, n := range nodes {
+				node, ok := n.(map[string]any)
+				Expect(ok).To(BeTrue(), raw)
+				for _, k := range []string{"node_id", "label", "status", "credits", "generation_ids", "error"} {
+					Expect(node).To(HaveKey(k), fmt.Sprintf("nodes[%d] carries %s: %s", i, k, raw))
+				}
+				seen = append(seen, fmt.Sprint(node["node_id"]))
+				Expect(node["label"]).To(And(BeAssignableToTypeOf(""), Not(BeEmpty())), raw)
+				gens, isArr := node["generation_ids"].([]any)
+				Expect(isArr).To(BeTrue(), fmt.Sprintf("nodes[%d].generation_ids is an array: %s", i, raw))
+				for _, g := range gens {
+					gid, isStr := g.(string)
+					Expect(isStr).To(BeTrue(), fmt.Sprintf("nodes[%d].generation_ids holds ids only, not objects: %s", i, raw))
+					Expect(gid).To(MatchRegexp(genIDPattern), raw)
+				}
+				if e := node["error"]; e != nil {
+					em, _ := e.(map[string]any)
+					Expect(em).To(And(HaveKey("code"), HaveKey("message")), fmt.Sprintf("nodes[%d].error is {code, message} or null: %s", i, raw))
+				}
+				if node["status"] == "completed" {
+					Expect(gens).NotTo(BeEmpty(), fmt.Sprintf("a completed node names its generations: %s", raw))
+					Expect(node["error"]).To(BeNil(), raw)
+				}
+			}
+			if len(nodeIDs) > 0 { // the template's nodes, where its (not shown) record lists them
+				Expect(seen).To(ConsistOf(nodeIDs), "the event names the template's nodes: "+raw)
+			}
+			s.Step("DLV-029")
+			expectOnce(ctx, s, sp.c, h, receiver.Match{ResourceID: id}, 1, "the run's end event reaches the endpoint once")
+		})
+	})
+
+}
+
+// recoveredRenderSpecs registers the specs of recovered renders.
+func recoveredRenderSpecs(f *framework.Framework) {
+	Describe("workflows: recovered renders", func() {
+		f.Rule("EVT-015").ControlBecause("recovering a failed render is an operator's act, through control's job hook").It("a generation that sent generation.failed sends generation.completed when it is recovered", func(ctx context.Context, s *framework.Spec) {
+			sp := newSpender(ctx, s)
+			h := registerHook(ctx, s, sp.c, "generation.completed", "generation.failed")
+			d := imageModel(ctx, sp.c)
+			capID := d.String("capability_id")
+			s.QueueFault(ctx, "render_fail", capID, 1, "")
+			j := submit(ctx, s, sp.c, capID, cheapConfig(d), nil)
+			w := s.Finish(ctx, sp.c, j.id)
+			Expect(w.String("generation.status")).To(Equal("failed"), "the queued render_fail failed the job"+w.Describe())
+			failed, err := s.Hooks().Await(ctx, receiver.Match{Type: "generation.failed", Path: h.path, ResourceID: j.id}, arrival(s))
+			Expect(err).NotTo(HaveOccurred(), "no generation.failed for "+j.id)
+			s.JobHook(ctx, j.id, "recover", nil)
+			done, err := s.Hooks().Await(ctx, receiver.Match{Type: "generation.completed", Path: h.path, ResourceID: j.id}, arrival(s))
+			Expect(err).NotTo(HaveOccurred(), "no generation.completed for the recovered "+j.id)
+			Expect(done.ID).NotTo(Equal(failed.ID), "the later event is a delivery of its own")
+			data := checkEnvelope(s, done)
+			Expect(data["status"]).To(Equal("completed"), string(done.Raw))
+			Expect(readGen(ctx, sp.c, j.id).String("generation.status")).To(Equal("completed"), "the later event is the truth")
+			// One stated move, each event once: the recovery sends generation.completed, not the
+			// failure again (issue 37 item 2).
+			expectOnce(ctx, s, sp.c, h, receiver.Match{Type: "generation.failed", ResourceID: j.id}, 1, "generation.failed is sent once, not again on recovery")
+			expectOnce(ctx, s, sp.c, h, receiver.Match{Type: "generation.completed", ResourceID: j.id}, 1, "the recovery sends generation.completed once")
+		})
+	})
+
+}
