@@ -37,17 +37,19 @@ var layers = [][]string{
 		"conformance/internal/openshape", "conformance/wrongservers"},
 	{"internal/mock/blob", "internal/mock/catalog", "internal/mock/workspace", "conformance/internal/framework",
 		"conformance/wrongservers/cmd"},
+	// 5: the suite's drivers, one area each, on the framework.
+	{"conformance/internal/paging"},
 	{"internal/mock/admission", "internal/mock/catalog/catalogtest", "internal/mock/uploads", "conformance/internal/specs"},
 	{"internal/mock/jobs", "conformance"},
 	{"internal/mock/workflows"},
-	// 8: the mock's two HTTP adapters.
+	// 9: the mock's two HTTP adapters.
 	{"internal/mock/api", "internal/mock/control"},
-	// 9: the public face of the clock (above every concern: none of them imports it) and what the
+	// 10: the public face of the clock (above every concern: none of them imports it) and what the
 	// wiring hands the module's own tests.
 	{"mock/clock", "internal/mock/wired"},
-	// 10: the mock's wiring.
+	// 11: the mock's wiring.
 	{"mock"},
-	// 11: what runs the mock: the proxy and the module's in-process suite harness.
+	// 12: what runs the mock: the proxy and the module's in-process suite harness.
 	{"proxy", "internal/conformancetest"},
 	{"cmd"},
 }

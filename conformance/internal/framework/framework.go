@@ -270,6 +270,12 @@ func (f *Framework) control() *ControlAPI {
 
 func (f *Framework) client(key string) *Client { return &Client{f: f, key: key} }
 
+// UnjudgedClient returns a client of key whose calls are not judged against the REST description:
+// for a driver's own tests, against a test server that serves only what the driver reads.
+func (f *Framework) UnjudgedClient(key string) *Client {
+	return &Client{f: f, key: key, with: []CallOption{Unjudged()}}
+}
+
 // resolve joins a path (with an optional query string) below a root URL.
 func (f *Framework) resolve(root *url.URL, path string) *url.URL {
 	u := *root
