@@ -13,6 +13,7 @@ import (
 	. "github.com/onsi/gomega"    //nolint:revive
 
 	"github.com/mediaspec/mediaspec/conformance/internal/framework"
+	"github.com/mediaspec/mediaspec/conformance/internal/paging"
 	fixtures "github.com/mediaspec/mediaspec/fixtures/media"
 )
 
@@ -38,46 +39,46 @@ func assetListSpecs(f *framework.Framework) {
 			reserved := reserve(ctx, c, "pending.png", "image/png", 10).String("asset_id")
 
 			s.Step("ASSET-001")
-			p := getPage(ctx, c, "/assets", openPage, framework.Query("limit", "50"))
-			got := ids(p.rows, "asset_id")
+			p := paging.Get(ctx, c, "/assets", paging.Open, framework.Query("limit", "50"))
+			got := paging.IDs(p.Rows, "asset_id")
 			// The asset list is not shown beyond its rows' ids and kinds: what it holds besides the
 			// finalized uploads (ASSET-005), its order (ASSET-001) and its rows' fields (ASSET-002) are
 			// the reference's, held with --strict; its rows carry no link (What the service does 8).
 			s.Step("ASSET-005")
 			s.ReferenceOnly("ASSET-005", "a reserved upload is not listed among assets", func() {
-				Expect(got).NotTo(ContainElement(reserved), "a reserved, not finalized upload is not listed"+p.r.Describe())
+				Expect(got).NotTo(ContainElement(reserved), "a reserved, not finalized upload is not listed"+p.R.Describe())
 			})
 			s.Step("ASSET-001")
-			Expect(got).To(ContainElements(first, second), p.r.Describe())
+			Expect(got).To(ContainElements(first, second), p.R.Describe())
 			s.ReferenceOnly("ASSET-001", "the asset list is newest first", func() {
-				Expect(slices.Index(got, second)).To(BeNumerically("<", slices.Index(got, first)), "newest first"+p.r.Describe())
+				Expect(slices.Index(got, second)).To(BeNumerically("<", slices.Index(got, first)), "newest first"+p.R.Describe())
 			})
-			for _, row := range p.rows {
+			for _, row := range p.Rows {
 				noLinks(row, "an asset row (list rows carry no file link)")
 			}
 			s.Step("ASSET-002")
 			s.ReferenceOnly("ASSET-002", "an asset row's fields", func() {
-				for _, row := range p.rows {
+				for _, row := range p.Rows {
 					for _, k := range assetRowKeys {
-						Expect(row).To(HaveKey(k), "an asset row carries "+k+p.r.Describe())
+						Expect(row).To(HaveKey(k), "an asset row carries "+k+p.R.Describe())
 					}
 				}
 				wav, _ := fixtures.Get("audio.wav")
-				row := findRow(p.rows, first)
-				Expect(row["source"]).To(Equal("upload"), p.r.Describe())
-				Expect(row["kind"]).To(Equal("audio"), p.r.Describe())
-				Expect(row["file_name"]).To(Equal("audio.wav"), p.r.Describe())
-				Expect(row["content_type"]).To(Equal("audio/wav"), p.r.Describe())
+				row := findRow(p.Rows, first)
+				Expect(row["source"]).To(Equal("upload"), p.R.Describe())
+				Expect(row["kind"]).To(Equal("audio"), p.R.Describe())
+				Expect(row["file_name"]).To(Equal("audio.wav"), p.R.Describe())
+				Expect(row["content_type"]).To(Equal("audio/wav"), p.R.Describe())
 				n, _ := framework.AsInt(row["size_bytes"])
-				Expect(n).To(Equal(int64(wav.SizeBytes)), p.r.Describe())
-				Expect(row["scan_status"]).To(Equal("clean"), p.r.Describe())
-				Expect(row["usable"]).To(Equal(true), p.r.Describe())
-				Expect(row["generation_id"]).To(BeNil(), "an upload has no generation"+p.r.Describe())
-				expectDuration(p.r, row["duration_ms"], wav)
-				img := findRow(p.rows, second)
+				Expect(n).To(Equal(int64(wav.SizeBytes)), p.R.Describe())
+				Expect(row["scan_status"]).To(Equal("clean"), p.R.Describe())
+				Expect(row["usable"]).To(Equal(true), p.R.Describe())
+				Expect(row["generation_id"]).To(BeNil(), "an upload has no generation"+p.R.Describe())
+				expectDuration(p.R, row["duration_ms"], wav)
+				img := findRow(p.Rows, second)
 				w, _ := framework.AsInt(img["width"])
 				h, _ := framework.AsInt(img["height"])
-				Expect([]int64{w, h}).To(Equal([]int64{64, 48}), p.r.Describe())
+				Expect([]int64{w, h}).To(Equal([]int64{64, 48}), p.R.Describe())
 			})
 		})
 
@@ -87,13 +88,13 @@ func assetListSpecs(f *framework.Framework) {
 			id, r := uploadFixture(ctx, s, c, "video.webm")
 			r.ExpectOK(http.StatusOK)
 			s.Step("ASSET-003")
-			Expect(ids(getPage(ctx, c, "/assets", openPage, framework.Query("kind", "video"), framework.Query("limit", "50")).rows, "asset_id")).To(ContainElement(id))
-			Expect(ids(getPage(ctx, c, "/assets", openPage, framework.Query("source", "upload"), framework.Query("limit", "50")).rows, "asset_id")).To(ContainElement(id))
+			Expect(paging.IDs(paging.Get(ctx, c, "/assets", paging.Open, framework.Query("kind", "video"), framework.Query("limit", "50")).Rows, "asset_id")).To(ContainElement(id))
+			Expect(paging.IDs(paging.Get(ctx, c, "/assets", paging.Open, framework.Query("source", "upload"), framework.Query("limit", "50")).Rows, "asset_id")).To(ContainElement(id))
 			for _, q := range [][2]string{{"kind", "audio"}, {"kind", "image"}, {"source", "output"}} {
-				p := getPage(ctx, c, "/assets", openPage, framework.Query(q[0], q[1]), framework.Query("limit", "50"))
-				Expect(ids(p.rows, "asset_id")).NotTo(ContainElement(id), p.r.Describe())
-				for _, row := range p.rows {
-					Expect(row[q[0]]).To(Equal(q[1]), "the filter "+q[0]+"="+q[1]+" holds"+p.r.Describe())
+				p := paging.Get(ctx, c, "/assets", paging.Open, framework.Query(q[0], q[1]), framework.Query("limit", "50"))
+				Expect(paging.IDs(p.Rows, "asset_id")).NotTo(ContainElement(id), p.R.Describe())
+				for _, row := range p.Rows {
+					Expect(row[q[0]]).To(Equal(q[1]), "the filter "+q[0]+"="+q[1]+" holds"+p.R.Describe())
 				}
 			}
 			s.Step("ASSET-003", "ERR-020")
@@ -111,17 +112,17 @@ func assetListSpecs(f *framework.Framework) {
 				r.ExpectOK(http.StatusOK)
 			}
 			// A page can be shorter than limit (What the service does 8): the most a page holds.
-			Expect(len(getPage(ctx, c, "/assets", openPage).rows)).To(BeNumerically("<=", 25))
-			Expect(len(getPage(ctx, c, "/assets", openPage, framework.Query("limit", "500")).rows)).To(BeNumerically("<=", 50))
-			rows, _ := walk(ctx, c, "/assets", openPage, 20, 10)
+			Expect(len(paging.Get(ctx, c, "/assets", paging.Open).Rows)).To(BeNumerically("<=", 25))
+			Expect(len(paging.Get(ctx, c, "/assets", paging.Open, framework.Query("limit", "500")).Rows)).To(BeNumerically("<=", 50))
+			rows, _ := paging.Walk(ctx, c, "/assets", paging.Open, 20, 10)
 			Expect(rows).To(HaveLen(51), "paging with next_cursor visits every asset once")
 		})
 
 		f.Rule("ASSET-007").It("only this workspace's assets are listed", func(ctx context.Context, s *framework.Spec) {
 			id, r := uploadFixture(ctx, s, s.Client(), "image.jpg")
 			r.ExpectOK(http.StatusOK)
-			rows, _ := walk(ctx, s.OtherClient(), "/assets", openPage, 50, 100)
-			Expect(ids(rows, "asset_id")).NotTo(ContainElement(id))
+			rows, _ := paging.Walk(ctx, s.OtherClient(), "/assets", paging.Open, 50, 100)
+			Expect(paging.IDs(rows, "asset_id")).NotTo(ContainElement(id))
 		})
 
 		f.Rule("ASSET-008", "ASSET-009", "ASSET-011", "LINK-001").Needs(framework.ReadKey).It("an asset read gives the row and a fresh 600 s link; the download gives a 600 s link to the bytes", func(ctx context.Context, s *framework.Spec) {
@@ -269,7 +270,7 @@ func outputAssetSpecs(f *framework.Framework) {
 			Expect(a.String("asset.source")).To(Equal("output"), a.Describe())
 			Expect(a.Field("asset.scan_status")).To(BeNil(), "an output has no scan: scan_status null"+a.Describe())
 			Expect(a.String("asset.generation_id")).To(Equal(genID), a.Describe())
-			rows, _ := walk(ctx, sp.c, "/assets?source=output", openPage, 50, 20)
+			rows, _ := paging.Walk(ctx, sp.c, "/assets?source=output", paging.Open, 50, 20)
 			row := findRow(rows, id)
 			Expect(row).NotTo(BeNil(), "the output is listed with source=output")
 			Expect(row["source"]).To(Equal("output"))

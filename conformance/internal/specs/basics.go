@@ -12,6 +12,7 @@ import (
 	. "github.com/onsi/gomega"    //nolint:revive
 
 	"github.com/mediaspec/mediaspec/conformance/internal/framework"
+	"github.com/mediaspec/mediaspec/conformance/internal/paging"
 )
 
 // basicsSpecs registers the specs of the health probes, the live description, CORS, the base path and the formats every answer shares.
@@ -224,8 +225,8 @@ func answerFormatSpecs(f *framework.Framework) {
 			}
 			// A generation read carries its own timestamps: read one, made here when none is listed.
 			genID := ""
-			if gens := getPage(ctx, s.Client(), "/generations", openPage); len(gens.rows) > 0 {
-				genID = gens.rows[0]["generation_id"].(string)
+			if gens := paging.Get(ctx, s.Client(), "/generations", paging.Open); len(gens.Rows) > 0 {
+				genID = gens.Rows[0]["generation_id"].(string)
 			} else {
 				genID = submit(ctx, s, s.Client(), "tts", ttsConfig(ctx, s.Client()), nil).id
 			}
@@ -255,8 +256,8 @@ func answerFormatSpecs(f *framework.Framework) {
 			} {
 				seen += checkIDs(r, r.Doc(), "answer")
 			}
-			if gens := getPage(ctx, main, "/generations", openPage); len(gens.rows) > 0 {
-				g := main.Get(ctx, "/generations/"+gens.rows[0]["generation_id"].(string)).ExpectOK(http.StatusOK)
+			if gens := paging.Get(ctx, main, "/generations", paging.Open); len(gens.Rows) > 0 {
+				g := main.Get(ctx, "/generations/"+gens.Rows[0]["generation_id"].(string)).ExpectOK(http.StatusOK)
 				seen += checkIDs(g, g.Doc(), "generation read")
 			}
 			Expect(seen).To(BeNumerically(">=", 3), "the answers carried ids to check")

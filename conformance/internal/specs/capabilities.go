@@ -11,6 +11,7 @@ import (
 	. "github.com/onsi/gomega"    //nolint:revive
 
 	"github.com/mediaspec/mediaspec/conformance/internal/framework"
+	"github.com/mediaspec/mediaspec/conformance/internal/paging"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
@@ -29,17 +30,17 @@ func capabilityListSpecs(f *framework.Framework) {
 	Describe("capabilities: list", func() {
 		f.Rule("CAP-001", "CAP-002", "CAP-003", "CAP-004", "CAP-005", "CAP-014", "CORE-013").It("answers rows with the documented fields and values, no retired row and no link", func(ctx context.Context, s *framework.Spec) {
 			c := s.Client()
-			rows, pages := walk(ctx, c, "/capabilities", openPage, 50, 100)
+			rows, pages := paging.Walk(ctx, c, "/capabilities", paging.Open, 50, 100)
 			if len(rows) == 0 {
 				s.Lacks("the target lists no capability")
 			}
 			i := 0
 			for _, p := range pages {
-				for _, row := range p.rows {
+				for _, row := range p.Rows {
 					s.Step("CAP-002", "CAP-003", "CAP-004", "CAP-005", "CORE-013")
-					checkCapabilityRow(p.r, row, fmt.Sprintf("capabilities row %d", i))
+					checkCapabilityRow(p.R, row, fmt.Sprintf("capabilities row %d", i))
 					s.Step("CAP-014")
-					Expect(row["status"]).NotTo(Equal("retired"), "retired capabilities are not listed"+p.r.Describe())
+					Expect(row["status"]).NotTo(Equal("retired"), "retired capabilities are not listed"+p.R.Describe())
 					i++
 				}
 			}
@@ -48,25 +49,25 @@ func capabilityListSpecs(f *framework.Framework) {
 		f.Rule("CAP-006", "CAP-007", "CAP-008").It("pages hold 25 by default, clamp limit to 50, and treat a limit that is not a positive whole number as omitted", func(ctx context.Context, s *framework.Spec) {
 			c := s.Client()
 			all := catalogue(ctx, c)
-			def := getPage(ctx, c, "/capabilities", openPage)
+			def := paging.Get(ctx, c, "/capabilities", paging.Open)
 			s.Step("CAP-006")
-			Expect(len(def.rows)).To(BeNumerically("<=", 25), def.r.Describe())
+			Expect(len(def.Rows)).To(BeNumerically("<=", 25), def.R.Describe())
 			// A page can be shorter than limit, never longer: a small limit is held to.
-			small := getPage(ctx, c, "/capabilities", openPage, framework.Query("limit", "3"))
-			expectPrefixPage(small, "capability_id", ids(all, "capability_id"), 3, "limit=3")
-			big := getPage(ctx, c, "/capabilities", openPage, framework.Query("limit", "500"))
+			small := paging.Get(ctx, c, "/capabilities", paging.Open, framework.Query("limit", "3"))
+			paging.ExpectPrefix(small, "capability_id", paging.IDs(all, "capability_id"), 3, "limit=3")
+			big := paging.Get(ctx, c, "/capabilities", paging.Open, framework.Query("limit", "500"))
 			s.Step("CAP-007")
-			Expect(len(big.rows)).To(BeNumerically("<=", 50), "limit is clamped to 50"+big.r.Describe())
+			Expect(len(big.Rows)).To(BeNumerically("<=", 50), "limit is clamped to 50"+big.R.Describe())
 			s.Step("CAP-008")
 			for _, bad := range []string{"0", "-3", "2.5", "abc", ""} {
-				p := omittedPage(ctx, c, "/capabilities", openPage, fmt.Sprintf("limit=%q", bad), limitProbe(bad)...)
-				expectPrefixPage(p, "capability_id", ids(all, "capability_id"), 25, fmt.Sprintf("limit=%q counts as omitted: the default page", bad))
+				p := paging.Omitted(ctx, c, "/capabilities", paging.Open, fmt.Sprintf("limit=%q", bad), paging.LimitProbe(bad)...)
+				paging.ExpectPrefix(p, "capability_id", paging.IDs(all, "capability_id"), 25, fmt.Sprintf("limit=%q counts as omitted: the default page", bad))
 			}
 		})
 
 		f.Rule("CAP-009", "CAP-013", "CAP-017", "CORE-012").It("next_cursor walks every row once in category then id order and ends with null", func(ctx context.Context, s *framework.Spec) {
 			c := s.Client()
-			rows, pages := walk(ctx, c, "/capabilities", openPage, 7, 200)
+			rows, pages := paging.Walk(ctx, c, "/capabilities", paging.Open, 7, 200)
 			// The order first: a page sorted otherwise also moves its last row, the cursor's anchor.
 			s.Step("CAP-013")
 			for i := 1; i < len(rows); i++ {
@@ -77,41 +78,41 @@ func capabilityListSpecs(f *framework.Framework) {
 			}
 			seen := map[string]bool{}
 			for _, p := range pages {
-				if p.cursor != nil {
+				if p.Cursor != nil {
 					s.Step("CAP-017", "CORE-012")
-					Expect(p.rows).NotTo(BeEmpty(), "a page with a next_cursor has rows"+p.r.Describe())
-					last, _ := p.rows[len(p.rows)-1]["capability_id"].(string)
-					Expect(*p.cursor).To(Equal(last), "next_cursor is the last row's capability_id"+p.r.Describe())
+					Expect(p.Rows).NotTo(BeEmpty(), "a page with a next_cursor has rows"+p.R.Describe())
+					last, _ := p.Rows[len(p.Rows)-1]["capability_id"].(string)
+					Expect(*p.Cursor).To(Equal(last), "next_cursor is the last row's capability_id"+p.R.Describe())
 				}
 				s.Step("CAP-009")
-				for _, row := range p.rows {
+				for _, row := range p.Rows {
 					id, _ := row["capability_id"].(string)
-					Expect(seen[id]).To(BeFalse(), "row "+id+" repeated across pages"+p.r.Describe())
+					Expect(seen[id]).To(BeFalse(), "row "+id+" repeated across pages"+p.R.Describe())
 					seen[id] = true
 				}
 			}
 			s.Step("CAP-009", "CORE-012")
-			Expect(ids(rows, "capability_id")).To(Equal(ids(catalogue(ctx, c), "capability_id")), "pages of 7 and pages of 50 list the same rows")
+			Expect(paging.IDs(rows, "capability_id")).To(Equal(paging.IDs(catalogue(ctx, c), "capability_id")), "pages of 7 and pages of 50 list the same rows")
 		})
 
 		f.Rule("CAP-010", "CAP-011", "CAP-012").It("trims the cursor, reads a blank cursor as omitted and restarts on a cursor naming nothing", func(ctx context.Context, s *framework.Spec) {
 			c := s.Client()
-			first := getPage(ctx, c, "/capabilities", openPage, framework.Query("limit", "3"))
-			if first.cursor == nil {
+			first := paging.Get(ctx, c, "/capabilities", paging.Open, framework.Query("limit", "3"))
+			if first.Cursor == nil {
 				s.Lacks("the target lists at most 3 capabilities, one page")
 			}
-			bare := getPage(ctx, c, "/capabilities", openPage, framework.Query("limit", "3"), framework.Query("cursor", *first.cursor))
-			padded := getPage(ctx, c, "/capabilities", openPage, framework.Query("limit", "3"), framework.Query("cursor", "  "+*first.cursor+" "))
+			bare := paging.Get(ctx, c, "/capabilities", paging.Open, framework.Query("limit", "3"), framework.Query("cursor", *first.Cursor))
+			padded := paging.Get(ctx, c, "/capabilities", paging.Open, framework.Query("limit", "3"), framework.Query("cursor", "  "+*first.Cursor+" "))
 			s.Step("CAP-010")
-			Expect(ids(padded.rows, "capability_id")).To(Equal(ids(bare.rows, "capability_id")), "a padded cursor is trimmed"+padded.r.Describe())
+			Expect(paging.IDs(padded.Rows, "capability_id")).To(Equal(paging.IDs(bare.Rows, "capability_id")), "a padded cursor is trimmed"+padded.R.Describe())
 			for _, cur := range []string{"", "   ", "no_such_capability_" + randomHex(8)} {
 				if strings.TrimSpace(cur) == "" {
 					s.Step("CAP-011")
 				} else {
 					s.Step("CAP-012")
 				}
-				p := omittedPage(ctx, c, "/capabilities", openPage, fmt.Sprintf("cursor %q", cur), framework.Query("limit", "3"), framework.Query("cursor", cur))
-				Expect(ids(p.rows, "capability_id")).To(Equal(ids(first.rows, "capability_id")), fmt.Sprintf("cursor %q restarts from the first page", cur)+p.r.Describe())
+				p := paging.Omitted(ctx, c, "/capabilities", paging.Open, fmt.Sprintf("cursor %q", cur), framework.Query("limit", "3"), framework.Query("cursor", cur))
+				Expect(paging.IDs(p.Rows, "capability_id")).To(Equal(paging.IDs(first.Rows, "capability_id")), fmt.Sprintf("cursor %q restarts from the first page", cur)+p.R.Describe())
 			}
 		})
 	})
@@ -127,21 +128,21 @@ func longCapabilityListSpecs(f *framework.Framework) {
 			want := inListOrder(caps)
 			Expect(len(want)).To(BeNumerically(">", 50))
 			s.Step("CAP-006")
-			def := getPage(ctx, c, "/capabilities", openPage)
-			expectPrefixPage(def, "capability_id", want, 25, fmt.Sprintf("the default page of a list of %d (category then id order)", len(want)))
+			def := paging.Get(ctx, c, "/capabilities", paging.Open)
+			paging.ExpectPrefix(def, "capability_id", want, 25, fmt.Sprintf("the default page of a list of %d (category then id order)", len(want)))
 			s.Step("CAP-007")
 			for _, n := range []string{"50", "51", "1000"} {
-				p := getPage(ctx, c, "/capabilities", openPage, framework.Query("limit", n))
-				expectPrefixPage(p, "capability_id", want, 50, fmt.Sprintf("limit=%s on a list of %d, clamped to 50", n, len(want)))
+				p := paging.Get(ctx, c, "/capabilities", paging.Open, framework.Query("limit", n))
+				paging.ExpectPrefix(p, "capability_id", want, 50, fmt.Sprintf("limit=%s on a list of %d, clamped to 50", n, len(want)))
 			}
 			s.Step("CAP-008")
 			for _, bad := range []string{"0", "-1", "1.5", "abc"} {
-				p := getPage(ctx, c, "/capabilities", openPage, limitProbe(bad)...)
-				expectPrefixPage(p, "capability_id", want, 25, fmt.Sprintf("limit=%q counts as omitted: the default page", bad))
+				p := paging.Get(ctx, c, "/capabilities", paging.Open, paging.LimitProbe(bad)...)
+				paging.ExpectPrefix(p, "capability_id", want, 25, fmt.Sprintf("limit=%q counts as omitted: the default page", bad))
 			}
 			for _, limit := range []int{0, 50} {
 				s.Step("CAP-009", "CORE-012")
-				got, _ := walkOnce(ctx, c, "/capabilities", openPage, "capability_id", limit, want)
+				got, _ := paging.WalkOnce(ctx, c, "/capabilities", paging.Open, "capability_id", limit, want)
 				s.Step("CAP-013")
 				Expect(got).To(Equal(want), fmt.Sprintf("limit %d: rows in category then capability_id order across pages", limit))
 			}
@@ -286,8 +287,8 @@ func withheldCapabilitySpecs(f *framework.Framework) {
 			_, need := estimateOf(ctx, c, id, cfg, nil)
 			hookDone(s, s.Control().SetOffered(ctx, id, false))
 			DeferCleanup(func(ctx SpecContext) { _ = s.Control().SetOffered(ctx, id, true) })
-			rows, _ := walk(ctx, c, "/capabilities", openPage, 50, 100)
-			Expect(ids(rows, "capability_id")).NotTo(ContainElement(id), "a capability not offered to agents is not listed")
+			rows, _ := paging.Walk(ctx, c, "/capabilities", paging.Open, 50, 100)
+			Expect(paging.IDs(rows, "capability_id")).NotTo(ContainElement(id), "a capability not offered to agents is not listed")
 			for _, r := range []*framework.Response{
 				c.Get(ctx, "/capabilities/"+id).ExpectError(http.StatusNotFound, "capability_unavailable"),
 				c.Post(ctx, "/estimates", map[string]any{"capability_id": id, "config": cfg}).ExpectError(http.StatusNotFound, "capability_unavailable"),
@@ -318,7 +319,7 @@ func retiredCapabilitySpecs(f *framework.Framework) {
 		f.Rule(rules("VER-010", "ERR-016")...).It("a retired capability is not listed and estimate and submit answer 404 capability_unavailable retired", func(ctx context.Context, s *framework.Spec) {
 			id := retired(s)
 			c := s.Client()
-			Expect(ids(catalogue(ctx, c), "capability_id")).NotTo(ContainElement(id), "a retired capability leaves the list")
+			Expect(paging.IDs(catalogue(ctx, c), "capability_id")).NotTo(ContainElement(id), "a retired capability leaves the list")
 			r := c.Post(ctx, "/estimates", map[string]any{"capability_id": id, "config": map[string]any{}}).
 				ExpectError(http.StatusNotFound, "capability_unavailable")
 			Expect(r.String("error.capability_status")).To(Equal("retired"), r.Describe())
@@ -334,7 +335,7 @@ func catalogueIDSpecs(f *framework.Framework) {
 	Describe("capabilities: catalogue and config ids", func() {
 		f.Rule("ID-012").It("capability ids, workflow template keys and node ids are unprefixed slugs", func(ctx context.Context, s *framework.Spec) {
 			c := s.Client()
-			for _, id := range ids(catalogue(ctx, c), "capability_id") {
+			for _, id := range paging.IDs(catalogue(ctx, c), "capability_id") {
 				Expect(id).To(MatchRegexp(slugPattern), "capability id "+id+" is a slug")
 				Expect(id).NotTo(MatchRegexp(prefixedID), "capability id "+id+" is unprefixed (Id prefixes: \"Unprefixed ids: capability id (a slug ...)\"), not a prefix and 32 hex characters")
 			}

@@ -15,6 +15,7 @@ import (
 	. "github.com/onsi/gomega"    //nolint:revive
 
 	"github.com/mediaspec/mediaspec/conformance/internal/framework"
+	"github.com/mediaspec/mediaspec/conformance/internal/paging"
 	"github.com/mediaspec/mediaspec/spec/judge"
 )
 
@@ -33,42 +34,42 @@ func actorSpecs(f *framework.Framework) {
 	Describe("actors: list and detail", func() {
 		f.Rule("ACTOR-001", "ACTOR-002", "ACTOR-003", "ACTOR-004", "ACTOR-005", "ACTOR-006", "ACTOR-011", "ID-005", "CORE-013").It("lists actors with the documented fields, own actors first, no total and no links", func(ctx context.Context, s *framework.Spec) {
 			c := s.Client()
-			rows, pages := walk(ctx, c, "/actors", "actors", 48, 100)
+			rows, pages := paging.Walk(ctx, c, "/actors", "actors", 48, 100)
 			if len(rows) == 0 {
 				s.Lacks("the target lists no actor")
 			}
 			s.Step("ACTOR-001")
-			Expect(pages[0].r.Doc()).NotTo(HaveKey("total"), "the actor list has no total"+pages[0].r.Describe())
+			Expect(pages[0].R.Doc()).NotTo(HaveKey("total"), "the actor list has no total"+pages[0].R.Describe())
 			seenPlatform := false
 			for _, p := range pages {
-				for i, row := range p.rows {
+				for i, row := range p.Rows {
 					what := fmt.Sprintf("actors[%d]", i)
 					s.Step("ACTOR-002", "ID-005")
-					Expect(stringField(p.r, row, "actor_id", what)).To(MatchRegexp(judge.IDPattern("act_")), p.r.Describe())
-					stringField(p.r, row, "name", what)
-					nullableString(p.r, row, "description", what)
+					Expect(stringField(p.R, row, "actor_id", what)).To(MatchRegexp(judge.IDPattern("act_")), p.R.Describe())
+					stringField(p.R, row, "name", what)
+					nullableString(p.R, row, "description", what)
 					s.Step("ACTOR-002", "ACTOR-003")
-					if g, null := nullableString(p.r, row, "gender", what); !null {
-						Expect(g).To(oneOf("female", "male", "nonbinary"), p.r.Describe())
+					if g, null := nullableString(p.R, row, "gender", what); !null {
+						Expect(g).To(oneOf("female", "male", "nonbinary"), p.R.Describe())
 					}
 					s.Step("ACTOR-002", "ACTOR-004")
-					if a, null := nullableString(p.r, row, "age_band", what); !null {
-						Expect(a).To(oneOf("kid", "young_adult", "adult", "senior"), p.r.Describe())
+					if a, null := nullableString(p.R, row, "age_band", what); !null {
+						Expect(a).To(oneOf("kid", "young_adult", "adult", "senior"), p.R.Describe())
 					}
 					s.Step("ACTOR-005")
-					checkTags(p.r, row, what)
+					checkTags(p.R, row, what)
 					s.Step("ACTOR-002", "ID-005")
-					if v, null := nullableString(p.r, row, "default_voice_id", what); !null {
-						Expect(v).To(MatchRegexp(judge.IDPattern("voc_")), p.r.Describe())
+					if v, null := nullableString(p.R, row, "default_voice_id", what); !null {
+						Expect(v).To(MatchRegexp(judge.IDPattern("voc_")), p.R.Describe())
 					}
-					nullableString(p.r, row, "default_voice_name", what)
+					nullableString(p.R, row, "default_voice_name", what)
 					platform, ok := row["is_platform"].(bool)
-					Expect(ok).To(BeTrue(), what+".is_platform is a boolean"+p.r.Describe())
+					Expect(ok).To(BeTrue(), what+".is_platform is a boolean"+p.R.Describe())
 					s.Step("ACTOR-011")
 					if platform {
 						seenPlatform = true
 					} else {
-						Expect(seenPlatform).To(BeFalse(), "the workspace's own actors come before the platform cast"+p.r.Describe())
+						Expect(seenPlatform).To(BeFalse(), "the workspace's own actors come before the platform cast"+p.R.Describe())
 					}
 					s.Step("ACTOR-006", "CORE-013")
 					noLinks(row, what+" (no preview image or clip is returned)")
@@ -79,30 +80,30 @@ func actorSpecs(f *framework.Framework) {
 		f.Rule("ACTOR-009", "ACTOR-010").It("clamps limit (a page holds at most 48) and restarts on a bad cursor", func(ctx context.Context, s *framework.Spec) {
 			c := s.Client()
 			s.Step("ACTOR-009")
-			def := getPage(ctx, c, "/actors", "actors")
-			Expect(len(def.rows)).To(BeNumerically("<=", 25), def.r.Describe())
-			big := getPage(ctx, c, "/actors", "actors", framework.Query("limit", "50"))
-			Expect(len(big.rows)).To(BeNumerically("<=", 48), "a page holds at most 48 actors"+big.r.Describe())
-			huge := getPage(ctx, c, "/actors", "actors", framework.Query("limit", "1000"))
-			Expect(len(huge.rows)).To(BeNumerically("<=", 48), huge.r.Describe())
-			Expect(ids(huge.rows, "actor_id")).To(Equal(ids(big.rows, "actor_id")), "limit 1000 is clamped like limit 50"+huge.r.Describe())
+			def := paging.Get(ctx, c, "/actors", "actors")
+			Expect(len(def.Rows)).To(BeNumerically("<=", 25), def.R.Describe())
+			big := paging.Get(ctx, c, "/actors", "actors", framework.Query("limit", "50"))
+			Expect(len(big.Rows)).To(BeNumerically("<=", 48), "a page holds at most 48 actors"+big.R.Describe())
+			huge := paging.Get(ctx, c, "/actors", "actors", framework.Query("limit", "1000"))
+			Expect(len(huge.Rows)).To(BeNumerically("<=", 48), huge.R.Describe())
+			Expect(paging.IDs(huge.Rows, "actor_id")).To(Equal(paging.IDs(big.Rows, "actor_id")), "limit 1000 is clamped like limit 50"+huge.R.Describe())
 			s.Step("ACTOR-010")
-			bad := getPage(ctx, c, "/actors", "actors", framework.Query("cursor", "!!not-a-cursor!!"))
-			Expect(ids(bad.rows, "actor_id")).To(Equal(ids(def.rows, "actor_id")), "a bad cursor restarts from the top"+bad.r.Describe())
+			bad := paging.Get(ctx, c, "/actors", "actors", framework.Query("cursor", "!!not-a-cursor!!"))
+			Expect(paging.IDs(bad.Rows, "actor_id")).To(Equal(paging.IDs(def.Rows, "actor_id")), "a bad cursor restarts from the top"+bad.R.Describe())
 		})
 
 		f.Rule("ACTOR-015").It("an undocumented filter (gender, age_band, tags, is_platform) does not narrow the list", func(ctx context.Context, s *framework.Spec) {
 			c := s.Client()
-			plain := getPage(ctx, c, "/actors", "actors", framework.Query("limit", "48"))
-			if len(plain.rows) == 0 {
+			plain := paging.Get(ctx, c, "/actors", "actors", framework.Query("limit", "48"))
+			if len(plain.Rows) == 0 {
 				s.Lacks("the target lists no actor")
 			}
 			// Filter values an actor of the first page has, so a server honouring the filter would
 			// keep some rows and drop others.
-			first := plain.rows[0]
+			first := plain.Rows[0]
 			probes := [][2]string{{"is_platform", fmt.Sprint(!(first["is_platform"] == true))}}
 			for _, k := range []string{"gender", "age_band"} {
-				for _, row := range plain.rows {
+				for _, row := range plain.Rows {
 					if v, ok := row[k].(string); ok && v != "" {
 						probes = append(probes, [2]string{k, v})
 						break
@@ -118,11 +119,11 @@ func actorSpecs(f *framework.Framework) {
 					r.ExpectError(http.StatusBadRequest, "invalid_config") // refusing an unknown parameter is an open choice
 					continue
 				}
-				got := ids(pageFrom(r, "actors").rows, "actor_id")
+				got := paging.IDs(paging.From(r, "actors").Rows, "actor_id")
 				// Every actor on the unfiltered page both before and after (the cast can change
 				// meanwhile) is on the filtered one.
-				after := ids(getPage(ctx, c, "/actors", "actors", framework.Query("limit", "48")).rows, "actor_id")
-				for _, id := range ids(plain.rows, "actor_id") {
+				after := paging.IDs(paging.Get(ctx, c, "/actors", "actors", framework.Query("limit", "48")).Rows, "actor_id")
+				for _, id := range paging.IDs(plain.Rows, "actor_id") {
 					if slices.Contains(after, id) {
 						Expect(got).To(ContainElement(id), "GET /actors has \"no other filters\": "+q[0]+"="+q[1]+" answers the unfiltered page"+r.Describe())
 					}
@@ -132,7 +133,7 @@ func actorSpecs(f *framework.Framework) {
 
 		f.Rule("ACTOR-007", "ACTOR-008").It("search matches name or description case-insensitively and treats % and _ literally", func(ctx context.Context, s *framework.Spec) {
 			c := s.Client()
-			all, _ := walk(ctx, c, "/actors", "actors", 48, 100)
+			all, _ := paging.Walk(ctx, c, "/actors", "actors", 48, 100)
 			if len(all) == 0 {
 				s.Lacks("the target lists no actor")
 			}
@@ -142,8 +143,8 @@ func actorSpecs(f *framework.Framework) {
 				term = string(r[1:4])
 			}
 			s.Step("ACTOR-007")
-			found, _ := walk(ctx, c, "/actors?search="+urlQuery(term), "actors", 48, 100)
-			Expect(ids(found, "actor_id")).To(ContainElement(all[0]["actor_id"]), "a case-insensitive search finds the actor named "+name)
+			found, _ := paging.Walk(ctx, c, "/actors?search="+urlQuery(term), "actors", 48, 100)
+			Expect(paging.IDs(found, "actor_id")).To(ContainElement(all[0]["actor_id"]), "a case-insensitive search finds the actor named "+name)
 			for _, row := range found {
 				n, _ := row["name"].(string)
 				d, _ := row["description"].(string)
@@ -152,12 +153,12 @@ func actorSpecs(f *framework.Framework) {
 			// "search (name or description ...)": a word found only in an actor's description finds
 			// it too (a server searching names alone passes the name probe above).
 			if actor, word := descriptionOnlyWord(all); word != "" {
-				found, _ := walk(ctx, c, "/actors?search="+urlQuery(strings.ToUpper(word)), "actors", 48, 100)
-				Expect(ids(found, "actor_id")).To(ContainElement(actor["actor_id"]), "search "+strings.ToUpper(word)+" (a word of the description of "+fmt.Sprint(actor["actor_id"])+" and not of its name) finds it: search matches the description too")
+				found, _ := paging.Walk(ctx, c, "/actors?search="+urlQuery(strings.ToUpper(word)), "actors", 48, 100)
+				Expect(paging.IDs(found, "actor_id")).To(ContainElement(actor["actor_id"]), "search "+strings.ToUpper(word)+" (a word of the description of "+fmt.Sprint(actor["actor_id"])+" and not of its name) finds it: search matches the description too")
 			}
 			s.Step("ACTOR-008")
 			for _, wild := range []string{"%", "_"} {
-				rows, _ := walk(ctx, c, "/actors?search="+urlQuery(wild), "actors", 48, 100)
+				rows, _ := paging.Walk(ctx, c, "/actors?search="+urlQuery(wild), "actors", 48, 100)
 				for _, row := range rows {
 					n, _ := row["name"].(string)
 					d, _ := row["description"].(string)
@@ -174,40 +175,40 @@ func voiceSpecs(f *framework.Framework) {
 	Describe("voices: list and detail", func() {
 		f.Rule("VOICE-001", "VOICE-002", "VOICE-003", "VOICE-004", "VOICE-005", "VOICE-009", "VOICE-010", "VOICE-011", "ID-005", "CORE-013", "CORE-012").It("lists voices with the documented fields, sorted by name, total before paging", func(ctx context.Context, s *framework.Spec) {
 			c := s.Client()
-			rows, pages := walk(ctx, c, "/voices", "voices", 10, 200)
+			rows, pages := paging.Walk(ctx, c, "/voices", "voices", 10, 200)
 			if len(rows) == 0 {
 				s.Lacks("the target lists no voice")
 			}
 			s.Step("CORE-012")
-			big, _ := walk(ctx, c, "/voices", "voices", 50, 100)
-			Expect(ids(rows, "voice_id")).To(ConsistOf(ids(big, "voice_id")), "a walk by pages of 10 visits every voice a walk by pages of 50 visits, each once")
+			big, _ := paging.Walk(ctx, c, "/voices", "voices", 50, 100)
+			Expect(paging.IDs(rows, "voice_id")).To(ConsistOf(paging.IDs(big, "voice_id")), "a walk by pages of 10 visits every voice a walk by pages of 50 visits, each once")
 			for _, p := range pages {
 				s.Step("VOICE-010")
-				Expect(p.r.Int("total")).To(Equal(int64(len(rows))), "total counts every match, on every page"+p.r.Describe())
-				for i, row := range p.rows {
+				Expect(p.R.Int("total")).To(Equal(int64(len(rows))), "total counts every match, on every page"+p.R.Describe())
+				for i, row := range p.Rows {
 					what := fmt.Sprintf("voices[%d]", i)
 					s.Step("VOICE-002", "ID-005")
-					Expect(stringField(p.r, row, "voice_id", what)).To(MatchRegexp(judge.IDPattern("voc_")), p.r.Describe())
+					Expect(stringField(p.R, row, "voice_id", what)).To(MatchRegexp(judge.IDPattern("voc_")), p.R.Describe())
 					s.Step("VOICE-002", "VOICE-003")
-					stringField(p.r, row, "name", what)
-					lang, langNull := nullableString(p.r, row, "language", what)
-					gender, genderNull := nullableString(p.r, row, "gender", what)
+					stringField(p.R, row, "name", what)
+					lang, langNull := nullableString(p.R, row, "language", what)
+					gender, genderNull := nullableString(p.R, row, "gender", what)
 					if !genderNull {
-						Expect(gender).To(oneOf("female", "male", "nonbinary"), p.r.Describe())
+						Expect(gender).To(oneOf("female", "male", "nonbinary"), p.R.Describe())
 					}
 					s.Step("VOICE-004")
-					checkTags(p.r, row, what)
+					checkTags(p.R, row, what)
 					s.Step("VOICE-002", "VOICE-003")
 					cloned, ok := row["is_cloned"].(bool)
-					Expect(ok).To(BeTrue(), p.r.Describe())
+					Expect(ok).To(BeTrue(), p.R.Describe())
 					_, ok = row["is_premium"].(bool)
-					Expect(ok).To(BeTrue(), p.r.Describe())
+					Expect(ok).To(BeTrue(), p.R.Describe())
 					_, ok = row["is_platform"].(bool)
-					Expect(ok).To(BeTrue(), p.r.Describe())
+					Expect(ok).To(BeTrue(), p.R.Describe())
 					if cloned {
-						Expect(langNull && genderNull).To(BeTrue(), what+": a cloned voice has no language and no gender"+p.r.Describe())
+						Expect(langNull && genderNull).To(BeTrue(), what+": a cloned voice has no language and no gender"+p.R.Describe())
 					} else if !langNull {
-						Expect(lang).NotTo(BeEmpty(), p.r.Describe())
+						Expect(lang).NotTo(BeEmpty(), p.R.Describe())
 					}
 					s.Step("VOICE-005", "CORE-013")
 					noLinks(row, what+" (no preview audio is returned)")
@@ -223,7 +224,7 @@ func voiceSpecs(f *framework.Framework) {
 			Expect(sort.StringsAreSorted(names) || folded).To(BeTrue(), fmt.Sprintf("voices are sorted by name across pages: %v", names))
 			s.Step("VOICE-009")
 			seen := map[string]bool{}
-			for _, id := range ids(rows, "voice_id") {
+			for _, id := range paging.IDs(rows, "voice_id") {
 				Expect(seen[id]).To(BeFalse(), "voice "+id+" repeated across pages")
 				seen[id] = true
 			}
@@ -231,7 +232,7 @@ func voiceSpecs(f *framework.Framework) {
 
 		f.Rule("VOICE-006", "VOICE-007", "VOICE-010").It("search matches the name only, case-insensitively, and language filters exactly", func(ctx context.Context, s *framework.Spec) {
 			c := s.Client()
-			all, _ := walk(ctx, c, "/voices", "voices", 50, 100)
+			all, _ := paging.Walk(ctx, c, "/voices", "voices", 50, 100)
 			if len(all) == 0 {
 				s.Lacks("the target lists no voice")
 			}
@@ -240,11 +241,11 @@ func voiceSpecs(f *framework.Framework) {
 			if r := []rune(term); len(r) > 3 {
 				term = string(r[:3])
 			}
-			found, pages := walk(ctx, c, "/voices?search="+urlQuery(term), "voices", 50, 100)
+			found, pages := paging.Walk(ctx, c, "/voices?search="+urlQuery(term), "voices", 50, 100)
 			s.Step("VOICE-006")
-			Expect(ids(found, "voice_id")).To(ContainElement(all[0]["voice_id"]))
+			Expect(paging.IDs(found, "voice_id")).To(ContainElement(all[0]["voice_id"]))
 			s.Step("VOICE-010")
-			Expect(pages[0].r.Int("total")).To(Equal(int64(len(found))), pages[0].r.Describe())
+			Expect(pages[0].R.Int("total")).To(Equal(int64(len(found))), pages[0].R.Describe())
 			s.Step("VOICE-006")
 			for _, row := range found {
 				n, _ := row["name"].(string)
@@ -267,17 +268,17 @@ func voiceSpecs(f *framework.Framework) {
 				}
 			}
 			s.Step("VOICE-007")
-			byLang, lp := walk(ctx, c, "/voices?language="+urlQuery(lang), "voices", 50, 100)
-			Expect(byLang).To(HaveLen(want), "language keeps exactly the voices with that tag"+lp[0].r.Describe())
+			byLang, lp := paging.Walk(ctx, c, "/voices?language="+urlQuery(lang), "voices", 50, 100)
+			Expect(byLang).To(HaveLen(want), "language keeps exactly the voices with that tag"+lp[0].R.Describe())
 			for _, row := range byLang {
 				Expect(row["language"]).To(Equal(lang))
 			}
-			upper := getPage(ctx, c, "/voices", "voices", framework.Query("language", strings.ToUpper(lang)+"-ZZ"))
-			Expect(upper.rows).To(BeEmpty(), "language is an exact tag match"+upper.r.Describe())
+			upper := paging.Get(ctx, c, "/voices", "voices", framework.Query("language", strings.ToUpper(lang)+"-ZZ"))
+			Expect(upper.Rows).To(BeEmpty(), "language is an exact tag match"+upper.R.Describe())
 		})
 
 		f.Rule("VOICE-008").It("limit defaults to 25 and clamps to 50", func(ctx context.Context, s *framework.Spec) {
-			expectDefaultAndClamp(ctx, s.Client(), "/voices", "voices")
+			paging.ExpectDefaultAndClamp(ctx, s.Client(), "/voices", "voices")
 		})
 	})
 
@@ -288,7 +289,7 @@ func castSearchSpecs(f *framework.Framework) {
 	Describe("actors and voices: filters and search", func() {
 		f.Rule("VOICE-007").It("language is an exact, case-sensitive tag: a shorter prefix or another case of a tag keeps only voices with exactly that tag", func(ctx context.Context, s *framework.Spec) {
 			c := s.Client()
-			all, _ := walk(ctx, c, "/voices", "voices", 50, 100)
+			all, _ := paging.Walk(ctx, c, "/voices", "voices", 50, 100)
 			byTag := map[string]int{}
 			for _, row := range all {
 				if l, ok := row["language"].(string); ok && l != "" {
@@ -308,7 +309,7 @@ func castSearchSpecs(f *framework.Framework) {
 				s.Lacks("the target lists no voice with a language tag of two or more characters")
 			}
 			for probe := range probes {
-				rows, _ := walk(ctx, c, "/voices?language="+urlQuery(probe), "voices", 50, 100)
+				rows, _ := paging.Walk(ctx, c, "/voices?language="+urlQuery(probe), "voices", 50, 100)
 				Expect(rows).To(HaveLen(byTag[probe]), "language="+probe+" keeps only the voices tagged exactly "+probe)
 				for _, row := range rows {
 					Expect(row["language"]).To(Equal(probe))
@@ -318,7 +319,7 @@ func castSearchSpecs(f *framework.Framework) {
 
 		f.Rule("VOICE-006").It("search matches only the name: a voice's tag or language that no name contains finds nothing", func(ctx context.Context, s *framework.Spec) {
 			c := s.Client()
-			all, _ := walk(ctx, c, "/voices", "voices", 50, 100)
+			all, _ := paging.Walk(ctx, c, "/voices", "voices", 50, 100)
 			var names, tags, langs []string
 			for _, row := range all {
 				n, _ := row["name"].(string)
@@ -341,7 +342,7 @@ func castSearchSpecs(f *framework.Framework) {
 				if term == "" {
 					continue
 				}
-				rows, _ := walk(ctx, c, "/voices?search="+urlQuery(term), "voices", 50, 100)
+				rows, _ := paging.Walk(ctx, c, "/voices?search="+urlQuery(term), "voices", 50, 100)
 				Expect(rows).To(BeEmpty(), "search="+term+" names a tag or language, not a name: it matches nothing")
 				checked++
 			}
@@ -352,7 +353,7 @@ func castSearchSpecs(f *framework.Framework) {
 
 		f.Rule("ACTOR-007").It("actor search matches only name and description: a tag that neither contains finds nothing", func(ctx context.Context, s *framework.Spec) {
 			c := s.Client()
-			all, _ := walk(ctx, c, "/actors", "actors", 48, 100)
+			all, _ := paging.Walk(ctx, c, "/actors", "actors", 48, 100)
 			var texts, tags []string
 			for _, row := range all {
 				n, _ := row["name"].(string)
@@ -371,7 +372,7 @@ func castSearchSpecs(f *framework.Framework) {
 			if term == "" {
 				s.Lacks("every actor tag also appears in an actor name or description")
 			}
-			rows, _ := walk(ctx, c, "/actors?search="+urlQuery(term), "actors", 48, 100)
+			rows, _ := paging.Walk(ctx, c, "/actors?search="+urlQuery(term), "actors", 48, 100)
 			Expect(rows).To(BeEmpty(), "search="+term+" is a tag, in no name or description: it matches nothing")
 		})
 	})
@@ -385,8 +386,8 @@ func castByPlanSpecs(f *framework.Framework) {
 			list := func(plan string) []string {
 				ws := s.NewWorkspace(ctx, framework.WorkspaceOptions{Plan: plan})
 				c, _ := ws.NewKey(ctx, framework.KeyOptions{Scopes: []string{"read"}})
-				rows, _ := walk(ctx, c, "/actors", "actors", 48, 40)
-				return ids(rows, "actor_id")
+				rows, _ := paging.Walk(ctx, c, "/actors", "actors", 48, 40)
+				return paging.IDs(rows, "actor_id")
 			}
 			pro, business := list("pro"), list("business")
 			if len(pro) == 0 {
@@ -429,14 +430,14 @@ func ownCatalogueSpecs(f *framework.Framework) {
 			// Made without tags: an empty array, never null (a null there also breaks the REST
 			// description on the list call itself).
 			s.Step("ACTOR-005")
-			rows, _ := walk(ctx, c, "/actors", "actors", 48, 100)
+			rows, _ := paging.Walk(ctx, c, "/actors", "actors", 48, 100)
 			for _, id := range actors {
 				row := rowOf(rows, "actor_id", id)
 				Expect(row).NotTo(BeNil(), "the actor "+id+" (ready) is listed to its workspace")
 				Expect(row["tags"]).To(And(BeAssignableToTypeOf([]any{}), BeEmpty()), id+": an actor made without tags lists tags [] (never null)")
 			}
 			s.Step("VOICE-003")
-			voices, _ := walk(ctx, c, "/voices", "voices", 50, 100)
+			voices, _ := paging.Walk(ctx, c, "/voices", "voices", 50, 100)
 			row := rowOf(voices, "voice_id", clonedVoices)
 			Expect(row).NotTo(BeNil(), "the workspace's cloned voice "+clonedVoices+" (active) is listed to it")
 			Expect(row["is_cloned"]).To(Equal(true), clonedVoices+" is a cloned voice: is_cloned true")
@@ -460,8 +461,8 @@ func castStateSpecs(f *framework.Framework) {
 			ready := addActor(ctx, s, ws.ID, map[string]any{"name": "Conformance ready " + tag})
 			processing := addActor(ctx, s, ws.ID, map[string]any{"name": "Conformance processing " + tag, "state": "processing"})
 			disabled := addActor(ctx, s, ws.ID, map[string]any{"name": "Conformance disabled " + tag, "state": "disabled"})
-			rows, pages := walk(ctx, c, "/actors", "actors", 48, 100)
-			listed := ids(rows, "actor_id")
+			rows, pages := paging.Walk(ctx, c, "/actors", "actors", 48, 100)
+			listed := paging.IDs(rows, "actor_id")
 			Expect(listed).To(ContainElement(ready), "a ready actor of the workspace's own is listed")
 			s.Step("ACTOR-011")
 			actorRowsFixed(pages, []string{ready}, nil)
@@ -471,8 +472,8 @@ func castStateSpecs(f *framework.Framework) {
 			hookDone(s, s.Control().SetActorState(ctx, ready, "disabled"))
 			Expect(actorIDs(ctx, c)).NotTo(ContainElement(ready), "an actor disabled after it was listed is hidden")
 			hookDone(s, s.Control().SetActorState(ctx, processing, "ready"))
-			_, pages = walk(ctx, c, "/actors", "actors", 48, 100)
-			Expect(ids(rowsOf(pages), "actor_id")).To(ContainElement(processing), "an actor that finished processing is listed")
+			_, pages = paging.Walk(ctx, c, "/actors", "actors", 48, 100)
+			Expect(paging.IDs(rowsOf(pages), "actor_id")).To(ContainElement(processing), "an actor that finished processing is listed")
 			s.Step("ACTOR-011")
 			actorRowsFixed(pages, []string{processing}, nil)
 			s.Step("ACTOR-013")
@@ -520,8 +521,8 @@ func castStateSpecs(f *framework.Framework) {
 			want := []string{ownNew, ownMid, ownOld, coreNew, coreOld, restNewest, restOld}
 			// (Made without tags, they list tags []: ACTOR-005, ownCatalogueSpecs.)
 			s.Step("ACTOR-011", "ACTOR-012")
-			rows, pages := walk(ctx, c, "/actors", "actors", 48, 100)
-			listed := ids(rows, "actor_id")
+			rows, pages := paging.Walk(ctx, c, "/actors", "actors", 48, 100)
+			listed := paging.IDs(rows, "actor_id")
 			var got []string
 			for _, id := range listed {
 				if slices.Contains(want, id) {
@@ -550,8 +551,8 @@ func castStateSpecs(f *framework.Framework) {
 				// Each walk reads every page; a minute between walks keeps them inside the key's
 				// read bucket even where pages are shorter than the limit (more pages per walk).
 				s.Advance(ctx, contract.BucketWindow.Seconds()+1)
-				rows, _ := walk(ctx, c, "/actors", "actors", limit, 200)
-				listed := ids(rows, "actor_id")
+				rows, _ := paging.Walk(ctx, c, "/actors", "actors", limit, 200)
+				listed := paging.IDs(rows, "actor_id")
 				for _, id := range tied {
 					n := 0
 					for _, l := range listed {
@@ -573,55 +574,55 @@ func castStateSpecs(f *framework.Framework) {
 			for n := len(actorIDs(ctx, c)); n <= 50; n++ {
 				addActor(ctx, s, ws.ID, map[string]any{"name": fmt.Sprintf("Conformance extra %02d", n)})
 			}
-			def := getPage(ctx, c, "/actors", "actors")
+			def := paging.Get(ctx, c, "/actors", "actors")
 			// A page can be shorter than limit: only the most a page holds is checkable.
 			all := actorIDs(ctx, c)
-			expectPrefixPage(def, "actor_id", all, 25, "the default page of a list of more than 50")
+			paging.ExpectPrefix(def, "actor_id", all, 25, "the default page of a list of more than 50")
 			for _, l := range []string{"48", "50", "1000"} {
-				p := getPage(ctx, c, "/actors", "actors", framework.Query("limit", l))
-				expectPrefixPage(p, "actor_id", all, 48, "limit="+l+" on more than 50 actors: a page holds at most 48")
+				p := paging.Get(ctx, c, "/actors", "actors", framework.Query("limit", l))
+				paging.ExpectPrefix(p, "actor_id", all, 48, "limit="+l+" on more than 50 actors: a page holds at most 48")
 			}
-			p := getPage(ctx, c, "/actors", "actors", framework.Query("limit", "30"))
-			expectPrefixPage(p, "actor_id", all, 30, "limit=30")
+			p := paging.Get(ctx, c, "/actors", "actors", framework.Query("limit", "30"))
+			paging.ExpectPrefix(p, "actor_id", all, 30, "limit=30")
 		})
 
 		f.Rule("VOICE-012", "VOICE-010").It("a deactivated voice leaves the list and its total; a cloned voice of the workspace is listed until deactivated", func(ctx context.Context, s *framework.Spec) {
 			ws := s.NewWorkspace(ctx, framework.WorkspaceOptions{})
 			c, _ := ws.NewKey(ctx, framework.KeyOptions{Scopes: []string{"read"}})
-			before, pages := walk(ctx, c, "/voices", "voices", 50, 100)
+			before, pages := paging.Walk(ctx, c, "/voices", "voices", 50, 100)
 			if len(before) == 0 {
 				s.Lacks("the target lists no voice to deactivate")
 			}
-			total := pages[0].r.Int("total")
+			total := pages[0].R.Int("total")
 			voice := before[0]["voice_id"].(string)
 			hookDone(s, s.Control().SetVoiceActive(ctx, voice, false))
 			DeferCleanup(func(ctx SpecContext) { _ = s.Control().SetVoiceActive(ctx, voice, true) })
-			after, pages := walk(ctx, c, "/voices", "voices", 50, 100)
+			after, pages := paging.Walk(ctx, c, "/voices", "voices", 50, 100)
 			s.Step("VOICE-012")
-			Expect(ids(after, "voice_id")).NotTo(ContainElement(voice), "a deactivated voice is not listed")
+			Expect(paging.IDs(after, "voice_id")).NotTo(ContainElement(voice), "a deactivated voice is not listed")
 			s.Step("VOICE-010", "VOICE-012")
-			Expect(pages[0].r.Int("total")).To(Equal(total-1), "a deactivated voice is not counted in total"+pages[0].r.Describe())
+			Expect(pages[0].R.Int("total")).To(Equal(total-1), "a deactivated voice is not counted in total"+pages[0].R.Describe())
 			s.Step("VOICE-012")
 			clone, err := s.Control().CloneVoice(ctx, ws.ID, "Conformance clone "+randomHex(6))
 			hookDone(s, err)
-			rows, _ := walk(ctx, c, "/voices", "voices", 50, 100)
-			i := slices.Index(ids(rows, "voice_id"), clone)
+			rows, _ := paging.Walk(ctx, c, "/voices", "voices", 50, 100)
+			i := slices.Index(paging.IDs(rows, "voice_id"), clone)
 			Expect(i).To(BeNumerically(">=", 0), "the workspace's cloned voice is listed")
 			row := rows[i]
 			Expect(row["is_cloned"]).To(Equal(true), "a cloned voice reads is_cloned true")
 			// (No language and no gender: VOICE-003, ownCatalogueSpecs.)
 			hookDone(s, s.Control().SetVoiceActive(ctx, clone, false))
-			rows, _ = walk(ctx, c, "/voices", "voices", 50, 100)
-			Expect(ids(rows, "voice_id")).NotTo(ContainElement(clone), "a deactivated cloned voice is not listed")
+			rows, _ = paging.Walk(ctx, c, "/voices", "voices", 50, 100)
+			Expect(paging.IDs(rows, "voice_id")).NotTo(ContainElement(clone), "a deactivated cloned voice is not listed")
 		})
 
 		f.Rule("VOICE-011", "VOICE-008").Needs(framework.Control).It("with more than 50 voices, pages hold 25 by default and 50 at most, in name order whatever order the voices were made in", func(ctx context.Context, s *framework.Spec) {
 			ws := s.NewWorkspace(ctx, framework.WorkspaceOptions{})
 			c, _ := ws.NewKey(ctx, framework.KeyOptions{Scopes: []string{"read"}})
 			tag := randomHex(4)
-			first := getPage(ctx, c, "/voices", "voices")
+			first := paging.Get(ctx, c, "/voices", "voices")
 			var made []string
-			for n := int(first.r.Int("total")); n <= 52 || len(made) < 3; n++ {
+			for n := int(first.R.Int("total")); n <= 52 || len(made) < 3; n++ {
 				// Made in descending name order; the list must sort them.
 				name := fmt.Sprintf("Conformance %s %03d", tag, 999-len(made))
 				id, err := s.Control().CloneVoice(ctx, ws.ID, name)
@@ -629,12 +630,12 @@ func castStateSpecs(f *framework.Framework) {
 				made = append(made, id)
 			}
 			s.Step("VOICE-008")
-			def := getPage(ctx, c, "/voices", "voices")
-			Expect(len(def.rows)).To(BeNumerically("<=", 25), "the default page of more than 50 voices holds at most 25"+def.r.Describe())
-			big := getPage(ctx, c, "/voices", "voices", framework.Query("limit", "999"))
-			Expect(len(big.rows)).To(BeNumerically("<=", 50), "limit 999 on more than 50 voices is clamped to 50"+big.r.Describe())
+			def := paging.Get(ctx, c, "/voices", "voices")
+			Expect(len(def.Rows)).To(BeNumerically("<=", 25), "the default page of more than 50 voices holds at most 25"+def.R.Describe())
+			big := paging.Get(ctx, c, "/voices", "voices", framework.Query("limit", "999"))
+			Expect(len(big.Rows)).To(BeNumerically("<=", 50), "limit 999 on more than 50 voices is clamped to 50"+big.R.Describe())
 			s.Step("VOICE-011")
-			rows, _ := walk(ctx, c, "/voices", "voices", 50, 100)
+			rows, _ := paging.Walk(ctx, c, "/voices", "voices", 50, 100)
 			var got []string
 			for _, row := range rows {
 				if id, _ := row["voice_id"].(string); slices.Contains(made, id) {
@@ -659,8 +660,8 @@ func addActor(ctx context.Context, s *framework.Spec, workspaceID string, body m
 // actorIDs lists every actor id the client sees, in list order.
 func actorIDs(ctx context.Context, c *framework.Client) []string {
 	GinkgoHelper()
-	rows, _ := walk(ctx, c, "/actors", "actors", 48, 100)
-	return ids(rows, "actor_id")
+	rows, _ := paging.Walk(ctx, c, "/actors", "actors", 48, 100)
+	return paging.IDs(rows, "actor_id")
 }
 
 // descriptionOnlyWord picks an actor and a word of at least four letters of its description that

@@ -10,6 +10,7 @@ import (
 	. "github.com/onsi/gomega"    //nolint:revive
 
 	"github.com/mediaspec/mediaspec/conformance/internal/framework"
+	"github.com/mediaspec/mediaspec/conformance/internal/paging"
 )
 
 // estimateSpecs registers the specs of estimates.
@@ -117,7 +118,7 @@ func estimatePriceSpecs(f *framework.Framework) {
 			if declared {
 				before = readBalance(ctx, c)
 			}
-			gens := getPage(ctx, c, "/generations", openPage)
+			gens := paging.Get(ctx, c, "/generations", paging.Open)
 			s.Step("AUTH-015")
 			s.ReadClient().Post(ctx, "/estimates", map[string]any{"capability_id": d.String("capability_id"), "config": objectAt(d, "example_config")}).ExpectOK(http.StatusOK)
 			s.Step("EST-010", "CORE-006")
@@ -127,8 +128,8 @@ func estimatePriceSpecs(f *framework.Framework) {
 				Expect(after.available).To(Equal(before.available), "an estimate moves no credit"+after.r.Describe())
 				Expect(after.held).To(Equal(before.held), "an estimate holds nothing"+after.r.Describe())
 			}
-			gens2 := getPage(ctx, c, "/generations", openPage)
-			Expect(ids(gens2.rows, "generation_id")).To(Equal(ids(gens.rows, "generation_id")), "an estimate starts no generation"+gens2.r.Describe())
+			gens2 := paging.Get(ctx, c, "/generations", paging.Open)
+			Expect(paging.IDs(gens2.Rows, "generation_id")).To(Equal(paging.IDs(gens.Rows, "generation_id")), "an estimate starts no generation"+gens2.R.Describe())
 		})
 
 		f.Rule(rules("EST-017", "ERR-029")...).It("an estimate naming a well-formed upload id that does not exist answers 404 not_found", func(ctx context.Context, s *framework.Spec) {

@@ -11,6 +11,7 @@ import (
 	. "github.com/onsi/gomega"    //nolint:revive
 
 	"github.com/mediaspec/mediaspec/conformance/internal/framework"
+	"github.com/mediaspec/mediaspec/conformance/internal/paging"
 )
 
 // generationSpecs registers the specs of the documented flow, generation states and waits.
@@ -330,8 +331,8 @@ func stateEndSpecs(f *framework.Framework) {
 		Expect(avail).To(Equal(before))
 		Expect(held).To(BeZero())
 		s.Step("GEN-006")
-		list := getPage(ctx, sp.c, "/generations", openPage, framework.Query("status", "failed"))
-		Expect(ids(list.rows, "generation_id")).To(ContainElement(j.id), "status=failed also matches canceled jobs"+list.r.Describe())
+		list := paging.Get(ctx, sp.c, "/generations", paging.Open, framework.Query("status", "failed"))
+		Expect(paging.IDs(list.Rows, "generation_id")).To(ContainElement(j.id), "status=failed also matches canceled jobs"+list.R.Describe())
 	})
 
 	f.Rule("GEN-020", "GEN-005", "GEN-024", "GEN-022").Needs(framework.Spends).It("a text capability answers in output_text with has_result true, and no link lifetime where no output has a link", func(ctx context.Context, s *framework.Spec) {
@@ -610,8 +611,8 @@ func waitAnswerSpecs(f *framework.Framework) {
 			return other.Get(ctx, "/generations/"+j.id+"/wait")
 		}).ExpectError(http.StatusNotFound, "not_found")
 		s.Step("GEN-053")
-		rows, _ := walk(ctx, other, "/generations", openPage, 50, 40)
-		Expect(ids(rows, "generation_id")).NotTo(ContainElement(j.id), "only this workspace's generations are listed")
+		rows, _ := paging.Walk(ctx, other, "/generations", paging.Open, 50, 40)
+		Expect(paging.IDs(rows, "generation_id")).NotTo(ContainElement(j.id), "only this workspace's generations are listed")
 	})
 
 	f.Rule("GEN-034", "GEN-032").Needs(framework.Spends).It("age_seconds counts from created_at, not from the start of the wait", func(ctx context.Context, s *framework.Spec) {

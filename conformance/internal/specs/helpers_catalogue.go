@@ -18,6 +18,7 @@ import (
 	. "github.com/onsi/gomega"    //nolint:revive
 
 	"github.com/mediaspec/mediaspec/conformance/internal/framework"
+	"github.com/mediaspec/mediaspec/conformance/internal/paging"
 	"github.com/mediaspec/mediaspec/spec/judge"
 )
 
@@ -30,7 +31,7 @@ var categoryOrder = []string{"avatar", "video", "image", "preset", "tool"}
 func catalogue(ctx context.Context, c *framework.Client) []map[string]any {
 	GinkgoHelper()
 	return c.Memo("catalogue", func() any {
-		rows, _ := walk(ctx, c, "/capabilities", openPage, 50, 100)
+		rows, _ := paging.Walk(ctx, c, "/capabilities", paging.Open, 50, 100)
 		return rows
 	}).([]map[string]any)
 }
@@ -288,11 +289,11 @@ func cheapConfig(d *framework.Response) map[string]any {
 // firstVoice returns the id of the first listed voice.
 func firstVoice(ctx context.Context, c *framework.Client) string {
 	GinkgoHelper()
-	p := getPage(ctx, c, "/voices", "voices")
-	if len(p.rows) == 0 {
+	p := paging.Get(ctx, c, "/voices", "voices")
+	if len(p.Rows) == 0 {
 		c.Lacks("the target lists no voice")
 	}
-	return p.rows[0]["voice_id"].(string)
+	return p.Rows[0]["voice_id"].(string)
 }
 
 // overCapConfig finds an available video model config whose hold is above 600 credits (the
@@ -522,7 +523,7 @@ func checkTemplate(r *framework.Response, t map[string]any) {
 // presetRows walks GET /presets.
 func presetRows(ctx context.Context, c *framework.Client) []map[string]any {
 	GinkgoHelper()
-	rows, _ := walk(ctx, c, "/presets", "presets", 50, 20)
+	rows, _ := paging.Walk(ctx, c, "/presets", "presets", 50, 20)
 	return rows
 }
 
@@ -551,7 +552,7 @@ func templatePreset(ctx context.Context, c *framework.Client, n int) (*framework
 // and a second voice different from the first actor's default.
 func talkingCast(ctx context.Context, c *framework.Client) (actor, voice string, noVoiceActor *string, otherVoice string) {
 	GinkgoHelper()
-	rows, _ := walk(ctx, c, "/actors", "actors", 48, 10)
+	rows, _ := paging.Walk(ctx, c, "/actors", "actors", 48, 10)
 	for _, a := range rows {
 		v, _ := a["default_voice_id"].(string)
 		if v != "" && actor == "" {
@@ -565,7 +566,7 @@ func talkingCast(ctx context.Context, c *framework.Client) (actor, voice string,
 	if actor == "" {
 		c.Lacks("the target lists no actor with a default voice")
 	}
-	for _, v := range getPage(ctx, c, "/voices", "voices").rows {
+	for _, v := range paging.Get(ctx, c, "/voices", "voices").Rows {
 		if id := v["voice_id"].(string); id != voice {
 			otherVoice = id
 			break
@@ -581,7 +582,7 @@ func talkingCast(ctx context.Context, c *framework.Client) (actor, voice string,
 // (the caller's voice may be a cloned voice of the caller's own workspace).
 func voiceOf(ctx context.Context, c *framework.Client, voice string) string {
 	GinkgoHelper()
-	rows, _ := walk(ctx, c, "/voices", "voices", 50, 10)
+	rows, _ := paging.Walk(ctx, c, "/voices", "voices", 50, 10)
 	if rowOf(rows, "voice_id", voice) != nil {
 		return voice
 	}
@@ -798,8 +799,8 @@ func longCatalogue(ctx context.Context, s *framework.Spec) (c *framework.Client,
 	GinkgoHelper()
 	ws := s.NewWorkspace(ctx, framework.WorkspaceOptions{})
 	c, _ = ws.NewKey(ctx, framework.KeyOptions{Scopes: []string{"read"}})
-	rows, _ := walk(ctx, c, "/capabilities", openPage, 50, 100)
-	presets = ids(presetRows(ctx, c), "capability_id")
+	rows, _ := paging.Walk(ctx, c, "/capabilities", paging.Open, 50, 100)
+	presets = paging.IDs(presetRows(ctx, c), "capability_id")
 	if len(presets) == 0 {
 		s.Lacks("the target lists no preset to copy")
 	}

@@ -9,6 +9,7 @@ import (
 	. "github.com/onsi/gomega"    //nolint:revive
 
 	"github.com/mediaspec/mediaspec/conformance/internal/framework"
+	"github.com/mediaspec/mediaspec/conformance/internal/paging"
 	"github.com/mediaspec/mediaspec/receiver"
 )
 
@@ -96,27 +97,27 @@ func expectFixedIn(row map[string]any, what, shown string, values []fixed) {
 
 // actorRowsFixed checks the fixed values of the listed rows among own (the workspace's own actors)
 // and cast (service cast actors) on every page of a walk of GET /actors.
-func actorRowsFixed(pages []page, own, cast []string) {
+func actorRowsFixed(pages []paging.Page, own, cast []string) {
 	GinkgoHelper()
 	for _, p := range pages {
-		for i, row := range p.rows {
+		for i, row := range p.Rows {
 			id, _ := row["actor_id"].(string)
 			what := fmt.Sprintf("actors[%d] (%s)", i, id)
 			switch {
 			case slices.Contains(own, id):
-				expectFixed(p.r, row, what, ownActorFixed)
+				expectFixed(p.R, row, what, ownActorFixed)
 			case slices.Contains(cast, id):
-				expectFixed(p.r, row, what, castActorFixed)
+				expectFixed(p.R, row, what, castActorFixed)
 			}
 		}
 	}
 }
 
 // rowsOf joins the rows of pages, in order.
-func rowsOf(pages []page) []map[string]any {
+func rowsOf(pages []paging.Page) []map[string]any {
 	var out []map[string]any
 	for _, p := range pages {
-		out = append(out, p.rows...)
+		out = append(out, p.Rows...)
 	}
 	return out
 }

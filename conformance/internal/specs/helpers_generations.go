@@ -15,6 +15,7 @@ import (
 	"github.com/onsi/gomega/types"
 
 	"github.com/mediaspec/mediaspec/conformance/internal/framework"
+	"github.com/mediaspec/mediaspec/conformance/internal/paging"
 	"github.com/mediaspec/mediaspec/spec/judge"
 )
 
@@ -213,8 +214,8 @@ func takeSnapshot(ctx context.Context, c *framework.Client) snapshot {
 		b := readBalance(ctx, c)
 		sn.available, sn.held = b.available, b.held
 	}
-	rows := getPage(ctx, c, "/generations", openPage).rows
-	sn.newest = ids(rows, "generation_id")
+	rows := paging.Get(ctx, c, "/generations", paging.Open).Rows
+	sn.newest = paging.IDs(rows, "generation_id")
 	for i, row := range rows {
 		if st, _ := row["status"].(string); st == "completed" || st == "failed" {
 			sn.ended = append(sn.ended, sn.newest[i])

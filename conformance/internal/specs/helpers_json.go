@@ -1,8 +1,6 @@
 package specs
 
 import (
-	"github.com/mediaspec/mediaspec/conformance/internal/openshape"
-
 	"bytes"
 	"crypto/rand"
 	"encoding/hex"
@@ -85,33 +83,6 @@ func stringList(r *framework.Response, m map[string]any, key, what string) []str
 		out = append(out, s)
 	}
 	return out
-}
-
-// ids returns the string field key of every row.
-func ids(rows []map[string]any, key string) []string {
-	out := make([]string, 0, len(rows))
-	for _, r := range rows {
-		s, _ := r[key].(string)
-		if s == "" {
-			s = idByPrefix(r, key)
-		}
-		out = append(out, s)
-	}
-	return out
-}
-
-// idByPrefix is the one id of a row whose field key is not there but whose prefix the text gives
-// (generation_id: gen_), wherever the row carries it: a generation list row is "not shown beyond
-// the generation id, ..."; "" when the row has none or several.
-func idByPrefix(row map[string]any, key string) string {
-	prefix, known := idPrefixes[key]
-	if !known {
-		return ""
-	}
-	if found := openshape.IDs(row, prefix); len(found) == 1 {
-		return found[0]
-	}
-	return ""
 }
 
 // findRow returns the row of id in rows, or nil.

@@ -2,7 +2,6 @@ package specs
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
 
@@ -11,33 +10,12 @@ import (
 
 	"github.com/mediaspec/mediaspec/conformance/internal/framework"
 	"github.com/mediaspec/mediaspec/conformance/internal/openshape"
+	"github.com/mediaspec/mediaspec/conformance/internal/paging"
 )
 
 // The specs' door to conformance/internal/openshape: every read of an answer whose layout the text
 // does not show goes through these helpers, and no spec names the reference's own choice of such a
 // layout (fence_test.go).
-
-// openPage, as the field of a page helper (getPage, walk, ...), says the text does not name the
-// page's array key: the rows are the one array beside next_cursor (or the key the target declares
-// with --shape page:<path>=KEY).
-const openPage = ""
-
-// pageRows finds the rows (and the object holding them beside next_cursor) of the page answered in r, under field (openPage: found, see openshape.PageOf).
-func pageRows(r *framework.Response, field string) openshape.Page {
-	GinkgoHelper()
-	declared := ""
-	if field == openPage {
-		declared = r.DeclaredShape(openshape.PageKey(r.Path()))
-	}
-	p, err := openshape.PageOf(r.Doc(), field, declared)
-	if err != nil {
-		if field == openPage && !errors.Is(err, openshape.ErrNotFound) {
-			r.Lacks("%s: %v; declare it with --shape %s=KEY", r.Path(), err, openshape.PageKey(r.Path()))
-		}
-		Expect(err).NotTo(HaveOccurred(), "the page's rows"+r.Describe())
-	}
-	return p
-}
 
 // capabilityView reads a capability answer (GET /capabilities/{id}) wherever its layout puts the
 // capability's fields, config_schema and example_config ("the body field layout of the capability
@@ -112,7 +90,7 @@ func (b balance) heldOf(c *framework.Client) int64 {
 // run list): the one array beside next_cursor, or of the answer when it has no next_cursor.
 func openRows(r *framework.Response) []any {
 	GinkgoHelper()
-	return pageRows(r, openPage).Rows
+	return paging.RowsOf(r, paging.Open).Rows
 }
 
 // inputsKey is the body field of a workflow invoke that carries the run's inputs (shape
@@ -172,31 +150,4 @@ func importedID(r *framework.Response) string {
 func linkKey(c *framework.Client) string {
 	GinkgoHelper()
 	return c.Shape("from_url.link")
-}
-
-// walkOpen reads every row of a list whose answer the text does not show (the workflow run list):
-// the one array of each answer, following next_cursor while the answer carries a string one (a
-// list answered whole, with no cursor, is one page). It fails after maxPages pages.
-func walkOpen(ctx context.Context, c *framework.Client, path string, maxPages int) []map[string]any {
-	GinkgoHelper()
-	var rows []map[string]any
-	cursor := ""
-	for i := 0; i < maxPages; i++ {
-		var opts []framework.CallOption
-		if cursor != "" {
-			opts = append(opts, framework.Query("cursor", cursor))
-		}
-		r := c.Get(ctx, path, opts...).ExpectOK(http.StatusOK)
-		pg := pageRows(r, openPage)
-		for j, v := range pg.Rows {
-			rows = append(rows, asObject(r, v, fmt.Sprintf("row %d of the list", j)))
-		}
-		next, _ := pg.Holder[openshape.Cursor].(string)
-		if next == "" {
-			return rows
-		}
-		cursor = next
-	}
-	Fail(fmt.Sprintf("%s: next_cursor did not end after %d pages", path, maxPages))
-	return nil
 }

@@ -17,6 +17,7 @@ import (
 	. "github.com/onsi/gomega"    //nolint:revive
 
 	"github.com/mediaspec/mediaspec/conformance/internal/framework"
+	"github.com/mediaspec/mediaspec/conformance/internal/paging"
 	"github.com/mediaspec/mediaspec/receiver"
 	"github.com/mediaspec/mediaspec/spec/judge"
 )
@@ -353,7 +354,7 @@ func wfAwaitRunEvent(ctx context.Context, s *framework.Spec, h hook, eventType, 
 // wfListed reads the first page (50 rows, newest first) of GET /generations?source=workflow.
 func wfListed(ctx context.Context, c *framework.Client) []map[string]any {
 	GinkgoHelper()
-	return getPage(ctx, c, "/generations", openPage, framework.Query("source", "workflow"), framework.Query("limit", "50")).rows
+	return paging.Get(ctx, c, "/generations", paging.Open, framework.Query("source", "workflow"), framework.Query("limit", "50")).Rows
 }
 
 // cheapestTemplate reads the workflow templates and returns the key, example inputs and node ids

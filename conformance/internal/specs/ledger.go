@@ -12,6 +12,7 @@ import (
 	. "github.com/onsi/gomega"    //nolint:revive
 
 	"github.com/mediaspec/mediaspec/conformance/internal/framework"
+	"github.com/mediaspec/mediaspec/conformance/internal/paging"
 )
 
 // ledgerSpecs registers the specs of the credit balance, holds, charges and spend limits.
@@ -553,7 +554,7 @@ func expectBalance(s *framework.Spec, r *framework.Response, path string, want a
 // balance twice would move the balance by more than its own hold.
 func settleOwnWork(ctx context.Context, s *framework.Spec, c *framework.Client) {
 	GinkgoHelper()
-	for _, row := range getPage(ctx, c, "/generations", openPage).rows {
+	for _, row := range paging.Get(ctx, c, "/generations", paging.Open).Rows {
 		if st, _ := row["status"].(string); slices.Contains(runningStatuses, st) {
 			s.Finish(ctx, c, row["generation_id"].(string))
 		}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/mediaspec/mediaspec/conformance/internal/framework"
 	"github.com/mediaspec/mediaspec/conformance/internal/openshape"
+	"github.com/mediaspec/mediaspec/conformance/internal/paging"
 )
 
 // What a generation list row carries (GET /generations: "Row shape: not shown beyond the
@@ -62,7 +63,7 @@ func stampsOf(row map[string]any) map[string]time.Time {
 // that key, else under any key naming a cost), when it was made (a time within a second of the
 // read's created_at) and the asset ids of its outputs (the read's, when it names them; else one
 // ast_ id per output). s charges the cost and the asset ids to GEN-054, the time to GEN-038.
-func expectRowCarries(s *framework.Spec, p page, row map[string]any, g *framework.Response) {
+func expectRowCarries(s *framework.Spec, p paging.Page, row map[string]any, g *framework.Response) {
 	GinkgoHelper()
 	gid, _ := row["generation_id"].(string)
 	what := "the list row of " + gid
@@ -71,14 +72,14 @@ func expectRowCarries(s *framework.Spec, p page, row map[string]any, g *framewor
 	if whole {
 		if v, has := row["credits_charged"]; has {
 			n, ok := framework.AsInt(v)
-			Expect(ok && n == charged).To(BeTrue(), fmt.Sprintf("%s: credits_charged is %v, the read's is %d", what, v, charged)+p.r.Describe())
+			Expect(ok && n == charged).To(BeTrue(), fmt.Sprintf("%s: credits_charged is %v, the read's is %d", what, v, charged)+p.R.Describe())
 		} else {
 			got := costCandidates(row)
 			found := false
 			for _, n := range got {
 				found = found || n == charged
 			}
-			Expect(found).To(BeTrue(), fmt.Sprintf("%s carries what it cost (%d credits, the read's credits_charged): no whole number under a key naming a cost or charge equals it (%v)", what, charged, got)+p.r.Describe())
+			Expect(found).To(BeTrue(), fmt.Sprintf("%s carries what it cost (%d credits, the read's credits_charged): no whole number under a key naming a cost or charge equals it (%v)", what, charged, got)+p.R.Describe())
 		}
 	}
 	s.Step("GEN-038")
@@ -89,7 +90,7 @@ func expectRowCarries(s *framework.Spec, p page, row map[string]any, g *framewor
 		d := t.Sub(created)
 		near = near || (d > -time.Second && d < time.Second)
 	}
-	Expect(near).To(BeTrue(), fmt.Sprintf("%s carries when it was made (%s, the read's created_at): no time of the row is that instant (%v)", what, created.Format(time.RFC3339Nano), times)+p.r.Describe())
+	Expect(near).To(BeTrue(), fmt.Sprintf("%s carries when it was made (%s, the read's created_at): no time of the row is that instant (%v)", what, created.Format(time.RFC3339Nano), times)+p.R.Describe())
 	s.Step("GEN-054")
 	outs := g.Array("generation.outputs")
 	var assets []string
@@ -101,8 +102,8 @@ func expectRowCarries(s *framework.Spec, p page, row map[string]any, g *framewor
 	got := openshape.IDs(row, "ast_")
 	switch {
 	case len(assets) > 0:
-		Expect(got).To(ConsistOf(assets), what+" carries the asset ids of the outputs"+p.r.Describe())
+		Expect(got).To(ConsistOf(assets), what+" carries the asset ids of the outputs"+p.R.Describe())
 	case g.String("generation.status") == "completed":
-		Expect(got).To(HaveLen(len(outs)), fmt.Sprintf("%s carries the asset ids of its %d outputs", what, len(outs))+p.r.Describe())
+		Expect(got).To(HaveLen(len(outs)), fmt.Sprintf("%s carries the asset ids of its %d outputs", what, len(outs))+p.R.Describe())
 	}
 }

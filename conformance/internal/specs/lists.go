@@ -13,6 +13,7 @@ import (
 	. "github.com/onsi/gomega"    //nolint:revive
 
 	"github.com/mediaspec/mediaspec/conformance/internal/framework"
+	"github.com/mediaspec/mediaspec/conformance/internal/paging"
 )
 
 // listSpecs registers the specs of the generation list and the limits every paged list shares.
@@ -27,9 +28,9 @@ func generationListSpecs(f *framework.Framework) {
 		f.Rule(rules("GEN-037", "GEN-044", "GEN-047", "GEN-048", "GEN-049", "GEN-046", "ERR-020", "ERR-024")...).It("refuses zoneless times and invalid enums naming the field; blank values, bad limits and unreadable cursors count as omitted", func(ctx context.Context, s *framework.Spec) {
 			c := s.Client()
 			s.Step("GEN-037", "GEN-046")
-			first := getPage(ctx, c, "/generations", openPage)
-			Expect(len(first.rows)).To(BeNumerically("<=", 25), first.r.Describe())
-			base := ids(first.rows, "generation_id")
+			first := paging.Get(ctx, c, "/generations", paging.Open)
+			Expect(len(first.Rows)).To(BeNumerically("<=", 25), first.R.Describe())
+			base := paging.IDs(first.Rows, "generation_id")
 			s.Step("GEN-044", "ERR-020", "ERR-024")
 			for _, field := range []string{"created_before", "updated_since"} {
 				for _, bad := range []string{"2026-01-05T09:00:00", "2026-01-05 09:00", "yesterday"} {
@@ -47,19 +48,19 @@ func generationListSpecs(f *framework.Framework) {
 			expectField(c.Get(ctx, "/generations", framework.Query("status", "canceled"), framework.Invalid()).ExpectError(http.StatusBadRequest, "invalid_config"), "status")
 			s.Step("GEN-048")
 			for _, blank := range []string{"status", "source", "capability_id", "created_before", "updated_since", "cursor"} {
-				p := getPage(ctx, c, "/generations", openPage, framework.Query(blank, ""))
-				Expect(ids(p.rows, "generation_id")).To(Equal(base), blank+"= counts as omitted"+p.r.Describe())
+				p := paging.Get(ctx, c, "/generations", paging.Open, framework.Query(blank, ""))
+				Expect(paging.IDs(p.Rows, "generation_id")).To(Equal(base), blank+"= counts as omitted"+p.R.Describe())
 			}
 			s.Step("GEN-046")
 			for _, lim := range []string{"0", "-1", "abc"} {
-				expectLimitReading(ctx, c, "/generations", openPage, "generation_id", lim, first)
+				paging.ExpectLimitReading(ctx, c, "/generations", paging.Open, "generation_id", lim, first)
 			}
 			s.Step("GEN-047")
-			p := getPage(ctx, c, "/generations", openPage, framework.Query("cursor", "!!not-a-cursor!!"))
-			Expect(ids(p.rows, "generation_id")).To(Equal(base), "an unreadable cursor restarts from the first page"+p.r.Describe())
+			p := paging.Get(ctx, c, "/generations", paging.Open, framework.Query("cursor", "!!not-a-cursor!!"))
+			Expect(paging.IDs(p.Rows, "generation_id")).To(Equal(base), "an unreadable cursor restarts from the first page"+p.R.Describe())
 			s.Step("GEN-046")
-			big := getPage(ctx, c, "/generations", openPage, framework.Query("limit", "500"))
-			Expect(len(big.rows)).To(BeNumerically("<=", 50), "limit is clamped to 50"+big.r.Describe())
+			big := paging.Get(ctx, c, "/generations", paging.Open, framework.Query("limit", "500"))
+			Expect(len(big.Rows)).To(BeNumerically("<=", 50), "limit is clamped to 50"+big.R.Describe())
 		})
 
 		f.Rule("GEN-052", "GEN-040").Needs(framework.Spends).It("a job is listed from its submit on, while it still runs", func(ctx context.Context, s *framework.Spec) {
@@ -67,22 +68,22 @@ func generationListSpecs(f *framework.Framework) {
 			j := submit(ctx, s, sp.c, "tts", ttsConfig(ctx, sp.c), map[string]any{"voice_id": firstVoice(ctx, sp.c)})
 			// A REST submit is a deliverable: "Only deliverables" are listed, running or not.
 			s.Step("GEN-052")
-			p := getPage(ctx, sp.c, "/generations", openPage, framework.Query("limit", "50"))
+			p := paging.Get(ctx, sp.c, "/generations", paging.Open, framework.Query("limit", "50"))
 			var row map[string]any
-			for _, r := range p.rows {
+			for _, r := range p.Rows {
 				if r["generation_id"] == j.id {
 					row = r
 				}
 			}
-			Expect(row).NotTo(BeNil(), "the job "+j.id+" just submitted is on the first page of GET /generations (newest first)"+p.r.Describe())
+			Expect(row).NotTo(BeNil(), "the job "+j.id+" just submitted is on the first page of GET /generations (newest first)"+p.R.Describe())
 			st, _ := row["status"].(string)
 			if !slices.Contains(runningStatuses, st) {
 				return // it finished before the list: listed, but not seen running
 			}
 			s.Step("GEN-040")
-			f := getPage(ctx, sp.c, "/generations", openPage, framework.Query("limit", "50"), framework.Query("status", st))
+			f := paging.Get(ctx, sp.c, "/generations", paging.Open, framework.Query("limit", "50"), framework.Query("status", st))
 			if runningNow(ctx, sp.c, j.id) && readGen(ctx, sp.c, j.id).String("generation.status") == st {
-				Expect(ids(f.rows, "generation_id")).To(ContainElement(j.id), "status="+st+" lists the job that still reads "+st+f.r.Describe())
+				Expect(paging.IDs(f.Rows, "generation_id")).To(ContainElement(j.id), "status="+st+" lists the job that still reads "+st+f.R.Describe())
 			}
 		})
 
@@ -146,7 +147,7 @@ func generationListSpecs(f *framework.Framework) {
 			// list lists the workspace's rows under the filters q: all of them in the fresh workspace of
 			// a run with control, else those of the rows made above, in the list's order.
 			list := func(ctx context.Context, q ...[2]string) []string {
-				got := listIDs(ctx, sp.c, q...)
+				got := paging.GenerationIDs(ctx, sp.c, q...)
 				if sp.ws != nil {
 					return got
 				}
@@ -159,16 +160,16 @@ func generationListSpecs(f *framework.Framework) {
 				s.Step("GEN-039")
 				Expect(list(ctx)).To(Equal(mine(fl, b, a)), "newest first by created_at")
 				s.Step("GEN-038")
-				p := getPage(ctx, sp.c, "/generations", openPage)
+				p := paging.Get(ctx, sp.c, "/generations", paging.Open)
 				reads := map[string]*framework.Response{id(a): a, id(b): b}
 				if fl != nil {
 					reads[id(fl)] = fl
 				}
-				for _, row := range p.rows {
+				for _, row := range p.Rows {
 					s.Step("GEN-038")
-					gid := stringField(p.r, row, "generation_id", "row")
+					gid := stringField(p.R, row, "generation_id", "row")
 					s.Step("ID-002")
-					Expect(gid).To(MatchRegexp(genIDPattern), p.r.Describe())
+					Expect(gid).To(MatchRegexp(genIDPattern), p.R.Describe())
 					g := reads[gid]
 					if g == nil {
 						continue // a row of another spec (without control): its read is not at hand
@@ -182,15 +183,15 @@ func generationListSpecs(f *framework.Framework) {
 					noLinks(row, "generations["+gid+"]")
 					if v, has := row["source"]; has && v != nil {
 						s.Step("GEN-042")
-						Expect(v).To(Equal("api"), p.r.Describe())
+						Expect(v).To(Equal("api"), p.R.Describe())
 					}
 					if v, has := row["purpose"]; has {
 						s.Step("GEN-052")
-						Expect(v).To(Or(BeNil(), Equal("deliverable")), "only deliverables are listed"+p.r.Describe())
+						Expect(v).To(Or(BeNil(), Equal("deliverable")), "only deliverables are listed"+p.R.Describe())
 					}
 					if v, has := row["status"]; has {
 						s.Step("GEN-038")
-						Expect(v).To(Equal(g.String("generation.status")), p.r.Describe())
+						Expect(v).To(Equal(g.String("generation.status")), p.R.Describe())
 					}
 					// What the row cost, when it was made and its outputs' asset ids, whatever their names.
 					expectRowCarries(s, p, row, g)
@@ -204,13 +205,13 @@ func generationListSpecs(f *framework.Framework) {
 					if cursor != "" {
 						opts = append(opts, framework.Query("cursor", cursor))
 					}
-					pg := getPage(ctx, sp.c, "/generations", openPage, opts...)
-					Expect(len(pg.rows)).To(BeNumerically("<=", 1), pg.r.Describe())
-					paged = append(paged, ids(pg.rows, "generation_id")...)
-					if pg.cursor == nil {
+					pg := paging.Get(ctx, sp.c, "/generations", paging.Open, opts...)
+					Expect(len(pg.Rows)).To(BeNumerically("<=", 1), pg.R.Describe())
+					paged = append(paged, paging.IDs(pg.Rows, "generation_id")...)
+					if pg.Cursor == nil {
 						break
 					}
-					cursor = *pg.cursor
+					cursor = *pg.Cursor
 				}
 				// Without control the walk stops after the rows made last, the newest.
 				Expect(paged).To(Equal(newest), "limit=1 pages visit every row once, newest first")
@@ -234,7 +235,7 @@ func generationListSpecs(f *framework.Framework) {
 						r.ExpectError(http.StatusBadRequest, "invalid_config") // an open choice: no such capability refused as an invalid filter value
 						continue
 					}
-					for _, row := range pageFrom(r, openPage).rows {
+					for _, row := range paging.From(r, paging.Open).Rows {
 						Expect(row["capability_id"]).To(Equal(v), "capability_id="+v+" keeps only rows of exactly that capability"+r.Describe())
 					}
 				}
@@ -300,9 +301,9 @@ func generationListSpecs(f *framework.Framework) {
 
 			f.Rule("GEN-053").Needs(framework.Spends, framework.SecondWorkspace).It("another workspace does not list them", func(ctx context.Context, s *framework.Spec) {
 				Expect(b).NotTo(BeNil(), "the setup did not make its generations")
-				rows, _ := walk(ctx, s.OtherClient(), "/generations", openPage, 50, 40)
+				rows, _ := paging.Walk(ctx, s.OtherClient(), "/generations", paging.Open, 50, 40)
 				for _, own := range mine(a, b, fl) {
-					Expect(ids(rows, "generation_id")).NotTo(ContainElement(own))
+					Expect(paging.IDs(rows, "generation_id")).NotTo(ContainElement(own))
 				}
 			})
 		})
@@ -323,16 +324,16 @@ func generationListSpecs(f *framework.Framework) {
 			f.Rule("GEN-046", "CORE-012", "GEN-039").Needs(framework.Spends, framework.Control).It("holds 25 rows on the default page and 50 under limit 500 or 51, and a walk visits all 52 newest first", func(ctx context.Context, s *framework.Spec) {
 				Expect(rows).To(HaveLen(made), "the setup did not make its rows")
 				s.Step("GEN-046")
-				def := getPage(ctx, sp.c, "/generations", openPage)
-				expectPrefixPage(def, "generation_id", rows, 25, "limit defaults to 25: the default page holds at most the 25 newest of 52 rows")
-				Expect(def.cursor).NotTo(BeNil(), "27 rows follow the default page"+def.r.Describe())
+				def := paging.Get(ctx, sp.c, "/generations", paging.Open)
+				paging.ExpectPrefix(def, "generation_id", rows, 25, "limit defaults to 25: the default page holds at most the 25 newest of 52 rows")
+				Expect(def.Cursor).NotTo(BeNil(), "27 rows follow the default page"+def.R.Describe())
 				for _, lim := range []string{"500", "51", "50"} {
-					p := getPage(ctx, sp.c, "/generations", openPage, framework.Query("limit", lim))
-					expectPrefixPage(p, "generation_id", rows, 50, "limit "+lim+" is clamped to 50: at most the 50 newest of 52 rows")
-					Expect(p.cursor).NotTo(BeNil(), "rows follow a page of at most 50"+p.r.Describe())
+					p := paging.Get(ctx, sp.c, "/generations", paging.Open, framework.Query("limit", lim))
+					paging.ExpectPrefix(p, "generation_id", rows, 50, "limit "+lim+" is clamped to 50: at most the 50 newest of 52 rows")
+					Expect(p.Cursor).NotTo(BeNil(), "rows follow a page of at most 50"+p.R.Describe())
 				}
 				s.Step("CORE-012", "GEN-039")
-				Expect(walkWhile(ctx, sp.c, 25, nil, func(int) {})).To(Equal(rows), "following next_cursor visits every row once, newest first")
+				Expect(paging.WalkGenerations(ctx, sp.c, 25, nil, func(int) {})).To(Equal(rows), "following next_cursor visits every row once, newest first")
 			})
 
 			f.Rule("CORE-012", "GEN-039", "GEN-045").Needs(framework.Spends, framework.Control).It("rows created during a walk make no row skipped or repeated, newest first or oldest first by updated_at", func(ctx context.Context, s *framework.Spec) {
@@ -340,12 +341,12 @@ func generationListSpecs(f *framework.Framework) {
 				s.Step("CORE-012", "GEN-039")
 				// Newest first: new rows sort before the cursor; the walk sees each older row once.
 				var added []string
-				got := walkWhile(ctx, sp.c, 10, nil, func(page int) {
+				got := paging.WalkGenerations(ctx, sp.c, 10, nil, func(page int) {
 					if page < 3 {
 						added = append(added, rm.make(ctx, 2)...)
 					}
 				})
-				Expect(repeats(got)).To(BeEmpty(), "rows created during the walk repeated rows already read")
+				Expect(paging.Repeats(got)).To(BeEmpty(), "rows created during the walk repeated rows already read")
 				var old []string
 				for _, id := range got {
 					if !slices.Contains(added, id) {
@@ -360,12 +361,12 @@ func generationListSpecs(f *framework.Framework) {
 				// far, so a cursor that continues after the last row read reaches them before the end.
 				since := time.Time{}.Add(time.Hour).Format(time.RFC3339)
 				var late []string
-				got = walkWhile(ctx, sp.c, 10, [][2]string{{"updated_since", since}}, func(page int) {
+				got = paging.WalkGenerations(ctx, sp.c, 10, [][2]string{{"updated_since", since}}, func(page int) {
 					if page < 3 {
 						late = append(late, rm.make(ctx, 2)...)
 					}
 				})
-				Expect(repeats(got)).To(BeEmpty(), "rows created during the walk repeated rows already read")
+				Expect(paging.Repeats(got)).To(BeEmpty(), "rows created during the walk repeated rows already read")
 				oldest := slices.Clone(all)
 				slices.Reverse(oldest)
 				Expect(got).To(Equal(append(oldest, late...)), "oldest first by updated_at: every row once, and the rows created during the walk at its end")
@@ -374,9 +375,9 @@ func generationListSpecs(f *framework.Framework) {
 			f.Rule("CORE-012", "GEN-045").Needs(framework.Spends, framework.Control).It("a row updated during a walk by updated_at skips no other row: the walk goes on after the row's old place and meets it again at the end", func(ctx context.Context, s *framework.Spec) {
 				Expect(rows).To(HaveLen(made), "the setup did not make its rows")
 				since := time.Time{}.Add(time.Hour).Format(time.RFC3339)
-				before := listIDs(ctx, sp.c, [2]string{"updated_since", since})
+				before := paging.GenerationIDs(ctx, sp.c, [2]string{"updated_since", since})
 				var moved string
-				got := walkWhile(ctx, sp.c, 10, [][2]string{{"updated_since", since}}, func(page int) {
+				got := paging.WalkGenerations(ctx, sp.c, 10, [][2]string{{"updated_since", since}}, func(page int) {
 					if page == 1 {
 						// The last row read, a canceled job, is recovered: it is updated now, after every row.
 						moved = before[19]
@@ -411,10 +412,10 @@ func generationListSpecs(f *framework.Framework) {
 			after := submit(ctx, s, sp.c, "tts", ttsConfig(ctx, sp.c), map[string]any{"voice_id": voice})
 			s.Finish(ctx, sp.c, after.id)
 			day := midnight.Format("2006-01-02")
-			Expect(listIDs(ctx, sp.c, [2]string{"created_before", day})).To(Equal([]string{before.id}),
+			Expect(paging.GenerationIDs(ctx, sp.c, [2]string{"created_before", day})).To(Equal([]string{before.id}),
 				fmt.Sprintf("created_before=%s keeps what was made before %s midnight UTC and nothing after", day, day))
 			next := midnight.AddDate(0, 0, 1).Format("2006-01-02")
-			Expect(listIDs(ctx, sp.c, [2]string{"created_before", next})).To(Equal([]string{after.id, before.id}), "created_before the next day keeps both, newest first")
+			Expect(paging.GenerationIDs(ctx, sp.c, [2]string{"created_before", next})).To(Equal([]string{after.id, before.id}), "created_before the next day keeps both, newest first")
 		})
 
 	})
@@ -431,18 +432,18 @@ func pagedListSpecs(f *framework.Framework) {
 				{"/voices", "voices", "voice_id"},
 				{"/actors", "actors", "actor_id"},
 			} {
-				def := getPage(ctx, c, l.path, l.field)
-				want := ids(def.rows, l.id)
-				Expect(len(want)).To(BeNumerically(">", 1), l.path+": the default page needs two rows to tell a clamp to 1 from the default"+def.r.Describe())
+				def := paging.Get(ctx, c, l.path, l.field)
+				want := paging.IDs(def.Rows, l.id)
+				Expect(len(want)).To(BeNumerically(">", 1), l.path+": the default page needs two rows to tell a clamp to 1 from the default"+def.R.Describe())
 				for _, low := range []string{"0", "-3"} {
-					p := getPage(ctx, c, l.path, l.field, limitProbe(low)...)
-					got := ids(p.rows, l.id)
+					p := paging.Get(ctx, c, l.path, l.field, paging.LimitProbe(low)...)
+					got := paging.IDs(p.Rows, l.id)
 					Expect(len(got)).To(BeNumerically("<=", 1),
-						fmt.Sprintf("%s?limit=%s is clamped to 1 (\"clamped 1 to 50\"), not read as omitted", l.path, low)+p.r.Describe())
-					Expect(got).To(Equal(want[:len(got)]), fmt.Sprintf("%s?limit=%s: the row is the first of the list", l.path, low)+p.r.Describe())
+						fmt.Sprintf("%s?limit=%s is clamped to 1 (\"clamped 1 to 50\"), not read as omitted", l.path, low)+p.R.Describe())
+					Expect(got).To(Equal(want[:len(got)]), fmt.Sprintf("%s?limit=%s: the row is the first of the list", l.path, low)+p.R.Describe())
 				}
 				for _, odd := range []string{"2.5", "abc"} {
-					expectLimitReading(ctx, c, l.path, l.field, l.id, odd, def)
+					paging.ExpectLimitReading(ctx, c, l.path, l.field, l.id, odd, def)
 				}
 			}
 		})
@@ -455,15 +456,15 @@ func pagedListSpecs(f *framework.Framework) {
 				{"/presets", "presets", "PRESET-008"},
 			} {
 				s.Step(l.rule)
-				rows, pages := walk(ctx, c, l.path, l.field, 5, 100)
+				rows, pages := paging.Walk(ctx, c, l.path, l.field, 5, 100)
 				if len(rows) == 0 {
 					s.Lacks("%s lists nothing", l.path)
 				}
-				total, seen := pages[0].r.Int("total"), 0
+				total, seen := pages[0].R.Int("total"), 0
 				for _, p := range pages {
-					seen += len(p.rows)
+					seen += len(p.Rows)
 					if int64(seen) == total {
-						Expect(p.cursor).To(BeNil(), fmt.Sprintf("%s: the page that ends the list (%d of %d rows) has next_cursor null", l.path, seen, total)+p.r.Describe())
+						Expect(p.Cursor).To(BeNil(), fmt.Sprintf("%s: the page that ends the list (%d of %d rows) has next_cursor null", l.path, seen, total)+p.R.Describe())
 						break
 					}
 				}

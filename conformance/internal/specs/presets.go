@@ -14,6 +14,7 @@ import (
 	. "github.com/onsi/gomega"    //nolint:revive
 
 	"github.com/mediaspec/mediaspec/conformance/internal/framework"
+	"github.com/mediaspec/mediaspec/conformance/internal/paging"
 )
 
 // presetSpecs registers the specs of presets and their templates.
@@ -30,48 +31,48 @@ func presetListSpecs(f *framework.Framework) {
 	Describe("presets: list and detail", func() {
 		f.Rule("PRESET-001", "PRESET-002", "PRESET-003", "PRESET-004", "PRESET-005", "PRESET-006", "PRESET-008", "PRESET-010", "PRESET-011", "ID-010", "CORE-013").It("lists presets with their first templates, total and cursor", func(ctx context.Context, s *framework.Spec) {
 			c := s.Client()
-			rows, pages := walk(ctx, c, "/presets", "presets", 5, 100)
+			rows, pages := paging.Walk(ctx, c, "/presets", "presets", 5, 100)
 			if len(rows) == 0 {
 				s.Lacks("the target lists no preset")
 			}
 			for _, p := range pages {
 				s.Step("PRESET-010")
-				Expect(p.r.Int("total")).To(Equal(int64(len(rows))), "total counts the presets across all pages"+p.r.Describe())
-				if p.cursor != nil {
+				Expect(p.R.Int("total")).To(Equal(int64(len(rows))), "total counts the presets across all pages"+p.R.Describe())
+				if p.Cursor != nil {
 					s.Step("PRESET-008")
-					Expect(*p.cursor).To(Equal(p.rows[len(p.rows)-1]["capability_id"]), "next_cursor is the last row's capability_id"+p.r.Describe())
+					Expect(*p.Cursor).To(Equal(p.Rows[len(p.Rows)-1]["capability_id"]), "next_cursor is the last row's capability_id"+p.R.Describe())
 				}
-				for i, row := range p.rows {
+				for i, row := range p.Rows {
 					what := fmt.Sprintf("presets[%d]", i)
 					s.Step("PRESET-002", "PRESET-003")
-					Expect(stringField(p.r, row, "capability_id", what)).To(HavePrefix("preset_"), p.r.Describe())
+					Expect(stringField(p.R, row, "capability_id", what)).To(HavePrefix("preset_"), p.R.Describe())
 					s.Step("PRESET-002")
-					stringField(p.r, row, "name", what)
-					Expect(stringField(p.r, row, "output_kind", what)).To(oneOf("image", "video", "audio", "text"), p.r.Describe())
+					stringField(p.R, row, "name", what)
+					Expect(stringField(p.R, row, "output_kind", what)).To(oneOf("image", "video", "audio", "text"), p.R.Describe())
 					s.Step("PRESET-002", "PRESET-004")
-					status := stringField(p.r, row, "status", what)
-					Expect(status).To(oneOf("available", "requires_plan", "coming_soon"), p.r.Describe())
+					status := stringField(p.R, row, "status", what)
+					Expect(status).To(oneOf("available", "requires_plan", "coming_soon"), p.R.Describe())
 					s.Step("PRESET-005")
 					if status == "requires_plan" {
-						stringField(p.r, row, "required_plan", what)
+						stringField(p.R, row, "required_plan", what)
 					} else {
-						Expect(row).NotTo(HaveKey("required_plan"), p.r.Describe())
+						Expect(row).NotTo(HaveKey("required_plan"), p.R.Describe())
 					}
 					s.Step("PRESET-002")
 					if d, has := row["description"]; has {
-						Expect(d).To(And(BeAssignableToTypeOf(""), Not(BeEmpty())), what+": description is omitted when empty"+p.r.Describe())
+						Expect(d).To(And(BeAssignableToTypeOf(""), Not(BeEmpty())), what+": description is omitted when empty"+p.R.Describe())
 					}
 					_, ok := row["requires_template"].(bool)
-					Expect(ok).To(BeTrue(), p.r.Describe())
-					Expect(stringField(p.r, row, "next_action", what)).NotTo(BeEmpty(), p.r.Describe())
+					Expect(ok).To(BeTrue(), p.R.Describe())
+					Expect(stringField(p.R, row, "next_action", what)).NotTo(BeEmpty(), p.R.Describe())
 					tpls, ok := row["templates"].([]any)
-					Expect(ok).To(BeTrue(), what+".templates is an array"+p.r.Describe())
+					Expect(ok).To(BeTrue(), what+".templates is an array"+p.R.Describe())
 					s.Step("PRESET-006")
-					Expect(len(tpls)).To(BeNumerically("<=", 20), p.r.Describe())
-					Expect(intField(p.r, row, "templates_total", what)).To(BeNumerically(">=", len(tpls)), p.r.Describe())
+					Expect(len(tpls)).To(BeNumerically("<=", 20), p.R.Describe())
+					Expect(intField(p.R, row, "templates_total", what)).To(BeNumerically(">=", len(tpls)), p.R.Describe())
 					s.Step("PRESET-011", "ID-010")
 					for j, t := range tpls {
-						checkTemplate(p.r, asObject(p.r, t, fmt.Sprintf("%s.templates[%d]", what, j)))
+						checkTemplate(p.R, asObject(p.R, t, fmt.Sprintf("%s.templates[%d]", what, j)))
 					}
 					s.Step("CORE-013")
 					noLinks(row, what+" (a template's preview_url is the only link)", "preview_url")
@@ -81,7 +82,7 @@ func presetListSpecs(f *framework.Framework) {
 
 		f.Rule("PRESET-013", "PRESET-014", "PRESET-011").It("GET /presets/{id}/templates answers every live template", func(ctx context.Context, s *framework.Spec) {
 			c := s.Client()
-			rows, _ := walk(ctx, c, "/presets", "presets", 50, 100)
+			rows, _ := paging.Walk(ctx, c, "/presets", "presets", 50, 100)
 			if len(rows) == 0 {
 				s.Lacks("the target lists no preset")
 			}
@@ -172,7 +173,7 @@ func presetListSpecs(f *framework.Framework) {
 		})
 
 		f.Rule("PRESET-007").It("limit defaults to 25 and clamps to 50", func(ctx context.Context, s *framework.Spec) {
-			expectDefaultAndClamp(ctx, s.Client(), "/presets", "presets")
+			paging.ExpectDefaultAndClamp(ctx, s.Client(), "/presets", "presets")
 		})
 	})
 
@@ -187,9 +188,9 @@ func presetTotalSpecs(f *framework.Framework) {
 			if len(all) < 2 {
 				s.Lacks("the target lists fewer than two presets")
 			}
-			_, pages := walk(ctx, c, "/presets", "presets", 1, 100)
+			_, pages := paging.Walk(ctx, c, "/presets", "presets", 1, 100)
 			for _, p := range pages {
-				Expect(p.r.Int("total")).To(Equal(int64(len(all))), "total counts every preset, on every page"+p.r.Describe())
+				Expect(p.R.Int("total")).To(Equal(int64(len(all))), "total counts every preset, on every page"+p.R.Describe())
 			}
 		})
 
@@ -235,30 +236,30 @@ func longPresetListSpecs(f *framework.Framework) {
 			slices.Sort(want)
 			Expect(len(want)).To(BeNumerically(">", 50))
 			s.Step("PRESET-007")
-			def := getPage(ctx, c, "/presets", "presets")
-			expectPrefixPage(def, "capability_id", want, 25, fmt.Sprintf("the default page of %d presets (by capability_id)", len(want)))
+			def := paging.Get(ctx, c, "/presets", "presets")
+			paging.ExpectPrefix(def, "capability_id", want, 25, fmt.Sprintf("the default page of %d presets (by capability_id)", len(want)))
 			for _, n := range []string{"50", "51", "1000"} {
-				p := getPage(ctx, c, "/presets", "presets", framework.Query("limit", n))
-				expectPrefixPage(p, "capability_id", want, 50, fmt.Sprintf("limit=%s on %d presets, clamped to 50", n, len(want)))
+				p := paging.Get(ctx, c, "/presets", "presets", framework.Query("limit", n))
+				paging.ExpectPrefix(p, "capability_id", want, 50, fmt.Sprintf("limit=%s on %d presets, clamped to 50", n, len(want)))
 			}
 			for _, low := range []string{"0", "-1"} {
-				p := getPage(ctx, c, "/presets", "presets", framework.Query("limit", low))
-				expectPrefixPage(p, "capability_id", want, 1, fmt.Sprintf("limit=%s is clamped to 1", low))
+				p := paging.Get(ctx, c, "/presets", "presets", framework.Query("limit", low))
+				paging.ExpectPrefix(p, "capability_id", want, 1, fmt.Sprintf("limit=%s is clamped to 1", low))
 			}
 			for _, odd := range []string{"1.5", "abc"} {
-				expectLimitReading(ctx, c, "/presets", "presets", "capability_id", odd, def)
+				paging.ExpectLimitReading(ctx, c, "/presets", "presets", "capability_id", odd, def)
 			}
 			for _, limit := range []int{0, 50} {
 				s.Step("CORE-012", "PRESET-009")
-				got, pages := walkOnce(ctx, c, "/presets", "presets", "capability_id", limit, want)
+				got, pages := paging.WalkOnce(ctx, c, "/presets", "presets", "capability_id", limit, want)
 				s.Step("PRESET-009")
 				Expect(got).To(Equal(want), fmt.Sprintf("limit %d: presets in capability_id order across pages", limit))
 				for _, p := range pages {
 					s.Step("PRESET-010")
-					Expect(p.r.Int("total")).To(Equal(int64(len(want))), "total counts every preset the workspace sees, on every page"+p.r.Describe())
-					if p.cursor != nil {
+					Expect(p.R.Int("total")).To(Equal(int64(len(want))), "total counts every preset the workspace sees, on every page"+p.R.Describe())
+					if p.Cursor != nil {
 						s.Step("PRESET-008")
-						Expect(*p.cursor).To(Equal(p.rows[len(p.rows)-1]["capability_id"]), "next_cursor is the last row's capability_id"+p.r.Describe())
+						Expect(*p.Cursor).To(Equal(p.Rows[len(p.Rows)-1]["capability_id"]), "next_cursor is the last row's capability_id"+p.R.Describe())
 					}
 				}
 			}
@@ -275,23 +276,23 @@ func presetTemplateSpecs(f *framework.Framework) {
 			if len(all) < 2 {
 				s.Lacks("the target lists fewer than two presets")
 			}
-			got := ids(all, "capability_id")
+			got := paging.IDs(all, "capability_id")
 			Expect(sort.StringsAreSorted(got)).To(BeTrue(), fmt.Sprintf("presets are ordered by capability_id: %v", got))
-			small, pages := walk(ctx, c, "/presets", "presets", 1, 100)
-			Expect(ids(small, "capability_id")).To(Equal(got), "pages of one list the same presets in the same order")
+			small, pages := paging.Walk(ctx, c, "/presets", "presets", 1, 100)
+			Expect(paging.IDs(small, "capability_id")).To(Equal(got), "pages of one list the same presets in the same order")
 			for _, p := range pages {
-				if p.cursor != nil {
-					Expect(*p.cursor).To(Equal(p.rows[len(p.rows)-1]["capability_id"]), "next_cursor is the last row's capability_id"+p.r.Describe())
+				if p.Cursor != nil {
+					Expect(*p.Cursor).To(Equal(p.Rows[len(p.Rows)-1]["capability_id"]), "next_cursor is the last row's capability_id"+p.R.Describe())
 				}
 			}
-			first := getPage(ctx, c, "/presets", "presets", framework.Query("limit", "1"))
-			Expect(first.cursor).NotTo(BeNil(), first.r.Describe())
-			bare := getPage(ctx, c, "/presets", "presets", framework.Query("limit", "1"), framework.Query("cursor", *first.cursor))
-			padded := getPage(ctx, c, "/presets", "presets", framework.Query("limit", "1"), framework.Query("cursor", " "+*first.cursor+"  "))
-			Expect(ids(padded.rows, "capability_id")).To(Equal(ids(bare.rows, "capability_id")), "the cursor is trimmed"+padded.r.Describe())
+			first := paging.Get(ctx, c, "/presets", "presets", framework.Query("limit", "1"))
+			Expect(first.Cursor).NotTo(BeNil(), first.R.Describe())
+			bare := paging.Get(ctx, c, "/presets", "presets", framework.Query("limit", "1"), framework.Query("cursor", *first.Cursor))
+			padded := paging.Get(ctx, c, "/presets", "presets", framework.Query("limit", "1"), framework.Query("cursor", " "+*first.Cursor+"  "))
+			Expect(paging.IDs(padded.Rows, "capability_id")).To(Equal(paging.IDs(bare.Rows, "capability_id")), "the cursor is trimmed"+padded.R.Describe())
 			for _, cur := range []string{"", "  ", "preset_no_such_" + randomHex(6)} {
-				p := getPage(ctx, c, "/presets", "presets", framework.Query("limit", "1"), framework.Query("cursor", cur))
-				Expect(ids(p.rows, "capability_id")).To(Equal(ids(first.rows, "capability_id")), fmt.Sprintf("cursor %q restarts from the first page", cur)+p.r.Describe())
+				p := paging.Get(ctx, c, "/presets", "presets", framework.Query("limit", "1"), framework.Query("cursor", cur))
+				Expect(paging.IDs(p.Rows, "capability_id")).To(Equal(paging.IDs(first.Rows, "capability_id")), fmt.Sprintf("cursor %q restarts from the first page", cur)+p.R.Describe())
 			}
 			var listed []string
 			for _, row := range catalogue(ctx, c) {
@@ -509,7 +510,7 @@ func presetStateSpecs(f *framework.Framework) {
 			got := templateIDs(t)
 			Expect(got).To(Equal(want), "every live template in gallery order: the three added (lowest gallery place first), then the ones before"+t.Describe())
 			s.Step("PRESET-006")
-			rows, _ := walk(ctx, c, "/presets", "presets", 50, 20)
+			rows, _ := paging.Walk(ctx, c, "/presets", "presets", 50, 20)
 			var row map[string]any
 			for _, r := range rows {
 				if r["capability_id"] == id {

@@ -18,6 +18,7 @@ import (
 	. "github.com/onsi/gomega"    //nolint:revive
 
 	"github.com/mediaspec/mediaspec/conformance/internal/framework"
+	"github.com/mediaspec/mediaspec/conformance/internal/paging"
 	fixtures "github.com/mediaspec/mediaspec/fixtures/media"
 )
 
@@ -400,7 +401,7 @@ func uploadFlowSpecs(f *framework.Framework) {
 				// The asset record beyond asset_id and kind is not shown (Other records): what the read
 				// and the row say of the scan is the reference's layout, judged with --strict.
 				a := recordView(c.Get(ctx, "/assets/"+id).ExpectOK(http.StatusOK), "asset_id", "the asset read")
-				row := findRow(getPage(ctx, c, "/assets", openPage, framework.Query("limit", "50")).rows, id)
+				row := findRow(paging.Get(ctx, c, "/assets", paging.Open, framework.Query("limit", "50")).Rows, id)
 				Expect(row).NotTo(BeNil(), "a finalized upload whose scan runs is listed")
 				s.ReferenceOnly("UPLOAD-049", "the asset read and row show the scan pending and not usable", func() {
 					Expect(a.String("scan_status")).To(Equal("pending"), "the asset of an upload whose scan runs reads pending"+a.Describe())
@@ -653,8 +654,8 @@ func fromURLSpecs(f *framework.Framework) {
 				Expect(a.String("asset.file_name")).To(Equal("hero.webp"), a.Describe())
 			})
 			s.Step("ASSET-001")
-			rows, _ := walk(ctx, c, "/assets", openPage, 50, 10)
-			Expect(ids(rows, "asset_id")).To(ContainElement(namedID), "an imported file is listed")
+			rows, _ := paging.Walk(ctx, c, "/assets", paging.Open, 50, 10)
+			Expect(paging.IDs(rows, "asset_id")).To(ContainElement(namedID), "an imported file is listed")
 			for _, row := range rows {
 				noLinks(row, "an asset row of an imported file (list rows carry no link, not even the source link)")
 			}

@@ -11,6 +11,7 @@ import (
 	. "github.com/onsi/gomega"    //nolint:revive
 
 	"github.com/mediaspec/mediaspec/conformance/internal/framework"
+	"github.com/mediaspec/mediaspec/conformance/internal/paging"
 	"github.com/mediaspec/mediaspec/receiver"
 	"github.com/mediaspec/mediaspec/spec/judge"
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -277,8 +278,8 @@ func workflowRunIDSpecs(f *framework.Framework) {
 				Expect(w).To(BeNil(), "a template's run names no saved workflow"+r.Describe())
 			}
 			runsList(ctx, s, sp.c)
-			rows := walkOpen(ctx, sp.c, "/workflow-runs", 20)
-			Expect(ids(rows, "workflow_run_id")).To(ContainElement(id))
+			rows := paging.WalkOpen(ctx, sp.c, "/workflow-runs", 20)
+			Expect(paging.IDs(rows, "workflow_run_id")).To(ContainElement(id))
 			for _, row := range rows {
 				Expect(row["workflow_run_id"]).To(MatchRegexp(judge.IDPattern("wfr_")))
 				if w := row["workflow_id"]; w != nil {

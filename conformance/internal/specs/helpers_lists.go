@@ -1,0 +1,95 @@
+package specs
+
+import (
+	"context"
+	"net/http"
+	"slices"
+	"strings"
+
+	. "github.com/onsi/ginkgo/v2" //nolint:revive
+
+	"github.com/mediaspec/mediaspec/conformance/internal/framework"
+)
+
+// Helpers of the list specs: the capabilities a count spec reads, a search term no row holds,
+// generation rows made for a walk (the pages themselves are read by conformance/internal/paging).
+
+// countCaps returns the details of the available capabilities whose config_schema has a count and
+// whose example_config names no upload, in catalogue order.
+func countCaps(ctx context.Context, c *framework.Client) []*framework.Response {
+	GinkgoHelper()
+	var out []*framework.Response
+	for _, d := range availableDetails(ctx, c, 40) {
+		props, _ := objectAt(d, "config_schema")["properties"].(map[string]any)
+		if _, has := props["count"]; !has || namesUpload(objectAt(d, "example_config")) {
+			continue
+		}
+		out = append(out, d)
+	}
+	return out
+}
+
+// notIn returns the first of candidates that no text contains (case-insensitively), or "";
+// candidates without % or _ come first, so the term means the same to any search.
+func notIn(candidates []string, texts []string) string {
+	plain := func(s string) bool { return !strings.ContainsAny(s, "%_") }
+	ordered := slices.Clone(candidates)
+	slices.SortStableFunc(ordered, func(a, b string) int {
+		switch {
+		case plain(a) && !plain(b):
+			return -1
+		case !plain(a) && plain(b):
+			return 1
+		}
+		return 0
+	})
+	for _, cand := range ordered {
+		l := strings.ToLower(cand)
+		if l == "" {
+			continue
+		}
+		found := false
+		for _, t := range texts {
+			if strings.Contains(strings.ToLower(t), l) {
+				found = true
+				break
+			}
+		}
+		if !found {
+			return cand
+		}
+	}
+	return ""
+}
+
+// rowMaker makes generation-list rows in a spender's workspace: cheap tts jobs, each canceled
+// through control right after its submit (a canceled job is a failed row and costs nothing).
+type rowMaker struct {
+	s     *framework.Spec
+	sp    spender
+	voice string
+	need  int64
+}
+
+// newRowMaker estimates the tts job once (every script has the same length, so the same price).
+func newRowMaker(ctx context.Context, s *framework.Spec, sp spender) *rowMaker {
+	GinkgoHelper()
+	voice := firstVoice(ctx, sp.c)
+	_, need := estimateOf(ctx, sp.c, "tts", ttsConfig(ctx, sp.c), map[string]any{"voice_id": voice})
+	return &rowMaker{s: s, sp: sp, voice: voice, need: need}
+}
+
+// make makes n rows, moving the service clock 3 s before each (the agent_submit bucket refills 20 a
+// minute, and every row gets its own created_at and updated_at), and returns their ids oldest first.
+func (m *rowMaker) make(ctx context.Context, n int) []string {
+	GinkgoHelper()
+	var out []string
+	for range n {
+		m.s.Advance(ctx, 3)
+		r := m.sp.c.Post(ctx, "/generations", submitBody("tts", ttsConfig(ctx, m.sp.c), m.need, map[string]any{"voice_id": m.voice})).ExpectOK(http.StatusCreated)
+		id := r.String("generation_id")
+		m.s.JobHook(ctx, id, "cancel", nil)
+		out = append(out, id)
+	}
+	return out
+}
