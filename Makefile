@@ -8,7 +8,7 @@ VERSION ?= $(shell sed -n 's/^const release = "\(.*\)"$$/\1/p' cmd/mediaspec/run
 LDFLAGS := -s -w -X main.version=$(VERSION)
 PKGS    := ./...
 
-.PHONY: test-tools install-check contract-check contract-baseline check-modes weights all test vet race build image run mock check lint fmt-check tidy-check staticcheck lint-spec docs-check bench clean report-shot
+.PHONY: test-tools install-check contract-check contract-baseline check-modes weights weights-embedded all test vet race build image run mock check lint fmt-check tidy-check staticcheck lint-spec docs-check bench clean report-shot
 
 all: lint test
 
@@ -74,6 +74,12 @@ check-modes: build
 REPORT ?= reports/modes/c.json
 weights:
 	MEDIASPEC_WEIGHTS_FROM=$(abspath $(REPORT)) $(GO) test -count=1 -run '^TestWriteWeights$$' ./conformance/
+
+## weights-embedded: conformance/weights-embedded.json (how the embedded check balances its two
+## processes) from an embedded run in one process.
+weights-embedded: build
+	mkdir -p reports && bin/mediaspec check --procs 1 --json-report reports/embedded-one.json >/dev/null
+	MEDIASPEC_OWN_WEIGHTS_FROM=$(abspath reports/embedded-one.json) $(GO) test -count=1 -run '^TestWriteWeights$$' ./conformance/
 
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o bin/mediaspec ./cmd/mediaspec

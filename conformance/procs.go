@@ -260,7 +260,7 @@ func runProcs(ctx context.Context, cfg Config, opts Options, stdout, stderr io.W
 	if opts.Timeout > 0 {
 		deadline = time.Now().Add(opts.Timeout)
 	}
-	sets, w := make([]*framework.KeySet, cfg.Procs), weights{}
+	sets, w := make([]*framework.KeySet, cfg.Procs), ownTargetWeights()
 	if opts.OwnTarget == nil {
 		var err error
 		if sets, err = cfg.ShardKeySets(cfg.Procs); err != nil {
@@ -281,8 +281,8 @@ func runProcs(ctx context.Context, cfg Config, opts Options, stdout, stderr io.W
 		return Summary{}, framework.NothingSelected(cfg.LabelFilter)
 	}
 	// Each process with a target of its own (the embedded mock: a manual clock, no bucket waits)
-	// has specs of about one weight: weights.json holds a keys-only run's times, whose bucket
-	// waits an own target does not have, so its specs are balanced by count.
+	// is balanced by weights-embedded.json: weights.json holds a keys-only run's times, whose
+	// bucket waits an own target does not have.
 	shares := planShards(s.preview, cfg.Procs, w)
 	dir, err := os.MkdirTemp("", "mediaspec-check-")
 	if err != nil {

@@ -258,30 +258,40 @@ func shardHelper(t *testing.T) {
 }
 
 // TestWriteWeights writes weights.json from the JSON report MEDIASPEC_WEIGHTS_FROM names (make
-// weights); without it, it checks that the committed table parses.
+// weights), and weights-embedded.json from the one MEDIASPEC_OWN_WEIGHTS_FROM names (make
+// weights-embedded); without them, it checks that the committed tables parse.
 func TestWriteWeights(t *testing.T) {
-	from := os.Getenv("MEDIASPEC_WEIGHTS_FROM")
-	if from == "" {
-		var tbl weightTable
-		if err := json.Unmarshal(weightsJSON, &tbl); err != nil {
-			t.Fatalf("weights.json: %v", err)
+	for _, tc := range []struct {
+		env, file string
+		table     []byte
+		write     func(report.Results) ([]byte, error)
+	}{
+		{"MEDIASPEC_WEIGHTS_FROM", "weights.json", weightsJSON, WeightsFromResults},
+		{"MEDIASPEC_OWN_WEIGHTS_FROM", "weights-embedded.json", ownWeightsJSON, OwnWeightsFromResults},
+	} {
+		from := os.Getenv(tc.env)
+		if from == "" {
+			var tbl weightTable
+			if err := json.Unmarshal(tc.table, &tbl); err != nil {
+				t.Fatalf("%s: %v", tc.file, err)
+			}
+			continue
 		}
-		return
-	}
-	data, err := os.ReadFile(from)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var res report.Results
-	if err := json.Unmarshal(data, &res); err != nil {
-		t.Fatal(err)
-	}
-	out, err := WeightsFromResults(res)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile("weights.json", out, 0o644); err != nil {
-		t.Fatal(err)
+		data, err := os.ReadFile(from)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var res report.Results
+		if err := json.Unmarshal(data, &res); err != nil {
+			t.Fatal(err)
+		}
+		out, err := tc.write(res)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(tc.file, out, 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
 
@@ -496,5 +506,28 @@ func TestRealTimeWeighsOnlyWhenItWaits(t *testing.T) {
 	}
 	if w = weightsFor(Config{RealTime: true, ControlURL: "http://127.0.0.1:1/_control/v1"}); w.realTime {
 		t.Error("with control the clock is advanced: no real-time weight")
+	}
+}
+
+// The embedded check's table keeps milliseconds and every spec, a skipped one with what it cost,
+// and weighs the real-time specs by it (they run on the embedded mock's manual clock).
+func TestOwnWeights(t *testing.T) {
+	out, err := OwnWeightsFromResults(report.Results{Specs: []report.SpecResult{
+		{Text: "a", State: report.Passed, Duration: 1234567890},
+		{Text: "b", State: report.Skipped, Duration: 3000000},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tbl weightTable
+	if err := json.Unmarshal(out, &tbl); err != nil {
+		t.Fatal(err)
+	}
+	if tbl.Specs["a"] != 1.234 || tbl.Specs["b"] != 0.003 {
+		t.Errorf("own weights %v, want a 1.234 and b 0.003", tbl.Specs)
+	}
+	w := ownTargetWeights()
+	if !w.realTime || w.min() != ownMinWeight || len(w.spec) == 0 {
+		t.Errorf("the embedded table: realTime %v, least %v, %d specs", w.realTime, w.min(), len(w.spec))
 	}
 }

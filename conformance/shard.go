@@ -21,6 +21,14 @@ import (
 //go:embed weights.json
 var weightsJSON []byte
 
+// ownWeightsJSON is how long each spec took against the embedded mock in one process (seconds by
+// full text, to the millisecond; make weights-embedded writes it): a run whose processes start a
+// target each (the embedded check) has no bucket waits, and its few heavy specs (the real-time
+// quiet windows, the media a mock decodes) are what the split must spread.
+//
+//go:embed weights-embedded.json
+var ownWeightsJSON []byte
+
 // minWeight is the least a spec weighs: a spec that skips at once still costs a little.
 const minWeight = 0.1
 
@@ -34,6 +42,8 @@ type weights struct {
 	// realTime says the run waits out the target's clock (--real-time without control): only then
 	// does a spec that needs real-time weigh its wait; otherwise it skips at once.
 	realTime bool
+	// least is the least a spec weighs (minWeight when zero).
+	least float64
 }
 
 // weightsFor is the embedded table for a run of cfg.
@@ -42,6 +52,21 @@ func weightsFor(cfg Config) weights {
 	w.realTime = cfg.RealTime && cfg.ControlURL == ""
 	return w
 }
+
+// ownTargetWeights is the table of a run whose processes start a target each (the embedded mock,
+// with control: every spec runs, the real-time ones on its manual clock).
+func ownTargetWeights() weights {
+	var t weightTable
+	if err := json.Unmarshal(ownWeightsJSON, &t); err != nil {
+		return weights{}
+	}
+	w := newWeights(t.Specs)
+	w.realTime, w.least = true, ownMinWeight
+	return w
+}
+
+// ownMinWeight is the least a spec weighs against an own target, where most take milliseconds.
+const ownMinWeight = 0.002
 
 // weightTable is the file's shape.
 type weightTable struct {
@@ -66,7 +91,7 @@ func newWeights(specs map[string]float64) weights {
 
 func (w weights) of(r types.SpecReport) float64 {
 	if !w.realTime && slices.Contains(r.Labels(), string(framework.RealTime)) {
-		return minWeight
+		return w.min()
 	}
 	if s, ok := w.spec[r.FullText()]; ok {
 		return s
@@ -75,6 +100,14 @@ func (w weights) of(r types.SpecReport) float64 {
 		return s
 	}
 	return defaultWeight
+}
+
+// min is the least a spec weighs.
+func (w weights) min() float64 {
+	if w.least > 0 {
+		return w.least
+	}
+	return minWeight
 }
 
 // WeightsFromResults is the weight table of a run's results: each spec that ran (passed, failed or
@@ -88,6 +121,22 @@ func WeightsFromResults(res report.Results) ([]byte, error) {
 		if s.State == report.Passed || s.Stopped() {
 			t.Specs[s.Text] += float64(s.Duration.Milliseconds()/100) / 10
 		}
+	}
+	out, err := json.MarshalIndent(t, "", "  ")
+	return append(out, '\n'), err
+}
+
+// OwnWeightsFromResults is the weight table of an embedded run's results (weights-embedded.json):
+// every spec with its seconds to the millisecond, since most take a few; one that skipped, or
+// that the run left to --strict, with the little it cost (a spec the table does not list would
+// weigh its area's mean).
+func OwnWeightsFromResults(res report.Results) ([]byte, error) {
+	t := weightTable{
+		Note:  "seconds each spec took against the embedded mock in one process (mediaspec check --procs 1); the embedded check balances its processes by them (make weights-embedded writes this file)",
+		Specs: map[string]float64{},
+	}
+	for _, s := range res.Specs {
+		t.Specs[s.Text] += float64(s.Duration.Milliseconds()) / 1000
 	}
 	out, err := json.MarshalIndent(t, "", "  ")
 	return append(out, '\n'), err
@@ -150,7 +199,7 @@ func planShards(preview types.Report, n int, w weights) [][]string {
 		if !slices.Contains(g.texts, text) {
 			g.texts = append(g.texts, text)
 		}
-		g.weight += max(w.of(r), minWeight)
+		g.weight += max(w.of(r), w.min())
 	}
 	sort.SliceStable(groups, func(i, j int) bool {
 		if groups[i].weight != groups[j].weight {
