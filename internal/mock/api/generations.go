@@ -24,7 +24,7 @@ import (
 // GET /generations/{id}, GET /generations/{id}/wait and GET /batches/{id}
 // (read, agent_read).
 func (rt *Router) RegisterGenerations(s *jobs.Store) {
-	h := generationHandlers{s: s, clock: rt.deps.Clock, drain: rt.deps.Drain, budget: rt.deps.WaitBudget}
+	h := generationHandlers{s: s, clock: rt.deps.Clock, drain: rt.deps.Drain, budget: rt.deps.WaitBudget, reads: newReadCache()}
 	rt.Handle("POST /generations", workspace.ScopeGenerate, ratelimit.AgentSubmit, h.submit)
 	rt.Handle("GET /generations", workspace.ScopeRead, ratelimit.AgentRead, h.list)
 	rt.Handle("GET /generations/{id}", workspace.ScopeRead, ratelimit.AgentRead, h.get)
@@ -37,6 +37,7 @@ type generationHandlers struct {
 	clock  clock.Clock
 	drain  context.Context // may be nil
 	budget time.Duration   // wall bound of a parked wait; 0: none
+	reads  *readCache      // recent answers of GET /generations/{id}
 }
 
 // submitKeys are the keys of a POST /generations body.
@@ -265,14 +266,36 @@ func (h generationHandlers) doc(r *http.Request, v jobs.View, fresh bool) (jobs.
 	return h.s.Doc(v, bal)
 }
 
-// get serves GET /api/v1/generations/{id}: at once, with fresh links.
+// get serves GET /api/v1/generations/{id}: at once, with fresh links. The answer of a read whose
+// generation, balance and links' stamp are those of a recent read is that read's bytes
+// (readcache.go).
 func (h generationHandlers) get(w http.ResponseWriter, r *http.Request) error {
+	c := Caller(r.Context())
+	id := r.PathValue("id")
+	rev, ok := h.s.Revision(c.Workspace.ID(), id)
+	if !ok {
+		return apierr.NotFound("No generation " + id + " in this workspace.")
+	}
+	pub, expires := h.s.LinkStamp()
+	if b := h.reads.get(id, rev, c.Available, pub, expires); b != nil {
+		wire.WriteEncoded(w, http.StatusOK, b)
+		return nil
+	}
 	v, err := h.view(r)
 	if err != nil {
 		return err
 	}
 	d, has := h.doc(r, v, false)
-	return writeReadAnswer(w, &readAnswer{OK: true, Generation: d, OutputURLsExpireInSeconds: linkTTL(has)})
+	b, err := appendReadAnswer(make([]byte, 0, 2<<10), &readAnswer{OK: true, Generation: d, OutputURLsExpireInSeconds: linkTTL(has)})
+	if err != nil {
+		return apierr.Internal(err, "The service failed to encode its answer.")
+	}
+	b = append(b, '\n')
+	if pub2, expires2 := h.s.LinkStamp(); pub2 == pub && expires2 == expires {
+		h.reads.put(&readEntry{id: id, rev: v.Rev, balance: c.Available, pub: pub, expires: expires, body: b})
+	}
+	wire.WriteEncoded(w, http.StatusOK, b)
+	return nil
 }
 
 // waitAnswer is the answer of GET /generations/{id}/wait.

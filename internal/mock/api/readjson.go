@@ -2,14 +2,10 @@ package api
 
 import (
 	"encoding/json"
-	"net/http"
 	"strconv"
-	"sync"
 	"unicode/utf8"
 
-	"github.com/mediaspec/mediaspec/internal/mock/apierr"
 	"github.com/mediaspec/mediaspec/internal/mock/jobs"
-	"github.com/mediaspec/mediaspec/internal/mock/wire"
 )
 
 // The answer of GET /generations/{id} is the mock's most frequent one (clients poll it), so it is
@@ -18,26 +14,7 @@ import (
 // jobs.GenerationDoc and not here fails it). Strings of printable ASCII are written here; any
 // other string, and the raw result, go through encoding/json itself.
 
-// writeReadAnswer writes a as a 200 JSON answer, as wire.WriteJSON would.
-func writeReadAnswer(w http.ResponseWriter, a *readAnswer) error {
-	bp := readBufs.Get().(*[]byte)
-	defer func() {
-		if cap(*bp) <= 64<<10 {
-			readBufs.Put(bp)
-		}
-	}()
-	b, err := appendReadAnswer((*bp)[:0], a)
-	if err != nil {
-		return apierr.Internal(err, "The service failed to encode its answer.")
-	}
-	b = append(b, '\n')
-	*bp = b
-	wire.WriteEncoded(w, http.StatusOK, b)
-	return nil
-}
-
-var readBufs = sync.Pool{New: func() any { b := make([]byte, 0, 4<<10); return &b }}
-
+// appendReadAnswer appends a's JSON as json.Marshal writes it (GET /generations/{id}, get).
 func appendReadAnswer(b []byte, a *readAnswer) ([]byte, error) {
 	b = append(b, `{"ok":`...)
 	b = strconv.AppendBool(b, a.OK)

@@ -238,6 +238,12 @@ func (s *Store) DownloadURL(assetID, fileName string, ttl time.Duration) (link s
 	return s.sign(p, expiresAt), expiresAt
 }
 
+// LinkStamp is what every link DownloadURL signs now with ttl depends on besides the object: the
+// public URL and the expiry (Unix seconds). Equal stamps sign equal links to one object.
+func (s *Store) LinkStamp(ttl time.Duration) (publicURL string, expires int64) {
+	return s.publicURL(), s.clock.Now().Add(ttl).Truncate(time.Second).Unix()
+}
+
 // ReserveUpload records an upload slot and returns its single-use PUT link.
 func (s *Store) ReserveUpload(slot Slot) string {
 	slot.ExpiresAt = slot.ExpiresAt.Truncate(time.Second)

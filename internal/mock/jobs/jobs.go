@@ -219,7 +219,10 @@ type generation struct {
 	createdAt   time.Time
 	updatedAt   time.Time
 	completedAt *time.Time
-	finishAt    time.Time // expected end of the render
+	// rev changes with every change of what a read shows (touchLocked), store-wide and never
+	// reused, not even after a Reset: a read answer encoded at one rev is the answer at that rev.
+	rev      uint64
+	finishAt time.Time // expected end of the render
 	// renderSeconds is this job's render time: the capability's, plus a
 	// slow_render fault's seconds.
 	renderSeconds float64
@@ -275,7 +278,8 @@ type Store struct {
 	fails    map[string]*failures // by key id + "\x00" + canonical
 	maxRuns  map[string]int       // per-workspace render-concurrency override
 	seq      int64
-	resetGen int64 // bumped by Reset; stale timers check it
+	resetGen int64  // bumped by Reset; stale timers check it
+	rev      uint64 // the last generation.rev handed out; never reset
 }
 
 // New returns an empty store over d and enables the fault kinds it
@@ -331,6 +335,33 @@ func (s *Store) Reset() {
 	s.resetLocked()
 	s.sweep.Reset()
 	s.links.Reset()
+}
+
+// touchLocked records a change of g at now: its updated_at and a new rev. Every change of what a
+// read of g shows goes through it (a cached read answer is keyed by the rev).
+func (s *Store) touchLocked(g *generation, now time.Time) {
+	g.updatedAt = now
+	s.rev++
+	g.rev = s.rev
+}
+
+// Revision returns the rev of generation id of workspaceID (View.Rev), without a snapshot;
+// another workspace's id is reported absent, as by Get.
+func (s *Store) Revision(workspaceID, id string) (uint64, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	g, ok := s.gens[id]
+	if !ok || g.workspaceID != workspaceID {
+		return 0, false
+	}
+	return g.rev, true
+}
+
+// LinkStamp is what the links of a read signed now share besides the generation (the public URL
+// and the expiry second, blob.Store.LinkStamp): two renderings of one View with equal stamps sign
+// the same links.
+func (s *Store) LinkStamp() (publicURL string, expires int64) {
+	return s.d.Blob.LinkStamp(LinkTTL)
 }
 
 // OnEvent registers f to receive generation.completed, generation.failed

@@ -168,6 +168,7 @@ func (s *Store) acceptLocked(sub *submission, pl plan, w *ledger.Wallet) (Submit
 		}
 		s.seq++
 		g.seq = s.seq
+		s.touchLocked(g, now)
 		s.gens[g.id] = g
 		s.order = append(s.order, g)
 		genIDs[i] = g.id
@@ -268,7 +269,7 @@ func (s *Store) step(id string, gen int64, from, to Status) {
 		return
 	}
 	g.status = to
-	g.updatedAt = s.d.Clock.Now()
+	s.touchLocked(g, s.d.Clock.Now())
 }
 
 // startRendering moves queued → rendering, or fails the job when the
@@ -286,7 +287,7 @@ func (s *Store) startRendering(id string, gen int64) {
 	rf := g.cp.RenderFailure
 	g.status = StatusRendering
 	g.runID = s.d.IDs.ID("run_")
-	g.updatedAt = s.d.Clock.Now()
+	s.touchLocked(g, s.d.Clock.Now())
 	s.mu.Unlock()
 	var fail *GenError
 	if rf != nil {
@@ -345,7 +346,8 @@ func (s *Store) fail(id string, gen int64, e GenError, counts bool) bool {
 	zero := int64(0)
 	left := w.Available()
 	g.status, g.err, g.charged, g.terminal, g.creditsLeft = StatusFailed, &e, &zero, true, &left
-	g.updatedAt, g.completedAt = now, &now
+	g.completedAt = &now
+	s.touchLocked(g, now)
 	s.stopTimersLocked(g)
 	s.finishLocked(g)
 	s.sweep.Ended(g.id, now)
@@ -491,10 +493,11 @@ func (s *Store) applyCompletedLocked(g *generation, r rendered, charge, availabl
 	g.status, g.err = StatusCompleted, nil
 	g.outputs, g.outputText, g.result = r.outputs, r.text, r.result
 	g.charged, g.settlement, g.terminal, g.creditsLeft = &charge, "captured", true, &available
-	g.updatedAt, g.completedAt = now, &now
+	g.completedAt = &now
 	if g.runID == "" {
 		g.runID = s.d.IDs.ID("run_")
 	}
+	s.touchLocked(g, now)
 	s.stopTimersLocked(g)
 	s.finishLocked(g)
 	s.sweep.Ended(g.id, now)

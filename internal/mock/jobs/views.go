@@ -44,6 +44,9 @@ type View struct {
 	CompletedAt      *time.Time
 	// Done is closed once the generation first finished.
 	Done <-chan struct{}
+	// Rev identifies this state of the generation: it changes with every change a read shows
+	// and is never reused (Store.Revision).
+	Rev uint64
 }
 
 // OutputAssetIDs are the asset ids of the delivered outputs.
@@ -63,7 +66,7 @@ func (s *Store) viewLocked(g *generation) View {
 		RunID: g.runID, OutputsExpected: expected(g), Outputs: slices.Clone(g.outputs),
 		CreditsEstimated: g.estimated, CreditsHeld: g.holdAmount, CreditsCharged: g.charged, Settlement: g.settlement,
 		Terminal: g.terminal, CreditsLeft: g.creditsLeft, Error: g.err, OutputText: g.outputText, Result: g.result,
-		CreatedAt: g.createdAt, UpdatedAt: g.updatedAt, CompletedAt: g.completedAt, Done: g.done,
+		CreatedAt: g.createdAt, UpdatedAt: g.updatedAt, CompletedAt: g.completedAt, Done: g.done, Rev: g.rev,
 	}
 	if g.status == StatusCompleted {
 		v.OutputsDelivered = len(g.outputs)
