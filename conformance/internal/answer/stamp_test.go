@@ -1,4 +1,4 @@
-package specs
+package answer
 
 import (
 	"testing"
@@ -11,14 +11,14 @@ func TestParseStamp(t *testing.T) {
 	want := time.Date(2026, 12, 7, 4, 45, 51, 123456000, time.UTC)
 	for _, s := range []string{"2026-12-07T04:45:51.123456Z", "2026-12-07T04:45:51.123456+00:00",
 		"2026-12-07T04:45:51,123456+0000", "2026-12-07T05:45:51.123456+01", "2026-12-07T06:45:51.123456+02:00"} {
-		got, err := parseStamp(s)
+		got, err := ParseStamp(s)
 		if err != nil || !got.Equal(want) {
-			t.Errorf("parseStamp(%q) = %v, %v; want %v", s, got, err, want)
+			t.Errorf("ParseStamp(%q) = %v, %v; want %v", s, got, err, want)
 		}
 	}
 	for _, s := range []string{"2026-12-07T04:45:51", "2026-12-07", "2026-12-07 04:45:51Z", "yesterday"} {
-		if _, err := parseStamp(s); err == nil {
-			t.Errorf("parseStamp(%q) passed", s)
+		if _, err := ParseStamp(s); err == nil {
+			t.Errorf("ParseStamp(%q) passed", s)
 		}
 	}
 }
