@@ -12,6 +12,7 @@ import (
 	. "github.com/onsi/ginkgo/v2" //nolint:revive
 	. "github.com/onsi/gomega"    //nolint:revive
 
+	"github.com/mediaspec/mediaspec/conformance/internal/answer"
 	"github.com/mediaspec/mediaspec/conformance/internal/framework"
 	"github.com/mediaspec/mediaspec/conformance/internal/paging"
 	fixtures "github.com/mediaspec/mediaspec/fixtures/media"
@@ -54,7 +55,7 @@ func assetListSpecs(f *framework.Framework) {
 				Expect(slices.Index(got, second)).To(BeNumerically("<", slices.Index(got, first)), "newest first"+p.R.Describe())
 			})
 			for _, row := range p.Rows {
-				noLinks(row, "an asset row (list rows carry no file link)")
+				answer.NoLinks(row, "an asset row (list rows carry no file link)")
 			}
 			s.Step("ASSET-002")
 			s.ReferenceOnly("ASSET-002", "an asset row's fields", func() {
@@ -135,11 +136,11 @@ func assetListSpecs(f *framework.Framework) {
 			// of the read (ASSET-008) and of the download (ASSET-009) is the reference's.
 			s.Step("ASSET-008")
 			s.ReferenceOnly("ASSET-008", "the asset read's layout", func() {
-				asset := objectAt(a, "asset")
+				asset := answer.ObjectAt(a, "asset")
 				for _, k := range append(assetRowKeys, "url", "url_expires_at") {
 					Expect(asset).To(HaveKey(k), a.Describe())
 				}
-				exp, err := parseStamp(a.String("asset.url_expires_at"))
+				exp, err := answer.ParseStamp(a.String("asset.url_expires_at"))
 				Expect(err).NotTo(HaveOccurred(), a.Describe())
 				Expect(exp.IsZero()).To(BeFalse())
 			})
@@ -161,7 +162,7 @@ func assetListSpecs(f *framework.Framework) {
 				Expect(d.String("asset_id")).To(Equal(id), d.Describe())
 				Expect(d.Int("expires_in_seconds")).To(Equal(int64(600)), d.Describe())
 				Expect(d.String("file_name")).To(Equal("audio.ogg"), d.Describe())
-				_, err := parseStamp(d.String("expires_at"))
+				_, err := answer.ParseStamp(d.String("expires_at"))
 				Expect(err).NotTo(HaveOccurred(), d.Describe())
 			})
 			_, want := fixtures.Get("audio.ogg")
@@ -191,7 +192,7 @@ func assetListSpecs(f *framework.Framework) {
 				s.Step("ASSET-008", "ASSET-009")
 				s.ReferenceOnly("ASSET-008", "the asset read and the download state their link's end", func() {
 					for what, at := range map[string]*framework.Response{"asset.url_expires_at": a, "expires_at": dl} {
-						exp, err := parseStamp(at.String(what))
+						exp, err := answer.ParseStamp(at.String(what))
 						Expect(err).NotTo(HaveOccurred(), at.Describe())
 						if !now.IsZero() {
 							Expect(exp.Sub(now)).To(BeNumerically("~", contract.OutputLinkLifetime, 2*time.Second), what+" is 600 s after the read"+at.Describe())
@@ -277,7 +278,7 @@ func outputAssetSpecs(f *framework.Framework) {
 			Expect(row).To(HaveKeyWithValue("scan_status", BeNil()))
 			Expect(row["generation_id"]).To(Equal(genID))
 			for _, row := range rows {
-				noLinks(row, "an output asset row (list rows carry no file link)")
+				answer.NoLinks(row, "an output asset row (list rows carry no file link)")
 			}
 		})
 	})

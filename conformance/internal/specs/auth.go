@@ -10,6 +10,7 @@ import (
 	. "github.com/onsi/ginkgo/v2" //nolint:revive
 	. "github.com/onsi/gomega"    //nolint:revive
 
+	"github.com/mediaspec/mediaspec/conformance/internal/answer"
 	"github.com/mediaspec/mediaspec/conformance/internal/framework"
 )
 
@@ -82,7 +83,7 @@ func authenticationSpecs(f *framework.Framework) {
 				answers = append(answers, c.Get(ctx, s.DescriptionPath()).ExpectStatus(http.StatusOK))
 			}
 			for _, r := range answers {
-				noKeyIn(r, c.Key())
+				answer.NoKeyIn(r, c.Key())
 			}
 			if len(s.KeySchemes()) == 1 {
 				framework.SkipFor(framework.NotDeclared(framework.NoKeyHeader))
@@ -188,7 +189,7 @@ func authenticationSpecs(f *framework.Framework) {
 				s.Anonymous().Get(ctx, path).ExpectError(http.StatusUnauthorized, "not_authorized")
 				s.Step("ERR-029")
 				r := c.Get(ctx, path).ExpectError(http.StatusNotFound, "not_found")
-				noKeyIn(r, c.Key())
+				answer.NoKeyIn(r, c.Key())
 			}
 		})
 	})

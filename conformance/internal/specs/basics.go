@@ -11,6 +11,7 @@ import (
 	. "github.com/onsi/ginkgo/v2" //nolint:revive
 	. "github.com/onsi/gomega"    //nolint:revive
 
+	"github.com/mediaspec/mediaspec/conformance/internal/answer"
 	"github.com/mediaspec/mediaspec/conformance/internal/framework"
 	"github.com/mediaspec/mediaspec/conformance/internal/paging"
 )
@@ -109,14 +110,14 @@ func descriptionSpecs(f *framework.Framework) {
 			if servers, ok := r.Lookup("servers"); ok {
 				list, _ := servers.([]any)
 				Expect(list).NotTo(BeEmpty(), r.Describe())
-				url := stringField(r, asObject(r, list[0], "servers[0]"), "url", "servers[0]")
+				url := answer.String(r, answer.AsObject(r, list[0], "servers[0]"), "url", "servers[0]")
 				Expect(strings.TrimRight(url, "/")).To(HaveSuffix("/api/v1"), r.Describe())
 			}
 		})
 
 		f.Rule("VER-004").It("the live description defines every REST path of the interface, GET /generations included", func(ctx context.Context, s *framework.Spec) {
 			r := s.Client().Get(ctx, s.DescriptionPath()).ExpectStatus(http.StatusOK)
-			paths := objectAt(r, "paths")
+			paths := answer.ObjectAt(r, "paths")
 			// A path template's parameter names are the description's own (the text writes
 			// /uploads/{assetId}/finalize, /workflows/templates/{key}/invoke): paths are compared
 			// with every {name} alike, as OpenAPI matches them.
@@ -133,7 +134,7 @@ func descriptionSpecs(f *framework.Framework) {
 					Expect(paths).To(HaveKey(p), "the live description names "+p)
 				}
 			})
-			gen := asObject(r, paths["/generations"], "paths./generations")
+			gen := answer.AsObject(r, paths["/generations"], "paths./generations")
 			Expect(gen).To(HaveKey("get"), "the live description lacks GET /generations")
 		})
 
@@ -154,15 +155,15 @@ func corsSpecs(f *framework.Framework) {
 	Describe("basics: CORS", func() {
 		f.Rule("CORE-004").It("sends no CORS headers, on answers to a cross-origin request and on an OPTIONS preflight", func(ctx context.Context, s *framework.Spec) {
 			origin := framework.Header("Origin", "https://attacker.example")
-			noCORS(s.Client().Get(ctx, "/capabilities", origin).ExpectOK(http.StatusOK))
-			noCORS(s.Client().Get(ctx, "/credits/balance", origin).ExpectOK(http.StatusOK))
-			noCORS(s.Anonymous().Get(ctx, "/credits/balance", origin).ExpectError(http.StatusUnauthorized, "not_authorized"))
+			answer.NoCORS(s.Client().Get(ctx, "/capabilities", origin).ExpectOK(http.StatusOK))
+			answer.NoCORS(s.Client().Get(ctx, "/credits/balance", origin).ExpectOK(http.StatusOK))
+			answer.NoCORS(s.Anonymous().Get(ctx, "/credits/balance", origin).ExpectError(http.StatusUnauthorized, "not_authorized"))
 			for _, path := range []string{"/capabilities", "/generations", "/estimates"} {
 				r := s.Anonymous().Do(ctx, http.MethodOptions, path, origin,
 					framework.Header("Access-Control-Request-Method", "POST"),
 					framework.Header("Access-Control-Request-Headers", "authorization, content-type"),
 					framework.Unjudged())
-				noCORS(r)
+				answer.NoCORS(r)
 			}
 		})
 	})
@@ -210,7 +211,7 @@ func answerFormatSpecs(f *framework.Framework) {
 			c := uploadClient(ctx, s, 10)
 			seen := 0
 			res := reserve(ctx, c, "pending.png", "image/png", 100)
-			seen += checkTimestamps(res, res.Doc(), "reserve")
+			seen += answer.CheckStamps(res, res.Doc(), "reserve")
 			id, fin := uploadFixture(ctx, s, c, "audio.wav")
 			fin.ExpectOK(http.StatusOK)
 			for _, r := range []*framework.Response{
@@ -221,7 +222,7 @@ func answerFormatSpecs(f *framework.Framework) {
 				s.Client().Get(ctx, "/webhooks").ExpectOK(http.StatusOK),
 				s.Client().Get(ctx, "/workflow-runs").ExpectOK(http.StatusOK),
 			} {
-				seen += checkTimestamps(r, r.Doc(), "answer")
+				seen += answer.CheckStamps(r, r.Doc(), "answer")
 			}
 			// A generation read carries its own timestamps: read one, made here when none is listed.
 			genID := ""
@@ -231,7 +232,7 @@ func answerFormatSpecs(f *framework.Framework) {
 				genID = submit(ctx, s, s.Client(), "tts", ttsConfig(ctx, s.Client()), nil).id
 			}
 			g := s.Client().Get(ctx, "/generations/"+genID).ExpectOK(http.StatusOK)
-			Expect(checkTimestamps(g, g.Doc(), "generation read")).To(BeNumerically(">", 0), "a generation read carries timestamps"+g.Describe())
+			Expect(answer.CheckStamps(g, g.Doc(), "generation read")).To(BeNumerically(">", 0), "a generation read carries timestamps"+g.Describe())
 			// Which of these answers carry timestamps is the reference's layout (the asset, upload and
 			// list records are not shown), so only our own mock is held to carrying them.
 			if s.Strict() {
@@ -244,7 +245,7 @@ func answerFormatSpecs(f *framework.Framework) {
 			main := s.Client()
 			seen := 0
 			res := reserve(ctx, c, "pending.png", "image/png", 100)
-			seen += checkIDs(res, res.Doc(), "reserve")
+			seen += answer.CheckIDs(res, res.Doc(), "reserve")
 			for _, r := range []*framework.Response{
 				main.Get(ctx, "/actors", framework.Query("limit", "48")).ExpectOK(http.StatusOK),
 				main.Get(ctx, "/voices", framework.Query("limit", "50")).ExpectOK(http.StatusOK),
@@ -254,11 +255,11 @@ func answerFormatSpecs(f *framework.Framework) {
 				main.Get(ctx, "/webhooks").ExpectOK(http.StatusOK),
 				main.Get(ctx, "/workflow-runs").ExpectOK(http.StatusOK),
 			} {
-				seen += checkIDs(r, r.Doc(), "answer")
+				seen += answer.CheckIDs(r, r.Doc(), "answer")
 			}
 			if gens := paging.Get(ctx, main, "/generations", paging.Open); len(gens.Rows) > 0 {
 				g := main.Get(ctx, "/generations/"+gens.Rows[0]["generation_id"].(string)).ExpectOK(http.StatusOK)
-				seen += checkIDs(g, g.Doc(), "generation read")
+				seen += answer.CheckIDs(g, g.Doc(), "generation read")
 			}
 			Expect(seen).To(BeNumerically(">=", 3), "the answers carried ids to check")
 		})

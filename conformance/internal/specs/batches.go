@@ -10,6 +10,7 @@ import (
 	. "github.com/onsi/ginkgo/v2" //nolint:revive
 	. "github.com/onsi/gomega"    //nolint:revive
 
+	"github.com/mediaspec/mediaspec/conformance/internal/answer"
 	"github.com/mediaspec/mediaspec/conformance/internal/framework"
 	"github.com/mediaspec/mediaspec/receiver"
 )
@@ -211,7 +212,7 @@ func variantChargeSpecs(f *framework.Framework) {
 		Expect(b.String("status")).To(Equal("running"), b.Describe())
 		Expect(b.Int("variants_finished")).To(Equal(int64(1)), b.Describe())
 		last := s.Finish(ctx, sp.c, running)
-		lastDone := parseTime(last, "generation.completed_at")
+		lastDone := answer.Time(last, "generation.completed_at")
 		s.Step("EVT-003", "EVT-027", "BATCH-007")
 		ev, err := s.Hooks().Await(ctx, receiver.Match{Type: "batch.settled", Path: h.path, ResourceID: bg}, arrival(s))
 		Expect(err).NotTo(HaveOccurred(), "no batch.settled once the last sibling ("+running+") finished")
@@ -230,7 +231,7 @@ func variantChargeSpecs(f *framework.Framework) {
 		s.Step("EVT-003", "EVT-027", "BATCH-007")
 		var env map[string]any
 		Expect(json.Unmarshal(ev.Raw, &env)).To(Succeed())
-		at, err := parseStamp(fmt.Sprint(env["created_at"]))
+		at, err := answer.ParseStamp(fmt.Sprint(env["created_at"]))
 		Expect(err).NotTo(HaveOccurred(), raw)
 		Expect(at).NotTo(BeTemporally("<", lastDone), "batch.settled happened when the last sibling finished, not before: "+raw)
 		s.Step("EVT-003")
@@ -393,7 +394,7 @@ func batchIDSpecs(f *framework.Framework) {
 				continue
 			}
 			det := detail(ctx, c, row["capability_id"].(string))
-			if fields := listSettings(schemaProps(det)); len(fields) > 0 {
+			if fields := listSettings(answer.SchemaProps(det)); len(fields) > 0 {
 				target, field = det, fields[0]
 				break
 			}
@@ -401,7 +402,7 @@ func batchIDSpecs(f *framework.Framework) {
 		if target == nil {
 			s.Lacks("no available capability has a list setting (an array of enum strings) that runs once per value (VAR-014 unverified)")
 		}
-		enum := enumOf(schemaProps(target), field)
+		enum := enumOf(answer.SchemaProps(target), field)
 		if len(enum) < 5 {
 			s.Lacks("%s's list setting %s offers %d values: five different ones cannot be sent (VAR-014 unverified)", target.String("capability_id"), field, len(enum))
 		}
@@ -409,7 +410,7 @@ func batchIDSpecs(f *framework.Framework) {
 		for i, v := range enum[:5] {
 			values[i] = v
 		}
-		cfg := clone(objectAt(target, "example_config"))
+		cfg := clone(answer.ObjectAt(target, "example_config"))
 		cfg[field] = values
 		refuse(ctx, c, submitBody(target.String("capability_id"), cfg, 600, nil), http.StatusBadRequest, "invalid_config")
 	})

@@ -10,6 +10,7 @@ import (
 	. "github.com/onsi/ginkgo/v2" //nolint:revive
 	. "github.com/onsi/gomega"    //nolint:revive
 
+	"github.com/mediaspec/mediaspec/conformance/internal/answer"
 	"github.com/mediaspec/mediaspec/conformance/internal/framework"
 	"github.com/mediaspec/mediaspec/conformance/internal/paging"
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -172,7 +173,7 @@ func capabilityDetailSpecs(f *framework.Framework) {
 				// The schema rules first, judged on the schema wherever the answer holds it (the
 				// detail's layout is not shown): a detail whose own fields break CAP-019 still has
 				// its schema judged (issue 37).
-				schema := objectAt(r, "config_schema")
+				schema := answer.ObjectAt(r, "config_schema")
 				s.Step("CAP-020")
 				Expect(schema["additionalProperties"]).To(Equal(false), id+": config_schema is strict"+r.Describe())
 				props, _ := schema["properties"].(map[string]any)
@@ -183,7 +184,7 @@ func capabilityDetailSpecs(f *framework.Framework) {
 				s.Step("CAP-021")
 				Expect(priceKeys(schema, "config_schema")).To(BeEmpty(), id+": config_schema carries no price (Capability: \"it carries no price\"), under any name, nesting or x- keyword"+r.Describe())
 				s.Step("CAP-019")
-				example := objectAt(r, "example_config")
+				example := answer.ObjectAt(r, "example_config")
 				s.Step("CAP-022", "VER-013")
 				comp := jsonschema.NewCompiler()
 				Expect(comp.AddResource("config_schema.json", schema)).To(Succeed(), id+r.Describe())
@@ -192,7 +193,7 @@ func capabilityDetailSpecs(f *framework.Framework) {
 				Expect(sch.Validate(example)).To(Succeed(), id+": example_config does not validate against config_schema"+r.Describe())
 				s.Step("CAP-019")
 				Expect(r.String("capability_id")).To(Equal(id), "the detail names the capability asked for"+r.Describe())
-				checkCapabilityRow(r, asObject(r, r.Doc(), "the answer"), id)
+				checkCapabilityRow(r, answer.AsObject(r, r.Doc(), "the answer"), id)
 				if _, has := r.Lookup("next_action"); has { // the detail's layout is not shown
 					Expect(r.String("next_action")).NotTo(BeEmpty(), r.Describe())
 				}
@@ -249,7 +250,7 @@ func capabilityDetailSpecs(f *framework.Framework) {
 			if d.Status != http.StatusOK {
 				s.Lacks("the detail of the capability listed as unknown does not answer 200, so the suite has no valid config to estimate it with")
 			}
-			r := c.Post(ctx, "/estimates", map[string]any{"capability_id": id, "config": objectAt(capabilityView(d), "example_config")}).
+			r := c.Post(ctx, "/estimates", map[string]any{"capability_id": id, "config": answer.ObjectAt(capabilityView(d), "example_config")}).
 				ExpectError(http.StatusNotFound, "capability_unavailable")
 			Expect(r.String("error.capability_status")).To(Equal("unknown"), r.Describe())
 		})
@@ -342,15 +343,15 @@ func catalogueIDSpecs(f *framework.Framework) {
 			r := c.Get(ctx, "/workflows/templates").ExpectOK(http.StatusOK)
 			keyField, declared := c.ShapeIf("workflow.template_key") // the template record is not shown
 			for i, t := range openRows(r) {
-				tm := asObject(r, t, fmt.Sprintf("templates[%d]", i))
+				tm := answer.AsObject(r, t, fmt.Sprintf("templates[%d]", i))
 				if k, ok := tm[keyField].(string); declared && ok {
 					Expect(k).To(MatchRegexp(slugPattern), r.Describe())
 				}
 				nodes, _ := tm["nodes"].([]any)
 				for j, n := range nodes {
-					nm := asObject(r, n, fmt.Sprintf("templates[%d].nodes[%d]", i, j))
-					Expect(stringField(r, nm, "node_id", "node")).To(MatchRegexp(slugPattern), r.Describe())
-					Expect(stringField(r, nm, "capability_id", "node")).To(MatchRegexp(slugPattern), r.Describe())
+					nm := answer.AsObject(r, n, fmt.Sprintf("templates[%d].nodes[%d]", i, j))
+					Expect(answer.String(r, nm, "node_id", "node")).To(MatchRegexp(slugPattern), r.Describe())
+					Expect(answer.String(r, nm, "capability_id", "node")).To(MatchRegexp(slugPattern), r.Describe())
 				}
 			}
 		})
@@ -362,7 +363,7 @@ func catalogueIDSpecs(f *framework.Framework) {
 			if caps := plainFileCaps(ctx, c); len(caps) > 0 {
 				fc := caps[0]
 				for _, id := range bad {
-					r := c.Post(ctx, "/estimates", map[string]any{"capability_id": fc.id, "config": withAsset(objectAt(fc.d, "example_config"), id)}).
+					r := c.Post(ctx, "/estimates", map[string]any{"capability_id": fc.id, "config": withAsset(answer.ObjectAt(fc.d, "example_config"), id)}).
 						ExpectError(http.StatusBadRequest, "invalid_config")
 					if fld, has := r.Lookup("error.field"); has {
 						Expect(fld).To(HavePrefix("config."), r.Describe())
@@ -372,7 +373,7 @@ func catalogueIDSpecs(f *framework.Framework) {
 			}
 			// A file object's assetId, as image and video models take them.
 			for _, d := range availableDetails(ctx, c, 30) {
-				ex := objectAt(d, "example_config")
+				ex := answer.ObjectAt(d, "example_config")
 				hasObject := false
 				for _, v := range ex {
 					if arr, ok := v.([]any); ok && len(arr) > 0 {

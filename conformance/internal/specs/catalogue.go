@@ -14,6 +14,7 @@ import (
 	. "github.com/onsi/ginkgo/v2" //nolint:revive
 	. "github.com/onsi/gomega"    //nolint:revive
 
+	"github.com/mediaspec/mediaspec/conformance/internal/answer"
 	"github.com/mediaspec/mediaspec/conformance/internal/framework"
 	"github.com/mediaspec/mediaspec/conformance/internal/paging"
 	"github.com/mediaspec/mediaspec/spec/judge"
@@ -45,24 +46,24 @@ func actorSpecs(f *framework.Framework) {
 				for i, row := range p.Rows {
 					what := fmt.Sprintf("actors[%d]", i)
 					s.Step("ACTOR-002", "ID-005")
-					Expect(stringField(p.R, row, "actor_id", what)).To(MatchRegexp(judge.IDPattern("act_")), p.R.Describe())
-					stringField(p.R, row, "name", what)
-					nullableString(p.R, row, "description", what)
+					Expect(answer.String(p.R, row, "actor_id", what)).To(MatchRegexp(judge.IDPattern("act_")), p.R.Describe())
+					answer.String(p.R, row, "name", what)
+					answer.NullableString(p.R, row, "description", what)
 					s.Step("ACTOR-002", "ACTOR-003")
-					if g, null := nullableString(p.R, row, "gender", what); !null {
-						Expect(g).To(oneOf("female", "male", "nonbinary"), p.R.Describe())
+					if g, null := answer.NullableString(p.R, row, "gender", what); !null {
+						Expect(g).To(answer.OneOf("female", "male", "nonbinary"), p.R.Describe())
 					}
 					s.Step("ACTOR-002", "ACTOR-004")
-					if a, null := nullableString(p.R, row, "age_band", what); !null {
-						Expect(a).To(oneOf("kid", "young_adult", "adult", "senior"), p.R.Describe())
+					if a, null := answer.NullableString(p.R, row, "age_band", what); !null {
+						Expect(a).To(answer.OneOf("kid", "young_adult", "adult", "senior"), p.R.Describe())
 					}
 					s.Step("ACTOR-005")
 					checkTags(p.R, row, what)
 					s.Step("ACTOR-002", "ID-005")
-					if v, null := nullableString(p.R, row, "default_voice_id", what); !null {
+					if v, null := answer.NullableString(p.R, row, "default_voice_id", what); !null {
 						Expect(v).To(MatchRegexp(judge.IDPattern("voc_")), p.R.Describe())
 					}
-					nullableString(p.R, row, "default_voice_name", what)
+					answer.NullableString(p.R, row, "default_voice_name", what)
 					platform, ok := row["is_platform"].(bool)
 					Expect(ok).To(BeTrue(), what+".is_platform is a boolean"+p.R.Describe())
 					s.Step("ACTOR-011")
@@ -72,7 +73,7 @@ func actorSpecs(f *framework.Framework) {
 						Expect(seenPlatform).To(BeFalse(), "the workspace's own actors come before the platform cast"+p.R.Describe())
 					}
 					s.Step("ACTOR-006", "CORE-013")
-					noLinks(row, what+" (no preview image or clip is returned)")
+					answer.NoLinks(row, what+" (no preview image or clip is returned)")
 				}
 			}
 		})
@@ -188,13 +189,13 @@ func voiceSpecs(f *framework.Framework) {
 				for i, row := range p.Rows {
 					what := fmt.Sprintf("voices[%d]", i)
 					s.Step("VOICE-002", "ID-005")
-					Expect(stringField(p.R, row, "voice_id", what)).To(MatchRegexp(judge.IDPattern("voc_")), p.R.Describe())
+					Expect(answer.String(p.R, row, "voice_id", what)).To(MatchRegexp(judge.IDPattern("voc_")), p.R.Describe())
 					s.Step("VOICE-002", "VOICE-003")
-					stringField(p.R, row, "name", what)
-					lang, langNull := nullableString(p.R, row, "language", what)
-					gender, genderNull := nullableString(p.R, row, "gender", what)
+					answer.String(p.R, row, "name", what)
+					lang, langNull := answer.NullableString(p.R, row, "language", what)
+					gender, genderNull := answer.NullableString(p.R, row, "gender", what)
 					if !genderNull {
-						Expect(gender).To(oneOf("female", "male", "nonbinary"), p.R.Describe())
+						Expect(gender).To(answer.OneOf("female", "male", "nonbinary"), p.R.Describe())
 					}
 					s.Step("VOICE-004")
 					checkTags(p.R, row, what)
@@ -211,7 +212,7 @@ func voiceSpecs(f *framework.Framework) {
 						Expect(lang).NotTo(BeEmpty(), p.R.Describe())
 					}
 					s.Step("VOICE-005", "CORE-013")
-					noLinks(row, what+" (no preview audio is returned)")
+					answer.NoLinks(row, what+" (no preview audio is returned)")
 				}
 			}
 			names := make([]string, 0, len(rows))

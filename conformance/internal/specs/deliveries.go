@@ -12,6 +12,7 @@ import (
 	. "github.com/onsi/ginkgo/v2" //nolint:revive
 	. "github.com/onsi/gomega"    //nolint:revive
 
+	"github.com/mediaspec/mediaspec/conformance/internal/answer"
 	"github.com/mediaspec/mediaspec/conformance/internal/framework"
 	"github.com/mediaspec/mediaspec/receiver"
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
@@ -428,7 +429,7 @@ func deliverySpecs(f *framework.Framework) {
 			data := checkEnvelope(s, ev)
 			Expect(data["message"]).To(Equal(message), "data.message is the text sent, character for character: "+string(ev.Raw))
 			s.Step("EVT-018")
-			noLinks(data, "data")
+			answer.NoLinks(data, "data")
 		})
 
 		// Stays at the control API: re-pointing an admitted name at a private address between two
@@ -593,9 +594,9 @@ func generationEventSpecs(f *framework.Framework) {
 				Expect(charged).To(chargeOf(j.price), fmt.Sprintf("credits_charged is the estimate's %v credits (every output delivered): %s", j.price, ev.Raw))
 				Expect(credits).NotTo(HaveKey("wallet_balance"), string(ev.Raw))
 				s.Step("EVT-018")
-				noLinks(data, "data")
+				answer.NoLinks(data, "data")
 				s.Step("EVT-019")
-				noKeyAnywhere(data, "data", "output_text", "result")
+				answer.NoKeyAnywhere(data, "data", "output_text", "result")
 				s.Step("EVT-016", "EVT-021")
 				checkEnvelope(s, ev)
 			}
@@ -615,7 +616,7 @@ func generationEventSpecs(f *framework.Framework) {
 			sp := newSpender(ctx, s)
 			h := registerHook(ctx, s, sp.c, "generation.completed", "generation.failed")
 			d := textCapability(ctx, sp.c)
-			if namesUpload(objectAt(d, "example_config")) {
+			if namesUpload(answer.ObjectAt(d, "example_config")) {
 				s.Lacks("a text capability whose example_config needs no upload (EVT-019, EVT-022 for text results unverified)")
 			}
 			j := submit(ctx, s, sp.c, d.String("capability_id"), cheapConfig(d), nil)
@@ -629,9 +630,9 @@ func generationEventSpecs(f *framework.Framework) {
 			Expect(data["output_kind"]).To(Equal("text"), string(ev.Raw))
 			Expect(data["outputs"]).To(BeEmpty(), "outputs is empty for a text result: "+string(ev.Raw))
 			s.Step("EVT-019")
-			noKeyAnywhere(data, "data", "output_text", "result", "text")
+			answer.NoKeyAnywhere(data, "data", "output_text", "result", "text")
 			s.Step("EVT-018")
-			noLinks(data, "data")
+			answer.NoLinks(data, "data")
 			s.Step("EVT-019")
 			// The text itself, under any name: look for it (JSON-escaped) in the raw body. A very
 			// short text could occur by chance, so only a text of some length is looked for.
@@ -666,7 +667,7 @@ func generationEventSpecs(f *framework.Framework) {
 		checkEnvelope(s, ev)
 		Expect(data["outputs"]).To(BeEmpty())
 		s.Step("EVT-018")
-		noLinks(data, "data")
+		answer.NoLinks(data, "data")
 		s.Step("EVT-002")
 		expectEventFixed(ev, data)
 		s.Step("EVT-002", "DLV-029")
@@ -690,7 +691,7 @@ func generationEventSpecs(f *framework.Framework) {
 		}
 		expectSettledFixed(s, ev, data)
 		s.Step("EVT-018")
-		noLinks(data, "data")
+		answer.NoLinks(data, "data")
 		s.Step()
 		for _, id := range j.ids {
 			ev, err := s.Hooks().Await(ctx, receiver.Match{Path: h.path, ResourceID: id}, arrival(s))

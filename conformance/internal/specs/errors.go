@@ -11,6 +11,7 @@ import (
 	. "github.com/onsi/ginkgo/v2" //nolint:revive
 	. "github.com/onsi/gomega"    //nolint:revive
 
+	"github.com/mediaspec/mediaspec/conformance/internal/answer"
 	"github.com/mediaspec/mediaspec/conformance/internal/framework"
 	"github.com/mediaspec/mediaspec/spec"
 )
@@ -112,14 +113,14 @@ func strictInputSpecs(f *framework.Framework) {
 			checked := 0
 			for _, d := range availableDetails(ctx, c, 40) {
 				id := d.String("capability_id")
-				ex := objectAt(d, "example_config")
+				ex := answer.ObjectAt(d, "example_config")
 				if namesUpload(ex) || checked == 3 {
 					continue
 				}
 				if c.Post(ctx, "/estimates", map[string]any{"capability_id": id, "config": ex}).Status != http.StatusOK {
 					continue
 				}
-				schema := objectAt(d, "config_schema")
+				schema := answer.ObjectAt(d, "config_schema")
 				props, _ := schema["properties"].(map[string]any)
 				req, _ := schema["required"].([]any)
 				probed := false
@@ -161,7 +162,7 @@ func strictInputSpecs(f *framework.Framework) {
 		f.Rule(rules("VER-011", "EST-012", "ERR-020")...).It("an unknown config key answers 400 invalid_config naming config.<key>", func(ctx context.Context, s *framework.Spec) {
 			c := s.Client()
 			d := availableDetails(ctx, c, 1)[0]
-			config := objectAt(d, "example_config")
+			config := answer.ObjectAt(d, "example_config")
 			config["conformance_bogus"] = 1
 			r := c.Post(ctx, "/estimates", map[string]any{"capability_id": d.String("capability_id"), "config": config}, framework.Invalid()).
 				ExpectError(http.StatusBadRequest, "invalid_config")
@@ -218,7 +219,7 @@ func errorTableSpecs(f *framework.Framework) {
 				// info.version: an error code or bound_by enum is judged when it has one.
 				s.Step("VER-012", "ERR-002")
 				found := 0
-				for _, e := range enumsOf(doc.Doc(), doc.Doc(), "code") {
+				for _, e := range answer.EnumsOf(doc.Doc(), doc.Doc(), "code") {
 					if slices.Contains(e, "not_authorized") {
 						// New enum values ship without warning (Versioning): the table's codes are all there.
 						Expect(e).To(ContainElements(want), "the error code enum holds every code of the error table")
@@ -226,7 +227,7 @@ func errorTableSpecs(f *framework.Framework) {
 					}
 				}
 				s.Step("VER-012", "ERR-011")
-				bound := enumsOf(doc.Doc(), doc.Doc(), "bound_by")
+				bound := answer.EnumsOf(doc.Doc(), doc.Doc(), "bound_by")
 				if found == 0 || len(bound) == 0 {
 					AddReportEntry("description", "the live description has no error code enum or no limit.bound_by enum (the text does not ask for one): the live refusals alone were checked")
 				}

@@ -9,6 +9,7 @@ import (
 	. "github.com/onsi/ginkgo/v2" //nolint:revive
 	. "github.com/onsi/gomega"    //nolint:revive
 
+	"github.com/mediaspec/mediaspec/conformance/internal/answer"
 	"github.com/mediaspec/mediaspec/conformance/internal/framework"
 	"github.com/mediaspec/mediaspec/conformance/internal/paging"
 )
@@ -30,7 +31,7 @@ func estimatePriceSpecs(f *framework.Framework) {
 			priced := 0
 			for _, d := range availableDetails(ctx, c, 25) {
 				id := d.String("capability_id")
-				config := objectAt(d, "example_config")
+				config := answer.ObjectAt(d, "example_config")
 				if namesUpload(config) {
 					continue // needs a real upload: the upload specs price these
 				}
@@ -56,11 +57,11 @@ func estimatePriceSpecs(f *framework.Framework) {
 				r.Bool("is_ceiling")
 				s.Step("EST-004", "CORE-005")
 				for i, v := range r.Array("breakdown") {
-					row := asObject(r, v, fmt.Sprintf("breakdown[%d]", i))
-					stringField(r, row, "label", "breakdown row")
-					Expect(stringField(r, row, "unit", "breakdown row")).To(oneOf("second", "image", "thousand_chars", "million_tokens", "request"), r.Describe())
+					row := answer.AsObject(r, v, fmt.Sprintf("breakdown[%d]", i))
+					answer.String(r, row, "label", "breakdown row")
+					Expect(answer.String(r, row, "unit", "breakdown row")).To(answer.OneOf("second", "image", "thousand_chars", "million_tokens", "request"), r.Describe())
 					Expect(row["quantity"]).NotTo(BeNil(), r.Describe())
-					intField(r, row, "credits", "breakdown row")
+					answer.Int(r, row, "credits", "breakdown row")
 				}
 				s.Step("EST-001", "CORE-010")
 				Expect(r.String("note")).NotTo(BeEmpty(), r.Describe())
@@ -76,7 +77,7 @@ func estimatePriceSpecs(f *framework.Framework) {
 			c := s.Client()
 			checked := 0
 			for _, d := range availableDetails(ctx, c, 25) {
-				config := objectAt(d, "example_config")
+				config := answer.ObjectAt(d, "example_config")
 				if _, hasCount := config["count"]; hasCount || namesUpload(config) {
 					continue
 				}
@@ -120,9 +121,9 @@ func estimatePriceSpecs(f *framework.Framework) {
 			}
 			gens := paging.Get(ctx, c, "/generations", paging.Open)
 			s.Step("AUTH-015")
-			s.ReadClient().Post(ctx, "/estimates", map[string]any{"capability_id": d.String("capability_id"), "config": objectAt(d, "example_config")}).ExpectOK(http.StatusOK)
+			s.ReadClient().Post(ctx, "/estimates", map[string]any{"capability_id": d.String("capability_id"), "config": answer.ObjectAt(d, "example_config")}).ExpectOK(http.StatusOK)
 			s.Step("EST-010", "CORE-006")
-			c.Post(ctx, "/estimates", map[string]any{"capability_id": d.String("capability_id"), "config": objectAt(d, "example_config")}).ExpectOK(http.StatusOK)
+			c.Post(ctx, "/estimates", map[string]any{"capability_id": d.String("capability_id"), "config": answer.ObjectAt(d, "example_config")}).ExpectOK(http.StatusOK)
 			if declared { // the balance's layout is the target's ("Credit balance record: not shown")
 				after := readBalance(ctx, c)
 				Expect(after.available).To(Equal(before.available), "an estimate moves no credit"+after.r.Describe())
@@ -141,7 +142,7 @@ func estimatePriceSpecs(f *framework.Framework) {
 					continue
 				}
 				d := detail(ctx, c, row["capability_id"].(string))
-				for name, v := range objectAt(d, "example_config") {
+				for name, v := range answer.ObjectAt(d, "example_config") {
 					if arr, ok := v.([]any); ok && len(arr) > 0 {
 						if str, ok := arr[0].(string); ok && len(str) == 36 && str[:4] == "ast_" {
 							target, field = d, name
@@ -155,7 +156,7 @@ func estimatePriceSpecs(f *framework.Framework) {
 			if target == nil {
 				s.Lacks("no available capability's example_config names an upload as a plain id array")
 			}
-			config := objectAt(target, "example_config")
+			config := answer.ObjectAt(target, "example_config")
 			config[field] = []any{"ast_" + randomHex(32)}
 			c.Post(ctx, "/estimates", map[string]any{"capability_id": target.String("capability_id"), "config": config}).
 				ExpectError(http.StatusNotFound, "not_found")
@@ -171,7 +172,7 @@ func estimateFieldSpecs(f *framework.Framework) {
 			c := s.Client()
 			seen := map[bool]int{}
 			for _, d := range availableDetails(ctx, c, 30) {
-				cfg := objectAt(d, "example_config")
+				cfg := answer.ObjectAt(d, "example_config")
 				if namesUpload(cfg) {
 					continue
 				}
@@ -234,7 +235,7 @@ func estimateFieldSpecs(f *framework.Framework) {
 					continue
 				}
 				d := detail(ctx, c, row["capability_id"].(string))
-				props, _ := objectAt(d, "config_schema")["properties"].(map[string]any)
+				props, _ := answer.ObjectAt(d, "config_schema")["properties"].(map[string]any)
 				if _, has := props["count"]; !has {
 					continue
 				}
@@ -271,7 +272,7 @@ func estimateFieldSpecs(f *framework.Framework) {
 					continue
 				}
 				d := detail(ctx, c, id)
-				ex := objectAt(d, "example_config")
+				ex := answer.ObjectAt(d, "example_config")
 				c.Post(ctx, "/estimates", map[string]any{"capability_id": id, "config": withoutUploads(ex)}).
 					ExpectError(http.StatusBadRequest, "invalid_config")
 				empty := clone(ex)
@@ -304,7 +305,7 @@ func estimateUploadSpecs(f *framework.Framework) {
 			fc := caps[0]
 			name, ct, data := sampleFor(fc.kind, 2000)
 			theirs, _ := uploadClean(ctx, s, s.OtherClient(), name, ct, data)
-			cfg := withAsset(objectAt(fc.d, "example_config"), theirs)
+			cfg := withAsset(answer.ObjectAt(fc.d, "example_config"), theirs)
 			c.Post(ctx, "/estimates", map[string]any{"capability_id": fc.id, "config": cfg}).ExpectError(http.StatusNotFound, "not_found")
 			own := s.OtherClient().Post(ctx, "/estimates", map[string]any{"capability_id": fc.id, "config": cfg})
 			Expect(own.Status).NotTo(Equal(http.StatusNotFound), "the owner's estimate finds the upload"+own.Describe())
@@ -320,7 +321,7 @@ func estimateUploadSpecs(f *framework.Framework) {
 			name, ct, data := sampleFor(fc.kind, 2000)
 			res := reserve(ctx, c, name, ct, len(data))
 			id := res.String("asset_id")
-			cfg := withAsset(objectAt(fc.d, "example_config"), id)
+			cfg := withAsset(answer.ObjectAt(fc.d, "example_config"), id)
 			c.Post(ctx, "/estimates", map[string]any{"capability_id": fc.id, "config": cfg}).ExpectError(http.StatusConflict, "input_not_ready")
 			putFile(ctx, s, res.String("upload_url"), data, ct)
 			c.Post(ctx, "/estimates", map[string]any{"capability_id": fc.id, "config": cfg}).ExpectError(http.StatusConflict, "input_not_ready")
@@ -343,7 +344,7 @@ func estimateUploadSpecs(f *framework.Framework) {
 					name, ct, data := sampleFor(x.kind, 3250)
 					probes[x.kind], _ = uploadClean(ctx, s, c, name, ct, data)
 				}
-				r := c.Post(ctx, "/estimates", map[string]any{"capability_id": x.id, "config": withAsset(objectAt(x.d, "example_config"), probes[x.kind])})
+				r := c.Post(ctx, "/estimates", map[string]any{"capability_id": x.id, "config": withAsset(answer.ObjectAt(x.d, "example_config"), probes[x.kind])})
 				if r.Status != http.StatusOK || !pricedBySecond(r) {
 					continue
 				}
@@ -367,7 +368,7 @@ func estimateUploadSpecs(f *framework.Framework) {
 				if fc.kind == "audio" {
 					Expect(dur).To(BeNumerically("~", ms, 50), "finalize measures the synthesized WAV"+fin.Describe())
 				}
-				r := c.Post(ctx, "/estimates", map[string]any{"capability_id": fc.id, "config": withAsset(objectAt(fc.d, "example_config"), id)}).ExpectOK(http.StatusOK)
+				r := c.Post(ctx, "/estimates", map[string]any{"capability_id": fc.id, "config": withAsset(answer.ObjectAt(fc.d, "example_config"), id)}).ExpectOK(http.StatusOK)
 				secs, ok := r.Field("seconds").(interface{ Float64() (float64, error) })
 				Expect(ok).To(BeTrue(), "seconds is a number"+r.Describe())
 				v, err := secs.Float64()
@@ -441,7 +442,7 @@ func estimateRefusalSpecs(f *framework.Framework) {
 			c := s.Client()
 			unpriced := 0
 			for _, d := range availableDetails(ctx, c, 40) {
-				cfg := objectAt(d, "example_config")
+				cfg := answer.ObjectAt(d, "example_config")
 				if namesUpload(cfg) {
 					continue
 				}
@@ -481,10 +482,10 @@ func estimateRefusalSpecs(f *framework.Framework) {
 			c := s.Client()
 			d, _ := pricedWithoutUpload(ctx, c)
 			id := d.String("capability_id")
-			r := s.Force(ctx, c, framework.Outcome{Kind: "pricing_unavailable", CapabilityID: id}).Post(ctx, "/estimates", map[string]any{"capability_id": id, "config": objectAt(d, "example_config")}).
+			r := s.Force(ctx, c, framework.Outcome{Kind: "pricing_unavailable", CapabilityID: id}).Post(ctx, "/estimates", map[string]any{"capability_id": id, "config": answer.ObjectAt(d, "example_config")}).
 				ExpectError(http.StatusServiceUnavailable, "pricing_unavailable")
 			Expect(r.Bool("error.retryable")).To(BeTrue(), r.Describe())
-			c.Post(ctx, "/estimates", map[string]any{"capability_id": id, "config": objectAt(d, "example_config")}).ExpectOK(http.StatusOK)
+			c.Post(ctx, "/estimates", map[string]any{"capability_id": id, "config": answer.ObjectAt(d, "example_config")}).ExpectOK(http.StatusOK)
 		})
 	})
 

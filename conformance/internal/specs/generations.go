@@ -10,6 +10,7 @@ import (
 	. "github.com/onsi/ginkgo/v2" //nolint:revive
 	. "github.com/onsi/gomega"    //nolint:revive
 
+	"github.com/mediaspec/mediaspec/conformance/internal/answer"
 	"github.com/mediaspec/mediaspec/conformance/internal/framework"
 	"github.com/mediaspec/mediaspec/conformance/internal/paging"
 )
@@ -51,7 +52,7 @@ func documentedFlowSpecs(f *framework.Framework) {
 		f.Rule("CAP-019", "CAP-021", "EST-001").Needs(framework.Spends).It("1. reads the image model's strict config schema and estimates its config", func(ctx context.Context, s *framework.Spec) {
 			ran()
 			s.Step("CAP-019", "CAP-021")
-			Expect(objectAt(d, "config_schema")["additionalProperties"]).To(Equal(false), d.Describe())
+			Expect(answer.ObjectAt(d, "config_schema")["additionalProperties"]).To(Equal(false), d.Describe())
 			s.Step("EST-001")
 			price := priceOf(est)
 			Expect(est.Int("max_credits_needed")).To(BeNumerically(">=", price), est.Describe())
@@ -96,7 +97,7 @@ func documentedFlowSpecs(f *framework.Framework) {
 				Expect(r.String(k)).NotTo(BeEmpty(), r.Describe())
 			}
 			s.Step("CORE-009")
-			Expect(after.String("generation.status")).To(oneOf(runningStatuses...), "a just-accepted job is still running"+after.Describe())
+			Expect(after.String("generation.status")).To(answer.OneOf(runningStatuses...), "a just-accepted job is still running"+after.Describe())
 			checkGeneration(after, "generation")
 		})
 
@@ -203,7 +204,7 @@ func stateProgressSpecs(f *framework.Framework) {
 			s.Step("GEN-004", "GEN-012", "GEN-015", "GEN-016", "GEN-022")
 			checkGeneration(r, "generation")
 			st := r.String("generation.status")
-			Expect(st).To(oneOf("queued", "rendering", "post_processing", "completed"), "no failure was asked for"+r.Describe())
+			Expect(st).To(answer.OneOf("queued", "rendering", "post_processing", "completed"), "no failure was asked for"+r.Describe())
 			// On every read, running ones too: what the job will deliver, not what it delivered so far.
 			s.Step("GEN-013")
 			Expect(r.Int("generation.outputs_expected")).To(Equal(j.r.Int("outputs_expected")), "outputs_expected on the read is the submit's"+r.Describe())
@@ -229,7 +230,7 @@ func stateProgressSpecs(f *framework.Framework) {
 		s.Step("GEN-009")
 		Expect(seen[len(seen)-1]).To(Equal("completed"), fmt.Sprintf("statuses seen: %v", seen))
 		s.Step("CORE-009")
-		Expect(seen[0]).To(oneOf(runningStatuses...), "the job is running right after the submit answered")
+		Expect(seen[0]).To(answer.OneOf(runningStatuses...), "the job is running right after the submit answered")
 		s.Step("GEN-008")
 		final := readGen(ctx, sp.c, j.id)
 		if s.HasControl() {
@@ -250,7 +251,7 @@ func stateProgressSpecs(f *framework.Framework) {
 		j := submit(ctx, s, failing, d.String("capability_id"), cheapConfig(d), nil)
 		s.Step("GEN-010")
 		running := readGen(ctx, sp.c, j.id)
-		Expect(running.String("generation.status")).To(oneOf(runningStatuses...), "the job runs until the clock moves"+running.Describe())
+		Expect(running.String("generation.status")).To(answer.OneOf(runningStatuses...), "the job runs until the clock moves"+running.Describe())
 		Expect(running.Field("generation.error")).To(BeNil(), "error is null, not an empty object, while the job has not failed"+running.Describe())
 		s.Step("LEDGER-003")
 		avail, held := balanceOf(ctx, sp.c)
@@ -267,7 +268,7 @@ func stateProgressSpecs(f *framework.Framework) {
 		s.Step("GEN-022")
 		r := readGen(ctx, sp.c, j.id)
 		Expect(r.Field("generation.completed_at")).NotTo(BeNil(), "completed_at is set once the job fails, not only when it completes"+r.Describe())
-		Expect(parseTime(r, "generation.completed_at")).To(BeTemporally(">", parseTime(r, "generation.created_at")), "the job failed after it was created (the clock moved 7 s first)"+r.Describe())
+		Expect(answer.Time(r, "generation.completed_at")).To(BeTemporally(">", answer.Time(r, "generation.created_at")), "the job failed after it was created (the clock moved 7 s first)"+r.Describe())
 		s.Step("GEN-010")
 		Expect(w.String("generation.error.message")).NotTo(BeEmpty(), "a failed generation carries error.message"+w.Describe())
 		Expect(w.Field("generation.error.code")).To(Equal("provider_error"), "the fault's default code"+w.Describe())
@@ -338,7 +339,7 @@ func stateEndSpecs(f *framework.Framework) {
 	f.Rule("GEN-020", "GEN-005", "GEN-024", "GEN-022").Needs(framework.Spends).It("a text capability answers in output_text with has_result true, and no link lifetime where no output has a link", func(ctx context.Context, s *framework.Spec) {
 		sp := newSpender(ctx, s)
 		d := textCapability(ctx, sp.c)
-		cfg := objectAt(d, "example_config")
+		cfg := answer.ObjectAt(d, "example_config")
 		if namesUpload(cfg) {
 			s.Lacks("the text capability's example_config needs an upload")
 		}
@@ -412,7 +413,7 @@ func blockingWaitSpecs(f *framework.Framework) {
 			}
 			s.Step("GEN-005", "GEN-028")
 			checkGeneration(w, "generation")
-			Expect(w.String("generation.status")).To(oneOf(runningStatuses...), w.Describe())
+			Expect(w.String("generation.status")).To(answer.OneOf(runningStatuses...), w.Describe())
 			s.Step("GEN-027", "GEN-031")
 			waited := w.Int("waited_seconds")
 			Expect(waited).To(And(BeNumerically(">=", 15), BeNumerically("<=", 20)), "a wait blocks about 18 s (15 to 20 accepted)"+w.Describe())
@@ -469,7 +470,7 @@ func blockingWaitSpecs(f *framework.Framework) {
 		st := w.String("generation.status")
 		Expect(w.Bool("still_running")).To(Equal(st != "completed" && st != "failed"), "still_running is true exactly while the status is a running one"+w.Describe())
 		s.Step("GEN-009")
-		Expect(st).To(oneOf("post_processing", "completed"), "post_processing moves on only to completed"+w.Describe())
+		Expect(st).To(answer.OneOf("post_processing", "completed"), "post_processing moves on only to completed"+w.Describe())
 		s.Step("GEN-027")
 		if w.Bool("still_running") {
 			Expect(w.Int("waited_seconds")).To(BeNumerically(">=", 15), "a wait during post_processing blocks about 18 s like any running wait"+w.Describe())

@@ -8,6 +8,7 @@ import (
 	. "github.com/onsi/ginkgo/v2" //nolint:revive
 	. "github.com/onsi/gomega"    //nolint:revive
 
+	"github.com/mediaspec/mediaspec/conformance/internal/answer"
 	"github.com/mediaspec/mediaspec/conformance/internal/framework"
 )
 
@@ -175,9 +176,9 @@ func (o ownResources) call(ctx context.Context, c *framework.Client, op framewor
 // keyNotIn fails the spec when the answer carries key, whole or its secret part after sk_live_.
 func keyNotIn(r *framework.Response, key string) {
 	GinkgoHelper()
-	noKeyIn(r, key)
+	answer.NoKeyIn(r, key)
 	if rest, ok := strings.CutPrefix(key, "sk_live_"); ok && len(rest) >= 16 {
-		noKeyIn(r, rest)
+		answer.NoKeyIn(r, rest)
 	}
 }
 

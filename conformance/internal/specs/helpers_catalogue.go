@@ -17,6 +17,7 @@ import (
 	. "github.com/onsi/ginkgo/v2" //nolint:revive
 	. "github.com/onsi/gomega"    //nolint:revive
 
+	"github.com/mediaspec/mediaspec/conformance/internal/answer"
 	"github.com/mediaspec/mediaspec/conformance/internal/framework"
 	"github.com/mediaspec/mediaspec/conformance/internal/paging"
 	"github.com/mediaspec/mediaspec/spec/judge"
@@ -51,7 +52,7 @@ func detail(ctx context.Context, c *framework.Client, id string) *framework.Resp
 func pricedExample(ctx context.Context, s *framework.Spec, c *framework.Client) *framework.Response {
 	GinkgoHelper()
 	for _, d := range availableDetails(ctx, c, 25) {
-		config := objectAt(d, "example_config")
+		config := answer.ObjectAt(d, "example_config")
 		if namesUpload(config) {
 			continue
 		}
@@ -130,21 +131,21 @@ func availableDetails(ctx context.Context, c *framework.Client, n int) []*framew
 // max_variants and pricing_unit are checked only when sent.
 func checkCapabilityRow(r *framework.Response, row map[string]any, what string) {
 	GinkgoHelper()
-	stringField(r, row, "capability_id", what)
+	answer.String(r, row, "capability_id", what)
 	if _, has := row["name"]; has {
-		stringField(r, row, "name", what)
+		answer.String(r, row, "name", what)
 	}
 	if _, has := row["description"]; has {
-		nullableString(r, row, "description", what)
+		answer.NullableString(r, row, "description", what)
 	}
-	Expect(stringField(r, row, "category", what)).To(oneOf(categoryOrder...), what+r.Describe())
-	Expect(stringField(r, row, "output_kind", what)).To(oneOf("image", "video", "audio", "text"), what+r.Describe())
-	status := stringField(r, row, "status", what)
-	Expect(status).To(oneOf("available", "requires_plan", "coming_soon", "retired", "unknown"), what+r.Describe())
+	Expect(answer.String(r, row, "category", what)).To(answer.OneOf(categoryOrder...), what+r.Describe())
+	Expect(answer.String(r, row, "output_kind", what)).To(answer.OneOf("image", "video", "audio", "text"), what+r.Describe())
+	status := answer.String(r, row, "status", what)
+	Expect(status).To(answer.OneOf("available", "requires_plan", "coming_soon", "retired", "unknown"), what+r.Describe())
 	if status == "requires_plan" {
-		Expect(stringField(r, row, "required_plan", what)).NotTo(BeEmpty(), what+r.Describe())
+		Expect(answer.String(r, row, "required_plan", what)).NotTo(BeEmpty(), what+r.Describe())
 	}
-	noLinks(row, what)
+	answer.NoLinks(row, what)
 }
 
 // findDetail reads the detail of the first available capability whose list row pred accepts,
@@ -171,7 +172,7 @@ func findDetailOf(ctx context.Context, c *framework.Client, what string, pred fu
 // result); 4, the most variants a submit takes, when count has no maximum.
 func ceilingOf(d *framework.Response) int64 {
 	GinkgoHelper()
-	props, _ := objectAt(d, "config_schema")["properties"].(map[string]any)
+	props, _ := answer.ObjectAt(d, "config_schema")["properties"].(map[string]any)
 	count, has := props["count"].(map[string]any)
 	if !has {
 		return 1
@@ -255,7 +256,7 @@ func textCapability(ctx context.Context, c *framework.Client) *framework.Respons
 func referenceModel(ctx context.Context, c *framework.Client) (string, map[string]any, int64) {
 	GinkgoHelper()
 	d := imageModel(ctx, c)
-	if _, ok := schemaProps(d)["reference_images"]; !ok {
+	if _, ok := answer.SchemaProps(d)["reference_images"]; !ok {
 		c.Lacks("the image model has no reference_images field")
 	}
 	cfg := cheapConfig(d)
@@ -268,8 +269,8 @@ func referenceModel(ctx context.Context, c *framework.Client) (string, map[strin
 // script, textKeyOf) so that two specs never send identical requests.
 func cheapConfig(d *framework.Response) map[string]any {
 	GinkgoHelper()
-	cfg := clone(objectAt(d, "example_config"))
-	props, _ := objectAt(d, "config_schema")["properties"].(map[string]any)
+	cfg := clone(answer.ObjectAt(d, "example_config"))
+	props, _ := answer.ObjectAt(d, "config_schema")["properties"].(map[string]any)
 	if p, ok := props["duration"].(map[string]any); ok && p["type"] == "integer" {
 		if m, ok := framework.AsInt(p["minimum"]); ok {
 			cfg["duration"] = m
@@ -306,7 +307,7 @@ func overCapConfig(ctx context.Context, c *framework.Client) (string, map[string
 			continue
 		}
 		d := detail(ctx, c, row["capability_id"].(string))
-		props := schemaProps(d)
+		props := answer.SchemaProps(d)
 		for _, name := range slices.Sorted(maps.Keys(props)) {
 			p, _ := props[name].(map[string]any)
 			hi, ok := framework.AsInt(p["maximum"])
@@ -350,10 +351,10 @@ func fanOutCapability(ctx context.Context, s *framework.Spec, c *framework.Clien
 			continue
 		}
 		d := detail(ctx, c, row["capability_id"].(string))
-		props := schemaProps(d)
+		props := answer.SchemaProps(d)
 		for _, name := range listSettings(props) {
 			fo := fanOut{d: d, id: d.String("capability_id"), field: name, values: enumOf(props, name)}
-			base, ok := withSampleUploads(ctx, s, c, props, objectAt(d, "example_config"))
+			base, ok := withSampleUploads(ctx, s, c, props, answer.ObjectAt(d, "example_config"))
 			if !ok {
 				continue
 			}
@@ -441,7 +442,7 @@ func plainFileCaps(ctx context.Context, c *framework.Client) []fileCap {
 		id, _ := row["capability_id"].(string)
 		d := detail(ctx, c, id)
 		keys := make([]string, 0)
-		ex := objectAt(d, "example_config")
+		ex := answer.ObjectAt(d, "example_config")
 		for k := range ex {
 			keys = append(keys, k)
 		}
@@ -505,19 +506,19 @@ const snakeCase = `^[a-z0-9]+(_[a-z0-9]+)*$`
 
 func checkTags(r *framework.Response, row map[string]any, what string) {
 	GinkgoHelper()
-	for _, t := range stringList(r, row, "tags", what) {
+	for _, t := range answer.Strings(r, row, "tags", what) {
 		Expect(t).To(MatchRegexp(snakeCase), what+": tags are snake_case"+r.Describe())
 	}
 }
 
 func checkTemplate(r *framework.Response, t map[string]any) {
 	GinkgoHelper()
-	Expect(stringField(r, t, "template_id", "template")).To(MatchRegexp(judge.IDPattern("captpl_")), r.Describe())
-	stringField(r, t, "name", "template")
-	nullableString(r, t, "description", "template")
-	nullableString(r, t, "category", "template")
-	Expect(stringField(r, t, "preview_url", "template")).NotTo(BeEmpty(), r.Describe())
-	Expect(stringField(r, t, "preview_kind", "template")).To(oneOf("video", "image"), r.Describe())
+	Expect(answer.String(r, t, "template_id", "template")).To(MatchRegexp(judge.IDPattern("captpl_")), r.Describe())
+	answer.String(r, t, "name", "template")
+	answer.NullableString(r, t, "description", "template")
+	answer.NullableString(r, t, "category", "template")
+	Expect(answer.String(r, t, "preview_url", "template")).NotTo(BeEmpty(), r.Describe())
+	Expect(answer.String(r, t, "preview_kind", "template")).To(answer.OneOf("video", "image"), r.Describe())
 }
 
 // presetRows walks GET /presets.
@@ -607,7 +608,7 @@ func scriptOnlyActor(ctx context.Context, c *framework.Client) *framework.Respon
 		}
 		d := detail(ctx, c, row["capability_id"].(string))
 		key := textKeyIn(d)
-		if key == "" || hasVoiceField(schemaProps(d)) {
+		if key == "" || hasVoiceField(answer.SchemaProps(d)) {
 			continue
 		}
 		cfg := actorScript(d, scriptOf(150))
@@ -629,7 +630,7 @@ func otherAudioActor(ctx context.Context, c *framework.Client) *framework.Respon
 			continue
 		}
 		d := detail(ctx, c, row["capability_id"].(string))
-		if hasVoiceField(schemaProps(d)) {
+		if hasVoiceField(answer.SchemaProps(d)) {
 			return d
 		}
 	}
@@ -647,7 +648,7 @@ func hasVoiceField(props map[string]any) bool {
 // actorScript is the script-only actor d's example_config speaking script under its script key.
 func actorScript(d *framework.Response, script string) map[string]any {
 	GinkgoHelper()
-	return withChanges(objectAt(d, "example_config"), map[string]any{textKeyIn(d): script})
+	return withChanges(answer.ObjectAt(d, "example_config"), map[string]any{textKeyIn(d): script})
 }
 
 // maxLength is the maxLength of a string property (fallback when it has none).
@@ -714,11 +715,11 @@ func installAlias(ctx context.Context, s *framework.Spec, c *framework.Client, s
 	GinkgoHelper()
 	for _, d := range countCaps(ctx, c) {
 		id := d.String("capability_id")
-		req, _ := objectAt(d, "config_schema")["required"].([]any)
+		req, _ := answer.ObjectAt(d, "config_schema")["required"].([]any)
 		if slices.Contains(req, any("count")) {
 			continue
 		}
-		cfg := clone(objectAt(d, "example_config"))
+		cfg := clone(answer.ObjectAt(d, "example_config"))
 		delete(cfg, "count")
 		base := c.Post(ctx, "/estimates", map[string]any{"capability_id": id, "config": cfg})
 		if base.Status != http.StatusOK {
@@ -769,7 +770,7 @@ func templateIDs(t *framework.Response) []string {
 	GinkgoHelper()
 	var out []string
 	for i, v := range t.Array("templates") {
-		out = append(out, stringField(t, asObject(t, v, fmt.Sprintf("templates[%d]", i)), "template_id", "template"))
+		out = append(out, answer.String(t, answer.AsObject(t, v, fmt.Sprintf("templates[%d]", i)), "template_id", "template"))
 	}
 	return out
 }
@@ -783,7 +784,7 @@ func presetSubmit(ctx context.Context, s *framework.Spec) (sp spender, id string
 	sp = newSpender(ctx, s)
 	d, tpls := templatePreset(ctx, sp.c, 1)
 	id = d.String("capability_id")
-	cfg = readyConfig(ctx, s, sp.c, objectAt(d, "example_config"))
+	cfg = readyConfig(ctx, s, sp.c, answer.ObjectAt(d, "example_config"))
 	cfg["template_id"] = tpls[0]
 	_, need = estimateOf(ctx, sp.c, id, cfg, nil)
 	return sp, id, tpls, cfg, need
@@ -997,7 +998,7 @@ func bigHold(ctx context.Context, s *framework.Spec, c *framework.Client) (capID
 		if namesUpload(ex) || strings.HasPrefix(id, "preset_") {
 			continue
 		}
-		props, _ := objectAt(d, "config_schema")["properties"].(map[string]any)
+		props, _ := answer.ObjectAt(d, "config_schema")["properties"].(map[string]any)
 		for name, p := range props {
 			pm, _ := p.(map[string]any)
 			mx, ok := framework.AsInt(pm["maximum"])

@@ -10,6 +10,7 @@ import (
 
 	. "github.com/onsi/ginkgo/v2" //nolint:revive
 
+	"github.com/mediaspec/mediaspec/conformance/internal/answer"
 	"github.com/mediaspec/mediaspec/conformance/internal/framework"
 )
 
@@ -50,7 +51,7 @@ func shapeOf(ctx context.Context, c *framework.Client, id string) configShape {
 // shapeFromDetail is the config shape of a capability detail answer.
 func shapeFromDetail(d *framework.Response) configShape {
 	GinkgoHelper()
-	cs := configShape{id: d.String("capability_id"), schema: objectAt(d, "config_schema"), example: objectAt(d, "example_config")}
+	cs := configShape{id: d.String("capability_id"), schema: answer.ObjectAt(d, "config_schema"), example: answer.ObjectAt(d, "example_config")}
 	var err error
 	cs.textKey, err = textKeyOf(cs.schema, cs.example)
 	if err != nil {
@@ -207,6 +208,6 @@ func ttsConfig(ctx context.Context, c *framework.Client) map[string]any {
 // textKeyIn is the key of d's free text (textKeyOf on its detail), "" when there is none.
 func textKeyIn(d *framework.Response) string {
 	GinkgoHelper()
-	k, _ := textKeyOf(objectAt(d, "config_schema"), objectAt(d, "example_config"))
+	k, _ := textKeyOf(answer.ObjectAt(d, "config_schema"), answer.ObjectAt(d, "example_config"))
 	return k
 }

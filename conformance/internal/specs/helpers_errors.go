@@ -14,6 +14,7 @@ import (
 	. "github.com/onsi/ginkgo/v2" //nolint:revive
 	. "github.com/onsi/gomega"    //nolint:revive
 
+	"github.com/mediaspec/mediaspec/conformance/internal/answer"
 	"github.com/mediaspec/mediaspec/conformance/internal/framework"
 	"github.com/mediaspec/mediaspec/spec"
 )
@@ -99,7 +100,7 @@ func errorWords(r *framework.Response) []string {
 			}
 		}
 	}
-	walk(objectAt(r, "error"))
+	walk(answer.ObjectAt(r, "error"))
 	return out
 }
 
@@ -137,7 +138,7 @@ func expectAssetIDs(r *framework.Response, id string) {
 // the error object names upload ids, the upload is among them.
 func expectAssetIDsIfNamed(r *framework.Response, id string) {
 	GinkgoHelper()
-	if named := openshape.IDs(objectAt(r, "error"), "ast_"); len(named) > 0 {
+	if named := openshape.IDs(answer.ObjectAt(r, "error"), "ast_"); len(named) > 0 {
 		Expect(named).To(ContainElement(id), "the upload ids the refusal names include the upload not ready"+r.Describe())
 	}
 }

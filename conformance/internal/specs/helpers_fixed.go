@@ -8,6 +8,7 @@ import (
 	. "github.com/onsi/ginkgo/v2" //nolint:revive
 	. "github.com/onsi/gomega"    //nolint:revive
 
+	"github.com/mediaspec/mediaspec/conformance/internal/answer"
 	"github.com/mediaspec/mediaspec/conformance/internal/framework"
 	"github.com/mediaspec/mediaspec/conformance/internal/paging"
 	"github.com/mediaspec/mediaspec/receiver"
@@ -134,7 +135,7 @@ var submitCreditsFixed = []fixed{
 // expectSubmitFixed checks the fixed values of an accepted submit answer.
 func expectSubmitFixed(r *framework.Response) {
 	GinkgoHelper()
-	expectFixed(r, objectAt(r, "credits"), "credits", submitCreditsFixed)
+	expectFixed(r, answer.ObjectAt(r, "credits"), "credits", submitCreditsFixed)
 }
 
 // The data of generation events (Event payloads: "error ({ code, message } on generation.failed,

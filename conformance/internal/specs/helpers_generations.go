@@ -14,6 +14,7 @@ import (
 	. "github.com/onsi/gomega"    //nolint:revive
 	"github.com/onsi/gomega/types"
 
+	"github.com/mediaspec/mediaspec/conformance/internal/answer"
 	"github.com/mediaspec/mediaspec/conformance/internal/framework"
 	"github.com/mediaspec/mediaspec/conformance/internal/paging"
 	"github.com/mediaspec/mediaspec/spec/judge"
@@ -263,24 +264,24 @@ func readGen(ctx context.Context, c *framework.Client, id string) *framework.Res
 // checkGeneration checks the fields every generation object carries, at path ("generation").
 func checkGeneration(r *framework.Response, path string) {
 	GinkgoHelper()
-	g := objectAt(r, path)
+	g := answer.ObjectAt(r, path)
 	what := path
-	Expect(stringField(r, g, "generation_id", what)).To(MatchRegexp(genIDPattern), r.Describe())
-	nullableString(r, g, "capability_id", what)
-	status := stringField(r, g, "status", what)
-	Expect(status).To(oneOf("queued", "rendering", "post_processing", "completed", "failed"), what+".status"+r.Describe())
+	Expect(answer.String(r, g, "generation_id", what)).To(MatchRegexp(genIDPattern), r.Describe())
+	answer.NullableString(r, g, "capability_id", what)
+	status := answer.String(r, g, "status", what)
+	Expect(status).To(answer.OneOf("queued", "rendering", "post_processing", "completed", "failed"), what+".status"+r.Describe())
 	// The Generation table lists the fields a read carries; the reference's source, purpose,
 	// workflow_run_id, fan_out_label (shown on fan-out jobs), output_kind and updated_at are
 	// checked when sent.
 	if _, has := g["source"]; has {
-		Expect(stringField(r, g, "source", what)).To(oneOf("ui", "api", "mcp", "cli", "workflow", "agent", "preset"), r.Describe())
+		Expect(answer.String(r, g, "source", what)).To(answer.OneOf("ui", "api", "mcp", "cli", "workflow", "agent", "preset"), r.Describe())
 	}
 	for _, k := range []string{"purpose", "workflow_run_id", "fan_out_label", "output_kind"} {
 		if _, has := g[k]; has {
-			nullableString(r, g, k, what)
+			answer.NullableString(r, g, k, what)
 		}
 	}
-	if bg, null := nullableString(r, g, "batch_group_id", what); !null {
+	if bg, null := answer.NullableString(r, g, "batch_group_id", what); !null {
 		Expect(bg).To(MatchRegexp(bgIDPattern), r.Describe())
 	}
 	Expect(g).To(HaveKey("batch_index"), what+" has batch_index (null when not a sibling)"+r.Describe())
@@ -288,36 +289,36 @@ func checkGeneration(r *framework.Response, path string) {
 	Expect(g).To(HaveKey("outputs_delivered"), r.Describe())
 	Expect(g).To(HaveKey("error"), what+" has error (null unless failed)"+r.Describe())
 	Expect(g).To(HaveKey("completed_at"), what+" has completed_at (null while running)"+r.Describe())
-	intField(r, g, "credits_estimated", what)
-	Expect(stringField(r, g, "charge_summary", what)).NotTo(BeEmpty(), r.Describe())
-	stringField(r, g, "created_at", what)
+	answer.Int(r, g, "credits_estimated", what)
+	Expect(answer.String(r, g, "charge_summary", what)).NotTo(BeEmpty(), r.Describe())
+	answer.String(r, g, "created_at", what)
 	if _, has := g["updated_at"]; has {
-		stringField(r, g, "updated_at", what)
+		answer.String(r, g, "updated_at", what)
 	}
 	_, isBool := g["has_result"].(bool)
 	Expect(isBool).To(BeTrue(), what+".has_result is a boolean"+r.Describe())
 	outs, isArr := g["outputs"].([]any)
 	Expect(isArr).To(BeTrue(), what+".outputs is an array"+r.Describe())
 	for i, o := range outs {
-		out := asObject(r, o, fmt.Sprintf("%s.outputs[%d]", what, i))
+		out := answer.AsObject(r, o, fmt.Sprintf("%s.outputs[%d]", what, i))
 		ow := fmt.Sprintf("%s.outputs[%d]", what, i)
-		intField(r, out, "index", ow)
-		Expect(stringField(r, out, "kind", ow)).To(oneOf("image", "video", "audio"), r.Describe())
+		answer.Int(r, out, "index", ow)
+		Expect(answer.String(r, out, "kind", ow)).To(answer.OneOf("image", "video", "audio"), r.Describe())
 		for _, k := range []string{"url", "file_name"} {
-			nullableString(r, out, k, ow)
+			answer.NullableString(r, out, k, ow)
 		}
 		if _, has := out["asset_id"]; has {
-			nullableString(r, out, "asset_id", ow)
+			answer.NullableString(r, out, "asset_id", ow)
 		}
 		for _, k := range []string{"width", "height"} {
 			Expect(out).To(HaveKey(k), ow+" has "+k+r.Describe())
 		}
 	}
-	credits := asObject(r, g["credits"], what+".credits")
-	intField(r, credits, "credits_held", what+".credits")
-	intField(r, credits, "wallet_balance", what+".credits")
+	credits := answer.AsObject(r, g["credits"], what+".credits")
+	answer.Int(r, credits, "credits_held", what+".credits")
+	answer.Int(r, credits, "wallet_balance", what+".credits")
 	// "values seen: open, captured": the set is not closed.
-	Expect(stringField(r, credits, "settlement", what+".credits")).NotTo(BeEmpty(), r.Describe())
+	Expect(answer.String(r, credits, "settlement", what+".credits")).NotTo(BeEmpty(), r.Describe())
 	terminal, isBool := credits["terminal"].(bool)
 	Expect(isBool).To(BeTrue(), r.Describe())
 	charged, present := credits["credits_charged"]
@@ -355,7 +356,7 @@ func checkGeneration(r *framework.Response, path string) {
 // timeField reads the RFC 3339 time at key of obj (part of r's answer, named what).
 func timeField(r *framework.Response, obj map[string]any, key, what string) time.Time {
 	GinkgoHelper()
-	t, err := parseStamp(stringField(r, obj, key, what))
+	t, err := answer.ParseStamp(answer.String(r, obj, key, what))
 	Expect(err).NotTo(HaveOccurred(), what+"."+key+" is an RFC 3339 time"+r.Describe())
 	return t
 }
@@ -397,17 +398,17 @@ func checkBatch(ctx context.Context, s *framework.Spec, c *framework.Client, b *
 	Expect(b.String("batch_group_id")).To(MatchRegexp(bgIDPattern), b.Describe())
 	Expect(b.Int("variants")).To(Equal(int64(len(siblings))), "variants is the number of siblings"+b.Describe())
 	Expect(b.Doc()).NotTo(HaveKey("wallet_balance"), b.Describe())
-	Expect(objectAt(b, "credits")).NotTo(HaveKey("wallet_balance"), "batch credits carry no wallet balance"+b.Describe())
+	Expect(answer.ObjectAt(b, "credits")).NotTo(HaveKey("wallet_balance"), "batch credits carry no wallet balance"+b.Describe())
 	Expect(b.String("charge_summary")).NotTo(BeEmpty(), b.Describe())
 	Expect(b.String("next_action")).NotTo(BeEmpty(), b.Describe())
 	gens := b.Array("generations")
 	Expect(gens).To(HaveLen(len(siblings)), b.Describe())
 	byID := map[string]map[string]any{}
 	for i, g := range gens {
-		m := asObject(b, g, fmt.Sprintf("generations[%d]", i))
-		id := stringField(b, m, "generation_id", "batch generation")
-		intField(b, m, "batch_index", "batch generation")
-		stringField(b, m, "status", "batch generation")
+		m := answer.AsObject(b, g, fmt.Sprintf("generations[%d]", i))
+		id := answer.String(b, m, "generation_id", "batch generation")
+		answer.Int(b, m, "batch_index", "batch generation")
+		answer.String(b, m, "status", "batch generation")
 		byID[id] = m
 	}
 	var reads []*framework.Response
@@ -421,7 +422,7 @@ func checkBatch(ctx context.Context, s *framework.Spec, c *framework.Client, b *
 		reads = append(reads, r)
 		Expect(r.String("generation.batch_group_id")).To(Equal(b.String("batch_group_id")), r.Describe())
 		expectPosition(s, r, r.Int("generation.batch_index"), &base, i)
-		Expect(intField(b, byID[id], "batch_index", "batch generation")).To(Equal(r.Int("generation.batch_index")), "the batch and the read give the sibling one batch_index"+b.Describe())
+		Expect(answer.Int(b, byID[id], "batch_index", "batch generation")).To(Equal(r.Int("generation.batch_index")), "the batch and the read give the sibling one batch_index"+b.Describe())
 		held += r.Int("generation.credits.credits_held")
 		if n, ok := framework.AsInt(r.Field("generation.outputs_delivered")); ok {
 			delivered += n
@@ -603,7 +604,7 @@ func waitEndsWithJob(ctx context.Context, s *framework.Spec, sp spender) {
 		Expect(i).To(BeNumerically("<", 400), "generation "+j.id+" still running after 400 waits"+w.Describe())
 	}
 	s.Step("GEN-027", "GEN-030")
-	ended := parseTime(w, "generation.completed_at").Sub(parseTime(w, "generation.created_at")).Seconds()
+	ended := answer.Time(w, "generation.completed_at").Sub(answer.Time(w, "generation.created_at")).Seconds()
 	age, waited := w.Int("age_seconds"), w.Int("waited_seconds")
 	if float64(age-waited) >= ended-1 {
 		framework.SkipFor(framework.Undecidable(fmt.Sprintf("the job ended (%.1f s after its creation) before or as the last wait began (%d s after it); a wait released by the job's end cannot be observed", ended, age-waited) + w.Describe()))

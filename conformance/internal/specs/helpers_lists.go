@@ -8,6 +8,7 @@ import (
 
 	. "github.com/onsi/ginkgo/v2" //nolint:revive
 
+	"github.com/mediaspec/mediaspec/conformance/internal/answer"
 	"github.com/mediaspec/mediaspec/conformance/internal/framework"
 )
 
@@ -20,8 +21,8 @@ func countCaps(ctx context.Context, c *framework.Client) []*framework.Response {
 	GinkgoHelper()
 	var out []*framework.Response
 	for _, d := range availableDetails(ctx, c, 40) {
-		props, _ := objectAt(d, "config_schema")["properties"].(map[string]any)
-		if _, has := props["count"]; !has || namesUpload(objectAt(d, "example_config")) {
+		props, _ := answer.ObjectAt(d, "config_schema")["properties"].(map[string]any)
+		if _, has := props["count"]; !has || namesUpload(answer.ObjectAt(d, "example_config")) {
 			continue
 		}
 		out = append(out, d)

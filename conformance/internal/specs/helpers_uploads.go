@@ -12,6 +12,7 @@ import (
 	. "github.com/onsi/ginkgo/v2" //nolint:revive
 	. "github.com/onsi/gomega"    //nolint:revive
 
+	"github.com/mediaspec/mediaspec/conformance/internal/answer"
 	"github.com/mediaspec/mediaspec/conformance/internal/framework"
 	fixtures "github.com/mediaspec/mediaspec/fixtures/media"
 )
@@ -507,7 +508,7 @@ func withSampleUploads(ctx context.Context, s *framework.Spec, c *framework.Clie
 func pricedWithoutUpload(ctx context.Context, c *framework.Client) (*framework.Response, *framework.Response) {
 	GinkgoHelper()
 	for _, d := range availableDetails(ctx, c, 25) {
-		cfg := objectAt(d, "example_config")
+		cfg := answer.ObjectAt(d, "example_config")
 		if namesUpload(cfg) {
 			continue
 		}

@@ -16,6 +16,7 @@ import (
 	. "github.com/onsi/ginkgo/v2" //nolint:revive
 	. "github.com/onsi/gomega"    //nolint:revive
 
+	"github.com/mediaspec/mediaspec/conformance/internal/answer"
 	"github.com/mediaspec/mediaspec/conformance/internal/framework"
 	"github.com/mediaspec/mediaspec/receiver"
 	"github.com/mediaspec/mediaspec/spec/judge"
@@ -66,7 +67,7 @@ func listHooks(ctx context.Context, c *framework.Client) (*framework.Response, [
 	r := c.Get(ctx, "/webhooks").ExpectOK(http.StatusOK)
 	var rows []map[string]any
 	for i, v := range r.Array("webhooks") {
-		rows = append(rows, asObject(r, v, fmt.Sprintf("webhooks[%d]", i)))
+		rows = append(rows, answer.AsObject(r, v, fmt.Sprintf("webhooks[%d]", i)))
 	}
 	return r, rows
 }
@@ -86,14 +87,14 @@ func hookRow(ctx context.Context, c *framework.Client, id string) map[string]any
 // checkHookRow checks the fields every endpoint object carries.
 func checkHookRow(r *framework.Response, m map[string]any, what string) {
 	GinkgoHelper()
-	Expect(stringField(r, m, "webhook_id", what)).To(MatchRegexp(webhookIDPattern), what+".webhook_id"+r.Describe())
-	stringField(r, m, "url", what)
-	stringList(r, m, "events", what)
-	Expect(stringField(r, m, "status", what)).To(oneOf("active", "failing", "disabled"), what+".status"+r.Describe())
-	Expect(intField(r, m, "consecutive_failures", what)).To(BeNumerically(">=", 0), r.Describe())
-	nullableString(r, m, "description", what)
+	Expect(answer.String(r, m, "webhook_id", what)).To(MatchRegexp(webhookIDPattern), what+".webhook_id"+r.Describe())
+	answer.String(r, m, "url", what)
+	answer.Strings(r, m, "events", what)
+	Expect(answer.String(r, m, "status", what)).To(answer.OneOf("active", "failing", "disabled"), what+".status"+r.Describe())
+	Expect(answer.Int(r, m, "consecutive_failures", what)).To(BeNumerically(">=", 0), r.Describe())
+	answer.NullableString(r, m, "description", what)
 	for _, k := range []string{"created_at", "updated_at"} {
-		Expect(stringField(r, m, k, what)).NotTo(BeEmpty(), what+"."+k+r.Describe())
+		Expect(answer.String(r, m, k, what)).NotTo(BeEmpty(), what+"."+k+r.Describe())
 	}
 	Expect(m).NotTo(HaveKey("secret"), what+" carries the secret"+r.Describe())
 }

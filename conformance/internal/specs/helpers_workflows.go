@@ -16,6 +16,7 @@ import (
 	. "github.com/onsi/ginkgo/v2" //nolint:revive
 	. "github.com/onsi/gomega"    //nolint:revive
 
+	"github.com/mediaspec/mediaspec/conformance/internal/answer"
 	"github.com/mediaspec/mediaspec/conformance/internal/framework"
 	"github.com/mediaspec/mediaspec/conformance/internal/paging"
 	"github.com/mediaspec/mediaspec/receiver"
@@ -75,22 +76,22 @@ func wfTemplates(ctx context.Context, c *framework.Client) []wfTemplate {
 	r := c.Get(ctx, "/workflows/templates").ExpectOK(http.StatusOK)
 	var out []wfTemplate
 	for i, v := range openRows(r) {
-		tm := asObject(r, v, fmt.Sprintf("templates[%d]", i))
+		tm := answer.AsObject(r, v, fmt.Sprintf("templates[%d]", i))
 		key, ok := templateKey(c, tm)
 		if !ok {
 			c.Lacks(noTemplateKey)
 		}
 		t := wfTemplate{key: key}
-		t.inputs = asObject(r, tm[c.Shape("workflow.example_inputs")], "the template's example inputs")
+		t.inputs = answer.AsObject(r, tm[c.Shape("workflow.example_inputs")], "the template's example inputs")
 		if namesUpload(t.inputs) {
 			continue
 		}
 		ns, _ := tm["nodes"].([]any)
 		for j, nv := range ns {
-			nm := asObject(r, nv, fmt.Sprintf("templates[%d].nodes[%d]", i, j))
+			nm := answer.AsObject(r, nv, fmt.Sprintf("templates[%d].nodes[%d]", i, j))
 			t.nodes = append(t.nodes, wfNode{
-				id: stringField(r, nm, "node_id", "node"), capID: stringField(r, nm, "capability_id", "node"),
-				deps: stringList(r, nm, "depends_on", "node"),
+				id: answer.String(r, nm, "node_id", "node"), capID: answer.String(r, nm, "capability_id", "node"),
+				deps: answer.Strings(r, nm, "depends_on", "node"),
 			})
 		}
 		p := c.Post(ctx, "/workflows/templates/"+t.key+"/invoke", map[string]any{inputsKey(c): t.inputs, "max_credits": 1})
@@ -196,7 +197,7 @@ func wfCheckRun(s *framework.Spec, r *framework.Response) map[string]any {
 	GinkgoHelper()
 	run := runRecord(r)
 	st := runStatus(r)
-	Expect(st).To(oneOf(wfRunStatuses...), "WF-012: a run status is one of the six"+r.Describe())
+	Expect(st).To(answer.OneOf(wfRunStatuses...), "WF-012: a run status is one of the six"+r.Describe())
 	finished := slices.Contains(wfRunFinished, st)
 	if v, has := run["still_running"]; has || s.Strict() { // the run record is not shown: judged where it carries it
 		Expect(v).To(Equal(!finished), "WF-013: still_running is false exactly on a finished status"+r.Describe())
@@ -212,7 +213,7 @@ func wfCheckRun(s *framework.Spec, r *framework.Response) map[string]any {
 		}
 	})
 	s.ReferenceOnly("WF-011", "a run read's credits object", func() {
-		credits := asObject(r, run["credits"], "run.credits")
+		credits := answer.AsObject(r, run["credits"], "run.credits")
 		Expect(credits["terminal"]).To(Equal(finished), "run credits are terminal exactly when the run finished"+r.Describe())
 		if !finished {
 			Expect(credits["credits_charged"]).To(BeNil(), "credits_charged is null until the run is terminal"+r.Describe())
@@ -221,14 +222,14 @@ func wfCheckRun(s *framework.Spec, r *framework.Response) map[string]any {
 	byID := map[string]map[string]any{}
 	nodes, _ := run["nodes"].([]any)
 	for i, v := range nodes {
-		n := asObject(r, v, fmt.Sprintf("run.nodes[%d]", i))
-		byID[stringField(r, n, "node_id", "node")] = n
+		n := answer.AsObject(r, v, fmt.Sprintf("run.nodes[%d]", i))
+		byID[answer.String(r, n, "node_id", "node")] = n
 	}
 	for id, n := range byID {
-		ns := stringField(r, n, "status", "node")
-		Expect(ns).To(oneOf(wfNodeStatuses...), "WF-014: node "+id+" has a documented status"+r.Describe())
+		ns := answer.String(r, n, "status", "node")
+		Expect(ns).To(answer.OneOf(wfNodeStatuses...), "WF-014: node "+id+" has a documented status"+r.Describe())
 		if e := n["error"]; e != nil {
-			em := asObject(r, e, "node error")
+			em := answer.AsObject(r, e, "node error")
 			Expect(em["code"]).To(BeElementOf(wfNodeErrorCode), "WF-015: node "+id+" error code"+r.Describe())
 			Expect(em["message"]).To(BeAssignableToTypeOf(""), "WF-015: node "+id+" error message"+r.Describe())
 		}
@@ -238,7 +239,7 @@ func wfCheckRun(s *framework.Spec, r *framework.Response) map[string]any {
 			})
 		}
 		if slices.Contains(wfNodeStarted, ns) {
-			for _, dep := range stringList(r, n, "depends_on", "node") {
+			for _, dep := range answer.Strings(r, n, "depends_on", "node") {
 				Expect(byID).To(HaveKey(dep), "a depends_on entry names a node of the run"+r.Describe())
 				Expect(byID[dep]["status"]).To(Equal("completed"), "WF-017: node "+id+" reads "+ns+" only after "+dep+" completed"+r.Describe())
 			}
@@ -280,7 +281,7 @@ func awaitRun(ctx context.Context, s *framework.Spec, c *framework.Client, id st
 			seen = append(seen, st)
 		}
 		if st != "queued" && st != "running" {
-			Expect(st).To(oneOf(wfRunFinished...), r.Describe())
+			Expect(st).To(answer.OneOf(wfRunFinished...), r.Describe())
 			return r, seen
 		}
 		Expect(elapsed).To(BeNumerically("<", 7200), "workflow run "+id+" still running after two hours of service time"+r.Describe())
@@ -304,7 +305,7 @@ func wfNodes(r *framework.Response, run map[string]any) map[string]map[string]an
 		r.Lacks("the run read lists no nodes[] (the run record is not shown; its events name them nodes)")
 	}
 	for i, v := range nodes {
-		n := asObject(r, v, fmt.Sprintf("run.nodes[%d]", i))
+		n := answer.AsObject(r, v, fmt.Sprintf("run.nodes[%d]", i))
 		out[fmt.Sprint(n["node_id"])] = n
 	}
 	return out
@@ -312,7 +313,7 @@ func wfNodes(r *framework.Response, run map[string]any) map[string]map[string]an
 
 // wfGenIDs returns a node's generation ids.
 func wfGenIDs(r *framework.Response, n map[string]any) []string {
-	return stringList(r, n, "generation_ids", "node")
+	return answer.Strings(r, n, "generation_ids", "node")
 }
 
 // wfSumCredits sums the nodes' credits (null counts as 0).
@@ -376,12 +377,12 @@ func findCheapestTemplate(ctx context.Context, c *framework.Client) (key string,
 	GinkgoHelper()
 	r := c.Get(ctx, "/workflows/templates").ExpectOK(http.StatusOK)
 	for i, v := range openRows(r) {
-		t := asObject(r, v, fmt.Sprintf("templates[%d]", i))
+		t := answer.AsObject(r, v, fmt.Sprintf("templates[%d]", i))
 		k, ok := templateKey(c, t)
 		if !ok {
 			return "", nil, nil, 0, noTemplateKey
 		}
-		in := asObject(r, t[c.Shape("workflow.example_inputs")], "the template's example inputs")
+		in := answer.AsObject(r, t[c.Shape("workflow.example_inputs")], "the template's example inputs")
 		if namesUpload(in) {
 			continue
 		}
@@ -396,7 +397,7 @@ func findCheapestTemplate(ctx context.Context, c *framework.Client) (key string,
 			nodes = nil
 			ns, _ := t["nodes"].([]any)
 			for j, nv := range ns {
-				nodes = append(nodes, stringField(r, asObject(r, nv, fmt.Sprintf("templates[%d].nodes[%d]", i, j)), "node_id", "node"))
+				nodes = append(nodes, answer.String(r, answer.AsObject(r, nv, fmt.Sprintf("templates[%d].nodes[%d]", i, j)), "node_id", "node"))
 			}
 		}
 	}
@@ -437,7 +438,7 @@ func cheapestTemplateRun(ctx context.Context, s *framework.Spec, c *framework.Cl
 	best, bestNeed := "", int64(0)
 	var bestInputs map[string]any
 	for i, t := range openRows(r) {
-		tm := asObject(r, t, fmt.Sprintf("templates[%d]", i))
+		tm := answer.AsObject(r, t, fmt.Sprintf("templates[%d]", i))
 		key, ok := templateKey(c, tm)
 		if !ok {
 			s.Lacks("%s", noTemplateKey)

@@ -11,6 +11,7 @@ import (
 	. "github.com/onsi/ginkgo/v2" //nolint:revive
 	. "github.com/onsi/gomega"    //nolint:revive
 
+	"github.com/mediaspec/mediaspec/conformance/internal/answer"
 	"github.com/mediaspec/mediaspec/conformance/internal/framework"
 	"github.com/mediaspec/mediaspec/conformance/internal/paging"
 )
@@ -458,7 +459,7 @@ func spendWindowSpecs(f *framework.Framework) {
 			s.Advance(ctx, at.Sub(now).Seconds())
 			s.SetLimits(ctx, sp.ws.ID, map[string]any{"daily_credits": h})
 			j := submit(ctx, s, sp.c, "tts", cfg, nil)
-			taken := parseTime(readGen(ctx, sp.c, j.id), "generation.created_at")
+			taken := answer.Time(readGen(ctx, sp.c, j.id), "generation.created_at")
 			w := s.Finish(ctx, sp.c, j.id)
 			// The charge is whole; a fractional price is charged a whole number next to it.
 			price := w.Int("generation.credits.credits_charged")

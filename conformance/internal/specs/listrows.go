@@ -9,6 +9,7 @@ import (
 	. "github.com/onsi/ginkgo/v2" //nolint:revive
 	. "github.com/onsi/gomega"    //nolint:revive
 
+	"github.com/mediaspec/mediaspec/conformance/internal/answer"
 	"github.com/mediaspec/mediaspec/conformance/internal/framework"
 	"github.com/mediaspec/mediaspec/conformance/internal/openshape"
 	"github.com/mediaspec/mediaspec/conformance/internal/paging"
@@ -49,7 +50,7 @@ func stampsOf(row map[string]any) map[string]time.Time {
 	out := map[string]time.Time{}
 	openshape.Paths(row, func(path, _ string, v any) bool {
 		if x, ok := v.(string); ok {
-			if t, err := parseStamp(x); err == nil {
+			if t, err := answer.ParseStamp(x); err == nil {
 				out[path] = t
 			}
 		}
@@ -83,7 +84,7 @@ func expectRowCarries(s *framework.Spec, p paging.Page, row map[string]any, g *f
 		}
 	}
 	s.Step("GEN-038")
-	created := parseTime(g, "generation.created_at")
+	created := answer.Time(g, "generation.created_at")
 	times := stampsOf(row)
 	near := false
 	for _, t := range times {

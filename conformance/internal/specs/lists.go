@@ -12,6 +12,7 @@ import (
 	. "github.com/onsi/ginkgo/v2" //nolint:revive
 	. "github.com/onsi/gomega"    //nolint:revive
 
+	"github.com/mediaspec/mediaspec/conformance/internal/answer"
 	"github.com/mediaspec/mediaspec/conformance/internal/framework"
 	"github.com/mediaspec/mediaspec/conformance/internal/paging"
 )
@@ -167,7 +168,7 @@ func generationListSpecs(f *framework.Framework) {
 				}
 				for _, row := range p.Rows {
 					s.Step("GEN-038")
-					gid := stringField(p.R, row, "generation_id", "row")
+					gid := answer.String(p.R, row, "generation_id", "row")
 					s.Step("ID-002")
 					Expect(gid).To(MatchRegexp(genIDPattern), p.R.Describe())
 					g := reads[gid]
@@ -180,7 +181,7 @@ func generationListSpecs(f *framework.Framework) {
 					// fields are checked where the row carries them, and the three the text names
 					// by meaning are required under whatever names the row gives them.
 					s.Step("CORE-013")
-					noLinks(row, "generations["+gid+"]")
+					answer.NoLinks(row, "generations["+gid+"]")
 					if v, has := row["source"]; has && v != nil {
 						s.Step("GEN-042")
 						Expect(v).To(Equal("api"), p.R.Describe())
@@ -249,11 +250,11 @@ func generationListSpecs(f *framework.Framework) {
 
 			f.Rule("GEN-043", "GEN-045", "GEN-044").Needs(framework.Spends).It("created_before is strictly before (a date is midnight UTC); updated_since is strictly after, oldest first", func(ctx context.Context, s *framework.Spec) {
 				Expect(b).NotTo(BeNil(), "the setup did not make its generations")
-				bCreated := parseTime(b, "generation.created_at")
-				day := parseTime(a, "generation.created_at").UTC()
+				bCreated := answer.Time(b, "generation.created_at")
+				day := answer.Time(a, "generation.created_at").UTC()
 				last := bCreated
 				if fl != nil {
-					last = parseTime(fl, "generation.created_at")
+					last = answer.Time(fl, "generation.created_at")
 				}
 				if last.UTC().Format(time.DateOnly) != day.Format(time.DateOnly) {
 					framework.SkipFor(framework.Undecidable("the rows were made on both sides of midnight UTC on the target's running clock; the date cut needs them on one day"))
@@ -269,7 +270,7 @@ func generationListSpecs(f *framework.Framework) {
 				if _, has := a.Lookup("generation.updated_at"); !has {
 					// The reads do not show updated_at (the Generation table does not list it): a
 					// time before every row keeps all three, one after every row none.
-					early := parseTime(a, "generation.created_at").Add(-time.Minute).UTC().Format(time.RFC3339)
+					early := answer.Time(a, "generation.created_at").Add(-time.Minute).UTC().Format(time.RFC3339)
 					Expect(list(ctx, [2]string{"updated_since", early})).To(ConsistOf(mine(a, b, fl)), "updated_since before every row keeps them all")
 					late := s.ClockNow(ctx).Add(time.Hour).UTC().Format(time.RFC3339)
 					Expect(list(ctx, [2]string{"updated_since", late})).To(BeEmpty(), "updated_since after every update keeps none")
@@ -286,7 +287,7 @@ func generationListSpecs(f *framework.Framework) {
 					if r == nil {
 						continue
 					}
-					if at := parseTime(r, "generation.updated_at"); at.After(parseTime(a, "generation.updated_at")) {
+					if at := answer.Time(r, "generation.updated_at"); at.After(answer.Time(a, "generation.updated_at")) {
 						want = append(want, upd{id(r), at})
 					}
 				}

@@ -13,6 +13,7 @@ import (
 	. "github.com/onsi/ginkgo/v2" //nolint:revive
 	. "github.com/onsi/gomega"    //nolint:revive
 
+	"github.com/mediaspec/mediaspec/conformance/internal/answer"
 	"github.com/mediaspec/mediaspec/conformance/internal/framework"
 	"github.com/mediaspec/mediaspec/conformance/internal/paging"
 )
@@ -45,16 +46,16 @@ func presetListSpecs(f *framework.Framework) {
 				for i, row := range p.Rows {
 					what := fmt.Sprintf("presets[%d]", i)
 					s.Step("PRESET-002", "PRESET-003")
-					Expect(stringField(p.R, row, "capability_id", what)).To(HavePrefix("preset_"), p.R.Describe())
+					Expect(answer.String(p.R, row, "capability_id", what)).To(HavePrefix("preset_"), p.R.Describe())
 					s.Step("PRESET-002")
-					stringField(p.R, row, "name", what)
-					Expect(stringField(p.R, row, "output_kind", what)).To(oneOf("image", "video", "audio", "text"), p.R.Describe())
+					answer.String(p.R, row, "name", what)
+					Expect(answer.String(p.R, row, "output_kind", what)).To(answer.OneOf("image", "video", "audio", "text"), p.R.Describe())
 					s.Step("PRESET-002", "PRESET-004")
-					status := stringField(p.R, row, "status", what)
-					Expect(status).To(oneOf("available", "requires_plan", "coming_soon"), p.R.Describe())
+					status := answer.String(p.R, row, "status", what)
+					Expect(status).To(answer.OneOf("available", "requires_plan", "coming_soon"), p.R.Describe())
 					s.Step("PRESET-005")
 					if status == "requires_plan" {
-						stringField(p.R, row, "required_plan", what)
+						answer.String(p.R, row, "required_plan", what)
 					} else {
 						Expect(row).NotTo(HaveKey("required_plan"), p.R.Describe())
 					}
@@ -64,18 +65,18 @@ func presetListSpecs(f *framework.Framework) {
 					}
 					_, ok := row["requires_template"].(bool)
 					Expect(ok).To(BeTrue(), p.R.Describe())
-					Expect(stringField(p.R, row, "next_action", what)).NotTo(BeEmpty(), p.R.Describe())
+					Expect(answer.String(p.R, row, "next_action", what)).NotTo(BeEmpty(), p.R.Describe())
 					tpls, ok := row["templates"].([]any)
 					Expect(ok).To(BeTrue(), what+".templates is an array"+p.R.Describe())
 					s.Step("PRESET-006")
 					Expect(len(tpls)).To(BeNumerically("<=", 20), p.R.Describe())
-					Expect(intField(p.R, row, "templates_total", what)).To(BeNumerically(">=", len(tpls)), p.R.Describe())
+					Expect(answer.Int(p.R, row, "templates_total", what)).To(BeNumerically(">=", len(tpls)), p.R.Describe())
 					s.Step("PRESET-011", "ID-010")
 					for j, t := range tpls {
-						checkTemplate(p.R, asObject(p.R, t, fmt.Sprintf("%s.templates[%d]", what, j)))
+						checkTemplate(p.R, answer.AsObject(p.R, t, fmt.Sprintf("%s.templates[%d]", what, j)))
 					}
 					s.Step("CORE-013")
-					noLinks(row, what+" (a template's preview_url is the only link)", "preview_url")
+					answer.NoLinks(row, what+" (a template's preview_url is the only link)", "preview_url")
 				}
 			}
 		})
@@ -104,10 +105,10 @@ func presetListSpecs(f *framework.Framework) {
 				Expect(int64(len(tpls))).To(Equal(total), "every live template: as many as templates_total"+r.Describe())
 				s.Step("PRESET-011")
 				for i, t := range tpls {
-					checkTemplate(r, asObject(r, t, fmt.Sprintf("templates[%d]", i)))
+					checkTemplate(r, answer.AsObject(r, t, fmt.Sprintf("templates[%d]", i)))
 				}
 				s.Step("PRESET-013")
-				noLinks(r.Doc(), "GET /presets/"+id+"/templates (a template's preview_url is the only link)", "preview_url")
+				answer.NoLinks(r.Doc(), "GET /presets/"+id+"/templates (a template's preview_url is the only link)", "preview_url")
 				if row["status"] == "requires_plan" {
 					Expect(r.String("required_plan")).To(Equal(row["required_plan"]), r.Describe())
 				} else {
@@ -150,7 +151,7 @@ func presetListSpecs(f *framework.Framework) {
 			c, _ := ws.NewKey(ctx, framework.KeyOptions{Scopes: []string{"read", "generate"}})
 			d, tpls := templatePreset(ctx, c, 1)
 			src := d.String("capability_id")
-			cfg := readyConfig(ctx, s, c, objectAt(d, "example_config"))
+			cfg := readyConfig(ctx, s, c, answer.ObjectAt(d, "example_config"))
 			cfg["template_id"] = tpls[0]
 			_, need := estimateOf(ctx, c, src, cfg, nil)
 			copyID := "preset_" + randomHex(10)
@@ -325,8 +326,8 @@ func presetTemplateSpecs(f *framework.Framework) {
 				id := row["capability_id"].(string)
 				r := c.Get(ctx, "/presets/"+id+"/templates").ExpectOK(http.StatusOK)
 				for i, t := range r.Array("templates") {
-					tm := asObject(r, t, fmt.Sprintf("templates[%d]", i))
-					tid := stringField(r, tm, "template_id", "template")
+					tm := answer.AsObject(r, t, fmt.Sprintf("templates[%d]", i))
+					tid := answer.String(r, tm, "template_id", "template")
 					if before, ok := links[tid]; ok {
 						Expect(tm["preview_url"]).To(Equal(before), "preview_url of "+tid+" is the same on every read"+r.Describe())
 					}
@@ -408,7 +409,7 @@ func presetTemplateSpecs(f *framework.Framework) {
 			if hc != nil {
 				// Read the schema and the price where the plan allows them.
 				d := capabilityView(hc.Get(ctx, "/capabilities/"+id).ExpectOK(http.StatusOK))
-				cfg = objectAt(d, "example_config")
+				cfg = answer.ObjectAt(d, "example_config")
 				if t := row["templates"].([]any); len(t) > 0 {
 					cfg["template_id"] = t[0].(map[string]any)["template_id"]
 				}
@@ -441,7 +442,7 @@ func presetTemplateSpecs(f *framework.Framework) {
 			c := uploadClient(ctx, s, 10)
 			d, tpls := templatePreset(ctx, c, 2)
 			id := d.String("capability_id")
-			cfg := readyConfig(ctx, s, c, objectAt(d, "example_config"))
+			cfg := readyConfig(ctx, s, c, answer.ObjectAt(d, "example_config"))
 			var answers []*framework.Response
 			for _, tpl := range tpls[:2] {
 				cfg["template_id"] = tpl
@@ -464,7 +465,7 @@ func presetTemplateSpecs(f *framework.Framework) {
 					continue
 				}
 				d := detail(ctx, c, row["capability_id"].(string))
-				req, _ := objectAt(d, "config_schema")["required"].([]any)
+				req, _ := answer.ObjectAt(d, "config_schema")["required"].([]any)
 				Expect(req).To(ContainElement("template_id"), "requires_template true: template_id is required"+d.Describe())
 				checked++
 			}
@@ -564,7 +565,7 @@ func presetStateSpecs(f *framework.Framework) {
 				if id == "" {
 					framework.SkipFor(framework.Unsupported(framework.Control, "the target lists no available preset that requires a template and has templates_total 0, and without the control API none can be made"))
 				}
-				cfg = readyConfig(ctx, s, sp.c, objectAt(detail(ctx, sp.c, id), "example_config"))
+				cfg = readyConfig(ctx, s, sp.c, answer.ObjectAt(detail(ctx, sp.c, id), "example_config"))
 				est := sp.c.Post(ctx, "/estimates", map[string]any{"capability_id": id, "config": cfg})
 				if est.Status != http.StatusOK {
 					framework.SkipFor(framework.LacksState("the estimate of " + id + "'s example_config is refused, so no max_credits is known to cover its price, and a submit's refusal could be for max_credits"))

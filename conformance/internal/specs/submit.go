@@ -10,6 +10,7 @@ import (
 	. "github.com/onsi/ginkgo/v2" //nolint:revive
 	. "github.com/onsi/gomega"    //nolint:revive
 
+	"github.com/mediaspec/mediaspec/conformance/internal/answer"
 	"github.com/mediaspec/mediaspec/conformance/internal/framework"
 	fixtures "github.com/mediaspec/mediaspec/fixtures/media"
 )
@@ -97,7 +98,7 @@ func submitBodySpecs(f *framework.Framework) {
 			id := d.String("capability_id")
 			base := cheapConfig(d)
 			_, need := estimateOf(ctx, s.Client(), id, base, nil)
-			schema := objectAt(d, "config_schema")
+			schema := answer.ObjectAt(d, "config_schema")
 			props, _ := schema["properties"].(map[string]any)
 
 			s.Step("SUBMIT-015", "ERR-020")
@@ -151,14 +152,14 @@ func submitBodySpecs(f *framework.Framework) {
 					continue
 				}
 				d := detail(ctx, c, row["capability_id"].(string))
-				props, _ := objectAt(d, "config_schema")["properties"].(map[string]any)
+				props, _ := answer.ObjectAt(d, "config_schema")["properties"].(map[string]any)
 				for name, v := range props {
 					p, _ := v.(map[string]any)
 					items, _ := p["items"].(map[string]any)
 					if p["type"] != "array" || items == nil {
 						continue
 					}
-					cfg := clone(objectAt(d, "example_config"))
+					cfg := clone(answer.ObjectAt(d, "example_config"))
 					switch {
 					case checked&1 == 0 && cat == "tool" && items["type"] == "string":
 						ready, ok := withSampleUploads(ctx, s, c, props, cfg)
@@ -329,7 +330,7 @@ func checkOrderSpecs(f *framework.Framework) {
 				if !s.HasControl() {
 					rc := s.RoleKey(framework.BusinessKey)
 					d := detail(ctx, rc, row["capability_id"].(string))
-					cfg := clone(objectAt(d, "example_config"))
+					cfg := clone(answer.ObjectAt(d, "example_config"))
 					_, need := estimateOf(ctx, rc, d.String("capability_id"), cfg, nil)
 					perGeneration, _ := s.WorkspaceLimits()
 					if avail := availableOf(ctx, s.Client()); need > perGeneration || need > avail {
@@ -344,7 +345,7 @@ func checkOrderSpecs(f *framework.Framework) {
 				sp := newSpender(ctx, s)
 				s.SetLimits(ctx, sp.ws.ID, map[string]any{"per_generation_credits": 1000000, "daily_credits": 1000000})
 				s.SetCredits(ctx, sp.ws.ID, 1000000)
-				return sp, d.String("capability_id"), clone(objectAt(d, "example_config"))
+				return sp, d.String("capability_id"), clone(answer.ObjectAt(d, "example_config"))
 			}
 
 			f.Rule(rules("CHECK-010", "CHECK-001")...).Needs(framework.BusinessKey).It("config validity before plan: an invalid config for a requires_plan capability gets 400 invalid_config", func(ctx context.Context, s *framework.Spec) {
@@ -370,7 +371,7 @@ func checkOrderSpecs(f *framework.Framework) {
 		f.Rule(rules("CHECK-012", "CHECK-001", "ERR-035", "ERR-030")...).Needs(framework.TestInputs, framework.Uploads).It("moderation before upload readiness: a refused prompt naming a not-finalized upload gets 422, without the fault 409 input_not_ready", func(ctx context.Context, s *framework.Spec) {
 			sp := newSpender(ctx, s)
 			d := imageModel(ctx, sp.c)
-			props, _ := objectAt(d, "config_schema")["properties"].(map[string]any)
+			props, _ := answer.ObjectAt(d, "config_schema")["properties"].(map[string]any)
 			if _, ok := props["reference_images"]; !ok {
 				s.Lacks("the image model has no reference_images field: CHECK-012 is left unverified")
 			}
@@ -454,7 +455,7 @@ func checkOrderSpecs(f *framework.Framework) {
 						continue
 					}
 					d := detail(ctx, c, row["capability_id"].(string))
-					cfg := objectAt(d, "example_config")
+					cfg := answer.ObjectAt(d, "example_config")
 					if namesUpload(cfg) {
 						continue
 					}
@@ -471,14 +472,14 @@ func checkOrderSpecs(f *framework.Framework) {
 				c := s.Client()
 				id := notPriced(ctx, s, c)
 				d := detail(ctx, c, id)
-				refuse(ctx, s.Force(ctx, c, framework.Outcome{Kind: "estimate_changed", CapabilityID: id}), submitBody(id, objectAt(d, "example_config"), 50, nil), http.StatusConflict, "estimate_changed")
+				refuse(ctx, s.Force(ctx, c, framework.Outcome{Kind: "estimate_changed", CapabilityID: id}), submitBody(id, answer.ObjectAt(d, "example_config"), 50, nil), http.StatusConflict, "estimate_changed")
 			})
 
 			f.Rule(rules("CHECK-017", "CHECK-001", "ERR-033")...).Needs(framework.TestInputs).It("not priced before pricing: both at once answer 409 not_priced, not 503", func(ctx context.Context, s *framework.Spec) {
 				c := s.Client()
 				id := notPriced(ctx, s, c)
 				d := detail(ctx, c, id)
-				refuse(ctx, s.Force(ctx, c, framework.Outcome{Kind: "pricing_unavailable", CapabilityID: id}), submitBody(id, objectAt(d, "example_config"), 50, nil), http.StatusConflict, "not_priced")
+				refuse(ctx, s.Force(ctx, c, framework.Outcome{Kind: "pricing_unavailable", CapabilityID: id}), submitBody(id, answer.ObjectAt(d, "example_config"), 50, nil), http.StatusConflict, "not_priced")
 			})
 		})
 
@@ -525,7 +526,7 @@ func oneJobPerKeySpecs(f *framework.Framework) {
 			r := refuse(ctx, sp.c, submitBody("tts", cfg, need, nil), http.StatusConflict, "submission_in_flight")
 			s.Step("SUBMIT-018", "ERR-015")
 			Expect(r.String("error.in_flight.generation_id")).To(Equal(j.id), r.Describe())
-			Expect(r.String("error.in_flight.status")).To(oneOf(runningStatuses...), r.Describe())
+			Expect(r.String("error.in_flight.status")).To(answer.OneOf(runningStatuses...), r.Describe())
 		})
 
 		f.Rule(rules("SUBMIT-024", "ERR-010", "ERR-008", "ERR-031", "ERR-015")...).Needs(framework.Spends, framework.Control).It("the identical request from another key of the workspace gets 409 submission_in_flight with retry_after_seconds", func(ctx context.Context, s *framework.Spec) {
@@ -544,7 +545,7 @@ func oneJobPerKeySpecs(f *framework.Framework) {
 			if _, has := r.Lookup("error.in_flight"); has {
 				s.Step("ERR-015")
 				Expect(r.String("error.in_flight.generation_id")).To(Equal(j.id), "in_flight names the running job the identical request waits on"+r.Describe())
-				Expect(r.String("error.in_flight.status")).To(oneOf(runningStatuses...), r.Describe())
+				Expect(r.String("error.in_flight.status")).To(answer.OneOf(runningStatuses...), r.Describe())
 			}
 		})
 
@@ -574,7 +575,7 @@ func oneJobPerKeySpecs(f *framework.Framework) {
 		f.Rule(rules("CHECK-013", "CHECK-001", "ERR-030")...).Needs(framework.Spends, framework.Uploads).It("upload readiness before in-flight: while a job runs, a submit naming a not-finalized upload gets 409 input_not_ready", func(ctx context.Context, s *framework.Spec) {
 			sp := newSpender(ctx, s)
 			d := imageModel(ctx, sp.c)
-			props, _ := objectAt(d, "config_schema")["properties"].(map[string]any)
+			props, _ := answer.ObjectAt(d, "config_schema")["properties"].(map[string]any)
 			if _, ok := props["reference_images"]; !ok {
 				s.Lacks("the image model has no reference_images field: CHECK-013 is left unverified")
 			}
@@ -681,13 +682,13 @@ func keySlotSpecs(f *framework.Framework) {
 			refuse(ctx, sp.c, submitBody(capID, next, need, nil), http.StatusConflict, "submission_in_flight")
 			s.Advance(ctx, 15)
 			g := readGen(ctx, sp.c, first.id)
-			Expect(g.String("generation.status")).To(oneOf(runningStatuses...), "the slow_render fault keeps the first job running past 10 minutes"+g.Describe())
+			Expect(g.String("generation.status")).To(answer.OneOf(runningStatuses...), "the slow_render fault keeps the first job running past 10 minutes"+g.Describe())
 			s.Spend(int(need))
 			again := sp.c.Post(ctx, "/generations", submitBody(capID, next, need, nil)).ExpectOK(http.StatusCreated)
 			Expect(again.Bool("replay")).To(BeFalse(), again.Describe())
 			Expect(again.String("generation_id")).NotTo(Equal(first.id), again.Describe())
 			DeferCleanup(func(ctx SpecContext) { s.Finish(ctx, sp.c, again.String("generation_id")) })
-			Expect(readGen(ctx, sp.c, first.id).String("generation.status")).To(oneOf(runningStatuses...), "the first job still runs")
+			Expect(readGen(ctx, sp.c, first.id).String("generation.status")).To(answer.OneOf(runningStatuses...), "the first job still runs")
 		})
 
 		f.Rule("SUBMIT-021").Needs(framework.Control, framework.Spends).It("a job started in the app holds no key's slot: the key submits a different job beside it", func(ctx context.Context, s *framework.Spec) {
@@ -700,7 +701,7 @@ func keySlotSpecs(f *framework.Framework) {
 				_, _ = s.Control().Call(ctx, http.MethodPost, "/generations/"+app+"/fail", map[string]any{})
 			})
 			g := readGen(ctx, sp.c, app)
-			Expect(g.String("generation.status")).To(oneOf(runningStatuses...), "the app job runs (slow_render)"+g.Describe())
+			Expect(g.String("generation.status")).To(answer.OneOf(runningStatuses...), "the app job runs (slow_render)"+g.Describe())
 			j := submit(ctx, s, sp.c, "tts", ttsConfig(ctx, sp.c), nil)
 			Expect(j.r.Bool("replay")).To(BeFalse(), j.r.Describe())
 			Expect(j.id).NotTo(Equal(app), j.r.Describe())
@@ -712,13 +713,13 @@ func keySlotSpecs(f *framework.Framework) {
 			setRenderLimit(ctx, s, sp.ws.ID, 1)
 			v := videoModel(ctx, sp.c)
 			running := submit(ctx, s, sp.c, v.String("capability_id"), cheapConfig(v), nil)
-			Expect(readGen(ctx, sp.c, running.id).String("generation.status")).To(oneOf(runningStatuses...))
+			Expect(readGen(ctx, sp.c, running.id).String("generation.status")).To(answer.OneOf(runningStatuses...))
 			other, _ := sp.newKey(ctx, framework.KeyOptions{})
 			cfg := ttsConfig(ctx, sp.c)
 			_, need := estimateOf(ctx, other, "tts", cfg, nil)
 			r := refuse(ctx, other, submitBody("tts", cfg, need, nil), http.StatusTooManyRequests, "rate_limited")
 			Expect(r.Bool("error.retryable")).To(BeTrue(), r.Describe())
-			Expect(objectAt(r, "error")).NotTo(HaveKey("retry_after_seconds"), "the render brake carries no retry_after_seconds"+r.Describe())
+			Expect(answer.ObjectAt(r, "error")).NotTo(HaveKey("retry_after_seconds"), "the render brake carries no retry_after_seconds"+r.Describe())
 			Expect(r.Header.Get("Retry-After")).To(BeEmpty(), "the render brake sends no Retry-After"+r.Describe())
 			// The other flavour: a key over its agent_submit bucket is told how long to wait.
 			small, _ := sp.newKey(ctx, framework.KeyOptions{Buckets: map[string]int{"agent_submit": 1}})
@@ -820,11 +821,11 @@ func slotWithoutControl(ctx context.Context, s *framework.Spec) {
 	refuse(ctx, c, submitBody(capID, next, need, nil), http.StatusConflict, "submission_in_flight")
 	s.WaitOut(ctx, 25*time.Second)
 	g := readGen(ctx, c, first.id)
-	Expect(g.String("generation.status")).To(oneOf(runningStatuses...), "the slow_render outcome keeps the first job running past 10 minutes"+g.Describe())
+	Expect(g.String("generation.status")).To(answer.OneOf(runningStatuses...), "the slow_render outcome keeps the first job running past 10 minutes"+g.Describe())
 	s.Spend(int(need))
 	again := c.Post(ctx, "/generations", submitBody(capID, next, need, nil)).ExpectOK(http.StatusCreated)
 	Expect(again.Bool("replay")).To(BeFalse(), again.Describe())
 	Expect(again.String("generation_id")).NotTo(Equal(first.id), again.Describe())
 	DeferCleanup(func(ctx SpecContext) { s.Finish(ctx, c, again.String("generation_id")) })
-	Expect(readGen(ctx, c, first.id).String("generation.status")).To(oneOf(runningStatuses...), "the first job still runs")
+	Expect(readGen(ctx, c, first.id).String("generation.status")).To(answer.OneOf(runningStatuses...), "the first job still runs")
 }

@@ -8,6 +8,7 @@ import (
 	. "github.com/onsi/ginkgo/v2" //nolint:revive
 	. "github.com/onsi/gomega"    //nolint:revive
 
+	"github.com/mediaspec/mediaspec/conformance/internal/answer"
 	"github.com/mediaspec/mediaspec/conformance/internal/framework"
 )
 
@@ -42,10 +43,10 @@ func talkingFlowSpecs(f *framework.Framework) {
 			// aspect_ratio": a schema listing it tells a client to send what submit refuses.
 			s.Step("TALK-010")
 			d := detail(ctx, c, "actor_ultra")
-			Expect(schemaProps(d)).NotTo(HaveKey("aspect_ratio"), "actor_ultra's config_schema lists aspect_ratio, an unknown key on its submit"+d.Describe())
+			Expect(answer.SchemaProps(d)).NotTo(HaveKey("aspect_ratio"), "actor_ultra's config_schema lists aspect_ratio, an unknown key on its submit"+d.Describe())
 			s.Step("TALK-016")
 			so := scriptOnlyActor(ctx, c)
-			Expect(schemaProps(so)).NotTo(HaveKey("aspect_ratio"), so.String("capability_id")+"'s config_schema lists aspect_ratio, which the script-only actor refuses"+so.Describe())
+			Expect(answer.SchemaProps(so)).NotTo(HaveKey("aspect_ratio"), so.String("capability_id")+"'s config_schema lists aspect_ratio, which the script-only actor refuses"+so.Describe())
 		})
 
 		Describe("the tts then actor_ultra flow", Ordered, func() {
@@ -159,7 +160,7 @@ func talkingFlowSpecs(f *framework.Framework) {
 
 			f.Rule("TALK-007").Needs(framework.Spends).It("4b. body voice_id wins over a different config.voiceId: the approved voice in the body is accepted", func(ctx context.Context, s *framework.Spec) {
 				Expect(ttsID).NotTo(BeEmpty(), "the tts step did not finish")
-				if _, ok := schemaProps(detail(ctx, sp.c, "actor_ultra"))["voiceId"]; !ok {
+				if _, ok := answer.SchemaProps(detail(ctx, sp.c, "actor_ultra"))["voiceId"]; !ok {
 					s.Lacks("actor_ultra's config_schema has no voiceId: the order body voice_id, then config.voiceId cannot be probed")
 				}
 				// "Voice is taken in order: body voice_id, config.voiceId, the actor's default": a server
@@ -282,7 +283,7 @@ func talkingLimitSpecs(f *framework.Framework) {
 			if key == "" {
 				s.Lacks("the key of the script in a config is unknown: capability %s names no free-text key in its config_schema and example_config (textKeyOf)", id)
 			}
-			limit := maxLength(schemaProps(d), key, 400)
+			limit := maxLength(answer.SchemaProps(d), key, 400)
 			// tts speaks each script; its output's duration_ms is the voice length the actor judges.
 			speak := func(script string) (string, int64) {
 				GinkgoHelper()
@@ -300,7 +301,7 @@ func talkingLimitSpecs(f *framework.Framework) {
 				return j.id, ms
 			}
 			body := func(script, approved string) (map[string]any, map[string]any) {
-				return withChanges(objectAt(d, "example_config"), map[string]any{key: script}), map[string]any{"actor_id": actor, "voice_id": voice, "approved_voice_generation_id": approved}
+				return withChanges(answer.ObjectAt(d, "example_config"), map[string]any{key: script}), map[string]any{"actor_id": actor, "voice_id": voice, "approved_voice_generation_id": approved}
 			}
 			short := "Hi there " + randomHex(4) + "."
 			shortID, shortMS := speak(short)
@@ -334,7 +335,7 @@ func talkingLimitSpecs(f *framework.Framework) {
 				id := d.String("capability_id")
 				short := actorScript(d, "Hi.")
 				refuse(ctx, c, submitBody(id, short, needOr(ctx, c, id, short, nil, 1000), nil), http.StatusBadRequest, "invalid_config")
-				long := actorScript(d, scriptOf(maxLength(schemaProps(d), textKeyIn(d), 1500)))
+				long := actorScript(d, scriptOf(maxLength(answer.SchemaProps(d), textKeyIn(d), 1500)))
 				est := c.Post(ctx, "/estimates", map[string]any{"capability_id": id, "config": long})
 				if est.Status == http.StatusOK {
 					if secs, has := est.Lookup("seconds"); has {

@@ -17,6 +17,7 @@ import (
 	. "github.com/onsi/ginkgo/v2" //nolint:revive
 	. "github.com/onsi/gomega"    //nolint:revive
 
+	"github.com/mediaspec/mediaspec/conformance/internal/answer"
 	"github.com/mediaspec/mediaspec/conformance/internal/framework"
 	"github.com/mediaspec/mediaspec/conformance/internal/paging"
 	fixtures "github.com/mediaspec/mediaspec/fixtures/media"
@@ -59,7 +60,7 @@ func uploadFlowSpecs(f *framework.Framework) {
 					s.Step("UPLOAD-005")
 					Expect(r.Bool("content_checked")).To(Equal(kind == "image"), "content_checked is true for images only"+r.Describe())
 					s.Step("UPLOAD-002", "UPLOAD-006")
-					exp, err := parseStamp(r.String("upload_expires_at"))
+					exp, err := answer.ParseStamp(r.String("upload_expires_at"))
 					Expect(err).NotTo(HaveOccurred(), r.Describe())
 					if !s.HasControl() && s.TimeScale() == 1 {
 						s.Step("UPLOAD-006")
@@ -72,10 +73,10 @@ func uploadFlowSpecs(f *framework.Framework) {
 					// The service clock is the target's: compare with its own reading.
 					r, err := s.Control().Call(ctx, http.MethodGet, "/clock", nil)
 					Expect(err).NotTo(HaveOccurred())
-					now, err = parseStamp(r.String("now"))
+					now, err = answer.ParseStamp(r.String("now"))
 					Expect(err).NotTo(HaveOccurred(), r.Describe())
 					r2 := reserve(ctx, c, "file", "image/png", 10)
-					exp, _ := parseStamp(r2.String("upload_expires_at"))
+					exp, _ := answer.ParseStamp(r2.String("upload_expires_at"))
 					Expect(exp.Sub(now)).To(BeNumerically("~", contract.PutLifetime, 2*time.Second), "upload_expires_at is 300 s after the reservation"+r2.Describe())
 				}
 				for _, a := range acceptedTypes {
@@ -117,7 +118,7 @@ func uploadFlowSpecs(f *framework.Framework) {
 					// The text has the message list them; a list field beside it, when sent, agrees
 					// (the reference's own, judged with --strict).
 					s.ReferenceOnly("UPLOAD-011", "the refusal lists the accepted types in error.accepted_content_types", func() {
-						Expect(stringList(r, objectAt(r, "error"), "accepted_content_types", "error")).To(ConsistOf(want), r.Describe())
+						Expect(answer.Strings(r, answer.ObjectAt(r, "error"), "accepted_content_types", "error")).To(ConsistOf(want), r.Describe())
 					})
 				}
 				s.Step("UPLOAD-012")
@@ -662,7 +663,7 @@ func fromURLSpecs(f *framework.Framework) {
 			rows, _ := paging.Walk(ctx, c, "/assets", paging.Open, 50, 10)
 			Expect(paging.IDs(rows, "asset_id")).To(ContainElement(namedID), "an imported file is listed")
 			for _, row := range rows {
-				noLinks(row, "an asset row of an imported file (list rows carry no link, not even the source link)")
+				answer.NoLinks(row, "an asset row of an imported file (list rows carry no link, not even the source link)")
 			}
 		})
 

@@ -10,6 +10,7 @@ import (
 	. "github.com/onsi/ginkgo/v2" //nolint:revive
 	. "github.com/onsi/gomega"    //nolint:revive
 
+	"github.com/mediaspec/mediaspec/conformance/internal/answer"
 	"github.com/mediaspec/mediaspec/conformance/internal/framework"
 )
 
@@ -19,7 +20,7 @@ func versioningSpecs(f *framework.Framework) {
 		f.Rule("VER-006").It("every property marked deprecated in a config_schema is optional, has no default and has a description", func(ctx context.Context, s *framework.Spec) {
 			c := s.Client()
 			for _, d := range availableDetails(ctx, c, 40) {
-				for _, p := range deprecatedProps(objectAt(d, "config_schema"), d.String("capability_id")) {
+				for _, p := range deprecatedProps(answer.ObjectAt(d, "config_schema"), d.String("capability_id")) {
 					Expect(p.required).To(BeFalse(), p.path+" is deprecated: it is optional"+d.Describe())
 					Expect(p.schema).NotTo(HaveKey("default"), p.path+" is deprecated: it has no default"+d.Describe())
 					desc, _ := p.schema["description"].(string)
@@ -53,7 +54,7 @@ func versioningEnumSpecs(f *framework.Framework) {
 			Expect(r.Status).To(Equal(http.StatusOK), "control PUT "+path+r.Describe())
 			DeferCleanup(func(ctx SpecContext) { _, _ = s.Control().Call(ctx, http.MethodDelete, path, nil) })
 			d := capabilityView(c.Get(ctx, "/capabilities/"+capID).ExpectOK(http.StatusOK))
-			p, _ := schemaProps(d)[field].(map[string]any)
+			p, _ := answer.SchemaProps(d)[field].(map[string]any)
 			Expect(p["enum"]).NotTo(ContainElement(value), "config_schema no longer lists the removed value "+value+" of "+field+d.Describe())
 			est := c.Post(ctx, "/estimates", map[string]any{"capability_id": capID, "config": cfg}, framework.Invalid()).ExpectError(http.StatusBadRequest, "invalid_config")
 			expectField(est, "config."+field)
@@ -72,11 +73,11 @@ func versioningEnumSpecs(f *framework.Framework) {
 func removableEnumValue(ctx context.Context, c *framework.Client) (capID, field, value string, cfg map[string]any) {
 	GinkgoHelper()
 	for _, d := range availableDetails(ctx, c, 40) {
-		ex := objectAt(d, "example_config")
+		ex := answer.ObjectAt(d, "example_config")
 		if namesUpload(ex) {
 			continue
 		}
-		for name, p := range schemaProps(d) {
+		for name, p := range answer.SchemaProps(d) {
 			pm, _ := p.(map[string]any)
 			enum, _ := pm["enum"].([]any)
 			if pm["type"] != "string" || len(enum) < 3 {
@@ -108,7 +109,7 @@ func versioningAliasSpecs(f *framework.Framework) {
 
 			s.Step("VER-006")
 			d := capabilityView(c.Get(ctx, "/capabilities/"+a.capID).ExpectOK(http.StatusOK))
-			schema := objectAt(d, "config_schema")
+			schema := answer.ObjectAt(d, "config_schema")
 			props, _ := schema["properties"].(map[string]any)
 			p, ok := props[a.alias].(map[string]any)
 			Expect(ok).To(BeTrue(), "config_schema lists the old name "+a.alias+" while it is accepted"+d.Describe())
@@ -171,7 +172,7 @@ func versioningAliasSpecs(f *framework.Framework) {
 			for _, stopsIn := range stops {
 				a := installAlias(ctx, s, c, stopsIn)
 				d := capabilityView(c.Get(ctx, "/capabilities/"+a.capID).ExpectOK(http.StatusOK))
-				props, _ := objectAt(d, "config_schema")["properties"].(map[string]any)
+				props, _ := answer.ObjectAt(d, "config_schema")["properties"].(map[string]any)
 				Expect(props).NotTo(HaveKey(a.alias), "a name whose window stopped in "+stopsIn+" is no longer listed at "+version+d.Describe())
 				r := c.Post(ctx, "/estimates", map[string]any{"capability_id": a.capID, "config": a.with(a.alias)}).ExpectError(http.StatusBadRequest, "invalid_config")
 				expectField(r, "config."+a.alias)

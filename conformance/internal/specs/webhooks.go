@@ -10,6 +10,7 @@ import (
 	. "github.com/onsi/ginkgo/v2" //nolint:revive
 	. "github.com/onsi/gomega"    //nolint:revive
 
+	"github.com/mediaspec/mediaspec/conformance/internal/answer"
 	"github.com/mediaspec/mediaspec/conformance/internal/framework"
 )
 
@@ -35,7 +36,7 @@ func webhookSpecs(f *framework.Framework) {
 				s.ReferenceOnly("WH-002", "the secret after whsec_ is 24 or more base64 characters", func() {
 					Expect(secret).To(MatchRegexp(secretPattern), r.Describe())
 				})
-				wh := objectAt(r, "webhook")
+				wh := answer.ObjectAt(r, "webhook")
 				s.Step("WH-004", "ID-008")
 				checkHookRow(r, wh, "webhook")
 				id := wh["webhook_id"].(string)
@@ -45,7 +46,7 @@ func webhookSpecs(f *framework.Framework) {
 				s.Step("WH-004")
 				Expect(wh["description"]).To(Equal("conformance"), r.Describe())
 				s.Step("WH-007")
-				Expect(stringList(r, wh, "events", "webhook")).To(Equal(events), "events echoes the names as registered"+r.Describe())
+				Expect(answer.Strings(r, wh, "events", "webhook")).To(Equal(events), "events echoes the names as registered"+r.Describe())
 				s.Step("WH-006")
 				stored, err := url.Parse(wh["url"].(string))
 				Expect(err).NotTo(HaveOccurred(), r.Describe())

@@ -10,6 +10,7 @@ import (
 	. "github.com/onsi/ginkgo/v2" //nolint:revive
 	. "github.com/onsi/gomega"    //nolint:revive
 
+	"github.com/mediaspec/mediaspec/conformance/internal/answer"
 	"github.com/mediaspec/mediaspec/conformance/internal/framework"
 	"github.com/mediaspec/mediaspec/conformance/internal/paging"
 	"github.com/mediaspec/mediaspec/receiver"
@@ -40,7 +41,7 @@ func workflowTemplateSpecs(f *framework.Framework) {
 			}
 			for i, v := range tpls {
 				s.Step("WF-001")
-				t := asObject(r, v, fmt.Sprintf("templates[%d]", i))
+				t := answer.AsObject(r, v, fmt.Sprintf("templates[%d]", i))
 				key, ok := templateKey(s.Client(), t)
 				if !ok {
 					s.Lacks("%s", noTemplateKey)
@@ -49,9 +50,9 @@ func workflowTemplateSpecs(f *framework.Framework) {
 					Expect(t[k]).To(BeAssignableToTypeOf(""), key+": "+k+r.Describe())
 				}
 				s.Step("WF-002")
-				schema := asObject(r, t["inputs_schema"], key+".inputs_schema")
+				schema := answer.AsObject(r, t["inputs_schema"], key+".inputs_schema")
 				Expect(schema["additionalProperties"]).To(Equal(false), "WF-002: "+key+" inputs_schema is strict"+r.Describe())
-				example := asObject(r, t["example_inputs"], key+".example_inputs")
+				example := answer.AsObject(r, t["example_inputs"], key+".example_inputs")
 				comp := jsonschema.NewCompiler()
 				comp.DefaultDraft(jsonschema.Draft2020)
 				Expect(comp.AddResource("inputs_schema.json", schema)).To(Succeed(), key+r.Describe())
@@ -63,15 +64,15 @@ func workflowTemplateSpecs(f *framework.Framework) {
 				Expect(nodes).NotTo(BeEmpty(), key+" has nodes"+r.Describe())
 				var ids []string
 				for j, nv := range nodes {
-					n := asObject(r, nv, fmt.Sprintf("%s.nodes[%d]", key, j))
-					ids = append(ids, stringField(r, n, "node_id", "node"))
-					stringField(r, n, "label", "node")
-					stringField(r, n, "capability_id", "node")
+					n := answer.AsObject(r, nv, fmt.Sprintf("%s.nodes[%d]", key, j))
+					ids = append(ids, answer.String(r, n, "node_id", "node"))
+					answer.String(r, n, "label", "node")
+					answer.String(r, n, "capability_id", "node")
 				}
 				s.Step("WF-003")
 				for j, nv := range nodes {
-					n := asObject(r, nv, fmt.Sprintf("%s.nodes[%d]", key, j))
-					for _, dep := range stringList(r, n, "depends_on", "node") {
+					n := answer.AsObject(r, nv, fmt.Sprintf("%s.nodes[%d]", key, j))
+					for _, dep := range answer.Strings(r, n, "depends_on", "node") {
 						Expect(ids).To(ContainElement(dep), "WF-003: "+key+" depends_on names a node of the template"+r.Describe())
 					}
 				}
@@ -116,12 +117,12 @@ func workflowInvokeSpecs(f *framework.Framework) {
 			if len(tpls) == 0 {
 				s.Lacks("the target lists no workflow template")
 			}
-			t := asObject(r, tpls[0], "templates[0]")
+			t := answer.AsObject(r, tpls[0], "templates[0]")
 			key, ok := templateKey(c, t)
 			if !ok {
 				s.Lacks("%s", noTemplateKey)
 			}
-			example := asObject(r, t[c.Shape("workflow.example_inputs")], "the template's example inputs")
+			example := answer.AsObject(r, t[c.Shape("workflow.example_inputs")], "the template's example inputs")
 			path := "/workflows/templates/" + key + "/invoke"
 			extra := unknownKey()
 			s.Step("WF-008")
@@ -160,7 +161,7 @@ func workflowInvokeSpecs(f *framework.Framework) {
 			s.ReferenceOnly("WF-005", "the invoke answer is the queued run with open credits", func() {
 				Expect(r.Field("ok")).To(Equal(true), r.Describe())
 				Expect(r.String("status")).To(Equal("queued"), "WF-005"+r.Describe())
-				credits := objectAt(r, "credits")
+				credits := answer.ObjectAt(r, "credits")
 				Expect(credits["credits_charged"]).To(BeNil(), "WF-005"+r.Describe())
 				Expect(credits["settlement"]).To(Equal("open"), "WF-005"+r.Describe())
 				Expect(credits["terminal"]).To(Equal(false), "WF-005"+r.Describe())
@@ -450,7 +451,7 @@ func workflowRunSpecs(f *framework.Framework) {
 			nodes := wfNodes(final, run)
 			bn := nodes[broken.id]
 			Expect(bn["status"]).To(Equal("failed"), final.Describe())
-			Expect(asObject(final, bn["error"], "error")["code"]).To(Equal("provider_error"), final.Describe())
+			Expect(answer.AsObject(final, bn["error"], "error")["code"]).To(Equal("provider_error"), final.Describe())
 			s.Step("WF-023")
 			Expect(wfInt(bn["credits"])).To(BeZero(), "WF-023: a broken step costs nothing"+final.Describe())
 			charged := wfSumCredits(run)
@@ -576,12 +577,12 @@ func workflowRunSpecs(f *framework.Framework) {
 				Expect(r.Field("ok")).To(Equal(true), r.Describe())
 				Expect(r.Doc()).To(HaveKey("next_cursor"), r.Describe())
 				for i, v := range openRows(r) {
-					Expect(asObject(r, v, fmt.Sprintf("run row %d", i))).NotTo(HaveKey("nodes"), "a list row carries no nodes"+r.Describe())
+					Expect(answer.AsObject(r, v, fmt.Sprintf("run row %d", i))).NotTo(HaveKey("nodes"), "a list row carries no nodes"+r.Describe())
 				}
 			})
 			s.Step("CORE-013")
 			for i, v := range openRows(r) {
-				noLinks(asObject(r, v, fmt.Sprintf("run row %d", i)), fmt.Sprintf("run row %d", i))
+				answer.NoLinks(answer.AsObject(r, v, fmt.Sprintf("run row %d", i)), fmt.Sprintf("run row %d", i))
 			}
 			s.Step("WF-029")
 			if !s.Strict() {
@@ -590,7 +591,7 @@ func workflowRunSpecs(f *framework.Framework) {
 			for _, st := range []string{"completed", "failed", "queued"} {
 				f := c.Get(ctx, "/workflow-runs", framework.Query("status", st)).ExpectOK(http.StatusOK)
 				for i, v := range openRows(f) {
-					Expect(asObject(f, v, fmt.Sprintf("run row %d", i))["status"]).To(Equal(st), "status filters the list"+f.Describe())
+					Expect(answer.AsObject(f, v, fmt.Sprintf("run row %d", i))["status"]).To(Equal(st), "status filters the list"+f.Describe())
 				}
 			}
 			wf := c.Get(ctx, "/workflow-runs", framework.Query("workflow_id", "wf_"+randomHex(32))).ExpectOK(http.StatusOK)
