@@ -348,7 +348,7 @@ func childConfig(cfg Config, i int, ks *framework.KeySet, dir string) Config {
 	c.JUnitReport, c.HTMLReport = "", ""
 	c.JSONReport = filepath.Join(dir, fmt.Sprintf("process-%d.json", i+1))
 	if ks != nil {
-		c.Key, c.ReadKey, c.OtherKey = ks.Key, ks.ReadKey, ks.OtherKey
+		c.Key, c.ReadKey, c.OtherKey, c.SiblingKey = ks.Key, ks.ReadKey, ks.OtherKey, ks.SiblingKey
 	}
 	return c
 }
@@ -367,7 +367,7 @@ type procRun struct {
 func newProcRun(red *framework.Redactor, sets []*framework.KeySet, stderr io.Writer) *procRun {
 	for _, ks := range sets {
 		if ks != nil {
-			red.Add(ks.Key, ks.ReadKey, ks.OtherKey)
+			red.Add(ks.Key, ks.ReadKey, ks.OtherKey, ks.SiblingKey)
 		}
 	}
 	return &procRun{red: red, sets: sets, stderr: stderr, events: make(chan procEvent, 64)}

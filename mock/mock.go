@@ -232,6 +232,10 @@ type RoleKeys struct {
 	OwnCatalogue   string `json:"own_catalogue_key"`
 	OwnActor       string `json:"own_actor_id"`
 	OwnClonedVoice string `json:"own_cloned_voice_id"`
+	// Siblings are a second read+generate key of each key set's first workspace, in the order of
+	// the key sets (the profile's sibling_key, the fourth key of each set): made last, so the
+	// keys and ids made before them are those of a start state without roles.
+	Siblings []string `json:"sibling_keys"`
 }
 
 // KeySet is one set of keys of the start state: a read+generate key and a read-only key of one
@@ -569,12 +573,14 @@ func (s *Server) boot() {
 	s.svc.Limiter.Reset()
 	n := max(s.cfg.KeySets, 1)
 	var st bootState
+	var mains []*workspace.Workspace // each key set's first workspace
 	for i := range n {
 		name := ""
 		if i > 0 {
 			name = fmt.Sprintf(" %d", i+1)
 		}
 		ws := s.svc.Registry.Create(workspace.CreateParams{Name: "Default workspace" + name, Plan: workspace.PlanPro, Balance: s.cfg.Balance})
+		mains = append(mains, ws)
 		_, gen, err := s.svc.Registry.CreateKey(ws, workspace.KeyParams{Name: "generate key" + name, Scopes: []workspace.Scope{workspace.ScopeRead, workspace.ScopeGenerate}})
 		if err != nil {
 			panic("mock: default generate key: " + err.Error()) // fixed valid params: cannot fail
@@ -602,6 +608,17 @@ func (s *Server) boot() {
 	}
 	if s.cfg.RoleKeys {
 		st.roles, st.ownCatalog = s.bootRoles()
+		for i, ws := range mains {
+			name := ""
+			if i > 0 {
+				name = fmt.Sprintf(" %d", i+1)
+			}
+			_, sib, err := s.svc.Registry.CreateKey(ws, workspace.KeyParams{Name: "sibling key" + name, Scopes: []workspace.Scope{workspace.ScopeRead, workspace.ScopeGenerate}})
+			if err != nil {
+				panic("mock: sibling key: " + err.Error())
+			}
+			st.roles.Siblings = append(st.roles.Siblings, sib)
+		}
 	}
 	s.mu.Lock()
 	s.start = st
@@ -790,6 +807,7 @@ func (s *Server) Info() StartInfo {
 	}
 	if r := s.start.roles; r != nil {
 		c := *r
+		c.Siblings = append([]string(nil), r.Siblings...)
 		i.Roles = &c
 	}
 	if !s.cfg.NoControl {

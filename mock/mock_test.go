@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -733,8 +734,18 @@ func TestRoleKeys(t *testing.T) {
 			t.Errorf("key %s lists the other workspace's %s", tc.path, tc.id)
 		}
 	}
+	// The sibling key is a second read+generate key of the printed key's workspace.
+	if len(r.Siblings) != 1 {
+		t.Fatalf("sibling keys %d, want 1 (one key set)", len(r.Siblings))
+	}
+	ws, sib, _, err := e.s.svc.Registry.Authenticate(r.Siblings[0])
+	if err != nil || ws.ID() != info.DefaultWorkspaceID || sib.KeyID == "" || r.Siblings[0] == info.GenerateKey {
+		t.Errorf("sibling key: workspace %v (%v), want the printed key's %s", ws, err, info.DefaultWorkspaceID)
+	} else if !slices.Contains(sib.Scopes, workspace.ScopeGenerate) {
+		t.Errorf("sibling key scopes %v, want read and generate", sib.Scopes)
+	}
 	e.s.Reset()
-	if again := e.s.Info().Roles; *again != *r {
+	if again := e.s.Info().Roles; !reflect.DeepEqual(again, r) {
 		t.Errorf("a reset made other role keys: %+v, want %+v", again, r)
 	}
 }

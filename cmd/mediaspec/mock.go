@@ -223,8 +223,8 @@ func collectLazily(uploadBytesLimit int64) (restore func()) {
 
 // writeMockProfile writes the target profile of the mock's start state to path (mock
 // --profile-out): what the operator of a staging server would declare about it. It holds the keys
-// by role (every key set, for check --procs; the revoked, expired, budget, low-balance and
-// free-plan keys of mock.RoleKeys), a retired capability of its catalogue, and the
+// by role (every key set with its sibling key, for check --procs; the revoked, expired, budget,
+// low-balance and free-plan keys of mock.RoleKeys), a retired capability of its catalogue, and the
 // mock's answers where the text names nothing (the key header, the probe and description paths,
 // the open shapes), its clock's time scale when it is not 1; no control URL, no receiver settings (the suite's default listener is on
 // loopback, which --allow-loopback-webhooks admits) and no run settings. The file holds keys: it
@@ -249,13 +249,20 @@ func writeMockProfile(path string, info mock.StartInfo, cfg mock.Config) error {
 		p.BudgetKey, p.BudgetKeyCredits = r.Budget, conformance.CreditsOf(r.BudgetCredits)
 		p.GenerateOnlyKey, p.DeletedWorkspaceKey, p.AllowanceUsedKey = r.GenerateOnly, r.DeletedWorkspace, r.AllowanceUsed
 		p.BusinessKey, p.OwnCatalogueKey, p.OwnActorID, p.OwnClonedVoiceID = r.Business, r.OwnCatalogue, r.OwnActor, r.OwnClonedVoice
+		if len(r.Siblings) > 0 {
+			p.SiblingKey = r.Siblings[0]
+		}
 	}
 	if info.TimeScale != 1 && info.TimeScale > 0 {
 		// A scaled clock is part of what the target is: the suite's waits and windows follow it.
 		p.TimeScale = info.TimeScale
 	}
-	for _, ks := range info.KeySets {
-		p.KeySetList = append(p.KeySetList, conformance.KeySet{Key: ks.GenerateKey, ReadKey: ks.ReadKey, OtherKey: ks.OtherKey})
+	for n, ks := range info.KeySets {
+		set := conformance.KeySet{Key: ks.GenerateKey, ReadKey: ks.ReadKey, OtherKey: ks.OtherKey}
+		if r := info.Roles; r != nil && n < len(r.Siblings) {
+			set.SiblingKey = r.Siblings[n] // the sibling key of this set's workspace
+		}
+		p.KeySetList = append(p.KeySetList, set)
 	}
 	if cfg.TestInputs {
 		// Every key of the start state is a test key of a mock started with --test-inputs.

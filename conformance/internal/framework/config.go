@@ -34,6 +34,10 @@ type Config struct {
 	ReadKey string `yaml:"read_key" env:"MEDIASPEC_READ_KEY"`
 	// OtherKey is a read+generate key of a second workspace, for isolation specs.
 	OtherKey string `yaml:"other_key" env:"MEDIASPEC_OTHER_KEY"`
+	// SiblingKey is a second read+generate key of Key's workspace (a profile role, one per key
+	// set: the fourth key of KEY,READ_KEY,OTHER_KEY,SIBLING_KEY), for the specs of what a
+	// workspace shares between its keys and what each key has alone (the key slot).
+	SiblingKey string `yaml:"sibling_key" env:"MEDIASPEC_SIBLING_KEY"`
 	// ControlURL is the root of the optional test-control API (ends in /_control/v1; a URL without
 	// that path gets it appended). Empty: specs that need control are skipped.
 	ControlURL string `yaml:"control_url" env:"MEDIASPEC_CONTROL_URL"`
@@ -223,7 +227,7 @@ type Flags struct {
 
 // flagNames maps Config fields to their command-line flag names.
 var flagNames = map[string]string{
-	"BaseURL": "base-url", "Key": "key", "ReadKey": "read-key", "OtherKey": "other-key",
+	"BaseURL": "base-url", "Key": "key", "ReadKey": "read-key", "OtherKey": "other-key", "SiblingKey": "sibling-key",
 	"ControlURL": "control-url", "ControlToken": "control-token", "Budget": "budget",
 	"ReceiverListen": "receiver-listen", "ReceiverPublicURL": "receiver-url",
 	"FilesListen": "files-listen", "FilesPublicURL": "files-url",
@@ -252,6 +256,7 @@ func RegisterFlags(fs *flag.FlagSet) *Flags {
 	fs.StringVar(&v.Key, "key", "", "API key with read and generate scopes (never printed)")
 	fs.StringVar(&v.ReadKey, "read-key", "", "read-only API key of the same workspace")
 	fs.StringVar(&v.OtherKey, "other-key", "", "API key of a second workspace, for isolation specs")
+	fs.StringVar(&v.SiblingKey, "sibling-key", "", "a second read+generate API key of --key's workspace (a profile role), for the specs of the per-key slot")
 	fs.StringVar(&v.ControlURL, "control-url", "", "root of the test-control API, e.g. http://127.0.0.1:8080/_control/v1")
 	fs.StringVar(&v.ControlToken, "control-token", "", "bearer token of the control API (never printed)")
 	fs.StringVar(&v.ReceiverListen, "receiver-listen", "", "listen address of the suite's webhook receiver (default 127.0.0.1:0; off: none)")
@@ -271,8 +276,8 @@ func RegisterFlags(fs *flag.FlagSet) *Flags {
 	fs.StringVar(&v.RetiredCapabilityID, "retired-capability-id", "", "a capability id the target has retired (not listed, so not discoverable); empty skips the specs that need one")
 	fs.IntVar(&v.Procs, "procs", 1, "run the specs in N processes at once: keys only, each with a key set of its own, or the embedded mock, one per process (not with a --base-url target's control API: the processes would share its clock and catalogue)")
 	fs.StringVar(&v.Shard, "shard", "", "K/N: run the K-th of N balanced shares of the selected specs (one per CI machine; mediaspec merge-reports joins their JSON reports); not with --procs or a shared target's --control-url")
-	fs.Var(&v.KeySetList, "key-set", "KEY,READ_KEY,OTHER_KEY: one more key set for --procs (repeat it; --key, --read-key and --other-key are the first set)")
-	fs.StringVar(&v.KeysFile, "keys-file", "", "file of key sets for --procs, one KEY,READ_KEY,OTHER_KEY per line")
+	fs.Var(&v.KeySetList, "key-set", "KEY,READ_KEY,OTHER_KEY[,SIBLING_KEY]: one more key set for --procs (repeat it; --key, --read-key, --other-key and --sibling-key are the first set)")
+	fs.StringVar(&v.KeysFile, "keys-file", "", "file of key sets for --procs, one KEY,READ_KEY,OTHER_KEY[,SIBLING_KEY] per line")
 	fs.StringVar(&v.KeyHeader, "key-header", "", "name of the target's API key header, the second key scheme (not shown in the text; default: none, Authorization: Bearer only; with --reference X-API-Key; off: none)")
 	fs.StringVar(&v.DescriptionPath, "description-path", "", "path of the live REST description below the API root, e.g. /openapi.json (not shown in the text; default: none, the specs reading it skip; with --reference /openapi.json; off: none)")
 	fs.StringVar(&v.LivePath, "live-path", "", "path of the liveness probe below the API root (not shown in the text; default: none; with --reference /health/live; off: none)")

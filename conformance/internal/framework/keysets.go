@@ -10,23 +10,31 @@ import (
 )
 
 // KeySet is the keys one process of a split run (mediaspec check --procs) uses: a read+generate
-// key, a read-only key of the same workspace and a read+generate key of a second workspace. Two
-// sets never share a key, so specs in different processes never share a workspace (balances,
-// buckets, jobs in flight).
+// key, a read-only key of the same workspace, a read+generate key of a second workspace and,
+// optionally, a second read+generate key of the first key's workspace (the profile's sibling
+// key). Two sets never share a key, so specs in different processes never share a workspace
+// (balances, buckets, jobs in flight).
 type KeySet struct {
 	Key, ReadKey, OtherKey string // read+generate, read-only, second workspace's
+	SiblingKey             string // a second read+generate key of Key's workspace ("": none)
 }
 
-// ParseKeySet reads KEY[,READ_KEY[,OTHER_KEY]].
+// ParseKeySet reads KEY[,READ_KEY[,OTHER_KEY[,SIBLING_KEY]]].
 func ParseKeySet(s string) (KeySet, error) {
 	parts := strings.Split(strings.TrimSpace(s), ",")
-	if len(parts) > 3 || strings.TrimSpace(parts[0]) == "" {
-		return KeySet{}, errors.New("a key set is KEY,READ_KEY,OTHER_KEY (the last two may be left out)")
+	if len(parts) > 4 || strings.TrimSpace(parts[0]) == "" {
+		return KeySet{}, errors.New("a key set is KEY,READ_KEY,OTHER_KEY[,SIBLING_KEY] (all but the first may be left out)")
 	}
-	for len(parts) < 3 {
+	for len(parts) < 4 {
 		parts = append(parts, "")
 	}
-	return KeySet{Key: strings.TrimSpace(parts[0]), ReadKey: strings.TrimSpace(parts[1]), OtherKey: strings.TrimSpace(parts[2])}, nil
+	return KeySet{Key: strings.TrimSpace(parts[0]), ReadKey: strings.TrimSpace(parts[1]), OtherKey: strings.TrimSpace(parts[2]),
+		SiblingKey: strings.TrimSpace(parts[3])}, nil
+}
+
+// String is the set as ParseKeySet reads it, never with trailing empty keys.
+func (ks KeySet) String() string {
+	return strings.TrimRight(ks.Key+","+ks.ReadKey+","+ks.OtherKey+","+ks.SiblingKey, ",")
 }
 
 // KeySetList is the key sets given with --key-set (repeated), MEDIASPEC_KEY_SETS (sets separated
@@ -99,7 +107,7 @@ func (c *Config) loadKeysFile() error {
 	}
 	if c.Key == "" && c.ReadKey == "" && c.OtherKey == "" && len(c.KeySetList) > 0 {
 		first := c.KeySetList[0]
-		c.Key, c.ReadKey, c.OtherKey = first.Key, first.ReadKey, first.OtherKey
+		c.Key, c.ReadKey, c.OtherKey, c.SiblingKey = first.Key, first.ReadKey, first.OtherKey, first.SiblingKey
 	}
 	return nil
 }
@@ -110,7 +118,7 @@ func (c *Config) loadKeysFile() error {
 func (c Config) KeySets() ([]KeySet, error) {
 	var all []KeySet
 	if c.Key != "" {
-		all = append(all, KeySet{Key: c.Key, ReadKey: c.ReadKey, OtherKey: c.OtherKey})
+		all = append(all, KeySet{Key: c.Key, ReadKey: c.ReadKey, OtherKey: c.OtherKey, SiblingKey: c.SiblingKey})
 	}
 	all = append(all, c.KeySetList...)
 	var out []KeySet
@@ -123,7 +131,7 @@ next:
 			}
 		}
 		n := len(out) + 1
-		for _, k := range []string{ks.Key, ks.ReadKey, ks.OtherKey} {
+		for _, k := range []string{ks.Key, ks.ReadKey, ks.OtherKey, ks.SiblingKey} {
 			if k == "" {
 				continue
 			}
@@ -162,9 +170,9 @@ func (c Config) ShardKeySets(procs int) ([]*KeySet, error) {
 	first := sets[0]
 	for i := range procs {
 		ks := sets[i]
-		if (ks.ReadKey == "") != (first.ReadKey == "") || (ks.OtherKey == "") != (first.OtherKey == "") {
-			return nil, setupErr("key set %d has not the same keys as key set 1 (a read key: %t vs %t; an other key: %t vs %t): give every set the same three kinds of keys", i+1,
-				ks.ReadKey != "", first.ReadKey != "", ks.OtherKey != "", first.OtherKey != "")
+		if (ks.ReadKey == "") != (first.ReadKey == "") || (ks.OtherKey == "") != (first.OtherKey == "") || (ks.SiblingKey == "") != (first.SiblingKey == "") {
+			return nil, setupErr("key set %d has not the same keys as key set 1 (a read key: %t vs %t; an other key: %t vs %t; a sibling key: %t vs %t): give every set the same kinds of keys",
+				i+1, ks.ReadKey != "", first.ReadKey != "", ks.OtherKey != "", first.OtherKey != "", ks.SiblingKey != "", first.SiblingKey != "")
 		}
 		out[i] = &ks
 	}

@@ -87,6 +87,8 @@ func TestKeySetsRefused(t *testing.T) {
 		{"shared key", Config{Key: "k1", ReadKey: "r1", KeySetList: KeySetList{{Key: "k2", ReadKey: "r1"}}}, "key sets 1 and 2 share a key"},
 		{"key twice in a set", Config{Key: "k1", ReadKey: "k1"}, "uses one key twice"},
 		{"sets unlike", Config{Key: "k1", ReadKey: "r1", OtherKey: "o1", KeySetList: KeySetList{{Key: "k2"}}}, "has not the same keys as key set 1"},
+		{"sibling in one set only", Config{Key: "k1", SiblingKey: "s1", KeySetList: KeySetList{{Key: "k2"}}}, "a sibling key: false vs true"},
+		{"sibling shared", Config{Key: "k1", SiblingKey: "s1", KeySetList: KeySetList{{Key: "k2", SiblingKey: "s1"}}}, "key sets 1 and 2 share a key"},
 		{"keys with control", Config{ControlURL: "http://h", ControlToken: "t", Key: "k1", KeySetList: KeySetList{{Key: "k2"}}}, "--procs 2 with the control API"},
 	}
 	for _, tc := range tests {
@@ -98,7 +100,11 @@ func TestKeySetsRefused(t *testing.T) {
 		})
 	}
 	var l KeySetList
-	for _, bad := range []string{"", "a,b,c,d", ",r,o"} {
+	if err := l.Set("a,b,c,d"); err != nil || l[0] != (KeySet{Key: "a", ReadKey: "b", OtherKey: "c", SiblingKey: "d"}) || l[0].String() != "a,b,c,d" {
+		t.Errorf("key set with a sibling key: %v %+v", err, l)
+	}
+	l = nil
+	for _, bad := range []string{"", "a,b,c,d,e", ",r,o"} {
 		if err := l.Set(bad); err == nil {
 			t.Errorf("key set %q accepted", bad)
 		}

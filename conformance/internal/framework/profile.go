@@ -229,7 +229,7 @@ func (c Config) Offers(feature string) bool {
 // roleKeys are the profile's keys by role, named by their setting.
 func (c Config) roleKeys() []struct{ name, key string } {
 	return []struct{ name, key string }{
-		{"key", c.Key}, {"read_key", c.ReadKey}, {"other_key", c.OtherKey},
+		{"key", c.Key}, {"read_key", c.ReadKey}, {"other_key", c.OtherKey}, {"sibling_key", c.SiblingKey},
 		{"revoked_key", c.RevokedKey}, {"expired_key", c.ExpiredKey}, {"budget_key", c.BudgetKey},
 		{"low_balance_key", c.LowBalanceKey}, {"no_agent_api_key", c.NoAgentAPIKey}, {"lower_plan_key", c.LowerPlanKey},
 		{"generate_only_key", c.GenerateOnlyKey}, {"deleted_workspace_key", c.DeletedWorkspaceKey}, {"allowance_used_key", c.AllowanceUsedKey},
@@ -320,7 +320,7 @@ func (c Config) ProfileYAML(header ...string) ([]byte, error) {
 		case KeySetList:
 			list := make([]string, len(x))
 			for j, ks := range x {
-				list[j] = strings.TrimRight(ks.Key+","+ks.ReadKey+","+ks.OtherKey, ",")
+				list[j] = ks.String()
 			}
 			val = list
 		case ByteSize:
@@ -368,7 +368,7 @@ func (c Config) ProfileYAML(header ...string) ([]byte, error) {
 // the order of Config; the rest say how to run (budget, reports, procs, ...) or are the target's
 // address and first key.
 var profileSettings = []string{
-	"read_key", "other_key", "retired_capability_id", "key_header", "description_path", "live_path",
+	"read_key", "other_key", "sibling_key", "retired_capability_id", "key_header", "description_path", "live_path",
 	"ready_path", "shapes", "receiver_url", "files_url", "revoked_key", "expired_key", "budget_key", "budget_key_credits",
 	"low_balance_key", "no_agent_api_key", "lower_plan_key", "generate_only_key", "deleted_workspace_key", "allowance_used_key",
 	"business_key", "own_catalogue_key", "own_actor_id", "own_cloned_voice_id", "workspace_per_generation_limit",

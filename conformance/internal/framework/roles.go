@@ -24,10 +24,15 @@ const (
 
 	// The key role of the catalogue specs (T4).
 	BusinessKey Need = "business-key" // business_key: a key of a workspace on the business plan
+
+	// The key role of the key-slot specs (T2): one per key set (KeySet.SiblingKey), so the
+	// processes of a split run never share it.
+	SiblingKey Need = "sibling-key" // sibling_key: a second read+generate key of key's workspace
 )
 
 // RoleNeeds are the needs of the profile's key roles, in label order.
-var RoleNeeds = []Need{AllowanceUsedKey, BudgetKey, BusinessKey, DeletedWorkspaceKey, ExpiredKey, GenerateOnlyKey, LowBalanceKey, NoAgentAPIKey, RevokedKey}
+var RoleNeeds = []Need{AllowanceUsedKey, BudgetKey, BusinessKey, DeletedWorkspaceKey, ExpiredKey, GenerateOnlyKey, LowBalanceKey, NoAgentAPIKey, RevokedKey,
+	SiblingKey}
 
 // role is what the suite says and reads of one key role.
 type role struct {
@@ -48,6 +53,8 @@ var roles = map[Need]role{
 		func(c Config) string { return c.DeletedWorkspaceKey }},
 	AllowanceUsedKey: {"allowance_used_key", "--allowance-used-key", "a key that used its whole request allowance",
 		func(c Config) string { return c.AllowanceUsedKey }},
+	SiblingKey: {"sibling_key", "--sibling-key; the fourth key of each key set", "a second read+generate key of the main key's workspace",
+		func(c Config) string { return c.SiblingKey }},
 }
 
 // Roles are the key roles c declares.

@@ -63,6 +63,18 @@ func (sp spender) newKey(ctx context.Context, o framework.KeyOptions) (*framewor
 	return sp.ws.NewKey(ctx, o)
 }
 
+// siblingKey is a second read+generate key of the spender's workspace: with control a new one,
+// else the profile's sibling key of the run's key set (the spec needs framework.SiblingKey), a key
+// of the main key's workspace, which newSpender then spends with.
+func (sp spender) siblingKey(ctx context.Context, s *framework.Spec) *framework.Client {
+	GinkgoHelper()
+	if sp.ws != nil {
+		c, _ := sp.newKey(ctx, framework.KeyOptions{})
+		return c
+	}
+	return s.RoleKey(framework.SiblingKey)
+}
+
 // liftCaps raises the spender's per-generation and daily caps and its balance (through control),
 // so that a long recording is judged on its length, not on the spend caps that come first.
 func liftCaps(ctx context.Context, s *framework.Spec, sp spender) {

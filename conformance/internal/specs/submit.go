@@ -529,11 +529,11 @@ func oneJobPerKeySpecs(f *framework.Framework) {
 			Expect(r.String("error.in_flight.status")).To(answer.OneOf(runningStatuses...), r.Describe())
 		})
 
-		f.Rule(rules("SUBMIT-024", "ERR-010", "ERR-008", "ERR-031", "ERR-015")...).Needs(framework.Spends, framework.Control).It("the identical request from another key of the workspace gets 409 submission_in_flight with retry_after_seconds", func(ctx context.Context, s *framework.Spec) {
+		f.Rule(rules("SUBMIT-024", "ERR-010", "ERR-008", "ERR-031", "ERR-015")...).Needs(framework.Spends, framework.SiblingKey).It("the identical request from another key of the workspace gets 409 submission_in_flight with retry_after_seconds", func(ctx context.Context, s *framework.Spec) {
 			sp := newSpender(ctx, s)
 			d := videoModel(ctx, sp.c)
 			j := submit(ctx, s, sp.c, d.String("capability_id"), cheapConfig(d), nil)
-			other, _ := sp.newKey(ctx, framework.KeyOptions{})
+			other := sp.siblingKey(ctx, s)
 			// Judged on the 409 only: the refusal's status is this spec's subject (SUBMIT-024), and a
 			// replayed 201 that also broke the submit answer's description would be charged to
 			// SUBMIT-003 and only block the spec; the refusal's body is judged on this very call
@@ -549,11 +549,11 @@ func oneJobPerKeySpecs(f *framework.Framework) {
 			}
 		})
 
-		f.Rule("SUBMIT-037").Needs(framework.Spends, framework.Control).It("the slot is per key: a different request from another key of the workspace is not refused as in flight", func(ctx context.Context, s *framework.Spec) {
+		f.Rule("SUBMIT-037").Needs(framework.Spends, framework.SiblingKey).It("the slot is per key: a different request from another key of the workspace is not refused as in flight", func(ctx context.Context, s *framework.Spec) {
 			sp := newSpender(ctx, s)
 			d := videoModel(ctx, sp.c)
 			j := submit(ctx, s, sp.c, d.String("capability_id"), cheapConfig(d), nil)
-			other, _ := sp.newKey(ctx, framework.KeyOptions{})
+			other := sp.siblingKey(ctx, s)
 			cfg := ttsConfig(ctx, sp.c)
 			_, need := estimateOf(ctx, other, "tts", cfg, map[string]any{"voice_id": firstVoice(ctx, other)})
 			if !runningNow(ctx, sp.c, j.id) {
