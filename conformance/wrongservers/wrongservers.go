@@ -229,7 +229,7 @@ var tables = []struct {
 	{"signing", signingServers}, {"spending", spendingServers}, {"talking", talkingServers},
 	{"uploads", uploadServers}, {"versioning", versioningServers}, {"webhooks", webhookServers},
 	{"workflows", workflowServers}, {"power", powerServers},
-	{"textonly", textOnlyServers}, {"textonly-b", textOnlyServersB},
+	{"textonly", textOnlyServers}, {"textonly-b", textOnlyServersB}, {"textonly-c", textOnlyServersC},
 }
 
 // defined is every row written in the tables, sorted by name, the legal ones included.
