@@ -156,6 +156,42 @@ func startsAnyway(_ *Env, next http.Handler) http.Handler {
 	})
 }
 
+// estimateModerated runs the content check on estimates as on submits: a prompt with the fixtures'
+// marker, or a moderation block queued for the key's workspace (through control, or a test input
+// on the call), refuses the estimate with 422 moderation_blocked, taking the queued block.
+func estimateModerated(env *Env, next http.Handler) http.Handler {
+	var queued memo[int] // workspace -> moderation blocks queued through control
+	faults := controlRoute(http.MethodPost, "/faults")
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch {
+		case faults(r):
+			if d := bodyOf(r); d["kind"] == "moderation_block" {
+				ws, _ := d["workspace_id"].(string)
+				n, _ := queued.get(ws)
+				queued.put(ws, n+1)
+			}
+		case estimate(r):
+			ws := env.workspaceOf(presented(r))
+			n, _ := queued.get(ws)
+			if n == 0 {
+				ws = "" // a block queued for any workspace
+				n, _ = queued.get(ws)
+			}
+			blocked := strings.Contains(string(requestBody(r)), "BLOCKME") ||
+				strings.HasPrefix(r.Header.Get("Mediaspec-Test-Input"), "moderation_block")
+			if n > 0 {
+				queued.put(ws, n-1)
+				blocked = true
+			}
+			if blocked {
+				refusal(http.StatusUnprocessableEntity, "moderation_blocked", false, nil).send(w)
+				return
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
 // textOnlyServersC are the third red team's rows.
 var textOnlyServersC = []Server{
 	{
@@ -237,14 +273,10 @@ var textOnlyServersC = []Server{
 	},
 	{
 		Name: "est-moderation-checked", Rules: []string{"EST-011"},
-		Mistake: "the estimate runs the content check too: a prompt moderation refuses gets 422 instead of a price",
-		API: guard(estimate, func(_ *Env, _ http.Handler, r *http.Request) *answer {
-			if !strings.Contains(string(requestBody(r)), "BLOCKME") {
-				return nil
-			}
-			return refusal(http.StatusUnprocessableEntity, "moderation_blocked", false, nil)
-		}),
+		Mistake: "the estimate runs the content check too: a prompt moderation refuses (or a queued block, as a content check takes it) gets 422 instead of a price",
+		API:     estimateModerated,
 	},
+
 	{
 		Name: "submit-batch-cacheable", Rules: []string{"SUBMIT-002"},
 		Mistake: "the fan-out submit branch writes its answer without Cache-Control: no-store",

@@ -249,11 +249,11 @@ func batchGroupSpecs(f *framework.Framework) {
 
 // batchRollupSpecs registers the specs of a batch rolling its siblings up: status, counts and charge (in the container that calls it).
 func batchRollupSpecs(f *framework.Framework) {
-	f.Rule("VAR-006", "VAR-007", "VAR-010", "ID-003", "BATCH-001", "BATCH-002", "BATCH-003", "BATCH-006", "BATCH-007", "BATCH-008", "BATCH-009", "BATCH-010", "BATCH-011", "BATCH-012", "LINK-001", "SUBMIT-006").Needs(framework.Spends).It("a video model with variants 2 fans out under one bg_ id; the batch rolls its siblings up and completes", func(ctx context.Context, s *framework.Spec) {
+	f.Rule("VAR-006", "VAR-007", "VAR-010", "ID-003", "BATCH-001", "BATCH-002", "BATCH-003", "BATCH-006", "BATCH-007", "BATCH-008", "BATCH-009", "BATCH-010", "BATCH-011", "BATCH-012", "LINK-001", "SUBMIT-006", "SUBMIT-002").Needs(framework.Spends).It("a video model with variants 2 fans out under one bg_ id; the batch rolls its siblings up and completes", func(ctx context.Context, s *framework.Spec) {
 		sp := newSpender(ctx, s)
 		s.Step("VAR-006")
 		j := videoBatch(ctx, s, sp.c)
-		s.Step("SUBMIT-006")
+		s.Step("SUBMIT-006", "SUBMIT-002")
 		expectSubmitFixed(j.r)
 		bg := j.r.String("batch_group_id")
 		s.Step("VAR-006", "ID-003")

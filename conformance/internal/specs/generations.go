@@ -193,7 +193,7 @@ func generationStateSpecs(f *framework.Framework) {
 func stateProgressSpecs(f *framework.Framework) {
 	// With control a video job, its clock moved 2 s between reads; without, an image job at its
 	// own render time, read every half second of service time.
-	f.Rule("GEN-004", "GEN-005", "GEN-009", "GEN-012", "GEN-013", "GEN-015", "GEN-016", "GEN-022", "GEN-008", "CORE-009").Needs(framework.Spends).It("moves forward through queued, rendering, post_processing to completed as the clock advances, and stays completed", func(ctx context.Context, s *framework.Spec) {
+	f.Rule("GEN-004", "GEN-005", "GEN-009", "GEN-012", "GEN-013", "GEN-015", "GEN-016", "GEN-022", "GEN-008", "CORE-009", "GEN-019").Needs(framework.Spends).It("moves forward through queued, rendering, post_processing to completed as the clock advances, and stays completed", func(ctx context.Context, s *framework.Spec) {
 		sp := newSpender(ctx, s)
 		d := stagedModel(ctx, s, sp.c)
 		j := submit(ctx, s, sp.c, d.String("capability_id"), cheapConfig(d), nil)

@@ -132,10 +132,16 @@ var submitCreditsFixed = []fixed{
 	{"terminal", false, "terminal is false at submit (the answer comes at acceptance)"},
 }
 
-// expectSubmitFixed checks the fixed values of an accepted submit answer.
+// expectSubmitFixed checks the fixed values of an accepted submit answer, and its header the text
+// fixes for every accepted submit ("Answer 201 with headers Location ... and Cache-Control:
+// no-store"), charged to SUBMIT-002: a batch or talking-actor submit as a single one.
 func expectSubmitFixed(r *framework.Response) {
 	GinkgoHelper()
 	expectFixed(r, answer.ObjectAt(r, "credits"), "credits", submitCreditsFixed)
+	r.Charge([]string{"SUBMIT-002"}, func() {
+		Expect(r.Header.Values("Cache-Control")).To(ContainElement(ContainSubstring("no-store")),
+			"every accepted submit answers Cache-Control: no-store"+r.Describe())
+	})
 }
 
 // The data of generation events (Event payloads: "error ({ code, message } on generation.failed,
@@ -210,6 +216,7 @@ var (
 		{"GEN-010", fixed{"error", nil, "error is set only when status is failed"}},
 		{"GEN-015", fixed{"credits.credits_charged", nil, "credits_charged is null until terminal (the job runs)"}},
 		{"GEN-022", fixed{"completed_at", nil, "completed_at is null while the job runs"}},
+		{"GEN-019", fixed{"credits_left", absent, "credits_left appears once the charge is final (the job runs)"}},
 	}
 )
 

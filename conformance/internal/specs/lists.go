@@ -399,6 +399,25 @@ func generationListSpecs(f *framework.Framework) {
 			})
 		})
 
+		f.Rule("CORE-012").Needs(framework.Spends, framework.Control).It("jobs made at the same instant are each listed once when paged one, two or three at a time: the cursor does not skip ties", func(ctx context.Context, s *framework.Spec) {
+			sp := newSpender(ctx, s)
+			rm := newRowMaker(ctx, s, sp)
+			older := rm.make(ctx, 1)
+			tied := rm.makeTied(ctx, 4)
+			newer := rm.make(ctx, 1)
+			// "Newest first" leaves the order of equal times open; following next_cursor must still
+			// visit each row once (General 8), so a keyset on created_at alone that skips the rows
+			// sharing the last row's time loses them.
+			for _, limit := range []int{1, 2, 3} {
+				got := paging.WalkGenerations(ctx, sp.c, limit, nil, func(int) {})
+				Expect(paging.Repeats(got)).To(BeEmpty(), fmt.Sprintf("paged %d at a time, no row is listed twice", limit))
+				Expect(got).To(HaveLen(6), fmt.Sprintf("paged %d at a time, the walk lists the 6 jobs of the workspace (4 of them made at one instant): %v", limit, got))
+				Expect(got[0]).To(Equal(newer[0]), "the newest job comes first")
+				Expect(got[1:5]).To(ConsistOf(tied), fmt.Sprintf("paged %d at a time, the 4 jobs made at one instant each come once, between the newer and the older job", limit))
+				Expect(got[5]).To(Equal(older[0]), "the oldest job comes last")
+			}
+		})
+
 		f.Rule("GEN-043").Needs(framework.Spends, framework.Control, framework.Slow).It("created_before with a date cuts at midnight UTC: a job two minutes before it is kept, one two minutes after is not", func(ctx context.Context, s *framework.Spec) {
 			sp := newSpender(ctx, s)
 			voice := firstVoice(ctx, sp.c)

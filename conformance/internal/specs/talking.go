@@ -142,7 +142,7 @@ func talkingFlowSpecs(f *framework.Framework) {
 				}
 			})
 
-			f.Rule("TALK-001", "LINK-007", "GEN-007", "SUBMIT-006").Needs(framework.Spends).It("4. actor_ultra with the same script and voice, an actor and the approved tts is accepted and renders a video", func(ctx context.Context, s *framework.Spec) {
+			f.Rule("TALK-001", "LINK-007", "GEN-007", "SUBMIT-006", "SUBMIT-002").Needs(framework.Spends).It("4. actor_ultra with the same script and voice, an actor and the approved tts is accepted and renders a video", func(ctx context.Context, s *framework.Spec) {
 				Expect(ttsID).NotTo(BeEmpty(), "the tts step did not finish")
 				u := ultra(script, nil)
 				j := submit(ctx, s, sp.c, "actor_ultra", u["config"].(map[string]any), u["extra"].(map[string]any))
