@@ -457,7 +457,7 @@ func New(cfg Config) (*Server, error) {
 	s.svc.Uploads.UseRetire(s.svc.Jobs.RetireFile) // a forgotten upload's bytes outlive the links handed out
 	s.OnReset(s.svc.Jobs.Reset)
 	s.svc.API.RegisterGenerations(s.svc.Jobs)
-	s.svc.Workflows = workflows.New(workflows.Deps{Clock: clk, IDs: src, Registry: s.svc.Registry, Catalog: s.svc.Catalog, Jobs: s.svc.Jobs, Retain: cfg.Retain, Logger: logger})
+	s.svc.Workflows = workflows.New(workflows.Deps{Clock: clk, IDs: src, Registry: s.svc.Registry, Catalog: s.svc.Catalog, Jobs: s.svc.Jobs, Faults: s.svc.Faults, Retain: cfg.Retain, Logger: logger})
 	s.OnReset(s.svc.Workflows.Reset)
 	s.svc.API.RegisterWorkflows(s.svc.Workflows)
 	s.OnReset(func() { s.svc.Faults.Clear() })

@@ -3,6 +3,7 @@ package mock
 import (
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/mediaspec/mediaspec/internal/mock/faults"
 	"github.com/mediaspec/mediaspec/spec"
@@ -122,5 +123,61 @@ func TestStoreRequestScope(t *testing.T) {
 	}
 	if f, ok := s.TakeIn(faults.RenderFail, "ti_a", "", ""); !ok || f.Request != "ti_a" {
 		t.Fatal("EndRequest dropped the render_fail a started job takes later")
+	}
+}
+
+// The app's acts a test input stands in for: a cancel fails the generation its submit accepted
+// (code canceled, nothing charged) after its seconds; a recover writes the render off at render start
+// and recovers it after its seconds (completed, charged at most its hold); a cancel on an invoke
+// cancels the run before any step started. Control's POST /faults refuses both kinds.
+func TestTestInputAppActs(t *testing.T) {
+	e := newEnv(t, func(c *Config) { c.TestInputs = true })
+	key := e.s.Info().GenerateKey
+	submit := func(script, input string) string {
+		t.Helper()
+		body := fmt.Sprintf(`{"capability_id":"tts","config":{"script":%q},"max_credits":1000}`, script)
+		r := e.call("POST", "/api/v1/generations", body, bearer(key), testInput(input))
+		if r.code != 201 {
+			t.Fatalf("submit with %q: %d %s", input, r.code, r.raw)
+		}
+		return r.body["generation_id"].(string)
+	}
+	gen := func(id string) map[string]any {
+		t.Helper()
+		g := e.call("GET", "/api/v1/generations/"+id, "", bearer(key))
+		out, _ := g.body["generation"].(map[string]any)
+		return out
+	}
+	canceled := submit("canceled by the app", "cancel; seconds=0.5")
+	e.clk.Advance(time.Second)
+	if g := gen(canceled); g["status"] != "failed" || g["error"].(map[string]any)["code"] != "canceled" {
+		t.Errorf("canceled job: %v", g)
+	}
+	recovered := submit("written off, then recovered", "recover; seconds=600")
+	e.clk.Advance(300 * time.Second)
+	if g := gen(recovered); g["status"] != "failed" {
+		t.Errorf("written-off job before its recovery: %v", g["status"])
+	}
+	e.clk.Advance(600 * time.Second)
+	g := gen(recovered)
+	credits, _ := g["credits"].(map[string]any)
+	if g["status"] != "completed" || credits["credits_charged"].(float64) <= 0 {
+		t.Errorf("recovered job: %v %v", g["status"], credits)
+	}
+	body := `{"inputs":{"prompt":"a mug on a desk"},"max_credits":100000}`
+	r := e.call("POST", "/api/v1/workflows/templates/hero_image/invoke", body, bearer(key), testInput("cancel; seconds=0.5"))
+	if r.code != 201 && r.code != 202 {
+		t.Fatalf("invoke: %d %s", r.code, r.raw)
+	}
+	e.clk.Advance(time.Hour)
+	run := e.call("GET", "/api/v1/workflow-runs/"+r.body["workflow_run_id"].(string), "", bearer(key))
+	if st := run.body["run"].(map[string]any)["status"]; st != "canceled" {
+		t.Errorf("canceled run: %v (%s)", st, run.raw)
+	}
+	for _, k := range []string{"cancel", "recover"} {
+		e.control("POST", "/faults", `{"kind":"`+k+`"}`, 400)
+	}
+	if r := e.call("GET", "/api/v1/credits/balance", "", bearer(key), testInput("cancel; seconds=-1")); r.code != 400 {
+		t.Errorf("negative seconds: %d %s", r.code, r.raw)
 	}
 }

@@ -107,3 +107,27 @@ func (s *Spec) TestInputClient(value string) *Client {
 	}
 	return withTestInput(s.f.client(key), value)
 }
+
+// AppAct arranges the app's act o (Kind "cancel" or "recover", spec/testmode.yaml) on what the
+// returned client's calls start, where the target offers test-mode inputs: it returns a copy of c
+// carrying o as the Mediaspec-Test-Input header, and true. With the control API it returns c and
+// false: control has no fault for these acts, so the spec does the act itself with control's job
+// hooks (JobHook "cancel" or "recover", a run's cancel), which act at once. It skips, naming the
+// setting, when c's key is not one of the profile's test_keys, and with the TestInputs need's
+// typed reason when neither is offered.
+func (s *Spec) AppAct(c *Client, o Outcome) (*Client, bool) {
+	GinkgoHelper()
+	caps := s.f.Capabilities()
+	switch {
+	case caps.Control:
+		return c, false
+	case caps.TestInputs:
+		if !s.f.cfg.IsTestKey(c.key) {
+			SkipFor(NotDeclared("unsupported: the key this spec uses is not one of the profile's test_keys, so the target would not honour a test input on it (declare it in test_keys)"))
+		}
+		return withTestInput(c, o.value()), true
+	}
+	r, _ := caps.Lack([]Need{TestInputs})
+	SkipFor(r)
+	return nil, false
+}

@@ -289,16 +289,32 @@ func stateProgressSpecs(f *framework.Framework) {
 	})
 }
 
+// recoverAfter is the service time after a write-off at which the operator recovers it, asked with
+// a recover test input (spec/testmode.yaml): long enough that the spec reads the failure first.
+// recoverSlack is what the spec waits out beyond it before it reads the recovery.
+const (
+	recoverAfter = 60 * time.Second
+	recoverSlack = 20 * time.Second
+)
+
 // stateEndSpecs registers the specs of a job ended by recovery or a cancel, and of a text result (in the container that calls it).
 func stateEndSpecs(f *framework.Framework) {
-	f.Rule("GEN-008", "GEN-007", "LEDGER-002", "CORE-020").Needs(framework.Spends, framework.Control).It("a recovered write-off moves failed to completed and is charged at most its hold", func(ctx context.Context, s *framework.Spec) {
+	f.Rule("GEN-008", "GEN-007", "LEDGER-002", "CORE-020").Needs(framework.Spends, framework.TestInputs, framework.RealTime).
+		WaitsOut(recoverAfter+recoverSlack).It("a recovered write-off moves failed to completed and is charged at most its hold", func(ctx context.Context, s *framework.Spec) {
 		sp := newSpender(ctx, s)
 		d := imageModel(ctx, sp.c)
 		before := availableOf(ctx, sp.c)
-		s.QueueFault(ctx, "render_fail", d.String("capability_id"), 1, "")
-		j := submit(ctx, s, sp.c, d.String("capability_id"), cheapConfig(d), nil)
+		ti, forced := s.AppAct(sp.c, framework.Outcome{Kind: "recover", Seconds: int(recoverAfter.Seconds())})
+		if !forced {
+			s.QueueFault(ctx, "render_fail", d.String("capability_id"), 1, "")
+		}
+		j := submit(ctx, s, ti, d.String("capability_id"), cheapConfig(d), nil)
 		Expect(s.Finish(ctx, sp.c, j.id).String("generation.status")).To(Equal("failed"))
-		s.JobHook(ctx, j.id, "recover", nil)
+		if forced {
+			s.WaitOut(ctx, recoverAfter+recoverSlack) // the operator recovers it after recoverAfter
+		} else {
+			s.JobHook(ctx, j.id, "recover", nil)
+		}
 		w := s.Finish(ctx, sp.c, j.id)
 		r := readGen(ctx, sp.c, j.id)
 		s.Step("GEN-008")
@@ -315,12 +331,16 @@ func stateEndSpecs(f *framework.Framework) {
 		Expect(held).To(BeZero())
 	})
 
-	f.Rule("GEN-006", "GEN-004", "LEDGER-003").Needs(framework.Spends, framework.Control).It("a canceled job (control cancel) reads failed, never canceled, and its hold is released", func(ctx context.Context, s *framework.Spec) {
+	f.Rule("GEN-006", "GEN-004", "LEDGER-003").Needs(framework.Spends, framework.TestInputs).It("a canceled job (the app's cancel) reads failed, never canceled, and its hold is released", func(ctx context.Context, s *framework.Spec) {
 		sp := newSpender(ctx, s)
 		d := videoModel(ctx, sp.c)
 		before := availableOf(ctx, sp.c)
-		j := submit(ctx, s, sp.c, d.String("capability_id"), cheapConfig(d), nil)
-		s.JobHook(ctx, j.id, "cancel", nil)
+		ti, forced := s.AppAct(sp.c, framework.Outcome{Kind: "cancel"})
+		j := submit(ctx, s, ti, d.String("capability_id"), cheapConfig(d), nil)
+		if !forced {
+			s.JobHook(ctx, j.id, "cancel", nil)
+		}
+		s.Finish(ctx, sp.c, j.id)
 		r := readGen(ctx, sp.c, j.id)
 		s.Step("GEN-004", "GEN-006")
 		checkGeneration(r, "generation")

@@ -495,13 +495,17 @@ func workflowRunSpecs(f *framework.Framework) {
 			wfAwaitRunEvent(ctx, s, h, "workflow_run.failed", id, "failed")
 		})
 
-		f.Rule("WF-021", "EVT-005", "EVT-031", "WF-013").ControlBecause("a run is canceled in the app, not through the API").It("a run canceled before any step completed reads canceled and its unstarted nodes read canceled", func(ctx context.Context, s *framework.Spec) {
+		f.Rule("WF-021", "EVT-005", "EVT-031", "WF-013").Needs(framework.Spends, framework.Receiver, framework.TestInputs).It("a run canceled before any step completed reads canceled and its unstarted nodes read canceled", func(ctx context.Context, s *framework.Spec) {
 			sp := newSpender(ctx, s)
 			h := registerHook(ctx, s, sp.c, "workflow_run.completed", "workflow_run.failed")
 			t := wfPick(ctx, s, sp.c, "", nil)
-			_, id := wfInvoke(ctx, s, sp.c, t)
-			c := wfCancel(ctx, s, id)
-			Expect(c.String("workflow_run_id")).To(Equal(id), c.Describe())
+			// A run is canceled in the app, not through the API: control's cancel, or a cancel test input.
+			ti, forced := s.AppAct(sp.c, framework.Outcome{Kind: "cancel"})
+			_, id := wfInvoke(ctx, s, ti, t)
+			if !forced {
+				c := wfCancel(ctx, s, id)
+				Expect(c.String("workflow_run_id")).To(Equal(id), c.Describe())
+			}
 			final, _ := wfFinish(ctx, s, sp.c, id)
 			run := runRecord(final)
 			nodes := wfNodes(final, run)
@@ -694,19 +698,25 @@ func workflowRunEventSpecs(f *framework.Framework) {
 // recoveredRenderSpecs registers the specs of recovered renders.
 func recoveredRenderSpecs(f *framework.Framework) {
 	Describe("workflows: recovered renders", func() {
-		f.Rule("EVT-015").ControlBecause("recovering a failed render is an operator's act, through control's job hook").It("a generation that sent generation.failed sends generation.completed when it is recovered", func(ctx context.Context, s *framework.Spec) {
+		f.Rule("EVT-015").Needs(framework.Spends, framework.Receiver, framework.TestInputs).It("a generation that sent generation.failed sends generation.completed when it is recovered", func(ctx context.Context, s *framework.Spec) {
 			sp := newSpender(ctx, s)
 			h := registerHook(ctx, s, sp.c, "generation.completed", "generation.failed")
 			d := imageModel(ctx, sp.c)
 			capID := d.String("capability_id")
-			s.QueueFault(ctx, "render_fail", capID, 1, "")
-			j := submit(ctx, s, sp.c, capID, cheapConfig(d), nil)
+			// Recovering a failed render is an operator's act: control's job hook, or a recover test input.
+			ti, forced := s.AppAct(sp.c, framework.Outcome{Kind: "recover", Seconds: int(recoverAfter.Seconds())})
+			if !forced {
+				s.QueueFault(ctx, "render_fail", capID, 1, "")
+			}
+			j := submit(ctx, s, ti, capID, cheapConfig(d), nil)
 			w := s.Finish(ctx, sp.c, j.id)
-			Expect(w.String("generation.status")).To(Equal("failed"), "the queued render_fail failed the job"+w.Describe())
+			Expect(w.String("generation.status")).To(Equal("failed"), "the render was written off"+w.Describe())
 			failed, err := s.Hooks().Await(ctx, receiver.Match{Type: "generation.failed", Path: h.path, ResourceID: j.id}, arrival(s))
 			Expect(err).NotTo(HaveOccurred(), "no generation.failed for "+j.id)
-			s.JobHook(ctx, j.id, "recover", nil)
-			done, err := s.Hooks().Await(ctx, receiver.Match{Type: "generation.completed", Path: h.path, ResourceID: j.id}, arrival(s))
+			if !forced {
+				s.JobHook(ctx, j.id, "recover", nil)
+			}
+			done, err := s.Hooks().Await(ctx, receiver.Match{Type: "generation.completed", Path: h.path, ResourceID: j.id}, arrival(s)+time.Duration(float64(recoverAfter)/s.TimeScale()))
 			Expect(err).NotTo(HaveOccurred(), "no generation.completed for the recovered "+j.id)
 			Expect(done.ID).NotTo(Equal(failed.ID), "the later event is a delivery of its own")
 			data := checkEnvelope(s, done)

@@ -57,6 +57,21 @@ const (
 	ScanFlag Kind = "scan_flag"
 )
 
+// The acts of the app that a test input may stand in for (spec/testmode.yaml): they are no fault
+// kinds of control's POST /faults (control does them at once with its job hooks), only of a test
+// input, and each takes optional Seconds (default 0), the service time before the app acts.
+const (
+	// Cancel cancels, as the app does, the generation a submit accepted (or the run an invoke
+	// accepted) Seconds after its acceptance.
+	Cancel Kind = "cancel"
+	// Recover writes off the render of the generation a submit accepted: it fails at render start
+	// (provider_error), and Seconds later the operator recovers it (charged, completed).
+	Recover Kind = "recover"
+)
+
+// AppActs lists the kinds only a test input may name (Cancel, Recover).
+var AppActs = []Kind{Cancel, Recover}
+
 // Kinds lists every documented kind.
 var Kinds = []Kind{RenderFail, ProviderUnavailable, PricingUnavailable, ModerationUnavailable, ModerationBlock, EstimateChanged, NotReady, SlowRender, InternalError, SlowScan, RenderOverrun, DeliveryFail, ScanFlag}
 
@@ -64,13 +79,15 @@ var Kinds = []Kind{RenderFail, ProviderUnavailable, PricingUnavailable, Moderati
 // request can cause, but not not_ready (the readiness probe takes no key) or delivery_fail (a
 // delivery belongs to no request).
 func (k Kind) ForRequest() bool {
-	return k != NotReady && k != DeliveryFail && slices.Contains(Kinds, k)
+	return k != NotReady && k != DeliveryFail && slices.Contains(Kinds, k) || slices.Contains(AppActs, k)
 }
 
 // Outlives reports whether a fault of kind, made by a test input, is consumed after its request
 // has answered: a render_fail at the render start of a generation the request started, and a
 // slow_render or render_overrun at the acceptance of a workflow step the request's run submits.
-func (k Kind) Outlives() bool { return k == RenderFail || k == SlowRender || k == RenderOverrun }
+func (k Kind) Outlives() bool {
+	return k == RenderFail || k == SlowRender || k == RenderOverrun || slices.Contains(AppActs, k)
+}
 
 // MaxRequestFaults is the most faults of ended requests (Outlives kinds a request left unused,
 // such as a render_fail of a refused submit) the store keeps; beyond it the oldest are dropped.
@@ -87,6 +104,9 @@ const IDPrefix = "flt_"
 
 // TakesSeconds reports whether faults of kind carry Seconds (required there, refused elsewhere).
 func (k Kind) TakesSeconds() bool { return k == SlowRender || k == SlowScan }
+
+// SecondsOptional reports whether faults of kind may carry Seconds, 0 or above (the AppActs).
+func (k Kind) SecondsOptional() bool { return slices.Contains(AppActs, k) }
 
 // MaxCount is the most events one fault may affect.
 const MaxCount = 1000
@@ -176,7 +196,7 @@ func (s *Store) Queue(kind Kind, capabilityID, code string, count int) (Fault, e
 // outside (0, MaxSlowSeconds] on slow_render or present on another kind.
 func (s *Store) Add(sp Spec) (Fault, error) {
 	kind, code, count := sp.Kind, sp.Code, sp.Count
-	if !slices.Contains(Kinds, kind) {
+	if !slices.Contains(Kinds, kind) && (sp.Request == "" || !slices.Contains(AppActs, kind)) {
 		return Fault{}, apierr.InvalidConfig("kind", "kind must be one of the documented fault kinds.")
 	}
 	if count == 0 {
@@ -196,7 +216,9 @@ func (s *Store) Add(sp Spec) (Fault, error) {
 	switch {
 	case kind.TakesSeconds() && (sp.Seconds <= 0 || sp.Seconds > MaxSlowSeconds):
 		return Fault{}, apierr.InvalidConfig("seconds", fmt.Sprintf("%s needs seconds above 0 and at most %d.", kind, MaxSlowSeconds))
-	case !kind.TakesSeconds() && sp.Seconds != 0:
+	case kind.SecondsOptional() && (sp.Seconds < 0 || sp.Seconds > MaxSlowSeconds):
+		return Fault{}, apierr.InvalidConfig("seconds", fmt.Sprintf("%s takes seconds from 0 to %d.", kind, MaxSlowSeconds))
+	case !kind.TakesSeconds() && !kind.SecondsOptional() && sp.Seconds != 0:
 		return Fault{}, apierr.InvalidConfig("seconds", "seconds applies to slow_render and slow_scan faults only.")
 	}
 	s.mu.Lock()

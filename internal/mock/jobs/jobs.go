@@ -284,7 +284,8 @@ type Store struct {
 
 // New returns an empty store over d and enables the fault kinds it
 // consumes (render_fail, moderation_unavailable, moderation_block,
-// estimate_changed, provider_unavailable, slow_render). Every fault is taken
+// estimate_changed, provider_unavailable, slow_render, render_overrun, and the test inputs cancel
+// and recover). Every fault is taken
 // for the workspace of the submit or job it affects.
 func New(d Deps) *Store {
 	if d.Logger == nil {
@@ -294,7 +295,8 @@ func New(d Deps) *Store {
 		d.MaxConcurrentRenders = DefaultMaxConcurrentRenders
 	}
 	if d.Faults != nil {
-		d.Faults.Enable(faults.RenderFail, faults.ModerationUnavailable, faults.ModerationBlock, faults.EstimateChanged, faults.ProviderUnavailable, faults.SlowRender, faults.RenderOverrun)
+		d.Faults.Enable(faults.RenderFail, faults.ModerationUnavailable, faults.ModerationBlock, faults.EstimateChanged, faults.ProviderUnavailable, faults.SlowRender, faults.RenderOverrun,
+			faults.Cancel, faults.Recover)
 	}
 	s := &Store{d: d}
 	if d.Retain > 0 {

@@ -173,6 +173,12 @@ func (s *Store) acceptLocked(sub *submission, pl plan, w *ledger.Wallet) (Submit
 		s.order = append(s.order, g)
 		genIDs[i] = g.id
 		s.scheduleLocked(g)
+		if f, ok := s.d.Faults.TakeIn(faults.Cancel, p.TestInput, p.WorkspaceID, cp.ID); ok {
+			id, gen := g.id, s.resetGen // the app cancels it after the test input's seconds
+			g.timers = append(g.timers, s.d.Clock.AfterFunc(dur(f.Seconds), func() {
+				s.fail(id, gen, GenError{Code: ErrorCodeCanceled, Message: "The job was canceled; nothing was charged."}, false)
+			}))
+		}
 	}
 	if bg != "" {
 		s.batches[bg] = &batch{id: bg, workspaceID: p.WorkspaceID, genIDs: genIDs}
@@ -294,6 +300,10 @@ func (s *Store) startRendering(id string, gen int64) {
 		fail = &GenError{Code: rf.Code, Message: rf.Message}
 	} else if f, ok := s.d.Faults.TakeIn(faults.RenderFail, testInput, wsID, cpID); ok {
 		fail = &GenError{Code: f.Code, Message: "The render failed (" + f.Code + "); nothing was charged."}
+	} else if f, ok := s.d.Faults.TakeIn(faults.Recover, testInput, wsID, cpID); ok {
+		// A write-off the operator recovers after the test input's seconds (spec/testmode.yaml).
+		fail = &GenError{Code: ErrorCodeProviderError, Message: "The render failed (provider_error); nothing was charged."}
+		s.d.Clock.AfterFunc(dur(f.Seconds), func() { _, _, _ = s.Recover(id) })
 	}
 	if fail != nil {
 		s.fail(id, gen, *fail, true)

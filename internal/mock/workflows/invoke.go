@@ -4,11 +4,13 @@ import (
 	"fmt"
 	"math"
 	"strings"
+	"time"
 
 	"github.com/mediaspec/mediaspec/fixtures"
 	"github.com/mediaspec/mediaspec/internal/mock/admission"
 	"github.com/mediaspec/mediaspec/internal/mock/apierr"
 	"github.com/mediaspec/mediaspec/internal/mock/catalog"
+	"github.com/mediaspec/mediaspec/internal/mock/faults"
 	"github.com/mediaspec/mediaspec/internal/mock/ledger"
 )
 
@@ -228,6 +230,12 @@ func (e *Engine) Invoke(p InvokeParams) (InvokeAnswer, error) {
 	e.order = append(e.order, r)
 	gen, id := e.resetGen, r.id
 	r.timer = e.d.Clock.AfterFunc(StartDelay, func() { e.start(id, gen) })
+	if e.d.Faults != nil {
+		if f, ok := e.d.Faults.TakeIn(faults.Cancel, p.TestInput, p.WorkspaceID, ""); ok {
+			// The app cancels the run after the test input's seconds (spec/testmode.yaml).
+			e.d.Clock.AfterFunc(time.Duration(f.Seconds*float64(time.Second)), func() { _, _, _ = e.Cancel(id) })
+		}
+	}
 	a := InvokeAnswer{
 		OK: true, WorkflowRunID: r.id, WorkflowID: strPtr(d.workflowID), TemplateKey: strPtr(p.TemplateKey),
 		Status: StatusQueued, Credits: Credits{CreditsEstimated: estimated, Settlement: "open"},

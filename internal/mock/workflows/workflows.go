@@ -74,6 +74,7 @@ import (
 	"github.com/mediaspec/mediaspec/fixtures"
 	"github.com/mediaspec/mediaspec/internal/clock"
 	"github.com/mediaspec/mediaspec/internal/mock/catalog"
+	"github.com/mediaspec/mediaspec/internal/mock/faults"
 	"github.com/mediaspec/mediaspec/internal/mock/ids"
 	"github.com/mediaspec/mediaspec/internal/mock/jobs"
 	"github.com/mediaspec/mediaspec/internal/mock/retention"
@@ -155,6 +156,9 @@ type Deps struct {
 	Registry *workspace.Registry
 	Catalog  *catalog.Catalog
 	Jobs     *jobs.Store
+	// Faults, when set, carries the test inputs of invokes (spec/testmode.yaml): a cancel
+	// cancels the run an invoke accepted, as the app does. Optional.
+	Faults *faults.Store
 	// Retain forgets an ended run this long after it ended (0: kept until Reset); see retain.go.
 	Retain time.Duration
 	Logger *slog.Logger
@@ -237,6 +241,9 @@ func New(d Deps) *Engine {
 		d.Logger = slog.New(slog.DiscardHandler)
 	}
 	e := &Engine{d: d}
+	if d.Faults != nil {
+		d.Faults.Enable(faults.Cancel)
+	}
 	e.sweep = retention.New(d.Clock, d.Retain, e.forgetDue)
 	e.resetLocked()
 	d.Jobs.OnSettle(e.onSettle)
