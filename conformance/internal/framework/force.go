@@ -3,6 +3,7 @@ package framework
 import (
 	"context"
 	"fmt"
+	"net/url"
 	"strings"
 
 	. "github.com/onsi/ginkgo/v2" //nolint:revive
@@ -24,6 +25,9 @@ type Outcome struct {
 	Seconds int
 	// Count is how many matching events meet the outcome (0: 1).
 	Count int
+	// Message is a webhook_test's data.message ("" the target's default text); sent
+	// percent-encoded.
+	Message string
 }
 
 // value is the outcome as a test input's header value.
@@ -40,6 +44,9 @@ func (o Outcome) value() string {
 	}
 	if o.CapabilityID != "" {
 		parts = append(parts, "capability_id="+o.CapabilityID)
+	}
+	if o.Message != "" {
+		parts = append(parts, "message="+url.PathEscape(o.Message))
 	}
 	return strings.Join(parts, "; ")
 }
@@ -108,11 +115,11 @@ func (s *Spec) TestInputClient(value string) *Client {
 	return withTestInput(s.f.client(key), value)
 }
 
-// AppAct arranges the app's act o (Kind "cancel" or "recover", spec/testmode.yaml) on what the
+// AppAct arranges the app's act o (Kind "cancel", "recover" or "webhook_test", spec/testmode.yaml) on what the
 // returned client's calls start, where the target offers test-mode inputs: it returns a copy of c
 // carrying o as the Mediaspec-Test-Input header, and true. With the control API it returns c and
 // false: control has no fault for these acts, so the spec does the act itself with control's job
-// hooks (JobHook "cancel" or "recover", a run's cancel), which act at once. It skips, naming the
+// hooks (JobHook "cancel" or "recover", a run's cancel, an endpoint's Send test), which act at once. It skips, naming the
 // setting, when c's key is not one of the profile's test_keys, and with the TestInputs need's
 // typed reason when neither is offered.
 func (s *Spec) AppAct(c *Client, o Outcome) (*Client, bool) {

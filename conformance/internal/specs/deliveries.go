@@ -21,11 +21,12 @@ import (
 // deliverySpecs registers the specs of webhook deliveries.
 func deliverySpecs(f *framework.Framework) {
 	Describe("deliveries: webhook deliveries", func() {
-		f.Rule("EVT-008", "ID-008").ControlBecause("webhook.test is sent only when someone presses Send test in the app").It("webhook.test arrives signed, with {webhook_id, message} and the documented headers, and only where it was sent", func(ctx context.Context, s *framework.Spec) {
-			h := registerHook(ctx, s, s.Client(), "credits.low")
+		// webhook.test is sent only when someone presses Send test in the app: control's Send test, or
+		// a webhook_test test input on the registration.
+		f.Rule("EVT-008", "ID-008").Needs(framework.Receiver, framework.TestInputs).It("webhook.test arrives signed, with {webhook_id, message} and the documented headers, and only where it was sent", func(ctx context.Context, s *framework.Spec) {
 			// An endpoint nobody sends a test to: "only when someone presses Send test".
 			quiet := registerHook(ctx, s, s.Client(), "credits.low")
-			id := sendTest(ctx, s, h.id)
+			h, id := registerTestedHook(ctx, s, s.Client(), "", "credits.low")
 			// Check the attempt first: a wrongly signed one is refused by the receiver and never
 			// becomes an event, and the failure should say why.
 			atts := attempts(ctx, s, id, 1)
@@ -413,12 +414,13 @@ func deliverySpecs(f *framework.Framework) {
 			}
 		})
 
-		f.Rule("DLV-006", "EVT-008", "EVT-018").ControlBecause("the payload is a webhook.test message, sent only from the app").It("a payload that is not ASCII is signed over the exact bytes sent", func(ctx context.Context, s *framework.Spec) {
-			h := registerHook(ctx, s, s.Client(), "credits.low")
+		// The payload is a webhook.test message, sent only from the app: control's Send test, or a
+		// webhook_test test input with its message.
+		f.Rule("DLV-006", "EVT-008", "EVT-018").Needs(framework.Receiver, framework.TestInputs).It("a payload that is not ASCII is signed over the exact bytes sent", func(ctx context.Context, s *framework.Spec) {
 			// Latin, CJK, an emoji, the characters HTML-escaping encoders rewrite, a quote, a
 			// backslash and U+2028: an encoder that signs one form and sends another fails here.
 			message := "Grüße, café — テスト ✓ 🚀 <a&b> \"quoted\" back\\slash \u2028end"
-			id := sendTestMessage(ctx, s, h.id, message)
+			h, id := registerTestedHook(ctx, s, s.Client(), message, "credits.low")
 			atts := attempts(ctx, s, id, 1)
 			s.Step("DLV-006")
 			Expect(utf8.Valid(atts[0].Body)).To(BeTrue(), "the body is UTF-8")

@@ -129,6 +129,35 @@ func sendTestMessage(ctx context.Context, s *framework.Spec, id, message string)
 	return sendTestBody(ctx, s, id, map[string]any{"message": message})
 }
 
+// testHookAfter is the service time after its registration at which a webhook_test test input has
+// the endpoint sent its webhook.test: the suite trusts the endpoint's secret, from the
+// registration's answer, before the test arrives.
+const testHookAfter = 5 * time.Second
+
+// registerTestedHook registers an endpoint for events with c and has one webhook.test sent to it
+// with data.message message ("": the target's default text), as the app's Send test button sends
+// it: through control (POST /webhooks/{id}/test) where control is offered, else with a
+// webhook_test test input on the registration. It returns the endpoint and the test's delivery id
+// (the webhook-id of its first attempt, as the receiver saw it, without control).
+func registerTestedHook(ctx context.Context, s *framework.Spec, c *framework.Client, message string, events ...string) (hook, string) {
+	GinkgoHelper()
+	ti, forced := s.AppAct(c, framework.Outcome{Kind: "webhook_test", Seconds: int(testHookAfter.Seconds()), Message: message})
+	if !forced {
+		h := registerHook(ctx, s, c, events...)
+		if message == "" {
+			return h, sendTest(ctx, s, h.id)
+		}
+		return h, sendTestMessage(ctx, s, h.id, message)
+	}
+	h := registerHook(ctx, s, ti, events...)
+	wait := arrival(s) + time.Duration(float64(testHookAfter)/s.TimeScale())
+	Eventually(func() []receiver.Attempt { return s.Hooks().Attempts(h.path) }).WithContext(ctx).WithTimeout(wait).
+		WithPolling(100*time.Millisecond).ShouldNot(BeEmpty(), "the webhook.test the registration's test input asked for did not arrive")
+	id := s.Hooks().Attempts(h.path)[0].DeliveryID
+	Expect(id).To(MatchRegexp(deliveryIDPattern), "the webhook.test attempt's webhook-id")
+	return h, id
+}
+
 func sendTestBody(ctx context.Context, s *framework.Spec, id string, body any) string {
 	GinkgoHelper()
 	r, err := s.Control().Call(ctx, http.MethodPost, "/webhooks/"+id+"/test", body)

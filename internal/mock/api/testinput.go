@@ -4,9 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"unicode/utf8"
 
 	"github.com/mediaspec/mediaspec/internal/contract"
 	"github.com/mediaspec/mediaspec/internal/mock/apierr"
@@ -23,7 +25,8 @@ var testInputSeq atomic.Uint64
 
 // ParseTestInput reads a test input: a fault kind that a request can cause (faults.Kind.ForRequest),
 // then optional parameters, each "; name=value": code (render_fail), seconds (slow_render,
-// slow_scan), count (1 to faults.MaxCount: how many of the request's events) and capability_id.
+// slow_scan; cancel, recover and webhook_test), count (1 to faults.MaxCount: how many of the
+// request's events), capability_id and message (webhook_test's data.message, percent-encoded UTF-8).
 // The fault's own checks (faults.Store.Add) judge the values. An unknown kind or parameter, or a
 // malformed one, is 400 invalid_config naming the header.
 func ParseTestInput(value string) (faults.Spec, error) {
@@ -49,6 +52,12 @@ func ParseTestInput(value string) (faults.Spec, error) {
 			sp.Code = v
 		case "capability_id":
 			sp.CapabilityID = v
+		case "message":
+			m, err := url.PathUnescape(v)
+			if err != nil || !utf8.ValidString(m) {
+				return faults.Spec{}, testInputRefusal(fmt.Sprintf("message %q is not percent-encoded UTF-8", v))
+			}
+			sp.Message = m
 		case "count":
 			n, err := strconv.Atoi(v)
 			if err != nil || n < 1 {
@@ -62,7 +71,7 @@ func ParseTestInput(value string) (faults.Spec, error) {
 			}
 			sp.Seconds = f
 		default:
-			return faults.Spec{}, testInputRefusal(fmt.Sprintf("unknown parameter %q (known: code, seconds, count, capability_id)", name))
+			return faults.Spec{}, testInputRefusal(fmt.Sprintf("unknown parameter %q (known: code, seconds, count, capability_id, message)", name))
 		}
 	}
 	return sp, nil

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/mediaspec/mediaspec/internal/clock"
+	"github.com/mediaspec/mediaspec/internal/mock/faults"
 	"github.com/mediaspec/mediaspec/internal/mock/ratelimit"
 	"github.com/mediaspec/mediaspec/internal/mock/webhook"
 	"github.com/mediaspec/mediaspec/internal/mock/wire"
@@ -18,13 +19,20 @@ const registerTimeout = 10 * time.Second
 // RegisterWebhooks registers GET /webhooks (read, agent_read), POST /webhooks and
 // DELETE /webhooks/{id} (generate, webhook_manage) over s.
 func (rt *Router) RegisterWebhooks(s *webhook.Service) {
-	h := webhookHandlers{s: s}
+	h := webhookHandlers{s: s, faults: rt.deps.Faults, clock: rt.deps.Clock}
+	if h.faults != nil {
+		h.faults.Enable(faults.WebhookTest)
+	}
 	rt.Handle("GET /webhooks", workspace.ScopeRead, ratelimit.AgentRead, h.list)
 	rt.Handle("POST /webhooks", workspace.ScopeGenerate, ratelimit.WebhookManage, h.create)
 	rt.Handle("DELETE /webhooks/{id}", workspace.ScopeGenerate, ratelimit.WebhookManage, h.delete)
 }
 
-type webhookHandlers struct{ s *webhook.Service }
+type webhookHandlers struct {
+	s      *webhook.Service
+	faults *faults.Store // the test inputs of registrations (webhook_test); may be nil
+	clock  clock.Clock
+}
 
 // WebhookJSON is the endpoint object of the webhook answers (never the secret).
 type WebhookJSON struct {
@@ -74,7 +82,26 @@ func (h webhookHandlers) create(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	h.sendTestInput(Caller(r.Context()), ep.ID)
 	return wire.WriteJSON(w, http.StatusCreated, map[string]any{"ok": true, "webhook": EndpointJSON(ep), "secret": secret})
+}
+
+// sendTestInput honours a webhook_test test input of a registration (spec/testmode.yaml): as the
+// app's Send test button does, one webhook.test delivery goes to endpoint id, the test input's
+// seconds after the registration, with its message (else the default text).
+func (h webhookHandlers) sendTestInput(c *CallerInfo, id string) {
+	if h.faults == nil || c.TestInput == "" {
+		return
+	}
+	f, ok := h.faults.TakeIn(faults.WebhookTest, c.TestInput, c.Workspace.ID(), "")
+	if !ok {
+		return
+	}
+	msg := f.Message
+	if msg == "" {
+		msg = webhook.TestMessage
+	}
+	h.clock.AfterFunc(time.Duration(f.Seconds*float64(time.Second)), func() { _, _ = h.s.SendTestMessage(id, msg) })
 }
 
 // delete serves DELETE /api/v1/webhooks/{id}: 200 {ok, webhook_id, deleted: true}; pending

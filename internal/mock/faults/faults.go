@@ -60,6 +60,7 @@ const (
 // The acts of the app that a test input may stand in for (spec/testmode.yaml): they are no fault
 // kinds of control's POST /faults (control does them at once with its job hooks), only of a test
 // input, and each takes optional Seconds (default 0), the service time before the app acts.
+// WebhookTest also takes an optional Message.
 const (
 	// Cancel cancels, as the app does, the generation a submit accepted (or the run an invoke
 	// accepted) Seconds after its acceptance.
@@ -67,10 +68,14 @@ const (
 	// Recover writes off the render of the generation a submit accepted: it fails at render start
 	// (provider_error), and Seconds later the operator recovers it (charged, completed).
 	Recover Kind = "recover"
+	// WebhookTest sends, as the app's Send test button does, one webhook.test delivery to the
+	// endpoint a registration (POST /webhooks) made, Seconds after it; Message, when set, is its
+	// data.message.
+	WebhookTest Kind = "webhook_test"
 )
 
-// AppActs lists the kinds only a test input may name (Cancel, Recover).
-var AppActs = []Kind{Cancel, Recover}
+// AppActs lists the kinds only a test input may name (Cancel, Recover, WebhookTest).
+var AppActs = []Kind{Cancel, Recover, WebhookTest}
 
 // Kinds lists every documented kind.
 var Kinds = []Kind{RenderFail, ProviderUnavailable, PricingUnavailable, ModerationUnavailable, ModerationBlock, EstimateChanged, NotReady, SlowRender, InternalError, SlowScan, RenderOverrun, DeliveryFail, ScanFlag}
@@ -124,6 +129,8 @@ type Fault struct {
 	// Seconds is the extra render time of a slow_render fault or the scan time of a slow_scan
 	// fault, else 0.
 	Seconds float64
+	// Message is a webhook_test fault's data.message ("": the service's default text).
+	Message string
 	// Request, when not "", is the test input (spec/testmode.yaml) of the one request that made
 	// the fault: it matches only the events of that request (TakeIn with the same request).
 	Request string
@@ -180,6 +187,8 @@ type Spec struct {
 	// Seconds is the extra render time of a slow_render fault or the scan time of a slow_scan
 	// fault (required for those kinds, refused on the others).
 	Seconds float64
+	// Message is a webhook_test fault's data.message (refused on other kinds).
+	Message string
 	// Request scopes the fault to the events of one request (a test input); "" for a fault of
 	// the control API.
 	Request string
@@ -216,6 +225,8 @@ func (s *Store) Add(sp Spec) (Fault, error) {
 	switch {
 	case kind.TakesSeconds() && (sp.Seconds <= 0 || sp.Seconds > MaxSlowSeconds):
 		return Fault{}, apierr.InvalidConfig("seconds", fmt.Sprintf("%s needs seconds above 0 and at most %d.", kind, MaxSlowSeconds))
+	case sp.Message != "" && kind != WebhookTest:
+		return Fault{}, apierr.InvalidConfig("message", "message applies to webhook_test only.")
 	case kind.SecondsOptional() && (sp.Seconds < 0 || sp.Seconds > MaxSlowSeconds):
 		return Fault{}, apierr.InvalidConfig("seconds", fmt.Sprintf("%s takes seconds from 0 to %d.", kind, MaxSlowSeconds))
 	case !kind.TakesSeconds() && !kind.SecondsOptional() && sp.Seconds != 0:
@@ -228,7 +239,7 @@ func (s *Store) Add(sp Spec) (Fault, error) {
 	}
 	f := &Fault{
 		ID: s.ids.ID(IDPrefix), Kind: kind, CapabilityID: sp.CapabilityID, WorkspaceID: sp.WorkspaceID, Code: code,
-		Seconds: sp.Seconds, Request: sp.Request, Count: count, Remaining: count, CreatedAt: s.clock.Now(),
+		Seconds: sp.Seconds, Message: sp.Message, Request: sp.Request, Count: count, Remaining: count, CreatedAt: s.clock.Now(),
 	}
 	s.queue = append(s.queue, f)
 	return *f, nil
