@@ -26,6 +26,7 @@ import (
 	"net/http"
 	"os"
 	"path"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -236,7 +237,18 @@ type RoleKeys struct {
 	// the key sets (the profile's sibling_key, the fourth key of each set): made last, so the
 	// keys and ids made before them are those of a start state without roles.
 	Siblings []string `json:"sibling_keys"`
+	// OwnProcessingActor and OwnDisabledActor are actors of OwnCatalogue's workspace still
+	// processing and disabled, OwnDeactivatedVoice a voice cloned there and deactivated: hidden
+	// states of that workspace's own (none is listed).
+	OwnProcessingActor  string `json:"own_processing_actor_id"`
+	OwnDisabledActor    string `json:"own_disabled_actor_id"`
+	OwnDeactivatedVoice string `json:"own_deactivated_voice_id"`
 }
+
+// RoleComingSoonPreset is the id of the coming_soon preset the start state lists to the workspace
+// of every key set (Config.RoleKeys): a copy of an available preset (the control API's
+// CopyCapability), which a keys-only check finds listed and cannot run.
+const RoleComingSoonPreset = "preset_coming_soon_demo"
 
 // KeySet is one set of keys of the start state: a read+generate key and a read-only key of one
 // workspace and a read+generate key of a second workspace, the three keys of mediaspec check
@@ -313,6 +325,7 @@ type bootState struct {
 	readKey     string
 	otherKey    string          // a read+generate key of a second workspace
 	keySets     []KeySet        // every key set, the keys above first
+	keySetWS    []string        // the workspace of each key set's generate and read keys
 	testKeys    map[string]bool // key ids of the test keys (Config.TestInputs), nil when off
 	roles       *RoleKeys       // the role fixtures (Config.RoleKeys), nil when off
 	ownCatalog  string          // the workspace of roles.OwnCatalogue
@@ -598,6 +611,7 @@ func (s *Server) boot() {
 			st = bootState{workspaceID: ws.ID(), generateKey: gen, readKey: read, otherKey: otherKey}
 		}
 		st.keySets = append(st.keySets, KeySet{GenerateKey: gen, ReadKey: read, OtherKey: otherKey})
+		st.keySetWS = append(st.keySetWS, ws.ID())
 	}
 	if s.cfg.TestInputs {
 		// Every key made so far, and only those, is a test key (the start state's keys).
@@ -696,10 +710,32 @@ func (s *Server) bootCatalogRoles() {
 	if err != nil {
 		panic("mock: the own-catalogue cloned voice: " + err.Error())
 	}
+	processing, err := s.svc.Catalog.AddActor(catalog.ActorParams{WorkspaceID: ws, Name: "Own catalogue presenter in processing", State: "processing", CreatedAt: s.svc.Clock.Now()})
+	if err != nil {
+		panic("mock: the own-catalogue processing actor: " + err.Error())
+	}
+	disabled, err := s.svc.Catalog.AddActor(catalog.ActorParams{WorkspaceID: ws, Name: "Own catalogue presenter disabled", State: "disabled", CreatedAt: s.svc.Clock.Now()})
+	if err != nil {
+		panic("mock: the own-catalogue disabled actor: " + err.Error())
+	}
+	off, err := s.svc.Catalog.CloneVoice(ws, catalog.VoiceParams{Name: "Own catalogue deactivated voice", Active: false})
+	if err != nil {
+		panic("mock: the own-catalogue deactivated voice: " + err.Error())
+	}
 	s.mu.Lock()
 	s.start.roles.OwnActor, s.start.roles.OwnClonedVoice = a.ID, v.ID
+	s.start.roles.OwnProcessingActor, s.start.roles.OwnDisabledActor, s.start.roles.OwnDeactivatedVoice = processing.ID, disabled.ID, off.ID
+	keySetWS := slices.Clone(s.start.keySetWS)
 	s.mu.Unlock()
+	for _, w := range keySetWS {
+		if _, err := s.svc.Catalog.CopyCapability(w, comingSoonSource, RoleComingSoonPreset); err != nil {
+			panic("mock: the coming_soon preset: " + err.Error())
+		}
+	}
 }
+
+// comingSoonSource is the available preset RoleComingSoonPreset copies.
+const comingSoonSource = "preset_ugc_screenshot"
 
 // Reset restores the start state: every workspace, key and bucket is
 // forgotten, and the default workspace and the printed keys are made again

@@ -252,6 +252,8 @@ func writeMockProfile(path string, info mock.StartInfo, cfg mock.Config) error {
 		if len(r.Siblings) > 0 {
 			p.SiblingKey = r.Siblings[0]
 		}
+		p.OwnProcessingActorID, p.OwnDisabledActorID, p.OwnDeactivatedVoiceID = r.OwnProcessingActor, r.OwnDisabledActor, r.OwnDeactivatedVoice
+		p.WithheldCapabilityID, p.InternalPresetID = withheldCapability(fx, false), withheldCapability(fx, true)
 	}
 	if info.TimeScale != 1 && info.TimeScale > 0 {
 		// A scaled clock is part of what the target is: the suite's waits and windows follow it.
@@ -292,6 +294,18 @@ func writeMockProfile(path string, info mock.StartInfo, cfg mock.Config) error {
 func retiredCapability(fx *fixtures.Catalog) string {
 	for _, c := range fx.Capabilities {
 		if c.Status == fixtures.StatusRetired && !c.IsPreset() {
+			return c.ID
+		}
+	}
+	return ""
+}
+
+// withheldCapability is a capability of the catalogue withheld from agents (offered_to_agents
+// false), a preset when preset (image_internal_eval and preset_internal_review in the embedded
+// one); "" when it has none (the specs that need one then skip, naming the setting).
+func withheldCapability(fx *fixtures.Catalog, preset bool) string {
+	for _, c := range fx.Capabilities {
+		if !c.OfferedToAgents && c.Status != fixtures.StatusRetired && c.IsPreset() == preset {
 			return c.ID
 		}
 	}

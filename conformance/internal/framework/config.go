@@ -170,6 +170,16 @@ type Config struct {
 	OwnCatalogueKey  string `yaml:"own_catalogue_key" env:"MEDIASPEC_OWN_CATALOGUE_KEY"`
 	OwnActorID       string `yaml:"own_actor_id" env:"MEDIASPEC_OWN_ACTOR_ID"`
 	OwnClonedVoiceID string `yaml:"own_cloned_voice_id" env:"MEDIASPEC_OWN_CLONED_VOICE_ID"`
+	// Catalogue states the operator made in their app or catalogue admin (catalogstates.go), which
+	// only the control API makes otherwise. WithheldCapabilityID is a capability withheld from
+	// agents (not listed); InternalPresetID a preset withheld from agents (internal). The three own_
+	// ids are of the workspace of OwnCatalogueKey: an actor still processing, an actor disabled, a
+	// cloned voice deactivated (none listed there); each is declared only with OwnCatalogueKey.
+	WithheldCapabilityID  string `yaml:"withheld_capability_id" env:"MEDIASPEC_WITHHELD_CAPABILITY_ID"`
+	InternalPresetID      string `yaml:"internal_preset_id" env:"MEDIASPEC_INTERNAL_PRESET_ID"`
+	OwnProcessingActorID  string `yaml:"own_processing_actor_id" env:"MEDIASPEC_OWN_PROCESSING_ACTOR_ID"`
+	OwnDisabledActorID    string `yaml:"own_disabled_actor_id" env:"MEDIASPEC_OWN_DISABLED_ACTOR_ID"`
+	OwnDeactivatedVoiceID string `yaml:"own_deactivated_voice_id" env:"MEDIASPEC_OWN_DEACTIVATED_VOICE_ID"`
 	// PerGenerationLimit and DailyLimit are the workspace limits the operator set on the workspace
 	// of Key (and of every key set): undeclared, the text's defaults (600 and 2000 credits); 0 is a
 	// value ("no spend at all").
@@ -242,7 +252,10 @@ var flagNames = map[string]string{
 	"GenerateOnlyKey": "generate-only-key", "DeletedWorkspaceKey": "deleted-workspace-key", "AllowanceUsedKey": "allowance-used-key",
 	"BusinessKey":     "business-key",
 	"OwnCatalogueKey": "own-catalogue-key", "OwnActorID": "own-actor-id", "OwnClonedVoiceID": "own-cloned-voice-id",
-	"PerGenerationLimit": "workspace-per-generation-limit", "DailyLimit": "workspace-daily-limit", "Features": "feature",
+	"WithheldCapabilityID": "withheld-capability-id", "InternalPresetID": "internal-preset-id",
+	"OwnProcessingActorID": "own-processing-actor-id", "OwnDisabledActorID": "own-disabled-actor-id",
+	"OwnDeactivatedVoiceID": "own-deactivated-voice-id",
+	"PerGenerationLimit":    "workspace-per-generation-limit", "DailyLimit": "workspace-daily-limit", "Features": "feature",
 	"TestKeys": "test-key",
 }
 
@@ -297,6 +310,11 @@ func RegisterFlags(fs *flag.FlagSet) *Flags {
 	fs.StringVar(&v.OwnCatalogueKey, "own-catalogue-key", "", "profile: a read+generate key of a workspace holding --own-actor-id and --own-cloned-voice-id (never printed)")
 	fs.StringVar(&v.OwnActorID, "own-actor-id", "", "profile: an actor made, without tags, in --own-catalogue-key's workspace (ready)")
 	fs.StringVar(&v.OwnClonedVoiceID, "own-cloned-voice-id", "", "profile: a voice cloned in --own-catalogue-key's workspace (active)")
+	fs.StringVar(&v.WithheldCapabilityID, "withheld-capability-id", "", "profile: a capability withheld from agents (not listed, so not discoverable)")
+	fs.StringVar(&v.InternalPresetID, "internal-preset-id", "", "profile: a preset withheld from agents, internal (not listed, so not discoverable)")
+	fs.StringVar(&v.OwnProcessingActorID, "own-processing-actor-id", "", "profile: an actor of --own-catalogue-key's workspace still processing")
+	fs.StringVar(&v.OwnDisabledActorID, "own-disabled-actor-id", "", "profile: an actor of --own-catalogue-key's workspace that was disabled")
+	fs.StringVar(&v.OwnDeactivatedVoiceID, "own-deactivated-voice-id", "", "profile: a voice cloned in --own-catalogue-key's workspace and deactivated")
 	fs.StringVar(&v.LowerPlanKey, "lower-plan-key", "", "profile: a read+generate key of a workspace whose plan lacks a capability a higher plan has (never printed)")
 	fs.StringVar(&v.GenerateOnlyKey, "generate-only-key", "", "profile: a key holding only the generate scope, of a workspace with credits (never printed)")
 	fs.StringVar(&v.DeletedWorkspaceKey, "deleted-workspace-key", "", "profile: a key of a workspace that was deleted (never printed)")

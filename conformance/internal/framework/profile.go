@@ -265,6 +265,9 @@ func (c Config) checkProfile() error {
 	if own := []string{c.OwnCatalogueKey, c.OwnActorID, c.OwnClonedVoiceID}; slices.Contains(own, "") && slices.ContainsFunc(own, func(v string) bool { return v != "" }) {
 		return errors.New("conformance: own_catalogue_key, own_actor_id and own_cloned_voice_id go together: a key of a workspace, and an actor and a cloned voice of that workspace's own")
 	}
+	if c.OwnCatalogueKey == "" && (c.OwnProcessingActorID != "" || c.OwnDisabledActorID != "" || c.OwnDeactivatedVoiceID != "") {
+		return errors.New("conformance: own_processing_actor_id, own_disabled_actor_id and own_deactivated_voice_id are of own_catalogue_key's workspace: declare it with them")
+	}
 	for _, f := range c.Features {
 		if err := checkFeature(f); err != nil {
 			return fmt.Errorf("conformance: features: %v", err)
@@ -371,7 +374,9 @@ var profileSettings = []string{
 	"read_key", "other_key", "sibling_key", "retired_capability_id", "key_header", "description_path", "live_path",
 	"ready_path", "shapes", "receiver_url", "files_url", "revoked_key", "expired_key", "budget_key", "budget_key_credits",
 	"low_balance_key", "no_agent_api_key", "lower_plan_key", "generate_only_key", "deleted_workspace_key", "allowance_used_key",
-	"business_key", "own_catalogue_key", "own_actor_id", "own_cloned_voice_id", "workspace_per_generation_limit",
+	"business_key", "own_catalogue_key", "own_actor_id", "own_cloned_voice_id",
+	"withheld_capability_id", "internal_preset_id", "own_processing_actor_id", "own_disabled_actor_id", "own_deactivated_voice_id",
+	"workspace_per_generation_limit",
 	"workspace_daily_limit", "features", "test_keys",
 }
 

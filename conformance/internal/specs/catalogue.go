@@ -27,6 +27,7 @@ func catalogueSpecs(f *framework.Framework) {
 	castSearchSpecs(f)
 	castByPlanSpecs(f)
 	castStateSpecs(f)
+	hiddenCastSpecs(f)
 	ownCatalogueSpecs(f)
 }
 
@@ -455,44 +456,6 @@ func ownCatalogueSpecs(f *framework.Framework) {
 // processing, disabled, added with known creation times; voices deactivated or cloned.
 func castStateSpecs(f *framework.Framework) {
 	Describe("actors and voices: states set through control", func() {
-		f.Rule("ACTOR-013", "ACTOR-011").It("actors still processing or disabled are hidden, and listed again once ready (the workspace's own with is_platform false)", func(ctx context.Context, s *framework.Spec) {
-			ws := s.NewWorkspace(ctx, framework.WorkspaceOptions{})
-			c, _ := ws.NewKey(ctx, framework.KeyOptions{Scopes: []string{"read"}})
-			tag := randomHex(6)
-			ready := addActor(ctx, s, ws.ID, map[string]any{"name": "Conformance ready " + tag})
-			processing := addActor(ctx, s, ws.ID, map[string]any{"name": "Conformance processing " + tag, "state": "processing"})
-			disabled := addActor(ctx, s, ws.ID, map[string]any{"name": "Conformance disabled " + tag, "state": "disabled"})
-			rows, pages := paging.Walk(ctx, c, "/actors", "actors", 48, 100)
-			listed := paging.IDs(rows, "actor_id")
-			Expect(listed).To(ContainElement(ready), "a ready actor of the workspace's own is listed")
-			s.Step("ACTOR-011")
-			actorRowsFixed(pages, []string{ready}, nil)
-			s.Step("ACTOR-013")
-			Expect(listed).NotTo(ContainElement(processing), "an actor still processing is hidden")
-			Expect(listed).NotTo(ContainElement(disabled), "a disabled actor is hidden")
-			hookDone(s, s.Control().SetActorState(ctx, ready, "disabled"))
-			Expect(actorIDs(ctx, c)).NotTo(ContainElement(ready), "an actor disabled after it was listed is hidden")
-			hookDone(s, s.Control().SetActorState(ctx, processing, "ready"))
-			_, pages = paging.Walk(ctx, c, "/actors", "actors", 48, 100)
-			Expect(paging.IDs(rowsOf(pages), "actor_id")).To(ContainElement(processing), "an actor that finished processing is listed")
-			s.Step("ACTOR-011")
-			actorRowsFixed(pages, []string{processing}, nil)
-			s.Step("ACTOR-013")
-			var cast string
-			for _, id := range listed {
-				if id != ready {
-					cast = id
-					break
-				}
-			}
-			if cast == "" {
-				s.Lacks("the target lists no cast actor to disable")
-			}
-			hookDone(s, s.Control().SetActorState(ctx, cast, "disabled"))
-			DeferCleanup(func(ctx SpecContext) { _ = s.Control().SetActorState(ctx, cast, "ready") })
-			Expect(actorIDs(ctx, c)).NotTo(ContainElement(cast), "a disabled cast actor is hidden")
-		})
-
 		f.Rule("ACTOR-011", "ACTOR-012").It("own actors, then the core cast, then the rest, newest first in each group, whatever order they were made in", func(ctx context.Context, s *framework.Spec) {
 			ws := s.NewWorkspace(ctx, framework.WorkspaceOptions{})
 			c, _ := ws.NewKey(ctx, framework.KeyOptions{Scopes: []string{"read"}})
@@ -587,36 +550,6 @@ func castStateSpecs(f *framework.Framework) {
 			paging.ExpectPrefix(p, "actor_id", all, 30, "limit=30")
 		})
 
-		f.Rule("VOICE-012", "VOICE-010").It("a deactivated voice leaves the list and its total; a cloned voice of the workspace is listed until deactivated", func(ctx context.Context, s *framework.Spec) {
-			ws := s.NewWorkspace(ctx, framework.WorkspaceOptions{})
-			c, _ := ws.NewKey(ctx, framework.KeyOptions{Scopes: []string{"read"}})
-			before, pages := paging.Walk(ctx, c, "/voices", "voices", 50, 100)
-			if len(before) == 0 {
-				s.Lacks("the target lists no voice to deactivate")
-			}
-			total := pages[0].R.Int("total")
-			voice := before[0]["voice_id"].(string)
-			hookDone(s, s.Control().SetVoiceActive(ctx, voice, false))
-			DeferCleanup(func(ctx SpecContext) { _ = s.Control().SetVoiceActive(ctx, voice, true) })
-			after, pages := paging.Walk(ctx, c, "/voices", "voices", 50, 100)
-			s.Step("VOICE-012")
-			Expect(paging.IDs(after, "voice_id")).NotTo(ContainElement(voice), "a deactivated voice is not listed")
-			s.Step("VOICE-010", "VOICE-012")
-			Expect(pages[0].R.Int("total")).To(Equal(total-1), "a deactivated voice is not counted in total"+pages[0].R.Describe())
-			s.Step("VOICE-012")
-			clone, err := s.Control().CloneVoice(ctx, ws.ID, "Conformance clone "+randomHex(6))
-			hookDone(s, err)
-			rows, _ := paging.Walk(ctx, c, "/voices", "voices", 50, 100)
-			i := slices.Index(paging.IDs(rows, "voice_id"), clone)
-			Expect(i).To(BeNumerically(">=", 0), "the workspace's cloned voice is listed")
-			row := rows[i]
-			Expect(row["is_cloned"]).To(Equal(true), "a cloned voice reads is_cloned true")
-			// (No language and no gender: VOICE-003, ownCatalogueSpecs.)
-			hookDone(s, s.Control().SetVoiceActive(ctx, clone, false))
-			rows, _ = paging.Walk(ctx, c, "/voices", "voices", 50, 100)
-			Expect(paging.IDs(rows, "voice_id")).NotTo(ContainElement(clone), "a deactivated cloned voice is not listed")
-		})
-
 		f.Rule("VOICE-011", "VOICE-008").Needs(framework.Control).It("with more than 50 voices, pages hold 25 by default and 50 at most, in name order whatever order the voices were made in", func(ctx context.Context, s *framework.Spec) {
 			ws := s.NewWorkspace(ctx, framework.WorkspaceOptions{})
 			c, _ := ws.NewKey(ctx, framework.KeyOptions{Scopes: []string{"read"}})
@@ -648,6 +581,128 @@ func castStateSpecs(f *framework.Framework) {
 			Expect(got).To(Equal(want), "voices made in descending name order are listed by name (ascending)")
 		})
 	})
+}
+
+// hiddenCastSpecs registers the specs of hidden actors and voices: states set through control in a
+// workspace of the spec's own, or the profile's (own_processing_actor_id, own_disabled_actor_id,
+// own_deactivated_voice_id in own_catalogue_key's workspace), which the operator made in their app.
+func hiddenCastSpecs(f *framework.Framework) {
+	Describe("actors and voices: hidden states", func() {
+		f.Rule("ACTOR-013", "ACTOR-011").It("actors still processing or disabled are hidden, and listed again once ready (the workspace's own with is_platform false)", func(ctx context.Context, s *framework.Spec) {
+			if s.HasControl() {
+				hiddenActorsThroughControl(ctx, s)
+				return
+			}
+			// The profile's own actors: the ready one listed, the processing and disabled ones
+			// hidden. Seeing one listed again once ready needs control.
+			c, ready, processing, disabled := s.OwnHiddenActors()
+			rows, pages := paging.Walk(ctx, c, "/actors", "actors", 48, 100)
+			listed := paging.IDs(rows, "actor_id")
+			Expect(listed).To(ContainElement(ready), "a ready actor of the workspace's own is listed")
+			s.Step("ACTOR-011")
+			actorRowsFixed(pages, []string{ready}, nil)
+			s.Step("ACTOR-013")
+			Expect(listed).NotTo(ContainElement(processing), "an actor still processing ("+processing+") is hidden")
+			Expect(listed).NotTo(ContainElement(disabled), "a disabled actor ("+disabled+") is hidden")
+		})
+
+		f.Rule("VOICE-012", "VOICE-010").It("a deactivated voice leaves the list and its total; a cloned voice of the workspace is listed until deactivated", func(ctx context.Context, s *framework.Spec) {
+			if s.HasControl() {
+				deactivatedVoicesThroughControl(ctx, s)
+				return
+			}
+			// The profile's own cloned voices: the active one listed, the deactivated one neither
+			// listed nor counted. Seeing one leave the list when deactivated needs control.
+			c, active, deactivated := s.OwnDeactivatedVoice()
+			rows, pages := paging.Walk(ctx, c, "/voices", "voices", 50, 100)
+			listed := paging.IDs(rows, "voice_id")
+			s.Step("VOICE-012")
+			Expect(listed).NotTo(ContainElement(deactivated), "a deactivated cloned voice ("+deactivated+") is not listed")
+			i := slices.Index(listed, active)
+			Expect(i).To(BeNumerically(">=", 0), "the workspace's active cloned voice "+active+" is listed")
+			Expect(rows[i]["is_cloned"]).To(Equal(true), "a cloned voice reads is_cloned true")
+			s.Step("VOICE-010", "VOICE-012")
+			for _, p := range pages {
+				Expect(p.R.Int("total")).To(Equal(int64(len(rows))), "total counts the voices listed, not the deactivated one"+p.R.Describe())
+			}
+		})
+	})
+}
+
+// hiddenActorsThroughControl is ACTOR-013's spec with control: actors of the spec's own workspace
+// made processing and disabled are hidden, one disabled after it was listed leaves the list, one
+// that finished processing is listed, and a disabled cast actor is hidden.
+func hiddenActorsThroughControl(ctx context.Context, s *framework.Spec) {
+	GinkgoHelper()
+	ws := s.NewWorkspace(ctx, framework.WorkspaceOptions{})
+	c, _ := ws.NewKey(ctx, framework.KeyOptions{Scopes: []string{"read"}})
+	tag := randomHex(6)
+	ready := addActor(ctx, s, ws.ID, map[string]any{"name": "Conformance ready " + tag})
+	processing := addActor(ctx, s, ws.ID, map[string]any{"name": "Conformance processing " + tag, "state": "processing"})
+	disabled := addActor(ctx, s, ws.ID, map[string]any{"name": "Conformance disabled " + tag, "state": "disabled"})
+	rows, pages := paging.Walk(ctx, c, "/actors", "actors", 48, 100)
+	listed := paging.IDs(rows, "actor_id")
+	Expect(listed).To(ContainElement(ready), "a ready actor of the workspace's own is listed")
+	s.Step("ACTOR-011")
+	actorRowsFixed(pages, []string{ready}, nil)
+	s.Step("ACTOR-013")
+	Expect(listed).NotTo(ContainElement(processing), "an actor still processing is hidden")
+	Expect(listed).NotTo(ContainElement(disabled), "a disabled actor is hidden")
+	hookDone(s, s.Control().SetActorState(ctx, ready, "disabled"))
+	Expect(actorIDs(ctx, c)).NotTo(ContainElement(ready), "an actor disabled after it was listed is hidden")
+	hookDone(s, s.Control().SetActorState(ctx, processing, "ready"))
+	_, pages = paging.Walk(ctx, c, "/actors", "actors", 48, 100)
+	Expect(paging.IDs(rowsOf(pages), "actor_id")).To(ContainElement(processing), "an actor that finished processing is listed")
+	s.Step("ACTOR-011")
+	actorRowsFixed(pages, []string{processing}, nil)
+	s.Step("ACTOR-013")
+	var cast string
+	for _, id := range listed {
+		if id != ready {
+			cast = id
+			break
+		}
+	}
+	if cast == "" {
+		s.Lacks("the target lists no cast actor to disable")
+	}
+	hookDone(s, s.Control().SetActorState(ctx, cast, "disabled"))
+	DeferCleanup(func(ctx SpecContext) { _ = s.Control().SetActorState(ctx, cast, "ready") })
+	Expect(actorIDs(ctx, c)).NotTo(ContainElement(cast), "a disabled cast actor is hidden")
+}
+
+// deactivatedVoicesThroughControl is VOICE-012's spec with control: a listed voice deactivated
+// leaves the list and its total, and a cloned voice of the spec's workspace is listed until it is
+// deactivated.
+func deactivatedVoicesThroughControl(ctx context.Context, s *framework.Spec) {
+	GinkgoHelper()
+	ws := s.NewWorkspace(ctx, framework.WorkspaceOptions{})
+	c, _ := ws.NewKey(ctx, framework.KeyOptions{Scopes: []string{"read"}})
+	before, pages := paging.Walk(ctx, c, "/voices", "voices", 50, 100)
+	if len(before) == 0 {
+		s.Lacks("the target lists no voice to deactivate")
+	}
+	total := pages[0].R.Int("total")
+	voice := before[0]["voice_id"].(string)
+	hookDone(s, s.Control().SetVoiceActive(ctx, voice, false))
+	DeferCleanup(func(ctx SpecContext) { _ = s.Control().SetVoiceActive(ctx, voice, true) })
+	after, pages := paging.Walk(ctx, c, "/voices", "voices", 50, 100)
+	s.Step("VOICE-012")
+	Expect(paging.IDs(after, "voice_id")).NotTo(ContainElement(voice), "a deactivated voice is not listed")
+	s.Step("VOICE-010", "VOICE-012")
+	Expect(pages[0].R.Int("total")).To(Equal(total-1), "a deactivated voice is not counted in total"+pages[0].R.Describe())
+	s.Step("VOICE-012")
+	clone, err := s.Control().CloneVoice(ctx, ws.ID, "Conformance clone "+randomHex(6))
+	hookDone(s, err)
+	rows, _ := paging.Walk(ctx, c, "/voices", "voices", 50, 100)
+	i := slices.Index(paging.IDs(rows, "voice_id"), clone)
+	Expect(i).To(BeNumerically(">=", 0), "the workspace's cloned voice is listed")
+	row := rows[i]
+	Expect(row["is_cloned"]).To(Equal(true), "a cloned voice reads is_cloned true")
+	// (No language and no gender: VOICE-003, ownCatalogueSpecs.)
+	hookDone(s, s.Control().SetVoiceActive(ctx, clone, false))
+	rows, _ = paging.Walk(ctx, c, "/voices", "voices", 50, 100)
+	Expect(paging.IDs(rows, "voice_id")).NotTo(ContainElement(clone), "a deactivated cloned voice is not listed")
 }
 
 // addActor adds an actor through control (workspaceID "": a cast actor) and returns its id.

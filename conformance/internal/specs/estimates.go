@@ -462,8 +462,18 @@ func estimateRefusalSpecs(f *framework.Framework) {
 			}
 		})
 
-		f.Rule(rules("EST-020", "ERR-033")...).Needs(framework.Control).It("a capability whose price is withdrawn answers 409 not_priced on estimate and submit, and prices again once it is published", func(ctx context.Context, s *framework.Spec) {
+		f.Rule(rules("EST-020", "ERR-033")...).It("a capability whose price is withdrawn answers 409 not_priced on estimate and submit, and prices again once it is published", func(ctx context.Context, s *framework.Spec) {
 			c := s.Client()
+			if !s.HasControl() {
+				// Without control no price is withdrawn during the run: a capability the target
+				// lists without a published price is refused on both, and publishing it again is
+				// the operator's act, not judged here.
+				id, cfg := unpricedCapability(ctx, s, c)
+				r := c.Post(ctx, "/estimates", map[string]any{"capability_id": id, "config": cfg}).ExpectError(http.StatusConflict, "not_priced")
+				Expect(r.Bool("error.retryable")).To(BeFalse(), r.Describe())
+				refuse(ctx, c, submitBody(id, cfg, 100, nil), http.StatusConflict, "not_priced")
+				return
+			}
 			d := cheapest(ctx, c, "capability", func(map[string]any) bool { return true })
 			id := d.String("capability_id")
 			cfg := cheapConfig(d)
@@ -541,4 +551,23 @@ func pricedBySecond(r *framework.Response) bool {
 		}
 	}
 	return false
+}
+
+// unpricedCapability is an available capability the target lists without a published price, and
+// its example config: the first whose estimate answers 409 not_priced (the configs that name an
+// upload are passed over). It skips the spec (Lacks) when every one prices.
+func unpricedCapability(ctx context.Context, s *framework.Spec, c *framework.Client) (string, map[string]any) {
+	GinkgoHelper()
+	for _, d := range availableDetails(ctx, c, 40) {
+		cfg := answer.ObjectAt(d, "example_config")
+		if namesUpload(cfg) {
+			continue
+		}
+		id := d.String("capability_id")
+		if r := c.Post(ctx, "/estimates", map[string]any{"capability_id": id, "config": cfg}); r.Status == http.StatusConflict {
+			return id, cfg
+		}
+	}
+	s.Lacks("every available capability the suite can price without an upload has a published price")
+	return "", nil
 }
