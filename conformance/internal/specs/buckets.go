@@ -50,12 +50,12 @@ func rateLimitSpecs(f *framework.Framework) {
 				})
 			})
 
-		f.Rule(rules("RATE-008", "RATE-013", "ERR-009")...).Needs(framework.Control, framework.Uploads).It(
+		// Without control both windows are the run's main key's, each after a minute of the
+		// target's clock has emptied its buckets (the finalized uploads leave nothing pending).
+		f.Rule(rules("RATE-008", "RATE-013", "ERR-009")...).Needs(framework.RealTime, framework.Uploads).WaitsOut(2*framework.DefaultRealTimeWait).It(
 			"finalize counts in the 30 upload calls with reserve: 15 finalizes and 15 reserves fill it, and so do 29 finalizes after one reserve",
 			func(ctx context.Context, s *framework.Spec) {
-				ws := s.NewWorkspace(ctx, framework.WorkspaceOptions{})
-				mixed, _ := ws.NewKey(ctx, framework.KeyOptions{Scopes: []string{"read", "generate"}})
-				finalizes, _ := ws.NewKey(ctx, framework.KeyOptions{Scopes: []string{"read", "generate"}})
+				mixed := bucketKey(ctx, s, "read", "generate")
 				inWindow(ctx, s, func() {
 					// One reserve, 14 finalizes of the stored file, 15 refused reserves: 30 calls.
 					s.Step("RATE-008")
@@ -66,6 +66,7 @@ func rateLimitSpecs(f *framework.Framework) {
 					expectBucketRefusal(finalizeUpload(ctx, mixed, id))
 					expectBucketRefusal(uploadCall.do(ctx, mixed))
 				})
+				finalizes := bucketKey(ctx, s, "read", "generate")
 				inWindow(ctx, s, func() {
 					// One reserve and 29 finalizes: the reservation brake holds 1 of its 30, so only
 					// the upload-calls bucket can refuse the next reserve.
@@ -89,11 +90,10 @@ func rateLimitSpecs(f *framework.Framework) {
 			})
 		})
 
-		f.Rule("RATE-016").Needs(framework.Control).It("health probes are not counted: a full agent_read bucket leaves them answering", func(ctx context.Context, s *framework.Spec) {
+		f.Rule("RATE-016").Needs(framework.RealTime).It("health probes are not counted: a full agent_read bucket leaves them answering", func(ctx context.Context, s *framework.Spec) {
 			s.StrictOnly("RATE-016", "whether a probe sent with a key counts in the key's buckets")
-			ws := s.NewWorkspace(ctx, framework.WorkspaceOptions{})
-			c, _ := ws.NewKey(ctx, framework.KeyOptions{Scopes: []string{"read"}})
 			live := s.LivePath()
+			c := bucketKey(ctx, s, "read")
 			for i := 0; i < 5; i++ {
 				expect2XX(c.Get(ctx, live), "the liveness probe")
 			}
@@ -223,10 +223,9 @@ func bucketWindowSpecs(f *framework.Framework) {
 // sharedBucketSpecs registers the specs of buckets shared by several routes.
 func sharedBucketSpecs(f *framework.Framework) {
 	Describe("limits: buckets shared by several routes", func() {
-		f.Rule(rules("RATE-004", "RATE-013", "ERR-036")...).Needs(framework.Control).It("POST /generations and both workflow invokes share the 20-a-minute agent_submit bucket", func(ctx context.Context, s *framework.Spec) {
+		f.Rule(rules("RATE-004", "RATE-013", "ERR-036")...).Needs(framework.RealTime).It("POST /generations and both workflow invokes share the 20-a-minute agent_submit bucket", func(ctx context.Context, s *framework.Spec) {
 			s.StrictOnly("RATE-004", "the bucket of the workflow invokes")
-			ws := s.NewWorkspace(ctx, framework.WorkspaceOptions{})
-			c, _ := ws.NewKey(ctx, framework.KeyOptions{Scopes: []string{"read", "generate"}})
+			c := bucketKey(ctx, s, "read", "generate")
 			s.Step("RATE-004")
 			inWindow(ctx, s, func() {
 				for i := 0; i < 20; i++ {

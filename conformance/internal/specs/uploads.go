@@ -556,10 +556,9 @@ func uploadFlowSpecs(f *framework.Framework) {
 			reserve(ctx, c, "a.png", "image/png", 10)
 		})
 
-		f.Rule(rules("RATE-009", "RATE-013")...).Needs(framework.Control).It("from-url counts against the 30 upload calls a minute", func(ctx context.Context, s *framework.Spec) {
+		f.Rule(rules("RATE-009", "RATE-013")...).Needs(framework.RealTime).It("from-url counts against the 30 upload calls a minute", func(ctx context.Context, s *framework.Spec) {
 			s.StrictOnly("RATE-009", "the bucket of POST /uploads/from-url (\"see below\")")
-			ws := s.NewWorkspace(ctx, framework.WorkspaceOptions{})
-			c, _ := ws.NewKey(ctx, framework.KeyOptions{Scopes: []string{"read", "generate"}})
+			c := bucketKey(ctx, s, "read", "generate")
 			inWindow(ctx, s, func() {
 				s.Step("RATE-009")
 				for i := 0; i < 30; i++ {
