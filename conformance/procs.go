@@ -283,6 +283,9 @@ func runProcs(ctx context.Context, cfg Config, opts Options, stdout, stderr io.W
 	// Each process with a target of its own (the embedded mock: a manual clock, no bucket waits)
 	// is balanced by weights-embedded.json: weights.json holds a keys-only run's times, whose
 	// bucket waits an own target does not have.
+	if opts.OwnTarget == nil {
+		w = w.withCaps(cfg, sets[0])
+	}
 	shares := planShards(s.preview, cfg.Procs, w)
 	dir, err := os.MkdirTemp("", "mediaspec-check-")
 	if err != nil {

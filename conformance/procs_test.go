@@ -531,3 +531,36 @@ func TestOwnWeights(t *testing.T) {
 		t.Errorf("the embedded table: realTime %v, least %v, %d specs", w.realTime, w.min(), len(w.spec))
 	}
 }
+
+// A spec declaring a need the run lacks skips at once, so it weighs the least whatever the table
+// says; the table keeps a spec that skipped on what its body found, and leaves out one that
+// skipped for a need it declares.
+func TestWeightsOfUnmetNeeds(t *testing.T) {
+	ctl := specReport("auth", "needs control", []string{"AUTH-001", string(framework.Control)}, "", false)
+	plain := specReport("auth", "plain", []string{"AUTH-002", string(framework.Spends)}, "", false)
+	w := newWeights(map[string]float64{ctl.FullText(): 30, plain.FullText(): 30})
+	keys := w.withCaps(Config{Key: "k", Budget: 10}, nil)
+	if got := keys.of(ctl); got != minWeight {
+		t.Errorf("a control spec without control weighs %v, want %v", got, minWeight)
+	}
+	if got := keys.of(plain); got != 30 {
+		t.Errorf("a spec whose needs are met weighs %v, want 30", got)
+	}
+	if got := w.withCaps(Config{ControlURL: "http://127.0.0.1:1", Budget: 10}, nil).of(ctl); got != 30 {
+		t.Errorf("a control spec with control weighs %v, want 30", got)
+	}
+	out, err := WeightsFromResults(report.Results{Specs: []report.SpecResult{
+		{Text: "dynamic", State: report.Skipped, Labels: []string{"AUTH-003", "spends"}, Duration: 60e9},
+		{Text: "static", State: report.Skipped, Labels: []string{"AUTH-004", "control"}, Duration: 1e6},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tbl weightTable
+	if err := json.Unmarshal(out, &tbl); err != nil {
+		t.Fatal(err)
+	}
+	if _, has := tbl.Specs["static"]; has || tbl.Specs["dynamic"] != 60 {
+		t.Errorf("table %v: want dynamic 60 and no static", tbl.Specs)
+	}
+}

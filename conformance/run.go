@@ -169,7 +169,7 @@ func (s *Suite) restrictToShard(shard string) error {
 	if err != nil {
 		return &framework.SetupError{Msg: "--" + err.Error()}
 	}
-	shares := planShards(s.preview, n, weightsFor(s.f.Config()))
+	shares := planShards(s.preview, n, weightsFor(s.f.Config()).withCaps(s.f.Config(), nil))
 	if k > len(shares) {
 		// The selection splits into fewer shares (specs of one ordered container stay together):
 		// this shard has nothing to run, and says so (emptyShare).

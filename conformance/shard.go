@@ -44,7 +44,49 @@ type weights struct {
 	realTime bool
 	// least is the least a spec weighs (minWeight when zero).
 	least float64
+	// caps, when set, are the run's: a spec that declares a need they lack skips at once, so it
+	// weighs the least whatever the table says (the table's run may have offered the need).
+	caps *framework.Capabilities
 }
+
+// withCaps is w for a run of cfg whose processes get key sets like ks (nil: the configured keys):
+// what the run will offer its specs, as far as the configuration says before any process sets
+// up (a receiver is taken to be reachable, as a run that asks for one is).
+func (w weights) withCaps(cfg Config, ks *framework.KeySet) weights {
+	if ks == nil {
+		ks = &framework.KeySet{Key: cfg.Key, ReadKey: cfg.ReadKey, OtherKey: cfg.OtherKey}
+	}
+	ctl := cfg.ControlURL != ""
+	w.caps = &framework.Capabilities{
+		Control:         ctl,
+		TestInputs:      cfg.Offers(framework.FeatureTestInputs),
+		SecondWorkspace: ctl || ks.OtherKey != "",
+		ReadKey:         ctl || ks.ReadKey != "",
+		Budget:          cfg.Budget,
+		Slow:            cfg.Slow,
+		RealTime:        cfg.RealTime,
+		Uploads:         true,
+		Receiver:        true,
+		Roles:           cfg.Roles(),
+	}
+	return w
+}
+
+// needsOf are the needs among a spec's labels.
+func needsOf(labels []string) []framework.Need {
+	var out []framework.Need
+	for _, l := range labels {
+		if slices.Contains(framework.AllNeeds, framework.Need(l)) {
+			out = append(out, framework.Need(l))
+		}
+	}
+	return out
+}
+
+// keysOnlyNeeds are the needs a keys-only run with a whole key set offers (make weights' run):
+// a spec skipped there while declaring only these skipped on what its body found, and weighs what
+// that cost; one declaring another need skipped for that need, which a later run may offer.
+var keysOnlyNeeds = []framework.Need{framework.Spends, framework.Uploads, framework.SecondWorkspace, framework.ReadKey, framework.Receiver}
 
 // weightsFor is the embedded table for a run of cfg.
 func weightsFor(cfg Config) weights {
@@ -93,6 +135,9 @@ func (w weights) of(r types.SpecReport) float64 {
 	if !w.realTime && slices.Contains(r.Labels(), string(framework.RealTime)) {
 		return w.min()
 	}
+	if w.caps != nil && w.caps.Unmet(needsOf(r.Labels())) != "" {
+		return w.min()
+	}
 	if s, ok := w.spec[r.FullText()]; ok {
 		return s
 	}
@@ -111,19 +156,32 @@ func (w weights) min() float64 {
 }
 
 // WeightsFromResults is the weight table of a run's results: each spec that ran (passed, failed or
-// blocked) with its seconds, rounded to a tenth; a skipped spec weighs nothing.
+// blocked) with its seconds, rounded to a tenth, and each that skipped on what its body found
+// (it declares no need but keysOnlyNeeds) with what it cost before it skipped. A spec skipped for
+// a need it declares is left out: a run offering the need weighs it by its area's mean, one
+// lacking it at the least (weights.caps).
 func WeightsFromResults(res report.Results) ([]byte, error) {
 	t := weightTable{
 		Note:  "seconds each spec took in a keys-only run of the mock binary at real time; mediaspec check --procs balances its processes by them (make weights REPORT=... writes this file)",
 		Specs: map[string]float64{},
 	}
 	for _, s := range res.Specs {
-		if s.State == report.Passed || s.Stopped() {
+		if s.State == report.Passed || s.Stopped() || (s.State == report.Skipped && !declaresOther(s.Labels)) {
 			t.Specs[s.Text] += float64(s.Duration.Milliseconds()/100) / 10
 		}
 	}
 	out, err := json.MarshalIndent(t, "", "  ")
 	return append(out, '\n'), err
+}
+
+// declaresOther reports whether labels name a need beyond keysOnlyNeeds.
+func declaresOther(labels []string) bool {
+	for _, n := range needsOf(labels) {
+		if !slices.Contains(keysOnlyNeeds, n) {
+			return true
+		}
+	}
+	return false
 }
 
 // OwnWeightsFromResults is the weight table of an embedded run's results (weights-embedded.json):
