@@ -28,7 +28,8 @@ const (
 // write that succeeds (it changes state a client does not send: a plan, a balance, a key, the
 // clock, faults) makes the auditor forget the recent calls (ForgetCalls): a refusal before it is
 // no precedent for the same call after it.
-func auditMiddleware(a *audit.Auditor, clk clock.Clock, caller func(*http.Request) (keyID, workspaceID string), next http.Handler) http.Handler {
+func auditMiddleware(a *audit.Auditor, clk clock.Clock, caller func(*http.Request) (keyID, workspaceID string),
+	next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		api := strings.HasPrefix(r.URL.Path, judge.APIBase+"/")
 		if strings.HasPrefix(r.URL.Path, judge.ControlBase+"/") && r.Method != http.MethodGet {

@@ -204,12 +204,14 @@ func (j *boundJob) expire() {
 	}
 	defer close(j.cutDone)
 	r := j.r
-	j.s.svc.Logger.Error("mock: request cut: its handler ran past the bound", "method", r.Method, "path", r.URL.Path, "bound", j.bound.String())
+	j.s.svc.Logger.Error("mock: request cut: its handler ran past the bound",
+		"method", r.Method, "path", r.URL.Path, "bound", j.bound.String())
 	conn := j.conn
 	if !j.w.direct {
 		conn = nil // the handler's headers are its own map: the cut answers through net/http
 	}
-	answerCut(&j.w, r, conn, fmt.Sprintf("The service did not answer within %s and cut the request; it may still complete, so read the resource before retrying.", j.bound))
+	answerCut(&j.w, r, conn, fmt.Sprintf("The service did not answer within %s and cut the request; "+
+		"it may still complete, so read the resource before retrying.", j.bound))
 	if j.conn != nil {
 		// The answer is complete (or broken off), and the cut handler may still be reading the
 		// request body: the connection goes now, and with it its place under Limits.MaxConns.

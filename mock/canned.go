@@ -46,11 +46,14 @@ func envelopeForCanned(p []byte, maxHeaderBytes int) ([]byte, bool) {
 	}
 	switch {
 	case bytes.Equal(status, text) && string(status) == "431 Request Header Fields Too Large":
-		return envelopeAnswer(fmt.Sprintf("The request line and headers are larger than the service reads (about %d bytes); send shorter headers.", maxHeaderBytes)), true
+		return envelopeAnswer(fmt.Sprintf("The request line and headers are larger than the service reads (about %d bytes); "+
+			"send shorter headers.", maxHeaderBytes)), true
 	case string(status) == "501 Not Implemented" && string(text) == "Unsupported transfer encoding":
-		return envelopeAnswer("The request uses a Transfer-Encoding the service does not read; send the body with Content-Length or chunked."), true
+		return envelopeAnswer("The request uses a Transfer-Encoding the service does not read; " +
+			"send the body with Content-Length or chunked."), true
 	case bytes.Equal(status, text) && string(status) == "400 Bad Request":
-		return envelopeAnswer("The request is not well-formed HTTP/1.1: its request line, path or a header could not be read (a bad percent-escape, a control character, an unreadable Content-Length?)."), true
+		return envelopeAnswer("The request is not well-formed HTTP/1.1: its request line, path or a header could not be read " +
+			"(a bad percent-escape, a control character, an unreadable Content-Length?)."), true
 	case bytes.Equal(status, text):
 		// A statusError of net/http: "NNN Reason: detail".
 		if _, detail, ok := bytes.Cut(status, []byte(": ")); ok {

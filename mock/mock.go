@@ -416,7 +416,25 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	cfg, logger, clk, seed, token, openAPI := st.cfg, st.logger, st.clk, st.seed, st.token, st.openAPI
+	s := newServer(st)
+	s.wireAPI(st)
+	s.wireStores(st)
+	s.wireReadiness()
+	s.wireWebhooks(st)
+	s.wireAudit(st)
+	s.wireRoutes(st)
+	if err := s.wireHandler(st); err != nil {
+		return nil, err
+	}
+	s.boot()
+	s.bootCatalogRoles()
+	return s, nil
+}
+
+// newServer makes the server of st with the services every concern stands on: the clock, ids,
+// the workspace registry, the buckets, faults and the host resolver.
+func newServer(st settled) *Server {
+	cfg, logger, clk, seed, token := st.cfg, st.logger, st.clk, st.seed, st.token
 	src := ids.New(seed)
 	drain, drainNow := context.WithCancel(context.Background())
 	s := &Server{
@@ -437,12 +455,26 @@ func New(cfg Config) (*Server, error) {
 	s.svc.Faults = faults.New(clk, src, faults.PricingUnavailable, faults.ProviderUnavailable, faults.InternalError)
 	s.svc.Hosts = netguard.NewHosts(nil)
 	s.OnReset(s.svc.Hosts.Reset)
-	deps := api.Deps{Clock: clk, Registry: s.svc.Registry, Limiter: s.svc.Limiter, Logger: logger, Faults: s.svc.Faults, Drain: drain, WaitBudget: cfg.Limits.WaitBudget()}
+	return s
+}
+
+// wireAPI makes the public API's router over the base services and registers its base routes.
+func (s *Server) wireAPI(st settled) {
+	cfg, logger, clk := st.cfg, st.logger, st.clk
+	drain := s.drain
+	deps := api.Deps{Clock: clk, Registry: s.svc.Registry, Limiter: s.svc.Limiter, Logger: logger, Faults: s.svc.Faults,
+		Drain: drain, WaitBudget: cfg.Limits.WaitBudget()}
 	if cfg.TestInputs {
 		deps.TestKey = s.isTestKey
 	}
 	s.svc.API = api.NewRouter(deps)
-	s.svc.API.RegisterBase(openAPI)
+	s.svc.API.RegisterBase(st.openAPI)
+}
+
+// wireStores makes the concerns that hold state (links, assets, uploads, the catalogue, jobs,
+// workflows) in the order they look each other up, registers their routes and their resets.
+func (s *Server) wireStores(st settled) {
+	cfg, logger, clk, seed, src := st.cfg, st.logger, st.clk, st.seed, s.svc.IDs
 	// Links are signed with a key derived from the seed, so a seeded run hands out the same links.
 	linkKey := sha256.Sum256(fmt.Appendf(nil, "mediaspec links %d", seed))
 	s.svc.Blob = blob.New(clk, linkKey[:], s.PublicURL)
@@ -470,10 +502,16 @@ func New(cfg Config) (*Server, error) {
 	s.svc.Uploads.UseRetire(s.svc.Jobs.RetireFile) // a forgotten upload's bytes outlive the links handed out
 	s.OnReset(s.svc.Jobs.Reset)
 	s.svc.API.RegisterGenerations(s.svc.Jobs)
-	s.svc.Workflows = workflows.New(workflows.Deps{Clock: clk, IDs: src, Registry: s.svc.Registry, Catalog: s.svc.Catalog, Jobs: s.svc.Jobs, Faults: s.svc.Faults, Retain: cfg.Retain, Logger: logger})
+	s.svc.Workflows = workflows.New(workflows.Deps{Clock: clk, IDs: src, Registry: s.svc.Registry, Catalog: s.svc.Catalog,
+		Jobs: s.svc.Jobs, Faults: s.svc.Faults, Retain: cfg.Retain, Logger: logger})
 	s.OnReset(s.svc.Workflows.Reset)
 	s.svc.API.RegisterWorkflows(s.svc.Workflows)
 	s.OnReset(func() { s.svc.Faults.Clear() })
+}
+
+// wireReadiness adds the readiness checks: the start state is there, and no not_ready fault is
+// queued.
+func (s *Server) wireReadiness() {
 	s.svc.API.ReadyCheck("state", func() error {
 		s.mu.Lock()
 		id := s.start.workspaceID
@@ -491,6 +529,12 @@ func New(cfg Config) (*Server, error) {
 		}
 		return nil
 	})
+}
+
+// wireWebhooks makes the webhook sender and connects what emits events to it: jobs, workflows and
+// every wallet's low-balance hook.
+func (s *Server) wireWebhooks(st settled) {
+	cfg, logger, clk, src := st.cfg, st.logger, st.clk, s.svc.IDs
 	// Webhooks: endpoints, signed deliveries, and credits.low from every wallet's low-balance hook
 	// (set before boot creates the first workspace).
 	// A running clock (real or scaled) stamps deliveries with the wall clock, which is what
@@ -502,22 +546,35 @@ func New(cfg Config) (*Server, error) {
 	}
 	// A queued delivery_fail fault fails the next attempt of its workspace on the service side.
 	s.svc.Faults.Enable(faults.DeliveryFail)
-	s.svc.Webhooks = webhook.New(webhook.Config{Clock: clk, IDs: src, Logger: logger, AllowLoopback: cfg.AllowLoopbackWebhooks, Stamp: stamp, Retain: cfg.Retain,
+	s.svc.Webhooks = webhook.New(webhook.Config{Clock: clk, IDs: src, Logger: logger, AllowLoopback: cfg.AllowLoopbackWebhooks,
+		Stamp: stamp, Retain: cfg.Retain,
 		Resolver: s.svc.Hosts, ServiceFault: func(workspaceID string) bool {
 			_, ok := s.svc.Faults.TakeFor(faults.DeliveryFail, workspaceID, "")
 			return ok
 		}})
 	s.svc.Registry.OnLow = func(workspaceID string, l ledger.Low) {
-		s.svc.Webhooks.Emit(workspaceID, webhook.EventCreditsLow, webhook.CreditsLowData{AvailableCredits: l.AvailableCredits, ThresholdCredits: l.ThresholdCredits})
+		low := webhook.CreditsLowData{AvailableCredits: l.AvailableCredits, ThresholdCredits: l.ThresholdCredits}
+		s.svc.Webhooks.Emit(workspaceID, webhook.EventCreditsLow, low)
 	}
 	s.svc.API.RegisterWebhooks(s.svc.Webhooks)
 	s.svc.Jobs.OnEvent(s.svc.Webhooks.Emit)
 	s.svc.Workflows.OnEvent(s.svc.Webhooks.Emit)
 	s.OnReset(s.svc.Webhooks.Reset)
+}
+
+// wireAudit makes the client audit when the configuration asks for it.
+func (s *Server) wireAudit(st settled) {
+	cfg, clk := st.cfg, st.clk
 	if cfg.Audit {
 		s.svc.Audit = audit.New(audit.Config{Clock: clk})
 		s.OnReset(s.svc.Audit.Forget)
 	}
+}
+
+// wireRoutes mounts the API, the files, the previews and (unless NoControl) the control API, and
+// answers 404 in the envelope everywhere else.
+func (s *Server) wireRoutes(st settled) {
+	cfg, logger, clk, token := st.cfg, st.logger, st.clk, st.token
 	s.mux.Handle(api.BasePath+"/", s.svc.API)
 	s.mux.Handle(blob.FilesPath, s.svc.Blob.Handler())
 	s.mux.Handle(blob.UploadPath, s.svc.Blob.Handler())
@@ -542,15 +599,21 @@ func New(cfg Config) (*Server, error) {
 	// Exact roots: answer 404 instead of ServeMux's redirect to the slash form.
 	s.mux.HandleFunc(api.BasePath, notFound)
 	s.mux.HandleFunc(control.BasePath, notFound)
+}
+
+// wireHandler wraps the routes in the middlewares the configuration asks for: answer validation,
+// the audit, the request log.
+func (s *Server) wireHandler(st settled) error {
+	cfg, logger, clk, openAPI := st.cfg, st.logger, st.clk, st.openAPI
 	s.handler = http.HandlerFunc(s.route)
 	if cfg.ValidateResponses {
 		doc, err := openAPI()
 		if err != nil {
-			return nil, fmt.Errorf("mock: REST description: %w", err)
+			return fmt.Errorf("mock: REST description: %w", err)
 		}
 		v, err := newValidator(doc, logger)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		s.handler = v.wrap(s.mux)
 	}
@@ -560,9 +623,7 @@ func New(cfg Config) (*Server, error) {
 	if cfg.LogRequests {
 		s.handler = reqlog.Middleware(logger, s.handler)
 	}
-	s.boot()
-	s.bootCatalogRoles()
-	return s, nil
+	return nil
 }
 
 // auditCaller names the key a request presents, for the audit, without counting the request.
@@ -594,7 +655,8 @@ func (s *Server) boot() {
 		}
 		ws := s.svc.Registry.Create(workspace.CreateParams{Name: "Default workspace" + name, Plan: workspace.PlanPro, Balance: s.cfg.Balance})
 		mains = append(mains, ws)
-		_, gen, err := s.svc.Registry.CreateKey(ws, workspace.KeyParams{Name: "generate key" + name, Scopes: []workspace.Scope{workspace.ScopeRead, workspace.ScopeGenerate}})
+		_, gen, err := s.svc.Registry.CreateKey(ws, workspace.KeyParams{Name: "generate key" + name,
+			Scopes: []workspace.Scope{workspace.ScopeRead, workspace.ScopeGenerate}})
 		if err != nil {
 			panic("mock: default generate key: " + err.Error()) // fixed valid params: cannot fail
 		}
@@ -603,7 +665,8 @@ func (s *Server) boot() {
 			panic("mock: default read key: " + err.Error())
 		}
 		other := s.svc.Registry.Create(workspace.CreateParams{Name: "Other workspace" + name, Plan: workspace.PlanPro, Balance: s.cfg.Balance})
-		_, otherKey, err := s.svc.Registry.CreateKey(other, workspace.KeyParams{Name: "other key" + name, Scopes: []workspace.Scope{workspace.ScopeRead, workspace.ScopeGenerate}})
+		_, otherKey, err := s.svc.Registry.CreateKey(other, workspace.KeyParams{Name: "other key" + name,
+			Scopes: []workspace.Scope{workspace.ScopeRead, workspace.ScopeGenerate}})
 		if err != nil {
 			panic("mock: second workspace key: " + err.Error())
 		}
@@ -627,7 +690,8 @@ func (s *Server) boot() {
 			if i > 0 {
 				name = fmt.Sprintf(" %d", i+1)
 			}
-			_, sib, err := s.svc.Registry.CreateKey(ws, workspace.KeyParams{Name: "sibling key" + name, Scopes: []workspace.Scope{workspace.ScopeRead, workspace.ScopeGenerate}})
+			_, sib, err := s.svc.Registry.CreateKey(ws, workspace.KeyParams{Name: "sibling key" + name,
+				Scopes: []workspace.Scope{workspace.ScopeRead, workspace.ScopeGenerate}})
 			if err != nil {
 				panic("mock: sibling key: " + err.Error())
 			}
@@ -670,13 +734,16 @@ func (s *Server) bootRoles() (*RoleKeys, string) {
 	gone := s.svc.Clock.Now().Add(-time.Minute)
 	_, r.Expired = key(keys, workspace.KeyParams{Name: "expired key", ExpiresAt: &gone})
 	budget := RoleBudgetCredits
-	_, r.Budget = key(s.svc.Registry.Create(workspace.CreateParams{Name: "Budget key workspace", Plan: workspace.PlanPro, Balance: s.cfg.Balance}),
+	create := func(name string, plan workspace.Plan, balance int64) *workspace.Workspace {
+		return s.svc.Registry.Create(workspace.CreateParams{Name: name, Plan: plan, Balance: balance})
+	}
+	_, r.Budget = key(create("Budget key workspace", workspace.PlanPro, s.cfg.Balance),
 		workspace.KeyParams{Name: "budget key", BudgetCredits: &budget})
-	_, r.LowBalance = key(s.svc.Registry.Create(workspace.CreateParams{Name: "Low balance workspace", Plan: workspace.PlanPro, Balance: RoleLowBalance}),
+	_, r.LowBalance = key(create("Low balance workspace", workspace.PlanPro, RoleLowBalance),
 		workspace.KeyParams{Name: "low balance key"})
-	_, r.NoAgentAPI = key(s.svc.Registry.Create(workspace.CreateParams{Name: "Free plan workspace", Plan: workspace.PlanFree, Balance: s.cfg.Balance}),
+	_, r.NoAgentAPI = key(create("Free plan workspace", workspace.PlanFree, s.cfg.Balance),
 		workspace.KeyParams{Name: "no agent API key"})
-	_, r.GenerateOnly = key(s.svc.Registry.Create(workspace.CreateParams{Name: "Generate-only key workspace", Plan: workspace.PlanPro, Balance: s.cfg.Balance}),
+	_, r.GenerateOnly = key(create("Generate-only key workspace", workspace.PlanPro, s.cfg.Balance),
 		workspace.KeyParams{Name: "generate-only key", Scopes: []workspace.Scope{workspace.ScopeGenerate}})
 	deleted := s.svc.Registry.Create(workspace.CreateParams{Name: "Deleted workspace", Plan: workspace.PlanPro, Balance: s.cfg.Balance})
 	_, r.DeletedWorkspace = key(deleted, workspace.KeyParams{Name: "key of a deleted workspace"})
@@ -685,7 +752,7 @@ func (s *Server) bootRoles() (*RoleKeys, string) {
 	}
 	none := int64(0)
 	_, r.AllowanceUsed = key(keys, workspace.KeyParams{Name: "allowance used key", RequestAllowance: &none})
-	_, r.Business = key(s.svc.Registry.Create(workspace.CreateParams{Name: "Business plan workspace", Plan: workspace.PlanBusiness, Balance: s.cfg.Balance}),
+	_, r.Business = key(create("Business plan workspace", workspace.PlanBusiness, s.cfg.Balance),
 		workspace.KeyParams{Name: "business key"})
 	own := s.svc.Registry.Create(workspace.CreateParams{Name: "Own catalogue workspace", Plan: workspace.PlanPro, Balance: s.cfg.Balance})
 	_, r.OwnCatalogue = key(own, workspace.KeyParams{Name: "own catalogue key"})
@@ -774,7 +841,8 @@ func (s *Server) DefaultWorkspaceID() string {
 func (s *Server) route(w http.ResponseWriter, r *http.Request) {
 	p := r.URL.Path
 	if r.Method == http.MethodConnect || !strings.HasPrefix(p, "/") || !cleanPath(p) {
-		wire.Write(w, r, apierr.NotFound("No route "+r.Method+" "+r.URL.EscapedPath()+"; paths are served only in clean form (no . or .. segment, no doubled slash) under "+api.BasePath+"/."))
+		wire.Write(w, r, apierr.NotFound("No route "+r.Method+" "+r.URL.EscapedPath()+
+			"; paths are served only in clean form (no . or .. segment, no doubled slash) under "+api.BasePath+"/."))
 		return
 	}
 	if r.URL.RawPath == "" && strings.HasPrefix(p, api.BasePath+"/") {
