@@ -44,13 +44,20 @@ type Name struct {
 // array key is found without one (the one array beside next_cursor); "page:<path>" names it where
 // an answer holds several (see PageKey).
 var Known = []Name{
-	{Key: "balance.available", What: "JSON pointer, in the answer of GET /credits/balance, to the available credits (an integer)", Reference: "/available_credits"},
-	{Key: "balance.held", What: "JSON pointer, in the answer of GET /credits/balance, to the credits held by open jobs (an integer)", Reference: "/held_credits"},
-	{Key: "balance.total", What: "JSON pointer, in the answer of GET /credits/balance, to the whole balance, available plus held (an integer)", Reference: "/balance_credits"},
-	{Key: "from_url.link", What: "body field of POST /uploads/from-url that carries the link to import", Reference: "url"},
-	{Key: "invoke.inputs", What: "body field of a workflow invoke that carries the run's inputs (an object)", Reference: "inputs"},
-	{Key: "workflow.template_key", What: "field of a GET /workflows/templates row that holds the key the template invoke path takes", Reference: "template_key"},
-	{Key: "workflow.example_inputs", What: "field of a GET /workflows/templates row that holds inputs an invoke accepts (an object)", Reference: "example_inputs"},
+	{Key: "balance.available", Reference: "/available_credits",
+		What: "JSON pointer, in the answer of GET /credits/balance, to the available credits (an integer)"},
+	{Key: "balance.held", Reference: "/held_credits",
+		What: "JSON pointer, in the answer of GET /credits/balance, to the credits held by open jobs (an integer)"},
+	{Key: "balance.total", Reference: "/balance_credits",
+		What: "JSON pointer, in the answer of GET /credits/balance, to the whole balance, available plus held (an integer)"},
+	{Key: "from_url.link", Reference: "url",
+		What: "body field of POST /uploads/from-url that carries the link to import"},
+	{Key: "invoke.inputs", Reference: "inputs",
+		What: "body field of a workflow invoke that carries the run's inputs (an object)"},
+	{Key: "workflow.template_key", Reference: "template_key",
+		What: "field of a GET /workflows/templates row that holds the key the template invoke path takes"},
+	{Key: "workflow.example_inputs", Reference: "example_inputs",
+		What: "field of a GET /workflows/templates row that holds inputs an invoke accepts (an object)"},
 }
 
 // pagePrefix starts a shape key naming the array key of a page: "page:/capabilities" = "items".
@@ -108,7 +115,8 @@ func Undeclared(key string) string {
 	if n, ok := Lookup(key); ok {
 		what = n.What
 	}
-	return fmt.Sprintf("the text shows no shape here and the target declares none: set shape %s (check --shape %s=VALUE, or shapes: in the --config file): %s", key, key, what)
+	return fmt.Sprintf("the text shows no shape here and the target declares none: "+
+		"set shape %s (check --shape %s=VALUE, or shapes: in the --config file): %s", key, key, what)
 }
 
 // ---- pages ----

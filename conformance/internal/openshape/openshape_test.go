@@ -27,7 +27,8 @@ func TestPageOf(t *testing.T) {
 		wantErr                    string
 	}{
 		{"the reference's key", `{"ok":true,"capabilities":[{"capability_id":"a"}],"next_cursor":null}`, "", "", "capabilities", 1, ""},
-		{"another key", `{"ok":true,"results":[{"capability_id":"a"},{"capability_id":"b"}],"next_cursor":"b","legal_extra":"x"}`, "", "", "results", 2, ""},
+		{"another key", `{"ok":true,"results":[{"capability_id":"a"},{"capability_id":"b"}],` +
+			`"next_cursor":"b","legal_extra":"x"}`, "", "", "results", 2, ""},
 		{"nested beside next_cursor", `{"ok":true,"page":{"items":[{}],"next_cursor":null}}`, "", "", "items", 1, ""},
 		{"an empty page", `{"ok":true,"items":[],"next_cursor":null}`, "", "", "items", 0, ""},
 		{"objects win over a scalar array", `{"rows":[{}],"warnings":["w"],"next_cursor":null}`, "", "", "rows", 1, ""},
@@ -65,7 +66,8 @@ func TestPageOf(t *testing.T) {
 func TestDetailOf(t *testing.T) {
 	schema := `{"type":"object","additionalProperties":false,"properties":{"prompt":{"type":"string"}},"required":["prompt"]}`
 	flat := `{"ok":true,"capability_id":"img","status":"available","config_schema":` + schema + `,"example_config":{"prompt":"a"}}`
-	nested := `{"ok":true,"legal_extra":1,"result":{"capability":{"capability_id":"img","status":"available","config_schema":` + schema + `,"example_config":{"prompt":"a"}}}}`
+	nested := `{"ok":true,"legal_extra":1,"result":{"capability":{"capability_id":"img","status":"available",` +
+		`"config_schema":` + schema + `,"example_config":{"prompt":"a"}}}}`
 	split := `{"ok":true,"capability":{"capability_id":"img","status":"available"},"config":{"schema":` + schema + `}}`
 	var views []map[string]any
 	for _, doc := range []string{flat, nested} {
@@ -96,7 +98,8 @@ func TestDetailOf(t *testing.T) {
 func TestIDsAndLinks(t *testing.T) {
 	gen := "gen_" + strings.Repeat("a1", 16)
 	ast := "ast_" + strings.Repeat("0f", 16)
-	doc := decode(t, `{"row":{"id":"`+gen+`","outputs":["`+ast+`",{"x":"`+ast+`"}],"bad":"gen_ABC","link":"https://cdn.example/f.png","url":"http://127.0.0.1:1/d"}}`)
+	doc := decode(t, `{"row":{"id":"`+gen+`","outputs":["`+ast+`",{"x":"`+ast+`"}],"bad":"gen_ABC",`+
+		`"link":"https://cdn.example/f.png","url":"http://127.0.0.1:1/d"}}`)
 	if got := IDs(doc, "gen_"); !reflect.DeepEqual(got, []string{gen}) {
 		t.Fatalf("gen ids %v", got)
 	}
@@ -177,7 +180,8 @@ func TestPaths(t *testing.T) {
 		got = append(got, path+"|"+key)
 		return key != "credits" // a value fn declines is visited but not entered
 	})
-	want := []string{"credits|credits", "id|id", "outputs|outputs", "outputs.0|", "outputs.1|", "outputs.0.asset_id|asset_id", "outputs.1.asset_id|asset_id"}
+	want := []string{"credits|credits", "id|id", "outputs|outputs", "outputs.0|", "outputs.1|",
+		"outputs.0.asset_id|asset_id", "outputs.1.asset_id|asset_id"}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("Paths visited %q, want %q", got, want)
 	}
