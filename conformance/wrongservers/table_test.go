@@ -2,7 +2,9 @@ package wrongservers
 
 import (
 	"context"
+	"regexp"
 	"sort"
+	"strings"
 	"sync"
 	"testing"
 
@@ -112,5 +114,43 @@ func TestEveryAreaHasLegalRows(t *testing.T) {
 	sort.Strings(missing)
 	for _, area := range missing {
 		t.Errorf("area %s (%s) has specs but no legal variant aimed at it", area, cat.Areas[area])
+	}
+}
+
+// filterPart is a rule id or a /regexp/ label of a label filter.
+var filterPart = regexp.MustCompile(`/[^/]+/|\b[A-Z]+-\d{3}\b`)
+
+// TestFilterPartsSelectSpecs: every part of every row's filter selects what it says, not only the
+// filter as a whole: each rule id it names is a rule of the catalogue that a spec of the suite is
+// labeled with, and each /regexp/ matches a spec's label. A mistyped id beside a right one
+// ("GEN-001 || GEN-0O2") still selects specs, so the whole filter's count cannot show it.
+func TestFilterPartsSelectSpecs(t *testing.T) {
+	cat, err := spec.LoadRules()
+	if err != nil {
+		t.Fatal(err)
+	}
+	check := func(row, filter string) {
+		t.Helper()
+		for _, part := range filterPart.FindAllString(filter, -1) {
+			if !strings.HasPrefix(part, "/") {
+				if _, ok := cat.Get(part); !ok {
+					t.Errorf("%s: its filter %q names %s, a rule the catalogue does not have", row, filter, part)
+					continue
+				}
+			}
+			if selected(t, part) == 0 {
+				t.Errorf("%s: the part %s of its filter %q selects no spec", row, part, filter)
+			}
+		}
+	}
+	for _, s := range defined() {
+		check("wrong server "+s.Name, s.Filter())
+	}
+	vs, err := LegalVariants()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range vs {
+		check("legal variant "+v.Name, v.Filter)
 	}
 }
