@@ -3,7 +3,10 @@ package wrongservers
 import (
 	"encoding/json"
 	"net/http"
+	"strconv"
 	"strings"
+
+	"github.com/mediaspec/mediaspec/internal/contract"
 )
 
 // checkServers are mistakes in the submit check order.
@@ -13,10 +16,11 @@ var checkServers = []Server{
 		Mistake: "the spend caps are checked before max_credits (a per-generation cap refusal wins over max_credits_exceeded)",
 		API: errorsWith(submitRoute, "max_credits_exceeded", func(_ *http.Request, a *answer, e map[string]any) {
 			if l := obj(e, "limit"); l != nil {
-				if n, ok := intOf(l["required_credits"]); ok && n > 600 {
+				if n, ok := intOf(l["required_credits"]); ok && n > contract.PerGenerationCap {
 					e["code"] = "spend_limit_exceeded"
 					l["bound_by"] = "org_per_generation"
-					l["limit_credits"], l["remaining_credits"] = json.Number("600"), json.Number("600")
+					ceiling := json.Number(strconv.FormatInt(contract.PerGenerationCap, 10))
+					l["limit_credits"], l["remaining_credits"] = ceiling, ceiling
 					delete(l, "required_credits")
 				}
 			}

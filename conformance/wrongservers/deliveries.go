@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/mediaspec/mediaspec/internal/contract"
 )
 
 // delivery is one webhook attempt on its way from the mock to the suite's receiver.
@@ -129,7 +131,7 @@ var deliveryServers = []Server{
 		Mistake: "webhook-timestamp is the event time, minutes old on the first attempt",
 		Hooks: deliveriesVia(true, func(_ *Env, d *delivery) {
 			if n, err := strconv.ParseInt(d.ts, 10, 64); err == nil {
-				d.ts = strconv.FormatInt(n-600, 10)
+				d.ts = strconv.FormatInt(n-int64(2*contract.TimestampTolerance/time.Second), 10)
 			}
 		}),
 	},

@@ -4,6 +4,8 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/mediaspec/mediaspec/internal/contract"
 )
 
 var (
@@ -50,7 +52,7 @@ var readServers = []Server{
 				return
 			}
 			select {
-			case <-time.After(18 * time.Second):
+			case <-time.After(contract.WaitBudget):
 			case <-r.Context().Done():
 			}
 		}),

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/mediaspec/mediaspec/internal/contract"
 )
 
 // Wrong servers written from the interface text alone, by someone who had not read the suite
@@ -219,7 +221,7 @@ var textOnlyServers = []Server{
 		API: docs(reserveRoute, success, func(_ *http.Request, _ *answer, d map[string]any) {
 			t, err := time.Parse(time.RFC3339Nano, stringOf(d["upload_expires_at"]))
 			if err == nil {
-				d["upload_expires_at"] = t.Add(300 * time.Second).Format(time.RFC3339Nano)
+				d["upload_expires_at"] = t.Add(contract.PutLifetime).Format(time.RFC3339Nano)
 			}
 		}),
 	},

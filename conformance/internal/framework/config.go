@@ -15,6 +15,7 @@ import (
 
 	yaml "go.yaml.in/yaml/v3"
 
+	"github.com/mediaspec/mediaspec/internal/contract"
 	"github.com/mediaspec/mediaspec/report"
 )
 
@@ -319,7 +320,8 @@ func RegisterFlags(fs *flag.FlagSet) *Flags {
 	fs.StringVar(&v.GenerateOnlyKey, "generate-only-key", "", "profile: a key holding only the generate scope, of a workspace with credits (never printed)")
 	fs.StringVar(&v.DeletedWorkspaceKey, "deleted-workspace-key", "", "profile: a key of a workspace that was deleted (never printed)")
 	fs.StringVar(&v.AllowanceUsedKey, "allowance-used-key", "", "profile: a key that used its whole request allowance (never printed)")
-	fs.Var(&v.PerGenerationLimit, "workspace-per-generation-limit", "profile: the per-generation limit set on --key's workspace, in credits (default: the text's 600)")
+	fs.Var(&v.PerGenerationLimit, "workspace-per-generation-limit", "profile: the per-generation limit set on --key's workspace, in credits (default: the text's "+
+		strconv.FormatInt(contract.PerGenerationCap, 10)+")")
 	fs.Var(&v.DailyLimit, "workspace-daily-limit", "profile: the rolling 24-hour limit set on --key's workspace, in credits (default: the text's 2000)")
 	fs.Var(&v.Features, "feature", "profile: an optional test feature the target offers (repeat it, or comma-separate); known: "+strings.Join(KnownFeatures(), ", "))
 	fs.Var(&v.TestKeys, "test-key", "profile: a test key, for which the target honours test-mode inputs (with --feature test-inputs; repeat it, or comma-separate; never printed)")

@@ -11,11 +11,14 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/onsi/ginkgo/v2/types"
+
+	"github.com/mediaspec/mediaspec/internal/contract"
 )
 
 // SetupError is a run that cannot start: a report path that cannot be written, a label filter that
@@ -188,7 +191,7 @@ func (f *Framework) Preflight(ctx context.Context) error {
 // sameWorkspace reports whether both keys list a generation with the same id (so they share a
 // workspace). Lists that cannot be read prove nothing.
 func (f *Framework) sameWorkspace(ctx context.Context, a, b string) bool {
-	u := f.resolve(f.apiRoot, "/generations?limit=50").String()
+	u := f.resolve(f.apiRoot, "/generations?limit="+strconv.Itoa(contract.PageSizeMax)).String()
 	ids := func(key string) map[string]bool {
 		r, err := f.probe(ctx, u, key)
 		if err != nil || r.status != http.StatusOK {
