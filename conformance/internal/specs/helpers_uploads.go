@@ -334,6 +334,66 @@ func overlappingFinalizes(ctx context.Context, s *framework.Spec, c *framework.C
 	return nil, nil
 }
 
+// finalizeHold is how long a finalize holds the file while its content scan runs: "another
+// finalize runs for this file, held up to 2 minutes" (the text's finalize errors: 429
+// rate_limited). longScan is the scan a spec asks for to outlast it on a target without the
+// control API's clock: the spec waits it out in real time.
+const (
+	finalizeHold = 2 * time.Minute
+	longScan     = 5 * time.Minute
+)
+
+// slowFinalizes reserves and PUTs the sample PNG, then makes two finalize calls of it at once while
+// its content scan lasts seconds: a slow_scan fault of control in a fresh workspace
+// (overlappingFinalizes), else a slow_scan test input on the call made first (overlappingForced).
+// It returns the client, the asset id, the answer of the call that must not hold the file, and a
+// channel of the holder's answer.
+func slowFinalizes(ctx context.Context, s *framework.Spec, seconds int) (
+	*framework.Client, string, *framework.Response, <-chan *framework.Response,
+) {
+	GinkgoHelper()
+	if s.HasControl() {
+		c, ws := uploadWorkspace(ctx, s, 20)
+		id := putForFinalize(ctx, s, c)
+		slowScan(ctx, s, ws, seconds)
+		first, held := overlappingFinalizes(ctx, s, c, id)
+		return c, id, first, held
+	}
+	c := uploadClient(ctx, s, 20)
+	id := putForFinalize(ctx, s, c)
+	first, held := overlappingForced(ctx, s, c, id, seconds)
+	return c, id, first, held
+}
+
+// holdLead is how long (wall time) the finalize carrying a slow_scan test input is out before
+// overlappingForced makes the other: long enough for it to reach the target and take the file.
+const holdLead = time.Second
+
+// overlappingForced is overlappingFinalizes for a target whose slow scan is a test input
+// (spec/testmode.yaml) of one call, not a fault of its workspace: that call, with a scan of seconds,
+// is made first and holds the file; the plain one is made holdLead later, so it is the one that
+// must answer at once. It returns the plain call's answer and a channel of the holder's.
+func overlappingForced(ctx context.Context, s *framework.Spec, c *framework.Client, id string, seconds int) (
+	*framework.Response, <-chan *framework.Response,
+) {
+	GinkgoHelper()
+	slow := s.Force(ctx, c, framework.Outcome{Kind: "slow_scan", Seconds: seconds})
+	held := make(chan *framework.Response, 1)
+	// The held call runs on its own context, so a spec ending early never cuts it off mid-call.
+	fctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute+time.Duration(float64(seconds)*float64(time.Second)/s.TimeScale()))
+	go func() {
+		defer GinkgoRecover()
+		defer cancel()
+		held <- finalizeUpload(fctx, slow, id)
+	}()
+	select {
+	case r := <-held:
+		Fail("the finalize whose scan lasts " + fmt.Sprint(seconds) + " s answered at once, before the two-minute hold" + r.Describe())
+	case <-time.After(holdLead):
+	}
+	return finalizeUpload(ctx, c, id), held
+}
+
 // heldAnswer returns the answer of the finalize overlappingFinalizes left holding, once the clock
 // was moved to release it.
 func heldAnswer(held <-chan *framework.Response, what string) *framework.Response {

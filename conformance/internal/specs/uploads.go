@@ -356,17 +356,14 @@ func uploadFlowSpecs(f *framework.Framework) {
 			finalizeUpload(ctx, c, r.String("asset_id")).ExpectOK(http.StatusOK)
 		})
 
-		f.Rule(rules("UPLOAD-037", "ERR-036")...).Needs(framework.Control, framework.Uploads).It("a finalize while another finalize holds the file answers 429 rate_limited at once; the holder answers the verdict when the scan ends", func(ctx context.Context, s *framework.Spec) {
-			c, ws := uploadWorkspace(ctx, s, 20)
-			id := putForFinalize(ctx, s, c)
-			slowScan(ctx, s, ws, 60)
+		f.Rule(rules("UPLOAD-037", "ERR-036")...).Needs(framework.TestInputs, framework.Uploads, framework.RealTime).WaitsOut(60*time.Second).It("a finalize while another finalize holds the file answers 429 rate_limited at once; the holder answers the verdict when the scan ends", func(ctx context.Context, s *framework.Spec) {
+			c, id, first, held := slowFinalizes(ctx, s, 60)
 			s.Step("UPLOAD-037", "ERR-036")
-			first, held := overlappingFinalizes(ctx, s, c, id)
 			Expect(first.Status).To(Equal(http.StatusTooManyRequests), "of two finalize calls made at once while the scan runs, the one that does not hold the file answers 429 at once"+first.Describe())
 			first.ExpectError(http.StatusTooManyRequests, "rate_limited")
 			Expect(first.Bool("error.retryable")).To(BeTrue(), first.Describe())
 			// The scan (60 s) ends inside the two-minute hold: the holder answers its verdict.
-			s.Advance(ctx, 60)
+			s.WaitOut(ctx, 60*time.Second)
 			s.Step("UPLOAD-037", "UPLOAD-023")
 			fin := heldAnswer(held, "the 60 s scan ended").ExpectOK(http.StatusOK)
 			Expect(fin.String("asset_id")).To(Equal(id), fin.Describe())
@@ -377,16 +374,17 @@ func uploadFlowSpecs(f *framework.Framework) {
 			Expect(again.String("scan_status")).To(Equal("clean"), "the hold ended with the call: a later finalize answers the stored verdict"+again.Describe())
 		})
 
-		f.Rule(rules("UPLOAD-048", "UPLOAD-049", "UPLOAD-037", "ERR-030")...).Needs(framework.Control, framework.Uploads).It(
+		f.Rule(rules("UPLOAD-048", "UPLOAD-049", "UPLOAD-037", "ERR-030")...).Needs(framework.TestInputs, framework.Uploads, framework.RealTime).WaitsOut(longScan+20*time.Second).It(
 			"a scan outlasting the two-minute hold answers pending, not usable: finalize answers pending again, the asset reads pending, a submit naming it answers 409; then the verdict", func(ctx context.Context, s *framework.Spec) {
-				c, ws := uploadWorkspace(ctx, s, 20)
+				scan := longScan
+				if s.HasControl() {
+					scan = time.Hour // control's clock moves at once: the scan outlasts everything the spec does
+				}
+				c, id, first, held := slowFinalizes(ctx, s, int(scan.Seconds()))
 				capID, cfg, need := referenceModel(ctx, c)
-				id := putForFinalize(ctx, s, c)
-				slowScan(ctx, s, ws, 3600)
 				s.Step("UPLOAD-037")
-				first, held := overlappingFinalizes(ctx, s, c, id)
 				first.ExpectError(http.StatusTooManyRequests, "rate_limited")
-				s.Advance(ctx, 120)
+				s.WaitOut(ctx, finalizeHold)
 				s.Step("UPLOAD-048")
 				p := heldAnswer(held, "the two-minute hold ended")
 				// "pending is not reachable today": a target need not answer pending even for a scan
@@ -422,12 +420,13 @@ func uploadFlowSpecs(f *framework.Framework) {
 				// A second before the scan ends it is still pending (on a clock that stands still
 				// between steps); at its end, the verdict.
 				s.Step("UPLOAD-048")
+				rest := (scan - finalizeHold).Seconds()
 				if s.ManualClock() {
-					s.Advance(ctx, 3600-120-1)
-					Expect(finalizeUpload(ctx, c, id).ExpectOK(http.StatusOK).String("scan_status")).To(Equal("pending"), "the scan lasts its 3600 s")
+					s.Advance(ctx, rest-1)
+					Expect(finalizeUpload(ctx, c, id).ExpectOK(http.StatusOK).String("scan_status")).To(Equal("pending"), "the scan lasts its "+scan.String())
 					s.Advance(ctx, 1)
 				} else {
-					s.Advance(ctx, 3600-120)
+					s.WaitOut(ctx, scan-finalizeHold+20*time.Second) // 20 s of slack for the calls between
 				}
 				done := finalizeUpload(ctx, c, id).ExpectOK(http.StatusOK)
 				Expect(done.String("scan_status")).To(Equal("clean"), "once the scan ends finalize answers its verdict"+done.Describe())
