@@ -1,7 +1,6 @@
 package proxy
 
 import (
-	"context"
 	"errors"
 	"net/http"
 	"net/url"
@@ -50,6 +49,7 @@ type call struct {
 	ex      *exchange
 	req     *http.Request
 	route   string // "GET /generations/{id}" relative to the base path; "" outside the description
+	hasBody bool   // the route's operation declares a request body
 	params  map[string]string
 	line    string         // request line with the query
 	reqJSON any            // the request body decoded (numbers as json.Number), nil when not JSON
@@ -79,9 +79,11 @@ func (p *Proxy) judgeSingle(ex *exchange) {
 		c.apiPath = "/"
 	}
 	c.req = &http.Request{Method: ex.method, URL: &url.URL{Path: ex.path, RawQuery: ex.rawQuery}, Header: ex.header, Host: p.upstream.Host}
-	c.req = c.req.WithContext(context.Background())
 	if r, params, ok := p.val.FindRoute(ex.method, ex.path); ok {
 		c.route, c.params = r.Method+" "+r.Path, params
+		// With the default judge, which judges requests by the same description, an operation
+		// without a request body has none to judge; another judge is always asked.
+		c.hasBody = !p.ownJudge || (r.Operation != nil && r.Operation.RequestBody != nil)
 	}
 	c.reqJSON = judge.DecodeJSON(ex.body)
 	c.body, _ = c.reqJSON.(map[string]any)
@@ -92,8 +94,9 @@ func (p *Proxy) judgeSingle(ex *exchange) {
 	c.health = strings.HasPrefix(c.apiPath, "/health/")
 	ex.call = c
 
-	// The client: the request against the description.
-	if !ex.bodyCut && c.route != "" {
+	// The client: the request against the description. Only its body is judged (bodyViolation):
+	// an operation that declares none has nothing to judge.
+	if !ex.bodyCut && c.route != "" && c.hasBody {
 		if err := p.judge.Request(c.req.Context(), c.req, ex.body); err != nil && bodyViolation(err) {
 			p.find(c, SideClient, requestRule(c.route), false, "The request body breaks the description: "+sentence(err))
 		}

@@ -154,6 +154,7 @@ type Proxy struct {
 	audClock clock.Clock
 	st       *state
 	memo     *memo // the verdicts on large answers already judged; nil with a Config.Judge
+	ownJudge bool  // judge and val are the default spec.Judge and its reference validator
 	budget   *budget
 
 	seq      atomic.Int64
@@ -277,6 +278,7 @@ func New(ctx context.Context, cfg Config) (*Proxy, error) {
 		if p.val == nil {
 			p.val = j.Reference()
 		}
+		p.ownJudge = cfg.Judge == nil && cfg.Validator == nil
 	}
 	p.store = newStore(p.rules, cfg.OnFinding)
 	p.audClock = clock.NewReal()
@@ -422,7 +424,10 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	api := p.isAPI(r.URL.Path)
 	control := strings.HasPrefix(r.URL.Path, judge.ControlBase+"/")
 	if api || control || strings.HasPrefix(r.URL.Path, judge.FilesPath) {
-		ex.header = r.Header.Clone()
+		// Kept as it is, not cloned: nothing writes a request's header once it is served (the
+		// forwarding works on a clone of its own, and httputil.ProxyRequest.In must not be
+		// modified).
+		ex.header = r.Header
 	}
 	var reqBody *capture
 	if (api || control) && r.Body != nil && r.Body != http.NoBody {
@@ -526,7 +531,9 @@ func (p *Proxy) captureAnswer(res *http.Response) error {
 		return nil
 	}
 	ex.status = res.StatusCode
-	ex.respHeader = res.Header.Clone()
+	// Kept as it is, not cloned: the hop-by-hop headers are already gone, and the forwarding only
+	// reads it from here on (it copies it to the client's header, and the trailers apart).
+	ex.respHeader = res.Header
 	if ex.header != nil {
 		// The client may see the whole answer before the proxy reads the upstream body's end (an
 		// answer of unknown length): Sync waits for the answers being streamed.
