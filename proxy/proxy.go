@@ -591,6 +591,11 @@ func (c *capture) Read(b []byte) (int, error) {
 	n, err := c.rc.Read(b)
 	c.mu.Lock()
 	if n > 0 {
+		if c.buf == nil && c.length > 0 {
+			// A body of known length is kept in one allocation, not grown by appends, up to
+			// preallocMax (a length is only what the sender says: past that, the bytes that came).
+			c.buf = make([]byte, 0, min(c.length, int64(c.limit), preallocMax))
+		}
 		if room := c.limit - len(c.buf); room > 0 {
 			c.buf = append(c.buf, b[:min(n, room)]...)
 			if n > room {
@@ -616,6 +621,9 @@ func (c *capture) Read(b []byte) (int, error) {
 }
 
 func (c *capture) Close() error { return c.rc.Close() }
+
+// preallocMax is the most a capture sets aside for a body ahead of its bytes.
+const preallocMax = 16 << 10
 
 // snapshot returns what was kept and whether it is cut (longer than the limit, or not read to
 // its end).
