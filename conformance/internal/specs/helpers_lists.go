@@ -64,7 +64,9 @@ func notIn(candidates []string, texts []string) string {
 }
 
 // rowMaker makes generation-list rows in a spender's workspace: cheap tts jobs, each canceled
-// through control right after its submit (a canceled job is a failed row and costs nothing).
+// through control right after its submit (a canceled job is a failed row and costs nothing), or,
+// without control, spent and waited to its end before the next (the key holds one job at a time),
+// so each row's updated_at follows the one made before it.
 type rowMaker struct {
 	s     *framework.Spec
 	sp    spender
@@ -80,16 +82,26 @@ func newRowMaker(ctx context.Context, s *framework.Spec, sp spender) *rowMaker {
 	return &rowMaker{s: s, sp: sp, voice: voice, need: need}
 }
 
-// make makes n rows, moving the service clock 3 s before each (the agent_submit bucket refills 20 a
-// minute, and every row gets its own created_at and updated_at), and returns their ids oldest first.
+// make makes n rows, with control moving the service clock 3 s before each (the agent_submit
+// bucket refills 20 a minute, and every row gets its own created_at and updated_at), and returns
+// their ids oldest first.
 func (m *rowMaker) make(ctx context.Context, n int) []string {
 	GinkgoHelper()
+	if m.sp.ws == nil {
+		m.s.Spend(n * int(m.need)) // all at once: a budget short of them skips before the first
+	}
 	var out []string
 	for range n {
-		m.s.Advance(ctx, 3)
+		if m.sp.ws != nil {
+			m.s.Advance(ctx, 3)
+		}
 		r := m.sp.c.Post(ctx, "/generations", submitBody("tts", ttsConfig(ctx, m.sp.c), m.need, map[string]any{"voice_id": m.voice})).ExpectOK(http.StatusCreated)
 		id := r.String("generation_id")
-		m.s.JobHook(ctx, id, "cancel", nil)
+		if m.sp.ws == nil {
+			m.s.Finish(ctx, m.sp.c, id)
+		} else {
+			m.s.JobHook(ctx, id, "cancel", nil)
+		}
 		out = append(out, id)
 	}
 	return out
