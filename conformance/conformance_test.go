@@ -51,7 +51,8 @@ func TestConformance(t *testing.T) {
 	if err != nil {
 		t.Error(err)
 	}
-	if c := sum.Rules; c.Passed+c.PartlyJudged+c.Failed+c.Blocked+c.Skipped+c.Interrupted+c.NotSelected+c.StrictOnly+c.NotCovered+c.Unobservable != len(sum.Results.Rules) {
+	if c := sum.Rules; c.Passed+c.PartlyJudged+c.Failed+c.Blocked+c.Skipped+c.Interrupted+c.NotSelected+c.StrictOnly+
+		c.NotCovered+c.Unobservable != len(sum.Results.Rules) {
 		t.Errorf("rule tallies %+v do not add up to %d rules", sum.Rules, len(sum.Results.Rules))
 	}
 	// Every rule is covered by a spec or marked unobservable with the reason, and the mock meets

@@ -92,7 +92,8 @@ func (t *areaTally) n() int {
 }
 
 func newConsole(w io.Writer, verbose bool, total map[string]int) *console {
-	return &console{w: w, verbose: verbose, total: total, done: map[string]*areaTally{}, running: map[int]specEvent{}, stop: make(chan struct{})}
+	return &console{w: w, verbose: verbose, total: total,
+		done: map[string]*areaTally{}, running: map[int]specEvent{}, stop: make(chan struct{})}
 }
 
 // start prints the opening line (the run's headline: mode, target, budget, what it can judge) and
@@ -191,7 +192,8 @@ func (c *console) didRun(ev specEvent) {
 	}
 	now := time.Now()
 	if c.verbose {
-		fmt.Fprintf(c.w, "  %s %s: %s (%s)\n", ev.State, strings.Join(ev.Rules, ", "), report.Clip(ev.Text, 110), ev.RunTime.Round(time.Millisecond))
+		fmt.Fprintf(c.w, "  %s %s: %s (%s)\n", ev.State, strings.Join(ev.Rules, ", "), report.Clip(ev.Text, 110),
+			ev.RunTime.Round(time.Millisecond))
 		c.lastLine = now
 	}
 	if a.n() == c.total[ev.Area] {
@@ -280,7 +282,8 @@ func (c *console) summary(res report.Results, reportHint string) {
 	}
 	if len(res.Advisories) > 0 {
 		fmt.Fprintln(c.w)
-		fmt.Fprintf(c.w, "Advisories: %d differences from the reference's own choices that the interface text allows (never failures; --strict makes them failures):\n", len(res.Advisories))
+		fmt.Fprintf(c.w, "Advisories: %d differences from the reference's own choices that the interface text allows "+
+			"(never failures; --strict makes them failures):\n", len(res.Advisories))
 		for i, a := range res.Advisories {
 			if i == maxCauses {
 				fmt.Fprintf(c.w, "  ... and %d more: see the reports (--html-report, --json-report)\n", len(res.Advisories)-i)
@@ -306,7 +309,8 @@ func (c *console) summary(res report.Results, reportHint string) {
 			for _, rest := range causes[i:] {
 				left += len(rest.Specs)
 			}
-			fmt.Fprintf(c.w, "\n... and %d more causes (of %d specs) not shown: see the reports (--html-report, --json-report)\n", len(causes)-i, left)
+			fmt.Fprintf(c.w, "\n... and %d more causes (of %d specs) not shown: see the reports (--html-report, --json-report)\n",
+				len(causes)-i, left)
 			break
 		}
 		first := cs.Specs[0]
@@ -407,7 +411,8 @@ func (c *console) notJudged(res report.Results) {
 		return
 	}
 	fmt.Fprintln(c.w)
-	fmt.Fprintf(c.w, "Text rules not fully judged, by the lowest tier that would judge them (%d not judged, %d partly judged):\n", res.Coverage.NotJudged, res.Coverage.PartlyJudged)
+	fmt.Fprintf(c.w, "Text rules not fully judged, by the lowest tier that would judge them (%d not judged, %d partly judged):\n",
+		res.Coverage.NotJudged, res.Coverage.PartlyJudged)
 	for _, g := range groups {
 		ids, more := g.Rules, ""
 		if g.Need == report.NeedNotSelected {

@@ -19,7 +19,8 @@ func TestConsoleGroupsFailuresByCause(t *testing.T) {
 	for i := 0; i < 30; i++ {
 		specs = append(specs, report.SpecResult{
 			Text: "lists: a spec", State: report.Failed, Rules: []string{"GEN-038", "CORE-001"}, FailedRules: []string{"GEN-038"},
-			Reason:          "a row carries batch_group_id: Expected <float64>: " + strings.Repeat("7", i%3+1) + "\n> GET /api/v1/generations\n< 200 OK",
+			Reason: "a row carries batch_group_id: Expected <float64>: " + strings.Repeat("7", i%3+1) +
+				"\n> GET /api/v1/generations\n< 200 OK",
 			FailureLocation: "conformance/specs/lists.go:90", Location: "conformance/specs/lists.go:77",
 			FailedCall: "> GET http://127.0.0.1:1/api/v1/generations\n< 200 OK\n< {\"ok\":true}\n",
 		})
@@ -38,7 +39,8 @@ func TestConsoleGroupsFailuresByCause(t *testing.T) {
 		t.Errorf("the cause is not shown exactly once:\n%s", text)
 	}
 	for _, want := range []string{"Root causes: 1 (30 specs failed)", "rules: GEN-038\n", "call: GET /generations\n", "30 spec(s): 30 failed",
-		"... and 25 more", "< 200 OK", "   2  unsupported: needs the control API", "1 specs not selected (not counted as skipped): not selected by the label filter"} {
+		"... and 25 more", "< 200 OK", "   2  unsupported: needs the control API",
+		"1 specs not selected (not counted as skipped): not selected by the label filter"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("the summary lacks %q:\n%s", want, text)
 		}
@@ -59,7 +61,8 @@ func TestConsoleShowsAdvisoriesApart(t *testing.T) {
 	res := report.Results{
 		Specs:      []report.SpecResult{{Text: "a", State: report.Passed}},
 		SpecCounts: report.Counts{Passed: 1}, Succeeded: true,
-		Advisories: []report.Advisory{{Operation: "GET /credits/balance", Status: 200, Path: "$.low_balance_threshold_credits", Reference: `property "low_balance_threshold_credits" is missing`, Count: 2}},
+		Advisories: []report.Advisory{{Operation: "GET /credits/balance", Status: 200, Path: "$.low_balance_threshold_credits",
+			Reference: `property "low_balance_threshold_credits" is missing`, Count: 2}},
 	}
 	var out bytes.Buffer
 	c := newConsole(&out, false, nil)
@@ -68,7 +71,9 @@ func TestConsoleShowsAdvisoriesApart(t *testing.T) {
 		t.Errorf("a run with advisories only failed: %v", err)
 	}
 	text := out.String()
-	for _, want := range []string{"Advisories: 1 differences from the reference's own choices", "  - GET /credits/balance -> 200 $.low_balance_threshold_credits: property \"low_balance_threshold_credits\" is missing (the reference document; seen 2 times)", "advisories: 1 differences"} {
+	for _, want := range []string{"Advisories: 1 differences from the reference's own choices",
+		"  - GET /credits/balance -> 200 $.low_balance_threshold_credits: property \"low_balance_threshold_credits\" is missing " +
+			"(the reference document; seen 2 times)", "advisories: 1 differences"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("the console lacks %q:\n%s", want, text)
 		}
@@ -88,12 +93,14 @@ func TestConsoleLeadsWithRootCauses(t *testing.T) {
 	}
 	for i := 0; i < maxCauses+3; i++ {
 		specs = append(specs, report.Settle(report.SpecResult{
-			Text: fmt.Sprintf("area: spec %d", i), State: report.Failed, Rules: []string{"GEN-038"}, FailedRules: []string{fmt.Sprintf("CAP-%03d", i+1)},
-			Reason: fmt.Sprintf("cause %d", i), Operation: "GET /capabilities",
+			Text: fmt.Sprintf("area: spec %d", i), State: report.Failed, Rules: []string{"GEN-038"},
+			FailedRules: []string{fmt.Sprintf("CAP-%03d", i+1)},
+			Reason:      fmt.Sprintf("cause %d", i), Operation: "GET /capabilities",
 		}))
 	}
 	specs = append(specs,
-		report.SpecResult{Text: "own rule", State: report.Failed, Rules: []string{"CAP-001"}, FailedRules: []string{"CAP-001"}, Reason: "cause 0", Operation: "GET /capabilities"},
+		report.SpecResult{Text: "own rule", State: report.Failed, Rules: []string{"CAP-001"}, FailedRules: []string{"CAP-001"},
+			Reason: "cause 0", Operation: "GET /capabilities"},
 	)
 	res := report.Results{Specs: specs}
 	res.SpecCounts, _ = report.Count(specs, nil)
@@ -146,7 +153,8 @@ func TestAreaLineAgreesWithTheTallyWhenStopped(t *testing.T) {
 	c.didRun(specEvent{Area: "deliveries", State: "ok  "})
 	c.didRun(specEvent{Area: "deliveries", State: "stop"})
 	c.didRun(specEvent{Area: "deliveries", State: "stop"})
-	if line := out.String(); !strings.Contains(line, "3 specs: 1 passed, 2 interrupted (not run)") || strings.Contains(line, "FAILED") || strings.Contains(line, "skipped") {
+	if line := out.String(); !strings.Contains(line, "3 specs: 1 passed, 2 interrupted (not run)") ||
+		strings.Contains(line, "FAILED") || strings.Contains(line, "skipped") {
 		t.Errorf("area line %q", line)
 	}
 }

@@ -55,7 +55,8 @@ func TestConsoleNamesTheFailingCall(t *testing.T) {
 	if judged == "" || state == "" {
 		t.Fatalf("the console lacks a cause:\n%s", text)
 	}
-	for _, want := range []string{"\n   call: GET /generations/{id}\n", "\n   failing call:\n     > GET http://", "/api/v1/generations/gen_judged\n     < 404 Not Found\n"} {
+	for _, want := range []string{"\n   call: GET /generations/{id}\n", "\n   failing call:\n     > GET http://",
+		"/api/v1/generations/gen_judged\n     < 404 Not Found\n"} {
 		if !strings.Contains(judged, want) {
 			t.Errorf("the cause of the judged call lacks %q:\n%s", want, judged)
 		}
