@@ -10,6 +10,7 @@ import (
 	. "github.com/onsi/ginkgo/v2" //nolint:revive
 	. "github.com/onsi/gomega"    //nolint:revive
 
+	"github.com/mediaspec/mediaspec/conformance/internal/buckets"
 	"github.com/mediaspec/mediaspec/conformance/internal/framework"
 )
 
@@ -23,30 +24,30 @@ func bucketSpecs(f *framework.Framework) {
 // rateLimitSpecs registers the specs of the rate-limit buckets.
 func rateLimitSpecs(f *framework.Framework) {
 	Describe("limits: rate-limit buckets", func() {
-		exact := func(rule string, call bucketCall, size int, scopes ...string) {
+		exact := func(rule string, call buckets.Call, size int, scopes ...string) {
 			f.Rule(rules(rule, "RATE-013", "ERR-009", "ERR-036")...).Needs(framework.RealTime).It(
-				fmt.Sprintf("%s: %d calls a minute per key pass, the next answers 429 rate_limited with Retry-After", call.name, size),
+				fmt.Sprintf("%s: %d calls a minute per key pass, the next answers 429 rate_limited with Retry-After", call.Name, size),
 				func(ctx context.Context, s *framework.Spec) {
 					c := bucketKey(ctx, s, scopes...)
-					inWindow(ctx, s, func() {
+					buckets.InWindow(ctx, s, func() {
 						s.Step(rule)
-						fill(ctx, c, call, size)
+						buckets.Fill(ctx, c, call, size)
 						s.Step(rule, "RATE-013", "ERR-009", "ERR-036")
-						expectBucketRefusal(call.do(ctx, c))
+						buckets.ExpectRefusal(call.Do(ctx, c))
 					})
 				})
 		}
-		exact("RATE-001", readCall, 120, "read")
-		exact("RATE-002", estimateCall, 60, "read")
-		exact("RATE-005", webhookCall, 20, "read", "generate")
+		exact("RATE-001", buckets.Read, 120, "read")
+		exact("RATE-002", buckets.Estimate, 60, "read")
+		exact("RATE-005", buckets.Webhook, 20, "read", "generate")
 		f.Rule(rules("RATE-008", "RATE-013", "ERR-009")...).Needs(framework.RealTime).It("POST /uploads: 30 upload calls a minute per key pass, the next answers 429 with Retry-After",
 			func(ctx context.Context, s *framework.Spec) {
 				c := bucketKey(ctx, s, "read", "generate")
-				inWindow(ctx, s, func() {
+				buckets.InWindow(ctx, s, func() {
 					s.Step("RATE-008")
-					fill(ctx, c, uploadCall, 30)
+					buckets.Fill(ctx, c, buckets.Upload, 30)
 					s.Step("RATE-008", "RATE-013", "ERR-009")
-					expectBucketRefusal(uploadCall.do(ctx, c))
+					buckets.ExpectRefusal(buckets.Upload.Do(ctx, c))
 				})
 			})
 
@@ -56,26 +57,26 @@ func rateLimitSpecs(f *framework.Framework) {
 			"finalize counts in the 30 upload calls with reserve: 15 finalizes and 15 reserves fill it, and so do 29 finalizes after one reserve",
 			func(ctx context.Context, s *framework.Spec) {
 				mixed := bucketKey(ctx, s, "read", "generate")
-				inWindow(ctx, s, func() {
+				buckets.InWindow(ctx, s, func() {
 					// One reserve, 14 finalizes of the stored file, 15 refused reserves: 30 calls.
 					s.Step("RATE-008")
 					id := putForFinalize(ctx, s, mixed)
 					fillFinalizes(ctx, mixed, id, 14)
-					fill(ctx, mixed, uploadCall, 15)
+					buckets.Fill(ctx, mixed, buckets.Upload, 15)
 					s.Step("RATE-008", "RATE-013", "ERR-009")
-					expectBucketRefusal(finalizeUpload(ctx, mixed, id))
-					expectBucketRefusal(uploadCall.do(ctx, mixed))
+					buckets.ExpectRefusal(finalizeUpload(ctx, mixed, id))
+					buckets.ExpectRefusal(buckets.Upload.Do(ctx, mixed))
 				})
 				finalizes := bucketKey(ctx, s, "read", "generate")
-				inWindow(ctx, s, func() {
+				buckets.InWindow(ctx, s, func() {
 					// One reserve and 29 finalizes: the reservation brake holds 1 of its 30, so only
 					// the upload-calls bucket can refuse the next reserve.
 					s.Step("RATE-008")
 					id := putForFinalize(ctx, s, finalizes)
 					fillFinalizes(ctx, finalizes, id, 29)
 					s.Step("RATE-008", "RATE-013", "ERR-009")
-					expectBucketRefusal(uploadCall.do(ctx, finalizes))
-					expectBucketRefusal(finalizeUpload(ctx, finalizes, id))
+					buckets.ExpectRefusal(buckets.Upload.Do(ctx, finalizes))
+					buckets.ExpectRefusal(finalizeUpload(ctx, finalizes, id))
 				})
 			})
 
@@ -83,10 +84,10 @@ func rateLimitSpecs(f *framework.Framework) {
 			desc := s.DescriptionPath()
 			c := bucketKey(ctx, s, "read")
 			s.Step("RATE-015")
-			inWindow(ctx, s, func() {
-				fill(ctx, c, readCall, 119)
+			buckets.InWindow(ctx, s, func() {
+				buckets.Fill(ctx, c, buckets.Read, 119)
 				c.Get(ctx, desc).ExpectStatus(http.StatusOK)
-				expectBucketRefusal(readCall.do(ctx, c))
+				buckets.ExpectRefusal(buckets.Read.Do(ctx, c))
 			})
 		})
 
@@ -97,9 +98,9 @@ func rateLimitSpecs(f *framework.Framework) {
 			for i := 0; i < 5; i++ {
 				expect2XX(c.Get(ctx, live), "the liveness probe")
 			}
-			inWindow(ctx, s, func() {
-				fill(ctx, c, readCall, 120)
-				expectBucketRefusal(readCall.do(ctx, c))
+			buckets.InWindow(ctx, s, func() {
+				buckets.Fill(ctx, c, buckets.Read, 120)
+				buckets.ExpectRefusal(buckets.Read.Do(ctx, c))
 				expect2XX(c.Get(ctx, live), "the liveness probe with a full agent_read bucket")
 			})
 		})
@@ -112,11 +113,11 @@ func rateLimitSpecs(f *framework.Framework) {
 				c = bucketKey(ctx, s, "read")
 			})
 			f.Rule(rules("RATE-001", "RATE-013")...).Needs(framework.RealTime).It("fills after 120 reads and names the wait", func(ctx context.Context, s *framework.Spec) {
-				inWindow(ctx, s, func() {
+				buckets.InWindow(ctx, s, func() {
 					s.Step("RATE-001")
-					fill(ctx, c, readCall, 120)
+					buckets.Fill(ctx, c, buckets.Read, 120)
 					s.Step("RATE-001", "RATE-013")
-					wait = expectBucketRefusal(readCall.do(ctx, c))
+					wait = buckets.ExpectRefusal(buckets.Read.Do(ctx, c))
 				})
 				named = s.ClockNow(ctx)
 			})
@@ -125,35 +126,35 @@ func rateLimitSpecs(f *framework.Framework) {
 				if ran := s.ClockNow(ctx).Sub(named); ran >= time.Duration(wait)*time.Second {
 					s.Undecidable("the previous step named the wait", ran)
 				}
-				readCall.do(ctx, c).ExpectError(http.StatusTooManyRequests, "rate_limited")
+				buckets.Read.Do(ctx, c).ExpectError(http.StatusTooManyRequests, "rate_limited")
 				s.WaitOut(ctx, time.Duration(wait)*time.Second)
-				readCall.do(ctx, c).ExpectOK(http.StatusOK)
+				buckets.Read.Do(ctx, c).ExpectOK(http.StatusOK)
 			})
 		})
 
 		f.Rule(rules("RATE-011")...).Needs(framework.RealTime, framework.ReadKey).It("buckets are per key: a second key of the workspace is not limited", func(ctx context.Context, s *framework.Spec) {
 			a, b := bucketKeys(ctx, s)
 			s.Step("RATE-011")
-			inWindow(ctx, s, func() {
-				fill(ctx, a, readCall, 120)
-				expectBucketRefusal(readCall.do(ctx, a))
-				readCall.do(ctx, b).ExpectOK(http.StatusOK)
+			buckets.InWindow(ctx, s, func() {
+				buckets.Fill(ctx, a, buckets.Read, 120)
+				buckets.ExpectRefusal(buckets.Read.Do(ctx, a))
+				buckets.Read.Do(ctx, b).ExpectOK(http.StatusOK)
 			})
 		})
 
 		f.Rule(rules("RATE-012")...).Needs(framework.RealTime, framework.ReadKey).It("buckets are independent: a full estimate bucket leaves reads open and the reverse", func(ctx context.Context, s *framework.Spec) {
 			est, rd := bucketKeys(ctx, s)
 			s.Step("RATE-012")
-			inWindow(ctx, s, func() {
-				fill(ctx, est, estimateCall, 60)
-				expectBucketRefusal(estimateCall.do(ctx, est))
-				readCall.do(ctx, est).ExpectOK(http.StatusOK)
+			buckets.InWindow(ctx, s, func() {
+				buckets.Fill(ctx, est, buckets.Estimate, 60)
+				buckets.ExpectRefusal(buckets.Estimate.Do(ctx, est))
+				buckets.Read.Do(ctx, est).ExpectOK(http.StatusOK)
 			})
 
-			inWindow(ctx, s, func() {
-				fill(ctx, rd, readCall, 120)
-				expectBucketRefusal(readCall.do(ctx, rd))
-				r := estimateCall.do(ctx, rd)
+			buckets.InWindow(ctx, s, func() {
+				buckets.Fill(ctx, rd, buckets.Read, 120)
+				buckets.ExpectRefusal(buckets.Read.Do(ctx, rd))
+				r := buckets.Estimate.Do(ctx, rd)
 				Expect(r.Status).To(Equal(http.StatusBadRequest), "a full agent_read bucket must not limit estimates"+r.Describe())
 			})
 		})
@@ -161,11 +162,11 @@ func rateLimitSpecs(f *framework.Framework) {
 		f.Rule(rules("AUTH-028")...).Needs(framework.RealTime, framework.ReadKey).It("the bucket comes before the scope check: a read-only key over its bucket gets 429, not 403", func(ctx context.Context, s *framework.Spec) {
 			_, c := bucketKeys(ctx, s)
 			s.Step("AUTH-028")
-			inWindow(ctx, s, func() {
+			buckets.InWindow(ctx, s, func() {
 				for i := 0; i < 20; i++ {
-					webhookCall.do(ctx, c).ExpectError(http.StatusForbidden, "insufficient_scope")
+					buckets.Webhook.Do(ctx, c).ExpectError(http.StatusForbidden, "insufficient_scope")
 				}
-				expectBucketRefusal(webhookCall.do(ctx, c))
+				buckets.ExpectRefusal(buckets.Webhook.Do(ctx, c))
 			})
 		})
 	})
@@ -180,11 +181,11 @@ func bucketWindowSpecs(f *framework.Framework) {
 			// Every step is placed on the target's clock (exact on a manual clock; on a running one
 			// each span also holds the time that passed by itself).
 			s.Step("RATE-001")
-			first := s.During(ctx, func() { fill(ctx, c, readCall, 60) })
+			first := s.During(ctx, func() { buckets.Fill(ctx, c, buckets.Read, 60) })
 			s.WaitOut(ctx, 20*time.Second)
-			second := s.During(ctx, func() { fill(ctx, c, readCall, 60) })
+			second := s.During(ctx, func() { buckets.Fill(ctx, c, buckets.Read, 60) })
 			var r *framework.Response
-			at := s.During(ctx, func() { r = readCall.do(ctx, c) })
+			at := s.During(ctx, func() { r = buckets.Read.Do(ctx, c) })
 			// The oldest calls leave the window 60 s after they were made (20 s old on a manual clock:
 			// 40 s to go).
 			if ran := at.To.Sub(first.From); ran > 45*time.Second {
@@ -200,7 +201,7 @@ func bucketWindowSpecs(f *framework.Framework) {
 			var refusal *framework.Response
 			third := s.During(ctx, func() {
 				for i := 0; i < 61; i++ {
-					r := readCall.do(ctx, c)
+					r := buckets.Read.Do(ctx, c)
 					if r.Status != http.StatusOK {
 						refusal = r
 						break
@@ -227,49 +228,49 @@ func sharedBucketSpecs(f *framework.Framework) {
 			s.StrictOnly("RATE-004", "the bucket of the workflow invokes")
 			c := bucketKey(ctx, s, "read", "generate")
 			s.Step("RATE-004")
-			inWindow(ctx, s, func() {
+			buckets.InWindow(ctx, s, func() {
 				for i := 0; i < 20; i++ {
-					call := submitBucketCalls[i%3]
-					r := call.do(ctx, c)
-					Expect(r.Status).To(BeElementOf(http.StatusBadRequest, http.StatusNotFound), fmt.Sprintf("%s, call %d of 20 inside the bucket", call.name, i+1)+r.Describe())
+					call := buckets.Submits[i%3]
+					r := call.Do(ctx, c)
+					Expect(r.Status).To(BeElementOf(http.StatusBadRequest, http.StatusNotFound), fmt.Sprintf("%s, call %d of 20 inside the bucket", call.Name, i+1)+r.Describe())
 				}
 				s.Step("RATE-004", "RATE-013", "ERR-036")
-				for _, call := range submitBucketCalls {
-					expectBucketRefusal(call.do(ctx, c))
+				for _, call := range buckets.Submits {
+					buckets.ExpectRefusal(call.Do(ctx, c))
 				}
 				s.Step("RATE-004")
-				readCall.do(ctx, c).ExpectOK(http.StatusOK)
+				buckets.Read.Do(ctx, c).ExpectOK(http.StatusOK)
 			})
 		})
 
 		f.Rule(rules("RATE-006", "RATE-013")...).Needs(framework.RealTime).It("GET /webhooks counts against agent_read, not webhook_manage", func(ctx context.Context, s *framework.Spec) {
 			c := bucketKey(ctx, s, "read", "generate")
 			s.Step("RATE-006")
-			inWindow(ctx, s, func() {
+			buckets.InWindow(ctx, s, func() {
 				for i := 0; i < 25; i++ {
 					c.Get(ctx, "/webhooks").ExpectOK(http.StatusOK)
 				}
-				r := webhookCall.do(ctx, c)
+				r := buckets.Webhook.Do(ctx, c)
 				Expect(r.Status).To(Equal(http.StatusBadRequest), "25 webhook reads leave webhook_manage (20 a minute) untouched"+r.Describe())
-				fill(ctx, c, readCall, 95)
+				buckets.Fill(ctx, c, buckets.Read, 95)
 				s.Step("RATE-006", "RATE-013")
-				expectBucketRefusal(c.Get(ctx, "/webhooks"))
-				expectBucketRefusal(readCall.do(ctx, c))
+				buckets.ExpectRefusal(c.Get(ctx, "/webhooks"))
+				buckets.ExpectRefusal(buckets.Read.Do(ctx, c))
 			})
 		})
 
 		f.Rule(rules("RATE-007", "RATE-001", "RATE-013")...).Needs(framework.RealTime).It("reads of every kind share the one agent_read bucket", func(ctx context.Context, s *framework.Spec) {
 			c := bucketKey(ctx, s, "read")
 			s.Step("RATE-007", "RATE-001")
-			inWindow(ctx, s, func() {
+			buckets.InWindow(ctx, s, func() {
 				for i := 0; i < 120; i++ {
-					call := readKinds[i%len(readKinds)]
-					r := call.do(ctx, c)
-					Expect(r.Status).To(Equal(http.StatusOK), fmt.Sprintf("%s, read %d of 120", call.name, i+1)+r.Describe())
+					call := buckets.ReadKinds[i%len(buckets.ReadKinds)]
+					r := call.Do(ctx, c)
+					Expect(r.Status).To(Equal(http.StatusOK), fmt.Sprintf("%s, read %d of 120", call.Name, i+1)+r.Describe())
 				}
 				s.Step("RATE-007", "RATE-001", "RATE-013")
-				for _, call := range append(slices.Clone(readKinds), readCall) {
-					expectBucketRefusal(call.do(ctx, c))
+				for _, call := range append(slices.Clone(buckets.ReadKinds), buckets.Read) {
+					buckets.ExpectRefusal(call.Do(ctx, c))
 				}
 			})
 		})

@@ -11,6 +11,7 @@ import (
 	. "github.com/onsi/gomega"    //nolint:revive
 
 	"github.com/mediaspec/mediaspec/conformance/internal/answer"
+	"github.com/mediaspec/mediaspec/conformance/internal/buckets"
 	"github.com/mediaspec/mediaspec/conformance/internal/framework"
 	"github.com/mediaspec/mediaspec/conformance/internal/paging"
 )
@@ -600,11 +601,11 @@ func waitAnswerSpecs(f *framework.Framework) {
 		} else {
 			small, room = s.BucketClient(ctx, time.Minute), 120
 		}
-		inWindow(ctx, s, func() {
+		buckets.InWindow(ctx, s, func() {
 			for i := 0; i < room; i++ {
 				small.Get(ctx, "/generations/"+j.id+"/wait").ExpectOK(http.StatusOK)
 			}
-			expectBucketRefusal(small.Get(ctx, "/generations/"+j.id+"/wait"))
+			buckets.ExpectRefusal(small.Get(ctx, "/generations/"+j.id+"/wait"))
 		})
 	})
 

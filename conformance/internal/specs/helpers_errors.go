@@ -15,6 +15,7 @@ import (
 	. "github.com/onsi/gomega"    //nolint:revive
 
 	"github.com/mediaspec/mediaspec/conformance/internal/answer"
+	"github.com/mediaspec/mediaspec/conformance/internal/buckets"
 	"github.com/mediaspec/mediaspec/conformance/internal/framework"
 	"github.com/mediaspec/mediaspec/spec"
 )
@@ -175,7 +176,7 @@ func expectLimitAmounts(s *framework.Spec, r *framework.Response, limit, remaini
 // sliding window is the reference's (RATE-013), judged under --strict only.
 func expectWaitBetween(s *framework.Spec, r *framework.Response, shortest, longest time.Duration) {
 	GinkgoHelper()
-	wait := expectBucketRefusal(r)
+	wait := buckets.ExpectRefusal(r)
 	lo, hi := int64(shortest/time.Second)-1, int64((longest+time.Second-1)/time.Second)
 	s.ReferenceOnly("RATE-013", "the wait runs until the oldest call leaves a sliding 60 s window", func() {
 		Expect(wait).To(And(BeNumerically(">=", lo), BeNumerically("<=", hi)),

@@ -11,6 +11,7 @@ import (
 	. "github.com/onsi/gomega"    //nolint:revive
 
 	"github.com/mediaspec/mediaspec/conformance/internal/answer"
+	"github.com/mediaspec/mediaspec/conformance/internal/buckets"
 	"github.com/mediaspec/mediaspec/conformance/internal/framework"
 	fixtures "github.com/mediaspec/mediaspec/fixtures/media"
 )
@@ -217,18 +218,18 @@ func checkOrderSpecs(f *framework.Framework) {
 				for i := 0; i < 20; i++ {
 					r := c.Post(ctx, "/generations", ttsBody(ctx, c, 10), framework.KeepRefusal())
 					if r.Status == http.StatusTooManyRequests {
-						expectBucketRefusal(r)
+						buckets.ExpectRefusal(r)
 						return
 					}
 					r.ExpectError(http.StatusForbidden, "insufficient_scope")
 				}
-				expectBucketRefusal(c.Post(ctx, "/generations", ttsBody(ctx, c, 10), framework.KeepRefusal()))
+				buckets.ExpectRefusal(c.Post(ctx, "/generations", ttsBody(ctx, c, 10), framework.KeepRefusal()))
 				return
 			}
 			for i := 0; i < 20; i++ {
 				c.Post(ctx, "/generations", ttsBody(ctx, c, 10)).ExpectError(http.StatusForbidden, "insufficient_scope")
 			}
-			expectBucketRefusal(c.Post(ctx, "/generations", ttsBody(ctx, c, 10)))
+			buckets.ExpectRefusal(c.Post(ctx, "/generations", ttsBody(ctx, c, 10)))
 		})
 
 		f.Rule(rules("CHECK-003", "CHECK-001", "ERR-022")...).Needs(framework.ReadKey).It("scope before body: a read-only key sending malformed JSON gets 403 insufficient_scope", func(ctx context.Context, s *framework.Spec) {
@@ -724,7 +725,7 @@ func keySlotSpecs(f *framework.Framework) {
 			// The other flavour: a key over its agent_submit bucket is told how long to wait.
 			small, _ := sp.newKey(ctx, framework.KeyOptions{Buckets: map[string]int{"agent_submit": 1}})
 			small.Post(ctx, "/generations", submitBody("tts", cfg, need, nil)).ExpectError(http.StatusTooManyRequests, "rate_limited")
-			expectBucketRefusal(small.Post(ctx, "/generations", submitBody("tts", cfg, need, nil)))
+			buckets.ExpectRefusal(small.Post(ctx, "/generations", submitBody("tts", cfg, need, nil)))
 			// Once the running job ends, the brake lets the same request through.
 			s.Finish(ctx, sp.c, running.id)
 			s.Spend(int(need))

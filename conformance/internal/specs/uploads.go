@@ -18,6 +18,7 @@ import (
 	. "github.com/onsi/gomega"    //nolint:revive
 
 	"github.com/mediaspec/mediaspec/conformance/internal/answer"
+	"github.com/mediaspec/mediaspec/conformance/internal/buckets"
 	"github.com/mediaspec/mediaspec/conformance/internal/framework"
 	"github.com/mediaspec/mediaspec/conformance/internal/paging"
 	fixtures "github.com/mediaspec/mediaspec/fixtures/media"
@@ -521,12 +522,12 @@ func uploadFlowSpecs(f *framework.Framework) {
 				a, _ := ws.NewKey(ctx, framework.KeyOptions{Scopes: []string{"read", "generate"}})
 				b, _ := ws.NewKey(ctx, framework.KeyOptions{Scopes: []string{"read", "generate"}})
 				body := map[string]any{"filename": "a.png", "content_type": "image/png", "size_bytes": 10}
-				inWindow(ctx, s, func() {
+				buckets.InWindow(ctx, s, func() {
 					for i := 0; i < 30; i++ {
 						reserve(ctx, a, "a.png", "image/png", 10)
 					}
 					s.Step("RATE-008")
-					expectBucketRefusal(a.Post(ctx, "/uploads", body))
+					buckets.ExpectRefusal(a.Post(ctx, "/uploads", body))
 					// The other key of the workspace has its own bucket...
 					s.Step("RATE-011")
 					for i := 0; i < 20; i++ {
@@ -558,29 +559,29 @@ func uploadFlowSpecs(f *framework.Framework) {
 		f.Rule(rules("RATE-009", "RATE-013")...).Needs(framework.RealTime).It("from-url counts against the 30 upload calls a minute", func(ctx context.Context, s *framework.Spec) {
 			s.StrictOnly("RATE-009", "the bucket of POST /uploads/from-url (\"see below\")")
 			c := bucketKey(ctx, s, "read", "generate")
-			inWindow(ctx, s, func() {
+			buckets.InWindow(ctx, s, func() {
 				s.Step("RATE-009")
 				for i := 0; i < 30; i++ {
 					r := c.Post(ctx, "/uploads/from-url", map[string]any{linkKey(c): "ftp://example.com/a.png"})
 					Expect(r.Status).To(Equal(http.StatusBadRequest), fmt.Sprintf("call %d inside the bucket", i+1)+r.Describe())
 				}
 				s.Step("RATE-009", "RATE-013")
-				expectBucketRefusal(uploadCall.do(ctx, c))
+				buckets.ExpectRefusal(buckets.Upload.Do(ctx, c))
 				// A finalize counts in the upload calls only (not in the reservation brake): the
 				// imports filled that bucket, not the brake.
-				expectBucketRefusal(finalizeUpload(ctx, c, "ast_"+randomHex(32)))
+				buckets.ExpectRefusal(finalizeUpload(ctx, c, "ast_"+randomHex(32)))
 			})
 		})
 
 		f.Rule(rules("RATE-010", "RATE-013")...).It("reservations are braked at 30 a minute even when the upload-calls bucket has room", func(ctx context.Context, s *framework.Spec) {
 			ws := s.NewWorkspace(ctx, framework.WorkspaceOptions{})
 			c, _ := ws.NewKey(ctx, framework.KeyOptions{Scopes: []string{"read", "generate"}, Buckets: map[string]int{"uploads": 100}})
-			inWindow(ctx, s, func() {
+			buckets.InWindow(ctx, s, func() {
 				s.Step("RATE-010")
 				id := putForFinalize(ctx, s, c)
-				fill(ctx, c, uploadCall, 29)
+				buckets.Fill(ctx, c, buckets.Upload, 29)
 				s.Step("RATE-010", "RATE-013")
-				expectBucketRefusal(uploadCall.do(ctx, c))
+				buckets.ExpectRefusal(buckets.Upload.Do(ctx, c))
 				// The caller's own upload finalizes: the brake is on reservations only.
 				s.Step("RATE-010")
 				fin := finalizeUpload(ctx, c, id)
