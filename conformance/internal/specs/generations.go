@@ -14,6 +14,7 @@ import (
 	"github.com/mediaspec/mediaspec/conformance/internal/buckets"
 	"github.com/mediaspec/mediaspec/conformance/internal/framework"
 	"github.com/mediaspec/mediaspec/conformance/internal/paging"
+	"github.com/mediaspec/mediaspec/internal/contract"
 )
 
 // generationSpecs registers the specs of the documented flow, generation states and waits.
@@ -561,7 +562,7 @@ func blockingWaitSpecs(f *framework.Framework) {
 			Expect(w.String("generation.status")).To(Equal("failed"), w.Describe())
 			Expect(w.Int("waited_seconds")).To(BeNumerically("<", 15), "the wait ended with the job, not at its 18 s"+w.Describe())
 		case <-time.After(5 * time.Second):
-			s.Advance(ctx, 20)
+			s.Advance(ctx, contract.WaitCeiling.Seconds())
 			w := <-done
 			Fail("GET /generations/{id}/wait did not answer when the job ended; it answered only once its 18 s had passed" + w.Describe())
 		}

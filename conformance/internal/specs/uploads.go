@@ -542,13 +542,13 @@ func uploadFlowSpecs(f *framework.Framework) {
 
 		f.Rule(rules("UPLOAD-046")...).It("an abandoned reservation stops counting toward the cap after 15 minutes", func(ctx context.Context, s *framework.Spec) {
 			c := uploadClient(ctx, s, 200)
-			for i := 0; i < 50; i++ {
+			for i := 0; i < contract.PendingUploads; i++ {
 				reserve(ctx, c, "a.png", "image/png", 10)
 			}
 			c.Post(ctx, "/uploads", map[string]any{"filename": "a.png", "content_type": "image/png", "size_bytes": 10}).
 				ExpectError(http.StatusTooManyRequests, "quota_exceeded")
 			// 14 minutes on, the abandoned reservations still count.
-			s.Advance(ctx, 14*60)
+			s.Advance(ctx, (contract.PendingWindow - time.Minute).Seconds())
 			r := c.Post(ctx, "/uploads", map[string]any{"filename": "a.png", "content_type": "image/png", "size_bytes": 10})
 			Expect(r.Status).To(Equal(http.StatusTooManyRequests), "reservations 14 minutes old still count toward the cap"+r.Describe())
 			r.ExpectError(http.StatusTooManyRequests, "quota_exceeded")
