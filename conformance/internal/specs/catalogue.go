@@ -384,7 +384,7 @@ func castSearchSpecs(f *framework.Framework) {
 // castByPlanSpecs registers the specs of the actor cast by plan.
 func castByPlanSpecs(f *framework.Framework) {
 	Describe("actors: cast by plan", func() {
-		f.Rule("ACTOR-014").It("a business workspace lists at least the actors a pro workspace lists", func(ctx context.Context, s *framework.Spec) {
+		f.Rule("ACTOR-014").ControlBecause("it compares a pro and a business workspace, and a profile declares no key of a known pro workspace to compare").It("a business workspace lists at least the actors a pro workspace lists", func(ctx context.Context, s *framework.Spec) {
 			list := func(plan string) []string {
 				ws := s.NewWorkspace(ctx, framework.WorkspaceOptions{Plan: plan})
 				c, _ := ws.NewKey(ctx, framework.KeyOptions{Scopes: []string{"read"}})
@@ -456,7 +456,7 @@ func ownCatalogueSpecs(f *framework.Framework) {
 // processing, disabled, added with known creation times; voices deactivated or cloned.
 func castStateSpecs(f *framework.Framework) {
 	Describe("actors and voices: states set through control", func() {
-		f.Rule("ACTOR-011", "ACTOR-012").It("own actors, then the core cast, then the rest, newest first in each group, whatever order they were made in", func(ctx context.Context, s *framework.Spec) {
+		f.Rule("ACTOR-011", "ACTOR-012").ControlBecause("an actor row shows neither its creation time nor core-cast membership: the order is judged on actors made with both known").It("own actors, then the core cast, then the rest, newest first in each group, whatever order they were made in", func(ctx context.Context, s *framework.Spec) {
 			ws := s.NewWorkspace(ctx, framework.WorkspaceOptions{})
 			c, _ := ws.NewKey(ctx, framework.KeyOptions{Scopes: []string{"read"}})
 			now := serviceNow(ctx, s)
@@ -498,7 +498,7 @@ func castStateSpecs(f *framework.Framework) {
 			actorRowsFixed(pages, []string{ownNew, ownMid, ownOld}, []string{coreNew, coreOld, restNewest, restOld})
 		})
 
-		f.Rule("CORE-012", "ACTOR-012").Needs(framework.Control).It("actors made at the same instant are each listed once when paged one or two at a time: the cursor does not skip ties", func(ctx context.Context, s *framework.Spec) {
+		f.Rule("CORE-012", "ACTOR-012").ControlBecause("actors made at one instant are made only through control or the app, and a row does not show the instant").It("actors made at the same instant are each listed once when paged one or two at a time: the cursor does not skip ties", func(ctx context.Context, s *framework.Spec) {
 			ws := s.NewWorkspace(ctx, framework.WorkspaceOptions{})
 			c, _ := ws.NewKey(ctx, framework.KeyOptions{Scopes: []string{"read"}})
 			at := serviceNow(ctx, s).Add(-time.Hour).UTC().Format(time.RFC3339)

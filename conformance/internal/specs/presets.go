@@ -512,7 +512,7 @@ func presetTemplateSpecs(f *framework.Framework) {
 // presetStateSpecs registers the specs of templates added or withdrawn through control.
 func presetStateSpecs(f *framework.Framework) {
 	Describe("presets: templates added or withdrawn through control", func() {
-		f.Rule("PRESET-006", "PRESET-014").Needs(framework.Control).It("templates come in gallery order whatever order they were added in, and a preset row inlines the first 20 of them", func(ctx context.Context, s *framework.Spec) {
+		f.Rule("PRESET-006", "PRESET-014").ControlBecause("templates are added and withdrawn during the run, in the catalogue, not through the API").It("templates come in gallery order whatever order they were added in, and a preset row inlines the first 20 of them", func(ctx context.Context, s *framework.Spec) {
 			c := s.Client()
 			d, before := templatePreset(ctx, c, 1)
 			id := d.String("capability_id")
@@ -548,7 +548,7 @@ func presetStateSpecs(f *framework.Framework) {
 			Expect(inlined).To(Equal(want[:min(len(want), 20)]), id+": templates holds the first 20 live templates in gallery order")
 		})
 
-		f.Rule(rules("PRESET-020", "ERR-016")...).Needs(framework.Uploads).It("a template withdrawn since it was listed leaves the lists, and a submit naming it answers 404 capability_unavailable", func(ctx context.Context, s *framework.Spec) {
+		f.Rule(rules("PRESET-020", "ERR-016")...).Needs(framework.Uploads).ControlBecause("a template is withdrawn after the spec listed it, in the catalogue, not through the API").It("a template withdrawn since it was listed leaves the lists, and a submit naming it answers 404 capability_unavailable", func(ctx context.Context, s *framework.Spec) {
 			sp, id, tpls, cfg, need := presetSubmit(ctx, s)
 			hookDone(s, s.Control().SetTemplateLive(ctx, tpls[0], false))
 			DeferCleanup(func(ctx SpecContext) { _ = s.Control().SetTemplateLive(ctx, tpls[0], true) })

@@ -38,7 +38,7 @@ func versioningSpecs(f *framework.Framework) {
 // provider forces it, Versioning 5).
 func versioningEnumSpecs(f *framework.Framework) {
 	Describe("versioning: a removed enum value", func() {
-		f.Rule(rules("VER-026", "ERR-024", "ERR-020")...).Needs(framework.Spends, framework.Control).It("a removed enum value leaves config_schema and is refused naming the field, not mapped to another value", func(ctx context.Context, s *framework.Spec) {
+		f.Rule(rules("VER-026", "ERR-024", "ERR-020")...).Needs(framework.Spends).ControlBecause("an enum value is removed during the run, as a provider forces it (Versioning 5): a value removed before it left no trace the suite could find").It("a removed enum value leaves config_schema and is refused naming the field, not mapped to another value", func(ctx context.Context, s *framework.Spec) {
 			sp := newSpender(ctx, s)
 			c := sp.c
 			capID, field, value, cfg := removableEnumValue(ctx, c)
@@ -99,11 +99,15 @@ func removableEnumValue(ctx context.Context, c *framework.Client) (capID, field,
 	return "", "", "", nil
 }
 
+// aliasBecause says why the renamed-field specs need control: the old name is installed with the
+// window they need (a price-bearing field, a window that stops at a given version).
+const aliasBecause = "a renamed field's old name is installed with a window of the spec's choosing; no capability has one at present"
+
 // versioningAliasSpecs registers the specs of a renamed config field's old name, installed through
 // control (no capability has one at present, Versioning 6).
 func versioningAliasSpecs(f *framework.Framework) {
 	Describe("versioning: a renamed config field's old name", func() {
-		f.Rule("VER-006", "VER-007", "EST-015").It("an old name is listed deprecated and is priced, submitted and deduplicated as its new name", func(ctx context.Context, s *framework.Spec) {
+		f.Rule("VER-006", "VER-007", "EST-015").ControlBecause(aliasBecause).It("an old name is listed deprecated and is priced, submitted and deduplicated as its new name", func(ctx context.Context, s *framework.Spec) {
 			c := s.Client()
 			a := installAlias(ctx, s, c, "")
 
@@ -144,7 +148,7 @@ func versioningAliasSpecs(f *framework.Framework) {
 			Expect(again.String("generation_id")).To(Equal(id), "the replay answers the running job"+again.Describe())
 		})
 
-		f.Rule(rules("VER-008", "ERR-024")...).It("a config sending both the old and the new name is refused with invalid_config naming both", func(ctx context.Context, s *framework.Spec) {
+		f.Rule(rules("VER-008", "ERR-024")...).ControlBecause(aliasBecause).It("a config sending both the old and the new name is refused with invalid_config naming both", func(ctx context.Context, s *framework.Spec) {
 			c := s.Client()
 			a := installAlias(ctx, s, c, "")
 			need := c.Post(ctx, "/estimates", map[string]any{"capability_id": a.capID, "config": a.with(a.field)}).ExpectOK(http.StatusOK).Int("max_credits_needed")
@@ -159,7 +163,7 @@ func versioningAliasSpecs(f *framework.Framework) {
 			}
 		})
 
-		f.Rule(rules("VER-009", "ERR-024")...).It("an old name whose window ended at or before the service's version is neither listed nor accepted", func(ctx context.Context, s *framework.Spec) {
+		f.Rule(rules("VER-009", "ERR-024")...).ControlBecause(aliasBecause).It("an old name whose window ended at or before the service's version is neither listed nor accepted", func(ctx context.Context, s *framework.Spec) {
 			c := s.Client()
 			version := c.Get(ctx, s.DescriptionPath()).ExpectStatus(http.StatusOK).String("info.version")
 			// Versioning 6: "a name renamed in 1.1.0 is accepted in 1.1.x, and 1.2.0 stops accepting
