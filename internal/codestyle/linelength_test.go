@@ -21,6 +21,7 @@ var cleanDirs = []string{
 	"conformance/internal/buckets",
 	"conformance/internal/openshape",
 	"conformance/internal/paging",
+	"conformance/internal/refusal",
 	"fixtures",
 	"fixtures/media",
 	"internal/codestyle",

@@ -38,7 +38,8 @@ var layers = [][]string{
 	{"internal/mock/blob", "internal/mock/catalog", "internal/mock/workspace", "conformance/internal/framework",
 		"conformance/wrongservers/cmd"},
 	// 5: the suite's drivers and readers, one area each, on the framework.
-	{"conformance/internal/answer", "conformance/internal/buckets", "conformance/internal/paging"},
+	{"conformance/internal/answer", "conformance/internal/buckets", "conformance/internal/paging",
+		"conformance/internal/refusal"},
 	{"internal/mock/admission", "internal/mock/catalog/catalogtest", "internal/mock/uploads", "conformance/internal/specs"},
 	{"internal/mock/jobs", "conformance"},
 	{"internal/mock/workflows"},

@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"time"
 
 	. "github.com/onsi/ginkgo/v2" //nolint:revive
 	. "github.com/onsi/gomega"    //nolint:revive
@@ -104,6 +105,22 @@ func ExpectRefusal(r *framework.Response) int64 {
 		fmt.Sprintf("retry_after_seconds is 1..%d on a %d s window", window, window)+r.Describe())
 	Expect(r.Header.Get("Retry-After")).To(Equal(strconv.FormatInt(wait, 10)), "Retry-After equals retry_after_seconds"+r.Describe())
 	return wait
+}
+
+// ExpectWaitBetween checks a bucket refusal whose retry_after_seconds must lie between the
+// shortest and the longest time the oldest call in the window can have left to go, as placed on
+// the target's clock (whole seconds, so one second less than the shortest also passes). The text
+// gives a per-minute bucket and a known wait; that the wait runs to the oldest call leaving a
+// sliding window is the reference's (RATE-013), judged under --strict only.
+func ExpectWaitBetween(s *framework.Spec, r *framework.Response, shortest, longest time.Duration) {
+	GinkgoHelper()
+	wait := ExpectRefusal(r)
+	lo, hi := int64(shortest/time.Second)-1, int64((longest+time.Second-1)/time.Second)
+	s.ReferenceOnly("RATE-013", "the wait runs until the oldest call leaves a sliding 60 s window", func() {
+		Expect(wait).To(And(BeNumerically(">=", lo), BeNumerically("<=", hi)),
+			fmt.Sprintf("retry_after_seconds is the seconds until the oldest call leaves the window: "+
+				"%d to %d on the target's clock", lo, hi)+r.Describe())
+	})
 }
 
 // InWindow runs do, whose calls must fall inside one bucket window; on a running clock that ran a
