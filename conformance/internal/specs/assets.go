@@ -15,6 +15,7 @@ import (
 	"github.com/mediaspec/mediaspec/conformance/internal/answer"
 	"github.com/mediaspec/mediaspec/conformance/internal/framework"
 	"github.com/mediaspec/mediaspec/conformance/internal/paging"
+	"github.com/mediaspec/mediaspec/conformance/internal/refusal"
 	fixtures "github.com/mediaspec/mediaspec/fixtures/media"
 )
 
@@ -101,7 +102,7 @@ func assetListSpecs(f *framework.Framework) {
 			s.Step("ASSET-003", "ERR-020")
 			for _, q := range [][2]string{{"kind", "pdf"}, {"source", "library"}} {
 				r := c.Get(ctx, "/assets", framework.Query(q[0], q[1]), framework.Invalid()).ExpectError(http.StatusBadRequest, "invalid_config")
-				expectField(r, q[0])
+				refusal.ExpectField(r, q[0])
 			}
 		})
 

@@ -12,6 +12,7 @@ import (
 
 	"github.com/mediaspec/mediaspec/conformance/internal/answer"
 	"github.com/mediaspec/mediaspec/conformance/internal/framework"
+	"github.com/mediaspec/mediaspec/conformance/internal/refusal"
 	"github.com/mediaspec/mediaspec/receiver"
 )
 
@@ -41,11 +42,11 @@ func variantRefusalSpecs(f *framework.Framework) {
 		_, need := estimateOf(ctx, c, id, cheapConfig(d), map[string]any{"variants": ceiling})
 		over := submitBody(id, cheapConfig(d), need*4, map[string]any{"variants": ceiling + 1})
 		s.Step("VAR-002", "ERR-020", "ERR-024")
-		expectField(refuse(ctx, rc.client(), over, http.StatusBadRequest, "invalid_config", framework.Invalid()), "variants")
+		refusal.ExpectField(refuse(ctx, rc.client(), over, http.StatusBadRequest, "invalid_config", framework.Invalid()), "variants")
 		s.Step("VAR-003", "ERR-020", "ERR-024")
 		for _, bad := range []any{0, -1, 1.5, "2"} {
 			body := submitBody(id, cheapConfig(d), need, map[string]any{"variants": bad})
-			expectField(refuse(ctx, rc.client(), body, http.StatusBadRequest, "invalid_config", framework.Invalid()), "variants")
+			refusal.ExpectField(refuse(ctx, rc.client(), body, http.StatusBadRequest, "invalid_config", framework.Invalid()), "variants")
 		}
 	})
 
@@ -74,7 +75,7 @@ func variantRefusalSpecs(f *framework.Framework) {
 				continue
 			}
 			over := submitBody(id, cfg, r.Int("max_credits_needed")*4, map[string]any{"variants": mv + 1})
-			expectField(refuse(ctx, rc.client(), over, http.StatusBadRequest, "invalid_config"), "variants")
+			refusal.ExpectField(refuse(ctx, rc.client(), over, http.StatusBadRequest, "invalid_config"), "variants")
 			checked++
 		}
 		if checked == 0 {
@@ -87,7 +88,7 @@ func variantRefusalSpecs(f *framework.Framework) {
 		cfg := ttsConfig(ctx, c)
 		_, need := estimateOf(ctx, c, "tts", cfg, nil)
 		for _, n := range []int{1, 2} {
-			expectField(refuse(ctx, c, submitBody("tts", cfg, need*2, map[string]any{"variants": n}), http.StatusBadRequest, "invalid_config"), "variants")
+			refusal.ExpectField(refuse(ctx, c, submitBody("tts", cfg, need*2, map[string]any{"variants": n}), http.StatusBadRequest, "invalid_config"), "variants")
 		}
 	})
 

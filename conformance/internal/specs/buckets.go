@@ -192,7 +192,7 @@ func bucketWindowSpecs(f *framework.Framework) {
 				s.Undecidable("the spec filled the bucket twice", ran)
 			}
 			s.Step("RATE-013")
-			expectWaitBetween(s, r, first.From.Add(time.Minute).Sub(at.To), first.To.Add(time.Minute).Sub(at.From))
+			buckets.ExpectWaitBetween(s, r, first.From.Add(time.Minute).Sub(at.To), first.To.Add(time.Minute).Sub(at.From))
 			s.Step("RATE-014")
 			s.WaitOut(ctx, 40*time.Second)
 			// The first 60 left; the 60 made 40 s ago are still in the window (a refused call may or
@@ -215,7 +215,7 @@ func bucketWindowSpecs(f *framework.Framework) {
 			Expect(passed).To(BeElementOf(59, 60), "after the oldest calls left, only their room is free, not a fresh window of 120")
 			Expect(refusal).NotTo(BeNil(), "the window still holds the later calls: the bucket fills again")
 			s.Step("RATE-013")
-			expectWaitBetween(s, refusal, second.From.Add(time.Minute).Sub(third.To), second.To.Add(time.Minute).Sub(third.From))
+			buckets.ExpectWaitBetween(s, refusal, second.From.Add(time.Minute).Sub(third.To), second.To.Add(time.Minute).Sub(third.From))
 		})
 	})
 

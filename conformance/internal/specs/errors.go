@@ -13,6 +13,7 @@ import (
 
 	"github.com/mediaspec/mediaspec/conformance/internal/answer"
 	"github.com/mediaspec/mediaspec/conformance/internal/framework"
+	"github.com/mediaspec/mediaspec/conformance/internal/refusal"
 	"github.com/mediaspec/mediaspec/spec"
 )
 
@@ -32,7 +33,7 @@ func strictInputSpecs(f *framework.Framework) {
 			r := c.Do(ctx, http.MethodPost, "/estimates", framework.RawBody(body, "application/json"), framework.Invalid()).
 				ExpectError(http.StatusBadRequest, "invalid_config")
 			if field != "" {
-				expectField(r, field)
+				refusal.ExpectField(r, field)
 			}
 			return r
 		}
@@ -166,7 +167,7 @@ func strictInputSpecs(f *framework.Framework) {
 			config["conformance_bogus"] = 1
 			r := c.Post(ctx, "/estimates", map[string]any{"capability_id": d.String("capability_id"), "config": config}, framework.Invalid()).
 				ExpectError(http.StatusBadRequest, "invalid_config")
-			expectField(r, "config.conformance_bogus")
+			refusal.ExpectField(r, "config.conformance_bogus")
 		})
 	})
 

@@ -14,6 +14,7 @@ import (
 	"github.com/mediaspec/mediaspec/conformance/internal/answer"
 	"github.com/mediaspec/mediaspec/conformance/internal/framework"
 	"github.com/mediaspec/mediaspec/conformance/internal/paging"
+	"github.com/mediaspec/mediaspec/conformance/internal/refusal"
 )
 
 // ledgerSpecs registers the specs of the credit balance, holds, charges and spend limits.
@@ -180,7 +181,7 @@ func spendLimitSpecs(f *framework.Framework) {
 			s.Step("LEDGER-007")
 			Expect(r.String("error.limit.bound_by")).To(Equal("org_per_generation"), r.Describe())
 			s.Step("ERR-014")
-			expectLimitAmounts(s, r, ptr(int64(600)), nil)
+			refusal.ExpectLimitAmounts(s, r, ptr(int64(600)), nil)
 		})
 
 		f.Rule(rules("LEDGER-006", "ERR-018", "ERR-026")...).It("a hold above available credits answers 402 insufficient_credits with the shortfall", func(ctx context.Context, s *framework.Spec) {
@@ -212,7 +213,7 @@ func spendLimitSpecs(f *framework.Framework) {
 				}
 				r := refuse(ctx, c, submitBody("tts", cfg, need, nil), http.StatusPaymentRequired, "spend_limit_exceeded")
 				Expect(r.String("error.limit.bound_by")).To(Equal("api_key_budget"), r.Describe())
-				expectLimitAmounts(s, r, &budget, nil)
+				refusal.ExpectLimitAmounts(s, r, &budget, nil)
 				return
 			}
 			sp := newSpender(ctx, s)
@@ -220,7 +221,7 @@ func spendLimitSpecs(f *framework.Framework) {
 			_, need := estimateOf(ctx, sp.c, "tts", cfg, nil)
 			c, _ := sp.newKey(ctx, framework.KeyOptions{BudgetCredits: ptr(int(need - 1))})
 			r := refuse(ctx, c, submitBody("tts", cfg, need, nil), http.StatusPaymentRequired, "spend_limit_exceeded")
-			spendRefusal(s, r, "api_key_budget", need-1, need-1)
+			refusal.ExpectSpend(s, r, "api_key_budget", need-1, need-1)
 		})
 
 		f.Rule(rules("LEDGER-012", "ERR-027")...).Needs(framework.BudgetKey).It("a limit of 0 means no spend at all", func(ctx context.Context, s *framework.Spec) {
@@ -233,20 +234,20 @@ func spendLimitSpecs(f *framework.Framework) {
 				}
 				cfg := ttsConfig(ctx, c)
 				_, need := estimateOf(ctx, c, "tts", cfg, nil)
-				spendRefusal(s, refuse(ctx, c, submitBody("tts", cfg, need, nil), http.StatusPaymentRequired, "spend_limit_exceeded"), "api_key_budget", 0, 0)
+				refusal.ExpectSpend(s, refuse(ctx, c, submitBody("tts", cfg, need, nil), http.StatusPaymentRequired, "spend_limit_exceeded"), "api_key_budget", 0, 0)
 				return
 			}
 			sp := newSpender(ctx, s)
 			cfg := ttsConfig(ctx, sp.c)
 			_, need := estimateOf(ctx, sp.c, "tts", cfg, nil)
 			zero, _ := sp.newKey(ctx, framework.KeyOptions{BudgetCredits: ptr(0)})
-			spendRefusal(s, refuse(ctx, zero, submitBody("tts", cfg, need, nil), http.StatusPaymentRequired, "spend_limit_exceeded"), "api_key_budget", 0, 0)
+			refusal.ExpectSpend(s, refuse(ctx, zero, submitBody("tts", cfg, need, nil), http.StatusPaymentRequired, "spend_limit_exceeded"), "api_key_budget", 0, 0)
 			s.SetLimits(ctx, sp.ws.ID, map[string]any{"daily_credits": 0})
-			spendRefusal(s, refuse(ctx, sp.c, submitBody("tts", cfg, need, nil), http.StatusPaymentRequired, "spend_limit_exceeded"), "org_daily", 0, 0)
+			refusal.ExpectSpend(s, refuse(ctx, sp.c, submitBody("tts", cfg, need, nil), http.StatusPaymentRequired, "spend_limit_exceeded"), "org_daily", 0, 0)
 			s.SetLimits(ctx, sp.ws.ID, map[string]any{"daily_credits": nil, "per_generation_credits": 0})
 			r := refuse(ctx, sp.c, submitBody("tts", cfg, need, nil), http.StatusPaymentRequired, "spend_limit_exceeded")
 			Expect(r.String("error.limit.bound_by")).To(Equal("org_per_generation"), r.Describe())
-			expectLimitAmounts(s, r, ptr(int64(0)), nil)
+			refusal.ExpectLimitAmounts(s, r, ptr(int64(0)), nil)
 		})
 
 		f.Rule(rules("LEDGER-013", "ERR-027")...).Needs(framework.Control).It("the smallest limit the hold exceeds names the refusal", func(ctx context.Context, s *framework.Spec) {
@@ -260,13 +261,13 @@ func spendLimitSpecs(f *framework.Framework) {
 			}
 			s.SetLimits(ctx, sp.ws.ID, map[string]any{"per_generation_credits": need - 1, "daily_credits": need - 2})
 			c, k := sp.newKey(ctx, framework.KeyOptions{BudgetCredits: ptr(int(need - 3))})
-			spendRefusal(s, refuse(ctx, c, submitBody(id, cfg, need, nil), http.StatusPaymentRequired, "spend_limit_exceeded"), "api_key_budget", need-3, need-3)
+			refusal.ExpectSpend(s, refuse(ctx, c, submitBody(id, cfg, need, nil), http.StatusPaymentRequired, "spend_limit_exceeded"), "api_key_budget", need-3, need-3)
 			s.PatchKey(ctx, k.ID, map[string]any{"budget_credits": nil})
-			spendRefusal(s, refuse(ctx, c, submitBody(id, cfg, need, nil), http.StatusPaymentRequired, "spend_limit_exceeded"), "org_daily", need-2, need-2)
+			refusal.ExpectSpend(s, refuse(ctx, c, submitBody(id, cfg, need, nil), http.StatusPaymentRequired, "spend_limit_exceeded"), "org_daily", need-2, need-2)
 			s.SetLimits(ctx, sp.ws.ID, map[string]any{"daily_credits": nil})
 			r := refuse(ctx, c, submitBody(id, cfg, need, nil), http.StatusPaymentRequired, "spend_limit_exceeded")
 			Expect(r.String("error.limit.bound_by")).To(Equal("org_per_generation"), r.Describe())
-			expectLimitAmounts(s, r, ptr(need-1), nil)
+			refusal.ExpectLimitAmounts(s, r, ptr(need-1), nil)
 		})
 
 		f.Rule("LEDGER-010", "LEDGER-020").Needs(framework.Control).It("an empty (null) workspace limit means the default", func(ctx context.Context, s *framework.Spec) {
@@ -299,7 +300,7 @@ func spendLimitSpecs(f *framework.Framework) {
 
 			second, _ := sp.newKey(ctx, framework.KeyOptions{BudgetCredits: ptr(100)})
 			cfg2 := ttsConfig(ctx, sp.c)
-			spendRefusal(s, refuse(ctx, second, submitBody("tts", cfg2, h, nil), http.StatusPaymentRequired, "spend_limit_exceeded"), "org_daily", 2*h-1, h-1)
+			refusal.ExpectSpend(s, refuse(ctx, second, submitBody("tts", cfg2, h, nil), http.StatusPaymentRequired, "spend_limit_exceeded"), "org_daily", 2*h-1, h-1)
 
 			failed, err := s.Control().Call(ctx, http.MethodPost, "/generations/"+first.id+"/fail", map[string]any{})
 			Expect(err).NotTo(HaveOccurred())
@@ -466,7 +467,7 @@ func spendWindowSpecs(f *framework.Framework) {
 			Expect(price).To(chargeOf(priceOf(est)), "an exact estimate's credits is the charge"+w.Describe())
 			next := submitBody("tts", ttsConfig(ctx, sp.c), h, nil)
 			s.Step("LEDGER-009", "LEDGER-016")
-			spendRefusal(s, refuse(ctx, sp.c, next, http.StatusPaymentRequired, "spend_limit_exceeded"), "org_daily", h, h-price)
+			refusal.ExpectSpend(s, refuse(ctx, sp.c, next, http.StatusPaymentRequired, "spend_limit_exceeded"), "org_daily", h, h-price)
 
 			// Two hours later the calendar day has changed; the rolling window has not.
 			s.Step("LEDGER-017", "LEDGER-016")
@@ -477,12 +478,12 @@ func spendWindowSpecs(f *framework.Framework) {
 			s.Step("LEDGER-016") // the balance's fields are the reference's
 			Expect(bal.Int("limits.daily_spent_credits")).To(Equal(price), "after midnight the window still holds the spend of 23:00: it rolls, it does not reset"+bal.Describe())
 			s.Step("LEDGER-017", "LEDGER-016")
-			spendRefusal(s, refuse(ctx, sp.c, next, http.StatusPaymentRequired, "spend_limit_exceeded"), "org_daily", h, h-price)
+			refusal.ExpectSpend(s, refuse(ctx, sp.c, next, http.StatusPaymentRequired, "spend_limit_exceeded"), "org_daily", h, h-price)
 
 			// A minute before 24 hours after the hold it still counts; a second after, it is gone.
 			now = serviceNow(ctx, s)
 			s.Advance(ctx, taken.Add(contract.SpendWindow-time.Minute).Sub(now).Seconds())
-			spendRefusal(s, refuse(ctx, sp.c, next, http.StatusPaymentRequired, "spend_limit_exceeded"), "org_daily", h, h-price)
+			refusal.ExpectSpend(s, refuse(ctx, sp.c, next, http.StatusPaymentRequired, "spend_limit_exceeded"), "org_daily", h, h-price)
 			now = serviceNow(ctx, s)
 			s.Advance(ctx, taken.Add(contract.SpendWindow+time.Second).Sub(now).Seconds())
 			bal = sp.c.Get(ctx, "/credits/balance").ExpectOK(http.StatusOK)
@@ -514,7 +515,7 @@ func spendWindowSpecs(f *framework.Framework) {
 
 			// Now the budgeted key is spent (its charge stays in its window); the other key is not bound by it.
 			s.Step("LEDGER-008", "LEDGER-022")
-			spendRefusal(s, refuse(ctx, budgeted, submitBody("tts", ttsConfig(ctx, sp.c), h, nil), http.StatusPaymentRequired, "spend_limit_exceeded"), "api_key_budget", h, h-price)
+			refusal.ExpectSpend(s, refuse(ctx, budgeted, submitBody("tts", ttsConfig(ctx, sp.c), h, nil), http.StatusPaymentRequired, "spend_limit_exceeded"), "api_key_budget", h, h-price)
 			ob := other.Get(ctx, "/credits/balance").ExpectOK(http.StatusOK)
 			s.Step("LEDGER-022")
 			Expect(ob.Int("limits.key_spent_credits")).To(Equal(firstCharge), "key_spent_credits counts this key's own charge only"+ob.Describe())

@@ -15,6 +15,7 @@ import (
 	"github.com/mediaspec/mediaspec/conformance/internal/answer"
 	"github.com/mediaspec/mediaspec/conformance/internal/framework"
 	"github.com/mediaspec/mediaspec/conformance/internal/paging"
+	"github.com/mediaspec/mediaspec/conformance/internal/refusal"
 )
 
 // listSpecs registers the specs of the generation list and the limits every paged list shares.
@@ -36,7 +37,7 @@ func generationListSpecs(f *framework.Framework) {
 			for _, field := range []string{"created_before", "updated_since"} {
 				for _, bad := range []string{"2026-01-05T09:00:00", "2026-01-05 09:00", "yesterday"} {
 					r := c.Get(ctx, "/generations", framework.Query(field, bad)).ExpectError(http.StatusBadRequest, "invalid_config")
-					expectField(r, field)
+					refusal.ExpectField(r, field)
 				}
 				for _, good := range []string{"2026-01-05T09:00:00Z", "2026-01-05T11:00:00+02:00", "2026-01-05"} {
 					c.Get(ctx, "/generations", framework.Query(field, good)).ExpectOK(http.StatusOK)
@@ -44,9 +45,9 @@ func generationListSpecs(f *framework.Framework) {
 			}
 			s.Step("GEN-049", "ERR-020", "ERR-024")
 			for _, field := range []string{"status", "source"} {
-				expectField(c.Get(ctx, "/generations", framework.Query(field, "bogus"), framework.Invalid()).ExpectError(http.StatusBadRequest, "invalid_config"), field)
+				refusal.ExpectField(c.Get(ctx, "/generations", framework.Query(field, "bogus"), framework.Invalid()).ExpectError(http.StatusBadRequest, "invalid_config"), field)
 			}
-			expectField(c.Get(ctx, "/generations", framework.Query("status", "canceled"), framework.Invalid()).ExpectError(http.StatusBadRequest, "invalid_config"), "status")
+			refusal.ExpectField(c.Get(ctx, "/generations", framework.Query("status", "canceled"), framework.Invalid()).ExpectError(http.StatusBadRequest, "invalid_config"), "status")
 			s.Step("GEN-048")
 			for _, blank := range []string{"status", "source", "capability_id", "created_before", "updated_since", "cursor"} {
 				p := paging.Get(ctx, c, "/generations", paging.Open, framework.Query(blank, ""))

@@ -13,6 +13,7 @@ import (
 	"github.com/mediaspec/mediaspec/conformance/internal/answer"
 	"github.com/mediaspec/mediaspec/conformance/internal/buckets"
 	"github.com/mediaspec/mediaspec/conformance/internal/framework"
+	"github.com/mediaspec/mediaspec/conformance/internal/refusal"
 	fixtures "github.com/mediaspec/mediaspec/fixtures/media"
 )
 
@@ -38,7 +39,7 @@ func submitBodySpecs(f *framework.Framework) {
 				if key == "maxCredits" {
 					body[key] = need
 				}
-				expectField(refuse(ctx, rc.client(), body, http.StatusBadRequest, "invalid_config", framework.Invalid()), key)
+				refusal.ExpectField(refuse(ctx, rc.client(), body, http.StatusBadRequest, "invalid_config", framework.Invalid()), key)
 			}
 		})
 
@@ -56,7 +57,7 @@ func submitBodySpecs(f *framework.Framework) {
 				Expect(r.String("error.limit.bound_by")).To(Equal("max_credits"), r.Describe())
 				Expect(r.Int("error.limit.required_credits")).To(Equal(need), r.Describe())
 			default:
-				expectField(r.ExpectError(http.StatusBadRequest, "invalid_config"), "conformance_bogus")
+				refusal.ExpectField(r.ExpectError(http.StatusBadRequest, "invalid_config"), "conformance_bogus")
 			}
 			after := takeSnapshot(ctx, c)
 			Expect(after).To(Equal(before), "a refused submit spends, holds and starts nothing"+r.Describe())
@@ -73,19 +74,19 @@ func submitBodySpecs(f *framework.Framework) {
 			for _, missing := range []string{"capability_id", "config", "max_credits"} {
 				body := accepted()
 				delete(body, missing)
-				expectField(refuse(ctx, rc.client(), body, http.StatusBadRequest, "invalid_config", framework.Invalid()), missing)
+				refusal.ExpectField(refuse(ctx, rc.client(), body, http.StatusBadRequest, "invalid_config", framework.Invalid()), missing)
 			}
 			s.Step("SUBMIT-013", "CHECK-006", "ERR-020")
 			for _, bad := range []any{0, -5, 2.5, "100", nil} {
 				body := accepted()
 				body["max_credits"] = bad
-				expectField(refuse(ctx, rc.client(), body, http.StatusBadRequest, "invalid_config", framework.Invalid()), "max_credits")
+				refusal.ExpectField(refuse(ctx, rc.client(), body, http.StatusBadRequest, "invalid_config", framework.Invalid()), "max_credits")
 			}
 			s.Step("CHECK-006", "ERR-020")
 			for _, bad := range []any{"x", []any{}, nil, 5} {
 				body := accepted()
 				body["config"] = bad
-				expectField(refuse(ctx, rc.client(), body, http.StatusBadRequest, "invalid_config", framework.Invalid()), "config")
+				refusal.ExpectField(refuse(ctx, rc.client(), body, http.StatusBadRequest, "invalid_config", framework.Invalid()), "config")
 			}
 			s.Step("CHECK-004", "ERR-024")
 			for _, raw := range []string{`{"capability_id":"tts",`, `not json`, `[]`} {
@@ -105,13 +106,13 @@ func submitBodySpecs(f *framework.Framework) {
 			s.Step("SUBMIT-015", "ERR-020")
 			cfg := clone(base)
 			cfg["conformance_bogus"] = true
-			expectField(refuse(ctx, rc.client(), submitBody(id, cfg, need, nil), http.StatusBadRequest, "invalid_config"), "config.conformance_bogus")
+			refusal.ExpectField(refuse(ctx, rc.client(), submitBody(id, cfg, need, nil), http.StatusBadRequest, "invalid_config"), "config.conformance_bogus")
 
 			s.Step("SUBMIT-016", "ERR-020")
 			if k := textKeyIn(d); k != "" {
 				cfg = clone(base)
 				cfg[k] = 12345
-				expectField(refuse(ctx, rc.client(), submitBody(id, cfg, need, nil), http.StatusBadRequest, "invalid_config"), "config."+k)
+				refusal.ExpectField(refuse(ctx, rc.client(), submitBody(id, cfg, need, nil), http.StatusBadRequest, "invalid_config"), "config."+k)
 			}
 			enumChecked := false
 			for name, v := range props {
@@ -119,7 +120,7 @@ func submitBodySpecs(f *framework.Framework) {
 				if _, hasEnum := p["enum"]; hasEnum && p["type"] == "string" {
 					cfg = clone(base)
 					cfg[name] = "conformance-not-in-enum"
-					expectField(refuse(ctx, rc.client(), submitBody(id, cfg, need, nil), http.StatusBadRequest, "invalid_config"), "config."+name)
+					refusal.ExpectField(refuse(ctx, rc.client(), submitBody(id, cfg, need, nil), http.StatusBadRequest, "invalid_config"), "config."+name)
 					enumChecked = true
 					break
 				}
@@ -134,7 +135,7 @@ func submitBodySpecs(f *framework.Framework) {
 			}
 			cfg = clone(base)
 			delete(cfg, req[0].(string))
-			expectField(refuse(ctx, rc.client(), submitBody(id, cfg, need, nil), http.StatusBadRequest, "invalid_config"), "config."+req[0].(string))
+			refusal.ExpectField(refuse(ctx, rc.client(), submitBody(id, cfg, need, nil), http.StatusBadRequest, "invalid_config"), "config."+req[0].(string))
 		})
 
 		f.Rule(rules("SUBMIT-027", "SUBMIT-028", "ERR-024", "ERR-020")...).Needs(framework.Uploads).It("file fields: tools take plain id arrays, image models take {assetId, alias, role} objects; the other form is 400", func(ctx context.Context, s *framework.Spec) {
@@ -171,7 +172,7 @@ func submitBodySpecs(f *framework.Framework) {
 						_, need := estimateOf(ctx, c, d.String("capability_id"), ready, nil)
 						ready[name] = []any{map[string]any{"assetId": ids[0], "alias": "file1"}}
 						s.Step("SUBMIT-027", "ERR-020")
-						expectField(refuse(ctx, rc.client(), submitBody(d.String("capability_id"), ready, need, nil), http.StatusBadRequest, "invalid_config"), "config."+name)
+						refusal.ExpectField(refuse(ctx, rc.client(), submitBody(d.String("capability_id"), ready, need, nil), http.StatusBadRequest, "invalid_config"), "config."+name)
 						checked |= 1
 					case checked&2 == 0 && cat == "image" && items["type"] == "object" && !namesUpload(cfg):
 						_, need := estimateOf(ctx, c, d.String("capability_id"), cfg, nil)
@@ -181,7 +182,7 @@ func submitBodySpecs(f *framework.Framework) {
 						}
 						cfg[name] = []any{image}
 						s.Step("SUBMIT-028", "ERR-020")
-						expectField(refuse(ctx, rc.client(), submitBody(d.String("capability_id"), cfg, need, nil), http.StatusBadRequest, "invalid_config"), "config."+name)
+						refusal.ExpectField(refuse(ctx, rc.client(), submitBody(d.String("capability_id"), cfg, need, nil), http.StatusBadRequest, "invalid_config"), "config."+name)
 						checked |= 2
 					}
 				}
@@ -286,7 +287,7 @@ func checkOrderSpecs(f *framework.Framework) {
 				limit := lowBalanceCaps(ctx, s, c, need)
 				r := refuse(ctx, c, submitBody(id, cfg, need, nil), http.StatusPaymentRequired, "spend_limit_exceeded")
 				Expect(r.String("error.limit.bound_by")).To(Equal("org_per_generation"), r.Describe())
-				expectLimitAmounts(s, r, &limit, nil)
+				refusal.ExpectLimitAmounts(s, r, &limit, nil)
 				return
 			}
 			sp := newSpender(ctx, s)
@@ -296,7 +297,7 @@ func checkOrderSpecs(f *framework.Framework) {
 			_, need := estimateOf(ctx, sp.c, "tts", cfg, nil)
 			r := refuse(ctx, sp.c, submitBody("tts", cfg, need, nil), http.StatusPaymentRequired, "spend_limit_exceeded")
 			Expect(r.String("error.limit.bound_by")).To(Equal("org_per_generation"), r.Describe())
-			expectLimitAmounts(s, r, ptr(int64(1)), nil)
+			refusal.ExpectLimitAmounts(s, r, ptr(int64(1)), nil)
 		})
 
 		f.Rule(rules("CHECK-009", "CHECK-001", "ERR-026", "ERR-018")...).It("credits before config validity: an empty wallet and an unknown config key answer insufficient_credits", func(ctx context.Context, s *framework.Spec) {
@@ -382,7 +383,7 @@ func checkOrderSpecs(f *framework.Framework) {
 			cfg := clone(base)
 			cfg["reference_images"] = []any{map[string]any{"assetId": up.String("asset_id"), "alias": "image1"}}
 			r := refuse(ctx, sp.c, submitBody(d.String("capability_id"), cfg, need, nil), http.StatusConflict, "input_not_ready")
-			expectAssetIDsIfNamed(r, up.String("asset_id"))
+			refusal.ExpectAssetIDsIfNamed(r, up.String("asset_id"))
 			blocked := s.Force(ctx, sp.c, framework.Outcome{Kind: "moderation_block", CapabilityID: d.String("capability_id")})
 			refuse(ctx, blocked, submitBody(d.String("capability_id"), cfg, need, nil), http.StatusUnprocessableEntity, "moderation_blocked")
 		})
@@ -395,7 +396,7 @@ func checkOrderSpecs(f *framework.Framework) {
 			// either refusal passes (issue 35); accepting the submit never does.
 			r := refuseBy(ctx, c, submitBody("tts", exampleWith(ctx, c, "tts", map[string]any{key: 12345}), 1, nil), invalidOrOverCap)
 			if r.Status == http.StatusBadRequest {
-				expectField(r, "config."+key)
+				refusal.ExpectField(r, "config."+key)
 			}
 			d := imageModel(ctx, c)
 			cfg := cheapConfig(d)
@@ -744,11 +745,11 @@ func unusableUploadSpecs(f *framework.Framework) {
 			capID, cfg, need := referenceModel(ctx, c)
 			bare := reserve(ctx, c, "a.png", "image/png", 217).String("asset_id")
 			r := refuse(ctx, c, submitBody(capID, naming(cfg, bare), need*2, nil), http.StatusConflict, "input_not_ready")
-			expectAssetIDsIfNamed(r, bare)
+			refusal.ExpectAssetIDsIfNamed(r, bare)
 			fx, data := fixtures.Get("image.png")
 			sent := reservePut(ctx, s, c, fx.Name, fx.ContentType, data)
 			r = refuse(ctx, c, submitBody(capID, naming(cfg, sent), need*2, nil), http.StatusConflict, "input_not_ready")
-			expectAssetIDsIfNamed(r, sent)
+			refusal.ExpectAssetIDsIfNamed(r, sent)
 		})
 
 		f.Rule(rules("UPLOAD-042", "ERR-035")...).Needs(framework.Uploads, framework.TestInputs).It("an upload the content check refused answers 422 moderation_blocked naming it", func(ctx context.Context, s *framework.Spec) {
@@ -761,7 +762,7 @@ func unusableUploadSpecs(f *framework.Framework) {
 			fin := finalizeUpload(ctx, s.Force(ctx, c, framework.Outcome{Kind: "scan_flag"}), flagged).ExpectOK(http.StatusOK)
 			Expect(fin.String("scan_status")).To(Equal("flagged"), "the forced scan_flag flags the image"+fin.Describe())
 			r := refuse(ctx, c, submitBody(capID, naming(cfg, flagged), need*2, nil), http.StatusUnprocessableEntity, "moderation_blocked")
-			expectAssetIDs(r, flagged)
+			refusal.ExpectAssetIDs(r, flagged)
 		})
 
 		f.Rule(rules("UPLOAD-043", "ERR-029")...).Needs(framework.Uploads).It("another workspace's upload answers 404 not_found naming it", func(ctx context.Context, s *framework.Spec) {
@@ -770,7 +771,7 @@ func unusableUploadSpecs(f *framework.Framework) {
 			theirs, fin := uploadFixture(ctx, s, s.OtherClient(), "image.png")
 			fin.ExpectOK(http.StatusOK)
 			r := refuse(ctx, c, submitBody(capID, naming(cfg, theirs), need*2, nil), http.StatusNotFound, "not_found")
-			expectAssetIDs(r, theirs)
+			refusal.ExpectAssetIDs(r, theirs)
 		})
 	})
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/mediaspec/mediaspec/conformance/internal/answer"
 	"github.com/mediaspec/mediaspec/conformance/internal/framework"
+	"github.com/mediaspec/mediaspec/conformance/internal/refusal"
 )
 
 // talkingSpecs registers the specs of the talking actor.
@@ -116,9 +117,9 @@ func talkingFlowSpecs(f *framework.Framework) {
 				s.Step(rules("TALK-010", "ERR-020")...)
 				aspect := ultra(script, nil)
 				aspect["config"].(map[string]any)["aspect_ratio"] = "9:16"
-				expectField(send(aspect, need, http.StatusBadRequest, "invalid_config"), "config.aspect_ratio")
+				refusal.ExpectField(send(aspect, need, http.StatusBadRequest, "invalid_config"), "config.aspect_ratio")
 				s.Step(rules("VAR-011", "ERR-020")...)
-				expectField(send(ultra(script, map[string]any{"variants": 2}), need*2, http.StatusBadRequest, "invalid_config"), "variants")
+				refusal.ExpectField(send(ultra(script, map[string]any{"variants": 2}), need*2, http.StatusBadRequest, "invalid_config"), "variants")
 				s.Step(rules("SUBMIT-035", "ERR-029")...)
 				send(ultra(script, map[string]any{"actor_id": "act_" + randomHex(32)}), need, http.StatusNotFound, "not_found")
 			})
@@ -363,7 +364,7 @@ func talkingLimitSpecs(f *framework.Framework) {
 				cfg := ok(d)
 				_, need := estimateOf(ctx, c, id, cfg, nil)
 				r := refuse(ctx, c, submitBody(id, cfg, need, map[string]any{"approved_voice_generation_id": "gen_" + randomHex(32)}), http.StatusBadRequest, "invalid_config")
-				expectField(r, "approved_voice_generation_id")
+				refusal.ExpectField(r, "approved_voice_generation_id")
 			})
 
 			f.Rule(rules("TALK-016", "ERR-024")...).It("refuses config.aspect_ratio with 400 invalid_config", func(ctx context.Context, s *framework.Spec) {
@@ -373,7 +374,7 @@ func talkingLimitSpecs(f *framework.Framework) {
 				cfg := ok(d)
 				_, need := estimateOf(ctx, c, id, cfg, nil)
 				cfg["aspect_ratio"] = "9:16"
-				expectField(refuse(ctx, c, submitBody(id, cfg, need, nil), http.StatusBadRequest, "invalid_config"), "config.aspect_ratio")
+				refusal.ExpectField(refuse(ctx, c, submitBody(id, cfg, need, nil), http.StatusBadRequest, "invalid_config"), "config.aspect_ratio")
 			})
 
 			f.Rule(rules("TALK-017", "ERR-024")...).It("refuses variants with 400 invalid_config", func(ctx context.Context, s *framework.Spec) {
@@ -382,7 +383,7 @@ func talkingLimitSpecs(f *framework.Framework) {
 				id := d.String("capability_id")
 				cfg := ok(d)
 				_, need := estimateOf(ctx, c, id, cfg, nil)
-				expectField(refuse(ctx, c, submitBody(id, cfg, need*2, map[string]any{"variants": 2}), http.StatusBadRequest, "invalid_config"), "variants")
+				refusal.ExpectField(refuse(ctx, c, submitBody(id, cfg, need*2, map[string]any{"variants": 2}), http.StatusBadRequest, "invalid_config"), "variants")
 			})
 		})
 

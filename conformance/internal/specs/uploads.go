@@ -21,6 +21,7 @@ import (
 	"github.com/mediaspec/mediaspec/conformance/internal/buckets"
 	"github.com/mediaspec/mediaspec/conformance/internal/framework"
 	"github.com/mediaspec/mediaspec/conformance/internal/paging"
+	"github.com/mediaspec/mediaspec/conformance/internal/refusal"
 	fixtures "github.com/mediaspec/mediaspec/fixtures/media"
 )
 
@@ -416,7 +417,7 @@ func uploadFlowSpecs(f *framework.Framework) {
 				})
 				s.Step("UPLOAD-049", "ERR-030")
 				r := refuse(ctx, c, submitBody(capID, naming(cfg, id), need*2, nil), http.StatusConflict, "input_not_ready")
-				expectAssetIDsIfNamed(r, id)
+				refusal.ExpectAssetIDsIfNamed(r, id)
 
 				// A second before the scan ends it is still pending (on a clock that stands still
 				// between steps); at its end, the verdict.

@@ -12,6 +12,7 @@ import (
 
 	"github.com/mediaspec/mediaspec/conformance/internal/answer"
 	"github.com/mediaspec/mediaspec/conformance/internal/framework"
+	"github.com/mediaspec/mediaspec/conformance/internal/refusal"
 )
 
 // versioningSpecs registers the specs of schema versioning.
@@ -57,12 +58,12 @@ func versioningEnumSpecs(f *framework.Framework) {
 			p, _ := answer.SchemaProps(d)[field].(map[string]any)
 			Expect(p["enum"]).NotTo(ContainElement(value), "config_schema no longer lists the removed value "+value+" of "+field+d.Describe())
 			est := c.Post(ctx, "/estimates", map[string]any{"capability_id": capID, "config": cfg}, framework.Invalid()).ExpectError(http.StatusBadRequest, "invalid_config")
-			expectField(est, "config."+field)
+			refusal.ExpectField(est, "config."+field)
 			base := clone(cfg)
 			delete(base, field)
 			_, need := estimateOf(ctx, c, capID, base, nil)
 			sub := refuse(ctx, c, submitBody(capID, cfg, need*2, nil), http.StatusBadRequest, "invalid_config")
-			expectField(sub, "config."+field)
+			refusal.ExpectField(sub, "config."+field)
 		})
 	})
 }
@@ -157,9 +158,9 @@ func versioningAliasSpecs(f *framework.Framework) {
 			sub := refuse(ctx, c, submitBody(a.capID, both, need, nil), http.StatusBadRequest, "invalid_config")
 			// "naming both": each name somewhere in the error object (ERR-020's reading).
 			for _, r := range []*framework.Response{est, sub} {
-				words := errorWords(r)
-				Expect(names(words, a.alias)).To(BeTrue(), "the refusal names the old name "+a.alias+r.Describe())
-				Expect(names(words, a.field)).To(BeTrue(), "the refusal names the new name "+a.field+r.Describe())
+				words := refusal.Words(r)
+				Expect(refusal.Names(words, a.alias)).To(BeTrue(), "the refusal names the old name "+a.alias+r.Describe())
+				Expect(refusal.Names(words, a.field)).To(BeTrue(), "the refusal names the new name "+a.field+r.Describe())
 			}
 		})
 
@@ -179,10 +180,10 @@ func versioningAliasSpecs(f *framework.Framework) {
 				props, _ := answer.ObjectAt(d, "config_schema")["properties"].(map[string]any)
 				Expect(props).NotTo(HaveKey(a.alias), "a name whose window stopped in "+stopsIn+" is no longer listed at "+version+d.Describe())
 				r := c.Post(ctx, "/estimates", map[string]any{"capability_id": a.capID, "config": a.with(a.alias)}).ExpectError(http.StatusBadRequest, "invalid_config")
-				expectField(r, "config."+a.alias)
+				refusal.ExpectField(r, "config."+a.alias)
 				need := c.Post(ctx, "/estimates", map[string]any{"capability_id": a.capID, "config": a.with(a.field)}).ExpectOK(http.StatusOK).Int("max_credits_needed")
 				r = refuse(ctx, c, submitBody(a.capID, a.with(a.alias), need, nil), http.StatusBadRequest, "invalid_config")
-				expectField(r, "config."+a.alias)
+				refusal.ExpectField(r, "config."+a.alias)
 				_ = s.Control().RemoveAlias(ctx, a.capID, a.alias) // the next window renames the same field
 			}
 		})

@@ -12,6 +12,7 @@ import (
 
 	"github.com/mediaspec/mediaspec/conformance/internal/answer"
 	"github.com/mediaspec/mediaspec/conformance/internal/framework"
+	"github.com/mediaspec/mediaspec/conformance/internal/refusal"
 )
 
 // webhookSpecs registers the specs of webhook endpoints.
@@ -284,7 +285,7 @@ func webhookSpecs(f *framework.Framework) {
 				body[key] = a.url
 				r := refuse(ctx, c, body, http.StatusBadRequest, "invalid_config", framework.Invalid())
 				s.Step("ERR-020")
-				expectField(r, key)
+				refusal.ExpectField(r, key)
 				s.Step()
 			}
 		})

@@ -13,6 +13,7 @@ import (
 	"github.com/mediaspec/mediaspec/conformance/internal/answer"
 	"github.com/mediaspec/mediaspec/conformance/internal/framework"
 	"github.com/mediaspec/mediaspec/conformance/internal/paging"
+	"github.com/mediaspec/mediaspec/conformance/internal/refusal"
 	"github.com/mediaspec/mediaspec/receiver"
 	"github.com/mediaspec/mediaspec/spec/judge"
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -127,7 +128,7 @@ func workflowInvokeSpecs(f *framework.Framework) {
 			extra := unknownKey()
 			s.Step("WF-008")
 			e := c.Post(ctx, path, map[string]any{inputsKey(c): example, "max_credits": 100000, extra: 1}, framework.Invalid()).ExpectError(http.StatusBadRequest, "invalid_config")
-			expectField(e, extra)
+			refusal.ExpectField(e, extra)
 			// max_credits is required on every spend call (Limits: required, no default); that inputs
 			// is too is the reference's choice for a body the text does not show.
 			c.Post(ctx, path, map[string]any{inputsKey(c): example}, framework.Invalid()).ExpectError(http.StatusBadRequest, "invalid_config")
@@ -601,7 +602,7 @@ func workflowRunSpecs(f *framework.Framework) {
 			wf := c.Get(ctx, "/workflow-runs", framework.Query("workflow_id", "wf_"+randomHex(32))).ExpectOK(http.StatusOK)
 			Expect(openRows(wf)).To(BeEmpty(), "an unknown workflow_id matches no run"+wf.Describe())
 			e := c.Get(ctx, "/workflow-runs", framework.Query("status", "done"), framework.Invalid()).ExpectError(http.StatusBadRequest, "invalid_config")
-			expectField(e, "status")
+			refusal.ExpectField(e, "status")
 		})
 
 		f.Rule("WF-030").It("an unknown or another workspace's run answers 404 not_found", func(ctx context.Context, s *framework.Spec) {
