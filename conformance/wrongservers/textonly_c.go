@@ -34,17 +34,6 @@ func schemaIn(d map[string]any) map[string]any {
 	return obj(obj(d, "capability"), "config_schema")
 }
 
-// runAndStatus is the run object of a run read (the answer itself when it has no run key) and its
-// status.
-func runAndStatus(d map[string]any) (map[string]any, string) {
-	run := obj(d, "run")
-	if run == nil {
-		run = d
-	}
-	st, _ := run["status"].(string)
-	return run, st
-}
-
 // tieSkipper pages generations with a created_at keyset that is strictly "older than the last
 // row": rows sharing the previous page's last created_at are dropped from the next page.
 func tieSkipper(_ *Env, next http.Handler) http.Handler {
