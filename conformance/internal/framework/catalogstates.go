@@ -15,7 +15,8 @@ func (s *Spec) WithheldCapabilityID() string {
 	GinkgoHelper()
 	id := s.f.cfg.WithheldCapabilityID
 	if id == "" {
-		SkipFor(NotDeclared("unsupported: needs a capability withheld from agents, which is not listed and which only the control API or the operator's catalogue makes: set withheld_capability_id in the profile"))
+		SkipFor(NotDeclared("unsupported: needs a capability withheld from agents, which is not listed and which only the " +
+			"control API or the operator's catalogue makes: set withheld_capability_id in the profile"))
 	}
 	return id
 }
@@ -26,7 +27,8 @@ func (s *Spec) InternalPresetID() string {
 	GinkgoHelper()
 	id := s.f.cfg.InternalPresetID
 	if id == "" {
-		SkipFor(NotDeclared("unsupported: needs an internal preset (withheld from agents), which is not listed and which only the control API or the operator's catalogue makes: set internal_preset_id in the profile"))
+		SkipFor(NotDeclared("unsupported: needs an internal preset (withheld from agents), which is not listed and which " +
+			"only the control API or the operator's catalogue makes: set internal_preset_id in the profile"))
 	}
 	return id
 }
@@ -39,7 +41,9 @@ func (s *Spec) OwnHiddenActors() (c *Client, ready, processing, disabled string)
 	GinkgoHelper()
 	cfg := s.f.cfg
 	if cfg.OwnProcessingActorID == "" || cfg.OwnDisabledActorID == "" || cfg.OwnCatalogueKey == "" || cfg.OwnActorID == "" {
-		SkipFor(NotDeclared("unsupported: needs a workspace's own actors still processing and disabled, which only the control API or the operator's app makes: set own_catalogue_key, own_actor_id, own_processing_actor_id and own_disabled_actor_id in the profile"))
+		SkipFor(NotDeclared("unsupported: needs a workspace's own actors still processing and disabled, which only the " +
+			"control API or the operator's app makes: set own_catalogue_key, own_actor_id, " +
+			"own_processing_actor_id and own_disabled_actor_id in the profile"))
 	}
 	c, ready, _ = s.OwnCatalogue()
 	return c, ready, cfg.OwnProcessingActorID, cfg.OwnDisabledActorID
@@ -52,7 +56,9 @@ func (s *Spec) OwnDeactivatedVoice() (c *Client, active, deactivated string) {
 	GinkgoHelper()
 	cfg := s.f.cfg
 	if cfg.OwnDeactivatedVoiceID == "" || cfg.OwnCatalogueKey == "" || cfg.OwnClonedVoiceID == "" {
-		SkipFor(NotDeclared("unsupported: needs a workspace's deactivated cloned voice, which only the control API or the operator's app makes: set own_catalogue_key, own_cloned_voice_id and own_deactivated_voice_id in the profile"))
+		SkipFor(NotDeclared("unsupported: needs a workspace's deactivated cloned voice, which only the control API or the " +
+			"operator's app makes: set own_catalogue_key, own_cloned_voice_id and own_deactivated_voice_id " +
+			"in the profile"))
 	}
 	c, _, active = s.OwnCatalogue()
 	return c, active, cfg.OwnDeactivatedVoiceID

@@ -311,11 +311,16 @@ func RegisterFlags(fs *flag.FlagSet) *Flags {
 	fs.StringVar(&v.OwnCatalogueKey, "own-catalogue-key", "", "profile: a read+generate key of a workspace holding --own-actor-id and --own-cloned-voice-id (never printed)")
 	fs.StringVar(&v.OwnActorID, "own-actor-id", "", "profile: an actor made, without tags, in --own-catalogue-key's workspace (ready)")
 	fs.StringVar(&v.OwnClonedVoiceID, "own-cloned-voice-id", "", "profile: a voice cloned in --own-catalogue-key's workspace (active)")
-	fs.StringVar(&v.WithheldCapabilityID, "withheld-capability-id", "", "profile: a capability withheld from agents (not listed, so not discoverable)")
-	fs.StringVar(&v.InternalPresetID, "internal-preset-id", "", "profile: a preset withheld from agents, internal (not listed, so not discoverable)")
-	fs.StringVar(&v.OwnProcessingActorID, "own-processing-actor-id", "", "profile: an actor of --own-catalogue-key's workspace still processing")
-	fs.StringVar(&v.OwnDisabledActorID, "own-disabled-actor-id", "", "profile: an actor of --own-catalogue-key's workspace that was disabled")
-	fs.StringVar(&v.OwnDeactivatedVoiceID, "own-deactivated-voice-id", "", "profile: a voice cloned in --own-catalogue-key's workspace and deactivated")
+	fs.StringVar(&v.WithheldCapabilityID, "withheld-capability-id", "",
+		"profile: a capability withheld from agents (not listed, so not discoverable)")
+	fs.StringVar(&v.InternalPresetID, "internal-preset-id", "",
+		"profile: a preset withheld from agents, internal (not listed, so not discoverable)")
+	fs.StringVar(&v.OwnProcessingActorID, "own-processing-actor-id", "",
+		"profile: an actor of --own-catalogue-key's workspace still processing")
+	fs.StringVar(&v.OwnDisabledActorID, "own-disabled-actor-id", "",
+		"profile: an actor of --own-catalogue-key's workspace that was disabled")
+	fs.StringVar(&v.OwnDeactivatedVoiceID, "own-deactivated-voice-id", "",
+		"profile: a voice cloned in --own-catalogue-key's workspace and deactivated")
 	fs.StringVar(&v.LowerPlanKey, "lower-plan-key", "", "profile: a read+generate key of a workspace whose plan lacks a capability a higher plan has (never printed)")
 	fs.StringVar(&v.GenerateOnlyKey, "generate-only-key", "", "profile: a key holding only the generate scope, of a workspace with credits (never printed)")
 	fs.StringVar(&v.DeletedWorkspaceKey, "deleted-workspace-key", "", "profile: a key of a workspace that was deleted (never printed)")

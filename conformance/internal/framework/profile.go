@@ -266,7 +266,8 @@ func (c Config) checkProfile() error {
 		return errors.New("conformance: own_catalogue_key, own_actor_id and own_cloned_voice_id go together: a key of a workspace, and an actor and a cloned voice of that workspace's own")
 	}
 	if c.OwnCatalogueKey == "" && (c.OwnProcessingActorID != "" || c.OwnDisabledActorID != "" || c.OwnDeactivatedVoiceID != "") {
-		return errors.New("conformance: own_processing_actor_id, own_disabled_actor_id and own_deactivated_voice_id are of own_catalogue_key's workspace: declare it with them")
+		return errors.New("conformance: own_processing_actor_id, own_disabled_actor_id and own_deactivated_voice_id " +
+			"are of own_catalogue_key's workspace: declare it with them")
 	}
 	for _, f := range c.Features {
 		if err := checkFeature(f); err != nil {

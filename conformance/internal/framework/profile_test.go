@@ -140,6 +140,8 @@ func TestBadProfiles(t *testing.T) {
 		{base + "budget_key: sk_live_b\n", "budget_key and budget_key_credits go together", false},
 		{base + "budget_key_credits: 10\n", "budget_key and budget_key_credits go together", false},
 		{base + "expired_key: sk_live_a\n", "key and expired_key are the same key", true},
+		{base + "own_disabled_actor_id: act_x\n", "are of own_catalogue_key's workspace: declare it with them", false},
+		{base + "own_deactivated_voice_id: voc_x\n", "are of own_catalogue_key's workspace: declare it with them", false},
 		{base + "shapes:\n  balance.avail: /x\n", `unknown shape "balance.avail"`, false},
 	}
 	for _, tc := range tests {
