@@ -496,36 +496,53 @@ func uploadFlowSpecs(f *framework.Framework) {
 			finalizeUpload(ctx, c, reserved).ExpectError(http.StatusConflict, "input_not_ready")
 		})
 
-		f.Rule(rules("UPLOAD-045", "FROMURL-013", "ERR-037")...).It("the 51st pending upload of a workspace answers 429 quota_exceeded; a finalized one frees a place", func(ctx context.Context, s *framework.Spec) {
-			c := uploadClient(ctx, s, 200)
-			_, png := fixtures.Get("image.png")
-			var last *framework.Response
-			for i := 0; i < 50; i++ {
-				last = reserve(ctx, c, "a.png", "image/png", len(png))
-			}
-			s.Step("UPLOAD-045", "ERR-037")
-			c.Post(ctx, "/uploads", map[string]any{"filename": "a.png", "content_type": "image/png", "size_bytes": len(png)}).
-				ExpectError(http.StatusTooManyRequests, "quota_exceeded")
-			if s.Strict() { // whether an import counts as a pending upload is the reference's (FROMURL-013)
-				s.Step("FROMURL-013", "ERR-037")
-				c.Post(ctx, "/uploads/from-url", map[string]any{linkKey(c): "https://example.com/image.png"}).
+		// Without control the 50 are the run's own workspace's, once the reservations earlier specs
+		// abandoned there stopped counting (15 minutes of the target's clock), reserved over two
+		// minutes of the reservation brake, and the spec finishes them all at its end.
+		f.Rule(rules("UPLOAD-045", "FROMURL-013", "ERR-037")...).Needs(framework.Slow, framework.RealTime).WaitsOut(contract.PendingWindow+3*time.Minute).It(
+			"the 51st pending upload of a workspace answers 429 quota_exceeded; a finalized one frees a place", func(ctx context.Context, s *framework.Spec) {
+				c := uploadClient(ctx, s, 200)
+				if !s.HasControl() {
+					s.WaitOut(ctx, contract.PendingWindow+time.Second)
+				}
+				_, png := fixtures.Get("image.png")
+				var last *framework.Response
+				var pending []*framework.Response
+				DeferCleanup(func(ctx SpecContext) { finishPending(ctx, s, c, pending) })
+				for i := 0; i < 50; i++ {
+					last = reserve(ctx, c, "a.png", "image/png", len(png))
+					pending = append(pending, last)
+				}
+				s.Step("UPLOAD-045", "ERR-037")
+				c.Post(ctx, "/uploads", map[string]any{"filename": "a.png", "content_type": "image/png", "size_bytes": len(png)}).
 					ExpectError(http.StatusTooManyRequests, "quota_exceeded")
-			}
-			s.Step("UPLOAD-045")
-			putFile(ctx, s, last.String("upload_url"), png, "image/png")
-			finalizeUpload(ctx, c, last.String("asset_id")).ExpectOK(http.StatusOK)
-			reserve(ctx, c, "a.png", "image/png", len(png))
-		})
+				if s.Strict() { // whether an import counts as a pending upload is the reference's (FROMURL-013)
+					s.Step("FROMURL-013", "ERR-037")
+					c.Post(ctx, "/uploads/from-url", map[string]any{linkKey(c): "https://example.com/image.png"}).
+						ExpectError(http.StatusTooManyRequests, "quota_exceeded")
+				}
+				s.Step("UPLOAD-045")
+				putFile(ctx, s, last.String("upload_url"), png, "image/png")
+				finalizeUpload(ctx, c, last.String("asset_id")).ExpectOK(http.StatusOK)
+				pending = append(pending[:49], reserve(ctx, c, "a.png", "image/png", len(png)))
+			})
 
-		f.Rule(rules("UPLOAD-045", "RATE-008", "RATE-011", "ERR-037")...).Needs(framework.Control, framework.Uploads).It(
+		// Without control the two keys are the run's main key, once 15 minutes of the target's clock
+		// have emptied its buckets and let the reservations earlier specs abandoned stop counting,
+		// and the profile's sibling key (neither waits out a refusal); the spec finishes the 50
+		// pending uploads of the run's workspace at its end.
+		f.Rule(rules("UPLOAD-045", "RATE-008", "RATE-011", "ERR-037")...).Needs(framework.RealTime, framework.Uploads, framework.SiblingKey).WaitsOut(contract.PendingWindow+time.Minute).It(
 			"the upload bucket is per key and the pending cap per workspace: a second key reserves while the first is braked, until the workspace holds 50", func(ctx context.Context, s *framework.Spec) {
-				ws := s.NewWorkspace(ctx, framework.WorkspaceOptions{})
-				a, _ := ws.NewKey(ctx, framework.KeyOptions{Scopes: []string{"read", "generate"}})
-				b, _ := ws.NewKey(ctx, framework.KeyOptions{Scopes: []string{"read", "generate"}})
-				body := map[string]any{"filename": "a.png", "content_type": "image/png", "size_bytes": 10}
+				a, b := pendingKeys(ctx, s)
+				_, png := fixtures.Get("image.png")
+				body := map[string]any{"filename": "a.png", "content_type": "image/png", "size_bytes": len(png)}
+				var pending []*framework.Response
+				if !s.HasControl() {
+					DeferCleanup(func(ctx SpecContext) { finishPending(ctx, s, s.Client(), pending) })
+				}
 				buckets.InWindow(ctx, s, func() {
 					for i := 0; i < 30; i++ {
-						reserve(ctx, a, "a.png", "image/png", 10)
+						pending = append(pending, reserve(ctx, a, "a.png", "image/png", len(png)))
 					}
 					s.Step("RATE-008")
 					buckets.ExpectRefusal(a.Post(ctx, "/uploads", body))
@@ -534,6 +551,7 @@ func uploadFlowSpecs(f *framework.Framework) {
 					for i := 0; i < 20; i++ {
 						r := b.Post(ctx, "/uploads", body)
 						Expect(r.Status).To(Equal(http.StatusCreated), fmt.Sprintf("reservation %d of the second key while the first key's bucket is full", i+1)+r.Describe())
+						pending = append(pending, r)
 					}
 					// ...but the 50 pending uploads are the workspace's, whichever key made them.
 					s.Step("UPLOAD-045", "ERR-037")
@@ -803,4 +821,37 @@ func fromURLSpecs(f *framework.Framework) {
 			})
 	})
 
+}
+
+// pendingKeys are two read+generate keys of one workspace with empty buckets and no pending
+// upload, which answer a bucket refusal as it came: with control new keys of a workspace of the
+// spec's own; without, the run's main key once 15 minutes of the target's clock have passed (the
+// abandoned reservations stop counting) and the profile's sibling key (the spec needs RealTime and
+// SiblingKey).
+func pendingKeys(ctx context.Context, s *framework.Spec) (a, b *framework.Client) {
+	GinkgoHelper()
+	if s.HasControl() {
+		ws := s.NewWorkspace(ctx, framework.WorkspaceOptions{})
+		a, _ = ws.NewKey(ctx, framework.KeyOptions{Scopes: []string{"read", "generate"}})
+		b, _ = ws.NewKey(ctx, framework.KeyOptions{Scopes: []string{"read", "generate"}})
+		return a, b
+	}
+	a = s.BucketClient(ctx, contract.PendingWindow)
+	return a, s.WithKey(s.RoleKey(framework.SiblingKey).Key())
+}
+
+// finishPending PUTs the sample PNG to each reservation (made with its size) and finalizes it, so
+// a spec that filled a workspace the run keeps (no control: its own) with pending uploads leaves
+// none behind; c, a shared client of that workspace, waits out the upload-calls bucket. With
+// control it does nothing: the spec's workspace goes with it.
+func finishPending(ctx context.Context, s *framework.Spec, c *framework.Client, reserved []*framework.Response) {
+	GinkgoHelper()
+	if s.HasControl() {
+		return
+	}
+	_, png := fixtures.Get("image.png")
+	for _, r := range reserved {
+		putFile(ctx, s, r.String("upload_url"), png, "image/png")
+		finalizeUpload(ctx, c, r.String("asset_id")).ExpectOK(http.StatusOK)
+	}
 }
