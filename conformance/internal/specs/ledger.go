@@ -151,7 +151,7 @@ func holdSpecs(f *framework.Framework) {
 			}
 		})
 
-		f.Rule("LEDGER-014", "LEDGER-002").Needs(framework.Spends, framework.Control).It("lowering a limit below a running job's hold does not stop it: it settles", func(ctx context.Context, s *framework.Spec) {
+		f.Rule("LEDGER-014", "LEDGER-002").Needs(framework.Spends).ControlBecause(becauseLimitMidJob).It("lowering a limit below a running job's hold does not stop it: it settles", func(ctx context.Context, s *framework.Spec) {
 			sp := newSpender(ctx, s)
 			a0 := availableOf(ctx, sp.c)
 			j := submit(ctx, s, sp.c, "tts", ttsConfig(ctx, sp.c), nil)
@@ -250,7 +250,7 @@ func spendLimitSpecs(f *framework.Framework) {
 			refusal.ExpectLimitAmounts(s, r, ptr(int64(0)), nil)
 		})
 
-		f.Rule(rules("LEDGER-013", "ERR-027")...).Needs(framework.Control).It("the smallest limit the hold exceeds names the refusal", func(ctx context.Context, s *framework.Spec) {
+		f.Rule(rules("LEDGER-013", "ERR-027")...).ControlBecause(becauseLimitsUnderHold).It("the smallest limit the hold exceeds names the refusal", func(ctx context.Context, s *framework.Spec) {
 			sp := newSpender(ctx, s)
 			d := videoModel(ctx, sp.c)
 			cfg := cheapConfig(d)
@@ -270,7 +270,7 @@ func spendLimitSpecs(f *framework.Framework) {
 			refusal.ExpectLimitAmounts(s, r, ptr(need-1), nil)
 		})
 
-		f.Rule("LEDGER-010", "LEDGER-020").Needs(framework.Control).It("an empty (null) workspace limit means the default", func(ctx context.Context, s *framework.Spec) {
+		f.Rule("LEDGER-010", "LEDGER-020").ControlBecause(becauseNullLimit).It("an empty (null) workspace limit means the default", func(ctx context.Context, s *framework.Spec) {
 			sp := newSpender(ctx, s)
 			s.SetLimits(ctx, sp.ws.ID, map[string]any{"per_generation_credits": 5, "daily_credits": 7})
 			r := sp.c.Get(ctx, "/credits/balance").ExpectOK(http.StatusOK)
@@ -319,7 +319,7 @@ func spendLimitSpecs(f *framework.Framework) {
 			Expect(bal.Int("limits.daily_spent_credits")).To(chargeOf(j.price), "a captured amount stays in the window"+bal.Describe())
 		})
 
-		f.Rule(rules("LEDGER-009", "LEDGER-010", "ERR-027")...).Needs(framework.Spends, framework.Control).It("the default daily limit is spent against: jobs are accepted up to 2000 credits in the window and the one past it is refused org_daily", func(ctx context.Context, s *framework.Spec) {
+		f.Rule(rules("LEDGER-009", "LEDGER-010", "ERR-027")...).Needs(framework.Spends).ControlBecause(becauseDailySpent).It("the default daily limit is spent against: jobs are accepted up to 2000 credits in the window and the one past it is refused org_daily", func(ctx context.Context, s *framework.Spec) {
 			sp := newSpender(ctx, s)
 			s.SetCredits(ctx, sp.ws.ID, 100000) // the balance is never the bound; the workspace limits stay empty (the defaults)
 			capID, cfg, h := bigHold(ctx, s, sp.c)
@@ -357,7 +357,7 @@ func spendLimitSpecs(f *framework.Framework) {
 			Fail("40 jobs did not reach the default daily limit")
 		})
 
-		f.Rule("LEDGER-015").Needs(framework.Spends, framework.Control).It("spend limits restrict agents only: a job started in the app runs and settles where the key's submit is refused", func(ctx context.Context, s *framework.Spec) {
+		f.Rule("LEDGER-015").Needs(framework.Spends).ControlBecause(becauseAppJob).It("spend limits restrict agents only: a job started in the app runs and settles where the key's submit is refused", func(ctx context.Context, s *framework.Spec) {
 			sp := newSpender(ctx, s)
 			cfg := ttsConfig(ctx, sp.c)
 			est, h := estimateOf(ctx, sp.c, "tts", cfg, nil)
@@ -371,7 +371,7 @@ func spendLimitSpecs(f *framework.Framework) {
 			Expect(w.Int("generation.credits.credits_charged")).To(chargeOf(price), "it settles at its price"+w.Describe())
 		})
 
-		f.Rule("LEDGER-015", "LEDGER-016").Needs(framework.Spends, framework.Control).It("an app job's hold is not in the agents' daily window: beside it the key still spends the whole daily limit", func(ctx context.Context, s *framework.Spec) {
+		f.Rule("LEDGER-015", "LEDGER-016").Needs(framework.Spends).ControlBecause(becauseAppJob).It("an app job's hold is not in the agents' daily window: beside it the key still spends the whole daily limit", func(ctx context.Context, s *framework.Spec) {
 			sp := newSpender(ctx, s)
 			_, h := estimateOf(ctx, sp.c, "tts", ttsConfig(ctx, sp.c), nil)
 			s.SetLimits(ctx, sp.ws.ID, map[string]any{"daily_credits": h})
@@ -389,7 +389,7 @@ func spendLimitSpecs(f *framework.Framework) {
 			s.Finish(ctx, sp.c, app)
 		})
 
-		f.Rule("LEDGER-017").Needs(framework.Spends, framework.Control, framework.Slow).It("spend leaves the rolling 24 hour window 24 hours after its hold", func(ctx context.Context, s *framework.Spec) {
+		f.Rule("LEDGER-017").Needs(framework.Spends, framework.Slow).ControlBecause(becauseDayPasses).It("spend leaves the rolling 24 hour window 24 hours after its hold", func(ctx context.Context, s *framework.Spec) {
 			sp := newSpender(ctx, s)
 			cfg := ttsConfig(ctx, sp.c)
 			_, h := estimateOf(ctx, sp.c, "tts", cfg, nil)
@@ -447,7 +447,7 @@ func spendWindowSpecs(f *framework.Framework) {
 			Expect(bal.Int("limits.daily_spent_credits")).To(Equal(charged), "the daily window keeps the captured hold, not the overrun"+bal.Describe())
 		})
 
-		f.Rule(rules("LEDGER-017", "LEDGER-016", "LEDGER-009", "ERR-027")...).Needs(framework.Spends, framework.Control).It("the daily window rolls: spend from before midnight UTC still counts after it, until 24 hours after its hold", func(ctx context.Context, s *framework.Spec) {
+		f.Rule(rules("LEDGER-017", "LEDGER-016", "LEDGER-009", "ERR-027")...).Needs(framework.Spends).ControlBecause(becauseMidnightDay).It("the daily window rolls: spend from before midnight UTC still counts after it, until 24 hours after its hold", func(ctx context.Context, s *framework.Spec) {
 			sp := newSpender(ctx, s)
 			cfg := ttsConfig(ctx, sp.c)
 			est, h := estimateOf(ctx, sp.c, "tts", cfg, nil)
@@ -494,7 +494,7 @@ func spendWindowSpecs(f *framework.Framework) {
 			sp.c.Post(ctx, "/generations", next).ExpectOK(http.StatusCreated)
 		})
 
-		f.Rule(rules("LEDGER-008", "LEDGER-022", "LEDGER-016", "ERR-027")...).Needs(framework.Spends, framework.Control).It("a key budget counts that key's spend only: another key spending beside it neither uses it nor is bound by it", func(ctx context.Context, s *framework.Spec) {
+		f.Rule(rules("LEDGER-008", "LEDGER-022", "LEDGER-016", "ERR-027")...).Needs(framework.Spends).ControlBecause(becauseBudgetSpent).It("a key budget counts that key's spend only: another key spending beside it neither uses it nor is bound by it", func(ctx context.Context, s *framework.Spec) {
 			sp := newSpender(ctx, s)
 			cfg := ttsConfig(ctx, sp.c)
 			_, h := estimateOf(ctx, sp.c, "tts", cfg, nil)
@@ -566,3 +566,19 @@ func settleOwnWork(ctx context.Context, s *framework.Spec, c *framework.Client) 
 			"(a workflow run, a job in the app): the balance cannot be read as moved by the spec's hold alone", held)))
 	}
 }
+
+// Why these specs stay at the control tier (Decl.ControlBecause): an operation only the app or
+// control can do.
+const (
+	becauseLimitMidJob     = "it lowers the workspace's limit while a job runs: limits are set in the app, not through the API"
+	becauseLimitsUnderHold = "it sets the workspace's per-generation and daily limits just under one video hold: limits are " +
+		"set in the app, not through the API"
+	becauseNullLimit  = "it empties (sets null) a workspace limit: limits are set in the app, not through the API"
+	becauseDailySpent = "it spends the whole 2000-credit default daily limit, which control tops up and a shared " +
+		"staging workspace could not spare"
+	becauseDayPasses   = "it lets 24 hours of the target's clock pass (control's clock): a day of real time"
+	becauseMidnightDay = "it moves the target's clock across midnight UTC and 24 hours on (control's clock): a day of " +
+		"real time"
+	becauseBudgetSpent = "it gives a key of the workspace a budget of one tts hold and spends it: a pre-made budget " +
+		"key's 24-hour window would carry that spend into the next run"
+)

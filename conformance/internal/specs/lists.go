@@ -416,7 +416,7 @@ func generationListSpecs(f *framework.Framework) {
 			})
 		})
 
-		f.Rule("CORE-012").Needs(framework.Spends, framework.Control).It("jobs made at the same instant are each listed once when paged one, two or three at a time: the cursor does not skip ties", func(ctx context.Context, s *framework.Spec) {
+		f.Rule("CORE-012").Needs(framework.Spends).ControlBecause(becauseTiedJobs).It("jobs made at the same instant are each listed once when paged one, two or three at a time: the cursor does not skip ties", func(ctx context.Context, s *framework.Spec) {
 			sp := newSpender(ctx, s)
 			rm := newRowMaker(ctx, s, sp)
 			older := rm.make(ctx, 1)
@@ -435,7 +435,7 @@ func generationListSpecs(f *framework.Framework) {
 			}
 		})
 
-		f.Rule("GEN-043").Needs(framework.Spends, framework.Control, framework.Slow).It("created_before with a date cuts at midnight UTC: a job two minutes before it is kept, one two minutes after is not", func(ctx context.Context, s *framework.Spec) {
+		f.Rule("GEN-043").Needs(framework.Spends, framework.Slow).ControlBecause(becauseMidnightJump).It("created_before with a date cuts at midnight UTC: a job two minutes before it is kept, one two minutes after is not", func(ctx context.Context, s *framework.Spec) {
 			sp := newSpender(ctx, s)
 			voice := firstVoice(ctx, sp.c)
 			now := serviceNow(ctx, s)
@@ -516,3 +516,11 @@ func sortedClone(list []string) []string {
 	slices.Sort(out)
 	return out
 }
+
+// Why these specs stay at the control tier (Decl.ControlBecause): an operation only the app or
+// control can do.
+const (
+	becauseTiedJobs     = "it makes jobs at one instant on a stopped clock: on a running one each gets its own created_at"
+	becauseMidnightJump = "it moves the target's clock to two minutes before and after midnight UTC: in real time that is " +
+		"up to a day"
+)

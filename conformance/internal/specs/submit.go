@@ -693,7 +693,7 @@ func keySlotSpecs(f *framework.Framework) {
 			Expect(readGen(ctx, sp.c, first.id).String("generation.status")).To(answer.OneOf(runningStatuses...), "the first job still runs")
 		})
 
-		f.Rule("SUBMIT-021").Needs(framework.Control, framework.Spends).It("a job started in the app holds no key's slot: the key submits a different job beside it", func(ctx context.Context, s *framework.Spec) {
+		f.Rule("SUBMIT-021").Needs(framework.Spends).ControlBecause(becauseAppJob).It("a job started in the app holds no key's slot: the key submits a different job beside it", func(ctx context.Context, s *framework.Spec) {
 			sp := newSpender(ctx, s)
 			cfg := ttsConfig(ctx, sp.c)
 			s.QueueFaultIn(ctx, sp.ws.ID, map[string]any{"kind": "slow_render", "seconds": 1800}, "tts", 1, "")
@@ -710,7 +710,7 @@ func keySlotSpecs(f *framework.Framework) {
 			s.Finish(ctx, sp.c, j.id)
 		})
 
-		f.Rule(rules("ERR-043", "ERR-036")...).Needs(framework.Control, framework.Spends).It("too many renders at once answers 429 rate_limited without retry_after_seconds; a bucket refusal carries it", func(ctx context.Context, s *framework.Spec) {
+		f.Rule(rules("ERR-043", "ERR-036")...).Needs(framework.Spends).ControlBecause(becauseRenderThreshold).It("too many renders at once answers 429 rate_limited without retry_after_seconds; a bucket refusal carries it", func(ctx context.Context, s *framework.Spec) {
 			sp := newSpender(ctx, s)
 			setRenderLimit(ctx, s, sp.ws.ID, 1)
 			v := videoModel(ctx, sp.c)
@@ -831,3 +831,11 @@ func slotWithoutControl(ctx context.Context, s *framework.Spec) {
 	DeferCleanup(func(ctx SpecContext) { s.Finish(ctx, c, again.String("generation_id")) })
 	Expect(readGen(ctx, c, first.id).String("generation.status")).To(answer.OneOf(runningStatuses...), "the first job still runs")
 }
+
+// Why these specs stay at the control tier (Decl.ControlBecause): an operation only the app or
+// control can do.
+const (
+	becauseAppJob          = "it starts a job in the app (control's app generation): the public API starts agent jobs only"
+	becauseRenderThreshold = "it sets the workspace's concurrent-render threshold to 1: the text does not show that " +
+		"threshold, so no profile can declare a value that trips it"
+)

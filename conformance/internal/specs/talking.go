@@ -260,7 +260,7 @@ func talkingFlowSpecs(f *framework.Framework) {
 // talkingLimitSpecs registers the specs of the talking actor limits.
 func talkingLimitSpecs(f *framework.Framework) {
 	Describe("talking actor: limits", func() {
-		f.Rule(rules("TALK-012", "SUBMIT-031", "ERR-024")...).Needs(framework.Control, framework.Uploads).It("actor_ultra refuses a recording of 60 seconds or more with 400 invalid_config, holding nothing", func(ctx context.Context, s *framework.Spec) {
+		f.Rule(rules("TALK-012", "SUBMIT-031", "ERR-024")...).Needs(framework.Uploads).ControlBecause(becauseLiftLimits).It("actor_ultra refuses a recording of 60 seconds or more with 400 invalid_config, holding nothing", func(ctx context.Context, s *framework.Spec) {
 			sp := newSpender(ctx, s)
 			liftCaps(ctx, s, sp)
 			actor, _, _, _ := talkingCast(ctx, sp.c)
@@ -425,3 +425,10 @@ func talkingLimitSpecs(f *framework.Framework) {
 	})
 
 }
+
+// Why these specs stay at the control tier (Decl.ControlBecause): an operation only the app or
+// control can do.
+const (
+	becauseLiftLimits = "it raises the workspace's per-generation and daily limits above a 60 s recording's hold, which " +
+		"the default 600-credit limit refuses before the length is judged"
+)
