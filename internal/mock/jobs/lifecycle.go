@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"strings"
+	"time"
 
 	"github.com/mediaspec/mediaspec/fixtures"
 	"github.com/mediaspec/mediaspec/internal/clock"
@@ -296,6 +297,7 @@ func (s *Store) startRendering(id string, gen int64) {
 	s.touchLocked(g, s.d.Clock.Now())
 	s.mu.Unlock()
 	var fail *GenError
+	recoverAfter := time.Duration(-1)
 	if rf != nil {
 		fail = &GenError{Code: rf.Code, Message: rf.Message}
 	} else if f, ok := s.d.Faults.TakeIn(faults.RenderFail, testInput, wsID, cpID); ok {
@@ -303,10 +305,15 @@ func (s *Store) startRendering(id string, gen int64) {
 	} else if f, ok := s.d.Faults.TakeIn(faults.Recover, testInput, wsID, cpID); ok {
 		// A write-off the operator recovers after the test input's seconds (spec/testmode.yaml).
 		fail = &GenError{Code: ErrorCodeProviderError, Message: "The render failed (provider_error); nothing was charged."}
-		s.d.Clock.AfterFunc(dur(f.Seconds), func() { _, _, _ = s.Recover(id) })
+		recoverAfter = dur(f.Seconds)
 	}
 	if fail != nil {
 		s.fail(id, gen, *fail, true)
+	}
+	if recoverAfter >= 0 {
+		// Only once the job reads failed: Recover leaves any other status as it is, and a timer
+		// (even of 0 s) fires on a goroutine of its own.
+		s.d.Clock.AfterFunc(recoverAfter, func() { _, _, _ = s.Recover(id) })
 	}
 }
 
