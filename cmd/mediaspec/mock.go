@@ -267,7 +267,8 @@ func writeMockProfile(path string, info mock.StartInfo, cfg mock.Config) error {
 		p.KeySetList = append(p.KeySetList, set)
 	}
 	if cfg.TestInputs {
-		// Every key of the start state is a test key of a mock started with --test-inputs.
+		// The test keys of a mock started with --test-inputs are the generate, read and other keys
+		// of its key sets (the keys made before the role keys, sibling keys included, which are not).
 		p.Features = conformance.FeatureList{conformance.FeatureTestInputs}
 		for _, k := range []string{info.GenerateKey, info.ReadKey, info.OtherKey} {
 			_ = p.TestKeys.Set(k)
