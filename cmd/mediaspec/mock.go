@@ -268,7 +268,7 @@ func writeMockProfile(path string, info mock.StartInfo, cfg mock.Config) error {
 	}
 	if cfg.TestInputs {
 		// The test keys of a mock started with --test-inputs are the generate, read and other keys
-		// of its key sets (the keys made before the role keys, sibling keys included, which are not).
+		// of its key sets, made before the role keys: role and sibling keys are not test keys.
 		p.Features = conformance.FeatureList{conformance.FeatureTestInputs}
 		for _, k := range []string{info.GenerateKey, info.ReadKey, info.OtherKey} {
 			_ = p.TestKeys.Set(k)

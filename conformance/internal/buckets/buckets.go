@@ -9,8 +9,6 @@ package buckets
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -58,10 +56,10 @@ var Submits = []Call{
 		return c.Post(ctx, "/generations", map[string]any{}, framework.Invalid())
 	}, http.StatusBadRequest},
 	{"POST /workflows/{id}/invoke", func(ctx context.Context, c *framework.Client) *framework.Response {
-		return c.Post(ctx, "/workflows/wf_"+randomHex(32)+"/invoke", map[string]any{}, framework.Invalid())
+		return c.Post(ctx, "/workflows/wf_"+framework.RandomHex(32)+"/invoke", map[string]any{}, framework.Invalid())
 	}, http.StatusBadRequest},
 	{"POST /workflows/templates/{key}/invoke", func(ctx context.Context, c *framework.Client) *framework.Response {
-		return c.Post(ctx, "/workflows/templates/conformance_"+randomHex(6)+"/invoke", map[string]any{}, framework.Invalid())
+		return c.Post(ctx, "/workflows/templates/conformance_"+framework.RandomHex(6)+"/invoke", map[string]any{}, framework.Invalid())
 	}, http.StatusBadRequest},
 }
 
@@ -128,13 +126,4 @@ func ExpectWaitBetween(s *framework.Spec, r *framework.Response, shortest, longe
 func InWindow(ctx context.Context, s *framework.Spec, do func()) {
 	GinkgoHelper()
 	s.InWindow(ctx, contract.BucketWindow, "the spec made calls that must fall inside one 60 s bucket window", do)
-}
-
-// randomHex returns n random lowercase hex characters.
-func randomHex(n int) string {
-	b := make([]byte, (n+1)/2)
-	if _, err := rand.Read(b); err != nil {
-		panic(err)
-	}
-	return hex.EncodeToString(b)[:n]
 }

@@ -226,7 +226,7 @@ func assetListSpecs(f *framework.Framework) {
 				c.Get(ctx, "/assets/"+id+"/download").ExpectError(http.StatusNotFound, "not_found")
 			}
 			s.Step("ASSET-010", "ERR-029")
-			gone("ast_" + randomHex(32))
+			gone("ast_" + framework.RandomHex(32))
 			// The hex of the caller's own asset under another prefix or in upper case finds nothing.
 			id, fin := uploadFixture(ctx, s, c, "image.png")
 			fin.ExpectOK(http.StatusOK)

@@ -34,7 +34,7 @@ func authenticationSpecs(f *framework.Framework) {
 		})
 
 		f.Rule(rules("AUTH-002", "ERR-021")...).It("a key not of the sk_live_ form answers 401 not_authorized, by either scheme", func(ctx context.Context, s *framework.Spec) {
-			for _, bad := range []string{"not-a-key", "sk_test_" + randomHex(40), "sk_live_", "sk_live_" + "!!!!" + randomHex(36)} {
+			for _, bad := range []string{"not-a-key", "sk_test_" + framework.RandomHex(40), "sk_live_", "sk_live_" + "!!!!" + framework.RandomHex(36)} {
 				c := s.WithKey(bad)
 				c.Get(ctx, "/credits/balance", framework.Invalid()).ExpectError(http.StatusUnauthorized, "not_authorized")
 				for _, sc := range s.KeySchemes()[1:] {
@@ -183,7 +183,7 @@ func authenticationSpecs(f *framework.Framework) {
 
 		f.Rule(rules("ERR-029", "AUTH-001")...).It("an id that names nothing answers 404 not_found, after the key check", func(ctx context.Context, s *framework.Spec) {
 			c := s.Client()
-			for _, path := range []string{"/generations/gen_" + randomHex(32), "/batches/bg_" + randomHex(32), "/assets/ast_" + randomHex(32), "/workflow-runs/wfr_" + randomHex(32)} {
+			for _, path := range []string{"/generations/gen_" + framework.RandomHex(32), "/batches/bg_" + framework.RandomHex(32), "/assets/ast_" + framework.RandomHex(32), "/workflow-runs/wfr_" + framework.RandomHex(32)} {
 				// The route is a keyed operation, not a catch-all: without a key it answers 401.
 				s.Step("AUTH-001")
 				s.Anonymous().Get(ctx, path).ExpectError(http.StatusUnauthorized, "not_authorized")
@@ -304,10 +304,10 @@ func scopeSpecs(f *framework.Framework) {
 			}{
 				{"/generations", map[string]any{"capability_id": "tts", "config": ttsConfig(ctx, s.Client()), "max_credits": 10}},
 				{"/uploads", uploadReservation()},
-				{"/uploads/ast_" + randomHex(32) + "/finalize", nil},
+				{"/uploads/ast_" + framework.RandomHex(32) + "/finalize", nil},
 				{"/uploads/from-url", fromURLStandIn(c)},
 				{"/webhooks", map[string]any{"url": "https://example.com/hook", "events": []string{"generation.completed"}}},
-				{"/workflows/wf_" + randomHex(32) + "/invoke", invokeStandIn(c, 10)},
+				{"/workflows/wf_" + framework.RandomHex(32) + "/invoke", invokeStandIn(c, 10)},
 				{"/workflows/templates/conformance_template/invoke", invokeStandIn(c, 10)},
 			}
 			for _, call := range calls {
@@ -324,7 +324,7 @@ func scopeSpecs(f *framework.Framework) {
 				c.Post(ctx, call.path, call.body).ExpectError(http.StatusForbidden, "insufficient_scope")
 			}
 			s.Step("AUTH-018", "ERR-022")
-			c.Delete(ctx, "/webhooks/wh_"+randomHex(32)).ExpectError(http.StatusForbidden, "insufficient_scope")
+			c.Delete(ctx, "/webhooks/wh_"+framework.RandomHex(32)).ExpectError(http.StatusForbidden, "insufficient_scope")
 		})
 
 		f.Rule(rules("AUTH-029")...).It("the scope check comes before the body check: a read-only key with a bad body gets 403", func(ctx context.Context, s *framework.Spec) {
@@ -400,9 +400,9 @@ func operationMatrixSpecs(f *framework.Framework) {
 			// Each operation gets one malformed and one unknown key; the kinds of malformed key and
 			// the two schemes take turns over the operations.
 			malformed := []func() string{
-				func() string { return "sk_test_" + randomHex(40) },
-				func() string { return "sk_live_!!!!" + randomHex(36) },
-				func() string { return "key-" + randomHex(32) },
+				func() string { return "sk_test_" + framework.RandomHex(40) },
+				func() string { return "sk_live_!!!!" + framework.RandomHex(36) },
+				func() string { return "key-" + framework.RandomHex(32) },
 			}
 			schemes := s.KeySchemes()
 			for i, op := range keyed {

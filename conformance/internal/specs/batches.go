@@ -359,7 +359,7 @@ func batchRollupSpecs(f *framework.Framework) {
 // batchIDSpecs registers the specs of batch ids and fan-out list sizes (in the container that calls it).
 func batchIDSpecs(f *framework.Framework) {
 	f.Rule(rules("BATCH-014", "ERR-029")...).It("an unknown bg_ id answers 404 not_found", func(ctx context.Context, s *framework.Spec) {
-		s.Client().Get(ctx, "/batches/bg_"+randomHex(32)).ExpectError(http.StatusNotFound, "not_found")
+		s.Client().Get(ctx, "/batches/bg_"+framework.RandomHex(32)).ExpectError(http.StatusNotFound, "not_found")
 	})
 
 	f.Rule(rules("BATCH-014", "GEN-025", "ERR-029")...).Needs(framework.Spends).It("the batch route answers 404 not_found for a real gen_ id (a lone generation's or a sibling's), and the generation route for a real bg_ id", func(ctx context.Context, s *framework.Spec) {

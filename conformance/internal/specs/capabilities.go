@@ -106,7 +106,7 @@ func capabilityListSpecs(f *framework.Framework) {
 			padded := paging.Get(ctx, c, "/capabilities", paging.Open, framework.Query("limit", "3"), framework.Query("cursor", "  "+*first.Cursor+" "))
 			s.Step("CAP-010")
 			Expect(paging.IDs(padded.Rows, "capability_id")).To(Equal(paging.IDs(bare.Rows, "capability_id")), "a padded cursor is trimmed"+padded.R.Describe())
-			for _, cur := range []string{"", "   ", "no_such_capability_" + randomHex(8)} {
+			for _, cur := range []string{"", "   ", "no_such_capability_" + framework.RandomHex(8)} {
 				if strings.TrimSpace(cur) == "" {
 					s.Step("CAP-011")
 				} else {
@@ -204,7 +204,7 @@ func capabilityDetailSpecs(f *framework.Framework) {
 		})
 
 		f.Rule(rules("CAP-025", "ERR-016", "ERR-028")...).It("an unknown capability id answers 404 capability_unavailable with capability_status unknown", func(ctx context.Context, s *framework.Spec) {
-			r := s.Client().Get(ctx, "/capabilities/no_such_capability_"+randomHex(8)).ExpectError(http.StatusNotFound, "capability_unavailable")
+			r := s.Client().Get(ctx, "/capabilities/no_such_capability_"+framework.RandomHex(8)).ExpectError(http.StatusNotFound, "capability_unavailable")
 			Expect(r.String("error.capability_status")).To(Equal("unknown"), r.Describe())
 		})
 
@@ -368,7 +368,7 @@ func catalogueIDSpecs(f *framework.Framework) {
 
 		f.Rule(rules("ID-013", "ERR-024")...).It("a malformed asset id inside config answers 400 invalid_config", func(ctx context.Context, s *framework.Spec) {
 			c := s.Client()
-			bad := []string{"ast_" + strings.ToUpper(randomHex(32)), "ast_" + randomHex(31), "AST_" + randomHex(32), "asset_" + randomHex(32), "gen_" + randomHex(32), "ast_" + randomHex(32) + " "}
+			bad := []string{"ast_" + strings.ToUpper(framework.RandomHex(32)), "ast_" + framework.RandomHex(31), "AST_" + framework.RandomHex(32), "asset_" + framework.RandomHex(32), "gen_" + framework.RandomHex(32), "ast_" + framework.RandomHex(32) + " "}
 			checked := 0
 			if caps := plainFileCaps(ctx, c); len(caps) > 0 {
 				fc := caps[0]

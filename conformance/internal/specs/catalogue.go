@@ -417,7 +417,7 @@ func ownCatalogueSpecs(f *framework.Framework) {
 			if s.HasControl() {
 				ws := s.NewWorkspace(ctx, framework.WorkspaceOptions{})
 				c, _ = ws.NewKey(ctx, framework.KeyOptions{Scopes: []string{"read"}})
-				tag := randomHex(6)
+				tag := framework.RandomHex(6)
 				cast := addActor(ctx, s, "", map[string]any{"name": "Conformance untagged cast " + tag})
 				DeferCleanup(func(ctx SpecContext) { _ = s.Control().SetActorState(ctx, cast, "disabled") })
 				actors = []string{addActor(ctx, s, ws.ID, map[string]any{"name": "Conformance untagged own " + tag}), cast}
@@ -461,7 +461,7 @@ func castStateSpecs(f *framework.Framework) {
 			c, _ := ws.NewKey(ctx, framework.KeyOptions{Scopes: []string{"read"}})
 			now := serviceNow(ctx, s)
 			at := func(h int) string { return now.Add(time.Duration(h) * time.Hour).UTC().Format(time.RFC3339) }
-			tag := randomHex(6)
+			tag := framework.RandomHex(6)
 			mk := func(workspace, name string, hours int, core bool) string {
 				body := map[string]any{"name": "Conformance " + name + " " + tag, "created_at": at(hours)}
 				if workspace == "" {
@@ -502,7 +502,7 @@ func castStateSpecs(f *framework.Framework) {
 			ws := s.NewWorkspace(ctx, framework.WorkspaceOptions{})
 			c, _ := ws.NewKey(ctx, framework.KeyOptions{Scopes: []string{"read"}})
 			at := serviceNow(ctx, s).Add(-time.Hour).UTC().Format(time.RFC3339)
-			tag := randomHex(6)
+			tag := framework.RandomHex(6)
 			var tied []string
 			for i := range 4 {
 				tied = append(tied, addActor(ctx, s, ws.ID, map[string]any{"name": fmt.Sprintf("Conformance tie %d %s", i, tag), "created_at": at}))
@@ -561,7 +561,7 @@ func castStateSpecs(f *framework.Framework) {
 			}
 			ws := s.NewWorkspace(ctx, framework.WorkspaceOptions{})
 			c, _ := ws.NewKey(ctx, framework.KeyOptions{Scopes: []string{"read"}})
-			tag := randomHex(4)
+			tag := framework.RandomHex(4)
 			first := paging.Get(ctx, c, "/voices", "voices")
 			var made []string
 			for n := int(first.R.Int("total")); n <= 52 || len(made) < 3; n++ {
@@ -644,7 +644,7 @@ func hiddenActorsThroughControl(ctx context.Context, s *framework.Spec) {
 	GinkgoHelper()
 	ws := s.NewWorkspace(ctx, framework.WorkspaceOptions{})
 	c, _ := ws.NewKey(ctx, framework.KeyOptions{Scopes: []string{"read"}})
-	tag := randomHex(6)
+	tag := framework.RandomHex(6)
 	ready := addActor(ctx, s, ws.ID, map[string]any{"name": "Conformance ready " + tag})
 	processing := addActor(ctx, s, ws.ID, map[string]any{"name": "Conformance processing " + tag, "state": "processing"})
 	disabled := addActor(ctx, s, ws.ID, map[string]any{"name": "Conformance disabled " + tag, "state": "disabled"})
@@ -700,7 +700,7 @@ func deactivatedVoicesThroughControl(ctx context.Context, s *framework.Spec) {
 	s.Step("VOICE-010", "VOICE-012")
 	Expect(pages[0].R.Int("total")).To(Equal(total-1), "a deactivated voice is not counted in total"+pages[0].R.Describe())
 	s.Step("VOICE-012")
-	clone, err := s.Control().CloneVoice(ctx, ws.ID, "Conformance clone "+randomHex(6))
+	clone, err := s.Control().CloneVoice(ctx, ws.ID, "Conformance clone "+framework.RandomHex(6))
 	hookDone(s, err)
 	rows, _ := paging.Walk(ctx, c, "/voices", "voices", 50, 100)
 	i := slices.Index(paging.IDs(rows, "voice_id"), clone)

@@ -240,7 +240,7 @@ func errorTableSpecs(f *framework.Framework) {
 			s.Step("VER-012", "ERR-021")
 			s.Anonymous().Get(ctx, "/credits/balance").ExpectError(http.StatusUnauthorized, "not_authorized")
 			s.Step("VER-012", "ERR-028")
-			c.Get(ctx, "/capabilities/no_such_capability_"+randomHex(6)).ExpectError(http.StatusNotFound, "capability_unavailable")
+			c.Get(ctx, "/capabilities/no_such_capability_"+framework.RandomHex(6)).ExpectError(http.StatusNotFound, "capability_unavailable")
 			s.Step("VER-012", "ERR-025")
 			r := refuse(ctx, c, ttsBody(ctx, c, 1), http.StatusPaymentRequired, "max_credits_exceeded")
 			Expect(r.String("error.limit.bound_by")).To(Equal("max_credits"), r.Describe())

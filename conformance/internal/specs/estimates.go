@@ -101,7 +101,7 @@ func estimatePriceSpecs(f *framework.Framework) {
 
 		f.Rule(rules("EST-026", "ERR-016", "ERR-028")...).It("an estimate of an unknown or coming_soon capability answers 404 capability_unavailable", func(ctx context.Context, s *framework.Spec) {
 			c := s.Client()
-			r := c.Post(ctx, "/estimates", map[string]any{"capability_id": "no_such_capability_" + randomHex(8), "config": map[string]any{}}).
+			r := c.Post(ctx, "/estimates", map[string]any{"capability_id": "no_such_capability_" + framework.RandomHex(8), "config": map[string]any{}}).
 				ExpectError(http.StatusNotFound, "capability_unavailable")
 			Expect(r.String("error.capability_status")).To(Equal("unknown"), r.Describe())
 			if row := withStatus(catalogue(ctx, c), "coming_soon"); row != nil {
@@ -157,7 +157,7 @@ func estimatePriceSpecs(f *framework.Framework) {
 				s.Lacks("no available capability's example_config names an upload as a plain id array")
 			}
 			config := answer.ObjectAt(target, "example_config")
-			config[field] = []any{"ast_" + randomHex(32)}
+			config[field] = []any{"ast_" + framework.RandomHex(32)}
 			c.Post(ctx, "/estimates", map[string]any{"capability_id": target.String("capability_id"), "config": config}).
 				ExpectError(http.StatusNotFound, "not_found")
 		})
@@ -205,15 +205,15 @@ func estimateFieldSpecs(f *framework.Framework) {
 		f.Rule(rules("EST-009", "ERR-029")...).It("an estimate body accepts actor_id, actor_image_asset_id, voice_id and approved_voice_generation_id", func(ctx context.Context, s *framework.Spec) {
 			c := s.Client()
 			actor, voice, _, _ := talkingCast(ctx, c)
-			cfg := scriptConfig(ctx, c, "actor_ultra", "Hello from the estimate, "+randomHex(4)+".")
+			cfg := scriptConfig(ctx, c, "actor_ultra", "Hello from the estimate, "+framework.RandomHex(4)+".")
 			r := c.Post(ctx, "/estimates", map[string]any{"capability_id": "actor_ultra", "config": cfg, "actor_id": actor, "voice_id": voice}).ExpectOK(http.StatusOK)
 			Expect(r.String("capability_id")).To(Equal("actor_ultra"), r.Describe())
 			// The other two name things that do not exist: read as fields (404 for what they name),
 			// never refused as unknown body keys.
 			c.Post(ctx, "/estimates", map[string]any{"capability_id": "actor_ultra", "config": cfg, "actor_id": actor, "voice_id": voice,
-				"actor_image_asset_id": "ast_" + randomHex(32)}).ExpectError(http.StatusNotFound, "not_found")
+				"actor_image_asset_id": "ast_" + framework.RandomHex(32)}).ExpectError(http.StatusNotFound, "not_found")
 			c.Post(ctx, "/estimates", map[string]any{"capability_id": "actor_ultra", "config": cfg, "actor_id": actor, "voice_id": voice,
-				"approved_voice_generation_id": "gen_" + randomHex(32)}).ExpectError(http.StatusNotFound, "not_found")
+				"approved_voice_generation_id": "gen_" + framework.RandomHex(32)}).ExpectError(http.StatusNotFound, "not_found")
 		})
 
 		f.Rule(rules("EST-011", "ERR-035")...).Needs(framework.Spends, framework.TestInputs).It("an estimate runs no content check: with a moderation block queued it prices, and the submit then takes the block", func(ctx context.Context, s *framework.Spec) {
@@ -385,7 +385,7 @@ func estimateUploadSpecs(f *framework.Framework) {
 			c := s.Client()
 			actor, voice, _, _ := talkingCast(ctx, c)
 			r := c.Post(ctx, "/estimates", map[string]any{"capability_id": "actor_ultra",
-				"config": scriptConfig(ctx, c, "actor_ultra", "Meet the bottle that keeps coffee hot. Take "+randomHex(4)+"."), "actor_id": actor, "voice_id": voice}).ExpectOK(http.StatusOK)
+				"config": scriptConfig(ctx, c, "actor_ultra", "Meet the bottle that keeps coffee hot. Take "+framework.RandomHex(4)+"."), "actor_id": actor, "voice_id": voice}).ExpectOK(http.StatusOK)
 			Expect(r.Bool("is_ceiling")).To(BeTrue(), "a length read from the script is an upper bound"+r.Describe())
 		})
 
@@ -409,7 +409,7 @@ func estimateUploadSpecs(f *framework.Framework) {
 			sp := newSpender(ctx, s)
 			c := sp.c
 			actor, voice, _, otherVoice := talkingCast(ctx, c)
-			script := "Coffee stays hot for twelve hours. Batch " + randomHex(4) + "."
+			script := "Coffee stays hot for twelve hours. Batch " + framework.RandomHex(4) + "."
 			ultra := scriptConfig(ctx, c, "actor_ultra", script)
 			key := scriptKey(ctx, c, "actor_ultra")
 			j := submit(ctx, s, c, "tts", scriptConfig(ctx, c, "tts", script), map[string]any{"voice_id": voice})
@@ -458,7 +458,8 @@ func estimateRefusalSpecs(f *framework.Framework) {
 				unpriced++
 			}
 			if unpriced == 0 {
-				s.Lacks("every available capability the suite can price without an upload has a published price")
+				framework.SkipFor(framework.Unsupported(framework.Control, "every available capability the suite can price without an upload "+
+					"has a published price, and without the control API none can be withdrawn"))
 			}
 		})
 
@@ -568,6 +569,7 @@ func unpricedCapability(ctx context.Context, s *framework.Spec, c *framework.Cli
 			return id, cfg
 		}
 	}
-	s.Lacks("every available capability the suite can price without an upload has a published price")
+	framework.SkipFor(framework.Unsupported(framework.Control, "every available capability the suite can price without an upload "+
+		"has a published price, and without the control API none can be withdrawn"))
 	return "", nil
 }

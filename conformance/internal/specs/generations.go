@@ -294,9 +294,12 @@ func stateProgressSpecs(f *framework.Framework) {
 // recoverAfter is the service time after a write-off at which the operator recovers it, asked with
 // a recover test input (spec/testmode.yaml): long enough that the spec reads the failure first.
 // recoverSlack is what the spec waits out beyond it before it reads the recovery.
+// recoverRender bounds how long a recovery's render may take before a recovered job reads
+// completed, beyond the slack.
 const (
-	recoverAfter = 60 * time.Second
-	recoverSlack = 20 * time.Second
+	recoverAfter  = 60 * time.Second
+	recoverSlack  = 20 * time.Second
+	recoverRender = 5 * time.Minute
 )
 
 // stateEndSpecs registers the specs of a job ended by recovery or a cancel, and of a text result (in the container that calls it).
@@ -313,7 +316,11 @@ func stateEndSpecs(f *framework.Framework) {
 		j := submit(ctx, s, ti, d.String("capability_id"), cheapConfig(d), nil)
 		Expect(s.Finish(ctx, sp.c, j.id).String("generation.status")).To(Equal("failed"))
 		if forced {
-			s.WaitOut(ctx, recoverAfter+recoverSlack) // the operator recovers it after recoverAfter
+			s.WaitOut(ctx, recoverAfter) // the operator recovers it after recoverAfter
+			// The recovery renders again, and when it ends is the target's own: read until it does.
+			Eventually(func() string { return readGen(ctx, sp.c, j.id).String("generation.status") }).WithContext(ctx).
+				WithTimeout(time.Duration(float64(recoverSlack+recoverRender)/s.TimeScale())).WithPolling(time.Second).
+				Should(Equal("completed"), "the recovered "+j.id+" reads completed once its recovery has rendered")
 		} else {
 			s.JobHook(ctx, j.id, "recover", nil)
 		}
@@ -612,7 +619,7 @@ func waitAnswerSpecs(f *framework.Framework) {
 
 	f.Rule(rules("GEN-025", "GEN-036", "ERR-029")...).It("a read or wait of an unknown generation id answers 404 not_found, the wait at once", func(ctx context.Context, s *framework.Spec) {
 		c := s.Client()
-		id := "gen_" + randomHex(32)
+		id := "gen_" + framework.RandomHex(32)
 		s.Step("GEN-025")
 		c.Get(ctx, "/generations/"+id).ExpectError(http.StatusNotFound, "not_found")
 		s.Step("GEN-036")

@@ -68,7 +68,7 @@ func makeOwnResources(ctx context.Context, s *framework.Spec, c *framework.Clien
 		o.ids["/assets/{id}"], o.ids["/assets/{id}/download"] = asset, asset
 	} else {
 		// The outputs table does not list asset_id: the asset routes get a well-formed stand-in.
-		stand := "ast_" + randomHex(32)
+		stand := "ast_" + framework.RandomHex(32)
 		o.ids["/assets/{id}"], o.ids["/assets/{id}/download"] = stand, stand
 		o.stand["/assets/{id}"] = "the generation's outputs carry no asset_id: the asset routes are probed with a well-formed ast_ id"
 		o.stand["/assets/{id}/download"] = o.stand["/assets/{id}"]
@@ -101,7 +101,7 @@ func makeOwnResources(ctx context.Context, s *framework.Spec, c *framework.Clien
 		// and a body of the reference's invoke fields (a key is checked before the body).
 		key = "conformance_template"
 		o.ids["/workflows/templates/{key}/invoke"] = key
-		o.ids["/workflow-runs/{id}"] = "wfr_" + randomHex(32)
+		o.ids["/workflow-runs/{id}"] = "wfr_" + framework.RandomHex(32)
 		invoke := invokeStandIn(c, 1)
 		o.bodies["POST /workflows/templates/{key}/invoke"] = invoke
 		o.bodies["POST /workflows/{id}/invoke"] = invoke
@@ -115,7 +115,7 @@ func makeOwnResources(ctx context.Context, s *framework.Spec, c *framework.Clien
 		Expect(r.Status).To(Equal(http.StatusCreated), "control: save a workflow from the template"+r.Describe())
 		o.ids["/workflows/{id}/invoke"] = r.String("workflow_id")
 	} else {
-		o.ids["/workflows/{id}/invoke"] = "wf_" + randomHex(32)
+		o.ids["/workflows/{id}/invoke"] = "wf_" + framework.RandomHex(32)
 		o.stand["/workflows/{id}/invoke"] = "workflows are saved in the app (or through control): the saved-workflow route is probed with a well-formed wf_ id"
 	}
 
@@ -129,7 +129,7 @@ func makeOwnResources(ctx context.Context, s *framework.Spec, c *framework.Clien
 		_, u := s.Hooks().NewURL()
 		hookBody["url"] = u
 	} else {
-		o.ids["/webhooks/{id}"] = "wh_" + randomHex(32)
+		o.ids["/webhooks/{id}"] = "wh_" + framework.RandomHex(32)
 		o.stand["/webhooks/{id}"] = "no receiver to register an endpoint at: the endpoint route is probed with a well-formed wh_ id"
 	}
 

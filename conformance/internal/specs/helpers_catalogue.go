@@ -278,7 +278,7 @@ func cheapConfig(d *framework.Response) map[string]any {
 	}
 	if k := textKeyIn(d); k != "" {
 		if v, ok := cfg[k].(string); ok {
-			marked := v + " Take " + randomHex(6) + "."
+			marked := v + " Take " + framework.RandomHex(6) + "."
 			if mx, bounded := framework.AsInt(props[k].(map[string]any)["maxLength"]); !bounded || int64(len(marked)) <= mx {
 				cfg[k] = marked
 			}
@@ -665,7 +665,7 @@ func maxLength(props map[string]any, name string, fallback int) int {
 func scriptOf(n int) string {
 	words := []string{"fresh", "coffee", "every", "morning", "keeps", "you", "going", "through", "the", "long", "day"}
 	var b strings.Builder
-	b.WriteString("Take " + randomHex(6))
+	b.WriteString("Take " + framework.RandomHex(6))
 	for i := 0; b.Len() < n; i++ {
 		b.WriteString(" " + words[i%len(words)])
 	}
@@ -731,7 +731,7 @@ func installAlias(ctx context.Context, s *framework.Spec, c *framework.Client, s
 		if r.Status != http.StatusOK || r.Field("credits") == base.Field("credits") {
 			continue
 		}
-		a := aliasSetup{capID: id, alias: "old_count_" + randomHex(6), field: "count", config: cfg, base: base, value: 2}
+		a := aliasSetup{capID: id, alias: "old_count_" + framework.RandomHex(6), field: "count", config: cfg, base: base, value: 2}
 		got, err := s.Control().SetAlias(ctx, id, a.alias, a.field, stopsIn)
 		hookDone(s, err)
 		a.stopsIn, _ = got["stops_in"].(string)
@@ -832,12 +832,12 @@ func longCatalogue(ctx context.Context, s *framework.Spec) (c *framework.Client,
 		caps[id] = cat
 	}
 	for i, n := 0, len(presets); n+i < 56; i++ {
-		id := "preset_" + randomHex(10)
+		id := "preset_" + framework.RandomHex(10)
 		copyAs(presets[i%n], id, "preset")
 		presets = append(presets, id)
 	}
 	for cat, src := range sources {
-		copyAs(src, randomHex(10), cat)
+		copyAs(src, framework.RandomHex(10), cat)
 	}
 	return c, caps, presets
 }

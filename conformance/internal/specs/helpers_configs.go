@@ -202,7 +202,7 @@ func scriptConfig(ctx context.Context, c *framework.Client, id, script string) m
 // ttsConfig is a tts config speaking a short, unique script.
 func ttsConfig(ctx context.Context, c *framework.Client) map[string]any {
 	GinkgoHelper()
-	return scriptConfig(ctx, c, "tts", "Fresh coffee, every morning. Batch "+randomHex(6)+".")
+	return scriptConfig(ctx, c, "tts", "Fresh coffee, every morning. Batch "+framework.RandomHex(6)+".")
 }
 
 // textKeyIn is the key of d's free text (textKeyOf on its detail), "" when there is none.

@@ -2,8 +2,6 @@ package specs
 
 import (
 	"bytes"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"net/url"
 
@@ -48,15 +46,6 @@ func orEmpty(s []string) []string {
 
 // urlQuery escapes a query value for a path string.
 func urlQuery(s string) string { return url.QueryEscape(s) }
-
-// randomHex returns n random lowercase hex characters.
-func randomHex(n int) string {
-	b := make([]byte, (n+1)/2)
-	if _, err := rand.Read(b); err != nil {
-		panic(err)
-	}
-	return hex.EncodeToString(b)[:n]
-}
 
 // wfInt reads a whole number, null (or anything else) as 0.
 func wfInt(v any) int64 {

@@ -468,7 +468,7 @@ type admitted struct {
 func (a admitted) https() bool { return strings.HasPrefix(a.url, "https://") }
 
 // mappedHost returns a fresh hostname under .test (RFC 6761: never in public DNS).
-func mappedHost() string { return "wh-" + randomHex(12) + ".conformance.test" }
+func mappedHost() string { return "wh-" + framework.RandomHex(12) + ".conformance.test" }
 
 // admittedURL finds a webhook URL the target admits and proves it by registering it with c (and
 // deleting it again): with the control API's resolver override, an https URL on a fresh name mapped

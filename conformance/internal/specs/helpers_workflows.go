@@ -500,7 +500,7 @@ func saveWorkflow(ctx context.Context, s *framework.Spec, wsID string, steps []w
 		nodes = append(nodes, map[string]any{"node_id": st.id, "capability_id": st.capID, "depends_on": deps, "config": literal(st.config), "body": literal(st.body)})
 	}
 	body := map[string]any{
-		"name": "conformance steps " + randomHex(6), "nodes": nodes,
+		"name": "conformance steps " + framework.RandomHex(6), "nodes": nodes,
 		"inputs_schema": map[string]any{"type": "object", "additionalProperties": false, "properties": map[string]any{}},
 	}
 	r, err := s.Control().Call(ctx, http.MethodPost, "/workspaces/"+wsID+"/workflows", body)
@@ -537,7 +537,7 @@ func cheapSteps(ctx context.Context, c *framework.Client) []wfStep {
 	return []wfStep{
 		{id: "voice", capID: "tts", config: ttsConfig(ctx, c), body: map[string]any{"voice_id": voice}},
 		{id: "still", capID: d.String("capability_id"), config: cheapConfig(d)},
-		{id: "voice_two", capID: "tts", deps: []string{"voice"}, config: scriptConfig(ctx, c, "tts", "A second line, longer than the first one, for a second price. Take "+randomHex(6)+"."), body: map[string]any{"voice_id": voice}},
+		{id: "voice_two", capID: "tts", deps: []string{"voice"}, config: scriptConfig(ctx, c, "tts", "A second line, longer than the first one, for a second price. Take "+framework.RandomHex(6)+"."), body: map[string]any{"voice_id": voice}},
 	}
 }
 

@@ -331,7 +331,7 @@ func spendLimitSpecs(f *framework.Framework) {
 			for i := 0; i < 40; i++ {
 				c := clone(cfg)
 				if v, ok := c[key].(string); ok && key != "" {
-					c[key] = v + " " + randomHex(4)
+					c[key] = v + " " + framework.RandomHex(4)
 				}
 				body := submitBody(capID, c, h, nil)
 				if window+h > 2000 {

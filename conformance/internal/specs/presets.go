@@ -119,7 +119,7 @@ func presetListSpecs(f *framework.Framework) {
 
 		f.Rule(rules("PRESET-015", "ERR-029")...).It("a non-preset or misspelt id on GET /presets/{id}/templates answers 404 not_found", func(ctx context.Context, s *framework.Spec) {
 			c := s.Client()
-			c.Get(ctx, "/presets/preset_no_such_"+randomHex(6)+"/templates").ExpectError(http.StatusNotFound, "not_found")
+			c.Get(ctx, "/presets/preset_no_such_"+framework.RandomHex(6)+"/templates").ExpectError(http.StatusNotFound, "not_found")
 			for _, row := range catalogue(ctx, c) {
 				if id, _ := row["capability_id"].(string); !strings.HasPrefix(id, "preset_") {
 					c.Get(ctx, "/presets/"+id+"/templates").ExpectError(http.StatusNotFound, "not_found")
@@ -167,7 +167,7 @@ func presetListSpecs(f *framework.Framework) {
 			var soon string
 			if ws != nil {
 				// With control: a copy of the preset, coming_soon in the spec's workspace.
-				soon = "preset_" + randomHex(10)
+				soon = "preset_" + framework.RandomHex(10)
 				hookDone(s, s.Control().CopyCapability(ctx, ws.ID, src, soon))
 			} else {
 				// Without: a coming_soon preset the target lists (its schema is not readable).
@@ -311,7 +311,7 @@ func presetTemplateSpecs(f *framework.Framework) {
 			bare := paging.Get(ctx, c, "/presets", "presets", framework.Query("limit", "1"), framework.Query("cursor", *first.Cursor))
 			padded := paging.Get(ctx, c, "/presets", "presets", framework.Query("limit", "1"), framework.Query("cursor", " "+*first.Cursor+"  "))
 			Expect(paging.IDs(padded.Rows, "capability_id")).To(Equal(paging.IDs(bare.Rows, "capability_id")), "the cursor is trimmed"+padded.R.Describe())
-			for _, cur := range []string{"", "  ", "preset_no_such_" + randomHex(6)} {
+			for _, cur := range []string{"", "  ", "preset_no_such_" + framework.RandomHex(6)} {
 				p := paging.Get(ctx, c, "/presets", "presets", framework.Query("limit", "1"), framework.Query("cursor", cur))
 				Expect(paging.IDs(p.Rows, "capability_id")).To(Equal(paging.IDs(first.Rows, "capability_id")), fmt.Sprintf("cursor %q restarts from the first page", cur)+p.R.Describe())
 			}
@@ -386,7 +386,7 @@ func presetTemplateSpecs(f *framework.Framework) {
 
 		f.Rule(rules("PRESET-019", "ERR-029")...).Needs(framework.Uploads).It("a preset submit with a template_id that is not a template of the preset answers 404 not_found", func(ctx context.Context, s *framework.Spec) {
 			sp, id, _, cfg, need := presetSubmit(ctx, s)
-			strangers := []string{"captpl_" + randomHex(32)}
+			strangers := []string{"captpl_" + framework.RandomHex(32)}
 			for _, row := range presetRows(ctx, sp.c) {
 				if row["capability_id"] == id {
 					continue

@@ -202,7 +202,7 @@ func submitBodySpecs(f *framework.Framework) {
 			c := s.Client()
 			cfg := ttsConfig(ctx, c)
 			_, need := estimateOf(ctx, c, "tts", cfg, nil)
-			refuse(ctx, c, submitBody("tts", cfg, need, map[string]any{"voice_id": "voc_" + randomHex(32)}), http.StatusNotFound, "not_found")
+			refuse(ctx, c, submitBody("tts", cfg, need, map[string]any{"voice_id": "voc_" + framework.RandomHex(32)}), http.StatusNotFound, "not_found")
 		})
 	})
 
@@ -408,7 +408,7 @@ func checkOrderSpecs(f *framework.Framework) {
 			c := s.Client()
 			// As CHECK-020: max_credits 1 is checked before availability, and whether a capability
 			// without a price is compared with it is not said: 402 max_credits_exceeded passes too.
-			r := refuseBy(ctx, c, submitBody("no_such_capability_"+randomHex(8), map[string]any{}, 1, nil), func(r *framework.Response) {
+			r := refuseBy(ctx, c, submitBody("no_such_capability_"+framework.RandomHex(8), map[string]any{}, 1, nil), func(r *framework.Response) {
 				GinkgoHelper()
 				if r.Status == http.StatusPaymentRequired {
 					r.ExpectError(http.StatusPaymentRequired, "max_credits_exceeded")

@@ -79,7 +79,7 @@ func talkingFlowSpecs(f *framework.Framework) {
 			f.BeforeAll([]framework.Need{framework.Spends}, func(ctx context.Context, s *framework.Spec) {
 				sp = newSpender(ctx, s)
 				actor, voice, noVoiceActor, otherVoice = talkingCast(ctx, sp.c)
-				script = "[[excited]] Meet the bottle that keeps coffee hot. [[pause]] Try it " + randomHex(4) + "."
+				script = "[[excited]] Meet the bottle that keeps coffee hot. [[pause]] Try it " + framework.RandomHex(4) + "."
 				ultraKey, ultraBase = scriptKey(ctx, sp.c, "actor_ultra"), scriptConfig(ctx, sp.c, "actor_ultra", script)
 				j := submit(ctx, s, sp.c, "tts", scriptConfig(ctx, sp.c, "tts", script), map[string]any{"voice_id": voice})
 				ttsDone = s.Finish(ctx, sp.c, j.id)
@@ -121,7 +121,7 @@ func talkingFlowSpecs(f *framework.Framework) {
 				s.Step(rules("VAR-011", "ERR-020")...)
 				refusal.ExpectField(send(ultra(script, map[string]any{"variants": 2}), need*2, http.StatusBadRequest, "invalid_config"), "variants")
 				s.Step(rules("SUBMIT-035", "ERR-029")...)
-				send(ultra(script, map[string]any{"actor_id": "act_" + randomHex(32)}), need, http.StatusNotFound, "not_found")
+				send(ultra(script, map[string]any{"actor_id": "act_" + framework.RandomHex(32)}), need, http.StatusNotFound, "not_found")
 			})
 
 			f.Rule(rules("TALK-009", "ERR-024")...).Needs(framework.Spends).It("3. no body voice, no config.voiceId and an actor without a default voice answers 400", func(ctx context.Context, s *framework.Spec) {
@@ -186,9 +186,9 @@ func talkingFlowSpecs(f *framework.Framework) {
 					oc, _ = other.NewKey(ctx, framework.KeyOptions{Scopes: []string{"read", "generate"}})
 					var err error
 					theirActor, err = s.Control().AddActor(ctx, other.ID,
-						map[string]any{"name": "Their presenter " + randomHex(4), "default_voice_id": voice})
+						map[string]any{"name": "Their presenter " + framework.RandomHex(4), "default_voice_id": voice})
 					hookDone(s, err)
-					theirVoice, err = s.Control().CloneVoice(ctx, other.ID, "Their voice "+randomHex(4))
+					theirVoice, err = s.Control().CloneVoice(ctx, other.ID, "Their voice "+framework.RandomHex(4))
 					hookDone(s, err)
 				} else {
 					oc, theirActor, theirVoice = s.OwnCatalogue()
@@ -235,7 +235,7 @@ func talkingFlowSpecs(f *framework.Framework) {
 
 			f.Rule(rules("TALK-004", "ERR-024", "CHECK-001")...).Needs(framework.Spends).It("7. a tts generation that has not completed is not approved: 400, before the in-flight check", func(ctx context.Context, s *framework.Spec) {
 				Expect(ttsID).NotTo(BeEmpty(), "the tts step did not finish")
-				script2 := "A second take, still rendering " + randomHex(4) + "."
+				script2 := "A second take, still rendering " + framework.RandomHex(4) + "."
 				running := submit(ctx, s, sp.c, "tts", scriptConfig(ctx, sp.c, "tts", script2), map[string]any{"voice_id": voice})
 				u := ultra(script2, map[string]any{"approved_voice_generation_id": running.id})
 				body := submitBody("actor_ultra", u["config"].(map[string]any), 1000, u["extra"].(map[string]any))
@@ -304,7 +304,7 @@ func talkingLimitSpecs(f *framework.Framework) {
 			body := func(script, approved string) (map[string]any, map[string]any) {
 				return withChanges(answer.ObjectAt(d, "example_config"), map[string]any{key: script}), map[string]any{"actor_id": actor, "voice_id": voice, "approved_voice_generation_id": approved}
 			}
-			short := "Hi there " + randomHex(4) + "."
+			short := "Hi there " + framework.RandomHex(4) + "."
 			shortID, shortMS := speak(short)
 			Expect(shortMS).To(BeNumerically("<", 5000), "a script of %d characters speaks under 5 seconds", len(short))
 			cfg, extra := body(short, shortID)
@@ -363,7 +363,7 @@ func talkingLimitSpecs(f *framework.Framework) {
 				id := d.String("capability_id")
 				cfg := ok(d)
 				_, need := estimateOf(ctx, c, id, cfg, nil)
-				r := refuse(ctx, c, submitBody(id, cfg, need, map[string]any{"approved_voice_generation_id": "gen_" + randomHex(32)}), http.StatusBadRequest, "invalid_config")
+				r := refuse(ctx, c, submitBody(id, cfg, need, map[string]any{"approved_voice_generation_id": "gen_" + framework.RandomHex(32)}), http.StatusBadRequest, "invalid_config")
 				refusal.ExpectField(r, "approved_voice_generation_id")
 			})
 
@@ -405,7 +405,7 @@ func talkingLimitSpecs(f *framework.Framework) {
 				base := map[string]any{"voice_audio": []any{rec}}
 				_, need := estimateOf(ctx, c, "actor_ultra", base, map[string]any{"actor_id": actor})
 				withScript := clone(base)
-				withScript[scriptKey(ctx, c, "actor_ultra")] = "Meet the bottle that keeps coffee hot " + randomHex(4) + "."
+				withScript[scriptKey(ctx, c, "actor_ultra")] = "Meet the bottle that keeps coffee hot " + framework.RandomHex(4) + "."
 				refuse(ctx, c, submitBody("actor_ultra", withScript, need*4, map[string]any{"actor_id": actor}), http.StatusBadRequest, "invalid_config")
 				refuse(ctx, c, submitBody("actor_ultra", clone(base), need, map[string]any{"actor_id": actor, "voice_id": voice}), http.StatusBadRequest, "invalid_config")
 				withConfigVoice := clone(base)

@@ -444,7 +444,7 @@ func uploadFlowSpecs(f *framework.Framework) {
 		f.Rule(rules("UPLOAD-039", "ERR-029")...).Needs(framework.Uploads).It("finalize of an unknown ast_ id, or of a real upload's id with another prefix or in upper case, answers 404 not_found", func(ctx context.Context, s *framework.Spec) {
 			c := uploadClient(ctx, s, 10)
 			s.Step("UPLOAD-039", "ERR-029")
-			for _, id := range []string{"ast_" + randomHex(32), "gen_" + randomHex(32), "upload"} {
+			for _, id := range []string{"ast_" + framework.RandomHex(32), "gen_" + framework.RandomHex(32), "upload"} {
 				finalizeUpload(ctx, c, id).ExpectError(http.StatusNotFound, "not_found")
 			}
 			// The caller's own upload, its bytes in place: only the id as given may find it.
@@ -531,7 +531,7 @@ func uploadFlowSpecs(f *framework.Framework) {
 		// have emptied its buckets and let the reservations earlier specs abandoned stop counting,
 		// and the profile's sibling key (neither waits out a refusal); the spec finishes the 50
 		// pending uploads of the run's workspace at its end.
-		f.Rule(rules("UPLOAD-045", "RATE-008", "RATE-011", "ERR-037")...).Needs(framework.RealTime, framework.Uploads, framework.SiblingKey).WaitsOut(contract.PendingWindow+time.Minute).It(
+		f.Rule(rules("UPLOAD-045", "RATE-008", "RATE-011", "ERR-037")...).Needs(framework.Slow, framework.RealTime, framework.Uploads, framework.SiblingKey).WaitsOut(contract.PendingWindow+time.Minute).It(
 			"the upload bucket is per key and the pending cap per workspace: a second key reserves while the first is braked, until the workspace holds 50", func(ctx context.Context, s *framework.Spec) {
 				a, b := pendingKeys(ctx, s)
 				_, png := fixtures.Get("image.png")
@@ -588,7 +588,7 @@ func uploadFlowSpecs(f *framework.Framework) {
 				buckets.ExpectRefusal(buckets.Upload.Do(ctx, c))
 				// A finalize counts in the upload calls only (not in the reservation brake): the
 				// imports filled that bucket, not the brake.
-				buckets.ExpectRefusal(finalizeUpload(ctx, c, "ast_"+randomHex(32)))
+				buckets.ExpectRefusal(finalizeUpload(ctx, c, "ast_"+framework.RandomHex(32)))
 			})
 		})
 

@@ -155,7 +155,7 @@ func webhookSpecs(f *framework.Framework) {
 		refusal("WH-014", "an admitted url whose hostname no longer resolves answers 400 invalid_config", func(ctx context.Context, s *framework.Spec, a admitted) map[string]any {
 			if a.host == "" {
 				// No override: another host, under .invalid (RFC 6761: never resolves).
-				return map[string]any{"url": withHost(a.url, "mediaspec-conformance-"+randomHex(12)+".invalid"), "events": ev}
+				return map[string]any{"url": withHost(a.url, "mediaspec-conformance-"+framework.RandomHex(12)+".invalid"), "events": ev}
 			}
 			s.MapHost(ctx, a.host)
 			return map[string]any{"url": a.url, "events": ev}

@@ -89,8 +89,8 @@ func workflowInvokeSpecs(f *framework.Framework) {
 		f.Rule("WF-007").It("an unknown wf_ id or template key answers 404 not_found", func(ctx context.Context, s *framework.Spec) {
 			c := s.Client()
 			body := map[string]any{inputsKey(c): map[string]any{}, "max_credits": 10}
-			c.Post(ctx, "/workflows/wf_"+randomHex(32)+"/invoke", body).ExpectError(http.StatusNotFound, "not_found")
-			c.Post(ctx, "/workflows/templates/no_such_template_"+randomHex(8)+"/invoke", body).ExpectError(http.StatusNotFound, "not_found")
+			c.Post(ctx, "/workflows/wf_"+framework.RandomHex(32)+"/invoke", body).ExpectError(http.StatusNotFound, "not_found")
+			c.Post(ctx, "/workflows/templates/no_such_template_"+framework.RandomHex(8)+"/invoke", body).ExpectError(http.StatusNotFound, "not_found")
 		})
 
 		f.Rule("WF-007", "ID-016").Needs(framework.Control).It("real ids that name no workflow of the caller answer 404 not_found: another workspace's wf_ id, a template key or a wf_ id on the other invoke path", func(ctx context.Context, s *framework.Spec) {
@@ -599,7 +599,7 @@ func workflowRunSpecs(f *framework.Framework) {
 					Expect(answer.AsObject(f, v, fmt.Sprintf("run row %d", i))["status"]).To(Equal(st), "status filters the list"+f.Describe())
 				}
 			}
-			wf := c.Get(ctx, "/workflow-runs", framework.Query("workflow_id", "wf_"+randomHex(32))).ExpectOK(http.StatusOK)
+			wf := c.Get(ctx, "/workflow-runs", framework.Query("workflow_id", "wf_"+framework.RandomHex(32))).ExpectOK(http.StatusOK)
 			Expect(openRows(wf)).To(BeEmpty(), "an unknown workflow_id matches no run"+wf.Describe())
 			e := c.Get(ctx, "/workflow-runs", framework.Query("status", "done"), framework.Invalid()).ExpectError(http.StatusBadRequest, "invalid_config")
 			refusal.ExpectField(e, "status")
@@ -607,7 +607,7 @@ func workflowRunSpecs(f *framework.Framework) {
 
 		f.Rule("WF-030").It("an unknown or another workspace's run answers 404 not_found", func(ctx context.Context, s *framework.Spec) {
 			sp := newSpender(ctx, s)
-			sp.c.Get(ctx, "/workflow-runs/wfr_"+randomHex(32)).ExpectError(http.StatusNotFound, "not_found")
+			sp.c.Get(ctx, "/workflow-runs/wfr_"+framework.RandomHex(32)).ExpectError(http.StatusNotFound, "not_found")
 			t := wfPick(ctx, s, sp.c, "", nil)
 			_, id := wfInvoke(ctx, s, sp.c, t)
 			s.OtherClient().Get(ctx, "/workflow-runs/"+id).ExpectError(http.StatusNotFound, "not_found")
@@ -699,7 +699,7 @@ func workflowRunEventSpecs(f *framework.Framework) {
 // recoveredRenderSpecs registers the specs of recovered renders.
 func recoveredRenderSpecs(f *framework.Framework) {
 	Describe("workflows: recovered renders", func() {
-		f.Rule("EVT-015").Needs(framework.Spends, framework.Receiver, framework.TestInputs).It("a generation that sent generation.failed sends generation.completed when it is recovered", func(ctx context.Context, s *framework.Spec) {
+		f.Rule("EVT-015").Needs(framework.Spends, framework.Receiver, framework.TestInputs, framework.RealTime).WaitsOut(recoverAfter).It("a generation that sent generation.failed sends generation.completed when it is recovered", func(ctx context.Context, s *framework.Spec) {
 			sp := newSpender(ctx, s)
 			h := registerHook(ctx, s, sp.c, "generation.completed", "generation.failed")
 			d := imageModel(ctx, sp.c)
