@@ -26,27 +26,37 @@ func errorObject(r *framework.Response) map[string]any {
 }
 
 // Words are the strings of a refusal's error object, at any depth (message, and whatever
-// fields a server adds to name what is at fault): "invalid_config naming the key" and "naming the
-// ids" say that the refusal names them, not where, so a name anywhere in the error object counts.
+// fields a server adds to name what is at fault), and the keys of the objects inside it
+// ({"details": {"aspect_ratio": "unknown"}} names aspect_ratio; the error object's own keys, code
+// and message among them, are not words): "invalid_config naming the key" and "naming the ids"
+// say that the refusal names them, not where, so a name anywhere in the error object counts.
 func Words(r *framework.Response) []string {
 	GinkgoHelper()
+	return words(errorObject(r))
+}
+
+// words is Words of the error object e.
+func words(e map[string]any) []string {
 	var out []string
-	var walk func(v any)
-	walk = func(v any) {
+	var walk func(v any, nested bool)
+	walk = func(v any, nested bool) {
 		switch x := v.(type) {
 		case string:
 			out = append(out, x)
 		case map[string]any:
-			for _, c := range x {
-				walk(c)
+			for k, c := range x {
+				if nested {
+					out = append(out, k)
+				}
+				walk(c, true)
 			}
 		case []any:
 			for _, c := range x {
-				walk(c)
+				walk(c, true)
 			}
 		}
 	}
-	walk(errorObject(r))
+	walk(e, false)
 	return out
 }
 

@@ -83,6 +83,7 @@ func TestExpectField(t *testing.T) {
 		`{"code":"invalid_config","field":"config.aspect_ratio"}`,
 		`{"code":"invalid_config","message":"aspect_ratio must be one of 1:1, 16:9"}`,
 		`{"code":"invalid_config","details":[{"pointer":"/config/aspect_ratio"}]}`,
+		`{"code":"invalid_config","details":{"aspect_ratio":"unknown key"}}`,
 	} {
 		if msg := failureOf(t, func() { ExpectField(refused(t, e), "config.aspect_ratio") }); msg != "" {
 			t.Errorf("%s: %s", e, msg)
@@ -91,6 +92,7 @@ func TestExpectField(t *testing.T) {
 	for _, e := range []string{
 		`{"code":"invalid_config","message":"the config is invalid"}`,
 		`{"code":"invalid_config","field":"config.aspect_ratios"}`,
+		`{"code":"invalid_config","aspect_ratio":"the error object's own key is no word"}`,
 	} {
 		msg := failureOf(t, func() { ExpectField(refused(t, e), "config.aspect_ratio") })
 		if !strings.Contains(msg, "names the field at fault (config.aspect_ratio)") {
