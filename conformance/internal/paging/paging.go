@@ -240,6 +240,14 @@ func GenerationIDs(ctx context.Context, c *framework.Client, query ...[2]string)
 // fails after 40 pages.
 func WalkGenerations(ctx context.Context, c *framework.Client, limit int, query [][2]string, between func(page int)) []string {
 	GinkgoHelper()
+	return WalkGenerationsUntil(ctx, c, limit, query, between, func([]string) bool { return false })
+}
+
+// WalkGenerationsUntil is WalkGenerations that stops after the first page on which enough(ids read
+// so far) holds, for a spec that judges only its own rows of a list that may hold many more (a
+// persistent workspace): it reads no more pages than those rows need.
+func WalkGenerationsUntil(ctx context.Context, c *framework.Client, limit int, query [][2]string, between func(page int), enough func(read []string) bool) []string {
+	GinkgoHelper()
 	var out []string
 	cursor := ""
 	for i := 0; i < 40; i++ {
@@ -253,7 +261,7 @@ func WalkGenerations(ctx context.Context, c *framework.Client, limit int, query 
 		p := Get(ctx, c, "/generations", Open, opts...)
 		Expect(len(p.Rows)).To(BeNumerically("<=", limit), p.R.Describe())
 		out = append(out, IDs(p.Rows, "generation_id")...)
-		if p.Cursor == nil {
+		if p.Cursor == nil || enough(out) {
 			return out
 		}
 		cursor = *p.Cursor

@@ -318,17 +318,50 @@ func generationListSpecs(f *framework.Framework) {
 			var rows []string // newest first
 			// Without control the rows are made in the run's main workspace, which no other spec
 			// writes meanwhile (a process runs one spec at a time with a key set of its own), after
-			// the rows earlier specs left there (pre, newest first; none in control's fresh one). Slow:
+			// whatever rows earlier specs and earlier runs left there, any number on a persistent
+			// workspace, some perhaps forgotten by the target's retention mid-spec. The specs judge
+			// only their own rows there: made last, they are the first of a newest-first walk, read
+			// only that far, and an updated_since walk starts just before the first of them. With
+			// control the fresh workspace holds only the spec's rows and the walks read it all. Slow:
 			// each job is waited to its end, minutes of the target's clock for the 52.
-			var pre, listed []string // listed: rows, then pre
+			since := time.Time{}.Add(time.Hour).Format(time.RFC3339) // updated_since before every own row
 			f.BeforeAll([]framework.Need{framework.Spends, framework.Slow}, func(ctx context.Context, s *framework.Spec) {
 				sp = newSpender(ctx, s)
 				rm = newRowMaker(ctx, s, sp)
-				pre = paging.WalkGenerations(ctx, sp.c, 50, nil, func(int) {})
 				rows = rm.make(ctx, made)
+				if sp.ws == nil {
+					first := answer.Time(readGen(ctx, sp.c, rows[0]), "generation.created_at")
+					since = first.Add(-time.Second).UTC().Format(time.RFC3339)
+				}
 				slices.Reverse(rows)
-				listed = append(slices.Clone(rows), pre...)
 			})
+			// own is when a newest-first walk has read the spec's rows: with control never (the walk
+			// reads the whole fresh workspace), else once made ids other than skip have been read.
+			own := func(skip []string) func([]string) bool {
+				return func(read []string) bool {
+					if sp.ws != nil {
+						return false
+					}
+					n := 0
+					for _, id := range read {
+						if !slices.Contains(skip, id) {
+							n++
+						}
+					}
+					return n >= made
+				}
+			}
+			// expectOwnFirst checks the rows a newest-first walk read that were there when it began
+			// (old): with control exactly the spec's rows, else the spec's rows first, in order.
+			expectOwnFirst := func(old []string, msg string) {
+				GinkgoHelper()
+				if sp.ws != nil {
+					Expect(old).To(Equal(rows), msg)
+					return
+				}
+				Expect(len(old)).To(BeNumerically(">=", made), msg+": the walk ended before the spec's rows")
+				Expect(old[:made]).To(Equal(rows), msg+": the spec's rows, made after every other row, come first")
+			}
 
 			f.Rule("GEN-046", "CORE-012", "GEN-039").Needs(framework.Spends, framework.Slow).It("holds 25 rows on the default page and 50 under limit 500 or 51, and a walk visits all 52 newest first", func(ctx context.Context, s *framework.Spec) {
 				Expect(rows).To(HaveLen(made), "the setup did not make its rows")
@@ -342,7 +375,9 @@ func generationListSpecs(f *framework.Framework) {
 					Expect(p.Cursor).NotTo(BeNil(), "rows follow a page of at most 50"+p.R.Describe())
 				}
 				s.Step("CORE-012", "GEN-039")
-				Expect(paging.WalkGenerations(ctx, sp.c, 25, nil, func(int) {})).To(Equal(listed), "following next_cursor visits every row once, newest first")
+				walked := paging.WalkGenerationsUntil(ctx, sp.c, 25, nil, func(int) {}, own(nil))
+				Expect(paging.Repeats(walked)).To(BeEmpty(), "following next_cursor visits every row once")
+				expectOwnFirst(walked, "following next_cursor visits every row once, newest first")
 			})
 
 			f.Rule("CORE-012", "GEN-039", "GEN-045").Needs(framework.Spends, framework.Slow).It("rows created during a walk make no row skipped or repeated, newest first or oldest first by updated_at", func(ctx context.Context, s *framework.Spec) {
@@ -350,11 +385,11 @@ func generationListSpecs(f *framework.Framework) {
 				s.Step("CORE-012", "GEN-039")
 				// Newest first: new rows sort before the cursor; the walk sees each older row once.
 				var added []string
-				got := paging.WalkGenerations(ctx, sp.c, 10, nil, func(page int) {
+				got := paging.WalkGenerationsUntil(ctx, sp.c, 10, nil, func(page int) {
 					if page < 3 {
 						added = append(added, rm.make(ctx, 2)...)
 					}
-				})
+				}, func(read []string) bool { return own(added)(read) })
 				Expect(paging.Repeats(got)).To(BeEmpty(), "rows created during the walk repeated rows already read")
 				var old []string
 				for _, id := range got {
@@ -362,24 +397,14 @@ func generationListSpecs(f *framework.Framework) {
 						old = append(old, id)
 					}
 				}
-				Expect(old).To(Equal(listed), "every row that was there when the walk began is read once, in order, whatever was created meanwhile")
+				expectOwnFirst(old, "every row that was there when the walk began is read once, in order, whatever was created meanwhile")
 				slices.Reverse(added)
 				all := append(slices.Clone(added), rows...) // newest first
 				s.Step("CORE-012", "GEN-045")
 				// Oldest first by updated_at: rows created during the walk sort after every row read so
 				// far, so a cursor that continues after the last row read reaches them before the end.
-				since := time.Time{}.Add(time.Hour).Format(time.RFC3339)
 				oldest := slices.Clone(all)
 				slices.Reverse(oldest)
-				// The rows earlier specs left (none with control) were updated before any of the spec's,
-				// in an order the spec did not choose: a walk with nothing created reads them first.
-				base := oldest
-				if len(pre) > 0 {
-					base = paging.WalkGenerations(ctx, sp.c, 10, [][2]string{{"updated_since", since}}, func(int) {})
-					Expect(len(base)).To(Equal(len(pre)+len(oldest)), "oldest first by updated_at: every row once")
-					Expect(base[len(pre):]).To(Equal(oldest), "oldest first by updated_at: the spec's rows, each updated after the one made before it, after every older row")
-					Expect(sortedClone(base[:len(pre)])).To(Equal(sortedClone(pre)), "oldest first by updated_at: the rows earlier specs left come first")
-				}
 				var late []string
 				got = paging.WalkGenerations(ctx, sp.c, 10, [][2]string{{"updated_since", since}}, func(page int) {
 					if page < 3 {
@@ -387,7 +412,12 @@ func generationListSpecs(f *framework.Framework) {
 					}
 				})
 				Expect(paging.Repeats(got)).To(BeEmpty(), "rows created during the walk repeated rows already read")
-				Expect(got).To(Equal(append(slices.Clone(base), late...)), "oldest first by updated_at: every row once, and the rows created during the walk at its end")
+				want := append(slices.Clone(oldest), late...)
+				if sp.ws == nil {
+					// Other rows updated since (a job an earlier spec left running) are not the spec's.
+					got = slices.DeleteFunc(got, func(id string) bool { return !slices.Contains(want, id) })
+				}
+				Expect(got).To(Equal(want), "oldest first by updated_at: every row once, and the rows created during the walk at its end")
 			})
 
 			f.Rule("CORE-012", "GEN-045").Needs(framework.Spends, framework.Slow).ControlBecause("it recovers a failed job mid-walk (control's recover hook): no public operation updates a finished job's row at a moment the spec chooses").It("a row updated during a walk by updated_at skips no other row: the walk goes on after the row's old place and meets it again at the end", func(ctx context.Context, s *framework.Spec) {
@@ -508,13 +538,6 @@ func pagedListSpecs(f *framework.Framework) {
 			}
 		})
 	})
-}
-
-// sortedClone is a sorted copy of list, never nil.
-func sortedClone(list []string) []string {
-	out := append([]string{}, list...)
-	slices.Sort(out)
-	return out
 }
 
 // Why these specs stay at the control tier (Decl.ControlBecause): an operation only the app or
