@@ -345,7 +345,7 @@ const (
 
 // slowFinalizes reserves and PUTs the sample PNG, then makes two finalize calls of it at once while
 // its content scan lasts seconds: a slow_scan fault of control in a fresh workspace
-// (overlappingFinalizes), else a slow_scan test input on the call made first (overlappingForced).
+// (overlappingFinalizes), else a slow_scan test input on both calls (overlappingForced).
 // It returns the client, the asset id, the answer of the call that must not hold the file, and a
 // channel of the holder's answer.
 func slowFinalizes(ctx context.Context, s *framework.Spec, seconds int) (
@@ -365,33 +365,38 @@ func slowFinalizes(ctx context.Context, s *framework.Spec, seconds int) (
 	return c, id, first, held
 }
 
-// holdLead is how long (wall time) the finalize carrying a slow_scan test input is out before
-// overlappingForced makes the other: long enough for it to reach the target and take the file.
-const holdLead = time.Second
-
 // overlappingForced is overlappingFinalizes for a target whose slow scan is a test input
-// (spec/testmode.yaml) of one call, not a fault of its workspace: that call, with a scan of seconds,
-// is made first and holds the file; the plain one is made holdLead later, so it is the one that
-// must answer at once. It returns the plain call's answer and a channel of the holder's.
+// (spec/testmode.yaml) of one call, not a fault of its workspace: both calls carry slow_scan with a
+// scan of seconds and are made at once. Whichever reaches the target first scans slowly and holds
+// the file; the other meets no scan (another finalize runs for this file), and a test input "on a
+// request that meets no such event ... changes nothing", so it must answer at once, whichever of the
+// two it is (no call is assumed to arrive first). It returns the first answer and a channel of the
+// other's.
 func overlappingForced(ctx context.Context, s *framework.Spec, c *framework.Client, id string, seconds int) (
 	*framework.Response, <-chan *framework.Response,
 ) {
 	GinkgoHelper()
 	slow := s.Force(ctx, c, framework.Outcome{Kind: "slow_scan", Seconds: seconds})
-	held := make(chan *framework.Response, 1)
-	// The held call runs on its own context, so a spec ending early never cuts it off mid-call.
-	fctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute+time.Duration(float64(seconds)*float64(time.Second)/s.TimeScale()))
-	go func() {
-		defer GinkgoRecover()
-		defer cancel()
-		held <- finalizeUpload(fctx, slow, id)
-	}()
-	select {
-	case r := <-held:
-		Fail("the finalize whose scan lasts " + fmt.Sprint(seconds) + " s answered at once, before the two-minute hold" + r.Describe())
-	case <-time.After(holdLead):
+	answers := make(chan *framework.Response, 2)
+	// The calls run on their own context, so a spec ending early never cuts them off mid-call.
+	fctx, cancel := context.WithTimeout(context.Background(), finalizeHold+time.Duration(float64(seconds)*float64(time.Second)/s.TimeScale()))
+	var wg sync.WaitGroup
+	for range 2 {
+		wg.Add(1)
+		go func() {
+			defer GinkgoRecover()
+			defer wg.Done()
+			answers <- finalizeUpload(fctx, slow, id)
+		}()
 	}
-	return finalizeUpload(ctx, c, id), held
+	go func() { wg.Wait(); cancel() }()
+	select {
+	case first := <-answers:
+		return first, answers
+	case <-time.After(20 * time.Second):
+		Fail(fmt.Sprintf("two finalize calls of %s made at once, each with a slow_scan test input of %d s: neither answered within 20 s (wall time); the one that does not scan must answer 429 rate_limited at once", id, seconds))
+	}
+	return nil, nil
 }
 
 // heldAnswer returns the answer of the finalize overlappingFinalizes left holding, once the clock
