@@ -300,12 +300,24 @@ func withheldCapabilitySpecs(f *framework.Framework) {
 			}
 			rows, _ := paging.Walk(ctx, c, "/capabilities", paging.Open, 50, 100)
 			Expect(paging.IDs(rows, "capability_id")).NotTo(ContainElement(id), "a capability not offered to agents is not listed")
-			for _, r := range []*framework.Response{
-				c.Get(ctx, "/capabilities/"+id).ExpectError(http.StatusNotFound, "capability_unavailable"),
-				c.Post(ctx, "/estimates", map[string]any{"capability_id": id, "config": cfg}).ExpectError(http.StatusNotFound, "capability_unavailable"),
-				refuse(ctx, c, submitBody(id, cfg, need, nil), http.StatusNotFound, "capability_unavailable"),
-			} {
-				Expect(r.String("error.capability_status")).NotTo(BeEmpty(), "the refusal carries capability_status"+r.Describe())
+			// Without control the config is empty, which a correct server may refuse first
+			// (configFirst): the read is judged, an estimate or submit refused so is undecided.
+			open := !s.HasControl()
+			decided := true
+			read := c.Get(ctx, "/capabilities/"+id).ExpectError(http.StatusNotFound, "capability_unavailable")
+			est := c.Post(ctx, "/estimates", map[string]any{"capability_id": id, "config": cfg})
+			decided = expectUnavailable(est, open, false) && decided
+			sub := refuseBy(ctx, c, submitBody(id, cfg, need, nil), func(r *framework.Response) {
+				GinkgoHelper()
+				decided = expectUnavailable(r, open, false) && decided
+			})
+			for _, r := range []*framework.Response{read, est, sub} {
+				if r.Status == http.StatusNotFound {
+					Expect(r.String("error.capability_status")).NotTo(BeEmpty(), "the refusal carries capability_status"+r.Describe())
+				}
+			}
+			if !decided {
+				framework.SkipFor(framework.Undecidable("the withheld capability " + id + " was answered 400 invalid_config, not capability_unavailable: " + configFirst))
 			}
 		})
 	})

@@ -72,3 +72,27 @@ func refuseBy(ctx context.Context, c *framework.Client, body any, expect func(*f
 	Expect(after.newest).To(Equal(before.newest), "a refused submit starts no generation"+r.Describe())
 	return r
 }
+
+// configFirst says why a refusal of an unavailable capability may be undecidable without control.
+const configFirst = "the spec sends a config it cannot make valid for the refused capability (its schema is not " +
+	"readable), and the text's submit check order (\"the first failing check wins\": ..., config validity, " +
+	"capability availability and plan, ...; an estimate checks the config as on submit) lets a correct " +
+	"server refuse the config first"
+
+// expectUnavailable judges r, the answer of an estimate or submit that must be refused 404
+// capability_unavailable. With open the spec sent a config it could not make valid for the
+// capability (configFirst): then 400 invalid_config, or with template (a template of another
+// preset) 404 not_found ("not a template of this preset"), is judged as that error and
+// expectUnavailable reports false, the refusal of the capability undecided.
+func expectUnavailable(r *framework.Response, open, template bool) bool {
+	GinkgoHelper()
+	if open {
+		code, _ := r.Field("error.code").(string)
+		if r.Status == http.StatusBadRequest && code == "invalid_config" || template && r.Status == http.StatusNotFound && code == "not_found" {
+			r.ExpectError(r.Status, code)
+			return false
+		}
+	}
+	r.ExpectError(http.StatusNotFound, "capability_unavailable")
+	return true
+}

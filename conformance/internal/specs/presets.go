@@ -178,7 +178,7 @@ func presetListSpecs(f *framework.Framework) {
 					}
 				}
 				if soon == "" {
-					s.Lacks("the target lists no coming_soon preset")
+					framework.SkipFor(framework.Unsupported(framework.Control, "needs a coming_soon preset: the target lists none to this key, and only the control API (or the operator's catalogue) makes one"))
 				}
 			}
 			// "only available can run": a coming_soon preset, whatever template it is sent with.
@@ -187,10 +187,27 @@ func presetListSpecs(f *framework.Framework) {
 			Expect(row).NotTo(BeNil(), "the coming_soon preset "+soon+" is listed")
 			Expect(row["status"]).To(Equal("coming_soon"), soon+" reads coming_soon")
 			s.Step(rules("CAP-027", "ERR-016")...)
-			r := c.Post(ctx, "/estimates", map[string]any{"capability_id": soon, "config": cfg}).ExpectError(http.StatusNotFound, "capability_unavailable")
-			Expect(r.String("error.capability_status")).To(Equal("coming_soon"), r.Describe())
-			r = refuse(ctx, c, submitBody(soon, cfg, need, nil), http.StatusNotFound, "capability_unavailable")
-			Expect(r.String("error.capability_status")).To(Equal("coming_soon"), r.Describe())
+			// Without control the preset's schema is not readable: it is sent another preset's config
+			// and template, which a correct server may refuse first (configFirst).
+			decided := true
+			r := c.Post(ctx, "/estimates", map[string]any{"capability_id": soon, "config": cfg})
+			if expectUnavailable(r, ws == nil, true) {
+				Expect(r.String("error.capability_status")).To(Equal("coming_soon"), r.Describe())
+			} else {
+				decided = false
+			}
+			r = refuseBy(ctx, c, submitBody(soon, cfg, need, nil), func(r *framework.Response) {
+				GinkgoHelper()
+				if !expectUnavailable(r, ws == nil, true) {
+					decided = false
+				}
+			})
+			if r.Status == http.StatusNotFound && r.String("error.code") == "capability_unavailable" {
+				Expect(r.String("error.capability_status")).To(Equal("coming_soon"), r.Describe())
+			}
+			if !decided {
+				framework.SkipFor(framework.Undecidable("the coming_soon preset " + soon + " was answered 400 invalid_config or 404 not_found, not capability_unavailable: " + configFirst))
+			}
 		})
 
 		f.Rule("PRESET-007").It("limit defaults to 25 and clamps to 50", func(ctx context.Context, s *framework.Spec) {
