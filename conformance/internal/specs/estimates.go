@@ -472,7 +472,16 @@ func estimateRefusalSpecs(f *framework.Framework) {
 				id, cfg := unpricedCapability(ctx, s, c)
 				r := c.Post(ctx, "/estimates", map[string]any{"capability_id": id, "config": cfg}).ExpectError(http.StatusConflict, "not_priced")
 				Expect(r.Bool("error.retryable")).To(BeFalse(), r.Describe())
-				refuse(ctx, c, submitBody(id, cfg, 100, nil), http.StatusConflict, "not_priced")
+				refuseBy(ctx, c, submitBody(id, cfg, 100, nil), func(r *framework.Response) {
+					GinkgoHelper()
+					// The text's order puts max_credits, spend caps and credits before not priced, and
+					// how they weigh a capability without a price is open: such a refusal is no verdict.
+					if code, _ := r.Field("error.code").(string); r.Status == http.StatusPaymentRequired && code != "" {
+						framework.SkipFor(framework.Undecidable("the submit of the unpriced " + id + " was refused " + code +
+							" first, a check the text's order puts before not_priced" + r.Describe()))
+					}
+					r.ExpectError(http.StatusConflict, "not_priced")
+				})
 				return
 			}
 			d := cheapest(ctx, c, "capability", func(map[string]any) bool { return true })
