@@ -246,7 +246,8 @@ func WalkGenerations(ctx context.Context, c *framework.Client, limit int, query 
 // WalkGenerationsUntil is WalkGenerations that stops after the first page on which enough(ids read
 // so far) holds, for a spec that judges only its own rows of a list that may hold many more (a
 // persistent workspace): it reads no more pages than those rows need.
-func WalkGenerationsUntil(ctx context.Context, c *framework.Client, limit int, query [][2]string, between func(page int), enough func(read []string) bool) []string {
+func WalkGenerationsUntil(ctx context.Context, c *framework.Client, limit int, query [][2]string,
+	between func(page int), enough func(read []string) bool) []string {
 	GinkgoHelper()
 	var out []string
 	cursor := ""
