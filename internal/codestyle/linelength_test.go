@@ -19,6 +19,7 @@ const maxLine = 140
 var cleanDirs = []string{
 	"conformance/internal/answer",
 	"conformance/internal/buckets",
+	"conformance/internal/drivertest",
 	"conformance/internal/openshape",
 	"conformance/internal/paging",
 	"conformance/internal/refusal",

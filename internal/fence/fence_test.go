@@ -39,7 +39,7 @@ var layers = [][]string{
 		"conformance/wrongservers/cmd"},
 	// 5: the suite's drivers and readers, one area each, on the framework.
 	{"conformance/internal/answer", "conformance/internal/buckets", "conformance/internal/paging",
-		"conformance/internal/refusal"},
+		"conformance/internal/refusal", "conformance/internal/drivertest"},
 	{"internal/mock/admission", "internal/mock/catalog/catalogtest", "internal/mock/uploads", "conformance/internal/specs"},
 	{"internal/mock/jobs", "conformance"},
 	{"internal/mock/workflows"},

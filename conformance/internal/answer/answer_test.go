@@ -2,16 +2,13 @@ package answer
 
 import (
 	"context"
-	"net"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"strings"
 	"sync/atomic"
 	"testing"
 
-	"github.com/onsi/gomega"
-
+	"github.com/mediaspec/mediaspec/conformance/internal/drivertest"
 	"github.com/mediaspec/mediaspec/conformance/internal/framework"
 )
 
@@ -28,11 +25,8 @@ var (
 
 // TestMain starts one test server on 127.0.0.1:0 (it answers with now) and one framework over it.
 func TestMain(m *testing.M) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		panic(err)
-	}
-	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+	var stop func()
+	client, stop = drivertest.Serve(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		s := now.Load()
 		for k, v := range s.header {
 			w.Header().Set(k, v)
@@ -40,38 +34,9 @@ func TestMain(m *testing.M) {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write([]byte(s.body))
 	}))
-	srv.Listener.Close()
-	srv.Listener = ln
-	srv.Start()
-	cfg := framework.Config{BaseURL: srv.URL + "/api/v1", Key: "sk_live_test", TimeScale: 1, Procs: 1}
-	f, err := framework.New(context.Background(), cfg)
-	if err != nil {
-		panic(err)
-	}
-	client = f.UnjudgedClient("sk_live_test")
 	code := m.Run()
-	srv.Close()
+	stop()
 	os.Exit(code)
-}
-
-// failure is what the test's fail handler panics with, as Ginkgo's does inside a spec.
-type failure string
-
-// failureOf runs f and returns the message of the first assertion it failed, "" when none.
-func failureOf(t *testing.T, f func()) (msg string) {
-	t.Helper()
-	gomega.RegisterFailHandler(func(message string, _ ...int) { panic(failure(message)) })
-	defer func() {
-		if r := recover(); r != nil {
-			m, ok := r.(failure)
-			if !ok {
-				panic(r)
-			}
-			msg = string(m)
-		}
-	}()
-	f()
-	return ""
 }
 
 // read serves body (and the headers) and reads it.
@@ -79,7 +44,7 @@ func read(t *testing.T, body string, header map[string]string) *framework.Respon
 	t.Helper()
 	now.Store(&served{body: body, header: header})
 	var r *framework.Response
-	if msg := failureOf(t, func() { r = client.Get(context.Background(), "/things") }); msg != "" {
+	if msg := drivertest.FailureOf(t, func() { r = client.Get(context.Background(), "/things") }); msg != "" {
 		t.Fatal(msg)
 	}
 	return r
@@ -123,11 +88,11 @@ func TestChecks(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			r := read(t, tc.right, nil)
-			if msg := failureOf(t, func() { tc.check(r) }); msg != "" {
+			if msg := drivertest.FailureOf(t, func() { tc.check(r) }); msg != "" {
 				t.Errorf("a right answer failed: %s", msg)
 			}
 			r = read(t, tc.wrong, tc.wrongHeads)
-			if msg := failureOf(t, func() { tc.check(r) }); !strings.Contains(msg, tc.wrongSays) {
+			if msg := drivertest.FailureOf(t, func() { tc.check(r) }); !strings.Contains(msg, tc.wrongSays) {
 				t.Errorf("a wrong answer: failure %q, want one saying %q", msg, tc.wrongSays)
 			}
 		})

@@ -3,16 +3,13 @@ package buckets
 import (
 	"context"
 	"encoding/json"
-	"net"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"strings"
 	"sync"
 	"testing"
 
-	"github.com/onsi/gomega"
-
+	"github.com/mediaspec/mediaspec/conformance/internal/drivertest"
 	"github.com/mediaspec/mediaspec/conformance/internal/framework"
 )
 
@@ -52,54 +49,22 @@ var (
 // TestMain starts one test server on 127.0.0.1:0 (it answers with serving) and one framework over
 // it.
 func TestMain(m *testing.M) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		panic(err)
-	}
-	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	var stop func()
+	client, stop = drivertest.Serve(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		serving.ServeHTTP(w, r)
 	}))
-	srv.Listener.Close()
-	srv.Listener = ln
-	srv.Start()
-	cfg := framework.Config{BaseURL: srv.URL + "/api/v1", Key: "sk_live_test", TimeScale: 1, Procs: 1}
-	f, err := framework.New(context.Background(), cfg)
-	if err != nil {
-		panic(err)
-	}
-	client = f.UnjudgedClient("sk_live_test")
 	code := m.Run()
-	srv.Close()
+	stop()
 	os.Exit(code)
-}
-
-// failure is what the test's fail handler panics with, as Ginkgo's does inside a spec.
-type failure string
-
-// failureOf runs f and returns the message of the first assertion it failed, "" when none.
-func failureOf(t *testing.T, f func()) (msg string) {
-	t.Helper()
-	gomega.RegisterFailHandler(func(message string, _ ...int) { panic(failure(message)) })
-	defer func() {
-		if r := recover(); r != nil {
-			m, ok := r.(failure)
-			if !ok {
-				panic(r)
-			}
-			msg = string(m)
-		}
-	}()
-	f()
-	return ""
 }
 
 func TestFill(t *testing.T) {
 	serving = &bucket{room: 5, wait: 12, retryAfter: "12"}
-	if msg := failureOf(t, func() { Fill(context.Background(), client, Estimate, 5) }); msg != "" {
+	if msg := drivertest.FailureOf(t, func() { Fill(context.Background(), client, Estimate, 5) }); msg != "" {
 		t.Fatalf("five calls inside a bucket of five failed: %s", msg)
 	}
 	serving = &bucket{room: 2, wait: 12, retryAfter: "12"}
-	msg := failureOf(t, func() { Fill(context.Background(), client, Estimate, 5) })
+	msg := drivertest.FailureOf(t, func() { Fill(context.Background(), client, Estimate, 5) })
 	if !strings.Contains(msg, "POST /estimates call 3 of 5, inside the bucket") {
 		t.Errorf("a bucket full after two calls: failure %q, want the third call's", msg)
 	}
@@ -122,7 +87,7 @@ func TestExpectRefusal(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			serving = &bucket{wait: tc.wait, retryAfter: tc.retryAfter}
 			var got int64
-			msg := failureOf(t, func() { got = ExpectRefusal(Estimate.Do(context.Background(), client)) })
+			msg := drivertest.FailureOf(t, func() { got = ExpectRefusal(Estimate.Do(context.Background(), client)) })
 			switch {
 			case tc.says == "" && msg != "":
 				t.Errorf("a right refusal failed: %s", msg)

@@ -4,9 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"slices"
 	"strconv"
@@ -14,30 +12,9 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/onsi/gomega"
-
+	"github.com/mediaspec/mediaspec/conformance/internal/drivertest"
 	"github.com/mediaspec/mediaspec/conformance/internal/framework"
 )
-
-// failure is what the test's fail handler panics with, as Ginkgo's does inside a spec.
-type failure string
-
-// failureOf runs f and returns the message of the first assertion it failed, "" when none.
-func failureOf(t *testing.T, f func()) (msg string) {
-	t.Helper()
-	gomega.RegisterFailHandler(func(message string, _ ...int) { panic(failure(message)) })
-	defer func() {
-		if r := recover(); r != nil {
-			m, ok := r.(failure)
-			if !ok {
-				panic(r)
-			}
-			msg = string(m)
-		}
-	}()
-	f()
-	return ""
-}
 
 // list serves GET /api/v1/things as pages of limit rows (default 25, clamped to 50) under
 // "things", the cursor being the index of the next row; wrong, when set, spoils the answer.
@@ -78,24 +55,12 @@ var (
 // TestMain starts one test server on 127.0.0.1:0 (it answers with served) and one framework over
 // it: loading the descriptions once keeps the tests quick.
 func TestMain(m *testing.M) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		panic(err)
-	}
-	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	var stop func()
+	client, stop = drivertest.Serve(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		served.Load().ServeHTTP(w, r)
 	}))
-	srv.Listener.Close()
-	srv.Listener = ln
-	srv.Start()
-	cfg := framework.Config{BaseURL: srv.URL + "/api/v1", Key: "sk_live_test", TimeScale: 1, Procs: 1}
-	f, err := framework.New(context.Background(), cfg)
-	if err != nil {
-		panic(err)
-	}
-	client = f.UnjudgedClient("sk_live_test")
 	code := m.Run()
-	srv.Close()
+	stop()
 	os.Exit(code)
 }
 
@@ -119,7 +84,7 @@ func TestWalkReadsEveryPage(t *testing.T) {
 	c := serve(t, &list{rows: want})
 	var got []string
 	var pages []Page
-	if msg := failureOf(t, func() {
+	if msg := drivertest.FailureOf(t, func() {
 		got, pages = WalkOnce(context.Background(), c, "/things", "things", "thing_id", 3, want)
 	}); msg != "" {
 		t.Fatalf("a right list failed the walk: %s", msg)
@@ -131,7 +96,7 @@ func TestWalkReadsEveryPage(t *testing.T) {
 		t.Errorf("cursors: first %v, last %v; want 3 then nil", pages[0].Cursor, pages[2].Cursor)
 	}
 	// Open finds the one array beside next_cursor.
-	if msg := failureOf(t, func() {
+	if msg := drivertest.FailureOf(t, func() {
 		if p := Get(context.Background(), c, "/things", Open); len(p.Rows) != 7 {
 			t.Errorf("the open page has %d rows, want 7", len(p.Rows))
 		}
@@ -177,7 +142,7 @@ func TestWalkFailsWrongPages(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			c := serve(t, &list{rows: want, wrong: tc.wrong})
-			msg := failureOf(t, func() { WalkOnce(context.Background(), c, "/things", "things", "thing_id", 3, want) })
+			msg := drivertest.FailureOf(t, func() { WalkOnce(context.Background(), c, "/things", "things", "thing_id", 3, want) })
 			if !strings.Contains(msg, tc.says) {
 				t.Errorf("walk of a list with %s: failure %q, want one saying %q", tc.name, msg, tc.says)
 			}
@@ -187,7 +152,7 @@ func TestWalkFailsWrongPages(t *testing.T) {
 
 func TestDefaultAndClamp(t *testing.T) {
 	c := serve(t, &list{rows: things(60)})
-	if msg := failureOf(t, func() { ExpectDefaultAndClamp(context.Background(), c, "/things", "things") }); msg != "" {
+	if msg := drivertest.FailureOf(t, func() { ExpectDefaultAndClamp(context.Background(), c, "/things", "things") }); msg != "" {
 		t.Fatalf("a list that defaults to 25 and clamps to 50 failed: %s", msg)
 	}
 	unclamped := &list{rows: things(60), wrong: func(b map[string]any, start, end int) {
@@ -196,7 +161,7 @@ func TestDefaultAndClamp(t *testing.T) {
 		}
 	}}
 	c = serve(t, unclamped)
-	msg := failureOf(t, func() { ExpectDefaultAndClamp(context.Background(), c, "/things", "things") })
+	msg := drivertest.FailureOf(t, func() { ExpectDefaultAndClamp(context.Background(), c, "/things", "things") })
 	if !strings.Contains(msg, "clamped to 50") {
 		t.Errorf("a page of 51 rows at limit 999: failure %q, want the clamp's", msg)
 	}
@@ -205,7 +170,7 @@ func TestDefaultAndClamp(t *testing.T) {
 func TestExpectPrefix(t *testing.T) {
 	var answer *framework.Response
 	c := serve(t, &list{rows: things(1)})
-	if msg := failureOf(t, func() { answer = Get(context.Background(), c, "/things", "things").R }); msg != "" {
+	if msg := drivertest.FailureOf(t, func() { answer = Get(context.Background(), c, "/things", "things").R }); msg != "" {
 		t.Fatal(msg)
 	}
 	rows := func(ids ...string) Page {
@@ -216,13 +181,15 @@ func TestExpectPrefix(t *testing.T) {
 		return p
 	}
 	want := []string{"a", "b", "c"}
-	if msg := failureOf(t, func() { ExpectPrefix(rows("a", "b"), "thing_id", want, 2, "limit 2") }); msg != "" {
+	if msg := drivertest.FailureOf(t, func() { ExpectPrefix(rows("a", "b"), "thing_id", want, 2, "limit 2") }); msg != "" {
 		t.Errorf("a shorter prefix failed: %s", msg)
 	}
-	if msg := failureOf(t, func() { ExpectPrefix(rows("b", "a"), "thing_id", want, 2, "limit 2") }); !strings.Contains(msg, "in order") {
+	msg := drivertest.FailureOf(t, func() { ExpectPrefix(rows("b", "a"), "thing_id", want, 2, "limit 2") })
+	if !strings.Contains(msg, "in order") {
 		t.Errorf("rows out of order: failure %q", msg)
 	}
-	if msg := failureOf(t, func() { ExpectPrefix(rows("a", "b", "c"), "thing_id", want, 2, "limit 2") }); !strings.Contains(msg, "at most 2") {
+	msg = drivertest.FailureOf(t, func() { ExpectPrefix(rows("a", "b", "c"), "thing_id", want, 2, "limit 2") })
+	if !strings.Contains(msg, "at most 2") {
 		t.Errorf("a page over its limit: failure %q", msg)
 	}
 }

@@ -2,16 +2,13 @@ package refusal
 
 import (
 	"context"
-	"net"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"strings"
 	"sync/atomic"
 	"testing"
 
-	"github.com/onsi/gomega"
-
+	"github.com/mediaspec/mediaspec/conformance/internal/drivertest"
 	"github.com/mediaspec/mediaspec/conformance/internal/framework"
 )
 
@@ -22,47 +19,15 @@ var (
 
 // TestMain starts one test server on 127.0.0.1:0 (it answers body) and one framework over it.
 func TestMain(m *testing.M) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		panic(err)
-	}
-	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+	var stop func()
+	client, stop = drivertest.Serve(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusBadRequest)
 		_, _ = w.Write([]byte(*body.Load()))
 	}))
-	srv.Listener.Close()
-	srv.Listener = ln
-	srv.Start()
-	cfg := framework.Config{BaseURL: srv.URL + "/api/v1", Key: "sk_live_test", TimeScale: 1, Procs: 1}
-	f, err := framework.New(context.Background(), cfg)
-	if err != nil {
-		panic(err)
-	}
-	client = f.UnjudgedClient("sk_live_test")
 	code := m.Run()
-	srv.Close()
+	stop()
 	os.Exit(code)
-}
-
-// failure is what the test's fail handler panics with, as Ginkgo's does inside a spec.
-type failure string
-
-// failureOf runs f and returns the message of the first assertion it failed, "" when none.
-func failureOf(t *testing.T, f func()) (msg string) {
-	t.Helper()
-	gomega.RegisterFailHandler(func(message string, _ ...int) { panic(failure(message)) })
-	defer func() {
-		if r := recover(); r != nil {
-			m, ok := r.(failure)
-			if !ok {
-				panic(r)
-			}
-			msg = string(m)
-		}
-	}()
-	f()
-	return ""
 }
 
 // refused serves a refusal whose error object is e and reads it.
@@ -71,7 +36,7 @@ func refused(t *testing.T, e string) *framework.Response {
 	b := `{"error":` + e + `}`
 	body.Store(&b)
 	var r *framework.Response
-	if msg := failureOf(t, func() { r = client.Post(context.Background(), "/generations", map[string]any{}) }); msg != "" {
+	if msg := drivertest.FailureOf(t, func() { r = client.Post(context.Background(), "/generations", map[string]any{}) }); msg != "" {
 		t.Fatal(msg)
 	}
 	return r
@@ -85,7 +50,7 @@ func TestExpectField(t *testing.T) {
 		`{"code":"invalid_config","details":[{"pointer":"/config/aspect_ratio"}]}`,
 		`{"code":"invalid_config","details":{"aspect_ratio":"unknown key"}}`,
 	} {
-		if msg := failureOf(t, func() { ExpectField(refused(t, e), "config.aspect_ratio") }); msg != "" {
+		if msg := drivertest.FailureOf(t, func() { ExpectField(refused(t, e), "config.aspect_ratio") }); msg != "" {
 			t.Errorf("%s: %s", e, msg)
 		}
 	}
@@ -94,12 +59,12 @@ func TestExpectField(t *testing.T) {
 		`{"code":"invalid_config","field":"config.aspect_ratios"}`,
 		`{"code":"invalid_config","aspect_ratio":"the error object's own key is no word"}`,
 	} {
-		msg := failureOf(t, func() { ExpectField(refused(t, e), "config.aspect_ratio") })
+		msg := drivertest.FailureOf(t, func() { ExpectField(refused(t, e), "config.aspect_ratio") })
 		if !strings.Contains(msg, "names the field at fault (config.aspect_ratio)") {
 			t.Errorf("%s: failure %q, want the field's", e, msg)
 		}
 	}
-	msg := failureOf(t, func() { ExpectField(refused(t, `"invalid_config"`), "config.aspect_ratio") })
+	msg := drivertest.FailureOf(t, func() { ExpectField(refused(t, `"invalid_config"`), "config.aspect_ratio") })
 	if !strings.Contains(msg, `"error" is not an object`) {
 		t.Errorf("an error that is a string: failure %q", msg)
 	}
@@ -112,12 +77,12 @@ func TestExpectAssetIDsIfNamed(t *testing.T) {
 		`{"code":"input_not_ready","asset_ids":["` + id + `"]}`:         "",
 		`{"code":"input_not_ready","asset_ids":["` + other + `"]}`:      "include the upload not ready",
 	} {
-		msg := failureOf(t, func() { ExpectAssetIDsIfNamed(refused(t, e), id) })
+		msg := drivertest.FailureOf(t, func() { ExpectAssetIDsIfNamed(refused(t, e), id) })
 		if (says == "" && msg != "") || !strings.Contains(msg, says) {
 			t.Errorf("%s: failure %q, want %q", e, msg, says)
 		}
 	}
-	msg := failureOf(t, func() { ExpectAssetIDs(refused(t, `{"code":"input_not_ready"}`), id) })
+	msg := drivertest.FailureOf(t, func() { ExpectAssetIDs(refused(t, `{"code":"input_not_ready"}`), id) })
 	if !strings.Contains(msg, "names the upload "+id) {
 		t.Errorf("a refusal naming no upload: failure %q", msg)
 	}

@@ -1,0 +1,60 @@
+// Package drivertest is what the tests of the suite's drivers by area (paging, answer, buckets,
+// refusal) share: a test server on 127.0.0.1:0 with a framework client over it that judges
+// nothing on its own, and the message of the assertion a driver failed.
+package drivertest
+
+import (
+	"context"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/onsi/gomega"
+
+	"github.com/mediaspec/mediaspec/conformance/internal/framework"
+)
+
+// Key is the key the client sends; the test server takes any.
+const Key = "sk_live_test"
+
+// Serve starts h on a test server bound to 127.0.0.1:0 and returns a framework client of its
+// /api/v1 (framework.UnjudgedClient: only the driver under test judges the answers) and the
+// server's close. It panics on a setup error: it is called from TestMain.
+func Serve(h http.Handler) (*framework.Client, func()) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		panic(err)
+	}
+	srv := httptest.NewUnstartedServer(h)
+	srv.Listener.Close()
+	srv.Listener = ln
+	srv.Start()
+	cfg := framework.Config{BaseURL: srv.URL + "/api/v1", Key: Key, TimeScale: 1, Procs: 1}
+	f, err := framework.New(context.Background(), cfg)
+	if err != nil {
+		srv.Close()
+		panic(err)
+	}
+	return f.UnjudgedClient(Key), srv.Close
+}
+
+// failure is what the fail handler panics with, as Ginkgo's does inside a spec.
+type failure string
+
+// FailureOf runs f and returns the message of the first assertion it failed, "" when none.
+func FailureOf(t *testing.T, f func()) (msg string) {
+	t.Helper()
+	gomega.RegisterFailHandler(func(message string, _ ...int) { panic(failure(message)) })
+	defer func() {
+		if r := recover(); r != nil {
+			m, ok := r.(failure)
+			if !ok {
+				panic(r)
+			}
+			msg = string(m)
+		}
+	}()
+	f()
+	return ""
+}
