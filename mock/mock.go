@@ -246,7 +246,7 @@ type RoleKeys struct {
 }
 
 // RoleComingSoonPreset is the id of the coming_soon preset the start state lists to the workspace
-// of every key set (with role keys or without): a copy of an available preset (the control API's
+// of every key set (Config.RoleKeys): a copy of an available preset (the control API's
 // CopyCapability), which a keys-only check finds listed and cannot run.
 const RoleComingSoonPreset = "preset_coming_soon_demo"
 
@@ -428,7 +428,6 @@ func New(cfg Config) (*Server, error) {
 	}
 	s.boot()
 	s.bootCatalogRoles()
-	s.bootComingSoon()
 	return s, nil
 }
 
@@ -793,13 +792,6 @@ func (s *Server) bootCatalogRoles() {
 	s.mu.Lock()
 	s.start.roles.OwnActor, s.start.roles.OwnClonedVoice = a.ID, v.ID
 	s.start.roles.OwnProcessingActor, s.start.roles.OwnDisabledActor, s.start.roles.OwnDeactivatedVoice = processing.ID, disabled.ID, off.ID
-	s.mu.Unlock()
-}
-
-// bootComingSoon lists RoleComingSoonPreset to the workspace of every key set, role keys or not:
-// a keys-only check finds a coming_soon preset listed as it would on a catalogue with one.
-func (s *Server) bootComingSoon() {
-	s.mu.Lock()
 	keySetWS := slices.Clone(s.start.keySetWS)
 	s.mu.Unlock()
 	for _, w := range keySetWS {
