@@ -63,23 +63,16 @@ var Submits = []Call{
 	}, http.StatusBadRequest},
 }
 
-// ReadKinds are reads of different kinds, each answering 200.
+// ReadKinds are reads of different kinds, each answering 200: the first row of a list.
 var ReadKinds = []Call{
-	{"GET /capabilities", func(ctx context.Context, c *framework.Client) *framework.Response {
-		return c.Get(ctx, "/capabilities", framework.Query("limit", "1"))
-	}, http.StatusOK},
-	{"GET /presets", func(ctx context.Context, c *framework.Client) *framework.Response {
-		return c.Get(ctx, "/presets", framework.Query("limit", "1"))
-	}, http.StatusOK},
-	{"GET /actors", func(ctx context.Context, c *framework.Client) *framework.Response {
-		return c.Get(ctx, "/actors", framework.Query("limit", "1"))
-	}, http.StatusOK},
-	{"GET /voices", func(ctx context.Context, c *framework.Client) *framework.Response {
-		return c.Get(ctx, "/voices", framework.Query("limit", "1"))
-	}, http.StatusOK},
-	{"GET /generations", func(ctx context.Context, c *framework.Client) *framework.Response {
-		return c.Get(ctx, "/generations", framework.Query("limit", "1"))
-	}, http.StatusOK},
+	firstRow("/capabilities"), firstRow("/presets"), firstRow("/actors"), firstRow("/voices"), firstRow("/generations"),
+}
+
+// firstRow is the read of the first row of the list at path.
+func firstRow(path string) Call {
+	return Call{"GET " + path, func(ctx context.Context, c *framework.Client) *framework.Response {
+		return c.Get(ctx, path, framework.Query("limit", "1"))
+	}, http.StatusOK}
 }
 
 // Fill makes n calls that must all answer call.Want.
