@@ -144,34 +144,6 @@ func WalkOnce(ctx context.Context, c *framework.Client, path, field, key string,
 	return got, pages
 }
 
-// WalkOpen reads every row of a list whose layout the text does not show (Open), following
-// next_cursor; it fails the spec after maxPages pages.
-func WalkOpen(ctx context.Context, c *framework.Client, path string, maxPages int) []map[string]any {
-	GinkgoHelper()
-	var rows []map[string]any
-	cursor := ""
-	for i := 0; i < maxPages; i++ {
-		var opts []framework.CallOption
-		if cursor != "" {
-			opts = append(opts, framework.Query("cursor", cursor))
-		}
-		r := c.Get(ctx, path, opts...).ExpectOK(http.StatusOK)
-		pg := RowsOf(r, Open)
-		for j, v := range pg.Rows {
-			row, ok := v.(map[string]any)
-			Expect(ok).To(BeTrue(), fmt.Sprintf("row %d of the list is not an object", j)+r.Describe())
-			rows = append(rows, row)
-		}
-		next, _ := pg.Holder[openshape.Cursor].(string)
-		if next == "" {
-			return rows
-		}
-		cursor = next
-	}
-	Fail(fmt.Sprintf("%s: next_cursor did not end after %d pages", path, maxPages))
-	return nil
-}
-
 // ExpectPrefix checks that page p holds at most max rows and that they are the first rows of
 // want, in order: the page a limit asks for may be shorter than it ("A page can be shorter than
 // limit"), never longer nor out of order.
