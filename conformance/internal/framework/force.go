@@ -82,14 +82,27 @@ func (s *Spec) Force(ctx context.Context, c *Client, o Outcome) *Client {
 		s.QueueFaultIn(ctx, ws, body, o.CapabilityID, o.Count, o.Code)
 		return c
 	case caps.TestInputs:
-		if !s.f.cfg.IsTestKey(c.key) {
-			SkipFor(NotDeclared("unsupported: the key this spec uses is not one of the profile's test_keys, so the target would not honour a test input on it (declare it in test_keys)"))
-		}
-		return withTestInput(c, o.value())
+		return s.testInputOn(c, o)
 	}
+	s.lacksTestInputs(caps)
+	return nil
+}
+
+// testInputOn is a copy of c whose calls carry o as a test input, skipping, naming the setting,
+// when c's key is not one of the profile's test_keys.
+func (s *Spec) testInputOn(c *Client, o Outcome) *Client {
+	GinkgoHelper()
+	if !s.f.cfg.IsTestKey(c.key) {
+		SkipFor(NotDeclared("unsupported: the key this spec uses is not one of the profile's test_keys, so the target would not honour a test input on it (declare it in test_keys)"))
+	}
+	return withTestInput(c, o.value())
+}
+
+// lacksTestInputs skips with the TestInputs need's typed reason for a run of caps.
+func (s *Spec) lacksTestInputs(caps Capabilities) {
+	GinkgoHelper()
 	r, _ := caps.Lack([]Need{TestInputs})
 	SkipFor(r)
-	return nil
 }
 
 func withTestInput(c *Client, value string) *Client {
@@ -129,12 +142,8 @@ func (s *Spec) AppAct(c *Client, o Outcome) (*Client, bool) {
 	case caps.Control:
 		return c, false
 	case caps.TestInputs:
-		if !s.f.cfg.IsTestKey(c.key) {
-			SkipFor(NotDeclared("unsupported: the key this spec uses is not one of the profile's test_keys, so the target would not honour a test input on it (declare it in test_keys)"))
-		}
-		return withTestInput(c, o.value()), true
+		return s.testInputOn(c, o), true
 	}
-	r, _ := caps.Lack([]Need{TestInputs})
-	SkipFor(r)
+	s.lacksTestInputs(caps)
 	return nil, false
 }
