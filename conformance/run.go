@@ -609,22 +609,13 @@ func realTimeWall(waits []time.Duration, procs int, scale float64) time.Duration
 // Rule.OfText) every spec of which is selected and declares no need the configuration cannot meet
 // (a spec may still skip for what only the target tells). total is every text rule.
 func (s *Suite) plan() (atMost, total int) {
-	cfg := s.f.Config()
-	control := cfg.ControlURL != ""
-	caps := framework.Capabilities{Control: control, TestInputs: cfg.Offers(framework.FeatureTestInputs), Receiver: true, Uploads: true, Budget: cfg.Budget, Slow: cfg.Slow, RealTime: cfg.RealTime,
-		ReadKey: control || cfg.ReadKey != "" || cfg.KeysFile != "", SecondWorkspace: control || cfg.OtherKey != "" || cfg.KeysFile != "", Roles: cfg.Roles()}
+	caps := configCaps(s.f.Config(), nil)
 	canRun := map[string]bool{} // rule id -> every spec of it can run
 	for _, r := range s.preview.SpecReports {
 		if r.LeafNodeType != types.NodeTypeIt {
 			continue
 		}
-		var needs []framework.Need
-		for _, l := range r.Labels() {
-			if slices.Contains(framework.AllNeeds, framework.Need(l)) {
-				needs = append(needs, framework.Need(l))
-			}
-		}
-		ok := selectedIn(r) && (s.shard == nil || s.shard[r.FullText()]) && caps.Unmet(needs) == ""
+		ok := selectedIn(r) && (s.shard == nil || s.shard[r.FullText()]) && caps.Unmet(needsOf(r.Labels())) == ""
 		for _, id := range ruleLabels(r.Labels()) {
 			if prev, seen := canRun[id]; !seen || prev {
 				canRun[id] = ok

@@ -49,19 +49,28 @@ type weights struct {
 	caps *framework.Capabilities
 }
 
-// withCaps is w for a run of cfg whose processes get key sets like ks (nil: the configured keys):
-// what the run will offer its specs, as far as the configuration says before any process sets
-// up (a receiver is taken to be reachable, as a run that asks for one is).
+// withCaps is w for a run of cfg whose processes get key sets like ks (nil: the configured keys).
 func (w weights) withCaps(cfg Config, ks *framework.KeySet) weights {
-	if ks == nil {
-		ks = &framework.KeySet{Key: cfg.Key, ReadKey: cfg.ReadKey, OtherKey: cfg.OtherKey}
-	}
+	caps := configCaps(cfg, ks)
+	w.caps = &caps
+	return w
+}
+
+// configCaps is what a run of cfg whose processes get key sets like ks (nil: the configured keys,
+// a keys file counting as giving each process a read key and a second workspace's) will offer its
+// specs, as far as the configuration says before any process sets up (a receiver is taken to be
+// reachable, as a run that asks for one is).
+func configCaps(cfg Config, ks *framework.KeySet) framework.Capabilities {
 	ctl := cfg.ControlURL != ""
-	w.caps = &framework.Capabilities{
+	readKey, otherKey := cfg.ReadKey != "" || cfg.KeysFile != "", cfg.OtherKey != "" || cfg.KeysFile != ""
+	if ks != nil {
+		readKey, otherKey = ks.ReadKey != "", ks.OtherKey != ""
+	}
+	return framework.Capabilities{
 		Control:         ctl,
 		TestInputs:      cfg.Offers(framework.FeatureTestInputs),
-		SecondWorkspace: ctl || ks.OtherKey != "",
-		ReadKey:         ctl || ks.ReadKey != "",
+		SecondWorkspace: ctl || otherKey,
+		ReadKey:         ctl || readKey,
 		Budget:          cfg.Budget,
 		Slow:            cfg.Slow,
 		RealTime:        cfg.RealTime,
@@ -69,7 +78,6 @@ func (w weights) withCaps(cfg Config, ks *framework.KeySet) weights {
 		Receiver:        true,
 		Roles:           cfg.Roles(),
 	}
-	return w
 }
 
 // needsOf are the needs among a spec's labels.
