@@ -297,8 +297,10 @@ func (h generationHandlers) get(w http.ResponseWriter, r *http.Request) error {
 		return apierr.Internal(err, "The service failed to encode its answer.")
 	}
 	b = append(b, '\n')
-	if pub2, expires2 := h.s.LinkStamp(); pub2 == pub && expires2 == expires {
-		h.reads.put(&readEntry{id: id, rev: v.Rev, balance: c.Available, pub: pub, expires: expires, body: b})
+	if !has {
+		h.reads.put(&readEntry{id: id, rev: v.Rev, balance: c.Available, body: b})
+	} else if pub2, expires2 := h.s.LinkStamp(); pub2 == pub && expires2 == expires {
+		h.reads.put(&readEntry{id: id, rev: v.Rev, balance: c.Available, linked: true, pub: pub, expires: expires, body: b})
 	}
 	wire.WriteEncoded(w, http.StatusOK, b)
 	return nil
