@@ -101,7 +101,7 @@ func (h webhookHandlers) sendTestInput(c *CallerInfo, id string) {
 	if msg == "" {
 		msg = webhook.TestMessage
 	}
-	h.clock.AfterFunc(time.Duration(f.Seconds*float64(time.Second)), func() { _, _ = h.s.SendTestMessage(id, msg) })
+	h.clock.AfterFunc(f.Duration(), func() { _, _ = h.s.SendTestMessage(id, msg) })
 }
 
 // delete serves DELETE /api/v1/webhooks/{id}: 200 {ok, webhook_id, deleted: true}; pending

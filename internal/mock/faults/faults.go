@@ -140,6 +140,9 @@ type Fault struct {
 	CreatedAt time.Time
 }
 
+// Duration is Seconds as a duration of service time.
+func (f Fault) Duration() time.Duration { return time.Duration(f.Seconds * float64(time.Second)) }
+
 // Store holds the queued faults. It is safe for concurrent use.
 type Store struct {
 	clock clock.Clock

@@ -494,7 +494,7 @@ func (s *Service) slowScan(ctx context.Context, workspaceID string, start time.T
 	if !ok {
 		return start
 	}
-	done := start.Add(time.Duration(f.Seconds * float64(time.Second)))
+	done := start.Add(f.Duration())
 	clock.WaitUntil(ctx, s.d.Clock, minTime(done, start.Add(FinalizeHold)), nil)
 	return done
 }
