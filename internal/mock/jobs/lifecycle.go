@@ -176,8 +176,8 @@ func (s *Store) acceptLocked(sub *submission, pl plan, w *ledger.Wallet) (Submit
 		s.scheduleLocked(g)
 		if f, ok := s.d.Faults.TakeIn(faults.Cancel, p.TestInput, p.WorkspaceID, cp.ID); ok {
 			id, gen := g.id, s.resetGen // the app cancels it after the test input's seconds
-			g.timers = append(g.timers, s.d.Clock.AfterFunc(dur(f.Seconds), func() {
-				s.fail(id, gen, GenError{Code: ErrorCodeCanceled, Message: "The job was canceled; nothing was charged."}, false)
+			g.timers = append(g.timers, s.d.Clock.AfterFunc(f.Duration(), func() {
+				s.fail(id, gen, canceledError, false)
 			}))
 		}
 	}
@@ -305,7 +305,7 @@ func (s *Store) startRendering(id string, gen int64) {
 	} else if f, ok := s.d.Faults.TakeIn(faults.Recover, testInput, wsID, cpID); ok {
 		// A write-off the operator recovers after the test input's seconds (spec/testmode.yaml).
 		fail = &GenError{Code: ErrorCodeProviderError, Message: "The render failed (provider_error); nothing was charged."}
-		recoverAfter = dur(f.Seconds)
+		recoverAfter = f.Duration()
 	}
 	if fail != nil {
 		s.fail(id, gen, *fail, true)
@@ -313,7 +313,7 @@ func (s *Store) startRendering(id string, gen int64) {
 	if recoverAfter >= 0 {
 		// Only once the job reads failed: Recover leaves any other status as it is, and a timer
 		// (even of 0 s) fires on a goroutine of its own.
-		s.d.Clock.AfterFunc(recoverAfter, func() { _, _, _ = s.Recover(id) })
+		s.d.Clock.AfterFunc(recoverAfter, func() { s.recoverGen(id, gen) })
 	}
 }
 
@@ -521,13 +521,16 @@ func (s *Store) applyCompletedLocked(g *generation, r rendered, charge, availabl
 	s.recordOutcomeLocked(g, false)
 }
 
+// canceledError is the error of a generation the app canceled.
+var canceledError = GenError{Code: ErrorCodeCanceled, Message: "The job was canceled; nothing was charged."}
+
 // Cancel cancels a running generation as the app does: it reads failed with
 // error code canceled, its hold is released and generation.failed is sent.
 // It reports the status after the call and whether it changed; unknown ids
 // answer not_found.
 func (s *Store) Cancel(id string) (Status, bool, error) {
 	return s.control(id, func(gen int64) bool {
-		return s.fail(id, gen, GenError{Code: ErrorCodeCanceled, Message: "The job was canceled; nothing was charged."}, false)
+		return s.fail(id, gen, canceledError, false)
 	})
 }
 
@@ -567,44 +570,48 @@ func (s *Store) control(id string, f func(gen int64) bool) (Status, bool, error)
 // job), then generation.completed is sent. Any other status is left as is
 // (changed false).
 func (s *Store) Recover(id string) (Status, bool, error) {
-	return s.control(id, func(gen int64) bool {
-		s.mu.Lock()
-		g := s.liveLocked(id, gen)
-		if g == nil || g.status != StatusFailed {
-			s.mu.Unlock()
-			return false
-		}
-		wsID, capID, pl := g.workspaceID, g.cp.ID, g.plan
+	return s.control(id, func(gen int64) bool { return s.recoverGen(id, gen) })
+}
+
+// recoverGen is Recover of generation id of reset generation gen: nothing once a reset made gen
+// stale (a timer of a recover test input outliving the state it was set for).
+func (s *Store) recoverGen(id string, gen int64) bool {
+	s.mu.Lock()
+	g := s.liveLocked(id, gen)
+	if g == nil || g.status != StatusFailed {
 		s.mu.Unlock()
-		r, err := s.renderAll(id, wsID, capID, pl)
+		return false
+	}
+	wsID, capID, pl := g.workspaceID, g.cp.ID, g.plan
+	s.mu.Unlock()
+	r, err := s.renderAll(id, wsID, capID, pl)
+	if err != nil {
+		s.d.Logger.Error("jobs: render on recovery", "generation", id, "err", err)
+		return false
+	}
+	g, ws, found := s.relock(wsID, id, gen, func(g *generation) bool { return g.status == StatusFailed })
+	if g == nil {
+		if found {
+			s.discard(wsID, r)
+		}
+		return false
+	}
+	w := ws.Wallet()
+	charge := min(g.estimated, w.Available())
+	if charge > 0 {
+		h, err := w.Hold(charge, ledger.Spender{})
+		if err == nil {
+			err = w.Capture(h, charge)
+		}
 		if err != nil {
-			s.d.Logger.Error("jobs: render on recovery", "generation", id, "err", err)
-			return false
+			s.d.Logger.Error("jobs: charge on recovery", "generation", id, "err", err)
+			charge = 0
 		}
-		g, ws, found := s.relock(wsID, id, gen, func(g *generation) bool { return g.status == StatusFailed })
-		if g == nil {
-			if found {
-				s.discard(wsID, r)
-			}
-			return false
-		}
-		w := ws.Wallet()
-		charge := min(g.estimated, w.Available())
-		if charge > 0 {
-			h, err := w.Hold(charge, ledger.Spender{})
-			if err == nil {
-				err = w.Capture(h, charge)
-			}
-			if err != nil {
-				s.d.Logger.Error("jobs: charge on recovery", "generation", id, "err", err)
-				charge = 0
-			}
-		}
-		s.applyCompletedLocked(g, r, charge, w.Available())
-		notes := []note{{workspaceID: g.workspaceID, eventType: EventGenerationCompleted, data: GenerationEventData(s.viewLocked(g)), settledID: g.id}}
-		s.mu.Unlock()
-		ws.Unlock()
-		s.emit(notes)
-		return true
-	})
+	}
+	s.applyCompletedLocked(g, r, charge, w.Available())
+	notes := []note{{workspaceID: g.workspaceID, eventType: EventGenerationCompleted, data: GenerationEventData(s.viewLocked(g)), settledID: g.id}}
+	s.mu.Unlock()
+	ws.Unlock()
+	s.emit(notes)
+	return true
 }

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"strings"
-	"time"
 
 	"github.com/mediaspec/mediaspec/fixtures"
 	"github.com/mediaspec/mediaspec/internal/mock/admission"
@@ -233,7 +232,14 @@ func (e *Engine) Invoke(p InvokeParams) (InvokeAnswer, error) {
 	if e.d.Faults != nil {
 		if f, ok := e.d.Faults.TakeIn(faults.Cancel, p.TestInput, p.WorkspaceID, ""); ok {
 			// The app cancels the run after the test input's seconds (spec/testmode.yaml).
-			e.d.Clock.AfterFunc(time.Duration(f.Seconds*float64(time.Second)), func() { _, _, _ = e.Cancel(id) })
+			e.d.Clock.AfterFunc(f.Duration(), func() {
+				e.mu.Lock()
+				stale := e.resetGen != gen // a reset since: the run is gone, and its id may be reused
+				e.mu.Unlock()
+				if !stale {
+					_, _, _ = e.Cancel(id)
+				}
+			})
 		}
 	}
 	a := InvokeAnswer{
