@@ -2,6 +2,7 @@ package mock
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -44,7 +45,8 @@ func TestTestInputRefusalsAndProductionKeys(t *testing.T) {
 	info := e.s.Info()
 	for _, v := range []string{"no_such_outcome", "not_ready", "delivery_fail", "render_fail; code=exploded", "slow_render",
 		"slow_render; seconds=-1", "render_fail; colour=red", "render_fail; count=0", "render_fail; count=2; count=3", "render_fail, moderation_block",
-		"cancel; message=hello", "webhook_test; message=%ZZ", "webhook_test; message=%FF", "recover; seconds=-2"} {
+		"cancel; message=hello", "webhook_test; message=%ZZ", "webhook_test; message=%FF", "recover; seconds=-2",
+		"webhook_test; message=" + strings.Repeat("x", 1001)} {
 		r := e.call("GET", "/api/v1/credits/balance", "", bearer(info.GenerateKey), testInput(v))
 		if r.code != 400 || r.errField("code") != "invalid_config" || r.errField("field") != spec.TestInputHeader {
 			t.Errorf("%q: %d %s", v, r.code, r.raw)

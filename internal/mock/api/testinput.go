@@ -13,6 +13,7 @@ import (
 	"github.com/mediaspec/mediaspec/internal/contract"
 	"github.com/mediaspec/mediaspec/internal/mock/apierr"
 	"github.com/mediaspec/mediaspec/internal/mock/faults"
+	"github.com/mediaspec/mediaspec/internal/mock/webhook"
 )
 
 // TestInputHeader is the request header that carries a test input (spec/testmode.yaml): a fault
@@ -56,6 +57,9 @@ func ParseTestInput(value string) (faults.Spec, error) {
 			m, err := url.PathUnescape(v)
 			if err != nil || !utf8.ValidString(m) {
 				return faults.Spec{}, testInputRefusal(fmt.Sprintf("message %q is not percent-encoded UTF-8", v))
+			}
+			if n := utf8.RuneCountInString(m); n < 1 || n > webhook.MaxTestMessage {
+				return faults.Spec{}, testInputRefusal(fmt.Sprintf("message is 1 to %d characters", webhook.MaxTestMessage))
 			}
 			sp.Message = m
 		case "count":

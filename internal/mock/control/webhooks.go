@@ -12,9 +12,8 @@ import (
 	"github.com/mediaspec/mediaspec/internal/mock/wire"
 )
 
-// Delivery history paging (GET /webhooks/{id}/deliveries), and the longest webhook.test message.
+// Delivery history paging (GET /webhooks/{id}/deliveries).
 const (
-	maxTestMessage    = 1000
 	deliveriesDefault = 25
 	deliveriesMax     = 100
 )
@@ -38,8 +37,8 @@ func (h *Handler) RegisterWebhooks(s *webhook.Service) {
 				return err
 			}
 			if b.Message != nil {
-				if n := utf8.RuneCountInString(*b.Message); n < 1 || n > maxTestMessage {
-					return apierr.InvalidConfig("message", fmt.Sprintf("message is 1 to %d characters.", maxTestMessage))
+				if n := utf8.RuneCountInString(*b.Message); n < 1 || n > webhook.MaxTestMessage {
+					return apierr.InvalidConfig("message", fmt.Sprintf("message is 1 to %d characters.", webhook.MaxTestMessage))
 				}
 				message = *b.Message
 			}

@@ -40,6 +40,10 @@ type TestData struct {
 // TestMessage is the message of every webhook.test.
 const TestMessage = "This is a test event sent from the app; answer any 2XX and ignore it."
 
+// MaxTestMessage is the most characters a webhook.test's own data.message may have (at least one),
+// asked through control or a test input alike.
+const MaxTestMessage = 1000
+
 // Emit fans the event out: one delivery to every endpoint of workspaceID that subscribed to
 // eventType and is not disabled (a disabled endpoint receives nothing, and the event is never
 // replayed to it). The envelope's created_at is the service time of the call. data is encoded
