@@ -95,8 +95,7 @@ func (m *rowMaker) make(ctx context.Context, n int) []string {
 		if m.sp.ws != nil {
 			m.s.Advance(ctx, 3)
 		}
-		r := m.sp.c.Post(ctx, "/generations", submitBody("tts", ttsConfig(ctx, m.sp.c), m.need, map[string]any{"voice_id": m.voice})).ExpectOK(http.StatusCreated)
-		id := r.String("generation_id")
+		id := m.submit(ctx)
 		if m.sp.ws == nil {
 			m.s.Finish(ctx, m.sp.c, id)
 		} else {
@@ -105,6 +104,13 @@ func (m *rowMaker) make(ctx context.Context, n int) []string {
 		out = append(out, id)
 	}
 	return out
+}
+
+// submit submits one tts row and returns its id.
+func (m *rowMaker) submit(ctx context.Context) string {
+	GinkgoHelper()
+	body := submitBody("tts", ttsConfig(ctx, m.sp.c), m.need, map[string]any{"voice_id": m.voice})
+	return m.sp.c.Post(ctx, "/generations", body).ExpectOK(http.StatusCreated).String("generation_id")
 }
 
 // makeTied makes n rows at one instant of the service clock (moved once, 3 s, before the first;
@@ -116,8 +122,7 @@ func (m *rowMaker) makeTied(ctx context.Context, n int) []string {
 	m.s.Advance(ctx, 3)
 	var out []string
 	for range n {
-		r := m.sp.c.Post(ctx, "/generations", submitBody("tts", ttsConfig(ctx, m.sp.c), m.need, map[string]any{"voice_id": m.voice})).ExpectOK(http.StatusCreated)
-		id := r.String("generation_id")
+		id := m.submit(ctx)
 		m.s.JobHook(ctx, id, "cancel", nil)
 		out = append(out, id)
 	}
