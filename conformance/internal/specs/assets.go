@@ -66,7 +66,7 @@ func assetListSpecs(f *framework.Framework) {
 					}
 				}
 				wav, _ := fixtures.Get("audio.wav")
-				row := findRow(p.Rows, first)
+				row := findAsset(p.Rows, first)
 				Expect(row["source"]).To(Equal("upload"), p.R.Describe())
 				Expect(row["kind"]).To(Equal("audio"), p.R.Describe())
 				Expect(row["file_name"]).To(Equal("audio.wav"), p.R.Describe())
@@ -77,7 +77,7 @@ func assetListSpecs(f *framework.Framework) {
 				Expect(row["usable"]).To(Equal(true), p.R.Describe())
 				Expect(row["generation_id"]).To(BeNil(), "an upload has no generation"+p.R.Describe())
 				expectDuration(p.R, row["duration_ms"], wav)
-				img := findRow(p.Rows, second)
+				img := findAsset(p.Rows, second)
 				w, _ := framework.AsInt(img["width"])
 				h, _ := framework.AsInt(img["height"])
 				Expect([]int64{w, h}).To(Equal([]int64{64, 48}), p.R.Describe())
@@ -273,7 +273,7 @@ func outputAssetSpecs(f *framework.Framework) {
 			Expect(a.Field("asset.scan_status")).To(BeNil(), "an output has no scan: scan_status null"+a.Describe())
 			Expect(a.String("asset.generation_id")).To(Equal(genID), a.Describe())
 			rows, _ := paging.Walk(ctx, sp.c, "/assets?source=output", paging.Open, 50, 20)
-			row := findRow(rows, id)
+			row := findAsset(rows, id)
 			Expect(row).NotTo(BeNil(), "the output is listed with source=output")
 			Expect(row["source"]).To(Equal("output"))
 			Expect(row).To(HaveKeyWithValue("scan_status", BeNil()))

@@ -4,18 +4,19 @@ import (
 	"bytes"
 	"encoding/json"
 	"net/url"
+	"slices"
 
 	"github.com/mediaspec/mediaspec/conformance/internal/framework"
+	"github.com/mediaspec/mediaspec/conformance/internal/paging"
 )
 
 // Small value helpers shared by every area's specs (the field readers are package answer's).
 
-// findRow returns the row of id in rows, or nil.
-func findRow(rows []map[string]any, id string) map[string]any {
-	for _, r := range rows {
-		if r["asset_id"] == id {
-			return r
-		}
+// findAsset returns the row of asset id in rows, or nil: found as paging.IDs finds an asset id (the
+// row's asset_id, else the one ast_ id it carries).
+func findAsset(rows []map[string]any, id string) map[string]any {
+	if i := slices.Index(paging.IDs(rows, "asset_id"), id); i >= 0 {
+		return rows[i]
 	}
 	return nil
 }

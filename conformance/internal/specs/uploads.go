@@ -407,7 +407,7 @@ func uploadFlowSpecs(f *framework.Framework) {
 				// The asset record beyond asset_id and kind is not shown (Other records): what the read
 				// and the row say of the scan is the reference's layout, judged with --strict.
 				a := recordView(c.Get(ctx, "/assets/"+id).ExpectOK(http.StatusOK), "asset_id", "the asset read")
-				row := findRow(paging.Get(ctx, c, "/assets", paging.Open, framework.Query("limit", "50")).Rows, id)
+				row := findAsset(paging.Get(ctx, c, "/assets", paging.Open, framework.Query("limit", "50")).Rows, id)
 				Expect(row).NotTo(BeNil(), "a finalized upload whose scan runs is listed")
 				s.ReferenceOnly("UPLOAD-049", "the asset read and row show the scan pending and not usable", func() {
 					Expect(a.String("scan_status")).To(Equal("pending"), "the asset of an upload whose scan runs reads pending"+a.Describe())
