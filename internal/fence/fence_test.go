@@ -40,17 +40,20 @@ var layers = [][]string{
 	// 5: the suite's drivers and readers, one area each, on the framework.
 	{"conformance/internal/answer", "conformance/internal/buckets", "conformance/internal/paging",
 		"conformance/internal/refusal", "conformance/internal/drivertest"},
+	// 6: the drivers that stand on other drivers (the catalogue reads its lists through paging and
+	// its answers through answer).
+	{"conformance/internal/catalogue"},
 	{"internal/mock/admission", "internal/mock/catalog/catalogtest", "internal/mock/uploads", "conformance/internal/specs"},
 	{"internal/mock/jobs", "conformance"},
 	{"internal/mock/workflows"},
-	// 9: the mock's two HTTP adapters.
+	// 10: the mock's two HTTP adapters.
 	{"internal/mock/api", "internal/mock/control"},
-	// 10: the public face of the clock (above every concern: none of them imports it) and what the
+	// 11: the public face of the clock (above every concern: none of them imports it) and what the
 	// wiring hands the module's own tests.
 	{"mock/clock", "internal/mock/wired"},
-	// 11: the mock's wiring.
+	// 12: the mock's wiring.
 	{"mock"},
-	// 12: what runs the mock: the proxy and the module's in-process suite harness.
+	// 13: what runs the mock: the proxy and the module's in-process suite harness.
 	{"proxy", "internal/conformancetest"},
 	{"cmd"},
 }

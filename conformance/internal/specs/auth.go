@@ -11,6 +11,7 @@ import (
 	. "github.com/onsi/gomega"    //nolint:revive
 
 	"github.com/mediaspec/mediaspec/conformance/internal/answer"
+	"github.com/mediaspec/mediaspec/conformance/internal/catalogue"
 	"github.com/mediaspec/mediaspec/conformance/internal/framework"
 )
 
@@ -29,7 +30,7 @@ func authenticationSpecs(f *framework.Framework) {
 	Describe("auth: keys, schemes and workspace checks", func() {
 		f.Rule(rules("AUTH-001", "ERR-021")...).It("a call without a key answers 401 not_authorized", func(ctx context.Context, s *framework.Spec) {
 			s.Anonymous().Get(ctx, "/credits/balance").ExpectError(http.StatusUnauthorized, "not_authorized")
-			s.Anonymous().Post(ctx, "/estimates", map[string]any{"capability_id": "tts", "config": ttsConfig(ctx, s.Client())}).
+			s.Anonymous().Post(ctx, "/estimates", map[string]any{"capability_id": "tts", "config": catalogue.TTSConfig(ctx, s.Client())}).
 				ExpectError(http.StatusUnauthorized, "not_authorized")
 		})
 
@@ -112,7 +113,7 @@ func authenticationSpecs(f *framework.Framework) {
 			// Unjudged: the refusal's status is this spec's subject (AUTH-021, ERR-034); judged, a status
 			// the operation never documents would be charged to its answer rule and only block the spec.
 			c.Get(ctx, "/credits/balance", framework.Unjudged()).ExpectError(http.StatusGone, "workspace_unavailable")
-			c.Post(ctx, "/estimates", map[string]any{"capability_id": "tts", "config": ttsConfig(ctx, s.Client())}, framework.Unjudged()).
+			c.Post(ctx, "/estimates", map[string]any{"capability_id": "tts", "config": catalogue.TTSConfig(ctx, s.Client())}, framework.Unjudged()).
 				ExpectError(http.StatusGone, "workspace_unavailable")
 		})
 
@@ -135,7 +136,7 @@ func authenticationSpecs(f *framework.Framework) {
 			}
 			answers := []*framework.Response{
 				c.Get(ctx, "/credits/balance"),
-				c.Post(ctx, "/estimates", map[string]any{"capability_id": "tts", "config": ttsConfig(ctx, s.Client())}),
+				c.Post(ctx, "/estimates", map[string]any{"capability_id": "tts", "config": catalogue.TTSConfig(ctx, s.Client())}),
 			}
 			if s.HasDescription() {
 				answers = append(answers, c.Get(ctx, s.DescriptionPath()))
@@ -207,7 +208,7 @@ func keySpecs(f *framework.Framework) {
 				for _, sc := range s.KeySchemes()[1:] {
 					c.WithScheme(sc).Get(ctx, "/credits/balance").ExpectError(http.StatusUnauthorized, "not_authorized")
 				}
-				c.Post(ctx, "/estimates", map[string]any{"capability_id": "tts", "config": ttsConfig(ctx, s.Client())}).
+				c.Post(ctx, "/estimates", map[string]any{"capability_id": "tts", "config": catalogue.TTSConfig(ctx, s.Client())}).
 					ExpectError(http.StatusUnauthorized, "not_authorized")
 				return
 			}
@@ -224,7 +225,7 @@ func keySpecs(f *framework.Framework) {
 			for _, sc := range s.KeySchemes()[1:] {
 				c.WithScheme(sc).Get(ctx, "/credits/balance").ExpectError(http.StatusUnauthorized, "not_authorized")
 			}
-			c.Post(ctx, "/estimates", map[string]any{"capability_id": "tts", "config": ttsConfig(ctx, s.Client())}).
+			c.Post(ctx, "/estimates", map[string]any{"capability_id": "tts", "config": catalogue.TTSConfig(ctx, s.Client())}).
 				ExpectError(http.StatusUnauthorized, "not_authorized")
 		})
 
@@ -264,7 +265,7 @@ func keySpecs(f *framework.Framework) {
 				r := c.Get(ctx, "/credits/balance").ExpectError(http.StatusForbidden, "required_plan")
 				Expect(r.String("error.required_plan")).To(Equal("pro"), r.Describe())
 			}
-			c.Post(ctx, "/estimates", map[string]any{"capability_id": "tts", "config": ttsConfig(ctx, s.Client())}).
+			c.Post(ctx, "/estimates", map[string]any{"capability_id": "tts", "config": catalogue.TTSConfig(ctx, s.Client())}).
 				ExpectError(http.StatusForbidden, "required_plan")
 			// The allowance really is used: once the plan allows the API, the key is over it.
 			Expect(s.Control().PatchWorkspace(ctx, ws.ID, map[string]any{"plan": "pro"})).To(Succeed())
@@ -302,7 +303,7 @@ func scopeSpecs(f *framework.Framework) {
 				path string
 				body map[string]any
 			}{
-				{"/generations", map[string]any{"capability_id": "tts", "config": ttsConfig(ctx, s.Client()), "max_credits": 10}},
+				{"/generations", map[string]any{"capability_id": "tts", "config": catalogue.TTSConfig(ctx, s.Client()), "max_credits": 10}},
 				{"/uploads", uploadReservation()},
 				{"/uploads/ast_" + framework.RandomHex(32) + "/finalize", nil},
 				{"/uploads/from-url", fromURLStandIn(c)},

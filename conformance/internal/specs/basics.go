@@ -12,6 +12,7 @@ import (
 	. "github.com/onsi/gomega"    //nolint:revive
 
 	"github.com/mediaspec/mediaspec/conformance/internal/answer"
+	"github.com/mediaspec/mediaspec/conformance/internal/catalogue"
 	"github.com/mediaspec/mediaspec/conformance/internal/framework"
 	"github.com/mediaspec/mediaspec/conformance/internal/paging"
 )
@@ -197,7 +198,7 @@ func basePathSpecs(f *framework.Framework) {
 			}
 			u := bare
 			u.Path = bare.Path + "/estimates"
-			r := s.Link(ctx, http.MethodPost, u.String(), auth, framework.JSONBody(map[string]any{"capability_id": "tts", "config": ttsConfig(ctx, c)}))
+			r := s.Link(ctx, http.MethodPost, u.String(), auth, framework.JSONBody(map[string]any{"capability_id": "tts", "config": catalogue.TTSConfig(ctx, c)}))
 			Expect(r.Status).To(BeElementOf(http.StatusNotFound, http.StatusMethodNotAllowed), "POST /estimates without /api/v1 is not an API route"+r.Describe())
 		})
 	})
@@ -229,7 +230,7 @@ func answerFormatSpecs(f *framework.Framework) {
 			if gens := paging.Get(ctx, s.Client(), "/generations", paging.Open); len(gens.Rows) > 0 {
 				genID = gens.Rows[0]["generation_id"].(string)
 			} else {
-				genID = submit(ctx, s, s.Client(), "tts", ttsConfig(ctx, s.Client()), nil).id
+				genID = submit(ctx, s, s.Client(), "tts", catalogue.TTSConfig(ctx, s.Client()), nil).id
 			}
 			g := s.Client().Get(ctx, "/generations/"+genID).ExpectOK(http.StatusOK)
 			Expect(answer.CheckStamps(g, g.Doc(), "generation read")).To(BeNumerically(">", 0), "a generation read carries timestamps"+g.Describe())

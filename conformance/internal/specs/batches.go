@@ -11,6 +11,7 @@ import (
 	. "github.com/onsi/gomega"    //nolint:revive
 
 	"github.com/mediaspec/mediaspec/conformance/internal/answer"
+	"github.com/mediaspec/mediaspec/conformance/internal/catalogue"
 	"github.com/mediaspec/mediaspec/conformance/internal/framework"
 	"github.com/mediaspec/mediaspec/conformance/internal/refusal"
 	"github.com/mediaspec/mediaspec/receiver"
@@ -36,16 +37,16 @@ func variantRefusalSpecs(f *framework.Framework) {
 	f.Rule(rules("VAR-002", "VAR-003", "ERR-020", "ERR-024")...).It("variants above the ceiling, zero, negative or not whole answer 400 invalid_config naming variants, never clamped", func(ctx context.Context, s *framework.Spec) {
 		rc := &rotating{s: s}
 		c := s.Client()
-		d := imageModel(ctx, c)
+		d := catalogue.ImageModel(ctx, c)
 		id := d.String("capability_id")
-		ceiling := variantCeiling(d)
-		_, need := estimateOf(ctx, c, id, cheapConfig(d), map[string]any{"variants": ceiling})
-		over := submitBody(id, cheapConfig(d), need*4, map[string]any{"variants": ceiling + 1})
+		ceiling := catalogue.VariantCeiling(d)
+		_, need := estimateOf(ctx, c, id, catalogue.CheapConfig(d), map[string]any{"variants": ceiling})
+		over := submitBody(id, catalogue.CheapConfig(d), need*4, map[string]any{"variants": ceiling + 1})
 		s.Step("VAR-002", "ERR-020", "ERR-024")
 		refusal.ExpectField(refuse(ctx, rc.client(), over, http.StatusBadRequest, "invalid_config", framework.Invalid()), "variants")
 		s.Step("VAR-003", "ERR-020", "ERR-024")
 		for _, bad := range []any{0, -1, 1.5, "2"} {
-			body := submitBody(id, cheapConfig(d), need, map[string]any{"variants": bad})
+			body := submitBody(id, catalogue.CheapConfig(d), need, map[string]any{"variants": bad})
 			refusal.ExpectField(refuse(ctx, rc.client(), body, http.StatusBadRequest, "invalid_config", framework.Invalid()), "variants")
 		}
 	})
@@ -54,21 +55,21 @@ func variantRefusalSpecs(f *framework.Framework) {
 		rc := &rotating{s: s}
 		c := s.Client()
 		checked := 0
-		for _, row := range catalogue(ctx, c) {
+		for _, row := range catalogue.Rows(ctx, c) {
 			if row["status"] != "available" {
 				continue
 			}
-			d := detail(ctx, c, row["capability_id"].(string))
-			mv := ceilingOf(d)
+			d := catalogue.Detail(ctx, c, row["capability_id"].(string))
+			mv := catalogue.Ceiling(d)
 			if mv <= 1 || mv >= 4 {
 				continue
 			}
-			cfg := cheapConfig(d)
-			if namesUpload(cfg) {
+			cfg := catalogue.CheapConfig(d)
+			if catalogue.NamesUpload(cfg) {
 				continue
 			}
 			id := d.String("capability_id")
-			est := clone(cfg)
+			est := catalogue.Clone(cfg)
 			est["count"] = mv
 			r := c.Post(ctx, "/estimates", map[string]any{"capability_id": id, "config": est})
 			if r.Status != http.StatusOK {
@@ -85,7 +86,7 @@ func variantRefusalSpecs(f *framework.Framework) {
 
 	f.Rule(rules("VAR-004", "ERR-020")...).It("any variants on a capability that makes one result (tts) answers 400 invalid_config, even variants 1", func(ctx context.Context, s *framework.Spec) {
 		c := s.Client()
-		cfg := ttsConfig(ctx, c)
+		cfg := catalogue.TTSConfig(ctx, c)
 		_, need := estimateOf(ctx, c, "tts", cfg, nil)
 		for _, n := range []int{1, 2} {
 			refusal.ExpectField(refuse(ctx, c, submitBody("tts", cfg, need*2, map[string]any{"variants": n}), http.StatusBadRequest, "invalid_config"), "variants")
@@ -94,14 +95,14 @@ func variantRefusalSpecs(f *framework.Framework) {
 
 	f.Rule(rules("VAR-009", "ERR-025")...).It("every take is charged and padded: variants N needs max_credits_needed estimated with count N; one less answers 402", func(ctx context.Context, s *framework.Spec) {
 		c := s.Client()
-		for _, d := range []*framework.Response{imageModel(ctx, c), videoModel(ctx, c)} {
+		for _, d := range []*framework.Response{catalogue.ImageModel(ctx, c), catalogue.VideoModel(ctx, c)} {
 			id := d.String("capability_id")
-			_, one := estimateOf(ctx, c, id, cheapConfig(d), nil)
-			twoEst, two := estimateOf(ctx, c, id, cheapConfig(d), map[string]any{"variants": 2})
+			_, one := estimateOf(ctx, c, id, catalogue.CheapConfig(d), nil)
+			twoEst, two := estimateOf(ctx, c, id, catalogue.CheapConfig(d), map[string]any{"variants": 2})
 			s.Step("VAR-009")
 			Expect(two).To(BeElementOf(padsOf(s, 2*one, priceOf(twoEst))), "every take is padded: twice one padded take, or the padded total rounded once"+twoEst.Describe())
 			s.Step("VAR-009", "ERR-025")
-			r := refuse(ctx, c, submitBody(id, cheapConfig(d), two-1, map[string]any{"variants": 2}), http.StatusPaymentRequired, "max_credits_exceeded")
+			r := refuse(ctx, c, submitBody(id, catalogue.CheapConfig(d), two-1, map[string]any{"variants": 2}), http.StatusPaymentRequired, "max_credits_exceeded")
 			Expect(r.Int("error.limit.required_credits")).To(Equal(two), r.Describe())
 		}
 	})
@@ -112,12 +113,12 @@ func variantRefusalSpecs(f *framework.Framework) {
 func variantChargeSpecs(f *framework.Framework) {
 	f.Rule("VAR-008", "VAR-005", "VAR-007", "SUBMIT-004", "GEN-007", "VAR-009").Needs(framework.Spends).It("an image model with variants 2 (over config.count 3) makes one generation with two outputs and no batch, charged for both takes", func(ctx context.Context, s *framework.Spec) {
 		sp := newSpender(ctx, s)
-		d := imageModel(ctx, sp.c)
-		cfg := cheapConfig(d)
-		if variantCeiling(d) >= 3 {
+		d := catalogue.ImageModel(ctx, sp.c)
+		cfg := catalogue.CheapConfig(d)
+		if catalogue.VariantCeiling(d) >= 3 {
 			cfg["count"] = 3
 		}
-		oneEst, _ := estimateOf(ctx, sp.c, d.String("capability_id"), cheapConfig(d), map[string]any{"variants": 1})
+		oneEst, _ := estimateOf(ctx, sp.c, d.String("capability_id"), catalogue.CheapConfig(d), map[string]any{"variants": 1})
 		one := priceOf(oneEst)
 		before := availableOf(ctx, sp.c)
 		j := submit(ctx, s, sp.c, d.String("capability_id"), cfg, map[string]any{"variants": 2})
@@ -152,9 +153,9 @@ func variantChargeSpecs(f *framework.Framework) {
 	// documented flow does; every sibling's own hold and charge are read on any target.
 	f.Rule("VAR-009", "VAR-006", "BATCH-009", "LEDGER-002").Needs(framework.Spends).It("every sibling of a video batch is held and charged its own take, not only the first: the balance pays each one", func(ctx context.Context, s *framework.Spec) {
 		sp := newSpender(ctx, s)
-		d := videoModel(ctx, sp.c)
+		d := catalogue.VideoModel(ctx, sp.c)
 		id := d.String("capability_id")
-		oneEst, oneNeed := estimateOf(ctx, sp.c, id, cheapConfig(d), nil)
+		oneEst, oneNeed := estimateOf(ctx, sp.c, id, catalogue.CheapConfig(d), nil)
 		one := priceOf(oneEst)
 		exact := !oneEst.Bool("is_ceiling")
 		before := availableOf(ctx, sp.c)
@@ -282,7 +283,7 @@ func batchRollupSpecs(f *framework.Framework) {
 	f.Rule(rules("SUBMIT-019", "ERR-031")...).Needs(framework.Spends).It("a variants submit is one job holding one slot: a second submit while the batch runs gets 409", func(ctx context.Context, s *framework.Spec) {
 		sp := newSpender(ctx, s)
 		j := videoBatch(ctx, s, sp.c)
-		cfg := ttsConfig(ctx, sp.c)
+		cfg := catalogue.TTSConfig(ctx, sp.c)
 		_, need := estimateOf(ctx, sp.c, "tts", cfg, nil)
 		r := refuse(ctx, sp.c, submitBody("tts", cfg, need, nil), http.StatusConflict, "submission_in_flight")
 		Expect(j.ids).To(ContainElement(r.String("error.in_flight.generation_id")), r.Describe())
@@ -364,8 +365,8 @@ func batchIDSpecs(f *framework.Framework) {
 
 	f.Rule(rules("BATCH-014", "GEN-025", "ERR-029")...).Needs(framework.Spends).It("the batch route answers 404 not_found for a real gen_ id (a lone generation's or a sibling's), and the generation route for a real bg_ id", func(ctx context.Context, s *framework.Spec) {
 		sp := newSpender(ctx, s)
-		d := imageModel(ctx, sp.c)
-		lone := submit(ctx, s, sp.c, d.String("capability_id"), cheapConfig(d), nil)
+		d := catalogue.ImageModel(ctx, sp.c)
+		lone := submit(ctx, s, sp.c, d.String("capability_id"), catalogue.CheapConfig(d), nil)
 		s.Finish(ctx, sp.c, lone.id)
 		j := videoBatch(ctx, s, sp.c)
 		bg := j.r.String("batch_group_id")
@@ -387,15 +388,15 @@ func batchIDSpecs(f *framework.Framework) {
 
 	f.Rule(rules("VAR-014", "ERR-024")...).It("more than 4 values in a fan-out list setting answers 400 invalid_config", func(ctx context.Context, s *framework.Spec) {
 		c := s.Client()
-		// The list setting is found by its shape (listSettings), as the text names no key.
+		// The list setting is found by its shape (catalogue.ListSettings), as the text names no key.
 		var target *framework.Response
 		var field string
-		for _, row := range catalogue(ctx, c) {
+		for _, row := range catalogue.Rows(ctx, c) {
 			if row["status"] != "available" {
 				continue
 			}
-			det := detail(ctx, c, row["capability_id"].(string))
-			if fields := listSettings(answer.SchemaProps(det)); len(fields) > 0 {
+			det := catalogue.Detail(ctx, c, row["capability_id"].(string))
+			if fields := catalogue.ListSettings(answer.SchemaProps(det)); len(fields) > 0 {
 				target, field = det, fields[0]
 				break
 			}
@@ -403,7 +404,7 @@ func batchIDSpecs(f *framework.Framework) {
 		if target == nil {
 			s.Lacks("no available capability has a list setting (an array of enum strings) that runs once per value (VAR-014 unverified)")
 		}
-		enum := enumOf(answer.SchemaProps(target), field)
+		enum := catalogue.EnumOf(answer.SchemaProps(target), field)
 		if len(enum) < 5 {
 			s.Lacks("%s's list setting %s offers %d values: five different ones cannot be sent (VAR-014 unverified)", target.String("capability_id"), field, len(enum))
 		}
@@ -411,7 +412,7 @@ func batchIDSpecs(f *framework.Framework) {
 		for i, v := range enum[:5] {
 			values[i] = v
 		}
-		cfg := clone(answer.ObjectAt(target, "example_config"))
+		cfg := catalogue.Clone(answer.ObjectAt(target, "example_config"))
 		cfg[field] = values
 		refuse(ctx, c, submitBody(target.String("capability_id"), cfg, 600, nil), http.StatusBadRequest, "invalid_config")
 	})
@@ -504,7 +505,7 @@ func slowSibling(ctx context.Context, s *framework.Spec, c *framework.Client) *f
 	if s.HasControl() {
 		extra = 1800
 	}
-	d := videoModel(ctx, c)
+	d := catalogue.VideoModel(ctx, c)
 	return s.Force(ctx, c, framework.Outcome{Kind: "slow_render", Seconds: extra, Count: 1, CapabilityID: d.String("capability_id")})
 }
 
@@ -512,7 +513,7 @@ func slowSibling(ctx context.Context, s *framework.Spec, c *framework.Client) *f
 // generations: the submit of a video batch through it fails n of its siblings at their render start.
 func failingSiblings(ctx context.Context, s *framework.Spec, c *framework.Client, n int) *framework.Client {
 	GinkgoHelper()
-	d := videoModel(ctx, c)
+	d := catalogue.VideoModel(ctx, c)
 	return s.Force(ctx, c, framework.Outcome{Kind: "render_fail", Count: n, CapabilityID: d.String("capability_id")})
 }
 

@@ -11,6 +11,7 @@ import (
 	. "github.com/onsi/gomega"    //nolint:revive
 
 	"github.com/mediaspec/mediaspec/conformance/internal/answer"
+	"github.com/mediaspec/mediaspec/conformance/internal/catalogue"
 	"github.com/mediaspec/mediaspec/conformance/internal/framework"
 	"github.com/mediaspec/mediaspec/conformance/internal/paging"
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -39,7 +40,7 @@ func capabilityListSpecs(f *framework.Framework) {
 			for _, p := range pages {
 				for _, row := range p.Rows {
 					s.Step("CAP-002", "CAP-003", "CAP-004", "CAP-005", "CORE-013")
-					checkCapabilityRow(p.R, row, fmt.Sprintf("capabilities row %d", i))
+					catalogue.CheckRow(p.R, row, fmt.Sprintf("capabilities row %d", i))
 					s.Step("CAP-014")
 					Expect(row["status"]).NotTo(Equal("retired"), "retired capabilities are not listed"+p.R.Describe())
 					i++
@@ -49,7 +50,7 @@ func capabilityListSpecs(f *framework.Framework) {
 
 		f.Rule("CAP-006", "CAP-007", "CAP-008").It("pages hold 25 by default, clamp limit to 50, and treat a limit that is not a positive whole number as omitted", func(ctx context.Context, s *framework.Spec) {
 			c := s.Client()
-			all := catalogue(ctx, c)
+			all := catalogue.Rows(ctx, c)
 			def := paging.Get(ctx, c, "/capabilities", paging.Open)
 			s.Step("CAP-006")
 			Expect(len(def.Rows)).To(BeNumerically("<=", 25), def.R.Describe())
@@ -73,7 +74,7 @@ func capabilityListSpecs(f *framework.Framework) {
 			s.Step("CAP-013")
 			for i := 1; i < len(rows); i++ {
 				a, b := rows[i-1], rows[i]
-				ca, cb := slices.Index(categoryOrder, a["category"].(string)), slices.Index(categoryOrder, b["category"].(string))
+				ca, cb := slices.Index(catalogue.Categories, a["category"].(string)), slices.Index(catalogue.Categories, b["category"].(string))
 				ia, ib := a["capability_id"].(string), b["capability_id"].(string)
 				Expect(ca < cb || (ca == cb && ia < ib)).To(BeTrue(), fmt.Sprintf("order: %s (%s) before %s (%s)", ia, a["category"], ib, b["category"]))
 			}
@@ -93,7 +94,7 @@ func capabilityListSpecs(f *framework.Framework) {
 				}
 			}
 			s.Step("CAP-009", "CORE-012")
-			Expect(paging.IDs(rows, "capability_id")).To(Equal(paging.IDs(catalogue(ctx, c), "capability_id")), "pages of 7 and pages of 50 list the same rows")
+			Expect(paging.IDs(rows, "capability_id")).To(Equal(paging.IDs(catalogue.Rows(ctx, c), "capability_id")), "pages of 7 and pages of 50 list the same rows")
 		})
 
 		f.Rule("CAP-010", "CAP-011", "CAP-012").It("trims the cursor, reads a blank cursor as omitted and restarts on a cursor naming nothing", func(ctx context.Context, s *framework.Spec) {
@@ -126,7 +127,7 @@ func longCapabilityListSpecs(f *framework.Framework) {
 	Describe("capabilities: a list of more than 50 rows", func() {
 		f.Rule("CAP-006", "CAP-007", "CAP-008", "CAP-009", "CAP-013", "CORE-012").It("pages hold 25 by default and 50 at most, a limit that is not a positive whole number counts as omitted, and the cursor walks every row once in category then id order", func(ctx context.Context, s *framework.Spec) {
 			c, caps, _ := longCatalogue(ctx, s)
-			want := inListOrder(caps)
+			want := catalogue.InListOrder(caps)
 			moreThan50(s, len(want), "capability rows")
 			s.Step("CAP-006")
 			def := paging.Get(ctx, c, "/capabilities", paging.Open)
@@ -156,7 +157,7 @@ func capabilityDetailSpecs(f *framework.Framework) {
 	Describe("capabilities: detail", func() {
 		f.Rule("CAP-019", "CAP-020", "CAP-021", "CAP-022", "CAP-024", "VER-013").It("answers each listed capability with a strict, price-free config_schema and an example_config that validates", func(ctx context.Context, s *framework.Spec) {
 			c := s.Client()
-			rows := catalogue(ctx, c)
+			rows := catalogue.Rows(ctx, c)
 			checked := 0
 			for _, row := range rows {
 				id, _ := row["capability_id"].(string)
@@ -169,7 +170,7 @@ func capabilityDetailSpecs(f *framework.Framework) {
 				}
 				checked++
 				s.Step("CAP-019")
-				r := capabilityView(c.Get(ctx, "/capabilities/"+id).ExpectOK(http.StatusOK))
+				r := catalogue.View(c.Get(ctx, "/capabilities/"+id).ExpectOK(http.StatusOK))
 				// The schema rules first, judged on the schema wherever the answer holds it (the
 				// detail's layout is not shown): a detail whose own fields break CAP-019 still has
 				// its schema judged (issue 37).
@@ -182,7 +183,7 @@ func capabilityDetailSpecs(f *framework.Framework) {
 					Expect(props).NotTo(HaveKey(res), id+": "+res+" goes on the submit body, never in config"+r.Describe())
 				}
 				s.Step("CAP-021")
-				Expect(priceKeys(schema, "config_schema")).To(BeEmpty(), id+": config_schema carries no price (Capability: \"it carries no price\"), under any name, nesting or x- keyword"+r.Describe())
+				Expect(catalogue.PriceKeys(schema, "config_schema")).To(BeEmpty(), id+": config_schema carries no price (Capability: \"it carries no price\"), under any name, nesting or x- keyword"+r.Describe())
 				s.Step("CAP-019")
 				example := answer.ObjectAt(r, "example_config")
 				s.Step("CAP-022", "VER-013")
@@ -193,7 +194,7 @@ func capabilityDetailSpecs(f *framework.Framework) {
 				Expect(sch.Validate(example)).To(Succeed(), id+": example_config does not validate against config_schema"+r.Describe())
 				s.Step("CAP-019")
 				Expect(r.String("capability_id")).To(Equal(id), "the detail names the capability asked for"+r.Describe())
-				checkCapabilityRow(r, answer.AsObject(r, r.Doc(), "the answer"), id)
+				catalogue.CheckRow(r, answer.AsObject(r, r.Doc(), "the answer"), id)
 				if _, has := r.Lookup("next_action"); has { // the detail's layout is not shown
 					Expect(r.String("next_action")).NotTo(BeEmpty(), r.Describe())
 				}
@@ -210,7 +211,7 @@ func capabilityDetailSpecs(f *framework.Framework) {
 
 		f.Rule(rules("CAP-027", "CAP-016", "ERR-016")...).It("a coming_soon capability is listed and its detail answers 404 capability_unavailable coming_soon", func(ctx context.Context, s *framework.Spec) {
 			c := s.Client()
-			row := withStatus(catalogue(ctx, c), "coming_soon")
+			row := catalogue.WithStatus(catalogue.Rows(ctx, c), "coming_soon")
 			if row == nil {
 				s.Lacks("the target lists no coming_soon capability")
 			}
@@ -221,7 +222,7 @@ func capabilityDetailSpecs(f *framework.Framework) {
 
 		f.Rule(rules("CAP-028", "CAP-016", "ERR-017")...).It("a requires_plan capability is listed and its detail answers 403 required_plan naming the plan", func(ctx context.Context, s *framework.Spec) {
 			c := s.Client()
-			row := withStatus(catalogue(ctx, c), "requires_plan")
+			row := catalogue.WithStatus(catalogue.Rows(ctx, c), "requires_plan")
 			if row == nil {
 				s.Lacks("the target lists no requires_plan capability for the run's workspace")
 			}
@@ -233,7 +234,7 @@ func capabilityDetailSpecs(f *framework.Framework) {
 
 		f.Rule(rules("CAP-029", "CAP-016")...).It("a capability listed as unknown answers its detail 200 but the estimate refuses it with capability_unavailable unknown", func(ctx context.Context, s *framework.Spec) {
 			c := s.Client()
-			row := withStatus(catalogue(ctx, c), "unknown")
+			row := catalogue.WithStatus(catalogue.Rows(ctx, c), "unknown")
 			if row == nil {
 				s.Lacks("the target lists no capability with status unknown")
 			}
@@ -250,14 +251,14 @@ func capabilityDetailSpecs(f *framework.Framework) {
 			if d.Status != http.StatusOK {
 				s.Lacks("the detail of the capability listed as unknown does not answer 200, so the suite has no valid config to estimate it with")
 			}
-			r := c.Post(ctx, "/estimates", map[string]any{"capability_id": id, "config": answer.ObjectAt(capabilityView(d), "example_config")}).
+			r := c.Post(ctx, "/estimates", map[string]any{"capability_id": id, "config": answer.ObjectAt(catalogue.View(d), "example_config")}).
 				ExpectError(http.StatusNotFound, "capability_unavailable")
 			Expect(r.String("error.capability_status")).To(Equal("unknown"), r.Describe())
 		})
 
 		f.Rule("CAP-030").It("a business workspace reads a requires_plan capability as available", func(ctx context.Context, s *framework.Spec) {
 			var business []string
-			for _, row := range catalogue(ctx, s.Client()) {
+			for _, row := range catalogue.Rows(ctx, s.Client()) {
 				if row["status"] == "requires_plan" && row["required_plan"] == "business" {
 					business = append(business, row["capability_id"].(string))
 				}
@@ -267,7 +268,7 @@ func capabilityDetailSpecs(f *framework.Framework) {
 			}
 			c := businessClient(ctx, s)
 			for _, id := range business[:min(len(business), 10)] {
-				r := capabilityView(c.Get(ctx, "/capabilities/"+id).ExpectOK(http.StatusOK))
+				r := catalogue.View(c.Get(ctx, "/capabilities/"+id).ExpectOK(http.StatusOK))
 				Expect(r.String("status")).To(Equal("available"),
 					id+" requires the business plan: a business workspace reads it available"+r.Describe())
 				Expect(r.Doc()).NotTo(HaveKey("required_plan"), r.Describe())
@@ -288,9 +289,9 @@ func withheldCapabilitySpecs(f *framework.Framework) {
 			cfg, need := map[string]any{}, int64(100)
 			if s.HasControl() {
 				// With control the spec sees the capability listed and runnable first (it judges more).
-				d := cheapest(ctx, c, "capability", func(map[string]any) bool { return true })
+				d := catalogue.Cheapest(ctx, c, "capability", func(map[string]any) bool { return true })
 				id = d.String("capability_id")
-				cfg = cheapConfig(d)
+				cfg = catalogue.CheapConfig(d)
 				_, need = estimateOf(ctx, c, id, cfg, nil)
 				hookDone(s, s.Control().SetOffered(ctx, id, false))
 				DeferCleanup(func(ctx SpecContext) { _ = s.Control().SetOffered(ctx, id, true) })
@@ -342,7 +343,7 @@ func retiredCapabilitySpecs(f *framework.Framework) {
 		f.Rule(rules("VER-010", "ERR-016")...).It("a retired capability is not listed and estimate and submit answer 404 capability_unavailable retired", func(ctx context.Context, s *framework.Spec) {
 			id := retired(s)
 			c := s.Client()
-			Expect(paging.IDs(catalogue(ctx, c), "capability_id")).NotTo(ContainElement(id), "a retired capability leaves the list")
+			Expect(paging.IDs(catalogue.Rows(ctx, c), "capability_id")).NotTo(ContainElement(id), "a retired capability leaves the list")
 			r := c.Post(ctx, "/estimates", map[string]any{"capability_id": id, "config": map[string]any{}}).
 				ExpectError(http.StatusNotFound, "capability_unavailable")
 			Expect(r.String("error.capability_status")).To(Equal("retired"), r.Describe())
@@ -358,22 +359,22 @@ func catalogueIDSpecs(f *framework.Framework) {
 	Describe("capabilities: catalogue and config ids", func() {
 		f.Rule("ID-012").It("capability ids, workflow template keys and node ids are unprefixed slugs", func(ctx context.Context, s *framework.Spec) {
 			c := s.Client()
-			for _, id := range paging.IDs(catalogue(ctx, c), "capability_id") {
-				Expect(id).To(MatchRegexp(slugPattern), "capability id "+id+" is a slug")
-				Expect(id).NotTo(MatchRegexp(prefixedID), "capability id "+id+" is unprefixed (Id prefixes: \"Unprefixed ids: capability id (a slug ...)\"), not a prefix and 32 hex characters")
+			for _, id := range paging.IDs(catalogue.Rows(ctx, c), "capability_id") {
+				Expect(id).To(MatchRegexp(catalogue.SlugPattern), "capability id "+id+" is a slug")
+				Expect(id).NotTo(MatchRegexp(catalogue.PrefixedID), "capability id "+id+" is unprefixed (Id prefixes: \"Unprefixed ids: capability id (a slug ...)\"), not a prefix and 32 hex characters")
 			}
 			r := c.Get(ctx, "/workflows/templates").ExpectOK(http.StatusOK)
 			keyField, declared := c.ShapeIf("workflow.template_key") // the template record is not shown
 			for i, t := range openRows(r) {
 				tm := answer.AsObject(r, t, fmt.Sprintf("templates[%d]", i))
 				if k, ok := tm[keyField].(string); declared && ok {
-					Expect(k).To(MatchRegexp(slugPattern), r.Describe())
+					Expect(k).To(MatchRegexp(catalogue.SlugPattern), r.Describe())
 				}
 				nodes, _ := tm["nodes"].([]any)
 				for j, n := range nodes {
 					nm := answer.AsObject(r, n, fmt.Sprintf("templates[%d].nodes[%d]", i, j))
-					Expect(answer.String(r, nm, "node_id", "node")).To(MatchRegexp(slugPattern), r.Describe())
-					Expect(answer.String(r, nm, "capability_id", "node")).To(MatchRegexp(slugPattern), r.Describe())
+					Expect(answer.String(r, nm, "node_id", "node")).To(MatchRegexp(catalogue.SlugPattern), r.Describe())
+					Expect(answer.String(r, nm, "capability_id", "node")).To(MatchRegexp(catalogue.SlugPattern), r.Describe())
 				}
 			}
 		})
@@ -382,10 +383,10 @@ func catalogueIDSpecs(f *framework.Framework) {
 			c := s.Client()
 			bad := []string{"ast_" + strings.ToUpper(framework.RandomHex(32)), "ast_" + framework.RandomHex(31), "AST_" + framework.RandomHex(32), "asset_" + framework.RandomHex(32), "gen_" + framework.RandomHex(32), "ast_" + framework.RandomHex(32) + " "}
 			checked := 0
-			if caps := plainFileCaps(ctx, c); len(caps) > 0 {
+			if caps := catalogue.PlainFileCaps(ctx, c); len(caps) > 0 {
 				fc := caps[0]
 				for _, id := range bad {
-					r := c.Post(ctx, "/estimates", map[string]any{"capability_id": fc.id, "config": withAsset(answer.ObjectAt(fc.d, "example_config"), id)}).
+					r := c.Post(ctx, "/estimates", map[string]any{"capability_id": fc.ID, "config": withAsset(answer.ObjectAt(fc.Detail, "example_config"), id)}).
 						ExpectError(http.StatusBadRequest, "invalid_config")
 					if fld, has := r.Lookup("error.field"); has {
 						Expect(fld).To(HavePrefix("config."), r.Describe())
@@ -394,7 +395,7 @@ func catalogueIDSpecs(f *framework.Framework) {
 				checked++
 			}
 			// A file object's assetId, as image and video models take them.
-			for _, d := range availableDetails(ctx, c, 30) {
+			for _, d := range catalogue.AvailableDetails(ctx, c, 30) {
 				ex := answer.ObjectAt(d, "example_config")
 				hasObject := false
 				for _, v := range ex {

@@ -15,6 +15,7 @@ import (
 	. "github.com/onsi/gomega"    //nolint:revive
 
 	"github.com/mediaspec/mediaspec/conformance/internal/answer"
+	"github.com/mediaspec/mediaspec/conformance/internal/catalogue"
 	"github.com/mediaspec/mediaspec/conformance/internal/framework"
 	"github.com/mediaspec/mediaspec/conformance/internal/paging"
 	"github.com/mediaspec/mediaspec/spec/judge"
@@ -59,7 +60,7 @@ func actorSpecs(f *framework.Framework) {
 						Expect(a).To(answer.OneOf("kid", "young_adult", "adult", "senior"), p.R.Describe())
 					}
 					s.Step("ACTOR-005")
-					checkTags(p.R, row, what)
+					catalogue.CheckTags(p.R, row, what)
 					s.Step("ACTOR-002", "ID-005")
 					if v, null := answer.NullableString(p.R, row, "default_voice_id", what); !null {
 						Expect(v).To(MatchRegexp(judge.IDPattern("voc_")), p.R.Describe())
@@ -199,7 +200,7 @@ func voiceSpecs(f *framework.Framework) {
 						Expect(gender).To(answer.OneOf("female", "male", "nonbinary"), p.R.Describe())
 					}
 					s.Step("VOICE-004")
-					checkTags(p.R, row, what)
+					catalogue.CheckTags(p.R, row, what)
 					s.Step("VOICE-002", "VOICE-003")
 					cloned, ok := row["is_cloned"].(bool)
 					Expect(ok).To(BeTrue(), p.R.Describe())
@@ -434,13 +435,13 @@ func ownCatalogueSpecs(f *framework.Framework) {
 			s.Step("ACTOR-005")
 			rows, _ := paging.Walk(ctx, c, "/actors", "actors", 48, 100)
 			for _, id := range actors {
-				row := rowOf(rows, "actor_id", id)
+				row := catalogue.RowOf(rows, "actor_id", id)
 				Expect(row).NotTo(BeNil(), "the actor "+id+" (ready) is listed to its workspace")
 				Expect(row["tags"]).To(And(BeAssignableToTypeOf([]any{}), BeEmpty()), id+": an actor made without tags lists tags [] (never null)")
 			}
 			s.Step("VOICE-003")
 			voices, _ := paging.Walk(ctx, c, "/voices", "voices", 50, 100)
-			row := rowOf(voices, "voice_id", clonedVoices)
+			row := catalogue.RowOf(voices, "voice_id", clonedVoices)
 			Expect(row).NotTo(BeNil(), "the workspace's cloned voice "+clonedVoices+" (active) is listed to it")
 			Expect(row["is_cloned"]).To(Equal(true), clonedVoices+" is a cloned voice: is_cloned true")
 			Expect(row).To(And(HaveKeyWithValue("language", BeNil()), HaveKeyWithValue("gender", BeNil())),

@@ -13,6 +13,7 @@ import (
 	. "github.com/onsi/gomega"    //nolint:revive
 
 	"github.com/mediaspec/mediaspec/conformance/internal/answer"
+	"github.com/mediaspec/mediaspec/conformance/internal/catalogue"
 	"github.com/mediaspec/mediaspec/conformance/internal/framework"
 	"github.com/mediaspec/mediaspec/receiver"
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
@@ -560,8 +561,8 @@ func generationEventSpecs(f *framework.Framework) {
 			a := registerHook(ctx, s, sp.c, "generation.completed", "generation.failed")
 			b := registerHook(ctx, s, sp.c, "generation.completed")
 			other := registerHook(ctx, s, sp.c, "batch.settled")
-			d := imageModel(ctx, sp.c)
-			j := submit(ctx, s, sp.c, d.String("capability_id"), cheapConfig(d), nil)
+			d := catalogue.ImageModel(ctx, sp.c)
+			j := submit(ctx, s, sp.c, d.String("capability_id"), catalogue.CheapConfig(d), nil)
 			s.Finish(ctx, sp.c, j.id)
 			var seen []string
 			hookOf := map[string]string{}
@@ -628,11 +629,11 @@ func generationEventSpecs(f *framework.Framework) {
 		"a text result's generation.completed carries no outputs and not the text itself", func(ctx context.Context, s *framework.Spec) {
 			sp := newSpender(ctx, s)
 			h := registerHook(ctx, s, sp.c, "generation.completed", "generation.failed")
-			d := textCapability(ctx, sp.c)
-			if namesUpload(answer.ObjectAt(d, "example_config")) {
+			d := catalogue.TextCapability(ctx, sp.c)
+			if catalogue.NamesUpload(answer.ObjectAt(d, "example_config")) {
 				s.Lacks("a text capability whose example_config needs no upload (EVT-019, EVT-022 for text results unverified)")
 			}
-			j := submit(ctx, s, sp.c, d.String("capability_id"), cheapConfig(d), nil)
+			j := submit(ctx, s, sp.c, d.String("capability_id"), catalogue.CheapConfig(d), nil)
 			w := s.Finish(ctx, sp.c, j.id)
 			Expect(w.String("generation.status")).To(Equal("completed"), w.Describe())
 			text := w.String("generation.output_text")
@@ -663,9 +664,9 @@ func generationEventSpecs(f *framework.Framework) {
 	f.Rule("EVT-002", "EVT-026", "EVT-018", "DLV-029").Needs(framework.TestInputs).It("generation.failed carries status failed and error {code, message}, once", func(ctx context.Context, s *framework.Spec) {
 		sp := newSpender(ctx, s)
 		h := registerHook(ctx, s, sp.c, "generation.failed")
-		d := imageModel(ctx, sp.c)
+		d := catalogue.ImageModel(ctx, sp.c)
 		failing := s.Force(ctx, sp.c, framework.Outcome{Kind: "render_fail", CapabilityID: d.String("capability_id")})
-		j := submit(ctx, s, failing, d.String("capability_id"), cheapConfig(d), nil)
+		j := submit(ctx, s, failing, d.String("capability_id"), catalogue.CheapConfig(d), nil)
 		s.Finish(ctx, sp.c, j.id)
 		s.Step("EVT-002")
 		ev, err := s.Hooks().Await(ctx, receiver.Match{Type: "generation.failed", Path: h.path, ResourceID: j.id}, arrival(s))
@@ -740,8 +741,8 @@ func generationEventSpecs(f *framework.Framework) {
 	f.Rule("EVT-012", "DLV-029").It("image-model variants make one generation: one generation event, once, and never batch.settled", func(ctx context.Context, s *framework.Spec) {
 		sp := newSpender(ctx, s)
 		h := registerHook(ctx, s, sp.c, "generation.completed", "generation.failed", "batch.settled")
-		d := imageModel(ctx, sp.c)
-		j := submit(ctx, s, sp.c, d.String("capability_id"), cheapConfig(d), map[string]any{"variants": 2})
+		d := catalogue.ImageModel(ctx, sp.c)
+		j := submit(ctx, s, sp.c, d.String("capability_id"), catalogue.CheapConfig(d), map[string]any{"variants": 2})
 		s.Finish(ctx, sp.c, j.id)
 		s.Step("EVT-012")
 		_, err := s.Hooks().Await(ctx, receiver.Match{Path: h.path, ResourceID: j.id}, arrival(s))
@@ -755,8 +756,8 @@ func generationEventSpecs(f *framework.Framework) {
 	f.Rule("EVT-014").It("another workspace's generations never reach this workspace's endpoints", func(ctx context.Context, s *framework.Spec) {
 		h := registerHook(ctx, s, s.Client(), "generation.completed", "generation.failed")
 		oc := s.OtherClient()
-		d := imageModel(ctx, oc)
-		j := submit(ctx, s, oc, d.String("capability_id"), cheapConfig(d), nil)
+		d := catalogue.ImageModel(ctx, oc)
+		j := submit(ctx, s, oc, d.String("capability_id"), catalogue.CheapConfig(d), nil)
 		s.Finish(ctx, oc, j.id)
 		nothingFor(ctx, s, h.id, receiver.Match{Path: h.path, ResourceID: j.id}, "another workspace's generation reached this workspace's endpoint")
 	})

@@ -12,6 +12,7 @@ import (
 	. "github.com/onsi/gomega"    //nolint:revive
 
 	"github.com/mediaspec/mediaspec/conformance/internal/answer"
+	"github.com/mediaspec/mediaspec/conformance/internal/catalogue"
 	"github.com/mediaspec/mediaspec/conformance/internal/framework"
 	"github.com/mediaspec/mediaspec/conformance/internal/refusal"
 	"github.com/mediaspec/mediaspec/spec"
@@ -49,12 +50,12 @@ func strictInputSpecs(f *framework.Framework) {
 		// one cause and names one field.
 		accepted := func(ctx context.Context, c *framework.Client) map[string]any {
 			GinkgoHelper()
-			body := map[string]any{"capability_id": "tts", "config": ttsConfig(ctx, c)}
+			body := map[string]any{"capability_id": "tts", "config": catalogue.TTSConfig(ctx, c)}
 			c.Post(ctx, "/estimates", body).ExpectOK(http.StatusOK)
 			return body
 		}
 		with := func(body map[string]any, key string, v any) []byte {
-			b := clone(body)
+			b := catalogue.Clone(body)
 			if v == nil {
 				delete(b, key)
 			} else {
@@ -98,7 +99,7 @@ func strictInputSpecs(f *framework.Framework) {
 		})
 
 		f.Rule(rules("ERR-024")...).It("an oversized body answers 400 invalid_config, not 413 or 500", func(ctx context.Context, s *framework.Spec) {
-			key, _ := json.Marshal(scriptKey(ctx, s.Client(), "tts"))
+			key, _ := json.Marshal(catalogue.ScriptKey(ctx, s.Client(), "tts"))
 			var b bytes.Buffer
 			b.WriteString(`{"capability_id":"tts","config":{` + string(key) + `:"`)
 			b.Write(bytes.Repeat([]byte("a"), 4<<20))
@@ -112,10 +113,10 @@ func strictInputSpecs(f *framework.Framework) {
 			// missing required key ... is refused, not priced." A server that coerces "2" to 2, or
 			// fills a missing key from a default, prices what it should refuse.
 			checked := 0
-			for _, d := range availableDetails(ctx, c, 40) {
+			for _, d := range catalogue.AvailableDetails(ctx, c, 40) {
 				id := d.String("capability_id")
 				ex := answer.ObjectAt(d, "example_config")
-				if namesUpload(ex) || checked == 3 {
+				if catalogue.NamesUpload(ex) || checked == 3 {
 					continue
 				}
 				if c.Post(ctx, "/estimates", map[string]any{"capability_id": id, "config": ex}).Status != http.StatusOK {
@@ -130,7 +131,7 @@ func strictInputSpecs(f *framework.Framework) {
 					if _, inExample := ex[name]; !inExample {
 						continue
 					}
-					cfg := clone(ex)
+					cfg := catalogue.Clone(ex)
 					delete(cfg, name)
 					r := c.Post(ctx, "/estimates", map[string]any{"capability_id": id, "config": cfg}, framework.Invalid())
 					Expect(r.Status).To(Equal(http.StatusBadRequest), id+": an estimate without the required key "+name+" is refused, not priced"+r.Describe())
@@ -144,7 +145,7 @@ func strictInputSpecs(f *framework.Framework) {
 					if !ok {
 						continue
 					}
-					cfg := clone(ex)
+					cfg := catalogue.Clone(ex)
 					cfg[name] = wrong
 					r := c.Post(ctx, "/estimates", map[string]any{"capability_id": id, "config": cfg}, framework.Invalid())
 					Expect(r.Status).To(Equal(http.StatusBadRequest), fmt.Sprintf("%s: an estimate with %s of the wrong type (%#v) is refused, not coerced and priced", id, name, wrong)+r.Describe())
@@ -162,7 +163,7 @@ func strictInputSpecs(f *framework.Framework) {
 
 		f.Rule(rules("VER-011", "EST-012", "ERR-020")...).It("an unknown config key answers 400 invalid_config naming config.<key>", func(ctx context.Context, s *framework.Spec) {
 			c := s.Client()
-			d := availableDetails(ctx, c, 1)[0]
+			d := catalogue.AvailableDetails(ctx, c, 1)[0]
 			config := answer.ObjectAt(d, "example_config")
 			config["conformance_bogus"] = 1
 			r := c.Post(ctx, "/estimates", map[string]any{"capability_id": d.String("capability_id"), "config": config}, framework.Invalid()).

@@ -10,6 +10,7 @@ import (
 	. "github.com/onsi/gomega"    //nolint:revive
 
 	"github.com/mediaspec/mediaspec/conformance/internal/answer"
+	"github.com/mediaspec/mediaspec/conformance/internal/catalogue"
 	"github.com/mediaspec/mediaspec/conformance/internal/framework"
 	"github.com/mediaspec/mediaspec/conformance/internal/paging"
 )
@@ -29,10 +30,10 @@ func estimatePriceSpecs(f *framework.Framework) {
 		f.Rule("EST-001", "EST-002", "EST-004", "CAP-023", "CORE-005", "CORE-010").It("prices each available capability's example_config with the documented answer", func(ctx context.Context, s *framework.Spec) {
 			c := s.Client()
 			priced := 0
-			for _, d := range availableDetails(ctx, c, 25) {
+			for _, d := range catalogue.AvailableDetails(ctx, c, 25) {
 				id := d.String("capability_id")
 				config := answer.ObjectAt(d, "example_config")
-				if namesUpload(config) {
+				if catalogue.NamesUpload(config) {
 					continue // needs a real upload: the upload specs price these
 				}
 				r := c.Post(ctx, "/estimates", map[string]any{"capability_id": id, "config": config})
@@ -76,9 +77,9 @@ func estimatePriceSpecs(f *framework.Framework) {
 		f.Rule("EST-003").It("max_credits_needed is takes x ceil(price x 1.1) when the config prices one take", func(ctx context.Context, s *framework.Spec) {
 			c := s.Client()
 			checked := 0
-			for _, d := range availableDetails(ctx, c, 25) {
+			for _, d := range catalogue.AvailableDetails(ctx, c, 25) {
 				config := answer.ObjectAt(d, "example_config")
-				if _, hasCount := config["count"]; hasCount || namesUpload(config) {
+				if _, hasCount := config["count"]; hasCount || catalogue.NamesUpload(config) {
 					continue
 				}
 				r := c.Post(ctx, "/estimates", map[string]any{"capability_id": d.String("capability_id"), "config": config})
@@ -104,16 +105,16 @@ func estimatePriceSpecs(f *framework.Framework) {
 			r := c.Post(ctx, "/estimates", map[string]any{"capability_id": "no_such_capability_" + framework.RandomHex(8), "config": map[string]any{}}).
 				ExpectError(http.StatusNotFound, "capability_unavailable")
 			Expect(r.String("error.capability_status")).To(Equal("unknown"), r.Describe())
-			if row := withStatus(catalogue(ctx, c), "coming_soon"); row != nil {
+			if row := catalogue.WithStatus(catalogue.Rows(ctx, c), "coming_soon"); row != nil {
 				id := row["capability_id"].(string)
-				cfg, valid := notLiveConfig(ctx, c, id)
-				expectNotLive(c.Post(ctx, "/estimates", map[string]any{"capability_id": id, "config": cfg}), "coming_soon", valid)
+				cfg, valid := catalogue.NotLiveConfig(ctx, c, id)
+				catalogue.ExpectNotLive(c.Post(ctx, "/estimates", map[string]any{"capability_id": id, "config": cfg}), "coming_soon", valid)
 			}
 		})
 
 		f.Rule("EST-010", "CORE-006", "AUTH-015").Needs(framework.ReadKey).It("an estimate holds and charges nothing and a read-only key may make it", func(ctx context.Context, s *framework.Spec) {
 			c := s.Client()
-			d := pricedExample(ctx, s, c)
+			d := catalogue.PricedExample(ctx, s, c)
 			_, declared := c.ShapeIf("balance.available")
 			var before balance
 			if declared {
@@ -137,11 +138,11 @@ func estimatePriceSpecs(f *framework.Framework) {
 			c := s.Client()
 			var target *framework.Response
 			var field string
-			for _, row := range catalogue(ctx, c) {
+			for _, row := range catalogue.Rows(ctx, c) {
 				if row["status"] != "available" {
 					continue
 				}
-				d := detail(ctx, c, row["capability_id"].(string))
+				d := catalogue.Detail(ctx, c, row["capability_id"].(string))
 				for name, v := range answer.ObjectAt(d, "example_config") {
 					if arr, ok := v.([]any); ok && len(arr) > 0 {
 						if str, ok := arr[0].(string); ok && len(str) == 36 && str[:4] == "ast_" {
@@ -171,9 +172,9 @@ func estimateFieldSpecs(f *framework.Framework) {
 		f.Rule("EST-005").It("seconds is absent when the capability's output has no duration, and a number when sent", func(ctx context.Context, s *framework.Spec) {
 			c := s.Client()
 			seen := map[bool]int{}
-			for _, d := range availableDetails(ctx, c, 30) {
+			for _, d := range catalogue.AvailableDetails(ctx, c, 30) {
 				cfg := answer.ObjectAt(d, "example_config")
-				if namesUpload(cfg) {
+				if catalogue.NamesUpload(cfg) {
 					continue
 				}
 				r := c.Post(ctx, "/estimates", map[string]any{"capability_id": d.String("capability_id"), "config": cfg})
@@ -204,8 +205,8 @@ func estimateFieldSpecs(f *framework.Framework) {
 
 		f.Rule(rules("EST-009", "ERR-029")...).It("an estimate body accepts actor_id, actor_image_asset_id, voice_id and approved_voice_generation_id", func(ctx context.Context, s *framework.Spec) {
 			c := s.Client()
-			actor, voice, _, _ := talkingCast(ctx, c)
-			cfg := scriptConfig(ctx, c, "actor_ultra", "Hello from the estimate, "+framework.RandomHex(4)+".")
+			actor, voice, _, _ := catalogue.TalkingCast(ctx, c)
+			cfg := catalogue.ScriptConfig(ctx, c, "actor_ultra", "Hello from the estimate, "+framework.RandomHex(4)+".")
 			r := c.Post(ctx, "/estimates", map[string]any{"capability_id": "actor_ultra", "config": cfg, "actor_id": actor, "voice_id": voice}).ExpectOK(http.StatusOK)
 			Expect(r.String("capability_id")).To(Equal("actor_ultra"), r.Describe())
 			// The other two name things that do not exist: read as fields (404 for what they name),
@@ -218,7 +219,7 @@ func estimateFieldSpecs(f *framework.Framework) {
 
 		f.Rule(rules("EST-011", "ERR-035")...).Needs(framework.Spends, framework.TestInputs).It("an estimate runs no content check: with a moderation block queued it prices, and the submit then takes the block", func(ctx context.Context, s *framework.Spec) {
 			sp := newSpender(ctx, s)
-			cfg := ttsConfig(ctx, sp.c)
+			cfg := catalogue.TTSConfig(ctx, sp.c)
 			blocked := s.Force(ctx, sp.c, framework.Outcome{Kind: "moderation_block", CapabilityID: "tts"})
 			r, need := estimateOf(ctx, blocked, "tts", cfg, nil)
 			Expect(r.String("capability_id")).To(Equal("tts"), r.Describe())
@@ -230,20 +231,20 @@ func estimateFieldSpecs(f *framework.Framework) {
 		f.Rule(rules("EST-013", "ERR-024")...).It("a config.count above the capability's ceiling is refused by the estimate, never clamped", func(ctx context.Context, s *framework.Spec) {
 			c := s.Client()
 			checked := 0
-			for _, row := range catalogue(ctx, c) {
+			for _, row := range catalogue.Rows(ctx, c) {
 				if row["status"] != "available" || checked == 3 {
 					continue
 				}
-				d := detail(ctx, c, row["capability_id"].(string))
+				d := catalogue.Detail(ctx, c, row["capability_id"].(string))
 				props, _ := answer.ObjectAt(d, "config_schema")["properties"].(map[string]any)
 				if _, has := props["count"]; !has {
 					continue
 				}
-				cfg := cheapConfig(d)
-				if namesUpload(cfg) {
+				cfg := catalogue.CheapConfig(d)
+				if catalogue.NamesUpload(cfg) {
 					continue
 				}
-				ceiling := ceilingOf(d)
+				ceiling := catalogue.Ceiling(d)
 				cfg["count"] = ceiling + 1
 				r := c.Post(ctx, "/estimates", map[string]any{"capability_id": d.String("capability_id"), "config": cfg}).
 					ExpectError(http.StatusBadRequest, "invalid_config")
@@ -266,18 +267,18 @@ func estimateFieldSpecs(f *framework.Framework) {
 			c := s.Client()
 			named := []string{"auto_caption", "change_voice", "remove_background", "resize", "speech_to_speech", "trim_video", "upscale"}
 			checked := 0
-			for _, row := range catalogue(ctx, c) {
+			for _, row := range catalogue.Rows(ctx, c) {
 				id, _ := row["capability_id"].(string)
 				if row["status"] != "available" || !slices.Contains(named, id) {
 					continue
 				}
-				d := detail(ctx, c, id)
+				d := catalogue.Detail(ctx, c, id)
 				ex := answer.ObjectAt(d, "example_config")
 				c.Post(ctx, "/estimates", map[string]any{"capability_id": id, "config": withoutUploads(ex)}).
 					ExpectError(http.StatusBadRequest, "invalid_config")
-				empty := clone(ex)
+				empty := catalogue.Clone(ex)
 				for k, v := range empty {
-					if namesUpload(v) {
+					if catalogue.NamesUpload(v) {
 						empty[k] = []any{}
 					}
 				}
@@ -298,35 +299,35 @@ func estimateUploadSpecs(f *framework.Framework) {
 	Describe("estimates: naming uploads", func() {
 		f.Rule(rules("EST-018", "ERR-029", "ID-016")...).It("an estimate naming another workspace's upload answers 404 not_found; the owner's own estimate prices it", func(ctx context.Context, s *framework.Spec) {
 			c := s.Client()
-			caps := plainFileCaps(ctx, c)
+			caps := catalogue.PlainFileCaps(ctx, c)
 			if len(caps) == 0 {
 				s.Lacks("no available capability's example_config names an upload as a plain id array")
 			}
 			fc := caps[0]
-			name, ct, data := sampleFor(fc.kind, 2000)
+			name, ct, data := sampleFor(fc.Kind, 2000)
 			theirs, _ := uploadClean(ctx, s, s.OtherClient(), name, ct, data)
-			cfg := withAsset(answer.ObjectAt(fc.d, "example_config"), theirs)
-			c.Post(ctx, "/estimates", map[string]any{"capability_id": fc.id, "config": cfg}).ExpectError(http.StatusNotFound, "not_found")
-			own := s.OtherClient().Post(ctx, "/estimates", map[string]any{"capability_id": fc.id, "config": cfg})
+			cfg := withAsset(answer.ObjectAt(fc.Detail, "example_config"), theirs)
+			c.Post(ctx, "/estimates", map[string]any{"capability_id": fc.ID, "config": cfg}).ExpectError(http.StatusNotFound, "not_found")
+			own := s.OtherClient().Post(ctx, "/estimates", map[string]any{"capability_id": fc.ID, "config": cfg})
 			Expect(own.Status).NotTo(Equal(http.StatusNotFound), "the owner's estimate finds the upload"+own.Describe())
 		})
 
 		f.Rule(rules("EST-019", "ERR-030")...).It("an estimate naming a reserved but not finalized upload answers 409 input_not_ready", func(ctx context.Context, s *framework.Spec) {
 			c := uploadClient(ctx, s, 10)
-			caps := plainFileCaps(ctx, c)
+			caps := catalogue.PlainFileCaps(ctx, c)
 			if len(caps) == 0 {
 				s.Lacks("no available capability's example_config names an upload as a plain id array")
 			}
 			fc := caps[0]
-			name, ct, data := sampleFor(fc.kind, 2000)
+			name, ct, data := sampleFor(fc.Kind, 2000)
 			res := reserve(ctx, c, name, ct, len(data))
 			id := res.String("asset_id")
-			cfg := withAsset(answer.ObjectAt(fc.d, "example_config"), id)
-			c.Post(ctx, "/estimates", map[string]any{"capability_id": fc.id, "config": cfg}).ExpectError(http.StatusConflict, "input_not_ready")
+			cfg := withAsset(answer.ObjectAt(fc.Detail, "example_config"), id)
+			c.Post(ctx, "/estimates", map[string]any{"capability_id": fc.ID, "config": cfg}).ExpectError(http.StatusConflict, "input_not_ready")
 			putFile(ctx, s, res.String("upload_url"), data, ct)
-			c.Post(ctx, "/estimates", map[string]any{"capability_id": fc.id, "config": cfg}).ExpectError(http.StatusConflict, "input_not_ready")
+			c.Post(ctx, "/estimates", map[string]any{"capability_id": fc.ID, "config": cfg}).ExpectError(http.StatusConflict, "input_not_ready")
 			finalizeUpload(ctx, c, id).ExpectOK(http.StatusOK)
-			c.Post(ctx, "/estimates", map[string]any{"capability_id": fc.id, "config": cfg}).ExpectOK(http.StatusOK)
+			c.Post(ctx, "/estimates", map[string]any{"capability_id": fc.ID, "config": cfg}).ExpectOK(http.StatusOK)
 		})
 
 		f.Rule("EST-022").It("a capability priced by upload length measures it: seconds is the finalized duration_ms / 1000", func(ctx context.Context, s *framework.Spec) {
@@ -334,21 +335,21 @@ func estimateUploadSpecs(f *framework.Framework) {
 			// A capability priced by upload length is found by its price, not by a field of its
 			// row (the row's layout is not shown): an estimate with an audio or video upload whose
 			// breakdown prices by the second. One upload per kind serves every candidate.
-			var fc *fileCap
+			var fc *catalogue.FileCap
 			probes := map[string]string{}
-			for _, x := range plainFileCaps(ctx, c) {
-				if x.kind != "audio" && x.kind != "video" {
+			for _, x := range catalogue.PlainFileCaps(ctx, c) {
+				if x.Kind != "audio" && x.Kind != "video" {
 					continue
 				}
-				if probes[x.kind] == "" {
-					name, ct, data := sampleFor(x.kind, 3250)
-					probes[x.kind], _ = uploadClean(ctx, s, c, name, ct, data)
+				if probes[x.Kind] == "" {
+					name, ct, data := sampleFor(x.Kind, 3250)
+					probes[x.Kind], _ = uploadClean(ctx, s, c, name, ct, data)
 				}
-				r := c.Post(ctx, "/estimates", map[string]any{"capability_id": x.id, "config": withAsset(answer.ObjectAt(x.d, "example_config"), probes[x.kind])})
+				r := c.Post(ctx, "/estimates", map[string]any{"capability_id": x.ID, "config": withAsset(answer.ObjectAt(x.Detail, "example_config"), probes[x.Kind])})
 				if r.Status != http.StatusOK || !pricedBySecond(r) {
 					continue
 				}
-				if fc == nil || (x.kind == "audio" && fc.kind != "audio") {
+				if fc == nil || (x.Kind == "audio" && fc.Kind != "audio") {
 					x := x
 					fc = &x
 				}
@@ -357,18 +358,18 @@ func estimateUploadSpecs(f *framework.Framework) {
 				s.Lacks("no available capability that takes an audio or video upload as a plain id array prices it by the second (breakdown unit second)")
 			}
 			lengths := []int{3250, 7600}
-			if fc.kind == "video" {
+			if fc.Kind == "video" {
 				lengths = lengths[:1] // one sample video; its length is what it is
 			}
 			var seen []float64
 			for _, ms := range lengths {
-				name, ct, data := sampleFor(fc.kind, ms)
+				name, ct, data := sampleFor(fc.Kind, ms)
 				id, fin := uploadClean(ctx, s, c, name, ct, data)
 				dur := fin.Int("duration_ms")
-				if fc.kind == "audio" {
+				if fc.Kind == "audio" {
 					Expect(dur).To(BeNumerically("~", ms, 50), "finalize measures the synthesized WAV"+fin.Describe())
 				}
-				r := c.Post(ctx, "/estimates", map[string]any{"capability_id": fc.id, "config": withAsset(answer.ObjectAt(fc.d, "example_config"), id)}).ExpectOK(http.StatusOK)
+				r := c.Post(ctx, "/estimates", map[string]any{"capability_id": fc.ID, "config": withAsset(answer.ObjectAt(fc.Detail, "example_config"), id)}).ExpectOK(http.StatusOK)
 				secs, ok := r.Field("seconds").(interface{ Float64() (float64, error) })
 				Expect(ok).To(BeTrue(), "seconds is a number"+r.Describe())
 				v, err := secs.Float64()
@@ -383,15 +384,15 @@ func estimateUploadSpecs(f *framework.Framework) {
 
 		f.Rule("EST-023").It("a script-priced actor_ultra estimate is a ceiling: is_ceiling true", func(ctx context.Context, s *framework.Spec) {
 			c := s.Client()
-			actor, voice, _, _ := talkingCast(ctx, c)
+			actor, voice, _, _ := catalogue.TalkingCast(ctx, c)
 			r := c.Post(ctx, "/estimates", map[string]any{"capability_id": "actor_ultra",
-				"config": scriptConfig(ctx, c, "actor_ultra", "Meet the bottle that keeps coffee hot. Take "+framework.RandomHex(4)+"."), "actor_id": actor, "voice_id": voice}).ExpectOK(http.StatusOK)
+				"config": catalogue.ScriptConfig(ctx, c, "actor_ultra", "Meet the bottle that keeps coffee hot. Take "+framework.RandomHex(4)+"."), "actor_id": actor, "voice_id": voice}).ExpectOK(http.StatusOK)
 			Expect(r.Bool("is_ceiling")).To(BeTrue(), "a length read from the script is an upper bound"+r.Describe())
 		})
 
 		f.Rule("EST-024").It("an actor_ultra estimate with an uploaded audio id in config.voice_audio is exact: is_ceiling false", func(ctx context.Context, s *framework.Spec) {
 			c := uploadClient(ctx, s, 10)
-			actor, _, _, _ := talkingCast(ctx, c)
+			actor, _, _, _ := catalogue.TalkingCast(ctx, c)
 			id, fin := uploadClean(ctx, s, c, "voice.wav", "audio/wav", wavOf(4500))
 			r := c.Post(ctx, "/estimates", map[string]any{"capability_id": "actor_ultra", "config": map[string]any{"voice_audio": []string{id}}, "actor_id": actor}).ExpectOK(http.StatusOK)
 			Expect(r.Bool("is_ceiling")).To(BeFalse(), "a recording's length is known: the price is exact"+r.Describe())
@@ -408,13 +409,13 @@ func estimateUploadSpecs(f *framework.Framework) {
 		f.Rule(rules("EST-025", "ERR-024")...).It("an approved_voice_generation_id that is not a completed matching tts generation answers 400 invalid_config", func(ctx context.Context, s *framework.Spec) {
 			sp := newSpender(ctx, s)
 			c := sp.c
-			actor, voice, _, otherVoice := talkingCast(ctx, c)
+			actor, voice, _, otherVoice := catalogue.TalkingCast(ctx, c)
 			script := "Coffee stays hot for twelve hours. Batch " + framework.RandomHex(4) + "."
-			ultra := scriptConfig(ctx, c, "actor_ultra", script)
-			key := scriptKey(ctx, c, "actor_ultra")
-			j := submit(ctx, s, c, "tts", scriptConfig(ctx, c, "tts", script), map[string]any{"voice_id": voice})
+			ultra := catalogue.ScriptConfig(ctx, c, "actor_ultra", script)
+			key := catalogue.ScriptKey(ctx, c, "actor_ultra")
+			j := submit(ctx, s, c, "tts", catalogue.ScriptConfig(ctx, c, "tts", script), map[string]any{"voice_id": voice})
 			body := func(cfgScript, v string) map[string]any {
-				return map[string]any{"capability_id": "actor_ultra", "config": withChanges(ultra, map[string]any{key: cfgScript}),
+				return map[string]any{"capability_id": "actor_ultra", "config": catalogue.WithChanges(ultra, map[string]any{key: cfgScript}),
 					"actor_id": actor, "voice_id": v, "approved_voice_generation_id": j.id}
 			}
 			if s.HasControl() {
@@ -441,9 +442,9 @@ func estimateRefusalSpecs(f *framework.Framework) {
 		f.Rule(rules("EST-020", "ERR-033")...).It("an estimate of a capability without a published price answers 409 not_priced, every other one prices", func(ctx context.Context, s *framework.Spec) {
 			c := s.Client()
 			unpriced := 0
-			for _, d := range availableDetails(ctx, c, 40) {
+			for _, d := range catalogue.AvailableDetails(ctx, c, 40) {
 				cfg := answer.ObjectAt(d, "example_config")
-				if namesUpload(cfg) {
+				if catalogue.NamesUpload(cfg) {
 					continue
 				}
 				r := c.Post(ctx, "/estimates", map[string]any{"capability_id": d.String("capability_id"), "config": cfg})
@@ -484,9 +485,9 @@ func estimateRefusalSpecs(f *framework.Framework) {
 				})
 				return
 			}
-			d := cheapest(ctx, c, "capability", func(map[string]any) bool { return true })
+			d := catalogue.Cheapest(ctx, c, "capability", func(map[string]any) bool { return true })
 			id := d.String("capability_id")
-			cfg := cheapConfig(d)
+			cfg := catalogue.CheapConfig(d)
 			priced, need := estimateOf(ctx, c, id, cfg, nil)
 			hookDone(s, s.Control().SetPriced(ctx, id, false))
 			DeferCleanup(func(ctx SpecContext) { _ = s.Control().SetPriced(ctx, id, true) })
@@ -519,8 +520,8 @@ func holdPadSpecs(f *framework.Framework) {
 			checked := 0
 			for _, d := range countCaps(ctx, c) {
 				id := d.String("capability_id")
-				cfg := cheapConfig(d)
-				n := min(ceilingOf(d), 4)
+				cfg := catalogue.CheapConfig(d)
+				n := min(catalogue.Ceiling(d), 4)
 				if n < 2 {
 					continue
 				}
@@ -568,9 +569,9 @@ func pricedBySecond(r *framework.Response) bool {
 // upload are passed over). It skips the spec (Lacks) when every one prices.
 func unpricedCapability(ctx context.Context, s *framework.Spec, c *framework.Client) (string, map[string]any) {
 	GinkgoHelper()
-	for _, d := range availableDetails(ctx, c, 40) {
+	for _, d := range catalogue.AvailableDetails(ctx, c, 40) {
 		cfg := answer.ObjectAt(d, "example_config")
-		if namesUpload(cfg) {
+		if catalogue.NamesUpload(cfg) {
 			continue
 		}
 		id := d.String("capability_id")

@@ -12,6 +12,7 @@ import (
 
 	"github.com/mediaspec/mediaspec/conformance/internal/answer"
 	"github.com/mediaspec/mediaspec/conformance/internal/buckets"
+	"github.com/mediaspec/mediaspec/conformance/internal/catalogue"
 	"github.com/mediaspec/mediaspec/conformance/internal/framework"
 	"github.com/mediaspec/mediaspec/conformance/internal/paging"
 	"github.com/mediaspec/mediaspec/internal/contract"
@@ -36,8 +37,8 @@ func documentedFlowSpecs(f *framework.Framework) {
 		var before int64
 		f.BeforeAll([]framework.Need{framework.Spends}, func(ctx context.Context, s *framework.Spec) {
 			sp = newSpender(ctx, s)
-			d = imageModel(ctx, sp.c)
-			config := cheapConfig(d)
+			d = catalogue.ImageModel(ctx, sp.c)
+			config := catalogue.CheapConfig(d)
 			est, _ = estimateOf(ctx, sp.c, d.String("capability_id"), config, nil)
 			if _, declared := sp.c.ShapeIf("balance.available"); declared {
 				before = availableOf(ctx, sp.c) // the balance's layout is the target's (step 4 skips without it)
@@ -198,7 +199,7 @@ func stateProgressSpecs(f *framework.Framework) {
 	f.Rule("GEN-004", "GEN-005", "GEN-009", "GEN-012", "GEN-013", "GEN-015", "GEN-016", "GEN-022", "GEN-008", "CORE-009", "GEN-019").Needs(framework.Spends).It("moves forward through queued, rendering, post_processing to completed as the clock advances, and stays completed", func(ctx context.Context, s *framework.Spec) {
 		sp := newSpender(ctx, s)
 		d := stagedModel(ctx, s, sp.c)
-		j := submit(ctx, s, sp.c, d.String("capability_id"), cheapConfig(d), nil)
+		j := submit(ctx, s, sp.c, d.String("capability_id"), catalogue.CheapConfig(d), nil)
 		last := -1
 		seen := []string{}
 		for i := 0; i < 2000; i++ {
@@ -247,10 +248,10 @@ func stateProgressSpecs(f *framework.Framework) {
 
 	f.Rule("GEN-010", "GEN-017", "CORE-021", "LEDGER-003", "GEN-012", "GEN-005", "GEN-022", "GEN-024").Needs(framework.Spends, framework.TestInputs).It("a render that fails (a forced render_fail) reads failed with error {code, message}, completed_at set and no link, and costs nothing", func(ctx context.Context, s *framework.Spec) {
 		sp := newSpender(ctx, s)
-		d := imageModel(ctx, sp.c)
+		d := catalogue.ImageModel(ctx, sp.c)
 		before, heldBefore := balanceOf(ctx, sp.c)
 		failing := s.Force(ctx, sp.c, framework.Outcome{Kind: "render_fail", CapabilityID: d.String("capability_id")})
-		j := submit(ctx, s, failing, d.String("capability_id"), cheapConfig(d), nil)
+		j := submit(ctx, s, failing, d.String("capability_id"), catalogue.CheapConfig(d), nil)
 		s.Step("GEN-010")
 		running := readGen(ctx, sp.c, j.id)
 		Expect(running.String("generation.status")).To(answer.OneOf(runningStatuses...), "the job runs until the clock moves"+running.Describe())
@@ -307,13 +308,13 @@ func stateEndSpecs(f *framework.Framework) {
 	f.Rule("GEN-008", "GEN-007", "LEDGER-002", "CORE-020").Needs(framework.Spends, framework.TestInputs, framework.RealTime).
 		WaitsOut(recoverAfter+recoverSlack).It("a recovered write-off moves failed to completed and is charged at most its hold", func(ctx context.Context, s *framework.Spec) {
 		sp := newSpender(ctx, s)
-		d := imageModel(ctx, sp.c)
+		d := catalogue.ImageModel(ctx, sp.c)
 		before := availableOf(ctx, sp.c)
 		ti, forced := s.AppAct(sp.c, framework.Outcome{Kind: "recover", Seconds: int(recoverAfter.Seconds())})
 		if !forced {
 			s.QueueFault(ctx, "render_fail", d.String("capability_id"), 1, "")
 		}
-		j := submit(ctx, s, ti, d.String("capability_id"), cheapConfig(d), nil)
+		j := submit(ctx, s, ti, d.String("capability_id"), catalogue.CheapConfig(d), nil)
 		Expect(s.Finish(ctx, sp.c, j.id).String("generation.status")).To(Equal("failed"))
 		if forced {
 			s.WaitOut(ctx, recoverAfter) // the operator recovers it after recoverAfter
@@ -342,10 +343,10 @@ func stateEndSpecs(f *framework.Framework) {
 
 	f.Rule("GEN-006", "GEN-004", "LEDGER-003").Needs(framework.Spends, framework.TestInputs).It("a canceled job (the app's cancel) reads failed, never canceled, and its hold is released", func(ctx context.Context, s *framework.Spec) {
 		sp := newSpender(ctx, s)
-		d := videoModel(ctx, sp.c)
+		d := catalogue.VideoModel(ctx, sp.c)
 		before := availableOf(ctx, sp.c)
 		ti, forced := s.AppAct(sp.c, framework.Outcome{Kind: "cancel"})
-		j := submit(ctx, s, ti, d.String("capability_id"), cheapConfig(d), nil)
+		j := submit(ctx, s, ti, d.String("capability_id"), catalogue.CheapConfig(d), nil)
 		if !forced {
 			s.JobHook(ctx, j.id, "cancel", nil)
 		}
@@ -367,12 +368,12 @@ func stateEndSpecs(f *framework.Framework) {
 
 	f.Rule("GEN-020", "GEN-005", "GEN-024", "GEN-022").Needs(framework.Spends).It("a text capability answers in output_text with has_result true, and no link lifetime where no output has a link", func(ctx context.Context, s *framework.Spec) {
 		sp := newSpender(ctx, s)
-		d := textCapability(ctx, sp.c)
+		d := catalogue.TextCapability(ctx, sp.c)
 		cfg := answer.ObjectAt(d, "example_config")
-		if namesUpload(cfg) {
+		if catalogue.NamesUpload(cfg) {
 			s.Lacks("the text capability's example_config needs an upload")
 		}
-		j := submit(ctx, s, sp.c, d.String("capability_id"), cheapConfig(d), nil)
+		j := submit(ctx, s, sp.c, d.String("capability_id"), catalogue.CheapConfig(d), nil)
 		w := s.Finish(ctx, sp.c, j.id)
 		s.Step("GEN-005", "GEN-022")
 		checkGeneration(w, "generation")
@@ -404,9 +405,9 @@ func blockingWaitSpecs(f *framework.Framework) {
 	// (expectWaitFixed: GEN-010, GEN-012, GEN-015, GEN-022).
 	f.Rule("GEN-027", "GEN-029", "GEN-030", "GEN-031", "GEN-034", "GEN-028", "GEN-005", "GEN-024", "GEN-010", "GEN-012", "GEN-015", "GEN-022").Needs(framework.Spends, framework.TestInputs).It("a wait on a running job answers 200 after about 18 s with still_running true; ?timeout neither shortens nor lengthens it", func(ctx context.Context, s *framework.Spec) {
 		sp := newSpender(ctx, s)
-		d := imageModel(ctx, sp.c)
+		d := catalogue.ImageModel(ctx, sp.c)
 		slow := s.Force(ctx, sp.c, framework.Outcome{Kind: "slow_render", Seconds: slowWaitRender, CapabilityID: d.String("capability_id")})
-		j := submit(ctx, s, slow, d.String("capability_id"), cheapConfig(d), nil)
+		j := submit(ctx, s, slow, d.String("capability_id"), catalogue.CheapConfig(d), nil)
 		for _, opts := range [][]framework.CallOption{nil, {framework.Query("timeout", "1")}, {framework.Query("timeout", "120")}} {
 			var w *framework.Response
 			var advanced float64
@@ -470,7 +471,7 @@ func blockingWaitSpecs(f *framework.Framework) {
 	f.Rule("GEN-005", "GEN-027", "GEN-009", "GEN-024").Needs(framework.Spends).It("a wait during post_processing blocks like any running wait: it answers when the job completes or after about 18 s, never at once", func(ctx context.Context, s *framework.Spec) {
 		sp := newSpender(ctx, s)
 		d := stagedModel(ctx, s, sp.c)
-		j := submit(ctx, s, sp.c, d.String("capability_id"), cheapConfig(d), nil)
+		j := submit(ctx, s, sp.c, d.String("capability_id"), catalogue.CheapConfig(d), nil)
 		var r *framework.Response
 		for i := 0; i < 7200; i++ {
 			r = readGen(ctx, sp.c, j.id)
@@ -517,8 +518,8 @@ func blockingWaitSpecs(f *framework.Framework) {
 			waitEndsWithJob(ctx, s, sp)
 			return
 		}
-		d := videoModel(ctx, sp.c)
-		j := submit(ctx, s, sp.c, d.String("capability_id"), cheapConfig(d), nil)
+		d := catalogue.VideoModel(ctx, sp.c)
+		j := submit(ctx, s, sp.c, d.String("capability_id"), catalogue.CheapConfig(d), nil)
 		done := make(chan *framework.Response, 1)
 		// The wait runs on its own context so that it is never cut off by the spec ending (a
 		// skip below): the cleanup that finishes the job releases it.
@@ -580,8 +581,8 @@ func blockingWaitSpecs(f *framework.Framework) {
 func waitAnswerSpecs(f *framework.Framework) {
 	f.Rule("GEN-032", "GEN-035", "GEN-034").Needs(framework.Spends).It("a wait on a finished job answers at once with still_running false", func(ctx context.Context, s *framework.Spec) {
 		sp := newSpender(ctx, s)
-		d := imageModel(ctx, sp.c)
-		j := submit(ctx, s, sp.c, d.String("capability_id"), cheapConfig(d), nil)
+		d := catalogue.ImageModel(ctx, sp.c)
+		j := submit(ctx, s, sp.c, d.String("capability_id"), catalogue.CheapConfig(d), nil)
 		s.Finish(ctx, sp.c, j.id)
 		s.Step("GEN-032")
 		w := atOnce(ctx, s, "a wait on a finished job", func(ctx context.Context) *framework.Response {
@@ -599,8 +600,8 @@ func waitAnswerSpecs(f *framework.Framework) {
 	// of the target's clock has emptied its buckets (--real-time), and the text's 120.
 	f.Rule(rules("GEN-033", "RATE-001", "ERR-036")...).Needs(framework.Spends, framework.RealTime).It("each wait call costs one read from the agent_read bucket", func(ctx context.Context, s *framework.Spec) {
 		sp := newSpender(ctx, s)
-		d := imageModel(ctx, sp.c)
-		j := submit(ctx, s, sp.c, d.String("capability_id"), cheapConfig(d), nil)
+		d := catalogue.ImageModel(ctx, sp.c)
+		j := submit(ctx, s, sp.c, d.String("capability_id"), catalogue.CheapConfig(d), nil)
 		s.Finish(ctx, sp.c, j.id)
 		var small *framework.Client
 		room := 3
@@ -631,7 +632,7 @@ func waitAnswerSpecs(f *framework.Framework) {
 
 	f.Rule(rules("GEN-026", "GEN-036", "ID-016", "GEN-053", "ERR-029")...).Needs(framework.Spends, framework.SecondWorkspace).It("another workspace's generation answers 404 not_found on read and wait and is not listed", func(ctx context.Context, s *framework.Spec) {
 		c := s.Client()
-		j := submit(ctx, s, c, "tts", ttsConfig(ctx, c), map[string]any{"voice_id": firstVoice(ctx, c)})
+		j := submit(ctx, s, c, "tts", catalogue.TTSConfig(ctx, c), map[string]any{"voice_id": catalogue.FirstVoice(ctx, c)})
 		other := s.OtherClient()
 		s.Step("GEN-026", "ID-016")
 		other.Get(ctx, "/generations/"+j.id).ExpectError(http.StatusNotFound, "not_found")
@@ -647,8 +648,8 @@ func waitAnswerSpecs(f *framework.Framework) {
 
 	f.Rule("GEN-034", "GEN-032").Needs(framework.Spends).It("age_seconds counts from created_at, not from the start of the wait", func(ctx context.Context, s *framework.Spec) {
 		sp := newSpender(ctx, s)
-		d := imageModel(ctx, sp.c)
-		j := submit(ctx, s, sp.c, d.String("capability_id"), cheapConfig(d), nil)
+		d := catalogue.ImageModel(ctx, sp.c)
+		j := submit(ctx, s, sp.c, d.String("capability_id"), catalogue.CheapConfig(d), nil)
 		s.Finish(ctx, sp.c, j.id)
 		// The job ended; now service time passes before the wait: 120 s moved by the control API,
 		// or, on a running clock without it, 5 s waited out in real time at the clock's scale.

@@ -9,6 +9,7 @@ import (
 	. "github.com/onsi/gomega"    //nolint:revive
 
 	"github.com/mediaspec/mediaspec/conformance/internal/answer"
+	"github.com/mediaspec/mediaspec/conformance/internal/catalogue"
 	"github.com/mediaspec/mediaspec/conformance/internal/framework"
 )
 
@@ -41,13 +42,13 @@ type ownResources struct {
 func makeOwnResources(ctx context.Context, s *framework.Spec, c *framework.Client, workspaceID string) ownResources {
 	GinkgoHelper()
 	o := ownResources{ids: map[string]string{}, stand: map[string]string{}, bodies: map[string]any{}}
-	for _, row := range catalogue(ctx, c) {
+	for _, row := range catalogue.Rows(ctx, c) {
 		if row["status"] == "available" {
 			o.ids["/capabilities/{id}"] = row["capability_id"].(string)
 			break
 		}
 	}
-	for _, row := range presetRows(ctx, c) {
+	for _, row := range catalogue.PresetRows(ctx, c) {
 		if row["status"] == "available" {
 			o.ids["/presets/{id}/templates"] = row["capability_id"].(string)
 			break
@@ -58,7 +59,7 @@ func makeOwnResources(ctx context.Context, s *framework.Spec, c *framework.Clien
 		s.Lacks("no available preset: GET /presets/{id}/templates cannot be probed with a real id")
 	}
 
-	cfg := ttsConfig(ctx, c)
+	cfg := catalogue.TTSConfig(ctx, c)
 	j := submit(ctx, s, c, "tts", cfg, nil)
 	s.Finish(ctx, c, j.id)
 	g := readGen(ctx, c, j.id)
@@ -135,7 +136,7 @@ func makeOwnResources(ctx context.Context, s *framework.Spec, c *framework.Clien
 
 	_, need = estimateOf(ctx, c, "tts", cfg, nil)
 	o.bodies["POST /estimates"] = map[string]any{"capability_id": "tts", "config": cfg}
-	o.bodies["POST /generations"] = submitBody("tts", ttsConfig(ctx, c), need, nil)
+	o.bodies["POST /generations"] = submitBody("tts", catalogue.TTSConfig(ctx, c), need, nil)
 	o.bodies["POST /uploads"] = uploadReservation()
 	o.bodies["POST /uploads/from-url"] = fromURLStandIn(c)
 	o.bodies["POST /webhooks"] = hookBody

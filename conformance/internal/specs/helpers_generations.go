@@ -15,6 +15,7 @@ import (
 	"github.com/onsi/gomega/types"
 
 	"github.com/mediaspec/mediaspec/conformance/internal/answer"
+	"github.com/mediaspec/mediaspec/conformance/internal/catalogue"
 	"github.com/mediaspec/mediaspec/conformance/internal/framework"
 	"github.com/mediaspec/mediaspec/conformance/internal/paging"
 	"github.com/mediaspec/mediaspec/spec/judge"
@@ -87,7 +88,7 @@ func liftCaps(ctx context.Context, s *framework.Spec, sp spender) {
 // config.count), and returns the answer and max_credits_needed.
 func estimateOf(ctx context.Context, c *framework.Client, capID string, config map[string]any, extra map[string]any) (*framework.Response, int64) {
 	GinkgoHelper()
-	cfg := clone(config)
+	cfg := catalogue.Clone(config)
 	body := map[string]any{"capability_id": capID, "config": cfg}
 	for k, v := range extra {
 		switch k {
@@ -174,7 +175,7 @@ func skipRealTimeVideo(ctx context.Context, s *framework.Spec, c *framework.Clie
 	if s.HasControl() || s.Slow() {
 		return
 	}
-	for _, row := range catalogue(ctx, c) {
+	for _, row := range catalogue.Rows(ctx, c) {
 		if row["capability_id"] == capID && row["output_kind"] == "video" {
 			framework.SkipFor(framework.Disabled(framework.Slow, "renders a video ("+capID+") at real time, a minute or more per job, which a run without the control API must wait out; pass --slow to run it, or give the control API to move the clock"))
 		}
@@ -184,12 +185,12 @@ func skipRealTimeVideo(ctx context.Context, s *framework.Spec, c *framework.Clie
 // ttsBody is a valid tts submit body with max_credits (tts's config read through c).
 func ttsBody(ctx context.Context, c *framework.Client, maxCredits int64) map[string]any {
 	GinkgoHelper()
-	return submitBody("tts", ttsConfig(ctx, c), maxCredits, nil)
+	return submitBody("tts", catalogue.TTSConfig(ctx, c), maxCredits, nil)
 }
 
 // naming is cfg with reference_images naming the upload id.
 func naming(cfg map[string]any, id string) map[string]any {
-	out := clone(cfg)
+	out := catalogue.Clone(cfg)
 	out["reference_images"] = []any{map[string]any{"assetId": id, "alias": "image1"}}
 	return out
 }
@@ -489,8 +490,8 @@ func checkBatch(ctx context.Context, s *framework.Spec, c *framework.Client, b *
 // videoBatch submits the cheapest config of a video model with variants 2 and returns the job.
 func videoBatch(ctx context.Context, s *framework.Spec, c *framework.Client) job {
 	GinkgoHelper()
-	d := videoModel(ctx, c)
-	j := submit(ctx, s, c, d.String("capability_id"), cheapConfig(d), map[string]any{"variants": 2})
+	d := catalogue.VideoModel(ctx, c)
+	j := submit(ctx, s, c, d.String("capability_id"), catalogue.CheapConfig(d), map[string]any{"variants": 2})
 	Expect(j.ids).To(HaveLen(2), "variants 2 on a video model answers two generation_ids"+j.r.Describe())
 	return j
 }
@@ -604,8 +605,8 @@ func letPass(ctx context.Context, s *framework.Spec, d time.Duration) {
 // (about 6 s for a 15 s render waited on from 3 s); where that is within the slack, it skips.
 func waitEndsWithJob(ctx context.Context, s *framework.Spec, sp spender) {
 	GinkgoHelper()
-	d := imageModel(ctx, sp.c)
-	j := submit(ctx, s, sp.c, d.String("capability_id"), cheapConfig(d), nil)
+	d := catalogue.ImageModel(ctx, sp.c)
+	j := submit(ctx, s, sp.c, d.String("capability_id"), catalogue.CheapConfig(d), nil)
 	letPass(ctx, s, 3*time.Second)
 	var w *framework.Response
 	for i := 0; ; i++ {
@@ -713,7 +714,7 @@ func stillRunning(ctx context.Context, c *framework.Client, id string) bool {
 func lowBalanceHold(ctx context.Context, s *framework.Spec) (c *framework.Client, cfg map[string]any, need, avail int64) {
 	GinkgoHelper()
 	c = s.RoleKey(framework.LowBalanceKey)
-	cfg = ttsConfig(ctx, c)
+	cfg = catalogue.TTSConfig(ctx, c)
 	_, need = estimateOf(ctx, c, "tts", cfg, nil)
 	avail = availableOf(ctx, c)
 	if need <= avail {
@@ -729,7 +730,7 @@ func lowBalanceHold(ctx context.Context, s *framework.Spec) (c *framework.Client
 func stagedModel(ctx context.Context, s *framework.Spec, c *framework.Client) *framework.Response {
 	GinkgoHelper()
 	if s.HasControl() {
-		return videoModel(ctx, c)
+		return catalogue.VideoModel(ctx, c)
 	}
-	return imageModel(ctx, c)
+	return catalogue.ImageModel(ctx, c)
 }

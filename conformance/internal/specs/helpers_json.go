@@ -1,8 +1,6 @@
 package specs
 
 import (
-	"bytes"
-	"encoding/json"
 	"net/url"
 	"slices"
 
@@ -19,21 +17,6 @@ func findAsset(rows []map[string]any, id string) map[string]any {
 		return rows[i]
 	}
 	return nil
-}
-
-// clone deep-copies a JSON object.
-func clone(m map[string]any) map[string]any {
-	b, err := json.Marshal(m)
-	if err != nil {
-		panic(err)
-	}
-	var out map[string]any
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.UseNumber()
-	if err := dec.Decode(&out); err != nil {
-		panic(err)
-	}
-	return out
 }
 
 func ptr[T any](v T) *T { return &v }

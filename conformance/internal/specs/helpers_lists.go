@@ -9,6 +9,7 @@ import (
 	. "github.com/onsi/ginkgo/v2" //nolint:revive
 
 	"github.com/mediaspec/mediaspec/conformance/internal/answer"
+	"github.com/mediaspec/mediaspec/conformance/internal/catalogue"
 	"github.com/mediaspec/mediaspec/conformance/internal/framework"
 )
 
@@ -20,9 +21,9 @@ import (
 func countCaps(ctx context.Context, c *framework.Client) []*framework.Response {
 	GinkgoHelper()
 	var out []*framework.Response
-	for _, d := range availableDetails(ctx, c, 40) {
+	for _, d := range catalogue.AvailableDetails(ctx, c, 40) {
 		props, _ := answer.ObjectAt(d, "config_schema")["properties"].(map[string]any)
-		if _, has := props["count"]; !has || namesUpload(answer.ObjectAt(d, "example_config")) {
+		if _, has := props["count"]; !has || catalogue.NamesUpload(answer.ObjectAt(d, "example_config")) {
 			continue
 		}
 		out = append(out, d)
@@ -77,8 +78,8 @@ type rowMaker struct {
 // newRowMaker estimates the tts job once (every script has the same length, so the same price).
 func newRowMaker(ctx context.Context, s *framework.Spec, sp spender) *rowMaker {
 	GinkgoHelper()
-	voice := firstVoice(ctx, sp.c)
-	_, need := estimateOf(ctx, sp.c, "tts", ttsConfig(ctx, sp.c), map[string]any{"voice_id": voice})
+	voice := catalogue.FirstVoice(ctx, sp.c)
+	_, need := estimateOf(ctx, sp.c, "tts", catalogue.TTSConfig(ctx, sp.c), map[string]any{"voice_id": voice})
 	return &rowMaker{s: s, sp: sp, voice: voice, need: need}
 }
 
@@ -109,7 +110,7 @@ func (m *rowMaker) make(ctx context.Context, n int) []string {
 // submit submits one tts row and returns its id.
 func (m *rowMaker) submit(ctx context.Context) string {
 	GinkgoHelper()
-	body := submitBody("tts", ttsConfig(ctx, m.sp.c), m.need, map[string]any{"voice_id": m.voice})
+	body := submitBody("tts", catalogue.TTSConfig(ctx, m.sp.c), m.need, map[string]any{"voice_id": m.voice})
 	return m.sp.c.Post(ctx, "/generations", body).ExpectOK(http.StatusCreated).String("generation_id")
 }
 

@@ -12,6 +12,7 @@ import (
 	. "github.com/onsi/ginkgo/v2" //nolint:revive
 	. "github.com/onsi/gomega"    //nolint:revive
 
+	"github.com/mediaspec/mediaspec/conformance/internal/catalogue"
 	"github.com/mediaspec/mediaspec/conformance/internal/framework"
 )
 
@@ -64,8 +65,8 @@ func hostOf(r *framework.Response) string {
 // completedImage submits and finishes one take of an image model and returns its read.
 func completedImage(ctx context.Context, s *framework.Spec, sp spender) *framework.Response {
 	GinkgoHelper()
-	d := imageModel(ctx, sp.c)
-	j := submit(ctx, s, sp.c, d.String("capability_id"), cheapConfig(d), nil)
+	d := catalogue.ImageModel(ctx, sp.c)
+	j := submit(ctx, s, sp.c, d.String("capability_id"), catalogue.CheapConfig(d), nil)
 	s.Finish(ctx, sp.c, j.id)
 	r := readGen(ctx, sp.c, j.id)
 	checkCompleted(r, "generation")

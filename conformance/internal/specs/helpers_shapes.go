@@ -17,16 +17,6 @@ import (
 // does not show goes through these helpers, and no spec names the reference's own choice of such a
 // layout (fence_test.go).
 
-// capabilityView reads a capability answer (GET /capabilities/{id}) wherever its layout puts the
-// capability's fields, config_schema and example_config ("the body field layout of the capability
-// answer: not shown"), and returns it as one object in the text's names.
-func capabilityView(r *framework.Response) *framework.Response {
-	GinkgoHelper()
-	d, err := openshape.DetailOf(r.Doc())
-	Expect(err).NotTo(HaveOccurred(), "the capability answer carries capability_id and its config schema (GET /capabilities/{id}: the capability with its config schema and the smallest valid config)"+r.Describe())
-	return r.View(d.View(r.Doc()))
-}
-
 // recordView reads an answer whose record the text does not lay out (an asset) as the object that
 // carries key (asset_id), wherever it sits.
 func recordView(r *framework.Response, key, what string) *framework.Response {

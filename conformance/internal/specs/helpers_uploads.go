@@ -13,6 +13,7 @@ import (
 	. "github.com/onsi/gomega"    //nolint:revive
 
 	"github.com/mediaspec/mediaspec/conformance/internal/answer"
+	"github.com/mediaspec/mediaspec/conformance/internal/catalogue"
 	"github.com/mediaspec/mediaspec/conformance/internal/framework"
 	fixtures "github.com/mediaspec/mediaspec/fixtures/media"
 )
@@ -475,28 +476,6 @@ func reachableFileServer(ctx context.Context, s *framework.Spec, c *framework.Cl
 	return base, r
 }
 
-// namesUpload reports whether a config names an upload (an ast_ id anywhere in it): such a config
-// can only be priced once the named file exists in the caller's workspace.
-func namesUpload(v any) bool {
-	switch x := v.(type) {
-	case string:
-		return strings.HasPrefix(x, "ast_")
-	case map[string]any:
-		for _, e := range x {
-			if namesUpload(e) {
-				return true
-			}
-		}
-	case []any:
-		for _, e := range x {
-			if namesUpload(e) {
-				return true
-			}
-		}
-	}
-	return false
-}
-
 // withAsset returns a copy of config with every upload id in it (plain ids and file objects'
 // assetId) replaced by id.
 func withAsset(config map[string]any, id string) map[string]any {
@@ -523,14 +502,14 @@ func withAsset(config map[string]any, id string) map[string]any {
 		}
 		return v
 	}
-	return walk(clone(config)).(map[string]any)
+	return walk(catalogue.Clone(config)).(map[string]any)
 }
 
 // withoutUploads returns a copy of config without the fields that name an upload.
 func withoutUploads(config map[string]any) map[string]any {
-	out := clone(config)
+	out := catalogue.Clone(config)
 	for k, v := range out {
-		if namesUpload(v) {
+		if catalogue.NamesUpload(v) {
 			delete(out, k)
 		}
 	}
@@ -541,10 +520,10 @@ func withoutUploads(config map[string]any) map[string]any {
 // fresh finalized sample file whose kind the field's name gives; false when a field names no kind.
 func withSampleUploads(ctx context.Context, s *framework.Spec, c *framework.Client, props map[string]any, config map[string]any) (map[string]any, bool) {
 	GinkgoHelper()
-	out := clone(config)
+	out := catalogue.Clone(config)
 	for name, v := range out {
 		arr, isArr := v.([]any)
-		if !isArr || !namesUpload(arr) {
+		if !isArr || !catalogue.NamesUpload(arr) {
 			continue
 		}
 		var sample string
@@ -572,9 +551,9 @@ func withSampleUploads(ctx context.Context, s *framework.Spec, c *framework.Clie
 // and is priced (200), with that estimate, skipping the spec when there is none.
 func pricedWithoutUpload(ctx context.Context, c *framework.Client) (*framework.Response, *framework.Response) {
 	GinkgoHelper()
-	for _, d := range availableDetails(ctx, c, 25) {
+	for _, d := range catalogue.AvailableDetails(ctx, c, 25) {
 		cfg := answer.ObjectAt(d, "example_config")
-		if namesUpload(cfg) {
+		if catalogue.NamesUpload(cfg) {
 			continue
 		}
 		r := c.Post(ctx, "/estimates", map[string]any{"capability_id": d.String("capability_id"), "config": cfg})
@@ -590,8 +569,8 @@ func pricedWithoutUpload(ctx context.Context, c *framework.Client) (*framework.R
 // workspace (config unchanged when it names none).
 func readyConfig(ctx context.Context, s *framework.Spec, c *framework.Client, config map[string]any) map[string]any {
 	GinkgoHelper()
-	if !namesUpload(config) {
-		return clone(config)
+	if !catalogue.NamesUpload(config) {
+		return catalogue.Clone(config)
 	}
 	name, ct, data := sampleFor("image", 0)
 	id, _ := uploadClean(ctx, s, c, name, ct, data)

@@ -18,6 +18,7 @@ import (
 	. "github.com/onsi/gomega"    //nolint:revive
 
 	"github.com/mediaspec/mediaspec/conformance/internal/answer"
+	"github.com/mediaspec/mediaspec/conformance/internal/catalogue"
 	"github.com/mediaspec/mediaspec/conformance/internal/framework"
 	"github.com/mediaspec/mediaspec/receiver"
 	"github.com/mediaspec/mediaspec/spec/judge"
@@ -634,8 +635,8 @@ func fireAt(ctx context.Context, s *framework.Spec, c *framework.Client, hooks .
 		}
 		return ids
 	}
-	d := imageModel(ctx, c)
-	j := submit(ctx, s, c, d.String("capability_id"), cheapConfig(d), nil)
+	d := catalogue.ImageModel(ctx, c)
+	j := submit(ctx, s, c, d.String("capability_id"), catalogue.CheapConfig(d), nil)
 	s.Finish(ctx, c, j.id)
 	for i, h := range hooks {
 		var first receiver.Attempt

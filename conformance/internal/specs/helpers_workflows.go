@@ -1,6 +1,7 @@
 package specs
 
 import (
+	"github.com/mediaspec/mediaspec/conformance/internal/catalogue"
 	"github.com/mediaspec/mediaspec/conformance/internal/openshape"
 
 	"strings"
@@ -83,7 +84,7 @@ func wfTemplates(ctx context.Context, c *framework.Client) []wfTemplate {
 		}
 		t := wfTemplate{key: key}
 		t.inputs = answer.AsObject(r, tm[c.Shape("workflow.example_inputs")], "the template's example inputs")
-		if namesUpload(t.inputs) {
+		if catalogue.NamesUpload(t.inputs) {
 			continue
 		}
 		ns, _ := tm["nodes"].([]any)
@@ -383,7 +384,7 @@ func findCheapestTemplate(ctx context.Context, c *framework.Client) (key string,
 			return "", nil, nil, 0, noTemplateKey
 		}
 		in := answer.AsObject(r, t[c.Shape("workflow.example_inputs")], "the template's example inputs")
-		if namesUpload(in) {
+		if catalogue.NamesUpload(in) {
 			continue
 		}
 		probe := c.Post(ctx, "/workflows/templates/"+k+"/invoke", map[string]any{inputsKey(c): in, "max_credits": 1})
@@ -444,7 +445,7 @@ func cheapestTemplateRun(ctx context.Context, s *framework.Spec, c *framework.Cl
 			s.Lacks("%s", noTemplateKey)
 		}
 		inputs, _ := tm[c.Shape("workflow.example_inputs")].(map[string]any)
-		if namesUpload(inputs) {
+		if catalogue.NamesUpload(inputs) {
 			continue
 		}
 		ref := c.Post(ctx, "/workflows/templates/"+key+"/invoke", map[string]any{inputsKey(c): inputs, "max_credits": 1})
@@ -532,12 +533,12 @@ func stepsPrice(ctx context.Context, c *framework.Client, steps []wfStep) (price
 // start, and a second tts (a longer script, so another price) after the first.
 func cheapSteps(ctx context.Context, c *framework.Client) []wfStep {
 	GinkgoHelper()
-	voice := firstVoice(ctx, c)
-	d := imageModel(ctx, c)
+	voice := catalogue.FirstVoice(ctx, c)
+	d := catalogue.ImageModel(ctx, c)
 	return []wfStep{
-		{id: "voice", capID: "tts", config: ttsConfig(ctx, c), body: map[string]any{"voice_id": voice}},
-		{id: "still", capID: d.String("capability_id"), config: cheapConfig(d)},
-		{id: "voice_two", capID: "tts", deps: []string{"voice"}, config: scriptConfig(ctx, c, "tts", "A second line, longer than the first one, for a second price. Take "+framework.RandomHex(6)+"."), body: map[string]any{"voice_id": voice}},
+		{id: "voice", capID: "tts", config: catalogue.TTSConfig(ctx, c), body: map[string]any{"voice_id": voice}},
+		{id: "still", capID: d.String("capability_id"), config: catalogue.CheapConfig(d)},
+		{id: "voice_two", capID: "tts", deps: []string{"voice"}, config: catalogue.ScriptConfig(ctx, c, "tts", "A second line, longer than the first one, for a second price. Take "+framework.RandomHex(6)+"."), body: map[string]any{"voice_id": voice}},
 	}
 }
 

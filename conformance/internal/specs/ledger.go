@@ -12,6 +12,7 @@ import (
 	. "github.com/onsi/gomega"    //nolint:revive
 
 	"github.com/mediaspec/mediaspec/conformance/internal/answer"
+	"github.com/mediaspec/mediaspec/conformance/internal/catalogue"
 	"github.com/mediaspec/mediaspec/conformance/internal/framework"
 	"github.com/mediaspec/mediaspec/conformance/internal/paging"
 	"github.com/mediaspec/mediaspec/conformance/internal/refusal"
@@ -97,7 +98,7 @@ func holdSpecs(f *framework.Framework) {
 	Describe("ledger: holds and charges", func() {
 		f.Rule("LEDGER-001", "SUBMIT-007", "SUBMIT-008", "LEDGER-019").Needs(framework.Spends).It("a submit holds the padded estimate, not max_credits: available falls and held rises by credits_held", func(ctx context.Context, s *framework.Spec) {
 			sp := newSpender(ctx, s)
-			cfg := ttsConfig(ctx, sp.c)
+			cfg := catalogue.TTSConfig(ctx, sp.c)
 			_, need := estimateOf(ctx, sp.c, "tts", cfg, nil)
 			if sp.ws == nil {
 				settleOwnWork(ctx, s, sp.c)
@@ -128,8 +129,8 @@ func holdSpecs(f *framework.Framework) {
 
 		f.Rule("LEDGER-002", "GEN-017", "CORE-020").Needs(framework.Spends).It("a completed job with an exact estimate is charged the estimate's credits, not the padded hold", func(ctx context.Context, s *framework.Spec) {
 			sp := newSpender(ctx, s)
-			d := imageModel(ctx, sp.c)
-			cfg := cheapConfig(d)
+			d := catalogue.ImageModel(ctx, sp.c)
+			cfg := catalogue.CheapConfig(d)
 			est, _ := estimateOf(ctx, sp.c, d.String("capability_id"), cfg, nil)
 			if est.Bool("is_ceiling") {
 				s.Lacks("the image model's estimate is a ceiling, not an exact price: LEDGER-002 and CORE-020 need an exact one")
@@ -154,7 +155,7 @@ func holdSpecs(f *framework.Framework) {
 		f.Rule("LEDGER-014", "LEDGER-002").Needs(framework.Spends).ControlBecause(becauseLimitMidJob).It("lowering a limit below a running job's hold does not stop it: it settles", func(ctx context.Context, s *framework.Spec) {
 			sp := newSpender(ctx, s)
 			a0 := availableOf(ctx, sp.c)
-			j := submit(ctx, s, sp.c, "tts", ttsConfig(ctx, sp.c), nil)
+			j := submit(ctx, s, sp.c, "tts", catalogue.TTSConfig(ctx, sp.c), nil)
 			s.SetLimits(ctx, sp.ws.ID, map[string]any{"per_generation_credits": 0, "daily_credits": 0})
 			w := s.Finish(ctx, sp.c, j.id)
 			s.Step("LEDGER-014")
@@ -175,7 +176,7 @@ func spendLimitSpecs(f *framework.Framework) {
 	Describe("ledger: spend limits", func() {
 		f.Rule(rules("LEDGER-005", "LEDGER-007", "ERR-027", "ERR-014")...).It("the default per-generation cap of 600 refuses a hold above it even within max_credits", func(ctx context.Context, s *framework.Spec) {
 			sp := newSpender(ctx, s)
-			id, cfg, need := overCapConfig(ctx, sp.c)
+			id, cfg, need := catalogue.OverCapConfig(ctx, sp.c)
 			s.Step("LEDGER-005", "ERR-027")
 			r := refuse(ctx, sp.c, submitBody(id, cfg, need, nil), http.StatusPaymentRequired, "spend_limit_exceeded")
 			s.Step("LEDGER-007")
@@ -194,7 +195,7 @@ func spendLimitSpecs(f *framework.Framework) {
 				return
 			}
 			sp := newSpender(ctx, s)
-			cfg := ttsConfig(ctx, sp.c)
+			cfg := catalogue.TTSConfig(ctx, sp.c)
 			_, need := estimateOf(ctx, sp.c, "tts", cfg, nil)
 			s.SetCredits(ctx, sp.ws.ID, int(need-1))
 			r := refuse(ctx, sp.c, submitBody("tts", cfg, need, nil), http.StatusPaymentRequired, "insufficient_credits")
@@ -206,7 +207,7 @@ func spendLimitSpecs(f *framework.Framework) {
 				// The profile's budget key: a tts hold above its declared budget.
 				c := s.RoleKey(framework.BudgetKey)
 				budget := s.BudgetKeyCredits()
-				cfg := ttsConfig(ctx, c)
+				cfg := catalogue.TTSConfig(ctx, c)
 				_, need := estimateOf(ctx, c, "tts", cfg, nil)
 				if need <= budget {
 					framework.SkipFor(framework.NotDeclared(fmt.Sprintf("unsupported: budget_key_credits %d is at or above a tts hold of %d: declare a budget key with a smaller budget", budget, need)))
@@ -217,7 +218,7 @@ func spendLimitSpecs(f *framework.Framework) {
 				return
 			}
 			sp := newSpender(ctx, s)
-			cfg := ttsConfig(ctx, sp.c)
+			cfg := catalogue.TTSConfig(ctx, sp.c)
 			_, need := estimateOf(ctx, sp.c, "tts", cfg, nil)
 			c, _ := sp.newKey(ctx, framework.KeyOptions{BudgetCredits: ptr(int(need - 1))})
 			r := refuse(ctx, c, submitBody("tts", cfg, need, nil), http.StatusPaymentRequired, "spend_limit_exceeded")
@@ -232,13 +233,13 @@ func spendLimitSpecs(f *framework.Framework) {
 				if budget := s.BudgetKeyCredits(); budget != 0 {
 					framework.SkipFor(framework.NotDeclared(fmt.Sprintf("unsupported: budget_key_credits is %d, not 0: a limit of 0 needs a budget key of 0 credits, or the control API", budget)))
 				}
-				cfg := ttsConfig(ctx, c)
+				cfg := catalogue.TTSConfig(ctx, c)
 				_, need := estimateOf(ctx, c, "tts", cfg, nil)
 				refusal.ExpectSpend(s, refuse(ctx, c, submitBody("tts", cfg, need, nil), http.StatusPaymentRequired, "spend_limit_exceeded"), "api_key_budget", 0, 0)
 				return
 			}
 			sp := newSpender(ctx, s)
-			cfg := ttsConfig(ctx, sp.c)
+			cfg := catalogue.TTSConfig(ctx, sp.c)
 			_, need := estimateOf(ctx, sp.c, "tts", cfg, nil)
 			zero, _ := sp.newKey(ctx, framework.KeyOptions{BudgetCredits: ptr(0)})
 			refusal.ExpectSpend(s, refuse(ctx, zero, submitBody("tts", cfg, need, nil), http.StatusPaymentRequired, "spend_limit_exceeded"), "api_key_budget", 0, 0)
@@ -252,8 +253,8 @@ func spendLimitSpecs(f *framework.Framework) {
 
 		f.Rule(rules("LEDGER-013", "ERR-027")...).ControlBecause(becauseLimitsUnderHold).It("the smallest limit the hold exceeds names the refusal", func(ctx context.Context, s *framework.Spec) {
 			sp := newSpender(ctx, s)
-			d := videoModel(ctx, sp.c)
-			cfg := cheapConfig(d)
+			d := catalogue.VideoModel(ctx, sp.c)
+			cfg := catalogue.CheapConfig(d)
 			id := d.String("capability_id")
 			_, need := estimateOf(ctx, sp.c, id, cfg, nil)
 			if need < 4 {
@@ -284,7 +285,7 @@ func spendLimitSpecs(f *framework.Framework) {
 
 		f.Rule(rules("LEDGER-016", "LEDGER-009", "LEDGER-022", "LEDGER-021", "ERR-027")...).Needs(framework.Spends, framework.Control).StrictOnly("LEDGER-016", "whether a hold counts in the daily window when taken and what the balance shows of it").It("the daily window counts holds of all keys, gives a released hold back and keeps a captured amount", func(ctx context.Context, s *framework.Spec) {
 			sp := newSpender(ctx, s)
-			cfg := ttsConfig(ctx, sp.c)
+			cfg := catalogue.TTSConfig(ctx, sp.c)
 			_, h := estimateOf(ctx, sp.c, "tts", cfg, nil)
 			s.SetLimits(ctx, sp.ws.ID, map[string]any{"daily_credits": 2*h - 1})
 			// The first job holds its credits until the spec fails it through control: a render_fail
@@ -299,7 +300,7 @@ func spendLimitSpecs(f *framework.Framework) {
 			Expect(bal.Field("limits.key_remaining_credits")).To(BeNil(), "no key budget: key_remaining_credits is null"+bal.Describe())
 
 			second, _ := sp.newKey(ctx, framework.KeyOptions{BudgetCredits: ptr(100)})
-			cfg2 := ttsConfig(ctx, sp.c)
+			cfg2 := catalogue.TTSConfig(ctx, sp.c)
 			refusal.ExpectSpend(s, refuse(ctx, second, submitBody("tts", cfg2, h, nil), http.StatusPaymentRequired, "spend_limit_exceeded"), "org_daily", 2*h-1, h-1)
 
 			failed, err := s.Control().Call(ctx, http.MethodPost, "/generations/"+first.id+"/fail", map[string]any{})
@@ -323,13 +324,13 @@ func spendLimitSpecs(f *framework.Framework) {
 			sp := newSpender(ctx, s)
 			s.SetCredits(ctx, sp.ws.ID, 100000) // the balance is never the bound; the workspace limits stay empty (the defaults)
 			capID, cfg, h := bigHold(ctx, s, sp.c)
-			key := textKeyIn(detail(ctx, sp.c, capID)) // a fresh marker in its free text keeps the jobs apart
+			key := catalogue.TextKey(catalogue.Detail(ctx, sp.c, capID)) // a fresh marker in its free text keeps the jobs apart
 			// "Workspace daily limit | all agents, rolling 24 hours | 2000 credits" and "An empty
 			// workspace limit means the default": a window of captured charges S takes a job of
 			// hold h while S + h stays within 2000 and refuses it once S + h is above.
 			var window int64
 			for i := 0; i < 40; i++ {
-				c := clone(cfg)
+				c := catalogue.Clone(cfg)
 				if v, ok := c[key].(string); ok && key != "" {
 					c[key] = v + " " + framework.RandomHex(4)
 				}
@@ -359,7 +360,7 @@ func spendLimitSpecs(f *framework.Framework) {
 
 		f.Rule("LEDGER-015").Needs(framework.Spends).ControlBecause(becauseAppJob).It("spend limits restrict agents only: a job started in the app runs and settles where the key's submit is refused", func(ctx context.Context, s *framework.Spec) {
 			sp := newSpender(ctx, s)
-			cfg := ttsConfig(ctx, sp.c)
+			cfg := catalogue.TTSConfig(ctx, sp.c)
 			est, h := estimateOf(ctx, sp.c, "tts", cfg, nil)
 			price := priceOf(est)
 			s.SetLimits(ctx, sp.ws.ID, map[string]any{"per_generation_credits": h - 1})
@@ -373,9 +374,9 @@ func spendLimitSpecs(f *framework.Framework) {
 
 		f.Rule("LEDGER-015", "LEDGER-016").Needs(framework.Spends).ControlBecause(becauseAppJob).It("an app job's hold is not in the agents' daily window: beside it the key still spends the whole daily limit", func(ctx context.Context, s *framework.Spec) {
 			sp := newSpender(ctx, s)
-			_, h := estimateOf(ctx, sp.c, "tts", ttsConfig(ctx, sp.c), nil)
+			_, h := estimateOf(ctx, sp.c, "tts", catalogue.TTSConfig(ctx, sp.c), nil)
 			s.SetLimits(ctx, sp.ws.ID, map[string]any{"daily_credits": h})
-			app, err := s.Control().StartAppGeneration(ctx, sp.ws.ID, "tts", ttsConfig(ctx, sp.c))
+			app, err := s.Control().StartAppGeneration(ctx, sp.ws.ID, "tts", catalogue.TTSConfig(ctx, sp.c))
 			hookDone(s, err)
 			s.Step("LEDGER-016")
 			b := sp.c.Get(ctx, "/credits/balance").ExpectOK(http.StatusOK)
@@ -384,19 +385,19 @@ func spendLimitSpecs(f *framework.Framework) {
 				Expect(b.Int("limits.daily_remaining_credits")).To(Equal(h), b.Describe())
 			})
 			s.Step("LEDGER-015")
-			j := submit(ctx, s, sp.c, "tts", ttsConfig(ctx, sp.c), nil)
+			j := submit(ctx, s, sp.c, "tts", catalogue.TTSConfig(ctx, sp.c), nil)
 			s.Finish(ctx, sp.c, j.id)
 			s.Finish(ctx, sp.c, app)
 		})
 
 		f.Rule("LEDGER-017").Needs(framework.Spends, framework.Slow).ControlBecause(becauseDayPasses).It("spend leaves the rolling 24 hour window 24 hours after its hold", func(ctx context.Context, s *framework.Spec) {
 			sp := newSpender(ctx, s)
-			cfg := ttsConfig(ctx, sp.c)
+			cfg := catalogue.TTSConfig(ctx, sp.c)
 			_, h := estimateOf(ctx, sp.c, "tts", cfg, nil)
 			s.SetLimits(ctx, sp.ws.ID, map[string]any{"daily_credits": h})
 			j := submit(ctx, s, sp.c, "tts", cfg, nil)
 			s.Finish(ctx, sp.c, j.id)
-			next := submitBody("tts", ttsConfig(ctx, sp.c), h, nil)
+			next := submitBody("tts", catalogue.TTSConfig(ctx, sp.c), h, nil)
 			refuse(ctx, sp.c, next, http.StatusPaymentRequired, "spend_limit_exceeded")
 			s.Advance(ctx, contract.SpendWindow.Seconds()+60)
 			s.Spend(int(h))
@@ -412,7 +413,7 @@ func spendWindowSpecs(f *framework.Framework) {
 	Describe("ledger: rolling windows, key budgets and overruns", func() {
 		f.Rule(rules("LEDGER-024", "CORE-020", "LEDGER-002", "LEDGER-016")...).Needs(framework.Spends, framework.TestInputs).It("a render that costs more than its hold is charged the hold and not a credit more", func(ctx context.Context, s *framework.Spec) {
 			sp := newSpender(ctx, s)
-			cfg := ttsConfig(ctx, sp.c)
+			cfg := catalogue.TTSConfig(ctx, sp.c)
 			_, need := estimateOf(ctx, sp.c, "tts", cfg, nil)
 			overrun := sp.c
 			if s.HasControl() {
@@ -449,7 +450,7 @@ func spendWindowSpecs(f *framework.Framework) {
 
 		f.Rule(rules("LEDGER-017", "LEDGER-016", "LEDGER-009", "ERR-027")...).Needs(framework.Spends).ControlBecause(becauseMidnightDay).It("the daily window rolls: spend from before midnight UTC still counts after it, until 24 hours after its hold", func(ctx context.Context, s *framework.Spec) {
 			sp := newSpender(ctx, s)
-			cfg := ttsConfig(ctx, sp.c)
+			cfg := catalogue.TTSConfig(ctx, sp.c)
 			est, h := estimateOf(ctx, sp.c, "tts", cfg, nil)
 			// Take the hold an hour before midnight UTC on the target's clock.
 			now := serviceNow(ctx, s).UTC()
@@ -465,7 +466,7 @@ func spendWindowSpecs(f *framework.Framework) {
 			// The charge is whole; a fractional price is charged a whole number next to it.
 			price := w.Int("generation.credits.credits_charged")
 			Expect(price).To(chargeOf(priceOf(est)), "an exact estimate's credits is the charge"+w.Describe())
-			next := submitBody("tts", ttsConfig(ctx, sp.c), h, nil)
+			next := submitBody("tts", catalogue.TTSConfig(ctx, sp.c), h, nil)
 			s.Step("LEDGER-009", "LEDGER-016")
 			refusal.ExpectSpend(s, refuse(ctx, sp.c, next, http.StatusPaymentRequired, "spend_limit_exceeded"), "org_daily", h, h-price)
 
@@ -496,7 +497,7 @@ func spendWindowSpecs(f *framework.Framework) {
 
 		f.Rule(rules("LEDGER-008", "LEDGER-022", "LEDGER-016", "ERR-027")...).Needs(framework.Spends).ControlBecause(becauseBudgetSpent).It("a key budget counts that key's spend only: another key spending beside it neither uses it nor is bound by it", func(ctx context.Context, s *framework.Spec) {
 			sp := newSpender(ctx, s)
-			cfg := ttsConfig(ctx, sp.c)
+			cfg := catalogue.TTSConfig(ctx, sp.c)
 			_, h := estimateOf(ctx, sp.c, "tts", cfg, nil)
 			budgeted, _ := sp.newKey(ctx, framework.KeyOptions{BudgetCredits: ptr(int(h))})
 			other := sp.c // no budget
@@ -509,13 +510,13 @@ func spendWindowSpecs(f *framework.Framework) {
 			Expect(kb.Int("limits.key_spent_credits")).To(BeZero(), "another key's spend is not this key's"+kb.Describe())
 			Expect(kb.Int("limits.key_remaining_credits")).To(Equal(h), "the whole budget is left"+kb.Describe())
 			s.Step("LEDGER-008")
-			j := submit(ctx, s, budgeted, "tts", ttsConfig(ctx, budgeted), nil)
+			j := submit(ctx, s, budgeted, "tts", catalogue.TTSConfig(ctx, budgeted), nil)
 			price := s.Finish(ctx, budgeted, j.id).Int("generation.credits.credits_charged")
 			Expect(price).To(chargeOf(j.price), "the charge is the estimate's price")
 
 			// Now the budgeted key is spent (its charge stays in its window); the other key is not bound by it.
 			s.Step("LEDGER-008", "LEDGER-022")
-			refusal.ExpectSpend(s, refuse(ctx, budgeted, submitBody("tts", ttsConfig(ctx, sp.c), h, nil), http.StatusPaymentRequired, "spend_limit_exceeded"), "api_key_budget", h, h-price)
+			refusal.ExpectSpend(s, refuse(ctx, budgeted, submitBody("tts", catalogue.TTSConfig(ctx, sp.c), h, nil), http.StatusPaymentRequired, "spend_limit_exceeded"), "api_key_budget", h, h-price)
 			ob := other.Get(ctx, "/credits/balance").ExpectOK(http.StatusOK)
 			s.Step("LEDGER-022")
 			Expect(ob.Int("limits.key_spent_credits")).To(Equal(firstCharge), "key_spent_credits counts this key's own charge only"+ob.Describe())
@@ -523,7 +524,7 @@ func spendWindowSpecs(f *framework.Framework) {
 			s.Step("LEDGER-016")
 			Expect(ob.Int("limits.daily_spent_credits")).To(Equal(firstCharge+price), "the workspace's daily window counts both keys"+ob.Describe())
 			s.Step("LEDGER-008")
-			third := submit(ctx, s, other, "tts", ttsConfig(ctx, other), nil)
+			third := submit(ctx, s, other, "tts", catalogue.TTSConfig(ctx, other), nil)
 			s.Finish(ctx, other, third.id)
 		})
 	})

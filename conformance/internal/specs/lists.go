@@ -13,6 +13,7 @@ import (
 	. "github.com/onsi/gomega"    //nolint:revive
 
 	"github.com/mediaspec/mediaspec/conformance/internal/answer"
+	"github.com/mediaspec/mediaspec/conformance/internal/catalogue"
 	"github.com/mediaspec/mediaspec/conformance/internal/framework"
 	"github.com/mediaspec/mediaspec/conformance/internal/paging"
 	"github.com/mediaspec/mediaspec/conformance/internal/refusal"
@@ -67,7 +68,7 @@ func generationListSpecs(f *framework.Framework) {
 
 		f.Rule("GEN-052", "GEN-040").Needs(framework.Spends).It("a job is listed from its submit on, while it still runs", func(ctx context.Context, s *framework.Spec) {
 			sp := newSpender(ctx, s)
-			j := submit(ctx, s, sp.c, "tts", ttsConfig(ctx, sp.c), map[string]any{"voice_id": firstVoice(ctx, sp.c)})
+			j := submit(ctx, s, sp.c, "tts", catalogue.TTSConfig(ctx, sp.c), map[string]any{"voice_id": catalogue.FirstVoice(ctx, sp.c)})
 			// A REST submit is a deliverable: "Only deliverables" are listed, running or not.
 			s.Step("GEN-052")
 			p := paging.Get(ctx, sp.c, "/generations", paging.Open, framework.Query("limit", "50"))
@@ -117,17 +118,17 @@ func generationListSpecs(f *framework.Framework) {
 						s.Advance(ctx, midnight.Sub(now).Seconds()+60)
 					}
 				}
-				d := imageModel(ctx, sp.c)
-				ja := submit(ctx, s, sp.c, "tts", ttsConfig(ctx, sp.c), map[string]any{"voice_id": firstVoice(ctx, sp.c)})
+				d := catalogue.ImageModel(ctx, sp.c)
+				ja := submit(ctx, s, sp.c, "tts", catalogue.TTSConfig(ctx, sp.c), map[string]any{"voice_id": catalogue.FirstVoice(ctx, sp.c)})
 				s.Finish(ctx, sp.c, ja.id)
 				pause()
-				jb := submit(ctx, s, sp.c, d.String("capability_id"), cheapConfig(d), nil)
+				jb := submit(ctx, s, sp.c, d.String("capability_id"), catalogue.CheapConfig(d), nil)
 				s.Finish(ctx, sp.c, jb.id)
 				a, b = readGen(ctx, sp.c, ja.id), readGen(ctx, sp.c, jb.id)
 				if s.HasControl() {
 					pause()
 					s.QueueFault(ctx, "render_fail", d.String("capability_id"), 1, "")
-					jf := submit(ctx, s, sp.c, d.String("capability_id"), cheapConfig(d), nil)
+					jf := submit(ctx, s, sp.c, d.String("capability_id"), catalogue.CheapConfig(d), nil)
 					s.Finish(ctx, sp.c, jf.id)
 					fl = readGen(ctx, sp.c, jf.id)
 				}
@@ -464,16 +465,16 @@ func generationListSpecs(f *framework.Framework) {
 
 		f.Rule("GEN-043").Needs(framework.Spends, framework.Slow).ControlBecause(becauseMidnightJump).It("created_before with a date cuts at midnight UTC: a job two minutes before it is kept, one two minutes after is not", func(ctx context.Context, s *framework.Spec) {
 			sp := newSpender(ctx, s)
-			voice := firstVoice(ctx, sp.c)
+			voice := catalogue.FirstVoice(ctx, sp.c)
 			now := serviceNow(ctx, s)
 			midnight := now.UTC().Truncate(24 * time.Hour).Add(24 * time.Hour)
 			s.Advance(ctx, midnight.Add(-2*time.Minute).Sub(now).Seconds())
-			before := submit(ctx, s, sp.c, "tts", ttsConfig(ctx, sp.c), map[string]any{"voice_id": voice})
+			before := submit(ctx, s, sp.c, "tts", catalogue.TTSConfig(ctx, sp.c), map[string]any{"voice_id": voice})
 			s.Finish(ctx, sp.c, before.id)
 			if gap := midnight.Add(2 * time.Minute).Sub(serviceNow(ctx, s)); gap > 0 {
 				s.Advance(ctx, gap.Seconds())
 			}
-			after := submit(ctx, s, sp.c, "tts", ttsConfig(ctx, sp.c), map[string]any{"voice_id": voice})
+			after := submit(ctx, s, sp.c, "tts", catalogue.TTSConfig(ctx, sp.c), map[string]any{"voice_id": voice})
 			s.Finish(ctx, sp.c, after.id)
 			day := midnight.Format("2006-01-02")
 			Expect(paging.GenerationIDs(ctx, sp.c, [2]string{"created_before", day})).To(Equal([]string{before.id}),

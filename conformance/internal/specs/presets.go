@@ -14,6 +14,7 @@ import (
 	. "github.com/onsi/gomega"    //nolint:revive
 
 	"github.com/mediaspec/mediaspec/conformance/internal/answer"
+	"github.com/mediaspec/mediaspec/conformance/internal/catalogue"
 	"github.com/mediaspec/mediaspec/conformance/internal/framework"
 	"github.com/mediaspec/mediaspec/conformance/internal/paging"
 )
@@ -73,7 +74,7 @@ func presetListSpecs(f *framework.Framework) {
 					Expect(answer.Int(p.R, row, "templates_total", what)).To(BeNumerically(">=", len(tpls)), p.R.Describe())
 					s.Step("PRESET-011", "ID-010")
 					for j, t := range tpls {
-						checkTemplate(p.R, answer.AsObject(p.R, t, fmt.Sprintf("%s.templates[%d]", what, j)))
+						catalogue.CheckTemplate(p.R, answer.AsObject(p.R, t, fmt.Sprintf("%s.templates[%d]", what, j)))
 					}
 					s.Step("CORE-013")
 					answer.NoLinks(row, what+" (a template's preview_url is the only link)", "preview_url")
@@ -105,7 +106,7 @@ func presetListSpecs(f *framework.Framework) {
 				Expect(int64(len(tpls))).To(Equal(total), "every live template: as many as templates_total"+r.Describe())
 				s.Step("PRESET-011")
 				for i, t := range tpls {
-					checkTemplate(r, answer.AsObject(r, t, fmt.Sprintf("templates[%d]", i)))
+					catalogue.CheckTemplate(r, answer.AsObject(r, t, fmt.Sprintf("templates[%d]", i)))
 				}
 				s.Step("PRESET-013")
 				answer.NoLinks(r.Doc(), "GET /presets/"+id+"/templates (a template's preview_url is the only link)", "preview_url")
@@ -120,7 +121,7 @@ func presetListSpecs(f *framework.Framework) {
 		f.Rule(rules("PRESET-015", "ERR-029")...).It("a non-preset or misspelt id on GET /presets/{id}/templates answers 404 not_found", func(ctx context.Context, s *framework.Spec) {
 			c := s.Client()
 			c.Get(ctx, "/presets/preset_no_such_"+framework.RandomHex(6)+"/templates").ExpectError(http.StatusNotFound, "not_found")
-			for _, row := range catalogue(ctx, c) {
+			for _, row := range catalogue.Rows(ctx, c) {
 				if id, _ := row["capability_id"].(string); !strings.HasPrefix(id, "preset_") {
 					c.Get(ctx, "/presets/"+id+"/templates").ExpectError(http.StatusNotFound, "not_found")
 					break
@@ -133,7 +134,7 @@ func presetListSpecs(f *framework.Framework) {
 			var id string
 			if s.HasControl() {
 				// With control the spec sees the preset's templates served first (it judges more).
-				for _, row := range presetRows(ctx, c) {
+				for _, row := range catalogue.PresetRows(ctx, c) {
 					if row["status"] == "available" {
 						id, _ = row["capability_id"].(string) // the last available one: the template specs pick the first
 					}
@@ -147,7 +148,7 @@ func presetListSpecs(f *framework.Framework) {
 			} else {
 				id = s.InternalPresetID()
 			}
-			Expect(paging.IDs(presetRows(ctx, c), "capability_id")).NotTo(ContainElement(id), "an internal preset is not listed")
+			Expect(paging.IDs(catalogue.PresetRows(ctx, c), "capability_id")).NotTo(ContainElement(id), "an internal preset is not listed")
 			// "A non-preset id, a typo, or a retired or internal preset gives 404 not_found."
 			c.Get(ctx, "/presets/"+id+"/templates").ExpectError(http.StatusNotFound, "not_found")
 		})
@@ -159,7 +160,7 @@ func presetListSpecs(f *framework.Framework) {
 				ws = s.NewWorkspace(ctx, framework.WorkspaceOptions{})
 				c, _ = ws.NewKey(ctx, framework.KeyOptions{Scopes: []string{"read", "generate"}})
 			}
-			d, tpls := templatePreset(ctx, c, 1)
+			d, tpls := catalogue.TemplatePreset(ctx, c, 1)
 			src := d.String("capability_id")
 			cfg := readyConfig(ctx, s, c, answer.ObjectAt(d, "example_config"))
 			cfg["template_id"] = tpls[0]
@@ -171,7 +172,7 @@ func presetListSpecs(f *framework.Framework) {
 				hookDone(s, s.Control().CopyCapability(ctx, ws.ID, src, soon))
 			} else {
 				// Without: a coming_soon preset the target lists (its schema is not readable).
-				for _, r := range presetRows(ctx, c) {
+				for _, r := range catalogue.PresetRows(ctx, c) {
 					if r["status"] == "coming_soon" {
 						soon, _ = r["capability_id"].(string)
 						break
@@ -183,7 +184,7 @@ func presetListSpecs(f *framework.Framework) {
 			}
 			// "only available can run": a coming_soon preset, whatever template it is sent with.
 			s.Step("PRESET-004")
-			row := rowOf(presetRows(ctx, c), "capability_id", soon)
+			row := catalogue.RowOf(catalogue.PresetRows(ctx, c), "capability_id", soon)
 			Expect(row).NotTo(BeNil(), "the coming_soon preset "+soon+" is listed")
 			Expect(row["status"]).To(Equal("coming_soon"), soon+" reads coming_soon")
 			s.Step(rules("CAP-027", "ERR-016")...)
@@ -222,7 +223,7 @@ func presetTotalSpecs(f *framework.Framework) {
 	Describe("presets: list total and inlined templates", func() {
 		f.Rule("PRESET-010").It("total counts every preset on pages of one, not the rows of the page", func(ctx context.Context, s *framework.Spec) {
 			c := s.Client()
-			all := presetRows(ctx, c)
+			all := catalogue.PresetRows(ctx, c)
 			if len(all) < 2 {
 				s.Lacks("the target lists fewer than two presets")
 			}
@@ -235,7 +236,7 @@ func presetTotalSpecs(f *framework.Framework) {
 		f.Rule("PRESET-006", "PRESET-014").It("a preset row inlines min(20, templates_total) live templates, each one GET /presets/{id}/templates lists", func(ctx context.Context, s *framework.Spec) {
 			c := s.Client()
 			checked := 0
-			for _, row := range presetRows(ctx, c) {
+			for _, row := range catalogue.PresetRows(ctx, c) {
 				total, _ := framework.AsInt(row["templates_total"])
 				if total == 0 {
 					continue
@@ -246,7 +247,7 @@ func presetTotalSpecs(f *framework.Framework) {
 				Expect(int64(len(inline))).To(Equal(min(total, 20)), id+": templates holds the first 20 live templates, or all when fewer")
 				s.Step("PRESET-014", "PRESET-006")
 				t := c.Get(ctx, "/presets/"+id+"/templates").ExpectOK(http.StatusOK)
-				live := templateIDs(t)
+				live := catalogue.TemplateIDs(t)
 				var inlined []string
 				for _, v := range inline {
 					tid, _ := v.(map[string]any)["template_id"].(string)
@@ -310,7 +311,7 @@ func presetTemplateSpecs(f *framework.Framework) {
 	Describe("presets: order, templates and preset submits", func() {
 		f.Rule("PRESET-009").It("presets are ordered by capability_id as in the capability list and paged by the last row's id", func(ctx context.Context, s *framework.Spec) {
 			c := s.Client()
-			all := presetRows(ctx, c)
+			all := catalogue.PresetRows(ctx, c)
 			if len(all) < 2 {
 				s.Lacks("the target lists fewer than two presets")
 			}
@@ -333,7 +334,7 @@ func presetTemplateSpecs(f *framework.Framework) {
 				Expect(paging.IDs(p.Rows, "capability_id")).To(Equal(paging.IDs(first.Rows, "capability_id")), fmt.Sprintf("cursor %q restarts from the first page", cur)+p.R.Describe())
 			}
 			var listed []string
-			for _, row := range catalogue(ctx, c) {
+			for _, row := range catalogue.Rows(ctx, c) {
 				if id, _ := row["capability_id"].(string); row["category"] == "preset" && slices.Contains(got, id) {
 					listed = append(listed, id)
 				}
@@ -350,7 +351,7 @@ func presetTemplateSpecs(f *framework.Framework) {
 		f.Rule("PRESET-012").It("a template's preview_url is the same on two reads, unsigned, and fetched without a key", func(ctx context.Context, s *framework.Spec) {
 			c := s.Client()
 			links := map[string]string{}
-			for _, row := range presetRows(ctx, c) {
+			for _, row := range catalogue.PresetRows(ctx, c) {
 				for _, t := range row["templates"].([]any) {
 					tm := t.(map[string]any)
 					links[tm["template_id"].(string)] = tm["preview_url"].(string)
@@ -359,7 +360,7 @@ func presetTemplateSpecs(f *framework.Framework) {
 			if len(links) == 0 {
 				s.Lacks("the target lists no preset template")
 			}
-			for _, row := range presetRows(ctx, c) {
+			for _, row := range catalogue.PresetRows(ctx, c) {
 				id := row["capability_id"].(string)
 				r := c.Get(ctx, "/presets/"+id+"/templates").ExpectOK(http.StatusOK)
 				for i, t := range r.Array("templates") {
@@ -404,7 +405,7 @@ func presetTemplateSpecs(f *framework.Framework) {
 		f.Rule(rules("PRESET-019", "ERR-029")...).Needs(framework.Uploads).It("a preset submit with a template_id that is not a template of the preset answers 404 not_found", func(ctx context.Context, s *framework.Spec) {
 			sp, id, _, cfg, need := presetSubmit(ctx, s)
 			strangers := []string{"captpl_" + framework.RandomHex(32)}
-			for _, row := range presetRows(ctx, sp.c) {
+			for _, row := range catalogue.PresetRows(ctx, sp.c) {
 				if row["capability_id"] == id {
 					continue
 				}
@@ -422,7 +423,7 @@ func presetTemplateSpecs(f *framework.Framework) {
 		f.Rule(rules("PRESET-021", "ERR-017")...).It("a preset submit on a preset that needs a higher plan answers 403 required_plan naming it", func(ctx context.Context, s *framework.Spec) {
 			sp := newSpender(ctx, s)
 			var row map[string]any
-			for _, p := range presetRows(ctx, sp.c) {
+			for _, p := range catalogue.PresetRows(ctx, sp.c) {
 				if p["status"] == "requires_plan" {
 					row = p
 					break
@@ -445,7 +446,7 @@ func presetTemplateSpecs(f *framework.Framework) {
 			}
 			if hc != nil {
 				// Read the schema and the price where the plan allows them.
-				d := capabilityView(hc.Get(ctx, "/capabilities/"+id).ExpectOK(http.StatusOK))
+				d := catalogue.View(hc.Get(ctx, "/capabilities/"+id).ExpectOK(http.StatusOK))
 				cfg = answer.ObjectAt(d, "example_config")
 				if t := row["templates"].([]any); len(t) > 0 {
 					cfg["template_id"] = t[0].(map[string]any)["template_id"]
@@ -477,7 +478,7 @@ func presetTemplateSpecs(f *framework.Framework) {
 
 		f.Rule("PRESET-022", "PRESET-025").Needs(framework.Uploads).It("a preset is estimated like any capability, and two templates of it cost the same", func(ctx context.Context, s *framework.Spec) {
 			c := uploadClient(ctx, s, 10)
-			d, tpls := templatePreset(ctx, c, 2)
+			d, tpls := catalogue.TemplatePreset(ctx, c, 2)
 			id := d.String("capability_id")
 			cfg := readyConfig(ctx, s, c, answer.ObjectAt(d, "example_config"))
 			var answers []*framework.Response
@@ -497,11 +498,11 @@ func presetTemplateSpecs(f *framework.Framework) {
 		f.Rule("PRESET-023").It("a preset that requires a template lists template_id in its config_schema's required", func(ctx context.Context, s *framework.Spec) {
 			c := s.Client()
 			checked := 0
-			for _, row := range presetRows(ctx, c) {
+			for _, row := range catalogue.PresetRows(ctx, c) {
 				if row["status"] != "available" || row["requires_template"] != true {
 					continue
 				}
-				d := detail(ctx, c, row["capability_id"].(string))
+				d := catalogue.Detail(ctx, c, row["capability_id"].(string))
 				req, _ := answer.ObjectAt(d, "config_schema")["required"].([]any)
 				Expect(req).To(ContainElement("template_id"), "requires_template true: template_id is required"+d.Describe())
 				checked++
@@ -516,7 +517,7 @@ func presetTemplateSpecs(f *framework.Framework) {
 			r := c.Post(ctx, "/presets", map[string]any{"name": "mine"}, framework.Invalid())
 			Expect(r.Status).To(BeElementOf(http.StatusNotFound, http.StatusMethodNotAllowed), r.Describe())
 			id := "preset_conformance"
-			if rows := presetRows(ctx, c); len(rows) > 0 {
+			if rows := catalogue.PresetRows(ctx, c); len(rows) > 0 {
 				id = rows[0]["capability_id"].(string)
 			}
 			r = c.Post(ctx, "/presets/"+id+"/templates", map[string]any{"name": "mine"}, framework.Invalid())
@@ -531,7 +532,7 @@ func presetStateSpecs(f *framework.Framework) {
 	Describe("presets: templates added or withdrawn through control", func() {
 		f.Rule("PRESET-006", "PRESET-014").ControlBecause("templates are added and withdrawn during the run, in the catalogue, not through the API").It("templates come in gallery order whatever order they were added in, and a preset row inlines the first 20 of them", func(ctx context.Context, s *framework.Spec) {
 			c := s.Client()
-			d, before := templatePreset(ctx, c, 1)
+			d, before := catalogue.TemplatePreset(ctx, c, 1)
 			id := d.String("capability_id")
 			// Added out of order, before every existing template in the gallery.
 			orders := []int{-1000001, -1000003, -1000002}
@@ -545,7 +546,7 @@ func presetStateSpecs(f *framework.Framework) {
 			want := append([]string{added[-1000003], added[-1000002], added[-1000001]}, before...)
 			s.Step("PRESET-014")
 			t := c.Get(ctx, "/presets/"+id+"/templates").ExpectOK(http.StatusOK)
-			got := templateIDs(t)
+			got := catalogue.TemplateIDs(t)
 			Expect(got).To(Equal(want), "every live template in gallery order: the three added (lowest gallery place first), then the ones before"+t.Describe())
 			s.Step("PRESET-006")
 			rows, _ := paging.Walk(ctx, c, "/presets", "presets", 50, 20)
@@ -570,7 +571,7 @@ func presetStateSpecs(f *framework.Framework) {
 			hookDone(s, s.Control().SetTemplateLive(ctx, tpls[0], false))
 			DeferCleanup(func(ctx SpecContext) { _ = s.Control().SetTemplateLive(ctx, tpls[0], true) })
 			t := sp.c.Get(ctx, "/presets/"+id+"/templates").ExpectOK(http.StatusOK)
-			live := templateIDs(t)
+			live := catalogue.TemplateIDs(t)
 			Expect(live).NotTo(ContainElement(tpls[0]), "a withdrawn template is not a live template"+t.Describe())
 			Expect(live).To(HaveLen(len(tpls)-1), t.Describe())
 			r := refuse(ctx, sp.c, submitBody(id, cfg, need, nil), http.StatusNotFound, "capability_unavailable")
@@ -593,7 +594,7 @@ func presetStateSpecs(f *framework.Framework) {
 				sent = append(sent, tpls[0])
 			} else {
 				sp = newSpender(ctx, s)
-				for _, row := range presetRows(ctx, sp.c) {
+				for _, row := range catalogue.PresetRows(ctx, sp.c) {
 					if n, _ := framework.AsInt(row["templates_total"]); row["status"] == "available" && row["requires_template"] == true && n == 0 {
 						id, _ = row["capability_id"].(string)
 						break
@@ -602,7 +603,7 @@ func presetStateSpecs(f *framework.Framework) {
 				if id == "" {
 					framework.SkipFor(framework.Unsupported(framework.Control, "the target lists no available preset that requires a template and has templates_total 0, and without the control API none can be made"))
 				}
-				cfg = readyConfig(ctx, s, sp.c, answer.ObjectAt(detail(ctx, sp.c, id), "example_config"))
+				cfg = readyConfig(ctx, s, sp.c, answer.ObjectAt(catalogue.Detail(ctx, sp.c, id), "example_config"))
 				est := sp.c.Post(ctx, "/estimates", map[string]any{"capability_id": id, "config": cfg})
 				if est.Status != http.StatusOK {
 					framework.SkipFor(framework.LacksState("the estimate of " + id + "'s example_config is refused, so no max_credits is known to cover its price, and a submit's refusal could be for max_credits"))
@@ -613,7 +614,7 @@ func presetStateSpecs(f *framework.Framework) {
 				}
 			}
 			// A live template of another preset: a real id, listed now, not withdrawn.
-			for _, row := range presetRows(ctx, sp.c) {
+			for _, row := range catalogue.PresetRows(ctx, sp.c) {
 				if t, _ := row["templates"].([]any); row["capability_id"] != id && len(t) > 0 {
 					if tid, ok := t[0].(map[string]any)["template_id"].(string); ok {
 						sent = append(sent, tid)
@@ -623,7 +624,7 @@ func presetStateSpecs(f *framework.Framework) {
 			}
 			s.Step("PRESET-006")
 			var row map[string]any
-			for _, r := range presetRows(ctx, sp.c) {
+			for _, r := range catalogue.PresetRows(ctx, sp.c) {
 				if r["capability_id"] == id {
 					row = r
 				}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/mediaspec/mediaspec/conformance/internal/answer"
 	"github.com/mediaspec/mediaspec/conformance/internal/buckets"
+	"github.com/mediaspec/mediaspec/conformance/internal/catalogue"
 	"github.com/mediaspec/mediaspec/conformance/internal/framework"
 	"github.com/mediaspec/mediaspec/conformance/internal/refusal"
 	fixtures "github.com/mediaspec/mediaspec/fixtures/media"
@@ -31,10 +32,10 @@ func submitBodySpecs(f *framework.Framework) {
 	Describe("submit: body", func() {
 		f.Rule(rules("SUBMIT-010", "SUBMIT-011", "CHECK-018", "SUBMIT-030", "ERR-020", "ERR-024", "VER-005")...).It("refuses each field that does not exist with 400 invalid_config naming it", func(ctx context.Context, s *framework.Spec) {
 			rc := &rotating{s: s}
-			cfg := ttsConfig(ctx, s.Client())
+			cfg := catalogue.TTSConfig(ctx, s.Client())
 			_, need := estimateOf(ctx, s.Client(), "tts", cfg, nil)
 			for _, key := range []string{"project_id", "organization_id", "quote", "source", "purpose", "idempotency_key", "workflow_run_id", "pending_actor", "webhook_url", "callback_url", "maxCredits", "conformance_bogus"} {
-				body := submitBody("tts", clone(cfg), need, nil)
+				body := submitBody("tts", catalogue.Clone(cfg), need, nil)
 				body[key] = "x"
 				if key == "maxCredits" {
 					body[key] = need
@@ -45,7 +46,7 @@ func submitBodySpecs(f *framework.Framework) {
 
 		f.Rule(rules("CHECK-005", "CHECK-001", "ERR-020", "ERR-025")...).It("an unknown top-level key sent with max_credits 1 is refused either as the body is read (400 naming it) or at config validity, after max_credits (402)", func(ctx context.Context, s *framework.Spec) {
 			c := s.Client()
-			cfg := ttsConfig(ctx, c)
+			cfg := catalogue.TTSConfig(ctx, c)
 			_, need := estimateOf(ctx, c, "tts", cfg, nil)
 			body := submitBody("tts", cfg, 1, nil)
 			body["conformance_bogus"] = "x"
@@ -67,9 +68,9 @@ func submitBodySpecs(f *framework.Framework) {
 			rc := &rotating{s: s}
 			// Each refusal is the accepted body (max_credits the estimate's max_credits_needed)
 			// changed in exactly one way.
-			cfg := ttsConfig(ctx, s.Client())
+			cfg := catalogue.TTSConfig(ctx, s.Client())
 			_, need := estimateOf(ctx, s.Client(), "tts", cfg, nil)
-			accepted := func() map[string]any { return submitBody("tts", clone(cfg), need, nil) }
+			accepted := func() map[string]any { return submitBody("tts", catalogue.Clone(cfg), need, nil) }
 			s.Step("SUBMIT-012", "ERR-020")
 			for _, missing := range []string{"capability_id", "config", "max_credits"} {
 				body := accepted()
@@ -96,21 +97,21 @@ func submitBodySpecs(f *framework.Framework) {
 
 		f.Rule(rules("SUBMIT-015", "SUBMIT-016", "SUBMIT-017", "ERR-020", "ERR-024")...).It("checks config against the capability's schema: unknown key, wrong type, outside the enum, missing required", func(ctx context.Context, s *framework.Spec) {
 			rc := &rotating{s: s}
-			d := imageModel(ctx, s.Client())
+			d := catalogue.ImageModel(ctx, s.Client())
 			id := d.String("capability_id")
-			base := cheapConfig(d)
+			base := catalogue.CheapConfig(d)
 			_, need := estimateOf(ctx, s.Client(), id, base, nil)
 			schema := answer.ObjectAt(d, "config_schema")
 			props, _ := schema["properties"].(map[string]any)
 
 			s.Step("SUBMIT-015", "ERR-020")
-			cfg := clone(base)
+			cfg := catalogue.Clone(base)
 			cfg["conformance_bogus"] = true
 			refusal.ExpectField(refuse(ctx, rc.client(), submitBody(id, cfg, need, nil), http.StatusBadRequest, "invalid_config"), "config.conformance_bogus")
 
 			s.Step("SUBMIT-016", "ERR-020")
-			if k := textKeyIn(d); k != "" {
-				cfg = clone(base)
+			if k := catalogue.TextKey(d); k != "" {
+				cfg = catalogue.Clone(base)
 				cfg[k] = 12345
 				refusal.ExpectField(refuse(ctx, rc.client(), submitBody(id, cfg, need, nil), http.StatusBadRequest, "invalid_config"), "config."+k)
 			}
@@ -118,7 +119,7 @@ func submitBodySpecs(f *framework.Framework) {
 			for name, v := range props {
 				p, _ := v.(map[string]any)
 				if _, hasEnum := p["enum"]; hasEnum && p["type"] == "string" {
-					cfg = clone(base)
+					cfg = catalogue.Clone(base)
 					cfg[name] = "conformance-not-in-enum"
 					refusal.ExpectField(refuse(ctx, rc.client(), submitBody(id, cfg, need, nil), http.StatusBadRequest, "invalid_config"), "config."+name)
 					enumChecked = true
@@ -133,7 +134,7 @@ func submitBodySpecs(f *framework.Framework) {
 			if len(req) == 0 {
 				s.Lacks("the image model %s has no required config field: a missing one cannot be sent", id)
 			}
-			cfg = clone(base)
+			cfg = catalogue.Clone(base)
 			delete(cfg, req[0].(string))
 			refusal.ExpectField(refuse(ctx, rc.client(), submitBody(id, cfg, need, nil), http.StatusBadRequest, "invalid_config"), "config."+req[0].(string))
 		})
@@ -145,7 +146,7 @@ func submitBodySpecs(f *framework.Framework) {
 			// Each refusal is an accepted config (real uploads of the caller, max_credits from
 			// its estimate) whose one file field is sent in the other form, naming the same files.
 			var image string
-			for _, row := range catalogue(ctx, c) {
+			for _, row := range catalogue.Rows(ctx, c) {
 				if row["status"] != "available" {
 					continue
 				}
@@ -153,7 +154,7 @@ func submitBodySpecs(f *framework.Framework) {
 				if cat != "tool" && cat != "image" {
 					continue
 				}
-				d := detail(ctx, c, row["capability_id"].(string))
+				d := catalogue.Detail(ctx, c, row["capability_id"].(string))
 				props, _ := answer.ObjectAt(d, "config_schema")["properties"].(map[string]any)
 				for name, v := range props {
 					p, _ := v.(map[string]any)
@@ -161,7 +162,7 @@ func submitBodySpecs(f *framework.Framework) {
 					if p["type"] != "array" || items == nil {
 						continue
 					}
-					cfg := clone(answer.ObjectAt(d, "example_config"))
+					cfg := catalogue.Clone(answer.ObjectAt(d, "example_config"))
 					switch {
 					case checked&1 == 0 && cat == "tool" && items["type"] == "string":
 						ready, ok := withSampleUploads(ctx, s, c, props, cfg)
@@ -174,7 +175,7 @@ func submitBodySpecs(f *framework.Framework) {
 						s.Step("SUBMIT-027", "ERR-020")
 						refusal.ExpectField(refuse(ctx, rc.client(), submitBody(d.String("capability_id"), ready, need, nil), http.StatusBadRequest, "invalid_config"), "config."+name)
 						checked |= 1
-					case checked&2 == 0 && cat == "image" && items["type"] == "object" && !namesUpload(cfg):
+					case checked&2 == 0 && cat == "image" && items["type"] == "object" && !catalogue.NamesUpload(cfg):
 						_, need := estimateOf(ctx, c, d.String("capability_id"), cfg, nil)
 						if image == "" {
 							fx, data := fixtures.Get("image.png")
@@ -200,7 +201,7 @@ func submitBodySpecs(f *framework.Framework) {
 
 		f.Rule(rules("SUBMIT-036", "ERR-029")...).It("an unknown voice_id answers 404 not_found", func(ctx context.Context, s *framework.Spec) {
 			c := s.Client()
-			cfg := ttsConfig(ctx, c)
+			cfg := catalogue.TTSConfig(ctx, c)
 			_, need := estimateOf(ctx, c, "tts", cfg, nil)
 			refuse(ctx, c, submitBody("tts", cfg, need, map[string]any{"voice_id": "voc_" + framework.RandomHex(32)}), http.StatusNotFound, "not_found")
 		})
@@ -240,8 +241,8 @@ func checkOrderSpecs(f *framework.Framework) {
 
 		f.Rule(rules("SUBMIT-014", "CHECK-019", "ERR-011", "ERR-012", "ERR-025")...).It("max_credits one below max_credits_needed answers 402 max_credits_exceeded naming the number that passes", func(ctx context.Context, s *framework.Spec) {
 			c := s.Client()
-			d := imageModel(ctx, c)
-			cfg := cheapConfig(d)
+			d := catalogue.ImageModel(ctx, c)
+			cfg := catalogue.CheapConfig(d)
 			delete(cfg, "count") // schema defaults fill missing pricing fields
 			_, need := estimateOf(ctx, c, d.String("capability_id"), cfg, nil)
 			r := refuse(ctx, c, submitBody(d.String("capability_id"), cfg, need-1, nil), http.StatusPaymentRequired, "max_credits_exceeded")
@@ -251,9 +252,9 @@ func checkOrderSpecs(f *framework.Framework) {
 
 		f.Rule(rules("CHECK-019", "CHECK-001", "SUBMIT-014", "ERR-025")...).It("max_credits before config validity: a config with an unknown key sent with max_credits 1 gets 402 max_credits_exceeded", func(ctx context.Context, s *framework.Spec) {
 			c := s.Client()
-			cfg := ttsConfig(ctx, c)
+			cfg := catalogue.TTSConfig(ctx, c)
 			_, need := estimateOf(ctx, c, "tts", cfg, nil)
-			bad := clone(cfg)
+			bad := catalogue.Clone(cfg)
 			bad["conformance_bogus"] = true
 			r := refuse(ctx, c, submitBody("tts", bad, 1, nil), http.StatusPaymentRequired, "max_credits_exceeded")
 			Expect(r.String("error.limit.bound_by")).To(Equal("max_credits"), r.Describe())
@@ -262,8 +263,8 @@ func checkOrderSpecs(f *framework.Framework) {
 
 		f.Rule(rules("ERR-013", "CORE-019")...).Needs(framework.Spends).It("resubmitting with max_credits equal to limit.required_credits is accepted", func(ctx context.Context, s *framework.Spec) {
 			c := s.Client()
-			cfg := ttsConfig(ctx, c)
-			voice := firstVoice(ctx, c)
+			cfg := catalogue.TTSConfig(ctx, c)
+			voice := catalogue.FirstVoice(ctx, c)
 			r := refuse(ctx, c, submitBody("tts", cfg, 1, map[string]any{"voice_id": voice}), http.StatusPaymentRequired, "max_credits_exceeded")
 			need := r.Int("error.limit.required_credits")
 			s.Spend(int(need))
@@ -272,7 +273,7 @@ func checkOrderSpecs(f *framework.Framework) {
 
 		f.Rule(rules("CHECK-007", "CHECK-001", "ERR-025")...).It("max_credits before spend caps: a config above the 600-credit cap sent with max_credits 1 gets max_credits_exceeded", func(ctx context.Context, s *framework.Spec) {
 			c := s.Client()
-			id, cfg, need := overCapConfig(ctx, c)
+			id, cfg, need := catalogue.OverCapConfig(ctx, c)
 			r := refuse(ctx, c, submitBody(id, cfg, 1, nil), http.StatusPaymentRequired, "max_credits_exceeded")
 			Expect(r.String("error.limit.bound_by")).To(Equal("max_credits"), r.Describe())
 			Expect(r.Int("error.limit.required_credits")).To(Equal(need), r.Describe())
@@ -283,7 +284,7 @@ func checkOrderSpecs(f *framework.Framework) {
 				// The profile's low-balance key: a hold above its workspace's per-generation limit
 				// (the text's default 600, or what its balance shows) and above its balance.
 				c := s.RoleKey(framework.LowBalanceKey)
-				id, cfg, need := overCapConfig(ctx, c)
+				id, cfg, need := catalogue.OverCapConfig(ctx, c)
 				limit := lowBalanceCaps(ctx, s, c, need)
 				r := refuse(ctx, c, submitBody(id, cfg, need, nil), http.StatusPaymentRequired, "spend_limit_exceeded")
 				Expect(r.String("error.limit.bound_by")).To(Equal("org_per_generation"), r.Describe())
@@ -293,7 +294,7 @@ func checkOrderSpecs(f *framework.Framework) {
 			sp := newSpender(ctx, s)
 			s.SetCredits(ctx, sp.ws.ID, 0)
 			s.SetLimits(ctx, sp.ws.ID, map[string]any{"per_generation_credits": 1})
-			cfg := ttsConfig(ctx, sp.c)
+			cfg := catalogue.TTSConfig(ctx, sp.c)
 			_, need := estimateOf(ctx, sp.c, "tts", cfg, nil)
 			r := refuse(ctx, sp.c, submitBody("tts", cfg, need, nil), http.StatusPaymentRequired, "spend_limit_exceeded")
 			Expect(r.String("error.limit.bound_by")).To(Equal("org_per_generation"), r.Describe())
@@ -311,7 +312,7 @@ func checkOrderSpecs(f *framework.Framework) {
 			}
 			sp := newSpender(ctx, s)
 			s.SetCredits(ctx, sp.ws.ID, 0)
-			cfg := ttsConfig(ctx, sp.c)
+			cfg := catalogue.TTSConfig(ctx, sp.c)
 			_, need := estimateOf(ctx, sp.c, "tts", cfg, nil)
 			cfg["conformance_bogus"] = true
 			r := refuse(ctx, sp.c, submitBody("tts", cfg, need, nil), http.StatusPaymentRequired, "insufficient_credits")
@@ -325,14 +326,14 @@ func checkOrderSpecs(f *framework.Framework) {
 			// submits, the capability's hold within its limits and balance.
 			planSetup := func(ctx context.Context, s *framework.Spec) (spender, string, map[string]any) {
 				GinkgoHelper()
-				row := withStatus(catalogue(ctx, s.Client()), "requires_plan")
+				row := catalogue.WithStatus(catalogue.Rows(ctx, s.Client()), "requires_plan")
 				if row == nil {
 					s.Lacks("the target lists no requires_plan capability: CHECK-010 and CHECK-011 are left unverified")
 				}
 				if !s.HasControl() {
 					rc := s.RoleKey(framework.BusinessKey)
-					d := detail(ctx, rc, row["capability_id"].(string))
-					cfg := clone(answer.ObjectAt(d, "example_config"))
+					d := catalogue.Detail(ctx, rc, row["capability_id"].(string))
+					cfg := catalogue.Clone(answer.ObjectAt(d, "example_config"))
 					_, need := estimateOf(ctx, rc, d.String("capability_id"), cfg, nil)
 					perGeneration, _ := s.WorkspaceLimits()
 					if avail := availableOf(ctx, s.Client()); need > perGeneration || need > avail {
@@ -343,11 +344,11 @@ func checkOrderSpecs(f *framework.Framework) {
 				}
 				rich := s.NewWorkspace(ctx, framework.WorkspaceOptions{Plan: row["required_plan"].(string)})
 				rc, _ := rich.NewKey(ctx, framework.KeyOptions{Scopes: []string{"read"}})
-				d := detail(ctx, rc, row["capability_id"].(string))
+				d := catalogue.Detail(ctx, rc, row["capability_id"].(string))
 				sp := newSpender(ctx, s)
 				s.SetLimits(ctx, sp.ws.ID, map[string]any{"per_generation_credits": 1000000, "daily_credits": 1000000})
 				s.SetCredits(ctx, sp.ws.ID, 1000000)
-				return sp, d.String("capability_id"), clone(answer.ObjectAt(d, "example_config"))
+				return sp, d.String("capability_id"), catalogue.Clone(answer.ObjectAt(d, "example_config"))
 			}
 
 			f.Rule(rules("CHECK-010", "CHECK-001")...).Needs(framework.BusinessKey).It("config validity before plan: an invalid config for a requires_plan capability gets 400 invalid_config", func(ctx context.Context, s *framework.Spec) {
@@ -372,15 +373,15 @@ func checkOrderSpecs(f *framework.Framework) {
 
 		f.Rule(rules("CHECK-012", "CHECK-001", "ERR-035", "ERR-030")...).Needs(framework.TestInputs, framework.Uploads).It("moderation before upload readiness: a refused prompt naming a not-finalized upload gets 422, without the fault 409 input_not_ready", func(ctx context.Context, s *framework.Spec) {
 			sp := newSpender(ctx, s)
-			d := imageModel(ctx, sp.c)
+			d := catalogue.ImageModel(ctx, sp.c)
 			props, _ := answer.ObjectAt(d, "config_schema")["properties"].(map[string]any)
 			if _, ok := props["reference_images"]; !ok {
 				s.Lacks("the image model has no reference_images field: CHECK-012 is left unverified")
 			}
-			base := cheapConfig(d)
+			base := catalogue.CheapConfig(d)
 			_, need := estimateOf(ctx, sp.c, d.String("capability_id"), base, nil)
 			up := sp.c.Post(ctx, "/uploads", uploadReservation()).ExpectOK(http.StatusCreated)
-			cfg := clone(base)
+			cfg := catalogue.Clone(base)
 			cfg["reference_images"] = []any{map[string]any{"assetId": up.String("asset_id"), "alias": "image1"}}
 			r := refuse(ctx, sp.c, submitBody(d.String("capability_id"), cfg, need, nil), http.StatusConflict, "input_not_ready")
 			refusal.ExpectAssetIDsIfNamed(r, up.String("asset_id"))
@@ -390,16 +391,16 @@ func checkOrderSpecs(f *framework.Framework) {
 
 		f.Rule(rules("CHECK-020")...).It("a config whose price cannot be computed (pricing field of the wrong type) fails at config validity even with max_credits 1", func(ctx context.Context, s *framework.Spec) {
 			c := s.Client()
-			key := scriptKey(ctx, c, "tts")
+			key := catalogue.ScriptKey(ctx, c, "tts")
 			// max_credits 1 breaks the max_credits check too, which the check order puts first: the
 			// text does not say whether a price that cannot be computed is compared at all, so
 			// either refusal passes (issue 35); accepting the submit never does.
-			r := refuseBy(ctx, c, submitBody("tts", exampleWith(ctx, c, "tts", map[string]any{key: 12345}), 1, nil), invalidOrOverCap)
+			r := refuseBy(ctx, c, submitBody("tts", catalogue.ExampleWith(ctx, c, "tts", map[string]any{key: 12345}), 1, nil), invalidOrOverCap)
 			if r.Status == http.StatusBadRequest {
 				refusal.ExpectField(r, "config."+key)
 			}
-			d := imageModel(ctx, c)
-			cfg := cheapConfig(d)
+			d := catalogue.ImageModel(ctx, c)
+			cfg := catalogue.CheapConfig(d)
 			cfg["count"] = "two"
 			refuseBy(ctx, c, submitBody(d.String("capability_id"), cfg, 1, nil), invalidOrOverCap)
 		})
@@ -418,18 +419,18 @@ func checkOrderSpecs(f *framework.Framework) {
 				Expect(r.String("error.capability_status")).To(Equal("unknown"), r.Describe())
 			})
 			_ = r
-			rows := catalogue(ctx, c)
+			rows := catalogue.Rows(ctx, c)
 			for _, st := range []string{"coming_soon", "unknown"} {
-				if row := withStatus(rows, st); row != nil {
+				if row := catalogue.WithStatus(rows, st); row != nil {
 					id := row["capability_id"].(string)
-					cfg, valid := notLiveConfig(ctx, c, id)
+					cfg, valid := catalogue.NotLiveConfig(ctx, c, id)
 					refuseBy(ctx, c, submitBody(id, cfg, 1, nil), func(r *framework.Response) {
 						GinkgoHelper()
 						if r.Status == http.StatusPaymentRequired {
 							r.ExpectError(http.StatusPaymentRequired, "max_credits_exceeded")
 							return
 						}
-						expectNotLive(r, st, valid)
+						catalogue.ExpectNotLive(r, st, valid)
 					})
 				}
 			}
@@ -439,7 +440,7 @@ func checkOrderSpecs(f *framework.Framework) {
 			fault := func(rule, kind string, status int, code string, extra ...string) {
 				f.Rule(rules(append([]string{rule}, extra...)...)...).Needs(framework.TestInputs).It(fmt.Sprintf("with fault %s forced a submit answers %d %s and spends nothing", kind, status, code), func(ctx context.Context, s *framework.Spec) {
 					c := s.Client()
-					cfg := ttsConfig(ctx, c)
+					cfg := catalogue.TTSConfig(ctx, c)
 					_, need := estimateOf(ctx, c, "tts", cfg, nil)
 					refuse(ctx, s.Force(ctx, c, framework.Outcome{Kind: kind, CapabilityID: "tts"}), submitBody("tts", cfg, need, nil), status, code)
 				})
@@ -452,13 +453,13 @@ func checkOrderSpecs(f *framework.Framework) {
 
 			notPriced := func(ctx context.Context, s *framework.Spec, c *framework.Client) string {
 				GinkgoHelper()
-				for _, row := range catalogue(ctx, c) {
+				for _, row := range catalogue.Rows(ctx, c) {
 					if row["status"] != "available" {
 						continue
 					}
-					d := detail(ctx, c, row["capability_id"].(string))
+					d := catalogue.Detail(ctx, c, row["capability_id"].(string))
 					cfg := answer.ObjectAt(d, "example_config")
-					if namesUpload(cfg) {
+					if catalogue.NamesUpload(cfg) {
 						continue
 					}
 					if r := c.Post(ctx, "/estimates", map[string]any{"capability_id": d.String("capability_id"), "config": cfg}); r.Status == http.StatusConflict {
@@ -473,14 +474,14 @@ func checkOrderSpecs(f *framework.Framework) {
 			f.Rule(rules("CHECK-016", "CHECK-001", "ERR-032")...).Needs(framework.TestInputs).It("estimate change before not priced: both at once answer 409 estimate_changed", func(ctx context.Context, s *framework.Spec) {
 				c := s.Client()
 				id := notPriced(ctx, s, c)
-				d := detail(ctx, c, id)
+				d := catalogue.Detail(ctx, c, id)
 				refuse(ctx, s.Force(ctx, c, framework.Outcome{Kind: "estimate_changed", CapabilityID: id}), submitBody(id, answer.ObjectAt(d, "example_config"), 50, nil), http.StatusConflict, "estimate_changed")
 			})
 
 			f.Rule(rules("CHECK-017", "CHECK-001", "ERR-033")...).Needs(framework.TestInputs).It("not priced before pricing: both at once answer 409 not_priced, not 503", func(ctx context.Context, s *framework.Spec) {
 				c := s.Client()
 				id := notPriced(ctx, s, c)
-				d := detail(ctx, c, id)
+				d := catalogue.Detail(ctx, c, id)
 				refuse(ctx, s.Force(ctx, c, framework.Outcome{Kind: "pricing_unavailable", CapabilityID: id}), submitBody(id, answer.ObjectAt(d, "example_config"), 50, nil), http.StatusConflict, "not_priced")
 			})
 		})
@@ -494,8 +495,8 @@ func oneJobPerKeySpecs(f *framework.Framework) {
 	Describe("submit: one job per key", func() {
 		f.Rule(rules("SUBMIT-018", "SUBMIT-022", "SUBMIT-023", "ERR-015", "ERR-031", "CHECK-001")...).Needs(framework.Spends).It("while a job runs: the identical request replays it, a different one gets 409 submission_in_flight naming it", func(ctx context.Context, s *framework.Spec) {
 			sp := newSpender(ctx, s)
-			d := videoModel(ctx, sp.c)
-			j := submit(ctx, s, sp.c, d.String("capability_id"), cheapConfig(d), nil)
+			d := catalogue.VideoModel(ctx, sp.c)
+			j := submit(ctx, s, sp.c, d.String("capability_id"), catalogue.CheapConfig(d), nil)
 			if !stillRunning(ctx, sp.c, j.id) {
 				s.Lacks("the video job %s had already finished when the spec could resend it (the target renders faster than a running job can be observed)", j.id)
 			}
@@ -520,7 +521,7 @@ func oneJobPerKeySpecs(f *framework.Framework) {
 			after := takeSnapshot(ctx, sp.c)
 			Expect([]int64{after.available, after.held}).To(Equal([]int64{before.available, before.held}), "a replay charges and holds nothing new")
 			Expect(after.newest).To(Equal(before.newest), "the resend starts no second job")
-			cfg := ttsConfig(ctx, sp.c)
+			cfg := catalogue.TTSConfig(ctx, sp.c)
 			_, need := estimateOf(ctx, sp.c, "tts", cfg, nil)
 			// ERR-015 rides along: an in_flight object of the wrong shape fails the REST description
 			// on this very call, before the fields are read below.
@@ -533,8 +534,8 @@ func oneJobPerKeySpecs(f *framework.Framework) {
 
 		f.Rule(rules("SUBMIT-024", "ERR-010", "ERR-008", "ERR-031", "ERR-015")...).Needs(framework.Spends, framework.SiblingKey).It("the identical request from another key of the workspace gets 409 submission_in_flight with retry_after_seconds", func(ctx context.Context, s *framework.Spec) {
 			sp := newSpender(ctx, s)
-			d := videoModel(ctx, sp.c)
-			j := submit(ctx, s, sp.c, d.String("capability_id"), cheapConfig(d), nil)
+			d := catalogue.VideoModel(ctx, sp.c)
+			j := submit(ctx, s, sp.c, d.String("capability_id"), catalogue.CheapConfig(d), nil)
 			other := sp.siblingKey(ctx, s)
 			// Judged on the 409 only: the refusal's status is this spec's subject (SUBMIT-024), and a
 			// replayed 201 that also broke the submit answer's description would be charged to
@@ -553,16 +554,16 @@ func oneJobPerKeySpecs(f *framework.Framework) {
 
 		f.Rule("SUBMIT-037").Needs(framework.Spends, framework.SiblingKey).It("the slot is per key: a different request from another key of the workspace is not refused as in flight", func(ctx context.Context, s *framework.Spec) {
 			sp := newSpender(ctx, s)
-			d := videoModel(ctx, sp.c)
-			j := submit(ctx, s, sp.c, d.String("capability_id"), cheapConfig(d), nil)
+			d := catalogue.VideoModel(ctx, sp.c)
+			j := submit(ctx, s, sp.c, d.String("capability_id"), catalogue.CheapConfig(d), nil)
 			other := sp.siblingKey(ctx, s)
-			cfg := ttsConfig(ctx, sp.c)
-			_, need := estimateOf(ctx, other, "tts", cfg, map[string]any{"voice_id": firstVoice(ctx, other)})
+			cfg := catalogue.TTSConfig(ctx, sp.c)
+			_, need := estimateOf(ctx, other, "tts", cfg, map[string]any{"voice_id": catalogue.FirstVoice(ctx, other)})
 			if !runningNow(ctx, sp.c, j.id) {
 				s.Undecidable("the first key's job ended before the second key submitted", 0)
 			}
 			s.Spend(int(need))
-			r := other.Post(ctx, "/generations", submitBody("tts", cfg, need, map[string]any{"voice_id": firstVoice(ctx, other)}))
+			r := other.Post(ctx, "/generations", submitBody("tts", cfg, need, map[string]any{"voice_id": catalogue.FirstVoice(ctx, other)}))
 			if r.Status == http.StatusCreated {
 				DeferCleanup(func(ctx SpecContext) { s.Finish(ctx, other, r.String("generation_id")) })
 				return
@@ -576,14 +577,14 @@ func oneJobPerKeySpecs(f *framework.Framework) {
 
 		f.Rule(rules("CHECK-013", "CHECK-001", "ERR-030")...).Needs(framework.Spends, framework.Uploads).It("upload readiness before in-flight: while a job runs, a submit naming a not-finalized upload gets 409 input_not_ready", func(ctx context.Context, s *framework.Spec) {
 			sp := newSpender(ctx, s)
-			d := imageModel(ctx, sp.c)
+			d := catalogue.ImageModel(ctx, sp.c)
 			props, _ := answer.ObjectAt(d, "config_schema")["properties"].(map[string]any)
 			if _, ok := props["reference_images"]; !ok {
 				s.Lacks("the image model has no reference_images field: CHECK-013 is left unverified")
 			}
-			v := videoModel(ctx, sp.c)
-			submit(ctx, s, sp.c, v.String("capability_id"), cheapConfig(v), nil)
-			cfg := cheapConfig(d)
+			v := catalogue.VideoModel(ctx, sp.c)
+			submit(ctx, s, sp.c, v.String("capability_id"), catalogue.CheapConfig(v), nil)
+			cfg := catalogue.CheapConfig(d)
 			_, need := estimateOf(ctx, sp.c, d.String("capability_id"), cfg, nil)
 			up := sp.c.Post(ctx, "/uploads", uploadReservation()).ExpectOK(http.StatusCreated)
 			cfg["reference_images"] = []any{map[string]any{"assetId": up.String("asset_id"), "alias": "image1"}}
@@ -592,9 +593,9 @@ func oneJobPerKeySpecs(f *framework.Framework) {
 
 		f.Rule(rules("CHECK-014", "CHECK-015", "CHECK-001", "ERR-019", "ERR-038", "ERR-008")...).Needs(framework.Spends, framework.TestInputs).It("a request that failed repeatedly is blocked; the block comes after in-flight and before estimate change", func(ctx context.Context, s *framework.Spec) {
 			sp := newSpender(ctx, s)
-			d := imageModel(ctx, sp.c)
+			d := catalogue.ImageModel(ctx, sp.c)
 			id := d.String("capability_id")
-			cfg := cheapConfig(d)
+			cfg := catalogue.CheapConfig(d)
 			_, need := estimateOf(ctx, sp.c, id, cfg, nil)
 			body := submitBody(id, cfg, need, nil)
 			failing := s.Force(ctx, sp.c, framework.Outcome{Kind: "render_fail", CapabilityID: id, Count: 10})
@@ -634,7 +635,7 @@ func oneJobPerKeySpecs(f *framework.Framework) {
 			if s.HasControl() {
 				s.ClearFaults(ctx)
 			}
-			running := submit(ctx, s, sp.c, "tts", ttsConfig(ctx, sp.c), nil)
+			running := submit(ctx, s, sp.c, "tts", catalogue.TTSConfig(ctx, sp.c), nil)
 			s.Step("CHECK-014", "CHECK-001")
 			r := refuse(ctx, sp.c, body, http.StatusConflict, "submission_in_flight")
 			Expect(r.String("error.in_flight.generation_id")).To(Equal(running.id), r.Describe())
@@ -642,8 +643,8 @@ func oneJobPerKeySpecs(f *framework.Framework) {
 
 		f.Rule("SUBMIT-025").Needs(framework.Spends).It("resending after the job finished starts and charges a second job", func(ctx context.Context, s *framework.Spec) {
 			sp := newSpender(ctx, s)
-			d := imageModel(ctx, sp.c)
-			j := submit(ctx, s, sp.c, d.String("capability_id"), cheapConfig(d), nil)
+			d := catalogue.ImageModel(ctx, sp.c)
+			j := submit(ctx, s, sp.c, d.String("capability_id"), catalogue.CheapConfig(d), nil)
 			s.Finish(ctx, sp.c, j.id)
 			a, h := balanceOf(ctx, sp.c)
 			s.Spend(int(j.need))
@@ -672,11 +673,11 @@ func keySlotSpecs(f *framework.Framework) {
 				return
 			}
 			sp := newSpender(ctx, s)
-			d := imageModel(ctx, sp.c)
+			d := catalogue.ImageModel(ctx, sp.c)
 			capID := d.String("capability_id")
 			s.QueueFaultIn(ctx, sp.ws.ID, map[string]any{"kind": "slow_render", "seconds": 1800}, capID, 1, "")
-			first := submit(ctx, s, sp.c, capID, cheapConfig(d), nil)
-			next := cheapConfig(d)
+			first := submit(ctx, s, sp.c, capID, catalogue.CheapConfig(d), nil)
+			next := catalogue.CheapConfig(d)
 			_, need := estimateOf(ctx, sp.c, capID, next, nil)
 			r := refuse(ctx, sp.c, submitBody(capID, next, need, nil), http.StatusConflict, "submission_in_flight")
 			Expect(r.String("error.in_flight.generation_id")).To(Equal(first.id), r.Describe())
@@ -695,7 +696,7 @@ func keySlotSpecs(f *framework.Framework) {
 
 		f.Rule("SUBMIT-021").Needs(framework.Spends).ControlBecause(becauseAppJob).It("a job started in the app holds no key's slot: the key submits a different job beside it", func(ctx context.Context, s *framework.Spec) {
 			sp := newSpender(ctx, s)
-			cfg := ttsConfig(ctx, sp.c)
+			cfg := catalogue.TTSConfig(ctx, sp.c)
 			s.QueueFaultIn(ctx, sp.ws.ID, map[string]any{"kind": "slow_render", "seconds": 1800}, "tts", 1, "")
 			app, err := s.Control().StartAppGeneration(ctx, sp.ws.ID, "tts", cfg)
 			hookDone(s, err)
@@ -704,7 +705,7 @@ func keySlotSpecs(f *framework.Framework) {
 			})
 			g := readGen(ctx, sp.c, app)
 			Expect(g.String("generation.status")).To(answer.OneOf(runningStatuses...), "the app job runs (slow_render)"+g.Describe())
-			j := submit(ctx, s, sp.c, "tts", ttsConfig(ctx, sp.c), nil)
+			j := submit(ctx, s, sp.c, "tts", catalogue.TTSConfig(ctx, sp.c), nil)
 			Expect(j.r.Bool("replay")).To(BeFalse(), j.r.Describe())
 			Expect(j.id).NotTo(Equal(app), j.r.Describe())
 			s.Finish(ctx, sp.c, j.id)
@@ -713,11 +714,11 @@ func keySlotSpecs(f *framework.Framework) {
 		f.Rule(rules("ERR-043", "ERR-036")...).Needs(framework.Spends).ControlBecause(becauseRenderThreshold).It("too many renders at once answers 429 rate_limited without retry_after_seconds; a bucket refusal carries it", func(ctx context.Context, s *framework.Spec) {
 			sp := newSpender(ctx, s)
 			setRenderLimit(ctx, s, sp.ws.ID, 1)
-			v := videoModel(ctx, sp.c)
-			running := submit(ctx, s, sp.c, v.String("capability_id"), cheapConfig(v), nil)
+			v := catalogue.VideoModel(ctx, sp.c)
+			running := submit(ctx, s, sp.c, v.String("capability_id"), catalogue.CheapConfig(v), nil)
 			Expect(readGen(ctx, sp.c, running.id).String("generation.status")).To(answer.OneOf(runningStatuses...))
 			other, _ := sp.newKey(ctx, framework.KeyOptions{})
-			cfg := ttsConfig(ctx, sp.c)
+			cfg := catalogue.TTSConfig(ctx, sp.c)
 			_, need := estimateOf(ctx, other, "tts", cfg, nil)
 			r := refuse(ctx, other, submitBody("tts", cfg, need, nil), http.StatusTooManyRequests, "rate_limited")
 			Expect(r.Bool("error.retryable")).To(BeTrue(), r.Describe())
@@ -808,12 +809,12 @@ func lowBalanceCaps(ctx context.Context, s *framework.Spec, c *framework.Client,
 func slotWithoutControl(ctx context.Context, s *framework.Spec) {
 	GinkgoHelper()
 	c := s.Client()
-	d := imageModel(ctx, c)
+	d := catalogue.ImageModel(ctx, c)
 	capID := d.String("capability_id")
 	slow := s.Force(ctx, c, framework.Outcome{Kind: "slow_render", Seconds: 660, CapabilityID: capID})
-	first := submit(ctx, s, slow, capID, cheapConfig(d), nil)
+	first := submit(ctx, s, slow, capID, catalogue.CheapConfig(d), nil)
 	DeferCleanup(func(ctx SpecContext) { s.Finish(ctx, c, first.id) })
-	next := cheapConfig(d)
+	next := catalogue.CheapConfig(d)
 	_, need := estimateOf(ctx, c, capID, next, nil)
 	r := refuse(ctx, c, submitBody(capID, next, need, nil), http.StatusConflict, "submission_in_flight")
 	Expect(r.String("error.in_flight.generation_id")).To(Equal(first.id), r.Describe())

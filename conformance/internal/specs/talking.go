@@ -9,6 +9,7 @@ import (
 	. "github.com/onsi/gomega"    //nolint:revive
 
 	"github.com/mediaspec/mediaspec/conformance/internal/answer"
+	"github.com/mediaspec/mediaspec/conformance/internal/catalogue"
 	"github.com/mediaspec/mediaspec/conformance/internal/framework"
 	"github.com/mediaspec/mediaspec/conformance/internal/refusal"
 )
@@ -24,8 +25,8 @@ func talkingFlowSpecs(f *framework.Framework) {
 	Describe("talking actor: approved tts and actor_ultra", func() {
 		f.Rule(rules("TALK-002", "ERR-024")...).It("actor_ultra with a script but no approved tts generation answers 400 invalid_config", func(ctx context.Context, s *framework.Spec) {
 			c := s.Client()
-			actor, voice, _, _ := talkingCast(ctx, c)
-			refuse(ctx, c, submitBody("actor_ultra", scriptConfig(ctx, c, "actor_ultra", "Hello there, this is new."), 500,
+			actor, voice, _, _ := catalogue.TalkingCast(ctx, c)
+			refuse(ctx, c, submitBody("actor_ultra", catalogue.ScriptConfig(ctx, c, "actor_ultra", "Hello there, this is new."), 500,
 				map[string]any{"actor_id": actor, "voice_id": voice}), http.StatusBadRequest, "invalid_config")
 		})
 
@@ -43,10 +44,10 @@ func talkingFlowSpecs(f *framework.Framework) {
 			// "actor_ultra has no aspect_ratio (an unknown key)"; the script-only actor "refuses ...
 			// aspect_ratio": a schema listing it tells a client to send what submit refuses.
 			s.Step("TALK-010")
-			d := detail(ctx, c, "actor_ultra")
+			d := catalogue.Detail(ctx, c, "actor_ultra")
 			Expect(answer.SchemaProps(d)).NotTo(HaveKey("aspect_ratio"), "actor_ultra's config_schema lists aspect_ratio, an unknown key on its submit"+d.Describe())
 			s.Step("TALK-016")
-			so := scriptOnlyActor(ctx, c)
+			so := catalogue.ScriptOnlyActor(ctx, c)
 			Expect(answer.SchemaProps(so)).NotTo(HaveKey("aspect_ratio"), so.String("capability_id")+"'s config_schema lists aspect_ratio, which the script-only actor refuses"+so.Describe())
 		})
 
@@ -66,7 +67,7 @@ func talkingFlowSpecs(f *framework.Framework) {
 						body[k] = v
 					}
 				}
-				return map[string]any{"config": withChanges(ultraBase, map[string]any{ultraKey: scriptText}), "extra": body}
+				return map[string]any{"config": catalogue.WithChanges(ultraBase, map[string]any{ultraKey: scriptText}), "extra": body}
 			}
 			needFor := func(ctx context.Context, cfg, extra map[string]any) int64 {
 				GinkgoHelper()
@@ -78,10 +79,10 @@ func talkingFlowSpecs(f *framework.Framework) {
 			// still has its approved tts generation.
 			f.BeforeAll([]framework.Need{framework.Spends}, func(ctx context.Context, s *framework.Spec) {
 				sp = newSpender(ctx, s)
-				actor, voice, noVoiceActor, otherVoice = talkingCast(ctx, sp.c)
+				actor, voice, noVoiceActor, otherVoice = catalogue.TalkingCast(ctx, sp.c)
 				script = "[[excited]] Meet the bottle that keeps coffee hot. [[pause]] Try it " + framework.RandomHex(4) + "."
-				ultraKey, ultraBase = scriptKey(ctx, sp.c, "actor_ultra"), scriptConfig(ctx, sp.c, "actor_ultra", script)
-				j := submit(ctx, s, sp.c, "tts", scriptConfig(ctx, sp.c, "tts", script), map[string]any{"voice_id": voice})
+				ultraKey, ultraBase = catalogue.ScriptKey(ctx, sp.c, "actor_ultra"), catalogue.ScriptConfig(ctx, sp.c, "actor_ultra", script)
+				j := submit(ctx, s, sp.c, "tts", catalogue.ScriptConfig(ctx, sp.c, "tts", script), map[string]any{"voice_id": voice})
 				ttsDone = s.Finish(ctx, sp.c, j.id)
 				if ttsDone.String("generation.status") == "completed" {
 					ttsID = j.id
@@ -134,8 +135,8 @@ func talkingFlowSpecs(f *framework.Framework) {
 				// A server that picks some voice for the actor (the first listed, say) fails the
 				// submit above as a voice mismatch anyway, unless the approved tts spoke that voice:
 				// approved with the first listed voice, "none gives invalid_config" still holds.
-				if fv := firstVoice(ctx, sp.c); fv != voice {
-					j := submit(ctx, s, sp.c, "tts", scriptConfig(ctx, sp.c, "tts", script), map[string]any{"voice_id": fv})
+				if fv := catalogue.FirstVoice(ctx, sp.c); fv != voice {
+					j := submit(ctx, s, sp.c, "tts", catalogue.ScriptConfig(ctx, sp.c, "tts", script), map[string]any{"voice_id": fv})
 					if s.Finish(ctx, sp.c, j.id).String("generation.status") == "completed" {
 						u = ultra(script, map[string]any{"voice_id": nil, "actor_id": *noVoiceActor, "approved_voice_generation_id": j.id})
 						refuse(ctx, sp.c, submitBody("actor_ultra", u["config"].(map[string]any), 1000, u["extra"].(map[string]any)), http.StatusBadRequest, "invalid_config")
@@ -161,7 +162,7 @@ func talkingFlowSpecs(f *framework.Framework) {
 
 			f.Rule("TALK-007").Needs(framework.Spends).It("4b. body voice_id wins over a different config.voiceId: the approved voice in the body is accepted", func(ctx context.Context, s *framework.Spec) {
 				Expect(ttsID).NotTo(BeEmpty(), "the tts step did not finish")
-				if _, ok := answer.SchemaProps(detail(ctx, sp.c, "actor_ultra"))["voiceId"]; !ok {
+				if _, ok := answer.SchemaProps(catalogue.Detail(ctx, sp.c, "actor_ultra"))["voiceId"]; !ok {
 					s.Lacks("actor_ultra's config_schema has no voiceId: the order body voice_id, then config.voiceId cannot be probed")
 				}
 				// "Voice is taken in order: body voice_id, config.voiceId, the actor's default": a server
@@ -193,14 +194,14 @@ func talkingFlowSpecs(f *framework.Framework) {
 				} else {
 					oc, theirActor, theirVoice = s.OwnCatalogue()
 				}
-				theirTTS := submit(ctx, s, oc, "tts", scriptConfig(ctx, oc, "tts", script), map[string]any{"voice_id": voiceOf(ctx, oc, voice)})
+				theirTTS := submit(ctx, s, oc, "tts", catalogue.ScriptConfig(ctx, oc, "tts", script), map[string]any{"voice_id": catalogue.VoiceOf(ctx, oc, voice)})
 				s.Finish(ctx, oc, theirTTS.id)
 				// "another workspace's id answers not_found, never forbidden" (Id rules; Authentication 5).
 				s.Step(rules("SUBMIT-035", "ID-016", "ERR-029")...)
 				u := ultra(script, map[string]any{"actor_id": theirActor})
 				refuse(ctx, sp.c, submitBody("actor_ultra", u["config"].(map[string]any), 1000, u["extra"].(map[string]any)), http.StatusNotFound, "not_found")
 				s.Step(rules("SUBMIT-036", "ID-016", "ERR-029")...)
-				cfg := ttsConfig(ctx, sp.c)
+				cfg := catalogue.TTSConfig(ctx, sp.c)
 				_, need := estimateOf(ctx, sp.c, "tts", cfg, nil)
 				refuse(ctx, sp.c, submitBody("tts", cfg, need, map[string]any{"voice_id": theirVoice}), http.StatusNotFound, "not_found")
 				// Their tts with the same script and voice is no approval of the caller's: unknown to
@@ -226,8 +227,8 @@ func talkingFlowSpecs(f *framework.Framework) {
 
 			f.Rule(rules("TALK-003", "ERR-024")...).Needs(framework.Spends).It("6. an approved_voice_generation_id that is not a tts generation answers 400", func(ctx context.Context, s *framework.Spec) {
 				Expect(ttsID).NotTo(BeEmpty(), "the tts step did not finish")
-				d := imageModel(ctx, sp.c)
-				img := submit(ctx, s, sp.c, d.String("capability_id"), cheapConfig(d), nil)
+				d := catalogue.ImageModel(ctx, sp.c)
+				img := submit(ctx, s, sp.c, d.String("capability_id"), catalogue.CheapConfig(d), nil)
 				s.Finish(ctx, sp.c, img.id)
 				u := ultra(script, map[string]any{"approved_voice_generation_id": img.id})
 				refuse(ctx, sp.c, submitBody("actor_ultra", u["config"].(map[string]any), 1000, u["extra"].(map[string]any)), http.StatusBadRequest, "invalid_config")
@@ -236,7 +237,7 @@ func talkingFlowSpecs(f *framework.Framework) {
 			f.Rule(rules("TALK-004", "ERR-024", "CHECK-001")...).Needs(framework.Spends).It("7. a tts generation that has not completed is not approved: 400, before the in-flight check", func(ctx context.Context, s *framework.Spec) {
 				Expect(ttsID).NotTo(BeEmpty(), "the tts step did not finish")
 				script2 := "A second take, still rendering " + framework.RandomHex(4) + "."
-				running := submit(ctx, s, sp.c, "tts", scriptConfig(ctx, sp.c, "tts", script2), map[string]any{"voice_id": voice})
+				running := submit(ctx, s, sp.c, "tts", catalogue.ScriptConfig(ctx, sp.c, "tts", script2), map[string]any{"voice_id": voice})
 				u := ultra(script2, map[string]any{"approved_voice_generation_id": running.id})
 				body := submitBody("actor_ultra", u["config"].(map[string]any), 1000, u["extra"].(map[string]any))
 				// The spec needs the tts still running when actor_ultra names it: a target may finish
@@ -263,7 +264,7 @@ func talkingLimitSpecs(f *framework.Framework) {
 		f.Rule(rules("TALK-012", "SUBMIT-031", "ERR-024")...).Needs(framework.Uploads).ControlBecause(becauseLiftLimits).It("actor_ultra refuses a recording of 60 seconds or more with 400 invalid_config, holding nothing", func(ctx context.Context, s *framework.Spec) {
 			sp := newSpender(ctx, s)
 			liftCaps(ctx, s, sp)
-			actor, _, _, _ := talkingCast(ctx, sp.c)
+			actor, _, _, _ := catalogue.TalkingCast(ctx, sp.c)
 			for _, secs := range []int{60, 75} {
 				rec := uploadRecording(ctx, s, sp.c, secs)
 				cfg := map[string]any{"voice_audio": []any{rec}}
@@ -275,20 +276,20 @@ func talkingLimitSpecs(f *framework.Framework) {
 
 		f.Rule(rules("TALK-013", "ERR-024")...).Needs(framework.Spends).It("the other audio-driven actor refuses an approved voice under 5 or over 14.8 seconds and accepts one in between", func(ctx context.Context, s *framework.Spec) {
 			sp := newSpender(ctx, s)
-			d := otherAudioActor(ctx, sp.c)
+			d := catalogue.OtherAudioActor(ctx, sp.c)
 			id := d.String("capability_id")
 			// Before the three tts jobs it would wait for: the actor's submit at the end skips there.
 			skipRealTimeVideo(ctx, s, sp.c, id)
-			actor, voice, _, _ := talkingCast(ctx, sp.c)
-			key := textKeyIn(d)
+			actor, voice, _, _ := catalogue.TalkingCast(ctx, sp.c)
+			key := catalogue.TextKey(d)
 			if key == "" {
 				s.Lacks("the key of the script in a config is unknown: capability %s names no free-text key in its config_schema and example_config (textKeyOf)", id)
 			}
-			limit := maxLength(answer.SchemaProps(d), key, 400)
+			limit := catalogue.MaxLength(answer.SchemaProps(d), key, 400)
 			// tts speaks each script; its output's duration_ms is the voice length the actor judges.
 			speak := func(script string) (string, int64) {
 				GinkgoHelper()
-				j := submit(ctx, s, sp.c, "tts", scriptConfig(ctx, sp.c, "tts", script), map[string]any{"voice_id": voice})
+				j := submit(ctx, s, sp.c, "tts", catalogue.ScriptConfig(ctx, sp.c, "tts", script), map[string]any{"voice_id": voice})
 				w := s.Finish(ctx, sp.c, j.id)
 				Expect(w.String("generation.status")).To(Equal("completed"), w.Describe())
 				// duration_ms is the reference's (the outputs table does not list it): without it the
@@ -302,7 +303,7 @@ func talkingLimitSpecs(f *framework.Framework) {
 				return j.id, ms
 			}
 			body := func(script, approved string) (map[string]any, map[string]any) {
-				return withChanges(answer.ObjectAt(d, "example_config"), map[string]any{key: script}), map[string]any{"actor_id": actor, "voice_id": voice, "approved_voice_generation_id": approved}
+				return catalogue.WithChanges(answer.ObjectAt(d, "example_config"), map[string]any{key: script}), map[string]any{"actor_id": actor, "voice_id": voice, "approved_voice_generation_id": approved}
 			}
 			short := "Hi there " + framework.RandomHex(4) + "."
 			shortID, shortMS := speak(short)
@@ -310,7 +311,7 @@ func talkingLimitSpecs(f *framework.Framework) {
 			cfg, extra := body(short, shortID)
 			refuse(ctx, sp.c, submitBody(id, cfg, needOr(ctx, sp.c, id, cfg, extra, 1000), extra), http.StatusBadRequest, "invalid_config")
 
-			long := scriptOf(limit)
+			long := catalogue.ScriptOf(limit)
 			longID, longMS := speak(long)
 			if longMS <= 14800 {
 				s.Lacks("the longest script %s takes (%d characters) speaks %d ms, not over 14.8 s", id, limit, longMS)
@@ -318,7 +319,7 @@ func talkingLimitSpecs(f *framework.Framework) {
 			cfg, extra = body(long, longID)
 			refuse(ctx, sp.c, submitBody(id, cfg, needOr(ctx, sp.c, id, cfg, extra, 1000), extra), http.StatusBadRequest, "invalid_config")
 
-			mid := scriptOf(min(150, limit))
+			mid := catalogue.ScriptOf(min(150, limit))
 			midID, midMS := speak(mid)
 			Expect(midMS).To(And(BeNumerically(">=", 5000), BeNumerically("<=", 14800)), "a script of 150 characters speaks 5 to 14.8 seconds")
 			cfg, extra = body(mid, midID)
@@ -328,15 +329,15 @@ func talkingLimitSpecs(f *framework.Framework) {
 
 		Describe("the script-only actor", func() {
 			// ok is a config inside the bounds (about 10 seconds at any usual speaking rate).
-			ok := func(d *framework.Response) map[string]any { return actorScript(d, scriptOf(150)) }
+			ok := func(d *framework.Response) map[string]any { return catalogue.ActorScript(d, catalogue.ScriptOf(150)) }
 
 			f.Rule(rules("TALK-014", "ERR-024")...).It("refuses a script far under 4 or far over 30 seconds with 400 invalid_config", func(ctx context.Context, s *framework.Spec) {
 				c := s.Client()
-				d := scriptOnlyActor(ctx, c)
+				d := catalogue.ScriptOnlyActor(ctx, c)
 				id := d.String("capability_id")
-				short := actorScript(d, "Hi.")
+				short := catalogue.ActorScript(d, "Hi.")
 				refuse(ctx, c, submitBody(id, short, needOr(ctx, c, id, short, nil, 1000), nil), http.StatusBadRequest, "invalid_config")
-				long := actorScript(d, scriptOf(maxLength(answer.SchemaProps(d), textKeyIn(d), 1500)))
+				long := catalogue.ActorScript(d, catalogue.ScriptOf(catalogue.MaxLength(answer.SchemaProps(d), catalogue.TextKey(d), 1500)))
 				est := c.Post(ctx, "/estimates", map[string]any{"capability_id": id, "config": long})
 				if est.Status == http.StatusOK {
 					if secs, has := est.Lookup("seconds"); has {
@@ -352,14 +353,14 @@ func talkingLimitSpecs(f *framework.Framework) {
 
 			f.Rule("TALK-014").Needs(framework.Spends).It("accepts a script of about 10 seconds", func(ctx context.Context, s *framework.Spec) {
 				sp := newSpender(ctx, s)
-				d := scriptOnlyActor(ctx, sp.c)
+				d := catalogue.ScriptOnlyActor(ctx, sp.c)
 				j := submit(ctx, s, sp.c, d.String("capability_id"), ok(d), nil)
 				Expect(j.r.Bool("replay")).To(BeFalse(), j.r.Describe())
 			})
 
 			f.Rule(rules("TALK-015", "ERR-024")...).It("refuses approved_voice_generation_id with 400 invalid_config", func(ctx context.Context, s *framework.Spec) {
 				c := s.Client()
-				d := scriptOnlyActor(ctx, c)
+				d := catalogue.ScriptOnlyActor(ctx, c)
 				id := d.String("capability_id")
 				cfg := ok(d)
 				_, need := estimateOf(ctx, c, id, cfg, nil)
@@ -369,7 +370,7 @@ func talkingLimitSpecs(f *framework.Framework) {
 
 			f.Rule(rules("TALK-016", "ERR-024")...).It("refuses config.aspect_ratio with 400 invalid_config", func(ctx context.Context, s *framework.Spec) {
 				c := s.Client()
-				d := scriptOnlyActor(ctx, c)
+				d := catalogue.ScriptOnlyActor(ctx, c)
 				id := d.String("capability_id")
 				cfg := ok(d)
 				_, need := estimateOf(ctx, c, id, cfg, nil)
@@ -379,7 +380,7 @@ func talkingLimitSpecs(f *framework.Framework) {
 
 			f.Rule(rules("TALK-017", "ERR-024")...).It("refuses variants with 400 invalid_config", func(ctx context.Context, s *framework.Spec) {
 				c := s.Client()
-				d := scriptOnlyActor(ctx, c)
+				d := catalogue.ScriptOnlyActor(ctx, c)
 				id := d.String("capability_id")
 				cfg := ok(d)
 				_, need := estimateOf(ctx, c, id, cfg, nil)
@@ -390,7 +391,7 @@ func talkingLimitSpecs(f *framework.Framework) {
 		Describe("a recording instead of tts", func() {
 			f.Rule("TALK-019").Needs(framework.Spends, framework.Uploads).It("actor_ultra with config.voice_audio, no script and no voice_id, is accepted and renders", func(ctx context.Context, s *framework.Spec) {
 				sp := newSpender(ctx, s)
-				actor, _, _, _ := talkingCast(ctx, sp.c)
+				actor, _, _, _ := catalogue.TalkingCast(ctx, sp.c)
 				rec := uploadRecording(ctx, s, sp.c, 3)
 				j := submit(ctx, s, sp.c, "actor_ultra", map[string]any{"voice_audio": []any{rec}}, map[string]any{"actor_id": actor})
 				Expect(j.r.String("output_kind")).To(Equal("video"), j.r.Describe())
@@ -400,15 +401,15 @@ func talkingLimitSpecs(f *framework.Framework) {
 
 			f.Rule(rules("TALK-020", "ERR-024")...).Needs(framework.Uploads).It("config.voice_audio with a script or a voice_id answers 400 invalid_config", func(ctx context.Context, s *framework.Spec) {
 				c := uploadClient(ctx, s, 10)
-				actor, voice, _, _ := talkingCast(ctx, c)
+				actor, voice, _, _ := catalogue.TalkingCast(ctx, c)
 				rec := uploadRecording(ctx, s, c, 3)
 				base := map[string]any{"voice_audio": []any{rec}}
 				_, need := estimateOf(ctx, c, "actor_ultra", base, map[string]any{"actor_id": actor})
-				withScript := clone(base)
-				withScript[scriptKey(ctx, c, "actor_ultra")] = "Meet the bottle that keeps coffee hot " + framework.RandomHex(4) + "."
+				withScript := catalogue.Clone(base)
+				withScript[catalogue.ScriptKey(ctx, c, "actor_ultra")] = "Meet the bottle that keeps coffee hot " + framework.RandomHex(4) + "."
 				refuse(ctx, c, submitBody("actor_ultra", withScript, need*4, map[string]any{"actor_id": actor}), http.StatusBadRequest, "invalid_config")
-				refuse(ctx, c, submitBody("actor_ultra", clone(base), need, map[string]any{"actor_id": actor, "voice_id": voice}), http.StatusBadRequest, "invalid_config")
-				withConfigVoice := clone(base)
+				refuse(ctx, c, submitBody("actor_ultra", catalogue.Clone(base), need, map[string]any{"actor_id": actor, "voice_id": voice}), http.StatusBadRequest, "invalid_config")
+				withConfigVoice := catalogue.Clone(base)
 				withConfigVoice["voiceId"] = voice
 				refuse(ctx, c, submitBody("actor_ultra", withConfigVoice, need, map[string]any{"actor_id": actor}), http.StatusBadRequest, "invalid_config")
 			})

@@ -11,6 +11,7 @@ import (
 	. "github.com/onsi/gomega"    //nolint:revive
 
 	"github.com/mediaspec/mediaspec/conformance/internal/answer"
+	"github.com/mediaspec/mediaspec/conformance/internal/catalogue"
 	"github.com/mediaspec/mediaspec/conformance/internal/framework"
 	"github.com/mediaspec/mediaspec/conformance/internal/refusal"
 )
@@ -20,12 +21,12 @@ func versioningSpecs(f *framework.Framework) {
 	Describe("versioning: deprecated schema fields", func() {
 		f.Rule("VER-006").It("every property marked deprecated in a config_schema is optional, has no default and has a description", func(ctx context.Context, s *framework.Spec) {
 			c := s.Client()
-			for _, d := range availableDetails(ctx, c, 40) {
-				for _, p := range deprecatedProps(answer.ObjectAt(d, "config_schema"), d.String("capability_id")) {
-					Expect(p.required).To(BeFalse(), p.path+" is deprecated: it is optional"+d.Describe())
-					Expect(p.schema).NotTo(HaveKey("default"), p.path+" is deprecated: it has no default"+d.Describe())
-					desc, _ := p.schema["description"].(string)
-					Expect(desc).NotTo(BeEmpty(), p.path+" is deprecated: its description names the new field"+d.Describe())
+			for _, d := range catalogue.AvailableDetails(ctx, c, 40) {
+				for _, p := range catalogue.DeprecatedProps(answer.ObjectAt(d, "config_schema"), d.String("capability_id")) {
+					Expect(p.Required).To(BeFalse(), p.Path+" is deprecated: it is optional"+d.Describe())
+					Expect(p.Schema).NotTo(HaveKey("default"), p.Path+" is deprecated: it has no default"+d.Describe())
+					desc, _ := p.Schema["description"].(string)
+					Expect(desc).NotTo(BeEmpty(), p.Path+" is deprecated: its description names the new field"+d.Describe())
 				}
 			}
 		})
@@ -54,12 +55,12 @@ func versioningEnumSpecs(f *framework.Framework) {
 			}
 			Expect(r.Status).To(Equal(http.StatusOK), "control PUT "+path+r.Describe())
 			DeferCleanup(func(ctx SpecContext) { _, _ = s.Control().Call(ctx, http.MethodDelete, path, nil) })
-			d := capabilityView(c.Get(ctx, "/capabilities/"+capID).ExpectOK(http.StatusOK))
+			d := catalogue.View(c.Get(ctx, "/capabilities/"+capID).ExpectOK(http.StatusOK))
 			p, _ := answer.SchemaProps(d)[field].(map[string]any)
 			Expect(p["enum"]).NotTo(ContainElement(value), "config_schema no longer lists the removed value "+value+" of "+field+d.Describe())
 			est := c.Post(ctx, "/estimates", map[string]any{"capability_id": capID, "config": cfg}, framework.Invalid()).ExpectError(http.StatusBadRequest, "invalid_config")
 			refusal.ExpectField(est, "config."+field)
-			base := clone(cfg)
+			base := catalogue.Clone(cfg)
 			delete(base, field)
 			_, need := estimateOf(ctx, c, capID, base, nil)
 			sub := refuse(ctx, c, submitBody(capID, cfg, need*2, nil), http.StatusBadRequest, "invalid_config")
@@ -73,9 +74,9 @@ func versioningEnumSpecs(f *framework.Framework) {
 // example_config uses, and answers the example config with that value set (checked to estimate).
 func removableEnumValue(ctx context.Context, c *framework.Client) (capID, field, value string, cfg map[string]any) {
 	GinkgoHelper()
-	for _, d := range availableDetails(ctx, c, 40) {
+	for _, d := range catalogue.AvailableDetails(ctx, c, 40) {
 		ex := answer.ObjectAt(d, "example_config")
-		if namesUpload(ex) {
+		if catalogue.NamesUpload(ex) {
 			continue
 		}
 		for name, p := range answer.SchemaProps(d) {
@@ -89,7 +90,7 @@ func removableEnumValue(ctx context.Context, c *framework.Client) (capID, field,
 				if !ok || sv == pm["default"] || sv == ex[name] {
 					continue
 				}
-				try := clone(ex)
+				try := catalogue.Clone(ex)
 				try[name] = sv
 				if c.Post(ctx, "/estimates", map[string]any{"capability_id": d.String("capability_id"), "config": try}).Status == http.StatusOK {
 					return d.String("capability_id"), name, sv, try
@@ -113,7 +114,7 @@ func versioningAliasSpecs(f *framework.Framework) {
 			a := installAlias(ctx, s, c, "")
 
 			s.Step("VER-006")
-			d := capabilityView(c.Get(ctx, "/capabilities/"+a.capID).ExpectOK(http.StatusOK))
+			d := catalogue.View(c.Get(ctx, "/capabilities/"+a.capID).ExpectOK(http.StatusOK))
 			schema := answer.ObjectAt(d, "config_schema")
 			props, _ := schema["properties"].(map[string]any)
 			p, ok := props[a.alias].(map[string]any)
@@ -176,7 +177,7 @@ func versioningAliasSpecs(f *framework.Framework) {
 			}
 			for _, stopsIn := range stops {
 				a := installAlias(ctx, s, c, stopsIn)
-				d := capabilityView(c.Get(ctx, "/capabilities/"+a.capID).ExpectOK(http.StatusOK))
+				d := catalogue.View(c.Get(ctx, "/capabilities/"+a.capID).ExpectOK(http.StatusOK))
 				props, _ := answer.ObjectAt(d, "config_schema")["properties"].(map[string]any)
 				Expect(props).NotTo(HaveKey(a.alias), "a name whose window stopped in "+stopsIn+" is no longer listed at "+version+d.Describe())
 				r := c.Post(ctx, "/estimates", map[string]any{"capability_id": a.capID, "config": a.with(a.alias)}).ExpectError(http.StatusBadRequest, "invalid_config")

@@ -11,6 +11,7 @@ import (
 	. "github.com/onsi/gomega"    //nolint:revive
 
 	"github.com/mediaspec/mediaspec/conformance/internal/answer"
+	"github.com/mediaspec/mediaspec/conformance/internal/catalogue"
 	"github.com/mediaspec/mediaspec/conformance/internal/framework"
 	"github.com/mediaspec/mediaspec/conformance/internal/refusal"
 )
@@ -278,10 +279,10 @@ func webhookSpecs(f *framework.Framework) {
 			// field that exists): only the field itself is at fault.
 			c := s.FreshClient()
 			a := admittedURL(ctx, s, c)
-			cfg := ttsConfig(ctx, c)
+			cfg := catalogue.TTSConfig(ctx, c)
 			_, need := estimateOf(ctx, c, "tts", cfg, nil)
 			for _, key := range []string{"webhook_url", "callback_url"} {
-				body := submitBody("tts", clone(cfg), need, nil)
+				body := submitBody("tts", catalogue.Clone(cfg), need, nil)
 				body[key] = a.url
 				r := refuse(ctx, c, body, http.StatusBadRequest, "invalid_config", framework.Invalid())
 				s.Step("ERR-020")

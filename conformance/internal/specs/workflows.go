@@ -11,6 +11,7 @@ import (
 	. "github.com/onsi/gomega"    //nolint:revive
 
 	"github.com/mediaspec/mediaspec/conformance/internal/answer"
+	"github.com/mediaspec/mediaspec/conformance/internal/catalogue"
 	"github.com/mediaspec/mediaspec/conformance/internal/framework"
 	"github.com/mediaspec/mediaspec/conformance/internal/paging"
 	"github.com/mediaspec/mediaspec/conformance/internal/refusal"
@@ -137,7 +138,7 @@ func workflowInvokeSpecs(f *framework.Framework) {
 			}
 			c.Post(ctx, path, map[string]any{"max_credits": 100000}, framework.Invalid()).ExpectError(http.StatusBadRequest, "invalid_config")
 			s.Step("WF-010")
-			bad := clone(example)
+			bad := catalogue.Clone(example)
 			bad[extra] = "x"
 			c.Post(ctx, path, map[string]any{inputsKey(c): bad, "max_credits": 100000}).ExpectError(http.StatusBadRequest, "invalid_config")
 		})
@@ -705,14 +706,14 @@ func recoveredRenderSpecs(f *framework.Framework) {
 		f.Rule("EVT-015").Needs(framework.Spends, framework.Receiver, framework.TestInputs, framework.RealTime).WaitsOut(recoverAfter).It("a generation that sent generation.failed sends generation.completed when it is recovered", func(ctx context.Context, s *framework.Spec) {
 			sp := newSpender(ctx, s)
 			h := registerHook(ctx, s, sp.c, "generation.completed", "generation.failed")
-			d := imageModel(ctx, sp.c)
+			d := catalogue.ImageModel(ctx, sp.c)
 			capID := d.String("capability_id")
 			// Recovering a failed render is an operator's act: control's job hook, or a recover test input.
 			ti, forced := s.AppAct(sp.c, framework.Outcome{Kind: "recover", Seconds: int(recoverAfter.Seconds())})
 			if !forced {
 				s.QueueFault(ctx, "render_fail", capID, 1, "")
 			}
-			j := submit(ctx, s, ti, capID, cheapConfig(d), nil)
+			j := submit(ctx, s, ti, capID, catalogue.CheapConfig(d), nil)
 			w := s.Finish(ctx, sp.c, j.id)
 			Expect(w.String("generation.status")).To(Equal("failed"), "the render was written off"+w.Describe())
 			failed, err := s.Hooks().Await(ctx, receiver.Match{Type: "generation.failed", Path: h.path, ResourceID: j.id}, arrival(s))

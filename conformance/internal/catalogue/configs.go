@@ -1,4 +1,4 @@
-package specs
+package catalogue
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"unicode"
 
 	. "github.com/onsi/ginkgo/v2" //nolint:revive
 
@@ -44,7 +45,7 @@ func shapeOf(ctx context.Context, c *framework.Client, id string) configShape {
 		if r.Status != http.StatusOK {
 			c.Lacks("capability %s's detail answers %d: its config_schema and example_config, which give its config keys, cannot be read", id, r.Status)
 		}
-		return shapeFromDetail(capabilityView(r))
+		return shapeFromDetail(View(r))
 	}).(configShape)
 }
 
@@ -144,10 +145,10 @@ func textKeyOf(schema, example map[string]any) (string, error) {
 	return "", fmt.Errorf("config_schema has no required free-text property (a string with no enum, const, pattern or format, not an id) and example_config holds none: no key for a script or prompt")
 }
 
-// scriptKey is the config key of capability id's script, read from its schema (textKeyOf). When
+// ScriptKey is the config key of capability id's script, read from its schema (textKeyOf). When
 // the schema gives none unambiguously, the target lacks what the spec needs: the spec skips with
 // the reason naming the capability (and fails against the reference mock, which has one).
-func scriptKey(ctx context.Context, c *framework.Client, id string) string {
+func ScriptKey(ctx context.Context, c *framework.Client, id string) string {
 	GinkgoHelper()
 	cs := shapeOf(ctx, c, id)
 	if cs.textKey == "" {
@@ -156,9 +157,9 @@ func scriptKey(ctx context.Context, c *framework.Client, id string) string {
 	return cs.textKey
 }
 
-// withChanges is a copy of base with changes applied: a nil value removes the key.
-func withChanges(base, changes map[string]any) map[string]any {
-	cfg := clone(base)
+// WithChanges is a copy of base with changes applied: a nil value removes the key.
+func WithChanges(base, changes map[string]any) map[string]any {
+	cfg := Clone(base)
 	for k, v := range changes {
 		if v == nil {
 			delete(cfg, k)
@@ -169,23 +170,23 @@ func withChanges(base, changes map[string]any) map[string]any {
 	return cfg
 }
 
-// exampleWith is capability id's example_config (the smallest valid config) with changes (a nil
+// ExampleWith is capability id's example_config (the smallest valid config) with changes (a nil
 // value removes the key).
-func exampleWith(ctx context.Context, c *framework.Client, id string, changes map[string]any) map[string]any {
+func ExampleWith(ctx context.Context, c *framework.Client, id string, changes map[string]any) map[string]any {
 	GinkgoHelper()
-	return withChanges(shapeOf(ctx, c, id).example, changes)
+	return WithChanges(shapeOf(ctx, c, id).example, changes)
 }
 
-// scriptConfig is a config of capability id speaking script under its script key: its
+// ScriptConfig is a config of capability id speaking script under its script key: its
 // example_config with the script set. When example_config does not hold the script (it takes
 // another branch of a oneOf, say a recording), the config is the script alone with the keys the
 // schema requires of every config.
-func scriptConfig(ctx context.Context, c *framework.Client, id, script string) map[string]any {
+func ScriptConfig(ctx context.Context, c *framework.Client, id, script string) map[string]any {
 	GinkgoHelper()
-	key := scriptKey(ctx, c, id)
+	key := ScriptKey(ctx, c, id)
 	cs := shapeOf(ctx, c, id)
 	if _, held := cs.example[key]; held {
-		return withChanges(cs.example, map[string]any{key: script})
+		return WithChanges(cs.example, map[string]any{key: script})
 	}
 	cfg := map[string]any{key: script}
 	list, _ := cs.schema["required"].([]any)
@@ -196,18 +197,49 @@ func scriptConfig(ctx context.Context, c *framework.Client, id, script string) m
 			}
 		}
 	}
-	return clone(cfg)
+	return Clone(cfg)
 }
 
-// ttsConfig is a tts config speaking a short, unique script.
-func ttsConfig(ctx context.Context, c *framework.Client) map[string]any {
+// TTSConfig is a tts config speaking a short, unique script.
+func TTSConfig(ctx context.Context, c *framework.Client) map[string]any {
 	GinkgoHelper()
-	return scriptConfig(ctx, c, "tts", "Fresh coffee, every morning. Batch "+framework.RandomHex(6)+".")
+	return ScriptConfig(ctx, c, "tts", "Fresh coffee, every morning. Batch "+framework.RandomHex(6)+".")
 }
 
-// textKeyIn is the key of d's free text (textKeyOf on its detail), "" when there is none.
-func textKeyIn(d *framework.Response) string {
+// TextKey is the key of d's free text (textKeyOf on its detail), "" when there is none.
+func TextKey(d *framework.Response) string {
 	GinkgoHelper()
 	k, _ := textKeyOf(answer.ObjectAt(d, "config_schema"), answer.ObjectAt(d, "example_config"))
 	return k
+}
+
+// keyWords splits a key into lowercase words at non-letters, digits and camelCase humps.
+func keyWords(k string) []string {
+	var words []string
+	var cur []rune
+	flush := func() {
+		if len(cur) > 0 {
+			words = append(words, strings.ToLower(string(cur)))
+			cur = cur[:0]
+		}
+	}
+	prevLower := false
+	for _, r := range k {
+		switch {
+		case unicode.IsUpper(r):
+			if prevLower {
+				flush()
+			}
+			cur = append(cur, r)
+			prevLower = false
+		case unicode.IsLetter(r):
+			cur = append(cur, r)
+			prevLower = true
+		default:
+			flush()
+			prevLower = false
+		}
+	}
+	flush()
+	return words
 }

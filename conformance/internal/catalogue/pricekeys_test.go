@@ -1,4 +1,4 @@
-package specs
+package catalogue
 
 import (
 	"encoding/json"
@@ -33,7 +33,7 @@ func TestPriceKeys(t *testing.T) {
 		if err := json.Unmarshal([]byte(tc.schema), &v); err != nil {
 			t.Fatal(err)
 		}
-		if got := priceKeys(v, "$"); !slices.Equal(got, tc.want) {
+		if got := PriceKeys(v, "$"); !slices.Equal(got, tc.want) {
 			t.Errorf("%s: priceKeys = %v, want %v", tc.name, got, tc.want)
 		}
 	}

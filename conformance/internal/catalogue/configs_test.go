@@ -1,4 +1,4 @@
-package specs
+package catalogue
 
 import (
 	"encoding/json"
@@ -71,7 +71,7 @@ func TestTextKeyOf(t *testing.T) {
 
 func TestWithChanges(t *testing.T) {
 	base := map[string]any{"script": "a", "speed": 1}
-	got := withChanges(base, map[string]any{"script": "b", "speed": nil, "voiceId": "voc_x"})
+	got := WithChanges(base, map[string]any{"script": "b", "speed": nil, "voiceId": "voc_x"})
 	if got["script"] != "b" || got["voiceId"] != "voc_x" {
 		t.Fatalf("withChanges = %v", got)
 	}
