@@ -1,13 +1,15 @@
 // Package drivertest is what the tests of the suite's drivers by area (paging, answer, buckets,
-// refusal) share: a test server on 127.0.0.1:0 with a framework client over it that judges
+// refusal, catalogue) share: a test server on 127.0.0.1:0 with a framework client over it that judges
 // nothing on its own, and the message of the assertion a driver failed.
 package drivertest
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"sync/atomic"
 	"testing"
 
 	"github.com/onsi/gomega"
@@ -22,6 +24,13 @@ const Key = "sk_live_test"
 // /api/v1 (framework.UnjudgedClient: only the driver under test judges the answers) and the
 // server's close. It panics on a setup error: it is called from TestMain.
 func Serve(h http.Handler) (*framework.Client, func()) {
+	fresh, stop := ServeFresh(h)
+	return fresh(), stop
+}
+
+// ServeFresh is Serve with a maker of clients in place of the one client: each client it makes
+// sends a key of its own, so a driver that remembers answers per key (Client.Memo) reads afresh.
+func ServeFresh(h http.Handler) (fresh func() *framework.Client, stop func()) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		panic(err)
@@ -36,7 +45,13 @@ func Serve(h http.Handler) (*framework.Client, func()) {
 		srv.Close()
 		panic(err)
 	}
-	return f.UnjudgedClient(Key), srv.Close
+	var n atomic.Int64
+	return func() *framework.Client {
+		if i := n.Add(1); i > 1 {
+			return f.UnjudgedClient(fmt.Sprintf("%s_%d", Key, i))
+		}
+		return f.UnjudgedClient(Key)
+	}, srv.Close
 }
 
 // failure is what the fail handler panics with, as Ginkgo's does inside a spec.
