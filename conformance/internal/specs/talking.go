@@ -391,6 +391,7 @@ func talkingLimitSpecs(f *framework.Framework) {
 		Describe("a recording instead of tts", func() {
 			f.Rule("TALK-019").Needs(framework.Spends, framework.Uploads).It("actor_ultra with config.voice_audio, no script and no voice_id, is accepted and renders", func(ctx context.Context, s *framework.Spec) {
 				sp := newSpender(ctx, s)
+				skipRealTimeVideo(ctx, s, sp.c, "actor_ultra") // before the upload it would not use
 				actor, _, _, _ := catalogue.TalkingCast(ctx, sp.c)
 				rec := uploadRecording(ctx, s, sp.c, 3)
 				j := submit(ctx, s, sp.c, "actor_ultra", map[string]any{"voice_audio": []any{rec}}, map[string]any{"actor_id": actor})
@@ -416,6 +417,7 @@ func talkingLimitSpecs(f *framework.Framework) {
 
 			f.Rule("TALK-021").Needs(framework.Spends, framework.Uploads).It("actor_image_asset_id naming a clean image upload is accepted as the face", func(ctx context.Context, s *framework.Spec) {
 				sp := newSpender(ctx, s)
+				skipRealTimeVideo(ctx, s, sp.c, "actor_ultra") // before the uploads it would not use
 				face := uploadFace(ctx, s, sp.c)
 				rec := uploadRecording(ctx, s, sp.c, 3)
 				j := submit(ctx, s, sp.c, "actor_ultra", map[string]any{"voice_audio": []any{rec}}, map[string]any{"actor_image_asset_id": face})
