@@ -111,7 +111,7 @@ func variantRefusalSpecs(f *framework.Framework) {
 // variantChargeSpecs registers the specs of what the takes of an accepted variants submit are held and
 // charged (in the container that calls it).
 func variantChargeSpecs(f *framework.Framework) {
-	f.Rule("VAR-008", "VAR-005", "VAR-007", "SUBMIT-004", "GEN-007", "VAR-009").Needs(framework.Spends).It("an image model with variants 2 (over config.count 3) makes one generation with two outputs and no batch, charged for both takes", func(ctx context.Context, s *framework.Spec) {
+	f.Rule("VAR-008", "VAR-005", "VAR-007", "SUBMIT-004", "GEN-007", "GEN-013", "VAR-009").Needs(framework.Spends).It("an image model with variants 2 (over config.count 3) makes one generation with two outputs and no batch, charged for both takes", func(ctx context.Context, s *framework.Spec) {
 		sp := newSpender(ctx, s)
 		d := catalogue.ImageModel(ctx, sp.c)
 		cfg := catalogue.CheapConfig(d)
@@ -125,10 +125,14 @@ func variantChargeSpecs(f *framework.Framework) {
 		s.Step("VAR-008", "VAR-005")
 		Expect(j.ids).To(Equal([]string{j.id}), "image-model variants make one generation"+j.r.Describe())
 		Expect(j.r.Doc()).NotTo(HaveKey("batch_group_id"), j.r.Describe())
-		s.Step("VAR-007")
-		Expect(j.r.Int("outputs_expected")).To(Equal(int64(2)), "variants wins over config.count"+j.r.Describe())
+		// The takes are the one generation's outputs: the submit answer expects both (N outputs,
+		// variants winning over config.count), as the read then does.
+		s.Step("VAR-008", "VAR-005")
+		Expect(j.r.Int("outputs_expected")).To(Equal(int64(2)), "image-model variants 2 make one generation with 2 outputs: variants wins over config.count"+j.r.Describe())
 		s.Finish(ctx, sp.c, j.id)
 		r := readGen(ctx, sp.c, j.id)
+		s.Step("GEN-013")
+		Expect(r.Int("generation.outputs_expected")).To(Equal(j.r.Int("outputs_expected")), "the read expects the outputs the submit answer said"+r.Describe())
 		s.Step("GEN-007")
 		checkCompleted(r, "generation")
 		s.Step("VAR-008")
