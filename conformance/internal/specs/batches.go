@@ -241,7 +241,31 @@ func variantChargeSpecs(f *framework.Framework) {
 		Expect(err).NotTo(HaveOccurred(), raw)
 		Expect(at).NotTo(BeTemporally("<", lastDone), "batch.settled happened when the last sibling finished, not before: "+raw)
 		s.Step("EVT-003")
-		expectOnce(ctx, s, sp.c, h, receiver.Match{Type: "batch.settled", ResourceID: bg}, 1, "batch.settled fires once")
+		// A receiver reads the resource before acting (the text's advice): that read must not
+		// settle the batch a second time.
+		sp.c.Get(ctx, "/batches/"+bg).ExpectOK(http.StatusOK)
+		expectOnce(ctx, s, sp.c, h, receiver.Match{Type: "batch.settled", ResourceID: bg}, 1, "batch.settled fires once, also after the settled batch is read")
+	})
+
+	f.Rule("EVT-027", "BATCH-005", "EVT-003").Needs(framework.Receiver, framework.Spends, framework.TestInputs).It("a partial batch's batch.settled carries status partial, and fires once, also after the settled batch is read", func(ctx context.Context, s *framework.Spec) {
+		sp := newSpender(ctx, s)
+		h := registerHook(ctx, s, sp.c, "batch.settled")
+		j := videoBatch(ctx, s, failingSiblings(ctx, s, sp.c, 1))
+		bg := j.r.String("batch_group_id")
+		finishAll(ctx, s, sp.c, j.ids)
+		s.Step("EVT-027", "BATCH-005")
+		ev, err := s.Hooks().Await(ctx, receiver.Match{Type: "batch.settled", Path: h.path, ResourceID: bg}, arrival(s))
+		Expect(err).NotTo(HaveOccurred(), "no batch.settled once every sibling finished")
+		data := checkEnvelope(s, ev)
+		raw := string(ev.Raw)
+		gens, _ := data["generations"].([]any)
+		Expect(gens).To(HaveLen(len(j.ids)), raw)
+		Expect(data["status"]).To(Equal("partial"), "one sibling completed and one failed: the batch settles partial, in the event as on the read: "+raw)
+		s.Step("BATCH-005")
+		b := sp.c.Get(ctx, "/batches/"+bg).ExpectOK(http.StatusOK)
+		Expect(b.String("status")).To(Equal("partial"), b.Describe())
+		s.Step("EVT-003")
+		expectOnce(ctx, s, sp.c, h, receiver.Match{Type: "batch.settled", ResourceID: bg}, 1, "batch.settled fires once, also after the settled batch is read")
 	})
 }
 
