@@ -378,13 +378,17 @@ func talkingLimitSpecs(f *framework.Framework) {
 				refusal.ExpectField(refuse(ctx, c, submitBody(id, cfg, need, nil), http.StatusBadRequest, "invalid_config"), "config.aspect_ratio")
 			})
 
-			f.Rule(rules("TALK-017", "ERR-024")...).It("refuses variants with 400 invalid_config", func(ctx context.Context, s *framework.Spec) {
+			// The text: it refuses variants, and variants on a capability that makes one result is
+			// refused, never clamped: variants 1 as well as 2.
+			f.Rule(rules("TALK-017", "VAR-004", "ERR-024")...).It("refuses variants with 400 invalid_config, even variants 1", func(ctx context.Context, s *framework.Spec) {
 				c := s.Client()
 				d := catalogue.ScriptOnlyActor(ctx, c)
 				id := d.String("capability_id")
 				cfg := ok(d)
 				_, need := estimateOf(ctx, c, id, cfg, nil)
-				refusal.ExpectField(refuse(ctx, c, submitBody(id, cfg, need*2, map[string]any{"variants": 2}), http.StatusBadRequest, "invalid_config"), "variants")
+				for _, n := range []int{1, 2} {
+					refusal.ExpectField(refuse(ctx, c, submitBody(id, cfg, need*2, map[string]any{"variants": n}), http.StatusBadRequest, "invalid_config"), "variants")
+				}
 			})
 		})
 
