@@ -109,6 +109,9 @@ func uploadFlowSpecs(f *framework.Framework) {
 				refuse(b("filename", ""), "filename")
 				refuse(b("filename", strings.Repeat("a", 256)), "filename")
 				reserve(ctx, c, strings.Repeat("a", 255), "image/png", 10)
+				// The bound counts characters, not bytes: 255 of them that take two bytes each are
+				// still 255 characters (one UTF-16 unit each too, so every reading agrees).
+				reserve(ctx, c, strings.Repeat("é", 251)+".png", "image/png", 10)
 				s.Step("UPLOAD-011")
 				for _, ct := range []string{"application/pdf", "text/html", "image/tiff", "video/x-matroska"} {
 					r := refuse(b("content_type", ct), "content_type")
