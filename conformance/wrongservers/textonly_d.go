@@ -1,6 +1,7 @@
 package wrongservers
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"slices"
@@ -186,7 +187,7 @@ func batchSettledOnRead() (api, hooks Wrap) {
 			b := requestBody(r)
 			if d, ok := decodeObject(b); ok && d["type"] == "batch.settled" {
 				if bg, _ := obj(d, "data")["batch_group_id"].(string); bg != "" {
-					c := r.Clone(r.Context())
+					c := r.Clone(context.Background()) // sent again after this request ended
 					c.Header = r.Header.Clone()
 					s.mu.Lock()
 					if s.held == nil {
