@@ -570,8 +570,9 @@ func (s *Suite) openingLine(info report.RunInfo) string {
 	return line
 }
 
-// realTimeSpecs counts the selected specs that will wait out real time: those that need RealTime,
-// in a run with --real-time and without the control API (which advances its clock instead). wall
+// realTimeSpecs counts the selected specs that will wait out real time: those that need RealTime
+// (and the Long ones only with --long), in a run with --real-time and without the control API
+// (which advances its clock instead). wall
 // is about how long their waits take spread over the run's processes: what each declares it waits
 // out of the target's clock (framework.RealTimeWait), in wall time at the target's time scale; at
 // least the longest one.
@@ -582,7 +583,8 @@ func (s *Suite) realTimeSpecs() (n int, wall time.Duration) {
 	}
 	var waits []time.Duration
 	for _, r := range s.preview.SpecReports {
-		if selectedIn(r) && (s.shard == nil || s.shard[r.FullText()]) && slices.Contains(r.Labels(), string(framework.RealTime)) {
+		long := slices.Contains(r.Labels(), string(framework.Long))
+		if selectedIn(r) && (s.shard == nil || s.shard[r.FullText()]) && slices.Contains(r.Labels(), string(framework.RealTime)) && (cfg.Long || !long) {
 			waits = append(waits, framework.RealTimeWait(r.LeafNodeLocation))
 		}
 	}

@@ -74,6 +74,7 @@ func configCaps(cfg Config, ks *framework.KeySet) framework.Capabilities {
 		Budget:          cfg.Budget,
 		Slow:            cfg.Slow,
 		RealTime:        cfg.RealTime,
+		Long:            cfg.RealTime && cfg.Long,
 		Uploads:         true,
 		Receiver:        true,
 		Roles:           cfg.Roles(),

@@ -42,7 +42,7 @@ var NeedTitles = map[string]string{
 	NeedProfile: "need the target to name or declare what the text leaves open " +
 		"(--shape, --live-path, --key-header, --retired-capability-id, ... or the --config file)",
 	NeedOther:       "need something else the target does not offer or name",
-	NeedSlow:        "need --slow or --real-time (minutes of target time)",
+	NeedSlow:        "need --slow or --real-time (minutes of target time), or --real-time --long (hours)",
 	NeedBudget:      "need credits to spend (--budget)",
 	NeedStrictOnly:  "differ from the reference's own choice or assert it only (judged with --strict)",
 	NeedBlocked:     "blocked by a failure of another rule",

@@ -75,6 +75,10 @@ type Config struct {
 	// on the first line before they start; fit for a nightly job. With control they advance the
 	// clock instead and need no flag.
 	RealTime bool `yaml:"real_time" env:"MEDIASPEC_REAL_TIME"`
+	// Long, with RealTime, also runs the specs that wait out hours of the target's clock (a webhook
+	// delivery's 14.5-hour retry schedule, which the text fixes): said on the first line too; a
+	// nightly job's setting, or a target whose clock runs faster (time_scale).
+	Long bool `yaml:"long" env:"MEDIASPEC_LONG"`
 	// Randomize runs all specs in random order (not only top-level containers); Seed fixes the order.
 	Randomize bool  `yaml:"randomize" env:"MEDIASPEC_RANDOMIZE"`
 	Seed      int64 `yaml:"seed" env:"MEDIASPEC_SEED"`
@@ -243,7 +247,7 @@ var flagNames = map[string]string{
 	"ReceiverListen": "receiver-listen", "ReceiverPublicURL": "receiver-url",
 	"FilesListen": "files-listen", "FilesPublicURL": "files-url",
 	"LabelFilter": "label-filter", "JSONReport": "json-report", "JUnitReport": "junit-report",
-	"HTMLReport": "html-report", "TimeScale": "time-scale", "Slow": "slow", "RealTime": "real-time",
+	"HTMLReport": "html-report", "TimeScale": "time-scale", "Slow": "slow", "RealTime": "real-time", "Long": "long",
 	"Randomize": "randomize", "Seed": "seed", "RetiredCapabilityID": "retired-capability-id",
 	"Reference": "reference", "Procs": "procs", "Shard": "shard", "KeySetList": "key-set", "KeysFile": "keys-file",
 	"KeyHeader": "key-header", "DescriptionPath": "description-path", "LivePath": "live-path", "ReadyPath": "ready-path",
@@ -285,6 +289,7 @@ func RegisterFlags(fs *flag.FlagSet) *Flags {
 	fs.Float64Var(&v.TimeScale, "time-scale", 1, "how many times faster than real time the target's clock runs")
 	fs.BoolVar(&v.Slow, "slow", false, "run specs labelled slow")
 	fs.BoolVar(&v.RealTime, "real-time", false, "without the control API's clock, run the specs that wait out real time (each rate-bucket spec waits a minute of the target's clock first); the first line says how long")
+	fs.BoolVar(&v.Long, "long", false, "with --real-time, also run the specs that wait out hours of the target's clock (a webhook delivery's 14.5-hour retry schedule); the first line says how long")
 	fs.BoolVar(&v.Randomize, "randomize", false, "randomize the order of all specs")
 	fs.Int64Var(&v.Seed, "seed", 0, "random seed for the spec order (0: from the clock)")
 	fs.StringVar(&v.RetiredCapabilityID, "retired-capability-id", "", "a capability id the target has retired (not listed, so not discoverable); empty skips the specs that need one")

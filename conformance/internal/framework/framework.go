@@ -222,6 +222,7 @@ func (f *Framework) Setup(ctx context.Context) error {
 		Budget:          f.cfg.Budget,
 		Slow:            f.cfg.Slow,
 		RealTime:        f.cfg.RealTime,
+		Long:            f.cfg.RealTime && f.cfg.Long,
 		Uploads:         true,
 		Receiver:        receiverOK,
 		ReceiverWhy:     receiverWhy,

@@ -32,11 +32,15 @@ const (
 	Slow            Need = "slow"             // the spec takes long, minutes of target time (a run setting: --slow)
 	Uploads         Need = "uploads"          // the spec uploads files through signed links (the public API: keys)
 	RealTime        Need = "real-time"        // the spec waits out a window of the target's clock: control's clock, or --real-time (a run setting)
+	// Long: the spec waits out hours of the target's clock (a webhook delivery's 14.5-hour retry
+	// schedule): control's clock, or --real-time with --long (a run setting, for a nightly job or a
+	// target whose clock runs fast).
+	Long Need = "long"
 )
 
 // AllNeeds lists every Need, in label order: the needs above, then the key roles of the profile
 // (RoleNeeds, roles.go).
-var AllNeeds = append([]Need{Control, TestInputs, Receiver, SecondWorkspace, ReadKey, Profile, Spends, Slow, Uploads, RealTime}, RoleNeeds...)
+var AllNeeds = append([]Need{Control, TestInputs, Receiver, SecondWorkspace, ReadKey, Profile, Spends, Slow, Uploads, RealTime, Long}, RoleNeeds...)
 
 // Tier is one step of the ordered list of what a target offers (report.Tier): keys < profile <
 // test-inputs < test-helpers < control.
@@ -56,7 +60,7 @@ const (
 var needReport = map[Need]string{
 	Control: report.NeedControl, TestInputs: report.NeedTestInputs, Receiver: report.NeedReceiver, SecondWorkspace: report.NeedSecondWorkspace,
 	ReadKey: report.NeedReadKey, Profile: report.NeedProfile, Spends: report.NeedBudget, Slow: report.NeedSlow,
-	Uploads: report.NeedOther, RealTime: report.NeedSlow,
+	Uploads: report.NeedOther, RealTime: report.NeedSlow, Long: report.NeedSlow,
 	// The key roles (roles.go): settings of the profile, which the control API can make instead.
 	RevokedKey: report.NeedProfile, ExpiredKey: report.NeedProfile, BudgetKey: report.NeedProfile,
 	LowBalanceKey: report.NeedProfile, NoAgentAPIKey: report.NeedProfile,
@@ -171,6 +175,8 @@ type Capabilities struct {
 	ReceiverWhy string
 	// RealTime is --real-time: specs may wait out the target's windows in real time.
 	RealTime bool
+	// Long is --long: specs may wait out hours of the target's clock in real time (with RealTime).
+	Long bool
 	// Roles are the key roles (RoleNeeds) the profile declares; the control API meets them all.
 	Roles map[Need]bool
 }
@@ -242,6 +248,10 @@ func (c Capabilities) Lack(needs []Need) (r SkipReason, ok bool) {
 		case RealTime:
 			if !c.Control && !c.RealTime {
 				return Disabled(n, "waits out a minute or more of the target's clock in real time (a rate bucket's window, a webhook retry's wait), which a target without the control API's clock cannot skip; pass --real-time to run it (a nightly job)"), true
+			}
+		case Long:
+			if !c.Control && !c.Long {
+				return Disabled(n, "waits out hours of the target's clock in real time (a webhook delivery's retry schedule, 5, 30, 120 and 720 minutes: about 14.5 hours), which a target without the control API's clock cannot skip; pass --real-time --long to run it (a nightly job, or a target whose clock runs faster: time_scale)"), true
 			}
 		case Uploads:
 			if !c.Uploads {
