@@ -329,27 +329,32 @@ func uploadFlowSpecs(f *framework.Framework) {
 			finalizeUpload(ctx, c, r.String("asset_id")).ExpectOK(http.StatusOK)
 		})
 
-		f.Rule(rules("UPLOAD-036")...).Needs(framework.Control, framework.Slow).It("finalize after the link expired without the bytes answers 400 invalid_config", func(ctx context.Context, s *framework.Spec) {
-			c := uploadClient(ctx, s, 10)
-			r := reserve(ctx, c, "a.png", "image/png", 217)
-			s.Advance(ctx, contract.PutLifetime.Seconds()+1)
-			finalizeUpload(ctx, c, r.String("asset_id")).ExpectError(http.StatusBadRequest, "invalid_config")
-		})
+		// Without control the link's 300 s pass on the target's own clock (--real-time).
+		f.Rule(rules("UPLOAD-036")...).Needs(framework.Slow, framework.RealTime).WaitsOut(contract.PutLifetime+5*time.Second).It(
+			"finalize after the link expired without the bytes answers 400 invalid_config", func(ctx context.Context, s *framework.Spec) {
+				c := uploadClient(ctx, s, 10)
+				r := reserve(ctx, c, "a.png", "image/png", 217)
+				s.WaitOut(ctx, contract.PutLifetime+5*time.Second)
+				finalizeUpload(ctx, c, r.String("asset_id")).ExpectError(http.StatusBadRequest, "invalid_config")
+			})
 
-		f.Rule(rules("UPLOAD-020")...).Needs(framework.Control, framework.Slow).It("a PUT after the 300 seconds does not store the file: finalize answers 400", func(ctx context.Context, s *framework.Spec) {
-			c := uploadClient(ctx, s, 10)
-			_, png := fixtures.Get("image.png")
-			r := reserve(ctx, c, "a.png", "image/png", len(png))
-			inTime := reserve(ctx, c, "b.png", "image/png", len(png))
-			// Within the 300 s the link still stores the file.
-			s.Advance(ctx, contract.PutLifetime.Seconds()-10)
-			putFile(ctx, s, inTime.String("upload_url"), png, "image/png")
-			fin := finalizeUpload(ctx, c, inTime.String("asset_id"))
-			Expect(fin.Status).To(Equal(http.StatusOK), "a PUT 290 s after the reservation is within the link's 300 s"+fin.Describe())
-			s.Advance(ctx, 11)
-			putFile(ctx, s, r.String("upload_url"), png, "image/png")
-			finalizeUpload(ctx, c, r.String("asset_id")).ExpectError(http.StatusBadRequest, "invalid_config")
-		})
+		// Without control the 300 s pass on the target's own clock (--real-time): the waits are lower
+		// bounds, and the PUT within the link's life has its 10 s of margin.
+		f.Rule(rules("UPLOAD-020")...).Needs(framework.Slow, framework.RealTime).WaitsOut(contract.PutLifetime+time.Second).It(
+			"a PUT after the 300 seconds does not store the file: finalize answers 400", func(ctx context.Context, s *framework.Spec) {
+				c := uploadClient(ctx, s, 10)
+				_, png := fixtures.Get("image.png")
+				r := reserve(ctx, c, "a.png", "image/png", len(png))
+				inTime := reserve(ctx, c, "b.png", "image/png", len(png))
+				// Within the 300 s the link still stores the file.
+				s.WaitOut(ctx, contract.PutLifetime-10*time.Second)
+				putFile(ctx, s, inTime.String("upload_url"), png, "image/png")
+				fin := finalizeUpload(ctx, c, inTime.String("asset_id"))
+				Expect(fin.Status).To(Equal(http.StatusOK), "a PUT 290 s after the reservation is within the link's 300 s"+fin.Describe())
+				s.WaitOut(ctx, 11*time.Second)
+				putFile(ctx, s, r.String("upload_url"), png, "image/png")
+				finalizeUpload(ctx, c, r.String("asset_id")).ExpectError(http.StatusBadRequest, "invalid_config")
+			})
 
 		f.Rule(rules("UPLOAD-038", "ERR-040")...).Needs(framework.TestInputs).It("a finalize whose inspection failed answers 502 provider_unavailable and changes nothing", func(ctx context.Context, s *framework.Spec) {
 			c := uploadClient(ctx, s, 10)
@@ -562,21 +567,35 @@ func uploadFlowSpecs(f *framework.Framework) {
 				})
 			})
 
-		f.Rule(rules("UPLOAD-046")...).It("an abandoned reservation stops counting toward the cap after 15 minutes", func(ctx context.Context, s *framework.Spec) {
-			c := uploadClient(ctx, s, 200)
-			for i := 0; i < contract.PendingUploads; i++ {
+		// Without control the 15 minutes pass on the target's own clock (--real-time), in the run's own
+		// workspace once the reservations earlier specs abandoned there stopped counting; the 50 are
+		// reserved over the reservation brake's minute, so the still-counting check is 14 minutes
+		// after the first and the freed one 15 minutes after the last (target time: wall time times
+		// the time scale).
+		f.Rule(rules("UPLOAD-046")...).Needs(framework.Slow, framework.RealTime).WaitsOut(2*contract.PendingWindow+2*time.Minute).It(
+			"an abandoned reservation stops counting toward the cap after 15 minutes", func(ctx context.Context, s *framework.Spec) {
+				c := uploadClient(ctx, s, 200)
+				if !s.HasControl() {
+					s.WaitOut(ctx, contract.PendingWindow+time.Second)
+				}
+				targetSince := func(t time.Time) time.Duration { return time.Duration(float64(time.Since(t)) * s.TimeScale()) }
+				first := time.Now()
+				for i := 0; i < contract.PendingUploads; i++ {
+					reserve(ctx, c, "a.png", "image/png", 10)
+				}
+				last := time.Now()
+				c.Post(ctx, "/uploads", map[string]any{"filename": "a.png", "content_type": "image/png", "size_bytes": 10}).
+					ExpectError(http.StatusTooManyRequests, "quota_exceeded")
+				// 14 minutes on, the abandoned reservations still count.
+				if d := contract.PendingWindow - time.Minute - targetSince(first); d > 0 {
+					s.WaitOut(ctx, d)
+				}
+				r := c.Post(ctx, "/uploads", map[string]any{"filename": "a.png", "content_type": "image/png", "size_bytes": 10})
+				Expect(r.Status).To(Equal(http.StatusTooManyRequests), "reservations 14 minutes old still count toward the cap"+r.Describe())
+				r.ExpectError(http.StatusTooManyRequests, "quota_exceeded")
+				s.WaitOut(ctx, max(contract.PendingWindow+time.Second-targetSince(last), time.Second))
 				reserve(ctx, c, "a.png", "image/png", 10)
-			}
-			c.Post(ctx, "/uploads", map[string]any{"filename": "a.png", "content_type": "image/png", "size_bytes": 10}).
-				ExpectError(http.StatusTooManyRequests, "quota_exceeded")
-			// 14 minutes on, the abandoned reservations still count.
-			s.Advance(ctx, (contract.PendingWindow - time.Minute).Seconds())
-			r := c.Post(ctx, "/uploads", map[string]any{"filename": "a.png", "content_type": "image/png", "size_bytes": 10})
-			Expect(r.Status).To(Equal(http.StatusTooManyRequests), "reservations 14 minutes old still count toward the cap"+r.Describe())
-			r.ExpectError(http.StatusTooManyRequests, "quota_exceeded")
-			s.Advance(ctx, 60+1)
-			reserve(ctx, c, "a.png", "image/png", 10)
-		})
+			})
 
 		f.Rule(rules("RATE-009", "RATE-013")...).Needs(framework.RealTime).It("from-url counts against the 30 upload calls a minute", func(ctx context.Context, s *framework.Spec) {
 			s.StrictOnly("RATE-009", "the bucket of POST /uploads/from-url (\"see below\")")
@@ -595,7 +614,7 @@ func uploadFlowSpecs(f *framework.Framework) {
 			})
 		})
 
-		f.Rule(rules("RATE-010", "RATE-013")...).It("reservations are braked at 30 a minute even when the upload-calls bucket has room", func(ctx context.Context, s *framework.Spec) {
+		f.Rule(rules("RATE-010", "RATE-013")...).ControlBecause("telling the reservation brake from the upload-calls bucket needs a key whose upload calls allow more than 30 a minute, a limit only the app sets: at the text's values both are 30, and the 31st reservation fills both").It("reservations are braked at 30 a minute even when the upload-calls bucket has room", func(ctx context.Context, s *framework.Spec) {
 			ws := s.NewWorkspace(ctx, framework.WorkspaceOptions{})
 			c, _ := ws.NewKey(ctx, framework.KeyOptions{Scopes: []string{"read", "generate"}, Buckets: map[string]int{"uploads": 100}})
 			buckets.InWindow(ctx, s, func() {
