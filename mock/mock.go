@@ -243,6 +243,12 @@ type RoleKeys struct {
 	OwnProcessingActor  string `json:"own_processing_actor_id"`
 	OwnDisabledActor    string `json:"own_disabled_actor_id"`
 	OwnDeactivatedVoice string `json:"own_deactivated_voice_id"`
+	// Renamed and Ended are renamed config fields, the old name of Renamed still accepted and
+	// Ended's window over; RemovedEnum an enum value removed (bootVersionRoles). Nil when the
+	// catalogue lacks their capabilities.
+	Renamed     *RenamedField `json:"renamed_field,omitempty"`
+	Ended       *RenamedField `json:"ended_field,omitempty"`
+	RemovedEnum *RemovedEnum  `json:"removed_enum,omitempty"`
 }
 
 // RoleComingSoonPreset is the id of the coming_soon preset the start state lists to the workspace
@@ -428,6 +434,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	s.boot()
 	s.bootCatalogRoles()
+	s.bootVersionRoles()
 	return s, nil
 }
 
@@ -496,6 +503,7 @@ func (s *Server) wireStores(st settled) {
 	s.svc.API.RegisterCatalog(admission.Deps{Catalog: s.svc.Catalog, Faults: s.svc.Faults})
 	s.OnReset(s.svc.Catalog.Reset)
 	s.OnReset(s.bootCatalogRoles) // after the catalog's reset, which forgets what bootCatalogRoles made
+	s.OnReset(s.bootVersionRoles) // likewise
 	s.svc.Jobs = jobs.New(jobs.Deps{Clock: clk, IDs: src, Registry: s.svc.Registry, Catalog: s.svc.Catalog, Faults: s.svc.Faults,
 		Blob: s.svc.Blob, Assets: s.svc.Assets, Seed: seed, Retain: cfg.Retain, Logger: logger})
 	s.svc.Catalog.UseVoiceGenerations(s.svc.Jobs)  // approved_voice_generation_id names a tts generation

@@ -254,6 +254,15 @@ func writeMockProfile(path string, info mock.StartInfo, cfg mock.Config) error {
 		}
 		p.OwnProcessingActorID, p.OwnDisabledActorID, p.OwnDeactivatedVoiceID = r.OwnProcessingActor, r.OwnDisabledActor, r.OwnDeactivatedVoice
 		p.WithheldCapabilityID, p.InternalPresetID = withheldCapability(fx, false), withheldCapability(fx, true)
+		if f := r.Renamed; f != nil {
+			p.RenamedFieldCapabilityID, p.RenamedFieldOldName, p.RenamedFieldNewName, p.RenamedFieldStopsIn = f.Capability, f.OldName, f.NewName, f.StopsIn
+		}
+		if f := r.Ended; f != nil {
+			p.EndedFieldCapabilityID, p.EndedFieldOldName, p.EndedFieldNewName, p.EndedFieldStoppedIn = f.Capability, f.OldName, f.NewName, f.StopsIn
+		}
+		if e := r.RemovedEnum; e != nil {
+			p.RemovedEnumCapabilityID, p.RemovedEnumField, p.RemovedEnumValue = e.Capability, e.Field, e.Value
+		}
 	}
 	if info.TimeScale != 1 && info.TimeScale > 0 {
 		// A scaled clock is part of what the target is: the suite's waits and windows follow it.

@@ -185,6 +185,24 @@ type Config struct {
 	OwnProcessingActorID  string `yaml:"own_processing_actor_id" env:"MEDIASPEC_OWN_PROCESSING_ACTOR_ID"`
 	OwnDisabledActorID    string `yaml:"own_disabled_actor_id" env:"MEDIASPEC_OWN_DISABLED_ACTOR_ID"`
 	OwnDeactivatedVoiceID string `yaml:"own_deactivated_voice_id" env:"MEDIASPEC_OWN_DEACTIVATED_VOICE_ID"`
+	// Versioning states the operator made in their catalogue (versionstates.go), which only the
+	// control API makes otherwise (interface Versioning 5 and 6). RenamedField*: a config field of
+	// capability RenamedFieldCapabilityID renamed from RenamedFieldOldName to RenamedFieldNewName
+	// (an optional property), the old name still accepted until RenamedFieldStopsIn. EndedField*:
+	// one whose window ended, EndedFieldStoppedIn at or before the service's version. RemovedEnum*:
+	// the value RemovedEnumValue removed from the enum of property RemovedEnumField. Each group is
+	// declared whole or not at all.
+	RenamedFieldCapabilityID string `yaml:"renamed_field_capability_id" env:"MEDIASPEC_RENAMED_FIELD_CAPABILITY_ID"`
+	RenamedFieldOldName      string `yaml:"renamed_field_old_name" env:"MEDIASPEC_RENAMED_FIELD_OLD_NAME"`
+	RenamedFieldNewName      string `yaml:"renamed_field_new_name" env:"MEDIASPEC_RENAMED_FIELD_NEW_NAME"`
+	RenamedFieldStopsIn      string `yaml:"renamed_field_stops_in" env:"MEDIASPEC_RENAMED_FIELD_STOPS_IN"`
+	EndedFieldCapabilityID   string `yaml:"ended_field_capability_id" env:"MEDIASPEC_ENDED_FIELD_CAPABILITY_ID"`
+	EndedFieldOldName        string `yaml:"ended_field_old_name" env:"MEDIASPEC_ENDED_FIELD_OLD_NAME"`
+	EndedFieldNewName        string `yaml:"ended_field_new_name" env:"MEDIASPEC_ENDED_FIELD_NEW_NAME"`
+	EndedFieldStoppedIn      string `yaml:"ended_field_stopped_in" env:"MEDIASPEC_ENDED_FIELD_STOPPED_IN"`
+	RemovedEnumCapabilityID  string `yaml:"removed_enum_capability_id" env:"MEDIASPEC_REMOVED_ENUM_CAPABILITY_ID"`
+	RemovedEnumField         string `yaml:"removed_enum_field" env:"MEDIASPEC_REMOVED_ENUM_FIELD"`
+	RemovedEnumValue         string `yaml:"removed_enum_value" env:"MEDIASPEC_REMOVED_ENUM_VALUE"`
 	// PerGenerationLimit and DailyLimit are the workspace limits the operator set on the workspace
 	// of Key (and of every key set): undeclared, the text's defaults (600 and 2000 credits); 0 is a
 	// value ("no spend at all").
@@ -259,8 +277,14 @@ var flagNames = map[string]string{
 	"OwnCatalogueKey": "own-catalogue-key", "OwnActorID": "own-actor-id", "OwnClonedVoiceID": "own-cloned-voice-id",
 	"WithheldCapabilityID": "withheld-capability-id", "InternalPresetID": "internal-preset-id",
 	"OwnProcessingActorID": "own-processing-actor-id", "OwnDisabledActorID": "own-disabled-actor-id",
-	"OwnDeactivatedVoiceID": "own-deactivated-voice-id",
-	"PerGenerationLimit":    "workspace-per-generation-limit", "DailyLimit": "workspace-daily-limit", "Features": "feature",
+	"OwnDeactivatedVoiceID":    "own-deactivated-voice-id",
+	"RenamedFieldCapabilityID": "renamed-field-capability-id", "RenamedFieldOldName": "renamed-field-old-name",
+	"RenamedFieldNewName": "renamed-field-new-name", "RenamedFieldStopsIn": "renamed-field-stops-in",
+	"EndedFieldCapabilityID": "ended-field-capability-id", "EndedFieldOldName": "ended-field-old-name",
+	"EndedFieldNewName": "ended-field-new-name", "EndedFieldStoppedIn": "ended-field-stopped-in",
+	"RemovedEnumCapabilityID": "removed-enum-capability-id", "RemovedEnumField": "removed-enum-field",
+	"RemovedEnumValue":   "removed-enum-value",
+	"PerGenerationLimit": "workspace-per-generation-limit", "DailyLimit": "workspace-daily-limit", "Features": "feature",
 	"TestKeys": "test-key",
 }
 
@@ -326,6 +350,7 @@ func RegisterFlags(fs *flag.FlagSet) *Flags {
 		"profile: an actor of --own-catalogue-key's workspace that was disabled")
 	fs.StringVar(&v.OwnDeactivatedVoiceID, "own-deactivated-voice-id", "",
 		"profile: a voice cloned in --own-catalogue-key's workspace and deactivated")
+	registerVersionFlags(fs, v)
 	fs.StringVar(&v.LowerPlanKey, "lower-plan-key", "", "profile: a read+generate key of a workspace whose plan lacks a capability a higher plan has (never printed)")
 	fs.StringVar(&v.GenerateOnlyKey, "generate-only-key", "", "profile: a key holding only the generate scope, of a workspace with credits (never printed)")
 	fs.StringVar(&v.DeletedWorkspaceKey, "deleted-workspace-key", "", "profile: a key of a workspace that was deleted (never printed)")

@@ -269,6 +269,9 @@ func (c Config) checkProfile() error {
 		return errors.New("conformance: own_processing_actor_id, own_disabled_actor_id and own_deactivated_voice_id " +
 			"are of own_catalogue_key's workspace: declare it with them")
 	}
+	if err := c.checkVersionStates(); err != nil {
+		return err
+	}
 	for _, f := range c.Features {
 		if err := checkFeature(f); err != nil {
 			return fmt.Errorf("conformance: features: %v", err)
@@ -377,6 +380,9 @@ var profileSettings = []string{
 	"low_balance_key", "no_agent_api_key", "lower_plan_key", "generate_only_key", "deleted_workspace_key", "allowance_used_key",
 	"business_key", "own_catalogue_key", "own_actor_id", "own_cloned_voice_id",
 	"withheld_capability_id", "internal_preset_id", "own_processing_actor_id", "own_disabled_actor_id", "own_deactivated_voice_id",
+	"renamed_field_capability_id", "renamed_field_old_name", "renamed_field_new_name", "renamed_field_stops_in",
+	"ended_field_capability_id", "ended_field_old_name", "ended_field_new_name", "ended_field_stopped_in",
+	"removed_enum_capability_id", "removed_enum_field", "removed_enum_value",
 	"workspace_per_generation_limit",
 	"workspace_daily_limit", "features", "test_keys",
 }

@@ -146,6 +146,80 @@ func installAlias(ctx context.Context, s *framework.Spec, c *framework.Client, s
 	return aliasSetup{}
 }
 
+// renamedAlias is the renamed field a spec judges: an old name installed through control (the
+// spec's own, removed when it ends) or, without control, the one the profile declares
+// (renamed_field_*), with a value of its new name that prices differently from leaving it out.
+func renamedAlias(ctx context.Context, s *framework.Spec, c *framework.Client) aliasSetup {
+	GinkgoHelper()
+	if s.HasControl() {
+		return installAlias(ctx, s, c, "")
+	}
+	return declaredAlias(ctx, c, s.RenamedField(), true)
+}
+
+// declaredAlias readies a renamed field the profile declares: the capability's example_config
+// without either name, its estimate, and a value of the new name read from its schema that
+// estimates (and, when priced, prices differently from leaving it out). A field with no such
+// value lacks the state: the old name's pricing could not be told from its being dropped.
+func declaredAlias(ctx context.Context, c *framework.Client, rf framework.RenamedField, priced bool) aliasSetup {
+	GinkgoHelper()
+	d := catalogue.View(c.Get(ctx, "/capabilities/"+rf.CapabilityID).ExpectOK(http.StatusOK))
+	p, ok := answer.SchemaProps(d)[rf.NewName].(map[string]any)
+	if !ok {
+		framework.SkipFor(framework.NotDeclared("unsupported: the declared new name " + rf.NewName + " is not a config property of " +
+			rf.CapabilityID + ": declare the field's new name as its config_schema lists it"))
+	}
+	cfg := catalogue.Clone(answer.ObjectAt(d, "example_config"))
+	delete(cfg, rf.NewName)
+	delete(cfg, rf.OldName)
+	base := c.Post(ctx, "/estimates", map[string]any{"capability_id": rf.CapabilityID, "config": cfg}).ExpectOK(http.StatusOK)
+	for _, v := range valuesOf(p) {
+		try := catalogue.Clone(cfg)
+		try[rf.NewName] = v
+		r := c.Post(ctx, "/estimates", map[string]any{"capability_id": rf.CapabilityID, "config": try}, framework.Unjudged())
+		if r.Status == http.StatusOK && (!priced || r.Field("credits") != base.Field("credits")) {
+			return aliasSetup{capID: rf.CapabilityID, alias: rf.OldName, field: rf.NewName, stopsIn: rf.StopsIn, config: cfg, base: base, value: v}
+		}
+	}
+	framework.SkipFor(framework.LacksState("no value of " + rf.CapabilityID + "'s " + rf.NewName + " read from its schema " +
+		map[bool]string{true: "prices differently from leaving it out", false: "estimates"}[priced] + ": the old name's effect cannot be seen"))
+	return aliasSetup{}
+}
+
+// valuesOf are values a config property's schema admits, to try: its enum, its bounds and the
+// small counts near them, or both booleans; its default last.
+func valuesOf(p map[string]any) []any {
+	var out []any
+	add := func(v any) {
+		if v != nil && !slices.Contains(out, v) {
+			out = append(out, v)
+		}
+	}
+	if enum, ok := p["enum"].([]any); ok {
+		for _, v := range enum {
+			if v != p["default"] {
+				add(v)
+			}
+		}
+		return out
+	}
+	switch p["type"] {
+	case "boolean":
+		add(true)
+		add(false)
+	case "integer", "number":
+		lo, hasLo := framework.AsInt(p["minimum"])
+		hi, hasHi := framework.AsInt(p["maximum"])
+		def, hasDef := framework.AsInt(p["default"])
+		for _, n := range []int64{2, 3, 1, lo + 1, hi, hi - 1, lo} {
+			if (!hasLo || n >= lo) && (!hasHi || n <= hi) && (!hasDef || n != def) {
+				add(n)
+			}
+		}
+	}
+	return out
+}
+
 // businessClient is a read+generate client of a workspace on the business plan: one of the spec's
 // own through control, else the profile's business_key (skipping, naming it, when undeclared).
 // The spec never spends on it.
@@ -257,7 +331,8 @@ func bigHold(ctx context.Context, s *framework.Spec, c *framework.Client) (capID
 		for name, p := range props {
 			pm, _ := p.(map[string]any)
 			mx, ok := framework.AsInt(pm["maximum"])
-			if pm["type"] != "integer" || !ok || mx < 2 || name == "count" {
+			// A deprecated old name is another name of its field (of count, say): left out as count is.
+			if pm["type"] != "integer" || !ok || mx < 2 || name == "count" || pm["deprecated"] == true {
 				continue
 			}
 			try := catalogue.Clone(ex)

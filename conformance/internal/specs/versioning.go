@@ -36,25 +36,22 @@ func versioningSpecs(f *framework.Framework) {
 	versioningEnumSpecs(f)
 }
 
-// versioningEnumSpecs registers the spec of a removed enum value, removed through control (a
-// provider forces it, Versioning 5).
+// versioningEnumSpecs registers the spec of a removed enum value: removed through control during
+// the run (a provider forces it, Versioning 5), or the removal the profile declares
+// (removed_enum_*).
 func versioningEnumSpecs(f *framework.Framework) {
 	Describe("versioning: a removed enum value", func() {
-		f.Rule(rules("VER-026", "ERR-024", "ERR-020")...).Needs(framework.Spends).ControlBecause("an enum value is removed during the run, as a provider forces it (Versioning 5): a value removed before it left no trace the suite could find").It("a removed enum value leaves config_schema and is refused naming the field, not mapped to another value", func(ctx context.Context, s *framework.Spec) {
+		f.Rule(rules("VER-026", "ERR-024", "ERR-020")...).Needs(framework.Spends).It("a removed enum value leaves config_schema and is refused naming the field, not mapped to another value", func(ctx context.Context, s *framework.Spec) {
 			sp := newSpender(ctx, s)
 			c := sp.c
-			capID, field, value, cfg := removableEnumValue(ctx, c)
-			if capID == "" {
-				s.Lacks("no available capability (priced without an upload) has a string enum property with a value other than its default and example")
+			var capID, field, value string
+			var cfg map[string]any
+			if s.HasControl() {
+				// Removed during the run: the value estimated before, so a refusal is the removal's.
+				capID, field, value, cfg = removeEnumValue(ctx, s, c)
+			} else {
+				capID, field, value, cfg = declaredRemoval(ctx, s, c)
 			}
-			path := "/capabilities/" + capID + "/enum-removals/" + field + "/" + url.PathEscape(value)
-			r, err := s.Control().Call(ctx, http.MethodPut, path, nil)
-			Expect(err).NotTo(HaveOccurred())
-			if r.Status == http.StatusNotFound || r.Status == http.StatusMethodNotAllowed {
-				s.Lacks("the control API does not remove enum values (PUT %s answered %d)", path, r.Status)
-			}
-			Expect(r.Status).To(Equal(http.StatusOK), "control PUT "+path+r.Describe())
-			DeferCleanup(func(ctx SpecContext) { _, _ = s.Control().Call(ctx, http.MethodDelete, path, nil) })
 			d := catalogue.View(c.Get(ctx, "/capabilities/"+capID).ExpectOK(http.StatusOK))
 			p, _ := answer.SchemaProps(d)[field].(map[string]any)
 			Expect(p["enum"]).NotTo(ContainElement(value), "config_schema no longer lists the removed value "+value+" of "+field+d.Describe())
@@ -67,6 +64,40 @@ func versioningEnumSpecs(f *framework.Framework) {
 			refusal.ExpectField(sub, "config."+field)
 		})
 	})
+}
+
+// removeEnumValue removes, through control, a value of a string enum property that estimates now
+// (removableEnumValue), put back when the spec ends, and answers a config sending it.
+func removeEnumValue(ctx context.Context, s *framework.Spec, c *framework.Client) (capID, field, value string, cfg map[string]any) {
+	GinkgoHelper()
+	capID, field, value, cfg = removableEnumValue(ctx, c)
+	if capID == "" {
+		s.Lacks("no available capability (priced without an upload) has a string enum property with a value other than its default and example")
+	}
+	path := "/capabilities/" + capID + "/enum-removals/" + field + "/" + url.PathEscape(value)
+	r, err := s.Control().Call(ctx, http.MethodPut, path, nil)
+	Expect(err).NotTo(HaveOccurred())
+	if r.Status == http.StatusNotFound || r.Status == http.StatusMethodNotAllowed {
+		s.Lacks("the control API does not remove enum values (PUT %s answered %d)", path, r.Status)
+	}
+	Expect(r.Status).To(Equal(http.StatusOK), "control PUT "+path+r.Describe())
+	DeferCleanup(func(ctx SpecContext) { _, _ = s.Control().Call(ctx, http.MethodDelete, path, nil) })
+	return capID, field, value, cfg
+}
+
+// declaredRemoval is the profile's removed enum value (removed_enum_*) and a config sending it:
+// the capability's example_config with the field set to the value.
+func declaredRemoval(ctx context.Context, s *framework.Spec, c *framework.Client) (capID, field, value string, cfg map[string]any) {
+	GinkgoHelper()
+	re := s.RemovedEnum()
+	d := catalogue.View(c.Get(ctx, "/capabilities/"+re.CapabilityID).ExpectOK(http.StatusOK))
+	if _, ok := answer.SchemaProps(d)[re.Field].(map[string]any); !ok {
+		framework.SkipFor(framework.NotDeclared("unsupported: removed_enum_field " + re.Field + " is not a config property of " +
+			re.CapabilityID + ": declare the property whose enum lost removed_enum_value"))
+	}
+	cfg = catalogue.Clone(answer.ObjectAt(d, "example_config"))
+	cfg[re.Field] = re.Value
+	return re.CapabilityID, re.Field, re.Value, cfg
 }
 
 // removableEnumValue finds an available capability priced without an upload and a string enum
@@ -103,15 +134,14 @@ func removableEnumValue(ctx context.Context, c *framework.Client) (capID, field,
 
 // aliasBecause says why the renamed-field specs need control: the old name is installed with the
 // window they need (a price-bearing field, a window that stops at a given version).
-const aliasBecause = "a renamed field's old name is installed with a window of the spec's choosing; no capability has one at present"
-
-// versioningAliasSpecs registers the specs of a renamed config field's old name, installed through
-// control (no capability has one at present, Versioning 6).
+// versioningAliasSpecs registers the specs of a renamed config field's old name: installed through
+// control with a window of the spec's choosing (no capability has one at present, Versioning 6),
+// or the renamed fields the profile declares (renamed_field_*, ended_field_*).
 func versioningAliasSpecs(f *framework.Framework) {
 	Describe("versioning: a renamed config field's old name", func() {
-		f.Rule("VER-006", "VER-007", "EST-015").ControlBecause(aliasBecause).It("an old name is listed deprecated and is priced, submitted and deduplicated as its new name", func(ctx context.Context, s *framework.Spec) {
+		f.Rule("VER-006", "VER-007", "EST-015").It("an old name is listed deprecated and is priced, submitted and deduplicated as its new name", func(ctx context.Context, s *framework.Spec) {
 			c := s.Client()
-			a := installAlias(ctx, s, c, "")
+			a := renamedAlias(ctx, s, c)
 
 			s.Step("VER-006")
 			d := catalogue.View(c.Get(ctx, "/capabilities/"+a.capID).ExpectOK(http.StatusOK))
@@ -150,9 +180,9 @@ func versioningAliasSpecs(f *framework.Framework) {
 			Expect(again.String("generation_id")).To(Equal(id), "the replay answers the running job"+again.Describe())
 		})
 
-		f.Rule(rules("VER-008", "ERR-024")...).ControlBecause(aliasBecause).It("a config sending both the old and the new name is refused with invalid_config naming both", func(ctx context.Context, s *framework.Spec) {
+		f.Rule(rules("VER-008", "ERR-024")...).It("a config sending both the old and the new name is refused with invalid_config naming both", func(ctx context.Context, s *framework.Spec) {
 			c := s.Client()
-			a := installAlias(ctx, s, c, "")
+			a := renamedAlias(ctx, s, c)
 			need := c.Post(ctx, "/estimates", map[string]any{"capability_id": a.capID, "config": a.with(a.field)}).ExpectOK(http.StatusOK).Int("max_credits_needed")
 			both := a.with(a.alias, a.field)
 			est := c.Post(ctx, "/estimates", map[string]any{"capability_id": a.capID, "config": both}).ExpectError(http.StatusBadRequest, "invalid_config")
@@ -165,9 +195,18 @@ func versioningAliasSpecs(f *framework.Framework) {
 			}
 		})
 
-		f.Rule(rules("VER-009", "ERR-024")...).ControlBecause(aliasBecause).It("an old name whose window ended at or before the service's version is neither listed nor accepted", func(ctx context.Context, s *framework.Spec) {
+		f.Rule(rules("VER-009", "ERR-024")...).It("an old name whose window ended at or before the service's version is neither listed nor accepted", func(ctx context.Context, s *framework.Spec) {
 			c := s.Client()
 			version := c.Get(ctx, s.DescriptionPath()).ExpectStatus(http.StatusOK).String("info.version")
+			if !s.HasControl() {
+				ended := s.EndedField()
+				if !versionAtOrBefore(ended.StopsIn, version) {
+					framework.SkipFor(framework.NotDeclared("unsupported: ended_field_stopped_in " + ended.StopsIn + " is after the service's version " +
+						version + ": declare a renamed field whose window ended at or before it"))
+				}
+				expectEnded(ctx, s, c, declaredAlias(ctx, c, ended, false), version)
+				return
+			}
 			// Versioning 6: "a name renamed in 1.1.0 is accepted in 1.1.x, and 1.2.0 stops accepting
 			// it": a window that stops at this version, and one that stopped a minor version earlier
 			// (a server comparing versions for equality keeps the older one).
@@ -177,18 +216,43 @@ func versioningAliasSpecs(f *framework.Framework) {
 			}
 			for _, stopsIn := range stops {
 				a := installAlias(ctx, s, c, stopsIn)
-				d := catalogue.View(c.Get(ctx, "/capabilities/"+a.capID).ExpectOK(http.StatusOK))
-				props, _ := answer.ObjectAt(d, "config_schema")["properties"].(map[string]any)
-				Expect(props).NotTo(HaveKey(a.alias), "a name whose window stopped in "+stopsIn+" is no longer listed at "+version+d.Describe())
-				r := c.Post(ctx, "/estimates", map[string]any{"capability_id": a.capID, "config": a.with(a.alias)}).ExpectError(http.StatusBadRequest, "invalid_config")
-				refusal.ExpectField(r, "config."+a.alias)
-				need := c.Post(ctx, "/estimates", map[string]any{"capability_id": a.capID, "config": a.with(a.field)}).ExpectOK(http.StatusOK).Int("max_credits_needed")
-				r = refuse(ctx, c, submitBody(a.capID, a.with(a.alias), need, nil), http.StatusBadRequest, "invalid_config")
-				refusal.ExpectField(r, "config."+a.alias)
+				expectEnded(ctx, s, c, a, version)
 				_ = s.Control().RemoveAlias(ctx, a.capID, a.alias) // the next window renames the same field
 			}
 		})
 	})
+}
+
+// expectEnded checks that an old name whose window stopped in a.stopsIn, at or before version, is
+// neither listed nor accepted: estimate and submit refuse it with invalid_config naming it.
+func expectEnded(ctx context.Context, s *framework.Spec, c *framework.Client, a aliasSetup, version string) {
+	GinkgoHelper()
+	d := catalogue.View(c.Get(ctx, "/capabilities/"+a.capID).ExpectOK(http.StatusOK))
+	props, _ := answer.ObjectAt(d, "config_schema")["properties"].(map[string]any)
+	Expect(props).NotTo(HaveKey(a.alias), "a name whose window stopped in "+a.stopsIn+" is no longer listed at "+version+d.Describe())
+	r := c.Post(ctx, "/estimates", map[string]any{"capability_id": a.capID, "config": a.with(a.alias)}).ExpectError(http.StatusBadRequest, "invalid_config")
+	refusal.ExpectField(r, "config."+a.alias)
+	need := c.Post(ctx, "/estimates", map[string]any{"capability_id": a.capID, "config": a.with(a.field)}).ExpectOK(http.StatusOK).Int("max_credits_needed")
+	r = refuse(ctx, c, submitBody(a.capID, a.with(a.alias), need, nil), http.StatusBadRequest, "invalid_config")
+	refusal.ExpectField(r, "config."+a.alias)
+}
+
+// versionAtOrBefore reports whether version a (MAJOR.MINOR.PATCH) is at or before b.
+func versionAtOrBefore(a, b string) bool {
+	pa, pb := strings.Split(a, "."), strings.Split(b, ".")
+	for i := 0; i < 3; i++ {
+		var x, y int
+		if i < len(pa) {
+			x, _ = strconv.Atoi(pa[i])
+		}
+		if i < len(pb) {
+			y, _ = strconv.Atoi(pb[i])
+		}
+		if x != y {
+			return x < y
+		}
+	}
+	return true
 }
 
 // earlierMinor is the version one minor before v (1.2.0 -> 1.1.0), when v is major.minor.patch with
