@@ -43,17 +43,19 @@ var layers = [][]string{
 	// 6: the drivers that stand on other drivers (the catalogue reads its lists through paging and
 	// its answers through answer).
 	{"conformance/internal/catalogue"},
+	// 7: the upload flow, which builds its configs on the catalogue's.
+	{"conformance/internal/uploads"},
 	{"internal/mock/admission", "internal/mock/catalog/catalogtest", "internal/mock/uploads", "conformance/internal/specs"},
 	{"internal/mock/jobs", "conformance"},
 	{"internal/mock/workflows"},
-	// 10: the mock's two HTTP adapters.
+	// 11: the mock's two HTTP adapters.
 	{"internal/mock/api", "internal/mock/control"},
-	// 11: the public face of the clock (above every concern: none of them imports it) and what the
+	// 12: the public face of the clock (above every concern: none of them imports it) and what the
 	// wiring hands the module's own tests.
 	{"mock/clock", "internal/mock/wired"},
-	// 12: the mock's wiring.
+	// 13: the mock's wiring.
 	{"mock"},
-	// 13: what runs the mock: the proxy and the module's in-process suite harness.
+	// 14: what runs the mock: the proxy and the module's in-process suite harness.
 	{"proxy", "internal/conformancetest"},
 	{"cmd"},
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/mediaspec/mediaspec/spec/judge"
 )
 
+// Categories are the capability categories in the order the capability list sorts them.
 var Categories = []string{"avatar", "video", "image", "preset", "tool"}
 
 // Rows walks GET /capabilities with limit 50 and returns every row.

@@ -16,6 +16,7 @@ import (
 	"github.com/mediaspec/mediaspec/conformance/internal/framework"
 	"github.com/mediaspec/mediaspec/conformance/internal/paging"
 	"github.com/mediaspec/mediaspec/conformance/internal/refusal"
+	"github.com/mediaspec/mediaspec/conformance/internal/uploads"
 	fixtures "github.com/mediaspec/mediaspec/fixtures/media"
 )
 
@@ -30,15 +31,15 @@ func assetSpecs(f *framework.Framework) {
 func assetListSpecs(f *framework.Framework) {
 	Describe("assets: list, read and download", func() {
 		f.Rule("ASSET-001", "ASSET-002", "ASSET-005").It("finalized uploads are listed newest first with every row field and no link; a reservation is not", func(ctx context.Context, s *framework.Spec) {
-			c := uploadClient(ctx, s, 20)
-			first, r := uploadFixture(ctx, s, c, "audio.wav")
+			c := uploads.Client(ctx, s, 20)
+			first, r := uploads.Fixture(ctx, s, c, "audio.wav")
 			r.ExpectOK(http.StatusOK)
 			if s.HasControl() {
 				s.Advance(ctx, 1) // distinct created_at
 			}
-			second, r := uploadFixture(ctx, s, c, "image.png")
+			second, r := uploads.Fixture(ctx, s, c, "image.png")
 			r.ExpectOK(http.StatusOK)
-			reserved := reserve(ctx, c, "pending.png", "image/png", 10).String("asset_id")
+			reserved := uploads.Reserve(ctx, c, "pending.png", "image/png", 10).String("asset_id")
 
 			s.Step("ASSET-001")
 			p := paging.Get(ctx, c, "/assets", paging.Open, framework.Query("limit", "50"))
@@ -76,7 +77,7 @@ func assetListSpecs(f *framework.Framework) {
 				Expect(row["scan_status"]).To(Equal("clean"), p.R.Describe())
 				Expect(row["usable"]).To(Equal(true), p.R.Describe())
 				Expect(row["generation_id"]).To(BeNil(), "an upload has no generation"+p.R.Describe())
-				expectDuration(p.R, row["duration_ms"], wav)
+				uploads.ExpectDuration(p.R, row["duration_ms"], wav)
 				img := findAsset(p.Rows, second)
 				w, _ := framework.AsInt(img["width"])
 				h, _ := framework.AsInt(img["height"])
@@ -86,8 +87,8 @@ func assetListSpecs(f *framework.Framework) {
 
 		f.Rule(rules("ASSET-003", "ERR-020")...).It("kind and source filter the list; an invalid value answers 400 naming it", func(ctx context.Context, s *framework.Spec) {
 			s.StrictOnly("ASSET-003", "the asset list's query (GET /assets request shape: not shown)")
-			c := uploadClient(ctx, s, 10)
-			id, r := uploadFixture(ctx, s, c, "video.webm")
+			c := uploads.Client(ctx, s, 10)
+			id, r := uploads.Fixture(ctx, s, c, "video.webm")
 			r.ExpectOK(http.StatusOK)
 			s.Step("ASSET-003")
 			Expect(paging.IDs(paging.Get(ctx, c, "/assets", paging.Open, framework.Query("kind", "video"), framework.Query("limit", "50")).Rows, "asset_id")).To(ContainElement(id))
@@ -108,9 +109,9 @@ func assetListSpecs(f *framework.Framework) {
 
 		f.Rule("ASSET-004").Needs(framework.Control, framework.Uploads).It("limit defaults to 25 and clamps to 50", func(ctx context.Context, s *framework.Spec) {
 			s.StrictOnly("ASSET-004", "the asset list's page size (the text's sizes name voices, capabilities, presets and generations)")
-			c := uploadKey(ctx, s, 200)
+			c := uploads.Key(ctx, s, 200)
 			for i := 0; i < 51; i++ {
-				_, r := uploadFixture(ctx, s, c, "image.gif")
+				_, r := uploads.Fixture(ctx, s, c, "image.gif")
 				r.ExpectOK(http.StatusOK)
 			}
 			// A page can be shorter than limit (What the service does 8): the most a page holds.
@@ -121,14 +122,14 @@ func assetListSpecs(f *framework.Framework) {
 		})
 
 		f.Rule("ASSET-007").It("only this workspace's assets are listed", func(ctx context.Context, s *framework.Spec) {
-			id, r := uploadFixture(ctx, s, s.Client(), "image.jpg")
+			id, r := uploads.Fixture(ctx, s, s.Client(), "image.jpg")
 			r.ExpectOK(http.StatusOK)
 			rows, _ := paging.Walk(ctx, s.OtherClient(), "/assets", paging.Open, 50, 100)
 			Expect(paging.IDs(rows, "asset_id")).NotTo(ContainElement(id))
 		})
 
 		f.Rule("ASSET-008", "ASSET-009", "ASSET-011", "LINK-001").Needs(framework.ReadKey).It("an asset read gives the row and a fresh 600 s link; the download gives a 600 s link to the bytes", func(ctx context.Context, s *framework.Spec) {
-			id, r := uploadFixture(ctx, s, s.Client(), "audio.ogg")
+			id, r := uploads.Fixture(ctx, s, s.Client(), "audio.ogg")
 			r.ExpectOK(http.StatusOK)
 			rc := s.ReadClient()
 			s.Step("ASSET-011")
@@ -177,8 +178,8 @@ func assetListSpecs(f *framework.Framework) {
 		// The 600 s pass on control's clock, or in real time with --real-time (WaitOut).
 		f.Rule("ASSET-008", "ASSET-009").Needs(framework.RealTime, framework.Slow, framework.Uploads).WaitsOut(contract.OutputLinkLifetime).It(
 			"an asset read's and a download's links last the 600 s they state: they serve the file 590 s later and not after 600", func(ctx context.Context, s *framework.Spec) {
-				c := uploadClient(ctx, s, 10)
-				id, r := uploadFixture(ctx, s, c, "image.png")
+				c := uploads.Client(ctx, s, 10)
+				id, r := uploads.Fixture(ctx, s, c, "image.png")
 				r.ExpectOK(http.StatusOK)
 				_, want := fixtures.Get("image.png")
 				// The target's time of the reads, to place the stated ends: control's clock; without
@@ -219,7 +220,7 @@ func assetListSpecs(f *framework.Framework) {
 			})
 
 		f.Rule(rules("ASSET-010", "ERR-029", "UPLOAD-034")...).Needs(framework.Uploads).It("an unknown asset id, a real one under another prefix or case, and a refused upload's id answer 404 on the read and the download", func(ctx context.Context, s *framework.Spec) {
-			c := uploadClient(ctx, s, 10)
+			c := uploads.Client(ctx, s, 10)
 			gone := func(id string) {
 				GinkgoHelper()
 				c.Get(ctx, "/assets/"+id).ExpectError(http.StatusNotFound, "not_found")
@@ -228,7 +229,7 @@ func assetListSpecs(f *framework.Framework) {
 			s.Step("ASSET-010", "ERR-029")
 			gone("ast_" + framework.RandomHex(32))
 			// The hex of the caller's own asset under another prefix or in upper case finds nothing.
-			id, fin := uploadFixture(ctx, s, c, "image.png")
+			id, fin := uploads.Fixture(ctx, s, c, "image.png")
 			fin.ExpectOK(http.StatusOK)
 			hex := strings.TrimPrefix(id, "ast_")
 			for _, wrong := range []string{"gen_" + hex, "ast_" + strings.ToUpper(hex), hex} {
@@ -237,7 +238,7 @@ func assetListSpecs(f *framework.Framework) {
 			c.Get(ctx, "/assets/"+id).ExpectOK(http.StatusOK)
 			// A file refused at finalize is deleted: its asset is gone too.
 			s.Step("UPLOAD-034")
-			refused, r := uploadFixture(ctx, s, c, "png-named.jpg")
+			refused, r := uploads.Fixture(ctx, s, c, "png-named.jpg")
 			r.ExpectError(http.StatusBadRequest, "invalid_config")
 			gone(refused)
 		})

@@ -13,6 +13,7 @@ import (
 	"github.com/mediaspec/mediaspec/conformance/internal/answer"
 	"github.com/mediaspec/mediaspec/conformance/internal/catalogue"
 	"github.com/mediaspec/mediaspec/conformance/internal/framework"
+	"github.com/mediaspec/mediaspec/conformance/internal/uploads"
 )
 
 // authSpecs registers the specs of authentication, keys, scopes and workspace isolation.
@@ -304,7 +305,7 @@ func scopeSpecs(f *framework.Framework) {
 				body map[string]any
 			}{
 				{"/generations", map[string]any{"capability_id": "tts", "config": catalogue.TTSConfig(ctx, s.Client()), "max_credits": 10}},
-				{"/uploads", uploadReservation()},
+				{"/uploads", uploads.Reservation()},
 				{"/uploads/ast_" + framework.RandomHex(32) + "/finalize", nil},
 				{"/uploads/from-url", fromURLStandIn(c)},
 				{"/webhooks", map[string]any{"url": "https://example.com/hook", "events": []string{"generation.completed"}}},
@@ -373,7 +374,7 @@ func isolationSpecs(f *framework.Framework) {
 	Describe("auth: workspace isolation", func() {
 		f.Rule(rules("AUTH-030", "ID-016", "ERR-029")...).It("another workspace's upload id answers 404 not_found, never 403", func(ctx context.Context, s *framework.Spec) {
 			mine := s.Client()
-			res := mine.Post(ctx, "/uploads", uploadReservation()).ExpectOK(http.StatusCreated)
+			res := mine.Post(ctx, "/uploads", uploads.Reservation()).ExpectOK(http.StatusCreated)
 			id := res.String("asset_id")
 			Expect(id).To(MatchRegexp(assetIDPattern), res.Describe())
 			other := s.OtherClient()

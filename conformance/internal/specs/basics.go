@@ -15,6 +15,7 @@ import (
 	"github.com/mediaspec/mediaspec/conformance/internal/catalogue"
 	"github.com/mediaspec/mediaspec/conformance/internal/framework"
 	"github.com/mediaspec/mediaspec/conformance/internal/paging"
+	"github.com/mediaspec/mediaspec/conformance/internal/uploads"
 )
 
 // basicsSpecs registers the specs of the health probes, the live description, CORS, the base path and the formats every answer shares.
@@ -209,11 +210,11 @@ func basePathSpecs(f *framework.Framework) {
 func answerFormatSpecs(f *framework.Framework) {
 	Describe("basics: timestamp and id formats", func() {
 		f.Rule("CORE-017").Needs(framework.Uploads).It("every timestamp in an answer is an RFC 3339 date-time with a zone", func(ctx context.Context, s *framework.Spec) {
-			c := uploadClient(ctx, s, 10)
+			c := uploads.Client(ctx, s, 10)
 			seen := 0
-			res := reserve(ctx, c, "pending.png", "image/png", 100)
+			res := uploads.Reserve(ctx, c, "pending.png", "image/png", 100)
 			seen += answer.CheckStamps(res, res.Doc(), "reserve")
-			id, fin := uploadFixture(ctx, s, c, "audio.wav")
+			id, fin := uploads.Fixture(ctx, s, c, "audio.wav")
 			fin.ExpectOK(http.StatusOK)
 			for _, r := range []*framework.Response{
 				c.Get(ctx, "/assets/"+id).ExpectOK(http.StatusOK),
@@ -242,10 +243,10 @@ func answerFormatSpecs(f *framework.Framework) {
 		})
 
 		f.Rule("ID-001").It("every prefixed id in answers is its prefix and 32 lowercase hex", func(ctx context.Context, s *framework.Spec) {
-			c := uploadClient(ctx, s, 10)
+			c := uploads.Client(ctx, s, 10)
 			main := s.Client()
 			seen := 0
-			res := reserve(ctx, c, "pending.png", "image/png", 100)
+			res := uploads.Reserve(ctx, c, "pending.png", "image/png", 100)
 			seen += answer.CheckIDs(res, res.Doc(), "reserve")
 			for _, r := range []*framework.Response{
 				main.Get(ctx, "/actors", framework.Query("limit", "48")).ExpectOK(http.StatusOK),

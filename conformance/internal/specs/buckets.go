@@ -12,6 +12,7 @@ import (
 
 	"github.com/mediaspec/mediaspec/conformance/internal/buckets"
 	"github.com/mediaspec/mediaspec/conformance/internal/framework"
+	"github.com/mediaspec/mediaspec/conformance/internal/uploads"
 )
 
 // bucketSpecs registers the specs of the rate-limit buckets.
@@ -60,11 +61,11 @@ func rateLimitSpecs(f *framework.Framework) {
 				buckets.InWindow(ctx, s, func() {
 					// One reserve, 14 finalizes of the stored file, 15 refused reserves: 30 calls.
 					s.Step("RATE-008")
-					id := putForFinalize(ctx, s, mixed)
+					id := uploads.PutForFinalize(ctx, s, mixed)
 					fillFinalizes(ctx, mixed, id, 14)
 					buckets.Fill(ctx, mixed, buckets.Upload, 15)
 					s.Step("RATE-008", "RATE-013", "ERR-009")
-					buckets.ExpectRefusal(finalizeUpload(ctx, mixed, id))
+					buckets.ExpectRefusal(uploads.Finalize(ctx, mixed, id))
 					buckets.ExpectRefusal(buckets.Upload.Do(ctx, mixed))
 				})
 				finalizes := bucketKey(ctx, s, "read", "generate")
@@ -72,11 +73,11 @@ func rateLimitSpecs(f *framework.Framework) {
 					// One reserve and 29 finalizes: the reservation brake holds 1 of its 30, so only
 					// the upload-calls bucket can refuse the next reserve.
 					s.Step("RATE-008")
-					id := putForFinalize(ctx, s, finalizes)
+					id := uploads.PutForFinalize(ctx, s, finalizes)
 					fillFinalizes(ctx, finalizes, id, 29)
 					s.Step("RATE-008", "RATE-013", "ERR-009")
 					buckets.ExpectRefusal(buckets.Upload.Do(ctx, finalizes))
-					buckets.ExpectRefusal(finalizeUpload(ctx, finalizes, id))
+					buckets.ExpectRefusal(uploads.Finalize(ctx, finalizes, id))
 				})
 			})
 

@@ -14,6 +14,7 @@ import (
 	"github.com/mediaspec/mediaspec/conformance/internal/catalogue"
 	"github.com/mediaspec/mediaspec/conformance/internal/framework"
 	"github.com/mediaspec/mediaspec/conformance/internal/paging"
+	"github.com/mediaspec/mediaspec/conformance/internal/uploads"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
@@ -386,7 +387,7 @@ func catalogueIDSpecs(f *framework.Framework) {
 			if caps := catalogue.PlainFileCaps(ctx, c); len(caps) > 0 {
 				fc := caps[0]
 				for _, id := range bad {
-					r := c.Post(ctx, "/estimates", map[string]any{"capability_id": fc.ID, "config": withAsset(answer.ObjectAt(fc.Detail, "example_config"), id)}).
+					r := c.Post(ctx, "/estimates", map[string]any{"capability_id": fc.ID, "config": uploads.WithAsset(answer.ObjectAt(fc.Detail, "example_config"), id)}).
 						ExpectError(http.StatusBadRequest, "invalid_config")
 					if fld, has := r.Lookup("error.field"); has {
 						Expect(fld).To(HavePrefix("config."), r.Describe())
@@ -409,7 +410,7 @@ func catalogueIDSpecs(f *framework.Framework) {
 					continue
 				}
 				for _, id := range bad[:3] {
-					c.Post(ctx, "/estimates", map[string]any{"capability_id": d.String("capability_id"), "config": withAsset(ex, id)}).
+					c.Post(ctx, "/estimates", map[string]any{"capability_id": d.String("capability_id"), "config": uploads.WithAsset(ex, id)}).
 						ExpectError(http.StatusBadRequest, "invalid_config")
 				}
 				checked++

@@ -13,6 +13,7 @@ import (
 	"github.com/mediaspec/mediaspec/conformance/internal/catalogue"
 	"github.com/mediaspec/mediaspec/conformance/internal/framework"
 	"github.com/mediaspec/mediaspec/conformance/internal/paging"
+	"github.com/mediaspec/mediaspec/conformance/internal/uploads"
 )
 
 // estimateSpecs registers the specs of estimates.
@@ -274,7 +275,7 @@ func estimateFieldSpecs(f *framework.Framework) {
 				}
 				d := catalogue.Detail(ctx, c, id)
 				ex := answer.ObjectAt(d, "example_config")
-				c.Post(ctx, "/estimates", map[string]any{"capability_id": id, "config": withoutUploads(ex)}).
+				c.Post(ctx, "/estimates", map[string]any{"capability_id": id, "config": uploads.WithoutUploads(ex)}).
 					ExpectError(http.StatusBadRequest, "invalid_config")
 				empty := catalogue.Clone(ex)
 				for k, v := range empty {
@@ -304,34 +305,34 @@ func estimateUploadSpecs(f *framework.Framework) {
 				s.Lacks("no available capability's example_config names an upload as a plain id array")
 			}
 			fc := caps[0]
-			name, ct, data := sampleFor(fc.Kind, 2000)
-			theirs, _ := uploadClean(ctx, s, s.OtherClient(), name, ct, data)
-			cfg := withAsset(answer.ObjectAt(fc.Detail, "example_config"), theirs)
+			name, ct, data := uploads.Sample(fc.Kind, 2000)
+			theirs, _ := uploads.Clean(ctx, s, s.OtherClient(), name, ct, data)
+			cfg := uploads.WithAsset(answer.ObjectAt(fc.Detail, "example_config"), theirs)
 			c.Post(ctx, "/estimates", map[string]any{"capability_id": fc.ID, "config": cfg}).ExpectError(http.StatusNotFound, "not_found")
 			own := s.OtherClient().Post(ctx, "/estimates", map[string]any{"capability_id": fc.ID, "config": cfg})
 			Expect(own.Status).NotTo(Equal(http.StatusNotFound), "the owner's estimate finds the upload"+own.Describe())
 		})
 
 		f.Rule(rules("EST-019", "ERR-030")...).It("an estimate naming a reserved but not finalized upload answers 409 input_not_ready", func(ctx context.Context, s *framework.Spec) {
-			c := uploadClient(ctx, s, 10)
+			c := uploads.Client(ctx, s, 10)
 			caps := catalogue.PlainFileCaps(ctx, c)
 			if len(caps) == 0 {
 				s.Lacks("no available capability's example_config names an upload as a plain id array")
 			}
 			fc := caps[0]
-			name, ct, data := sampleFor(fc.Kind, 2000)
-			res := reserve(ctx, c, name, ct, len(data))
+			name, ct, data := uploads.Sample(fc.Kind, 2000)
+			res := uploads.Reserve(ctx, c, name, ct, len(data))
 			id := res.String("asset_id")
-			cfg := withAsset(answer.ObjectAt(fc.Detail, "example_config"), id)
+			cfg := uploads.WithAsset(answer.ObjectAt(fc.Detail, "example_config"), id)
 			c.Post(ctx, "/estimates", map[string]any{"capability_id": fc.ID, "config": cfg}).ExpectError(http.StatusConflict, "input_not_ready")
-			putFile(ctx, s, res.String("upload_url"), data, ct)
+			uploads.Put(ctx, s, res.String("upload_url"), data, ct)
 			c.Post(ctx, "/estimates", map[string]any{"capability_id": fc.ID, "config": cfg}).ExpectError(http.StatusConflict, "input_not_ready")
-			finalizeUpload(ctx, c, id).ExpectOK(http.StatusOK)
+			uploads.Finalize(ctx, c, id).ExpectOK(http.StatusOK)
 			c.Post(ctx, "/estimates", map[string]any{"capability_id": fc.ID, "config": cfg}).ExpectOK(http.StatusOK)
 		})
 
 		f.Rule("EST-022").It("a capability priced by upload length measures it: seconds is the finalized duration_ms / 1000", func(ctx context.Context, s *framework.Spec) {
-			c := uploadClient(ctx, s, 10)
+			c := uploads.Client(ctx, s, 10)
 			// A capability priced by upload length is found by its price, not by a field of its
 			// row (the row's layout is not shown): an estimate with an audio or video upload whose
 			// breakdown prices by the second. One upload per kind serves every candidate.
@@ -342,10 +343,10 @@ func estimateUploadSpecs(f *framework.Framework) {
 					continue
 				}
 				if probes[x.Kind] == "" {
-					name, ct, data := sampleFor(x.Kind, 3250)
-					probes[x.Kind], _ = uploadClean(ctx, s, c, name, ct, data)
+					name, ct, data := uploads.Sample(x.Kind, 3250)
+					probes[x.Kind], _ = uploads.Clean(ctx, s, c, name, ct, data)
 				}
-				r := c.Post(ctx, "/estimates", map[string]any{"capability_id": x.ID, "config": withAsset(answer.ObjectAt(x.Detail, "example_config"), probes[x.Kind])})
+				r := c.Post(ctx, "/estimates", map[string]any{"capability_id": x.ID, "config": uploads.WithAsset(answer.ObjectAt(x.Detail, "example_config"), probes[x.Kind])})
 				if r.Status != http.StatusOK || !pricedBySecond(r) {
 					continue
 				}
@@ -363,13 +364,13 @@ func estimateUploadSpecs(f *framework.Framework) {
 			}
 			var seen []float64
 			for _, ms := range lengths {
-				name, ct, data := sampleFor(fc.Kind, ms)
-				id, fin := uploadClean(ctx, s, c, name, ct, data)
+				name, ct, data := uploads.Sample(fc.Kind, ms)
+				id, fin := uploads.Clean(ctx, s, c, name, ct, data)
 				dur := fin.Int("duration_ms")
 				if fc.Kind == "audio" {
 					Expect(dur).To(BeNumerically("~", ms, 50), "finalize measures the synthesized WAV"+fin.Describe())
 				}
-				r := c.Post(ctx, "/estimates", map[string]any{"capability_id": fc.ID, "config": withAsset(answer.ObjectAt(fc.Detail, "example_config"), id)}).ExpectOK(http.StatusOK)
+				r := c.Post(ctx, "/estimates", map[string]any{"capability_id": fc.ID, "config": uploads.WithAsset(answer.ObjectAt(fc.Detail, "example_config"), id)}).ExpectOK(http.StatusOK)
 				secs, ok := r.Field("seconds").(interface{ Float64() (float64, error) })
 				Expect(ok).To(BeTrue(), "seconds is a number"+r.Describe())
 				v, err := secs.Float64()
@@ -391,9 +392,9 @@ func estimateUploadSpecs(f *framework.Framework) {
 		})
 
 		f.Rule("EST-024").It("an actor_ultra estimate with an uploaded audio id in config.voice_audio is exact: is_ceiling false", func(ctx context.Context, s *framework.Spec) {
-			c := uploadClient(ctx, s, 10)
+			c := uploads.Client(ctx, s, 10)
 			actor, _, _, _ := catalogue.TalkingCast(ctx, c)
-			id, fin := uploadClean(ctx, s, c, "voice.wav", "audio/wav", wavOf(4500))
+			id, fin := uploads.Clean(ctx, s, c, "voice.wav", "audio/wav", uploads.WAV(4500))
 			r := c.Post(ctx, "/estimates", map[string]any{"capability_id": "actor_ultra", "config": map[string]any{"voice_audio": []string{id}}, "actor_id": actor}).ExpectOK(http.StatusOK)
 			Expect(r.Bool("is_ceiling")).To(BeFalse(), "a recording's length is known: the price is exact"+r.Describe())
 			// The seconds an exact price bills are the recording's, or the recording's rounded up to
@@ -501,7 +502,7 @@ func estimateRefusalSpecs(f *framework.Framework) {
 
 		f.Rule(rules("EST-021", "ERR-042")...).Needs(framework.TestInputs).It("an estimate while pricing fails answers 503 pricing_unavailable, retryable; the next one prices", func(ctx context.Context, s *framework.Spec) {
 			c := s.Client()
-			d, _ := pricedWithoutUpload(ctx, c)
+			d, _ := uploads.PricedWithoutUpload(ctx, c)
 			id := d.String("capability_id")
 			r := s.Force(ctx, c, framework.Outcome{Kind: "pricing_unavailable", CapabilityID: id}).Post(ctx, "/estimates", map[string]any{"capability_id": id, "config": answer.ObjectAt(d, "example_config")}).
 				ExpectError(http.StatusServiceUnavailable, "pricing_unavailable")

@@ -11,6 +11,7 @@ import (
 	"github.com/mediaspec/mediaspec/conformance/internal/answer"
 	"github.com/mediaspec/mediaspec/conformance/internal/catalogue"
 	"github.com/mediaspec/mediaspec/conformance/internal/framework"
+	"github.com/mediaspec/mediaspec/conformance/internal/uploads"
 )
 
 // Helpers for the authentication matrix: every operation of the REST description, called with a
@@ -135,7 +136,7 @@ func makeOwnResources(ctx context.Context, s *framework.Spec, c *framework.Clien
 		o.stand["/workflows/{id}/invoke"] = "workflows are saved in the app (or through control): the saved-workflow route is probed with a well-formed wf_ id"
 	}
 
-	o.ids["/uploads/{assetId}/finalize"] = c.Post(ctx, "/uploads", uploadReservation()).ExpectOK(http.StatusCreated).String("asset_id")
+	o.ids["/uploads/{assetId}/finalize"] = c.Post(ctx, "/uploads", uploads.Reservation()).ExpectOK(http.StatusCreated).String("asset_id")
 
 	hookBody := map[string]any{"url": "https://hooks.example.com/mediaspec", "events": []string{"generation.completed"}}
 	if s.HasReceiver() {
@@ -152,7 +153,7 @@ func makeOwnResources(ctx context.Context, s *framework.Spec, c *framework.Clien
 	_, need = estimateOf(ctx, c, "tts", cfg, nil)
 	o.bodies["POST /estimates"] = map[string]any{"capability_id": "tts", "config": cfg}
 	o.bodies["POST /generations"] = submitBody("tts", catalogue.TTSConfig(ctx, c), need, nil)
-	o.bodies["POST /uploads"] = uploadReservation()
+	o.bodies["POST /uploads"] = uploads.Reservation()
 	o.bodies["POST /uploads/from-url"] = fromURLStandIn(c)
 	o.bodies["POST /webhooks"] = hookBody
 	o.bodies["POST /uploads/{assetId}/finalize"] = nil

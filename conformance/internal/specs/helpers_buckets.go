@@ -9,6 +9,7 @@ import (
 	. "github.com/onsi/gomega"    //nolint:revive
 
 	"github.com/mediaspec/mediaspec/conformance/internal/framework"
+	"github.com/mediaspec/mediaspec/conformance/internal/uploads"
 )
 
 // The upload bucket's filler that needs an upload of its own (the calls that count against a
@@ -19,7 +20,7 @@ import (
 func fillFinalizes(ctx context.Context, c *framework.Client, id string, n int) {
 	GinkgoHelper()
 	for i := 0; i < n; i++ {
-		r := finalizeUpload(ctx, c, id)
+		r := uploads.Finalize(ctx, c, id)
 		Expect(r.Status).To(Equal(http.StatusOK), fmt.Sprintf("finalize %d of %d, inside the bucket", i+1, n)+r.Describe())
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/mediaspec/mediaspec/conformance/internal/catalogue"
 	"github.com/mediaspec/mediaspec/conformance/internal/framework"
 	"github.com/mediaspec/mediaspec/conformance/internal/paging"
+	"github.com/mediaspec/mediaspec/conformance/internal/uploads"
 )
 
 // Catalogue discovery: capabilities, models, actors, voices, presets and templates the specs run
@@ -57,7 +58,7 @@ func fanOutCapability(ctx context.Context, s *framework.Spec, c *framework.Clien
 		props := answer.SchemaProps(d)
 		for _, name := range catalogue.ListSettings(props) {
 			fo := fanOut{d: d, id: d.String("capability_id"), field: name, values: catalogue.EnumOf(props, name)}
-			base, ok := withSampleUploads(ctx, s, c, props, answer.ObjectAt(d, "example_config"))
+			base, ok := uploads.WithSampleUploads(ctx, s, c, props, answer.ObjectAt(d, "example_config"))
 			if !ok {
 				continue
 			}
@@ -242,7 +243,7 @@ func presetSubmit(ctx context.Context, s *framework.Spec) (sp spender, id string
 	sp = newSpender(ctx, s)
 	d, tpls := catalogue.TemplatePreset(ctx, sp.c, 1)
 	id = d.String("capability_id")
-	cfg = readyConfig(ctx, s, sp.c, answer.ObjectAt(d, "example_config"))
+	cfg = uploads.ReadyConfig(ctx, s, sp.c, answer.ObjectAt(d, "example_config"))
 	cfg["template_id"] = tpls[0]
 	_, need = estimateOf(ctx, sp.c, id, cfg, nil)
 	return sp, id, tpls, cfg, need

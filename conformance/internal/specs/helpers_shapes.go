@@ -134,10 +134,3 @@ func importedID(r *framework.Response) string {
 	Expect(found).To(HaveLen(1), "an import answers the imported file's one asset id (ast_)"+r.Describe())
 	return found[0]
 }
-
-// linkKey is the body field of POST /uploads/from-url that carries the link to import (shape
-// from_url.link: "POST /uploads/from-url body and answer: not shown").
-func linkKey(c *framework.Client) string {
-	GinkgoHelper()
-	return c.Shape("from_url.link")
-}

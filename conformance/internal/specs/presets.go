@@ -17,6 +17,7 @@ import (
 	"github.com/mediaspec/mediaspec/conformance/internal/catalogue"
 	"github.com/mediaspec/mediaspec/conformance/internal/framework"
 	"github.com/mediaspec/mediaspec/conformance/internal/paging"
+	"github.com/mediaspec/mediaspec/conformance/internal/uploads"
 )
 
 // presetSpecs registers the specs of presets and their templates.
@@ -162,7 +163,7 @@ func presetListSpecs(f *framework.Framework) {
 			}
 			d, tpls := catalogue.TemplatePreset(ctx, c, 1)
 			src := d.String("capability_id")
-			cfg := readyConfig(ctx, s, c, answer.ObjectAt(d, "example_config"))
+			cfg := uploads.ReadyConfig(ctx, s, c, answer.ObjectAt(d, "example_config"))
 			cfg["template_id"] = tpls[0]
 			_, need := estimateOf(ctx, c, src, cfg, nil)
 			var soon string
@@ -451,8 +452,8 @@ func presetTemplateSpecs(f *framework.Framework) {
 				if t := row["templates"].([]any); len(t) > 0 {
 					cfg["template_id"] = t[0].(map[string]any)["template_id"]
 				}
-				_, need = estimateOf(ctx, hc, id, readyConfig(ctx, s, hc, cfg), nil)
-				cfg = readyConfig(ctx, s, sp.c, cfg)
+				_, need = estimateOf(ctx, hc, id, uploads.ReadyConfig(ctx, s, hc, cfg), nil)
+				cfg = uploads.ReadyConfig(ctx, s, sp.c, cfg)
 			}
 			if hc == nil {
 				// The schema cannot be read on this plan, and config validity comes before the
@@ -477,10 +478,10 @@ func presetTemplateSpecs(f *framework.Framework) {
 		})
 
 		f.Rule("PRESET-022", "PRESET-025").Needs(framework.Uploads).It("a preset is estimated like any capability, and two templates of it cost the same", func(ctx context.Context, s *framework.Spec) {
-			c := uploadClient(ctx, s, 10)
+			c := uploads.Client(ctx, s, 10)
 			d, tpls := catalogue.TemplatePreset(ctx, c, 2)
 			id := d.String("capability_id")
-			cfg := readyConfig(ctx, s, c, answer.ObjectAt(d, "example_config"))
+			cfg := uploads.ReadyConfig(ctx, s, c, answer.ObjectAt(d, "example_config"))
 			var answers []*framework.Response
 			for _, tpl := range tpls[:2] {
 				cfg["template_id"] = tpl
@@ -603,7 +604,7 @@ func presetStateSpecs(f *framework.Framework) {
 				if id == "" {
 					framework.SkipFor(framework.Unsupported(framework.Control, "the target lists no available preset that requires a template and has templates_total 0, and without the control API none can be made"))
 				}
-				cfg = readyConfig(ctx, s, sp.c, answer.ObjectAt(catalogue.Detail(ctx, sp.c, id), "example_config"))
+				cfg = uploads.ReadyConfig(ctx, s, sp.c, answer.ObjectAt(catalogue.Detail(ctx, sp.c, id), "example_config"))
 				est := sp.c.Post(ctx, "/estimates", map[string]any{"capability_id": id, "config": cfg})
 				if est.Status != http.StatusOK {
 					framework.SkipFor(framework.LacksState("the estimate of " + id + "'s example_config is refused, so no max_credits is known to cover its price, and a submit's refusal could be for max_credits"))

@@ -15,6 +15,7 @@ import (
 	"github.com/mediaspec/mediaspec/conformance/internal/catalogue"
 	"github.com/mediaspec/mediaspec/conformance/internal/framework"
 	"github.com/mediaspec/mediaspec/conformance/internal/refusal"
+	"github.com/mediaspec/mediaspec/conformance/internal/uploads"
 	fixtures "github.com/mediaspec/mediaspec/fixtures/media"
 )
 
@@ -165,7 +166,7 @@ func submitBodySpecs(f *framework.Framework) {
 					cfg := catalogue.Clone(answer.ObjectAt(d, "example_config"))
 					switch {
 					case checked&1 == 0 && cat == "tool" && items["type"] == "string":
-						ready, ok := withSampleUploads(ctx, s, c, props, cfg)
+						ready, ok := uploads.WithSampleUploads(ctx, s, c, props, cfg)
 						ids, _ := ready[name].([]any)
 						if !ok || len(ids) == 0 {
 							continue
@@ -179,7 +180,7 @@ func submitBodySpecs(f *framework.Framework) {
 						_, need := estimateOf(ctx, c, d.String("capability_id"), cfg, nil)
 						if image == "" {
 							fx, data := fixtures.Get("image.png")
-							image, _ = uploadClean(ctx, s, c, fx.Name, fx.ContentType, data)
+							image, _ = uploads.Clean(ctx, s, c, fx.Name, fx.ContentType, data)
 						}
 						cfg[name] = []any{image}
 						s.Step("SUBMIT-028", "ERR-020")
@@ -380,7 +381,7 @@ func checkOrderSpecs(f *framework.Framework) {
 			}
 			base := catalogue.CheapConfig(d)
 			_, need := estimateOf(ctx, sp.c, d.String("capability_id"), base, nil)
-			up := sp.c.Post(ctx, "/uploads", uploadReservation()).ExpectOK(http.StatusCreated)
+			up := sp.c.Post(ctx, "/uploads", uploads.Reservation()).ExpectOK(http.StatusCreated)
 			cfg := catalogue.Clone(base)
 			cfg["reference_images"] = []any{map[string]any{"assetId": up.String("asset_id"), "alias": "image1"}}
 			r := refuse(ctx, sp.c, submitBody(d.String("capability_id"), cfg, need, nil), http.StatusConflict, "input_not_ready")
@@ -586,7 +587,7 @@ func oneJobPerKeySpecs(f *framework.Framework) {
 			submit(ctx, s, sp.c, v.String("capability_id"), catalogue.CheapConfig(v), nil)
 			cfg := catalogue.CheapConfig(d)
 			_, need := estimateOf(ctx, sp.c, d.String("capability_id"), cfg, nil)
-			up := sp.c.Post(ctx, "/uploads", uploadReservation()).ExpectOK(http.StatusCreated)
+			up := sp.c.Post(ctx, "/uploads", uploads.Reservation()).ExpectOK(http.StatusCreated)
 			cfg["reference_images"] = []any{map[string]any{"assetId": up.String("asset_id"), "alias": "image1"}}
 			refuse(ctx, sp.c, submitBody(d.String("capability_id"), cfg, need, nil), http.StatusConflict, "input_not_ready")
 		})
@@ -742,25 +743,25 @@ func keySlotSpecs(f *framework.Framework) {
 func unusableUploadSpecs(f *framework.Framework) {
 	Describe("submit: naming uploads that are not usable", func() {
 		f.Rule(rules("UPLOAD-041", "ERR-030")...).Needs(framework.Uploads).It("an upload reserved but not finalized answers 409 input_not_ready naming it, with or without its bytes", func(ctx context.Context, s *framework.Spec) {
-			c := uploadClient(ctx, s, 10)
+			c := uploads.Client(ctx, s, 10)
 			capID, cfg, need := referenceModel(ctx, c)
-			bare := reserve(ctx, c, "a.png", "image/png", 217).String("asset_id")
+			bare := uploads.Reserve(ctx, c, "a.png", "image/png", 217).String("asset_id")
 			r := refuse(ctx, c, submitBody(capID, naming(cfg, bare), need*2, nil), http.StatusConflict, "input_not_ready")
 			refusal.ExpectAssetIDsIfNamed(r, bare)
 			fx, data := fixtures.Get("image.png")
-			sent := reservePut(ctx, s, c, fx.Name, fx.ContentType, data)
+			sent := uploads.ReservePut(ctx, s, c, fx.Name, fx.ContentType, data)
 			r = refuse(ctx, c, submitBody(capID, naming(cfg, sent), need*2, nil), http.StatusConflict, "input_not_ready")
 			refusal.ExpectAssetIDsIfNamed(r, sent)
 		})
 
 		f.Rule(rules("UPLOAD-042", "ERR-035")...).Needs(framework.Uploads, framework.TestInputs).It("an upload the content check refused answers 422 moderation_blocked naming it", func(ctx context.Context, s *framework.Spec) {
-			c := uploadClient(ctx, s, 10)
+			c := uploads.Client(ctx, s, 10)
 			capID, cfg, need := referenceModel(ctx, c)
 			// What the content check flags is the service's own: the suite forces the verdict on a
 			// sample image's finalize (the scan_flag outcome: a test input or control's fault).
 			fx, data := fixtures.Get("image.png")
-			flagged := reservePut(ctx, s, c, fx.Name, fx.ContentType, data)
-			fin := finalizeUpload(ctx, s.Force(ctx, c, framework.Outcome{Kind: "scan_flag"}), flagged).ExpectOK(http.StatusOK)
+			flagged := uploads.ReservePut(ctx, s, c, fx.Name, fx.ContentType, data)
+			fin := uploads.Finalize(ctx, s.Force(ctx, c, framework.Outcome{Kind: "scan_flag"}), flagged).ExpectOK(http.StatusOK)
 			Expect(fin.String("scan_status")).To(Equal("flagged"), "the forced scan_flag flags the image"+fin.Describe())
 			r := refuse(ctx, c, submitBody(capID, naming(cfg, flagged), need*2, nil), http.StatusUnprocessableEntity, "moderation_blocked")
 			refusal.ExpectAssetIDs(r, flagged)
@@ -769,7 +770,7 @@ func unusableUploadSpecs(f *framework.Framework) {
 		f.Rule(rules("UPLOAD-043", "ERR-029")...).Needs(framework.Uploads).It("another workspace's upload answers 404 not_found naming it", func(ctx context.Context, s *framework.Spec) {
 			c := s.Client()
 			capID, cfg, need := referenceModel(ctx, c)
-			theirs, fin := uploadFixture(ctx, s, s.OtherClient(), "image.png")
+			theirs, fin := uploads.Fixture(ctx, s, s.OtherClient(), "image.png")
 			fin.ExpectOK(http.StatusOK)
 			r := refuse(ctx, c, submitBody(capID, naming(cfg, theirs), need*2, nil), http.StatusNotFound, "not_found")
 			refusal.ExpectAssetIDs(r, theirs)

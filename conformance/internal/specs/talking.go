@@ -12,6 +12,7 @@ import (
 	"github.com/mediaspec/mediaspec/conformance/internal/catalogue"
 	"github.com/mediaspec/mediaspec/conformance/internal/framework"
 	"github.com/mediaspec/mediaspec/conformance/internal/refusal"
+	"github.com/mediaspec/mediaspec/conformance/internal/uploads"
 )
 
 // talkingSpecs registers the specs of the talking actor.
@@ -266,7 +267,7 @@ func talkingLimitSpecs(f *framework.Framework) {
 			liftCaps(ctx, s, sp)
 			actor, _, _, _ := catalogue.TalkingCast(ctx, sp.c)
 			for _, secs := range []int{60, 75} {
-				rec := uploadRecording(ctx, s, sp.c, secs)
+				rec := uploads.Recording(ctx, s, sp.c, secs)
 				cfg := map[string]any{"voice_audio": []any{rec}}
 				extra := map[string]any{"actor_id": actor}
 				need := needOr(ctx, sp.c, "actor_ultra", cfg, extra, 100000)
@@ -397,7 +398,7 @@ func talkingLimitSpecs(f *framework.Framework) {
 				sp := newSpender(ctx, s)
 				skipRealTimeVideo(ctx, s, sp.c, "actor_ultra") // before the upload it would not use
 				actor, _, _, _ := catalogue.TalkingCast(ctx, sp.c)
-				rec := uploadRecording(ctx, s, sp.c, 3)
+				rec := uploads.Recording(ctx, s, sp.c, 3)
 				j := submit(ctx, s, sp.c, "actor_ultra", map[string]any{"voice_audio": []any{rec}}, map[string]any{"actor_id": actor})
 				Expect(j.r.String("output_kind")).To(Equal("video"), j.r.Describe())
 				w := s.Finish(ctx, sp.c, j.id)
@@ -405,9 +406,9 @@ func talkingLimitSpecs(f *framework.Framework) {
 			})
 
 			f.Rule(rules("TALK-020", "ERR-024")...).Needs(framework.Uploads).It("config.voice_audio with a script or a voice_id answers 400 invalid_config", func(ctx context.Context, s *framework.Spec) {
-				c := uploadClient(ctx, s, 10)
+				c := uploads.Client(ctx, s, 10)
 				actor, voice, _, _ := catalogue.TalkingCast(ctx, c)
-				rec := uploadRecording(ctx, s, c, 3)
+				rec := uploads.Recording(ctx, s, c, 3)
 				base := map[string]any{"voice_audio": []any{rec}}
 				_, need := estimateOf(ctx, c, "actor_ultra", base, map[string]any{"actor_id": actor})
 				withScript := catalogue.Clone(base)
@@ -422,8 +423,8 @@ func talkingLimitSpecs(f *framework.Framework) {
 			f.Rule("TALK-021").Needs(framework.Spends, framework.Uploads).It("actor_image_asset_id naming a clean image upload is accepted as the face", func(ctx context.Context, s *framework.Spec) {
 				sp := newSpender(ctx, s)
 				skipRealTimeVideo(ctx, s, sp.c, "actor_ultra") // before the uploads it would not use
-				face := uploadFace(ctx, s, sp.c)
-				rec := uploadRecording(ctx, s, sp.c, 3)
+				face := uploads.Face(ctx, s, sp.c)
+				rec := uploads.Recording(ctx, s, sp.c, 3)
 				j := submit(ctx, s, sp.c, "actor_ultra", map[string]any{"voice_audio": []any{rec}}, map[string]any{"actor_image_asset_id": face})
 				w := s.Finish(ctx, sp.c, j.id)
 				Expect(w.String("generation.status")).To(Equal("completed"), w.Describe())

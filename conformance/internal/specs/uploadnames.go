@@ -9,6 +9,7 @@ import (
 	. "github.com/onsi/gomega"    //nolint:revive
 
 	"github.com/mediaspec/mediaspec/conformance/internal/framework"
+	"github.com/mediaspec/mediaspec/conformance/internal/uploads"
 	fixtures "github.com/mediaspec/mediaspec/fixtures/media"
 )
 
@@ -20,7 +21,7 @@ import (
 func uploadNameSpecs(f *framework.Framework) {
 	Describe("uploads: the filename names the stored object only", func() {
 		f.Rule("UPLOAD-047", "UPLOAD-028").Needs(framework.Uploads).It("a filename whose extension says another kind changes neither the kind nor the stored type", func(ctx context.Context, s *framework.Spec) {
-			c := uploadClient(ctx, s, 8)
+			c := uploads.Client(ctx, s, 8)
 			png, pngData := fixtures.Get("image.png")
 			wav, wavData := fixtures.Get("audio.wav")
 			for _, u := range []struct {
@@ -33,12 +34,12 @@ func uploadNameSpecs(f *framework.Framework) {
 			} {
 				what := u.file.ContentType + " bytes named " + u.name
 				s.Step("UPLOAD-047")
-				r := reserve(ctx, c, u.name, u.file.ContentType, len(u.data))
+				r := uploads.Reserve(ctx, c, u.name, u.file.ContentType, len(u.data))
 				Expect(r.String("kind")).To(Equal(u.file.Kind), what+": the reservation's kind comes from content_type, not the filename"+r.Describe())
 				id := r.String("asset_id")
-				put := putFile(ctx, s, r.String("upload_url"), u.data, u.file.ContentType)
+				put := uploads.Put(ctx, s, r.String("upload_url"), u.data, u.file.ContentType)
 				Expect(put.Status).To(BeNumerically("<", 300), "a PUT keeping every rule of the reservation is accepted"+put.Describe())
-				fin := finalizeUpload(ctx, c, id).ExpectOK(http.StatusOK)
+				fin := uploads.Finalize(ctx, c, id).ExpectOK(http.StatusOK)
 				s.Step("UPLOAD-047", "UPLOAD-028")
 				Expect(fin.String("kind")).To(Equal(u.file.Kind), what+": the finalize answer's kind is measured from the bytes"+fin.Describe())
 				Expect(fin.Bool("usable")).To(BeTrue(), what+": a clean file is usable whatever its name"+fin.Describe())
