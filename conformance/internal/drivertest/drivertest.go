@@ -1,5 +1,5 @@
 // Package drivertest is what the tests of the suite's drivers by area (paging, answer, buckets,
-// refusal, catalogue) share: a test server on 127.0.0.1:0 with a framework client over it that judges
+// refusal, catalogue, uploads) share: a test server on 127.0.0.1:0 with a framework client over it that judges
 // nothing on its own, and the message of the assertion a driver failed.
 package drivertest
 

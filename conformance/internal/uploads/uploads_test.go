@@ -1,0 +1,225 @@
+package uploads
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"reflect"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/mediaspec/mediaspec/conformance/internal/drivertest"
+	"github.com/mediaspec/mediaspec/conformance/internal/framework"
+	fixtures "github.com/mediaspec/mediaspec/fixtures/media"
+)
+
+// desk is what the test server answers: POST /uploads with reserveStatus (the body it read kept
+// in got), and a catalogue of details (GET /capabilities, /capabilities/{id}) whose estimates are
+// priced when priced names the capability, refused 400 otherwise.
+type desk struct {
+	reserveStatus int
+	got           map[string]any
+	details       []map[string]any
+	priced        map[string]bool
+}
+
+func (d *desk) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "application/json")
+	write := func(status int, v any) {
+		w.WriteHeader(status)
+		_ = json.NewEncoder(w).Encode(v)
+	}
+	refuse := map[string]any{"error": map[string]any{"ok": false, "code": "invalid_config", "message": "no",
+		"retryable": false, "credits_charged": 0}}
+	body, _ := io.ReadAll(r.Body)
+	switch p := strings.TrimPrefix(r.URL.Path, "/api/v1"); {
+	case p == "/uploads":
+		_ = json.Unmarshal(body, &d.got)
+		write(d.reserveStatus, map[string]any{"ok": true, "asset_id": "ast_0123", "upload_url": "https://files.example.com/put"})
+	case p == "/capabilities":
+		var rows []any
+		for _, c := range d.details {
+			rows = append(rows, map[string]any{"capability_id": c["capability_id"], "status": "available",
+				"category": "image", "output_kind": "image"})
+		}
+		write(http.StatusOK, map[string]any{"capabilities": rows, "next_cursor": nil})
+	case strings.HasPrefix(p, "/capabilities/"):
+		for _, c := range d.details {
+			if c["capability_id"] == strings.TrimPrefix(p, "/capabilities/") {
+				write(http.StatusOK, c)
+				return
+			}
+		}
+		write(http.StatusNotFound, refuse)
+	case p == "/estimates":
+		var e struct {
+			ID string `json:"capability_id"`
+		}
+		_ = json.Unmarshal(body, &e)
+		if !d.priced[e.ID] {
+			write(http.StatusBadRequest, refuse)
+			return
+		}
+		write(http.StatusOK, map[string]any{"capability_id": e.ID, "credits": 5, "max_credits_needed": 5})
+	default:
+		write(http.StatusNotFound, refuse)
+	}
+}
+
+var (
+	served atomic.Pointer[desk]
+	fresh  func() *framework.Client
+)
+
+// TestMain starts one test server on 127.0.0.1:0 (it answers with served) and one framework over it.
+func TestMain(m *testing.M) {
+	var stop func()
+	fresh, stop = drivertest.ServeFresh(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		served.Load().ServeHTTP(w, r)
+	}))
+	code := m.Run()
+	stop()
+	os.Exit(code)
+}
+
+// serve makes the test server answer with d and returns a client of a key of its own.
+func serve(d *desk) *framework.Client {
+	served.Store(d)
+	return fresh()
+}
+
+// Reserve sends the file's name, type and size and the extra fields, and fails a reservation that
+// answers anything but 201.
+func TestReserve(t *testing.T) {
+	d := &desk{reserveStatus: http.StatusCreated}
+	c := serve(d)
+	if msg := drivertest.FailureOf(t, func() {
+		Reserve(context.Background(), c, "a.png", "image/png", 10, "checksum_sha256", "abc")
+	}); msg != "" {
+		t.Fatal(msg)
+	}
+	want := map[string]any{"filename": "a.png", "content_type": "image/png", "size_bytes": 10.0, "checksum_sha256": "abc"}
+	if !reflect.DeepEqual(d.got, want) {
+		t.Errorf("the reservation sent %v, want %v", d.got, want)
+	}
+	for _, status := range []int{http.StatusOK, http.StatusAccepted, http.StatusBadRequest} {
+		c := serve(&desk{reserveStatus: status})
+		if msg := drivertest.FailureOf(t, func() { Reserve(context.Background(), c, "a.png", "image/png", 10) }); msg == "" {
+			t.Errorf("a reservation answering %d passed", status)
+		}
+	}
+}
+
+// ExpectDuration takes null for a file of no duration and a whole number within 50 ms of the
+// manifest's for one that has a duration; anything else fails.
+func TestExpectDuration(t *testing.T) {
+	two := int64(2000)
+	image := fixtures.File{Name: "image.png"}
+	audio := fixtures.File{Name: "audio.wav", DurationMS: &two}
+	c := serve(&desk{reserveStatus: http.StatusCreated})
+	r := c.Post(context.Background(), "/uploads", map[string]any{})
+	for _, tc := range []struct {
+		name   string
+		f      fixtures.File
+		v      any
+		passes bool
+	}{
+		{"image, null", image, nil, true},
+		{"image, a number", image, json.Number("0"), false},
+		{"audio, exact", audio, json.Number("2000"), true},
+		{"audio, within 50 ms", audio, json.Number("2040"), true},
+		{"audio, 100 ms off", audio, json.Number("2100"), false},
+		{"audio, null", audio, nil, false},
+		{"audio, as text", audio, "2000", false},
+	} {
+		msg := drivertest.FailureOf(t, func() { ExpectDuration(r, tc.v, tc.f) })
+		if (msg == "") != tc.passes {
+			t.Errorf("%s: failure %q, want passing %v", tc.name, msg, tc.passes)
+		}
+	}
+}
+
+// PricedWithoutUpload passes over an example that names an upload and one the target refuses to
+// price, and answers the first priced one with its estimate.
+func TestPricedWithoutUpload(t *testing.T) {
+	detail := func(id string, example map[string]any) map[string]any {
+		return map[string]any{"capability_id": id, "example_config": example, "config_schema": map[string]any{
+			"type": "object", "properties": map[string]any{"prompt": map[string]any{"type": "string"}}}}
+	}
+	c := serve(&desk{
+		details: []map[string]any{
+			detail("cap_upload", map[string]any{"image_ids": []any{"ast_0123"}}),
+			detail("cap_refused", map[string]any{"prompt": "A cat."}),
+			detail("cap_priced", map[string]any{"prompt": "A dog."}),
+		},
+		priced: map[string]bool{"cap_upload": true, "cap_priced": true},
+	})
+	var d, e *framework.Response
+	if msg := drivertest.FailureOf(t, func() { d, e = PricedWithoutUpload(context.Background(), c) }); msg != "" {
+		t.Fatal(msg)
+	}
+	if d.String("capability_id") != "cap_priced" || e.Int("max_credits_needed") != 5 {
+		t.Errorf("PricedWithoutUpload = %s, %s", d.Body, e.Body)
+	}
+}
+
+// WithAsset replaces every upload id, plain or in a file object, and leaves the caller's config
+// as it was; WithoutUploads drops the fields that name one.
+func TestConfigsNamingUploads(t *testing.T) {
+	cfg := map[string]any{"prompt": "ast_ is no id here", "image_ids": []any{"ast_1"},
+		"references": []any{map[string]any{"assetId": "ast_2", "alias": "a"}}}
+	got := WithAsset(cfg, "ast_9")
+	want := map[string]any{"prompt": "ast_9", "image_ids": []any{"ast_9"},
+		"references": []any{map[string]any{"assetId": "ast_9", "alias": "a"}}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("WithAsset = %v, want %v", got, want)
+	}
+	if cfg["image_ids"].([]any)[0] != "ast_1" {
+		t.Errorf("WithAsset changed the caller's config: %v", cfg)
+	}
+	if got := WithoutUploads(map[string]any{"n": 2, "image_ids": []any{"ast_1"}}); !reflect.DeepEqual(got, map[string]any{"n": json.Number("2")}) {
+		t.Errorf("WithoutUploads = %v", got)
+	}
+}
+
+// WAV is a RIFF WAVE file of 8 bytes a millisecond whose sizes add up; WithMarkerBox appends a free
+// box holding the scanner marker, its size in its header.
+func TestSamples(t *testing.T) {
+	b := WAV(250)
+	le := binary.LittleEndian
+	if len(b) != 44+2000 || string(b[:4]) != "RIFF" || string(b[8:12]) != "WAVE" || int(le.Uint32(b[4:])) != len(b)-8 ||
+		int(le.Uint32(b[40:])) != 2000 {
+		t.Errorf("WAV(250): %d bytes, header % x", len(b), b[:44])
+	}
+	var marked []byte
+	if msg := drivertest.FailureOf(t, func() { marked = WithMarkerBox([]byte("\x00\x00\x00\x08ftyp")) }); msg != "" {
+		t.Fatal(msg)
+	}
+	box := marked[8:]
+	if int(binary.BigEndian.Uint32(box)) != len(box) || string(box[4:8]) != "free" || !bytes.Contains(box, []byte("MEDIASPEC-FLAG")) {
+		t.Errorf("WithMarkerBox: box %q", box)
+	}
+}
+
+// A file refused at finalize is charged to the rule its manifest reason breaks.
+func TestRefusalRule(t *testing.T) {
+	for _, tc := range []struct {
+		f    fixtures.File
+		want string
+	}{
+		{fixtures.File{Name: "wide.png", Reason: "pixel_bounds", Kind: "image"}, "UPLOAD-032"},
+		{fixtures.File{Name: "tiny.png", Reason: "pixel_bounds", Kind: "image"}, "UPLOAD-033"},
+		{fixtures.File{Name: "png-as.jpg", Reason: "signature_mismatch", Kind: "image", ContentType: "image/jpeg"}, "UPLOAD-031"},
+		{fixtures.File{Name: "cut.png", Reason: "truncated", Kind: "image"}, "UPLOAD-031"},
+		{fixtures.File{Name: "cut.mp4", Reason: "truncated", Kind: "video"}, "UPLOAD-030"},
+	} {
+		if got := refusalRule(tc.f); got != tc.want {
+			t.Errorf("refusalRule(%s) = %s, want %s", tc.f.Name, got, tc.want)
+		}
+	}
+}
