@@ -352,6 +352,11 @@ func childConfig(cfg Config, i int, ks *framework.KeySet, dir string) Config {
 	c.JSONReport = filepath.Join(dir, fmt.Sprintf("process-%d.json", i+1))
 	if ks != nil {
 		c.Key, c.ReadKey, c.OtherKey, c.SiblingKey = ks.Key, ks.ReadKey, ks.OtherKey, ks.SiblingKey
+		// The saved workflows are one per key set, in order: process i has set i's.
+		c.SavedWorkflowIDs = nil
+		if i < len(cfg.SavedWorkflowIDs) {
+			c.SavedWorkflowIDs = framework.IDList{cfg.SavedWorkflowIDs[i]}
+		}
 	}
 	return c
 }

@@ -11,6 +11,9 @@ type KeySet = framework.KeySet
 // KeyList is a list of keys (test_keys, the key sets' keys) as the profile and a flag give it.
 type KeyList = framework.KeyList
 
+// IDList is a list of ids the profile declares (saved_workflow_ids: one per key set).
+type IDList = framework.IDList
+
 // FeatureList is the profile's features: which optional test features the target offers.
 type FeatureList = framework.FeatureList
 

@@ -249,7 +249,23 @@ type RoleKeys struct {
 	Renamed     *RenamedField `json:"renamed_field,omitempty"`
 	Ended       *RenamedField `json:"ended_field,omitempty"`
 	RemovedEnum *RemovedEnum  `json:"removed_enum,omitempty"`
+	// LongLists is a read-only key of a workspace of its own whose preset list (LongListCopies
+	// coming-soon copies of listed presets) and voice list (LongListVoices cloned voices) hold
+	// more than 50 rows: the long lists an operator makes in their app. Its own workspace keeps
+	// the key sets' catalogue as it starts.
+	LongLists string `json:"long_lists_key"`
+	// SavedWorkflows are a saved workflow of each key set's first workspace, in the order of the
+	// key sets (the profile's saved_workflow_ids): taking no inputs, of two tts steps, the second
+	// after the first with a longer script, as an operator saves one in their app.
+	SavedWorkflows []string `json:"saved_workflow_ids"`
 }
+
+// The long lists of RoleKeys.LongLists: with the start catalogue's 5 presets and 35 voices, more
+// than 50 of each.
+const (
+	LongListCopies = 50
+	LongListVoices = 20
+)
 
 // RoleComingSoonPreset is the id of the coming_soon preset the start state lists to the workspace
 // of every key set (Config.RoleKeys): a copy of an available preset (the control API's
@@ -335,6 +351,7 @@ type bootState struct {
 	testKeys    map[string]bool // key ids of the test keys (Config.TestInputs), nil when off
 	roles       *RoleKeys       // the role fixtures (Config.RoleKeys), nil when off
 	ownCatalog  string          // the workspace of roles.OwnCatalogue
+	longLists   string          // the workspace of roles.LongLists
 }
 
 // settled is a Config checked and completed: the defaults filled in, and what New makes of it
@@ -435,6 +452,7 @@ func New(cfg Config) (*Server, error) {
 	s.boot()
 	s.bootCatalogRoles()
 	s.bootVersionRoles()
+	s.bootSavedWorkflows()
 	return s, nil
 }
 
@@ -513,6 +531,7 @@ func (s *Server) wireStores(st settled) {
 	s.svc.Workflows = workflows.New(workflows.Deps{Clock: clk, IDs: src, Registry: s.svc.Registry, Catalog: s.svc.Catalog,
 		Jobs: s.svc.Jobs, Faults: s.svc.Faults, Retain: cfg.Retain, Logger: logger})
 	s.OnReset(s.svc.Workflows.Reset)
+	s.OnReset(s.bootSavedWorkflows) // after the engine's reset, which forgets what bootSavedWorkflows made
 	s.svc.API.RegisterWorkflows(s.svc.Workflows)
 	s.OnReset(func() { s.svc.Faults.Clear() })
 }
@@ -693,6 +712,13 @@ func (s *Server) boot() {
 	}
 	if s.cfg.RoleKeys {
 		st.roles, st.ownCatalog = s.bootRoles()
+		longLists := s.svc.Registry.Create(workspace.CreateParams{Name: "Long lists workspace", Plan: workspace.PlanPro, Balance: s.cfg.Balance})
+		var err error
+		if _, st.roles.LongLists, err = s.svc.Registry.CreateKey(longLists, workspace.KeyParams{Name: "long lists key",
+			Scopes: []workspace.Scope{workspace.ScopeRead}}); err != nil {
+			panic("mock: long lists key: " + err.Error()) // fixed valid params: cannot fail
+		}
+		st.longLists = longLists.ID()
 		for i, ws := range mains {
 			name := ""
 			if i > 0 {
@@ -800,13 +826,89 @@ func (s *Server) bootCatalogRoles() {
 	s.mu.Lock()
 	s.start.roles.OwnActor, s.start.roles.OwnClonedVoice = a.ID, v.ID
 	s.start.roles.OwnProcessingActor, s.start.roles.OwnDisabledActor, s.start.roles.OwnDeactivatedVoice = processing.ID, disabled.ID, off.ID
-	keySetWS := slices.Clone(s.start.keySetWS)
+	keySetWS, longLists := slices.Clone(s.start.keySetWS), s.start.longLists
 	s.mu.Unlock()
 	for _, w := range keySetWS {
 		if _, err := s.svc.Catalog.CopyCapability(w, comingSoonSource, RoleComingSoonPreset); err != nil {
 			panic("mock: the coming_soon preset: " + err.Error())
 		}
 	}
+	s.bootLongLists(longLists)
+}
+
+// bootLongLists fills the long-lists workspace (RoleKeys.LongLists): LongListCopies copies of the
+// listed presets, in turn, and LongListVoices cloned voices.
+func (s *Server) bootLongLists(ws string) {
+	var presets []string
+	for _, c := range s.svc.Catalog.Fixtures().Capabilities {
+		if c.IsPreset() && c.Listed() {
+			presets = append(presets, c.ID)
+		}
+	}
+	if len(presets) == 0 {
+		return
+	}
+	for i := range LongListCopies {
+		if _, err := s.svc.Catalog.CopyCapability(ws, presets[i%len(presets)], fmt.Sprintf("preset_long_list_%02d", i+1)); err != nil {
+			panic("mock: a long-list preset copy: " + err.Error()) // fixed valid params: cannot fail
+		}
+	}
+	for i := range LongListVoices {
+		if _, err := s.svc.Catalog.CloneVoice(ws, catalog.VoiceParams{Name: fmt.Sprintf("Long list cloned voice %02d", i+1), Active: true}); err != nil {
+			panic("mock: a long-list cloned voice: " + err.Error())
+		}
+	}
+}
+
+// bootSavedWorkflows saves a workflow in each key set's first workspace (RoleKeys.SavedWorkflows),
+// once the workflow engine holds its start state: two tts steps of the catalogue's example
+// script, the second after the first with a longer one (so the two prices differ).
+func (s *Server) bootSavedWorkflows() {
+	s.mu.Lock()
+	r, keySetWS := s.start.roles, slices.Clone(s.start.keySetWS)
+	s.mu.Unlock()
+	if r == nil {
+		return
+	}
+	tts, ok := s.svc.Catalog.Fixtures().Capability("tts")
+	if !ok {
+		return
+	}
+	voice := ""
+	for _, v := range s.svc.Catalog.Fixtures().Voices {
+		if v.Active && v.WorkspaceID == nil {
+			voice = v.ID
+			break
+		}
+	}
+	script, _ := tts.ExampleConfig["script"].(string)
+	node := func(id, text string, deps ...string) fixtures.WorkflowNode {
+		cfg := map[string]fixtures.Binding{}
+		for k, v := range tts.ExampleConfig {
+			cfg[k] = fixtures.Binding{Value: v}
+		}
+		cfg["script"] = fixtures.Binding{Value: text}
+		n := fixtures.WorkflowNode{ID: id, Label: id, CapabilityID: tts.ID, DependsOn: append([]string{}, deps...), Config: cfg}
+		if voice != "" {
+			n.Body = map[string]fixtures.Binding{"voice_id": {Value: voice}}
+		}
+		return n
+	}
+	var ids []string
+	for i, ws := range keySetWS {
+		saved, err := s.svc.Workflows.Save(ws, workflows.SaveParams{
+			Name:         fmt.Sprintf("Saved workflow %d", i+1),
+			Nodes:        []fixtures.WorkflowNode{node("voice", script), node("voice_two", script+" And a second, longer line for a second price.", "voice")},
+			InputsSchema: map[string]any{"type": "object", "additionalProperties": false, "properties": map[string]any{}},
+		})
+		if err != nil {
+			panic("mock: a saved workflow: " + err.Error()) // fixed valid params: cannot fail
+		}
+		ids = append(ids, saved.WorkflowID)
+	}
+	s.mu.Lock()
+	s.start.roles.SavedWorkflows = ids
+	s.mu.Unlock()
 }
 
 // comingSoonSource is the available preset RoleComingSoonPreset copies.

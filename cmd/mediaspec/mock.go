@@ -263,6 +263,9 @@ func writeMockProfile(path string, info mock.StartInfo, cfg mock.Config) error {
 		if e := r.RemovedEnum; e != nil {
 			p.RemovedEnumCapabilityID, p.RemovedEnumField, p.RemovedEnumValue = e.Capability, e.Field, e.Value
 		}
+		// The long lists and the saved workflows (one per key set, in their order) an operator
+		// makes in their app.
+		p.LongListsKey, p.SavedWorkflowIDs = r.LongLists, conformance.IDList(r.SavedWorkflows)
 	}
 	if info.TimeScale != 1 && info.TimeScale > 0 {
 		// A scaled clock is part of what the target is: the suite's waits and windows follow it.

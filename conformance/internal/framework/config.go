@@ -203,6 +203,13 @@ type Config struct {
 	RemovedEnumCapabilityID  string `yaml:"removed_enum_capability_id" env:"MEDIASPEC_REMOVED_ENUM_CAPABILITY_ID"`
 	RemovedEnumField         string `yaml:"removed_enum_field" env:"MEDIASPEC_REMOVED_ENUM_FIELD"`
 	RemovedEnumValue         string `yaml:"removed_enum_value" env:"MEDIASPEC_REMOVED_ENUM_VALUE"`
+	// Fixtures made in the operator's app for the workflow and long-list specs (T1, appfixtures.go).
+	// SavedWorkflowIDs are saved workflows, one per key set in the order of KeySets (the first is
+	// Key's), each of that set's first workspace: taking no inputs, of two or more steps the key
+	// can run. LongListsKey is a read-only key of a workspace of its own holding more than 50
+	// presets (copies) and more than 50 voices (cloned ones among them), which the operator made.
+	SavedWorkflowIDs IDList `yaml:"saved_workflow_ids" env:"MEDIASPEC_SAVED_WORKFLOW_IDS"`
+	LongListsKey     string `yaml:"long_lists_key" env:"MEDIASPEC_LONG_LISTS_KEY"`
 	// PerGenerationLimit and DailyLimit are the workspace limits the operator set on the workspace
 	// of Key (and of every key set): undeclared, the text's defaults (600 and 2000 credits); 0 is a
 	// value ("no spend at all").
@@ -283,7 +290,8 @@ var flagNames = map[string]string{
 	"EndedFieldCapabilityID": "ended-field-capability-id", "EndedFieldOldName": "ended-field-old-name",
 	"EndedFieldNewName": "ended-field-new-name", "EndedFieldStoppedIn": "ended-field-stopped-in",
 	"RemovedEnumCapabilityID": "removed-enum-capability-id", "RemovedEnumField": "removed-enum-field",
-	"RemovedEnumValue":   "removed-enum-value",
+	"RemovedEnumValue": "removed-enum-value",
+	"SavedWorkflowIDs": "saved-workflow-id", "LongListsKey": "long-lists-key",
 	"PerGenerationLimit": "workspace-per-generation-limit", "DailyLimit": "workspace-daily-limit", "Features": "feature",
 	"TestKeys": "test-key",
 }
@@ -351,6 +359,8 @@ func RegisterFlags(fs *flag.FlagSet) *Flags {
 	fs.StringVar(&v.OwnDeactivatedVoiceID, "own-deactivated-voice-id", "",
 		"profile: a voice cloned in --own-catalogue-key's workspace and deactivated")
 	registerVersionFlags(fs, v)
+	fs.Var(&v.SavedWorkflowIDs, "saved-workflow-id", "profile: a saved workflow of a key set's first workspace, taking no inputs (repeat it, or comma-separate: one per key set, in their order)")
+	fs.StringVar(&v.LongListsKey, "long-lists-key", "", "profile: a read-only key of a workspace holding more than 50 presets and more than 50 voices (never printed)")
 	fs.StringVar(&v.LowerPlanKey, "lower-plan-key", "", "profile: a read+generate key of a workspace whose plan lacks a capability a higher plan has (never printed)")
 	fs.StringVar(&v.GenerateOnlyKey, "generate-only-key", "", "profile: a key holding only the generate scope, of a workspace with credits (never printed)")
 	fs.StringVar(&v.DeletedWorkspaceKey, "deleted-workspace-key", "", "profile: a key of a workspace that was deleted (never printed)")

@@ -102,7 +102,7 @@ func New(ctx context.Context, cfg Config) (*Framework, error) {
 		base:       newTransport(),
 	}
 	f.redactor.Add(cfg.Key, cfg.ReadKey, cfg.OtherKey, cfg.ControlToken)
-	f.redactor.Add(cfg.RevokedKey, cfg.ExpiredKey, cfg.BudgetKey, cfg.LowBalanceKey, cfg.NoAgentAPIKey, cfg.LowerPlanKey, cfg.SiblingKey)
+	f.redactor.Add(cfg.RevokedKey, cfg.ExpiredKey, cfg.BudgetKey, cfg.LowBalanceKey, cfg.NoAgentAPIKey, cfg.LowerPlanKey, cfg.SiblingKey, cfg.LongListsKey)
 	f.redactor.Add(cfg.GenerateOnlyKey, cfg.DeletedWorkspaceKey, cfg.AllowanceUsedKey)
 	f.redactor.Add(cfg.BusinessKey, cfg.OwnCatalogueKey)
 	if f.apiRoot, err = cfg.APIRoot(); err != nil {

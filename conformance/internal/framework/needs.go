@@ -65,7 +65,7 @@ var needReport = map[Need]string{
 	RevokedKey: report.NeedProfile, ExpiredKey: report.NeedProfile, BudgetKey: report.NeedProfile,
 	LowBalanceKey: report.NeedProfile, NoAgentAPIKey: report.NeedProfile,
 	GenerateOnlyKey: report.NeedProfile, DeletedWorkspaceKey: report.NeedProfile, AllowanceUsedKey: report.NeedProfile,
-	BusinessKey: report.NeedProfile, SiblingKey: report.NeedProfile,
+	BusinessKey: report.NeedProfile, SiblingKey: report.NeedProfile, LongListsKey: report.NeedProfile,
 }
 
 // Report is the report's name of the need (report.Need*): report.NeedOther for one it does not

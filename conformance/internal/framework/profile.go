@@ -233,7 +233,7 @@ func (c Config) roleKeys() []struct{ name, key string } {
 		{"revoked_key", c.RevokedKey}, {"expired_key", c.ExpiredKey}, {"budget_key", c.BudgetKey},
 		{"low_balance_key", c.LowBalanceKey}, {"no_agent_api_key", c.NoAgentAPIKey}, {"lower_plan_key", c.LowerPlanKey},
 		{"generate_only_key", c.GenerateOnlyKey}, {"deleted_workspace_key", c.DeletedWorkspaceKey}, {"allowance_used_key", c.AllowanceUsedKey},
-		{"business_key", c.BusinessKey}, {"own_catalogue_key", c.OwnCatalogueKey},
+		{"business_key", c.BusinessKey}, {"own_catalogue_key", c.OwnCatalogueKey}, {"long_lists_key", c.LongListsKey},
 	}
 }
 
@@ -384,6 +384,7 @@ var profileSettings = []string{
 	"ended_field_capability_id", "ended_field_old_name", "ended_field_new_name", "ended_field_stopped_in",
 	"removed_enum_capability_id", "removed_enum_field", "removed_enum_value",
 	"workspace_per_generation_limit",
+	"saved_workflow_ids", "long_lists_key", "workspace_per_generation_limit",
 	"workspace_daily_limit", "features", "test_keys",
 }
 

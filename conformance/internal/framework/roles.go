@@ -28,11 +28,14 @@ const (
 	// The key role of the key-slot specs (T2): one per key set (KeySet.SiblingKey), so the
 	// processes of a split run never share it.
 	SiblingKey Need = "sibling-key" // sibling_key: a second read+generate key of key's workspace
+
+	// The key role of the long-list specs (T1, appfixtures.go).
+	LongListsKey Need = "long-lists-key" // long_lists_key: a read key of a workspace with more than 50 presets and voices
 )
 
 // RoleNeeds are the needs of the profile's key roles, in label order.
 var RoleNeeds = []Need{AllowanceUsedKey, BudgetKey, BusinessKey, DeletedWorkspaceKey, ExpiredKey, GenerateOnlyKey, LowBalanceKey, NoAgentAPIKey, RevokedKey,
-	SiblingKey}
+	SiblingKey, LongListsKey}
 
 // role is what the suite says and reads of one key role.
 type role struct {
@@ -55,6 +58,8 @@ var roles = map[Need]role{
 		func(c Config) string { return c.AllowanceUsedKey }},
 	SiblingKey: {"sibling_key", "--sibling-key; the fourth key of each key set", "a second read+generate key of the main key's workspace",
 		func(c Config) string { return c.SiblingKey }},
+	LongListsKey: {"long_lists_key", "--long-lists-key", "a key of a workspace whose own presets (copies) and cloned voices make lists of more than 50 rows",
+		func(c Config) string { return c.LongListsKey }},
 }
 
 // Roles are the key roles c declares.

@@ -555,7 +555,7 @@ func castStateSpecs(f *framework.Framework) {
 			paging.ExpectPrefix(p, "actor_id", all, 30, "limit=30")
 		})
 
-		f.Rule("VOICE-011", "VOICE-008").It("with more than 50 voices, pages hold 25 by default and 50 at most, in name order whatever order the voices were made in", func(ctx context.Context, s *framework.Spec) {
+		f.Rule("VOICE-011", "VOICE-008").Needs(framework.LongListsKey).It("with more than 50 voices, pages hold 25 by default and 50 at most, in name order whatever order the voices were made in", func(ctx context.Context, s *framework.Spec) {
 			if !s.HasControl() {
 				longVoiceListAsIs(ctx, s)
 				return
@@ -714,14 +714,14 @@ func deactivatedVoicesThroughControl(ctx context.Context, s *framework.Spec) {
 	Expect(paging.IDs(rows, "voice_id")).NotTo(ContainElement(clone), "a deactivated cloned voice is not listed")
 }
 
-// longVoiceListAsIs is VOICE-008/011's spec without control: the key's own voice list, read as it
-// is when it holds more than 50 voices: the default page holds at most 25, a page at most 50, and
-// the voices come in name order across pages.
+// longVoiceListAsIs is VOICE-008/011's spec without control: the voice list of the profile's
+// long-lists workspace (long_lists_key), whose cloned voices make it more than 50 long: the
+// default page holds at most 25, a page at most 50, and the voices come in name order across pages.
 func longVoiceListAsIs(ctx context.Context, s *framework.Spec) {
 	GinkgoHelper()
-	c := s.Client()
+	c := s.RoleKey(framework.LongListsKey)
 	first := paging.Get(ctx, c, "/voices", "voices")
-	moreThan50(s, int(first.R.Int("total")), "voices")
+	longListHolds(s, int(first.R.Int("total")), "voices")
 	s.Step("VOICE-008")
 	Expect(len(first.Rows)).To(BeNumerically("<=", 25), "the default page of more than 50 voices holds at most 25"+first.R.Describe())
 	big := paging.Get(ctx, c, "/voices", "voices", framework.Query("limit", "999"))

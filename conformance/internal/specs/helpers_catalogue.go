@@ -258,9 +258,10 @@ func presetSubmit(ctx context.Context, s *framework.Spec) (sp spender, id string
 func longCatalogue(ctx context.Context, s *framework.Spec) (c *framework.Client, caps map[string]string, presets []string) {
 	GinkgoHelper()
 	if !s.HasControl() {
-		// Without control nothing is copied: the target's own lists, read as they are (the
-		// spec skips unless its list is longer than 50, moreThan50).
-		c = s.Client()
+		// Without control nothing is copied: the lists of the profile's long-lists workspace
+		// (long_lists_key), whose presets the operator copied in their app, read as they are (the
+		// spec fails unless its list is longer than 50, moreThan50).
+		c = s.RoleKey(framework.LongListsKey)
 		rows, _ := paging.Walk(ctx, c, "/capabilities", paging.Open, 50, 100)
 		caps = map[string]string{}
 		for _, row := range rows {
@@ -314,6 +315,18 @@ func moreThan50(s *framework.Spec, n int, what string) {
 	// The reason names control, the tier that makes such a list on any target: the report groups
 	// the spec's rules under it.
 	framework.SkipFor(framework.Unsupported(framework.Control, fmt.Sprintf("needs a list of more than 50 %s: the target lists %d to this key, and only the control API (or the operator's catalogue) makes one that long", what, n)))
+}
+
+// longListHolds holds the spec to a list of more than 50 rows (n of them, what they are) of a
+// workspace's own: the one the spec filled through control, or the profile's long-lists workspace
+// (long_lists_key), whose rows the operator made and declares more than 50 (fewer fails).
+func longListHolds(s *framework.Spec, n int, what string) {
+	GinkgoHelper()
+	if s.HasControl() {
+		Expect(n).To(BeNumerically(">", 50), "the spec made a list of more than 50 "+what)
+		return
+	}
+	Expect(n).To(BeNumerically(">", 50), fmt.Sprintf("long_lists_key's workspace lists more than 50 %s, as the profile declares", what))
 }
 
 // bigHold finds a config of an available capability (no upload) whose padded hold is as large as

@@ -574,3 +574,86 @@ func runStatus(r *framework.Response) string {
 	Expect(ok).To(BeTrue(), "the run read shows the run's status (one of "+strings.Join(openshape.RunStatuses, ", ")+")"+r.Describe())
 	return st
 }
+
+// savedWorkflowCharges invokes a saved workflow and runs it to its end: the spec's own (with
+// control: three steps it priced, cheapSteps) or the profile's (saved_workflow_ids, taking no
+// inputs). The invoke needs the sum of the steps' own padded holds (WF-009: max_credits one below
+// is refused naming the same required_credits), each step's generation holds its own padded
+// estimate and its node's credits are that generation's charge (WF-023). With priced, the steps
+// are the spec's and each is also priced as its own estimate (GEN-014) and paid from the balance.
+func savedWorkflowCharges(ctx context.Context, s *framework.Spec, priced bool) {
+	GinkgoHelper()
+	c := s.Client()
+	var wf string
+	var price map[string]float64 // by node id: known when the spec saved the steps
+	var need map[string]int64
+	if s.HasControl() {
+		sp := newSpender(ctx, s)
+		steps := cheapSteps(ctx, sp.c)
+		price, need = stepsPrice(ctx, sp.c, steps)
+		c, wf = sp.c, saveWorkflow(ctx, s, sp.ws.ID, steps)
+		DeferCleanup(func(ctx SpecContext) { s.Advance(ctx, 3600) })
+	} else {
+		wf = s.SavedWorkflowID()
+	}
+	path := "/workflows/" + wf + "/invoke"
+	body := func(maxCredits int64) map[string]any {
+		return map[string]any{inputsKey(c): map[string]any{}, "max_credits": maxCredits}
+	}
+	s.Step("WF-009")
+	want := c.Post(ctx, path, body(1)).ExpectError(http.StatusPaymentRequired, "max_credits_exceeded").Int("error.limit.required_credits")
+	var sum float64
+	if need != nil {
+		var padded int64
+		for id, n := range need {
+			padded, sum = padded+n, sum+price[id]
+		}
+		Expect(want).To(Equal(padded), fmt.Sprintf("required_credits is the sum over the steps of ceil(price x 1.1): %v of prices %v (not ceil(%v x 1.1) = %d)", need, price, sum, ceilPad(sum)))
+	}
+	e := c.Post(ctx, path, body(want-1)).ExpectError(http.StatusPaymentRequired, "max_credits_exceeded")
+	Expect(e.String("error.limit.bound_by")).To(Equal("max_credits"), e.Describe())
+	Expect(e.Int("error.limit.required_credits")).To(Equal(want), "required_credits is the same whatever max_credits was sent"+e.Describe())
+	before := availableOf(ctx, c)
+	s.Spend(int(want))
+	s.Step("WF-009", "WF-004")
+	inv := c.Post(ctx, path, body(want))
+	id := expectInvoked(s, inv)
+	if need != nil {
+		s.ReferenceOnly("WF-005", "the invoke answer's credits_estimated is the sum of its steps' prices", func() {
+			Expect(inv.Int("credits.credits_estimated")).To(BeNumerically("~", sum, float64(len(need))), "the run is estimated at the sum of its steps' prices"+inv.Describe())
+		})
+	}
+	final, _ := wfFinish(ctx, s, c, id)
+	run := runRecord(final)
+	Expect(run["status"]).To(Equal("completed"), final.Describe())
+	var charged, held int64
+	for nid, node := range wfNodes(final, run) {
+		gens := wfGenIDs(final, node)
+		Expect(gens).To(HaveLen(1), "step "+nid+" made one generation"+final.Describe())
+		g := readGen(ctx, c, gens[0])
+		if priced {
+			s.Step("GEN-014")
+			Expect(g.Int("generation.credits_estimated")).To(chargeOf(price[nid]), "step "+nid+" is priced as its own estimate"+g.Describe())
+		}
+		s.Step("WF-009")
+		h := g.Int("generation.credits.credits_held")
+		if need != nil {
+			Expect(h).To(Equal(need[nid]), "step "+nid+" holds its own padded estimate"+g.Describe())
+		}
+		held += h
+		s.Step("WF-023")
+		Expect(wfInt(node["credits"])).To(Equal(g.Int("generation.credits.credits_charged")), "step "+nid+"'s credits are its generation's charge"+final.Describe())
+		charged += g.Int("generation.credits.credits_charged")
+	}
+	s.Step("WF-009")
+	Expect(held).To(Equal(want), "the invoke's required_credits is the sum of its steps' holds, each step padded on its own"+final.Describe())
+	s.Step("WF-023")
+	if rc, ok := runCharge(s, final); ok { // the run record is not shown: judged where it carries credits
+		Expect(rc).To(Equal(charged), "the run's charge is its steps' charges"+final.Describe())
+	}
+	if s.HasControl() { // the spec's own workspace: nothing else moves its balance
+		after, onHold := balanceOf(ctx, c)
+		Expect(onHold).To(BeZero())
+		Expect(before-after).To(Equal(charged), "the balance paid each step's charge")
+	}
+}
