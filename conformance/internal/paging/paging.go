@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -98,22 +99,30 @@ func From(r *framework.Response, field string) Page {
 // pages. It fails the spec after maxPages pages (a cursor that never ends).
 func Walk(ctx context.Context, c *framework.Client, path, field string, limit int, maxPages int) ([]map[string]any, []Page) {
 	GinkgoHelper()
+	return WalkUntil(ctx, c, path, field, limit, maxPages, nil)
+}
+
+// WalkUntil is Walk that stops after the first page on which enough(the pages read so far) holds
+// (nil: at the end only), sending opts (a query) on every page.
+func WalkUntil(ctx context.Context, c *framework.Client, path, field string, limit int, maxPages int,
+	enough func(pages []Page) bool, opts ...framework.CallOption) ([]map[string]any, []Page) {
+	GinkgoHelper()
 	var rows []map[string]any
 	var pages []Page
 	cursor := ""
 	for i := 0; ; i++ {
 		Expect(i).To(BeNumerically("<", maxPages), fmt.Sprintf("%s: next_cursor did not end after %d pages", path, maxPages))
-		opts := []framework.CallOption{}
+		page := slices.Clone(opts)
 		if limit > 0 {
-			opts = append(opts, framework.Query("limit", fmt.Sprint(limit)))
+			page = append(page, framework.Query("limit", fmt.Sprint(limit)))
 		}
 		if cursor != "" {
-			opts = append(opts, framework.Query("cursor", cursor))
+			page = append(page, framework.Query("cursor", cursor))
 		}
-		p := Get(ctx, c, path, field, opts...)
+		p := Get(ctx, c, path, field, page...)
 		pages = append(pages, p)
 		rows = append(rows, p.Rows...)
-		if p.Cursor == nil {
+		if p.Cursor == nil || enough != nil && enough(pages) {
 			return rows, pages
 		}
 		cursor = *p.Cursor
@@ -221,27 +230,24 @@ func WalkGenerations(ctx context.Context, c *framework.Client, limit int, query 
 func WalkGenerationsUntil(ctx context.Context, c *framework.Client, limit int, query [][2]string,
 	between func(page int), enough func(read []string) bool) []string {
 	GinkgoHelper()
+	var opts []framework.CallOption
+	for _, q := range query {
+		opts = append(opts, framework.Query(q[0], q[1]))
+	}
 	var out []string
-	cursor := ""
-	for i := 0; i < 40; i++ {
-		opts := []framework.CallOption{framework.Query("limit", strconv.Itoa(limit))}
-		for _, q := range query {
-			opts = append(opts, framework.Query(q[0], q[1]))
-		}
-		if cursor != "" {
-			opts = append(opts, framework.Query("cursor", cursor))
-		}
-		p := Get(ctx, c, "/generations", Open, opts...)
+	WalkUntil(ctx, c, "/generations", Open, limit, 40, func(pages []Page) bool {
+		p := pages[len(pages)-1]
 		Expect(len(p.Rows)).To(BeNumerically("<=", limit), p.R.Describe())
 		out = append(out, IDs(p.Rows, "generation_id")...)
-		if p.Cursor == nil || enough(out) {
-			return out
+		if enough(out) {
+			return true
 		}
-		cursor = *p.Cursor
-		between(i)
-	}
-	Fail("GET /generations: next_cursor did not end after 40 pages")
-	return nil
+		if p.Cursor != nil {
+			between(len(pages) - 1)
+		}
+		return false
+	}, opts...)
+	return out
 }
 
 // Repeats returns the ids that occur more than once in list.

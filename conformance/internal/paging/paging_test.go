@@ -208,3 +208,25 @@ func TestIDsByPrefix(t *testing.T) {
 		t.Errorf("Repeats = %q", got)
 	}
 }
+
+// WalkUntil stops after the first page on which enough holds, and sends its query on every page.
+func TestWalkUntilStops(t *testing.T) {
+	c := serve(t, &list{rows: things(10)})
+	var rows []map[string]any
+	var pages []Page
+	if msg := drivertest.FailureOf(t, func() {
+		rows, pages = WalkUntil(context.Background(), c, "/things", "things", 3, 20, func(pages []Page) bool {
+			return len(pages) == 2
+		}, framework.Query("mine", "1"))
+	}); msg != "" {
+		t.Fatal(msg)
+	}
+	if len(pages) != 2 || len(rows) != 6 {
+		t.Fatalf("WalkUntil read %d rows in %d pages, want 6 in 2", len(rows), len(pages))
+	}
+	for i, p := range pages {
+		if !strings.Contains(p.R.Exchange.URL, "mine=1") {
+			t.Errorf("page %d was read without the query: %s", i, p.R.Exchange.URL)
+		}
+	}
+}
