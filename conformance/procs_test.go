@@ -564,3 +564,42 @@ func TestWeightsOfUnmetNeeds(t *testing.T) {
 		t.Errorf("table %v: want dynamic 60 and no static", tbl.Specs)
 	}
 }
+
+// In a run whose processes share their keys, the specs that upload are spread over the
+// processes (the upload bucket of a key is 30 calls a minute), whatever their weights say; the
+// other specs still balance the weights, and with control nothing is spread.
+func TestSpreadUploads(t *testing.T) {
+	var preview types.Report
+	w := map[string]float64{}
+	up := map[string]bool{}
+	for i := range 8 {
+		r := specReport("uploads", fmt.Sprintf("u%d", i), []string{string(framework.Uploads)}, "", false)
+		preview.SpecReports = append(preview.SpecReports, r)
+		w[r.FullText()], up[r.FullText()] = 0, true
+	}
+	w[preview.SpecReports[0].FullText()] = 60 // the one that empties its key's bucket
+	for i := range 8 {
+		r := specReport("workflows", fmt.Sprintf("w%d", i), nil, "", false)
+		preview.SpecReports = append(preview.SpecReports, r)
+		w[r.FullText()] = 30
+	}
+	count := func(cfg Config) []int {
+		var n []int
+		for _, share := range planShards(preview, 4, weightsFor(cfg).withWeights(w)) {
+			k := 0
+			for _, text := range share {
+				if up[text] {
+					k++
+				}
+			}
+			n = append(n, k)
+		}
+		return n
+	}
+	if got := count(Config{}); !slices.Equal(got, []int{2, 2, 2, 2}) {
+		t.Errorf("keys only: uploading specs per share %v, want 2 each", got)
+	}
+	if got := count(Config{ControlURL: "http://127.0.0.1:1/_control/v1"}); slices.Equal(got, []int{2, 2, 2, 2}) {
+		t.Errorf("with control: uploading specs per share %v, want them packed by weight", got)
+	}
+}

@@ -47,6 +47,10 @@ type weights struct {
 	// caps, when set, are the run's: a spec that declares a need they lack skips at once, so it
 	// weighs the least whatever the table says (the table's run may have offered the need).
 	caps *framework.Capabilities
+	// spreadUploads says the specs of a process share its keys (no control): the upload calls of
+	// one spec empty the key's upload bucket (30 a minute) for the next, so planShards spreads
+	// the specs that upload over the processes instead of letting the weights pack them together.
+	spreadUploads bool
 }
 
 // withCaps is w for a run of cfg whose processes get key sets like ks (nil: the configured keys).
@@ -101,6 +105,7 @@ var keysOnlyNeeds = []framework.Need{framework.Spends, framework.Uploads, framew
 func weightsFor(cfg Config) weights {
 	w := loadWeights()
 	w.realTime = cfg.RealTime && cfg.ControlURL == ""
+	w.spreadUploads = cfg.ControlURL == ""
 	return w
 }
 
@@ -134,6 +139,12 @@ func loadWeights() weights {
 	return newWeights(t.Specs)
 }
 
+// withWeights is w with the table specs instead of the embedded one (tests).
+func (w weights) withWeights(specs map[string]float64) weights {
+	w.spec, w.area = specs, map[string]float64{}
+	return w
+}
+
 // newWeights indexes seconds by full text (the text starts with the area's container text, but
 // the area is taken from the spec's file when planning, so the mean per area is by that).
 func newWeights(specs map[string]float64) weights {
@@ -141,10 +152,7 @@ func newWeights(specs map[string]float64) weights {
 }
 
 func (w weights) of(r types.SpecReport) float64 {
-	if !w.realTime && slices.Contains(r.Labels(), string(framework.RealTime)) {
-		return w.min()
-	}
-	if w.caps != nil && w.caps.Unmet(needsOf(r.Labels())) != "" {
+	if w.skips(r) {
 		return w.min()
 	}
 	if s, ok := w.spec[r.FullText()]; ok {
@@ -154,6 +162,21 @@ func (w weights) of(r types.SpecReport) float64 {
 		return s
 	}
 	return defaultWeight
+}
+
+// skips reports whether the spec skips at once in this run: it waits out real time in a run that
+// does not, or declares a need the run lacks.
+func (w weights) skips(r types.SpecReport) bool {
+	if !w.realTime && slices.Contains(r.Labels(), string(framework.RealTime)) {
+		return true
+	}
+	return w.caps != nil && w.caps.Unmet(needsOf(r.Labels())) != ""
+}
+
+// uploads reports whether the spec uploads in this run (spreadUploads): it declares the need and
+// does not skip at once.
+func (w weights) uploads(r types.SpecReport) bool {
+	return w.spreadUploads && slices.Contains(r.Labels(), string(framework.Uploads)) && !w.skips(r)
 }
 
 // min is the least a spec weighs.
@@ -213,7 +236,9 @@ func OwnWeightsFromResults(res report.Results) ([]byte, error) {
 // share the full texts of its specs; every selected spec is in exactly one share. Specs that must
 // run in one process stay together: those of one Ordered container (they share its BeforeAll), and
 // specs with one full text (Ginkgo's focus cannot tell them apart). The heaviest group goes first
-// to the lightest share, so the run takes about as long as its heaviest share.
+// to the lightest share, so the run takes about as long as its heaviest share; in a run whose
+// processes share their keys, a group that uploads goes to the lightest of the shares with the
+// fewest such groups (weights.spreadUploads).
 func planShards(preview types.Report, n int, w weights) [][]string {
 	if len(w.area) == 0 && len(w.spec) > 0 {
 		sum, cnt := map[string]float64{}, map[string]int{}
@@ -230,9 +255,10 @@ func planShards(preview types.Report, n int, w weights) [][]string {
 		}
 	}
 	type group struct {
-		texts  []string
-		weight float64
-		first  int
+		texts   []string
+		weight  float64
+		first   int
+		uploads bool
 	}
 	var groups []*group
 	byKey := map[string]*group{}
@@ -267,6 +293,7 @@ func planShards(preview types.Report, n int, w weights) [][]string {
 			g.texts = append(g.texts, text)
 		}
 		g.weight += max(w.of(r), w.min())
+		g.uploads = g.uploads || w.uploads(r)
 	}
 	sort.SliceStable(groups, func(i, j int) bool {
 		if groups[i].weight != groups[j].weight {
@@ -277,15 +304,25 @@ func planShards(preview types.Report, n int, w weights) [][]string {
 	n = max(min(n, len(groups)), 1)
 	shares := make([][]string, n)
 	load := make([]float64, n)
+	ups := make([]int, n)
 	for _, g := range groups {
 		k := 0
 		for i := range load {
+			if g.uploads && ups[i] != ups[k] {
+				if ups[i] < ups[k] {
+					k = i
+				}
+				continue
+			}
 			if load[i] < load[k] || (load[i] == load[k] && len(shares[i]) < len(shares[k])) {
 				k = i
 			}
 		}
 		shares[k] = append(shares[k], g.texts...)
 		load[k] += g.weight
+		if g.uploads {
+			ups[k]++
+		}
 	}
 	return shares
 }
