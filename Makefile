@@ -70,10 +70,12 @@ check-modes: build
 	PROCS=$(PROCS) .ci/check-modes bin/mediaspec $(MODES)
 
 ## weights: conformance/weights.json (how check --procs balances its processes) from the JSON
-## report of a keys-only run, e.g. make weights REPORT=reports/modes/c.json after PROCS=1 make check-modes MODES=c.
+## reports of keys-only runs, each spec's mean over them, e.g. make weights REPORT='c1.json c2.json c3.json'
+## after that many runs of make check-modes MODES=c (copy reports/modes/c.json after each): a spec's
+## bucket waits move with the specs its process ran before it, so one run's figure is noisy.
 REPORT ?= reports/modes/c.json
 weights:
-	MEDIASPEC_WEIGHTS_FROM=$(abspath $(REPORT)) $(GO) test -count=1 -run '^TestWriteWeights$$' ./conformance/
+	MEDIASPEC_WEIGHTS_FROM="$(abspath $(REPORT))" $(GO) test -count=1 -run '^TestWriteWeights$$' ./conformance/
 
 ## weights-embedded: conformance/weights-embedded.json (how the embedded check balances its two
 ## processes) from an embedded run in one process.

@@ -264,7 +264,7 @@ func TestWriteWeights(t *testing.T) {
 	for _, tc := range []struct {
 		env, file string
 		table     []byte
-		write     func(report.Results) ([]byte, error)
+		write     func(...report.Results) ([]byte, error)
 	}{
 		{"MEDIASPEC_WEIGHTS_FROM", "weights.json", weightsJSON, WeightsFromResults},
 		{"MEDIASPEC_OWN_WEIGHTS_FROM", "weights-embedded.json", ownWeightsJSON, OwnWeightsFromResults},
@@ -277,15 +277,19 @@ func TestWriteWeights(t *testing.T) {
 			}
 			continue
 		}
-		data, err := os.ReadFile(from)
-		if err != nil {
-			t.Fatal(err)
+		var runs []report.Results
+		for _, f := range strings.Fields(from) {
+			data, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var res report.Results
+			if err := json.Unmarshal(data, &res); err != nil {
+				t.Fatal(err)
+			}
+			runs = append(runs, res)
 		}
-		var res report.Results
-		if err := json.Unmarshal(data, &res); err != nil {
-			t.Fatal(err)
-		}
-		out, err := tc.write(res)
+		out, err := tc.write(runs...)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -4,6 +4,7 @@ import (
 	_ "embed"
 	"encoding/json"
 	"fmt"
+	"math"
 	"slices"
 	"sort"
 	"strings"
@@ -187,20 +188,32 @@ func (w weights) min() float64 {
 	return minWeight
 }
 
-// WeightsFromResults is the weight table of a run's results: each spec that ran (passed, failed or
-// blocked) with its seconds, rounded to a tenth, and each that skipped on what its body found
-// (it declares no need but keysOnlyNeeds) with what it cost before it skipped. A spec skipped for
-// a need it declares is left out: a run offering the need weighs it by its area's mean, one
-// lacking it at the least (weights.caps).
-func WeightsFromResults(res report.Results) ([]byte, error) {
+// WeightsFromResults is the weight table of runs' results: each spec that ran (passed, failed or
+// blocked) with its seconds, and each that skipped on what its body found (it declares no need
+// but keysOnlyNeeds) with what it cost before it skipped, the mean over the runs where it counts,
+// rounded to a tenth. A spec skipped for a need it declares is left out: a run offering the need
+// weighs it by its area's mean, one lacking it at the least (weights.caps). Several runs make a
+// steadier table: a spec's bucket waits depend on the specs its process ran before it.
+func WeightsFromResults(runs ...report.Results) ([]byte, error) {
 	t := weightTable{
-		Note:  "seconds each spec took in a keys-only run of the mock binary at real time; mediaspec check --procs balances its processes by them (make weights REPORT=... writes this file)",
+		Note:  "seconds each spec took in a keys-only run of the mock binary at real time, the mean of " + fmt.Sprint(len(runs)) + " runs over 8 processes (its bucket waits move with the specs beside it); mediaspec check --procs balances its processes by them (make weights REPORT='a.json b.json ...' writes this file)",
 		Specs: map[string]float64{},
 	}
-	for _, s := range res.Specs {
-		if s.State == report.Passed || s.Stopped() || (s.State == report.Skipped && !declaresOther(s.Labels)) {
-			t.Specs[s.Text] += float64(s.Duration.Milliseconds()/100) / 10
+	sum, n := map[string]float64{}, map[string]int{}
+	for _, res := range runs {
+		seen := map[string]bool{}
+		for _, s := range res.Specs {
+			if s.State == report.Passed || s.Stopped() || (s.State == report.Skipped && !declaresOther(s.Labels)) {
+				sum[s.Text] += s.Duration.Seconds()
+				if !seen[s.Text] {
+					seen[s.Text] = true
+					n[s.Text]++
+				}
+			}
 		}
+	}
+	for text, v := range sum {
+		t.Specs[text] = math.Round(v/float64(n[text])*10) / 10
 	}
 	out, err := json.MarshalIndent(t, "", "  ")
 	return append(out, '\n'), err
@@ -219,14 +232,19 @@ func declaresOther(labels []string) bool {
 // OwnWeightsFromResults is the weight table of an embedded run's results (weights-embedded.json):
 // every spec with its seconds to the millisecond, since most take a few; one that skipped, or
 // that the run left to --strict, with the little it cost (a spec the table does not list would
-// weigh its area's mean).
-func OwnWeightsFromResults(res report.Results) ([]byte, error) {
+// weigh its area's mean); the mean over the runs given.
+func OwnWeightsFromResults(runs ...report.Results) ([]byte, error) {
 	t := weightTable{
 		Note:  "seconds each spec took against the embedded mock in one process (mediaspec check --procs 1); the embedded check balances its processes by them (make weights-embedded writes this file)",
 		Specs: map[string]float64{},
 	}
-	for _, s := range res.Specs {
-		t.Specs[s.Text] += float64(s.Duration.Milliseconds()) / 1000
+	for _, res := range runs {
+		for _, s := range res.Specs {
+			t.Specs[s.Text] += float64(s.Duration.Milliseconds())
+		}
+	}
+	for text, ms := range t.Specs {
+		t.Specs[text] = math.Round(ms/float64(len(runs))) / 1000
 	}
 	out, err := json.MarshalIndent(t, "", "  ")
 	return append(out, '\n'), err
