@@ -103,7 +103,8 @@ func Walk(ctx context.Context, c *framework.Client, path, field string, limit in
 }
 
 // WalkUntil is Walk that stops after the first page on which enough(the pages read so far) holds
-// (nil: at the end only), sending opts (a query) on every page.
+// (nil: at the end only), sending opts (a query) on every page. enough is called on every page
+// read, the last one included.
 func WalkUntil(ctx context.Context, c *framework.Client, path, field string, limit int, maxPages int,
 	enough func(pages []Page) bool, opts ...framework.CallOption) ([]map[string]any, []Page) {
 	GinkgoHelper()
@@ -122,7 +123,8 @@ func WalkUntil(ctx context.Context, c *framework.Client, path, field string, lim
 		p := Get(ctx, c, path, field, page...)
 		pages = append(pages, p)
 		rows = append(rows, p.Rows...)
-		if p.Cursor == nil || enough != nil && enough(pages) {
+		// enough sees every page, the last one too.
+		if stop := enough != nil && enough(pages); stop || p.Cursor == nil {
 			return rows, pages
 		}
 		cursor = *p.Cursor

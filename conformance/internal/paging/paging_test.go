@@ -230,3 +230,20 @@ func TestWalkUntilStops(t *testing.T) {
 		}
 	}
 }
+
+// enough sees the last page too: a walk that never has enough still reads every row through it.
+func TestWalkUntilSeesTheLastPage(t *testing.T) {
+	c := serve(t, &list{rows: things(7)})
+	seen := 0
+	if msg := drivertest.FailureOf(t, func() {
+		WalkUntil(context.Background(), c, "/things", "things", 3, 20, func(pages []Page) bool {
+			seen += len(pages[len(pages)-1].Rows)
+			return false
+		})
+	}); msg != "" {
+		t.Fatal(msg)
+	}
+	if seen != 7 {
+		t.Errorf("enough saw %d rows of 7", seen)
+	}
+}
