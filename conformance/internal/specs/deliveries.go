@@ -47,84 +47,17 @@ func deliverySpecs(f *framework.Framework) {
 			expectOnce(ctx, s, s.Client(), quiet, receiver.Match{Type: "webhook.test"}, 0, "webhook.test comes only when someone sends it (none was sent to this endpoint)")
 		})
 
+		// Without the control API the five attempts come on the target's own clock, about 14.5 hours
+		// of it (--real-time --long: a nightly job, or a target whose clock runs faster), and the
+		// delivery is a generation's generation.completed (retriesOnRealClock).
 		f.Rule("DLV-004", "DLV-005", "DLV-009", "DLV-014", "DLV-015", "DLV-016", "DLV-017", "DLV-018", "DLV-019", "EVT-017", "RECV-003").
-			ControlBecause("the five attempts span about 14.5 hours of the target's clock, which only control's clock moves in a run").It(
+			Needs(framework.RealTime, framework.Long, framework.Spends).WaitsOut(retrySchedule+retryWaits[3]*12/10).It(
 			"a failing delivery is retried 5, 30, 120 and 720 minutes apart with the same id and fresh timestamps, then never again", func(ctx context.Context, s *framework.Spec) {
-				c := s.Client()
-				h := registerHook(ctx, s, c, "credits.low")
-				s.Hooks().Behave(h.path, receiver.Always(http.StatusInternalServerError))
-				id := sendTest(ctx, s, h.id)
-				atts := attempts(ctx, s, id, 1)
-				for n := 1; n <= 4; n++ {
-					wait := retryWaits[n-1]
-					s.Step("DLV-009", retryRule[n-1])
-					// Not before its delay.
-					s.Advance(ctx, wait.Seconds()*0.8)
-					noMore(ctx, s, h.id, id, n, fmt.Sprintf("attempt %d came before about %s", n+1, wait))
-					s.Advance(ctx, wait.Seconds()*0.3)
-					// Attempt n+1 by arrival on the endpoint (only this delivery goes there), then by
-					// webhook-id: a retry under a new webhook-id is DLV-004's failure, not a missing retry.
-					Eventually(func() int { return len(s.Hooks().Attempts(h.path)) }).WithTimeout(arrival(s)).WithPolling(50*time.Millisecond).
-						Should(BeNumerically(">=", n+1), fmt.Sprintf("attempt %d of delivery %s did not arrive", n+1, id))
-					s.Step("DLV-004")
-					for i, a := range s.Hooks().Attempts(h.path) {
-						Expect(a.DeliveryID).To(Equal(id), fmt.Sprintf("webhook-id is the same on every retry: attempt %d came as %s", i+1, a.DeliveryID))
-					}
-					s.Step("DLV-009", retryRule[n-1])
-					atts = attempts(ctx, s, id, n+1)
+				if !s.HasControl() {
+					retriesOnRealClock(ctx, s)
+					return
 				}
-				// The gaps on the target's own clock: its history's sent_at (webhook-timestamp may be
-				// the wall clock on a running service clock, which the interface allows).
-				list, _ := settled(ctx, s, h.id)
-				rec := recordOf(list, id)
-				s.Step("DLV-009")
-				Expect(rec.Attempts).To(HaveLen(5), "the target's history lists the five attempts")
-				for n := 1; n <= 4; n++ {
-					wait := retryWaits[n-1]
-					s.Step(retryRule[n-1])
-					gap := rec.Attempts[n].SentAt.Sub(rec.Attempts[n-1].SentAt)
-					Expect(gap).To(BeNumerically(">=", wait*8/10), fmt.Sprintf("attempt %d came %s after attempt %d", n+1, gap, n))
-					Expect(gap).To(BeNumerically("<=", wait*12/10), fmt.Sprintf("attempt %d came %s after attempt %d", n+1, gap, n))
-				}
-				// Five attempts and no sixth: by now (the target's history shows the delivery settled)
-				// an attempt sent after the fifth has reached the endpoint.
-				s.Step("DLV-018")
-				Expect(s.Hooks().Attempts(h.path)).To(HaveLen(5), "an exhausted delivery (5 attempts) was sent again")
-				var created string
-				for i, a := range atts {
-					s.Step("RECV-003")
-					checkAttempt(a, h.secret)
-					s.Step("DLV-004")
-					Expect(a.DeliveryID).To(Equal(id), "webhook-id is the same on every retry")
-					s.Step("RECV-003")
-					Expect(a.Verdict.Accepted()).To(BeTrue(), fmt.Sprintf("attempt %d: %s %s (its timestamp must be within 5 minutes of the service clock)", i+1, a.Verdict, a.Detail))
-					s.Step("EVT-017")
-					var env map[string]any
-					Expect(json.Unmarshal(a.Body, &env)).To(Succeed())
-					if i == 0 {
-						created = env["created_at"].(string)
-					}
-					Expect(env["created_at"]).To(Equal(created), "created_at is the same on every retry")
-					s.Step("DLV-005")
-					if i > 0 {
-						// Hours of service time lie between two attempts; on a running clock a target
-						// that stamps the wall clock may send two within one second.
-						fresh := BeNumerically(">", timestampOf(atts[i-1]))
-						if !s.ManualClock() {
-							fresh = BeNumerically(">=", timestampOf(atts[i-1]))
-						}
-						Expect(timestampOf(a)).To(fresh, "webhook-timestamp is fresh on each retry")
-					}
-				}
-				// Exhausted: never sent again, even once the endpoint answers 2XX.
-				s.Step("DLV-018")
-				s.Hooks().Behave(h.path, nil)
-				s.Advance(ctx, (24 * time.Hour).Seconds())
-				noMore(ctx, s, h.id, id, 5, "an exhausted delivery was sent again")
-				s.Step("DLV-019")
-				next := sendTest(ctx, s, h.id)
-				attempts(ctx, s, next, 1)
-				noMore(ctx, s, h.id, id, 5, "an exhausted delivery was replayed after a 2XX")
+				retriesOnControlClock(ctx, s)
 			}, Label("slow"))
 
 		f.Rule("DLV-011", "DLV-012").WaitsOut(firstRetryWait).It("a dropped connection and a redirect are failed attempts, retried, and the redirect is not followed", func(ctx context.Context, s *framework.Spec) {
@@ -372,34 +305,41 @@ func deliverySpecs(f *framework.Framework) {
 				Expect([]any{st, n}).To(Equal([]any{"active", int64(0)}))
 			}, Label("slow"))
 
-		f.Rule("DLV-009", "DLV-025", "DLV-027").ControlBecause("exhausting a delivery takes 14.5 hours of the target's clock").It("a 4XX answer is a failed attempt: retried on the schedule, and five of them exhaust the delivery and count against the endpoint", func(ctx context.Context, s *framework.Spec) {
-			ws := s.NewWorkspace(ctx, framework.WorkspaceOptions{})
-			c, _ := ws.NewKey(ctx, framework.KeyOptions{Scopes: []string{"read", "generate"}})
-			h := registerHook(ctx, s, c, "credits.low")
-			// A client error is no reason to stop: each 4XX here is answered once, then 2XX.
-			s.Step("DLV-009")
-			for _, status := range []int{http.StatusBadRequest, http.StatusUnauthorized, http.StatusNotFound, http.StatusGone, http.StatusTooManyRequests} {
-				s.Hooks().Behave(h.path, receiver.FailFirst(1, status))
+		// Without the control API the schedule passes on the target's own clock (--real-time --long)
+		// and the deliveries are generations' generation.completed (fourXXOnRealClock).
+		f.Rule("DLV-009", "DLV-025", "DLV-027").Needs(framework.RealTime, framework.Long, framework.Spends).WaitsOut(firstRetryWait+retrySchedule+retryWaits[3]*12/10).It(
+			"a 4XX answer is a failed attempt: retried on the schedule, and five of them exhaust the delivery and count against the endpoint", func(ctx context.Context, s *framework.Spec) {
+				if !s.HasControl() {
+					fourXXOnRealClock(ctx, s)
+					return
+				}
+				ws := s.NewWorkspace(ctx, framework.WorkspaceOptions{})
+				c, _ := ws.NewKey(ctx, framework.KeyOptions{Scopes: []string{"read", "generate"}})
+				h := registerHook(ctx, s, c, "credits.low")
+				// A client error is no reason to stop: each 4XX here is answered once, then 2XX.
+				s.Step("DLV-009")
+				for _, status := range []int{http.StatusBadRequest, http.StatusUnauthorized, http.StatusNotFound, http.StatusGone, http.StatusTooManyRequests} {
+					s.Hooks().Behave(h.path, receiver.FailFirst(1, status))
+					id := sendTest(ctx, s, h.id)
+					attempts(ctx, s, id, 1)
+					settled(ctx, s, h.id)
+					s.Advance(ctx, retryWaits[0].Seconds()*1.1)
+					attempts(ctx, s, id, 2)
+					noMore(ctx, s, h.id, id, 2, fmt.Sprintf("the 2XX after a %d was retried", status))
+				}
+				s.Step("DLV-025")
+				st, n := hookStatus(ctx, c, h.id)
+				Expect([]any{st, n}).To(Equal([]any{"active", int64(0)}), "each delivery succeeded on its second attempt")
+				// Five 410s exhaust a delivery: it counts like any other exhausted delivery.
+				s.Hooks().Behave(h.path, receiver.Always(http.StatusGone))
 				id := sendTest(ctx, s, h.id)
-				attempts(ctx, s, id, 1)
-				settled(ctx, s, h.id)
-				s.Advance(ctx, retryWaits[0].Seconds()*1.1)
-				attempts(ctx, s, id, 2)
-				noMore(ctx, s, h.id, id, 2, fmt.Sprintf("the 2XX after a %d was retried", status))
-			}
-			s.Step("DLV-025")
-			st, n := hookStatus(ctx, c, h.id)
-			Expect([]any{st, n}).To(Equal([]any{"active", int64(0)}), "each delivery succeeded on its second attempt")
-			// Five 410s exhaust a delivery: it counts like any other exhausted delivery.
-			s.Hooks().Behave(h.path, receiver.Always(http.StatusGone))
-			id := sendTest(ctx, s, h.id)
-			exhaustAll(ctx, s, h.id, []string{id})
-			s.Step("DLV-009")
-			Expect(recordOf(must(settled(ctx, s, h.id)), id).Status).To(Equal("exhausted"), "five 410 answers exhaust the delivery")
-			s.Step("DLV-027")
-			st, n = hookStatus(ctx, c, h.id)
-			Expect([]any{st, n}).To(Equal([]any{"active", int64(1)}), "an exhausted delivery answered 410 counts against the endpoint")
-		}, Label("slow"))
+				exhaustAll(ctx, s, h.id, []string{id})
+				s.Step("DLV-009")
+				Expect(recordOf(must(settled(ctx, s, h.id)), id).Status).To(Equal("exhausted"), "five 410 answers exhaust the delivery")
+				s.Step("DLV-027")
+				st, n = hookStatus(ctx, c, h.id)
+				Expect([]any{st, n}).To(Equal([]any{"active", int64(1)}), "an exhausted delivery answered 410 counts against the endpoint")
+			}, Label("slow"))
 
 		f.Rule("DLV-020", "DLV-025").WaitsOut(firstRetryWait).It("a 2XX ends a delivery whatever its body says: a 200 with HTML and a 202 whose JSON claims failure are not retried", func(ctx context.Context, s *framework.Spec) {
 			c := newSpender(ctx, s).c
@@ -547,6 +487,198 @@ func holdsOnRealClock(ctx context.Context, s *framework.Spec) {
 	attempts(ctx, s, ids[0], 2)
 	s.Step("DLV-010", "DLV-020")
 	noMore(ctx, s, hooks[1].id, ids[1], 1, "a 2XX within 10 seconds was retried")
+}
+
+// retriesOnControlClock is the retry-schedule spec with the control API: webhook.test sent to an
+// endpoint that answers 500, the clock moved through the schedule, the gaps read from the target's
+// delivery history.
+func retriesOnControlClock(ctx context.Context, s *framework.Spec) {
+	GinkgoHelper()
+	c := s.Client()
+	h := registerHook(ctx, s, c, "credits.low")
+	s.Hooks().Behave(h.path, receiver.Always(http.StatusInternalServerError))
+	id := sendTest(ctx, s, h.id)
+	atts := attempts(ctx, s, id, 1)
+	for n := 1; n <= 4; n++ {
+		wait := retryWaits[n-1]
+		s.Step("DLV-009", retryRule[n-1])
+		// Not before its delay.
+		s.Advance(ctx, wait.Seconds()*0.8)
+		noMore(ctx, s, h.id, id, n, fmt.Sprintf("attempt %d came before about %s", n+1, wait))
+		s.Advance(ctx, wait.Seconds()*0.3)
+		// Attempt n+1 by arrival on the endpoint (only this delivery goes there), then by
+		// webhook-id: a retry under a new webhook-id is DLV-004's failure, not a missing retry.
+		Eventually(func() int { return len(s.Hooks().Attempts(h.path)) }).WithTimeout(arrival(s)).WithPolling(50*time.Millisecond).
+			Should(BeNumerically(">=", n+1), fmt.Sprintf("attempt %d of delivery %s did not arrive", n+1, id))
+		s.Step("DLV-004")
+		for i, a := range s.Hooks().Attempts(h.path) {
+			Expect(a.DeliveryID).To(Equal(id), fmt.Sprintf("webhook-id is the same on every retry: attempt %d came as %s", i+1, a.DeliveryID))
+		}
+		s.Step("DLV-009", retryRule[n-1])
+		atts = attempts(ctx, s, id, n+1)
+	}
+	// The gaps on the target's own clock: its history's sent_at (webhook-timestamp may be
+	// the wall clock on a running service clock, which the interface allows).
+	list, _ := settled(ctx, s, h.id)
+	rec := recordOf(list, id)
+	s.Step("DLV-009")
+	Expect(rec.Attempts).To(HaveLen(5), "the target's history lists the five attempts")
+	for n := 1; n <= 4; n++ {
+		wait := retryWaits[n-1]
+		s.Step(retryRule[n-1])
+		gap := rec.Attempts[n].SentAt.Sub(rec.Attempts[n-1].SentAt)
+		Expect(gap).To(BeNumerically(">=", wait*8/10), fmt.Sprintf("attempt %d came %s after attempt %d", n+1, gap, n))
+		Expect(gap).To(BeNumerically("<=", wait*12/10), fmt.Sprintf("attempt %d came %s after attempt %d", n+1, gap, n))
+	}
+	// Five attempts and no sixth: by now (the target's history shows the delivery settled)
+	// an attempt sent after the fifth has reached the endpoint.
+	s.Step("DLV-018")
+	Expect(s.Hooks().Attempts(h.path)).To(HaveLen(5), "an exhausted delivery (5 attempts) was sent again")
+	checkRetried(s, atts, h.secret, id)
+	// Exhausted: never sent again, even once the endpoint answers 2XX.
+	s.Step("DLV-018")
+	s.Hooks().Behave(h.path, nil)
+	s.Advance(ctx, (24 * time.Hour).Seconds())
+	noMore(ctx, s, h.id, id, 5, "an exhausted delivery was sent again")
+	s.Step("DLV-019")
+	next := sendTest(ctx, s, h.id)
+	attempts(ctx, s, next, 1)
+	noMore(ctx, s, h.id, id, 5, "an exhausted delivery was replayed after a 2XX")
+}
+
+// checkRetried checks the attempts of one delivery id to an endpoint with secret: each signed and
+// accepted by the receiver's tolerance, under the same webhook-id, with the same created_at and a
+// fresh webhook-timestamp.
+func checkRetried(s *framework.Spec, atts []receiver.Attempt, secret, id string) {
+	GinkgoHelper()
+	var created string
+	for i, a := range atts {
+		s.Step("RECV-003")
+		checkAttempt(a, secret)
+		s.Step("DLV-004")
+		Expect(a.DeliveryID).To(Equal(id), "webhook-id is the same on every retry")
+		s.Step("RECV-003")
+		Expect(a.Verdict.Accepted()).To(BeTrue(), fmt.Sprintf("attempt %d: %s %s (its timestamp must be within 5 minutes of the service clock)", i+1, a.Verdict, a.Detail))
+		s.Step("EVT-017")
+		var env map[string]any
+		Expect(json.Unmarshal(a.Body, &env)).To(Succeed())
+		if i == 0 {
+			created = env["created_at"].(string)
+		}
+		Expect(env["created_at"]).To(Equal(created), "created_at is the same on every retry")
+		s.Step("DLV-005")
+		if i > 0 {
+			// Hours of service time lie between two attempts; on a running clock a target
+			// that stamps the wall clock may send two within one second.
+			fresh := BeNumerically(">", timestampOf(atts[i-1]))
+			if !s.ManualClock() {
+				fresh = BeNumerically(">=", timestampOf(atts[i-1]))
+			}
+			Expect(timestampOf(a)).To(fresh, "webhook-timestamp is fresh on each retry")
+		}
+	}
+}
+
+// retriesOnRealClock is the retry-schedule spec without the control API: a generation's
+// generation.completed reaches an endpoint that answers 500, and its five attempts come on the
+// target's own clock (--real-time --long), judged by when they reached the receiver
+// (awaitSchedule); then, the endpoint answering 2XX, the schedule's longest wait passes again
+// without a sixth attempt, and a second generation's delivery arrives while the exhausted one
+// is not replayed.
+func retriesOnRealClock(ctx context.Context, s *framework.Spec) {
+	GinkgoHelper()
+	c := newSpender(ctx, s).c
+	h := deliveryHooks(ctx, s, c, receiver.Always(http.StatusInternalServerError))[0]
+	id := fireAt(ctx, s, c, h)[0]
+	atts := awaitSchedule(ctx, s, h, id, func(n int) { s.Step("DLV-009", retryRule[n-1]) }, func(n int) { s.Step(retryRule[n-1]) })
+	checkRetried(s, atts, h.secret, id)
+	// Exhausted: never sent again, even once the endpoint answers 2XX.
+	s.Step("DLV-018")
+	s.Hooks().Behave(h.path, nil)
+	s.WaitOut(ctx, retryWaits[3]*12/10)
+	Expect(s.Hooks().Attempts(h.path)).To(HaveLen(5), "an exhausted delivery (5 attempts) was sent again")
+	s.Step("DLV-019")
+	fireAt(ctx, s, c, h)
+	noMore(ctx, s, h.id, id, 5, "an exhausted delivery was replayed after a 2XX")
+}
+
+// fourXXOnRealClock is the 4XX spec without the control API: one generation's
+// generation.completed reaches five endpoints, each answering its first attempt with one 4XX and
+// then 2XX, and each is retried once, after the first retry's wait on the target's own clock; then
+// a delivery to an endpoint answering 410 runs through the schedule (awaitSchedule), sends nothing
+// more for the longest wait again, and counts against the endpoint.
+func fourXXOnRealClock(ctx context.Context, s *framework.Spec) {
+	GinkgoHelper()
+	c := newSpender(ctx, s).c
+	statuses := []int{http.StatusBadRequest, http.StatusUnauthorized, http.StatusNotFound, http.StatusGone, http.StatusTooManyRequests}
+	behaviors := make([]receiver.Behavior, len(statuses))
+	for i, status := range statuses {
+		behaviors[i] = receiver.FailFirst(1, status)
+	}
+	s.Step("DLV-009")
+	hooks := deliveryHooks(ctx, s, c, behaviors...)
+	ids := fireAt(ctx, s, c, hooks...)
+	pastFirstRetry(ctx, s)
+	for i, status := range statuses {
+		attempts(ctx, s, ids[i], 2)
+		noMore(ctx, s, hooks[i].id, ids[i], 2, fmt.Sprintf("the 2XX after a %d was retried", status))
+	}
+	s.Step("DLV-025")
+	for _, h := range hooks {
+		st, n := hookStatus(ctx, c, h.id)
+		Expect([]any{st, n}).To(Equal([]any{"active", int64(0)}), "each delivery succeeded on its second attempt")
+	}
+	// Five 410s exhaust a delivery: it counts like any other exhausted delivery.
+	s.Step("DLV-009")
+	h := deliveryHooks(ctx, s, c, receiver.Always(http.StatusGone))[0]
+	id := fireAt(ctx, s, c, h)[0]
+	awaitSchedule(ctx, s, h, id, func(int) { s.Step("DLV-009") }, func(int) { s.Step("DLV-009") })
+	s.WaitOut(ctx, retryWaits[3]*12/10)
+	Expect(s.Hooks().AttemptsFor(id)).To(HaveLen(5), "five 410 answers exhaust the delivery: no sixth attempt")
+	s.Step("DLV-027")
+	st, n := hookStatus(ctx, c, h.id)
+	Expect([]any{st, n}).To(Equal([]any{"active", int64(1)}), "an exhausted delivery answered 410 counts against the endpoint")
+}
+
+// retrySchedule is the whole retry schedule: attempt 5 comes about 14.5 hours after attempt 1.
+var retrySchedule = retryWaits[0] + retryWaits[1] + retryWaits[2] + retryWaits[3]
+
+// arrivalSlack is how much wall time the arrival of an attempt at the receiver may lag its
+// sending. Without the control API's history a gap between two attempts is read from their
+// arrivals, on the wall clock, so on a target whose clock runs N times faster it is known to N
+// times that lag: the text's "about" (a fifth either way, as the history is judged) widens by it.
+const arrivalSlack = 100 * time.Millisecond
+
+// awaitSchedule waits, on the target's own clock, for the five attempts of delivery id at endpoint
+// h (only that delivery goes there) and judges each gap by the arrivals: attempt n+1 comes about
+// retryWaits[n-1] after attempt n (a fifth either way, widened by arrivalSlack at the target's
+// time scale), under the same webhook-id. arrive(n) and gap(n) set the step before attempt n+1
+// is awaited and before its gap is judged. It returns the five attempts.
+func awaitSchedule(ctx context.Context, s *framework.Spec, h hook, id string, arrive, gap func(n int)) []receiver.Attempt {
+	GinkgoHelper()
+	scale := s.TimeScale()
+	slack := time.Duration(float64(arrivalSlack) * scale)
+	atts := attempts(ctx, s, id, 1)
+	for n := 1; n <= 4; n++ {
+		wait := retryWaits[n-1]
+		arrive(n)
+		within := time.Duration(float64(wait*12/10+slack)/scale) + arrival(s)
+		Eventually(func() int { return len(s.Hooks().Attempts(h.path)) }).WithContext(ctx).WithTimeout(within).WithPolling(50*time.Millisecond).
+			Should(BeNumerically(">=", n+1), fmt.Sprintf("attempt %d of delivery %s did not arrive about %s of the target's clock after attempt %d", n+1, id, wait, n))
+		s.Step("DLV-004")
+		for i, a := range s.Hooks().Attempts(h.path) {
+			Expect(a.DeliveryID).To(Equal(id), fmt.Sprintf("webhook-id is the same on every retry: attempt %d came as %s", i+1, a.DeliveryID))
+		}
+		arrive(n)
+		atts = attempts(ctx, s, id, n+1)
+		gap(n)
+		got := time.Duration(float64(atts[n].Time.Sub(atts[n-1].Time)) * scale)
+		why := fmt.Sprintf("attempt %d came about %s of the target's clock after attempt %d (its arrivals %s apart at time scale %g), want about %s",
+			n+1, got.Round(time.Second), n, atts[n].Time.Sub(atts[n-1].Time).Round(time.Millisecond), scale, wait)
+		Expect(got).To(BeNumerically(">=", wait*8/10-slack), why)
+		Expect(got).To(BeNumerically("<=", wait*12/10+slack), why)
+	}
+	return atts
 }
 
 // retryRule is the rule of the wait before attempts 2 to 5 (retryWaits).
