@@ -139,6 +139,19 @@ func MergeShards(parts []Results) (Results, error) {
 			return Results{}, fmt.Errorf("report %d lists %d specs and report 1 %d: the shards were run by different programs",
 				i+1, len(p.Specs), len(first.Specs))
 		}
+	}
+	res = joinRuns(res, parts, fmt.Sprintf(", %d shards", n))
+	res.Run.Shard = ""
+	return res, nil
+}
+
+// joinRuns completes res, whose Specs are the merged specs of parts: the suite failures of every
+// part, the merged advisories, every rule's verdict, the counts, the coverage and the outcome
+// computed again, and the run of the first part spanning them all (budgets and credits added up,
+// targets, modes and cancellations joined; mode gets suffix).
+func joinRuns(res Results, parts []Results, suffix string) Results {
+	first := parts[0]
+	for _, p := range parts {
 		for _, f := range p.SuiteFailures {
 			if !slices.Contains(res.SuiteFailures, f) {
 				res.SuiteFailures = append(res.SuiteFailures, f)
@@ -155,7 +168,6 @@ func MergeShards(parts []Results) (Results, error) {
 	res.Succeeded = len(res.SuiteFailures) == 0 && res.SpecCounts.Failed+res.SpecCounts.Blocked == 0 && res.SpecCounts.Passed > 0
 
 	res.Run = first.Run
-	res.Run.Shard = ""
 	res.Run.Budget, res.Run.CreditsSpent = 0, 0
 	var end time.Time
 	var targets, modes, cancelled []string
@@ -179,7 +191,74 @@ func MergeShards(parts []Results) (Results, error) {
 	}
 	res.Run.Duration = end.Sub(res.Run.Started)
 	res.Run.Target = strings.Join(targets, ", ")
-	res.Run.Mode = strings.Join(modes, "; ") + fmt.Sprintf(", %d shards", n)
+	res.Run.Mode = strings.Join(modes, "; ") + suffix
 	res.Run.Cancelled = strings.Join(cancelled, "; ")
-	return res, nil
+	return res
+}
+
+// MergePasses makes one run's results of the JSON reports of passes over one target's specs (each
+// run by the same program, with its own label filter or settings: e.g. a second pass with
+// check --real-time --long against a copy of the target whose clock runs faster, for the specs
+// that wait out hours of it): every spec from the pass that ran it (passed, failed, blocked or
+// interrupted), else the first pass's skip with its reason, else not selected; then every rule's
+// verdict, the counts, the coverage and the outcome computed again over them all, so a rule is
+// judged when each of its specs ran in some pass. Suite failures of every pass are kept;
+// advisories are merged.
+//
+// It refuses reports of different contracts or programs, reports that list different specs, and a
+// spec that ran in two passes (which verdict would count?).
+func MergePasses(parts []Results) (Results, error) {
+	if len(parts) == 0 {
+		return Results{}, fmt.Errorf("no reports to merge")
+	}
+	first := parts[0]
+	for i, p := range parts {
+		for _, d := range []struct{ what, a, b string }{
+			{"suite", first.Suite, p.Suite},
+			{"contract version", first.Run.Contract, p.Run.Contract},
+			{"mediaspec version", first.Run.Version, p.Run.Version},
+		} {
+			if d.a != d.b {
+				return Results{}, fmt.Errorf("report %d has %s %q and report 1 %q: the passes of one run share the program", i+1, d.what, d.b, d.a)
+			}
+		}
+		if len(p.Specs) != len(first.Specs) {
+			return Results{}, fmt.Errorf("report %d lists %d specs and report 1 %d: the passes were run by different programs", i+1, len(p.Specs), len(first.Specs))
+		}
+	}
+	ran := func(state string) bool {
+		return state == Passed || state == Failed || state == Blocked || state == Interrupted
+	}
+	by := make([]map[string][]SpecResult, len(parts))
+	for i, p := range parts {
+		by[i] = map[string][]SpecResult{}
+		for _, s := range p.Specs {
+			by[i][s.Text] = append(by[i][s.Text], s)
+		}
+	}
+	res := Results{Suite: first.Suite}
+	seen := map[string]int{}
+	for _, s := range first.Specs {
+		m := seen[s.Text]
+		seen[s.Text]++
+		pick, runs := s, 0
+		for i := range parts {
+			list := by[i][s.Text]
+			if m >= len(list) {
+				return Results{}, fmt.Errorf("report %d does not list the spec %q that report 1 lists: the passes were run by different programs", i+1, s.Text)
+			}
+			switch r := list[m]; {
+			case ran(r.State):
+				pick = r
+				runs++
+			case runs == 0 && pick.State == NotSelected && r.State != NotSelected:
+				pick = r
+			}
+		}
+		if runs > 1 {
+			return Results{}, fmt.Errorf("the spec %q ran in %d passes: select each spec in one pass only (--label-filter)", s.Text, runs)
+		}
+		res.Specs = append(res.Specs, pick)
+	}
+	return joinRuns(res, parts, fmt.Sprintf(", %d passes", len(parts))), nil
 }

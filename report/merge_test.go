@@ -95,3 +95,54 @@ func TestParseShard(t *testing.T) {
 		t.Errorf("ParseShard(2/4) = %d, %d, %v", k, n, err)
 	}
 }
+
+// passOf is one pass's report of the tiny run of shardOf: the specs in states have them (a skip
+// with a reason), the rest are not selected by the pass's label filter.
+func passOf(filter string, states map[string]string) Results {
+	r := shardOf("1/1", nil)
+	r.Run.Shard, r.Run.Filter = "", filter
+	for i := range r.Specs {
+		s := &r.Specs[i]
+		s.State, s.Reason = NotSelected, NotSelectedReason
+		if st, ok := states[s.Text]; ok {
+			s.State, s.Reason = st, ""
+			if st == Skipped {
+				s.Reason = "disabled: waits out hours of the target's clock; pass --real-time --long to run it"
+			}
+		}
+	}
+	r.Rules = Verdicts([]Rule{{ID: "A-001", Level: "MUST"}, {ID: "B-001", Level: "MUST"}, {ID: "C-001", Level: "MUST"}}, r.Specs)
+	r.Tally()
+	return r
+}
+
+// A second pass that runs the specs the first skipped (check --real-time --long against a faster
+// clock, CI's mode t) makes their rules judged: each spec counts from the pass that ran it, a skip
+// the other pass did not select stays a skip with its reason, and the coverage is computed again.
+func TestMergePassesCountsEachSpecFromThePassThatRanIt(t *testing.T) {
+	first := passOf("", map[string]string{"a one": Passed, "a two": Skipped, "b": Passed, "c": Skipped})
+	second := passOf("long", map[string]string{"a two": Passed})
+	if first.Coverage.Judged != 1 {
+		t.Fatalf("the first pass alone judges %d rules, want 1 (B-001)", first.Coverage.Judged)
+	}
+	res, err := MergePasses([]Results{first, second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"a one": Passed, "a two": Passed, "b": Passed, "c": Skipped}
+	for _, s := range res.Specs {
+		if s.State != want[s.Text] {
+			t.Errorf("%s: %s, want %s", s.Text, s.State, want[s.Text])
+		}
+		if s.Text == "c" && !strings.Contains(s.Reason, "--long") {
+			t.Errorf("c's skip lost its reason: %q", s.Reason)
+		}
+	}
+	if res.Coverage.Judged != 2 || !res.Succeeded || res.Run.Filter != "" || !strings.Contains(res.Run.Mode, "2 passes") {
+		t.Errorf("coverage %+v succeeded %v run %+v", res.Coverage, res.Succeeded, res.Run)
+	}
+	if _, err := MergePasses([]Results{first, passOf("", map[string]string{"a one": Passed})}); err == nil ||
+		!strings.Contains(err.Error(), "ran in 2 passes") {
+		t.Errorf("a spec run in two passes: %v", err)
+	}
+}

@@ -14,12 +14,16 @@ import (
 // machine) into one run: every spec from the shard that ran it, every rule's verdict computed again
 // over them all, written as the JUnit, JSON and HTML reports check writes. It prints the rule and
 // spec tallies and exits as check would have over the whole run: 0 passed, 1 failed, 2 when the
-// reports cannot be merged (a shard missing or given twice, shards of different runs).
+// reports cannot be merged (a shard missing or given twice, shards of different runs). With
+// --passes the reports are passes over one target's specs instead (report.MergePasses): CI's mode
+// t runs the specs that wait out hours of the target's clock in a second pass, with --long, against
+// a mock whose clock runs faster, and merges the two into the one figure its floor checks.
 func runMergeReports(_ context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("merge-reports", "[--junit-report FILE] [--json-report FILE] [--html-report FILE] SHARD.json...", stderr)
+	fs := newFlagSet("merge-reports", "[--passes] [--junit-report FILE] [--json-report FILE] [--html-report FILE] SHARD.json...", stderr)
 	junit := fs.String("junit-report", "", "write the merged JUnit report to this path")
 	jsonOut := fs.String("json-report", "", "write the merged JSON report to this path")
 	html := fs.String("html-report", "", "write the merged HTML rule report to this path")
+	passes := fs.Bool("passes", false, "the reports are passes over one target's specs, not shards (e.g. a second pass with check --real-time --long against a faster clock): each spec counts from the pass that ran it")
 	var floor minJudged
 	fs.Var(&floor, "min-judged", "fail (exit 1) when the merged run judged fewer of the text rules than this, e.g. 85%")
 	// Flags may come before, between or after the reports' paths.
@@ -47,7 +51,11 @@ func runMergeReports(_ context.Context, args []string, stdout, stderr io.Writer)
 			return setupError{fmt.Errorf("merge-reports: %s: %w", f, err)}
 		}
 	}
-	res, err := report.MergeShards(parts)
+	merge, what := report.MergeShards, "shards"
+	if *passes {
+		merge, what = report.MergePasses, "passes"
+	}
+	res, err := merge(parts)
 	if err != nil {
 		return setupError{fmt.Errorf("merge-reports: %w", err)}
 	}
@@ -63,7 +71,7 @@ func runMergeReports(_ context.Context, args []string, stdout, stderr io.Writer)
 	if n := len(res.Advisories); n > 0 {
 		fmt.Fprintf(stdout, "advisories: %d differences from the reference's own choices (never failures)\n", n)
 	}
-	fmt.Fprintf(stdout, "merged %d shards of %s\n", len(parts), res.Run.Target)
+	fmt.Fprintf(stdout, "merged %d %s of %s\n", len(parts), what, res.Run.Target)
 	fmt.Fprintln(stdout, res.RuleLine())
 	fmt.Fprintln(stdout, res.SpecLine())
 	fmt.Fprintln(stdout, res.Headline())
