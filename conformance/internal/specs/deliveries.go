@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -231,77 +232,40 @@ func deliverySpecs(f *framework.Framework) {
 			expectOnce(ctx, s, c, h, receiver.Match{Type: "credits.low"}, 2, "credits.low fires once per refill (two falls, one refill between)")
 		})
 
-		f.Rule("DLV-021", "DLV-022", "DLV-023", "DLV-024", "DLV-025", "DLV-026", "DLV-027").
-			ControlBecause("20 exhausted deliveries take 14.5 hours of the target's clock each, and only the app re-enables an endpoint").It(
+		// Without the control API each delivery is a generation's generation.completed and the
+		// schedule passes on the target's own clock (--real-time --long): five rounds of 14.5 hours.
+		f.Rule("DLV-021", "DLV-022", "DLV-024", "DLV-025", "DLV-027").
+			Needs(framework.RealTime, framework.Long, framework.Spends).WaitsOut(5*(retrySchedule*12/10)+retryWaits[1]).It(
 			"an endpoint goes failing after 3 exhausted deliveries, disabled after 20, back to active on a 2XX", func(ctx context.Context, s *framework.Spec) {
+				endpointStatus(ctx, s)
+			}, Label("slow"))
+
+		f.Rule("DLV-023", "DLV-026").ControlBecause("only the app re-enables a disabled endpoint (no API route does)").It(
+			"a disabled endpoint is active again only by the app's enable, and the events of its disabled time are not replayed", func(ctx context.Context, s *framework.Spec) {
 				ws := s.NewWorkspace(ctx, framework.WorkspaceOptions{Balance: ptr(1000)})
 				c, _ := ws.NewKey(ctx, framework.KeyOptions{Scopes: []string{"read", "generate"}})
 				h := registerHook(ctx, s, c, "credits.low")
 				witness := registerHook(ctx, s, c, "credits.low")
 				s.Hooks().Behave(h.path, receiver.Always(http.StatusInternalServerError))
-				send := func(n int) []string {
-					var ids []string
-					for range n {
-						ids = append(ids, sendTest(ctx, s, h.id))
-					}
-					return ids
+				ids := make([]string, 20)
+				for i := range ids {
+					ids[i] = sendTest(ctx, s, h.id)
 				}
-				s.Step("DLV-021", "DLV-027")
-				exhaustAll(ctx, s, h.id, send(2))
-				st, n := hookStatus(ctx, c, h.id)
-				Expect([]any{st, n}).To(Equal([]any{"active", int64(2)}), "after 2 exhausted deliveries (failing needs 3)")
-				exhaustAll(ctx, s, h.id, send(1))
-				st, n = hookStatus(ctx, c, h.id)
-				Expect([]any{st, n}).To(Equal([]any{"failing", int64(3)}), "after 3 exhausted deliveries")
-				// Still receives events; a failed attempt still being retried leaves the count alone.
-				s.Step("DLV-021", "DLV-027")
-				pending := send(1)
-				attempts(ctx, s, pending[0], 1)
-				settled(ctx, s, h.id)
-				st, n = hookStatus(ctx, c, h.id)
-				Expect([]any{st, n}).To(Equal([]any{"failing", int64(3)}), "a failed attempt that is still retried")
-				// A 2XX: failing -> active, count 0.
-				s.Step("DLV-024")
-				s.Hooks().Behave(h.path, nil)
-				s.Advance(ctx, retryWaits[0].Seconds()*1.1)
-				attempts(ctx, s, pending[0], 2)
-				settled(ctx, s, h.id)
-				st, n = hookStatus(ctx, c, h.id)
-				Expect([]any{st, n}).To(Equal([]any{"active", int64(0)}), "a 2XX moves a failing endpoint back")
-				// Active with one exhausted delivery, then a 2XX: count back to 0.
-				s.Step("DLV-025")
-				s.Hooks().Behave(h.path, receiver.Always(http.StatusInternalServerError))
-				exhaustAll(ctx, s, h.id, send(1))
-				st, n = hookStatus(ctx, c, h.id)
-				Expect([]any{st, n}).To(Equal([]any{"active", int64(1)}))
-				s.Hooks().Behave(h.path, nil)
-				attempts(ctx, s, send(1)[0], 1)
-				settled(ctx, s, h.id)
-				st, n = hookStatus(ctx, c, h.id)
-				Expect([]any{st, n}).To(Equal([]any{"active", int64(0)}), "a 2XX resets an active endpoint's count")
-				// 20 in a row: disabled, and then it receives nothing.
-				s.Step("DLV-022")
-				s.Hooks().Behave(h.path, receiver.Always(http.StatusInternalServerError))
-				exhaustAll(ctx, s, h.id, send(19))
-				st, n = hookStatus(ctx, c, h.id)
-				Expect([]any{st, n}).To(Equal([]any{"failing", int64(19)}), "after 19 exhausted deliveries (disabled needs 20)")
-				exhaustAll(ctx, s, h.id, send(1))
-				st, n = hookStatus(ctx, c, h.id)
+				exhaustAll(ctx, s, h.id, ids)
+				st, _ := hookStatus(ctx, c, h.id)
 				Expect(st).To(Equal("disabled"), "after 20 exhausted deliveries")
-				Expect(n).To(BeNumerically(">=", 20))
 				s.Hooks().Behave(h.path, nil)
 				Expect(s.Control().PatchWorkspace(ctx, ws.ID, map[string]any{"low_balance_threshold_credits": 500})).To(Succeed())
 				s.SetCredits(ctx, ws.ID, 100)
 				low, err := s.Hooks().Await(ctx, receiver.Match{Type: "credits.low", Path: witness.path}, arrival(s))
 				Expect(err).NotTo(HaveOccurred(), "the witness endpoint got no credits.low")
-				nothingFor(ctx, s, h.id, receiver.Match{Type: "credits.low", Path: h.path}, "a disabled endpoint received an event")
 				// Only the app (control) re-enables; the disabled time is not replayed.
 				s.Step("DLV-026", "DLV-023")
 				en := controlHook(ctx, s, h.id, "enable")
 				Expect(en["status"]).To(Equal("active"))
 				s.Advance(ctx, (15 * time.Hour).Seconds())
 				nothingFor(ctx, s, h.id, receiver.Match{Type: "credits.low", Path: h.path}, "the event "+low.ID+" of the disabled time was replayed")
-				st, n = hookStatus(ctx, c, h.id)
+				st, n := hookStatus(ctx, c, h.id)
 				Expect([]any{st, n}).To(Equal([]any{"active", int64(0)}))
 			}, Label("slow"))
 
@@ -638,6 +602,138 @@ func fourXXOnRealClock(ctx context.Context, s *framework.Spec) {
 	s.Step("DLV-027")
 	st, n := hookStatus(ctx, c, h.id)
 	Expect([]any{st, n}).To(Equal([]any{"active", int64(1)}), "an exhausted delivery answered 410 counts against the endpoint")
+}
+
+// endpointStatus is the endpoint-status spec: an endpoint whose deliveries are exhausted one after
+// another goes failing after 3 and disabled after 20, a 2XX resets its count, and a disabled one
+// receives nothing. With the control API the deliveries are webhook.test and the clock is moved
+// through the schedule; without it they are generations' generation.completed, on the target's own
+// clock (exhaustOnRealClock), and what the target records after an answer is read as it settles.
+func endpointStatus(ctx context.Context, s *framework.Spec) {
+	GinkgoHelper()
+	var c *framework.Client
+	var ws *framework.TestWorkspace
+	if s.HasControl() {
+		ws = s.NewWorkspace(ctx, framework.WorkspaceOptions{Balance: ptr(1000)})
+		c, _ = ws.NewKey(ctx, framework.KeyOptions{Scopes: []string{"read", "generate"}})
+	} else {
+		c = newSpender(ctx, s).c
+	}
+	event := "credits.low"
+	if !s.HasControl() {
+		event = "generation.completed"
+	}
+	h := registerHook(ctx, s, c, event)
+	witness := registerHook(ctx, s, c, event)
+	s.Hooks().Behave(h.path, receiver.Always(http.StatusInternalServerError))
+	// exhaust has n deliveries sent to h and run through their five attempts.
+	exhaust := func(n int) {
+		if !s.HasControl() {
+			exhaustOnRealClock(ctx, s, c, h, n)
+			return
+		}
+		ids := make([]string, n)
+		for i := range ids {
+			ids[i] = sendTest(ctx, s, h.id)
+		}
+		exhaustAll(ctx, s, h.id, ids)
+	}
+	// expect checks h's status and count once the target has recorded the answers so far.
+	expect := func(st string, n int64, why string) {
+		if s.HasControl() {
+			settled(ctx, s, h.id)
+			got, m := hookStatus(ctx, c, h.id)
+			Expect([]any{got, m}).To(Equal([]any{st, n}), why)
+			return
+		}
+		Eventually(func() []any { got, m := hookStatus(ctx, c, h.id); return []any{got, m} }).WithContext(ctx).
+			WithTimeout(arrival(s)).WithPolling(100*time.Millisecond).Should(Equal([]any{st, n}), why)
+	}
+	fire := func() string {
+		if s.HasControl() {
+			return sendTest(ctx, s, h.id)
+		}
+		return fireAt(ctx, s, c, h)[0]
+	}
+	s.Step("DLV-021", "DLV-027")
+	exhaust(2)
+	expect("active", 2, "after 2 exhausted deliveries (failing needs 3)")
+	exhaust(1)
+	expect("failing", 3, "after 3 exhausted deliveries")
+	// Still receives events; a failed attempt still being retried leaves the count alone.
+	s.Step("DLV-021", "DLV-027")
+	pending := fire()
+	attempts(ctx, s, pending, 1)
+	if s.HasControl() {
+		expect("failing", 3, "a failed attempt that is still retried")
+	} else {
+		// Watched for less than the first retry's wait (at any time scale), the attempt retried.
+		quiet := min(quietWindow, time.Duration(float64(retryWaits[0])/s.TimeScale()/2))
+		Consistently(func() []any { got, m := hookStatus(ctx, c, h.id); return []any{got, m} }).WithContext(ctx).
+			WithTimeout(quiet).WithPolling(50*time.Millisecond).Should(Equal([]any{"failing", int64(3)}), "a failed attempt that is still retried")
+	}
+	// A 2XX: failing -> active, count 0.
+	s.Step("DLV-024")
+	s.Hooks().Behave(h.path, nil)
+	if s.HasControl() {
+		s.Advance(ctx, retryWaits[0].Seconds()*1.1)
+		attempts(ctx, s, pending, 2)
+	} else {
+		// The next retry of the pending delivery is answered 2XX.
+		Eventually(func() bool {
+			return slices.ContainsFunc(s.Hooks().AttemptsFor(pending), func(a receiver.Attempt) bool { return a.Status/100 == 2 })
+		}).WithContext(ctx).WithTimeout(time.Duration(float64(retryWaits[0]+retryWaits[1])*1.2/s.TimeScale())+arrival(s)).
+			WithPolling(50*time.Millisecond).Should(BeTrue(), "the pending delivery's retry did not arrive")
+	}
+	expect("active", 0, "a 2XX moves a failing endpoint back")
+	// Active with one exhausted delivery, then a 2XX: count back to 0.
+	s.Step("DLV-025")
+	s.Hooks().Behave(h.path, receiver.Always(http.StatusInternalServerError))
+	exhaust(1)
+	expect("active", 1, "one exhausted delivery")
+	s.Hooks().Behave(h.path, nil)
+	attempts(ctx, s, fire(), 1)
+	expect("active", 0, "a 2XX resets an active endpoint's count")
+	// 20 in a row: disabled, and then it receives nothing.
+	s.Step("DLV-022")
+	s.Hooks().Behave(h.path, receiver.Always(http.StatusInternalServerError))
+	exhaust(19)
+	expect("failing", 19, "after 19 exhausted deliveries (disabled needs 20)")
+	exhaust(1)
+	if s.HasControl() {
+		settled(ctx, s, h.id)
+	}
+	Eventually(func() string { st, _ := hookStatus(ctx, c, h.id); return st }).WithContext(ctx).WithTimeout(arrival(s)).
+		WithPolling(100*time.Millisecond).Should(Equal("disabled"), "after 20 exhausted deliveries")
+	_, n := hookStatus(ctx, c, h.id)
+	Expect(n).To(BeNumerically(">=", 20))
+	s.Hooks().Behave(h.path, nil)
+	// An event the witness endpoint gets (h got none of its type before, or none of its resource).
+	m := receiver.Match{Type: event, Path: h.path}
+	if s.HasControl() {
+		Expect(s.Control().PatchWorkspace(ctx, ws.ID, map[string]any{"low_balance_threshold_credits": 500})).To(Succeed())
+		s.SetCredits(ctx, ws.ID, 100)
+		_, err := s.Hooks().Await(ctx, receiver.Match{Type: event, Path: witness.path}, arrival(s))
+		Expect(err).NotTo(HaveOccurred(), "the witness endpoint got no credits.low")
+	} else {
+		m.ResourceID = s.Hooks().AttemptsFor(fireAt(ctx, s, c, witness)[0])[0].ResourceID
+	}
+	nothingFor(ctx, s, h.id, m, "a disabled endpoint received an event")
+}
+
+// exhaustOnRealClock sends n deliveries to endpoint h, whose answers fail, one generation of c's
+// workspace each, and waits on the target's own clock until each has had its five attempts.
+func exhaustOnRealClock(ctx context.Context, s *framework.Spec, c *framework.Client, h hook, n int) {
+	GinkgoHelper()
+	ids := make([]string, n)
+	for i := range ids {
+		ids[i] = fireAt(ctx, s, c, h)[0]
+	}
+	within := time.Duration(float64(retrySchedule*12/10+time.Duration(float64(arrivalSlack)*s.TimeScale()))/s.TimeScale()) + arrival(s)
+	for _, id := range ids {
+		_, err := s.Hooks().AwaitAttempts(ctx, id, 5, within)
+		Expect(err).NotTo(HaveOccurred(), fmt.Sprintf("delivery %s did not have its five attempts within the schedule's 14.5 hours of the target's clock", id))
+	}
 }
 
 // retrySchedule is the whole retry schedule: attempt 5 comes about 14.5 hours after attempt 1.
