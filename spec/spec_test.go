@@ -396,7 +396,7 @@ func TestRulesCatalogue(t *testing.T) {
 	if n := len(cat.Rules); n < 300 {
 		t.Errorf("catalogue has %d rules, want at least 300", n)
 	}
-	for _, need := range []string{"read-key", "second-workspace", "control", "receiver", "spends", "slow"} {
+	for _, need := range []string{"read-key", "second-workspace", "control", "receiver", "spends", "slow", "profile"} {
 		if _, ok := cat.Needs[need]; !ok {
 			t.Errorf("need %s is not declared", need)
 		}

@@ -76,7 +76,7 @@ func runRules(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	id := fs.String("id", "", "print one rule in full")
 	format := fs.String("format", "table", "output format: table, yaml or json")
 	areas := fs.Bool("areas", false, "list the areas with their rule counts instead of rules")
-	byNeed := fs.Bool("by-need", false, "map the text rules by what a run must offer to judge them fully, as the specs declare it (keys only, budget, slow, read key, second workspace, receiver, control API)")
+	byNeed := fs.Bool("by-need", false, "map the text rules by what a run must offer to judge them fully, as the specs declare it (keys only; the profile: read key, second workspace, receiver, declared fixtures; test-mode inputs; control API; budget and slow counted)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}

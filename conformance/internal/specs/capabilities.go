@@ -284,7 +284,7 @@ func capabilityDetailSpecs(f *framework.Framework) {
 // which the operator withheld in their catalogue.
 func withheldCapabilitySpecs(f *framework.Framework) {
 	Describe("capabilities: withheld from agents", func() {
-		f.Rule(rules("CAP-015", "ERR-016")...).It("a capability withheld from agents leaves the list, and reading, estimating or running it answers 404 capability_unavailable", func(ctx context.Context, s *framework.Spec) {
+		f.Rule(rules("CAP-015", "ERR-016")...).Needs(framework.Profile).It("a capability withheld from agents leaves the list, and reading, estimating or running it answers 404 capability_unavailable", func(ctx context.Context, s *framework.Spec) {
 			c := s.Client()
 			var id string
 			cfg, need := map[string]any{}, int64(100)

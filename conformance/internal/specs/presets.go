@@ -130,7 +130,7 @@ func presetListSpecs(f *framework.Framework) {
 			}
 		})
 
-		f.Rule(rules("PRESET-016", "ERR-029")...).It("an internal preset (withheld from agents) answers 404 not_found on GET /presets/{id}/templates", func(ctx context.Context, s *framework.Spec) {
+		f.Rule(rules("PRESET-016", "ERR-029")...).Needs(framework.Profile).It("an internal preset (withheld from agents) answers 404 not_found on GET /presets/{id}/templates", func(ctx context.Context, s *framework.Spec) {
 			c := s.Client()
 			var id string
 			if s.HasControl() {
