@@ -676,7 +676,7 @@ func workflowRunEventSpecs(f *framework.Framework) {
 // recoveredRenderSpecs registers the specs of recovered renders.
 func recoveredRenderSpecs(f *framework.Framework) {
 	Describe("workflows: recovered renders", func() {
-		f.Rule("EVT-015").Needs(framework.Spends, framework.Receiver, framework.TestInputs, framework.RealTime).WaitsOut(recoverAfter).It("a generation that sent generation.failed sends generation.completed when it is recovered", func(ctx context.Context, s *framework.Spec) {
+		f.Rule("EVT-015", "EVT-026").Needs(framework.Spends, framework.Receiver, framework.TestInputs, framework.RealTime).WaitsOut(recoverAfter).It("a generation that sent generation.failed sends generation.completed when it is recovered", func(ctx context.Context, s *framework.Spec) {
 			sp := newSpender(ctx, s)
 			h := registerHook(ctx, s, sp.c, "generation.completed", "generation.failed")
 			d := catalogue.ImageModel(ctx, sp.c)
@@ -699,6 +699,12 @@ func recoveredRenderSpecs(f *framework.Framework) {
 			Expect(done.ID).NotTo(Equal(failed.ID), "the later event is a delivery of its own")
 			data := checkEnvelope(s, done)
 			Expect(data["status"]).To(Equal("completed"), string(done.Raw))
+			// The later event is a generation.completed like any other: its error is null ("error
+			// ({ code, message } on generation.failed, else null)"), not the write-off's error kept
+			// on the recovered row, and its charge was captured.
+			s.Step("EVT-026", "EVT-015")
+			expectEventFixed(done, data)
+			s.Step("EVT-015")
 			Expect(readGen(ctx, sp.c, j.id).String("generation.status")).To(Equal("completed"), "the later event is the truth")
 			// One stated move, each event once: the recovery sends generation.completed, not the
 			// failure again (issue 37 item 2).
