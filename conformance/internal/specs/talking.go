@@ -145,8 +145,11 @@ func talkingFlowSpecs(f *framework.Framework) {
 				}
 			})
 
-			f.Rule("TALK-001", "LINK-007", "GEN-007", "SUBMIT-006", "SUBMIT-002").Needs(framework.Spends).It("4. actor_ultra with the same script and voice, an actor and the approved tts is accepted and renders a video", func(ctx context.Context, s *framework.Spec) {
+			f.Rule("TALK-001", "TALK-018", "LINK-007", "GEN-007", "SUBMIT-006", "SUBMIT-002").Needs(framework.Spends).It("4. actor_ultra with the same script and voice, an actor and the approved tts is accepted and renders a video", func(ctx context.Context, s *framework.Spec) {
 				Expect(ttsID).NotTo(BeEmpty(), "the tts step did not finish")
+				// The script carries [[excited]] and [[pause]]: "Delivery can be directed with emotion
+				// tags in the script" is said of the talking actor, so its submit accepts both, not tts's only.
+				s.Step("TALK-001", "TALK-018")
 				u := ultra(script, nil)
 				j := submit(ctx, s, sp.c, "actor_ultra", u["config"].(map[string]any), u["extra"].(map[string]any))
 				s.Step("SUBMIT-006")
