@@ -127,6 +127,25 @@ func holdSpecs(f *framework.Framework) {
 			Expect(r.Int("credits.wallet_balance")).To(Equal(a1), "wallet_balance is available_credits right after the hold"+r.Describe())
 		})
 
+		f.Rule("SUBMIT-008").Needs(framework.Spends).It("a variants submit's wallet_balance is available_credits after every sibling's hold, not the first one's", func(ctx context.Context, s *framework.Spec) {
+			// A variants submit is one job holding every take ("each charged"): its answer is sent
+			// when the work is accepted, so its wallet_balance is read after all the siblings' holds.
+			sp := newSpender(ctx, s)
+			if sp.ws == nil {
+				settleOwnWork(ctx, s, sp.c)
+			}
+			sent := time.Now()
+			j := videoBatch(ctx, s, sp.c)
+			b := readBalance(ctx, sp.c)
+			for _, id := range j.ids {
+				if !runningNow(ctx, sp.c, id) {
+					s.Undecidable("sibling "+id+" ended before the spec could tell every hold was still open when the balance was read", time.Since(sent))
+				}
+			}
+			s.Step("SUBMIT-008")
+			Expect(j.r.Int("credits.wallet_balance")).To(Equal(b.available), "wallet_balance of a variants submit is available_credits after every sibling's hold"+j.r.Describe()+b.r.Describe())
+		})
+
 		f.Rule("LEDGER-002", "GEN-017", "CORE-020").Needs(framework.Spends).It("a completed job with an exact estimate is charged the estimate's credits, not the padded hold", func(ctx context.Context, s *framework.Spec) {
 			sp := newSpender(ctx, s)
 			d := catalogue.ImageModel(ctx, sp.c)
