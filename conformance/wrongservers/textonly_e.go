@@ -22,7 +22,6 @@ var (
 	}
 	teFinalize = route(http.MethodPost, "/uploads/[^/]+/finalize")
 	teReserve  = route(http.MethodPost, "/uploads")
-	teFromURL  = route(http.MethodPost, "/uploads/from-url")
 	teSubmit   = route(http.MethodPost, "/generations")
 	teEstimate = route(http.MethodPost, "/estimates")
 	teBatch    = route(http.MethodGet, "/batches/[^/]+")
@@ -276,27 +275,6 @@ var textOnlyServersE = []Server{
 				return
 			}
 			e["message"] = "This content type is not accepted. Accepted types:\n- image/jpeg\n- image/png\n- image/webp\n- image/gif\n- video/mp4\n- video/webm\n- video/quicktime\n- audio/mpeg\n- audio/mp3\n- audio/wav\n- audio/x-wav\n- audio/webm\n- audio/ogg"
-		}),
-	},
-	{
-		Name:    "te-fromurl-body-before-scope",
-		Rules:   []string{"AUTH-029", "AUTH-017"},
-		Mistake: "The from-url import validates its body before the scope check: a read-only key sending a body without a usable url gets 400 invalid_config instead of 403 insufficient_scope.",
-		API: exchanges(teFromURL, func(_ *Env, req map[string]any, a *answer) {
-			d, ok := a.doc()
-			if !ok || a.status != http.StatusForbidden || errorCode(d) != "insufficient_scope" {
-				return
-			}
-			u, _ := req["url"].(string)
-			bad := req == nil || !strings.HasPrefix(u, "https://")
-			for k := range req {
-				if k != "url" && k != "filename" && k != "content_type" {
-					bad = true
-				}
-			}
-			if bad {
-				refuse(a, http.StatusBadRequest, "invalid_config", false, map[string]any{"field": "url"})
-			}
 		}),
 	},
 	{
