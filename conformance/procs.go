@@ -182,7 +182,8 @@ func RunChild(ctx context.Context, in io.Reader, out io.Writer, stderr io.Writer
 // RunChildWith is RunChild for a binary that can start a target of its own in each process
 // (Options.OwnTarget): own starts it when the parent's setup asks for one, pointing the
 // configuration at it, and the process stops it when its specs are done.
-func RunChildWith(ctx context.Context, in io.Reader, out io.Writer, stderr io.Writer, own func(context.Context, *Config) (stop func(), err error)) error {
+func RunChildWith(ctx context.Context, in io.Reader, out io.Writer, stderr io.Writer,
+	own func(context.Context, *Config) (stop func(), err error)) error {
 	sc := bufio.NewScanner(in)
 	sc.Buffer(make([]byte, 64<<10), 64<<20)
 	if !sc.Scan() {
@@ -327,17 +328,21 @@ func CanSplit(cfg Config) error {
 
 func checkSplitReceiver(cfg Config) error {
 	if l := cfg.ReceiverListen; l != "" && l != "off" && !strings.HasSuffix(l, ":0") {
-		return &framework.SetupError{Msg: fmt.Sprintf("--receiver-listen %s is one address and --procs %d starts a receiver per process: leave it unset (each takes a free port) or end it in :0", l, cfg.Procs)}
+		return &framework.SetupError{Msg: fmt.Sprintf("--receiver-listen %s is one address and --procs %d starts a receiver per process: "+
+			"leave it unset (each takes a free port) or end it in :0", l, cfg.Procs)}
 	}
 	if cfg.ReceiverPublicURL != "" {
-		return &framework.SetupError{Msg: fmt.Sprintf("--receiver-url names one receiver and --procs %d starts one per process, each on its own port: leave it unset, or run one process", cfg.Procs)}
+		return &framework.SetupError{Msg: fmt.Sprintf("--receiver-url names one receiver and --procs %d starts one per process, "+
+			"each on its own port: leave it unset, or run one process", cfg.Procs)}
 	}
 	// The file server likewise: one address cannot serve every process's files at once.
 	if l := cfg.FilesListen; l != "" && !strings.HasSuffix(l, ":0") {
-		return &framework.SetupError{Msg: fmt.Sprintf("--files-listen %s is one address and --procs %d serves files from every process: leave it unset or end it in :0, or run one process", l, cfg.Procs)}
+		return &framework.SetupError{Msg: fmt.Sprintf("--files-listen %s is one address and --procs %d serves files from every process: "+
+			"leave it unset or end it in :0, or run one process", l, cfg.Procs)}
 	}
 	if cfg.FilesPublicURL != "" {
-		return &framework.SetupError{Msg: fmt.Sprintf("--files-url names one file server and --procs %d starts one per process: leave it unset, or run one process", cfg.Procs)}
+		return &framework.SetupError{Msg: fmt.Sprintf("--files-url names one file server and --procs %d starts one per process: "+
+			"leave it unset, or run one process", cfg.Procs)}
 	}
 	return nil
 }

@@ -33,7 +33,8 @@ func specReport(area, text string, labels []string, ordered string, skipped bool
 	if ordered != "" {
 		r.IsInOrderedContainer = true
 		r.ContainerHierarchyTexts = append(r.ContainerHierarchyTexts, ordered)
-		r.ContainerHierarchyLocations = []types.CodeLocation{{FileName: area + ".go", LineNumber: 1}, {FileName: area + ".go", LineNumber: len(ordered)}}
+		r.ContainerHierarchyLocations = []types.CodeLocation{
+			{FileName: area + ".go", LineNumber: 1}, {FileName: area + ".go", LineNumber: len(ordered)}}
 	}
 	if skipped {
 		r.State = types.SpecStateSkipped
@@ -178,7 +179,8 @@ func TestMergeShards(t *testing.T) {
 		t.Errorf("%d verdicts for %d rules", len(res.Rules), len(cat.Rules))
 	}
 	c := res.RuleCounts
-	if c.Passed+c.PartlyJudged+c.Failed+c.Blocked+c.Skipped+c.Interrupted+c.NotSelected+c.StrictOnly+c.NotCovered+c.Unobservable != len(cat.Rules) {
+	if c.Passed+c.PartlyJudged+c.Failed+c.Blocked+c.Skipped+c.Interrupted+c.NotSelected+c.StrictOnly+c.NotCovered+
+		c.Unobservable != len(cat.Rules) {
 		t.Errorf("rule counts %+v", c)
 	}
 
@@ -352,7 +354,8 @@ func TestStartError(t *testing.T) {
 	if errors.As(err, &setup) || err.Error() != "conformance: process 1 of 2: it ended before it was ready (exit status 1)" {
 		t.Errorf("a process that ended: %T %v", err, err)
 	}
-	if err := r.startError(-1, &procMsg{Msg: "stopped before any spec ran", Code: 1}); err.Error() != "conformance: stopped before any spec ran" {
+	err = r.startError(-1, &procMsg{Msg: "stopped before any spec ran", Code: 1})
+	if err.Error() != "conformance: stopped before any spec ran" {
 		t.Errorf("stopped: %v", err)
 	}
 }
@@ -391,7 +394,8 @@ func TestHandleEvents(t *testing.T) {
 		r.handle(procEvent{n: 1, msg: &m}, con, budget, false)
 	}
 	got := told(t, r.procs[1])
-	if len(got) != 3 || got[0] != (parentMsg{ID: 1}) || got[1].ID != 2 || !strings.Contains(got[1].Err, "budget") || got[2] != (parentMsg{ID: 3}) {
+	if len(got) != 3 || got[0] != (parentMsg{ID: 1}) || got[1].ID != 2 || !strings.Contains(got[1].Err, "budget") ||
+		got[2] != (parentMsg{ID: 3}) {
 		t.Errorf("budget answers: %+v", got)
 	}
 	if len(told(t, r.procs[0])) != 0 {
@@ -470,7 +474,8 @@ func TestCollectReports(t *testing.T) {
 	if len(parts) != 3 || parts[0] == nil || len(parts[0].Specs) != 1 || parts[1] != nil || parts[2] != nil {
 		t.Errorf("parts: %+v", parts)
 	}
-	if len(notes) != 2 || notes[0] != "process 2 of 3 wrote no report (it ended: exit status 2)" || notes[1] != "process 3 of 3 wrote no report (it ended: <nil>)" {
+	if len(notes) != 2 || notes[0] != "process 2 of 3 wrote no report (it ended: exit status 2)" ||
+		notes[1] != "process 3 of 3 wrote no report (it ended: <nil>)" {
 		t.Errorf("notes: %q", notes)
 	}
 }
@@ -482,7 +487,8 @@ func TestMergedRunFailures(t *testing.T) {
 		r.Run.Cancelled = cancelled
 		return r
 	}
-	parts := []*report.Results{part("interrupted (Ctrl-C)", "a"), nil, part("", "b", "a"), part("interrupted (Ctrl-C)"), part("timed out", "b")}
+	parts := []*report.Results{part("interrupted (Ctrl-C)", "a"), nil, part("", "b", "a"), part("interrupted (Ctrl-C)"),
+		part("timed out", "b")}
 	if got := cancelledOf(parts); got != "interrupted (Ctrl-C); timed out" {
 		t.Errorf("cancelled: %q", got)
 	}

@@ -224,7 +224,8 @@ func (s *Suite) onReport(r types.Report) {
 		res.Run.Cancelled = strings.Join(r.SpecialSuiteFailureReasons, "; ")
 		if n := s.f.AbandonedJobs(); n > 0 {
 			// Waiting for them would not end the run on time; the next run should know.
-			res.Run.Cancelled += fmt.Sprintf("; %d jobs started on a shared key were left running and end on their own (a run started before then may find the key busy: 409 submission_in_flight)", n)
+			res.Run.Cancelled += fmt.Sprintf("; %d jobs started on a shared key were left running and end on their own "+
+				"(a run started before then may find the key busy: 409 submission_in_flight)", n)
 		}
 	}
 	err := writeReports(s.cfg, res)
@@ -282,7 +283,8 @@ func finish(w io.Writer, res report.Results, repErr error) (Summary, error) {
 	fmt.Fprintln(w, res.RuleLine())
 	fmt.Fprintln(w, res.SpecLine())
 	if res.Run.Shard != "" && res.SpecCounts.Executed() == 0 && res.Run.Cancelled == "" {
-		fmt.Fprintf(w, "shard %s: no spec of its share ran (%d skipped, %d strict-only, %d of other shards): merge-reports gives the run's verdict\n",
+		fmt.Fprintf(w, "shard %s: no spec of its share ran (%d skipped, %d strict-only, %d of other shards): "+
+			"merge-reports gives the run's verdict\n",
 			res.Run.Shard, res.SpecCounts.Skipped, res.SpecCounts.StrictOnly, res.SpecCounts.NotSelected)
 	}
 	fmt.Fprintln(w, res.Headline())
@@ -440,7 +442,8 @@ func (s *Suite) emptyShare(out io.Writer, opts Options) (Summary, error) {
 	res := framework.BuildResultsOf(s.f.Catalogue(), s.preview, s.selectionOf())
 	res.Run = runInfo(s.f, s.cfg, opts)
 	res.Succeeded = true
-	fmt.Fprintf(out, "shard %s: nothing to run: its share of the selection is empty (the selection splits into fewer shares); merge-reports gives the run's verdict\n", s.cfg.Shard)
+	fmt.Fprintf(out, "shard %s: nothing to run: its share of the selection is empty (the selection splits into fewer shares); "+
+		"merge-reports gives the run's verdict\n", s.cfg.Shard)
 	err := writeReports(s.cfg, res)
 	sum := Summary{Specs: res.SpecCounts, Rules: res.RuleCounts, Results: res}
 	if err != nil {
@@ -561,7 +564,8 @@ func (s *Suite) selection() (map[string]int, int) {
 // selection can judge at most.
 func (s *Suite) openingLine(info report.RunInfo) string {
 	atMost, texts := s.plan()
-	line := fmt.Sprintf("mediaspec check: mode: %s; profile: %s; target: %s; a budget of %d credits; %d specs in %d areas selected: they can judge at most %d of %d text rules",
+	line := fmt.Sprintf("mediaspec check: mode: %s; profile: %s; target: %s; a budget of %d credits; "+
+		"%d specs in %d areas selected: they can judge at most %d of %d text rules",
 		info.Mode, info.Profile, info.Target, info.Budget, s.selected, len(s.perArea), atMost, texts)
 	if n, wall := s.realTimeSpecs(); n > 0 {
 		line += fmt.Sprintf("; --real-time: %d specs wait out the target's clock, about %s of wall clock over %d processes",
@@ -584,7 +588,8 @@ func (s *Suite) realTimeSpecs() (n int, wall time.Duration) {
 	var waits []time.Duration
 	for _, r := range s.preview.SpecReports {
 		long := slices.Contains(r.Labels(), string(framework.Long))
-		if selectedIn(r) && (s.shard == nil || s.shard[r.FullText()]) && slices.Contains(r.Labels(), string(framework.RealTime)) && (cfg.Long || !long) {
+		realTime := slices.Contains(r.Labels(), string(framework.RealTime))
+		if selectedIn(r) && (s.shard == nil || s.shard[r.FullText()]) && realTime && (cfg.Long || !long) {
 			waits = append(waits, framework.RealTimeWait(r.LeafNodeLocation))
 		}
 	}

@@ -196,7 +196,9 @@ func (w weights) min() float64 {
 // steadier table: a spec's bucket waits depend on the specs its process ran before it.
 func WeightsFromResults(runs ...report.Results) ([]byte, error) {
 	t := weightTable{
-		Note:  "seconds each spec took in a keys-only run of the mock binary at real time, the mean of " + fmt.Sprint(len(runs)) + " runs over 8 processes (its bucket waits move with the specs beside it); mediaspec check --procs balances its processes by them (make weights REPORT='a.json b.json ...' writes this file)",
+		Note: "seconds each spec took in a keys-only run of the mock binary at real time, the mean of " + fmt.Sprint(len(runs)) +
+			" runs over 8 processes (its bucket waits move with the specs beside it); mediaspec check --procs balances its " +
+			"processes by them (make weights REPORT='a.json b.json ...' writes this file)",
 		Specs: map[string]float64{},
 	}
 	sum, n := map[string]float64{}, map[string]int{}
@@ -235,7 +237,8 @@ func declaresOther(labels []string) bool {
 // weigh its area's mean); the mean over the runs given.
 func OwnWeightsFromResults(runs ...report.Results) ([]byte, error) {
 	t := weightTable{
-		Note:  "seconds each spec took against the embedded mock in one process (mediaspec check --procs 1); the embedded check balances its processes by them (make weights-embedded writes this file)",
+		Note: "seconds each spec took against the embedded mock in one process (mediaspec check --procs 1); " +
+			"the embedded check balances its processes by them (make weights-embedded writes this file)",
 		Specs: map[string]float64{},
 	}
 	for _, res := range runs {

@@ -73,7 +73,8 @@ func TestAnswersGolden(t *testing.T) {
 		{"image", "image_fast", map[string]any{"prompt": "A red kite over a grey sea."}, &two},
 		{"text", "hook_ideas", map[string]any{"product": "A <b>flask</b> that keeps tea hot & \"fresh\"."}, nil},
 	} {
-		a, err := s.svc.Jobs.Submit(jobs.SubmitParams{WorkspaceID: ws.ID(), Plan: fixtures.PlanPro, CapabilityID: c.capability, Config: c.config, Variants: c.variants})
+		a, err := s.svc.Jobs.Submit(jobs.SubmitParams{WorkspaceID: ws.ID(), Plan: fixtures.PlanPro, CapabilityID: c.capability,
+			Config: c.config, Variants: c.variants})
 		if err != nil {
 			t.Fatalf("submit %s: %v", c.name, err)
 		}

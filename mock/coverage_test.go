@@ -51,7 +51,8 @@ func TestTemplatePreviewsServed(t *testing.T) {
 	if got.code != 200 || got.hdr.Get("Content-Type") != "image/jpeg" || len(got.raw) == 0 {
 		t.Fatalf("preview %d %q", got.code, got.hdr.Get("Content-Type"))
 	}
-	if again := e.call("GET", "/api/v1/presets/preset_ugc_screenshot/templates", "", bearer(key)); again.body["templates"].([]any)[0].(map[string]any)["preview_url"] != link {
+	again := e.call("GET", "/api/v1/presets/preset_ugc_screenshot/templates", "", bearer(key))
+	if again.body["templates"].([]any)[0].(map[string]any)["preview_url"] != link {
 		t.Fatal("preview_url changed between reads")
 	}
 	if nf := e.call("GET", "/previews/preset_ugc_screenshot/nope.jpg", ""); nf.code != 404 {

@@ -76,7 +76,8 @@ func TestEveryProvokedAnswerIsAnEnvelope(t *testing.T) {
 		status    int
 		code      string
 	}{
-		{"header over the limit", "GET /api/v1/health/live HTTP/1.1\r\nHost: x\r\nX-Big: " + strings.Repeat("a", 16<<10) + "\r\n\r\n", 400, "invalid_config"},
+		{"header over the limit", "GET /api/v1/health/live HTTP/1.1\r\nHost: x\r\nX-Big: " + strings.Repeat("a", 16<<10) + "\r\n\r\n",
+			400, "invalid_config"},
 		{"bad escape in the path", "GET /api/v1/%zz HTTP/1.1\r\nHost: x\r\n\r\n", 400, "invalid_config"},
 		{"control byte in a header", "GET /api/v1/health/live HTTP/1.1\r\nHost: x\r\nX-A: a\x01b\r\n\r\n", 400, "invalid_config"},
 		{"unreadable Content-Length", "POST /api/v1/estimates HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n", 400, "invalid_config"},

@@ -13,7 +13,8 @@ import (
 // reset.
 func TestFileLinksAreServedAndReset(t *testing.T) {
 	e := newEnv(t)
-	e.s.svc.Blob.Put(blob.Object{AssetID: "ast_1", WorkspaceID: e.s.DefaultWorkspaceID(), ContentType: "audio/wav", FileName: "a.wav", Bytes: []byte("RIFF")})
+	e.s.svc.Blob.Put(blob.Object{AssetID: "ast_1", WorkspaceID: e.s.DefaultWorkspaceID(), ContentType: "audio/wav",
+		FileName: "a.wav", Bytes: []byte("RIFF")})
 	link, _ := e.s.svc.Blob.DownloadURL("ast_1", "a.wav", 600*time.Second)
 	u, err := url.Parse(link)
 	if err != nil {
@@ -36,7 +37,8 @@ func TestFileLinksAreServedAndReset(t *testing.T) {
 // instead of wrapping, and an advance past the bound is refused naming seconds.
 func TestExpiredLinkStaysExpiredAfter400Years(t *testing.T) {
 	e := newEnv(t)
-	e.s.svc.Blob.Put(blob.Object{AssetID: "ast_1", WorkspaceID: e.s.DefaultWorkspaceID(), ContentType: "audio/wav", FileName: "a.wav", Bytes: []byte("RIFF")})
+	e.s.svc.Blob.Put(blob.Object{AssetID: "ast_1", WorkspaceID: e.s.DefaultWorkspaceID(), ContentType: "audio/wav",
+		FileName: "a.wav", Bytes: []byte("RIFF")})
 	link, _ := e.s.svc.Blob.DownloadURL("ast_1", "a.wav", 600*time.Second)
 	u, err := url.Parse(link)
 	if err != nil {

@@ -811,11 +811,13 @@ func (s *Server) bootCatalogRoles() {
 	if err != nil {
 		panic("mock: the own-catalogue cloned voice: " + err.Error())
 	}
-	processing, err := s.svc.Catalog.AddActor(catalog.ActorParams{WorkspaceID: ws, Name: "Own catalogue presenter in processing", State: "processing", CreatedAt: s.svc.Clock.Now()})
+	processing, err := s.svc.Catalog.AddActor(catalog.ActorParams{WorkspaceID: ws, Name: "Own catalogue presenter in processing",
+		State: "processing", CreatedAt: s.svc.Clock.Now()})
 	if err != nil {
 		panic("mock: the own-catalogue processing actor: " + err.Error())
 	}
-	disabled, err := s.svc.Catalog.AddActor(catalog.ActorParams{WorkspaceID: ws, Name: "Own catalogue presenter disabled", State: "disabled", CreatedAt: s.svc.Clock.Now()})
+	disabled, err := s.svc.Catalog.AddActor(catalog.ActorParams{WorkspaceID: ws, Name: "Own catalogue presenter disabled",
+		State: "disabled", CreatedAt: s.svc.Clock.Now()})
 	if err != nil {
 		panic("mock: the own-catalogue disabled actor: " + err.Error())
 	}
@@ -854,7 +856,8 @@ func (s *Server) bootLongLists(ws string) {
 		}
 	}
 	for i := range LongListVoices {
-		if _, err := s.svc.Catalog.CloneVoice(ws, catalog.VoiceParams{Name: fmt.Sprintf("Long list cloned voice %02d", i+1), Active: true}); err != nil {
+		voice := catalog.VoiceParams{Name: fmt.Sprintf("Long list cloned voice %02d", i+1), Active: true}
+		if _, err := s.svc.Catalog.CloneVoice(ws, voice); err != nil {
 			panic("mock: a long-list cloned voice: " + err.Error())
 		}
 	}
@@ -897,8 +900,9 @@ func (s *Server) bootSavedWorkflows() {
 	var ids []string
 	for i, ws := range keySetWS {
 		saved, err := s.svc.Workflows.Save(ws, workflows.SaveParams{
-			Name:         fmt.Sprintf("Saved workflow %d", i+1),
-			Nodes:        []fixtures.WorkflowNode{node("voice", script), node("voice_two", script+" And a second, longer line for a second price.", "voice")},
+			Name: fmt.Sprintf("Saved workflow %d", i+1),
+			Nodes: []fixtures.WorkflowNode{node("voice", script),
+				node("voice_two", script+" And a second, longer line for a second price.", "voice")},
 			InputsSchema: map[string]any{"type": "object", "additionalProperties": false, "properties": map[string]any{}},
 		})
 		if err != nil {

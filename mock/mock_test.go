@@ -112,10 +112,11 @@ func (e *env) newWorkspace(body string) string {
 func TestAuthOutcomes(t *testing.T) {
 	e := newEnv(t)
 	// A generate-scoped test route.
-	e.s.svc.API.Handle("POST /test/generate", workspace.ScopeGenerate, ratelimit.AgentSubmit, func(w http.ResponseWriter, r *http.Request) error {
+	generate := func(w http.ResponseWriter, r *http.Request) error {
 		c := api.Caller(r.Context())
 		return wire.WriteJSON(w, 200, map[string]any{"ok": true, "key_id": c.Key.KeyID, "workspace_id": c.Workspace.ID()})
-	})
+	}
+	e.s.svc.API.Handle("POST /test/generate", workspace.ScopeGenerate, ratelimit.AgentSubmit, generate)
 	info := e.s.Info()
 	def := info.DefaultWorkspaceID
 
@@ -136,6 +137,7 @@ func TestAuthOutcomes(t *testing.T) {
 	e.clk.Advance(15 * time.Second)
 	unknown := "sk_live_" + strings.Repeat("A", 40)
 
+	const balance = "/api/v1/credits/balance"
 	cases := []struct {
 		name    string
 		method  string
@@ -145,38 +147,43 @@ func TestAuthOutcomes(t *testing.T) {
 		code    string
 		check   func(t *testing.T, r resp)
 	}{
-		{name: "missing", method: "GET", path: "/api/v1/credits/balance", status: 401, code: "not_authorized"},
-		{name: "malformed bearer", method: "GET", path: "/api/v1/credits/balance", headers: []string{"Authorization: Basic abc"}, status: 401, code: "not_authorized"},
-		{name: "malformed key", method: "GET", path: "/api/v1/credits/balance", headers: []string{bearer("sk_test_123")}, status: 401, code: "not_authorized"},
-		{name: "empty bearer", method: "GET", path: "/api/v1/credits/balance", headers: []string{"Authorization: Bearer "}, status: 401, code: "not_authorized"},
-		{name: "unknown", method: "GET", path: "/api/v1/credits/balance", headers: []string{bearer(unknown)}, status: 401, code: "not_authorized"},
-		{name: "revoked", method: "GET", path: "/api/v1/credits/balance", headers: []string{bearer(revoked["key"].(string))}, status: 401, code: "not_authorized"},
-		{name: "expired", method: "GET", path: "/api/v1/credits/balance", headers: []string{bearer(expired)}, status: 401, code: "not_authorized"},
-		{name: "two different keys", method: "GET", path: "/api/v1/credits/balance", headers: []string{bearer(info.ReadKey), "X-API-Key: " + info.GenerateKey}, status: 401, code: "not_authorized"},
-		{name: "same key twice", method: "GET", path: "/api/v1/credits/balance", headers: []string{bearer(info.ReadKey), "X-API-Key: " + info.ReadKey}, status: 200},
-		{name: "x-api-key", method: "GET", path: "/api/v1/credits/balance", headers: []string{"X-API-Key: " + info.ReadKey}, status: 200},
-		{name: "deleted workspace", method: "GET", path: "/api/v1/credits/balance", headers: []string{bearer(goneKey)}, status: 410, code: "workspace_unavailable"},
-		{name: "free plan", method: "GET", path: "/api/v1/credits/balance", headers: []string{bearer(freeKey)}, status: 403, code: "required_plan",
+		{name: "missing", method: "GET", path: balance, status: 401, code: "not_authorized"},
+		{name: "malformed bearer", method: "GET", path: balance,
+			headers: []string{"Authorization: Basic abc"}, status: 401, code: "not_authorized"},
+		{name: "malformed key", method: "GET", path: balance, headers: []string{bearer("sk_test_123")}, status: 401, code: "not_authorized"},
+		{name: "empty bearer", method: "GET", path: balance, headers: []string{"Authorization: Bearer "}, status: 401, code: "not_authorized"},
+		{name: "unknown", method: "GET", path: balance, headers: []string{bearer(unknown)}, status: 401, code: "not_authorized"},
+		{name: "revoked", method: "GET", path: balance, headers: []string{bearer(revoked["key"].(string))}, status: 401, code: "not_authorized"},
+		{name: "expired", method: "GET", path: balance, headers: []string{bearer(expired)}, status: 401, code: "not_authorized"},
+		{name: "two different keys", method: "GET", path: balance,
+			headers: []string{bearer(info.ReadKey), "X-API-Key: " + info.GenerateKey}, status: 401, code: "not_authorized"},
+		{name: "same key twice", method: "GET", path: balance,
+			headers: []string{bearer(info.ReadKey), "X-API-Key: " + info.ReadKey}, status: 200},
+		{name: "x-api-key", method: "GET", path: balance, headers: []string{"X-API-Key: " + info.ReadKey}, status: 200},
+		{name: "deleted workspace", method: "GET", path: balance, headers: []string{bearer(goneKey)}, status: 410, code: "workspace_unavailable"},
+		{name: "free plan", method: "GET", path: balance, headers: []string{bearer(freeKey)}, status: 403, code: "required_plan",
 			check: func(t *testing.T, r resp) {
 				if r.errField("required_plan") != "pro" {
 					t.Fatalf("required_plan %v", r.errField("required_plan"))
 				}
 			}},
-		{name: "allowance used", method: "GET", path: "/api/v1/credits/balance", headers: []string{bearer(allowanceKey)}, status: 429, code: "quota_exceeded",
+		{name: "allowance used", method: "GET", path: balance, headers: []string{bearer(allowanceKey)}, status: 429, code: "quota_exceeded",
 			check: func(t *testing.T, r resp) {
 				if r.hdr.Get("Retry-After") != "" || r.errField("retryable") != false {
 					t.Fatalf("quota_exceeded: %v %v", r.hdr, r.body)
 				}
 			}},
-		{name: "bucket", method: "GET", path: "/api/v1/credits/balance", headers: []string{bearer(bucketKey)}, status: 429, code: "rate_limited",
+		{name: "bucket", method: "GET", path: balance, headers: []string{bearer(bucketKey)}, status: 429, code: "rate_limited",
 			check: func(t *testing.T, r resp) {
 				if r.hdr.Get("Retry-After") != "45" || r.errField("retry_after_seconds") != float64(45) || r.errField("retryable") != true {
 					t.Fatalf("rate_limited: Retry-After %q body %v", r.hdr.Get("Retry-After"), r.body)
 				}
 			}},
-		{name: "read key on generate route", method: "POST", path: "/api/v1/test/generate", headers: []string{bearer(info.ReadKey)}, status: 403, code: "insufficient_scope"},
-		{name: "generate key on generate route", method: "POST", path: "/api/v1/test/generate", headers: []string{bearer(info.GenerateKey)}, status: 200},
-		{name: "generate key on read route", method: "GET", path: "/api/v1/credits/balance", headers: []string{bearer(info.GenerateKey)}, status: 200},
+		{name: "read key on generate route", method: "POST", path: "/api/v1/test/generate",
+			headers: []string{bearer(info.ReadKey)}, status: 403, code: "insufficient_scope"},
+		{name: "generate key on generate route", method: "POST", path: "/api/v1/test/generate",
+			headers: []string{bearer(info.GenerateKey)}, status: 200},
+		{name: "generate key on read route", method: "GET", path: balance, headers: []string{bearer(info.GenerateKey)}, status: 200},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -312,7 +319,8 @@ func TestNoCORS(t *testing.T) {
 	key := e.s.Info().ReadKey
 	for _, r := range []resp{
 		e.call("GET", "/api/v1/credits/balance", "", bearer(key), "Origin: https://evil.example"),
-		e.call("OPTIONS", "/api/v1/credits/balance", "", "Origin: https://evil.example", "Access-Control-Request-Method: GET", "Access-Control-Request-Headers: authorization"),
+		e.call("OPTIONS", "/api/v1/credits/balance", "", "Origin: https://evil.example", "Access-Control-Request-Method: GET",
+			"Access-Control-Request-Headers: authorization"),
 		e.call("GET", "/api/v1/health/live", "", "Origin: https://evil.example"),
 		e.call("OPTIONS", "/_control/v1/state", "", "Origin: https://evil.example", "Access-Control-Request-Method: GET"),
 	} {
@@ -354,10 +362,12 @@ func TestControlAuthAndDisable(t *testing.T) {
 
 func TestControlWorkspaces(t *testing.T) {
 	e := newEnv(t)
-	w := e.control("POST", "/workspaces", `{"name":"Acme","plan":"business","balance":50,"limits":{"per_generation_credits":100,"daily_credits":null},"low_balance_threshold_credits":10}`, 201)
+	w := e.control("POST", "/workspaces", `{"name":"Acme","plan":"business","balance":50,`+
+		`"limits":{"per_generation_credits":100,"daily_credits":null},"low_balance_threshold_credits":10}`, 201)
 	id := w["workspace_id"].(string)
-	if !workspace.WorkspaceIDPattern().MatchString(id) || w["name"] != "Acme" || w["plan"] != "business" || w["available_credits"] != float64(50) ||
-		w["held_credits"] != float64(0) || w["deleted"] != false || w["created_at"] != "2026-03-01T12:00:00Z" || w["low_balance_threshold_credits"] != float64(10) {
+	if !workspace.WorkspaceIDPattern().MatchString(id) || w["name"] != "Acme" || w["plan"] != "business" ||
+		w["available_credits"] != float64(50) || w["held_credits"] != float64(0) || w["deleted"] != false ||
+		w["created_at"] != "2026-03-01T12:00:00Z" || w["low_balance_threshold_credits"] != float64(10) {
 		t.Fatalf("created %v", w)
 	}
 	if l := w["limits"].(map[string]any); l["per_generation_credits"] != float64(100) || l["daily_credits"] != nil {
@@ -394,7 +404,8 @@ func TestControlWorkspaces(t *testing.T) {
 			t.Fatalf("%s %s %s: %d %s, want field %s", c.method, c.path, c.body, r.code, r.raw, c.field)
 		}
 	}
-	if r := e.call("POST", "/_control/v1/workspaces/"+id+"/credits", `{"delta":1,"set":1}`, ctl()); r.code != 400 || len(r.errField("fields").([]any)) != 2 {
+	r := e.call("POST", "/_control/v1/workspaces/"+id+"/credits", `{"delta":1,"set":1}`, ctl())
+	if r.code != 400 || len(r.errField("fields").([]any)) != 2 {
 		t.Fatalf("delta and set: %s", r.raw)
 	}
 	c := e.control("POST", "/workspaces/"+id+"/credits", `{"delta":-50}`, 200)
@@ -420,7 +431,8 @@ func TestControlWorkspaces(t *testing.T) {
 func TestControlKeys(t *testing.T) {
 	e := newEnv(t)
 	def := e.s.Info().DefaultWorkspaceID
-	k := e.control("POST", "/workspaces/"+def+"/keys", `{"scopes":["generate","read"],"name":"ci","budget_credits":100,"request_allowance":5,"buckets":{"agent_submit":3},"expires_at":"2026-04-01T00:00:00Z"}`, 201)
+	k := e.control("POST", "/workspaces/"+def+"/keys", `{"scopes":["generate","read"],"name":"ci","budget_credits":100,`+
+		`"request_allowance":5,"buckets":{"agent_submit":3},"expires_at":"2026-04-01T00:00:00Z"}`, 201)
 	secret := k["key"].(string)
 	kid := k["key_id"].(string)
 	if !workspace.KeyPattern().MatchString(secret) || len(secret) != 48 || !workspace.KeyIDPattern().MatchString(kid) ||
@@ -612,7 +624,8 @@ func TestServeOnLoopback(t *testing.T) {
 		t.Fatalf("serve: %v", err)
 	}
 	var buf bytes.Buffer
-	if err := info.Format(&buf); err != nil || !strings.Contains(buf.String(), info.GenerateKey) || !strings.Contains(buf.String(), info.ControlToken) {
+	err = info.Format(&buf)
+	if err != nil || !strings.Contains(buf.String(), info.GenerateKey) || !strings.Contains(buf.String(), info.ControlToken) {
 		t.Fatalf("banner %q %v", buf.String(), err)
 	}
 }
@@ -654,7 +667,8 @@ func TestKeySets(t *testing.T) {
 		t.Fatalf("key sets: %+v", info.KeySets)
 	}
 	first := info.KeySets[0]
-	if first.GenerateKey != info.GenerateKey || first.ReadKey != info.ReadKey || first.OtherKey != info.OtherKey || first.GenerateKey != one.GenerateKey {
+	if first.GenerateKey != info.GenerateKey || first.ReadKey != info.ReadKey || first.OtherKey != info.OtherKey ||
+		first.GenerateKey != one.GenerateKey {
 		t.Fatalf("the first key set is not the printed keys: %+v vs %+v", first, info)
 	}
 	seen := map[string]bool{}
@@ -706,7 +720,8 @@ func TestRoleKeys(t *testing.T) {
 	if got := e.call("GET", "/api/v1/credits/balance", "", bearer(r.GenerateOnly)); got.code != 200 {
 		t.Errorf("generate-only key on a read: %d %s", got.code, got.raw)
 	}
-	if got := e.call("GET", "/api/v1/credits/balance", "", bearer(r.DeletedWorkspace)); got.code != 410 || got.errField("code") != "workspace_unavailable" {
+	got := e.call("GET", "/api/v1/credits/balance", "", bearer(r.DeletedWorkspace))
+	if got.code != 410 || got.errField("code") != "workspace_unavailable" {
 		t.Errorf("key of a deleted workspace: %d %s", got.code, got.raw)
 	}
 	if got := e.call("GET", "/api/v1/capabilities", "", bearer(r.AllowanceUsed)); got.code != 429 || got.errField("code") != "quota_exceeded" {

@@ -14,7 +14,8 @@ func TestRenderOverrunIsSettledAtTheHold(t *testing.T) {
 	e := newEnv(t)
 	info := e.s.Info()
 	key := bearer(info.GenerateKey)
-	if _, err := e.s.svc.Faults.Add(faults.Spec{Kind: faults.RenderOverrun, CapabilityID: "tts", WorkspaceID: info.DefaultWorkspaceID}); err != nil {
+	overrun := faults.Spec{Kind: faults.RenderOverrun, CapabilityID: "tts", WorkspaceID: info.DefaultWorkspaceID}
+	if _, err := e.s.svc.Faults.Add(overrun); err != nil {
 		t.Fatal(err)
 	}
 	before := e.call("GET", "/api/v1/credits/balance", "", key)
@@ -24,7 +25,8 @@ func TestRenderOverrunIsSettledAtTheHold(t *testing.T) {
 	if est.code != 200 || need <= price {
 		t.Fatalf("estimate %d %s", est.code, est.raw)
 	}
-	sub := e.call("POST", "/api/v1/generations", `{"capability_id":"tts","config":{"script":"An overrun is settled at the hold."},"max_credits":`+strconv.FormatFloat(need, 'f', -1, 64)+`}`, key)
+	sub := e.call("POST", "/api/v1/generations", `{"capability_id":"tts","config":{"script":"An overrun is settled at the hold."},`+
+		`"max_credits":`+strconv.FormatFloat(need, 'f', -1, 64)+`}`, key)
 	if sub.code != 201 {
 		t.Fatalf("submit %d %s", sub.code, sub.raw)
 	}

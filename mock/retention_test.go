@@ -23,7 +23,8 @@ func TestAbandonedUploadIsFreed(t *testing.T) {
 	key := e.s.Info().GenerateKey
 	data := strings.Repeat("x", 1000)
 	reserve := func() (string, string) {
-		r := e.call("POST", "/api/v1/uploads", `{"filename":"a.wav","content_type":"audio/wav","size_bytes":1000}`, bearer(key), "Content-Type: application/json")
+		r := e.call("POST", "/api/v1/uploads", `{"filename":"a.wav","content_type":"audio/wav","size_bytes":1000}`, bearer(key),
+			"Content-Type: application/json")
 		if r.code != 200 && r.code != 201 {
 			t.Fatalf("reserve: %d %s", r.code, r.raw)
 		}
@@ -73,7 +74,8 @@ func (e *retainEnv) submit(key, body string) map[string]any {
 	if err := json.Unmarshal([]byte(body), &req); err != nil {
 		e.t.Fatal(err)
 	}
-	est := e.call("POST", "/api/v1/estimates", fmt.Sprintf(`{"capability_id":%q,"config":%s}`, req["capability_id"], mustJSON(e.t, req["config"])), bearer(key))
+	estimate := fmt.Sprintf(`{"capability_id":%q,"config":%s}`, req["capability_id"], mustJSON(e.t, req["config"]))
+	est := e.call("POST", "/api/v1/estimates", estimate, bearer(key))
 	if est.code != 200 {
 		e.t.Fatalf("estimate: %d %s", est.code, est.raw)
 	}
@@ -292,7 +294,8 @@ func TestRetainCursorOverForgottenRow(t *testing.T) {
 
 func TestRetainBelowMinimumRefused(t *testing.T) {
 	for _, d := range []time.Duration{-time.Second, time.Second, MinRetain - time.Second} {
-		if _, err := New(Config{Retain: d, Clock: clock.NewManual(t0), Logger: slog.New(slog.DiscardHandler)}); err == nil || !strings.Contains(err.Error(), MinRetain.String()) {
+		_, err := New(Config{Retain: d, Clock: clock.NewManual(t0), Logger: slog.New(slog.DiscardHandler)})
+		if err == nil || !strings.Contains(err.Error(), MinRetain.String()) {
 			t.Errorf("retain %s: %v, want a refusal naming %s", d, err, MinRetain)
 		}
 	}
@@ -347,7 +350,8 @@ func TestRetainForgetsEndedRun(t *testing.T) {
 func TestRetainForgetsUnusedUpload(t *testing.T) {
 	e := newRetainEnv(t)
 	_, data := fixturemedia.Get("image.png")
-	r := e.call("POST", "/api/v1/uploads", fmt.Sprintf(`{"filename":"a.png","content_type":"image/png","size_bytes":%d}`, len(data)), bearer(e.key))
+	reserve := fmt.Sprintf(`{"filename":"a.png","content_type":"image/png","size_bytes":%d}`, len(data))
+	r := e.call("POST", "/api/v1/uploads", reserve, bearer(e.key))
 	if r.code != 201 {
 		t.Fatalf("reserve: %d %s", r.code, r.raw)
 	}

@@ -47,7 +47,8 @@ func TestStrictBodiesOnEveryOperation(t *testing.T) {
 		refuse(o, "invalid UTF-8", "application/json", strings.Replace(o.body, "{", "{\"x\":\"\xff\xfe\",", 1), "UTF-8")
 		refuse(o, "a body over the limit", "application/json", `{"x":"`+strings.Repeat("a", 2<<20)+`"}`, "larger")
 	}
-	dupConfig := e.call("POST", "/api/v1/estimates", `{"capability_id":"tts","config":{"script":"a","script":"b"}}`, bearer(key), "Content-Type: application/json")
+	dupConfig := e.call("POST", "/api/v1/estimates", `{"capability_id":"tts","config":{"script":"a","script":"b"}}`, bearer(key),
+		"Content-Type: application/json")
 	if dupConfig.code != 400 || dupConfig.errField("field") != "config.script" {
 		t.Errorf("duplicate nested key: %d %s, want 400 naming config.script", dupConfig.code, dupConfig.raw)
 	}

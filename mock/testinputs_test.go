@@ -44,7 +44,8 @@ func TestTestInputRefusalsAndProductionKeys(t *testing.T) {
 	e := newEnv(t, func(c *Config) { c.TestInputs = true })
 	info := e.s.Info()
 	for _, v := range []string{"no_such_outcome", "not_ready", "delivery_fail", "render_fail; code=exploded", "slow_render",
-		"slow_render; seconds=-1", "render_fail; colour=red", "render_fail; count=0", "render_fail; count=2; count=3", "render_fail, moderation_block",
+		"slow_render; seconds=-1", "render_fail; colour=red", "render_fail; count=0", "render_fail; count=2; count=3",
+		"render_fail, moderation_block",
 		"cancel; message=hello", "webhook_test; message=%ZZ", "webhook_test; message=%FF", "recover; seconds=-2",
 		"webhook_test; message=" + strings.Repeat("x", 1001)} {
 		r := e.call("GET", "/api/v1/credits/balance", "", bearer(info.GenerateKey), testInput(v))
@@ -52,7 +53,8 @@ func TestTestInputRefusalsAndProductionKeys(t *testing.T) {
 			t.Errorf("%q: %d %s", v, r.code, r.raw)
 		}
 	}
-	if r := e.call("GET", "/api/v1/credits/balance", "", bearer("sk_live_"+"0123456789abcdefghijklmnopqrstuvwxyzABCD"), testInput("bogus")); r.code != 401 {
+	r := e.call("GET", "/api/v1/credits/balance", "", bearer("sk_live_"+"0123456789abcdefghijklmnopqrstuvwxyzABCD"), testInput("bogus"))
+	if r.code != 401 {
 		t.Errorf("the key checks come first: %d", r.code)
 	}
 	// A key made later through control is not a test key: the header is ignored, even a bad one.

@@ -117,7 +117,8 @@ func TestBodiesReadBoundedAfterTheKey(t *testing.T) {
 				c.OpenAPIJSON = doc
 			}
 		})
-		for _, path := range []string{"/api/v1/generations", "/api/v1/estimates", "/api/v1/uploads", "/api/v1/webhooks", "/api/v1/workflows/templates/x/invoke", "/api/v1/uploads/from-url"} {
+		for _, path := range []string{"/api/v1/generations", "/api/v1/estimates", "/api/v1/uploads", "/api/v1/webhooks",
+			"/api/v1/workflows/templates/x/invoke", "/api/v1/uploads/from-url"} {
 			body := &endless{}
 			req := httptest.NewRequest("POST", path, body)
 			req.Header.Set("Content-Type", "application/json")

@@ -52,7 +52,8 @@ func (s *Server) bootVersionRoles() {
 	}
 	var renamed, ended *RenamedField
 	var removed *RemovedEnum
-	if a, err := s.svc.Catalog.SetAlias(RoleRenamedCapability, catalog.Alias{Name: RoleRenamedOldName, Field: RoleRenamedNewName}); err == nil {
+	alias := catalog.Alias{Name: RoleRenamedOldName, Field: RoleRenamedNewName}
+	if a, err := s.svc.Catalog.SetAlias(RoleRenamedCapability, alias); err == nil {
 		renamed = &RenamedField{RoleRenamedCapability, a.Name, a.Field, a.StopsIn}
 	}
 	// Renamed in the minor version before this one: this version stopped accepting the old name.
