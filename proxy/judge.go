@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"net/url"
@@ -49,7 +50,6 @@ type call struct {
 	ex      *exchange
 	req     *http.Request
 	route   string // "GET /generations/{id}" relative to the base path; "" outside the description
-	hasBody bool   // the route's operation declares a request body
 	params  map[string]string
 	line    string         // request line with the query
 	reqJSON any            // the request body decoded (numbers as json.Number), nil when not JSON
@@ -81,9 +81,6 @@ func (p *Proxy) judgeSingle(ex *exchange) {
 	c.req = &http.Request{Method: ex.method, URL: &url.URL{Path: ex.path, RawQuery: ex.rawQuery}, Header: ex.header, Host: p.upstream.Host}
 	if r, params, ok := p.val.FindRoute(ex.method, ex.path); ok {
 		c.route, c.params = r.Method+" "+r.Path, params
-		// With the default judge, which judges requests by the same description, an operation
-		// without a request body has none to judge; another judge is always asked.
-		c.hasBody = !p.ownJudge || (r.Operation != nil && r.Operation.RequestBody != nil)
 	}
 	c.reqJSON = judge.DecodeJSON(ex.body)
 	c.body, _ = c.reqJSON.(map[string]any)
@@ -94,10 +91,9 @@ func (p *Proxy) judgeSingle(ex *exchange) {
 	c.health = strings.HasPrefix(c.apiPath, "/health/")
 	ex.call = c
 
-	// The client: the request against the description. Only its body is judged (bodyViolation):
-	// an operation that declares none has nothing to judge.
-	if !ex.bodyCut && c.route != "" && c.hasBody {
-		if err := p.judge.Request(c.req.Context(), c.req, ex.body); err != nil && bodyViolation(err) {
+	// The client: the request against the description. Only its body is judged (requestBody).
+	if !ex.bodyCut && c.route != "" {
+		if err := p.requestBody(c.req, ex.body); err != nil {
 			p.find(c, SideClient, requestRule(c.route), false, "The request body breaks the description: "+sentence(err))
 		}
 	}
@@ -240,6 +236,26 @@ func (p *Proxy) observeControl(ex *exchange) {
 func bodyViolation(err error) bool {
 	s := err.Error()
 	return strings.Contains(s, "request body")
+}
+
+// BodyJudge is a Judge that can judge a request's body alone, skipping at once an operation that
+// declares none (spec.Judge does, with RequestBody). Another Judge is asked Request, and only
+// what it says of the body is kept.
+type BodyJudge interface {
+	Judge
+	// RequestBody returns why the request's body breaks the description, or nil.
+	RequestBody(ctx context.Context, r *http.Request, body []byte) error
+}
+
+// requestBody is the judge's verdict on a request's body alone.
+func (p *Proxy) requestBody(r *http.Request, body []byte) error {
+	if bj, ok := p.judge.(BodyJudge); ok {
+		return bj.RequestBody(r.Context(), r, body)
+	}
+	if err := p.judge.Request(r.Context(), r, body); err != nil && bodyViolation(err) {
+		return err
+	}
+	return nil
 }
 
 // requestRule is the rule a request that breaks the description breaks: the strictness rule of

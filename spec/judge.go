@@ -69,6 +69,25 @@ func (j *Judge) Request(ctx context.Context, r *http.Request, body []byte) error
 	return j.reference.ValidateRequest(ctx, r, body)
 }
 
+// RequestBody judges only a request's body against the reference: nil when the request is
+// outside the base path or undocumented, when its operation declares no request body (there is
+// nothing to judge, and no validation is run: the shortcut a judge of heavy traffic needs, most
+// of which is reads), or when the body matches; otherwise the Violation of Request that concerns
+// the body. What Request says of the rest (parameters, security) is left out.
+func (j *Judge) RequestBody(ctx context.Context, r *http.Request, body []byte) error {
+	if !j.reference.Covers(r.URL.Path) {
+		return nil
+	}
+	route, _, ok := j.reference.FindRoute(r.Method, r.URL.Path)
+	if !ok || route.Operation == nil || route.Operation.RequestBody == nil {
+		return nil
+	}
+	if err := j.Request(ctx, r, body); err != nil && strings.Contains(err.Error(), "request body") {
+		return err
+	}
+	return nil
+}
+
 // Response judges a service's answer to r. failure is non-nil when the normative view refuses the
 // answer (it breaks what the interface text states); advisory is non-nil when the normative view
 // accepts it but the reference document refuses it (a difference from the reference's own

@@ -243,6 +243,36 @@ func TestJudgeRequestIsTheReference(t *testing.T) {
 	}
 }
 
+func TestJudgeRequestBody(t *testing.T) {
+	j := mustJudge(t)
+	ctx := context.Background()
+	r := httptest.NewRequest(http.MethodPost, "/api/v1/things", strings.NewReader(`{"name":"a","size":3}`))
+	r.Header.Set("Content-Type", "application/json")
+	if err := j.RequestBody(ctx, r, []byte(`{"name":"a","size":3}`)); err == nil || !strings.Contains(err.Error(), "size") {
+		t.Errorf("a body the request schema refuses passed (%v)", err)
+	}
+	if err := j.RequestBody(ctx, r, []byte(`{"name":"a"}`)); err != nil {
+		t.Errorf("a valid body was refused: %v", err)
+	}
+	// An operation without a request body: nothing to judge, whatever is sent.
+	get := httptest.NewRequest(http.MethodGet, "/api/v1/capabilities/tts", nil)
+	if err := j.RequestBody(ctx, get, []byte(`{"x":`)); err != nil {
+		t.Errorf("a GET without a declared body was judged: %v", err)
+	}
+	// Undocumented, or outside the base path: nil (Request names the former).
+	for _, path := range []string{"/api/v1/nowhere", "/elsewhere"} {
+		r := httptest.NewRequest(http.MethodPost, path, nil)
+		if err := j.RequestBody(ctx, r, nil); err != nil {
+			t.Errorf("%s: %v", path, err)
+		}
+	}
+	// A parameter Request refuses is not the body's.
+	bad := httptest.NewRequest(http.MethodGet, "/api/v1/capabilities/tts?unknown=1", nil)
+	if err := j.RequestBody(ctx, bad, nil); err != nil {
+		t.Errorf("a query parameter was judged as the body: %v", err)
+	}
+}
+
 func TestJudgeEvent(t *testing.T) {
 	j := mustJudge(t)
 	if f, a := j.Event("thing.done", []byte(`{"type":"thing.done","data":{"n":1}}`)); f != nil || a != nil {
