@@ -120,7 +120,9 @@ type Config struct {
 	Validator *spec.Validator
 	// Rules is the rule catalogue (levels, names); nil loads the embedded one.
 	Rules *spec.Catalogue
-	// Transport carries the forwarded requests; nil uses a clone of http.DefaultTransport.
+	// Transport carries the forwarded requests; nil carries a plain GET or HEAD to an http upstream
+	// on the proxy's own connections (forward.go) and everything else on a clone of
+	// http.DefaultTransport.
 	Transport http.RoundTripper
 	// Now is the proxy's clock (default time.Now).
 	Now func() time.Time
@@ -154,7 +156,6 @@ type Proxy struct {
 	audClock clock.Clock
 	st       *state
 	memo     *memo // the verdicts on large answers already judged; nil with a Config.Judge
-	ownJudge bool  // judge and val are the default spec.Judge and its reference validator
 	budget   *budget
 
 	seq      atomic.Int64
@@ -278,7 +279,6 @@ func New(ctx context.Context, cfg Config) (*Proxy, error) {
 		if p.val == nil {
 			p.val = j.Reference()
 		}
-		p.ownJudge = cfg.Judge == nil && cfg.Validator == nil
 	}
 	p.store = newStore(p.rules, cfg.OnFinding)
 	p.audClock = clock.NewReal()
@@ -289,7 +289,7 @@ func New(ctx context.Context, cfg Config) (*Proxy, error) {
 		t := http.DefaultTransport.(*http.Transport).Clone()
 		t.MaxIdleConnsPerHost = 256
 		t.MaxResponseHeaderBytes = MaxAnswerHeader
-		tr = t
+		tr = newPlainTransport(t)
 	}
 	p.rp = &httputil.ReverseProxy{
 		Rewrite: func(pr *httputil.ProxyRequest) {
