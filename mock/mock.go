@@ -258,6 +258,13 @@ type RoleKeys struct {
 	// key sets (the profile's saved_workflow_ids): taking no inputs, of two tts steps, the second
 	// after the first with a longer script, as an operator saves one in their app.
 	SavedWorkflows []string `json:"saved_workflow_ids"`
+	// HighLimit is a read+generate key of a workspace whose limits and balance are RoleHighLimit;
+	// Limited one of a workspace whose limits are LimitedPerGeneration and LimitedDaily
+	// (bootLimitRoles).
+	HighLimit            string `json:"high_limit_key"`
+	Limited              string `json:"limited_key"`
+	LimitedPerGeneration int64  `json:"limited_key_per_generation_limit"`
+	LimitedDaily         int64  `json:"limited_key_daily_limit"`
 }
 
 // The long lists of RoleKeys.LongLists: with the start catalogue's 5 presets and 35 voices, more
@@ -790,6 +797,7 @@ func (s *Server) bootRoles() (*RoleKeys, string) {
 		workspace.KeyParams{Name: "business key"})
 	own := s.svc.Registry.Create(workspace.CreateParams{Name: "Own catalogue workspace", Plan: workspace.PlanPro, Balance: s.cfg.Balance})
 	_, r.OwnCatalogue = key(own, workspace.KeyParams{Name: "own catalogue key"})
+	s.bootLimitRoles(r)
 	return r, own.ID()
 }
 

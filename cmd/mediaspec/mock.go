@@ -260,6 +260,8 @@ func writeMockProfile(path string, info mock.StartInfo, cfg mock.Config) error {
 		if f := r.Ended; f != nil {
 			p.EndedFieldCapabilityID, p.EndedFieldOldName, p.EndedFieldNewName, p.EndedFieldStoppedIn = f.Capability, f.OldName, f.NewName, f.StopsIn
 		}
+		p.HighLimitKey, p.LimitedKey = r.HighLimit, r.Limited
+		p.LimitedPerGenerationLimit, p.LimitedDailyLimit = conformance.CreditsOf(r.LimitedPerGeneration), conformance.CreditsOf(r.LimitedDaily)
 		if e := r.RemovedEnum; e != nil {
 			p.RemovedEnumCapabilityID, p.RemovedEnumField, p.RemovedEnumValue = e.Capability, e.Field, e.Value
 		}

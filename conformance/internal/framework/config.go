@@ -210,6 +210,15 @@ type Config struct {
 	// presets (copies) and more than 50 voices (cloned ones among them), which the operator made.
 	SavedWorkflowIDs IDList `yaml:"saved_workflow_ids" env:"MEDIASPEC_SAVED_WORKFLOW_IDS"`
 	LongListsKey     string `yaml:"long_lists_key" env:"MEDIASPEC_LONG_LISTS_KEY"`
+	// HighLimitKey is a read+generate key of a workspace whose per-generation and daily limits and
+	// balance are HighLimitCredits or more (a 75-second actor_ultra recording's hold passes them).
+	HighLimitKey string `yaml:"high_limit_key" env:"MEDIASPEC_HIGH_LIMIT_KEY"`
+	// LimitedKey is a read+generate key of a workspace whose per-generation and daily limits the
+	// operator set under any video hold, to LimitedPerGenerationLimit and LimitedDailyLimit (two
+	// different amounts); the three are declared together.
+	LimitedKey                string  `yaml:"limited_key" env:"MEDIASPEC_LIMITED_KEY"`
+	LimitedPerGenerationLimit Credits `yaml:"limited_key_per_generation_limit" env:"MEDIASPEC_LIMITED_KEY_PER_GENERATION_LIMIT"`
+	LimitedDailyLimit         Credits `yaml:"limited_key_daily_limit" env:"MEDIASPEC_LIMITED_KEY_DAILY_LIMIT"`
 	// PerGenerationLimit and DailyLimit are the workspace limits the operator set on the workspace
 	// of Key (and of every key set): undeclared, the text's defaults (600 and 2000 credits); 0 is a
 	// value ("no spend at all").
@@ -292,6 +301,8 @@ var flagNames = map[string]string{
 	"RemovedEnumCapabilityID": "removed-enum-capability-id", "RemovedEnumField": "removed-enum-field",
 	"RemovedEnumValue": "removed-enum-value",
 	"SavedWorkflowIDs": "saved-workflow-id", "LongListsKey": "long-lists-key",
+	"HighLimitKey": "high-limit-key", "LimitedKey": "limited-key", "LimitedPerGenerationLimit": "limited-key-per-generation-limit",
+	"LimitedDailyLimit":  "limited-key-daily-limit",
 	"PerGenerationLimit": "workspace-per-generation-limit", "DailyLimit": "workspace-daily-limit", "Features": "feature",
 	"TestKeys": "test-key",
 }
@@ -361,6 +372,10 @@ func RegisterFlags(fs *flag.FlagSet) *Flags {
 	registerVersionFlags(fs, v)
 	fs.Var(&v.SavedWorkflowIDs, "saved-workflow-id", "profile: a saved workflow of a key set's first workspace, taking no inputs (repeat it, or comma-separate: one per key set, in their order)")
 	fs.StringVar(&v.LongListsKey, "long-lists-key", "", "profile: a read-only key of a workspace holding more than 50 presets and more than 50 voices (never printed)")
+	fs.StringVar(&v.HighLimitKey, "high-limit-key", "", "profile: a read+generate key of a workspace whose per-generation and daily limits and balance are 2000 credits or more (never printed)")
+	fs.StringVar(&v.LimitedKey, "limited-key", "", "profile: a read+generate key of a workspace whose per-generation and daily limits are set under any video hold (never printed)")
+	fs.Var(&v.LimitedPerGenerationLimit, "limited-key-per-generation-limit", "profile: the per-generation limit of --limited-key's workspace, in credits")
+	fs.Var(&v.LimitedDailyLimit, "limited-key-daily-limit", "profile: the daily limit of --limited-key's workspace, in credits")
 	fs.StringVar(&v.LowerPlanKey, "lower-plan-key", "", "profile: a read+generate key of a workspace whose plan lacks a capability a higher plan has (never printed)")
 	fs.StringVar(&v.GenerateOnlyKey, "generate-only-key", "", "profile: a key holding only the generate scope, of a workspace with credits (never printed)")
 	fs.StringVar(&v.DeletedWorkspaceKey, "deleted-workspace-key", "", "profile: a key of a workspace that was deleted (never printed)")

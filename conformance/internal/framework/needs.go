@@ -66,6 +66,7 @@ var needReport = map[Need]string{
 	LowBalanceKey: report.NeedProfile, NoAgentAPIKey: report.NeedProfile,
 	GenerateOnlyKey: report.NeedProfile, DeletedWorkspaceKey: report.NeedProfile, AllowanceUsedKey: report.NeedProfile,
 	BusinessKey: report.NeedProfile, SiblingKey: report.NeedProfile, LongListsKey: report.NeedProfile,
+	HighLimitKey: report.NeedProfile, LimitedKey: report.NeedProfile,
 }
 
 // Report is the report's name of the need (report.Need*): report.NeedOther for one it does not

@@ -234,6 +234,7 @@ func (c Config) roleKeys() []struct{ name, key string } {
 		{"low_balance_key", c.LowBalanceKey}, {"no_agent_api_key", c.NoAgentAPIKey}, {"lower_plan_key", c.LowerPlanKey},
 		{"generate_only_key", c.GenerateOnlyKey}, {"deleted_workspace_key", c.DeletedWorkspaceKey}, {"allowance_used_key", c.AllowanceUsedKey},
 		{"business_key", c.BusinessKey}, {"own_catalogue_key", c.OwnCatalogueKey}, {"long_lists_key", c.LongListsKey},
+		{"high_limit_key", c.HighLimitKey}, {"limited_key", c.LimitedKey},
 	}
 }
 
@@ -268,6 +269,10 @@ func (c Config) checkProfile() error {
 	if c.OwnCatalogueKey == "" && (c.OwnProcessingActorID != "" || c.OwnDisabledActorID != "" || c.OwnDeactivatedVoiceID != "") {
 		return errors.New("conformance: own_processing_actor_id, own_disabled_actor_id and own_deactivated_voice_id " +
 			"are of own_catalogue_key's workspace: declare it with them")
+	}
+	_, perGen := c.LimitedPerGenerationLimit.Get()
+	if _, daily := c.LimitedDailyLimit.Get(); perGen != (c.LimitedKey != "") || daily != (c.LimitedKey != "") {
+		return errors.New("conformance: limited_key, limited_key_per_generation_limit and limited_key_daily_limit go together: the key, and the two limits of its workspace")
 	}
 	if err := c.checkVersionStates(); err != nil {
 		return err
@@ -383,6 +388,7 @@ var profileSettings = []string{
 	"renamed_field_capability_id", "renamed_field_old_name", "renamed_field_new_name", "renamed_field_stops_in",
 	"ended_field_capability_id", "ended_field_old_name", "ended_field_new_name", "ended_field_stopped_in",
 	"removed_enum_capability_id", "removed_enum_field", "removed_enum_value",
+	"high_limit_key", "limited_key", "limited_key_per_generation_limit", "limited_key_daily_limit",
 	"workspace_per_generation_limit",
 	"saved_workflow_ids", "long_lists_key", "workspace_per_generation_limit",
 	"workspace_daily_limit", "features", "test_keys",

@@ -31,11 +31,20 @@ const (
 
 	// The key role of the long-list specs (T1, appfixtures.go).
 	LongListsKey Need = "long-lists-key" // long_lists_key: a read key of a workspace with more than 50 presets and voices
+	// The key roles of the limit specs (T2): a key of a workspace whose limits the operator raised
+	// above the holds the suite asks for, and one whose limits they set under any video hold.
+	HighLimitKey Need = "high-limit-key" // high_limit_key: a key of a workspace with limits of HighLimitCredits or more
+	LimitedKey   Need = "limited-key"    // limited_key (+ its two limits): a key of a workspace with tiny limits
 )
+
+// HighLimitCredits is the least per-generation and daily limit (and balance) of high_limit_key's
+// workspace: above the hold of a 75-second actor_ultra recording at the catalogue's 10 credits a
+// second, padded.
+const HighLimitCredits = 2000
 
 // RoleNeeds are the needs of the profile's key roles, in label order.
 var RoleNeeds = []Need{AllowanceUsedKey, BudgetKey, BusinessKey, DeletedWorkspaceKey, ExpiredKey, GenerateOnlyKey, LowBalanceKey, NoAgentAPIKey, RevokedKey,
-	SiblingKey, LongListsKey}
+	SiblingKey, LongListsKey, HighLimitKey, LimitedKey}
 
 // role is what the suite says and reads of one key role.
 type role struct {
@@ -60,6 +69,10 @@ var roles = map[Need]role{
 		func(c Config) string { return c.SiblingKey }},
 	LongListsKey: {"long_lists_key", "--long-lists-key", "a key of a workspace whose own presets (copies) and cloned voices make lists of more than 50 rows",
 		func(c Config) string { return c.LongListsKey }},
+	HighLimitKey: {"high_limit_key", "--high-limit-key", "a read+generate key of a workspace whose per-generation and daily limits " +
+		"and balance are 2000 credits or more", func(c Config) string { return c.HighLimitKey }},
+	LimitedKey: {"limited_key", "--limited-key, with limited_key_per_generation_limit and limited_key_daily_limit",
+		"a read+generate key of a workspace whose per-generation and daily limits are set under any video hold", func(c Config) string { return c.LimitedKey }},
 }
 
 // Roles are the key roles c declares.
@@ -129,5 +142,13 @@ func (s *Spec) WorkspaceLimits() (perGeneration, daily int64) {
 	if n, ok := s.f.cfg.DailyLimit.Get(); ok {
 		daily = n
 	}
+	return perGeneration, daily
+}
+
+// LimitedKeyLimits are the per-generation and daily limits the profile declares for limited_key's
+// workspace (limited_key_per_generation_limit, limited_key_daily_limit; declared with the key).
+func (s *Spec) LimitedKeyLimits() (perGeneration, daily int64) {
+	perGeneration, _ = s.f.cfg.LimitedPerGenerationLimit.Get()
+	daily, _ = s.f.cfg.LimitedDailyLimit.Get()
 	return perGeneration, daily
 }

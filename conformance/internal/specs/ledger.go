@@ -270,7 +270,13 @@ func spendLimitSpecs(f *framework.Framework) {
 			refusal.ExpectLimitAmounts(s, r, ptr(int64(0)), nil)
 		})
 
-		f.Rule(rules("LEDGER-013", "ERR-027")...).ControlBecause(becauseLimitsUnderHold).It("the smallest limit the hold exceeds names the refusal", func(ctx context.Context, s *framework.Spec) {
+		// With control the spec sets three caps under one hold and lifts them one by one (three
+		// orderings); without it, the profile's limited_key has two limits under any video hold.
+		f.Rule(rules("LEDGER-013", "ERR-027")...).Needs(framework.LimitedKey).It("the smallest limit the hold exceeds names the refusal", func(ctx context.Context, s *framework.Spec) {
+			if !s.HasControl() {
+				smallestDeclaredLimit(ctx, s)
+				return
+			}
 			sp := newSpender(ctx, s)
 			d := catalogue.VideoModel(ctx, sp.c)
 			cfg := catalogue.CheapConfig(d)
@@ -590,11 +596,9 @@ func settleOwnWork(ctx context.Context, s *framework.Spec, c *framework.Client) 
 // Why these specs stay at the control tier (Decl.ControlBecause): an operation only the app or
 // control can do.
 const (
-	becauseLimitMidJob     = "it lowers the workspace's limit while a job runs: limits are set in the app, not through the API"
-	becauseLimitsUnderHold = "it sets the workspace's per-generation and daily limits just under one video hold: limits are " +
-		"set in the app, not through the API"
-	becauseNullLimit  = "it empties (sets null) a workspace limit: limits are set in the app, not through the API"
-	becauseDailySpent = "it spends the whole 2000-credit default daily limit, which control tops up and a shared " +
+	becauseLimitMidJob = "it lowers the workspace's limit while a job runs: limits are set in the app, not through the API"
+	becauseNullLimit   = "it empties (sets null) a workspace limit: limits are set in the app, not through the API"
+	becauseDailySpent  = "it spends the whole 2000-credit default daily limit, which control tops up and a shared " +
 		"staging workspace could not spare"
 	becauseDayPasses   = "it lets 24 hours of the target's clock pass (control's clock): a day of real time"
 	becauseMidnightDay = "it moves the target's clock across midnight UTC and 24 hours on (control's clock): a day of " +
@@ -602,3 +606,32 @@ const (
 	becauseBudgetSpent = "it gives a key of the workspace a budget of one tts hold and spends it: a pre-made budget " +
 		"key's 24-hour window would carry that spend into the next run"
 )
+
+// smallestDeclaredLimit judges LEDGER-013 on the profile's limited_key: a video hold above both
+// limits of its workspace (limited_key_per_generation_limit, limited_key_daily_limit) is refused
+// naming the smaller.
+func smallestDeclaredLimit(ctx context.Context, s *framework.Spec) {
+	GinkgoHelper()
+	c := s.RoleKey(framework.LimitedKey)
+	perGen, daily := s.LimitedKeyLimits()
+	if perGen == daily {
+		framework.SkipFor(framework.NotDeclared(fmt.Sprintf("unsupported: limited_key_per_generation_limit and limited_key_daily_limit "+
+			"are both %d: of two equal limits the smallest is neither; declare two amounts", perGen)))
+	}
+	d := catalogue.VideoModel(ctx, c)
+	cfg := catalogue.CheapConfig(d)
+	id := d.String("capability_id")
+	_, need := estimateOf(ctx, c, id, cfg, nil)
+	if need <= max(perGen, daily) {
+		framework.SkipFor(framework.NotDeclared(fmt.Sprintf("unsupported: the cheapest video take holds %d credits, not above both "+
+			"limits of limited_key's workspace (%d and %d): declare limits under any video hold", need, perGen, daily)))
+	}
+	r := refuse(ctx, c, submitBody(id, cfg, need, nil), http.StatusPaymentRequired, "spend_limit_exceeded")
+	bound, limit := "org_per_generation", perGen
+	if daily < perGen {
+		bound, limit = "org_daily", daily
+	}
+	Expect(r.String("error.limit.bound_by")).To(Equal(bound), fmt.Sprintf("the hold of %d exceeds the per-generation limit %d and the daily "+
+		"limit %d: the smaller names the refusal", need, perGen, daily)+r.Describe())
+	refusal.ExpectLimitAmounts(s, r, &limit, nil)
+}
