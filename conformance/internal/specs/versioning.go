@@ -41,7 +41,7 @@ func versioningSpecs(f *framework.Framework) {
 // (removed_enum_*).
 func versioningEnumSpecs(f *framework.Framework) {
 	Describe("versioning: a removed enum value", func() {
-		f.Rule(rules("VER-026", "ERR-024", "ERR-020")...).Needs(framework.Spends).It("a removed enum value leaves config_schema and is refused naming the field, not mapped to another value", func(ctx context.Context, s *framework.Spec) {
+		f.Rule(rules("VER-026", "ERR-024", "ERR-020")...).Needs(framework.Spends, framework.Profile).It("a removed enum value leaves config_schema and is refused naming the field, not mapped to another value", func(ctx context.Context, s *framework.Spec) {
 			sp := newSpender(ctx, s)
 			c := sp.c
 			var capID, field, value string
@@ -139,7 +139,7 @@ func removableEnumValue(ctx context.Context, c *framework.Client) (capID, field,
 // or the renamed fields the profile declares (renamed_field_*, ended_field_*).
 func versioningAliasSpecs(f *framework.Framework) {
 	Describe("versioning: a renamed config field's old name", func() {
-		f.Rule("VER-006", "VER-007", "EST-015").It("an old name is listed deprecated and is priced, submitted and deduplicated as its new name", func(ctx context.Context, s *framework.Spec) {
+		f.Rule("VER-006", "VER-007", "EST-015").Needs(framework.Profile).It("an old name is listed deprecated and is priced, submitted and deduplicated as its new name", func(ctx context.Context, s *framework.Spec) {
 			c := s.Client()
 			a := renamedAlias(ctx, s, c)
 
@@ -180,7 +180,7 @@ func versioningAliasSpecs(f *framework.Framework) {
 			Expect(again.String("generation_id")).To(Equal(id), "the replay answers the running job"+again.Describe())
 		})
 
-		f.Rule(rules("VER-008", "ERR-024")...).It("a config sending both the old and the new name is refused with invalid_config naming both", func(ctx context.Context, s *framework.Spec) {
+		f.Rule(rules("VER-008", "ERR-024")...).Needs(framework.Profile).It("a config sending both the old and the new name is refused with invalid_config naming both", func(ctx context.Context, s *framework.Spec) {
 			c := s.Client()
 			a := renamedAlias(ctx, s, c)
 			need := c.Post(ctx, "/estimates", map[string]any{"capability_id": a.capID, "config": a.with(a.field)}).ExpectOK(http.StatusOK).Int("max_credits_needed")
@@ -195,7 +195,7 @@ func versioningAliasSpecs(f *framework.Framework) {
 			}
 		})
 
-		f.Rule(rules("VER-009", "ERR-024")...).It("an old name whose window ended at or before the service's version is neither listed nor accepted", func(ctx context.Context, s *framework.Spec) {
+		f.Rule(rules("VER-009", "ERR-024")...).Needs(framework.Profile).It("an old name whose window ended at or before the service's version is neither listed nor accepted", func(ctx context.Context, s *framework.Spec) {
 			c := s.Client()
 			version := c.Get(ctx, s.DescriptionPath()).ExpectStatus(http.StatusOK).String("info.version")
 			if !s.HasControl() {
