@@ -2,11 +2,14 @@ package specs
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"slices"
 	"strings"
+	"time"
 
 	. "github.com/onsi/ginkgo/v2" //nolint:revive
+	. "github.com/onsi/gomega"    //nolint:revive
 
 	"github.com/mediaspec/mediaspec/conformance/internal/answer"
 	"github.com/mediaspec/mediaspec/conformance/internal/catalogue"
@@ -128,4 +131,37 @@ func (m *rowMaker) makeTied(ctx context.Context, n int) []string {
 		out = append(out, id)
 	}
 	return out
+}
+
+// walkRecoverAfter is when the app recovers the row writtenOffRow writes off: long enough after the
+// write-off for the rows made after it and a walk's first page, on any time scale.
+const walkRecoverAfter = 5 * time.Minute
+
+// writtenOffRow makes, without control, the row GEN-045's walk sees updated mid-walk: a tts job
+// submitted with ti (a client carrying the recover test input) that fails at render start, the
+// operator recovering it walkRecoverAfter later, then two rows made after it. It returns the
+// job, the three rows oldest first by updated_at (the write-off first) and an updated_since just
+// before the job, from which a walk reads the job first.
+func writtenOffRow(ctx context.Context, s *framework.Spec, sp spender, rm *rowMaker, ti *framework.Client) (moved string, rows []string, since string) {
+	GinkgoHelper()
+	s.Spend(int(rm.need))
+	body := submitBody("tts", catalogue.TTSConfig(ctx, sp.c), rm.need, map[string]any{"voice_id": rm.voice})
+	moved = ti.Post(ctx, "/generations", body).ExpectOK(http.StatusCreated).String("generation_id")
+	Expect(s.Finish(ctx, sp.c, moved).String("generation.status")).To(Equal("failed"), "the job the app writes off fails at render start")
+	since = answer.Time(readGen(ctx, sp.c, moved), "generation.created_at").Add(-time.Second).UTC().Format(time.RFC3339)
+	return moved, append([]string{moved}, rm.make(ctx, 2)...), since
+}
+
+// awaitRecovered waits, once a walk has read the written-off job id, until the operator's recovery
+// (writtenOffRow) has made it completed: when it ends is the target's own, so it reads until it
+// does. It skips the spec as undecidable when the job was recovered before the walk read it (the
+// rows after it took longer than walkRecoverAfter).
+func awaitRecovered(ctx context.Context, s *framework.Spec, c *framework.Client, id string) {
+	GinkgoHelper()
+	if st := readGen(ctx, c, id).String("generation.status"); st != "failed" {
+		framework.SkipFor(framework.Undecidable(fmt.Sprintf("the written-off job %s reads %s as the walk goes on: it was recovered before the walk read it", id, st)))
+	}
+	Eventually(func() string { return readGen(ctx, c, id).String("generation.status") }).WithContext(ctx).
+		WithTimeout(time.Duration(float64(walkRecoverAfter+recoverSlack+recoverRender)/s.TimeScale())).WithPolling(time.Second).
+		Should(Equal("completed"), "the recovered "+id+" reads completed once its recovery has rendered")
 }
