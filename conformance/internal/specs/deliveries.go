@@ -271,7 +271,8 @@ func deliverySpecs(f *framework.Framework) {
 
 		// Without the control API the schedule passes on the target's own clock (--real-time --long)
 		// and the deliveries are generations' generation.completed (fourXXOnRealClock).
-		f.Rule("DLV-009", "DLV-025", "DLV-027").Needs(framework.RealTime, framework.Long, framework.Spends).WaitsOut(firstRetryWait+retrySchedule+retryWaits[3]*12/10).It(
+		f.Rule("DLV-009", "DLV-025", "DLV-027").Needs(framework.RealTime, framework.Long, framework.Spends).
+			WaitsOut(firstRetryWait+retrySchedule+retryWaits[3]*12/10).It(
 			"a 4XX answer is a failed attempt: retried on the schedule, and five of them exhaust the delivery and count against the endpoint", func(ctx context.Context, s *framework.Spec) {
 				if !s.HasControl() {
 					fourXXOnRealClock(ctx, s)
@@ -522,7 +523,8 @@ func checkRetried(s *framework.Spec, atts []receiver.Attempt, secret, id string)
 		s.Step("DLV-004")
 		Expect(a.DeliveryID).To(Equal(id), "webhook-id is the same on every retry")
 		s.Step("RECV-003")
-		Expect(a.Verdict.Accepted()).To(BeTrue(), fmt.Sprintf("attempt %d: %s %s (its timestamp must be within 5 minutes of the service clock)", i+1, a.Verdict, a.Detail))
+		Expect(a.Verdict.Accepted()).To(BeTrue(),
+			fmt.Sprintf("attempt %d: %s %s (its timestamp must be within 5 minutes of the service clock)", i+1, a.Verdict, a.Detail))
 		s.Step("EVT-017")
 		var env map[string]any
 		Expect(json.Unmarshal(a.Body, &env)).To(Succeed())
@@ -732,7 +734,8 @@ func exhaustOnRealClock(ctx context.Context, s *framework.Spec, c *framework.Cli
 	within := time.Duration(float64(retrySchedule*12/10+time.Duration(float64(arrivalSlack)*s.TimeScale()))/s.TimeScale()) + arrival(s)
 	for _, id := range ids {
 		_, err := s.Hooks().AwaitAttempts(ctx, id, 5, within)
-		Expect(err).NotTo(HaveOccurred(), fmt.Sprintf("delivery %s did not have its five attempts within the schedule's 14.5 hours of the target's clock", id))
+		Expect(err).NotTo(HaveOccurred(),
+			fmt.Sprintf("delivery %s did not have its five attempts within the schedule's 14.5 hours of the target's clock", id))
 	}
 }
 
@@ -760,7 +763,8 @@ func awaitSchedule(ctx context.Context, s *framework.Spec, h hook, id string, ar
 		arrive(n)
 		within := time.Duration(float64(wait*12/10+slack)/scale) + arrival(s)
 		Eventually(func() int { return len(s.Hooks().Attempts(h.path)) }).WithContext(ctx).WithTimeout(within).WithPolling(50*time.Millisecond).
-			Should(BeNumerically(">=", n+1), fmt.Sprintf("attempt %d of delivery %s did not arrive about %s of the target's clock after attempt %d", n+1, id, wait, n))
+			Should(BeNumerically(">=", n+1),
+				fmt.Sprintf("attempt %d of delivery %s did not arrive about %s of the target's clock after attempt %d", n+1, id, wait, n))
 		s.Step("DLV-004")
 		for i, a := range s.Hooks().Attempts(h.path) {
 			Expect(a.DeliveryID).To(Equal(id), fmt.Sprintf("webhook-id is the same on every retry: attempt %d came as %s", i+1, a.DeliveryID))
@@ -769,7 +773,8 @@ func awaitSchedule(ctx context.Context, s *framework.Spec, h hook, id string, ar
 		atts = attempts(ctx, s, id, n+1)
 		gap(n)
 		got := time.Duration(float64(atts[n].Time.Sub(atts[n-1].Time)) * scale)
-		why := fmt.Sprintf("attempt %d came about %s of the target's clock after attempt %d (its arrivals %s apart at time scale %g), want about %s",
+		why := fmt.Sprintf("attempt %d came about %s of the target's clock after attempt %d "+
+			"(its arrivals %s apart at time scale %g), want about %s",
 			n+1, got.Round(time.Second), n, atts[n].Time.Sub(atts[n-1].Time).Round(time.Millisecond), scale, wait)
 		Expect(got).To(BeNumerically(">=", wait*8/10-slack), why)
 		Expect(got).To(BeNumerically("<=", wait*12/10+slack), why)
