@@ -613,3 +613,30 @@ func TestSpreadUploads(t *testing.T) {
 		t.Errorf("with control: uploading specs per share %v, want them packed by weight", got)
 	}
 }
+
+// In a run whose processes share their keys, an area's light specs (its refusals, one bucket's
+// calls) are spread over shares of about equal weight instead of filling the lightest one.
+func TestSpreadAreas(t *testing.T) {
+	var preview types.Report
+	w := map[string]float64{}
+	for i := range 4 {
+		r := specReport("workflows", fmt.Sprintf("w%d", i), nil, "", false)
+		preview.SpecReports = append(preview.SpecReports, r)
+		w[r.FullText()] = []float64{30, 30, 30, 22}[i]
+	}
+	for i := range 8 {
+		r := specReport("submit", fmt.Sprintf("refuses %d", i), nil, "", false)
+		preview.SpecReports = append(preview.SpecReports, r)
+		w[r.FullText()] = 1
+	}
+	// By weight alone the 22 s share takes all eight (30 s); spread, each share takes two.
+	for _, share := range planShards(preview, 4, weightsFor(Config{}).withWeights(w)) {
+		if len(share) != 3 {
+			t.Errorf("share %v: want one heavy spec and two refusal specs", share)
+		}
+	}
+	control := weightsFor(Config{ControlURL: "http://127.0.0.1:1/_control/v1"}).withWeights(w)
+	if shares := planShards(preview, 4, control); len(shares[3]) != 9 {
+		t.Errorf("with control the lightest share takes the light specs by weight: %v", shares)
+	}
+}

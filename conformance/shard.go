@@ -50,7 +50,8 @@ type weights struct {
 	caps *framework.Capabilities
 	// spreadUploads says the specs of a process share its keys (no control): the upload calls of
 	// one spec empty the key's upload bucket (30 a minute) for the next, so planShards spreads
-	// the specs that upload over the processes instead of letting the weights pack them together.
+	// the specs that upload over the processes instead of letting the weights pack them together,
+	// and each area's specs over shares of about equal weight (spreadSlack).
 	spreadUploads bool
 }
 
@@ -259,7 +260,8 @@ func OwnWeightsFromResults(runs ...report.Results) ([]byte, error) {
 // specs with one full text (Ginkgo's focus cannot tell them apart). The heaviest group goes first
 // to the lightest share, so the run takes about as long as its heaviest share; in a run whose
 // processes share their keys, a group that uploads goes to the lightest of the shares with the
-// fewest such groups (weights.spreadUploads).
+// fewest such groups, and a group to the share within spreadSlack of the lightest with the fewest
+// of its area's (weights.spreadUploads).
 func planShards(preview types.Report, n int, w weights) [][]string {
 	if len(w.area) == 0 && len(w.spec) > 0 {
 		sum, cnt := map[string]float64{}, map[string]int{}
@@ -280,6 +282,7 @@ func planShards(preview types.Report, n int, w weights) [][]string {
 		weight  float64
 		first   int
 		uploads bool
+		area    string
 	}
 	var groups []*group
 	byKey := map[string]*group{}
@@ -304,7 +307,7 @@ func planShards(preview types.Report, n int, w weights) [][]string {
 			}
 		}
 		if g == nil {
-			g = &group{first: i}
+			g = &group{first: i, area: framework.AreaOf(r.LeafNodeLocation.FileName)}
 			groups = append(groups, g)
 		}
 		for _, k := range keys {
@@ -326,6 +329,10 @@ func planShards(preview types.Report, n int, w weights) [][]string {
 	shares := make([][]string, n)
 	load := make([]float64, n)
 	ups := make([]int, n)
+	areas := make([]map[string]int, n)
+	for i := range areas {
+		areas[i] = map[string]int{}
+	}
 	for _, g := range groups {
 		k := 0
 		for i := range load {
@@ -339,11 +346,27 @@ func planShards(preview types.Report, n int, w weights) [][]string {
 				k = i
 			}
 		}
+		if w.spreadUploads {
+			// Among the shares about as light as k, the one with the fewest specs of the group's
+			// area: an area's specs call the same endpoints, so its refusal specs on one key
+			// empty one bucket (20 submits a minute) for each other.
+			lightest := k
+			for i := range load {
+				if (!g.uploads || ups[i] == ups[lightest]) && load[i] <= load[lightest]+spreadSlack && areas[i][g.area] < areas[k][g.area] {
+					k = i
+				}
+			}
+		}
 		shares[k] = append(shares[k], g.texts...)
 		load[k] += g.weight
 		if g.uploads {
 			ups[k]++
 		}
+		areas[k][g.area]++
 	}
 	return shares
 }
+
+// spreadSlack is how much heavier, in seconds, a share may be than the lightest to take a spec of
+// an area it has fewer of (weights.spreadUploads): less than the window a bucket refusal waits.
+const spreadSlack = 10
