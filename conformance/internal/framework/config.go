@@ -372,9 +372,12 @@ func RegisterFlags(fs *flag.FlagSet) *Flags {
 	registerVersionFlags(fs, v)
 	fs.Var(&v.SavedWorkflowIDs, "saved-workflow-id", "profile: a saved workflow of a key set's first workspace, taking no inputs (repeat it, or comma-separate: one per key set, in their order)")
 	fs.StringVar(&v.LongListsKey, "long-lists-key", "", "profile: a read-only key of a workspace holding more than 50 presets and more than 50 voices (never printed)")
-	fs.StringVar(&v.HighLimitKey, "high-limit-key", "", "profile: a read+generate key of a workspace whose per-generation and daily limits and balance are 2000 credits or more (never printed)")
-	fs.StringVar(&v.LimitedKey, "limited-key", "", "profile: a read+generate key of a workspace whose per-generation and daily limits are set under any video hold (never printed)")
-	fs.Var(&v.LimitedPerGenerationLimit, "limited-key-per-generation-limit", "profile: the per-generation limit of --limited-key's workspace, in credits")
+	fs.StringVar(&v.HighLimitKey, "high-limit-key", "",
+		"profile: a read+generate key of a workspace whose per-generation and daily limits and balance are 2000 credits or more (never printed)")
+	fs.StringVar(&v.LimitedKey, "limited-key", "",
+		"profile: a read+generate key of a workspace whose per-generation and daily limits are set under any video hold (never printed)")
+	fs.Var(&v.LimitedPerGenerationLimit, "limited-key-per-generation-limit",
+		"profile: the per-generation limit of --limited-key's workspace, in credits")
 	fs.Var(&v.LimitedDailyLimit, "limited-key-daily-limit", "profile: the daily limit of --limited-key's workspace, in credits")
 	fs.StringVar(&v.LowerPlanKey, "lower-plan-key", "", "profile: a read+generate key of a workspace whose plan lacks a capability a higher plan has (never printed)")
 	fs.StringVar(&v.GenerateOnlyKey, "generate-only-key", "", "profile: a key holding only the generate scope, of a workspace with credits (never printed)")

@@ -72,7 +72,8 @@ var roles = map[Need]role{
 	HighLimitKey: {"high_limit_key", "--high-limit-key", "a read+generate key of a workspace whose per-generation and daily limits " +
 		"and balance are 2000 credits or more", func(c Config) string { return c.HighLimitKey }},
 	LimitedKey: {"limited_key", "--limited-key, with limited_key_per_generation_limit and limited_key_daily_limit",
-		"a read+generate key of a workspace whose per-generation and daily limits are set under any video hold", func(c Config) string { return c.LimitedKey }},
+		"a read+generate key of a workspace whose per-generation and daily limits are set under any video hold",
+		func(c Config) string { return c.LimitedKey }},
 }
 
 // Roles are the key roles c declares.

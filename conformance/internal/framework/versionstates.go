@@ -101,16 +101,21 @@ func registerVersionFlags(fs *flag.FlagSet, v *Config) {
 		p          *string
 		name, help string
 	}{
-		{&v.RenamedFieldCapabilityID, "renamed-field-capability-id", "profile: a capability with a config field renamed in the service's version, its old name still accepted"},
-		{&v.RenamedFieldOldName, "renamed-field-old-name", "profile: the old name of --renamed-field-capability-id's renamed field (listed deprecated)"},
+		{&v.RenamedFieldCapabilityID, "renamed-field-capability-id",
+			"profile: a capability with a config field renamed in the service's version, its old name still accepted"},
+		{&v.RenamedFieldOldName, "renamed-field-old-name",
+			"profile: the old name of --renamed-field-capability-id's renamed field (listed deprecated)"},
 		{&v.RenamedFieldNewName, "renamed-field-new-name", "profile: the new name of that field (an optional property)"},
 		{&v.RenamedFieldStopsIn, "renamed-field-stops-in", "profile: the version that stops accepting the old name, e.g. 1.3.0"},
-		{&v.EndedFieldCapabilityID, "ended-field-capability-id", "profile: a capability with a renamed config field whose old name's window ended"},
+		{&v.EndedFieldCapabilityID, "ended-field-capability-id",
+			"profile: a capability with a renamed config field whose old name's window ended"},
 		{&v.EndedFieldOldName, "ended-field-old-name", "profile: the old name of --ended-field-capability-id's field, no longer accepted"},
 		{&v.EndedFieldNewName, "ended-field-new-name", "profile: the new name of that field (an optional property)"},
-		{&v.EndedFieldStoppedIn, "ended-field-stopped-in", "profile: the version that stopped accepting the old name, at or before the service's"},
+		{&v.EndedFieldStoppedIn, "ended-field-stopped-in",
+			"profile: the version that stopped accepting the old name, at or before the service's"},
 		{&v.RemovedEnumCapabilityID, "removed-enum-capability-id", "profile: a capability one of whose config enums lost a value"},
-		{&v.RemovedEnumField, "removed-enum-field", "profile: the config property of --removed-enum-capability-id whose enum lost the value"},
+		{&v.RemovedEnumField, "removed-enum-field",
+			"profile: the config property of --removed-enum-capability-id whose enum lost the value"},
 		{&v.RemovedEnumValue, "removed-enum-value", "profile: the value removed from that property's enum"},
 	} {
 		fs.StringVar(f.p, f.name, "", f.help)

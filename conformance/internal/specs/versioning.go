@@ -230,9 +230,11 @@ func expectEnded(ctx context.Context, s *framework.Spec, c *framework.Client, a 
 	d := catalogue.View(c.Get(ctx, "/capabilities/"+a.capID).ExpectOK(http.StatusOK))
 	props, _ := answer.ObjectAt(d, "config_schema")["properties"].(map[string]any)
 	Expect(props).NotTo(HaveKey(a.alias), "a name whose window stopped in "+a.stopsIn+" is no longer listed at "+version+d.Describe())
-	r := c.Post(ctx, "/estimates", map[string]any{"capability_id": a.capID, "config": a.with(a.alias)}).ExpectError(http.StatusBadRequest, "invalid_config")
+	r := c.Post(ctx, "/estimates", map[string]any{"capability_id": a.capID, "config": a.with(a.alias)}).
+		ExpectError(http.StatusBadRequest, "invalid_config")
 	refusal.ExpectField(r, "config."+a.alias)
-	need := c.Post(ctx, "/estimates", map[string]any{"capability_id": a.capID, "config": a.with(a.field)}).ExpectOK(http.StatusOK).Int("max_credits_needed")
+	need := c.Post(ctx, "/estimates", map[string]any{"capability_id": a.capID, "config": a.with(a.field)}).
+		ExpectOK(http.StatusOK).Int("max_credits_needed")
 	r = refuse(ctx, c, submitBody(a.capID, a.with(a.alias), need, nil), http.StatusBadRequest, "invalid_config")
 	refusal.ExpectField(r, "config."+a.alias)
 }
