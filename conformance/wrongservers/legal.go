@@ -545,6 +545,11 @@ var legalTable = []Variant{
 		API:    chainWraps(movePath("/livez", "/health/live"), movePath("/readyz", "/health/ready")),
 		Args:   []string{"--live-path", "/livez", "--ready-path", "/readyz"}, Filter: probeSpecs,
 	},
+	{
+		Name: "body-before-scope-off-submit", Change: "uploads, from-url imports and webhook writes check a read-only key's body before its scope: malformed JSON answers 400 invalid_config, not 403",
+		Allows: "Errors: the check order (scope before body) is given for the submit only; Authentication 3 names the scopes, not their order",
+		API:    bodyBeforeScopeOffSubmit(), Filter: `/^(AUTH|CHECK|UPLOAD|FROMURL|WH)-/`,
+	},
 	rewrite("probes-other-answers", "the probes answer {\"alive\": true} and {\"ready\": bool}",
 		"health probe answers: not shown",
 		probeAnswers(), probeSpecs),
@@ -828,4 +833,23 @@ func invokeAccepted() Wrap {
 			a.status = http.StatusAccepted
 		}
 	})
+}
+
+// bodyBeforeScopeOffSubmit refuses a read-only key's malformed JSON body with 400 invalid_config
+// before the scope check on every generate endpoint but the submit, whose check order the text fixes.
+func bodyBeforeScopeOffSubmit() Wrap {
+	return func(env *Env, next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			p := r.URL.Path
+			offSubmit := strings.HasPrefix(p, apiPrefix+"/uploads") || strings.HasPrefix(p, apiPrefix+"/webhooks")
+			if r.Method == http.MethodPost && offSubmit && env.readOnly(presented(r)) {
+				var v any
+				if b := requestBody(r); len(b) > 0 && json.Unmarshal(b, &v) != nil {
+					writeError(w, http.StatusBadRequest, "invalid_config", "The body is not valid JSON.", "body")
+					return
+				}
+			}
+			next.ServeHTTP(w, r)
+		})
+	}
 }
