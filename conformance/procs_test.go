@@ -338,6 +338,14 @@ func TestChildConfig(t *testing.T) {
 	if cfg.Procs != 3 || len(cfg.KeySetList) != 1 || cfg.JSONReport != "r.json" {
 		t.Errorf("the run's config changed: %+v", cfg)
 	}
+	// The saved workflows are one per key set, in order: each process is given its own set's.
+	cfg.SavedWorkflowIDs = framework.IDList{"wf_1", "wf_2"}
+	for i, want := range [][]string{{"wf_1"}, {"wf_2"}, nil} {
+		c := childConfig(cfg, i, &framework.KeySet{Key: fmt.Sprint("k", i+1)}, "d")
+		if !slices.Equal(c.SavedWorkflowIDs, want) {
+			t.Errorf("process %d's saved workflows %v, want %v", i+1, c.SavedWorkflowIDs, want)
+		}
+	}
 }
 
 // The error of a run stopped before it started names the process and its key set, never a key,
