@@ -23,6 +23,7 @@ import (
 // assetSpecs registers the specs of assets and file links.
 func assetSpecs(f *framework.Framework) {
 	assetListSpecs(f)
+	assetReadSpecs(f)
 	outputAssetSpecs(f)
 	fileLinkSpecs(f)
 }
@@ -128,6 +129,13 @@ func assetListSpecs(f *framework.Framework) {
 			Expect(paging.IDs(rows, "asset_id")).NotTo(ContainElement(id))
 		})
 
+	})
+}
+
+// assetReadSpecs registers the specs of the asset read and download (the container of
+// assetListSpecs continued under its text, so the specs keep their full names).
+func assetReadSpecs(f *framework.Framework) {
+	Describe("assets: list, read and download", func() {
 		f.Rule("ASSET-008", "ASSET-009", "ASSET-011", "LINK-001").Needs(framework.ReadKey).It("an asset read gives the row and a fresh 600 s link; the download gives a 600 s link to the bytes", func(ctx context.Context, s *framework.Spec) {
 			id, r := uploads.Fixture(ctx, s, s.Client(), "audio.ogg")
 			r.ExpectOK(http.StatusOK)

@@ -19,6 +19,7 @@ import (
 // authSpecs registers the specs of authentication, keys, scopes and workspace isolation.
 func authSpecs(f *framework.Framework) {
 	authenticationSpecs(f)
+	workspaceCheckSpecs(f)
 	keySpecs(f)
 	keyCheckOrderSpecs(f)
 	scopeSpecs(f)
@@ -100,6 +101,14 @@ func authenticationSpecs(f *framework.Framework) {
 			}
 		})
 
+	})
+}
+
+// workspaceCheckSpecs registers the specs of the checks after the key's: its workspace, plan and
+// request allowance (the container of authenticationSpecs continued under its text, so the specs
+// keep their full names).
+func workspaceCheckSpecs(f *framework.Framework) {
+	Describe("auth: keys, schemes and workspace checks", func() {
 		f.Rule(rules("AUTH-021", "ERR-034")...).It("a key whose workspace was deleted answers 410 workspace_unavailable", func(ctx context.Context, s *framework.Spec) {
 			// Without control, the profile's key of a workspace its operator deleted.
 			var c *framework.Client
