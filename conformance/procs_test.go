@@ -545,8 +545,8 @@ func TestOwnWeights(t *testing.T) {
 		t.Errorf("own weights %v, want a 1.234 and b 0.003", tbl.Specs)
 	}
 	w := ownTargetWeights()
-	if !w.realTime || w.min() != ownMinWeight || len(w.spec) == 0 {
-		t.Errorf("the embedded table: realTime %v, least %v, %d specs", w.realTime, w.min(), len(w.spec))
+	if !w.realTime || w.least != ownMinWeight || len(w.spec) == 0 {
+		t.Errorf("the embedded table: realTime %v, least %v, %d specs", w.realTime, w.least, len(w.spec))
 	}
 }
 
@@ -646,5 +646,18 @@ func TestSpreadAreas(t *testing.T) {
 	control := weightsFor(Config{ControlURL: "http://127.0.0.1:1/_control/v1"}).withWeights(w)
 	if shares := planShards(preview, 4, control); len(shares[3]) != 9 {
 		t.Errorf("with control the lightest share takes the light specs by weight: %v", shares)
+	}
+}
+
+// The embedded weight tables parse, and list specs: a broken one would panic the run that reads it.
+func TestEmbeddedWeightTables(t *testing.T) {
+	for name, b := range map[string][]byte{"weights.json": weightsJSON, "weights-embedded.json": ownWeightsJSON} {
+		var tbl weightTable
+		if err := json.Unmarshal(b, &tbl); err != nil || len(tbl.Specs) == 0 {
+			t.Errorf("%s: %v, %d specs", name, err, len(tbl.Specs))
+		}
+	}
+	if keysOnlyTable().Specs == nil || ownTable().Specs == nil {
+		t.Error("an embedded table parsed to nothing")
 	}
 }

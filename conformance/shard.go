@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/onsi/ginkgo/v2/types"
 
@@ -43,7 +44,7 @@ type weights struct {
 	// realTime says the run waits out the target's clock (--real-time without control): only then
 	// does a spec that needs real-time weigh its wait; otherwise it skips at once.
 	realTime bool
-	// least is the least a spec weighs (minWeight when zero).
+	// least is the least a spec weighs: minWeight, or ownMinWeight against an own target.
 	least float64
 	// caps, when set, are the run's: a spec that declares a need they lack skips at once, so it
 	// weighs the least whatever the table says (the table's run may have offered the need).
@@ -114,11 +115,7 @@ func weightsFor(cfg Config) weights {
 // ownTargetWeights is the table of a run whose processes start a target each (the embedded mock,
 // with control: every spec runs, the real-time ones on its manual clock).
 func ownTargetWeights() weights {
-	var t weightTable
-	if err := json.Unmarshal(ownWeightsJSON, &t); err != nil {
-		return weights{}
-	}
-	w := newWeights(t.Specs)
+	w := newWeights(ownTable().Specs)
 	w.realTime, w.least = true, ownMinWeight
 	return w
 }
@@ -132,13 +129,25 @@ type weightTable struct {
 	Specs map[string]float64 `json:"specs"`
 }
 
-// loadWeights reads the embedded table; a table that does not parse weighs every spec alike.
+// loadWeights is the embedded table's weights.
 func loadWeights() weights {
+	return newWeights(keysOnlyTable().Specs)
+}
+
+// keysOnlyTable and ownTable are the embedded tables, parsed once. They are the module's own files:
+// one that does not parse is a bug (TestEmbeddedWeightTables fails on it), not a run's condition.
+var (
+	keysOnlyTable = sync.OnceValue(func() weightTable { return mustTable("weights.json", weightsJSON) })
+	ownTable      = sync.OnceValue(func() weightTable { return mustTable("weights-embedded.json", ownWeightsJSON) })
+)
+
+// mustTable parses an embedded weight table, panicking when it does not parse.
+func mustTable(name string, b []byte) weightTable {
 	var t weightTable
-	if err := json.Unmarshal(weightsJSON, &t); err != nil {
-		return weights{}
+	if err := json.Unmarshal(b, &t); err != nil {
+		panic(fmt.Sprintf("conformance: the embedded %s does not parse: %v", name, err))
 	}
-	return newWeights(t.Specs)
+	return t
 }
 
 // withWeights is w with the table specs instead of the embedded one (tests).
@@ -150,12 +159,12 @@ func (w weights) withWeights(specs map[string]float64) weights {
 // newWeights indexes seconds by full text (the text starts with the area's container text, but
 // the area is taken from the spec's file when planning, so the mean per area is by that).
 func newWeights(specs map[string]float64) weights {
-	return weights{spec: specs, area: map[string]float64{}}
+	return weights{spec: specs, area: map[string]float64{}, least: minWeight}
 }
 
 func (w weights) of(r types.SpecReport) float64 {
 	if w.skips(r) {
-		return w.min()
+		return w.least
 	}
 	if s, ok := w.spec[r.FullText()]; ok {
 		return s
@@ -179,14 +188,6 @@ func (w weights) skips(r types.SpecReport) bool {
 // does not skip at once.
 func (w weights) uploads(r types.SpecReport) bool {
 	return w.spreadUploads && slices.Contains(r.Labels(), string(framework.Uploads)) && !w.skips(r)
-}
-
-// min is the least a spec weighs.
-func (w weights) min() float64 {
-	if w.least > 0 {
-		return w.least
-	}
-	return minWeight
 }
 
 // WeightsFromResults is the weight table of runs' results: each spec that ran (passed, failed or
@@ -316,7 +317,7 @@ func planShards(preview types.Report, n int, w weights) [][]string {
 		if !slices.Contains(g.texts, text) {
 			g.texts = append(g.texts, text)
 		}
-		g.weight += max(w.of(r), w.min())
+		g.weight += max(w.of(r), w.least)
 		g.uploads = g.uploads || w.uploads(r)
 	}
 	sort.SliceStable(groups, func(i, j int) bool {
