@@ -239,7 +239,7 @@ func writeMockProfile(path string, info mock.StartInfo, cfg mock.Config) error {
 	}
 	p := conformance.Config{
 		BaseURL: info.BaseURL, Key: info.GenerateKey, ReadKey: info.ReadKey, OtherKey: info.OtherKey,
-		RetiredCapabilityID: retiredCapability(fx),
+		RetiredCapabilityID: firstCapability(fx, retired),
 		KeyHeader:           conformance.ReferenceKeyHeader, DescriptionPath: conformance.ReferenceDescriptionPath,
 		LivePath: conformance.ReferenceLivePath, ReadyPath: conformance.ReferenceReadyPath,
 		Shapes: conformance.ReferenceShapes(),
@@ -253,7 +253,7 @@ func writeMockProfile(path string, info mock.StartInfo, cfg mock.Config) error {
 			p.SiblingKey = r.Siblings[0]
 		}
 		p.OwnProcessingActorID, p.OwnDisabledActorID, p.OwnDeactivatedVoiceID = r.OwnProcessingActor, r.OwnDisabledActor, r.OwnDeactivatedVoice
-		p.WithheldCapabilityID, p.InternalPresetID = withheldCapability(fx, false), withheldCapability(fx, true)
+		p.WithheldCapabilityID, p.InternalPresetID = firstCapability(fx, withheld(false)), firstCapability(fx, withheld(true))
 		if f := r.Renamed; f != nil {
 			p.RenamedFieldCapabilityID, p.RenamedFieldOldName, p.RenamedFieldNewName, p.RenamedFieldStopsIn = f.Capability, f.OldName, f.NewName, f.StopsIn
 		}
@@ -304,25 +304,24 @@ func writeMockProfile(path string, info mock.StartInfo, cfg mock.Config) error {
 	return nil
 }
 
-// retiredCapability is a retired capability id of the catalogue, actor_classic in the embedded
-// one; "" when it has none (the specs that need one then skip, naming the setting).
-func retiredCapability(fx *fixtures.Catalog) string {
+// firstCapability is the id of the catalogue's first capability that is, "" when it has none (the
+// specs that need one then skip, naming the setting).
+func firstCapability(fx *fixtures.Catalog, is func(c *fixtures.Capability) bool) string {
 	for _, c := range fx.Capabilities {
-		if c.Status == fixtures.StatusRetired && !c.IsPreset() {
+		if is(c) {
 			return c.ID
 		}
 	}
 	return ""
 }
 
-// withheldCapability is a capability of the catalogue withheld from agents (offered_to_agents
-// false), a preset when preset (image_internal_eval and preset_internal_review in the embedded
-// one); "" when it has none (the specs that need one then skip, naming the setting).
-func withheldCapability(fx *fixtures.Catalog, preset bool) string {
-	for _, c := range fx.Capabilities {
-		if !c.OfferedToAgents && c.Status != fixtures.StatusRetired && c.IsPreset() == preset {
-			return c.ID
-		}
+// retired is a retired capability, not a preset: actor_classic in the embedded catalogue.
+func retired(c *fixtures.Capability) bool { return c.Status == fixtures.StatusRetired && !c.IsPreset() }
+
+// withheld is a capability withheld from agents (offered_to_agents false), not retired, and a
+// preset when preset: image_internal_eval and preset_internal_review in the embedded catalogue.
+func withheld(preset bool) func(c *fixtures.Capability) bool {
+	return func(c *fixtures.Capability) bool {
+		return !c.OfferedToAgents && c.Status != fixtures.StatusRetired && c.IsPreset() == preset
 	}
-	return ""
 }
