@@ -194,7 +194,7 @@ func assetReadSpecs(f *framework.Framework) {
 				// it the ends are not placed (the fetches below judge the lifetime).
 				var now time.Time
 				if s.HasControl() {
-					now = serviceNow(ctx, s)
+					now = s.ClockNow(ctx)
 				}
 				a := c.Get(ctx, "/assets/"+id).ExpectOK(http.StatusOK)
 				dl := c.Get(ctx, "/assets/"+id+"/download").ExpectOK(http.StatusOK)

@@ -223,7 +223,7 @@ func keySpecs(f *framework.Framework) {
 				return
 			}
 			ws := s.NewWorkspace(ctx, framework.WorkspaceOptions{})
-			now := serviceNow(ctx, s)
+			now := s.ClockNow(ctx)
 			past := now.Add(-time.Minute)
 			old, _ := ws.NewKey(ctx, framework.KeyOptions{Scopes: []string{"read"}, ExpiresAt: &past})
 			old.Get(ctx, "/credits/balance").ExpectError(http.StatusUnauthorized, "not_authorized")
@@ -290,7 +290,7 @@ func keyCheckOrderSpecs(f *framework.Framework) {
 	Describe("auth: key checks before the workspace check", func() {
 		f.Rule(rules("AUTH-024", "AUTH-005", "ERR-021")...).StrictOnly("AUTH-024", "the order of the key and workspace checks").It("an expired key of a deleted workspace answers 401, not 410", func(ctx context.Context, s *framework.Spec) {
 			ws := s.NewWorkspace(ctx, framework.WorkspaceOptions{})
-			soon := serviceNow(ctx, s).Add(time.Minute)
+			soon := s.ClockNow(ctx).Add(time.Minute)
 			c, _ := ws.NewKey(ctx, framework.KeyOptions{Scopes: []string{"read"}, ExpiresAt: &soon})
 			c.Get(ctx, "/credits/balance").ExpectOK(http.StatusOK)
 			s.Advance(ctx, 61)
@@ -611,7 +611,7 @@ func expiredKey(ctx context.Context, s *framework.Spec, sp *spender) *framework.
 	if !s.HasControl() {
 		return s.RoleKey(framework.ExpiredKey)
 	}
-	soon := serviceNow(ctx, s).Add(time.Minute)
+	soon := s.ClockNow(ctx).Add(time.Minute)
 	c, _ := sp.newKey(ctx, framework.KeyOptions{ExpiresAt: &soon})
 	c.Get(ctx, "/credits/balance").ExpectOK(http.StatusOK)
 	s.Advance(ctx, 61)

@@ -477,7 +477,7 @@ func castStateSpecs(f *framework.Framework) {
 		f.Rule("ACTOR-011", "ACTOR-012").ControlBecause("an actor row shows neither its creation time nor core-cast membership: the order is judged on actors made with both known").It("own actors, then the core cast, then the rest, newest first in each group, whatever order they were made in", func(ctx context.Context, s *framework.Spec) {
 			ws := s.NewWorkspace(ctx, framework.WorkspaceOptions{})
 			c, _ := ws.NewKey(ctx, framework.KeyOptions{Scopes: []string{"read"}})
-			now := serviceNow(ctx, s)
+			now := s.ClockNow(ctx)
 			at := func(h int) string { return now.Add(time.Duration(h) * time.Hour).UTC().Format(time.RFC3339) }
 			tag := framework.RandomHex(6)
 			mk := func(workspace, name string, hours int, core bool) string {
@@ -519,7 +519,7 @@ func castStateSpecs(f *framework.Framework) {
 		f.Rule("CORE-012", "ACTOR-012").ControlBecause("actors made at one instant are made only through control or the app, and a row does not show the instant").It("actors made at the same instant are each listed once when paged one or two at a time: the cursor does not skip ties", func(ctx context.Context, s *framework.Spec) {
 			ws := s.NewWorkspace(ctx, framework.WorkspaceOptions{})
 			c, _ := ws.NewKey(ctx, framework.KeyOptions{Scopes: []string{"read"}})
-			at := serviceNow(ctx, s).Add(-time.Hour).UTC().Format(time.RFC3339)
+			at := s.ClockNow(ctx).Add(-time.Hour).UTC().Format(time.RFC3339)
 			tag := framework.RandomHex(6)
 			var tied []string
 			for i := range 4 {

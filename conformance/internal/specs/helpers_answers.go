@@ -1,18 +1,12 @@
 package specs
 
 import (
-	"context"
 	"crypto/rand"
 	"math/big"
 	"strings"
-	"time"
-
-	. "github.com/onsi/ginkgo/v2" //nolint:revive
-
-	"github.com/mediaspec/mediaspec/conformance/internal/framework"
 )
 
-// Values a spec calls with: a key no service issued, the target's now (the checks every answer must
+// Values a spec calls with: a key no service issued (the checks every answer must
 // pass are package answer's).
 
 // unknownKey returns a well-formed sk_live_ key no service issued.
@@ -28,10 +22,4 @@ func unknownKey() string {
 		b.WriteByte(alphabet[n.Int64()])
 	}
 	return b.String()
-}
-
-// serviceNow reads the target's clock: control's, or the wall clock of a target without it (Spec.ClockNow).
-func serviceNow(ctx context.Context, s *framework.Spec) time.Time {
-	GinkgoHelper()
-	return s.ClockNow(ctx)
 }

@@ -478,7 +478,7 @@ func spendWindowSpecs(f *framework.Framework) {
 			cfg := catalogue.TTSConfig(ctx, sp.c)
 			est, h := estimateOf(ctx, sp.c, "tts", cfg, nil)
 			// Take the hold an hour before midnight UTC on the target's clock.
-			now := serviceNow(ctx, s).UTC()
+			now := s.ClockNow(ctx).UTC()
 			at := time.Date(now.Year(), now.Month(), now.Day(), 23, 0, 0, 0, time.UTC)
 			if at.Before(now.Add(time.Minute)) {
 				at = at.Add(24 * time.Hour)
@@ -497,9 +497,9 @@ func spendWindowSpecs(f *framework.Framework) {
 
 			// Two hours later the calendar day has changed; the rolling window has not.
 			s.Step("LEDGER-017", "LEDGER-016")
-			now = serviceNow(ctx, s)
+			now = s.ClockNow(ctx)
 			s.Advance(ctx, taken.Add(2*time.Hour).Sub(now).Seconds())
-			Expect(serviceNow(ctx, s).UTC().Day()).NotTo(Equal(taken.UTC().Day()), "the clock crossed midnight UTC")
+			Expect(s.ClockNow(ctx).UTC().Day()).NotTo(Equal(taken.UTC().Day()), "the clock crossed midnight UTC")
 			bal := sp.c.Get(ctx, "/credits/balance").ExpectOK(http.StatusOK)
 			s.Step("LEDGER-016") // the balance's fields are the reference's
 			Expect(bal.Int("limits.daily_spent_credits")).To(Equal(price), "after midnight the window still holds the spend of 23:00: it rolls, it does not reset"+bal.Describe())
@@ -507,10 +507,10 @@ func spendWindowSpecs(f *framework.Framework) {
 			refusal.ExpectSpend(s, refuse(ctx, sp.c, next, http.StatusPaymentRequired, "spend_limit_exceeded"), "org_daily", h, h-price)
 
 			// A minute before 24 hours after the hold it still counts; a second after, it is gone.
-			now = serviceNow(ctx, s)
+			now = s.ClockNow(ctx)
 			s.Advance(ctx, taken.Add(contract.SpendWindow-time.Minute).Sub(now).Seconds())
 			refusal.ExpectSpend(s, refuse(ctx, sp.c, next, http.StatusPaymentRequired, "spend_limit_exceeded"), "org_daily", h, h-price)
-			now = serviceNow(ctx, s)
+			now = s.ClockNow(ctx)
 			s.Advance(ctx, taken.Add(contract.SpendWindow+time.Second).Sub(now).Seconds())
 			bal = sp.c.Get(ctx, "/credits/balance").ExpectOK(http.StatusOK)
 			s.Step("LEDGER-016")

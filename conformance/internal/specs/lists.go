@@ -488,12 +488,12 @@ func generationListSpecs(f *framework.Framework) {
 		f.Rule("GEN-043").Needs(framework.Spends, framework.Slow).ControlBecause(becauseMidnightJump).It("created_before with a date cuts at midnight UTC: a job two minutes before it is kept, one two minutes after is not", func(ctx context.Context, s *framework.Spec) {
 			sp := newSpender(ctx, s)
 			voice := catalogue.FirstVoice(ctx, sp.c)
-			now := serviceNow(ctx, s)
+			now := s.ClockNow(ctx)
 			midnight := now.UTC().Truncate(24 * time.Hour).Add(24 * time.Hour)
 			s.Advance(ctx, midnight.Add(-2*time.Minute).Sub(now).Seconds())
 			before := submit(ctx, s, sp.c, "tts", catalogue.TTSConfig(ctx, sp.c), map[string]any{"voice_id": voice})
 			s.Finish(ctx, sp.c, before.id)
-			if gap := midnight.Add(2 * time.Minute).Sub(serviceNow(ctx, s)); gap > 0 {
+			if gap := midnight.Add(2 * time.Minute).Sub(s.ClockNow(ctx)); gap > 0 {
 				s.Advance(ctx, gap.Seconds())
 			}
 			after := submit(ctx, s, sp.c, "tts", catalogue.TTSConfig(ctx, sp.c), map[string]any{"voice_id": voice})
