@@ -271,7 +271,7 @@ func printRulesByNeed(ctx context.Context, stdout io.Writer, format string) erro
 			var parts []string
 			for _, n := range []string{report.NeedBudget, report.NeedSlow} {
 				if set[n] > 0 {
-					parts = append(parts, fmt.Sprintf("%d of them need %s", set[n], map[string]string{report.NeedBudget: "--budget", report.NeedSlow: "--slow"}[n]))
+					parts = append(parts, fmt.Sprintf("%d of them need %s", set[n], map[string]string{report.NeedBudget: "--budget", report.NeedSlow: "--slow, --real-time or --long"}[n]))
 				}
 			}
 			if len(parts) > 0 {
