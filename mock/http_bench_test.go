@@ -191,8 +191,9 @@ func startPrism(b *testing.B, dir, key string) *httpbench.Side {
 
 // hotGeneration starts a mock (closed at the end of tb) holding one completed generation and a
 // read key whose agent_read bucket never runs out, for the benchmarks of GET /generations/{id}.
-// With logged, it logs each request as `mediaspec mock` does by default: a text line each, through
-// a reqlog.Writer, to a file (a real write, as to a terminal or a redirected stderr).
+// With logged, it logs each request as `mediaspec mock` does by default: a text line each, by the
+// command's handler (NewTextLogHandler, not slog's general text handler), through a reqlog.Writer,
+// to a file (a real write, as to a terminal or a redirected stderr).
 func hotGeneration(tb testing.TB, logged bool) (s *Server, key, generationID string) {
 	tb.Helper()
 	clk := clock.NewManual(time.Date(2026, 1, 5, 9, 0, 0, 0, time.UTC))
@@ -204,7 +205,7 @@ func hotGeneration(tb testing.TB, logged bool) (s *Server, key, generationID str
 		}
 		w := reqlog.NewWriter(f)
 		tb.Cleanup(func() { _ = w.Close(); _ = f.Close() })
-		cfg.Logger, cfg.LogRequests = slog.New(slog.NewTextHandler(w, nil)), true
+		cfg.Logger, cfg.LogRequests = slog.New(NewTextLogHandler(w, nil)), true
 	}
 	s, err := New(cfg)
 	if err != nil {
