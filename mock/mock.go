@@ -681,14 +681,12 @@ func (s *Server) boot() {
 	s.svc.Limiter.Reset()
 	n := max(s.cfg.KeySets, 1)
 	var st bootState
-	var mains []*workspace.Workspace // each key set's first workspace
 	for i := range n {
 		name := ""
 		if i > 0 {
 			name = fmt.Sprintf(" %d", i+1)
 		}
 		ws := s.svc.Registry.Create(workspace.CreateParams{Name: "Default workspace" + name, Plan: workspace.PlanPro, Balance: s.cfg.Balance})
-		mains = append(mains, ws)
 		_, gen, err := s.svc.Registry.CreateKey(ws, workspace.KeyParams{Name: "generate key" + name,
 			Scopes: []workspace.Scope{workspace.ScopeRead, workspace.ScopeGenerate}})
 		if err != nil {
@@ -726,7 +724,8 @@ func (s *Server) boot() {
 			panic("mock: long lists key: " + err.Error()) // fixed valid params: cannot fail
 		}
 		st.longLists = longLists.ID()
-		for i, ws := range mains {
+		for i, id := range st.keySetWS {
+			ws, _ := s.svc.Registry.Get(id) // made above
 			name := ""
 			if i > 0 {
 				name = fmt.Sprintf(" %d", i+1)
