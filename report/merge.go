@@ -223,7 +223,8 @@ func MergePasses(parts []Results) (Results, error) {
 			}
 		}
 		if len(p.Specs) != len(first.Specs) {
-			return Results{}, fmt.Errorf("report %d lists %d specs and report 1 %d: the passes were run by different programs", i+1, len(p.Specs), len(first.Specs))
+			return Results{}, fmt.Errorf("report %d lists %d specs and report 1 %d: the passes were run by different programs",
+				i+1, len(p.Specs), len(first.Specs))
 		}
 	}
 	ran := func(state string) bool {
@@ -245,7 +246,8 @@ func MergePasses(parts []Results) (Results, error) {
 		for i := range parts {
 			list := by[i][s.Text]
 			if m >= len(list) {
-				return Results{}, fmt.Errorf("report %d does not list the spec %q that report 1 lists: the passes were run by different programs", i+1, s.Text)
+				return Results{}, fmt.Errorf("report %d does not list the spec %q that report 1 lists: the passes were run by different programs",
+					i+1, s.Text)
 			}
 			switch r := list[m]; {
 			case ran(r.State):
