@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"os"
 	"strings"
-	"sync/atomic"
 	"testing"
 
 	"github.com/mediaspec/mediaspec/conformance/internal/drivertest"
@@ -66,17 +65,13 @@ func (s *shop) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-var (
-	served atomic.Pointer[shop]
-	fresh  func() *framework.Client
-)
+// serveWith makes the test server answer with a handler and returns a client of a key of its own.
+var serveWith func(h http.Handler) *framework.Client
 
-// TestMain starts one test server on 127.0.0.1:0 (it answers with served) and one framework over it.
+// TestMain starts one test server on 127.0.0.1:0 and one framework over it.
 func TestMain(m *testing.M) {
 	var stop func()
-	fresh, stop = drivertest.ServeFresh(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		served.Load().ServeHTTP(w, r)
-	}))
+	serveWith, stop = drivertest.ServeSwitched()
 	code := m.Run()
 	stop()
 	os.Exit(code)
@@ -84,10 +79,7 @@ func TestMain(m *testing.M) {
 
 // serve makes the test server answer with s and returns a client of a key of its own (the
 // catalogue's reads are remembered per key).
-func serve(s *shop) *framework.Client {
-	served.Store(s)
-	return fresh()
-}
+func serve(s *shop) *framework.Client { return serveWith(s) }
 
 // row is a list row of an available capability.
 func row(id, category, kind string) map[string]any {

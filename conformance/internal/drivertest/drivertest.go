@@ -24,13 +24,26 @@ const Key = "sk_live_test"
 // /api/v1 (framework.UnjudgedClient: only the driver under test judges the answers) and the
 // server's close. It panics on a setup error: it is called from TestMain.
 func Serve(h http.Handler) (*framework.Client, func()) {
-	fresh, stop := ServeFresh(h)
+	fresh, stop := serveFresh(h)
 	return fresh(), stop
 }
 
-// ServeFresh is Serve with a maker of clients in place of the one client: each client it makes
-// sends a key of its own, so a driver that remembers answers per key (Client.Memo) reads afresh.
-func ServeFresh(h http.Handler) (fresh func() *framework.Client, stop func()) {
+// ServeSwitched starts a test server as Serve does, for tests that change what it answers:
+// serve(h) makes it answer with h from then on and returns a client that sends a key of its own,
+// so a driver that remembers answers per key (Client.Memo) reads afresh.
+func ServeSwitched() (serve func(h http.Handler) *framework.Client, stop func()) {
+	var cur atomic.Pointer[http.Handler]
+	fresh, stop := serveFresh(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		(*cur.Load()).ServeHTTP(w, r)
+	}))
+	return func(h http.Handler) *framework.Client {
+		cur.Store(&h)
+		return fresh()
+	}, stop
+}
+
+// serveFresh is Serve with a maker of clients, each sending a key of its own.
+func serveFresh(h http.Handler) (fresh func() *framework.Client, stop func()) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		panic(err)

@@ -10,7 +10,6 @@ import (
 	"os"
 	"reflect"
 	"strings"
-	"sync/atomic"
 	"testing"
 
 	"github.com/mediaspec/mediaspec/conformance/internal/drivertest"
@@ -71,27 +70,20 @@ func (d *desk) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-var (
-	served atomic.Pointer[desk]
-	fresh  func() *framework.Client
-)
+// serveWith makes the test server answer with a handler and returns a client of a key of its own.
+var serveWith func(h http.Handler) *framework.Client
 
-// TestMain starts one test server on 127.0.0.1:0 (it answers with served) and one framework over it.
+// TestMain starts one test server on 127.0.0.1:0 and one framework over it.
 func TestMain(m *testing.M) {
 	var stop func()
-	fresh, stop = drivertest.ServeFresh(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		served.Load().ServeHTTP(w, r)
-	}))
+	serveWith, stop = drivertest.ServeSwitched()
 	code := m.Run()
 	stop()
 	os.Exit(code)
 }
 
 // serve makes the test server answer with d and returns a client of a key of its own.
-func serve(d *desk) *framework.Client {
-	served.Store(d)
-	return fresh()
-}
+func serve(d *desk) *framework.Client { return serveWith(d) }
 
 // Reserve sends the file's name, type and size and the extra fields, and fails a reservation that
 // answers anything but 201.
