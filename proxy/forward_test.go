@@ -376,3 +376,37 @@ func TestForwardOthersTakeTheTransport(t *testing.T) {
 		t.Error("an upgrade counted as plain")
 	}
 }
+
+// Close lets go of the upstream connections that wait for a request.
+func TestForwardCloseClosesIdleConnections(t *testing.T) {
+	closed := make(chan struct{}, 1)
+	up := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "ok") }))
+	up.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateClosed {
+			select {
+			case closed <- struct{}{}:
+			default:
+			}
+		}
+	}
+	up.Start()
+	defer up.Close()
+	p, err := New(context.Background(), Config{Upstream: up.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	front := httptest.NewServer(p)
+	defer front.Close()
+	res, err := http.Get(front.URL + "/x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _ = io.Copy(io.Discard, res.Body)
+	res.Body.Close()
+	p.Close()
+	select {
+	case <-closed:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the upstream connection was still open 10 s after Close")
+	}
+}

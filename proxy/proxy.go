@@ -316,8 +316,9 @@ func New(ctx context.Context, cfg Config) (*Proxy, error) {
 // least one. The CPU left is the forwarding's: judging never competes with it for every CPU.
 func Workers() int { return max(1, runtime.GOMAXPROCS(0)-1) }
 
-// Close stops the judging once every exchange already queued was judged. Requests served after
-// Close are forwarded and not judged.
+// Close stops the judging once every exchange already queued was judged, and closes the idle
+// upstream connections of the default forwarding. Requests served after Close are forwarded and
+// not judged.
 func (p *Proxy) Close() {
 	p.closer.Do(func() {
 		p.qmu.Lock()
@@ -328,6 +329,9 @@ func (p *Proxy) Close() {
 		p.workers.Wait()
 		<-p.done
 		p.audClock.Stop()
+		if t, ok := p.rp.Transport.(*plainTransport); ok {
+			t.CloseIdleConnections()
+		}
 	})
 }
 
