@@ -1,6 +1,7 @@
 package conformance
 
 import (
+	"context"
 	"testing"
 	"time"
 )
@@ -29,5 +30,26 @@ func TestRealTimeWall(t *testing.T) {
 	}
 	if got := realTimeWall(nil, 8, 1); got != 0 {
 		t.Errorf("no waits: %s, want 0", got)
+	}
+}
+
+// TestSuiteTimeout: a run with no --timeout and no deadline (0 means no limit) gets a suite timeout
+// far above its real-time waits, not Ginkgo's default hour, which cut a --long run on a real clock;
+// --timeout and a context's deadline still bound it.
+func TestSuiteTimeout(t *testing.T) {
+	long := realTimeWall([]time.Duration{330 * time.Second, 600 * time.Second}, 1, 1) * 20 // hours of waits
+	if got := suiteTimeout(context.Background(), 0, long, time.Hour); got < noLimit || got < 2*long {
+		t.Errorf("no limit, %s of waits: timeout %s, want at least %s and far above the waits", long, got, noLimit)
+	}
+	if got := suiteTimeout(context.Background(), 0, 0, time.Hour); got != noLimit {
+		t.Errorf("no limit, no waits: timeout %s, want %s", got, noLimit)
+	}
+	if got := suiteTimeout(context.Background(), 5*time.Minute, long, time.Hour); got != 5*time.Minute {
+		t.Errorf("--timeout 5m: timeout %s, want 5m", got)
+	}
+	ctx, cancel := context.WithDeadline(context.Background(), time.Now().Add(time.Hour))
+	defer cancel()
+	if got := suiteTimeout(ctx, 0, long, 42*time.Minute); got != 42*time.Minute {
+		t.Errorf("a context's deadline: timeout %s, want what Configure set from it (42m)", got)
 	}
 }

@@ -373,9 +373,8 @@ func RunWith(ctx context.Context, cfg Config, opts Options, stdout, stderr io.Wr
 	out := red.Writer(stdout)
 	sc, rc := ginkgo.GinkgoConfiguration()
 	sc, rc = s.Configure(ctx, sc, rc)
-	if opts.Timeout > 0 {
-		sc.Timeout = opts.Timeout
-	}
+	_, wall := s.realTimeSpecs()
+	sc.Timeout = suiteTimeout(ctx, opts.Timeout, wall, sc.Timeout)
 	sc.FailFast = opts.FailFast
 	rc.Succinct, rc.NoColor = true, true
 	total, selected := s.perArea, s.selected
@@ -595,6 +594,23 @@ func (s *Suite) realTimeSpecs() (n int, wall time.Duration) {
 	}
 	return len(waits), realTimeWall(waits, cfg.Procs, cfg.TimeScale)
 }
+
+// suiteTimeout is the Ginkgo timeout of a run: --timeout when given, else what is left of ctx's
+// deadline (configured, see Configure), else (0 means no limit) far above the run's real-time waits in
+// wall time: Ginkgo's own default of an hour would cut a --long run on a target's real clock.
+func suiteTimeout(ctx context.Context, timeout, wall, configured time.Duration) time.Duration {
+	if timeout > 0 {
+		return timeout
+	}
+	if _, ok := ctx.Deadline(); ok {
+		return configured
+	}
+	return noLimit + 4*wall
+}
+
+// noLimit is the least suite timeout of a run with no --timeout: a day, above any run's checks
+// but its real-time waits (see suiteTimeout).
+const noLimit = 24 * time.Hour
 
 // realTimeWall is about how long waits of a target's clock running scale times faster than real
 // time take in wall time, spread over procs processes: their sum shared out, at least the longest.
