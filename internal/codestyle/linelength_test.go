@@ -24,6 +24,7 @@ var cleanDirs = []string{
 	"conformance/internal/openshape",
 	"conformance/internal/paging",
 	"conformance/internal/refusal",
+	"conformance/internal/uploads",
 	"fixtures",
 	"fixtures/media",
 	"internal/codestyle",

@@ -55,7 +55,8 @@ func WithoutUploads(config map[string]any) map[string]any {
 
 // WithSampleUploads returns config with every plain id array naming an upload replaced by a
 // fresh finalized sample file whose kind the field's name gives; false when a field names no kind.
-func WithSampleUploads(ctx context.Context, s *framework.Spec, c *framework.Client, props map[string]any, config map[string]any) (map[string]any, bool) {
+func WithSampleUploads(ctx context.Context, s *framework.Spec, c *framework.Client, props map[string]any,
+	config map[string]any) (map[string]any, bool) {
 	GinkgoHelper()
 	out := catalogue.Clone(config)
 	for name, v := range out {

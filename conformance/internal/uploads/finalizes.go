@@ -23,7 +23,8 @@ func slowScan(ctx context.Context, s *framework.Spec, ws *framework.TestWorkspac
 // first answer (the refused one on a right server) and a channel of the holder's answer, which
 // comes once the service clock reaches the end of the scan or of the two-minute hold. A call still
 // held when the spec ends is released by moving the clock past the hold.
-func overlappingFinalizes(ctx context.Context, s *framework.Spec, c *framework.Client, id string) (*framework.Response, <-chan *framework.Response) {
+func overlappingFinalizes(ctx context.Context, s *framework.Spec, c *framework.Client, id string) (
+	*framework.Response, <-chan *framework.Response) {
 	GinkgoHelper()
 	answers := make(chan *framework.Response, 2)
 	// The calls run on their own context, so a spec ending early never cuts them off mid-call.
@@ -55,7 +56,8 @@ func overlappingFinalizes(ctx context.Context, s *framework.Spec, c *framework.C
 	case first := <-answers:
 		return first, answers
 	case <-time.After(20 * time.Second):
-		Fail(fmt.Sprintf("two finalize calls of %s made at once while its scan runs: neither answered within 20 s (wall time) with the service clock standing still; one of them must answer 429 rate_limited at once", id))
+		Fail(fmt.Sprintf("two finalize calls of %s made at once while its scan runs: neither answered within 20 s (wall time) "+
+			"with the service clock standing still; one of them must answer 429 rate_limited at once", id))
 	}
 	return nil, nil
 }
@@ -120,7 +122,8 @@ func overlappingForced(ctx context.Context, s *framework.Spec, c *framework.Clie
 	case first := <-answers:
 		return first, answers
 	case <-time.After(20 * time.Second):
-		Fail(fmt.Sprintf("two finalize calls of %s made at once, each with a slow_scan test input of %d s: neither answered within 20 s (wall time); the one that does not scan must answer 429 rate_limited at once", id, seconds))
+		Fail(fmt.Sprintf("two finalize calls of %s made at once, each with a slow_scan test input of %d s: neither answered "+
+			"within 20 s (wall time); the one that does not scan must answer 429 rate_limited at once", id, seconds))
 	}
 	return nil, nil
 }

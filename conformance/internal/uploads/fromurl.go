@@ -72,11 +72,14 @@ func ReachableFileServer(ctx context.Context, s *framework.Spec, c *framework.Cl
 	r := c.Post(ctx, "/uploads/from-url", map[string]any{LinkKey(c): base + "/f/image.png"})
 	if r.Status == http.StatusBadRequest {
 		if s.FilesPublic() {
-			framework.SkipFor(framework.LacksState("the target refuses a link to an accepted image on the file server at files_url " + base + r.Describe()))
+			framework.SkipFor(framework.LacksState("the target refuses a link to an accepted image on the file server at files_url " +
+				base + r.Describe()))
 		}
 		// The loopback file server is what a real service must refuse: the profile's files_url
 		// and files_listen name an address it can fetch from.
-		framework.SkipFor(framework.NotDeclared("the target refuses links to the suite's loopback file server (correct for a real service: declare files_url and files_listen, an address it fetches the suite's files from; the mock admits loopback with --allow-loopback-fetch)"))
+		framework.SkipFor(framework.NotDeclared("the target refuses links to the suite's loopback file server (correct for a real " +
+			"service: declare files_url and files_listen, an address it fetches the suite's files from; the mock admits loopback " +
+			"with --allow-loopback-fetch)"))
 	}
 	return base, r
 }

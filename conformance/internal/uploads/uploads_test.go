@@ -174,7 +174,8 @@ func TestConfigsNamingUploads(t *testing.T) {
 	if cfg["image_ids"].([]any)[0] != "ast_1" {
 		t.Errorf("WithAsset changed the caller's config: %v", cfg)
 	}
-	if got := WithoutUploads(map[string]any{"n": 2, "image_ids": []any{"ast_1"}}); !reflect.DeepEqual(got, map[string]any{"n": json.Number("2")}) {
+	got = WithoutUploads(map[string]any{"n": 2, "image_ids": []any{"ast_1"}})
+	if !reflect.DeepEqual(got, map[string]any{"n": json.Number("2")}) {
 		t.Errorf("WithoutUploads = %v", got)
 	}
 }
