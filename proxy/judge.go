@@ -1,8 +1,11 @@
 package proxy
 
 import (
+	"bytes"
+	"compress/gzip"
 	"context"
 	"errors"
+	"io"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -84,6 +87,9 @@ func (p *Proxy) judgeSingle(ex *exchange) {
 	}
 	c.reqJSON = judge.DecodeJSON(ex.body)
 	c.body, _ = c.reqJSON.(map[string]any)
+	if !ex.answerCut {
+		ex.answer, ex.answerCut = decodedAnswer(ex.respHeader, ex.answer)
+	}
 	if !ex.answerCut {
 		c.answer = judge.DecodeJSON(ex.answer)
 		c.obj, _ = c.answer.(map[string]any)
@@ -334,4 +340,26 @@ func maskIDs(p string) string {
 		}
 	}
 	return strings.Join(seg, "/")
+}
+
+// decodedAnswer is an answer's body as its client reads it once the content coding is undone (the
+// proxy passes the coding on untouched): gzip is undone, up to MaxAnswerBody decoded bytes; an
+// answer without a coding is kept. Any other coding, a broken gzip stream or a longer decoded body
+// leave it cut, judged by its status and headers only, as an answer longer than MaxAnswerBody is.
+func decodedAnswer(h http.Header, b []byte) ([]byte, bool) {
+	switch strings.ToLower(strings.TrimSpace(h.Get("Content-Encoding"))) {
+	case "", "identity":
+		return b, false
+	case "gzip", "x-gzip":
+		zr, err := gzip.NewReader(bytes.NewReader(b))
+		if err != nil {
+			return nil, true
+		}
+		out, err := io.ReadAll(io.LimitReader(zr, MaxAnswerBody+1))
+		if err != nil || len(out) > MaxAnswerBody {
+			return nil, true
+		}
+		return out, false
+	}
+	return nil, true
 }
