@@ -20,6 +20,7 @@ var cleanDirs = []string{
 	"conformance",
 	"conformance/internal/answer",
 	"conformance/internal/buckets",
+	"conformance/internal/catalogue",
 	"conformance/internal/drivertest",
 	"conformance/internal/openshape",
 	"conformance/internal/paging",

@@ -183,12 +183,14 @@ func Ceiling(d *framework.Response) int64 {
 // returns the one whose CheapConfig holds the least (configs naming uploads are passed over),
 // skipping the spec when there is none.
 // A detail predicate (at most one) further picks among the details.
-func Cheapest(ctx context.Context, c *framework.Client, what string, pred func(row map[string]any) bool, dpred ...func(d *framework.Response) bool) *framework.Response {
+func Cheapest(ctx context.Context, c *framework.Client, what string, pred func(row map[string]any) bool,
+	dpred ...func(d *framework.Response) bool) *framework.Response {
 	GinkgoHelper()
 	return c.Memo("cheapest "+what, func() any { return cheapestOf(ctx, c, what, pred, dpred...) }).(*framework.Response).Copy()
 }
 
-func cheapestOf(ctx context.Context, c *framework.Client, what string, pred func(row map[string]any) bool, dpred ...func(d *framework.Response) bool) *framework.Response {
+func cheapestOf(ctx context.Context, c *framework.Client, what string, pred func(row map[string]any) bool,
+	dpred ...func(d *framework.Response) bool) *framework.Response {
 	GinkgoHelper()
 	var best *framework.Response
 	var bestNeed int64
@@ -301,7 +303,8 @@ func OverCapConfig(ctx context.Context, c *framework.Client) (string, map[string
 			if NamesUpload(cfg) {
 				break
 			}
-			if r := c.Post(ctx, "/estimates", map[string]any{"capability_id": d.String("capability_id"), "config": cfg}); r.Status == http.StatusOK && r.Int("max_credits_needed") > 600 {
+			r := c.Post(ctx, "/estimates", map[string]any{"capability_id": d.String("capability_id"), "config": cfg})
+			if r.Status == http.StatusOK && r.Int("max_credits_needed") > 600 {
 				return d.String("capability_id"), cfg, r.Int("max_credits_needed")
 			}
 		}
@@ -510,7 +513,8 @@ func Clone(m map[string]any) map[string]any {
 func View(r *framework.Response) *framework.Response {
 	GinkgoHelper()
 	d, err := openshape.DetailOf(r.Doc())
-	Expect(err).NotTo(HaveOccurred(), "the capability answer carries capability_id and its config schema (GET /capabilities/{id}: the capability with its config schema and the smallest valid config)"+r.Describe())
+	Expect(err).NotTo(HaveOccurred(), "the capability answer carries capability_id and its config schema "+
+		"(GET /capabilities/{id}: the capability with its config schema and the smallest valid config)"+r.Describe())
 	return r.View(d.View(r.Doc()))
 }
 

@@ -173,11 +173,15 @@ func TestExpectNotLive(t *testing.T) {
 		valid  bool
 		passes bool
 	}{
-		{"unavailable, status named", 404, `{"error":{"ok":false,"code":"capability_unavailable","message":"m","retryable":false,"credits_charged":0,"capability_status":"retired"}}`, true, true},
-		{"unavailable, another status", 404, `{"error":{"ok":false,"code":"capability_unavailable","message":"m","retryable":false,"credits_charged":0,"capability_status":"coming_soon"}}`,
+		{"unavailable, status named", 404, `{"error":{"ok":false,"code":"capability_unavailable","message":"m","retryable":false,` +
+			`"credits_charged":0,"capability_status":"retired"}}`, true, true},
+		{"unavailable, another status", 404, `{"error":{"ok":false,"code":"capability_unavailable","message":"m","retryable":false,` +
+			`"credits_charged":0,"capability_status":"coming_soon"}}`,
 			true, false},
-		{"invalid_config for a valid config", 400, `{"error":{"ok":false,"code":"invalid_config","message":"m","retryable":false,"credits_charged":0}}`, true, false},
-		{"invalid_config for a config not known valid", 400, `{"error":{"ok":false,"code":"invalid_config","message":"m","retryable":false,"credits_charged":0}}`, false, true},
+		{"invalid_config for a valid config", 400, `{"error":{"ok":false,"code":"invalid_config","message":"m","retryable":false,` +
+			`"credits_charged":0}}`, true, false},
+		{"invalid_config for a config not known valid", 400, `{"error":{"ok":false,"code":"invalid_config","message":"m",` +
+			`"retryable":false,"credits_charged":0}}`, false, true},
 		{"accepted", 200, `{"credits":3,"max_credits_needed":3}`, true, false},
 	} {
 		s := &shop{}

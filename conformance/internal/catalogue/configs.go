@@ -2,6 +2,7 @@ package catalogue
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"slices"
@@ -43,7 +44,8 @@ func shapeOf(ctx context.Context, c *framework.Client, id string) configShape {
 	return c.RunMemo("config shape "+id, func() any {
 		r := c.Get(ctx, "/capabilities/"+id)
 		if r.Status != http.StatusOK {
-			c.Lacks("capability %s's detail answers %d: its config_schema and example_config, which give its config keys, cannot be read", id, r.Status)
+			c.Lacks("capability %s's detail answers %d: its config_schema and example_config, which give its config keys, "+
+				"cannot be read", id, r.Status)
 		}
 		return shapeFromDetail(View(r))
 	}).(configShape)
@@ -52,7 +54,8 @@ func shapeOf(ctx context.Context, c *framework.Client, id string) configShape {
 // shapeFromDetail is the config shape of a capability detail answer.
 func shapeFromDetail(d *framework.Response) configShape {
 	GinkgoHelper()
-	cs := configShape{id: d.String("capability_id"), schema: answer.ObjectAt(d, "config_schema"), example: answer.ObjectAt(d, "example_config")}
+	cs := configShape{id: d.String("capability_id"), schema: answer.ObjectAt(d, "config_schema"),
+		example: answer.ObjectAt(d, "example_config")}
 	var err error
 	cs.textKey, err = textKeyOf(cs.schema, cs.example)
 	if err != nil {
@@ -128,7 +131,8 @@ func textKeyOf(schema, example map[string]any) (string, error) {
 	if len(found) > 1 {
 		held := heldOf(found)
 		if len(held) != 1 {
-			return "", fmt.Errorf("config_schema has several required free-text properties (%s) and example_config holds %d of them: which one is the script or prompt is ambiguous", strings.Join(found, ", "), len(held))
+			return "", fmt.Errorf("config_schema has several required free-text properties (%s) and example_config holds %d "+
+				"of them: which one is the script or prompt is ambiguous", strings.Join(found, ", "), len(held))
 		}
 		return held[0], nil
 	}
@@ -140,9 +144,11 @@ func textKeyOf(schema, example map[string]any) (string, error) {
 	case len(held) == 1:
 		return held[0], nil
 	case len(held) > 1:
-		return "", fmt.Errorf("config_schema has no required free-text property and example_config holds several (%s): which one is the script or prompt is ambiguous", strings.Join(held, ", "))
+		return "", fmt.Errorf("config_schema has no required free-text property and example_config holds several (%s): "+
+			"which one is the script or prompt is ambiguous", strings.Join(held, ", "))
 	}
-	return "", fmt.Errorf("config_schema has no required free-text property (a string with no enum, const, pattern or format, not an id) and example_config holds none: no key for a script or prompt")
+	return "", errors.New("config_schema has no required free-text property (a string with no enum, const, pattern or format, " +
+		"not an id) and example_config holds none: no key for a script or prompt")
 }
 
 // ScriptKey is the config key of capability id's script, read from its schema (textKeyOf). When

@@ -13,7 +13,8 @@ import (
 // priceWords are the words that name a price or a charge in a schema key; priceWordsX adds those
 // that name one only in an x- extension keyword (a property named "amount" or "rate" is ordinary).
 var (
-	priceWords  = []string{"price", "prices", "priced", "pricing", "credit", "credits", "cost", "costs", "fee", "fees", "billing", "billed", "charge", "charges", "charged"}
+	priceWords = []string{"price", "prices", "priced", "pricing", "credit", "credits", "cost", "costs", "fee", "fees", "billing",
+		"billed", "charge", "charges", "charged"}
 	priceWordsX = []string{"amount", "rate", "usd", "cents", "spend", "tariff"}
 )
 
