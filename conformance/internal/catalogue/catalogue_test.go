@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
-	"os"
 	"strings"
 	"testing"
 
@@ -69,13 +68,7 @@ func (s *shop) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 var serveWith func(h http.Handler) *framework.Client
 
 // TestMain starts one test server on 127.0.0.1:0 and one framework over it.
-func TestMain(m *testing.M) {
-	var stop func()
-	serveWith, stop = drivertest.ServeSwitched()
-	code := m.Run()
-	stop()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { drivertest.RunSwitched(m, &serveWith) }
 
 // serve makes the test server answer with s and returns a client of a key of its own (the
 // catalogue's reads are remembered per key).

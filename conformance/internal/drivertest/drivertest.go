@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"sync/atomic"
 	"testing"
 
@@ -40,6 +41,16 @@ func ServeSwitched() (serve func(h http.Handler) *framework.Client, stop func())
 		cur.Store(&h)
 		return fresh()
 	}, stop
+}
+
+// RunSwitched is a TestMain over one ServeSwitched server: it sets *serve, runs m's tests, stops
+// the server and exits with their code.
+func RunSwitched(m *testing.M, serve *func(h http.Handler) *framework.Client) {
+	var stop func()
+	*serve, stop = ServeSwitched()
+	code := m.Run()
+	stop()
+	os.Exit(code)
 }
 
 // serveFresh is Serve with a maker of clients, each sending a key of its own.

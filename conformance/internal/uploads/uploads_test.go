@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
-	"os"
 	"reflect"
 	"strings"
 	"testing"
@@ -74,13 +73,7 @@ func (d *desk) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 var serveWith func(h http.Handler) *framework.Client
 
 // TestMain starts one test server on 127.0.0.1:0 and one framework over it.
-func TestMain(m *testing.M) {
-	var stop func()
-	serveWith, stop = drivertest.ServeSwitched()
-	code := m.Run()
-	stop()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { drivertest.RunSwitched(m, &serveWith) }
 
 // serve makes the test server answer with d and returns a client of a key of its own.
 func serve(d *desk) *framework.Client { return serveWith(d) }
