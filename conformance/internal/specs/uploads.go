@@ -340,19 +340,22 @@ func uploadFlowSpecs(f *framework.Framework) {
 			})
 
 		// Without control the 300 s pass on the target's own clock (--real-time): the waits are lower
-		// bounds, and the PUT within the link's life has its 10 s of margin.
+		// bounds, and the PUT within the link's life has its margin (10 s, or 2 s of wall time).
 		f.Rule(rules("UPLOAD-020")...).Needs(framework.Slow, framework.RealTime).WaitsOut(contract.PutLifetime+time.Second).It(
 			"a PUT after the 300 seconds does not store the file: finalize answers 400", func(ctx context.Context, s *framework.Spec) {
 				c := uploads.Client(ctx, s, 10)
 				_, png := fixtures.Get("image.png")
 				r := uploads.Reserve(ctx, c, "a.png", "image/png", len(png))
 				inTime := uploads.Reserve(ctx, c, "b.png", "image/png", len(png))
-				// Within the 300 s the link still stores the file.
-				s.WaitOut(ctx, contract.PutLifetime-10*time.Second)
+				// Within the 300 s the link still stores the file: the PUT comes with 10 s of the
+				// target's clock to spare, or 2 s of wall time on a fast clock.
+				margin := min(max(10*time.Second, time.Duration(2*s.TimeScale()*float64(time.Second))), contract.PutLifetime)
+				s.WaitOut(ctx, contract.PutLifetime-margin)
 				uploads.Put(ctx, s, inTime.String("upload_url"), png, "image/png")
 				fin := uploads.Finalize(ctx, c, inTime.String("asset_id"))
-				Expect(fin.Status).To(Equal(http.StatusOK), "a PUT 290 s after the reservation is within the link's 300 s"+fin.Describe())
-				s.WaitOut(ctx, 11*time.Second)
+				Expect(fin.Status).To(Equal(http.StatusOK),
+					fmt.Sprintf("a PUT %s after the reservation is within the link's 300 s", contract.PutLifetime-margin)+fin.Describe())
+				s.WaitOut(ctx, margin+time.Second)
 				uploads.Put(ctx, s, r.String("upload_url"), png, "image/png")
 				uploads.Finalize(ctx, c, r.String("asset_id")).ExpectError(http.StatusBadRequest, "invalid_config")
 			})
