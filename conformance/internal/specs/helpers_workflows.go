@@ -625,6 +625,16 @@ func savedWorkflowCharges(ctx context.Context, s *framework.Spec, priced bool) {
 	}
 	final, _ := wfFinish(ctx, s, c, id)
 	run := runRecord(final)
+	if run["status"] == "partial" {
+		// The text makes partial a normal finish: a step failed on the provider's side says
+		// nothing of the run's credits, and leaves them unjudged.
+		for nid, node := range wfNodes(final, run) {
+			e, _ := node["error"].(map[string]any)
+			if code, _ := e["code"].(string); code == "provider_error" || code == "timeout" {
+				framework.SkipFor(framework.Undecidable("step " + nid + " failed with " + code + " and the run ended partial: its steps' holds and charges are not all there to judge"))
+			}
+		}
+	}
 	Expect(run["status"]).To(Equal("completed"), final.Describe())
 	var charged, held int64
 	for nid, node := range wfNodes(final, run) {
