@@ -96,6 +96,12 @@ func declaredRemoval(ctx context.Context, s *framework.Spec, c *framework.Client
 			re.CapabilityID + ": declare the property whose enum lost removed_enum_value"))
 	}
 	cfg = catalogue.Clone(answer.ObjectAt(d, "example_config"))
+	if catalogue.NamesUpload(cfg) {
+		// Its estimate would judge an upload the spec does not make, in an order the text leaves
+		// open: the control path picks a capability priced without one for the same reason.
+		framework.SkipFor(framework.NotDeclared("unsupported: removed_enum_capability_id " + re.CapabilityID +
+			"'s example_config names an upload: declare a capability priced without one"))
+	}
 	cfg[re.Field] = re.Value
 	return re.CapabilityID, re.Field, re.Value, cfg
 }
@@ -139,7 +145,7 @@ func removableEnumValue(ctx context.Context, c *framework.Client) (capID, field,
 // or the renamed fields the profile declares (renamed_field_*, ended_field_*).
 func versioningAliasSpecs(f *framework.Framework) {
 	Describe("versioning: a renamed config field's old name", func() {
-		f.Rule("VER-006", "VER-007", "EST-015").Needs(framework.Profile).It("an old name is listed deprecated and is priced, submitted and deduplicated as its new name", func(ctx context.Context, s *framework.Spec) {
+		f.Rule("VER-006", "VER-007", "EST-015").Needs(framework.Profile, framework.Spends).It("an old name is listed deprecated and is priced, submitted and deduplicated as its new name", func(ctx context.Context, s *framework.Spec) {
 			c := s.Client()
 			a := renamedAlias(ctx, s, c)
 
