@@ -35,9 +35,9 @@ type RenamedField struct {
 // RemovedEnum is an enum value of the role fixtures removed from capability Capability's config
 // property Field.
 type RemovedEnum struct {
-	Capability string `json:"capability_id"`
-	Field      string `json:"field"`
-	Value      string `json:"value"`
+	Capability string `json:"capability_id"` // the capability whose config lost the value
+	Field      string `json:"field"`         // the config property whose enum it left
+	Value      string `json:"value"`         // the value removed
 }
 
 // bootVersionRoles makes the versioning states of the role fixtures once the catalogue holds its
