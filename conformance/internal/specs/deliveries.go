@@ -776,16 +776,25 @@ func ifOwn[T any](foreign func() bool, got, want T) T {
 var retrySchedule = retryWaits[0] + retryWaits[1] + retryWaits[2] + retryWaits[3]
 
 // arrivalSlack is how much wall time the arrival of an attempt at the receiver may lag its
-// sending. Without the control API's history a gap between two attempts is read from their
+// sending. Without the control API's history a gap between two attempts is cross-checked against their
 // arrivals, on the wall clock, so on a target whose clock runs N times faster it is known to N
 // times that lag: the text's "about" (a fifth either way, as the history is judged) widens by it.
 const arrivalSlack = 100 * time.Millisecond
 
+// stampSlack widens the text's "about" when a retry's gap is read from webhook-timestamp, whole
+// seconds of the target's clock: each of the two stamps may be rounded down by up to a second. A
+// target whose clock runs faster than real time may stamp the wall clock instead, which receivers
+// check the stamp against (the mock does): stamps as far apart as the arrivals are not judged
+// then, and the arrivals' loose check stands alone.
+const stampSlack = 2 * time.Second
+
 // awaitSchedule waits, on the target's own clock, for the five attempts of delivery id at endpoint
-// h (other deliveries reaching h are not its: ofDelivery) and judges each gap by the arrivals: attempt n+1 comes about
-// retryWaits[n-1] after attempt n (a fifth either way, widened by arrivalSlack at the target's
-// time scale), under the same webhook-id. arrive(n) and gap(n) set the step before attempt n+1
-// is awaited and before its gap is judged. It returns the five attempts.
+// h (other deliveries reaching h are not its: ofDelivery) and judges each gap: attempt n+1 is
+// stamped about retryWaits[n-1] after attempt n (webhook-timestamp, fresh on each retry: a fifth
+// either way, widened by stampSlack; not when a faster target stamps the wall clock), and, as a
+// loose cross-check, arrives about that long after it (widened by arrivalSlack at the target's
+// time scale), under the same webhook-id. arrive(n) and gap(n) set the step before attempt n+1 is
+// awaited and before its gap is judged. It returns the five attempts.
 func awaitSchedule(ctx context.Context, s *framework.Spec, h hook, id string, arrive, gap func(n int)) []receiver.Attempt {
 	GinkgoHelper()
 	scale := s.TimeScale()
@@ -805,6 +814,11 @@ func awaitSchedule(ctx context.Context, s *framework.Spec, h hook, id string, ar
 		arrive(n)
 		atts = attempts(ctx, s, id, n+1)
 		gap(n)
+		stamped := time.Duration(timestampOf(atts[n])-timestampOf(atts[n-1])) * time.Second
+		if wall := atts[n].Time.Sub(atts[n-1].Time); scale <= 1 || (stamped-wall).Abs() > stampSlack+arrivalSlack {
+			Expect(stamped).To(And(BeNumerically(">=", wait*8/10-stampSlack), BeNumerically("<=", wait*12/10+stampSlack)),
+				fmt.Sprintf("attempt %d is stamped %s after attempt %d (webhook-timestamp, the target's clock), want about %s", n+1, stamped, n, wait))
+		}
 		got := time.Duration(float64(atts[n].Time.Sub(atts[n-1].Time)) * scale)
 		why := fmt.Sprintf("attempt %d came about %s of the target's clock after attempt %d "+
 			"(its arrivals %s apart at time scale %g), want about %s",
