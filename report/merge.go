@@ -102,14 +102,7 @@ func MergeShards(parts []Results) (Results, error) {
 		return Results{}, fmt.Errorf("shard %s missing: merge all %d shards of the run", strings.Join(missing, ", "), n)
 	}
 
-	// by[i][text] are shard i's results of the specs with that text, in its order.
-	by := make([]map[string][]SpecResult, len(parts))
-	for i, p := range parts {
-		by[i] = map[string][]SpecResult{}
-		for _, s := range p.Specs {
-			by[i][s.Text] = append(by[i][s.Text], s)
-		}
-	}
+	by := partsByText(parts)
 	res := Results{Suite: first.Suite}
 	seen := map[string]int{}
 	for _, s := range first.Specs {
@@ -230,13 +223,7 @@ func MergePasses(parts []Results) (Results, error) {
 	ran := func(state string) bool {
 		return state == Passed || state == Failed || state == Blocked || state == Interrupted
 	}
-	by := make([]map[string][]SpecResult, len(parts))
-	for i, p := range parts {
-		by[i] = map[string][]SpecResult{}
-		for _, s := range p.Specs {
-			by[i][s.Text] = append(by[i][s.Text], s)
-		}
-	}
+	by := partsByText(parts)
 	res := Results{Suite: first.Suite}
 	seen := map[string]int{}
 	for _, s := range first.Specs {
@@ -263,4 +250,17 @@ func MergePasses(parts []Results) (Results, error) {
 		res.Specs = append(res.Specs, pick)
 	}
 	return joinRuns(res, parts, fmt.Sprintf(", %d passes", len(parts))), nil
+}
+
+// partsByText indexes each report's specs by text: by[i][text] are report i's results of the specs
+// with that text, in its order (a text can name several specs).
+func partsByText(parts []Results) []map[string][]SpecResult {
+	by := make([]map[string][]SpecResult, len(parts))
+	for i, p := range parts {
+		by[i] = map[string][]SpecResult{}
+		for _, s := range p.Specs {
+			by[i][s.Text] = append(by[i][s.Text], s)
+		}
+	}
+	return by
 }
