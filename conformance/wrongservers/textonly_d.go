@@ -80,7 +80,6 @@ var (
 	tdHooks    = route(http.MethodGet, "/webhooks")
 	tdBatch    = route(http.MethodGet, "/batches/[^/]+")
 	tdRun      = route(http.MethodGet, "/workflow-runs/[^/]+")
-	tdTplInv   = route(http.MethodPost, "/workflows/templates/[^/]+/invoke")
 	tdCapList  = route(http.MethodGet, "/capabilities")
 	tdCapGet   = route(http.MethodGet, "/capabilities/[^/]+")
 	tdGenList  = route(http.MethodGet, "/generations")
