@@ -49,7 +49,9 @@ cat > "$out/reference.html" <<HTML
         }, 1000);
         return;
       }
-      if (events && tries++ % 5 === 0) { (events.querySelector("label") || events).click(); }
+      // A click toggles the group: click again only when one has had 5 s to open it, or a slow
+      // render opening the first click's group would be closed by a second.
+      if (events && tries++ % 25 === 0) { (events.querySelector("label") || events).click(); }
     }, 200);
   </script>
 </body>
