@@ -26,20 +26,7 @@ func slowScan(ctx context.Context, s *framework.Spec, ws *framework.TestWorkspac
 func overlappingFinalizes(ctx context.Context, s *framework.Spec, c *framework.Client, id string) (
 	*framework.Response, <-chan *framework.Response) {
 	GinkgoHelper()
-	answers := make(chan *framework.Response, 2)
-	// The calls run on their own context, so a spec ending early never cuts them off mid-call.
-	fctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	var wg sync.WaitGroup
-	for range 2 {
-		wg.Add(1)
-		go func() {
-			defer GinkgoRecover()
-			defer wg.Done()
-			answers <- Finalize(fctx, c, id)
-		}()
-	}
-	exited := make(chan struct{})
-	go func() { wg.Wait(); close(exited) }()
+	answers, exited, cancel := finalizeTwice(c, id, 5*time.Minute)
 	DeferCleanup(func(ctx SpecContext) {
 		select {
 		case <-exited:
@@ -52,14 +39,42 @@ func overlappingFinalizes(ctx context.Context, s *framework.Spec, c *framework.C
 		}
 		cancel()
 	})
+	return firstAnswer(answers, fmt.Sprintf("two finalize calls of %s made at once while its scan runs: neither answered within 20 s "+
+		"(wall time) with the service clock standing still; one of them must answer 429 rate_limited at once", id)), answers
+}
+
+// finalizeTwice makes two finalize calls of id through c at once, on a context of their own that
+// lasts timeout, so a spec ending early never cuts them off mid-call. It returns the channel of
+// their answers, one closed once both returned, and the context's cancel.
+func finalizeTwice(c *framework.Client, id string, timeout time.Duration) (
+	answers chan *framework.Response, exited chan struct{}, cancel context.CancelFunc,
+) {
+	answers = make(chan *framework.Response, 2)
+	fctx, cancel := context.WithTimeout(context.Background(), timeout)
+	var wg sync.WaitGroup
+	for range 2 {
+		wg.Add(1)
+		go func() {
+			defer GinkgoRecover()
+			defer wg.Done()
+			answers <- Finalize(fctx, c, id)
+		}()
+	}
+	exited = make(chan struct{})
+	go func() { wg.Wait(); close(exited) }()
+	return answers, exited, cancel
+}
+
+// firstAnswer is the first of answers, failing with why when none comes within 20 s of wall time.
+func firstAnswer(answers <-chan *framework.Response, why string) *framework.Response {
+	GinkgoHelper()
 	select {
 	case first := <-answers:
-		return first, answers
+		return first
 	case <-time.After(20 * time.Second):
-		Fail(fmt.Sprintf("two finalize calls of %s made at once while its scan runs: neither answered within 20 s (wall time) "+
-			"with the service clock standing still; one of them must answer 429 rate_limited at once", id))
+		Fail(why)
 	}
-	return nil, nil
+	return nil
 }
 
 // FinalizeHold is how long a finalize holds the file while its content scan runs: "another
@@ -105,38 +120,15 @@ func overlappingForced(ctx context.Context, s *framework.Spec, c *framework.Clie
 ) {
 	GinkgoHelper()
 	slow := s.Force(ctx, c, framework.Outcome{Kind: "slow_scan", Seconds: seconds})
-	answers := make(chan *framework.Response, 2)
-	// The calls run on their own context, so a spec ending early never cuts them off mid-call.
-	fctx, cancel := context.WithTimeout(context.Background(), FinalizeHold+time.Duration(float64(seconds)*float64(time.Second)/s.TimeScale()))
-	var wg sync.WaitGroup
-	for range 2 {
-		wg.Add(1)
-		go func() {
-			defer GinkgoRecover()
-			defer wg.Done()
-			answers <- Finalize(fctx, slow, id)
-		}()
-	}
-	go func() { wg.Wait(); cancel() }()
-	select {
-	case first := <-answers:
-		return first, answers
-	case <-time.After(20 * time.Second):
-		Fail(fmt.Sprintf("two finalize calls of %s made at once, each with a slow_scan test input of %d s: neither answered "+
-			"within 20 s (wall time); the one that does not scan must answer 429 rate_limited at once", id, seconds))
-	}
-	return nil, nil
+	answers, exited, cancel := finalizeTwice(slow, id, FinalizeHold+time.Duration(float64(seconds)*float64(time.Second)/s.TimeScale()))
+	go func() { <-exited; cancel() }()
+	return firstAnswer(answers, fmt.Sprintf("two finalize calls of %s made at once, each with a slow_scan test input of %d s: neither "+
+		"answered within 20 s (wall time); the one that does not scan must answer 429 rate_limited at once", id, seconds)), answers
 }
 
 // HeldAnswer returns the answer of the finalize overlappingFinalizes left holding, once the clock
 // was moved to release it.
 func HeldAnswer(held <-chan *framework.Response, what string) *framework.Response {
 	GinkgoHelper()
-	select {
-	case r := <-held:
-		return r
-	case <-time.After(20 * time.Second):
-		Fail("the finalize that held the file did not answer within 20 s (wall time) after " + what)
-	}
-	return nil
+	return firstAnswer(held, "the finalize that held the file did not answer within 20 s (wall time) after "+what)
 }
