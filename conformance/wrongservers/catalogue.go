@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+
+	"github.com/mediaspec/mediaspec/internal/contract"
 )
 
 var catalogueServers = []Server{
@@ -157,7 +159,7 @@ var catalogueServers = []Server{
 		Name: "ver-alias-past-window-accepted", Rules: []string{"VER-009"},
 		Mistake: "an old config name stops being accepted only at exactly its stopping version: one whose window ended a minor version earlier is still listed and accepted",
 		API: rewriteBody(aliasControl, func(d map[string]any) bool {
-			if v, ok := d["stops_in"].(string); ok && olderVersion(v, "1.2.0") {
+			if v, ok := d["stops_in"].(string); ok && contract.CompareVersions(v, "1.2.0") < 0 {
 				d["stops_in"] = "1.3.0"
 				return true
 			}
@@ -341,25 +343,6 @@ func renameCapability(old, new string) Wrap {
 
 // aliasControl matches the control call that installs a deprecated config name.
 var aliasControl = controlRoute(http.MethodPut, "/capabilities/[^/]+/aliases/[^/]+")
-
-// olderVersion reports whether semantic version a is older than b (both major.minor.patch).
-func olderVersion(a, b string) bool {
-	pa, pb := strings.Split(a, "."), strings.Split(b, ".")
-	if len(pa) != 3 || len(pb) != 3 {
-		return false
-	}
-	for i := range 3 {
-		x, errX := strconv.Atoi(pa[i])
-		y, errY := strconv.Atoi(pb[i])
-		if errX != nil || errY != nil {
-			return false
-		}
-		if x != y {
-			return x < y
-		}
-	}
-	return false
-}
 
 // coerceConfig changes config toward the schema of the capability's detail d: a value of the wrong
 // JSON type is converted (a string holding a number to the number, a number to its string, "true"

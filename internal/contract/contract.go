@@ -5,7 +5,12 @@
 // standard library, so every package of the module may use it.
 package contract
 
-import "time"
+import (
+	"cmp"
+	"strconv"
+	"strings"
+	"time"
+)
 
 // Rate buckets (Limits): calls per BucketWindow per key.
 const (
@@ -109,3 +114,23 @@ func RetryWaits() []time.Duration {
 // control API's table, forced for the one request that carries it. The reference's choice (the
 // interface text has one environment and no test mode).
 const TestInputHeader = "Mediaspec-Test-Input"
+
+// CompareVersions orders two versions of the form MAJOR.MINOR.PATCH (Versioning: the service's
+// version and a renamed field's stops_in): -1 when a is older than b, 0 when they are the same, 1
+// when a is newer. A missing or unreadable part counts as 0.
+func CompareVersions(a, b string) int {
+	pa, pb := strings.Split(a, "."), strings.Split(b, ".")
+	for i := range 3 {
+		var x, y int
+		if i < len(pa) {
+			x, _ = strconv.Atoi(pa[i])
+		}
+		if i < len(pb) {
+			y, _ = strconv.Atoi(pb[i])
+		}
+		if x != y {
+			return cmp.Compare(x, y)
+		}
+	}
+	return 0
+}

@@ -49,3 +49,17 @@ func TestRetryWaitsIsACopy(t *testing.T) {
 		t.Fatalf("contract.RetryWaits: %v, want %d fresh waits", contract.RetryWaits(), contract.DeliveryAttempts-1)
 	}
 }
+
+func TestCompareVersions(t *testing.T) {
+	for _, tc := range []struct {
+		a, b string
+		want int
+	}{
+		{"1.2.0", "1.2.0", 0}, {"1.1.9", "1.2.0", -1}, {"1.10.0", "1.9.0", 1}, {"2.0.0", "1.99.99", 1},
+		{"1.2", "1.2.0", 0}, {"1.x.0", "1.0.0", 0}, {"", "0.0.1", -1},
+	} {
+		if got := contract.CompareVersions(tc.a, tc.b); got != tc.want {
+			t.Errorf("CompareVersions(%q, %q) = %d, want %d", tc.a, tc.b, got, tc.want)
+		}
+	}
+}

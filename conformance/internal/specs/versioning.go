@@ -14,6 +14,7 @@ import (
 	"github.com/mediaspec/mediaspec/conformance/internal/catalogue"
 	"github.com/mediaspec/mediaspec/conformance/internal/framework"
 	"github.com/mediaspec/mediaspec/conformance/internal/refusal"
+	"github.com/mediaspec/mediaspec/internal/contract"
 )
 
 // versioningSpecs registers the specs of schema versioning.
@@ -206,7 +207,7 @@ func versioningAliasSpecs(f *framework.Framework) {
 			version := c.Get(ctx, s.DescriptionPath()).ExpectStatus(http.StatusOK).String("info.version")
 			if !s.HasControl() {
 				ended := s.EndedField()
-				if !versionAtOrBefore(ended.StopsIn, version) {
+				if contract.CompareVersions(ended.StopsIn, version) > 0 {
 					framework.SkipFor(framework.NotDeclared("unsupported: ended_field_stopped_in " + ended.StopsIn + " is after the service's version " +
 						version + ": declare a renamed field whose window ended at or before it"))
 				}
@@ -243,24 +244,6 @@ func expectEnded(ctx context.Context, s *framework.Spec, c *framework.Client, a 
 		ExpectOK(http.StatusOK).Int("max_credits_needed")
 	r = refuse(ctx, c, submitBody(a.capID, a.with(a.alias), need, nil), http.StatusBadRequest, "invalid_config")
 	refusal.ExpectField(r, "config."+a.alias)
-}
-
-// versionAtOrBefore reports whether version a (MAJOR.MINOR.PATCH) is at or before b.
-func versionAtOrBefore(a, b string) bool {
-	pa, pb := strings.Split(a, "."), strings.Split(b, ".")
-	for i := 0; i < 3; i++ {
-		var x, y int
-		if i < len(pa) {
-			x, _ = strconv.Atoi(pa[i])
-		}
-		if i < len(pb) {
-			y, _ = strconv.Atoi(pb[i])
-		}
-		if x != y {
-			return x < y
-		}
-	}
-	return true
 }
 
 // earlierMinor is the version one minor before v (1.2.0 -> 1.1.0), when v is major.minor.patch with

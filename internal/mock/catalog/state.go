@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/mediaspec/mediaspec/fixtures"
+	"github.com/mediaspec/mediaspec/internal/contract"
 	"github.com/mediaspec/mediaspec/internal/mock/apierr"
 )
 
@@ -141,25 +142,6 @@ func (c *Catalog) newID(prefix string) string {
 // apiVersion is the version aliases are judged against.
 func (c *Catalog) apiVersion() string { return c.d.APIVersion }
 
-// versionBefore reports whether version a is older than b (both MAJOR.MINOR.PATCH; an unreadable
-// part counts as 0).
-func versionBefore(a, b string) bool {
-	pa, pb := strings.Split(a, "."), strings.Split(b, ".")
-	for i := 0; i < 3; i++ {
-		var x, y int
-		if i < len(pa) {
-			x, _ = strconv.Atoi(pa[i])
-		}
-		if i < len(pb) {
-			y, _ = strconv.Atoi(pb[i])
-		}
-		if x != y {
-			return x < y
-		}
-	}
-	return false
-}
-
 // NextMinor returns the version after v's minor series ("1.2.0" -> "1.3.0"): where a name renamed
 // in v stops being accepted.
 func NextMinor(v string) string {
@@ -174,7 +156,7 @@ func NextMinor(v string) string {
 
 // AliasAccepted reports whether a is still accepted by this service version.
 func (c *Catalog) AliasAccepted(a Alias) bool {
-	return c.apiVersion() == "" || versionBefore(c.apiVersion(), a.StopsIn)
+	return c.apiVersion() == "" || contract.CompareVersions(c.apiVersion(), a.StopsIn) < 0
 }
 
 // activeAliases returns cp's accepted aliases sorted by name; mu held (read).
