@@ -101,10 +101,12 @@ func New(ctx context.Context, cfg Config) (*Framework, error) {
 		budget:     NewBudget(cfg.Budget),
 		base:       newTransport(),
 	}
-	f.redactor.Add(cfg.Key, cfg.ReadKey, cfg.OtherKey, cfg.ControlToken)
-	f.redactor.Add(cfg.RevokedKey, cfg.ExpiredKey, cfg.BudgetKey, cfg.LowBalanceKey, cfg.NoAgentAPIKey, cfg.LowerPlanKey, cfg.SiblingKey, cfg.LongListsKey)
-	f.redactor.Add(cfg.GenerateOnlyKey, cfg.DeletedWorkspaceKey, cfg.AllowanceUsedKey)
-	f.redactor.Add(cfg.BusinessKey, cfg.OwnCatalogueKey)
+	// Every key the profile names, by the one list of its roles (a role added there is hidden too).
+	secrets := []string{cfg.ControlToken}
+	for _, r := range cfg.roleKeys() {
+		secrets = append(secrets, r.key)
+	}
+	f.redactor.Add(secrets...)
 	if f.apiRoot, err = cfg.APIRoot(); err != nil {
 		return nil, err
 	}
