@@ -387,11 +387,9 @@ var profileSettings = []string{
 	"withheld_capability_id", "internal_preset_id", "own_processing_actor_id", "own_disabled_actor_id", "own_deactivated_voice_id",
 	"renamed_field_capability_id", "renamed_field_old_name", "renamed_field_new_name", "renamed_field_stops_in",
 	"ended_field_capability_id", "ended_field_old_name", "ended_field_new_name", "ended_field_stopped_in",
-	"removed_enum_capability_id", "removed_enum_field", "removed_enum_value",
+	"removed_enum_capability_id", "removed_enum_field", "removed_enum_value", "saved_workflow_ids", "long_lists_key",
 	"high_limit_key", "limited_key", "limited_key_per_generation_limit", "limited_key_daily_limit",
-	"workspace_per_generation_limit",
-	"saved_workflow_ids", "long_lists_key", "workspace_per_generation_limit",
-	"workspace_daily_limit", "features", "test_keys",
+	"workspace_per_generation_limit", "workspace_daily_limit", "features", "test_keys",
 }
 
 // Declared lists the profile settings c declares beyond the base URL and a key (by their names in
