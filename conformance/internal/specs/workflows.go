@@ -94,7 +94,7 @@ func workflowInvokeSpecs(f *framework.Framework) {
 			c.Post(ctx, "/workflows/templates/no_such_template_"+framework.RandomHex(8)+"/invoke", body).ExpectError(http.StatusNotFound, "not_found")
 		})
 
-		f.Rule("WF-007", "ID-016").Needs(framework.Profile).It("real ids that name no workflow of the caller answer 404 not_found: another workspace's wf_ id, a template key or a wf_ id on the other invoke path", func(ctx context.Context, s *framework.Spec) {
+		f.Rule("WF-007", "ID-016").Needs(framework.Profile, framework.SecondWorkspace).It("real ids that name no workflow of the caller answer 404 not_found: another workspace's wf_ id, a template key or a wf_ id on the other invoke path", func(ctx context.Context, s *framework.Spec) {
 			// Without control: the profile's saved workflow of the key's workspace (saved_workflow_ids),
 			// which the second workspace's key (other_key) invokes as another workspace's id.
 			c, other := s.Client(), s.OtherClient()
