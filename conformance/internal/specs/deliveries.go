@@ -562,7 +562,7 @@ func retriesOnRealClock(ctx context.Context, s *framework.Spec) {
 	s.Step("DLV-018")
 	s.Hooks().Behave(h.path, nil)
 	s.WaitOut(ctx, retryWaits[3]*12/10)
-	Expect(s.Hooks().Attempts(h.path)).To(HaveLen(5), "an exhausted delivery (5 attempts) was sent again")
+	Expect(s.Hooks().AttemptsFor(id)).To(HaveLen(5), "an exhausted delivery (5 attempts) was sent again")
 	s.Step("DLV-019")
 	fireAt(ctx, s, c, h)
 	noMore(ctx, s, h.id, id, 5, "an exhausted delivery was replayed after a 2XX")
