@@ -613,7 +613,10 @@ func savedWorkflowCharges(ctx context.Context, s *framework.Spec, priced bool) {
 	e := c.Post(ctx, path, body(want-1)).ExpectError(http.StatusPaymentRequired, "max_credits_exceeded")
 	Expect(e.String("error.limit.bound_by")).To(Equal("max_credits"), e.Describe())
 	Expect(e.Int("error.limit.required_credits")).To(Equal(want), "required_credits is the same whatever max_credits was sent"+e.Describe())
-	before := availableOf(ctx, c)
+	var before int64
+	if s.HasControl() { // the spec's own workspace: its balance is judged at the end
+		before = availableOf(ctx, c)
+	}
 	s.Spend(int(want))
 	s.Step("WF-009", "WF-004")
 	inv := c.Post(ctx, path, body(want))
@@ -625,17 +628,18 @@ func savedWorkflowCharges(ctx context.Context, s *framework.Spec, priced bool) {
 	}
 	final, _ := wfFinish(ctx, s, c, id)
 	run := runRecord(final)
-	if run["status"] == "partial" {
-		// The text makes partial a normal finish: a step failed on the provider's side says
-		// nothing of the run's credits, and leaves them unjudged.
+	st := runStatus(final)
+	if st == "partial" {
+		// The text makes partial a normal finish: a step that failed (on the provider's side, by
+		// moderation, ...) says nothing of the run's credits, and leaves them unjudged.
 		for nid, node := range wfNodes(final, run) {
 			e, _ := node["error"].(map[string]any)
-			if code, _ := e["code"].(string); code == "provider_error" || code == "timeout" {
+			if code, _ := e["code"].(string); code != "" {
 				framework.SkipFor(framework.Undecidable("step " + nid + " failed with " + code + " and the run ended partial: its steps' holds and charges are not all there to judge"))
 			}
 		}
 	}
-	Expect(run["status"]).To(Equal("completed"), final.Describe())
+	Expect(st).To(Equal("completed"), final.Describe())
 	var charged, held int64
 	for nid, node := range wfNodes(final, run) {
 		gens := wfGenIDs(final, node)
