@@ -88,7 +88,13 @@ func (p *Proxy) judgeSingle(ex *exchange) {
 	c.reqJSON = judge.DecodeJSON(ex.body)
 	c.body, _ = c.reqJSON.(map[string]any)
 	if !ex.answerCut {
+		was := len(ex.answer)
 		ex.answer, ex.answerCut = decodedAnswer(ex.respHeader, ex.answer)
+		// A decoded answer is held until the ordered stage: the queue's byte bound counts it.
+		if grow := int64(len(ex.answer) - was); grow > 0 {
+			ex.size += grow
+			p.queued.Add(grow)
+		}
 	}
 	if !ex.answerCut {
 		c.answer = judge.DecodeJSON(ex.answer)
