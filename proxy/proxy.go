@@ -289,6 +289,8 @@ func New(ctx context.Context, cfg Config) (*Proxy, error) {
 		t := http.DefaultTransport.(*http.Transport).Clone()
 		t.MaxIdleConnsPerHost = 256
 		t.MaxResponseHeaderBytes = MaxAnswerHeader
+		// The same bound on a silent upstream as the proxy's own forwarding of plain reads.
+		t.ResponseHeaderTimeout = answerHeaderTimeout
 		tr = newPlainTransport(t)
 	}
 	p.rp = &httputil.ReverseProxy{
