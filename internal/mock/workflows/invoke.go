@@ -232,14 +232,7 @@ func (e *Engine) Invoke(p InvokeParams) (InvokeAnswer, error) {
 	if e.d.Faults != nil {
 		if f, ok := e.d.Faults.TakeIn(faults.Cancel, p.TestInput, p.WorkspaceID, ""); ok {
 			// The app cancels the run after the test input's seconds (spec/testmode.yaml).
-			e.d.Clock.AfterFunc(f.Duration(), func() {
-				e.mu.Lock()
-				stale := e.resetGen != gen // a reset since: the run is gone, and its id may be reused
-				e.mu.Unlock()
-				if !stale {
-					_, _, _ = e.Cancel(id)
-				}
-			})
+			e.d.Clock.AfterFunc(f.Duration(), func() { _, _, _ = e.cancelIn(id, gen) })
 		}
 	}
 	a := InvokeAnswer{

@@ -328,10 +328,19 @@ func (e *Engine) finishLocked(r *run) []event {
 // canceled), and the run ends canceled when no step had completed, else
 // partial. A finished run is left as is (changed false). Unknown ids answer
 // 404 not_found.
-func (e *Engine) Cancel(id string) (Status, bool, error) {
+func (e *Engine) Cancel(id string) (Status, bool, error) { return e.cancelIn(id, -1) }
+
+// cancelIn is Cancel of run id made in reset generation gen (-1: any): a timer set before a reset
+// cancels nothing after it, checked under the lock that Cancel takes anyway, so a reset cannot
+// come between the check and the cancel (the run's id may be reused since).
+func (e *Engine) cancelIn(id string, want int64) (Status, bool, error) {
 	e.mu.Lock()
 	r, ok := e.runs[id]
 	gen := e.resetGen
+	if want >= 0 && want != gen {
+		e.mu.Unlock()
+		return "", false, nil
+	}
 	if !ok {
 		e.mu.Unlock()
 		return "", false, apierr.NotFound("No workflow run " + id + ".")
