@@ -241,6 +241,9 @@ func (t *plainTransport) exchange(ctx context.Context, uc *upConn, req *http.Req
 	}
 	uc.lim.left = -1
 	if err := uc.conn.SetReadDeadline(time.Time{}); err != nil || ctx.Err() != nil {
+		// Clearing the deadline may have undone the cut: close the connection before the body,
+		// whose Close would otherwise drain an answer that may never end.
+		uc.conn.Close()
 		res.Body.Close()
 		return fail(cmpOr(ctx.Err(), err))
 	}
