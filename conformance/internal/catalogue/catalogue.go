@@ -44,8 +44,9 @@ func Detail(ctx context.Context, c *framework.Client, id string) *framework.Resp
 
 // PricedExample returns the detail of the first available capability whose example_config (naming
 // no upload) the target prices with 200; an example it refuses is CAP-023's failure, reported by
-// the spec pricing every example, not the calling spec's. It skips the spec when there is none.
-func PricedExample(ctx context.Context, s *framework.Spec, c *framework.Client) *framework.Response {
+// the spec pricing every example, not the calling spec's. It skips the spec when there is none (a
+// failure against the reference mock: Client.Lacks).
+func PricedExample(ctx context.Context, c *framework.Client) *framework.Response {
 	GinkgoHelper()
 	for _, d := range AvailableDetails(ctx, c, 25) {
 		config := answer.ObjectAt(d, "example_config")
@@ -56,7 +57,7 @@ func PricedExample(ctx context.Context, s *framework.Spec, c *framework.Client) 
 			return d
 		}
 	}
-	s.Lacks("no available capability's example_config (without an upload) is priced with 200")
+	c.Lacks("no available capability's example_config (without an upload) is priced with 200")
 	return nil
 }
 

@@ -241,3 +241,27 @@ func TestCheapConfig(t *testing.T) {
 		t.Errorf("two cheap configs send the same prompt %q", cfg["prompt"])
 	}
 }
+
+// PricedExample passes over an example that names an upload and one the target refuses to price,
+// and answers the first priced one's detail.
+func TestPricedExample(t *testing.T) {
+	withUpload := model("cap_upload", 1)
+	withUpload["example_config"] = map[string]any{"prompt": "A cat.", "image_ids": []any{"ast_" + strings.Repeat("0", 32)}}
+	c := serve(&shop{
+		rows:    []map[string]any{row("cap_upload", "image", "image"), row("cap_refused", "image", "image"), row("cap_priced", "image", "image")},
+		details: map[string]map[string]any{"cap_upload": withUpload, "cap_refused": model("cap_refused", 1), "cap_priced": model("cap_priced", 1)},
+		price: func(id string, _ map[string]any) int64 {
+			if id == "cap_refused" {
+				return -1
+			}
+			return 5
+		},
+	})
+	var got string
+	if msg := drivertest.FailureOf(t, func() { got = PricedExample(context.Background(), c).String("capability_id") }); msg != "" {
+		t.Fatal(msg)
+	}
+	if got != "cap_priced" {
+		t.Errorf("PricedExample = %s, want cap_priced", got)
+	}
+}

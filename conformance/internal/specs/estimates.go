@@ -115,7 +115,7 @@ func estimatePriceSpecs(f *framework.Framework) {
 
 		f.Rule("EST-010", "CORE-006", "AUTH-015").Needs(framework.ReadKey).It("an estimate holds and charges nothing and a read-only key may make it", func(ctx context.Context, s *framework.Spec) {
 			c := s.Client()
-			d := catalogue.PricedExample(ctx, s, c)
+			d := catalogue.PricedExample(ctx, c)
 			_, declared := c.ShapeIf("balance.available")
 			var before balance
 			if declared {
@@ -502,7 +502,7 @@ func estimateRefusalSpecs(f *framework.Framework) {
 
 		f.Rule(rules("EST-021", "ERR-042")...).Needs(framework.TestInputs).It("an estimate while pricing fails answers 503 pricing_unavailable, retryable; the next one prices", func(ctx context.Context, s *framework.Spec) {
 			c := s.Client()
-			d, _ := uploads.PricedWithoutUpload(ctx, c)
+			d := catalogue.PricedExample(ctx, c)
 			id := d.String("capability_id")
 			r := s.Force(ctx, c, framework.Outcome{Kind: "pricing_unavailable", CapabilityID: id}).Post(ctx, "/estimates", map[string]any{"capability_id": id, "config": answer.ObjectAt(d, "example_config")}).
 				ExpectError(http.StatusServiceUnavailable, "pricing_unavailable")

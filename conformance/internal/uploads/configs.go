@@ -2,12 +2,10 @@ package uploads
 
 import (
 	"context"
-	"net/http"
 	"strings"
 
 	. "github.com/onsi/ginkgo/v2" //nolint:revive
 
-	"github.com/mediaspec/mediaspec/conformance/internal/answer"
 	"github.com/mediaspec/mediaspec/conformance/internal/catalogue"
 	"github.com/mediaspec/mediaspec/conformance/internal/framework"
 	fixtures "github.com/mediaspec/mediaspec/fixtures/media"
@@ -83,24 +81,6 @@ func WithSampleUploads(ctx context.Context, s *framework.Spec, c *framework.Clie
 		out[name] = []any{id}
 	}
 	return out, true
-}
-
-// PricedWithoutUpload returns the first available capability whose example_config names no upload
-// and is priced (200), with that estimate, skipping the spec when there is none.
-func PricedWithoutUpload(ctx context.Context, c *framework.Client) (*framework.Response, *framework.Response) {
-	GinkgoHelper()
-	for _, d := range catalogue.AvailableDetails(ctx, c, 25) {
-		cfg := answer.ObjectAt(d, "example_config")
-		if catalogue.NamesUpload(cfg) {
-			continue
-		}
-		r := c.Post(ctx, "/estimates", map[string]any{"capability_id": d.String("capability_id"), "config": cfg})
-		if r.Status == http.StatusOK {
-			return d, r
-		}
-	}
-	c.Lacks("no available capability's example_config is priced without an upload")
-	return nil, nil
 }
 
 // ReadyConfig returns config with every upload it names replaced by a usable image uploaded in c's

@@ -17,13 +17,10 @@ import (
 )
 
 // desk is what the test server answers: POST /uploads with reserveStatus (the body it read kept
-// in got), and a catalogue of details (GET /capabilities, /capabilities/{id}) whose estimates are
-// priced when priced names the capability, refused 400 otherwise.
+// in got).
 type desk struct {
 	reserveStatus int
 	got           map[string]any
-	details       []map[string]any
-	priced        map[string]bool
 }
 
 func (d *desk) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -39,31 +36,6 @@ func (d *desk) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case p == "/uploads":
 		_ = json.Unmarshal(body, &d.got)
 		write(d.reserveStatus, map[string]any{"ok": true, "asset_id": "ast_0123", "upload_url": "https://files.example.com/put"})
-	case p == "/capabilities":
-		var rows []any
-		for _, c := range d.details {
-			rows = append(rows, map[string]any{"capability_id": c["capability_id"], "status": "available",
-				"category": "image", "output_kind": "image"})
-		}
-		write(http.StatusOK, map[string]any{"capabilities": rows, "next_cursor": nil})
-	case strings.HasPrefix(p, "/capabilities/"):
-		for _, c := range d.details {
-			if c["capability_id"] == strings.TrimPrefix(p, "/capabilities/") {
-				write(http.StatusOK, c)
-				return
-			}
-		}
-		write(http.StatusNotFound, refuse)
-	case p == "/estimates":
-		var e struct {
-			ID string `json:"capability_id"`
-		}
-		_ = json.Unmarshal(body, &e)
-		if !d.priced[e.ID] {
-			write(http.StatusBadRequest, refuse)
-			return
-		}
-		write(http.StatusOK, map[string]any{"capability_id": e.ID, "credits": 5, "max_credits_needed": 5})
 	default:
 		write(http.StatusNotFound, refuse)
 	}
@@ -126,30 +98,6 @@ func TestExpectDuration(t *testing.T) {
 		if (msg == "") != tc.passes {
 			t.Errorf("%s: failure %q, want passing %v", tc.name, msg, tc.passes)
 		}
-	}
-}
-
-// PricedWithoutUpload passes over an example that names an upload and one the target refuses to
-// price, and answers the first priced one with its estimate.
-func TestPricedWithoutUpload(t *testing.T) {
-	detail := func(id string, example map[string]any) map[string]any {
-		return map[string]any{"capability_id": id, "example_config": example, "config_schema": map[string]any{
-			"type": "object", "properties": map[string]any{"prompt": map[string]any{"type": "string"}}}}
-	}
-	c := serve(&desk{
-		details: []map[string]any{
-			detail("cap_upload", map[string]any{"image_ids": []any{"ast_0123"}}),
-			detail("cap_refused", map[string]any{"prompt": "A cat."}),
-			detail("cap_priced", map[string]any{"prompt": "A dog."}),
-		},
-		priced: map[string]bool{"cap_upload": true, "cap_priced": true},
-	})
-	var d, e *framework.Response
-	if msg := drivertest.FailureOf(t, func() { d, e = PricedWithoutUpload(context.Background(), c) }); msg != "" {
-		t.Fatal(msg)
-	}
-	if d.String("capability_id") != "cap_priced" || e.Int("max_credits_needed") != 5 {
-		t.Errorf("PricedWithoutUpload = %s, %s", d.Body, e.Body)
 	}
 }
 
