@@ -167,13 +167,10 @@ func Workspace(ctx context.Context, s *framework.Spec, n int) (*framework.Client
 	return c, ws
 }
 
-// PutForFinalize reserves the sample PNG in c's workspace and PUTs it, ready to finalize; it
-// returns the asset id.
+// PutForFinalize is ReservePut of the sample PNG in c's workspace: it returns the asset id of a
+// stored file, ready to finalize.
 func PutForFinalize(ctx context.Context, s *framework.Spec, c *framework.Client) string {
 	GinkgoHelper()
 	f, data := fixtures.Get("image.png")
-	r := Reserve(ctx, c, f.Name, f.ContentType, len(data))
-	put := Put(ctx, s, r.String("upload_url"), data, f.ContentType)
-	Expect(put.Status).To(BeNumerically("<", 300), "a PUT keeping every rule of the reservation is accepted"+put.Describe())
-	return r.String("asset_id")
+	return ReservePut(ctx, s, c, f.Name, f.ContentType, data)
 }
