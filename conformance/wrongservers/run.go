@@ -27,6 +27,10 @@ const (
 	Killed   = "KILLED"
 	Survived = "SURVIVED"
 	Broken   = "ERROR" // the harness could not judge: the run did not produce a report
+	// Unreachable: below the control API (modes p and t), every selected spec of the server's
+	// rules skipped for a need above the mode's tier: the mode cannot judge them, so the server
+	// is neither killed nor a survivor there.
+	Unreachable = "UNREACHABLE"
 )
 
 // Result is one wrong server's run.
@@ -39,7 +43,9 @@ type Result struct {
 	// Spec names the first failing spec of the server's rules and why it failed.
 	Spec string
 	// Stray are failed rules outside the server's list (a mistake may break more than it names).
-	Stray    []string
+	Stray []string
+	// Above is, for an Unreachable server, the tiers its rules' specs needed (control, ...).
+	Above    []string
 	Err      error         // why the run could not be judged; nil when it could
 	Duration time.Duration // how long the check ran
 }
@@ -79,37 +85,15 @@ func check(ctx context.Context, bin string, srv Server, dir string) (*report.Res
 	if srv.timeout > 0 {
 		timeout = srv.timeout
 	}
-	var args []string
-	switch srv.mode {
-	case "c":
-		keysFile := filepath.Join(dir, "keys.txt")
+	var keysFile string
+	if srv.mode == "c" {
+		keysFile = filepath.Join(dir, "keys.txt")
 		if err := os.WriteFile(keysFile, []byte(st.keySets()), 0o600); err != nil {
 			return nil, err
 		}
-		procs := max(srv.procs, 1)
-		args = []string{"check", "--base-url", st.info.BaseURL, "--keys-file", keysFile, "--procs", strconv.Itoa(procs),
-			"--budget", "500", "--reference", "--retired-capability-id", "actor_classic",
-			"--json-report", reportPath, "--timeout", timeout.String()}
-	default:
-		args = []string{"check",
-			"--base-url", st.info.BaseURL, "--control-url", st.info.ControlURL, "--control-token", st.info.ControlToken,
-			"--receiver-listen", st.rcvListen, "--receiver-url", st.hookURL,
-			"--budget", "5000", "--slow", "--reference", "--retired-capability-id", "actor_classic",
-			"--json-report", reportPath, "--timeout", timeout.String(),
-		}
 	}
-	if srv.outsider {
-		args = slices.DeleteFunc(args, func(a string) bool { return a == "--reference" })
-	}
-	if f := srv.Filter(); f != "" {
-		args = append(args, "--label-filter", f)
-	}
-	args = append(args, srv.checkArgs...)
-	if len(srv.shapes) > 0 && knowsFlag(bin, "check", "shape") {
-		for _, s := range srv.shapes {
-			args = append(args, "--shape", s)
-		}
-	}
+	args := checkArgs(bin, srv, target{info: st.info, rcvListen: st.rcvListen, hookURL: st.hookURL, profile: st.profile, keysFile: keysFile},
+		reportPath, timeout)
 	logFile, err := os.Create(filepath.Join(dir, "check.log"))
 	if err != nil {
 		return nil, err
@@ -145,6 +129,56 @@ func check(ctx context.Context, bin string, srv Server, dir string) (*report.Res
 	return &rep, nil
 }
 
+// target is what a check run is pointed at: the mock's start line, the receiver's address behind
+// the webhook proxy, and the files the run wrote (the mock's profile, the keys file of mode c).
+type target struct {
+	info               mockInfo
+	rcvListen, hookURL string
+	profile, keysFile  string
+}
+
+// checkArgs are the `mediaspec check` arguments that run srv's rules in srv's mode against t,
+// writing the JSON report to reportPath.
+func checkArgs(bin string, srv Server, t target, reportPath string, timeout time.Duration) []string {
+	var args []string
+	switch {
+	case srv.mode == "c":
+		args = []string{"check", "--base-url", t.info.BaseURL, "--keys-file", t.keysFile, "--procs", strconv.Itoa(max(srv.procs, 1)),
+			"--budget", "500", "--reference", "--retired-capability-id", "actor_classic",
+			"--json-report", reportPath, "--timeout", timeout.String()}
+	case profileMode(srv.mode):
+		// As .ci/check-modes p and t: the profile alone (no control URL, no --reference), with the
+		// specs that wait on the target's running clock. The profile names no receiver (the
+		// suite's default listener is on loopback): the run's receiver listens behind the webhook
+		// proxy and the mock is told to deliver there, as in mode b, so the row's Hooks see every
+		// delivery. The profile's time_scale paces the waits.
+		args = []string{"check", "--config", t.profile,
+			"--receiver-listen", t.rcvListen, "--receiver-url", t.hookURL,
+			"--budget", "2000", "--slow", "--real-time",
+			"--json-report", reportPath, "--timeout", timeout.String()}
+	default:
+		args = []string{"check",
+			"--base-url", t.info.BaseURL, "--control-url", t.info.ControlURL, "--control-token", t.info.ControlToken,
+			"--receiver-listen", t.rcvListen, "--receiver-url", t.hookURL,
+			"--budget", "5000", "--slow", "--reference", "--retired-capability-id", "actor_classic",
+			"--json-report", reportPath, "--timeout", timeout.String(),
+		}
+	}
+	if srv.outsider {
+		args = slices.DeleteFunc(args, func(a string) bool { return a == "--reference" })
+	}
+	if f := srv.Filter(); f != "" {
+		args = append(args, "--label-filter", f)
+	}
+	args = append(args, srv.checkArgs...)
+	if len(srv.shapes) > 0 && knowsFlag(bin, "check", "shape") {
+		for _, s := range srv.shapes {
+			args = append(args, "--shape", s)
+		}
+	}
+	return args
+}
+
 // knowsFlag reports whether `bin sub --help` lists -name (a flag another branch may not have
 // landed yet: the variant then runs without it).
 func knowsFlag(bin, sub, name string) bool {
@@ -161,6 +195,34 @@ func lastLine(out []byte) string {
 // errPortTaken: the port picked for the suite's receiver was taken before it listened; the run is
 // made again on other ports.
 var errPortTaken = errors.New("a port picked for the run was taken meanwhile")
+
+// modeTiers is the highest tier each mode below the control API offers.
+var modeTiers = map[string]report.Tier{"p": report.TierProfile, "t": report.TierTestInputs}
+
+// unreachable reports whether rep judged none of the rules mine selects because each of their
+// selected specs skipped for a need above top, and the tiers they needed; false when one of them
+// ran, or skipped for something else (the budget, a state the server broke: those count).
+func unreachable(rep *report.Results, mine func(string) bool, top report.Tier) (bool, []string) {
+	var above []string
+	seen := false
+	for _, s := range rep.Specs {
+		if s.State == report.NotSelected || !slices.ContainsFunc(s.Rules, mine) {
+			continue
+		}
+		seen = true
+		if s.State != report.Skipped {
+			return false, nil
+		}
+		t := s.Why().Tier
+		if t == "" || !top.Less(t) {
+			return false, nil
+		}
+		if !slices.Contains(above, string(t)) {
+			above = append(above, string(t))
+		}
+	}
+	return seen, above
+}
 
 // judge sets the verdict: killed when one of the server's rules failed. The baseline (no rules)
 // is killed by any failure, which is a harness fault.
@@ -191,6 +253,10 @@ func judge(res *Result, rep *report.Results) {
 	res.Verdict = Survived
 	if len(res.Failed) > 0 {
 		res.Verdict = Killed
+	} else if top, ok := modeTiers[res.Server.mode]; ok && len(res.Server.Rules) > 0 {
+		if no, above := unreachable(rep, mine, top); no {
+			res.Verdict, res.Above = Unreachable, above
+		}
 	}
 	// A setup the server breaks (the suite refuses to run at all) fails the run loudly: killed.
 	if len(rep.SuiteFailures) > 0 {
@@ -208,6 +274,24 @@ type Options struct {
 	MinKill   float64        // percent; under it Run fails (0: never)
 	Dir       string         // logs and reports, one directory per server (empty: a temporary one)
 	Survivors string         // write the survivor list here (empty: nowhere)
+	// Mode is the target mode every server (and the baseline) runs in: "" or "b" (each row's
+	// own: the control API, manual clock), "p" (keys + profile) or "t" (+ test-mode inputs):
+	// the mock without its control API checked through the profile it writes, as
+	// .ci/check-modes p and t do.
+	Mode string
+}
+
+// profileCheckTimeout bounds one check run in modes p and t, whose specs wait on the target's
+// running clock.
+const profileCheckTimeout = 15 * time.Minute
+
+// inMode is srv run in mode (unchanged for "" and "b": a row keeps the mode it was written for).
+func inMode(srv Server, mode string) Server {
+	if profileMode(mode) {
+		srv.mode, srv.procs = mode, 0
+		srv.timeout = max(srv.timeout, profileCheckTimeout)
+	}
+	return srv
 }
 
 // Pass runs the baseline and the selected servers and writes the table to w. It returns the
@@ -217,7 +301,7 @@ func Pass(ctx context.Context, opts Options, servers []Server, w io.Writer) (bas
 		opts.Parallel = 1
 	}
 	if opts.Baseline {
-		b := Check(ctx, opts.Bin, Server{Name: "baseline"}, filepath.Join(opts.Dir, "baseline"))
+		b := Check(ctx, opts.Bin, inMode(Server{Name: "baseline"}, opts.Mode), filepath.Join(opts.Dir, "baseline"))
 		baseline = &b
 		fmt.Fprintf(w, "baseline (whole suite through the unchanged proxy): %s, %d rules passed, %d failed, %s\n",
 			map[bool]string{true: "ok", false: "WRONG"}[b.Verdict == Survived], len(b.Passed), len(b.Failed), b.Duration.Round(time.Second))
@@ -234,7 +318,7 @@ func Pass(ctx context.Context, opts Options, servers []Server, w io.Writer) (bas
 	for range opts.Parallel {
 		wg.Go(func() {
 			for i := range jobs {
-				results[i] = Check(ctx, opts.Bin, servers[i], filepath.Join(opts.Dir, servers[i].Name))
+				results[i] = Check(ctx, opts.Bin, inMode(servers[i], opts.Mode), filepath.Join(opts.Dir, servers[i].Name))
 			}
 		})
 	}
@@ -255,6 +339,7 @@ func Pass(ctx context.Context, opts Options, servers []Server, w io.Writer) (bas
 // Tally counts verdicts.
 type Tally struct {
 	Killed, Survived, Broken int // servers of each verdict
+	Unreachable              int // servers the mode cannot judge (modes p and t)
 }
 
 // Rate is the kill rate in percent over the servers judged.
@@ -273,6 +358,8 @@ func tally(results []Result) Tally {
 			t.Killed++
 		case Survived:
 			t.Survived++
+		case Unreachable:
+			t.Unreachable++
 		default:
 			t.Broken++
 		}
@@ -281,9 +368,16 @@ func tally(results []Result) Tally {
 }
 
 // WriteTable writes one row per server: name, verdict, rules, and the failing spec or what passed.
-func WriteTable(w io.Writer, results []Result) {
+// Below the control API (mode p or t) a column says whether the mode reaches the server's rules at
+// all, and which tier they need when it does not.
+func WriteTable(w io.Writer, results []Result, mode string) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "WRONG SERVER\tVERDICT\tRULES\tFAILING SPEC / WHY NOT")
+	below := profileMode(mode)
+	if below {
+		fmt.Fprintf(tw, "WRONG SERVER\tVERDICT\tAT %s\tRULES\tFAILING SPEC / WHY NOT\n", mode)
+	} else {
+		fmt.Fprintln(tw, "WRONG SERVER\tVERDICT\tRULES\tFAILING SPEC / WHY NOT")
+	}
 	for _, r := range results {
 		var why string
 		switch r.Verdict {
@@ -291,8 +385,20 @@ func WriteTable(w io.Writer, results []Result) {
 			why = report.Clip(r.Spec, 160)
 		case Survived:
 			why = survivorNote(r)
+		case Unreachable:
+			why = "every spec of its rules skipped"
 		default:
 			why = report.Clip(r.Err.Error(), 160)
+		}
+		if below {
+			reach := "reachable"
+			if r.Verdict == Unreachable {
+				reach = "not reachable (needs " + strings.Join(r.Above, ", ") + ")"
+			} else if r.Verdict == Broken {
+				reach = "?"
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.Server.Name, r.Verdict, reach, strings.Join(r.Server.Rules, " "), why)
+			continue
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", r.Server.Name, r.Verdict, strings.Join(r.Server.Rules, " "), why)
 	}
@@ -339,9 +445,14 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.Float64Var(&opts.MinKill, "min-kill-rate", 0, "fail when the kill rate (percent) is under this (0: report only)")
 	fs.StringVar(&opts.Dir, "dir", "", "keep each run's logs and JSON report under this directory (default: a temporary one, removed)")
 	fs.StringVar(&opts.Survivors, "survivors", "", "write the survivors, with the rules the suite passed, to this file")
+	fs.StringVar(&opts.Mode, "mode", "b", "target mode: b (each row's own: the control API, manual clock), p (keys + profile) or t (keys + profile + test-mode inputs): "+
+		"below the control API, the mock with --no-control and its profile, as .ci/check-modes p and t run it (a row whose rules' specs all need more is UNREACHABLE, not a survivor)")
 	list := fs.Bool("list", false, "list the wrong servers and their rules, run nothing")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if !slices.Contains([]string{"b", "p", "t"}, opts.Mode) {
+		return fmt.Errorf("--mode %q: want b, p or t", opts.Mode)
 	}
 	servers := All()
 	if *only != "" {
@@ -373,8 +484,11 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	WriteTable(stdout, results)
+	WriteTable(stdout, results, opts.Mode)
 	t := tally(results)
+	if profileMode(opts.Mode) {
+		fmt.Fprintf(stdout, "\nmode %s: %d of %d wrong servers reachable (%d need a higher tier)", opts.Mode, len(results)-t.Unreachable-t.Broken, len(results), t.Unreachable)
+	}
 	fmt.Fprintf(stdout, "\nkilled %d of %d wrong servers: kill rate %.1f%%", t.Killed, t.Killed+t.Survived, t.Rate())
 	if t.Broken > 0 {
 		fmt.Fprintf(stdout, "; %d could not be judged", t.Broken)

@@ -30,14 +30,33 @@ type keySet struct {
 
 // mockInfo is the start line `mediaspec mock --json` prints.
 type mockInfo struct {
-	KeySets      []keySet `json:"key_sets"`
-	BaseURL      string   `json:"base_url"`
-	GenerateKey  string   `json:"generate_key"`
-	ReadKey      string   `json:"read_key"`
-	OtherKey     string   `json:"other_key"`
-	ControlURL   string   `json:"control_url"`
-	ControlToken string   `json:"control_token"`
-	Workspace    string   `json:"default_workspace_id"`
+	KeySets      []keySet  `json:"key_sets"`
+	BaseURL      string    `json:"base_url"`
+	GenerateKey  string    `json:"generate_key"`
+	ReadKey      string    `json:"read_key"`
+	OtherKey     string    `json:"other_key"`
+	ControlURL   string    `json:"control_url"`
+	ControlToken string    `json:"control_token"`
+	Workspace    string    `json:"default_workspace_id"`
+	Roles        *roleKeys `json:"role_keys,omitempty"` // with mock --profile-out (modes p and t)
+}
+
+// roleKeys are the pre-made keys by role of the mock's start line (mock.RoleKeys).
+type roleKeys struct {
+	Revoked          string   `json:"revoked_key"`
+	Expired          string   `json:"expired_key"`
+	Budget           string   `json:"budget_key"`
+	LowBalance       string   `json:"low_balance_key"`
+	NoAgentAPI       string   `json:"no_agent_api_key"`
+	GenerateOnly     string   `json:"generate_only_key"`
+	DeletedWorkspace string   `json:"deleted_workspace_key"`
+	AllowanceUsed    string   `json:"allowance_used_key"`
+	Business         string   `json:"business_key"`
+	OwnCatalogue     string   `json:"own_catalogue_key"`
+	Siblings         []string `json:"sibling_keys"`
+	LongLists        string   `json:"long_lists_key"`
+	HighLimit        string   `json:"high_limit_key"`
+	Limited          string   `json:"limited_key"`
 }
 
 // stack is one run's servers: the mock subprocess, the API proxy the suite calls (the mock's public
@@ -47,6 +66,7 @@ type stack struct {
 	env        *Env
 	hookURL    string // where the mock delivers: the webhook proxy
 	rcvListen  string // where the suite's receiver listens, behind the webhook proxy
+	profile    string // the profile the mock writes in modes p and t (mock --profile-out)
 	mock       *exec.Cmd
 	mockExited chan error
 	servers    []*http.Server
@@ -91,15 +111,9 @@ func startStack(ctx context.Context, bin string, srv Server, dir string) (_ *sta
 	if err != nil {
 		return nil, err
 	}
-	mockArgs := []string{"mock", "--addr", mockAddr, "--public-url", "http://" + apiLn.Addr().String(),
-		"--json", "--quiet", "--seed", "1", "--allow-loopback-webhooks", "--allow-loopback-fetch"}
-	if srv.mode == "c" {
-		// Keys only, real time: no control API, a key set per check process (as .ci/check-modes).
-		mockArgs = append(mockArgs, "--no-control", "--key-sets", strconv.Itoa(max(srv.procs, 1)))
-	} else {
-		mockArgs = append(mockArgs, "--clock", "manual")
-	}
-	st.mock = exec.Command(bin, mockArgs...)
+	st.profile = filepath.Join(dir, "profile.yaml")
+	_ = os.Remove(st.profile) // a run made again writes its own
+	st.mock = exec.Command(bin, mockArgs(srv, mockAddr, "http://"+apiLn.Addr().String(), st.profile)...)
 	st.mock.Env = cleanEnv()
 	st.mock.Stderr = mockLog
 	out, err := st.mock.StdoutPipe()
@@ -138,6 +152,20 @@ func startStack(ctx context.Context, bin string, srv Server, dir string) (_ *sta
 	st.env.addKey(st.info.GenerateKey, st.info.Workspace, "read", "generate")
 	st.env.addKey(st.info.ReadKey, st.info.Workspace, "read")
 	st.env.addKey(st.info.OtherKey, "other", "read", "generate")
+	if r := st.info.Roles; r != nil {
+		// The pre-made keys of a profile's roles (modes p and t), each in a workspace of its own
+		// but the siblings (of the main workspace) and the generate-only key (no read scope).
+		for _, k := range r.Siblings {
+			st.env.addKey(k, st.info.Workspace, "read", "generate")
+		}
+		st.env.addKey(r.GenerateOnly, "role-generate-only", "generate")
+		for name, k := range map[string]string{"revoked": r.Revoked, "expired": r.Expired, "budget": r.Budget,
+			"low-balance": r.LowBalance, "no-agent-api": r.NoAgentAPI, "deleted-workspace": r.DeletedWorkspace,
+			"allowance-used": r.AllowanceUsed, "business": r.Business, "own-catalogue": r.OwnCatalogue,
+			"long-lists": r.LongLists, "high-limit": r.HighLimit, "limited": r.Limited} {
+			st.env.addKey(k, "role-"+name, "read", "generate")
+		}
+	}
 	for i, ks := range st.info.KeySets {
 		if i > 0 { // the first set is the keys above
 			ws := "keyset-" + strconv.Itoa(i)
@@ -172,6 +200,36 @@ func startStack(ctx context.Context, bin string, srv Server, dir string) (_ *sta
 		go func() { _ = s.Serve(p.ln) }()
 	}
 	return st, nil
+}
+
+// profileTimeScale is how many times faster than real time the mock's clock runs in modes p and
+// t, as .ci/check-modes runs it (SCALE): the minutes of renders and rate windows take seconds.
+const profileTimeScale = 10
+
+// profileMode reports whether mode checks the mock as a staging server: without its control API,
+// from the profile it writes (p: keys + profile; t: + test-mode inputs).
+func profileMode(mode string) bool { return mode == "p" || mode == "t" }
+
+// mockArgs are the `mediaspec mock` arguments of srv's mode: the mock listens on mockAddr and
+// names publicURL (the API proxy) as its own; in modes p and t it writes its profile to profile.
+func mockArgs(srv Server, mockAddr, publicURL, profile string) []string {
+	args := []string{"mock", "--addr", mockAddr, "--public-url", publicURL,
+		"--json", "--quiet", "--seed", "1", "--allow-loopback-webhooks", "--allow-loopback-fetch"}
+	switch {
+	case srv.mode == "c":
+		// Keys only, real time: no control API, a key set per check process (as .ci/check-modes).
+		args = append(args, "--no-control", "--key-sets", strconv.Itoa(max(srv.procs, 1)))
+	case profileMode(srv.mode):
+		// As .ci/check-modes p and t: no control API, a running clock, the profile of its
+		// pre-made fixtures for check --config (with the test keys of --test-inputs in mode t).
+		args = append(args, "--no-control", "--time-scale", strconv.Itoa(profileTimeScale), "--profile-out", profile)
+		if srv.mode == "t" {
+			args = append(args, "--test-inputs")
+		}
+	default:
+		args = append(args, "--clock", "manual")
+	}
+	return args
 }
 
 // forward is a reverse proxy to addr that keeps the Host the client sent.
