@@ -15,9 +15,10 @@ import (
 // over them all, written as the JUnit, JSON and HTML reports check writes. It prints the rule and
 // spec tallies and exits as check would have over the whole run: 0 passed, 1 failed, 2 when the
 // reports cannot be merged (a shard missing or given twice, shards of different runs). With
-// --passes the reports are passes over one target's specs instead (report.MergePasses): CI's mode
-// t runs the specs that wait out hours of the target's clock in a second pass, with --long, against
-// a mock whose clock runs faster, and merges the two into the one figure its floor checks.
+// --passes the reports are passes over one target's specs instead (report.MergePasses): CI runs
+// the specs that wait out hours of the target's clock in one long pass, with --long, against a
+// mock whose clock runs faster, and merges it with mode p's and mode t's first pass into the
+// figure each floor checks.
 func runMergeReports(_ context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("merge-reports", "[--passes] [--junit-report FILE] [--json-report FILE] [--html-report FILE] SHARD.json...", stderr)
 	junit := fs.String("junit-report", "", "write the merged JUnit report to this path")
