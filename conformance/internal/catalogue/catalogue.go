@@ -392,7 +392,7 @@ func PlainFileCaps(ctx context.Context, c *framework.Client) []FileCap {
 			if !ok || len(arr) == 0 {
 				continue
 			}
-			if str, ok := arr[0].(string); ok && strings.HasPrefix(str, "ast_") {
+			if str, ok := arr[0].(string); ok && IsUploadID(str) {
 				out = append(out, FileCap{Detail: d, Row: row, ID: id, Field: k, Kind: fileKind(k)})
 				break
 			}
@@ -519,24 +519,43 @@ func View(r *framework.Response) *framework.Response {
 	return r.View(d.View(r.Doc()))
 }
 
-// NamesUpload reports whether a config names an upload (an ast_ id anywhere in it): such a config
-// can only be priced once the named file exists in the caller's workspace.
+// NamesUpload reports whether a config (or a value in one) names an upload, anywhere in it: such
+// a config can only be priced once the named file exists in the caller's workspace.
 func NamesUpload(v any) bool {
+	named := false
+	MapUploads(v, func(id string) string {
+		named = true
+		return id
+	})
+	return named
+}
+
+// IsUploadID reports whether s is an upload id as a config names one: an asset id of the text's
+// form, ^ast_[0-9a-f]{32}$ (ID-004). Any other string is a plain value, "ast_" at its start or not:
+// the example always validates, and a malformed id in config is refused, never taken for one.
+func IsUploadID(s string) bool { return judge.IsID("ast_", s) }
+
+// MapUploads returns v with every upload id in it (IsUploadID: a plain id, in an array or a file
+// object's assetId alike) replaced by f's answer. Objects and arrays are copied as it walks them,
+// so v is left as it was; any other value is returned as it is.
+func MapUploads(v any, f func(id string) string) any {
 	switch x := v.(type) {
 	case string:
-		return strings.HasPrefix(x, "ast_")
+		if IsUploadID(x) {
+			return f(x)
+		}
 	case map[string]any:
-		for _, e := range x {
-			if NamesUpload(e) {
-				return true
-			}
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[k] = MapUploads(e, f)
 		}
+		return out
 	case []any:
-		for _, e := range x {
-			if NamesUpload(e) {
-				return true
-			}
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = MapUploads(e, f)
 		}
+		return out
 	}
-	return false
+	return v
 }

@@ -265,3 +265,25 @@ func TestPricedExample(t *testing.T) {
 		t.Errorf("PricedExample = %s, want cap_priced", got)
 	}
 }
+
+// NamesUpload finds an upload id of the text's form anywhere in a config, plain or in a file
+// object; a string merely starting with "ast_" names none.
+func TestNamesUpload(t *testing.T) {
+	id := "ast_" + strings.Repeat("0", 32)
+	for _, tc := range []struct {
+		v    any
+		want bool
+	}{
+		{map[string]any{"image_ids": []any{id}}, true},
+		{map[string]any{"references": []any{map[string]any{"assetId": id}}}, true},
+		{id, true},
+		{map[string]any{"prompt": "ast_ is no id here"}, false},
+		{map[string]any{"image_ids": []any{"ast_0123"}}, false},
+		{map[string]any{"image_ids": []any{strings.ToUpper(id)}}, false},
+		{map[string]any{"n": json.Number("2")}, false},
+	} {
+		if got := NamesUpload(tc.v); got != tc.want {
+			t.Errorf("NamesUpload(%v) = %v, want %v", tc.v, got, tc.want)
+		}
+	}
+}

@@ -11,33 +11,10 @@ import (
 	fixtures "github.com/mediaspec/mediaspec/fixtures/media"
 )
 
-// WithAsset returns a copy of config with every upload id in it (plain ids and file objects'
-// assetId) replaced by id.
+// WithAsset returns a copy of config with every upload id in it (catalogue.MapUploads: plain ids
+// and file objects' assetId) replaced by id.
 func WithAsset(config map[string]any, id string) map[string]any {
-	var walk func(v any) any
-	walk = func(v any) any {
-		switch x := v.(type) {
-		case string:
-			if strings.HasPrefix(x, "ast_") {
-				return id
-			}
-			return x
-		case map[string]any:
-			out := make(map[string]any, len(x))
-			for k, e := range x {
-				out[k] = walk(e)
-			}
-			return out
-		case []any:
-			out := make([]any, len(x))
-			for i, e := range x {
-				out[i] = walk(e)
-			}
-			return out
-		}
-		return v
-	}
-	return walk(catalogue.Clone(config)).(map[string]any)
+	return catalogue.MapUploads(catalogue.Clone(config), func(string) string { return id }).(map[string]any)
 }
 
 // WithoutUploads returns a copy of config without the fields that name an upload.

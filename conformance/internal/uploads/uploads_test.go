@@ -102,21 +102,23 @@ func TestExpectDuration(t *testing.T) {
 }
 
 // WithAsset replaces every upload id, plain or in a file object, and leaves the caller's config
-// as it was; WithoutUploads drops the fields that name one.
+// as it was; WithoutUploads drops the fields that name one. Only an id of the text's form is an
+// upload's ("^ast_[0-9a-f]{32}$"): a prompt starting "ast_" and a malformed id are plain values.
 func TestConfigsNamingUploads(t *testing.T) {
-	cfg := map[string]any{"prompt": "ast_ is no id here", "image_ids": []any{"ast_1"},
-		"references": []any{map[string]any{"assetId": "ast_2", "alias": "a"}}}
-	got := WithAsset(cfg, "ast_9")
-	want := map[string]any{"prompt": "ast_9", "image_ids": []any{"ast_9"},
-		"references": []any{map[string]any{"assetId": "ast_9", "alias": "a"}}}
+	one, two, nine := "ast_"+strings.Repeat("1", 32), "ast_"+strings.Repeat("2", 32), "ast_"+strings.Repeat("9", 32)
+	cfg := map[string]any{"prompt": "ast_ is no id here", "image_ids": []any{one, "ast_1"},
+		"references": []any{map[string]any{"assetId": two, "alias": "a"}}}
+	got := WithAsset(cfg, nine)
+	want := map[string]any{"prompt": "ast_ is no id here", "image_ids": []any{nine, "ast_1"},
+		"references": []any{map[string]any{"assetId": nine, "alias": "a"}}}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("WithAsset = %v, want %v", got, want)
 	}
-	if cfg["image_ids"].([]any)[0] != "ast_1" {
+	if cfg["image_ids"].([]any)[0] != one {
 		t.Errorf("WithAsset changed the caller's config: %v", cfg)
 	}
-	got = WithoutUploads(map[string]any{"n": 2, "image_ids": []any{"ast_1"}})
-	if !reflect.DeepEqual(got, map[string]any{"n": json.Number("2")}) {
+	got = WithoutUploads(map[string]any{"n": 2, "image_ids": []any{one}, "prompt": "ast_ is no id here"})
+	if !reflect.DeepEqual(got, map[string]any{"n": json.Number("2"), "prompt": "ast_ is no id here"}) {
 		t.Errorf("WithoutUploads = %v", got)
 	}
 }
