@@ -80,16 +80,8 @@ func MergeShards(parts []Results) (Results, error) {
 			return Results{}, fmt.Errorf("reports %d and %d are both shard %d/%d", j+1, i+1, k, n)
 		}
 		have[k] = i
-		for _, d := range []struct{ what, a, b string }{
-			{"suite", first.Suite, p.Suite},
-			{"contract version", first.Run.Contract, p.Run.Contract},
-			{"mediaspec version", first.Run.Version, p.Run.Version},
-			{"label filter", first.Run.Filter, p.Run.Filter},
-		} {
-			if d.a != d.b {
-				return Results{}, fmt.Errorf("report %d has %s %q and report 1 %q: "+
-					"the shards of one run share the program and the label filter", i+1, d.what, d.b, d.a)
-			}
+		if err := sameProgram(first, p, i, true, "the shards of one run share the program and the label filter"); err != nil {
+			return Results{}, err
 		}
 	}
 	var missing []string
@@ -102,37 +94,17 @@ func MergeShards(parts []Results) (Results, error) {
 		return Results{}, fmt.Errorf("shard %s missing: merge all %d shards of the run", strings.Join(missing, ", "), n)
 	}
 
-	by := partsByText(parts)
-	res := Results{Suite: first.Suite}
-	seen := map[string]int{}
-	for _, s := range first.Specs {
-		m := seen[s.Text]
-		seen[s.Text]++
-		pick := s
-		ran := 0
-		for i := range parts {
-			list := by[i][s.Text]
-			if m >= len(list) {
-				return Results{}, fmt.Errorf("report %d does not list the spec %q that report 1 lists: "+
-					"the shards were run by different programs", i+1, s.Text)
-			}
-			if r := list[m]; r.State != NotSelected {
-				pick = r
-				ran++
-			}
-		}
-		if ran > 1 {
-			return Results{}, fmt.Errorf("the spec %q ran in %d shards: "+
-				"the shards were split differently (same program, same filter, same N?)", s.Text, ran)
-		}
-		res.Specs = append(res.Specs, pick)
+	specs, err := pickSpecs(parts, "shards", "the shards were split differently (same program, same filter, same N?)",
+		func(_, r SpecResult) (take, ran bool) { return r.State != NotSelected, r.State != NotSelected })
+	if err != nil {
+		return Results{}, err
 	}
 	for i, p := range parts {
-		if len(p.Specs) != len(first.Specs) {
-			return Results{}, fmt.Errorf("report %d lists %d specs and report 1 %d: the shards were run by different programs",
-				i+1, len(p.Specs), len(first.Specs))
+		if err := sameSpecCount(first, p, i, "shards"); err != nil {
+			return Results{}, err
 		}
 	}
+	res := Results{Suite: first.Suite, Specs: specs}
 	res = joinRuns(res, parts, fmt.Sprintf(", %d shards", n))
 	res.Run.Shard = ""
 	return res, nil
@@ -206,50 +178,92 @@ func MergePasses(parts []Results) (Results, error) {
 	}
 	first := parts[0]
 	for i, p := range parts {
-		for _, d := range []struct{ what, a, b string }{
-			{"suite", first.Suite, p.Suite},
-			{"contract version", first.Run.Contract, p.Run.Contract},
-			{"mediaspec version", first.Run.Version, p.Run.Version},
-		} {
-			if d.a != d.b {
-				return Results{}, fmt.Errorf("report %d has %s %q and report 1 %q: the passes of one run share the program", i+1, d.what, d.b, d.a)
-			}
+		if err := sameProgram(first, p, i, false, "the passes of one run share the program"); err != nil {
+			return Results{}, err
 		}
-		if len(p.Specs) != len(first.Specs) {
-			return Results{}, fmt.Errorf("report %d lists %d specs and report 1 %d: the passes were run by different programs",
-				i+1, len(p.Specs), len(first.Specs))
+		if err := sameSpecCount(first, p, i, "passes"); err != nil {
+			return Results{}, err
 		}
 	}
 	ran := func(state string) bool {
 		return state == Passed || state == Failed || state == Blocked || state == Interrupted
 	}
+	// A pass's skip stands in for a spec no pass ran, the first pass's first: once the pick is no
+	// longer not selected, only a run replaces it.
+	specs, err := pickSpecs(parts, "passes", "select each spec in one pass only (--label-filter)",
+		func(pick, r SpecResult) (take, runs bool) {
+			return ran(r.State) || pick.State == NotSelected && r.State != NotSelected, ran(r.State)
+		})
+	if err != nil {
+		return Results{}, err
+	}
+	res := Results{Suite: first.Suite, Specs: specs}
+	return joinRuns(res, parts, fmt.Sprintf(", %d passes", len(parts))), nil
+}
+
+// sameProgram refuses report i+1 when its suite, contract or mediaspec version (and its label
+// filter, with filter) is not report 1's; why ends the message, saying what the parts share.
+func sameProgram(first, p Results, i int, filter bool, why string) error {
+	checks := []struct{ what, a, b string }{
+		{"suite", first.Suite, p.Suite},
+		{"contract version", first.Run.Contract, p.Run.Contract},
+		{"mediaspec version", first.Run.Version, p.Run.Version},
+	}
+	if filter {
+		checks = append(checks, struct{ what, a, b string }{"label filter", first.Run.Filter, p.Run.Filter})
+	}
+	for _, d := range checks {
+		if d.a != d.b {
+			return fmt.Errorf("report %d has %s %q and report 1 %q: %s", i+1, d.what, d.b, d.a, why)
+		}
+	}
+	return nil
+}
+
+// sameSpecCount refuses report i+1 when it lists another number of specs than report 1; kind
+// names the parts ("shards", "passes").
+func sameSpecCount(first, p Results, i int, kind string) error {
+	if len(p.Specs) != len(first.Specs) {
+		return fmt.Errorf("report %d lists %d specs and report 1 %d: the %s were run by different programs",
+			i+1, len(p.Specs), len(first.Specs), kind)
+	}
+	return nil
+}
+
+// pickSpecs merges the parts' results spec by spec, in report 1's order (a text naming several
+// specs matched by its occurrence): each part's result of a spec is offered in turn to choose,
+// with the pick so far (report 1's result at first), which says whether it becomes the pick and
+// whether the spec ran in that part. A spec some part does not list, or one that ran in more than
+// one part, is refused; kind names the parts ("shards", "passes") and twice says what to do about
+// a spec that ran twice.
+func pickSpecs(parts []Results, kind, twice string, choose func(pick, r SpecResult) (take, ran bool)) ([]SpecResult, error) {
 	by := partsByText(parts)
-	res := Results{Suite: first.Suite}
+	var out []SpecResult
 	seen := map[string]int{}
-	for _, s := range first.Specs {
+	for _, s := range parts[0].Specs {
 		m := seen[s.Text]
 		seen[s.Text]++
 		pick, runs := s, 0
 		for i := range parts {
 			list := by[i][s.Text]
 			if m >= len(list) {
-				return Results{}, fmt.Errorf("report %d does not list the spec %q that report 1 lists: the passes were run by different programs",
-					i+1, s.Text)
+				return nil, fmt.Errorf("report %d does not list the spec %q that report 1 lists: the %s were run by different programs",
+					i+1, s.Text, kind)
 			}
-			switch r := list[m]; {
-			case ran(r.State):
-				pick = r
+			take, ran := choose(pick, list[m])
+			if take {
+				pick = list[m]
+			}
+			if ran {
 				runs++
-			case runs == 0 && pick.State == NotSelected && r.State != NotSelected:
-				pick = r
 			}
 		}
 		if runs > 1 {
-			return Results{}, fmt.Errorf("the spec %q ran in %d passes: select each spec in one pass only (--label-filter)", s.Text, runs)
+			return nil, fmt.Errorf("the spec %q ran in %d %s: %s", s.Text, runs, kind, twice)
 		}
-		res.Specs = append(res.Specs, pick)
+		out = append(out, pick)
 	}
-	return joinRuns(res, parts, fmt.Sprintf(", %d passes", len(parts))), nil
+	return out, nil
 }
 
 // partsByText indexes each report's specs by text: by[i][text] are report i's results of the specs
