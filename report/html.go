@@ -64,7 +64,7 @@ func clipMiddle(s string, n int) string {
 
 // AreaSummary is one area's tallies in the HTML report.
 type AreaSummary struct {
-	Area                                          string // the interface area (a spec file's name)
+	Area                                          string // the interface area (a spec file's name up to an underscore)
 	Passed, Failed, Blocked, Skipped, Interrupted int    // selected specs by state
 	FailedRules                                   int    // rules failed by the area's specs
 }

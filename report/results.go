@@ -52,7 +52,8 @@ type SpecResult struct {
 	Text string `json:"text"` // the spec's full text: its containers' texts, then its own
 	// Leaf is the spec's own text, without the texts of its containers.
 	Leaf string `json:"leaf_text"`
-	// Area is the interface area the spec belongs to: its spec file's name (auth, webhooks, ...).
+	// Area is the interface area the spec belongs to: its spec file's name up to an underscore (auth,
+	// webhooks, ...: uploads_finalize.go is of uploads).
 	Area   string   `json:"area"`
 	Labels []string `json:"labels"`           // its Ginkgo labels: rule ids and needs
 	Rules  []string `json:"rules"`            // the ids of the rules it checks

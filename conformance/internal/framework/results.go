@@ -284,7 +284,10 @@ func RelLocation(file string, line int) string {
 	return fmt.Sprintf("%s:%d", file, line)
 }
 
-// AreaOf is the area of a spec declared in file: the spec file's name without .go.
+// AreaOf is the area of a spec declared in file: the spec file's name without .go, up to its first
+// underscore, so an area's specs may be spread over files named after what they check
+// (uploads_finalize.go is of the area uploads).
 func AreaOf(file string) string {
-	return strings.TrimSuffix(path.Base(filepath.ToSlash(file)), ".go")
+	area, _, _ := strings.Cut(strings.TrimSuffix(path.Base(filepath.ToSlash(file)), ".go"), "_")
+	return area
 }

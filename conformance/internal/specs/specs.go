@@ -5,8 +5,10 @@
 // Specs work against any implementation: they discover catalogue data (capability ids, actors,
 // voices, presets) through the API and skip with the reason when the target has none of a kind.
 //
-// One file per area of the interface holds that area's specs (auth.go, submit.go, webhooks.go, …);
-// the helpers they share live in helpers_*.go, one file per concern.
+// One file per area of the interface holds that area's specs (auth.go, submit.go, webhooks.go, …),
+// or several when they are many, the area's name then an underscore and what they check
+// (uploads_finalize.go: the report's area is the name up to the underscore); the helpers they
+// share live in helpers_*.go, one file per concern.
 package specs
 
 import "github.com/mediaspec/mediaspec/conformance/internal/framework"
