@@ -38,8 +38,6 @@ var oversized = []struct {
 	{"talking.go", "talking actor: approved tts and actor_ultra", 236},
 	{"talking.go", "talking actor: limits", 190},
 	{"talking.go", "the tts then actor_ultra flow", 206},
-	{"uploads.go", "uploads: from a URL", 183},
-	{"uploads.go", "uploads: reserve, put and finalize", 599},
 	{"webhooks.go", "webhooks: endpoint registration", 254},
 	{"workflows.go", "workflows: runs", 319},
 }
