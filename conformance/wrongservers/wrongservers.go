@@ -230,7 +230,7 @@ var tables = []struct {
 	{"uploads", uploadServers}, {"versioning", versioningServers}, {"webhooks", webhookServers},
 	{"workflows", workflowServers}, {"power", powerServers},
 	{"textonly", textOnlyServers}, {"textonly-b", textOnlyServersB}, {"textonly-c", textOnlyServersC},
-	{"textonly-d", textOnlyServersD}, {"textonly-e", textOnlyServersE},
+	{"textonly-d", textOnlyServersD}, {"textonly-e", textOnlyServersE}, {"textonly-f", textOnlyServersF},
 }
 
 // defined is every row written in the tables, sorted by name, the legal ones included.
