@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -211,7 +212,7 @@ func (t *plainTransport) exchange(ctx context.Context, uc *upConn, req *http.Req
 	}
 	// A deadline set after the cut fired would undo it: look at the context after each.
 	if err := uc.conn.SetReadDeadline(time.Now().Add(t.headerTimeout)); err != nil || ctx.Err() != nil {
-		return fail(cmpOr(ctx.Err(), err))
+		return fail(cmp.Or(ctx.Err(), err))
 	}
 	trace := httptrace.ContextClientTrace(ctx)
 	for n1xx := 0; ; n1xx++ {
@@ -245,7 +246,7 @@ func (t *plainTransport) exchange(ctx context.Context, uc *upConn, req *http.Req
 		// whose Close would otherwise drain an answer that may never end.
 		uc.conn.Close()
 		res.Body.Close()
-		return fail(cmpOr(ctx.Err(), err))
+		return fail(cmp.Or(ctx.Err(), err))
 	}
 	reuse := !res.Close
 	if res.Body == http.NoBody || res.Body == nil {
@@ -294,16 +295,6 @@ func (b *upBody) Read(p []byte) (int, error) {
 		}
 	}
 	return n, err
-}
-
-// cmpOr is the first error that is not nil.
-func cmpOr(errs ...error) error {
-	for _, err := range errs {
-		if err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 func (b *upBody) Close() error {
