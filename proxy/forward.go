@@ -12,6 +12,8 @@ import (
 	"net/textproto"
 	"sync"
 	"time"
+
+	"github.com/mediaspec/mediaspec/mock"
 )
 
 // plainTransport carries the forwarding's plain requests itself: a GET or HEAD without a body to
@@ -40,12 +42,15 @@ type plainTransport struct {
 }
 
 const (
-	maxIdle             = 256
-	idleFor             = 90 * time.Second // as http.DefaultTransport's IdleConnTimeout
-	answerHeaderTimeout = 60 * time.Second // the proxy's own server gives an answer no longer (mock.DefaultLimits.WriteTimeout)
-	max1xx              = 5                // as net/http's Transport
-	upBufSize           = 4 << 10
+	maxIdle   = 256
+	idleFor   = 90 * time.Second // as http.DefaultTransport's IdleConnTimeout
+	max1xx    = 5                // as net/http's Transport
+	upBufSize = 4 << 10
 )
+
+// answerHeaderTimeout is how long the answer's header may take: as long as the proxy's own server
+// gives a request to be answered (Serve's WriteTimeout, the mock's).
+var answerHeaderTimeout = mock.DefaultLimits.WriteTimeout
 
 // errHeaderCap is what a header block over MaxAnswerHeader gives (the Transport's words, which
 // upstreamError recognises).
