@@ -152,18 +152,22 @@ func (t *plainTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 // get returns an idle connection to address, or a new one.
 func (t *plainTransport) get(ctx context.Context, address string) (*upConn, error) {
 	for {
+		var uc *upConn
 		select {
-		case uc := <-t.idle:
-			if uc.address == address && time.Since(uc.idleAt) < idleFor {
-				uc.reused = true
-				return uc, nil
-			}
-			uc.conn.Close()
-			continue
+		case uc = <-t.idle:
 		default:
+			return t.dial(ctx, address)
 		}
-		break
+		if uc.address == address && time.Since(uc.idleAt) < idleFor {
+			uc.reused = true
+			return uc, nil
+		}
+		uc.conn.Close()
 	}
+}
+
+// dial opens a new connection to address.
+func (t *plainTransport) dial(ctx context.Context, address string) (*upConn, error) {
 	conn, err := t.dialer.DialContext(ctx, "tcp", address)
 	if err != nil {
 		return nil, err
