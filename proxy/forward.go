@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptrace"
 	"net/textproto"
+	"net/url"
 	"sync"
 	"time"
 
@@ -21,8 +22,9 @@ import (
 // upstream connection and reads the answer on the calling goroutine, where net/http's Transport
 // hands each request to a writer goroutine and each answer back from a reader goroutine of the
 // connection (three wake-ups an answer: on a loaded machine most of what the proxy's forwarding
-// cost beyond its system calls). Every other request (a body, another method, an upgrade, TLS, an
-// environment proxy) goes to the fallback Transport, as before.
+// cost beyond its system calls). Every other request (a body, another method, an upgrade, TLS,
+// another host than the upstream, an upstream reached through an environment proxy) goes to the
+// fallback Transport, as before.
 //
 // What it keeps of the Transport's behaviour: the request's bytes are http.Request.Write's (the
 // Transport's own writer; it does not add Accept-Encoding, so an answer reaches the client as the
@@ -39,6 +41,7 @@ type plainTransport struct {
 	dialer        net.Dialer
 	idle          chan *upConn  // bounded: a connection that finds it full is closed
 	headerTimeout time.Duration // how long the answer's header may take
+	host          string        // the upstream's host[:port] when no environment proxy reaches it; "" otherwise
 }
 
 const (
@@ -56,14 +59,21 @@ var answerHeaderTimeout = mock.DefaultLimits.WriteTimeout
 // upstreamError recognises).
 var errHeaderCap = fmt.Errorf("net/http: server response headers exceeded %d bytes; aborted", MaxAnswerHeader)
 
-func newPlainTransport(fallback http.RoundTripper) *plainTransport {
-	return &plainTransport{
+// newPlainTransport carries plain requests to upstream itself and the rest on fallback. Whether an
+// environment proxy (HTTP_PROXY, NO_PROXY) reaches the upstream is decided here, once, as
+// http.ProxyFromEnvironment decides it (it reads the environment once per process anyway).
+func newPlainTransport(fallback http.RoundTripper, upstream *url.URL) *plainTransport {
+	t := &plainTransport{
 		fallback: fallback,
 		dialer:   net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second},
 		idle:     make(chan *upConn, maxIdle),
 
 		headerTimeout: answerHeaderTimeout,
 	}
+	if u, err := http.ProxyFromEnvironment(&http.Request{URL: upstream}); err == nil && u == nil && upstream.Scheme == "http" {
+		t.host = upstream.Host
+	}
+	return t
 }
 
 // upConn is one upstream connection with its buffers.
@@ -99,11 +109,11 @@ func (c *capReader) Read(b []byte) (int, error) {
 }
 
 // plain reports whether req is one the plain transport carries.
-func plain(req *http.Request) bool {
+func (t *plainTransport) plain(req *http.Request) bool {
 	if req.Method != http.MethodGet && req.Method != http.MethodHead {
 		return false
 	}
-	if req.URL.Scheme != "http" || req.Close || (req.Body != nil && req.Body != http.NoBody) || req.ContentLength > 0 ||
+	if req.URL.Scheme != "http" || req.URL.Host != t.host || t.host == "" || req.Close || (req.Body != nil && req.Body != http.NoBody) || req.ContentLength > 0 ||
 		len(req.TransferEncoding) > 0 || len(req.Trailer) > 0 {
 		return false
 	}
@@ -113,15 +123,12 @@ func plain(req *http.Request) bool {
 	if _, ok := req.Header["Expect"]; ok {
 		return false
 	}
-	if u, err := http.ProxyFromEnvironment(req); err != nil || u != nil {
-		return false
-	}
 	return true
 }
 
 // RoundTrip implements http.RoundTripper.
 func (t *plainTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	if !plain(req) {
+	if !t.plain(req) {
 		return t.fallback.RoundTrip(req)
 	}
 	ctx := req.Context()

@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"net/http/httptrace"
 	"net/textproto"
+	"net/url"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -361,18 +362,23 @@ func TestForwardOthersTakeTheTransport(t *testing.T) {
 			t.Errorf("%s: got %q", m, b)
 		}
 	}
+	pt := newPlainTransport(nil, &url.URL{Scheme: "http", Host: "u"})
 	for _, r := range []*http.Request{
+		httptest.NewRequest("GET", "http://v/x", nil),
 		httptest.NewRequest("POST", "http://u/x", strings.NewReader("b")),
 		httptest.NewRequest("GET", "https://u/x", nil),
 		httptest.NewRequest("GET", "http://u/x", strings.NewReader("a body")),
 	} {
-		if plain(r) {
+		if pt.plain(r) {
 			t.Errorf("%s %s (length %d) counted as plain", r.Method, r.URL, r.ContentLength)
 		}
 	}
+	if !pt.plain(httptest.NewRequest("GET", "http://u/x", nil)) {
+		t.Error("a GET without a body to the upstream not counted as plain")
+	}
 	up := httptest.NewRequest("GET", "http://u/x", nil)
 	up.Header.Set("Upgrade", "websocket")
-	if plain(up) {
+	if pt.plain(up) {
 		t.Error("an upgrade counted as plain")
 	}
 }

@@ -291,7 +291,7 @@ func New(ctx context.Context, cfg Config) (*Proxy, error) {
 		t.MaxResponseHeaderBytes = MaxAnswerHeader
 		// The same bound on a silent upstream as the proxy's own forwarding of plain reads.
 		t.ResponseHeaderTimeout = answerHeaderTimeout
-		tr = newPlainTransport(t)
+		tr = newPlainTransport(t, p.upstream)
 	}
 	p.rp = &httputil.ReverseProxy{
 		Rewrite: func(pr *httputil.ProxyRequest) {
