@@ -530,17 +530,6 @@ var textOnlyServersD = []Server{
 		API:     cachedLinks,
 	},
 	{
-		Name: "td-wh-url-2048-refused", Rules: []string{"WH-010"},
-		Mistake: "the webhook url limit is exclusive: a url of exactly 2048 characters is refused",
-		API: guard(tdRegister, func(_ *Env, _ http.Handler, r *http.Request) *answer {
-			d, _ := decodeObject(requestBody(r))
-			if u, ok := d["url"].(string); ok && utf8.RuneCountInString(u) == 2048 {
-				return refusal(http.StatusBadRequest, "invalid_config", false, map[string]any{"field": "url"})
-			}
-			return nil
-		}),
-	},
-	{
 		Name: "td-dlv-failing-after-two", Rules: []string{"DLV-021"},
 		Mistake: "an endpoint turns failing after 2 exhausted deliveries in a row instead of 3",
 		API: docs(tdHooks, success, func(_ *http.Request, _ *answer, d map[string]any) {

@@ -419,18 +419,6 @@ var textOnlyServersE = []Server{
 		}),
 	},
 	{
-		Name:    "te-wh-url-2048-refused",
-		Rules:   []string{"WH-010"},
-		Mistake: "The webhook url bound is checked with >= 2048, so a url of exactly 2048 characters (allowed: 1 to 2048) answers 400 invalid_config.",
-		API: guard(teRegister, func(_ *Env, _ http.Handler, r *http.Request) *answer {
-			req, ok := decodeObject(requestBody(r))
-			if u, _ := req["url"].(string); ok && len([]rune(u)) == 2048 {
-				return refusal(http.StatusBadRequest, "invalid_config", false, map[string]any{"field": "url"})
-			}
-			return nil
-		}),
-	},
-	{
 		Name:    "te-est-voice-audio-ceiling",
 		Rules:   []string{"EST-024"},
 		Mistake: "Every actor_ultra estimate answers is_ceiling true, also when config.voice_audio names an uploaded recording whose length fixes the price.",
