@@ -629,15 +629,6 @@ var textOnlyServersD = []Server{
 		},
 	},
 	{
-		Name: "td-rate-upload-no-retry-after", Rules: []string{"RATE-008", "ERR-009"},
-		Mistake: "the upload-calls bucket's 429 rate_limited carries retry_after_seconds but no Retry-After header (the other buckets send it)",
-		API: answers(tdUploads, func(_ *Env, _ *http.Request, a *answer) {
-			if d, ok := a.doc(); ok && a.status == http.StatusTooManyRequests && errorCode(d) == "rate_limited" {
-				a.header.Del("Retry-After")
-			}
-		}),
-	},
-	{
 		Name: "td-ver-deprecated-with-default", Rules: []string{"VER-006"},
 		Mistake: "a deprecated config name is listed with a default (copied from the field it was renamed to, or the type's zero)",
 		API: schemaOf(func(_ string, schema map[string]any) {
