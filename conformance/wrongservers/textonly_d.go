@@ -356,18 +356,6 @@ var textOnlyServersD = []Server{
 		}),
 	},
 	{
-		Name: "td-cap-cursor-not-trimmed", Rules: []string{"CAP-010"},
-		Mistake: "the capability list's cursor is not trimmed: a cursor with surrounding spaces names no capability and restarts from the first page",
-		API: query(tdCapList, func(q map[string][]string) bool {
-			c := first(q, "cursor")
-			if c == "" || strings.TrimSpace(c) == c {
-				return false
-			}
-			delete(q, "cursor")
-			return true
-		}),
-	},
-	{
 		Name: "td-cap-coming-soon-detail-200", Rules: []string{"CAP-027"},
 		Mistake: "a coming_soon capability's detail is served (200 with an empty schema) since it is listed",
 		API: answers(tdCapGet, func(_ *Env, r *http.Request, a *answer) {
