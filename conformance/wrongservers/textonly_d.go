@@ -566,18 +566,6 @@ var textOnlyServersD = []Server{
 			}
 		}),
 	},
-	{
-		Name: "td-wf-partial-still-running", Rules: []string{"WF-013"},
-		Mistake: "a partial run reads still_running true (the run still had failed steps, so it is not counted as finished)",
-		API: docs(tdRun, success, func(_ *http.Request, _ *answer, d map[string]any) {
-			for _, run := range []map[string]any{obj(d, "run"), d} {
-				if run != nil && run["status"] == "partial" {
-					run["still_running"] = true
-					d["still_running"] = true
-				}
-			}
-		}),
-	},
 	func() Server {
 		api, hooks := batchSettledOnRead()
 		return Server{

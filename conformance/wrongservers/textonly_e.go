@@ -133,16 +133,6 @@ var textOnlyServersE = []Server{
 		},
 	},
 	{
-		Name:    "te-wf-partial-still-running",
-		Rules:   []string{"WF-013"},
-		Mistake: "A run that ended partial reads still_running true on GET /workflow-runs/{id}: the implementer took partial for a run that still has work left.",
-		API: docs(teRun, success, func(_ *http.Request, _ *answer, d map[string]any) {
-			if run := obj(d, "run"); run != nil && run["status"] == "partial" {
-				run["still_running"] = true
-			}
-		}),
-	},
-	{
 		Name:    "te-wf-partial-sent-as-failed",
 		Rules:   []string{"EVT-004", "EVT-031"},
 		Mistake: "A run that ended partial is announced with workflow_run.failed (some steps failed), not workflow_run.completed.",
