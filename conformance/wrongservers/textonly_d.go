@@ -513,11 +513,6 @@ var textOnlyServersD = []Server{
 		}),
 	},
 	{
-		Name: "td-link-cached-on-reread", Rules: []string{"LINK-004"},
-		Mistake: "output links are cached per output: reading a generation again gives the first link, whose 600 seconds started at the first read",
-		API:     cachedLinks,
-	},
-	{
 		Name: "td-dlv-failing-after-two", Rules: []string{"DLV-021"},
 		Mistake: "an endpoint turns failing after 2 exhausted deliveries in a row instead of 3",
 		API: docs(tdHooks, success, func(_ *http.Request, _ *answer, d map[string]any) {
