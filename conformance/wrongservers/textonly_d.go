@@ -404,17 +404,6 @@ var textOnlyServersD = []Server{
 		API:     floorPad(),
 	},
 	{
-		Name: "td-submit-location-names-batch", Rules: []string{"SUBMIT-001"},
-		Mistake: "a fanned-out submit's Location names the batch (/batches/bg_...) instead of the generation's path",
-		API: answers(tdSubmit, func(_ *Env, _ *http.Request, a *answer) {
-			if d, ok := a.doc(); ok && a.status == http.StatusCreated {
-				if bg, _ := d["batch_group_id"].(string); bg != "" {
-					a.header.Set("Location", apiPrefix+"/batches/"+bg)
-				}
-			}
-		}),
-	},
-	{
 		Name: "td-submit-replay-on-resend", Rules: []string{"SUBMIT-025"},
 		Mistake: "replay is set whenever the service's idempotency key matches an earlier job, also when that job had finished and a new one started",
 		API: func(env *Env, next http.Handler) http.Handler {
