@@ -349,13 +349,6 @@ var textOnlyServersD = []Server{
 		}),
 	},
 	{
-		Name: "td-err-pending-cap-retryable", Rules: []string{"ERR-037", "ERR-005", "UPLOAD-045"},
-		Mistake: "the pending-upload cap's quota_exceeded is marked retryable (the reservations age out after 15 minutes)",
-		API: errorsWith(tdReserve, "quota_exceeded", func(_ *http.Request, _ *answer, e map[string]any) {
-			e["retryable"] = true
-		}),
-	},
-	{
 		Name: "td-cap-coming-soon-detail-200", Rules: []string{"CAP-027"},
 		Mistake: "a coming_soon capability's detail is served (200 with an empty schema) since it is listed",
 		API: answers(tdCapGet, func(_ *Env, r *http.Request, a *answer) {
