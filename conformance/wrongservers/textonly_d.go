@@ -462,16 +462,6 @@ var textOnlyServersD = []Server{
 		}),
 	},
 	{
-		Name: "td-presets-cursor-on-last-page", Rules: []string{"PRESET-008", "CORE-012"},
-		Mistake: "the preset list's next_cursor is the last row's id on every non-empty page, the last one too (an empty page ends the walk)",
-		API: docs(tdPresets, success, func(_ *http.Request, _ *answer, d map[string]any) {
-			list := rows(d, "presets")
-			if d["next_cursor"] == nil && len(list) > 0 {
-				d["next_cursor"] = list[len(list)-1]["capability_id"]
-			}
-		}),
-	},
-	{
 		Name: "td-upload-filename-bytes", Rules: []string{"UPLOAD-008"},
 		Mistake: "the 255 limit on filename counts bytes, not characters: a 255-character name with accented letters is refused",
 		API: guard(tdReserve, func(_ *Env, _ http.Handler, r *http.Request) *answer {
