@@ -364,34 +364,6 @@ var textOnlyServersD = []Server{
 		}),
 	},
 	{
-		Name: "td-est-count-clamped", Rules: []string{"EST-013"},
-		Mistake: "an estimate whose config.count is above the capability's ceiling is priced at the ceiling instead of refused",
-		API: func(_ *Env, next http.Handler) http.Handler {
-			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				if !estimate(r) {
-					next.ServeHTTP(w, r)
-					return
-				}
-				req, _ := decodeObject(requestBody(r))
-				a := serve(next, r)
-				d, _ := a.doc()
-				field, _ := obj(d, "error")["field"].(string)
-				cfg := obj(req, "config")
-				if a.status == http.StatusBadRequest && strings.Contains(field, "count") && cfg != nil {
-					id, _ := req["capability_id"].(string)
-					_, det := callAs(next, r, http.MethodGet, apiPrefix+"/capabilities/"+id, presented(r), nil)
-					if max, ok := intOf(obj(obj(obj(det, "config_schema"), "properties"), "count")["maximum"]); ok {
-						cfg["count"] = max
-						b, _ := json.Marshal(req)
-						setRequestBody(r, b)
-						a = serve(next, r)
-					}
-				}
-				a.send(w)
-			})
-		},
-	},
-	{
 		Name: "td-est-pad-rounded-down", Rules: []string{"EST-003", "LEDGER-004"},
 		Mistake: "the 10 percent hold pad is computed with integer division (floor), on the estimate and at submit alike",
 		API:     floorPad(),
