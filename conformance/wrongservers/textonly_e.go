@@ -99,40 +99,6 @@ var textOnlyServersE = []Server{
 		}),
 	},
 	{
-		Name:    "te-batch-charged-while-running",
-		Rules:   []string{"BATCH-009"},
-		Mistake: "A running batch's rolled-up credits_charged is the sum charged so far by its finished siblings (0 when none finished) instead of null until every sibling is done.",
-		API: func(_ *Env, next http.Handler) http.Handler {
-			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				if !teBatch(r) {
-					next.ServeHTTP(w, r)
-					return
-				}
-				a := serve(next, r)
-				d, ok := a.doc()
-				if ok && a.status == http.StatusOK && d["status"] == "running" {
-					var sum int64
-					for _, g := range rows(d, "generations") {
-						st, _ := g["status"].(string)
-						id, _ := g["generation_id"].(string)
-						if (st != "completed" && st != "failed") || id == "" {
-							continue
-						}
-						_, gd := callAs(next, r, http.MethodGet, apiPrefix+"/generations/"+id, presented(r), nil)
-						if n, ok := intOf(obj(obj(gd, "generation"), "credits")["credits_charged"]); ok {
-							sum += n
-						}
-					}
-					if c := obj(d, "credits"); c != nil {
-						c["credits_charged"] = sum
-						a.setDoc(d)
-					}
-				}
-				a.send(w)
-			})
-		},
-	},
-	{
 		Name:    "te-wf-partial-sent-as-failed",
 		Rules:   []string{"EVT-004", "EVT-031"},
 		Mistake: "A run that ended partial is announced with workflow_run.failed (some steps failed), not workflow_run.completed.",
