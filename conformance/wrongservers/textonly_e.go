@@ -175,35 +175,6 @@ var textOnlyServersE = []Server{
 		},
 	},
 	{
-		Name:    "te-upload-flagged-refinalize-gone",
-		Rules:   []string{"UPLOAD-027"},
-		Mistake: "A flagged upload's file is deleted after its first finalize, so finalizing it again answers 404 not_found instead of the stored flagged status.",
-		API: func(env *Env, next http.Handler) http.Handler {
-			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				if !teFinalize(r) {
-					next.ServeHTTP(w, r)
-					return
-				}
-				id := strings.TrimSuffix(strings.TrimPrefix(r.URL.Path, apiPrefix+"/uploads/"), "/finalize")
-				s := teOf(env)
-				s.mu.Lock()
-				gone := s.flagged[id]
-				s.mu.Unlock()
-				if gone {
-					refusal(http.StatusNotFound, "not_found", false, nil).send(w)
-					return
-				}
-				a := serve(next, r)
-				if d, ok := a.doc(); ok && a.status == http.StatusOK && d["scan_status"] == "flagged" {
-					s.mu.Lock()
-					s.flagged[id] = true
-					s.mu.Unlock()
-				}
-				a.send(w)
-			})
-		},
-	},
-	{
 		Name:    "te-upload-audio-webm-as-video",
 		Rules:   []string{"UPLOAD-003", "UPLOAD-004", "UPLOAD-009"},
 		Mistake: "The reservation takes the kind from the subtype where it can (webm is a video container), so audio/webm reserves as kind video with the video ceiling.",
