@@ -536,10 +536,27 @@ const realDaily, shownDaily = 2500, 2000
 
 // padOnTotal rewrites the estimate of config.count N >= 2: max_credits_needed becomes the total
 // rounded once, ceil(N x price x 1.1) (or, oneTake, the pad of one take only: ceil(N x price + 0.1
-// x price)). The submit side is kept consistent: a max_credits equal to that value is raised to the
-// mock's per-take value on the way in, and a max_credits_exceeded refusal's required_credits of the
-// per-take value is answered as that value.
+// x price)), the submit side kept consistent (padRewrite).
 func padOnTotal(oneTake bool) Wrap {
+	return padRewrite(false, func(req map[string]any, price float64, _ int64) (int64, bool) {
+		n, ok := intOf(obj(req, "config")["count"])
+		if !ok || n < 2 {
+			return 0, false
+		}
+		// price is the total of the N takes; in hundredths of a credit, rounded to the nearest.
+		if oneTake {
+			return ceilDiv(int64(price*100+0.5)+int64(price*10/float64(n)+0.5), 100), true
+		}
+		return ceilDiv(int64(price*110+0.5), 100), true
+	})
+}
+
+// padRewrite rewrites a successful estimate's max_credits_needed to what pad makes of the request,
+// the price (credits) and the mock's value (ok false: left alone), and keeps the submit side
+// consistent with it: a max_credits from that value up to the mock's is raised to the mock's on
+// the way in, a max_credits_exceeded refusal's required_credits of the mock's value is answered as
+// that value, and, with showHold, so is an accepted submit's credits_held.
+func padRewrite(showHold bool, pad func(req map[string]any, price float64, need int64) (int64, bool)) Wrap {
 	var caps memo[[2]int64] // capability_id + config -> {rewritten, mock's per-take value}
 	keyOf := func(req map[string]any) string {
 		cfg := map[string]any{}
@@ -558,19 +575,14 @@ func padOnTotal(oneTake bool) Wrap {
 		if !ok || a.status != http.StatusOK {
 			return
 		}
-		n, ok := intOf(obj(req, "config")["count"])
-		if !ok || n < 2 {
-			return
-		}
 		price, ok := numberOf(d["credits"])
 		mock, okNeed := intOf(d["max_credits_needed"])
 		if !ok || !okNeed {
 			return
 		}
-		// price is the total of the N takes; in hundredths of a credit, rounded to the nearest.
-		want := ceilDiv(int64(price*110+0.5), 100)
-		if oneTake {
-			want = ceilDiv(int64(price*100+0.5)+int64(price*10/float64(n)+0.5), 100)
+		want, ok := pad(req, price, mock)
+		if !ok {
+			return
 		}
 		caps.put(keyOf(req), [2]int64{want, mock})
 		d["max_credits_needed"] = json.Number(formatInt(want))
@@ -578,23 +590,32 @@ func padOnTotal(oneTake bool) Wrap {
 	})
 	in := rewriteBodyWith(submitRoute, func(_ *http.Request, d map[string]any) bool {
 		v, ok := caps.get(keyOf(d))
-		if m, isInt := intOf(d["max_credits"]); !ok || !isInt || m != v[0] || v[0] >= v[1] {
+		if m, isInt := intOf(d["max_credits"]); !ok || !isInt || m < v[0] || m >= v[1] {
 			return false
 		}
 		d["max_credits"] = json.Number(formatInt(v[1]))
 		return true
 	})
-	refused := exchanges(submitRoute, func(_ *Env, req map[string]any, a *answer) {
+	answered := exchanges(submitRoute, func(_ *Env, req map[string]any, a *answer) {
 		d, ok := a.doc()
-		if !ok || errorCode(d) != "max_credits_exceeded" {
+		v, known := caps.get(keyOf(req))
+		if !ok || !known {
 			return
 		}
-		v, ok := caps.get(keyOf(req))
-		l := obj(obj(d, "error"), "limit")
-		if n, isInt := intOf(l["required_credits"]); ok && isInt && n == v[1] {
-			l["required_credits"] = json.Number(formatInt(v[0]))
-			a.setDoc(d)
+		if errorCode(d) == "max_credits_exceeded" {
+			l := obj(obj(d, "error"), "limit")
+			if n, isInt := intOf(l["required_credits"]); isInt && n == v[1] {
+				l["required_credits"] = json.Number(formatInt(v[0]))
+				a.setDoc(d)
+			}
+			return
+		}
+		if c := obj(d, "credits"); showHold && c != nil && a.status == http.StatusCreated {
+			if h, isInt := intOf(c["credits_held"]); isInt && h == v[1] {
+				c["credits_held"] = json.Number(formatInt(v[0]))
+				a.setDoc(d)
+			}
 		}
 	})
-	return chainWraps(est, in, refused)
+	return chainWraps(est, in, answered)
 }

@@ -236,67 +236,18 @@ func batchSettledOnRead() (api, hooks Wrap) {
 // submit alike: max_credits_needed is floor(price x 1.1) per take, a max_credits of that value is
 // accepted, and the submit answer shows that hold.
 func floorPad() Wrap {
-	return func(env *Env, next http.Handler) http.Handler {
-		var pads memo[[2]int64] // capability_id + config -> {floor value, mock's value}
-		keyOf := func(req map[string]any) string {
-			b, _ := json.Marshal(map[string]any{"c": req["capability_id"], "k": req["config"]})
-			return string(b)
+	return padRewrite(true, func(req map[string]any, price float64, need int64) (int64, bool) {
+		p := int64(price)
+		n := int64(1)
+		if c, ok := intOf(obj(req, "config")["count"]); ok && c > 0 {
+			n = c
 		}
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			switch {
-			case estimate(r):
-				req, _ := decodeObject(requestBody(r))
-				a := serve(next, r)
-				d, ok := a.doc()
-				if ok && a.status == http.StatusOK {
-					price, pok := intOf(d["credits"])
-					need, nok := intOf(d["max_credits_needed"])
-					n := int64(1)
-					if c, ok := intOf(obj(req, "config")["count"]); ok && c > 0 {
-						n = c
-					}
-					if pok && nok && price%n == 0 {
-						floor := n * (price / n * 11 / 10)
-						if floor < need {
-							pads.put(keyOf(req), [2]int64{floor, need})
-							d["max_credits_needed"] = json.Number(formatInt(floor))
-							a.setDoc(d)
-						}
-					}
-				}
-				a.send(w)
-			case tdSubmit(r):
-				req, _ := decodeObject(requestBody(r))
-				cfg := map[string]any{}
-				for k, v := range obj(req, "config") {
-					cfg[k] = v
-				}
-				if v, ok := req["variants"]; ok {
-					cfg["count"] = v
-				}
-				k := keyOf(map[string]any{"capability_id": req["capability_id"], "config": cfg})
-				p, known := pads.get(k)
-				if mc, ok := intOf(req["max_credits"]); known && ok && mc >= p[0] && mc < p[1] {
-					req["max_credits"] = p[1]
-					if b, err := json.Marshal(req); err == nil {
-						setRequestBody(r, b)
-					}
-				}
-				a := serve(next, r)
-				if d, ok := a.doc(); ok && known && a.status == http.StatusCreated {
-					if c := obj(d, "credits"); c != nil {
-						if h, ok := intOf(c["credits_held"]); ok && h == p[1] {
-							c["credits_held"] = json.Number(formatInt(p[0]))
-							a.setDoc(d)
-						}
-					}
-				}
-				a.send(w)
-			default:
-				next.ServeHTTP(w, r)
-			}
-		})
-	}
+		if float64(p) != price || p%n != 0 {
+			return 0, false
+		}
+		floor := n * (p / n * 11 / 10)
+		return floor, floor < need
+	})
 }
 
 // tdResent remembers, per run, each key's accepted submit bodies.
