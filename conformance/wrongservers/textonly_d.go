@@ -68,26 +68,6 @@ func again(next http.Handler, r *http.Request, key string) *answer {
 	return serve(next, c)
 }
 
-var (
-	tdWait     = route(http.MethodGet, "/generations/[^/]+/wait")
-	tdRead     = route(http.MethodGet, "/generations/gen_[^/]+")
-	tdGens     = func(r *http.Request) bool { return tdWait(r) || tdRead(r) }
-	tdSubmit   = route(http.MethodPost, "/generations")
-	tdReserve  = route(http.MethodPost, "/uploads")
-	tdFinalize = route(http.MethodPost, "/uploads/[^/]+/finalize")
-	tdUploads  = func(r *http.Request) bool { return tdReserve(r) || tdFinalize(r) }
-	tdRegister = route(http.MethodPost, "/webhooks")
-	tdHooks    = route(http.MethodGet, "/webhooks")
-	tdBatch    = route(http.MethodGet, "/batches/[^/]+")
-	tdRun      = route(http.MethodGet, "/workflow-runs/[^/]+")
-	tdCapList  = route(http.MethodGet, "/capabilities")
-	tdCapGet   = route(http.MethodGet, "/capabilities/[^/]+")
-	tdGenList  = route(http.MethodGet, "/generations")
-	tdPresets  = route(http.MethodGet, "/presets")
-	tdAnyGet   = route(http.MethodGet, "/.*")
-	tdVoices   = route(http.MethodGet, "/voices")
-)
-
 // tdErrors remembers, per run, the error of every generation seen failed.
 var tdErrors perEnv[memo[map[string]any]]
 
@@ -112,7 +92,7 @@ func keepError() (api, hooks Wrap) {
 		}
 	}
 	api = func(env *Env, next http.Handler) http.Handler {
-		return docs(tdGens, success, func(_ *http.Request, _ *answer, d map[string]any) {
+		return docs(genReads, success, func(_ *http.Request, _ *answer, d map[string]any) {
 			if g := obj(d, "generation"); g != nil {
 				note(env, g)
 			}
@@ -131,37 +111,6 @@ func keepError() (api, hooks Wrap) {
 		})(env, next)
 	}
 	return api, hooks
-}
-
-// tdLinks remembers, per run, the first link issued for each output.
-var tdLinks perEnv[memo[string]]
-
-// cachedLinks answers each output with the first link ever issued for it.
-func cachedLinks(env *Env, next http.Handler) http.Handler {
-	links := tdLinks.of(env)
-	fix := func(gid any, outs []map[string]any) {
-		id, _ := gid.(string)
-		for _, o := range outs {
-			u, ok := o["url"].(string)
-			if !ok || u == "" || id == "" {
-				continue
-			}
-			k := id + "#" + stringOrNumber(o["index"])
-			if old, ok := links.get(k); ok {
-				o["url"] = old
-			} else {
-				links.put(k, u)
-			}
-		}
-	}
-	return docs(func(r *http.Request) bool { return tdGens(r) || tdBatch(r) }, success, func(_ *http.Request, _ *answer, d map[string]any) {
-		if g := obj(d, "generation"); g != nil {
-			fix(g["generation_id"], rows(g, "outputs"))
-		}
-		for _, g := range rows(d, "generations") {
-			fix(g["generation_id"], rows(g, "outputs"))
-		}
-	})(env, next)
 }
 
 // settledAgain is a server that derives a batch's settlement when the batch is read too, and
@@ -204,7 +153,7 @@ func batchSettledOnRead() (api, hooks Wrap) {
 	api = func(env *Env, next http.Handler) http.Handler {
 		s := tdSettled.of(env)
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if !tdBatch(r) {
+			if !batchRoute(r) {
 				next.ServeHTTP(w, r)
 				return
 			}
@@ -262,7 +211,7 @@ var textOnlyServersD = []Server{
 		Mistake: "the wait route authenticates from a key cache that revocation does not reach: a revoked key still waits on its workspace's jobs",
 		API: func(env *Env, next http.Handler) http.Handler {
 			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				if !tdWait(r) {
+				if !waitRoute(r) {
 					next.ServeHTTP(w, r)
 					return
 				}
@@ -280,7 +229,7 @@ var textOnlyServersD = []Server{
 	{
 		Name: "td-auth-generate-only-batch-403", Rules: []string{"AUTH-014"},
 		Mistake: "the batch read checks for the read scope itself: a generate-only key gets 403 insufficient_scope there",
-		API: guard(tdBatch, func(env *Env, _ http.Handler, r *http.Request) *answer {
+		API: guard(batchRoute, func(env *Env, _ http.Handler, r *http.Request) *answer {
 			if env.generateOnly(presented(r)) {
 				return refusal(http.StatusForbidden, "insufficient_scope", false, nil)
 			}
@@ -290,7 +239,7 @@ var textOnlyServersD = []Server{
 	{
 		Name: "td-auth-deleted-workspace-401-on-reads", Rules: []string{"AUTH-021", "ERR-034"},
 		Mistake: "reads treat a deleted workspace's key as unknown: 401 not_authorized instead of 410 workspace_unavailable",
-		API:     recode(tdAnyGet, "workspace_unavailable", http.StatusUnauthorized, "not_authorized", false),
+		API:     recode(anyRead, "workspace_unavailable", http.StatusUnauthorized, "not_authorized", false),
 	},
 	{
 		Name: "td-err-pricing-unavailable-estimate-final", Rules: []string{"ERR-042", "ERR-005", "EST-021"},
@@ -302,7 +251,7 @@ var textOnlyServersD = []Server{
 	{
 		Name: "td-cap-coming-soon-detail-200", Rules: []string{"CAP-027"},
 		Mistake: "a coming_soon capability's detail is served (200 with an empty schema) since it is listed",
-		API: answers(tdCapGet, func(_ *Env, r *http.Request, a *answer) {
+		API: answers(capDetail, func(_ *Env, r *http.Request, a *answer) {
 			d, _ := a.doc()
 			if a.status != http.StatusNotFound || errorCode(d) != "capability_unavailable" || obj(d, "error")["capability_status"] != "coming_soon" {
 				return
@@ -324,7 +273,7 @@ var textOnlyServersD = []Server{
 		Mistake: "replay is set whenever the service's idempotency key matches an earlier job, also when that job had finished and a new one started",
 		API: func(env *Env, next http.Handler) http.Handler {
 			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				if !tdSubmit(r) {
+				if !submitRoute(r) {
 					next.ServeHTTP(w, r)
 					return
 				}
@@ -344,7 +293,7 @@ var textOnlyServersD = []Server{
 	{
 		Name: "td-var-image-outputs-expected-one", Rules: []string{"VAR-008", "GEN-013"},
 		Mistake: "an image model's variants submit answers outputs_expected 1 (one generation) instead of the N outputs it makes",
-		API: docs(tdSubmit, success, func(_ *http.Request, _ *answer, d map[string]any) {
+		API: docs(submitRoute, success, func(_ *http.Request, _ *answer, d map[string]any) {
 			if _, batch := d["batch_group_id"]; batch {
 				return
 			}
@@ -364,7 +313,7 @@ var textOnlyServersD = []Server{
 	{
 		Name: "td-gen-list-created-before-inclusive", Rules: []string{"GEN-043"},
 		Mistake: "created_before keeps rows created at the instant itself (<= instead of <)",
-		API: query(tdGenList, func(q map[string][]string) bool {
+		API: query(generationList, func(q map[string][]string) bool {
 			v := first(q, "created_before")
 			t, err := time.Parse(time.RFC3339Nano, v)
 			if err != nil {
@@ -377,7 +326,7 @@ var textOnlyServersD = []Server{
 	{
 		Name: "td-gen-list-updated-since-newest-first", Rules: []string{"GEN-045"},
 		Mistake: "updated_since filters but keeps the list's newest-first order instead of oldest first by updated_at",
-		API: pageOf(tdGenList, "generations", func(r *http.Request, _ map[string]any, list []any) []any {
+		API: pageOf(generationList, "generations", func(r *http.Request, _ map[string]any, list []any) []any {
 			if strings.TrimSpace(r.URL.Query().Get("updated_since")) != "" {
 				slices.Reverse(list)
 			}
@@ -387,7 +336,7 @@ var textOnlyServersD = []Server{
 	{
 		Name: "td-upload-filename-bytes", Rules: []string{"UPLOAD-008"},
 		Mistake: "the 255 limit on filename counts bytes, not characters: a 255-character name with accented letters is refused",
-		API: guard(tdReserve, func(_ *Env, _ http.Handler, r *http.Request) *answer {
+		API: guard(reserveRoute, func(_ *Env, _ http.Handler, r *http.Request) *answer {
 			d, _ := decodeObject(requestBody(r))
 			name, ok := d["filename"].(string)
 			if ok && len(name) > 255 && utf8.RuneCountInString(name) <= 255 {
@@ -399,7 +348,7 @@ var textOnlyServersD = []Server{
 	{
 		Name: "td-gen-wait-seconds-fractional", Rules: []string{"GEN-034"},
 		Mistake: "the wait answer's waited_seconds and age_seconds are measured durations in seconds with their fraction (18.004), not whole seconds",
-		API: docs(tdWait, success, func(_ *http.Request, _ *answer, d map[string]any) {
+		API: docs(waitRoute, success, func(_ *http.Request, _ *answer, d map[string]any) {
 			for _, k := range []string{"waited_seconds", "age_seconds"} {
 				if n, ok := intOf(d[k]); ok {
 					d[k] = json.Number(formatInt(n) + ".004")
@@ -410,7 +359,7 @@ var textOnlyServersD = []Server{
 	{
 		Name: "td-dlv-failing-after-two", Rules: []string{"DLV-021"},
 		Mistake: "an endpoint turns failing after 2 exhausted deliveries in a row instead of 3",
-		API: docs(tdHooks, success, func(_ *http.Request, _ *answer, d map[string]any) {
+		API: docs(webhookList, success, func(_ *http.Request, _ *answer, d map[string]any) {
 			for _, wh := range rows(d, "webhooks") {
 				if n, ok := intOf(wh["consecutive_failures"]); ok && n == 2 && wh["status"] == "active" {
 					wh["status"] = "failing"
@@ -433,7 +382,7 @@ var textOnlyServersD = []Server{
 	{
 		Name: "td-wf-canceled-nodes-skipped", Rules: []string{"WF-021"},
 		Mistake: "a canceled run's unstarted nodes read skipped (the word for an input that failed) instead of canceled",
-		API: docs(tdRun, success, func(_ *http.Request, _ *answer, d map[string]any) {
+		API: docs(runRoute, success, func(_ *http.Request, _ *answer, d map[string]any) {
 			run := obj(d, "run")
 			if run == nil {
 				run = d
@@ -479,7 +428,7 @@ var textOnlyServersD = []Server{
 		API: func(_ *Env, next http.Handler) http.Handler {
 			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				q := r.URL.Query()
-				if !tdVoices(r) || (strings.TrimSpace(q.Get("search")) == "" && strings.TrimSpace(q.Get("language")) == "") {
+				if !voiceList(r) || (strings.TrimSpace(q.Get("search")) == "" && strings.TrimSpace(q.Get("language")) == "") {
 					next.ServeHTTP(w, r)
 					return
 				}
@@ -523,7 +472,7 @@ var textOnlyServersD = []Server{
 	{
 		Name: "td-talk-script-actor-variants-one", Rules: []string{"TALK-017", "VAR-004"},
 		Mistake: "the script-only actor drops variants 1 as harmless instead of refusing the field",
-		API: rewriteBody(tdSubmit, func(d map[string]any) bool {
+		API: rewriteBody(submitRoute, func(d map[string]any) bool {
 			if d["capability_id"] != tdScriptOnlyActor {
 				return false
 			}

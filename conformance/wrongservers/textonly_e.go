@@ -20,16 +20,6 @@ var (
 	teWebhookWrites = func(r *http.Request) bool {
 		return (r.Method == http.MethodPost || r.Method == http.MethodDelete) && route("", "/webhooks(/[^/]+)?")(r)
 	}
-	teFinalize = route(http.MethodPost, "/uploads/[^/]+/finalize")
-	teReserve  = route(http.MethodPost, "/uploads")
-	teSubmit   = route(http.MethodPost, "/generations")
-	teEstimate = route(http.MethodPost, "/estimates")
-	teBatch    = route(http.MethodGet, "/batches/[^/]+")
-	teRun      = route(http.MethodGet, "/workflow-runs/[^/]+")
-	teHooks    = route(http.MethodGet, "/webhooks")
-	teBalance  = route(http.MethodGet, "/credits/balance")
-	teGenList  = route(http.MethodGet, "/generations")
-	teRegister = route(http.MethodPost, "/webhooks")
 )
 
 // teState is one run's memory (per Env) for the rows of this set that remember.
@@ -148,7 +138,7 @@ var textOnlyServersE = []Server{
 		Mistake: "A 2XX answer resets consecutive_failures only when it moves a failing endpoint back to active: an active endpoint keeps the exhausted deliveries counted before the success.",
 		API: func(env *Env, next http.Handler) http.Handler {
 			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				if !teHooks(r) {
+				if !webhookList(r) {
 					next.ServeHTTP(w, r)
 					return
 				}
@@ -178,7 +168,7 @@ var textOnlyServersE = []Server{
 		Name:    "te-upload-audio-webm-as-video",
 		Rules:   []string{"UPLOAD-003", "UPLOAD-004", "UPLOAD-009"},
 		Mistake: "The reservation takes the kind from the subtype where it can (webm is a video container), so audio/webm reserves as kind video with the video ceiling.",
-		API: docs(teReserve, success, func(_ *http.Request, _ *answer, d map[string]any) {
+		API: docs(reserveRoute, success, func(_ *http.Request, _ *answer, d map[string]any) {
 			if d["content_type"] == "audio/webm" {
 				d["kind"] = "video"
 				d["max_bytes_for_kind"] = 104857600
@@ -190,13 +180,13 @@ var textOnlyServersE = []Server{
 		Name:    "te-upload-finalize-not-ready-final",
 		Rules:   []string{"UPLOAD-035", "ERR-030"},
 		Mistake: "Finalize before the bytes arrived answers 409 input_not_ready with retryable false (the finalize handler builds its own refusal), while the same code on a submit says retryable true.",
-		API:     errorsWith(teFinalize, "input_not_ready", func(_ *http.Request, _ *answer, e map[string]any) { e["retryable"] = false }),
+		API:     errorsWith(finalizeRoute, "input_not_ready", func(_ *http.Request, _ *answer, e map[string]any) { e["retryable"] = false }),
 	},
 	{
 		Name:    "te-err-types-listed-by-line",
 		Rules:   []string{"ERR-046"},
 		Mistake: "The refusal of an unaccepted upload content type lists the accepted types in its message one per line, so error.message is not one sentence.",
-		API: errorsWith(teReserve, "invalid_config", func(_ *http.Request, _ *answer, e map[string]any) {
+		API: errorsWith(reserveRoute, "invalid_config", func(_ *http.Request, _ *answer, e map[string]any) {
 			msg, _ := e["message"].(string)
 			if e["accepted_content_types"] == nil && !strings.Contains(msg, "image/jpeg") {
 				return
@@ -210,7 +200,7 @@ var textOnlyServersE = []Server{
 		Mistake: "The wallet is checked before the spend caps: a submit whose hold is above both a spend cap and the available credits answers 402 insufficient_credits instead of spend_limit_exceeded.",
 		API: func(_ *Env, next http.Handler) http.Handler {
 			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				if !teSubmit(r) {
+				if !submitRoute(r) {
 					next.ServeHTTP(w, r)
 					return
 				}
@@ -254,7 +244,7 @@ var textOnlyServersE = []Server{
 			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				ws := env.workspaceOf(presented(r))
 				switch {
-				case teSubmit(r):
+				case submitRoute(r):
 					a := serve(next, r)
 					if d, ok := a.doc(); ok && errorCode(d) == "max_credits_exceeded" {
 						if n, ok := intOf(obj(obj(d, "error"), "limit")["required_credits"]); ok {
@@ -265,7 +255,7 @@ var textOnlyServersE = []Server{
 						}
 					}
 					a.send(w)
-				case teBalance(r):
+				case balanceRoute(r):
 					a := serve(next, r)
 					s := teOf(env)
 					s.mu.Lock()
@@ -291,7 +281,7 @@ var textOnlyServersE = []Server{
 		Name:    "te-submit-batch-wallet-first-hold",
 		Rules:   []string{"SUBMIT-008"},
 		Mistake: "A variants submit reports wallet_balance read right after the first sibling's hold, before the other siblings were held.",
-		API: docs(teSubmit, success, func(_ *http.Request, _ *answer, d map[string]any) {
+		API: docs(submitRoute, success, func(_ *http.Request, _ *answer, d map[string]any) {
 			ids, _ := d["generation_ids"].([]any)
 			c := obj(d, "credits")
 			held, ok1 := intOf(c["credits_held"])
@@ -306,7 +296,7 @@ var textOnlyServersE = []Server{
 		Name:    "te-list-updated-since-inclusive",
 		Rules:   []string{"GEN-045"},
 		Mistake: "updated_since keeps rows updated at or after the instant (>=), not strictly after it.",
-		API: query(teGenList, func(q map[string][]string) bool {
+		API: query(generationList, func(q map[string][]string) bool {
 			v := first(q, "updated_since")
 			t, ok := teInstant(v)
 			if !ok {
@@ -320,7 +310,7 @@ var textOnlyServersE = []Server{
 		Name:    "te-ver-retired-estimate-unknown",
 		Rules:   []string{"VER-010"},
 		Mistake: "The estimate looks capabilities up in the live catalogue only, so a retired capability is refused with capability_status unknown instead of retired.",
-		API: errorsWith(teEstimate, "capability_unavailable", func(_ *http.Request, _ *answer, e map[string]any) {
+		API: errorsWith(estimate, "capability_unavailable", func(_ *http.Request, _ *answer, e map[string]any) {
 			if e["capability_status"] == "retired" {
 				e["capability_status"] = "unknown"
 			}
@@ -330,7 +320,7 @@ var textOnlyServersE = []Server{
 		Name:    "te-talk-pause-tag-refused",
 		Rules:   []string{"TALK-018"},
 		Mistake: "The actor capabilities accept only emotion tags they know: a script with [[pause]] (not an emotion) answers 400 invalid_config naming config.script.",
-		API: guard(teSubmit, func(_ *Env, _ http.Handler, r *http.Request) *answer {
+		API: guard(submitRoute, func(_ *Env, _ http.Handler, r *http.Request) *answer {
 			req, ok := decodeObject(requestBody(r))
 			if !ok || req["capability_id"] == "tts" {
 				return nil
@@ -349,7 +339,7 @@ var textOnlyServersE = []Server{
 		Name:    "te-est-voice-audio-ceiling",
 		Rules:   []string{"EST-024"},
 		Mistake: "Every actor_ultra estimate answers is_ceiling true, also when config.voice_audio names an uploaded recording whose length fixes the price.",
-		API: exchanges(teEstimate, func(_ *Env, req map[string]any, a *answer) {
+		API: exchanges(estimate, func(_ *Env, req map[string]any, a *answer) {
 			d, ok := a.doc()
 			if !ok || a.status != http.StatusOK || req["capability_id"] != "actor_ultra" {
 				return
