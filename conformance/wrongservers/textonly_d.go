@@ -14,8 +14,9 @@ import (
 // Set D of the red team's wrong servers (issue 37): written from the interface text alone, before
 // reading the suite, each an implementer's misreading of one sentence the text states.
 
-// perEnv keeps one value of state per run (one Env): a row's memory must not leak into the next
-// run, whose seeded mock reuses the same ids.
+// perEnv keeps one value of state per run (one Env) for a row whose API and Hooks wraps share it
+// (each wrap is made apart, with the run's Env): a row's memory must not leak into the next run,
+// whose seeded mock reuses the same ids. A wrap that remembers alone keeps a memo in its closure.
 type perEnv[T any] struct{ m sync.Map }
 
 func (p *perEnv[T]) of(env *Env) *T {
@@ -199,9 +200,6 @@ func floorPad() Wrap {
 	})
 }
 
-// tdResent remembers, per run, each key's accepted submit bodies.
-var tdResent perEnv[seen]
-
 // tdScriptOnlyActor is the capability id of the script-only talking actor (it produces its own voice).
 const tdScriptOnlyActor = "actor_lite"
 
@@ -271,17 +269,18 @@ var textOnlyServersD = []Server{
 	{
 		Name: "td-submit-replay-on-resend", Rules: []string{"SUBMIT-025"},
 		Mistake: "replay is set whenever the service's idempotency key matches an earlier job, also when that job had finished and a new one started",
-		API: func(env *Env, next http.Handler) http.Handler {
+		API: func(_ *Env, next http.Handler) http.Handler {
+			var resent seen // each key's accepted submit bodies, this run's
 			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				if !submitRoute(r) {
 					next.ServeHTTP(w, r)
 					return
 				}
-				req, _ := decodeObject(requestBody(r))
+				req := bodyOf(r)
 				canon, _ := json.Marshal(req)
 				a := serve(next, r)
 				if d, ok := a.doc(); ok && accepted(a, d) {
-					if !tdResent.of(env).add(presented(r) + "|" + string(canon)) {
+					if !resent.add(presented(r) + "|" + string(canon)) {
 						d["replay"] = true
 						a.setDoc(d)
 					}

@@ -22,29 +22,6 @@ var (
 	}
 )
 
-// teState is one run's memory (per Env) for the rows of this set that remember.
-type teState struct {
-	mu      sync.Mutex
-	flagged map[string]bool           // upload ids whose finalize answered flagged
-	failed  map[string]map[string]any // generation id -> the error its generation.failed carried
-	counts  map[string]int64          // webhook id -> last consecutive_failures seen while active
-	status  map[string]string         // webhook id -> last status seen
-	leak    map[string]int64          // workspace -> credits a refused submit left held
-}
-
-var teStates perEnv[teState]
-
-func teOf(env *Env) *teState {
-	s := teStates.of(env)
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.flagged == nil {
-		s.flagged, s.failed, s.counts = map[string]bool{}, map[string]map[string]any{}, map[string]int64{}
-		s.status, s.leak = map[string]string{}, map[string]int64{}
-	}
-	return s
-}
-
 // teEmotions are the tags a server that whitelists emotions knows; [[pause]] is not among them.
 var teEmotions = map[string]bool{"excited": true, "happy": true, "sad": true, "angry": true, "calm": true,
 	"whisper": true, "serious": true, "friendly": true, "surprised": true}
@@ -102,41 +79,44 @@ var textOnlyServersE = []Server{
 		Name:    "te-evt-recovered-keeps-error",
 		Rules:   []string{"EVT-026", "EVT-015"},
 		Mistake: "A written-off render that is recovered sends generation.completed whose data still carries the error of its earlier generation.failed: the event is built from the row, whose error is never cleared.",
-		Hooks: deliveriesVia(true, func(env *Env, dl *delivery) {
-			v, ok := decodeObject(dl.body)
-			if !ok {
-				return
-			}
-			data := obj(v, "data")
-			id, _ := data["generation_id"].(string)
-			s := teOf(env)
-			s.mu.Lock()
-			defer s.mu.Unlock()
-			switch v["type"] {
-			case "generation.failed":
-				if e := obj(data, "error"); e != nil {
-					s.failed[id] = e
-				}
-				return
-			case "generation.completed":
-				e, was := s.failed[id]
-				if !was {
+		Hooks: func(env *Env, next http.Handler) http.Handler {
+			var failed memo[map[string]any] // generation id -> the error its generation.failed carried
+			return deliveriesVia(true, func(_ *Env, dl *delivery) {
+				v, ok := decodeObject(dl.body)
+				if !ok {
 					return
 				}
-				data["error"] = e
-			default:
-				return
-			}
-			if b, err := json.Marshal(v); err == nil {
-				dl.body = b
-			}
-		}),
+				data := obj(v, "data")
+				id, _ := data["generation_id"].(string)
+				switch v["type"] {
+				case "generation.failed":
+					if e := obj(data, "error"); e != nil {
+						failed.put(id, e)
+					}
+					return
+				case "generation.completed":
+					e, was := failed.get(id)
+					if !was {
+						return
+					}
+					data["error"] = e
+				default:
+					return
+				}
+				if b, err := json.Marshal(v); err == nil {
+					dl.body = b
+				}
+			})(env, next)
+		},
 	},
 	{
 		Name:    "te-dlv-active-count-kept",
 		Rules:   []string{"DLV-025"},
 		Mistake: "A 2XX answer resets consecutive_failures only when it moves a failing endpoint back to active: an active endpoint keeps the exhausted deliveries counted before the success.",
-		API: func(env *Env, next http.Handler) http.Handler {
+		API: func(_ *Env, next http.Handler) http.Handler {
+			var mu sync.Mutex             // guards counts, status
+			counts := map[string]int64{}  // webhook id -> last consecutive_failures seen
+			status := map[string]string{} // webhook id -> last status seen
 			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				if !webhookList(r) {
 					next.ServeHTTP(w, r)
@@ -144,20 +124,19 @@ var textOnlyServersE = []Server{
 				}
 				a := serve(next, r)
 				if d, ok := a.doc(); ok && a.status == http.StatusOK {
-					s := teOf(env)
-					s.mu.Lock()
+					mu.Lock()
 					for _, wh := range rows(d, "webhooks") {
 						id, _ := wh["webhook_id"].(string)
 						st, _ := wh["status"].(string)
 						n, _ := intOf(wh["consecutive_failures"])
-						prev, kept := s.counts[id], s.status[id]
+						prev, kept := counts[id], status[id]
 						if st == "active" && kept == "active" && n < prev {
 							wh["consecutive_failures"] = prev
 							n = prev
 						}
-						s.counts[id], s.status[id] = n, st
+						counts[id], status[id] = n, st
 					}
-					s.mu.Unlock()
+					mu.Unlock()
 					a.setDoc(d)
 				}
 				a.send(w)
@@ -241,6 +220,8 @@ var textOnlyServersE = []Server{
 		Rules:   []string{"CHECK-018", "SUBMIT-014"},
 		Mistake: "The hold is placed before max_credits is compared and is not released when the submit is refused 402 max_credits_exceeded: the balance shows it held for good.",
 		API: func(env *Env, next http.Handler) http.Handler {
+			var mu sync.Mutex           // guards leak
+			leaks := map[string]int64{} // workspace -> credits a refused submit left held
 			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				ws := env.workspaceOf(presented(r))
 				switch {
@@ -248,19 +229,17 @@ var textOnlyServersE = []Server{
 					a := serve(next, r)
 					if d, ok := a.doc(); ok && errorCode(d) == "max_credits_exceeded" {
 						if n, ok := intOf(obj(obj(d, "error"), "limit")["required_credits"]); ok {
-							s := teOf(env)
-							s.mu.Lock()
-							s.leak[ws] += n
-							s.mu.Unlock()
+							mu.Lock()
+							leaks[ws] += n
+							mu.Unlock()
 						}
 					}
 					a.send(w)
 				case balanceRoute(r):
 					a := serve(next, r)
-					s := teOf(env)
-					s.mu.Lock()
-					leak := s.leak[ws]
-					s.mu.Unlock()
+					mu.Lock()
+					leak := leaks[ws]
+					mu.Unlock()
 					if d, ok := a.doc(); ok && a.status == http.StatusOK && leak > 0 {
 						av, ok1 := intOf(d["available_credits"])
 						held, ok2 := intOf(d["held_credits"])
