@@ -336,8 +336,7 @@ var textOnlyServersD = []Server{
 		Name: "td-upload-filename-bytes", Rules: []string{"UPLOAD-008"},
 		Mistake: "the 255 limit on filename counts bytes, not characters: a 255-character name with accented letters is refused",
 		API: guard(reserveRoute, func(_ *Env, _ http.Handler, r *http.Request) *answer {
-			d, _ := decodeObject(requestBody(r))
-			name, ok := d["filename"].(string)
+			name, ok := bodyOf(r)["filename"].(string)
 			if ok && len(name) > 255 && utf8.RuneCountInString(name) <= 255 {
 				return refusal(http.StatusBadRequest, "invalid_config", false, map[string]any{"field": "filename"})
 			}

@@ -183,7 +183,7 @@ var textOnlyServersE = []Server{
 					next.ServeHTTP(w, r)
 					return
 				}
-				req, _ := decodeObject(requestBody(r))
+				req := bodyOf(r)
 				a := serve(next, r)
 				d, _ := a.doc()
 				if req != nil && errorCode(d) == "spend_limit_exceeded" {
@@ -300,8 +300,8 @@ var textOnlyServersE = []Server{
 		Rules:   []string{"TALK-018"},
 		Mistake: "The actor capabilities accept only emotion tags they know: a script with [[pause]] (not an emotion) answers 400 invalid_config naming config.script.",
 		API: guard(submitRoute, func(_ *Env, _ http.Handler, r *http.Request) *answer {
-			req, ok := decodeObject(requestBody(r))
-			if !ok || req["capability_id"] == "tts" {
+			req := bodyOf(r)
+			if req == nil || req["capability_id"] == "tts" {
 				return nil
 			}
 			cfg, _ := req["config"].(map[string]any)
