@@ -373,7 +373,7 @@ func RegisterFlags(fs *flag.FlagSet) *Flags {
 	fs.Var(&v.SavedWorkflowIDs, "saved-workflow-id", "profile: a saved workflow of a key set's first workspace, taking no inputs (repeat it, or comma-separate: one per key set, in their order)")
 	fs.StringVar(&v.LongListsKey, "long-lists-key", "", "profile: a read-only key of a workspace holding more than 50 presets and more than 50 voices (never printed)")
 	fs.StringVar(&v.HighLimitKey, "high-limit-key", "",
-		"profile: a read+generate key of a workspace whose per-generation and daily limits and balance are 2000 credits or more (never printed)")
+		fmt.Sprintf("profile: a read+generate key of a workspace whose per-generation and daily limits and balance are %d credits or more (never printed)", HighLimitCredits))
 	fs.StringVar(&v.LimitedKey, "limited-key", "",
 		"profile: a read+generate key of a workspace whose per-generation and daily limits are set under any video hold (never printed)")
 	fs.Var(&v.LimitedPerGenerationLimit, "limited-key-per-generation-limit",
@@ -385,7 +385,8 @@ func RegisterFlags(fs *flag.FlagSet) *Flags {
 	fs.StringVar(&v.AllowanceUsedKey, "allowance-used-key", "", "profile: a key that used its whole request allowance (never printed)")
 	fs.Var(&v.PerGenerationLimit, "workspace-per-generation-limit", "profile: the per-generation limit set on --key's workspace, in credits (default: the text's "+
 		strconv.FormatInt(contract.PerGenerationCap, 10)+")")
-	fs.Var(&v.DailyLimit, "workspace-daily-limit", "profile: the rolling 24-hour limit set on --key's workspace, in credits (default: the text's 2000)")
+	fs.Var(&v.DailyLimit, "workspace-daily-limit", "profile: the rolling 24-hour limit set on --key's workspace, in credits (default: the text's "+
+		strconv.FormatInt(contract.DailyBudget, 10)+")")
 	fs.Var(&v.Features, "feature", "profile: an optional test feature the target offers (repeat it, or comma-separate); known: "+strings.Join(KnownFeatures(), ", "))
 	fs.Var(&v.TestKeys, "test-key", "profile: a test key, for which the target honours test-mode inputs (with --feature test-inputs; repeat it, or comma-separate; never printed)")
 	fs.BoolVar(&v.Reference, "reference", false, "the target is mediaspec's own mock: a state the suite needs and cannot find fails the spec instead of skipping it")

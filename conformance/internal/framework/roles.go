@@ -1,6 +1,8 @@
 package framework
 
 import (
+	"strconv"
+
 	"github.com/mediaspec/mediaspec/internal/contract"
 	. "github.com/onsi/ginkgo/v2" //nolint:revive
 )
@@ -70,7 +72,7 @@ var roles = map[Need]role{
 	LongListsKey: {"long_lists_key", "--long-lists-key", "a key of a workspace whose own presets (copies) and cloned voices make lists of more than 50 rows",
 		func(c Config) string { return c.LongListsKey }},
 	HighLimitKey: {"high_limit_key", "--high-limit-key", "a read+generate key of a workspace whose per-generation and daily limits " +
-		"and balance are 2000 credits or more", func(c Config) string { return c.HighLimitKey }},
+		"and balance are " + strconv.Itoa(HighLimitCredits) + " credits or more", func(c Config) string { return c.HighLimitKey }},
 	LimitedKey: {"limited_key", "--limited-key, with limited_key_per_generation_limit and limited_key_daily_limit",
 		"a read+generate key of a workspace whose per-generation and daily limits are set under any video hold",
 		func(c Config) string { return c.LimitedKey }},

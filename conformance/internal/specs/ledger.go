@@ -81,10 +81,10 @@ func balanceSpecs(f *framework.Framework) {
 			ws := s.NewWorkspace(ctx, framework.WorkspaceOptions{})
 			c, _ := ws.NewKey(ctx, framework.KeyOptions{Scopes: []string{"read"}})
 			r := c.Get(ctx, "/credits/balance").ExpectOK(http.StatusOK)
-			expectBalance(s, r, "limits.per_generation_credits", 600)
-			expectBalance(s, r, "limits.daily_credits", 2000)
+			expectBalance(s, r, "limits.per_generation_credits", contract.PerGenerationCap)
+			expectBalance(s, r, "limits.daily_credits", contract.DailyBudget)
 			expectBalance(s, r, "limits.daily_spent_credits", 0)
-			expectBalance(s, r, "limits.daily_remaining_credits", 2000)
+			expectBalance(s, r, "limits.daily_remaining_credits", contract.DailyBudget)
 			expectBalance(s, r, "limits.key_budget_credits", nil)
 			expectBalance(s, r, "limits.key_remaining_credits", nil)
 			expectBalance(s, r, "held_credits", 0)
@@ -201,7 +201,7 @@ func spendLimitSpecs(f *framework.Framework) {
 			s.Step("LEDGER-007")
 			Expect(r.String("error.limit.bound_by")).To(Equal("org_per_generation"), r.Describe())
 			s.Step("ERR-014")
-			refusal.ExpectLimitAmounts(s, r, ptr(int64(600)), nil)
+			refusal.ExpectLimitAmounts(s, r, ptr(contract.PerGenerationCap), nil)
 		})
 
 		f.Rule(rules("LEDGER-006", "ERR-018", "ERR-026")...).It("a hold above available credits answers 402 insufficient_credits with the shortfall", func(ctx context.Context, s *framework.Spec) {
@@ -304,8 +304,8 @@ func spendLimitSpecs(f *framework.Framework) {
 			expectBalance(s, r, "limits.daily_credits", 7)
 			s.SetLimits(ctx, sp.ws.ID, map[string]any{"per_generation_credits": nil, "daily_credits": nil})
 			r = sp.c.Get(ctx, "/credits/balance").ExpectOK(http.StatusOK)
-			expectBalance(s, r, "limits.per_generation_credits", 600)
-			expectBalance(s, r, "limits.daily_credits", 2000)
+			expectBalance(s, r, "limits.per_generation_credits", contract.PerGenerationCap)
+			expectBalance(s, r, "limits.daily_credits", contract.DailyBudget)
 		})
 
 		f.Rule(rules("LEDGER-016", "LEDGER-009", "LEDGER-022", "LEDGER-021", "ERR-027")...).Needs(framework.Spends, framework.Control).StrictOnly("LEDGER-016", "whether a hold counts in the daily window when taken and what the balance shows of it").It("the daily window counts holds of all keys, gives a released hold back and keeps a captured amount", func(ctx context.Context, s *framework.Spec) {
@@ -360,10 +360,10 @@ func spendLimitSpecs(f *framework.Framework) {
 					c[key] = v + " " + framework.RandomHex(4)
 				}
 				body := submitBody(capID, c, h, nil)
-				if window+h > 2000 {
+				if window+h > contract.DailyBudget {
 					s.Step(rules("LEDGER-009", "LEDGER-010", "ERR-027")...)
 					r := refuse(ctx, sp.c, body, http.StatusPaymentRequired, "spend_limit_exceeded")
-					Expect(r.String("error.limit.bound_by")).To(Equal("org_daily"), fmt.Sprintf("with %d credits captured today, a hold of %d goes past the default daily 2000", window, h)+r.Describe())
+					Expect(r.String("error.limit.bound_by")).To(Equal("org_daily"), fmt.Sprintf("with %d credits captured today, a hold of %d goes past the default daily %d", window, h, contract.DailyBudget)+r.Describe())
 					return
 				}
 				s.Step("LEDGER-009", "LEDGER-010")
@@ -372,10 +372,10 @@ func spendLimitSpecs(f *framework.Framework) {
 				// them would spend the run's whole budget in this one spec and skip every spec
 				// that follows it.
 				r := sp.c.Post(ctx, "/generations", body)
-				if window+h == 2000 && r.Status != http.StatusCreated {
+				if window+h == contract.DailyBudget && r.Status != http.StatusCreated {
 					return // exactly at the limit: the text does not say whether "up to" includes it
 				}
-				Expect(r.Status).To(Equal(http.StatusCreated), fmt.Sprintf("with %d credits captured today, a hold of %d stays within the default daily 2000: accepted", window, h)+r.Describe())
+				Expect(r.Status).To(Equal(http.StatusCreated), fmt.Sprintf("with %d credits captured today, a hold of %d stays within the default daily %d: accepted", window, h, contract.DailyBudget)+r.Describe())
 				w := s.Finish(ctx, sp.c, r.String("generation_id"))
 				charged, _ := framework.AsInt(w.Field("generation.credits.credits_charged"))
 				window += charged
