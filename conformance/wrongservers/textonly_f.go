@@ -19,6 +19,7 @@ var (
 	tfUploadReserves = route(http.MethodPost, "/uploads(/from-url)?")
 	tfDeleteHook     = route(http.MethodDelete, "/webhooks/[^/]+")
 	tfTemplateInvoke = route(http.MethodPost, "/workflows/templates/[^/]+/invoke")
+	tfGenerationRead = route(http.MethodGet, "/generations/[^/]+(/wait)?")
 )
 
 // tfSiblings counts the batch answer's siblings by status.
@@ -213,6 +214,41 @@ func tfFinalizeRepeat(_ *Env, next http.Handler) http.Handler {
 			done.put(key, true)
 		}
 		a.send(w)
+	})
+}
+
+// tfRememberWallet is a server that copies the wallet balance of the submit answer onto the
+// generation record and shows that copy on every read, instead of the balance at the read.
+func tfRememberWallet(_ *Env, next http.Handler) http.Handler {
+	var wallet memo[any]
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch {
+		case submitRoute(r):
+			a := serve(next, r)
+			if d, ok := a.doc(); ok && accepted(a, d) {
+				if wb, has := obj(d, "credits")["wallet_balance"]; has {
+					ids, _ := d["generation_ids"].([]any)
+					for _, id := range ids {
+						if s, ok := id.(string); ok {
+							wallet.put(s, wb)
+						}
+					}
+				}
+			}
+			a.send(w)
+		case tfGenerationRead(r):
+			a := serve(next, r)
+			d, ok := a.doc()
+			g := generation(d)
+			id, _ := g["generation_id"].(string)
+			if wb, has := wallet.get(id); ok && success(a.status) && has && obj(g, "credits") != nil {
+				obj(g, "credits")["wallet_balance"] = wb
+				a.setDoc(d)
+			}
+			a.send(w)
+		default:
+			next.ServeHTTP(w, r)
+		}
 	})
 }
 
@@ -467,5 +503,11 @@ var textOnlyServersF = []Server{
 				e["capability_status"] = "unknown"
 			}
 		}),
+	},
+	{
+		Name:    "tf-read-wallet-at-submit",
+		Rules:   []string{"GEN-018"},
+		Mistake: "the generation read shows the wallet_balance stored with the job at submit, not the balance at the read",
+		API:     tfRememberWallet,
 	},
 }
