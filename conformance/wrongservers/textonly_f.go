@@ -510,4 +510,16 @@ var textOnlyServersF = []Server{
 		Mistake: "the generation read shows the wallet_balance stored with the job at submit, not the balance at the read",
 		API:     tfRememberWallet,
 	},
+	{
+		Name:    "tf-event-step-batch-index",
+		Rules:   []string{"EVT-024"},
+		Mistake: "a workflow step's generation events carry batch_index 0 (the step's position in its node) instead of null",
+		Hooks: tfEvent(func(_, data map[string]any) bool {
+			if data["workflow_run_id"] == nil {
+				return false
+			}
+			data["batch_index"] = 0
+			return true
+		}, "generation.completed", "generation.failed"),
+	},
 }

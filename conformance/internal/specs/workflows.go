@@ -352,7 +352,7 @@ func workflowRunSpecs(f *framework.Framework) {
 				}
 			})
 
-		f.Rule("EVT-004", "EVT-010", "EVT-031", "EVT-001", "EVT-026", "DLV-029").It("a completed run sends workflow_run.completed and each step its own generation event, once", func(ctx context.Context, s *framework.Spec) {
+		f.Rule("EVT-004", "EVT-010", "EVT-031", "EVT-001", "EVT-024", "EVT-026", "DLV-029").It("a completed run sends workflow_run.completed and each step its own generation event, once", func(ctx context.Context, s *framework.Spec) {
 			sp := newSpender(ctx, s)
 			h := registerHook(ctx, s, sp.c, "workflow_run.completed", "workflow_run.failed", "generation.completed", "generation.failed")
 			t := wfPick(ctx, s, sp.c, "", nil)
@@ -373,6 +373,12 @@ func workflowRunSpecs(f *framework.Framework) {
 					// A step's event carries what the text fixes for any generation's event.
 					s.Step("EVT-001", "EVT-026")
 					expectEventFixed(ev, data)
+					// "batch_group_id, batch_index (null unless a fanned-out sibling)": a step that is
+					// not a sibling (no batch_group_id) has no position either.
+					s.Step("EVT-024")
+					if data["batch_group_id"] == nil {
+						Expect(data["batch_index"]).To(BeNil(), "EVT-024: batch_index is null on a step's event outside a batch: "+string(ev.Raw))
+					}
 					s.Step("DLV-029")
 					expectOnce(ctx, s, sp.c, h, receiver.Match{ResourceID: g}, 1, "a step's generation event reaches the endpoint once")
 					s.Step("EVT-010")
