@@ -11,12 +11,14 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"path/filepath"
 	"runtime/debug"
 	"strings"
 	"syscall"
 	"time"
 
 	"github.com/mediaspec/mediaspec/fixtures"
+	"github.com/mediaspec/mediaspec/fixtures/media"
 	"github.com/mediaspec/mediaspec/mock"
 	"github.com/mediaspec/mediaspec/mock/clock"
 	"github.com/mediaspec/mediaspec/spec"
@@ -291,6 +293,14 @@ func writeMockProfile(path string, info mock.StartInfo, cfg mock.Config) error {
 			_ = p.TestKeys.Set(ks.GenerateKey + "," + ks.ReadKey + "," + ks.OtherKey)
 		}
 	}
+	// Natural inputs (its documented triggers, no test mode): a prompt carrying the moderation
+	// marker word, and an image carrying the scanner marker, written beside the profile.
+	p.RefusedPrompt = "A street poster that reads " + fixtures.ModerationMarker + " in large letters."
+	flagged, err := writeFlaggedImage(path)
+	if err != nil {
+		return err
+	}
+	p.FlaggedUpload = flagged
 	out, err := p.ProfileYAML(
 		"Target profile of a mediaspec mock (mediaspec mock --profile-out; schema: spec/profile.schema.json).",
 		"Check it as a keys-plus-profile target: mediaspec check --config THIS_FILE (docs/staging.md).",
@@ -302,6 +312,22 @@ func writeMockProfile(path string, info mock.StartInfo, cfg mock.Config) error {
 		return fmt.Errorf("--profile-out: %w", err)
 	}
 	return nil
+}
+
+// writeFlaggedImage writes the sample image the mock's scanner flags (it carries the scanner
+// marker, fixtures/media) beside the profile at path, named after it, and returns its name relative
+// to the profile (flagged_upload).
+func writeFlaggedImage(path string) (string, error) {
+	_, data, err := media.Lookup("flagged.png")
+	if err != nil {
+		return "", fmt.Errorf("--profile-out: %w", err)
+	}
+	base := filepath.Base(path)
+	name := strings.TrimSuffix(base, filepath.Ext(base)) + "-flagged.png"
+	if err := os.WriteFile(filepath.Join(filepath.Dir(path), name), data, 0o600); err != nil {
+		return "", fmt.Errorf("--profile-out: %w", err)
+	}
+	return name, nil
 }
 
 // firstCapability is the id of the catalogue's first capability that is, "" when it has none (the

@@ -231,6 +231,13 @@ type Config struct {
 	// test-mode inputs (spec/testmode.yaml); declared with the feature test-inputs, and only then.
 	// The suite sends a test input only on one of them.
 	TestKeys KeyList `yaml:"test_keys" env:"MEDIASPEC_TEST_KEYS"`
+	// Natural inputs (naturalinputs.go): what the target's own content checks refuse, with no test
+	// mechanism, which the operator knows and declares. RefusedPrompt is a text the server's
+	// moderation refuses as a prompt or a script; FlaggedUpload is the path (relative to the
+	// profile file when read from it) of an image, PNG, JPEG, WebP or GIF of at most 20 MiB,
+	// whose finalize the server's content check flags.
+	RefusedPrompt string `yaml:"refused_prompt" env:"MEDIASPEC_REFUSED_PROMPT"`
+	FlaggedUpload string `yaml:"flagged_upload" env:"MEDIASPEC_FLAGGED_UPLOAD"`
 }
 
 // Off as Config.KeyHeader, DescriptionPath, LivePath or ReadyPath says the target has no such
@@ -304,7 +311,7 @@ var flagNames = map[string]string{
 	"HighLimitKey": "high-limit-key", "LimitedKey": "limited-key", "LimitedPerGenerationLimit": "limited-key-per-generation-limit",
 	"LimitedDailyLimit":  "limited-key-daily-limit",
 	"PerGenerationLimit": "workspace-per-generation-limit", "DailyLimit": "workspace-daily-limit", "Features": "feature",
-	"TestKeys": "test-key",
+	"TestKeys": "test-key", "RefusedPrompt": "refused-prompt", "FlaggedUpload": "flagged-upload",
 }
 
 // RegisterFlags defines the suite's flags on fs (--config plus one per Config field) and returns
@@ -389,6 +396,9 @@ func RegisterFlags(fs *flag.FlagSet) *Flags {
 		strconv.FormatInt(contract.DailyBudget, 10)+")")
 	fs.Var(&v.Features, "feature", "profile: an optional test feature the target offers (repeat it, or comma-separate); known: "+strings.Join(KnownFeatures(), ", "))
 	fs.Var(&v.TestKeys, "test-key", "profile: a test key, for which the target honours test-mode inputs (with --feature test-inputs; repeat it, or comma-separate; never printed)")
+	fs.StringVar(&v.RefusedPrompt, "refused-prompt", "", "profile: a text the target's moderation refuses as a prompt or a script (natural, no test mode)")
+	fs.StringVar(&v.FlaggedUpload, "flagged-upload", "",
+		"profile: an image file (PNG, JPEG, WebP or GIF) whose upload the target's content check flags (a path; in the profile file, relative to it)")
 	fs.BoolVar(&v.Reference, "reference", false, "the target is mediaspec's own mock: a state the suite needs and cannot find fails the spec instead of skipping it")
 	return f
 }
@@ -414,6 +424,7 @@ func Load(flags *Flags, getenv func(string) string) (Config, error) {
 		if err := ParseConfigYAML(data, &cfg); err != nil {
 			return Config{}, fmt.Errorf("%s (%s)", err, file)
 		}
+		cfg.FlaggedUpload = besideFile(cfg.FlaggedUpload, file)
 	}
 	if err := applyEnv(&cfg, getenv); err != nil {
 		return Config{}, err
@@ -444,6 +455,9 @@ func Load(flags *Flags, getenv func(string) string) (Config, error) {
 		}
 	}
 	if err := cfg.loadKeysFile(); err != nil {
+		return Config{}, err
+	}
+	if err := cfg.checkFlaggedUpload(); err != nil {
 		return Config{}, err
 	}
 	return cfg, nil

@@ -390,6 +390,7 @@ var profileSettings = []string{
 	"removed_enum_capability_id", "removed_enum_field", "removed_enum_value", "saved_workflow_ids", "long_lists_key",
 	"high_limit_key", "limited_key", "limited_key_per_generation_limit", "limited_key_daily_limit",
 	"workspace_per_generation_limit", "workspace_daily_limit", "features", "test_keys",
+	"refused_prompt", "flagged_upload",
 }
 
 // Declared lists the profile settings c declares beyond the base URL and a key (by their names in

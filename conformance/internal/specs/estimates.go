@@ -218,15 +218,17 @@ func estimateFieldSpecs(f *framework.Framework) {
 				"approved_voice_generation_id": "gen_" + framework.RandomHex(32)}).ExpectError(http.StatusNotFound, "not_found")
 		})
 
-		f.Rule(rules("EST-011", "ERR-035")...).Needs(framework.Spends, framework.TestInputs).It("an estimate runs no content check: with a moderation block queued it prices, and the submit then takes the block", func(ctx context.Context, s *framework.Spec) {
+		f.Rule(rules("EST-011", "ERR-035")...).Needs(framework.Spends, framework.Profile).It("an estimate runs no content check: with a refused prompt or a moderation block queued it prices, and the submit then takes the block", func(ctx context.Context, s *framework.Spec) {
 			sp := newSpender(ctx, s)
-			cfg := catalogue.TTSConfig(ctx, sp.c)
-			blocked := s.Force(ctx, sp.c, framework.Outcome{Kind: "moderation_block", CapabilityID: "tts"})
-			r, need := estimateOf(ctx, blocked, "tts", cfg, nil)
-			Expect(r.String("capability_id")).To(Equal("tts"), r.Describe())
-			// The block is still queued: the submit (which runs the content check) takes it.
+			d := catalogue.ImageModel(ctx, sp.c)
+			id := d.String("capability_id")
+			// The profile's refused_prompt as the prompt, else a forced moderation_block.
+			rf := refusedOf(ctx, s, sp.c, d, catalogue.CheapConfig(d))
+			r, need := estimateOf(ctx, rf.c, id, rf.cfg, nil)
+			Expect(r.String("capability_id")).To(Equal(id), r.Describe())
+			// A forced block is still queued: the submit (which runs the content check) takes it.
 			s.Spend(int(need))
-			refuse(ctx, blocked, submitBody("tts", cfg, need, nil), http.StatusUnprocessableEntity, "moderation_blocked")
+			refuse(ctx, rf.c, submitBody(id, rf.cfg, need, nil), http.StatusUnprocessableEntity, "moderation_blocked")
 		})
 
 		f.Rule(rules("EST-013", "ERR-024")...).It("a config.count above the capability's ceiling is refused by the estimate, never clamped", func(ctx context.Context, s *framework.Spec) {

@@ -325,7 +325,7 @@ func checkOrderSpecs(f *framework.Framework) {
 			// plan it needs, and returns a spender on the default plan whose caps and wallet cannot refuse.
 			// Without control the detail is read with the profile's business-plan key and the main key
 			// submits, the capability's hold within its limits and balance.
-			planSetup := func(ctx context.Context, s *framework.Spec) (spender, string, map[string]any) {
+			planSetup := func(ctx context.Context, s *framework.Spec) (spender, *framework.Response, map[string]any) {
 				GinkgoHelper()
 				row := catalogue.WithStatus(catalogue.Rows(ctx, s.Client()), "requires_plan")
 				if row == nil {
@@ -341,7 +341,7 @@ func checkOrderSpecs(f *framework.Framework) {
 						framework.SkipFor(framework.LacksState(fmt.Sprintf("a hold of %d for %s is above the main key's per-generation limit (%d) or balance (%d), "+
 							"which are checked before the config and the plan", need, d.String("capability_id"), perGeneration, avail)))
 					}
-					return spender{c: s.Client()}, d.String("capability_id"), cfg
+					return spender{c: s.Client()}, d, cfg
 				}
 				rich := s.NewWorkspace(ctx, framework.WorkspaceOptions{Plan: row["required_plan"].(string)})
 				rc, _ := rich.NewKey(ctx, framework.KeyOptions{Scopes: []string{"read"}})
@@ -349,30 +349,28 @@ func checkOrderSpecs(f *framework.Framework) {
 				sp := newSpender(ctx, s)
 				s.SetLimits(ctx, sp.ws.ID, map[string]any{"per_generation_credits": 1000000, "daily_credits": 1000000})
 				s.SetCredits(ctx, sp.ws.ID, 1000000)
-				return sp, d.String("capability_id"), catalogue.Clone(answer.ObjectAt(d, "example_config"))
+				return sp, d, catalogue.Clone(answer.ObjectAt(d, "example_config"))
 			}
 
 			f.Rule(rules("CHECK-010", "CHECK-001")...).Needs(framework.BusinessKey).It("config validity before plan: an invalid config for a requires_plan capability gets 400 invalid_config", func(ctx context.Context, s *framework.Spec) {
-				sp, id, cfg := planSetup(ctx, s)
+				sp, d, cfg := planSetup(ctx, s)
+				id := d.String("capability_id")
 				cfg["conformance_bogus"] = true
 				refuse(ctx, sp.c, submitBody(id, cfg, 100000, nil), http.StatusBadRequest, "invalid_config")
 			})
 
-			f.Rule(rules("CHECK-011", "CHECK-001", "ERR-023", "ERR-017")...).Needs(framework.BusinessKey, framework.TestInputs).It("plan before moderation: a requires_plan capability with a refused prompt gets 403 required_plan", func(ctx context.Context, s *framework.Spec) {
-				sp, id, cfg := planSetup(ctx, s)
-				blocked := sp.c
-				if s.HasControl() {
-					s.QueueFault(ctx, "moderation_block", id, 1, "")
-				} else {
-					blocked = s.Force(ctx, sp.c, framework.Outcome{Kind: "moderation_block", CapabilityID: id})
-				}
-				r := refuse(ctx, blocked, submitBody(id, cfg, 100000, nil), http.StatusForbidden, "required_plan")
+			f.Rule(rules("CHECK-011", "CHECK-001", "ERR-023", "ERR-017")...).Needs(framework.BusinessKey, framework.Profile).It("plan before moderation: a requires_plan capability with a refused prompt gets 403 required_plan", func(ctx context.Context, s *framework.Spec) {
+				sp, d, cfg := planSetup(ctx, s)
+				id := d.String("capability_id")
+				// The profile's refused_prompt as the capability's free text, else a forced moderation_block.
+				rf := refusedOf(ctx, s, sp.c, d, cfg)
+				r := refuse(ctx, rf.c, submitBody(id, rf.cfg, 100000, nil), http.StatusForbidden, "required_plan")
 				Expect(r.String("error.capability_status")).To(Equal("requires_plan"), r.Describe())
 				r.String("error.required_plan")
 			})
 		})
 
-		f.Rule(rules("CHECK-012", "CHECK-001", "ERR-035", "ERR-030")...).Needs(framework.TestInputs, framework.Uploads).It("moderation before upload readiness: a refused prompt naming a not-finalized upload gets 422, without the fault 409 input_not_ready", func(ctx context.Context, s *framework.Spec) {
+		f.Rule(rules("CHECK-012", "CHECK-001", "ERR-035", "ERR-030")...).Needs(framework.Profile, framework.Uploads).It("moderation before upload readiness: a refused prompt naming a not-finalized upload gets 422, without the fault 409 input_not_ready", func(ctx context.Context, s *framework.Spec) {
 			sp := newSpender(ctx, s)
 			d := catalogue.ImageModel(ctx, sp.c)
 			props, _ := answer.ObjectAt(d, "config_schema")["properties"].(map[string]any)
@@ -386,8 +384,9 @@ func checkOrderSpecs(f *framework.Framework) {
 			cfg["reference_images"] = []any{map[string]any{"assetId": up.String("asset_id"), "alias": "image1"}}
 			r := refuse(ctx, sp.c, submitBody(d.String("capability_id"), cfg, need, nil), http.StatusConflict, "input_not_ready")
 			refusal.ExpectAssetIDsIfNamed(r, up.String("asset_id"))
-			blocked := s.Force(ctx, sp.c, framework.Outcome{Kind: "moderation_block", CapabilityID: d.String("capability_id")})
-			refuse(ctx, blocked, submitBody(d.String("capability_id"), cfg, need, nil), http.StatusUnprocessableEntity, "moderation_blocked")
+			// The profile's refused_prompt as the prompt, else a forced moderation_block.
+			rf := refusedOf(ctx, s, sp.c, d, cfg)
+			refuse(ctx, rf.c, submitBody(d.String("capability_id"), rf.cfg, need, nil), http.StatusUnprocessableEntity, "moderation_blocked")
 		})
 
 		f.Rule(rules("CHECK-020")...).It("a config whose price cannot be computed (pricing field of the wrong type) fails at config validity even with max_credits 1", func(ctx context.Context, s *framework.Spec) {
@@ -448,9 +447,18 @@ func checkOrderSpecs(f *framework.Framework) {
 			}
 			fault("SUBMIT-032", "moderation_unavailable", http.StatusServiceUnavailable, "moderation_unavailable", "ERR-041")
 			fault("SUBMIT-033", "estimate_changed", http.StatusConflict, "estimate_changed", "ERR-032")
-			fault("SUBMIT-034", "moderation_block", http.StatusUnprocessableEntity, "moderation_blocked", "ERR-035")
 			fault("ERR-040", "provider_unavailable", http.StatusBadGateway, "provider_unavailable")
 			fault("ERR-042", "pricing_unavailable", http.StatusServiceUnavailable, "pricing_unavailable")
+
+			f.Rule(rules("SUBMIT-034", "ERR-035")...).Needs(framework.Profile).It("a submit whose prompt moderation refuses answers 422 moderation_blocked and spends nothing", func(ctx context.Context, s *framework.Spec) {
+				// The profile's refused_prompt as an image model's prompt, else a forced moderation_block.
+				c := s.Client()
+				d := catalogue.ImageModel(ctx, c)
+				base := catalogue.CheapConfig(d)
+				_, need := estimateOf(ctx, c, d.String("capability_id"), base, nil)
+				rf := refusedOf(ctx, s, c, d, base)
+				refuse(ctx, rf.c, submitBody(d.String("capability_id"), rf.cfg, need, nil), http.StatusUnprocessableEntity, "moderation_blocked")
+			})
 
 			notPriced := func(ctx context.Context, s *framework.Spec, c *framework.Client) string {
 				GinkgoHelper()
@@ -754,15 +762,14 @@ func unusableUploadSpecs(f *framework.Framework) {
 			refusal.ExpectAssetIDsIfNamed(r, sent)
 		})
 
-		f.Rule(rules("UPLOAD-042", "ERR-035")...).Needs(framework.Uploads, framework.TestInputs).It("an upload the content check refused answers 422 moderation_blocked naming it", func(ctx context.Context, s *framework.Spec) {
+		f.Rule(rules("UPLOAD-042", "ERR-035")...).Needs(framework.Uploads, framework.Profile).It("an upload the content check refused answers 422 moderation_blocked naming it", func(ctx context.Context, s *framework.Spec) {
 			c := uploads.Client(ctx, s, 10)
 			capID, cfg, need := referenceModel(ctx, c)
-			// What the content check flags is the service's own: the suite forces the verdict on a
-			// sample image's finalize (the scan_flag outcome: a test input or control's fault).
-			fx, data := fixtures.Get("image.png")
-			flagged := uploads.ReservePut(ctx, s, c, fx.Name, fx.ContentType, data)
-			fin := uploads.Finalize(ctx, s.Force(ctx, c, framework.Outcome{Kind: "scan_flag"}), flagged).ExpectOK(http.StatusOK)
-			Expect(fin.String("scan_status")).To(Equal("flagged"), "the forced scan_flag flags the image"+fin.Describe())
+			// What the content check flags is the service's own: the image the profile declares it
+			// flags (flagged_upload), else the suite forces the verdict on a sample image's finalize
+			// (the scan_flag outcome: a test input or control's fault).
+			flagged, fin, _ := flaggedUpload(ctx, s, c, "image.png")
+			expectFlagged(fin)
 			r := refuse(ctx, c, submitBody(capID, naming(cfg, flagged), need*2, nil), http.StatusUnprocessableEntity, "moderation_blocked")
 			refusal.ExpectAssetIDs(r, flagged)
 		})

@@ -69,16 +69,14 @@ func uploadFinalizeSpecs(f *framework.Framework) {
 			}
 		})
 
-		f.Rule("UPLOAD-024", "UPLOAD-025", "UPLOAD-027", "UPLOAD-017", "UPLOAD-022", "UPLOAD-026", "UPLOAD-028", "UPLOAD-029").It(
+		f.Rule("UPLOAD-024", "UPLOAD-025", "UPLOAD-027", "UPLOAD-017", "UPLOAD-022", "UPLOAD-026", "UPLOAD-028", "UPLOAD-029").Needs(framework.Profile).It(
 			"a file the content check refuses answers 200 flagged, not usable, and stays so", func(ctx context.Context, s *framework.Spec) {
 				c := uploads.Client(ctx, s, 20)
-				// What the content check flags is the service's own: the suite forces the verdict on
-				// a sample image's finalize (the scan_flag outcome: a test input or control's fault).
-				for _, name := range []string{"image.png", "image.jpg"} {
-					fx, data := fixtures.Get(name)
-					id := uploads.ReservePut(ctx, s, c, fx.Name, fx.ContentType, data)
-					fin := uploads.Finalize(ctx, s.Force(ctx, c, framework.Outcome{Kind: "scan_flag"}), id)
-					fx.Outcome = fixtures.OutcomeFlagged
+				// What the content check flags is the service's own: the image the profile declares
+				// it flags (flagged_upload), else the suite forces the verdict on a sample image's
+				// finalize (the scan_flag outcome: a test input or control's fault).
+				for _, sample := range flaggedSamples(s) {
+					id, fin, fx := flaggedUpload(ctx, s, c, sample)
 					uploads.ExpectFinalizeOutcome(s, fin, fx, id)
 					s.Step("UPLOAD-027")
 					again := uploads.Finalize(ctx, c, id).ExpectOK(http.StatusOK)
