@@ -573,22 +573,21 @@ func (s *Suite) openingLine(info report.RunInfo) string {
 	return line
 }
 
-// realTimeSpecs counts the selected specs that will wait out real time: those that need RealTime
-// (and the Long ones only with --long), in a run with --real-time and without the control API
-// (which advances its clock instead). wall
-// is about how long their waits take spread over the run's processes: what each declares it waits
-// out of the target's clock (framework.RealTimeWait), in wall time at the target's time scale; at
-// least the longest one.
+// realTimeSpecs counts the selected specs that will wait out real time, in a run with --real-time
+// and without the control API (which advances its clock instead): those that need RealTime and
+// whose every need the configuration meets (runnable: Long is met only with --long). wall is about
+// how long their waits take spread over the run's processes: what each declares it waits out of
+// the target's clock (framework.RealTimeWait), in wall time at the target's time scale; at least
+// the longest one.
 func (s *Suite) realTimeSpecs() (n int, wall time.Duration) {
 	cfg := s.f.Config()
 	if !cfg.RealTime || cfg.ControlURL != "" {
 		return 0, 0
 	}
+	caps := configCaps(cfg, nil)
 	var waits []time.Duration
 	for _, r := range s.preview.SpecReports {
-		long := slices.Contains(r.Labels(), string(framework.Long))
-		realTime := slices.Contains(r.Labels(), string(framework.RealTime))
-		if selectedIn(r) && (s.shard == nil || s.shard[r.FullText()]) && realTime && (cfg.Long || !long) {
+		if s.runnable(r, caps) && slices.Contains(r.Labels(), string(framework.RealTime)) {
 			waits = append(waits, framework.RealTimeWait(r.LeafNodeLocation))
 		}
 	}
@@ -638,7 +637,7 @@ func (s *Suite) plan() (atMost, total int) {
 		if r.LeafNodeType != types.NodeTypeIt {
 			continue
 		}
-		ok := selectedIn(r) && (s.shard == nil || s.shard[r.FullText()]) && caps.Unmet(needsOf(r.Labels())) == ""
+		ok := s.runnable(r, caps)
 		for _, id := range ruleLabels(r.Labels()) {
 			if prev, seen := canRun[id]; !seen || prev {
 				canRun[id] = ok
@@ -655,6 +654,12 @@ func (s *Suite) plan() (atMost, total int) {
 		}
 	}
 	return atMost, total
+}
+
+// runnable reports an It of the dry run that this run selects (its label filter, and its shard
+// when split) and whose every declared need caps meets.
+func (s *Suite) runnable(r types.SpecReport, caps framework.Capabilities) bool {
+	return selectedIn(r) && (s.shard == nil || s.shard[r.FullText()]) && caps.Unmet(needsOf(r.Labels())) == ""
 }
 
 // selectedIn reports an It of a dry run that the label filter selects.
