@@ -69,13 +69,14 @@ func TestUnreachable(t *testing.T) {
 	budget := report.SpecResult{Rules: []string{"A-1"}, State: report.Skipped, Skip: &report.SkipReason{Kind: report.SkipDisabled, Text: "disabled: --budget"}}
 	other := report.SpecResult{Rules: []string{"B-1"}, State: report.Passed}
 	unselected := report.SpecResult{Rules: []string{"A-1"}, State: report.NotSelected}
+	strict := report.SpecResult{Rules: []string{"A-1"}, State: report.StrictOnly}
 	for _, c := range []struct {
 		name  string
 		specs []report.SpecResult
 		mode  string
 		want  string
 	}{
-		{"all need control", []report.SpecResult{skip("A-1", report.TierControl), skip("A-1", report.TierTestHelpers), other, unselected}, "t", Unreachable},
+		{"all need control", []report.SpecResult{skip("A-1", report.TierControl), skip("A-1", report.TierTestHelpers), other, unselected, strict}, "t", Unreachable},
 		{"one ran", []report.SpecResult{skip("A-1", report.TierControl), ran}, "t", Survived},
 		{"a budget skip", []report.SpecResult{skip("A-1", report.TierControl), budget}, "t", Survived},
 		{"test inputs at t", []report.SpecResult{skip("A-1", report.TierTestInputs)}, "t", Survived},
