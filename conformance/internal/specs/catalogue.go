@@ -627,6 +627,21 @@ func hiddenCastSpecs(f *framework.Framework) {
 			Expect(listed).To(ContainElement(ready), "a ready actor of the workspace's own is listed")
 			s.Step("ACTOR-011")
 			actorRowsFixed(pages, []string{ready}, nil)
+			if f.Capabilities().SecondWorkspace {
+				// A workspace lists its own actors and the cast: an actor that two workspaces
+				// both list is the service's cast, is_platform true (the control path makes its
+				// own; this one reads the main and the second workspace's lists).
+				main, mainPages := paging.Walk(ctx, s.Client(), "/actors", "actors", 48, 100)
+				other, _ := paging.Walk(ctx, s.OtherClient(), "/actors", "actors", 48, 100)
+				otherIDs := paging.IDs(other, "actor_id")
+				var cast []string
+				for _, id := range paging.IDs(main, "actor_id") {
+					if slices.Contains(otherIDs, id) {
+						cast = append(cast, id)
+					}
+				}
+				actorRowsFixed(mainPages, nil, cast)
+			}
 			s.Step("ACTOR-013")
 			Expect(listed).NotTo(ContainElement(processing), "an actor still processing ("+processing+") is hidden")
 			Expect(listed).NotTo(ContainElement(disabled), "a disabled actor ("+disabled+") is hidden")
