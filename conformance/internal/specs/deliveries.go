@@ -17,11 +17,20 @@ import (
 	"github.com/mediaspec/mediaspec/conformance/internal/catalogue"
 	"github.com/mediaspec/mediaspec/conformance/internal/framework"
 	"github.com/mediaspec/mediaspec/receiver"
-	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 )
 
-// deliverySpecs registers the specs of webhook deliveries.
+// deliverySpecs registers the specs of webhook deliveries, over this file, deliveries_attempts.go
+// and deliveries_endpoints.go under one container text, the prefix of their spec names.
 func deliverySpecs(f *framework.Framework) {
+	deliveryRetrySpecs(f)
+	deliveryAttemptSpecs(f)
+	deliveryEndpointSpecs(f)
+	deliveryPayloadSpecs(f)
+}
+
+// deliveryRetrySpecs registers the specs of webhook.test, the retry schedule, and a dropped
+// connection and a redirect as failed attempts.
+func deliveryRetrySpecs(f *framework.Framework) {
 	Describe("deliveries: webhook deliveries", func() {
 		// webhook.test is sent only when someone presses Send test in the app: control's Send test, or
 		// a webhook_test test input on the registration.
@@ -88,249 +97,15 @@ func deliverySpecs(f *framework.Framework) {
 			}
 			Expect(s.Hooks().Attempts(targetPath)).To(BeEmpty(), "the redirect target received a delivery")
 		})
+	})
 
-		f.Rule("DLV-010", "DLV-020").Needs(framework.RealTime).WaitsOut(firstRetryWait).It("no 2XX within 10 seconds is a failed attempt; a 2XX after 9 seconds counts", func(ctx context.Context, s *framework.Spec) {
-			if !s.HasControl() {
-				holdsOnRealClock(ctx, s)
-				return
-			}
-			c := s.Client()
-			h := registerHook(ctx, s, c, "credits.low")
-			// An answer after 11 seconds: the receiver holds the first attempt 11 s of real time,
-			// and once it has arrived the target's clock moves 11 s on. A target that times the
-			// attempt on its clock gives up at once, one that times it on real time after 10 s;
-			// either way the attempt fails (given up, or answered late) and is retried.
-			s.Hooks().Behave(h.path, receiver.TimeoutFirst(1, 11*time.Second))
-			// A 2XX after 9 seconds counts. Against any target the receiver answers after 9 s of
-			// real time. The reference mock times an attempt on its clock as well as on real time
-			// (a clock scaled above 1 stretches the clock's deadline with it), so on its manual or
-			// real clock the spec moves the clock 9 s on instead and the receiver answers then.
-			release := make(chan struct{})
-			nine := func(a receiver.Attempt) receiver.Response {
-				return receiver.Response{Status: http.StatusOK, Hold: 9 * time.Second, Release: release}
-			}
-			moveNine := s.Reference() && (s.ManualClock() || s.ClockScale() == 1)
-			// The reference mock sends to each endpoint from a pool of workers (a slow receiver
-			// never holds up another endpoint), so against it both attempts are held at once, on two
-			// endpoints, and the run waits the longer hold only, not both one after the other
-			// (on a running clock, both are real seconds). Another target may send one attempt at
-			// a time, which would hold the second attempt until the first is given up on a clock
-			// the spec has not moved yet: it is held on the one endpoint, in turn.
-			h2 := h
-			if s.Reference() {
-				h2 = registerHook(ctx, s, c, "credits.low")
-				s.Hooks().Behave(h2.path, nine)
-			}
-			id := sendTest(ctx, s, h.id)
-			attempts(ctx, s, id, 1)
-			var id2 string
-			var atts []receiver.Attempt
-			gaveUp := func() {
-				Eventually(func() bool { return s.Hooks().AttemptsFor(id)[0].Settled() }).WithContext(ctx).WithTimeout(arrival(s)).WithPolling(50*time.Millisecond).
-					Should(BeTrue(), "the attempt held 11 seconds was neither given up nor answered")
-			}
-			counted := func() {
-				Eventually(func() bool { return s.Hooks().AttemptsFor(id2)[0].Settled() }).WithContext(ctx).WithTimeout(15*time.Second).WithPolling(50*time.Millisecond).
-					Should(BeTrue(), "the receiver's 200 after 9 seconds was not settled")
-				Expect(s.Hooks().AttemptsFor(id2)[0].Abandoned).To(BeFalse(), "the target gave up on an attempt answered 200 after 9 seconds")
-			}
-			if s.Reference() {
-				id2 = sendTest(ctx, s, h2.id)
-				atts = attempts(ctx, s, id2, 1)
-				if moveNine {
-					s.Advance(ctx, 9)
-					close(release)
-					counted()
-					s.Advance(ctx, 2) // 11 s since the first attempt came
-				} else {
-					s.Advance(ctx, 11)
-					counted()
-				}
-				gaveUp()
-				settled(ctx, s, h2.id)
-				advanceSettled(ctx, s, h.id, retryWaits[0].Seconds()*1.1)
-				attempts(ctx, s, id, 2)
-			} else {
-				s.Advance(ctx, 11)
-				gaveUp()
-				advanceSettled(ctx, s, h.id, retryWaits[0].Seconds()*1.1)
-				attempts(ctx, s, id, 2)
-				s.Hooks().Behave(h.path, nine)
-				id2 = sendTest(ctx, s, h.id)
-				atts = attempts(ctx, s, id2, 1)
-				counted()
-				settled(ctx, s, h.id)
-				s.Advance(ctx, retryWaits[0].Seconds()*1.1)
-			}
-			noMore(ctx, s, h2.id, id2, 1, "a 2XX within 10 seconds was retried")
-			Expect(atts).To(HaveLen(1))
-		}, Label("slow"))
+}
 
-		f.Rule("RECV-006").ControlBecause("the signing secret is rotated in the app, not through the API").It("a rotated secret signs the pending retries at once", func(ctx context.Context, s *framework.Spec) {
-			h := registerHook(ctx, s, s.Client(), "credits.low")
-			s.Hooks().Behave(h.path, receiver.FailFirst(1, http.StatusServiceUnavailable))
-			id := sendTest(ctx, s, h.id)
-			attempts(ctx, s, id, 1)
-			rot := controlHook(ctx, s, h.id, "rotate")
-			secret, _ := rot["secret"].(string)
-			Expect(secret).To(MatchRegexp(secretPattern))
-			Expect(secret).NotTo(Equal(h.secret))
-			s.Hooks().Trust(secret)
-			advanceSettled(ctx, s, h.id, retryWaits[0].Seconds()*1.1)
-			atts := attempts(ctx, s, id, 2)
-			checkAttempt(atts[1], secret)
-			old, _ := standardwebhooks.NewWebhook(h.secret)
-			Expect(old.VerifyIgnoringTimestamp(atts[1].Body, atts[1].Header)).NotTo(Succeed(), "the retry is still signed with the old secret")
-		})
-
-		f.Rule("WH-022").WaitsOut(firstRetryWait).It("deleting an endpoint removes its pending deliveries", func(ctx context.Context, s *framework.Spec) {
-			c := newSpender(ctx, s).c
-			if s.HasControl() {
-				// A witness endpoint failing alike, fired alike and kept: once the target's history of
-				// it is quiet with its retry received, the target's clock has passed the moment the
-				// deleted endpoint's pending retry was due, so watching the receiver for a quiet
-				// window (all a deleted endpoint's empty history leaves) is not needed.
-				hs := deliveryHooks(ctx, s, c, receiver.Always(http.StatusInternalServerError), receiver.Always(http.StatusInternalServerError))
-				ids := fireAt(ctx, s, c, hs...)
-				c.Delete(ctx, "/webhooks/"+hs[0].id).ExpectOK(http.StatusOK)
-				s.Advance(ctx, (15 * time.Hour).Seconds())
-				if _, ok := settled(ctx, s, hs[1].id); ok && len(s.Hooks().AttemptsFor(ids[1])) > 1 {
-					Expect(s.Hooks().AttemptsFor(ids[0])).To(HaveLen(1), "a retry arrived after the endpoint was deleted")
-					return
-				}
-				noMore(ctx, s, hs[0].id, ids[0], 1, "a retry arrived after the endpoint was deleted")
-				return
-			}
-			h := deliveryHooks(ctx, s, c, receiver.Always(http.StatusInternalServerError))[0]
-			id := fireAt(ctx, s, c, h)[0]
-			c.Delete(ctx, "/webhooks/"+h.id).ExpectOK(http.StatusOK)
-			// Past the retry that was pending: attempt 2's wait in real time.
-			pastFirstRetry(ctx, s)
-			noMore(ctx, s, h.id, id, 1, "a retry arrived after the endpoint was deleted")
-		})
-
-		f.Rule("EVT-006", "EVT-032").ControlBecause("the low-balance threshold and a refill are the app's and billing's, not the API's").It("credits.low fires when credits fall below the threshold, once per refill", func(ctx context.Context, s *framework.Spec) {
-			ws := s.NewWorkspace(ctx, framework.WorkspaceOptions{Balance: ptr(1000)})
-			c, _ := ws.NewKey(ctx, framework.KeyOptions{Scopes: []string{"read", "generate"}})
-			Expect(s.Control().PatchWorkspace(ctx, ws.ID, map[string]any{"low_balance_threshold_credits": 500})).To(Succeed())
-			h := registerHook(ctx, s, c, "credits.low")
-			s.SetCredits(ctx, ws.ID, 100)
-			first, err := s.Hooks().Await(ctx, receiver.Match{Type: "credits.low", Path: h.path}, arrival(s))
-			Expect(err).NotTo(HaveOccurred(), "no credits.low after the balance fell below the threshold")
-			data := checkEnvelope(s, first)
-			Expect(data["available_credits"]).To(BeNumerically("==", 100), string(first.Raw))
-			Expect(data["threshold_credits"]).To(BeNumerically("==", 500), string(first.Raw))
-			s.SetCredits(ctx, ws.ID, 50) // still low: no second event
-			s.SetCredits(ctx, ws.ID, 1000)
-			s.SetCredits(ctx, ws.ID, 10)
-			second, err := s.Hooks().Await(ctx, receiver.Match{Type: "credits.low", Path: h.path, Where: func(e receiver.Event) bool { return e.ID != first.ID }}, arrival(s))
-			Expect(err).NotTo(HaveOccurred(), "no credits.low after a refill and a new fall")
-			Expect(checkEnvelope(s, second)["available_credits"]).To(BeNumerically("==", 10), string(second.Raw))
-			list, _ := settled(ctx, s, h.id)
-			Expect(list).To(HaveLen(2), "the target's history holds two credits.low deliveries: once per refill")
-			Expect(s.Hooks().Events(h.path)).To(HaveLen(2), "credits.low fires once per refill")
-			expectOnce(ctx, s, c, h, receiver.Match{Type: "credits.low"}, 2, "credits.low fires once per refill (two falls, one refill between)")
-		})
-
-		// Without the control API each delivery is a generation's generation.completed and the
-		// schedule passes on the target's own clock (--real-time --long): five rounds of 14.5 hours.
-		f.Rule("DLV-021", "DLV-022", "DLV-024", "DLV-025", "DLV-027").
-			Needs(framework.RealTime, framework.Long, framework.Spends).WaitsOut(5*(retrySchedule*12/10)+retryWaits[1]).It(
-			"an endpoint goes failing after 3 exhausted deliveries, disabled after 20, back to active on a 2XX", func(ctx context.Context, s *framework.Spec) {
-				endpointStatus(ctx, s)
-			}, Label("slow"))
-
-		f.Rule("DLV-023", "DLV-026").ControlBecause("only the app re-enables a disabled endpoint (no API route does)").It(
-			"a disabled endpoint is active again only by the app's enable, and the events of its disabled time are not replayed", func(ctx context.Context, s *framework.Spec) {
-				ws := s.NewWorkspace(ctx, framework.WorkspaceOptions{Balance: ptr(1000)})
-				c, _ := ws.NewKey(ctx, framework.KeyOptions{Scopes: []string{"read", "generate"}})
-				h := registerHook(ctx, s, c, "credits.low")
-				witness := registerHook(ctx, s, c, "credits.low")
-				s.Hooks().Behave(h.path, receiver.Always(http.StatusInternalServerError))
-				ids := make([]string, 20)
-				for i := range ids {
-					ids[i] = sendTest(ctx, s, h.id)
-				}
-				exhaustAll(ctx, s, h.id, ids)
-				st, _ := hookStatus(ctx, c, h.id)
-				Expect(st).To(Equal("disabled"), "after 20 exhausted deliveries")
-				s.Hooks().Behave(h.path, nil)
-				Expect(s.Control().PatchWorkspace(ctx, ws.ID, map[string]any{"low_balance_threshold_credits": 500})).To(Succeed())
-				s.SetCredits(ctx, ws.ID, 100)
-				low, err := s.Hooks().Await(ctx, receiver.Match{Type: "credits.low", Path: witness.path}, arrival(s))
-				Expect(err).NotTo(HaveOccurred(), "the witness endpoint got no credits.low")
-				// Only the app (control) re-enables; the disabled time is not replayed.
-				s.Step("DLV-026", "DLV-023")
-				en := controlHook(ctx, s, h.id, "enable")
-				Expect(en["status"]).To(Equal("active"))
-				s.Advance(ctx, (15 * time.Hour).Seconds())
-				nothingFor(ctx, s, h.id, receiver.Match{Type: "credits.low", Path: h.path}, "the event "+low.ID+" of the disabled time was replayed")
-				st, n := hookStatus(ctx, c, h.id)
-				Expect([]any{st, n}).To(Equal([]any{"active", int64(0)}))
-			}, Label("slow"))
-
-		// Without the control API the schedule passes on the target's own clock (--real-time --long)
-		// and the deliveries are generations' generation.completed (fourXXOnRealClock).
-		f.Rule("DLV-009", "DLV-025", "DLV-027").Needs(framework.RealTime, framework.Long, framework.Spends).
-			WaitsOut(firstRetryWait+retrySchedule+retryWaits[3]*12/10).It(
-			"a 4XX answer is a failed attempt: retried on the schedule, and five of them exhaust the delivery and count against the endpoint", func(ctx context.Context, s *framework.Spec) {
-				if !s.HasControl() {
-					fourXXOnRealClock(ctx, s)
-					return
-				}
-				ws := s.NewWorkspace(ctx, framework.WorkspaceOptions{})
-				c, _ := ws.NewKey(ctx, framework.KeyOptions{Scopes: []string{"read", "generate"}})
-				h := registerHook(ctx, s, c, "credits.low")
-				// A client error is no reason to stop: each 4XX here is answered once, then 2XX.
-				s.Step("DLV-009")
-				for _, status := range []int{http.StatusBadRequest, http.StatusUnauthorized, http.StatusNotFound, http.StatusGone, http.StatusTooManyRequests} {
-					s.Hooks().Behave(h.path, receiver.FailFirst(1, status))
-					id := sendTest(ctx, s, h.id)
-					attempts(ctx, s, id, 1)
-					settled(ctx, s, h.id)
-					s.Advance(ctx, retryWaits[0].Seconds()*1.1)
-					attempts(ctx, s, id, 2)
-					noMore(ctx, s, h.id, id, 2, fmt.Sprintf("the 2XX after a %d was retried", status))
-				}
-				s.Step("DLV-025")
-				st, n := hookStatus(ctx, c, h.id)
-				Expect([]any{st, n}).To(Equal([]any{"active", int64(0)}), "each delivery succeeded on its second attempt")
-				// Five 410s exhaust a delivery: it counts like any other exhausted delivery.
-				s.Hooks().Behave(h.path, receiver.Always(http.StatusGone))
-				id := sendTest(ctx, s, h.id)
-				exhaustAll(ctx, s, h.id, []string{id})
-				s.Step("DLV-009")
-				Expect(recordOf(must(settled(ctx, s, h.id)), id).Status).To(Equal("exhausted"), "five 410 answers exhaust the delivery")
-				s.Step("DLV-027")
-				st, n = hookStatus(ctx, c, h.id)
-				Expect([]any{st, n}).To(Equal([]any{"active", int64(1)}), "an exhausted delivery answered 410 counts against the endpoint")
-			}, Label("slow"))
-
-		f.Rule("DLV-020", "DLV-025").WaitsOut(firstRetryWait).It("a 2XX ends a delivery whatever its body says: a 200 with HTML and a 202 whose JSON claims failure are not retried", func(ctx context.Context, s *framework.Spec) {
-			c := newSpender(ctx, s).c
-			hooks := deliveryHooks(ctx, s, c,
-				receiver.AnswerWith(http.StatusOK, "<html><body>not json</body></html>", "text/html"),
-				receiver.AnswerWith(http.StatusAccepted, `{"ok":false,"error":"retry later","retry":true}`, "application/json"),
-				receiver.AnswerWith(http.StatusOK, `{"ok":false}`, "text/plain"))
-			ids := fireAt(ctx, s, c, hooks...)
-			var hookIDs []string
-			for i, h := range hooks {
-				hookIDs = append(hookIDs, h.id)
-				s.Step("DLV-020")
-				if s.HasControl() {
-					Expect(recordOf(must(settled(ctx, s, h.id)), ids[i]).Status).To(Equal("delivered"), "a 2XX with a body is a delivered attempt (the target's history)")
-				}
-			}
-			pastFirstRetry(ctx, s, hookIDs...)
-			for i, h := range hooks {
-				s.Step("DLV-020")
-				noMore(ctx, s, h.id, ids[i], 1, "a 2XX with a body was retried")
-				s.Step("DLV-025")
-				st, n := hookStatus(ctx, c, h.id)
-				Expect([]any{st, n}).To(Equal([]any{"active", int64(0)}))
-			}
-		})
-
+// deliveryPayloadSpecs registers the specs of what an attempt carries and where it goes: a payload
+// that is not ASCII, the address checked again at each attempt, the service's own failures, and
+// the generation events.
+func deliveryPayloadSpecs(f *framework.Framework) {
+	Describe("deliveries: webhook deliveries", func() {
 		// The payload is a webhook.test message, sent only from the app: control's Send test, or a
 		// webhook_test test input with its message.
 		f.Rule("DLV-006", "EVT-008", "EVT-018").Needs(framework.Receiver, framework.TestInputs).It("a payload that is not ASCII is signed over the exact bytes sent", func(ctx context.Context, s *framework.Spec) {
@@ -422,7 +197,6 @@ func deliverySpecs(f *framework.Framework) {
 
 		generationEventSpecs(f)
 	})
-
 }
 
 // holdsOnRealClock is the DLV-010 spec without the control API: one delivery (a generation's
