@@ -242,14 +242,6 @@ func (p *Proxy) observeControl(ex *exchange) {
 	}
 }
 
-// bodyViolation reports whether a request violation concerns the body: a query the text reads
-// leniently (blank counts as omitted, limits are clamped, an unreadable cursor restarts) is never
-// a client finding.
-func bodyViolation(err error) bool {
-	s := err.Error()
-	return strings.Contains(s, "request body")
-}
-
 // BodyJudge is a Judge that can judge a request's body alone, skipping at once an operation that
 // declares none (spec.Judge does, with RequestBody). Another Judge is asked Request, and only
 // what it says of the body is kept.
@@ -264,7 +256,9 @@ func (p *Proxy) requestBody(r *http.Request, body []byte) error {
 	if bj, ok := p.judge.(BodyJudge); ok {
 		return bj.RequestBody(r.Context(), r, body)
 	}
-	if err := p.judge.Request(r.Context(), r, body); err != nil && bodyViolation(err) {
+	// Only the body: a query the text reads leniently (blank counts as omitted, limits are
+	// clamped, an unreadable cursor restarts) is never a client finding.
+	if err := p.judge.Request(r.Context(), r, body); err != nil && spec.BodyViolation(err) {
 		return err
 	}
 	return nil

@@ -82,10 +82,16 @@ func (j *Judge) RequestBody(ctx context.Context, r *http.Request, body []byte) e
 	if !ok || route.Operation == nil || route.Operation.RequestBody == nil {
 		return nil
 	}
-	if err := j.Request(ctx, r, body); err != nil && strings.Contains(err.Error(), "request body") {
+	if err := j.Request(ctx, r, body); err != nil && BodyViolation(err) {
 		return err
 	}
 	return nil
+}
+
+// BodyViolation reports whether a request's violation (of Request, ValidateRequest) concerns its
+// body, not its parameters or security.
+func BodyViolation(err error) bool {
+	return strings.Contains(err.Error(), "request body")
 }
 
 // Response judges a service's answer to r. failure is non-nil when the normative view refuses the
