@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/getkin/kin-openapi/routers"
 	"github.com/mediaspec/mediaspec/spec"
 	"github.com/mediaspec/mediaspec/spec/judge"
 	"github.com/mediaspec/mediaspec/spec/judge/audit"
@@ -52,7 +53,8 @@ func (p *Proxy) judgeWorker() {
 type call struct {
 	ex      *exchange
 	req     *http.Request
-	route   string // "GET /generations/{id}" relative to the base path; "" outside the description
+	route   string         // "GET /generations/{id}" relative to the base path; "" outside the description
+	rt      *routers.Route // the route route names (p.val's); nil outside the description
 	params  map[string]string
 	line    string         // request line with the query
 	reqJSON any            // the request body decoded (numbers as json.Number), nil when not JSON
@@ -82,8 +84,9 @@ func (p *Proxy) judgeSingle(ex *exchange) {
 		c.apiPath = "/"
 	}
 	c.req = &http.Request{Method: ex.method, URL: &url.URL{Path: ex.path, RawQuery: ex.rawQuery}, Header: ex.header, Host: p.upstream.Host}
+	// The route is found once here; the request's judge and the ordered stage read it from c.
 	if r, params, ok := p.val.FindRoute(ex.method, ex.path); ok {
-		c.route, c.params = r.Method+" "+r.Path, params
+		c.route, c.rt, c.params = r.Method+" "+r.Path, r, params
 	}
 	c.reqJSON = judge.DecodeJSON(ex.body)
 	c.body, _ = c.reqJSON.(map[string]any)
@@ -105,7 +108,7 @@ func (p *Proxy) judgeSingle(ex *exchange) {
 
 	// The client: the request against the description. Only its body is judged (requestBody).
 	if !ex.bodyCut && c.route != "" {
-		if err := p.requestBody(c.req, ex.body); err != nil {
+		if err := p.requestBody(c, ex.body); err != nil {
 			p.find(c, SideClient, requestRule(c.route), false, "The request body breaks the description: "+sentence(err))
 		}
 	}
@@ -199,8 +202,9 @@ func (p *Proxy) auditFinding(f Finding) {
 		n = ex.n
 		ex.findings++
 		route = ex.method + " " + maskIDs(strings.TrimPrefix(ex.path, p.basePath))
-		if r, _, ok := p.val.FindRoute(ex.method, ex.path); ok {
-			route = r.Method + " " + r.Path
+		// The route judgeSingle found (an exchange without a call is not audited, but for files).
+		if ex.call != nil && ex.call.route != "" {
+			route = ex.call.route
 		}
 	}
 	p.store.add(Finding{RuleID: f.RuleID, Level: f.Level, Side: SideClient, KeyID: f.KeyID, Request: f.Request, Advice: f.Advice,
@@ -251,8 +255,13 @@ type BodyJudge interface {
 	RequestBody(ctx context.Context, r *http.Request, body []byte) error
 }
 
-// requestBody is the judge's verdict on a request's body alone.
-func (p *Proxy) requestBody(r *http.Request, body []byte) error {
+// requestBody is the judge's verdict on a request's body alone. The default judge is handed the
+// route judgeSingle found, when it was found on that judge's own reference validator.
+func (p *Proxy) requestBody(c *call, body []byte) error {
+	r := c.req
+	if p.events != nil && p.judge == Judge(p.events) && p.val == p.events.Reference() {
+		return p.events.RequestBodyOn(r.Context(), r, c.rt, c.params, body)
+	}
 	if bj, ok := p.judge.(BodyJudge); ok {
 		return bj.RequestBody(r.Context(), r, body)
 	}

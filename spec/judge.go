@@ -75,14 +75,20 @@ func (j *Judge) Request(ctx context.Context, r *http.Request, body []byte) error
 // of which is reads), or when the body matches; otherwise the Violation of Request that concerns
 // the body. What Request says of the rest (parameters, security) is left out.
 func (j *Judge) RequestBody(ctx context.Context, r *http.Request, body []byte) error {
-	if !j.reference.Covers(r.URL.Path) {
+	route, params, ok := j.reference.FindRoute(r.Method, r.URL.Path) // not ok outside the base path
+	if !ok {
 		return nil
 	}
-	route, _, ok := j.reference.FindRoute(r.Method, r.URL.Path)
-	if !ok || route.Operation == nil || route.Operation.RequestBody == nil {
+	return j.RequestBodyOn(ctx, r, route, params, body)
+}
+
+// RequestBodyOn is RequestBody for a request whose route the caller already found with
+// Reference().FindRoute (route and params as it returned them): the route is not looked up again.
+func (j *Judge) RequestBodyOn(ctx context.Context, r *http.Request, route *routers.Route, params map[string]string, body []byte) error {
+	if route == nil || route.Operation == nil || route.Operation.RequestBody == nil {
 		return nil
 	}
-	if err := j.Request(ctx, r, body); err != nil && BodyViolation(err) {
+	if err := j.reference.validateRequestOn(ctx, r, body, route, params); err != nil && BodyViolation(err) {
 		return err
 	}
 	return nil

@@ -201,6 +201,11 @@ func (v *Validator) ValidateRequest(ctx context.Context, r *http.Request, body [
 	if !ok {
 		return Violation{Kind: "request", Method: r.Method, Path: r.URL.Path, Err: errors.New("no documented operation for this method and path")}
 	}
+	return v.validateRequestOn(ctx, r, body, route, params)
+}
+
+// validateRequestOn is ValidateRequest once the request's route was found.
+func (v *Validator) validateRequestOn(ctx context.Context, r *http.Request, body []byte, route *routers.Route, params map[string]string) error {
 	in := v.requestInput(r, body, route, params)
 	if err := openapi3filter.ValidateRequest(ctx, in); err != nil {
 		return Violation{Kind: "request", Method: r.Method, Path: r.URL.Path, Err: err}
