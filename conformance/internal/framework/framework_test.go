@@ -126,6 +126,11 @@ func TestUnmet(t *testing.T) {
 		{"unknown need", all, []Need{"teleport"}, "unsupported:", "teleport"},
 		{"role undeclared", Capabilities{Roles: map[Need]bool{ExpiredKey: true}}, []Need{ExpiredKey, RevokedKey}, "unsupported:", "revoked_key in the profile (--revoked-key)"},
 		{"role declared", Capabilities{Roles: map[Need]bool{BudgetKey: true}}, []Need{BudgetKey}, "", ""},
+		{"real time off", Capabilities{}, []Need{RealTime}, "disabled:", "--real-time"},
+		{"real time on", Capabilities{RealTime: true}, []Need{RealTime}, "", ""},
+		{"long off with real time", Capabilities{RealTime: true}, []Need{RealTime, Long}, "disabled:", "--real-time --long"},
+		{"long on", Capabilities{RealTime: true, Long: true}, []Need{RealTime, Long}, "", ""},
+		{"long by the control clock", Capabilities{Control: true}, []Need{RealTime, Long}, "", ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -143,6 +143,17 @@ func TestBadProfiles(t *testing.T) {
 		{base + "own_disabled_actor_id: act_x\n", "are of own_catalogue_key's workspace: declare it with them", false},
 		{base + "own_deactivated_voice_id: voc_x\n", "are of own_catalogue_key's workspace: declare it with them", false},
 		{base + "shapes:\n  balance.avail: /x\n", `unknown shape "balance.avail"`, false},
+		{base + "limited_key: sk_live_b\n", "limited_key, limited_key_per_generation_limit and limited_key_daily_limit go together", false},
+		{base + "limited_key: sk_live_b\nlimited_key_per_generation_limit: 5\n", "limited_key, limited_key_per_generation_limit and limited_key_daily_limit go together", false},
+		{base + "limited_key_per_generation_limit: 5\nlimited_key_daily_limit: 7\n", "limited_key, limited_key_per_generation_limit and limited_key_daily_limit go together", false},
+		{base + "renamed_field_capability_id: cap_x\nrenamed_field_old_name: style\nrenamed_field_new_name: look\n", "renamed_field_capability_id, renamed_field_old_name, renamed_field_new_name and renamed_field_stops_in go together", false},
+		{base + "renamed_field_stops_in: 1.3.0\n", "renamed_field_capability_id, renamed_field_old_name, renamed_field_new_name and renamed_field_stops_in go together", false},
+		{base + "renamed_field_capability_id: cap_x\nrenamed_field_old_name: style\nrenamed_field_new_name: look\nrenamed_field_stops_in: \"1.3\"\n", "renamed_field_capability_id, renamed_field_old_name, renamed_field_new_name and renamed_field_stops_in: the version is MAJOR.MINOR.PATCH", false},
+		{base + "ended_field_capability_id: cap_x\nended_field_old_name: style\nended_field_new_name: look\n", "ended_field_capability_id, ended_field_old_name, ended_field_new_name and ended_field_stopped_in go together", false},
+		{base + "ended_field_capability_id: cap_x\nended_field_old_name: style\nended_field_new_name: look\nended_field_stopped_in: v1.2.0\n", "ended_field_capability_id, ended_field_old_name, ended_field_new_name and ended_field_stopped_in: the version is MAJOR.MINOR.PATCH", false},
+		{base + "removed_enum_value: draft\n", "removed_enum_capability_id, removed_enum_field and removed_enum_value go together", false},
+		{base + "removed_enum_capability_id: cap_x\nremoved_enum_field: style\n", "removed_enum_capability_id, removed_enum_field and removed_enum_value go together", false},
+		{base + "saved_workflow_ids:\n  first: wf_a\n", "line 4: saved_workflow_ids.first: want a list of ids", false},
 	}
 	for _, tc := range tests {
 		if err := spec.ValidateProfile([]byte(tc.text)); (err == nil) != tc.schemaTakes {
@@ -265,5 +276,42 @@ func TestCreditsSurviveJSON(t *testing.T) {
 	}
 	if out != in {
 		t.Fatalf("%s read back as %+v, want %+v", b, out, in)
+	}
+}
+
+// saved_workflow_ids is one IDList from every source: a YAML list or one id, a flag given repeated
+// or comma-separated, the environment comma-separated; empty parts and spaces are dropped.
+func TestIDList(t *testing.T) {
+	for _, tc := range []struct {
+		name, yaml, env string
+		flags           []string
+		want            IDList
+	}{
+		{"a YAML list", "saved_workflow_ids: [wf_a, wf_b]\n", "", nil, IDList{"wf_a", "wf_b"}},
+		{"one YAML id", "saved_workflow_ids: wf_a\n", "", nil, IDList{"wf_a"}},
+		{"a YAML id comma-separated", "saved_workflow_ids: 'wf_a, wf_b'\n", "", nil, IDList{"wf_a", "wf_b"}},
+		{"flags repeated and comma-separated", "", "", []string{"--saved-workflow-id", "wf_a", "--saved-workflow-id", "wf_b,,wf_c"},
+			IDList{"wf_a", "wf_b", "wf_c"}},
+		{"the environment", "", " wf_a ,wf_b,", nil, IDList{"wf_a", "wf_b"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			file := filepath.Join(t.TempDir(), "p.yaml")
+			if err := os.WriteFile(file, []byte("base_url: http://h\nkey: sk_live_a\n"+tc.yaml), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			env := map[string]string{"MEDIASPEC_CONFIG": file, "MEDIASPEC_SAVED_WORKFLOW_IDS": tc.env}
+			fs := flag.NewFlagSet("t", flag.ContinueOnError)
+			fl := RegisterFlags(fs)
+			if err := fs.Parse(tc.flags); err != nil {
+				t.Fatal(err)
+			}
+			cfg, err := Load(fl, func(k string) string { return env[k] })
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(cfg.SavedWorkflowIDs, tc.want) || cfg.SavedWorkflowIDs.String() != strings.Join(tc.want, ",") {
+				t.Errorf("saved_workflow_ids = %q (%s), want %q", cfg.SavedWorkflowIDs, cfg.SavedWorkflowIDs.String(), tc.want)
+			}
+		})
 	}
 }
