@@ -97,3 +97,26 @@ func TestUnreachable(t *testing.T) {
 		t.Errorf("the table:\n%s", b.String())
 	}
 }
+
+// Mode t's second pass runs the row's specs that wait out hours (--long, filter "(...) && long")
+// against a mock at x1000, as .ci/check-modes t does; it is due when such a spec skipped.
+func TestModeTLongPass(t *testing.T) {
+	srv := inMode(Server{Name: "x", Rules: []string{"DLV-009", "DLV-004"}}, "t")
+	srv.long = true
+	m := mockArgs(srv, "a", "u", "/d/p.yaml")
+	if after(m, "--time-scale") != "1000" || !slices.Contains(m, "--test-inputs") {
+		t.Errorf("mock %v", m)
+	}
+	c := checkArgs("bin", srv, target{profile: "/d/p.yaml"}, "r", time.Minute)
+	if !slices.Contains(c, "--long") || after(c, "--label-filter") != "(DLV-009 || DLV-004) && long" {
+		t.Errorf("check %v", c)
+	}
+	long := report.SpecResult{Rules: []string{"DLV-009"}, Labels: []string{"DLV-009", "long"}, State: report.Skipped}
+	if !waitsLong(&report.Results{Specs: []report.SpecResult{long}}, srv.Rules) {
+		t.Error("a skipped long spec of the row's rules asks for the second pass")
+	}
+	long.State = report.Passed
+	if waitsLong(&report.Results{Specs: []report.SpecResult{long}}, srv.Rules) || waitsLong(&report.Results{Specs: []report.SpecResult{long}}, []string{"AUTH-001"}) {
+		t.Error("a long spec that ran, or of other rules, asks for no second pass")
+	}
+}

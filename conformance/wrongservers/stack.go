@@ -206,6 +206,10 @@ func startStack(ctx context.Context, bin string, srv Server, dir string) (_ *sta
 // t, as .ci/check-modes runs it (SCALE): the minutes of renders and rate windows take seconds.
 const profileTimeScale = 10
 
+// longTimeScale is the mock's clock in mode t's second pass, as .ci/check-modes runs it
+// (LONG_SCALE): the specs that wait out hours of the target's clock (--long) take a minute.
+const longTimeScale = 1000
+
 // profileMode reports whether mode checks the mock as a staging server: without its control API,
 // from the profile it writes (p: keys + profile; t: + test-mode inputs).
 func profileMode(mode string) bool { return mode == "p" || mode == "t" }
@@ -222,7 +226,11 @@ func mockArgs(srv Server, mockAddr, publicURL, profile string) []string {
 	case profileMode(srv.mode):
 		// As .ci/check-modes p and t: no control API, a running clock, the profile of its
 		// pre-made fixtures for check --config (with the test keys of --test-inputs in mode t).
-		args = append(args, "--no-control", "--time-scale", strconv.Itoa(profileTimeScale), "--profile-out", profile)
+		scale := profileTimeScale
+		if srv.long {
+			scale = longTimeScale
+		}
+		args = append(args, "--no-control", "--time-scale", strconv.Itoa(scale), "--profile-out", profile)
 		if srv.mode == "t" {
 			args = append(args, "--test-inputs")
 		}

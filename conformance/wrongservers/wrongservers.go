@@ -53,6 +53,9 @@ type Server struct {
 	mode    string
 	procs   int
 	timeout time.Duration
+	// long is mode t's second pass: the specs that wait out hours (check --long) against a mock
+	// at longTimeScale.
+	long bool
 }
 
 // Wrap changes a handler's behaviour; next is the path to the real server (or receiver).
