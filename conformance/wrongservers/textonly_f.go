@@ -411,8 +411,8 @@ var textOnlyServersF = []Server{
 	},
 	{
 		Name:    "tf-variants-pad-on-total",
-		Rules:   []string{"VAR-009", "SUBMIT-014", "LEDGER-004"},
-		Mistake: "the max_credits check of a several-take submit pads the total once (ceil(total x 1.1)) instead of every take, so a cap below the per-take hold passes",
+		Rules:   []string{"VAR-009", "SUBMIT-014", "LEDGER-004", "ERR-012"},
+		Mistake: "the max_credits check of a several-take submit pads the total once (ceil(total x 1.1)) while the estimate, the refusal's required_credits and the hold pad every take: a cap below the stated hold passes and the job holds more than max_credits, a hard cap (padding on the total everywhere is the legal est-pad-on-total)",
 		API:     tfPadOnTotal,
 	},
 	{
@@ -522,4 +522,7 @@ var textOnlyServersF = []Server{
 			return true
 		}, "generation.completed", "generation.failed"),
 	},
+	resentOnNextRequest("tf-run-failed-twice",
+		"workflow_run.failed is sent again with a fresh delivery id when the next API call arrives (the run's outbox row is marked sent under the new delivery only)",
+		[]string{"EVT-005", "DLV-029"}, "workflow_run.failed"),
 }

@@ -363,6 +363,8 @@ func workflowRunSpecs(f *framework.Framework) {
 			Expect(st).To(BeElementOf("completed", "partial"), "the run ended without faults"+final.Describe())
 			s.Step("EVT-004", "EVT-031")
 			wfAwaitRunEvent(ctx, s, h, "workflow_run.completed", id, st)
+			s.Step("DLV-029")
+			expectOnce(ctx, s, sp.c, h, receiver.Match{Type: "workflow_run.completed", ResourceID: id}, 1, "a run ends once: its workflow_run.completed reaches the endpoint once")
 			s.Step("EVT-010")
 			for _, node := range wfNodes(final, run) {
 				for _, g := range wfGenIDs(final, node) {
@@ -451,7 +453,7 @@ func workflowRunSpecs(f *framework.Framework) {
 			wfAwaitRunEvent(ctx, s, h, "workflow_run.completed", id, "partial")
 		})
 
-		f.Rule("WF-020", "WF-022", "WF-023", "EVT-005", "EVT-031").Needs(framework.TestInputs).It("a run whose first step fails reads failed, skips what depends on it and costs nothing", func(ctx context.Context, s *framework.Spec) {
+		f.Rule("WF-020", "WF-022", "WF-023", "EVT-005", "EVT-031", "DLV-029").Needs(framework.TestInputs).It("a run whose first step fails reads failed, skips what depends on it and costs nothing", func(ctx context.Context, s *framework.Spec) {
 			sp := newSpender(ctx, s)
 			h := registerHook(ctx, s, sp.c, "workflow_run.completed", "workflow_run.failed")
 			t := wfPick(ctx, s, sp.c, "with a single first step on a capability of its own", func(t wfTemplate) bool { return wfRootFailure(t) >= 0 })
@@ -477,9 +479,11 @@ func workflowRunSpecs(f *framework.Framework) {
 			}
 			s.Step("EVT-005", "EVT-031")
 			wfAwaitRunEvent(ctx, s, h, "workflow_run.failed", id, "failed")
+			s.Step("DLV-029")
+			expectOnce(ctx, s, sp.c, h, receiver.Match{Type: "workflow_run.failed", ResourceID: id}, 1, "a run ends once: its workflow_run.failed reaches the endpoint once")
 		})
 
-		f.Rule("WF-021", "EVT-005", "EVT-031", "WF-013").Needs(framework.Spends, framework.Receiver, framework.TestInputs).It("a run canceled before any step completed reads canceled and its unstarted nodes read canceled", func(ctx context.Context, s *framework.Spec) {
+		f.Rule("WF-021", "EVT-005", "EVT-031", "WF-013", "DLV-029").Needs(framework.Spends, framework.Receiver, framework.TestInputs).It("a run canceled before any step completed reads canceled and its unstarted nodes read canceled", func(ctx context.Context, s *framework.Spec) {
 			sp := newSpender(ctx, s)
 			h := registerHook(ctx, s, sp.c, "workflow_run.completed", "workflow_run.failed")
 			t := wfPick(ctx, s, sp.c, "", nil)
@@ -511,6 +515,8 @@ func workflowRunSpecs(f *framework.Framework) {
 			}
 			s.Step("EVT-005", "EVT-031")
 			wfAwaitRunEvent(ctx, s, h, "workflow_run.failed", id, "canceled")
+			s.Step("DLV-029")
+			expectOnce(ctx, s, sp.c, h, receiver.Match{Type: "workflow_run.failed", ResourceID: id}, 1, "a run ends once: its workflow_run.failed reaches the endpoint once")
 		})
 
 		f.Rule("WF-027").Needs(framework.Spends, framework.SecondWorkspace).It("there is no wait endpoint for runs: the caller's own running and finished runs, and another workspace's, answer 404 there", func(ctx context.Context, s *framework.Spec) {
