@@ -252,6 +252,27 @@ func tfRememberWallet(_ *Env, next http.Handler) http.Handler {
 	})
 }
 
+// tfInsertThenValidate is a server that stores a webhook endpoint before it checks the
+// description's length: a register refused for a description over 200 characters still leaves
+// the endpoint (its description cut to 200), listed, counted and delivered to.
+func tfInsertThenValidate(_ *Env, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !registerRoute(r) {
+			next.ServeHTTP(w, r)
+			return
+		}
+		req, _ := decodeObject(requestBody(r))
+		a := serve(next, r)
+		desc, _ := req["description"].(string)
+		d, _ := a.doc()
+		if a.status == http.StatusBadRequest && errorCode(d) == "invalid_config" && len([]rune(desc)) > 200 {
+			req["description"] = string([]rune(desc)[:200])
+			callAs(next, r, http.MethodPost, r.URL.Path, presented(r), req)
+		}
+		a.send(w)
+	})
+}
+
 var textOnlyServersF = []Server{
 	{
 		Name:    "tf-upload-retry-after-plus-one",
@@ -525,4 +546,10 @@ var textOnlyServersF = []Server{
 	resentOnNextRequest("tf-run-failed-twice",
 		"workflow_run.failed is sent again with a fresh delivery id when the next API call arrives (the run's outbox row is marked sent under the new delivery only)",
 		[]string{"EVT-005", "DLV-029"}, "workflow_run.failed"),
+	{
+		Name:    "tf-webhook-refused-kept",
+		Rules:   []string{"WH-018", "WH-019"},
+		Mistake: "a register refused for a description over 200 characters still stores the endpoint (inserted before the check, description cut to 200)",
+		API:     tfInsertThenValidate,
+	},
 }

@@ -182,6 +182,15 @@ func webhookSpecs(f *framework.Framework) {
 			_, u := s.Hooks().NewURL()
 			s.FreshClient().Post(ctx, "/webhooks", map[string]any{"url": u, "events": ev, "description": strings.Repeat("d", 201)}, framework.Invalid()).
 				ExpectError(http.StatusBadRequest, "invalid_config")
+			// A refused register stores nothing: no endpoint at the refused url is listed (a server
+			// that inserts before it validates keeps one, listed, counted and delivered to).
+			sent, err := url.Parse(u)
+			Expect(err).NotTo(HaveOccurred())
+			lr, rows := listHooks(ctx, c)
+			for _, row := range rows {
+				stored, err := url.Parse(fmt.Sprint(row["url"]))
+				Expect(err == nil && stored.Path == sent.Path).To(BeFalse(), "the refused register left an endpoint at its url"+lr.Describe())
+			}
 			for _, body := range []map[string]any{
 				{"url": u, "events": ev, "description": strings.Repeat("d", 200)},
 				{"url": u, "events": ev},
