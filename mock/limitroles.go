@@ -8,11 +8,13 @@ import (
 // The limits of the limit roles (Config.RoleKeys): the workspace of the high-limit key holds
 // RoleHighLimit credits and limits, above a 75-second actor_ultra recording's hold; the limited
 // key's workspace has a per-generation limit of RoleLimitedPerGeneration credits and a daily limit
-// of RoleLimitedDaily, both under any video hold, the per-generation one the smaller.
+// of RoleLimitedDaily, both under any video hold, the daily one the smaller: a tts hold (4
+// credits) fits both, and once its price (3) is spent no longer fits the daily one, so the
+// rolling-window spec spends there (LEDGER-017, --long).
 const (
 	RoleHighLimit            int64 = 100000
-	RoleLimitedPerGeneration int64 = 2
-	RoleLimitedDaily         int64 = 3
+	RoleLimitedPerGeneration int64 = 6
+	RoleLimitedDaily         int64 = 5
 )
 
 // bootLimitRoles makes the keys of the limit roles, each of a workspace of its own, into r.

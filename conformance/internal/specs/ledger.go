@@ -414,20 +414,6 @@ func spendLimitSpecs(f *framework.Framework) {
 			s.Finish(ctx, sp.c, j.id)
 			s.Finish(ctx, sp.c, app)
 		})
-
-		f.Rule("LEDGER-017").Needs(framework.Spends, framework.Slow).ControlBecause(becauseDayPasses).It("spend leaves the rolling 24 hour window 24 hours after its hold", func(ctx context.Context, s *framework.Spec) {
-			sp := newSpender(ctx, s)
-			cfg := catalogue.TTSConfig(ctx, sp.c)
-			_, h := estimateOf(ctx, sp.c, "tts", cfg, nil)
-			s.SetLimits(ctx, sp.ws.ID, map[string]any{"daily_credits": h})
-			j := submit(ctx, s, sp.c, "tts", cfg, nil)
-			s.Finish(ctx, sp.c, j.id)
-			next := submitBody("tts", catalogue.TTSConfig(ctx, sp.c), h, nil)
-			refuse(ctx, sp.c, next, http.StatusPaymentRequired, "spend_limit_exceeded")
-			s.Advance(ctx, contract.SpendWindow.Seconds()+60)
-			s.Spend(int(h))
-			sp.c.Post(ctx, "/generations", next).ExpectOK(http.StatusCreated)
-		})
 	})
 
 }
@@ -473,52 +459,17 @@ func spendWindowSpecs(f *framework.Framework) {
 			Expect(bal.Int("limits.daily_spent_credits")).To(Equal(charged), "the daily window keeps the captured hold, not the overrun"+bal.Describe())
 		})
 
-		f.Rule(rules("LEDGER-017", "LEDGER-016", "LEDGER-009", "ERR-027")...).Needs(framework.Spends).ControlBecause(becauseMidnightDay).It("the daily window rolls: spend from before midnight UTC still counts after it, until 24 hours after its hold", func(ctx context.Context, s *framework.Spec) {
-			sp := newSpender(ctx, s)
-			cfg := catalogue.TTSConfig(ctx, sp.c)
-			est, h := estimateOf(ctx, sp.c, "tts", cfg, nil)
-			// Take the hold an hour before midnight UTC on the target's clock.
-			now := s.ClockNow(ctx).UTC()
-			at := time.Date(now.Year(), now.Month(), now.Day(), 23, 0, 0, 0, time.UTC)
-			if at.Before(now.Add(time.Minute)) {
-				at = at.Add(24 * time.Hour)
-			}
-			s.Advance(ctx, at.Sub(now).Seconds())
-			s.SetLimits(ctx, sp.ws.ID, map[string]any{"daily_credits": h})
-			j := submit(ctx, s, sp.c, "tts", cfg, nil)
-			taken := answer.Time(readGen(ctx, sp.c, j.id), "generation.created_at")
-			w := s.Finish(ctx, sp.c, j.id)
-			// The charge is whole; a fractional price is charged a whole number next to it.
-			price := w.Int("generation.credits.credits_charged")
-			Expect(price).To(chargeOf(priceOf(est)), "an exact estimate's credits is the charge"+w.Describe())
-			next := submitBody("tts", catalogue.TTSConfig(ctx, sp.c), h, nil)
-			s.Step("LEDGER-009", "LEDGER-016")
-			refusal.ExpectSpend(s, refuse(ctx, sp.c, next, http.StatusPaymentRequired, "spend_limit_exceeded"), "org_daily", h, h-price)
-
-			// Two hours later the calendar day has changed; the rolling window has not.
-			s.Step("LEDGER-017", "LEDGER-016")
-			now = s.ClockNow(ctx)
-			s.Advance(ctx, taken.Add(2*time.Hour).Sub(now).Seconds())
-			Expect(s.ClockNow(ctx).UTC().Day()).NotTo(Equal(taken.UTC().Day()), "the clock crossed midnight UTC")
-			bal := sp.c.Get(ctx, "/credits/balance").ExpectOK(http.StatusOK)
-			s.Step("LEDGER-016") // the balance's fields are the reference's
-			Expect(bal.Int("limits.daily_spent_credits")).To(Equal(price), "after midnight the window still holds the spend of 23:00: it rolls, it does not reset"+bal.Describe())
-			s.Step("LEDGER-017", "LEDGER-016")
-			refusal.ExpectSpend(s, refuse(ctx, sp.c, next, http.StatusPaymentRequired, "spend_limit_exceeded"), "org_daily", h, h-price)
-
-			// A minute before 24 hours after the hold it still counts; a second after, it is gone.
-			now = s.ClockNow(ctx)
-			s.Advance(ctx, taken.Add(contract.SpendWindow-time.Minute).Sub(now).Seconds())
-			refusal.ExpectSpend(s, refuse(ctx, sp.c, next, http.StatusPaymentRequired, "spend_limit_exceeded"), "org_daily", h, h-price)
-			now = s.ClockNow(ctx)
-			s.Advance(ctx, taken.Add(contract.SpendWindow+time.Second).Sub(now).Seconds())
-			bal = sp.c.Get(ctx, "/credits/balance").ExpectOK(http.StatusOK)
-			s.Step("LEDGER-016")
-			Expect(bal.Int("limits.daily_spent_credits")).To(BeZero(), "24 hours after its hold the spend left the window"+bal.Describe())
-			s.Step("LEDGER-017", "LEDGER-016")
-			s.Spend(int(h))
-			sp.c.Post(ctx, "/generations", next).ExpectOK(http.StatusCreated)
-		})
+		// Without the control API the day passes on the target's own clock (--real-time --long) and
+		// the window is limited_key's workspace's (rollsOnRealClock).
+		f.Rule(rules("LEDGER-017", "LEDGER-016", "LEDGER-009", "ERR-027")...).Needs(framework.Spends, framework.LimitedKey, framework.RealTime, framework.Long).
+			WaitsOut(contract.SpendWindow*3/2).It(
+			"the daily window rolls: spend from before midnight UTC still counts after it, until 24 hours after its hold", func(ctx context.Context, s *framework.Spec) {
+				if !s.HasControl() {
+					rollsOnRealClock(ctx, s)
+					return
+				}
+				rollsOnControlClock(ctx, s)
+			})
 
 		f.Rule(rules("LEDGER-008", "LEDGER-022", "LEDGER-016", "ERR-027")...).Needs(framework.Spends).ControlBecause(becauseBudgetSpent).It("a key budget counts that key's spend only: another key spending beside it neither uses it nor is bound by it", func(ctx context.Context, s *framework.Spec) {
 			sp := newSpender(ctx, s)
@@ -600,9 +551,6 @@ const (
 	becauseNullLimit   = "it empties (sets null) a workspace limit: limits are set in the app, not through the API"
 	becauseDailySpent  = "it spends the whole 2000-credit default daily limit, which control tops up and a shared " +
 		"staging workspace could not spare"
-	becauseDayPasses   = "it lets 24 hours of the target's clock pass (control's clock): a day of real time"
-	becauseMidnightDay = "it moves the target's clock across midnight UTC and 24 hours on (control's clock): a day of " +
-		"real time"
 	becauseBudgetSpent = "it gives a key of the workspace a budget of one tts hold and spends it: a pre-made budget " +
 		"key's 24-hour window would carry that spend into the next run"
 )
@@ -634,4 +582,55 @@ func smallestDeclaredLimit(ctx context.Context, s *framework.Spec) {
 	Expect(r.String("error.limit.bound_by")).To(Equal(bound), fmt.Sprintf("the hold of %d exceeds the per-generation limit %d and the daily "+
 		"limit %d: the smaller names the refusal", need, perGen, daily)+r.Describe())
 	refusal.ExpectLimitAmounts(s, r, &limit, nil)
+}
+
+// rollsOnControlClock is the rolling-window spec with the control API: a workspace's daily limit
+// set to one tts hold, the hold taken an hour before midnight UTC, and the clock moved across
+// midnight and to a minute before and a second after 24 hours after the hold.
+func rollsOnControlClock(ctx context.Context, s *framework.Spec) {
+	GinkgoHelper()
+	sp := newSpender(ctx, s)
+	cfg := catalogue.TTSConfig(ctx, sp.c)
+	est, h := estimateOf(ctx, sp.c, "tts", cfg, nil)
+	// Take the hold an hour before midnight UTC on the target's clock.
+	now := s.ClockNow(ctx).UTC()
+	at := time.Date(now.Year(), now.Month(), now.Day(), 23, 0, 0, 0, time.UTC)
+	if at.Before(now.Add(time.Minute)) {
+		at = at.Add(24 * time.Hour)
+	}
+	s.Advance(ctx, at.Sub(now).Seconds())
+	s.SetLimits(ctx, sp.ws.ID, map[string]any{"daily_credits": h})
+	j := submit(ctx, s, sp.c, "tts", cfg, nil)
+	taken := answer.Time(readGen(ctx, sp.c, j.id), "generation.created_at")
+	w := s.Finish(ctx, sp.c, j.id)
+	// The charge is whole; a fractional price is charged a whole number next to it.
+	price := w.Int("generation.credits.credits_charged")
+	Expect(price).To(chargeOf(priceOf(est)), "an exact estimate's credits is the charge"+w.Describe())
+	next := submitBody("tts", catalogue.TTSConfig(ctx, sp.c), h, nil)
+	s.Step("LEDGER-009", "LEDGER-016")
+	refusal.ExpectSpend(s, refuse(ctx, sp.c, next, http.StatusPaymentRequired, "spend_limit_exceeded"), "org_daily", h, h-price)
+
+	// Two hours later the calendar day has changed; the rolling window has not.
+	s.Step("LEDGER-017", "LEDGER-016")
+	now = s.ClockNow(ctx)
+	s.Advance(ctx, taken.Add(2*time.Hour).Sub(now).Seconds())
+	Expect(s.ClockNow(ctx).UTC().Day()).NotTo(Equal(taken.UTC().Day()), "the clock crossed midnight UTC")
+	bal := sp.c.Get(ctx, "/credits/balance").ExpectOK(http.StatusOK)
+	s.Step("LEDGER-016") // the balance's fields are the reference's
+	Expect(bal.Int("limits.daily_spent_credits")).To(Equal(price), "after midnight the window still holds the spend of 23:00: it rolls, it does not reset"+bal.Describe())
+	s.Step("LEDGER-017", "LEDGER-016")
+	refusal.ExpectSpend(s, refuse(ctx, sp.c, next, http.StatusPaymentRequired, "spend_limit_exceeded"), "org_daily", h, h-price)
+
+	// A minute before 24 hours after the hold it still counts; a second after, it is gone.
+	now = s.ClockNow(ctx)
+	s.Advance(ctx, taken.Add(contract.SpendWindow-time.Minute).Sub(now).Seconds())
+	refusal.ExpectSpend(s, refuse(ctx, sp.c, next, http.StatusPaymentRequired, "spend_limit_exceeded"), "org_daily", h, h-price)
+	now = s.ClockNow(ctx)
+	s.Advance(ctx, taken.Add(contract.SpendWindow+time.Second).Sub(now).Seconds())
+	bal = sp.c.Get(ctx, "/credits/balance").ExpectOK(http.StatusOK)
+	s.Step("LEDGER-016")
+	Expect(bal.Int("limits.daily_spent_credits")).To(BeZero(), "24 hours after its hold the spend left the window"+bal.Describe())
+	s.Step("LEDGER-017", "LEDGER-016")
+	s.Spend(int(h))
+	sp.c.Post(ctx, "/generations", next).ExpectOK(http.StatusCreated)
 }
