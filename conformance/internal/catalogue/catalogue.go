@@ -38,8 +38,16 @@ func Rows(ctx context.Context, c *framework.Client) []map[string]any {
 func Detail(ctx context.Context, c *framework.Client, id string) *framework.Response {
 	GinkgoHelper()
 	return c.Memo("detail "+id, func() any {
-		return View(c.Get(ctx, "/capabilities/"+id).ExpectOK(http.StatusOK))
+		return ReadDetail(ctx, c, id)
 	}).(*framework.Response).Copy()
+}
+
+// ReadDetail reads capability id's detail afresh (GET /capabilities/{id}, 200; View): for a spec
+// that judges the answer itself or reads it again after a change, where Detail would answer the
+// read remembered for the key.
+func ReadDetail(ctx context.Context, c *framework.Client, id string) *framework.Response {
+	GinkgoHelper()
+	return View(c.Get(ctx, "/capabilities/"+id).ExpectOK(http.StatusOK))
 }
 
 // PricedExample returns the detail of the first available capability whose example_config (naming

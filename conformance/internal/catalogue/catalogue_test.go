@@ -287,3 +287,22 @@ func TestNamesUpload(t *testing.T) {
 		}
 	}
 }
+
+// ReadDetail reads the detail afresh at each call, where Detail answers the key's first read.
+func TestReadDetail(t *testing.T) {
+	s := &shop{details: map[string]map[string]any{"cap_a": model("cap_a", 1)}}
+	c := serve(s)
+	var first, fresh, remembered int
+	if msg := drivertest.FailureOf(t, func() {
+		first = len(Detail(context.Background(), c, "cap_a").Field("config_schema.properties").(map[string]any))
+		s.details["cap_a"] = model("cap_a", 1)
+		s.details["cap_a"]["config_schema"].(map[string]any)["properties"].(map[string]any)["seed"] = map[string]any{"type": "integer"}
+		fresh = len(ReadDetail(context.Background(), c, "cap_a").Field("config_schema.properties").(map[string]any))
+		remembered = len(Detail(context.Background(), c, "cap_a").Field("config_schema.properties").(map[string]any))
+	}); msg != "" {
+		t.Fatal(msg)
+	}
+	if first != 2 || fresh != 3 || remembered != 2 {
+		t.Errorf("properties: first %d, afresh %d, remembered %d; want 2, 3, 2", first, fresh, remembered)
+	}
+}

@@ -171,7 +171,7 @@ func capabilityDetailSpecs(f *framework.Framework) {
 				}
 				checked++
 				s.Step("CAP-019")
-				r := catalogue.View(c.Get(ctx, "/capabilities/"+id).ExpectOK(http.StatusOK))
+				r := catalogue.ReadDetail(ctx, c, id)
 				// The schema rules first, judged on the schema wherever the answer holds it (the
 				// detail's layout is not shown): a detail whose own fields break CAP-019 still has
 				// its schema judged (issue 37).
@@ -269,7 +269,7 @@ func capabilityDetailSpecs(f *framework.Framework) {
 			}
 			c := businessClient(ctx, s)
 			for _, id := range business[:min(len(business), 10)] {
-				r := catalogue.View(c.Get(ctx, "/capabilities/"+id).ExpectOK(http.StatusOK))
+				r := catalogue.ReadDetail(ctx, c, id)
 				Expect(r.String("status")).To(Equal("available"),
 					id+" requires the business plan: a business workspace reads it available"+r.Describe())
 				Expect(r.Doc()).NotTo(HaveKey("required_plan"), r.Describe())

@@ -164,7 +164,7 @@ func renamedAlias(ctx context.Context, s *framework.Spec, c *framework.Client) a
 // value lacks the state: the old name's pricing could not be told from its being dropped.
 func declaredAlias(ctx context.Context, c *framework.Client, rf framework.RenamedField, priced bool) aliasSetup {
 	GinkgoHelper()
-	d := catalogue.View(c.Get(ctx, "/capabilities/"+rf.CapabilityID).ExpectOK(http.StatusOK))
+	d := catalogue.ReadDetail(ctx, c, rf.CapabilityID)
 	p, ok := answer.SchemaProps(d)[rf.NewName].(map[string]any)
 	if !ok {
 		framework.SkipFor(framework.NotDeclared("unsupported: the declared new name " + rf.NewName + " is not a config property of " +

@@ -447,7 +447,7 @@ func presetTemplateSpecs(f *framework.Framework) {
 			}
 			if hc != nil {
 				// Read the schema and the price where the plan allows them.
-				d := catalogue.View(hc.Get(ctx, "/capabilities/"+id).ExpectOK(http.StatusOK))
+				d := catalogue.ReadDetail(ctx, hc, id)
 				cfg = answer.ObjectAt(d, "example_config")
 				if t := row["templates"].([]any); len(t) > 0 {
 					cfg["template_id"] = t[0].(map[string]any)["template_id"]

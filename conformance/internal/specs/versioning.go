@@ -53,7 +53,7 @@ func versioningEnumSpecs(f *framework.Framework) {
 			} else {
 				capID, field, value, cfg = declaredRemoval(ctx, s, c)
 			}
-			d := catalogue.View(c.Get(ctx, "/capabilities/"+capID).ExpectOK(http.StatusOK))
+			d := catalogue.ReadDetail(ctx, c, capID)
 			p, _ := answer.SchemaProps(d)[field].(map[string]any)
 			Expect(p["enum"]).NotTo(ContainElement(value), "config_schema no longer lists the removed value "+value+" of "+field+d.Describe())
 			est := c.Post(ctx, "/estimates", map[string]any{"capability_id": capID, "config": cfg}, framework.Invalid()).ExpectError(http.StatusBadRequest, "invalid_config")
@@ -91,7 +91,7 @@ func removeEnumValue(ctx context.Context, s *framework.Spec, c *framework.Client
 func declaredRemoval(ctx context.Context, s *framework.Spec, c *framework.Client) (capID, field, value string, cfg map[string]any) {
 	GinkgoHelper()
 	re := s.RemovedEnum()
-	d := catalogue.View(c.Get(ctx, "/capabilities/"+re.CapabilityID).ExpectOK(http.StatusOK))
+	d := catalogue.ReadDetail(ctx, c, re.CapabilityID)
 	if _, ok := answer.SchemaProps(d)[re.Field].(map[string]any); !ok {
 		framework.SkipFor(framework.NotDeclared("unsupported: removed_enum_field " + re.Field + " is not a config property of " +
 			re.CapabilityID + ": declare the property whose enum lost removed_enum_value"))
@@ -151,7 +151,7 @@ func versioningAliasSpecs(f *framework.Framework) {
 			a := renamedAlias(ctx, s, c)
 
 			s.Step("VER-006")
-			d := catalogue.View(c.Get(ctx, "/capabilities/"+a.capID).ExpectOK(http.StatusOK))
+			d := catalogue.ReadDetail(ctx, c, a.capID)
 			schema := answer.ObjectAt(d, "config_schema")
 			props, _ := schema["properties"].(map[string]any)
 			p, ok := props[a.alias].(map[string]any)
@@ -234,7 +234,7 @@ func versioningAliasSpecs(f *framework.Framework) {
 // neither listed nor accepted: estimate and submit refuse it with invalid_config naming it.
 func expectEnded(ctx context.Context, s *framework.Spec, c *framework.Client, a aliasSetup, version string) {
 	GinkgoHelper()
-	d := catalogue.View(c.Get(ctx, "/capabilities/"+a.capID).ExpectOK(http.StatusOK))
+	d := catalogue.ReadDetail(ctx, c, a.capID)
 	props, _ := answer.ObjectAt(d, "config_schema")["properties"].(map[string]any)
 	Expect(props).NotTo(HaveKey(a.alias), "a name whose window stopped in "+a.stopsIn+" is no longer listed at "+version+d.Describe())
 	r := c.Post(ctx, "/estimates", map[string]any{"capability_id": a.capID, "config": a.with(a.alias)}).
