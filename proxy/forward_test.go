@@ -416,3 +416,48 @@ func TestForwardCloseClosesIdleConnections(t *testing.T) {
 		t.Fatal("the upstream connection was still open 10 s after Close")
 	}
 }
+
+// An answer's body closed before its end (the client stopped reading, or the forwarding failed
+// while copying) closes the upstream connection: it never reads the rest to keep the connection,
+// which an answer that never ends would hold for ever.
+func TestForwardEarlyCloseDoesNotDrain(t *testing.T) {
+	gone := make(chan struct{})
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(200)
+		fmt.Fprint(w, "part")
+		w.(http.Flusher).Flush()
+		<-r.Context().Done() // an answer that never ends while the connection lives
+		close(gone)
+	}))
+	defer up.Close()
+	u, _ := url.Parse(up.URL)
+	pt := newPlainTransport(nil, u)
+	defer pt.CloseIdleConnections()
+	req, _ := http.NewRequest("GET", up.URL+"/endless", nil)
+	res, err := pt.RoundTrip(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := res.Body.(*upBody); !ok {
+		t.Fatalf("the answer's body is a %T, not the plain transport's", res.Body)
+	}
+	b := make([]byte, 4)
+	if _, err := io.ReadFull(res.Body, b); err != nil || string(b) != "part" {
+		t.Fatalf("read %q, %v", b, err)
+	}
+	closed := make(chan error, 1)
+	go func() { closed <- res.Body.Close() }()
+	select {
+	case <-closed:
+	case <-time.After(10 * time.Second):
+		t.Fatal("closing the body early was still draining it 10 s later")
+	}
+	select {
+	case <-gone:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the upstream connection was still open 10 s after the body was closed early")
+	}
+	if n := len(pt.idle); n != 0 {
+		t.Errorf("%d connections kept after an answer closed before its end", n)
+	}
+}
