@@ -53,6 +53,8 @@ type roleKeys struct {
 	AllowanceUsed    string   `json:"allowance_used_key"`
 	Business         string   `json:"business_key"`
 	OwnCatalogue     string   `json:"own_catalogue_key"`
+	OwnActor         string   `json:"own_actor_id"`
+	OwnClonedVoice   string   `json:"own_cloned_voice_id"`
 	Siblings         []string `json:"sibling_keys"`
 	LongLists        string   `json:"long_lists_key"`
 	HighLimit        string   `json:"high_limit_key"`
@@ -165,6 +167,11 @@ func startStack(ctx context.Context, bin string, srv Server, dir string) (_ *sta
 			"long-lists": r.LongLists, "high-limit": r.HighLimit, "limited": r.Limited} {
 			st.env.addKey(k, "role-"+name, "read", "generate")
 		}
+		// The own catalogue's pre-made actor and voice belong to that key's workspace: rows that
+		// break workspace ownership (talk-foreign-*) know them without the control calls that
+		// make such objects in mode b.
+		st.env.own(r.OwnActor, "role-own-catalogue")
+		st.env.own(r.OwnClonedVoice, "role-own-catalogue")
 	}
 	for i, ks := range st.info.KeySets {
 		if i > 0 { // the first set is the keys above

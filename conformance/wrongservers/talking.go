@@ -155,6 +155,9 @@ func ownedByWorkspace(what, idKey string, owned *memo[string], next, inner http.
 func foreign(env *Env, owned *memo[string], r *http.Request, id any) bool {
 	s, _ := id.(string)
 	ws, ok := owned.get(s)
+	if !ok {
+		ws, ok = env.ownerOf(s) // a pre-made one of the profile (modes p and t)
+	}
 	return ok && ws != env.workspaceOf(presented(r))
 }
 

@@ -73,11 +73,33 @@ func (s Server) Filter() string {
 // through the control API, with their workspace and scopes) and the signing secrets of the webhook
 // endpoints the suite registered (by receiver path). It is safe for concurrent use.
 type Env struct {
-	mu      sync.Mutex         // guards keys, order, secrets, gone
+	mu      sync.Mutex         // guards keys, order, secrets, gone, owners
 	keys    map[string]keyInfo // key -> its workspace and scopes
 	order   []string           // keys in the order they were issued
 	secrets map[string]string  // receiver URL path -> signing secret
 	gone    map[string]bool    // webhook ids deleted through the proxy
+	owners  map[string]string  // pre-made object id -> its workspace (the profile's own actor, ...)
+}
+
+// own records that the pre-made object id belongs to workspace ws.
+func (e *Env) own(id, ws string) {
+	if id == "" {
+		return
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.owners == nil {
+		e.owners = map[string]string{}
+	}
+	e.owners[id] = ws
+}
+
+// ownerOf is the workspace of a pre-made object (own).
+func (e *Env) ownerOf(id string) (string, bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	ws, ok := e.owners[id]
+	return ws, ok
 }
 
 type keyInfo struct {
