@@ -129,7 +129,7 @@ func longCapabilityListSpecs(f *framework.Framework) {
 		f.Rule("CAP-006", "CAP-007", "CAP-008", "CAP-009", "CAP-013", "CORE-012").Needs(framework.LongListsKey).It("pages hold 25 by default and 50 at most, a limit that is not a positive whole number counts as omitted, and the cursor walks every row once in category then id order", func(ctx context.Context, s *framework.Spec) {
 			c, caps, _ := longCatalogue(ctx, s)
 			want := catalogue.InListOrder(caps)
-			longListHolds(s, len(want), "capability rows")
+			longListHolds(s, len(want), "capability rows", shortProfileList)
 			s.Step("CAP-006")
 			def := paging.Get(ctx, c, "/capabilities", paging.Open)
 			paging.ExpectPrefix(def, "capability_id", want, 25, fmt.Sprintf("the default page of a list of %d (category then id order)", len(want)))

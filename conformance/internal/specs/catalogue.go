@@ -562,7 +562,7 @@ func castStateSpecs(f *framework.Framework) {
 			def := paging.Get(ctx, c, "/actors", "actors")
 			// A page can be shorter than limit: only the most a page holds is checkable.
 			all := actorIDs(ctx, c)
-			moreThan50(s, len(all), "actors")
+			longListHolds(s, len(all), "actors", shortTargetList)
 			paging.ExpectPrefix(def, "actor_id", all, 25, "the default page of a list of more than 50")
 			for _, l := range []string{"48", "50", "1000"} {
 				p := paging.Get(ctx, c, "/actors", "actors", framework.Query("limit", l))
@@ -753,7 +753,7 @@ func longVoiceListAsIs(ctx context.Context, s *framework.Spec) {
 	GinkgoHelper()
 	c := s.RoleKey(framework.LongListsKey)
 	first := paging.Get(ctx, c, "/voices", "voices")
-	longListHolds(s, int(first.R.Int("total")), "voices")
+	longListHolds(s, int(first.R.Int("total")), "voices", shortProfileList)
 	s.Step("VOICE-008")
 	Expect(len(first.Rows)).To(BeNumerically("<=", 25), "the default page of more than 50 voices holds at most 25"+first.R.Describe())
 	big := paging.Get(ctx, c, "/voices", "voices", framework.Query("limit", "999"))

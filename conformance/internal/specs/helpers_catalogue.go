@@ -260,7 +260,7 @@ func longCatalogue(ctx context.Context, s *framework.Spec) (c *framework.Client,
 	if !s.HasControl() {
 		// Without control nothing is copied: the lists of the profile's long-lists workspace
 		// (long_lists_key), whose presets the operator copied in their app, read as they are (the
-		// spec fails unless its list is longer than 50, moreThan50).
+		// spec skips unless its list is longer than 50: longListHolds, shortProfileList).
 		c = s.RoleKey(framework.LongListsKey)
 		rows, _ := paging.Walk(ctx, c, "/capabilities", paging.Open, 50, 100)
 		caps = map[string]string{}
@@ -302,36 +302,36 @@ func longCatalogue(ctx context.Context, s *framework.Spec) (c *framework.Client,
 	return c, caps, presets
 }
 
-// moreThan50 holds the spec to a list of more than 50 rows (n of them, what they are): with control
-// the spec made it so (fewer fails), without control it pages the target's own list as it is and
-// skips when that holds 50 or fewer, which only control or the operator's catalogue lengthens (a
-// reason of the control tier).
-func moreThan50(s *framework.Spec, n int, what string) {
-	GinkgoHelper()
-	if s.HasControl() || n > 50 {
-		Expect(n).To(BeNumerically(">", 50), "the spec made a list of more than 50 "+what)
-		return
-	}
-	// The reason names control, the tier that makes such a list on any target: the report groups
-	// the spec's rules under it.
-	framework.SkipFor(framework.Unsupported(framework.Control, fmt.Sprintf("needs a list of more than 50 %s: the target lists %d to this key, and only the control API (or the operator's catalogue) makes one that long", what, n)))
-}
-
-// longListHolds holds the spec to a list of more than 50 rows (n of them, what they are) of a
-// workspace's own: the one the spec filled through control (fewer fails: the spec made them), or
-// the profile's long-lists workspace (long_lists_key), whose rows the operator made in their app.
-// There fewer skips, naming the count: the profile declared the workspace long, and a short list is
-// the profile's mistake or a row the operator's app keeps off the list, never a paging rule broken.
-func longListHolds(s *framework.Spec, n int, what string) {
+// longListHolds holds the spec to a list of more than 50 rows (n of them, what they are): with
+// control the spec made it so, and fewer fails. Without control the list is as the target keeps it
+// and fewer skips with short's reason: a short list is a state the run lacks, never a paging rule
+// broken.
+func longListHolds(s *framework.Spec, n int, what string, short func(what string, n int) framework.SkipReason) {
 	GinkgoHelper()
 	if s.HasControl() {
 		Expect(n).To(BeNumerically(">", 50), "the spec made a list of more than 50 "+what)
 		return
 	}
 	if n <= 50 {
-		framework.SkipFor(framework.LacksState(fmt.Sprintf("needs a list of more than 50 %s: long_lists_key's workspace lists %d "+
-			"(declare a workspace whose list is longer than 50)", what, n)))
+		framework.SkipFor(short(what, n))
 	}
+}
+
+// shortProfileList is why a list of the profile's long-lists workspace (long_lists_key), whose rows
+// the operator made in their app, skips at 50 rows or fewer: the profile declared the workspace
+// long, and a short list is the profile's mistake or a row the operator's app keeps off the list.
+func shortProfileList(what string, n int) framework.SkipReason {
+	return framework.LacksState(fmt.Sprintf("needs a list of more than 50 %s: long_lists_key's workspace lists %d "+
+		"(declare a workspace whose list is longer than 50)", what, n))
+}
+
+// shortTargetList is why a list the target keeps to every key (no profile workspace lengthens it)
+// skips at 50 rows or fewer: only control or the operator's catalogue lengthens it. The reason
+// names control, the tier that makes such a list on any target: the report groups the spec's
+// rules under it.
+func shortTargetList(what string, n int) framework.SkipReason {
+	return framework.Unsupported(framework.Control, fmt.Sprintf("needs a list of more than 50 %s: the target lists %d to this key, "+
+		"and only the control API (or the operator's catalogue) makes one that long", what, n))
 }
 
 // bigHold finds a config of an available capability (no upload) whose padded hold is as large as

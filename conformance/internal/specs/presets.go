@@ -274,7 +274,7 @@ func longPresetListSpecs(f *framework.Framework) {
 		f.Rule("PRESET-007", "PRESET-008", "PRESET-009", "PRESET-010", "CORE-012").Needs(framework.LongListsKey).It("pages hold 25 by default, 50 at most and 1 at least, total counts every preset, and the cursor walks every preset once in id order", func(ctx context.Context, s *framework.Spec) {
 			c, _, want := longCatalogue(ctx, s)
 			slices.Sort(want)
-			longListHolds(s, len(want), "presets")
+			longListHolds(s, len(want), "presets", shortProfileList)
 			s.Step("PRESET-007")
 			def := paging.Get(ctx, c, "/presets", "presets")
 			paging.ExpectPrefix(def, "capability_id", want, 25, fmt.Sprintf("the default page of %d presets (by capability_id)", len(want)))
