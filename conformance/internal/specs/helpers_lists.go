@@ -110,11 +110,18 @@ func (m *rowMaker) make(ctx context.Context, n int) []string {
 	return out
 }
 
-// submit submits one tts row and returns its id.
+// submit submits one tts row with the spender's key and returns its id.
 func (m *rowMaker) submit(ctx context.Context) string {
 	GinkgoHelper()
+	return m.submitBy(ctx, m.sp.c)
+}
+
+// submitBy submits one tts row with c (a client of the spender's key: one carrying a test input,
+// say) and returns its id.
+func (m *rowMaker) submitBy(ctx context.Context, c *framework.Client) string {
+	GinkgoHelper()
 	body := submitBody("tts", catalogue.TTSConfig(ctx, m.sp.c), m.need, map[string]any{"voice_id": m.voice})
-	return m.sp.c.Post(ctx, "/generations", body).ExpectOK(http.StatusCreated).String("generation_id")
+	return c.Post(ctx, "/generations", body).ExpectOK(http.StatusCreated).String("generation_id")
 }
 
 // makeTied makes n rows at one instant of the service clock (moved once, 3 s, before the first;
@@ -145,8 +152,7 @@ const walkRecoverAfter = 5 * time.Minute
 func writtenOffRow(ctx context.Context, s *framework.Spec, sp spender, rm *rowMaker, ti *framework.Client) (moved string, rows []string, since string) {
 	GinkgoHelper()
 	s.Spend(int(rm.need))
-	body := submitBody("tts", catalogue.TTSConfig(ctx, sp.c), rm.need, map[string]any{"voice_id": rm.voice})
-	moved = ti.Post(ctx, "/generations", body).ExpectOK(http.StatusCreated).String("generation_id")
+	moved = rm.submitBy(ctx, ti)
 	Expect(s.Finish(ctx, sp.c, moved).String("generation.status")).To(Equal("failed"), "the job the app writes off fails at render start")
 	since = answer.Time(readGen(ctx, sp.c, moved), "generation.created_at").Add(-time.Second).UTC().Format(time.RFC3339)
 	return moved, append([]string{moved}, rm.make(ctx, 2)...), since
