@@ -25,7 +25,7 @@ func TestModeArgs(t *testing.T) {
 	tg := target{info: mockInfo{BaseURL: "http://127.0.0.1:1/api/v1", ControlURL: "http://127.0.0.1:2/_control/v1", ControlToken: "tok"},
 		rcvListen: "127.0.0.1:3", hookURL: "http://127.0.0.1:4", profile: "/d/profile.yaml"}
 	for _, mode := range []string{"p", "t"} {
-		s := inMode(srv, mode)
+		s := inMode(srv, mode, 0)
 		if s.timeout < profileCheckTimeout {
 			t.Errorf("mode %s: timeout %s", mode, s.timeout)
 		}
@@ -46,7 +46,7 @@ func TestModeArgs(t *testing.T) {
 			t.Errorf("mode %s: check %v", mode, c)
 		}
 	}
-	b := inMode(srv, "b")
+	b := inMode(srv, "b", 3)
 	if b.mode != "" || b.timeout != 0 {
 		t.Errorf("mode b changed the row: %+v", b)
 	}
@@ -101,7 +101,7 @@ func TestUnreachable(t *testing.T) {
 // Mode t's second pass runs the row's specs that wait out hours (--long, filter "(...) && long")
 // against a mock at x1000, as .ci/check-modes t does; it is due when such a spec skipped.
 func TestModeTLongPass(t *testing.T) {
-	srv := inMode(Server{Name: "x", Rules: []string{"DLV-009", "DLV-004"}}, "t")
+	srv := inMode(Server{Name: "x", Rules: []string{"DLV-009", "DLV-004"}}, "t", 0)
 	srv.long = true
 	m := mockArgs(srv, "a", "u", "/d/p.yaml")
 	if after(m, "--time-scale") != "1000" || !slices.Contains(m, "--test-inputs") {
@@ -118,5 +118,26 @@ func TestModeTLongPass(t *testing.T) {
 	long.State = report.Passed
 	if waitsLong(&report.Results{Specs: []report.SpecResult{long}}, srv.Rules) || waitsLong(&report.Results{Specs: []report.SpecResult{long}}, []string{"AUTH-001"}) {
 		t.Error("a long spec that ran, or of other rules, asks for no second pass")
+	}
+}
+
+// Split over processes (--procs), modes p and t run the mock with a key set per process and the
+// check with --procs, each process's receiver reached through the webhook proxy's rewrite (no
+// --receiver-listen, which check refuses with --procs).
+func TestModeTProcs(t *testing.T) {
+	srv := inMode(Server{Name: "x", Rules: []string{"ERR-005"}}, "t", 4)
+	if !srv.split() {
+		t.Fatal("a mode t row over 4 processes is split")
+	}
+	if m := mockArgs(srv, "a", "u", "p"); after(m, "--key-sets") != "4" {
+		t.Errorf("mock %v", m)
+	}
+	c := checkArgs("bin", srv, target{profile: "p", rcvListen: "127.0.0.1:3", hookURL: "http://127.0.0.1:4"}, "r", time.Minute)
+	if after(c, "--procs") != "4" || slices.Contains(c, "--receiver-listen") || slices.Contains(c, "--receiver-url") ||
+		after(c, "--config") != "p" || !slices.Contains(c, "--real-time") || after(c, "--json-report") != "r" {
+		t.Errorf("check %v", c)
+	}
+	if inMode(Server{Name: "x"}, "t", 1).split() {
+		t.Error("one process is not split")
 	}
 }

@@ -171,6 +171,12 @@ func checkArgs(bin string, srv Server, t target, reportPath string, timeout time
 			"--receiver-listen", t.rcvListen, "--receiver-url", t.hookURL,
 			"--budget", "2000", "--slow", "--real-time",
 			"--json-report", reportPath, "--timeout", timeout.String()}
+		if srv.split() {
+			// As .ci/check-modes: a process per key set of the profile, each with its own
+			// receiver (registered through the webhook proxy's rewrite).
+			args = slices.Delete(args, 3, 7)
+			args = append(args, "--procs", strconv.Itoa(srv.procs))
+		}
 		if srv.long {
 			args = append(args, "--long")
 		}
@@ -316,6 +322,8 @@ type Options struct {
 	// the mock without its control API checked through the profile it writes, as
 	// .ci/check-modes p and t do.
 	Mode string
+	// Procs splits each check of modes p and t over this many processes (0 or 1: one).
+	Procs int
 }
 
 // profileCheckTimeout bounds one check run in modes p and t, whose specs wait on the target's
@@ -323,9 +331,9 @@ type Options struct {
 const profileCheckTimeout = 15 * time.Minute
 
 // inMode is srv run in mode (unchanged for "" and "b": a row keeps the mode it was written for).
-func inMode(srv Server, mode string) Server {
+func inMode(srv Server, mode string, procs int) Server {
 	if profileMode(mode) {
-		srv.mode, srv.procs = mode, 0
+		srv.mode, srv.procs = mode, procs
 		srv.timeout = max(srv.timeout, profileCheckTimeout)
 	}
 	return srv
@@ -338,7 +346,7 @@ func Pass(ctx context.Context, opts Options, servers []Server, w io.Writer) (bas
 		opts.Parallel = 1
 	}
 	if opts.Baseline {
-		b := Check(ctx, opts.Bin, inMode(Server{Name: "baseline"}, opts.Mode), filepath.Join(opts.Dir, "baseline"))
+		b := Check(ctx, opts.Bin, inMode(Server{Name: "baseline"}, opts.Mode, opts.Procs), filepath.Join(opts.Dir, "baseline"))
 		baseline = &b
 		fmt.Fprintf(w, "baseline (whole suite through the unchanged proxy): %s, %d rules passed, %d failed, %s\n",
 			map[bool]string{true: "ok", false: "WRONG"}[b.Verdict == Survived], len(b.Passed), len(b.Failed), b.Duration.Round(time.Second))
@@ -355,7 +363,7 @@ func Pass(ctx context.Context, opts Options, servers []Server, w io.Writer) (bas
 	for range opts.Parallel {
 		wg.Go(func() {
 			for i := range jobs {
-				results[i] = Check(ctx, opts.Bin, inMode(servers[i], opts.Mode), filepath.Join(opts.Dir, servers[i].Name))
+				results[i] = Check(ctx, opts.Bin, inMode(servers[i], opts.Mode, opts.Procs), filepath.Join(opts.Dir, servers[i].Name))
 			}
 		})
 	}
@@ -484,6 +492,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&opts.Survivors, "survivors", "", "write the survivors, with the rules the suite passed, to this file")
 	fs.StringVar(&opts.Mode, "mode", "b", "target mode: b (each row's own: the control API, manual clock), p (keys + profile) or t (keys + profile + test-mode inputs): "+
 		"below the control API, the mock with --no-control and its profile, as .ci/check-modes p and t run it (a row whose rules' specs all need more is UNREACHABLE, not a survivor)")
+	fs.IntVar(&opts.Procs, "procs", 1, "in modes p and t, split each check over this many processes (check --procs, a key set each), as .ci/check-modes does")
 	list := fs.Bool("list", false, "list the wrong servers and their rules, run nothing")
 	if err := fs.Parse(args); err != nil {
 		return err

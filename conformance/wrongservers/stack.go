@@ -189,7 +189,7 @@ func startStack(ctx context.Context, bin string, srv Server, dir string) (_ *sta
 		apiH = srv.API(st.env, apiH)
 	}
 	var hookH http.Handler = forward(st.rcvListen, quiet)
-	if srv.mode == "c" {
+	if srv.split() {
 		// Each check process starts a receiver of its own and registers it: its URL is rewritten
 		// to one through the webhook proxy, so deliveries pass the server's Hooks too.
 		apiH = viaHookProxy(st.hookURL, apiH)
@@ -238,6 +238,9 @@ func mockArgs(srv Server, mockAddr, publicURL, profile string) []string {
 			scale = longTimeScale
 		}
 		args = append(args, "--no-control", "--time-scale", strconv.Itoa(scale), "--profile-out", profile)
+		if srv.procs > 1 {
+			args = append(args, "--key-sets", strconv.Itoa(srv.procs)) // a key set per check process
+		}
 		if srv.mode == "t" {
 			args = append(args, "--test-inputs")
 		}

@@ -58,6 +58,11 @@ type Server struct {
 	long bool
 }
 
+// split reports whether the check runs in several processes, each with a receiver of its own
+// (mode c; modes p and t with procs above 1): deliveries reach them through the webhook proxy's
+// rewrite (viaHookProxy), as no one receiver address serves them all.
+func (s Server) split() bool { return s.mode == "c" || (profileMode(s.mode) && s.procs > 1) }
+
 // Wrap changes a handler's behaviour; next is the path to the real server (or receiver).
 type Wrap func(env *Env, next http.Handler) http.Handler
 
