@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"os"
 	"os/exec"
 	"strings"
 	"testing"
@@ -31,6 +32,10 @@ const (
 // around the proxy, so the proxy sees one key read far past 120 a minute unrefused and may say so
 // (RATE-001): that is the only finding the traffic can give.
 //
+// PROXY_BASE=path/to/mediaspec (a build of the tree before a change, outside the repository)
+// adds a third side, "base": that binary's proxy in front of the same mock, in the same rounds, so
+// a change and its baseline are measured side by side in one run (base-* figures).
+//
 // Every answer must be a 200. Without wrk it skips, naming the package to install.
 func BenchmarkHTTPProxy(b *testing.B) {
 	httpbench.NeedWrk(b, "BenchmarkHTTPProxy")
@@ -40,16 +45,26 @@ func BenchmarkHTTPProxy(b *testing.B) {
 	direct, key, genID, _ := httpbench.HotGeneration(b, dir, bin)
 	direct.Name = "direct"
 	upstream := strings.TrimSuffix(direct.URL, "/generations/"+genID)
-	cmd := exec.Command(bin, "proxy", "--upstream", upstream, "--listen", "127.0.0.1:0", "--json", "--quiet", "--fail-on", "none")
-	var info struct {
+	type proxyInfo struct {
 		URL         string `json:"url"`
 		BaseURL     string `json:"base_url"`
 		FindingsURL string `json:"findings_url"`
 	}
-	httpbench.Start(b, cmd, dir, "proxy", &info)
-	through := &httpbench.Side{Name: "proxy", URL: info.BaseURL + "/generations/" + genID, PID: cmd.Process.Pid}
-	through.Size, _ = httpbench.Probe(b, through.URL, key)
+	startProxy := func(name, bin string) (*httpbench.Side, proxyInfo) {
+		cmd := exec.Command(bin, "proxy", "--upstream", upstream, "--listen", "127.0.0.1:0", "--json", "--quiet", "--fail-on", "none")
+		var info proxyInfo
+		httpbench.Start(b, cmd, dir, name, &info)
+		s := &httpbench.Side{Name: name, URL: info.BaseURL + "/generations/" + genID, PID: cmd.Process.Pid}
+		s.Size, _ = httpbench.Probe(b, s.URL, key)
+		return s, info
+	}
+	through, info := startProxy("proxy", bin)
 	sides := []*httpbench.Side{direct, through}
+	var base *httpbench.Side
+	if bin := os.Getenv("PROXY_BASE"); bin != "" {
+		base, _ = startProxy("base", bin)
+		sides = append(sides, base)
+	}
 	load := httpbench.Load{Conns: proxyConns, Threads: proxyThreads, Script: httpbench.WriteScript(b, dir)}
 	for _, s := range sides {
 		s.Check(b, httpbench.Wrk(b, load, key, s.URL, proxyWarm))
@@ -71,6 +86,12 @@ func BenchmarkHTTPProxy(b *testing.B) {
 	b.ReportMetric(ms(direct.Pct(99)), "direct-p99-ms")
 	b.ReportMetric(ms(through.Pct(99)), "proxy-p99-ms")
 	b.ReportMetric(httpbench.USPer(through.CPU, through.Answers), "proxy-cpu-us/req")
+	if base != nil {
+		b.ReportMetric(base.Rate()/direct.Rate(), "base-ratio")
+		b.ReportMetric(ms(base.Pct(50)-direct.Pct(50)), "base-added-p50-ms")
+		b.ReportMetric(ms(base.Pct(99)), "base-p99-ms")
+		b.ReportMetric(httpbench.USPer(base.CPU, base.Answers), "base-cpu-us/req")
+	}
 	b.ReportMetric(float64(rep.Exchanges), "exchanges")
 	if rep.Exchanges > 0 {
 		b.ReportMetric(100*float64(rep.Unjudged)/float64(rep.Exchanges), "unjudged-%")
