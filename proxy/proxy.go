@@ -540,19 +540,21 @@ func (p *Proxy) captureAnswer(res *http.Response) error {
 	// Kept as it is, not cloned: the hop-by-hop headers are already gone, and the forwarding only
 	// reads it from here on (it copies it to the client's header, and the trailers apart).
 	ex.respHeader = res.Header
-	if ex.header != nil {
-		// The client may see the whole answer before the proxy reads the upstream body's end (an
-		// answer of unknown length): Sync waits for the answers being streamed.
+	captured := ex.header != nil && !strings.HasPrefix(ex.path, judge.FilesPath)
+	if captured {
+		c := &capture{rc: res.Body, limit: MaxAnswerBody, length: res.ContentLength, atEOF: func() { p.finish(ex) }}
+		res.Body = c
+		ex.answerFrom = c
+	}
+	// The client may see the whole answer before the proxy reads the upstream body's end (an
+	// answer of unknown length, or one not captured): Sync waits for the answers being streamed.
+	// A captured answer of known length is queued by the read that completes it, before its last
+	// bytes are handed on, so it needs no such wait (nor the lock, on every answer of a load test).
+	if ex.header != nil && (!captured || res.ContentLength < 0) {
 		ex.streamed = make(chan struct{})
 		p.streamMu.Lock()
 		p.streaming[ex] = struct{}{}
 		p.streamMu.Unlock()
-	}
-
-	if ex.header != nil && !strings.HasPrefix(ex.path, judge.FilesPath) {
-		c := &capture{rc: res.Body, limit: MaxAnswerBody, length: res.ContentLength, atEOF: func() { p.finish(ex) }}
-		res.Body = c
-		ex.answerFrom = c
 	}
 	return nil
 }
