@@ -248,8 +248,9 @@ func TestPricedExample(t *testing.T) {
 	withUpload := model("cap_upload", 1)
 	withUpload["example_config"] = map[string]any{"prompt": "A cat.", "image_ids": []any{"ast_" + strings.Repeat("0", 32)}}
 	c := serve(&shop{
-		rows:    []map[string]any{row("cap_upload", "image", "image"), row("cap_refused", "image", "image"), row("cap_priced", "image", "image")},
-		details: map[string]map[string]any{"cap_upload": withUpload, "cap_refused": model("cap_refused", 1), "cap_priced": model("cap_priced", 1)},
+		rows: []map[string]any{row("cap_upload", "image", "image"), row("cap_refused", "image", "image"), row("cap_priced", "image", "image")},
+		details: map[string]map[string]any{"cap_upload": withUpload, "cap_refused": model("cap_refused", 1),
+			"cap_priced": model("cap_priced", 1)},
 		price: func(id string, _ map[string]any) int64 {
 			if id == "cap_refused" {
 				return -1
