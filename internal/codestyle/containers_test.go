@@ -35,7 +35,6 @@ var oversized = []struct {
 	{"talking.go", "talking actor: limits", 190},
 	{"talking.go", "the tts then actor_ultra flow", 206},
 	{"webhooks.go", "webhooks: endpoint registration", 254},
-	{"workflows.go", "workflows: runs", 319},
 }
 
 // container is one Ginkgo container call found in a file.
