@@ -34,7 +34,6 @@ var oversized = []struct {
 	{"talking.go", "talking actor: approved tts and actor_ultra", 236},
 	{"talking.go", "talking actor: limits", 190},
 	{"talking.go", "the tts then actor_ultra flow", 206},
-	{"webhooks.go", "webhooks: endpoint registration", 254},
 }
 
 // container is one Ginkgo container call found in a file.

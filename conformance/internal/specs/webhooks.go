@@ -16,8 +16,16 @@ import (
 	"github.com/mediaspec/mediaspec/conformance/internal/refusal"
 )
 
-// webhookSpecs registers the specs of webhook endpoints.
+// webhookSpecs registers the specs of webhook endpoints, over three functions under one container
+// text, the prefix of their spec names.
 func webhookSpecs(f *framework.Framework) {
+	webhookRegisterSpecs(f)
+	webhookRefusalSpecs(f)
+	webhookEndpointSpecs(f)
+}
+
+// webhookRegisterSpecs registers the specs of a registration's answer.
+func webhookRegisterSpecs(f *framework.Framework) {
 	Describe("webhooks: endpoint registration", func() {
 		f.Rule("WH-001", "WH-002", "WH-003", "WH-004", "WH-005", "WH-006", "WH-007", "ID-008", "CORE-008").It(
 			"POST /webhooks answers 201 {ok, webhook, secret} once; the endpoint is active and listed without the secret", func(ctx context.Context, s *framework.Spec) {
@@ -84,7 +92,32 @@ func webhookSpecs(f *framework.Framework) {
 				after := availableOf(ctx, c)
 				Expect(after).To(Equal(before), "registering and deleting cost nothing")
 			})
+	})
 
+	Describe("webhooks: no request takes a webhook field", func() {
+		f.Rule(rules("SUBMIT-011", "ERR-024", "ERR-020")...).It("webhook_url and callback_url set to a URL the target admits as an endpoint are refused on a submit with 400 invalid_config naming them", func(ctx context.Context, s *framework.Spec) {
+			// The value is a URL the target admits (a refusal of "x" could be a URL check of a
+			// field that exists): only the field itself is at fault.
+			c := s.FreshClient()
+			a := admittedURL(ctx, s, c)
+			cfg := catalogue.TTSConfig(ctx, c)
+			_, need := estimateOf(ctx, c, "tts", cfg, nil)
+			for _, key := range []string{"webhook_url", "callback_url"} {
+				body := submitBody("tts", catalogue.Clone(cfg), need, nil)
+				body[key] = a.url
+				r := refuse(ctx, c, body, http.StatusBadRequest, "invalid_config", framework.Invalid())
+				s.Step("ERR-020")
+				refusal.ExpectField(r, key)
+				s.Step()
+			}
+		})
+	})
+}
+
+// webhookRefusalSpecs registers the specs of the register bodies refused with 400 invalid_config,
+// each one change of a body the target admits.
+func webhookRefusalSpecs(f *framework.Framework) {
+	Describe("webhooks: endpoint registration", func() {
 		// refusal registers the body change makes from a URL the target admits (admittedURL: the
 		// body {url, events} was seen to answer 201, so the change is the one cause) and requires
 		// 400 invalid_config.
@@ -176,7 +209,14 @@ func webhookSpecs(f *framework.Framework) {
 		refusal("WH-016", "an unknown event name beside a known one answers 400 invalid_config (not dropped)", events([]string{"generation.completed", "generation.complete"}), "events")
 		refusal("WH-017", "webhook.test is not subscribable: 400 invalid_config", events([]string{"webhook.test"}), "events")
 		refusal("WH-017", "webhook.test is not subscribable beside a subscribable event: 400 invalid_config", events([]string{"credits.low", "webhook.test"}), "events")
+	})
+}
 
+// webhookEndpointSpecs registers the specs of an endpoint once registered: its description, the ten
+// a workspace holds and their list, its delete, another workspace's id, and the app's actions.
+func webhookEndpointSpecs(f *framework.Framework) {
+	Describe("webhooks: endpoint registration", func() {
+		ev := []string{"generation.completed"}
 		f.Rule(rules("WH-018", "ERR-024")...).It("description is optional and at most 200 characters", func(ctx context.Context, s *framework.Spec) {
 			c := s.Client()
 			_, u := s.Hooks().NewURL()
@@ -281,24 +321,4 @@ func webhookSpecs(f *framework.Framework) {
 			Expect(after).To(Equal(before), "a probe changed the endpoint")
 		})
 	})
-
-	Describe("webhooks: no request takes a webhook field", func() {
-		f.Rule(rules("SUBMIT-011", "ERR-024", "ERR-020")...).It("webhook_url and callback_url set to a URL the target admits as an endpoint are refused on a submit with 400 invalid_config naming them", func(ctx context.Context, s *framework.Spec) {
-			// The value is a URL the target admits (a refusal of "x" could be a URL check of a
-			// field that exists): only the field itself is at fault.
-			c := s.FreshClient()
-			a := admittedURL(ctx, s, c)
-			cfg := catalogue.TTSConfig(ctx, c)
-			_, need := estimateOf(ctx, c, "tts", cfg, nil)
-			for _, key := range []string{"webhook_url", "callback_url"} {
-				body := submitBody("tts", catalogue.Clone(cfg), need, nil)
-				body[key] = a.url
-				r := refuse(ctx, c, body, http.StatusBadRequest, "invalid_config", framework.Invalid())
-				s.Step("ERR-020")
-				refusal.ExpectField(r, key)
-				s.Step()
-			}
-		})
-	})
-
 }
