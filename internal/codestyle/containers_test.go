@@ -25,7 +25,6 @@ var oversized = []struct {
 	lines      int
 }{
 	{"generations.go", "generations: the documented flow", 153},
-	{"ledger.go", "ledger: spend limits", 237},
 	{"lists.go", "a list longer than 50 rows", 157},
 	{"lists.go", "filters and order", 214},
 	{"lists.go", "lists: generation list", 479},

@@ -3,10 +3,11 @@ package specs
 import (
 	"context"
 	"fmt"
-	"github.com/mediaspec/mediaspec/internal/contract"
 	"net/http"
 	"slices"
 	"time"
+
+	"github.com/mediaspec/mediaspec/internal/contract"
 
 	. "github.com/onsi/ginkgo/v2" //nolint:revive
 	. "github.com/onsi/gomega"    //nolint:revive
@@ -23,6 +24,7 @@ func ledgerSpecs(f *framework.Framework) {
 	balanceSpecs(f)
 	holdSpecs(f)
 	spendLimitSpecs(f)
+	spendDailySpecs(f)
 	spendWindowSpecs(f)
 }
 
@@ -90,7 +92,6 @@ func balanceSpecs(f *framework.Framework) {
 			expectBalance(s, r, "held_credits", 0)
 		})
 	})
-
 }
 
 // holdSpecs registers the specs of holds and charges.
@@ -185,9 +186,7 @@ func holdSpecs(f *framework.Framework) {
 			Expect(a0-a1).To(chargeOf(j.price), "the balance moved by the estimate's credits")
 			Expect(h1).To(BeZero())
 		})
-
 	})
-
 }
 
 // spendLimitSpecs registers the specs of spend limits.
@@ -295,7 +294,13 @@ func spendLimitSpecs(f *framework.Framework) {
 			Expect(r.String("error.limit.bound_by")).To(Equal("org_per_generation"), r.Describe())
 			refusal.ExpectLimitAmounts(s, r, ptr(need-1), nil)
 		})
+	})
+}
 
+// spendDailySpecs registers the specs of the daily limit (a null limit is the default, the window
+// over all keys, the default spent against) and of app jobs, which the limits do not restrict.
+func spendDailySpecs(f *framework.Framework) {
+	Describe("ledger: spend limits", func() {
 		f.Rule("LEDGER-010", "LEDGER-020").ControlBecause(becauseNullLimit).It("an empty (null) workspace limit means the default", func(ctx context.Context, s *framework.Spec) {
 			sp := newSpender(ctx, s)
 			s.SetLimits(ctx, sp.ws.ID, map[string]any{"per_generation_credits": 5, "daily_credits": 7})
@@ -415,7 +420,6 @@ func spendLimitSpecs(f *framework.Framework) {
 			s.Finish(ctx, sp.c, app)
 		})
 	})
-
 }
 
 // spendWindowSpecs registers the specs of the rolling windows across a calendar day, of key
@@ -504,7 +508,6 @@ func spendWindowSpecs(f *framework.Framework) {
 			s.Finish(ctx, other, third.id)
 		})
 	})
-
 }
 
 // expectBalance checks the credit balance's field at path holds want (an integer, or nil for
