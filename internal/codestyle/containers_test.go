@@ -28,8 +28,6 @@ var oversized = []struct {
 	{"lists.go", "a list longer than 50 rows", 157},
 	{"lists.go", "filters and order", 214},
 	{"lists.go", "lists: generation list", 479},
-	{"presets.go", "presets: list and detail", 185},
-	{"presets.go", "presets: order, templates and preset submits", 216},
 	{"talking.go", "talking actor: approved tts and actor_ultra", 236},
 	{"talking.go", "talking actor: limits", 190},
 	{"talking.go", "the tts then actor_ultra flow", 206},

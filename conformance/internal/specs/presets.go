@@ -23,9 +23,11 @@ import (
 // presetSpecs registers the specs of presets and their templates.
 func presetSpecs(f *framework.Framework) {
 	presetListSpecs(f)
+	presetAvailabilitySpecs(f)
 	presetTotalSpecs(f)
 	longPresetListSpecs(f)
 	presetTemplateSpecs(f)
+	presetSubmitSpecs(f)
 	presetStateSpecs(f)
 }
 
@@ -129,7 +131,13 @@ func presetListSpecs(f *framework.Framework) {
 				}
 			}
 		})
+	})
+}
 
+// presetAvailabilitySpecs registers the specs of presets an agent cannot use: an internal preset's
+// templates, a coming_soon preset, and the list's limit.
+func presetAvailabilitySpecs(f *framework.Framework) {
+	Describe("presets: list and detail", func() {
 		f.Rule(rules("PRESET-016", "ERR-029")...).Needs(framework.Profile).It("an internal preset (withheld from agents) answers 404 not_found on GET /presets/{id}/templates", func(ctx context.Context, s *framework.Spec) {
 			c := s.Client()
 			var id string
@@ -216,7 +224,6 @@ func presetListSpecs(f *framework.Framework) {
 			paging.ExpectDefaultAndClamp(ctx, s.Client(), "/presets", "presets")
 		})
 	})
-
 }
 
 // presetTotalSpecs registers the specs of the preset total and inlined templates.
@@ -262,7 +269,6 @@ func presetTotalSpecs(f *framework.Framework) {
 			}
 		})
 	})
-
 }
 
 // longPresetListSpecs registers the specs of a preset list of more than 50 rows, made through
@@ -402,7 +408,13 @@ func presetTemplateSpecs(f *framework.Framework) {
 			delete(cfg, "template_id")
 			refuse(ctx, sp.c, submitBody(id, cfg, need, nil), http.StatusBadRequest, "invalid_config")
 		})
+	})
+}
 
+// presetSubmitSpecs registers the specs of preset submits and estimates: a template that is not the
+// preset's, a higher plan, two templates' prices, a required template_id, and no create endpoint.
+func presetSubmitSpecs(f *framework.Framework) {
+	Describe("presets: order, templates and preset submits", func() {
 		f.Rule(rules("PRESET-019", "ERR-029")...).Needs(framework.Uploads).It("a preset submit with a template_id that is not a template of the preset answers 404 not_found", func(ctx context.Context, s *framework.Spec) {
 			sp, id, _, cfg, need := presetSubmit(ctx, s)
 			strangers := []string{"captpl_" + framework.RandomHex(32)}
@@ -525,7 +537,6 @@ func presetTemplateSpecs(f *framework.Framework) {
 			Expect(r.Status).To(BeElementOf(http.StatusNotFound, http.StatusMethodNotAllowed), r.Describe())
 		})
 	})
-
 }
 
 // presetStateSpecs registers the specs of templates added or withdrawn through control.
