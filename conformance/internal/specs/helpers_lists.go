@@ -14,6 +14,7 @@ import (
 	"github.com/mediaspec/mediaspec/conformance/internal/answer"
 	"github.com/mediaspec/mediaspec/conformance/internal/catalogue"
 	"github.com/mediaspec/mediaspec/conformance/internal/framework"
+	"github.com/mediaspec/mediaspec/conformance/internal/paging"
 )
 
 // Helpers of the list specs: the capabilities a count spec reads, a search term no row holds,
@@ -156,6 +157,39 @@ func writtenOffRow(ctx context.Context, s *framework.Spec, sp spender, rm *rowMa
 	Expect(s.Finish(ctx, sp.c, moved).String("generation.status")).To(Equal("failed"), "the job the app writes off fails at render start")
 	since = answer.Time(readGen(ctx, sp.c, moved), "generation.created_at").Add(-time.Second).UTC().Format(time.RFC3339)
 	return moved, append([]string{moved}, rm.make(ctx, 2)...), since
+}
+
+// runningRow makes, where the run can force no act, the row GEN-045's walk sees updated mid-walk:
+// the catalogue's cheapest video (its longest-running kind of job), submitted with the profile's
+// sibling key (the main key's slot stays free), then two rows the main key makes while it renders.
+// It returns the video, the rows as a walk by updated_since from just before the video lists them
+// now (the video, still running, before at least one of the others) and that updated_since. It
+// skips as undecidable when the video ended first or its place is already after the rows.
+func runningRow(ctx context.Context, s *framework.Spec, sp spender, rm *rowMaker) (moved string, rows []string, since string) {
+	GinkgoHelper()
+	sib := s.RoleKey(framework.SiblingKey)
+	d := catalogue.VideoModel(ctx, sib)
+	j := submit(ctx, s, sib, d.String("capability_id"), catalogue.CheapConfig(d), nil)
+	since = answer.Time(readGen(ctx, sp.c, j.id), "generation.created_at").Add(-time.Second).UTC().Format(time.RFC3339)
+	made := rm.make(ctx, 2)
+	for _, id := range paging.GenerationIDs(ctx, sp.c, [2]string{"updated_since", since}) {
+		if id == j.id || slices.Contains(made, id) {
+			rows = append(rows, id)
+		}
+	}
+	if !runningNow(ctx, sp.c, j.id) || len(rows) != 3 || rows[2] == j.id {
+		framework.SkipFor(framework.Undecidable("the video " + j.id + " ended, or moved after the rows made while it rendered, before the walk began: no update can happen during it"))
+	}
+	return j.id, rows, since
+}
+
+// awaitEnded waits, once a walk has read the running video id (runningRow), until its render has
+// ended: when is the target's own (no render time is published), so it reads until it does.
+func awaitEnded(ctx context.Context, s *framework.Spec, c *framework.Client, id string) {
+	GinkgoHelper()
+	Eventually(func() bool { return runningNow(ctx, c, id) }).WithContext(ctx).
+		WithTimeout(time.Duration(float64(walkRecoverAfter+recoverSlack+recoverRender)/s.TimeScale())).WithPolling(time.Second).
+		Should(BeFalse(), "the video "+id+" ends its render")
 }
 
 // awaitRecovered waits, once a walk has read the written-off job id, until the operator's recovery

@@ -418,7 +418,7 @@ func generationListSpecs(f *framework.Framework) {
 				Expect(got).To(Equal(want), "oldest first by updated_at: every row once, and the rows created during the walk at its end")
 			})
 
-			f.Rule("CORE-012", "GEN-045").Needs(framework.Spends, framework.Slow, framework.TestInputs, framework.RealTime).WaitsOut(walkRecoverAfter+recoverSlack+recoverRender).It("a row updated during a walk by updated_at skips no other row: the walk goes on after the row's old place and meets it again at the end", func(ctx context.Context, s *framework.Spec) {
+			f.Rule("CORE-012", "GEN-045").Needs(framework.Spends, framework.Slow, framework.Profile, framework.RealTime).WaitsOut(walkRecoverAfter+recoverSlack+recoverRender).It("a row updated during a walk by updated_at skips no other row: the walk goes on after the row's old place and meets it again at the end", func(ctx context.Context, s *framework.Spec) {
 				Expect(rows).To(HaveLen(made), "the setup did not make its rows")
 				since := time.Time{}.Add(time.Hour).Format(time.RFC3339)
 				var before []string
@@ -426,7 +426,20 @@ func generationListSpecs(f *framework.Framework) {
 				var recover func(page int)
 				var read []string // what the walk has read so far
 				limit := 10
-				if ti, forced := s.AppAct(sp.c, framework.Outcome{Kind: "recover", Seconds: int(walkRecoverAfter.Seconds())}); forced {
+				natural := !s.CanForce()
+				if natural {
+					// No act to force: the update is a video of the spec's own finishing its render
+					// during the walk, read once at its old place first.
+					moved, before, since = runningRow(ctx, s, sp, rm)
+					limit = 1
+					ended := false
+					recover = func(int) {
+						if !ended && slices.Contains(read, moved) {
+							ended = true
+							awaitEnded(ctx, s, sp.c, moved)
+						}
+					}
+				} else if ti, forced := s.AppAct(sp.c, framework.Outcome{Kind: "recover", Seconds: int(walkRecoverAfter.Seconds())}); forced {
 					moved, before, since = writtenOffRow(ctx, s, sp, rm, ti)
 					limit = 1
 					recovered := false
@@ -452,6 +465,9 @@ func generationListSpecs(f *framework.Framework) {
 				if sp.ws == nil {
 					// Other rows updated since (a job an earlier spec left running) are not the spec's.
 					got = slices.DeleteFunc(got, func(id string) bool { return !slices.Contains(before, id) })
+				}
+				if natural && slices.Index(got, moved) == len(got)-1 {
+					framework.SkipFor(framework.Undecidable("the video " + moved + " ended its render before the walk read it at its old place: no update happened during the walk"))
 				}
 				s.Step("CORE-012", "GEN-045")
 				var rest []string
