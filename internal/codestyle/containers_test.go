@@ -29,7 +29,6 @@ var oversized = []struct {
 	{"lists.go", "filters and order", 214},
 	{"lists.go", "lists: generation list", 479},
 	{"talking.go", "talking actor: approved tts and actor_ultra", 236},
-	{"talking.go", "talking actor: limits", 190},
 	{"talking.go", "the tts then actor_ultra flow", 206},
 }
 

@@ -20,6 +20,7 @@ import (
 func talkingSpecs(f *framework.Framework) {
 	talkingFlowSpecs(f)
 	talkingLimitSpecs(f)
+	talkingScriptSpecs(f)
 }
 
 // talkingFlowSpecs registers the specs of the talking actor flow.
@@ -260,7 +261,6 @@ func talkingFlowSpecs(f *framework.Framework) {
 			})
 		})
 	})
-
 }
 
 // talkingLimitSpecs registers the specs of the talking actor limits.
@@ -351,7 +351,13 @@ func talkingLimitSpecs(f *framework.Framework) {
 			j := submit(ctx, s, sp.c, id, cfg, extra)
 			Expect(j.id).To(MatchRegexp(genIDPattern), j.r.Describe())
 		})
+	})
+}
 
+// talkingScriptSpecs registers the specs of the script-only actor's limits and of a recording given
+// in place of tts.
+func talkingScriptSpecs(f *framework.Framework) {
+	Describe("talking actor: limits", func() {
 		Describe("the script-only actor", func() {
 			// ok is a config inside the bounds (about 10 seconds at any usual speaking rate).
 			ok := func(d *framework.Response) map[string]any { return catalogue.ActorScript(d, catalogue.ScriptOf(150)) }
@@ -455,5 +461,4 @@ func talkingLimitSpecs(f *framework.Framework) {
 			})
 		})
 	})
-
 }
