@@ -250,8 +250,9 @@ type RoleKeys struct {
 	Ended       *RenamedField `json:"ended_field,omitempty"`
 	RemovedEnum *RemovedEnum  `json:"removed_enum,omitempty"`
 	// LongLists is a read-only key of a workspace of its own whose preset list (LongListCopies
-	// coming-soon copies of listed presets) and voice list (LongListVoices cloned voices) hold
-	// more than 50 rows: the long lists an operator makes in their app. Its own workspace keeps
+	// coming-soon copies of listed presets), voice list (LongListVoices cloned voices) and asset
+	// list (LongListAssets uploaded images) hold more than 50 rows: the long lists an operator
+	// makes in their app. Its own workspace keeps
 	// the key sets' catalogue as it starts.
 	LongLists string `json:"long_lists_key"`
 	// SavedWorkflows are a saved workflow of each key set's first workspace, in the order of the
@@ -846,8 +847,9 @@ func (s *Server) bootCatalogRoles() {
 }
 
 // bootLongLists fills the long-lists workspace (RoleKeys.LongLists): LongListCopies copies of the
-// listed presets, in turn, and LongListVoices cloned voices.
+// listed presets, in turn, LongListVoices cloned voices and LongListAssets uploaded images.
 func (s *Server) bootLongLists(ws string) {
+	s.bootLongListAssets(ws)
 	var presets []string
 	for _, c := range s.svc.Catalog.Fixtures().Capabilities {
 		if c.IsPreset() && c.Listed() {

@@ -108,8 +108,24 @@ func assetListSpecs(f *framework.Framework) {
 			}
 		})
 
-		f.Rule("ASSET-004").Needs(framework.Control, framework.Uploads).It("limit defaults to 25 and clamps to 50", func(ctx context.Context, s *framework.Spec) {
+		// Without the control API the list is the profile's long-lists workspace's, whose uploads
+		// the operator made (long_lists_key).
+		f.Rule("ASSET-004").Needs(framework.LongListsKey, framework.Uploads).It("limit defaults to 25 and clamps to 50", func(ctx context.Context, s *framework.Spec) {
 			s.StrictOnly("ASSET-004", "the asset list's page size (the text's sizes name voices, capabilities, presets and generations)")
+			if !s.HasControl() {
+				c := s.RoleKey(framework.LongListsKey)
+				rows, _ := paging.Walk(ctx, c, "/assets", paging.Open, 20, 100)
+				ids := paging.IDs(rows, "asset_id")
+				longListHolds(s, len(ids), "assets", shortProfileList)
+				Expect(len(paging.Get(ctx, c, "/assets", paging.Open).Rows)).To(BeNumerically("<=", 25))
+				Expect(len(paging.Get(ctx, c, "/assets", paging.Open, framework.Query("limit", "500")).Rows)).To(BeNumerically("<=", 50))
+				seen := map[string]bool{}
+				for _, id := range ids {
+					Expect(seen[id]).To(BeFalse(), "paging with next_cursor visits every asset once: "+id+" came twice")
+					seen[id] = true
+				}
+				return
+			}
 			c := uploads.Key(ctx, s, 200)
 			for i := 0; i < 51; i++ {
 				_, r := uploads.Fixture(ctx, s, c, "image.gif")
