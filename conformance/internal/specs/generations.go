@@ -36,16 +36,8 @@ func documentedFlowSpecs(f *framework.Framework) {
 		var j job
 		var before int64
 		f.BeforeAll([]framework.Need{framework.Spends}, func(ctx context.Context, s *framework.Spec) {
-			sp = newSpender(ctx, s)
-			d = catalogue.ImageModel(ctx, sp.c)
-			config := catalogue.CheapConfig(d)
-			est, _ = estimateOf(ctx, sp.c, d.String("capability_id"), config, nil)
-			if _, declared := sp.c.ShapeIf("balance.available"); declared {
-				before = availableOf(ctx, sp.c) // the balance's layout is the target's (step 4 skips without it)
-			}
-			j = submit(ctx, s, sp.c, d.String("capability_id"), config, nil)
-			after = readGen(ctx, sp.c, j.id)
-			done = s.Finish(ctx, sp.c, j.id)
+			fl := runDocumentedFlow(ctx, s)
+			sp, d, est, before, j, after, done = fl.sp, fl.d, fl.est, fl.before, fl.j, fl.after, fl.done
 		})
 		ran := func() {
 			GinkgoHelper()
@@ -184,6 +176,33 @@ func documentedFlowSpecs(f *framework.Framework) {
 		})
 	})
 
+}
+
+// documentedFlow is what the documented flow's run leaves for its steps to judge: the spender, the
+// image model's detail (d), its estimate, the balance before the submit (0 when the target shows
+// none), the job, its read right after the submit and its read once finished.
+type documentedFlow struct {
+	sp                  spender
+	d, est, after, done *framework.Response
+	j                   job
+	before              int64
+}
+
+// runDocumentedFlow runs the documented flow once: estimate the image model's cheapest config,
+// read the balance, submit, read the job, and wait for its end.
+func runDocumentedFlow(ctx context.Context, s *framework.Spec) documentedFlow {
+	var fl documentedFlow
+	fl.sp = newSpender(ctx, s)
+	fl.d = catalogue.ImageModel(ctx, fl.sp.c)
+	config := catalogue.CheapConfig(fl.d)
+	fl.est, _ = estimateOf(ctx, fl.sp.c, fl.d.String("capability_id"), config, nil)
+	if _, declared := fl.sp.c.ShapeIf("balance.available"); declared {
+		fl.before = availableOf(ctx, fl.sp.c) // the balance's layout is the target's (step 4 skips without it)
+	}
+	fl.j = submit(ctx, s, fl.sp.c, fl.d.String("capability_id"), config, nil)
+	fl.after = readGen(ctx, fl.sp.c, fl.j.id)
+	fl.done = s.Finish(ctx, fl.sp.c, fl.j.id)
+	return fl
 }
 
 // generationStateSpecs registers the specs of generation states.
