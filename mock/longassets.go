@@ -16,7 +16,8 @@ import (
 const LongListAssets = 51
 
 // longListGIF is a 1x1 GIF, the bytes of each long-list asset.
-var longListGIF = []byte("GIF89a\x01\x00\x01\x00\x80\x00\x00\x00\x00\x00\xff\xff\xff!\xf9\x04\x01\x00\x00\x00\x00,\x00\x00\x00\x00\x01\x00\x01\x00\x00\x02\x02D\x01\x00;")
+var longListGIF = []byte("GIF89a\x01\x00\x01\x00\x80\x00\x00\x00\x00\x00\xff\xff\xff" +
+	"!\xf9\x04\x01\x00\x00\x00\x00,\x00\x00\x00\x00\x01\x00\x01\x00\x00\x02\x02D\x01\x00;")
 
 // bootLongListAssets puts LongListAssets finished image uploads in ws. Their ids come from a hash
 // of their number, not from the seeded id source, so the ids of everything else the start state
