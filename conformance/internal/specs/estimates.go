@@ -228,7 +228,7 @@ func estimateFieldSpecs(f *framework.Framework) {
 			Expect(r.String("capability_id")).To(Equal(id), r.Describe())
 			// A forced block is still queued: the submit (which runs the content check) takes it.
 			s.Spend(int(need))
-			refuse(ctx, rf.c, submitBody(id, rf.cfg, need, nil), http.StatusUnprocessableEntity, "moderation_blocked")
+			rf.expectBlocked(ctx, s, id, need)
 		})
 
 		f.Rule(rules("EST-013", "ERR-024")...).It("a config.count above the capability's ceiling is refused by the estimate, never clamped", func(ctx context.Context, s *framework.Spec) {

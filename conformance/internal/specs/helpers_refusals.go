@@ -24,8 +24,9 @@ import (
 // refusedSubmit is a config the target's moderation refuses and the client whose submit of it
 // meets the refusal.
 type refusedSubmit struct {
-	cfg map[string]any
-	c   *framework.Client
+	cfg     map[string]any
+	c       *framework.Client
+	natural bool // cfg carries the profile's refused_prompt (nothing forced)
 }
 
 // refusedOf is base, a valid config of capability detail d, made one the target's moderation
@@ -50,7 +51,25 @@ func refusedOf(ctx context.Context, s *framework.Spec, c *framework.Client, d *f
 		framework.SkipFor(framework.NotDeclared(fmt.Sprintf("unsupported: refused_prompt is %d characters, over the %d that %s's %s takes: "+
 			"declare a shorter one (a submit would be refused as an invalid config before moderation)", utf8.RuneCountInString(prompt), limit, id, key)))
 	}
-	return refusedSubmit{cfg: catalogue.WithChanges(base, map[string]any{key: prompt}), c: c}
+	return refusedSubmit{cfg: catalogue.WithChanges(base, map[string]any{key: prompt}), c: c, natural: true}
+}
+
+// expectBlocked submits rf's config as capability id with max_credits need and judges its 422
+// moderation_blocked as refuse does. With the profile's refused_prompt, a submit the target
+// accepts shows that its moderation lets that prompt pass: the profile's mistake, which no server
+// is failed for, so the started job's hold is counted against the budget and the spec skips
+// naming refused_prompt. A forced block has no such way out.
+func (rf refusedSubmit) expectBlocked(ctx context.Context, s *framework.Spec, id string, need int64) *framework.Response {
+	GinkgoHelper()
+	return refuseBy(ctx, rf.c, submitBody(id, rf.cfg, need, nil), func(r *framework.Response) {
+		GinkgoHelper()
+		if rf.natural && r.Status/100 == 2 {
+			s.Spend(int(need))
+			framework.SkipFor(framework.NotDeclared(fmt.Sprintf("unsupported: the target accepted a submit of %s with the "+
+				"profile's refused_prompt (HTTP %d): its moderation does not refuse that prompt; declare one it refuses", id, r.Status)))
+		}
+		r.ExpectError(http.StatusUnprocessableEntity, "moderation_blocked")
+	})
 }
 
 // flaggedSamples are the sample images whose finalize the suite flags by force; with the
@@ -72,7 +91,13 @@ func flaggedUpload(ctx context.Context, s *framework.Spec, c *framework.Client, 
 	if name, ct, data, ok := s.FlaggedUpload(); ok {
 		id := uploads.ReservePut(ctx, s, c, name, ct, data)
 		fx := fixtures.File{Name: name, ContentType: ct, Kind: "image", Outcome: fixtures.OutcomeFlagged}
-		return id, uploads.Finalize(ctx, c, id), fx
+		fin := uploads.Finalize(ctx, c, id)
+		if fin.Status == http.StatusOK && fin.Field("scan_status") == "clean" {
+			// The target's check passed the declared file: the profile's mistake, not the server's.
+			framework.SkipFor(framework.NotDeclared(fmt.Sprintf("unsupported: the target's content check passed the profile's "+
+				"flagged_upload %s (scan_status clean): declare an image it flags", name)))
+		}
+		return id, fin, fx
 	}
 	s.LacksNaturalInput("flagged_upload", "an image the target's content check flags", "a scan_flag")
 	fx, data := fixtures.Get(sample)

@@ -196,8 +196,13 @@ func checkOrderPlanSpecs(f *framework.Framework) {
 			cfg["reference_images"] = []any{map[string]any{"assetId": up.String("asset_id"), "alias": "image1"}}
 			r := refuse(ctx, sp.c, submitBody(d.String("capability_id"), cfg, need, nil), http.StatusConflict, "input_not_ready")
 			refusal.ExpectAssetIDsIfNamed(r, up.String("asset_id"))
-			// The profile's refused_prompt as the prompt, else a forced moderation_block.
+			// The profile's refused_prompt as the prompt, else a forced moderation_block. A declared
+			// prompt is first shown refused on its own, so that a 409 below is the server's order and
+			// not a prompt its moderation lets pass.
 			rf := refusedOf(ctx, s, sp.c, d, cfg)
+			if rf.natural {
+				refusedOf(ctx, s, sp.c, d, base).expectBlocked(ctx, s, d.String("capability_id"), need)
+			}
 			refuse(ctx, rf.c, submitBody(d.String("capability_id"), rf.cfg, need, nil), http.StatusUnprocessableEntity, "moderation_blocked")
 		})
 
@@ -274,8 +279,7 @@ func checkOrderFaultSpecs(f *framework.Framework) {
 				d := catalogue.ImageModel(ctx, c)
 				base := catalogue.CheapConfig(d)
 				_, need := estimateOf(ctx, c, d.String("capability_id"), base, nil)
-				rf := refusedOf(ctx, s, c, d, base)
-				refuse(ctx, rf.c, submitBody(d.String("capability_id"), rf.cfg, need, nil), http.StatusUnprocessableEntity, "moderation_blocked")
+				refusedOf(ctx, s, c, d, base).expectBlocked(ctx, s, d.String("capability_id"), need)
 			})
 
 			notPriced := func(ctx context.Context, s *framework.Spec, c *framework.Client) string {
