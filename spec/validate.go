@@ -205,7 +205,8 @@ func (v *Validator) ValidateRequest(ctx context.Context, r *http.Request, body [
 }
 
 // validateRequestOn is ValidateRequest once the request's route was found.
-func (v *Validator) validateRequestOn(ctx context.Context, r *http.Request, body []byte, route *routers.Route, params map[string]string) error {
+func (v *Validator) validateRequestOn(ctx context.Context, r *http.Request, body []byte, route *routers.Route,
+	params map[string]string) error {
 	in := v.requestInput(r, body, route, params)
 	if err := openapi3filter.ValidateRequest(ctx, in); err != nil {
 		return Violation{Kind: "request", Method: r.Method, Path: r.URL.Path, Err: err}

@@ -419,66 +419,8 @@ func generationListSpecs(f *framework.Framework) {
 			})
 
 			f.Rule("CORE-012", "GEN-045").Needs(framework.Spends, framework.Slow, framework.Profile, framework.RealTime).WaitsOut(walkRecoverAfter+recoverSlack+recoverRender).It("a row updated during a walk by updated_at skips no other row: the walk goes on after the row's old place and meets it again at the end", func(ctx context.Context, s *framework.Spec) {
-				Expect(rows).To(HaveLen(made), "the setup did not make its rows")
-				since := time.Time{}.Add(time.Hour).Format(time.RFC3339)
-				var before []string
-				var moved string
-				var recover func(page int)
-				var read []string // what the walk has read so far
-				limit := 10
-				natural := !s.CanForce()
-				if natural {
-					// No act to force: the update is a video of the spec's own finishing its render
-					// during the walk, read once at its old place first.
-					moved, before, since = runningRow(ctx, s, sp, rm)
-					limit = 1
-					ended := false
-					recover = func(int) {
-						if !ended && slices.Contains(read, moved) {
-							ended = true
-							awaitEnded(ctx, s, sp.c, moved)
-						}
-					}
-				} else if ti, forced := s.AppAct(sp.c, framework.Outcome{Kind: "recover", Seconds: int(walkRecoverAfter.Seconds())}); forced {
-					moved, before, since = writtenOffRow(ctx, s, sp, rm, ti)
-					limit = 1
-					recovered := false
-					recover = func(int) {
-						if !recovered && slices.Contains(read, moved) { // read once: the app recovers it now, after every row
-							recovered = true
-							awaitRecovered(ctx, s, sp.c, moved)
-						}
-					}
-				} else {
-					before = paging.GenerationIDs(ctx, sp.c, [2]string{"updated_since", since})
-					recover = func(page int) {
-						if page == 1 {
-							// The last row read, a canceled job, is recovered: it is updated now, after every row.
-							moved = before[19]
-							s.Advance(ctx, 3)
-							s.JobHook(ctx, moved, "recover", nil)
-						}
-					}
-				}
-				got := paging.WalkGenerationsUntil(ctx, sp.c, limit, [][2]string{{"updated_since", since}}, recover,
-					func(r []string) bool { read = r; return false })
-				if sp.ws == nil {
-					// Other rows updated since (a job an earlier spec left running) are not the spec's.
-					got = slices.DeleteFunc(got, func(id string) bool { return !slices.Contains(before, id) })
-				}
-				if natural && slices.Index(got, moved) == len(got)-1 {
-					framework.SkipFor(framework.Undecidable("the video " + moved + " ended its render before the walk read it at its old place: no update happened during the walk"))
-				}
-				s.Step("CORE-012", "GEN-045")
-				var rest []string
-				for _, id := range got {
-					if id != moved {
-						rest = append(rest, id)
-					}
-				}
-				want := slices.DeleteFunc(slices.Clone(before), func(id string) bool { return id == moved })
-				Expect(rest).To(Equal(want), "every row not updated during the walk is read once, in order: the walk goes on from the cursor's place, not from the moved row's new place")
-				Expect(got[len(got)-1]).To(Equal(moved), "the row updated during the walk is read again last, at its new updated_at")
+
+				updatedDuringWalk(ctx, s, sp, rm, rows, made)
 			})
 		})
 
@@ -583,3 +525,71 @@ const (
 	becauseMidnightJump = "it moves the target's clock to two minutes before and after midnight UTC: in real time that is " +
 		"up to a day"
 )
+
+// updatedDuringWalk judges a walk by updated_at during which one row is updated (CORE-012,
+// GEN-045): every other row is read once, in order, and the updated one again last. The update is
+// a video of the spec's own finishing its render when the run can force nothing, else the app's
+// recover of a written-off row (a test input), else control's recover hook; rows are the made
+// rows of the long-list container, newest first.
+func updatedDuringWalk(ctx context.Context, s *framework.Spec, sp spender, rm *rowMaker, rows []string, made int) {
+	Expect(rows).To(HaveLen(made), "the setup did not make its rows")
+	since := time.Time{}.Add(time.Hour).Format(time.RFC3339)
+	var before []string
+	var moved string
+	var recover func(page int)
+	var read []string // what the walk has read so far
+	limit := 10
+	natural := !s.CanForce()
+	if natural {
+		// No act to force: the update is a video of the spec's own finishing its render
+		// during the walk, read once at its old place first.
+		moved, before, since = runningRow(ctx, s, sp, rm)
+		limit = 1
+		ended := false
+		recover = func(int) {
+			if !ended && slices.Contains(read, moved) {
+				ended = true
+				awaitEnded(ctx, s, sp.c, moved)
+			}
+		}
+	} else if ti, forced := s.AppAct(sp.c, framework.Outcome{Kind: "recover", Seconds: int(walkRecoverAfter.Seconds())}); forced {
+		moved, before, since = writtenOffRow(ctx, s, sp, rm, ti)
+		limit = 1
+		recovered := false
+		recover = func(int) {
+			if !recovered && slices.Contains(read, moved) { // read once: the app recovers it now, after every row
+				recovered = true
+				awaitRecovered(ctx, s, sp.c, moved)
+			}
+		}
+	} else {
+		before = paging.GenerationIDs(ctx, sp.c, [2]string{"updated_since", since})
+		recover = func(page int) {
+			if page == 1 {
+				// The last row read, a canceled job, is recovered: it is updated now, after every row.
+				moved = before[19]
+				s.Advance(ctx, 3)
+				s.JobHook(ctx, moved, "recover", nil)
+			}
+		}
+	}
+	got := paging.WalkGenerationsUntil(ctx, sp.c, limit, [][2]string{{"updated_since", since}}, recover,
+		func(r []string) bool { read = r; return false })
+	if sp.ws == nil {
+		// Other rows updated since (a job an earlier spec left running) are not the spec's.
+		got = slices.DeleteFunc(got, func(id string) bool { return !slices.Contains(before, id) })
+	}
+	if natural && slices.Index(got, moved) == len(got)-1 {
+		framework.SkipFor(framework.Undecidable("the video " + moved + " ended its render before the walk read it at its old place: no update happened during the walk"))
+	}
+	s.Step("CORE-012", "GEN-045")
+	var rest []string
+	for _, id := range got {
+		if id != moved {
+			rest = append(rest, id)
+		}
+	}
+	want := slices.DeleteFunc(slices.Clone(before), func(id string) bool { return id == moved })
+	Expect(rest).To(Equal(want), "every row not updated during the walk is read once, in order: the walk goes on from the cursor's place, not from the moved row's new place")
+	Expect(got[len(got)-1]).To(Equal(moved), "the row updated during the walk is read again last, at its new updated_at")
+}
