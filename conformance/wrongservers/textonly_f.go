@@ -516,16 +516,6 @@ var textOnlyServersF = []Server{
 		}),
 	},
 	{
-		Name:    "tf-estimate-retired-unknown",
-		Rules:   []string{"VER-010"},
-		Mistake: "the estimate looks a capability up in the live list only, so a retired one is refused with capability_status unknown instead of retired",
-		API: errorsWith(estimate, "capability_unavailable", func(_ *http.Request, _ *answer, e map[string]any) {
-			if e["capability_status"] == "retired" {
-				e["capability_status"] = "unknown"
-			}
-		}),
-	},
-	{
 		Name:    "tf-read-wallet-at-submit",
 		Rules:   []string{"GEN-018"},
 		Mistake: "the generation read shows the wallet_balance stored with the job at submit, not the balance at the read",
