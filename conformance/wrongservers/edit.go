@@ -149,6 +149,12 @@ func errorsWith(m matcher, code string, edit func(r *http.Request, a *answer, e 
 	})
 }
 
+// retryableAs marks the code's error answers on the routes m matches retryable v (the one field a
+// row gets wrong).
+func retryableAs(m matcher, code string, v bool) Wrap {
+	return errorsWith(m, code, func(_ *http.Request, _ *answer, e map[string]any) { e["retryable"] = v })
+}
+
 // requests changes matching requests before the mock sees them.
 func requests(m matcher, edit func(env *Env, r *http.Request)) Wrap {
 	return func(env *Env, next http.Handler) http.Handler {

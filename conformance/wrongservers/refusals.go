@@ -125,12 +125,12 @@ var refusalServers = []Server{
 	{
 		Name: "err-estimate-changed-final", Rules: []string{"ERR-032"},
 		Mistake: "estimate_changed is marked not retryable, like the other price refusals",
-		API:     errorsWith(anyAPI, "estimate_changed", func(_ *http.Request, _ *answer, e map[string]any) { e["retryable"] = false }),
+		API:     retryableAs(anyAPI, "estimate_changed", false),
 	},
 	{
 		Name: "err-not-priced-retryable", Rules: []string{"ERR-033"},
 		Mistake: "not_priced is marked retryable, like every other 409",
-		API:     errorsWith(anyAPI, "not_priced", func(_ *http.Request, _ *answer, e map[string]any) { e["retryable"] = true }),
+		API:     retryableAs(anyAPI, "not_priced", true),
 	},
 	{
 		Name: "err-provider-unavailable-503", Rules: []string{"ERR-040"},
@@ -140,7 +140,7 @@ var refusalServers = []Server{
 	{
 		Name: "err-moderation-unavailable-final", Rules: []string{"ERR-041"},
 		Mistake: "moderation_unavailable is marked not retryable (a content refusal, like moderation_blocked)",
-		API:     errorsWith(anyAPI, "moderation_unavailable", func(_ *http.Request, _ *answer, e map[string]any) { e["retryable"] = false }),
+		API:     retryableAs(anyAPI, "moderation_unavailable", false),
 	},
 	{
 		Name: "err-request-blocked-409", Rules: []string{"ERR-038"},

@@ -169,16 +169,12 @@ var textOnlyServers = []Server{
 	{
 		Name: "wh-delete-not-found-retryable", Rules: []string{"ERR-029", "WH-023"},
 		Mistake: "DELETE /webhooks/{id} of a gone endpoint answers 404 not_found marked retryable true (the delete may be racing its own creation)",
-		API: errorsWith(deleteRoute, "not_found", func(_ *http.Request, _ *answer, e map[string]any) {
-			e["retryable"] = true
-		}),
+		API:     retryableAs(deleteRoute, "not_found", true),
 	},
 	{
 		Name: "upload-pending-cap-retryable", Rules: []string{"UPLOAD-045", "ERR-037"},
 		Mistake: "the pending-upload cap's 429 quota_exceeded says retryable true (a reservation frees up within 15 minutes)",
-		API: errorsWith(reserveRoute, "quota_exceeded", func(_ *http.Request, _ *answer, e map[string]any) {
-			e["retryable"] = true
-		}),
+		API:     retryableAs(reserveRoute, "quota_exceeded", true),
 	},
 	{
 		Name: "presets-templates-total-zero-omitted", Rules: []string{"PRESET-002"},

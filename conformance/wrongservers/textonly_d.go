@@ -242,9 +242,7 @@ var textOnlyServersD = []Server{
 	{
 		Name: "td-err-pricing-unavailable-estimate-final", Rules: []string{"ERR-042", "ERR-005", "EST-021"},
 		Mistake: "the estimate route answers pricing_unavailable with retryable false (the submit route gets it right)",
-		API: errorsWith(estimate, "pricing_unavailable", func(_ *http.Request, _ *answer, e map[string]any) {
-			e["retryable"] = false
-		}),
+		API:     retryableAs(estimate, "pricing_unavailable", false),
 	},
 	{
 		Name: "td-cap-coming-soon-detail-200", Rules: []string{"CAP-027"},

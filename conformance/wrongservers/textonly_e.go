@@ -159,7 +159,7 @@ var textOnlyServersE = []Server{
 		Name:    "te-upload-finalize-not-ready-final",
 		Rules:   []string{"UPLOAD-035", "ERR-030"},
 		Mistake: "Finalize before the bytes arrived answers 409 input_not_ready with retryable false (the finalize handler builds its own refusal), while the same code on a submit says retryable true.",
-		API:     errorsWith(finalizeRoute, "input_not_ready", func(_ *http.Request, _ *answer, e map[string]any) { e["retryable"] = false }),
+		API:     retryableAs(finalizeRoute, "input_not_ready", false),
 	},
 	{
 		Name:    "te-err-types-listed-by-line",

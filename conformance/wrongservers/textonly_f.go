@@ -458,9 +458,7 @@ var textOnlyServersF = []Server{
 		Name:    "tf-pending-cap-retryable",
 		Rules:   []string{"ERR-037", "UPLOAD-045"},
 		Mistake: "the pending-upload cap's 429 quota_exceeded says retryable true (it clears by itself in 15 minutes)",
-		API: errorsWith(tfUploadReserves, "quota_exceeded", func(_ *http.Request, _ *answer, e map[string]any) {
-			e["retryable"] = true
-		}),
+		API:     retryableAs(tfUploadReserves, "quota_exceeded", true),
 	},
 	{
 		Name:    "tf-delivery-202-failure",
@@ -511,9 +509,7 @@ var textOnlyServersF = []Server{
 		Name:    "tf-not-priced-retryable",
 		Rules:   []string{"ERR-033", "EST-020"},
 		Mistake: "the estimate's 409 not_priced says retryable true (a 409 like the others)",
-		API: errorsWith(estimate, "not_priced", func(_ *http.Request, _ *answer, e map[string]any) {
-			e["retryable"] = true
-		}),
+		API:     retryableAs(estimate, "not_priced", true),
 	},
 	{
 		Name:    "tf-read-wallet-at-submit",
