@@ -241,15 +241,7 @@ func filesRoute(r *http.Request) bool { return strings.HasPrefix(r.URL.Path, "/f
 
 // rewriteBody changes the JSON object body of matching requests.
 func rewriteBody(m matcher, edit func(d map[string]any) bool) Wrap {
-	return requests(m, func(_ *Env, r *http.Request) {
-		d, ok := decodeObject(requestBody(r))
-		if !ok || !edit(d) {
-			return
-		}
-		if b, err := json.Marshal(d); err == nil {
-			setRequestBody(r, b)
-		}
-	})
+	return rewriteBodyWith(m, func(_ *http.Request, d map[string]any) bool { return edit(d) })
 }
 
 // chainWraps applies wraps in order, the first outermost.
